@@ -1,0 +1,160 @@
+"""Rule packs: YAML data that says what each rule is, why it matters and how to fix it.
+
+A pack is a YAML file with a top-level ``rules:`` list. Matching logic never lives in YAML
+beyond naming a matcher kind and its parameters (``matcher: method-call`` with
+``params: {methods: [item]}``); the matchers themselves live in ``graphlint/static/``.
+User packs (``[tool.graphlint] rule-packs``) use the same schema, so a team can declare that
+its own kernel wrapper syncs without writing Python.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from graphlint.finding import CATEGORIES, FAMILY_CATEGORY, SEVERITIES
+
+BUILTIN_PACK_DIR = Path(__file__).resolve().parent.parent / "rules"
+
+CODE_RE = re.compile(r"^GL\d{3}$")
+NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+REQUIRED = ("code", "name", "category", "severity", "message", "why", "fix")
+OPTIONAL = ("matcher", "params", "bad", "good", "seed", "dynamic", "probes")
+
+
+class RuleError(Exception):
+    """A rule pack or a rule selector is invalid; the CLI turns this into exit code 2."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    category: str  # one of CATEGORIES, or "meta" for GL0xx
+    severity: str
+    message: str
+    why: str
+    fix: str
+    matcher: str = ""  # static matcher kind; empty for runtime-only and meta rules
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    bad: tuple[str, ...] = ()
+    good: tuple[str, ...] = ()
+    seed: str = ""  # which category of the seed inventory this generalises
+    dynamic: bool = False  # reported by the dynamic probes rather than the static analyzer
+    probes: tuple[str, ...] = ()  # dynamic: which probes can report it
+    pack: str = ""  # file the rule came from
+
+
+def _as_examples(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise RuleError(f"{where}: bad/good must be a string or a list of strings")
+
+
+def parse_rule(raw: Any, pack: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise RuleError(f"{pack}: every entry under 'rules' must be a mapping")
+    where = f"{pack}: rule {raw.get('code', '?')}"
+    unknown = set(raw) - set(REQUIRED) - set(OPTIONAL)
+    if unknown:
+        raise RuleError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    missing = [k for k in REQUIRED if not raw.get(k)]
+    if missing:
+        raise RuleError(f"{where}: missing {', '.join(missing)}")
+    code, name, category = str(raw["code"]), str(raw["name"]), str(raw["category"])
+    if not CODE_RE.match(code):
+        raise RuleError(f"{where}: code must look like GL123")
+    if not NAME_RE.match(name):
+        raise RuleError(f"{where}: name must be kebab-case, got {name!r}")
+    family = code[2]
+    expected = FAMILY_CATEGORY.get(family, "meta")
+    if category != expected:
+        raise RuleError(f"{where}: family GL{family}xx is category {expected!r}, not {category!r}")
+    if raw["severity"] not in SEVERITIES:
+        raise RuleError(f"{where}: severity must be one of {', '.join(SEVERITIES)}")
+    params = raw.get("params") or {}
+    if not isinstance(params, dict):
+        raise RuleError(f"{where}: params must be a mapping")
+    return Rule(
+        code=code,
+        name=name,
+        category=category,
+        severity=str(raw["severity"]),
+        message=str(raw["message"]).strip(),
+        why=str(raw["why"]).strip(),
+        fix=str(raw["fix"]).strip(),
+        matcher=str(raw.get("matcher") or ""),
+        params=params,
+        bad=_as_examples(raw.get("bad"), where),
+        good=_as_examples(raw.get("good"), where),
+        seed=str(raw.get("seed") or ""),
+        dynamic=bool(raw.get("dynamic", False)),
+        probes=tuple(raw.get("probes") or ()),
+        pack=pack,
+    )
+
+
+def load_pack(path: Path) -> list[Rule]:
+    import yaml  # local: keeps `graphlint rules --help` fast
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RuleError(f"cannot read rule pack {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise RuleError(f"rule pack {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+        raise RuleError(f"rule pack {path} must have a top-level 'rules:' list")
+    return [parse_rule(raw, path.name) for raw in data["rules"]]
+
+
+def load_rules(extra_packs: Iterable[Path] = ()) -> dict[str, Rule]:
+    """Built-in packs first, then user packs; a user rule may not reuse a built-in code."""
+    if not BUILTIN_PACK_DIR.is_dir():
+        raise RuleError(
+            f"built-in rule packs not found at {BUILTIN_PACK_DIR}; install graphlint with `pip install -e .`"
+        )
+    rules: dict[str, Rule] = {}
+    names: dict[str, str] = {}
+    for path in [*sorted(BUILTIN_PACK_DIR.glob("*.yaml")), *map(Path, extra_packs)]:
+        for rule in load_pack(path):
+            if rule.code in rules:
+                raise RuleError(f"{path.name}: rule code {rule.code} is already defined in {rules[rule.code].pack}")
+            if rule.name in names:
+                raise RuleError(f"{path.name}: rule name {rule.name} is already used by {names[rule.name]}")
+            rules[rule.code] = rule
+            names[rule.name] = rule.code
+    return dict(sorted(rules.items()))
+
+
+def expand_selector(rules: dict[str, Rule], selector: str) -> set[str]:
+    """A selector is ``ALL``, a code, a code prefix (``GL1``), a rule name or a category."""
+    sel = selector.strip()
+    if sel.upper() == "ALL":
+        return set(rules)
+    if sel.upper().startswith("GL") and sel[2:].isdigit():
+        hits = {code for code in rules if code.startswith(sel.upper())}
+    elif sel in CATEGORIES or sel == "meta":
+        hits = {code for code, rule in rules.items() if rule.category == sel}
+    else:
+        hits = {code for code, rule in rules.items() if rule.name == sel}
+    if not hits:
+        raise RuleError(f"unknown rule selector {selector!r} (expected ALL, a code like GL101, a prefix like GL1, a rule name or a category)")
+    return hits
+
+
+def select_rules(rules: dict[str, Rule], select: Iterable[str] = ("ALL",), ignore: Iterable[str] = ()) -> set[str]:
+    """Codes enabled by ``select`` minus ``ignore``; meta rules (GL0xx) stay on unless ignored."""
+    chosen: set[str] = set()
+    for sel in select:
+        chosen |= expand_selector(rules, sel)
+    chosen |= {code for code, rule in rules.items() if rule.category == "meta"}
+    for sel in ignore:
+        chosen -= expand_selector(rules, sel)
+    return chosen

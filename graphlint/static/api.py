@@ -1,0 +1,70 @@
+"""Data passed between the per-file phase, the linking phase and the runner.
+
+Everything here is plain data (picklable, cacheable). The runner (``graphlint.runner``)
+only relies on the fields documented as such; the rest belongs to the analyzer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_HOT_NAMES: tuple[str, ...] = ("forward", "__call__", "*decode*", "*step*")
+DEFAULT_GUARDS: tuple[str, ...] = ("VERBOSE", "DEBUG", "*debug*", "*verbose*", "*profile*")
+
+
+@dataclass(frozen=True)
+class StaticOptions:
+    """What the analyzer needs to know besides the source.
+
+    ``entries`` are ``"path/to/file.py:Qual.name"`` with POSIX paths relative to the
+    working directory. Empty means: use ``hot_names`` (fnmatch patterns on the bare
+    function name). ``guards`` are fnmatch patterns on the last name of an ``if`` test
+    (``if VERBOSE:``, ``if self._profile_detail:``) whose body is never hot.
+    ``enabled`` is the set of rule codes to report.
+    """
+
+    enabled: frozenset[str] = frozenset()
+    entries: tuple[str, ...] = ()
+    hot_names: tuple[str, ...] = DEFAULT_HOT_NAMES
+    guards: tuple[str, ...] = DEFAULT_GUARDS
+
+    def cache_key(self, rules_fingerprint: str) -> str:
+        """Key for per-file summaries: everything that changes what a summary contains."""
+        payload = json.dumps(
+            {"guards": list(self.guards), "rules": rules_fingerprint}, sort_keys=True
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """A ``# graphlint: ignore[...]`` comment and the lines it covers.
+
+    At line end it covers that line (for a multi-line statement, the whole statement);
+    on its own line it covers the next statement. ``codes`` empty means every rule.
+    A code entry may be a code (``GL101``) or a rule name (``host-sync-item``).
+    """
+
+    comment_line: int
+    first_line: int
+    last_line: int
+    codes: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass
+class FileSummary:
+    """One file, summarized. Runner-visible fields: ``path``, ``sha256``, ``skip_file``,
+    ``suppressions``, ``errors`` (GL000-style problems as ``(line, col, message)``) and
+    ``lines`` (source line count). Everything in ``data`` is the analyzer's own."""
+
+    path: str
+    sha256: str
+    skip_file: bool = False
+    suppressions: list[Suppression] = field(default_factory=list)
+    errors: list[tuple[int, int, str]] = field(default_factory=list)
+    lines: int = 0
+    data: Any = None
