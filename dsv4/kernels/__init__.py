@@ -1,0 +1,44 @@
+"""Small per-token ops of the dsv4 engine: CuTeDSL kernels with torch fallbacks.
+
+Dispatch: the CuTeDSL kernel runs when the input is a CUDA tensor, ``cutlass`` imports, and the
+kernel was compiled for that device by :func:`warmup`; otherwise the torch reference in
+:mod:`dsv4.kernels.reference` runs. ``DSV4_KERNELS=torch`` forces the fallback. Nothing is
+ever compiled lazily, so a first call inside a CUDA-graph capture cannot trigger compilation.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from dsv4.kernels import reference
+from dsv4.kernels.registry import backend, compiled_kernel, warmup
+
+__all__ = ["backend", "nvfp4_fake_quant", "rms_norm", "sinkhorn", "warmup"]
+
+
+def rms_norm(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor | None = None
+) -> torch.Tensor:
+    """y = x * rsqrt(mean(x**2) + eps) * weight, fp32 accumulation, in ``x.dtype``."""
+    kernel = compiled_kernel("rms_norm", x)
+    if kernel is None:
+        return reference.rms_norm(x, weight, eps, out=out)
+    return kernel(x, weight, eps, out=out)
+
+
+def sinkhorn(
+    logits: torch.Tensor, iters: int = 20, eps: float = 1e-6, out: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Sinkhorn-Knopp normalisation of ``[..., n, n]`` logits into fp32 mixing matrices."""
+    kernel = compiled_kernel("sinkhorn", logits)
+    if kernel is None:
+        return reference.sinkhorn(logits, iters, eps, out=out)
+    return kernel(logits, iters, eps, out=out)
+
+
+def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """NVFP4 quantise-dequantise round trip (E2M1 values, E4M3 block scales), in ``x.dtype``."""
+    kernel = compiled_kernel("nvfp4_fake_quant", x)
+    if kernel is None:
+        return reference.nvfp4_fake_quant(x, out=out)
+    return kernel(x, out=out)
