@@ -4,6 +4,7 @@ Dispatch: the CuTeDSL kernel runs when the input is a CUDA tensor, ``cutlass`` i
 kernel was compiled for that device by :func:`warmup`; otherwise the torch reference in
 :mod:`dsv4.kernels.reference` runs. ``DSV4_KERNELS=torch`` forces the fallback. Nothing is
 ever compiled lazily, so a first call inside a CUDA-graph capture cannot trigger compilation.
+Every kernel launch is given torch's current stream, so the ops capture into CUDA graphs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def rms_norm(
     x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor | None = None
 ) -> torch.Tensor:
     """y = x * rsqrt(mean(x**2) + eps) * weight, fp32 accumulation, in ``x.dtype``."""
-    kernel = compiled_kernel("rms_norm", x)
+    kernel = compiled_kernel("rms_norm", (x, weight), out, x.dtype)
     if kernel is None:
         return reference.rms_norm(x, weight, eps, out=out)
     return kernel(x, weight, eps, out=out)
@@ -30,7 +31,7 @@ def sinkhorn(
     logits: torch.Tensor, iters: int = 20, eps: float = 1e-6, out: torch.Tensor | None = None
 ) -> torch.Tensor:
     """Sinkhorn-Knopp normalisation of ``[..., n, n]`` logits into fp32 mixing matrices."""
-    kernel = compiled_kernel("sinkhorn", logits)
+    kernel = compiled_kernel("sinkhorn", (logits,), out, torch.float32)
     if kernel is None:
         return reference.sinkhorn(logits, iters, eps, out=out)
     return kernel(logits, iters, eps, out=out)
@@ -38,7 +39,25 @@ def sinkhorn(
 
 def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """NVFP4 quantise-dequantise round trip (E2M1 values, E4M3 block scales), in ``x.dtype``."""
-    kernel = compiled_kernel("nvfp4_fake_quant", x)
+    kernel = compiled_kernel("nvfp4_fake_quant", (x,), out, x.dtype)
     if kernel is None:
         return reference.nvfp4_fake_quant(x, out=out)
     return kernel(x, out=out)
+
+
+def _launch_without_stream(op: str, *args, **kwargs) -> torch.Tensor:
+    """Planted hazard for graphlint's own tests: run ``op``'s compiled kernel on stream 0.
+
+    Stream handle 0 is what a CuTeDSL ``launch()`` without ``stream=`` uses. Inside a CUDA-graph
+    capture the kernel then runs eagerly instead of being recorded, so the graph replays stale
+    output. Needs :func:`warmup` first; raises if no kernel covers these operands.
+    """
+    from dsv4.kernels.cute_interop import default_stream
+
+    first = args[0]
+    inputs = (first, args[1]) if op == "rms_norm" else (first,)
+    out_dtype = torch.float32 if op == "sinkhorn" else first.dtype
+    kernel = compiled_kernel(op, inputs, kwargs.get("out"), out_dtype)
+    if kernel is None:
+        raise RuntimeError(f"no compiled CuTeDSL kernel for {op} on these operands; call warmup()")
+    return kernel(*args, stream=default_stream(), **kwargs)

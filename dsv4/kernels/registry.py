@@ -1,7 +1,10 @@
 """Which CuTeDSL kernels are compiled for which device, and the rule that picks one.
 
 Kernels are compiled only in :func:`warmup`; :func:`compiled_kernel` merely looks them up, so
-the decode path never compiles (and never does so inside a CUDA-graph capture).
+the decode path never compiles (and never does so inside a CUDA-graph capture). A call the
+kernels do not cover (CPU tensor, non-contiguous or empty input, a dtype not compiled, tensors
+on different devices, an ``out`` of another dtype) silently takes the torch reference instead:
+the result is the same, only slower.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from typing import Callable
 
 import torch
 
-# (op name, cuda device index) -> launcher with the op's public signature
-_COMPILED: dict[tuple[str, int], Callable[..., torch.Tensor]] = {}
+# (op name, cuda device index, input dtypes) -> launcher with the op's public signature
+_COMPILED: dict[tuple[str, int, tuple[torch.dtype, ...]], Callable[..., torch.Tensor]] = {}
+_WARMED_DEVICES: set[int] = set()
 
 
 def cutlass_available() -> bool:
@@ -25,34 +29,44 @@ def forced_torch() -> bool:
 
 
 def backend() -> str:
-    """"cutedsl" once any kernel is compiled (and not forced off), else "torch"."""
+    """"cutedsl" once kernels are compiled for some device (and not forced off), else "torch"."""
     return "cutedsl" if _COMPILED and not forced_torch() else "torch"
 
 
-def compiled_kernel(op: str, t: torch.Tensor) -> Callable[..., torch.Tensor] | None:
-    if not t.is_cuda or forced_torch():
+def compiled_kernel(
+    op: str, inputs: tuple[torch.Tensor, ...], out: torch.Tensor | None, out_dtype: torch.dtype
+) -> Callable[..., torch.Tensor] | None:
+    """The compiled launcher for these operands, or None when the torch path must run."""
+    first = inputs[0]
+    if not first.is_cuda or forced_torch() or first.numel() == 0:
         return None
-    return _COMPILED.get((op, t.device.index))
-
-
-def register(op: str, device_index: int, launcher: Callable[..., torch.Tensor]) -> None:
-    _COMPILED[(op, device_index)] = launcher
+    operands = inputs if out is None else (*inputs, out)
+    if any(t.device != first.device or not t.is_contiguous() for t in operands):
+        return None
+    if out is not None and out.dtype != out_dtype:
+        return None
+    return _COMPILED.get((op, first.device.index, tuple(t.dtype for t in inputs)))
 
 
 def warmup(device: torch.device | str | int) -> None:
     """Compile every CuTeDSL kernel once for ``device``; a no-op without CUDA or cutlass.
 
-    Must run before any CUDA-graph capture: compilation is never attempted lazily.
+    Must run before any CUDA-graph capture (it raises inside one): nothing compiles lazily.
+    Calling it again for a warmed device does nothing.
     """
-    device = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+    device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     if device.type != "cuda" or not torch.cuda.is_available() or forced_torch():
         return
     if not cutlass_available():
+        return
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    if device.index in _WARMED_DEVICES:
         return
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError("dsv4.kernels.warmup() must not run inside a CUDA-graph capture")
     from dsv4.kernels.compile import compile_all
 
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    for op, launcher in compile_all(index).items():
-        register(op, index, launcher)
+    for (op, dtypes), launcher in compile_all(device).items():
+        _COMPILED[op, device.index, dtypes] = launcher
+    _WARMED_DEVICES.add(device.index)
