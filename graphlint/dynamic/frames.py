@@ -1,0 +1,94 @@
+"""Attribute a runtime event to the user's source line.
+
+An op, a sync callback or a warning fires deep inside torch (or inside graphlint's own probe
+code); the line a user can fix is the innermost frame that belongs to neither, and not to the
+standard library either (``contextlib`` wrappers, ``functools.partial`` trampolines).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+_GRAPHLINT_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
+_STDLIB_DIRS = tuple(
+    {str(Path(sysconfig.get_paths()[k]).resolve()) + os.sep for k in ("stdlib", "platstdlib")}
+)
+
+
+def _torch_dir() -> str:
+    torch = sys.modules.get("torch")
+    return str(Path(torch.__file__).resolve().parent) + os.sep if torch else "\0"
+
+
+@dataclass(frozen=True)
+class UserFrame:
+    path: str  # POSIX, relative to the working directory when under it
+    line: int
+    function: str
+    chain: tuple[str, ...] = ()  # "path:line function" of the user frames, outermost first
+
+
+def display_path(filename: str) -> str:
+    try:
+        return Path(filename).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(filename).as_posix()
+
+
+def is_user_file(filename: str) -> bool:
+    if filename.startswith("<"):
+        return False
+    resolved = str(Path(filename).resolve())
+    return not (
+        resolved.startswith(_GRAPHLINT_DIR)
+        or resolved.startswith(_torch_dir())
+        or resolved.startswith(_STDLIB_DIRS)
+        or "site-packages" + os.sep + "torch" in resolved
+    )
+
+
+def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
+    """``pairs`` innermost first; returns the innermost user frame with the user chain."""
+    user = [(f, ln, fn) for f, ln, fn in pairs if is_user_file(f)]
+    if not user:
+        return None
+    chain = tuple(f"{display_path(f)}:{ln} {fn}" for f, ln, fn in reversed(user[:8]))
+    filename, line, function = user[0]
+    return UserFrame(display_path(filename), line, function, chain)
+
+
+def current_user_frame(frame: types.FrameType | None = None) -> UserFrame | None:
+    """The innermost user frame of the running stack."""
+    frame = frame or sys._getframe(1)
+    pairs = []
+    while frame is not None:
+        pairs.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        frame = frame.f_back
+    return _from_pairs(pairs)
+
+
+def traceback_user_frame(tb: types.TracebackType | None) -> UserFrame | None:
+    """The innermost user frame of an exception's traceback (where it was raised)."""
+    pairs = []
+    while tb is not None:
+        pairs.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name))
+        tb = tb.tb_next
+    return _from_pairs(list(reversed(pairs)))
+
+
+def function_frame(fn) -> UserFrame | None:
+    """Where a region's function is defined: the fallback location for region-level findings."""
+    fn = getattr(fn, "__func__", fn)
+    while hasattr(fn, "func"):  # functools.partial
+        fn = fn.func
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "forward", None), "__code__", None)
+    if code is None and hasattr(fn, "forward"):
+        code = fn.forward.__func__.__code__
+    if code is None:
+        return None
+    return UserFrame(display_path(code.co_filename), code.co_firstlineno, code.co_name)

@@ -1,0 +1,120 @@
+"""What the probes hand to the report: plain, JSON-able, torch-free data.
+
+A :class:`DeviceResult` is everything observed on one device; per-GPU worker processes and
+torchrun ranks ship it as JSON, and the inventory report reads nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from graphlint.finding import Finding
+from graphlint.rules import Rule
+
+PROBES: tuple[str, ...] = ("tracer", "sync-debug", "capture", "replay", "soak")
+
+# Capture matrix cell values.
+CAPTURED, FAILED, EMPTY, EAGER, NOT_RUN = "captured", "failed", "empty", "eager", "not run"
+
+
+@dataclass
+class ProbeOutcome:
+    """Did a probe run, and did it observe what it claims? ``status`` is ``ran`` (it
+    observed the step; its findings are complete for that step), ``skipped`` (it could not
+    run here; ``detail`` says why) or ``error`` (it crashed; ``detail`` has the error)."""
+
+    probe: str
+    status: str
+    detail: str = ""
+
+
+@dataclass
+class DeviceResult:
+    device: str
+    findings: list[Finding] = field(default_factory=list)
+    probes: list[ProbeOutcome] = field(default_factory=list)
+    capture: dict[str, dict[str, str]] = field(default_factory=dict)  # region -> {status, detail}
+    timing: dict[str, float] = field(default_factory=dict)  # eager_s, graph_s per step
+    soak: dict[str, Any] = field(default_factory=dict)
+    regions: list[str] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)  # torch version, GPU name, rank
+
+    def outcome(self, probe: str) -> ProbeOutcome | None:
+        return next((p for p in self.probes if p.probe == probe), None)
+
+    def merge(self, other: "DeviceResult") -> "DeviceResult":
+        """Combine the results of two phases (tracer process, graph process) on one device."""
+        self.findings = merge_findings([*self.findings, *other.findings])
+        self.probes += other.probes
+        self.capture.update(other.capture)
+        self.timing.update(other.timing)
+        self.soak.update(other.soak)
+        self.regions = self.regions or other.regions
+        self.meta.update(other.meta)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["findings"] = [f.to_dict() for f in self.findings]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DeviceResult":
+        data = dict(data)
+        data["findings"] = [Finding.from_dict(f) for f in data.get("findings", [])]
+        data["probes"] = [ProbeOutcome(**p) for p in data.get("probes", [])]
+        return cls(**data)
+
+
+def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",
+                 count: int = 1) -> Finding:
+    """A dynamic Finding for ``rule`` at a :class:`~graphlint.dynamic.frames.UserFrame`."""
+    message = rule.message + (f": {detail}" if detail else "")
+    extra = (("count", count),) if count > 1 else ()
+    return Finding(
+        rule=rule.code, name=rule.name, category=rule.category, severity=rule.severity,
+        path=where.path if where else "<unknown>", line=where.line if where else 0, col=0,
+        message=message, chain=where.chain if where else (), evidence=(evidence,), source="dynamic",
+        function=where.function if where else "", line_text=_line_text(where), fix=rule.fix,
+        device=device, region=region, extra=extra,
+    )
+
+
+def _line_text(where) -> str:
+    if where is None or where.line <= 0:
+        return ""
+    try:
+        with open(where.path, encoding="utf-8") as fh:
+            for number, text in enumerate(fh, 1):
+                if number == where.line:
+                    return text.strip()
+    except OSError:
+        pass
+    return ""
+
+
+_GENERIC = {"GL190"}  # sync-debug's generic "a sync happened": folds into a precise finding
+
+
+def merge_findings(findings: list[Finding]) -> list[Finding]:
+    """One finding per (rule, path, line, device), with the evidence of every probe that saw it.
+
+    A generic host sync (GL190 seen by sync-debug alone) at a line where another probe names
+    the sync precisely (a D2H copy, a pageable H2D copy) folds into that precise finding.
+    """
+    merged: dict[tuple, Finding] = {}
+    for f in findings:
+        key = (f.rule, f.path, f.line, f.device)
+        old = merged.get(key)
+        merged[key] = f if old is None else old.with_(
+            evidence=tuple(dict.fromkeys(old.evidence + f.evidence)), region=old.region or f.region
+        )
+    precise = {(f.path, f.line, f.device): key for key, f in merged.items() if f.rule not in _GENERIC}
+    for key, f in list(merged.items()):
+        target = precise.get((f.path, f.line, f.device))
+        if f.rule in _GENERIC and target and all(e.startswith("sync-debug") for e in f.evidence):
+            host = merged[target]
+            merged[target] = host.with_(evidence=tuple(dict.fromkeys(host.evidence + f.evidence)))
+            del merged[key]
+    return sorted(merged.values(), key=Finding.sort_key)
