@@ -1,0 +1,134 @@
+"""The model: embedding, mHC blocks (attention + MoE), hc_head, final norm, fp32 lm-head.
+
+Weights come from a seed and are identical for every decoder and every device layout. Layers
+are split evenly across the given devices, the embedding on the first and the head on the last.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dsv4 import kernels
+from dsv4.attention import Attention, LayerCache, new_cache
+from dsv4.config import DSV4Config
+from dsv4.mhc import HyperConnection, HyperHead
+from dsv4.moe import MoE
+from dsv4.rope import rope_tables
+
+Rope = tuple[torch.Tensor, torch.Tensor]
+
+
+class Block(nn.Module):
+    """attention and MoE sub-blocks, each wrapped in mHC pre/post mixing."""
+
+    def __init__(self, cfg: DSV4Config, layer: int) -> None:
+        super().__init__()
+        dtype = getattr(torch, cfg.dtype)
+        self.eps = cfg.norm_eps
+        self.attn_hc, self.ffn_hc = HyperConnection(cfg), HyperConnection(cfg)
+        self.attn_norm = nn.Parameter(torch.empty(cfg.dim, dtype=dtype), requires_grad=False)
+        self.ffn_norm = nn.Parameter(torch.empty(cfg.dim, dtype=dtype), requires_grad=False)
+        self.attn = Attention(cfg, layer)
+        self.moe = MoE(cfg, hashed=layer < cfg.n_hash_layers)
+
+    def pre_attention(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+        """mHC pre + norm + projections: everything before attention reads the cache."""
+        y, post, comb = self.attn_hc.pre(x)
+        h = kernels.rms_norm(y, self.attn_norm, self.eps)
+        q, kv, q_latent = self.attn.project(h, cos, sin)
+        return h, post, comb, q, kv, q_latent
+
+    def post_attention(self, attn_out, x, post, comb, tokens, grouped_moe: bool) -> torch.Tensor:
+        """mHC post of attention, then the whole MoE sub-block."""
+        x = HyperConnection.post(attn_out, x, post, comb)
+        y, post, comb = self.ffn_hc.pre(x)
+        h = kernels.rms_norm(y, self.ffn_norm, self.eps)
+        f = self.moe.forward_grouped(h, tokens) if grouped_moe else self.moe.forward_static(h, tokens)
+        return HyperConnection.post(f, x, post, comb)
+
+    def forward_eager(self, x, tokens, cache: LayerCache, start: int, rope: Rope) -> torch.Tensor:
+        cos, sin = rope
+        end = start + x.shape[0]
+        h, post, comb, q, kv, q_latent = self.pre_attention(x, cos[start:end], sin[start:end])
+        attn_out = self.attn.attend_eager(q, kv, q_latent, h, cache, start, cos, sin)
+        return self.post_attention(attn_out, x, post, comb, tokens, grouped_moe=True)
+
+    def forward_static(self, x, tokens, cache: LayerCache, pos: torch.Tensor, rope: Rope) -> torch.Tensor:
+        cos, sin = rope
+        h, post, comb, q, kv, q_latent = self.pre_attention(x, cos.index_select(0, pos), sin.index_select(0, pos))
+        attn_out = self.attn.attend_static(q, kv, q_latent, h, cache, pos, cos, sin)
+        return self.post_attention(attn_out, x, post, comb, tokens, grouped_moe=False)
+
+
+def _initial_values(name: str, shape: torch.Size, gen: torch.Generator) -> torch.Tensor:
+    leaf = name.rsplit(".", 1)[-1]
+    noise = torch.randn(shape, generator=gen)
+    if leaf.endswith("norm"):
+        return 1 + 0.1 * noise
+    if leaf in ("sink", "bias", "base", "ape", "scale"):
+        return 0.5 * noise
+    if leaf == "embed":
+        return noise
+    return noise / math.sqrt(shape[-1])
+
+
+class DSV4Model(nn.Module):
+    def __init__(self, cfg: DSV4Config, devices: Sequence[torch.device | str] = ("cpu",), seed: int = 0) -> None:
+        super().__init__()
+        dtype = getattr(torch, cfg.dtype)
+        self.cfg = cfg
+        self.devices = [torch.device(d) for d in devices] or [torch.device("cpu")]
+        self.embed = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=dtype), requires_grad=False)
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
+        self.hc_head = HyperHead(cfg)
+        self.norm = nn.Parameter(torch.empty(cfg.dim, dtype=dtype), requires_grad=False)
+        self.head = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=torch.float32), requires_grad=False)
+        self._init_weights(seed)
+        n_dev = len(self.devices)
+        self.layer_devices = [self.devices[i * n_dev // cfg.n_layers] for i in range(cfg.n_layers)]
+        self.first_device, self.last_device = self.devices[0], self.devices[-1]
+        self.embed.data = self.embed.data.to(self.first_device)
+        for block, device in zip(self.blocks, self.layer_devices):
+            block.to(device)
+        self.hc_head.to(self.last_device)
+        self.norm.data, self.head.data = self.norm.data.to(self.last_device), self.head.data.to(self.last_device)
+        self.ropes = {str(d): rope_tables(cfg, d) for d in self.devices}
+
+    @torch.no_grad()
+    def _init_weights(self, seed: int) -> None:
+        gen = torch.Generator().manual_seed(seed)
+        for name, param in self.named_parameters():
+            param.copy_(_initial_values(name, param.shape, gen))
+        for name, table in self.named_buffers():
+            if name.endswith("tid2eid") and table.numel():
+                picks = torch.rand(table.shape[0], self.cfg.n_experts, generator=gen).argsort(-1)
+                table.copy_(picks[:, : table.shape[1]])
+
+    def rope(self, layer: int) -> Rope:
+        return self.ropes[str(self.layer_devices[layer])]
+
+    def new_caches(self) -> list[LayerCache]:
+        return [new_cache(self.cfg, i, d) for i, d in enumerate(self.layer_devices)]
+
+    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Token ids [T] -> the hc_mult residual streams [T, n, D], each a copy of the embedding."""
+        return F.embedding(tokens, self.embed).unsqueeze(1).expand(-1, self.cfg.hc_mult, -1).contiguous()
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """Streams [T, n, D] -> fp32 logits [T, vocab]."""
+        y = kernels.rms_norm(self.hc_head(x), self.norm, self.cfg.norm_eps)
+        return F.linear(y.float(), self.head)
+
+    def decode_weight_bytes(self) -> int:
+        """Bytes of weights one decode token reads: all but the embedding table and idle experts."""
+        total = sum(p.numel() * p.element_size() for name, p in self.named_parameters() if name != "embed")
+        idle = 1 - self.cfg.n_active_experts / self.cfg.n_experts
+        for block in self.blocks:
+            for w in (block.moe.w13, block.moe.w2):
+                total -= int(w.numel() * w.element_size() * idle)
+        return total + self.embed[0].numel() * self.embed.element_size()
