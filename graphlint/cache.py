@@ -1,0 +1,96 @@
+"""Per-file summary cache in ``.graphlint_cache/`` (next to the config file, else in the cwd).
+
+Only phase 1 (``summarize_file``) is cached: linking is recomputed from the summaries on every
+run, so a changed caller re-heats an unchanged callee without any dependency bookkeeping.
+An entry is keyed by the file's path, its content sha256, :meth:`StaticOptions.cache_key`
+(guards + rules fingerprint), the graphlint version and a fingerprint of the analyzer's own
+source files (so an editable install never serves summaries from older analyzer code).
+
+One small file per entry, written to a temporary name and renamed into place: concurrent
+graphlint processes (pre-commit runs several) never see half-written entries, and a corrupt or
+unreadable entry is treated as a miss and rewritten. A cache that cannot be written is
+switched off for the run, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+import graphlint
+from graphlint.rules import Rule
+from graphlint.static.api import FileSummary, StaticOptions
+
+ANALYZER_DIR = Path(__file__).resolve().parent / "static"
+
+
+def rules_fingerprint(rules: dict[str, Rule]) -> str:
+    """Everything in the rules that can change what a summary contains."""
+    payload = [
+        (r.code, r.name, r.category, r.severity, r.message, r.matcher, r.params, r.fix)
+        for r in rules.values()
+    ]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+
+
+def analyzer_fingerprint() -> str:
+    stats = []
+    for path in sorted(ANALYZER_DIR.rglob("*.py")):
+        st = path.stat()
+        stats.append(f"{path.relative_to(ANALYZER_DIR)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stats).encode()).hexdigest()[:16]
+
+
+class SummaryCache:
+    def __init__(self, directory: Path, rules: dict[str, Rule], options: StaticOptions):
+        self.directory = directory
+        self.salt = "\0".join(
+            (graphlint.__version__, options.cache_key(rules_fingerprint(rules)), analyzer_fingerprint())
+        )
+        self.enabled = True
+        self.hits = 0
+
+    def _entry(self, path: str, sha256: str) -> Path:
+        key = hashlib.sha256(f"{self.salt}\0{path}\0{sha256}".encode()).hexdigest()
+        return self.directory / "summaries" / key[:2] / key[2:]
+
+    def get(self, path: str, sha256: str) -> FileSummary | None:
+        if not self.enabled:
+            return None
+        try:
+            with self._entry(path, sha256).open("rb") as handle:
+                stored_path, stored_sha, summary = pickle.load(handle)
+        except Exception:  # missing, truncated, from another Python: all just a miss
+            return None
+        if (stored_path, stored_sha) != (path, sha256) or not isinstance(summary, FileSummary):
+            return None
+        self.hits += 1
+        return summary
+
+    def put(self, summary: FileSummary, sha256: str) -> None:
+        if not self.enabled:
+            return
+        target = self._entry(summary.path, sha256)
+        try:
+            self._prepare()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump((summary.path, sha256, summary), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            self.enabled = False  # read-only checkout, full disk, unpicklable data: run uncached
+
+    def _prepare(self) -> None:
+        """Mark the directory the way pytest and ruff do, so git and backup tools skip it."""
+        if (self.directory / ".gitignore").exists():
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / ".gitignore").write_text("# created by graphlint\n*\n")
+        (self.directory / "CACHEDIR.TAG").write_text(
+            "Signature: 8a477f597d28d172789f06886806bc55\n# graphlint summary cache\n"
+        )

@@ -1,0 +1,250 @@
+"""The ``graphlint`` command. Imports stay lazy: ``graphlint --help`` and ``graphlint check``
+never import torch (a pre-commit hook must not pay for, or even need, a torch install).
+
+What fails the check: an unsuppressed, non-baselined finding of severity ``error`` (the code
+will not capture, or will replay wrong values). ``--strict`` makes ``warning`` findings (slow
+but capturable, unused suppressions) fail too, as issue 2 asks. ``info`` findings never fail:
+they are advice. ``--exit-zero`` always exits 0 unless graphlint itself could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+EPILOG = """\
+exit codes:
+  0  no failing findings (or --exit-zero)
+  1  at least one failing finding: severity error; with --strict also warning
+  2  usage, configuration or internal error (bad option, unknown rule code,
+     broken pyproject.toml, unreadable baseline, crash of the linking phase)
+"""
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=34)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from graphlint import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="graphlint",
+        description="Find everything that stops a PyTorch decode step from being captured as a CUDA graph.",
+        epilog=EPILOG,
+        formatter_class=_formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"graphlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_check(sub)
+    rules = sub.add_parser("rules", help="list every rule", epilog=EPILOG, formatter_class=_formatter)
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.add_argument("--config", metavar="FILE", help="pyproject.toml to read rule-packs from")
+    rules.set_defaults(handler=cmd_rules)
+    explain = sub.add_parser("explain", help="explain one rule: why it breaks capture, bad/good example, fix",
+                             epilog=EPILOG, formatter_class=_formatter)
+    explain.add_argument("rule", metavar="CODE|NAME")
+    explain.add_argument("--config", metavar="FILE", help="pyproject.toml to read rule-packs from")
+    explain.set_defaults(handler=cmd_explain)
+    _register_dynamic(sub)
+    return parser
+
+
+def _add_check(sub) -> None:
+    check = sub.add_parser(
+        "check", help="statically check the decode path of PATHS", epilog=EPILOG, formatter_class=_formatter,
+        description="Statically check everything the decode entries reach in PATHS (default: the "
+        "configured paths, else .). Never imports torch.",
+    )
+    check.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories")
+    check.add_argument("--entry", action="append", default=[], metavar="FILE:QUALNAME",
+                       help="decode entry point, e.g. dsv4/engine.py:EagerDecoder.step (repeatable)")
+    check.add_argument("--select", action="append", default=None, metavar="RULES",
+                       help="enable only these: ALL, codes, prefixes (GL1), names or categories (comma-separated, repeatable)")
+    check.add_argument("--ignore", action="append", default=[], metavar="RULES", help="disable these (same syntax)")
+    check.add_argument("--format", choices=("text", "json", "sarif", "markdown", "github"), default="text")
+    check.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    check.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
+    check.add_argument("--write-baseline", metavar="FILE", help="record the current findings as the baseline")
+    check.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
+    check.add_argument("--show-suppressed", action="store_true", help="also show suppressed findings, with their reason")
+    check.add_argument("--show-chain", action="store_true", help="show the call chain from the decode entry")
+    check.add_argument("--no-progress", action="store_true", help="no progress bar (it is only shown on a terminal)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings fail the check")
+    check.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
+    check.set_defaults(handler=cmd_check)
+
+
+def _register_dynamic(sub) -> None:
+    """``inventory`` / ``capture-test`` come from the dynamic half, when it is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("graphlint.dynamic.commands") is None:
+        return
+    try:
+        from graphlint.dynamic import commands
+
+        commands.register(sub)
+    except Exception as exc:  # a broken dynamic half must not take `check` down with it
+        for name in ("inventory", "capture-test"):
+            if name not in sub.choices:
+                broken = sub.add_parser(name, help=f"unavailable ({type(exc).__name__})")
+                broken.set_defaults(handler=lambda args, exc=exc: _fail(f"the dynamic commands failed to load: {exc}"))
+
+
+def _fail(message: str) -> int:
+    print(f"graphlint: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None) or getattr(args, "func", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_ERROR
+    from graphlint.baseline import BaselineError
+    from graphlint.config import ConfigError
+    from graphlint.rules import RuleError
+    from graphlint.runner import RunError
+
+    try:
+        return int(handler(args) or 0)
+    except (ConfigError, RuleError, BaselineError, RunError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    except BrokenPipeError:
+        return EXIT_CLEAN if args.command != "check" else EXIT_ERROR
+
+
+def _use_color(output: str | None) -> bool:
+    if output or "NO_COLOR" in os.environ:
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from graphlint.baseline import filter_new, load_baseline, write_baseline
+    from graphlint.config import load_config
+    from graphlint.report import ReportContext, fails, render
+    from graphlint.runner import run
+    from graphlint.settings import resolve
+
+    config = load_config(Path(args.config) if args.config else None)
+    settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
+                       jobs=args.jobs, use_cache=not args.no_cache)
+    progress = None if args.no_progress or not sys.stderr.isatty() else _progress_bar()
+    try:
+        result = run(settings, progress.update if progress else None)
+    finally:
+        if progress:
+            progress.close()
+    findings = result.findings
+    baseline = Path(args.baseline) if args.baseline else None
+    if args.write_baseline:
+        baseline = Path(args.write_baseline)
+        count = write_baseline(baseline, findings)
+        print(f"graphlint: wrote {count} finding(s) to baseline {baseline}", file=sys.stderr)
+    baselined = 0
+    if baseline is not None:
+        findings, baselined = filter_new(findings, baseline, load_baseline(baseline))
+    ctx = ReportContext(
+        rules=settings.rules, files=result.files, lines=result.lines,
+        suppressed=sum(f.suppressed for f in findings), baselined=baselined,
+        failing=frozenset({"error", "warning"} if args.strict else {"error"}),
+        show_chain=args.show_chain, color=_use_color(args.output), warnings=result.warnings,
+    )
+    shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
+    report = render(args.format, shown, ctx)
+    for warning in result.warnings:
+        print(f"graphlint: warning: {warning}", file=sys.stderr)
+    if args.output:
+        Path(args.output).write_text(report, encoding="utf-8")
+    else:
+        sys.stdout.write(report)
+        sys.stdout.flush()
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if any(fails(f, ctx) for f in findings) else EXIT_CLEAN
+
+
+class _progress_bar:
+    """A transient rich bar on stderr; created only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._progress = Progress(console=Console(stderr=True), transient=True)
+        self._task = self._progress.add_task("graphlint: analysing", total=None)
+        self._progress.start()
+
+    def update(self, done: int, total: int) -> None:
+        self._progress.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def _load_rules(config_path: str | None):
+    from graphlint.config import load_config
+    from graphlint.rules import load_rules
+
+    return load_rules(load_config(Path(config_path) if config_path else None).rule_packs)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    rules = _load_rules(args.config)
+    if args.format == "json":
+        import json
+
+        fields = ("code", "name", "category", "severity", "message", "why", "fix", "dynamic", "pack")
+        payload = [{k: getattr(rule, k) for k in fields} for rule in rules.values()]
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return EXIT_CLEAN
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"graphlint rules ({len(rules)})", title_justify="left")
+    for column in ("code", "name", "category", "severity", "kind", "message"):
+        table.add_column(column, no_wrap=column != "message")
+    for rule in rules.values():
+        kind = "dynamic" if rule.dynamic else ("meta" if rule.category == "meta" else "static")
+        table.add_row(rule.code, rule.name, rule.category, rule.severity, kind, rule.message)
+    width = None if sys.stdout.isatty() else 200  # piped: do not squeeze the table into 80 columns
+    Console(no_color="NO_COLOR" in os.environ, highlight=False, width=width).print(table)
+    return EXIT_CLEAN
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    import difflib
+    import textwrap
+
+    rules = _load_rules(args.config)
+    wanted = args.rule.strip()
+    rule = rules.get(wanted.upper()) or next((r for r in rules.values() if r.name == wanted), None)
+    if rule is None:
+        names = [*rules, *(r.name for r in rules.values())]
+        guess = difflib.get_close_matches(wanted, names, n=1)
+        hint = f"; did you mean {guess[0]}?" if guess else "; `graphlint rules` lists them"
+        return _fail(f"unknown rule {wanted!r}{hint}")
+    kind = "runtime (graphlint inventory / capture-test)" if rule.dynamic else "graphlint check"
+    out = [f"{rule.code} {rule.name}  [{rule.category}, {rule.severity}, {kind}]", "", rule.message, ""]
+    why_title = "Why it matters:" if rule.category == "meta" else "Why it breaks capture:"
+    out += [why_title, textwrap.indent(textwrap.fill(rule.why, 88), "  "), ""]
+    for title, examples in (("Bad", rule.bad), ("Good", rule.good)):
+        for example in examples:
+            out += [f"{title}:", textwrap.indent(example.rstrip(), "    "), ""]
+    out += ["How to fix:", textwrap.indent(textwrap.fill(rule.fix, 88), "  ")]
+    if rule.seed:
+        out += ["", f"Seen in the seed inventory: {rule.seed}"]
+    sys.stdout.write("\n".join(out) + "\n")
+    return EXIT_CLEAN

@@ -1,0 +1,188 @@
+"""``[tool.graphlint]`` in pyproject.toml: find it, read it, refuse anything surprising.
+
+The table is found by walking up from the working directory to the first ``pyproject.toml``
+that has a ``[tool.graphlint]`` table (or taken from ``--config FILE``). Every path in it is
+relative to the directory of that file (the *project root*), so the result does not depend on
+where graphlint is started from. Lists replace the built-in defaults rather than extending them
+(``guards = []`` really turns guards off); the defaults are listed in the README so they can be
+copied. Mistakes are errors, never silently ignored: an unknown key (with a "did you mean"), a
+wrong type or broken TOML raises :class:`ConfigError`, which the CLI reports with exit code 2.
+Rule codes are checked once rule packs are loaded (:mod:`graphlint.settings`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+LIST_KEYS = ("paths", "exclude", "entry", "select", "ignore", "guards", "hot-names", "rule-packs")
+KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores")
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used as written; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated ``[tool.graphlint]`` table. ``None`` means "not set: use the default"."""
+
+    path: Path | None  # the pyproject.toml it came from; None when there is none
+    root: Path  # directory that relative paths in the table are relative to
+    paths: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    entry: tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    guards: tuple[str, ...] | None = None
+    hot_names: tuple[str, ...] | None = None
+    rule_packs: tuple[Path, ...] = field(default=())
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.graphlint]`` table."""
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and "graphlint" in _read_toml(candidate).get("tool", {}):
+            return candidate
+    return None
+
+
+def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
+    """Load ``explicit`` (``--config``) or the discovered config; defaults when there is none."""
+    cwd = (cwd or Path.cwd()).resolve()
+    if explicit is not None:
+        path = explicit.resolve()
+        if not path.is_file():
+            raise ConfigError(f"config file {explicit} does not exist")
+        tool = _read_toml(path).get("tool", {})
+        if not isinstance(tool, dict) or "graphlint" not in tool:
+            raise ConfigError(f"{explicit}: no [tool.graphlint] table")
+    else:
+        path = find_config(cwd)
+        if path is None:
+            return Config(path=None, root=cwd)
+    table = _read_toml(path)["tool"]["graphlint"]
+    return parse_table(table, path)
+
+
+def parse_table(table: Any, path: Path) -> Config:
+    where = f"{path} [tool.graphlint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    for key in table:
+        if key not in KNOWN_KEYS:
+            guess = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+            hint = f"; did you mean {guess[0]!r}?" if guess else f" (known keys: {', '.join(KNOWN_KEYS)})"
+            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+    values = {key: _string_list(table[key], f"{where} {key}") for key in LIST_KEYS if key in table}
+    root = path.parent
+    return Config(
+        path=path,
+        root=root,
+        paths=values.get("paths"),
+        exclude=values.get("exclude", ()),
+        entry=values.get("entry", ()),
+        select=values.get("select"),
+        ignore=values.get("ignore", ()),
+        per_file_ignores=_per_file_ignores(table.get("per-file-ignores", {}), where),
+        guards=values.get("guards"),
+        hot_names=values.get("hot-names"),
+        rule_packs=tuple(root / p for p in values.get("rule-packs", ())),
+    )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {_describe(value)}")
+    return tuple(value)
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} per-file-ignores: expected a table of glob = [codes], got {_describe(value)}")
+    return tuple((glob, _string_list(codes, f"{where} per-file-ignores {glob!r}")) for glob, codes in value.items())
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+class PathMatcher:
+    """gitignore-ish globs, anchored at the project root.
+
+    A pattern with a ``/`` is anchored at the root (``tests/*``, ``/build``); one without
+    matches at any depth (``*_test.py``, ``generated``). ``*`` and ``?`` stay inside one path
+    component, ``**`` crosses components, and a pattern that matches a directory matches
+    everything under it (so ``tests/*`` covers ``tests/a/b.py``).
+    """
+
+    def __init__(self, patterns: tuple[str, ...] | list[str], root: Path):
+        self.patterns = tuple(patterns)
+        self.root = root
+        self._regexes = [re.compile(_glob_regex(p)) for p in self.patterns]
+
+    def relative(self, path: Path) -> str:
+        absolute = path if path.is_absolute() else Path.cwd() / path
+        try:
+            return absolute.relative_to(self.root).as_posix()
+        except ValueError:
+            return absolute.as_posix().lstrip("/")
+
+    def matching(self, path: Path) -> list[str]:
+        rel = self.relative(path)
+        return [p for p, rx in zip(self.patterns, self._regexes) if rx.match(rel)]
+
+    def __call__(self, path: Path) -> bool:
+        rel = self.relative(path)
+        return any(rx.match(rel) for rx in self._regexes)
+
+
+def _glob_regex(pattern: str) -> str:
+    pat = pattern.strip().rstrip("/")
+    anchored = "/" in pat
+    pat = pat.lstrip("/")
+    out, i = [], 0
+    while i < len(pat):
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pat[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pat[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pat[i] == "[" and "]" in pat[i + 1 :]:
+            end = pat.index("]", i + 1)
+            body = pat[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pat[i]))
+            i += 1
+    prefix = "" if anchored else "(?:.*/)?"
+    return f"^{prefix}{''.join(out)}(?:/.*)?$"

@@ -1,0 +1,73 @@
+"""Renderers: findings in, one string out. Data flows one way: they never filter or decide.
+
+Every renderer gets the findings to show (already baselined/suppression-filtered by the CLI;
+suppressed ones only with ``--show-suppressed``) and a :class:`ReportContext` with the run's
+counts. ``summary`` is the one place that counts, so text, JSON and markdown always agree.
+Nothing here imports torch; :mod:`graphlint.report.markdown` has the table helpers the
+dynamic inventory report reuses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlint.finding import CATEGORIES, SEVERITIES, Finding
+from graphlint.rules import Rule
+
+FORMATS = ("text", "json", "sarif", "markdown", "github")
+
+
+@dataclass
+class ReportContext:
+    rules: dict[str, Rule]
+    files: int = 0
+    lines: int = 0
+    suppressed: int = 0  # suppressed findings in the reported files, shown or not
+    baselined: int = 0
+    failing: frozenset[str] = frozenset({"error"})  # severities that make the check fail
+    show_chain: bool = False
+    color: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def fails(finding: Finding, ctx: ReportContext) -> bool:
+    return not finding.suppressed and finding.severity in ctx.failing
+
+
+def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:
+    """Counts of active (unsuppressed) findings, plus what was hidden and why."""
+    active = [f for f in findings if not f.suppressed]
+    by_category = Counter(f.category for f in active)
+    by_severity = Counter(f.severity for f in active)
+    return {
+        "files": ctx.files,
+        "lines": ctx.lines,
+        "findings": len(active),
+        "files_with_findings": len({f.path for f in active}),
+        "by_category": {c: by_category[c] for c in (*CATEGORIES, "meta") if by_category[c] or c in CATEGORIES},
+        "by_severity": {s: by_severity[s] for s in SEVERITIES},
+        "by_rule": dict(sorted(Counter(f.rule for f in active).items())),
+        "suppressed": ctx.suppressed,
+        "baselined": ctx.baselined,
+        "failing": sum(fails(f, ctx) for f in findings),
+        "failing_severities": sorted(ctx.failing, key=SEVERITIES.index),
+        "warnings": list(ctx.warnings),
+    }
+
+
+def render(fmt: str, findings: list[Finding], ctx: ReportContext) -> str:
+    if fmt == "text":
+        from graphlint.report.text import render_text as renderer
+    elif fmt == "json":
+        from graphlint.report.json_report import render_json as renderer
+    elif fmt == "sarif":
+        from graphlint.report.sarif import render_sarif as renderer
+    elif fmt == "markdown":
+        from graphlint.report.markdown import render_markdown as renderer
+    elif fmt == "github":
+        from graphlint.report.github import render_github as renderer
+    else:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return renderer(findings, ctx)

@@ -1,0 +1,76 @@
+"""Human output: ``path:line:col: GL101 [host-sync-item] message``, the line, the chain, a summary.
+
+Colour comes from rich and only when writing to a terminal without ``NO_COLOR`` (the CLI
+decides); otherwise the very same text is produced plain, so it can be grepped and diffed.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.markup import escape
+
+from graphlint.finding import Finding
+from graphlint.report import ReportContext, fails, summary
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def render_text(findings: list[Finding], ctx: ReportContext) -> str:
+    out = io.StringIO()
+    console = Console(
+        file=out, force_terminal=ctx.color, no_color=not ctx.color, color_system="standard" if ctx.color else None,
+        width=100_000, highlight=False, soft_wrap=True,
+    )
+    for finding in findings:
+        _print_finding(console, finding, ctx)
+    _print_summary(console, findings, ctx)
+    return out.getvalue()
+
+
+def _print_finding(console: Console, f: Finding, ctx: ReportContext) -> None:
+    style = "dim" if f.suppressed else SEVERITY_STYLE.get(f.severity, "")
+    console.print(
+        f"[bold]{escape(f.path)}[/]:{f.line}:{f.col}: [{style}]{f.rule}[/] [dim]\\[{escape(f.name)}][/] {escape(f.message)}"
+    )
+    if f.line_text:
+        console.print(f"    [dim]|[/] {escape(f.line_text)}")
+    if ctx.show_chain and f.chain:
+        console.print(f"    [dim]chain:[/] {escape(' -> '.join(f.chain))}")
+    if f.suppressed:
+        reason = f.suppression_reason or "no reason given"
+        console.print(f"    [dim]suppressed: {escape(reason)}[/]")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
+    info = summary(findings, ctx)
+    if findings:
+        console.print()
+    hidden = []
+    if info["suppressed"]:
+        hidden.append(f"{info['suppressed']} suppressed")
+    if info["baselined"]:
+        hidden.append(f"{info['baselined']} in the baseline")
+    tail = f" ({', '.join(hidden)})" if hidden else ""
+    if not info["findings"]:
+        console.print(f"[green]No findings[/] in {_plural(info['files'], 'file')}{tail}.")
+        return
+    severities = ", ".join(_plural(n, s) for s, n in info["by_severity"].items() if n)
+    failing = sum(fails(f, ctx) for f in findings)
+    console.print(
+        f"Found {_plural(info['findings'], 'finding')} in {info['files_with_findings']} of "
+        f"{_plural(info['files'], 'file')}: {severities}{tail}."
+    )
+    for category, count in info["by_category"].items():
+        if count:
+            console.print(f"  {category:<16} {count}")
+    if failing:
+        console.print(f"[bold red]{_plural(failing, 'finding')} fail the check[/] "
+                      f"(failing severities: {', '.join(info['failing_severities'])}).")
+    else:
+        console.print(f"None of them fail the check (failing severities: {', '.join(info['failing_severities'])}).")

@@ -1,0 +1,245 @@
+"""Run ``graphlint check``: discover files, summarize them (parallel, cached), link, filter.
+
+Decisions worth knowing:
+
+* Discovery walks directories for ``*.py`` in sorted order, skips hidden directories and the
+  usual build/venv/cache directories, follows directory symlinks but never enters a directory
+  twice (a symlink loop is skipped with a warning), and reads only regular files. ``exclude``
+  globs apply to explicitly named files too (pre-commit passes every changed file; excluded
+  ones must stay excluded, ruff's ``force-exclude``).
+* Summaries run in a process pool of ``--jobs`` workers, but only from
+  :data:`PARALLEL_THRESHOLD` uncached files up: below that, starting workers costs more than
+  it saves, and pre-commit already runs hooks in parallel. ``pool.map`` keeps input order, and
+  the final findings are sorted, so output never depends on ``--jobs``.
+* Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
+  GL000 finding; an analyzer crash on one file is a GL002 finding naming the file. Only a
+  crash of the linking phase (which sees every file at once) aborts the run with exit code 2.
+* ``# graphlint: skip-file`` removes the file's findings but keeps its functions in the call
+  graph, so callers elsewhere still see what it calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from graphlint.finding import Finding
+from graphlint.settings import Settings, display_path
+from graphlint.static.api import FileSummary
+from graphlint.suppress import apply_suppressions, meta_finding
+
+PARALLEL_THRESHOLD = 16
+PARSE_ERROR, INTERNAL_ERROR = "GL000", "GL002"
+SKIP_DIRS = frozenset({
+    "__pycache__", "node_modules", "venv", "env", "build", "dist", "site-packages", "__pypackages__",
+})
+
+Progress = Callable[[int, int], None]  # (files done, files total)
+
+
+class RunError(Exception):
+    """The run could not produce a result at all (exit code 2)."""
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding]  # sorted; suppressed ones included and marked
+    files: int = 0
+    lines: int = 0
+    cache_hits: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Source:
+    path: str  # display path, the key everything else uses
+    data: bytes | None = None
+    sha256: str = ""
+    error: str = ""
+
+
+def discover(settings: Settings, warnings: list[str]) -> list[Path]:
+    """Every file to analyse, deduplicated by real path, in a stable order."""
+    found: dict[str, Path] = {}
+    visited_dirs: set[tuple[int, int]] = set()
+
+    def add(path: Path) -> None:
+        found.setdefault(os.path.realpath(path), path)
+
+    def walk(directory: Path) -> None:
+        try:
+            info = directory.stat()
+        except OSError as exc:
+            warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
+            return
+        if (info.st_dev, info.st_ino) in visited_dirs:
+            warnings.append(f"skipping {display_path(directory)}: symlink loop or directory already visited")
+            return
+        visited_dirs.add((info.st_dev, info.st_ino))
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            if settings.exclude(path):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
+                    walk(path)
+            elif entry.name.endswith(".py"):
+                add(path)
+
+    for root in settings.analysis_paths:
+        if settings.exclude(root):
+            continue
+        if root.is_dir():
+            walk(root)
+        else:
+            add(root)  # explicitly named: read it even without .py, report if unreadable
+    return sorted(found.values(), key=display_path)
+
+
+def read_source(path: Path) -> _Source:
+    source = _Source(display_path(path))
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            source.error = "not a regular file"
+            return source
+        source.data = path.read_bytes()
+    except OSError as exc:
+        source.error = f"cannot read file: {exc.strerror or exc}"
+        return source
+    source.sha256 = hashlib.sha256(source.data).hexdigest()
+    return source
+
+
+_worker_state: dict = {}
+
+
+def _init_worker(rules, options) -> None:
+    _worker_state.update(rules=rules, options=options)
+
+
+def _summarize(item: tuple[str, bytes]) -> tuple[FileSummary | None, str]:
+    """Never raises: an analyzer crash comes back as (None, traceback text)."""
+    path, data = item
+    try:
+        from graphlint.static.summarize import summarize_file
+
+        return summarize_file(path, data, _worker_state["rules"], _worker_state["options"]), ""
+    except Exception:
+        return None, traceback.format_exc(limit=-3).strip().splitlines()[-1]
+
+
+def _summarize_all(items: list[tuple[str, bytes]], settings: Settings, progress: Progress | None, done: int,
+                   total: int) -> list[tuple[FileSummary | None, str]]:
+    jobs = min(settings.jobs, len(items))
+    if jobs > 1 and len(items) >= PARALLEL_THRESHOLD:
+        try:
+            results = []
+            chunk = max(1, min(32, len(items) // (jobs * 8)))
+            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings.rules, settings.options)) as pool:
+                for result in pool.map(_summarize, items, chunksize=chunk):
+                    results.append(result)
+                    if progress:
+                        progress(done + len(results), total)
+            return results
+        except (BrokenProcessPool, OSError):
+            pass  # a worker died (OOM, signal): redo everything in this process
+    _init_worker(settings.rules, settings.options)
+    results = []
+    for item in items:
+        results.append(_summarize(item))
+        if progress:
+            progress(done + len(results), total)
+    return results
+
+
+def run(settings: Settings, progress: Progress | None = None) -> RunResult:
+    from graphlint.cache import SummaryCache
+    from graphlint.static.link import link
+
+    result = RunResult(findings=[])
+    files = discover(settings, result.warnings)
+    sources = [read_source(p) for p in files]
+    result.files = len(sources)
+    meta: list[Finding] = []
+    summaries: dict[str, FileSummary] = {}
+    cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
+    misses = []
+    for source in sources:
+        if source.error:
+            meta.append(meta_finding(settings.rules, PARSE_ERROR, source.path, 1, 0, source.error))
+            continue
+        cached = cache.get(source.path, source.sha256) if cache else None
+        if cached is not None:
+            summaries[source.path] = cached
+        else:
+            misses.append(source)
+    done = len(sources) - len(misses)
+    if progress:
+        progress(done, len(sources))
+    outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
+    for source, (summary, crash) in zip(misses, outcomes):
+        if summary is None:
+            meta.append(meta_finding(settings.rules, INTERNAL_ERROR, source.path, 1, 0,
+                                     f"internal error while analysing this file: {crash}"))
+            summary = FileSummary(path=source.path, sha256=source.sha256, lines=source.data.count(b"\n"))
+        elif cache:
+            cache.put(summary, source.sha256)
+        summaries[source.path] = summary
+    summaries = dict(sorted(summaries.items()))
+    result.cache_hits = cache.hits if cache else 0
+    result.lines = sum(s.lines for s in summaries.values())
+
+    for summary in summaries.values():
+        for line, col, message in summary.errors:
+            code = INTERNAL_ERROR if message.lower().startswith("internal error") else PARSE_ERROR
+            meta.append(meta_finding(settings.rules, code, summary.path, line, col, message))
+    try:
+        linked = link(list(summaries.values()), settings.rules, settings.options)
+    except Exception as exc:
+        raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
+
+    enabled_cache: dict[str, set[str]] = {}
+
+    def enabled_for(path: str) -> set[str]:
+        if path not in enabled_cache:
+            codes = set(settings.options.enabled)
+            for matcher, ignored in settings.per_file_ignores:
+                if matcher(Path(path)):
+                    codes -= ignored
+            enabled_cache[path] = codes
+        return enabled_cache[path]
+
+    skipped = {path for path, s in summaries.items() if s.skip_file}
+    live = {path: s for path, s in summaries.items() if path not in skipped}
+    findings = [f for f in [*meta, *linked] if f.path not in skipped and f.rule in enabled_for(f.path)]
+    findings = apply_suppressions(sorted(findings, key=Finding.sort_key), live, settings.rules, enabled_for)
+    if settings.report_paths is not None:
+        findings = [f for f in findings if _in_report_set(f.path, settings.report_paths)]
+    result.findings = sorted(findings, key=Finding.sort_key)
+    return result
+
+
+def _in_report_set(path: str, report_paths: tuple[Path, ...]) -> bool:
+    target = os.path.abspath(path)
+    for root in report_paths:
+        base = os.path.abspath(root)
+        if target == base or target.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return False

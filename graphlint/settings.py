@@ -1,0 +1,133 @@
+"""Config file + command line -> the one :class:`Settings` object the runner needs.
+
+Precedence follows ruff: the command line overrides the config file. ``--select`` starts a
+fresh selection (the config's ``select``/``ignore`` no longer apply), ``--ignore`` removes
+codes from whatever is selected, ``--entry`` replaces the configured entries.
+
+Paths: with no PATHS on the command line, the configured ``paths`` (else ``.``) are checked.
+With PATHS *and* configured ``paths`` (pre-commit passing the changed files), the call graph
+is built from both, so hot code is still found through callers in unchanged files, and only
+findings inside the given PATHS are reported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphlint.config import Config, ConfigError, PathMatcher
+from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
+from graphlint.static.api import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, StaticOptions
+
+CACHE_DIR_NAME = ".graphlint_cache"
+
+
+@dataclass(frozen=True)
+class Settings:
+    rules: dict[str, Rule]
+    options: StaticOptions
+    analysis_paths: tuple[Path, ...]
+    report_paths: tuple[Path, ...] | None  # None: report every analysed file
+    exclude: PathMatcher
+    per_file_ignores: tuple[tuple[PathMatcher, frozenset[str]], ...]
+    root: Path
+    cache_dir: Path | None  # None: --no-cache
+    jobs: int
+
+
+def display_path(path: Path) -> str:
+    """POSIX path relative to the working directory when under it, else absolute."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def resolve(
+    config: Config,
+    *,
+    paths: list[str] = (),
+    entries: list[str] = (),
+    select: list[str] | None = None,
+    ignore: list[str] = (),
+    jobs: int | None = None,
+    use_cache: bool = True,
+) -> Settings:
+    """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work."""
+    rules = load_rules(config.rule_packs)
+    enabled = _enabled_codes(rules, config, select, ignore)
+    per_file = tuple(
+        (PathMatcher([glob], config.root), frozenset(_codes(rules, codes, f"per-file-ignores {glob!r}")))
+        for glob, codes in config.per_file_ignores
+    )
+    if entries:
+        entry_list = [_entry(e, Path.cwd(), "--entry") for e in entries]
+    else:
+        entry_list = [_entry(e, config.root, f"{config.path} entry") for e in config.entry]
+    options = StaticOptions(
+        enabled=frozenset(enabled),
+        entries=tuple(entry_list),
+        hot_names=config.hot_names if config.hot_names is not None else DEFAULT_HOT_NAMES,
+        guards=config.guards if config.guards is not None else DEFAULT_GUARDS,
+    )
+    cli_paths = tuple(Path(p) for p in paths)
+    configured = tuple(config.root / p for p in config.paths) if config.paths else ()
+    for path, origin in [*((p, "command line") for p in cli_paths), *((p, str(config.path)) for p in configured)]:
+        if not os.path.lexists(path):
+            raise ConfigError(f"{display_path(path)} (from {origin}) does not exist")
+    if cli_paths and configured:
+        analysis, report = configured + cli_paths, cli_paths
+    else:
+        analysis, report = cli_paths or configured or (Path("."),), None
+    if jobs is not None and jobs < 1:
+        raise ConfigError("--jobs must be at least 1")
+    return Settings(
+        rules=rules,
+        options=options,
+        analysis_paths=analysis,
+        report_paths=report,
+        exclude=PathMatcher(config.exclude, config.root),
+        per_file_ignores=per_file,
+        root=config.root,
+        cache_dir=config.root / CACHE_DIR_NAME if use_cache else None,
+        jobs=jobs or os.cpu_count() or 1,
+    )
+
+
+def _enabled_codes(rules: dict[str, Rule], config: Config, select: list[str] | None, ignore: list[str]) -> set[str]:
+    where = f"{config.path} " if config.path else ""
+    enabled = select_rules(rules, _codes(rules, config.select or ["ALL"], f"{where}select", as_given=True),
+                           _codes(rules, config.ignore, f"{where}ignore", as_given=True))
+    if select:
+        enabled = select_rules(rules, _split(select), ())
+    for selector in _split(ignore):
+        enabled -= expand_selector(rules, selector)
+    return enabled
+
+
+def _split(values: list[str] | tuple[str, ...]) -> list[str]:
+    """``--select GL1,GL2 --select host-sync`` -> ``["GL1", "GL2", "host-sync"]``."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _codes(rules: dict[str, Rule], selectors, where: str, as_given: bool = False):
+    """Validate selectors (unknown ones are config errors naming where they came from)."""
+    expanded: set[str] = set()
+    for selector in selectors:
+        try:
+            expanded |= expand_selector(rules, selector)
+        except RuleError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return list(selectors) if as_given else expanded
+
+
+def _entry(spec: str, base: Path, where: str) -> str:
+    file_part, sep, qualname = spec.rpartition(":")
+    if not sep or not file_part or not qualname or not all(p.isidentifier() for p in qualname.split(".")):
+        raise ConfigError(f"{where}: entry {spec!r} must look like FILE.py:function or FILE.py:Class.method")
+    path = base / file_part
+    if not path.is_file():
+        raise ConfigError(f"{where}: entry file {file_part} does not exist")
+    return f"{display_path(path)}:{qualname}"
