@@ -1,22 +1,22 @@
 """Compile every CuTeDSL kernel for one device, once, at warm-up.
 
 Shapes and strides are dynamic in the compiled code, so one compilation per dtype combination
-serves every later call; a dtype combination not listed here takes the torch path.
+(each module's ``DTYPE_KEYS``) serves every later call; other dtypes take the torch path. A
+kernel that fails to compile or to run its smoke call warns and leaves its op on torch: the
+engine keeps working, only slower.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import torch
 
 from dsv4.kernels import nvfp4_kernel, rmsnorm_kernel, sinkhorn_kernel
-from dsv4.kernels.cute_interop import KERNEL_DTYPES, current_stream
+from dsv4.kernels.cute_interop import current_stream
 
-# rms_norm keys are (x dtype, weight dtype): the norm weight is either x's dtype or fp32.
-RMS_NORM_DTYPES = tuple(
-    (x, w) for x in KERNEL_DTYPES for w in dict.fromkeys((x, torch.float32))
-)
+KERNEL_MODULES = (rmsnorm_kernel, sinkhorn_kernel, nvfp4_kernel)
 
 
 def compile_all(device: torch.device) -> dict[tuple[str, tuple[torch.dtype, ...]], Callable]:
@@ -24,12 +24,19 @@ def compile_all(device: torch.device) -> dict[tuple[str, tuple[torch.dtype, ...]
     launchers: dict[tuple[str, tuple[torch.dtype, ...]], Callable] = {}
     with torch.cuda.device(device):
         stream = current_stream(device)
-        for x_dtype, w_dtype in RMS_NORM_DTYPES:
-            compiled = rmsnorm_kernel.compile_rms_norm(x_dtype, w_dtype, device, stream)
-            launchers["rms_norm", (x_dtype, w_dtype)] = rmsnorm_kernel.make_launcher(compiled)
-        for dtype in KERNEL_DTYPES:
-            compiled = sinkhorn_kernel.compile_sinkhorn(dtype, device, stream)
-            launchers["sinkhorn", (dtype,)] = sinkhorn_kernel.make_launcher(compiled)
-            compiled = nvfp4_kernel.compile_nvfp4(dtype, device, stream)
-            launchers["nvfp4_fake_quant", (dtype,)] = nvfp4_kernel.make_launcher(compiled)
+        for module in KERNEL_MODULES:
+            try:
+                for dtypes in module.DTYPE_KEYS:
+                    launcher = module.make_launcher(module.compile_for(dtypes, device, stream))
+                    # The first call loads the CUDA module; that must not happen in a capture.
+                    launcher(*module.smoke_args(dtypes, device))
+                    launchers[module.OP, dtypes] = launcher
+            except Exception as error:  # noqa: BLE001 - any failure means "use torch", loudly
+                warnings.warn(
+                    f"dsv4.kernels: {module.OP} stays on the torch fallback, its CuTeDSL kernel "
+                    f"failed to build for {device}: {type(error).__name__}: {error}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        torch.cuda.current_stream(device).synchronize()  # surface launch errors here, not later
     return launchers

@@ -17,7 +17,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32
 
-from dsv4.kernels.cute_interop import as_cute, as_cute_static, current_stream
+from dsv4.kernels.cute_interop import KERNEL_DTYPES, as_cute, as_cute_static, current_stream
 from dsv4.kernels.reference import (
     E2M1_MAX,
     E2M1_MIDPOINTS,
@@ -27,6 +27,8 @@ from dsv4.kernels.reference import (
     NVFP4_BLOCK,
 )
 
+OP = "nvfp4_fake_quant"
+DTYPE_KEYS = tuple((dtype,) for dtype in KERNEL_DTYPES)
 THREADS = 128
 
 
@@ -68,7 +70,7 @@ def _nvfp4_kernel(mX: cute.Tensor, mAmax: cute.Tensor, mO: cute.Tensor):
 
 
 @cute.jit
-def nvfp4_launch(mX: cute.Tensor, mAmax: cute.Tensor, mO: cute.Tensor, stream: cuda.CUstream):
+def launch(mX: cute.Tensor, mAmax: cute.Tensor, mO: cute.Tensor, stream: cuda.CUstream):
     blocks = cute.size(mX) // NVFP4_BLOCK
     _nvfp4_kernel(mX, mAmax, mO).launch(
         grid=[cute.ceil_div(blocks, THREADS), 1, 1], block=[THREADS, 1, 1], stream=stream
@@ -79,13 +81,19 @@ def _amax(x: torch.Tensor) -> torch.Tensor:
     return torch.linalg.vector_norm(x, ord=math.inf).reshape(1)
 
 
-def example_args(dtype: torch.dtype, device: torch.device):
-    x = torch.zeros(64, dtype=dtype, device=device)
+def smoke_args(dtypes: tuple[torch.dtype], device: torch.device):
+    """Small operands of the public op for this dtype."""
+    return (torch.ones(2, 64, dtype=dtypes[0], device=device),)
+
+
+def example_args(dtypes: tuple[torch.dtype], device: torch.device):
+    """CuTe operands whose types match every later call (the size is dynamic)."""
+    x = smoke_args(dtypes, device)[0].view(-1)
     return as_cute(x), as_cute_static(_amax(x)), as_cute(torch.empty_like(x))
 
 
-def compile_nvfp4(dtype: torch.dtype, device: torch.device, stream):
-    return cute.compile(nvfp4_launch, *example_args(dtype, device), stream)
+def compile_for(dtypes: tuple[torch.dtype], device: torch.device, stream):
+    return cute.compile(launch, *example_args(dtypes, device), stream)
 
 
 def make_launcher(compiled):

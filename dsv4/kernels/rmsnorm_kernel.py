@@ -9,8 +9,11 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32
 
-from dsv4.kernels.cute_interop import as_cute, current_stream
+from dsv4.kernels.cute_interop import KERNEL_DTYPES, as_cute, current_stream
 
+OP = "rms_norm"
+# (x dtype, weight dtype): a norm weight is stored either in x's dtype or in fp32
+DTYPE_KEYS = tuple((x, w) for x in KERNEL_DTYPES for w in dict.fromkeys((x, torch.float32)))
 THREADS = 128
 WARPS = THREADS // 32
 
@@ -43,7 +46,7 @@ def _rms_norm_kernel(mX: cute.Tensor, mW: cute.Tensor, mO: cute.Tensor, eps: Flo
 
 
 @cute.jit
-def rms_norm_launch(
+def launch(
     mX: cute.Tensor, mW: cute.Tensor, mO: cute.Tensor, eps: Float32, stream: cuda.CUstream
 ):
     _rms_norm_kernel(mX, mW, mO, eps).launch(
@@ -51,15 +54,20 @@ def rms_norm_launch(
     )
 
 
-def example_args(x_dtype: torch.dtype, w_dtype: torch.dtype, device: torch.device):
-    """Small tensors whose CuTe types match every later call (shapes and strides are dynamic)."""
-    x = torch.zeros(2, 64, dtype=x_dtype, device=device)
-    w = torch.ones(64, dtype=w_dtype, device=device)
-    return as_cute(x), as_cute(w), as_cute(torch.empty_like(x)), Float32(1e-6)
+def smoke_args(dtypes: tuple[torch.dtype, torch.dtype], device: torch.device):
+    """Small operands of the public op for these dtypes."""
+    x_dtype, w_dtype = dtypes
+    return torch.ones(2, 64, dtype=x_dtype, device=device), torch.ones(64, dtype=w_dtype, device=device), 1e-6
 
 
-def compile_rms_norm(x_dtype: torch.dtype, w_dtype: torch.dtype, device: torch.device, stream):
-    return cute.compile(rms_norm_launch, *example_args(x_dtype, w_dtype, device), stream)
+def example_args(dtypes: tuple[torch.dtype, torch.dtype], device: torch.device):
+    """CuTe operands whose types match every later call (shapes and strides are dynamic)."""
+    x, w, eps = smoke_args(dtypes, device)
+    return as_cute(x), as_cute(w), as_cute(torch.empty_like(x)), Float32(eps)
+
+
+def compile_for(dtypes: tuple[torch.dtype, torch.dtype], device: torch.device, stream):
+    return cute.compile(launch, *example_args(dtypes, device), stream)
 
 
 def make_launcher(compiled):

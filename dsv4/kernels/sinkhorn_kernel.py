@@ -14,8 +14,10 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
 
-from dsv4.kernels.cute_interop import as_cute, current_stream
+from dsv4.kernels.cute_interop import KERNEL_DTYPES, as_cute, current_stream
 
+OP = "sinkhorn"
+DTYPE_KEYS = tuple((dtype,) for dtype in KERNEL_DTYPES)
 THREADS = 128
 
 
@@ -66,7 +68,7 @@ def _sinkhorn_kernel(mL: cute.Tensor, mP: cute.Tensor, iters: Int32, eps: Float3
 
 
 @cute.jit
-def sinkhorn_launch(
+def launch(
     mL: cute.Tensor, mP: cute.Tensor, iters: Int32, eps: Float32, stream: cuda.CUstream
 ):
     _sinkhorn_kernel(mL, mP, iters, eps).launch(
@@ -74,14 +76,20 @@ def sinkhorn_launch(
     )
 
 
-def example_args(dtype: torch.dtype, device: torch.device):
-    logits = torch.zeros(2, 4, 4, dtype=dtype, device=device)
-    out = torch.empty(2, 4, 4, dtype=torch.float32, device=device)
+def smoke_args(dtypes: tuple[torch.dtype], device: torch.device):
+    """Small operands of the public op for this dtype."""
+    return (torch.zeros(2, 4, 4, dtype=dtypes[0], device=device),)
+
+
+def example_args(dtypes: tuple[torch.dtype], device: torch.device):
+    """CuTe operands whose types match every later call (shapes and strides are dynamic)."""
+    (logits,) = smoke_args(dtypes, device)
+    out = torch.empty(logits.shape, dtype=torch.float32, device=device)
     return as_cute(logits), as_cute(out), Int32(20), Float32(1e-6)
 
 
-def compile_sinkhorn(dtype: torch.dtype, device: torch.device, stream):
-    return cute.compile(sinkhorn_launch, *example_args(dtype, device), stream)
+def compile_for(dtypes: tuple[torch.dtype], device: torch.device, stream):
+    return cute.compile(launch, *example_args(dtypes, device), stream)
 
 
 def make_launcher(compiled):
