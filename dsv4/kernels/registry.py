@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from typing import Callable
 
 import torch
@@ -65,7 +66,11 @@ def warmup(device: torch.device | str | int) -> None:
         return
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError("dsv4.kernels.warmup() must not run inside a CUDA-graph capture")
-    from dsv4.kernels.compile import compile_all
+    try:
+        from dsv4.kernels.compile import compile_all
+    except ImportError as error:  # e.g. cutlass present but its CUDA bindings are not
+        warnings.warn(f"dsv4.kernels: CuTeDSL unusable ({error}); ops use torch", RuntimeWarning)
+        return
 
     for (op, dtypes), launcher in compile_all(device).items():
         _COMPILED[op, device.index, dtypes] = launcher
