@@ -9,6 +9,7 @@ test shows which of them fail and why.
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Protocol, Sequence
 
@@ -111,3 +112,19 @@ class EagerDecoder:
             region.fn()
         self.pos += 1
         return self._logits
+
+
+@torch.no_grad()
+def timed_generate(decoder: Decoder, model: DSV4Model, prompt: Sequence[int], steps: int) -> tuple[list[int], float]:
+    """Greedy decoding like :func:`generate`; returns the tokens and the decode seconds per token
+    (prefill excluded; each step includes the argmax the next step needs)."""
+    logits = decoder.prefill(prompt)[-1]
+    token = int(logits.argmax())
+    for device in model.devices:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    tokens = [token]
+    for _ in range(steps - 1):
+        tokens.append(int(decoder.step(tokens[-1]).argmax()))
+    return tokens, (time.perf_counter() - start) / max(steps - 1, 1)

@@ -82,7 +82,7 @@ class DSV4Model(nn.Module):
         super().__init__()
         dtype = getattr(torch, cfg.dtype)
         self.cfg = cfg
-        self.devices = [torch.device(d) for d in devices] or [torch.device("cpu")]
+        self.devices = list(dict.fromkeys(torch.device(d) for d in devices)) or [torch.device("cpu")]
         self.embed = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=dtype), requires_grad=False)
         self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
         self.hc_head = HyperHead(cfg)

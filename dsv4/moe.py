@@ -69,7 +69,8 @@ class MoE(nn.Module):
         weights, ids = self.router(h, tokens)
         xq = fake_quant_rows(h)
         flat_ids = ids.flatten()
-        x_slots = xq.repeat_interleave(self.top_k, dim=0).unsqueeze(-1)
+        # expand, not repeat_interleave: an int repeat count still syncs to size its output
+        x_slots = xq.unsqueeze(1).expand(-1, self.top_k, -1).reshape(-1, xq.shape[1], 1)
         l1 = torch.bmm(self.w13.index_select(0, flat_ids), x_slots).squeeze(-1)
         act = fake_quant_rows(swiglu(l1, self.limit))
         y = torch.bmm(self.w2.index_select(0, flat_ids), act.unsqueeze(-1)).squeeze(-1)

@@ -1,0 +1,108 @@
+"""Time the three dsv4 decoders in one run and compare them with eager and with the bandwidth floor.
+
+    python bench/decode_bench.py --preset small --steps 128 --repeats 5
+
+Each decoder is warmed up first (kernel compilation and graph capture are excluded), then timed
+``--repeats`` times over ``--steps`` greedy decode steps; the median s/token is reported with its
+speedup over eager. The floor is the weight bytes one decode token reads (idle experts and the
+embedding table excluded) divided by the measured device-to-device copy bandwidth: no decoder
+that reads its weights from memory can go faster. Logit differences are measured on the greedy
+run, over the steps where a decoder's tokens still match eager's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dsv4.config import get_config  # noqa: E402
+from dsv4.engine import generate, timed_generate  # noqa: E402
+from dsv4.model import DSV4Model  # noqa: E402
+from dsv4.target import DECODERS  # noqa: E402
+
+
+def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30, repeats: int = 10) -> float:
+    """Bytes per second moved by a device-to-device copy (read + write counted)."""
+    if device.type != "cuda":
+        src = torch.empty(nbytes // 8, dtype=torch.uint8)
+        dst = torch.empty_like(src)
+        start = time.perf_counter()
+        for _ in range(repeats):
+            dst.copy_(src)
+        return 2 * src.numel() * repeats / (time.perf_counter() - start)
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for _ in range(repeats):
+        dst.copy_(src)
+    end.record()
+    end.synchronize()
+    return 2 * nbytes * repeats / (begin.elapsed_time(end) / 1e3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--steps", type=int, default=128)
+    parser.add_argument("--prompt-len", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())] if use_cuda else [torch.device("cpu")]
+    cfg = get_config(args.preset)
+    model = DSV4Model(cfg, devices, seed=0)
+    prompt = [(i * 131 + 7) % cfg.vocab_size for i in range(args.prompt_len)]
+    weight_bytes = model.decode_weight_bytes()
+    bandwidth = copy_bandwidth(devices[0])
+    floor = weight_bytes / bandwidth
+
+    results: dict[str, dict[str, float]] = {}
+    reference_tokens, reference_logits = None, None
+    for name, cls in DECODERS.items():
+        decoder = cls(model)
+        timed_generate(decoder, model, prompt, 3)  # warm-up: kernels compiled, graphs captured
+        times = [timed_generate(decoder, model, prompt, args.steps)[1] for _ in range(args.repeats)]
+        tokens, logits = generate(decoder, prompt, args.steps)
+        if reference_tokens is None:
+            reference_tokens, reference_logits = tokens, logits
+        agree = next((i for i, (a, b) in enumerate(zip(tokens, reference_tokens)) if a != b), len(tokens))
+        max_diff = max(((a - b).abs().max().item() for a, b in zip(logits[: agree + 1], reference_logits)),
+                       default=0.0)
+        results[name] = {"s_per_token": statistics.median(times), "tokens_agree": agree, "max_logit_diff": max_diff}
+        del decoder
+
+    eager = results["eager"]["s_per_token"]
+    print(f"preset={args.preset} devices={','.join(map(str, devices))} torch={torch.__version__} "
+          f"steps={args.steps} repeats={args.repeats}")
+    if use_cuda:
+        print(f"gpu={torch.cuda.get_device_name(devices[0])}")
+    print(f"decode weight bytes={weight_bytes / 1e6:.1f} MB  copy bandwidth={bandwidth / 1e9:.0f} GB/s  "
+          f"floor={floor * 1e6:.1f} us/token")
+    print(f"{'decoder':<12}{'s/token':>12}{'vs eager':>10}{'vs floor':>10}{'tokens==eager':>15}{'max|dlogit|':>13}")
+    for name, r in results.items():
+        r["speedup_vs_eager"] = eager / r["s_per_token"]
+        r["x_floor"] = r["s_per_token"] / floor
+        print(f"{name:<12}{r['s_per_token']:>12.6f}{r['speedup_vs_eager']:>9.2f}x{r['x_floor']:>9.1f}x"
+              f"{r['tokens_agree']:>10}/{args.steps}{r['max_logit_diff']:>13.2e}")
+    if args.json:
+        args.json.write_text(json.dumps({"preset": args.preset, "torch": torch.__version__,
+                                         "devices": [str(d) for d in devices], "weight_bytes": weight_bytes,
+                                         "bandwidth": bandwidth, "floor_s": floor, "decoders": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

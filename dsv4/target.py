@@ -1,0 +1,60 @@
+"""graphlint target for the bundled engine (see graphlint/dynamic/target.py for the protocol).
+
+``make_target(devices, decoder="eager"|"ab-graph"|"full-graph", preset="tiny", seed=0, **options)``
+builds the model and one decoder with its own graphs off, so the harness captures each region
+itself on its own stream. Options are config overrides (e.g. ``n_layers=2``). Inputs are teacher
+forced: step ``s`` decodes token ``teacher_token(s)`` at position ``s`` from an empty context,
+so two targets built from the same arguments see identical inputs and, eagerly, produce
+bit-identical logits. With several devices, the cross-device copy of the residual streams is a
+region of its own (``to_cuda:N``, capturable=False), as in the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Sequence
+
+import torch
+
+from dsv4.ab_graph import ABGraphDecoder
+from dsv4.config import DSV4Config, get_config
+from dsv4.engine import EagerDecoder
+from dsv4.full_graph import FullGraphDecoder
+from dsv4.model import DSV4Model
+from graphlint.dynamic.target import Region
+
+DECODERS = {"eager": EagerDecoder, "ab-graph": ABGraphDecoder, "full-graph": FullGraphDecoder}
+
+
+def teacher_token(step: int, vocab_size: int) -> int:
+    """A deterministic, non-repeating-looking token stream."""
+    return (step * 7919 + 13) % vocab_size
+
+
+class DSV4Target:
+    def __init__(self, devices: Sequence[Any], decoder: str, cfg: DSV4Config, seed: int) -> None:
+        self.devices = [torch.device(d) for d in devices] or [torch.device("cpu")]
+        self.model = DSV4Model(cfg, self.devices, seed=seed)
+        self.decoder = DECODERS[decoder](self.model, use_graphs=False)
+
+    @torch.no_grad()
+    def stage(self, step: int) -> None:
+        self.decoder.stage(teacher_token(step, self.model.cfg.vocab_size), step)
+
+    def regions(self) -> list[Region]:
+        return [Region(r.name, torch.no_grad()(r.fn), r.device, r.capturable, r.source, r.extra)
+                for r in self.decoder.regions()]
+
+    def output(self) -> torch.Tensor:
+        return self.decoder.logits()
+
+
+def make_target(devices: Sequence[Any], *, decoder: str = "eager", preset: str = "tiny", seed: int = 0,
+                **options: Any) -> DSV4Target:
+    if decoder not in DECODERS:
+        raise ValueError(f"unknown decoder {decoder!r} (expected one of {', '.join(DECODERS)})")
+    known = {f.name for f in fields(DSV4Config)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)}; options are DSV4Config fields")
+    return DSV4Target(devices, decoder, get_config(preset, **options), seed)
