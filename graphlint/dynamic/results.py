@@ -118,3 +118,47 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
             merged[target] = host.with_(evidence=tuple(dict.fromkeys(host.evidence + f.evidence)))
             del merged[key]
     return sorted(merged.values(), key=Finding.sort_key)
+
+
+@dataclass
+class Inventory:
+    """One inventory run: what was probed, where, with what, and what each device showed."""
+
+    target: str
+    command: str
+    date: str
+    torch: str
+    cuda: bool
+    devices: list[DeviceResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def findings(self) -> list[Finding]:
+        return sorted((f for d in self.devices for f in d.findings), key=Finding.sort_key)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["devices"] = [d.to_dict() for d in self.devices]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Inventory":
+        data = dict(data)
+        data["devices"] = [DeviceResult.from_dict(d) for d in data.get("devices", [])]
+        return cls(**data)
+
+
+def failures(inventory: Inventory) -> list[str]:
+    """What makes ``capture-test`` fail: capture failures, empty graphs, mismatches, probe errors,
+    and error findings in capturable regions."""
+    out = []
+    for dev in inventory.devices:
+        for region, cell in dev.capture.items():
+            if cell["status"] in (FAILED, EMPTY):
+                out.append(f"{dev.device} {region}: capture {cell['status']} {cell.get('detail', '')}".rstrip())
+        for probe in dev.probes:
+            if probe.status == "error":
+                out.append(f"{dev.device} {probe.probe}: probe error {probe.detail}")
+        for f in dev.findings:
+            if f.severity == "error" and dict(f.extra).get("in_graph", True):
+                out.append(f"{f.path}:{f.line} {f.rule} {f.message} [{dev.device}]")
+    return list(dict.fromkeys(out))

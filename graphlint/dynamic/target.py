@@ -60,3 +60,98 @@ def regions_of(target: Any) -> list[Region]:
         raise TypeError(f"{type(target).__name__} has neither regions() nor step()")
     devices = getattr(target, "devices", None) or ["cpu"]
     return [Region(name="step", fn=step, device=devices[0])]
+
+
+class ModuleTarget:
+    """Adapts a plain ``nn.Module`` decode step to the protocol.
+
+    ``inputs`` are the module's static input buffers (keyword arguments of ``forward``), on
+    ``device``; ``feed(step)`` returns host tensors (or numbers) that :meth:`stage` copies into
+    them, so step ``n``'s inputs are a function of ``n`` alone. The whole forward is one
+    capturable region; its output tensor is kept, and a replayed graph rewrites it in place.
+    See ``fixtures/targets/plain_module.py`` for a worked example.
+    """
+
+    def __init__(self, module: Any, inputs: dict[str, Any], feed: Callable[[int], dict[str, Any]],
+                 device: Any, name: str = "forward") -> None:
+        self.module, self.inputs, self.feed = module, inputs, feed
+        self.devices = [device]
+        self._name = name
+        self._out: Any = None
+
+    def stage(self, step: int) -> None:
+        for key, value in self.feed(step).items():
+            buf = self.inputs[key]
+            if hasattr(value, "shape"):
+                buf.copy_(value, non_blocking=bool(getattr(value, "is_pinned", lambda: False)()))
+            else:
+                buf.fill_(value)
+
+    def _forward(self) -> None:
+        self._out = self.module(**self.inputs)
+
+    def regions(self) -> list[Region]:
+        return [Region(self._name, self._forward, device=self.devices[0], source=_source_of(self.module))]
+
+    def output(self) -> Any:
+        return self._out
+
+
+def _source_of(module: Any) -> str:
+    forward = getattr(type(module), "forward", None)
+    code = getattr(forward, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else ""
+
+
+DEFAULT_TARGET = "dsv4.target:make_target"
+
+
+class TargetError(Exception):
+    """The target spec or the factory is unusable; the CLI turns this into exit code 2."""
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """``path/to/file.py:factory`` or ``package.module:factory`` -> the factory callable."""
+    import importlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name:
+        raise TargetError(f"--target must look like FILE.py:FACTORY or module:FACTORY, got {spec!r}")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise TargetError(f"target file {where} does not exist")
+        module_name = f"graphlint_target_{path.stem}"
+        loader_spec = importlib.util.spec_from_file_location(module_name, path.resolve())
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[module_name] = module
+        sys.path.insert(0, str(path.resolve().parent))
+        try:
+            loader_spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(path.resolve().parent))
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise TargetError(f"cannot import target module {where}: {exc}") from exc
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise TargetError(f"{where} has no callable {name!r}")
+    return factory
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as a Python literal when it is one (``3``, ``True``)."""
+    import ast
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise TargetError(f"--option must look like KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return key, raw

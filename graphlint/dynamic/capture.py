@@ -1,0 +1,115 @@
+"""The capture probe: trial-capture one region on its own device, the way the seed learned to.
+
+Capture runs on an explicit ``torch.cuda.Stream(device=dev)`` under ``torch.cuda.device(dev)``
+(a bare ``torch.cuda.graph(g)`` records on whichever device its shared side stream was made
+for). A failed capture reports the error *and* its original cause (``__context__``): the
+outer "operation failed due to a previous error during capture" names nothing useful. After
+a failure the CUDA context may be poisoned; :func:`context_healthy` proves recovery with a
+tiny capture-and-replay before any further capture is trusted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+from graphlint.dynamic.frames import UserFrame, current_user_frame, function_frame, traceback_user_frame
+from graphlint.dynamic.results import CAPTURED, EMPTY, FAILED
+
+EMPTY_GRAPH_TEXT = "The CUDA Graph is empty"
+
+
+@dataclass
+class Capture:
+    region: str
+    status: str  # CAPTURED / EMPTY / FAILED
+    graph: object = None
+    stream: object = None
+    detail: str = ""
+    where: UserFrame | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+def capture_region(region) -> Capture:
+    """Capture ``region.fn`` into a new graph; nothing in it runs on the device until replay."""
+    dev = torch.device(region.device)
+    stream = torch.cuda.Stream(device=dev)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.device(dev), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stream.wait_stream(torch.cuda.current_stream(dev))
+        try:
+            with torch.cuda.graph(graph, stream=stream):
+                region.fn()
+        except Exception as exc:  # the capture's failure is the finding
+            cause = exc.__context__ or exc.__cause__ or exc
+            where = traceback_user_frame(cause.__traceback__) or traceback_user_frame(exc.__traceback__)
+            detail = _first_line(cause) if cause is exc else f"{_first_line(cause)} (then: {_first_line(exc)})"
+            return Capture(region.name, FAILED, detail=detail, where=where or function_frame(region.fn))
+        finally:
+            torch.cuda.current_stream(dev).wait_stream(stream)
+    texts = [str(w.message) for w in caught]
+    if any(EMPTY_GRAPH_TEXT in t for t in texts):
+        return Capture(region.name, EMPTY, graph, stream, detail=f"'{EMPTY_GRAPH_TEXT}' warning at capture_end",
+                       where=function_frame(region.fn), warnings=texts)
+    return Capture(region.name, CAPTURED, graph, stream, warnings=texts)
+
+
+def replay(capture: Capture, device) -> None:
+    """Replay on the capture stream, ordered after and before the current stream's work."""
+    dev = torch.device(device)
+    with torch.cuda.device(dev):
+        current = torch.cuda.current_stream(dev)
+        capture.stream.wait_stream(current)
+        with torch.cuda.stream(capture.stream):
+            capture.graph.replay()
+        current.wait_stream(capture.stream)
+
+
+def context_healthy(device) -> tuple[bool, str]:
+    """Capture and replay ``t += 1`` on ``device``: a context that does this right has recovered."""
+    dev = torch.device(device)
+    try:
+        with torch.cuda.device(dev):
+            torch.cuda.synchronize(dev)
+            probe = torch.zeros(4, device=dev)
+            stream = torch.cuda.Stream(device=dev)
+            graph = torch.cuda.CUDAGraph()
+            stream.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.graph(graph, stream=stream):
+                probe.add_(1)
+            torch.cuda.current_stream(dev).wait_stream(stream)
+            graph.replay()
+            graph.replay()
+            torch.cuda.synchronize(dev)
+            value = probe.sum().item()
+    except Exception as exc:
+        return False, _first_line(exc)
+    return (value == 8.0, "recovered: a test capture replays correctly" if value == 8.0
+            else f"test capture replayed wrong values ({value} != 8)")
+
+
+@contextmanager
+def watch_self_captures(record):
+    """Report each ``torch.cuda.graph(...)`` the *target* opens without ``stream=`` (GL592)."""
+    original = torch.cuda.graph.__init__
+
+    def init(self, cuda_graph, *args, **kwargs):
+        stream = kwargs.get("stream", args[1] if len(args) > 1 else None)
+        if stream is None:
+            record(current_user_frame())
+        original(self, cuda_graph, *args, **kwargs)
+
+    torch.cuda.graph.__init__ = init
+    try:
+        yield
+    finally:
+        torch.cuda.graph.__init__ = original

@@ -1,0 +1,240 @@
+"""The capture, replay and soak probes: one graph instance against one eager instance.
+
+Protocol (two instances built by the same factory, so the same weights and inputs):
+step 0 runs both eagerly (warm-up: lazy init, kernel compilation, allocator pools); step 1
+captures each capturable region of the graph instance in order and replays it at once; steps
+2.. replay. After every step both ``output()`` are compared. Replaying a graph does nothing
+but what it recorded, so a Python value frozen at capture time, a buffer replaced after
+capture or a kernel that ran eagerly during capture (an empty graph) all show up as a
+mismatch once the inputs have changed (step 2 at the latest). The eager instance's steps 1
+and 2 run under the dispatch tracer so that a mismatch can be pinned on the lines whose
+Python arguments change from step to step.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
+from graphlint.dynamic.frames import function_frame
+from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
+                                       ProbeOutcome, make_finding)
+from graphlint.dynamic.target import regions_of
+from graphlint.dynamic.tracer import StepTracer
+
+REPLAY_STEPS = 8  # steps 0..7: warm-up, capture, six replays with changed inputs
+
+
+def _tensors(value) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def output_diff(graph_out, eager_out) -> tuple[float, float]:
+    """(max |graph - eager|, max |eager|) over every tensor of the outputs."""
+    diff, scale = 0.0, 0.0
+    for g, e in zip(_tensors(graph_out), _tensors(eager_out), strict=True):
+        g, e = g.detach().float(), e.detach().float()
+        if g.shape != e.shape:
+            return float("inf"), 1.0
+        diff = max(diff, float((g - e).abs().nan_to_num(float("inf")).max()) if g.numel() else 0.0)
+        scale = max(scale, float(e.abs().max()) if e.numel() else 0.0)
+    return diff, scale
+
+
+def mismatched(diff: float, scale: float) -> bool:
+    return diff > 1e-3 * scale + 1e-5
+
+
+def _sync(devices) -> None:
+    for dev in {torch.device(d) for d in devices if torch.device(d).type == "cuda"}:
+        torch.cuda.synchronize(dev)
+
+
+class GraphProbe:
+    def __init__(self, factory, devices, options, rules, device_label: str) -> None:
+        self.rules, self.label, self.devices = rules, device_label, devices
+        self.result = DeviceResult(device_label)
+        self.self_captures: list = []
+        with watch_self_captures(self.self_captures.append):
+            self.graph_target = factory(devices, **options)
+            self.eager_target = factory(devices, **options)
+        self.graph_regions = regions_of(self.graph_target)
+        self.eager_regions = regions_of(self.eager_target)
+        self.result.regions = [r.name for r in self.graph_regions]
+        self.captures: dict[str, object] = {}
+        self.poisoned = ""
+        self.tracer = StepTracer(rules, device_label)
+        self.diffs: list[tuple[int, float, float]] = []
+        self.times = {"graph": [], "eager": []}
+        self.memory = {"graph": [], "eager": []}  # (step, live-bytes delta, allocations) per step
+
+    # -- one step of each instance --------------------------------------------------------
+    def _eager_step(self, step: int) -> None:
+        self.eager_target.stage(step)
+        traced = step in (1, 2)
+        if traced:
+            self.tracer.begin_step(step)
+        before, start = self._memory(), time.perf_counter()
+        with self.tracer if traced else _null():
+            for region in self.eager_regions:
+                self.tracer.region = region
+                region.fn()
+        _sync(self.devices)
+        self._record("eager", step, start, before)
+
+    def _graph_step(self, step: int) -> None:
+        self.graph_target.stage(step)
+        before, start = self._memory(), time.perf_counter()
+        for region in self.graph_regions:
+            if step == 1 and region.capturable:
+                self._capture(region)
+            cap = self.captures.get(region.name)
+            if cap is not None and cap.status in (CAPTURED, EMPTY):
+                replay(cap, region.device)
+            else:
+                region.fn()
+        _sync(self.devices)
+        self._record("graph", step, start, before)
+
+    def _memory(self) -> tuple[int, int]:
+        """(live bytes, cumulative allocation count) over the target's CUDA devices."""
+        live = count = 0
+        for dev in {torch.device(d) for d in self.devices if torch.device(d).type == "cuda"}:
+            live += torch.cuda.memory_allocated(dev)
+            count += torch.cuda.memory_stats(dev).get("allocation.all.allocated", 0)
+        return live, count
+
+    def _record(self, kind: str, step: int, start: float, before: tuple[int, int]) -> None:
+        elapsed = time.perf_counter() - start
+        after = self._memory()
+        self.times[kind].append(elapsed)
+        self.memory[kind].append((step, after[0] - before[0], after[1] - before[1]))
+
+    def _capture(self, region) -> None:
+        if self.poisoned:
+            self.result.capture[region.name] = {"status": NOT_RUN, "detail": self.poisoned}
+            return
+        cap = capture_region(region)
+        self.captures[region.name] = cap
+        self.result.capture[region.name] = {"status": cap.status, "detail": cap.detail}
+        if cap.status == FAILED:
+            self.result.findings.append(self._finding("GL590", cap.where, region, "capture", cap.detail))
+            healthy, why = context_healthy(region.device)
+            if not healthy:
+                self.poisoned = f"CUDA context did not recover after capturing {region.name} failed: {why}"
+        elif cap.status == EMPTY:
+            self.result.findings.append(self._finding("GL591", cap.where, region, "capture:empty-graph", cap.detail))
+
+    def _finding(self, code, where, region, evidence, detail):
+        f = make_finding(self.rules[code], where, device=self.label, region=region.name if region else "",
+                         evidence=evidence, detail=detail)
+        return f.with_(extra=f.extra + (("in_graph", True),))
+
+    # -- the protocol ------------------------------------------------------------------------
+    def run(self, replay_steps: int = REPLAY_STEPS, soak_steps: int = 0) -> DeviceResult:
+        for region in self.graph_regions:
+            if not region.capturable:
+                self.result.capture[region.name] = {"status": EAGER, "detail": "deliberately eager"}
+        for where in self.self_captures:
+            self.result.findings.append(self._finding("GL592", where, None, "capture:torch.cuda.graph(stream=None)",
+                                                      "the target's own capture"))
+        total = max(replay_steps, soak_steps)
+        for step in range(total):
+            if step == 0:
+                self.eager_target.stage(0)
+                for region in self.eager_regions:
+                    region.fn()
+                self.graph_target.stage(0)
+                for region in self.graph_regions:
+                    region.fn()
+                _sync(self.devices)
+                continue
+            self._graph_step(step)
+            if self.poisoned:
+                break
+            self._eager_step(step)
+            diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
+            self.diffs.append((step, diff, scale))
+        self._report(replay_steps, soak_steps)
+        return self.result
+
+    def _report(self, replay_steps: int, soak_steps: int) -> None:
+        outcome = self.result.probes
+        captured = [n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)]
+        outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(self.graph_regions)} regions captured"))
+        if self.poisoned:
+            outcome.append(ProbeOutcome("replay", "skipped", self.poisoned))
+            if soak_steps:
+                outcome.append(ProbeOutcome("soak", "skipped", self.poisoned))
+            return
+        window = [d for d in self.diffs if d[0] < replay_steps]
+        bad = [d for d in window if mismatched(d[1], d[2])]
+        outcome.append(ProbeOutcome("replay", "ran", f"graph vs eager over steps 1-{replay_steps - 1}: "
+                                    + (f"first mismatch at step {bad[0][0]}" if bad else "identical within tolerance")))
+        if bad:
+            self._blame("GL391", "replay", f"step {bad[0][0]}: max|graph-eager| = {bad[0][1]:.3g} "
+                        f"(max|eager| = {bad[0][2]:.3g})")
+        graph_t, eager_t = self.times["graph"][1:], self.times["eager"][1:]
+        if graph_t and eager_t:
+            self.result.timing = {"graph_s": statistics.median(graph_t), "eager_s": statistics.median(eager_t)}
+        if soak_steps:
+            from graphlint.dynamic.soak import soak_report
+
+            soak_report(self, replay_steps, soak_steps, first_mismatch=bool(bad))
+
+    def _blame(self, code: str, evidence: str, detail: str) -> None:
+        """Point a step-level mismatch at the lines whose Python arguments change per step."""
+        captured = {n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)}
+        lines = [f for f in self.tracer._frozen_values() if f.region in captured]
+        if lines:
+            for f in lines:
+                self.result.findings.append(self._finding(
+                    code, _where_of(f), _region(self.graph_regions, f.region), f"{evidence}:frozen-python-value",
+                    f"{detail}; {f.message.split(': ', 1)[-1]}"))
+            return
+        suspects = [r for r in self.graph_regions if self.result.capture.get(r.name, {}).get("status") == EMPTY]
+        suspects = suspects or [r for r in self.graph_regions if r.name in captured][:1]
+        for region in suspects:
+            self.result.findings.append(self._finding(
+                code, function_frame(region.fn), region, evidence,
+                f"{detail}; no step-varying Python value found: a kernel outside the capture stream "
+                "or a stale buffer address (located at the region, not the line)"))
+
+
+    def _blame_region(self, code: str, evidence: str, detail: str) -> None:
+        """Soak figures belong to the whole step: attribute them to the first region."""
+        region = self.graph_regions[0]
+        self.result.findings.append(self._finding(code, function_frame(region.fn), region, evidence,
+                                                  detail + " (located at the first region, not the line)"))
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _region(regions, name):
+    return next((r for r in regions if r.name == name), None)
+
+
+def _where_of(finding):
+    from graphlint.dynamic.frames import UserFrame
+
+    return UserFrame(finding.path, finding.line, finding.function, finding.chain)
+
+
+def run_graph_phase(factory, devices, options, rules, device_label: str, *, replay_steps: int = REPLAY_STEPS,
+                    soak_steps: int = 0) -> DeviceResult:
+    return GraphProbe(factory, devices, options, rules, device_label).run(replay_steps, soak_steps)

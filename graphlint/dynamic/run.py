@@ -1,0 +1,110 @@
+"""Run the probes on every selected device and collect one :class:`Inventory`.
+
+Placement ``per-gpu`` (default): the target is built on each GPU alone, in its own worker
+processes (one for the tracer, one for capture/replay/soak), all GPUs in parallel; a capture
+that poisons a CUDA context takes down only its own process. Placement ``span``: the target
+is built once over all selected GPUs (pipeline-parallel engines), in one worker per phase.
+Without CUDA everything runs in this process on the CPU: the tracer only, and the other
+probes say they were skipped and why.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome
+from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
+
+
+@dataclass
+class Request:
+    target: str
+    options: dict[str, Any] = field(default_factory=dict)
+    gpus: list[int] | None = None  # None: every visible GPU
+    placement: str = "per-gpu"  # or "span"
+    soak_steps: int = 0  # 0: no soak
+    replay_steps: int = 8
+    trace: bool = True
+    graph: bool = True
+    command: str = ""
+
+
+def _worker(job: dict) -> DeviceResult:
+    with tempfile.TemporaryDirectory(prefix="graphlint-") as tmp:
+        job_path, result_path = os.path.join(tmp, "job.json"), os.path.join(tmp, "result.json")
+        with open(job_path, "w", encoding="utf-8") as fh:
+            json.dump(job, fh)
+        proc = subprocess.run([sys.executable, "-m", "graphlint.dynamic.worker", job_path, result_path],
+                              capture_output=True, text=True)
+        if proc.returncode == 0 and os.path.exists(result_path):
+            with open(result_path, encoding="utf-8") as fh:
+                return DeviceResult.from_dict(json.load(fh))
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        probes = GRAPH_PROBES if job["phase"] == "graph" else ("tracer", "sync-debug")
+        detail = f"worker process died (exit {proc.returncode}): {tail[0][:300]}"
+        return DeviceResult(job["label"], probes=[ProbeOutcome(p, "error", detail) for p in probes])
+
+
+def _jobs(req: Request, cuda: bool, device_count: int) -> list[list[dict]]:
+    """One list of phase jobs per worker slot (the slots run in parallel)."""
+    base = {"target": req.target, "options": req.options, "replay_steps": req.replay_steps,
+            "soak_steps": req.soak_steps}
+    if not cuda:
+        return [[{**base, "devices": ["cpu"], "label": "cpu", "phase": "trace"}]]
+    gpus = req.gpus if req.gpus is not None else list(range(device_count))
+    groups = [[f"cuda:{g}" for g in gpus]] if req.placement == "span" else [[f"cuda:{g}"] for g in gpus]
+    phases = [p for p, on in (("trace", req.trace), ("graph", req.graph)) if on]
+    return [[{**base, "devices": g, "label": ",".join(g), "phase": p} for p in phases] for g in groups]
+
+
+def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
+    """An error message for GPU indices that do not exist, else ''."""
+    bad = [g for g in gpus or [] if not 0 <= g < device_count]
+    if bad:
+        return f"--gpus {','.join(map(str, bad))}: only {device_count} CUDA device(s) visible"
+    return ""
+
+
+def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) -> Inventory:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
+                    date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    slots = _jobs(req, cuda, torch.cuda.device_count() if cuda else 0)
+    results: list[DeviceResult | None] = [None] * len(slots)
+
+    def work(i: int) -> None:
+        merged = None
+        for job in slots[i]:
+            part = run_phase(job) if not cuda else _worker(job)
+            merged = part if merged is None else merged.merge(part)
+            if on_done:
+                on_done(f"{job['label']} {job['phase']}")
+        results[i] = merged
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(slots))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    inv.devices = [r for r in results if r is not None]
+    if not cuda:
+        why = "no CUDA device: trial capture, replay and soak need a GPU"
+        for dev in inv.devices:
+            dev.probes += [ProbeOutcome(p, "skipped", why) for p in GRAPH_PROBES
+                           if req.graph and (p != "soak" or req.soak_steps)]
+        inv.notes.append(f"Capture skipped: {why}. Only the tracer ran (on the CPU).")
+    return inv
+
+
+def total_jobs(req: Request, cuda: bool, device_count: int) -> int:
+    return sum(len(s) for s in _jobs(req, cuda, device_count))

@@ -1,0 +1,298 @@
+"""The tracer probe: one warmed-up step under a TorchDispatchMode, on CPU or GPU.
+
+It sees every aten op the step dispatches and attributes it to the first user frame. Host
+syncs, dynamic-output-shape ops, device transitions and factory allocations are properties
+of single ops. Two things need more than one op: a Python value frozen into a graph shows up
+as an op whose non-tensor arguments differ between two consecutive steps (GL393), and
+device/stream/event synchronisations, which dispatch no op at all, arrive through
+``torch.cuda._gpu_trace`` callbacks (CUDA only; that trace cannot be switched off again, so
+the per-GPU worker runs the tracer in its own process, apart from the captures).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from contextlib import contextmanager
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from graphlint.dynamic.frames import UserFrame, current_user_frame
+from graphlint.dynamic.results import ProbeOutcome, make_finding
+from graphlint.dynamic.target import Region
+
+_TRANSITIONS = {"aten._to_copy.default", "aten.copy_.default"}
+_ACTIVE: "StepTracer | None" = None
+_GPU_TRACE_ON = False
+
+
+def _is_factory(func) -> bool:
+    """A tensor constructor: no tensor argument, or an ``*_like`` / ``new_*`` allocation."""
+    name = func.__name__.split(".")[0]
+    if name.endswith("_like") or name.startswith("new_"):
+        return True
+    returns_tensor = any(isinstance(r.type, torch.TensorType) for r in func._schema.returns)
+    takes_tensor = any(
+        isinstance(a.type, torch.TensorType) or "Tensor" in str(a.type) for a in func._schema.arguments
+    )
+    return returns_tensor and not takes_tensor
+
+
+def classify_transition(src: torch.device, dst: torch.device, home: torch.device, pinned: bool) -> str | None:
+    """Rule code for a copy ``src -> dst`` inside a region running on ``home``.
+
+    With an accelerator home, host->device is an H2D copy (a hazard only from pageable
+    memory), device->host a D2H copy, anything else between devices a cross-device copy. With
+    a CPU home every copy off the CPU leaves the engine's device (CPU CI uses ``meta`` as the
+    stand-in peer device).
+    """
+    if src == dst:
+        return None
+    if home.type == "cpu":
+        return "GL490"
+    if src.type == "cpu" and dst.type != "cpu":
+        return None if pinned else "GL491"
+    if dst.type == "cpu":
+        return "GL192"
+    return "GL490"
+
+
+def _is_python_scalar(t) -> bool:
+    """A 0-dim CPU tensor: how torch wraps a Python number (``buf[0] = n``) for one op."""
+    return isinstance(t, torch.Tensor) and t.device.type == "cpu" and t.dim() == 0
+
+
+def _pinned(t) -> bool:
+    try:
+        return bool(t.is_pinned())
+    except RuntimeError:
+        return False
+
+
+class StepTracer(TorchDispatchMode):
+    def __init__(self, rules, device_label: str) -> None:
+        super().__init__()
+        self.rules, self.device_label = rules, device_label
+        self.region: Region | None = None
+        self.step = 0
+        self.hits: dict[tuple[str, str, int], list] = {}  # (rule, path, line) -> [where, region, detail, Counter]
+        self.signatures: dict[int, dict[tuple, tuple]] = {}
+        self._occurrence: Counter = Counter()
+        self._syncs_in_op = 0
+
+    # -- bookkeeping ---------------------------------------------------------------
+    def begin_step(self, step: int) -> None:
+        self.step = step
+        self.signatures[step] = {}
+        self._occurrence = Counter()
+
+    def hit(self, code: str, where: UserFrame | None, evidence: str, detail: str) -> None:
+        if code not in self.rules or where is None:
+            return
+        key = (code, where.path, where.line)
+        entry = self.hits.setdefault(key, [where, self.region, detail, Counter()])
+        entry[3][(self.step, evidence)] += 1
+
+    # -- ops ----------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self._syncs_in_op = 0
+        out = func(*args, **kwargs)
+        where = current_user_frame()
+        codes = self._check_op(func, args, kwargs, where)
+        if self._syncs_in_op and not codes:
+            self.hit("GL191", where, f"tracer:gpu_trace:{func}", f"{func} synchronizes the stream")
+        if self.region is not None and self.region.capturable and where is not None:
+            self._record_signature(func, args, kwargs, where)
+        return out
+
+    def _check_op(self, func, args, kwargs, where) -> list[str]:
+        name = str(func)
+        home = torch.device(self.region.device) if self.region else torch.device("cpu")
+        codes: list[str] = []
+        if torch.Tag.data_dependent_output in func.tags:
+            codes.append(("GL190", f"tracer:{name}", f"{name} reads a device value on the host"))
+        if torch.Tag.dynamic_output_shape in func.tags and self._really_dynamic(name, args):
+            codes.append(("GL390", f"tracer:{name}", f"{name} has a data-dependent output shape"))
+        if name in _TRANSITIONS:
+            codes += self._transition(name, args, kwargs, home)
+        elif name == "aten.lift_fresh.default":
+            fresh = args[0]
+            if _is_python_scalar(fresh):
+                pass  # `buf[0] = n`: a Python number wrapped for one op; GL393 watches its value
+            elif fresh.device.type != "cpu" and home.type != "cpu":
+                codes.append(("GL491", f"tracer:{name}", "torch.tensor(...) copies Python data to the device"))
+            else:
+                codes.append(("GL290", f"tracer:{name}", "torch.tensor(...) builds a fresh tensor every step"))
+        elif _is_factory(func):
+            codes.append(("GL290", f"tracer:{name}", f"{name} allocates every step"))
+        for code, evidence, detail in codes:
+            self.hit(code, where, evidence, detail)
+        return [c[0] for c in codes]
+
+    @staticmethod
+    def _really_dynamic(name: str, args) -> bool:
+        if name != "aten.index.Tensor":
+            return True
+        return any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in args[1])
+
+    def _transition(self, name, args, kwargs, home):
+        if name == "aten.copy_.default" and _is_python_scalar(args[1]):
+            return []  # a wrapped Python number is copied by value, no transfer
+        if name == "aten._to_copy.default":
+            src_t, dst = args[0], kwargs.get("device") or args[0].device
+            non_blocking = kwargs.get("non_blocking", False)
+        else:
+            src_t, dst = args[1], args[0].device
+            non_blocking = args[2] if len(args) > 2 else kwargs.get("non_blocking", False)
+        code = classify_transition(src_t.device, torch.device(dst), home, _pinned(src_t))
+        if code is None:
+            return []
+        detail = f"{name} {src_t.device} -> {dst}" + (" non_blocking=True" if non_blocking else "")
+        if code == "GL491" and non_blocking:
+            detail += " (sync-debug mode does not warn about this one)"
+        return [(code, f"tracer:{name}", detail)]
+
+    def _record_signature(self, func, args, kwargs, where) -> None:
+        leaves, _ = tree_flatten((args, kwargs))
+        scalars = tuple(repr(v) for v in leaves if isinstance(v, (int, float)) and not isinstance(v, bool))
+        if str(func) == "aten.lift_fresh.default" and _is_python_scalar(args[0]):
+            scalars += (repr(args[0].item()),)
+        key = (where.path, where.line, str(func))
+        self._occurrence[key] += 1
+        self.signatures[self.step][(*key, self._occurrence[key])] = (scalars, where, self.region)
+
+    # -- syncs without an op --------------------------------------------------------
+    def on_sync(self, kind: str) -> None:
+        """A gpu_trace sync callback: inside an op it belongs to that op, else to the user line."""
+        if torch.cuda.is_current_stream_capturing():
+            return
+        if self._inside_dispatch():
+            self._syncs_in_op += 1
+            return
+        self.hit("GL191", current_user_frame(), f"tracer:gpu_trace:{kind}", f"{kind} synchronization")
+
+    @staticmethod
+    def _inside_dispatch() -> bool:
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code is StepTracer.__torch_dispatch__.__code__:
+                return True
+            frame = frame.f_back
+        return False
+
+    # -- results --------------------------------------------------------------------------
+    def findings(self, first_step: int):
+        out = []
+        for (code, _path, _line), (where, region, detail, counts) in self.hits.items():
+            evidence = sorted({ev for (_s, ev) in counts})
+            per_step = sum(n for (s, _ev), n in counts.items() if s == first_step) or sum(counts.values())
+            finding = make_finding(
+                self.rules[code], where, device=self.device_label, region=region.name if region else "",
+                evidence=evidence[0], detail=detail + (f" ({per_step}x per step)" if per_step > 1 else ""),
+                count=per_step,
+            )
+            out.append(finding.with_(evidence=tuple(evidence), extra=finding.extra + _in_graph(region)))
+        return out + self._frozen_values()
+
+    def _frozen_values(self):
+        steps = sorted(self.signatures)
+        if len(steps) < 2 or "GL393" not in self.rules:
+            return []
+        first, second = self.signatures[steps[0]], self.signatures[steps[1]]
+        seen, out = set(), []
+        for key, (scalars, where, region) in first.items():
+            other = second.get(key)
+            if other is None or other[0] == scalars or (where.path, where.line) in seen:
+                continue
+            seen.add((where.path, where.line))
+            detail = f"{key[2]} got {', '.join(scalars)} at step {steps[0]} and {', '.join(other[0])} at step {steps[1]}"
+            f = make_finding(self.rules["GL393"], where, device=self.device_label, region=region.name,
+                             evidence=f"tracer:{key[2]}", detail=detail)
+            out.append(f.with_(extra=f.extra + _in_graph(region)))
+        return out
+
+
+def _in_graph(region: Region | None) -> tuple:
+    return (("in_graph", bool(region and region.capturable)),)
+
+
+def step_varying_lines(tracer: StepTracer) -> list:
+    """GL393 findings of a finished trace: where to point a replay mismatch."""
+    return tracer._frozen_values()
+
+
+def _dispatch_sync(kind: str):
+    def callback(*_args) -> None:
+        if _ACTIVE is not None:
+            _ACTIVE.on_sync(kind)
+    return callback
+
+
+def _activate_gpu_trace() -> None:
+    """Register the sync callbacks once per process; they stay inert unless a tracer is active."""
+    global _GPU_TRACE_ON
+    if _GPU_TRACE_ON:
+        return
+    from torch.cuda import _gpu_trace
+
+    _gpu_trace.register_callback_for_device_synchronization(_dispatch_sync("device"))
+    _gpu_trace.register_callback_for_stream_synchronization(_dispatch_sync("stream"))
+    _gpu_trace.register_callback_for_event_synchronization(_dispatch_sync("event"))
+    torch._C._activate_gpu_trace()
+    _GPU_TRACE_ON = True
+
+
+@contextmanager
+def _sync_debug(tracer: StepTracer, enabled: bool):
+    """sync-debug mode 'warn', each warning routed to the user frame that caused it."""
+    if not enabled:
+        yield
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if "synchroniz" in text.lower():
+            tracer.hit("GL190", current_user_frame(), "sync-debug", text.split("\n")[0][:160])
+
+    previous = torch.cuda.get_sync_debug_mode()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            yield
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+
+
+def run_tracer(target, regions: list[Region], rules, device_label: str, *, cuda: bool,
+               steps: tuple[int, int] = (1, 2)) -> tuple[list, list[ProbeOutcome], StepTracer]:
+    """Trace ``steps`` (the caller ran step 0 as warm-up). Returns findings and probe outcomes."""
+    global _ACTIVE
+    tracer = StepTracer(rules, device_label)
+    if cuda:
+        _activate_gpu_trace()
+    for step in steps:
+        target.stage(step)
+        tracer.begin_step(step)
+        _ACTIVE = tracer
+        try:
+            with _sync_debug(tracer, cuda), tracer:
+                for region in regions:
+                    tracer.region = region
+                    region.fn()
+                tracer.region = None
+        finally:
+            _ACTIVE = None
+        if cuda:
+            torch.cuda.synchronize()
+    outcomes = [ProbeOutcome("tracer", "ran", f"traced steps {steps[0]} and {steps[1]} after a warm-up step"
+                             + ("" if cuda else "; no CUDA: device/stream/event syncs not observable"))]
+    outcomes.append(ProbeOutcome("sync-debug", "ran", "torch.cuda.set_sync_debug_mode('warn')") if cuda
+                    else ProbeOutcome("sync-debug", "skipped", "needs CUDA (sync-debug mode is a CUDA feature)"))
+    return tracer.findings(steps[0]), outcomes, tracer

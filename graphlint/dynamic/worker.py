@@ -1,0 +1,82 @@
+"""Probe one device (or one span of devices): the body of a per-GPU worker process.
+
+``python -m graphlint.dynamic.worker JOB.json RESULT.json`` runs one phase and writes a
+:class:`DeviceResult`. Phases: ``trace`` (tracer + sync-debug; it switches on
+``torch.cuda._gpu_trace``, which cannot be switched off, so it never shares a process with
+captures) and ``graph`` (capture, replay, soak). A phase that crashes reports the crash as
+its probes' outcome instead of taking the inventory down with it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+from graphlint.dynamic.results import DeviceResult, ProbeOutcome
+
+TRACE_PROBES = ("tracer", "sync-debug")
+GRAPH_PROBES = ("capture", "replay", "soak")
+
+
+def _meta(devices) -> dict[str, str]:
+    import torch
+
+    meta = {"torch": torch.__version__}
+    cuda = [d for d in devices if torch.device(d).type == "cuda"]
+    if cuda:
+        meta["gpu"] = torch.cuda.get_device_name(torch.device(cuda[0]))
+    return meta
+
+
+def run_phase(job: dict) -> DeviceResult:
+    import torch
+
+    from graphlint.dynamic.target import load_factory, regions_of
+    from graphlint.rules import load_rules
+
+    label, phase = job["label"], job["phase"]
+    devices = [torch.device(d) for d in job["devices"]]
+    probes = GRAPH_PROBES if phase == "graph" else TRACE_PROBES
+    try:
+        rules = load_rules()
+        factory = load_factory(job["target"])
+        if phase == "graph":
+            from graphlint.dynamic.replay import run_graph_phase
+
+            result = run_graph_phase(factory, devices, job.get("options", {}), rules, label,
+                                     replay_steps=job.get("replay_steps", 8), soak_steps=job.get("soak_steps", 0))
+        else:
+            from graphlint.dynamic.tracer import run_tracer
+
+            target = factory(devices, **job.get("options", {}))
+            regions = regions_of(target)
+            target.stage(0)
+            for region in regions:  # warm-up: lazy init and compilation are not per-step hazards
+                region.fn()
+            cuda = any(d.type == "cuda" for d in devices)
+            findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
+            result = DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions])
+    except Exception as exc:
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        detail += f" (at {where.filename}:{where.lineno})"
+        result = DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
+    if phase == "graph" and not job.get("soak_steps"):
+        result.probes = [p for p in result.probes if p.probe != "soak"]
+    result.meta.update(_meta(devices))
+    return result
+
+
+def main(argv: list[str]) -> int:
+    job_path, result_path = argv
+    with open(job_path, encoding="utf-8") as fh:
+        job = json.load(fh)
+    result = run_phase(job)
+    with open(result_path, "w", encoding="utf-8") as fh:
+        json.dump(result.to_dict(), fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
