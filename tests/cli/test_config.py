@@ -1,0 +1,144 @@
+"""``[tool.graphlint]``: discovery, every key, every kind of mistake (exit 2 with a message)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphlint.config import ConfigError, PathMatcher, load_config
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('selct = ["GL1"]\n', "unknown key 'selct'; did you mean 'select'?"),
+        ('wibble = 1\n', "unknown key 'wibble' (known keys:"),
+        ('select = "GL1"\n', "select: expected a list of strings"),
+        ('per-file-ignores = ["x"]\n', "per-file-ignores: expected a table"),
+        ('per-file-ignores = {"tests/*" = "GL2"}\n', "per-file-ignores 'tests/*': expected a list of strings"),
+        ('select = ["GL9"]\n', "select: unknown rule selector 'GL9'"),
+        ('ignore = ["no-such-rule"]\n', "ignore: unknown rule selector 'no-such-rule'"),
+        ('per-file-ignores = {"tests/*" = ["GL99"]}\n', "per-file-ignores 'tests/*': unknown rule selector"),
+        ('paths = ["missing_dir"]\n', "missing_dir (from"),
+        ('entry = ["model.py:Decoder.step"]\n', "entry file model.py does not exist"),
+        ('rule-packs = ["packs/none.yaml"]\n', "cannot read rule pack"),
+        ('select = [\n', "is not valid TOML"),
+    ],
+)
+def test_config_errors_exit_2(project, body, message):
+    project.config(body)
+    result = project.run()
+    assert result.rc == 2
+    assert result.err.startswith("graphlint: error: ") and message in result.err, result.err
+
+
+def test_config_found_walking_up_and_paths_relative_to_it(project, monkeypatch):
+    project.config('paths = ["src"]\nexclude = ["src/generated"]\n')
+    project.write("src/model.py", project.hot_item)
+    project.write("src/generated/gen.py", project.hot_item)
+    project.write("other/model.py", project.hot_item)
+    code = project.item_code()
+    assert [(f["rule"], f["path"]) for f in project.findings()] == [(code, "src/model.py")]
+    monkeypatch.chdir(project.root / "src")  # from a subdirectory: same files, cwd-relative paths
+    assert [f["path"] for f in project.findings()] == ["model.py"]
+
+
+def test_explicit_config_file(project):
+    project.write("cfg/graphlint.toml", '[tool.graphlint]\nignore = ["meta"]\n')
+    project.write("src/model.py", "x = 1  # graphlint: ignore\n")
+    assert project.codes("src") == ["GL001"]
+    assert project.codes("src", "--config", "cfg/graphlint.toml") == []
+    missing = project.run("src", "--config", "nope.toml")
+    assert missing.rc == 2 and "does not exist" in missing.err
+    project.write("cfg/empty.toml", "[tool.other]\n")
+    assert "no [tool.graphlint] table" in project.run("src", "--config", "cfg/empty.toml").err
+
+
+def test_cli_overrides_config(project):
+    code = project.item_code()
+    project.config(f'select = ["meta"]\nignore = ["GL001"]\n')
+    project.write("src/model.py", project.hot_item + "y = 1  # graphlint: ignore\n")
+    assert project.codes("src") == []  # config: only meta, GL001 ignored
+    assert project.codes("src", "--select", "ALL") == [code, "GL001"]  # --select starts afresh
+    assert project.codes("src", "--select", "ALL", "--ignore", code) == ["GL001"]
+
+
+def test_per_file_ignores_and_entry_in_config(project):
+    code = project.item_code()
+    project.config(f'per-file-ignores = {{"tests/*" = ["{code}"]}}\n')
+    project.write("src/model.py", project.hot_item)
+    project.write("tests/deep/test_model.py", project.hot_item + "y = 1  # graphlint: ignore[" + code + "]\n")
+    # ignored under tests/ (at any depth); the suppression there is not "unused" since the rule is off
+    assert [(f["rule"], f["path"]) for f in project.findings()] == [(code, "src/model.py")]
+    project.config('entry = ["src/model.py:helper"]\n')
+    project.write("src/model.py", project.hot_item.replace("decode_step", "helper") + "\ndef decode_step(x):\n    pass\n")
+    assert [f["line"] for f in project.findings("src")] == [4]
+
+
+def test_guards_and_hot_names(project):
+    project.write("src/model.py", """\
+        import torch
+
+        def run_once(x: torch.Tensor):
+            if TRACE:
+                print(x.item())
+            return x.sum().item()
+    """)
+    assert project.findings("src") == []  # run_once is not a default hot name
+    project.config('hot-names = ["run_*"]\n')
+    assert [f["line"] for f in project.findings("src")] == [5, 6]
+    project.config('hot-names = ["run_*"]\nguards = ["TRACE"]\n')
+    assert [f["line"] for f in project.findings("src")] == [6]
+
+
+def test_rule_pack_relative_to_config(project):
+    project.config('rule-packs = ["packs/team.yaml"]\n')
+    project.write("packs/team.yaml", """\
+        rules:
+          - code: GL199
+            name: team-bad-pack-code
+            category: host-sync
+            severity: error
+            message: m
+            why: w
+            fix: f
+    """)
+    # x90-x99 codes are free for user packs; the pack loads and its rule is listed
+    result = project.run("--raw", "rules", "--format", "json")
+    assert result.rc == 0 and "GL199" in result.out
+    project.write("packs/team.yaml", "rules: [{code: GL000, name: x, category: meta, severity: error, message: m, why: w, fix: f}]\n")
+    clash = project.run()
+    assert clash.rc == 2 and "already defined" in clash.err
+
+
+@pytest.mark.parametrize(
+    "pattern, path, expected",
+    [
+        ("tests/*", "tests/a.py", True),
+        ("tests/*", "tests/sub/a.py", True),
+        ("tests/*", "src/tests/a.py", False),
+        ("*_test.py", "src/deep/x_test.py", True),
+        ("generated", "a/generated/b.py", True),
+        ("/build", "build/x.py", True),
+        ("/build", "src/build/x.py", False),
+        ("src/**/gen_*.py", "src/a/b/gen_x.py", True),
+        ("src/**/gen_*.py", "src/gen_x.py", True),
+        ("src/*.py", "src/a/b.py", False),
+        ("model?.py", "model1.py", True),
+        ("[ab].py", "c.py", False),
+    ],
+)
+def test_path_matcher(tmp_path, pattern, path, expected):
+    assert PathMatcher([pattern], tmp_path)(tmp_path / path) is expected
+
+
+def test_no_config_means_defaults(tmp_path):
+    config = load_config(cwd=tmp_path)
+    assert config.path is None or config.path.parent != tmp_path
+    broken = tmp_path / "pyproject.toml"
+    broken.write_text("[tool.graphlint\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(cwd=tmp_path)
+    broken.write_text("[tool.graphlint]\nselect = ['ALL']\n")
+    assert load_config(cwd=tmp_path).select == ("ALL",) and load_config(cwd=tmp_path).root == Path(tmp_path)

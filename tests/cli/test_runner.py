@@ -1,0 +1,152 @@
+"""Runner: robustness, cache, pre-commit partial runs, skip-file, internal errors."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from graphlint import runner
+from graphlint.config import load_config
+from graphlint.settings import resolve
+
+
+def test_broken_files_are_reported_and_the_run_continues(project):
+    code = project.item_code()
+    project.write("src/syntax.py", "def decode_step(x:\n    return x\n")
+    project.write("src/latin1.py", b"name = '\xe9t\xe9'\n")
+    project.write("src/cookie.py", b"# -*- coding: latin-1 -*-\nname = '\xe9t\xe9'\n")
+    project.write("src/empty.py", "")
+    project.write("src/nulls.py", b"x = 1\x00\n")
+    project.write("src/model.py", project.hot_item)
+    os.symlink("missing.py", project.root / "src/dangling.py")
+    os.symlink("selfloop.py", project.root / "src/selfloop.py")
+    os.symlink(".", project.root / "src/loop")  # directory symlink loop
+    os.mkfifo(project.root / "src/fifo.py")  # must not block the run
+    result = project.run("src", "--format", "json")
+    found = {(f["path"], f["rule"]) for f in result.json()["findings"]}
+    assert found == {
+        ("src/syntax.py", "GL000"), ("src/latin1.py", "GL000"), ("src/nulls.py", "GL000"),
+        ("src/dangling.py", "GL000"), ("src/selfloop.py", "GL000"), ("src/fifo.py", "GL000"),
+        ("src/model.py", code),
+    }
+    assert result.rc == 1 and "symlink loop" in result.err
+    assert result.json()["summary"]["files"] == 9
+
+
+def test_unreadable_file_is_gl000(project, monkeypatch):
+    project.write("src/secret.py", "x = 1\n")
+    project.write("src/ok.py", "y = 2\n")
+    real_read = Path.read_bytes
+
+    def deny(path):
+        if path.name == "secret.py":
+            raise PermissionError(13, "Permission denied")
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    found = project.findings("src")
+    assert [(f["path"], f["rule"], f["message"]) for f in found] == [
+        ("src/secret.py", "GL000", "cannot read file: Permission denied")
+    ]
+
+
+def test_internal_error_in_one_file_does_not_stop_the_rest(project, monkeypatch):
+    import graphlint.static.summarize as summarize
+
+    code = project.item_code()
+    real = summarize.summarize_file
+
+    def flaky(path, source, rules, options):
+        if path.endswith("boom.py"):
+            raise RuntimeError("matcher exploded")
+        return real(path, source, rules, options)
+
+    monkeypatch.setattr(summarize, "summarize_file", flaky)
+    project.write("src/boom.py", "x = 1\n")
+    project.write("src/model.py", project.hot_item)
+    found = project.findings("src", "--jobs", "1")
+    assert [(f["path"], f["rule"]) for f in found] == [("src/boom.py", "GL002"), ("src/model.py", code)]
+    assert "RuntimeError: matcher exploded" in found[0]["message"]
+
+
+def test_link_crash_is_exit_2(project, monkeypatch):
+    import graphlint.static.link as link
+
+    monkeypatch.setattr(link, "link", lambda *a: 1 / 0)
+    project.write("src/model.py", "x = 1\n")
+    result = project.run("src")
+    assert result.rc == 2 and "internal error while linking 1 files: ZeroDivisionError" in result.err
+
+
+def test_skip_file_keeps_the_call_graph(project):
+    code = project.item_code()
+    project.write("pkg/__init__.py", "")
+    project.write("pkg/helpers.py", "import torch\n\ndef helper(x: torch.Tensor):\n    return x.item()\n")
+    project.write("pkg/model.py", """\
+        # graphlint: skip-file
+        import torch
+        from .helpers import helper
+
+        def decode_step(x: torch.Tensor):
+            return helper(x) + x.item()
+    """)
+    assert [(f["path"], f["rule"]) for f in project.findings("pkg")] == [("pkg/helpers.py", code)]
+
+
+def _settings(paths=("pkg",), **kw):
+    return resolve(load_config(), paths=list(paths), jobs=1, **kw)
+
+
+def test_cache_hits_and_dependency_invalidation(project):
+    code = project.item_code()
+    project.write("pkg/__init__.py", "")
+    project.write("pkg/helpers.py", "import torch\n\ndef helper(x: torch.Tensor):\n    return x.item()\n")
+    project.write("pkg/model.py", "import torch\n\ndef decode_step(x: torch.Tensor):\n    return x + 1\n")
+    cold = runner.run(_settings())
+    assert cold.cache_hits == 0 and cold.findings == []
+    assert (project.root / ".graphlint_cache/CACHEDIR.TAG").is_file()
+    warm = runner.run(_settings())
+    assert warm.cache_hits == 3 and warm.findings == []
+    # the caller changes; the callee's cached summary is reused but is now hot
+    project.write("pkg/model.py", "import torch\nfrom .helpers import helper\n\n"
+                  "def decode_step(x: torch.Tensor):\n    return helper(x)\n")
+    changed = runner.run(_settings())
+    assert changed.cache_hits == 2
+    assert [(f.path, f.rule, f.chain[-1].split(":")[-1]) for f in changed.findings] == [("pkg/helpers.py", code, "helper")]
+    assert runner.run(_settings(use_cache=False)).cache_hits == 0
+
+
+def test_corrupt_cache_entry_is_rewritten(project):
+    project.write("pkg/model.py", project.hot_item)
+    expected = runner.run(_settings()).findings
+    entries = [p for p in (project.root / ".graphlint_cache").rglob("*") if p.is_file() and p.parent.name != ".graphlint_cache"]
+    assert len(entries) == 1
+    entries[0].write_bytes(b"\x80\x04garbage")
+    again = runner.run(_settings())
+    assert again.cache_hits == 0 and again.findings == expected
+    with entries[0].open("rb") as handle:
+        assert pickle.load(handle)[0] == "pkg/model.py"  # rewritten
+    assert runner.run(_settings()).cache_hits == 1
+
+
+def test_precommit_files_use_configured_paths_for_the_call_graph(project):
+    code = project.item_code()
+    project.config('paths = ["pkg"]\n')
+    project.write("pkg/__init__.py", "")
+    project.write("pkg/helpers.py", "import torch\n\ndef helper(x: torch.Tensor):\n    return x.item()\n")
+    project.write("pkg/model.py", "import torch\nfrom .helpers import helper\n\n"
+                  "def decode_step(x: torch.Tensor):\n    return helper(x) + x.item()\n")
+    both = [(f["path"], f["line"]) for f in project.findings()]
+    assert both == [("pkg/helpers.py", 4), ("pkg/model.py", 5)]
+    # pre-commit passes only the helper: it is still hot through the unchanged caller
+    assert [(f["path"], f["rule"]) for f in project.findings("pkg/helpers.py")] == [("pkg/helpers.py", code)]
+    assert [f["path"] for f in project.findings("pkg/model.py")] == ["pkg/model.py"]
+
+
+def test_exclude_applies_to_explicit_files(project):
+    project.config('exclude = ["legacy"]\n')
+    project.write("legacy/old.py", project.hot_item)
+    assert project.findings("legacy/old.py") == []
