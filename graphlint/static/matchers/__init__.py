@@ -1,0 +1,114 @@
+"""Matcher kinds: the code behind a rule's ``matcher:`` name.
+
+A matcher is built once per rule (validating ``params``) and is shown the libcst nodes of
+the ``node_types`` it asks for, in source order, with a :class:`MatchContext`. It reports
+through ``ctx.report``; whether a report becomes a finding (hot code, capture code) is the
+linker's business, declared per rule with ``params.scope``:
+
+- ``hot`` (default): code reachable from a decode entry or from a capture region;
+- ``capture``: code inside a capture region, what it calls, and any function that captures;
+- ``anywhere``: every function (for patterns that are wrong wherever they are).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from graphlint.rules import Rule, RuleError
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from graphlint.static.tensors import TensorOracle
+
+SCOPES = ("hot", "capture", "anywhere")
+
+
+class MatchContext(Protocol):
+    imports: dict[str, str]
+    oracle: "TensorOracle"
+    loop_depth: int
+    class_name: str
+    function_name: str
+
+    def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
+
+    def is_store_target(self, node: "cst.CSTNode") -> bool: ...
+
+
+class Matcher:
+    """Base class: parameter validation shared by every kind."""
+
+    kind: ClassVar[str] = ""
+    node_types: ClassVar[tuple[str, ...]] = ()
+    params: ClassVar[dict[str, type | tuple[type, ...]]] = {}
+
+    def __init__(self, rule: Rule):
+        self.rule = rule
+        allowed = {**self.params, "scope": str}
+        for key, value in rule.params.items():
+            if key not in allowed:
+                raise RuleError(
+                    f"{rule.pack}: rule {rule.code}: matcher {self.kind!r} has no parameter {key!r} "
+                    f"(allowed: {', '.join(sorted(allowed))})"
+                )
+            if not isinstance(value, allowed[key]):
+                raise RuleError(f"{rule.pack}: rule {rule.code}: parameter {key!r} has the wrong type")
+        if rule.params.get("scope", "hot") not in SCOPES:
+            raise RuleError(f"{rule.pack}: rule {rule.code}: scope must be one of {', '.join(SCOPES)}")
+        self.setup(rule.params)
+
+    def setup(self, params: dict[str, Any]) -> None:
+        """Turn params into attributes; raise RuleError for bad values."""
+
+    def visit(self, node: "cst.CSTNode", ctx: MatchContext) -> None:
+        raise NotImplementedError
+
+    def end_class(self, ctx: MatchContext) -> None:
+        """Called when a class body ends (for patterns spread over several methods)."""
+
+    def require(self, params: dict[str, Any], key: str) -> list[str]:
+        value = params.get(key)
+        if not value or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: {self.kind} needs a non-empty {key!r} list")
+        return value
+
+
+def matcher_kinds() -> dict[str, type[Matcher]]:
+    from graphlint.static.matchers import (
+        attr_mutation,
+        device_copy,
+        function_call,
+        mask_index,
+        method_call,
+        scalar_write,
+        truth_test,
+    )
+
+    kinds = [
+        method_call.MethodCall,
+        function_call.FunctionCall,
+        truth_test.TruthTest,
+        scalar_write.ScalarWrite,
+        attr_mutation.AttrMutation,
+        device_copy.DeviceCopy,
+        mask_index.MaskIndex,
+    ]
+    return {k.kind: k for k in kinds}
+
+
+def build_matchers(rules: dict[str, Rule]) -> list[Matcher]:
+    """One matcher per static rule, in code order. Unknown kinds are a RuleError."""
+    kinds = matcher_kinds()
+    built = []
+    for code in sorted(rules):
+        rule = rules[code]
+        if not rule.matcher or rule.dynamic:
+            continue
+        if rule.matcher not in kinds:
+            raise RuleError(
+                f"{rule.pack}: rule {rule.code}: unknown matcher {rule.matcher!r} "
+                f"(known: {', '.join(sorted(kinds))})"
+            )
+        built.append(kinds[rule.matcher](rule))
+    return built

@@ -1,0 +1,67 @@
+"""Argument conditions shared by the call matchers (``nargs``, ``missing_keyword``...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from graphlint.rules import RuleError
+
+CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
+    "nargs": int,  # exactly this many positional arguments (one-argument torch.where)
+    "missing_keyword": str,  # only when this keyword is absent (repeat_interleave without output_size)
+    "on_device": bool,  # only with a ``device=`` keyword that is not the literal "cpu"
+    "host_arg": int,  # only when this positional argument is not a tensor (python data)
+    "tensor_arg": int,  # only when this positional argument is a tensor
+    "tensor_keyword": str,  # ... or this keyword argument is a tensor
+}
+
+
+def positional(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return None
+
+
+class CallConditions:
+    def __init__(self, params: dict[str, Any], where: str):
+        self.nargs = params.get("nargs")
+        self.missing_keyword = params.get("missing_keyword")
+        self.on_device = params.get("on_device", False)
+        self.host_arg = params.get("host_arg")
+        self.tensor_arg = params.get("tensor_arg")
+        self.tensor_keyword = params.get("tensor_keyword")
+        if self.tensor_keyword is not None and self.tensor_arg is None:
+            raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
+
+    def holds(self, call: cst.Call, ctx: Any, offset: int = 0) -> bool:
+        """``offset`` shifts positions for method forms (``x.f(a)`` vs ``torch.f(x, a)``)."""
+        args = positional(call)
+        if any(a.star for a in call.args):
+            return False  # *args/**kwargs: cannot tell
+        if self.nargs is not None and len(args) != self.nargs:
+            return False
+        if self.missing_keyword and keyword(call, self.missing_keyword) is not None:
+            return False
+        if self.on_device:
+            device = keyword(call, "device")
+            if device is None or (isinstance(device, cst.SimpleString) and "cpu" in device.value):
+                return False
+        if self.host_arg is not None:
+            i = self.host_arg - offset
+            if i < 0 or i >= len(args) or ctx.oracle.is_tensor(args[i]):
+                return False
+        if self.tensor_arg is not None:
+            i = self.tensor_arg - offset
+            value = args[i] if 0 <= i < len(args) else None
+            if value is None and self.tensor_keyword:
+                value = keyword(call, self.tensor_keyword)
+            if value is None or not ctx.oracle.is_tensor(value):
+                return False
+        return True

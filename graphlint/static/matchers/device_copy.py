@@ -1,0 +1,59 @@
+"""``.to(<device>)`` mid-step: a copy to another GPU or from the host.
+
+``target: literal`` -- a hard-coded CUDA device (``"cuda:1"``, ``f"cuda:{i}"``, ``"cuda"``), wherever
+it runs in the hot path. ``target: other`` -- another tensor's device (``.to(t.device)``,
+``.to(dev)``), only inside a loop, where it is a per-layer cross-GPU hop; outside loops it is
+usually a no-op on a single device. A dtype (``.to(torch.bfloat16)``) is neither.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from graphlint.rules import RuleError
+from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.call_args import keyword, positional
+from graphlint.static.names import is_imported_root, resolve
+
+DEVICE_NAMES = ("device", "dev", "*_device", "*_dev", "device_*")
+
+
+def device_kind(node: cst.BaseExpression, ctx: MatchContext) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return "literal" if node.value.strip("rbuRBU").strip("'\"").startswith("cuda") else None
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        return "literal" if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda") else None
+    if isinstance(node, cst.Attribute) and node.attr.value == "device":
+        return "other"
+    if isinstance(node, cst.Name) and any(fnmatchcase(node.value, p) for p in DEVICE_NAMES):
+        return "other"
+    if isinstance(node, cst.Call) and resolve(node.func, ctx.imports) == "torch.device":
+        args = positional(node)
+        return device_kind(args[0], ctx) if args else None
+    return None
+
+
+class DeviceCopy(Matcher):
+    kind = "device-copy"
+    node_types = ("Call",)
+    params = {"target": str}
+
+    def setup(self, params: dict) -> None:
+        self.target = params.get("target", "literal")
+        if self.target not in ("literal", "other"):
+            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: target must be 'literal' or 'other'")
+
+    def visit(self, node: cst.Call, ctx: MatchContext) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "to" or is_imported_root(func.value, ctx.imports):
+            return
+        args = positional(node)
+        device = keyword(node, "device") or (args[0] if args else None)
+        if device is None or device_kind(device, ctx) != self.target:
+            return
+        if self.target == "other" and ctx.loop_depth == 0:
+            return
+        ctx.report(self.rule, node, ".to()")

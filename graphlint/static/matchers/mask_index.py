@@ -1,0 +1,22 @@
+"""``x[mask]`` with a boolean tensor mask: the result's length is the number of True values,
+which the host must read back (a sync) and which changes from step to step (no fixed graph).
+Masked *writes* (``x[mask] = 0``) are fine: PyTorch turns them into ``masked_fill_``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.matchers import Matcher, MatchContext
+
+
+class MaskIndex(Matcher):
+    kind = "mask-index"
+    node_types = ("Subscript",)
+
+    def visit(self, node: cst.Subscript, ctx: MatchContext) -> None:
+        if ctx.is_store_target(node) or len(node.slice) != 1:
+            return
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and ctx.oracle.is_bool_tensor(index.value):
+            ctx.report(self.rule, node, "boolean mask")

@@ -1,0 +1,40 @@
+"""``x.item()``-style calls, matched by method name.
+
+A call whose receiver is an imported name chain (``torch.cuda.synchronize()``) is a function
+call, not a method call, so the two kinds never report the same node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from graphlint.rules import RuleError
+from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
+from graphlint.static.names import is_imported_root
+
+
+class MethodCall(Matcher):
+    kind = "method-call"
+    node_types = ("Call",)
+    params = {"methods": list, "receiver": str, **CALL_PARAMS}
+
+    def setup(self, params: dict[str, Any]) -> None:
+        self.methods = frozenset(self.require(params, "methods"))
+        self.receiver = params.get("receiver", "any")
+        if self.receiver not in ("any", "tensor"):
+            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: receiver must be 'any' or 'tensor'")
+        self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
+
+    def visit(self, node: cst.Call, ctx: MatchContext) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in self.methods:
+            return
+        if is_imported_root(func.value, ctx.imports):
+            return
+        if self.receiver == "tensor" and not ctx.oracle.is_tensor(func.value):
+            return
+        if self.conditions.holds(node, ctx, offset=1):
+            ctx.report(self.rule, node, f".{func.attr.value}()")

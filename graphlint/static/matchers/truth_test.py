@@ -1,0 +1,34 @@
+"""``if t:`` / ``while t > 0:`` / ``assert t.all()`` / ``a if t else b`` on a tensor.
+
+Python needs a host bool, so the tensor is read back: a sync that fails capture. Each operand
+of ``and``/``or``/``not`` is checked on its own, so ``if self.use_cache and x is None`` is fine.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from graphlint.static.matchers import Matcher, MatchContext
+
+
+def operands(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation):
+        yield from operands(test.left)
+        yield from operands(test.right)
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from operands(test.expression)
+    else:
+        yield test
+
+
+class TruthTest(Matcher):
+    kind = "truth-test"
+    node_types = ("If", "While", "Assert", "IfExp", "CompIf")
+
+    def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
+        for operand in operands(node.test):
+            if ctx.oracle.is_tensor(operand):
+                ctx.report(self.rule, operand, type(node).__name__.lower())
+                return

@@ -1,0 +1,67 @@
+"""What one file's summary holds for the linker (``FileSummary.data``).
+
+Plain, picklable records. Call targets and class references are *descriptors* resolved only
+at link time, because the class or function they name may live in a file summarized by
+another worker:
+
+- ``("name", "f")``: a bare name that is not an import (a def/class of this module, a builtin);
+- ``("dotted", "pkg.mod.f")`` / ``("dotted", "..mod.f")``: resolved through the file's imports,
+  relative imports keep their leading dots;
+- ``("self", "m")``: ``self.m(...)`` -- a method, or a sub-module attribute's ``forward``;
+- ``("attr", "a", "m")``: ``self.a.m(...)``: method ``m`` of the sub-module type(s) of ``self.a``;
+- ``("super", "m")``: ``super().m(...)``;
+- ``("local", "outer.inner")``: a nested def of the calling function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Descriptor = tuple
+
+
+@dataclass
+class CallSite:
+    target: Descriptor
+    in_capture: bool = False  # inside ``with torch.cuda.graph(...)``
+
+
+@dataclass
+class Candidate:
+    """A possible hazard; the linker reports it only if its function is hot (or it is capture code)."""
+
+    code: str
+    line: int
+    col: int
+    function: str
+    line_text: str
+    name: str = ""  # what matched, substituted for ``{name}`` in the rule message
+    in_capture: bool = False
+
+
+@dataclass
+class FunctionInfo:
+    qualname: str
+    name: str
+    cls: str = ""  # enclosing class qualname, "" for module functions
+    calls: list[CallSite] = field(default_factory=list)
+    captures: bool = False  # opens a CUDA-graph capture (``with torch.cuda.graph``)
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    bases: list[Descriptor] = field(default_factory=list)
+    methods: set[str] = field(default_factory=set)
+    #: ``self.attn = Attention(...)`` -> {"attn": [("name", "Attention")]}; ModuleList elements too.
+    submodules: dict[str, list[Descriptor]] = field(default_factory=dict)
+
+
+@dataclass
+class ModuleInfo:
+    path: str
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    #: local name -> dotted target of the import (``{"T": "torch", "sync": "torch.cuda.synchronize"}``)
+    imports: dict[str, str] = field(default_factory=dict)
+    candidates: list[Candidate] = field(default_factory=list)

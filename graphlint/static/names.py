@@ -1,0 +1,75 @@
+"""Our own alias resolution: ``import torch as T`` makes ``T.cuda.synchronize`` mean
+``torch.cuda.synchronize``.
+
+libcst's QualifiedNameProvider would do this too, but it needs the scope analysis, which costs
+several times the parse itself. Imports are almost always at module level and rarely
+shadowed, so one flat table per file is enough; a name bound both by an import and by a
+local assignment resolves to the import (documented imprecision).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` -> "a.b.c"; anything that is not a plain name chain -> None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def record_import(node: cst.Import | cst.ImportFrom, imports: dict[str, str]) -> None:
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                imports[alias.asname.name.value] = full
+            else:  # ``import torch.nn.functional`` binds ``torch``
+                root = full.split(".", 1)[0]
+                imports[root] = root
+        return
+    if isinstance(node.names, cst.ImportStar):
+        return
+    module = dotted_name(node.module) if node.module is not None else ""
+    prefix = "." * len(node.relative) + (module or "")
+    for alias in node.names:
+        if not isinstance(alias.name, cst.Name):
+            continue
+        name = alias.name.value
+        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+        sep = "" if prefix.endswith(".") or not prefix else "."
+        imports[local] = f"{prefix}{sep}{name}"
+
+
+def resolve(node: cst.BaseExpression, imports: dict[str, str]) -> str | None:
+    """The qualified name an expression refers to, through this file's imports.
+
+    Names that are not imported come back unchanged (``int``, a local def), so rule packs
+    can match builtins by their bare name.
+    """
+    name = dotted_name(node)
+    if name is None:
+        return None
+    root, _, rest = name.partition(".")
+    target = imports.get(root)
+    if target is None:
+        return name
+    if not rest:
+        return target
+    sep = "" if target.endswith(".") else "."
+    return f"{target}{sep}{rest}"
+
+
+def is_imported_root(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """Whether a name chain starts at an imported name (``torch.cuda``, ``F``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value in imports

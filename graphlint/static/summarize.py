@@ -1,0 +1,98 @@
+"""Phase 1: one file's bytes -> a picklable :class:`FileSummary`. Never raises."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import tokenize
+
+import libcst as cst
+
+from graphlint.rules import Rule
+from graphlint.static.api import FileSummary, StaticOptions
+from graphlint.static.matchers import build_matchers
+from graphlint.static.model import Candidate
+from graphlint.static.positions import anchor_rank, locate
+from graphlint.static.suppressions import parse_suppressions
+from graphlint.static.walker import RawCandidate, Walker
+
+
+def decode(source: bytes) -> str:
+    """PEP 263: a BOM or a coding cookie wins, else UTF-8. Raises ValueError with a clear reason."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError as exc:
+        raise ValueError(f"cannot decode: {exc.msg}") from exc
+    try:
+        return source.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise ValueError(f"cannot decode as {encoding}: {exc}") from exc
+
+
+def summarize_file(path: str, source: bytes, rules: dict[str, Rule], options: StaticOptions) -> FileSummary:
+    summary = FileSummary(path=path, sha256=hashlib.sha256(source).hexdigest())
+    try:
+        _summarize(summary, source, rules, options)
+    except Exception as exc:  # the contract: never raise, report instead
+        summary.errors.append((1, 0, f"internal error while analysing this file: {exc!r}"))
+        summary.data = None
+    return summary
+
+
+def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], options: StaticOptions) -> None:
+    try:
+        text = decode(source)
+    except ValueError as exc:
+        summary.errors.append((1, 0, str(exc)))
+        return
+    summary.lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    summary.suppressions, summary.skip_file = parse_suppressions(text)
+    if summary.skip_file:
+        return
+    if "\x00" in text:
+        summary.errors.append((text[: text.index("\x00")].count("\n") + 1, 0, "syntax error: source contains a null byte"))
+        return
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        summary.errors.append((exc.raw_line, exc.raw_column + 1, f"syntax error: {exc.message}"))
+        return
+    except RecursionError:
+        summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
+        return
+    walker = Walker(summary.path, build_matchers(rules), options)
+    try:
+        info = walker.run(module)
+    except RecursionError:
+        summary.errors.append((1, 0, "internal error: code nested too deeply to analyse"))
+        return
+    info.candidates = _place(walker.raw, text)
+    summary.errors.extend(walker.errors)
+    summary.data = info
+
+
+def _place(raw: list[RawCandidate], text: str) -> list[Candidate]:
+    """Turn walker reports into positioned candidates (``ast`` is parsed only if there are any)."""
+    if not raw:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None  # newer syntax than this Python's ast: fall back to line 1
+    lines = text.splitlines()
+    placed: dict[tuple, Candidate] = {}
+    for r in raw:
+        line, byte_col = 1, 0
+        if tree is not None:
+            cls, rank = anchor_rank(r.stmt, r.anchor)
+            line, byte_col = locate(tree, r.path, cls, rank)
+        source_line = lines[line - 1] if 0 < line <= len(lines) else ""
+        col = len(source_line.encode()[:byte_col].decode(errors="ignore")) + 1
+        key = (r.rule.code, line, col)
+        if key not in placed:
+            placed[key] = Candidate(
+                code=r.rule.code, line=line, col=col, function=r.function,
+                line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
+            )
+    return sorted(placed.values(), key=lambda c: (c.line, c.col, c.code))

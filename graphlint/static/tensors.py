@@ -1,0 +1,235 @@
+"""A light, flow-ordered guess of which expressions are tensors.
+
+Precision over recall: an expression is a tensor only when we can say why --
+
+- a parameter annotated ``Tensor``/``torch.Tensor`` (or ``Optional``/``|`` of it);
+- an unannotated parameter without a non-None default of a ``forward`` method or of a function
+  matching the hot-name patterns, unless its name looks like a host value (``pos``, ``*_len``,
+  ``n_*``, ``is_*``... see ``HOST_PARAM_NAMES``);
+- a name or ``self.attr`` last assigned from a tensor expression (``self.attr`` also from
+  ``nn.Parameter``/``register_buffer``), in source order within the file;
+- a call of ``torch.*`` / ``torch.nn.functional.*`` / ``torch.ops.*`` other than the host-valued
+  ones (``torch.cuda.*``, ``torch.is_*``, ``torch.device``...), a call of a sub-module
+  (``self.attn(x)``), a tensor method that returns a tensor, arithmetic, indexing or a
+  comparison involving a tensor.
+
+Host values: ``.shape``, ``.size()``, ``.dim()``, ``.numel()``, ``len()``, ``.dtype``,
+``.device``, ``x is None`` and anything we cannot explain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from graphlint.static.names import resolve
+
+HOST_METHODS = frozenset(
+    "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
+    "data_ptr element_size stride storage_offset get_device is_floating_point is_complex "
+    "numpy untyped_storage __len__ is_pinned is_set_to equal".split()
+)
+HOST_ATTRS = frozenset("shape dtype device ndim is_cuda layout requires_grad names is_leaf".split())
+TENSOR_ATTRS = frozenset("T mT H data grad real imag".split())
+HOST_TORCH_MODULES = frozenset(
+    "cuda backends distributed jit compiler _dynamo library utils testing profiler autograd "
+    "fx export onnx hub multiprocessing overrides package quantization ao".split()
+)
+HOST_TORCH_NAMES = frozenset(
+    "numel device dtype Size finfo iinfo no_grad inference_mode enable_grad manual_seed "
+    "Generator Stream Event compile cond typename".split()
+)
+HOST_PARAM_NAMES = (
+    "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
+    "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
+)
+BOOL_TORCH_FUNCS = frozenset(
+    "isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not logical_xor eq ne "
+    "gt ge lt le isin isclose signbit".split()
+)
+BOOL_METHODS = frozenset("bool eq ne gt ge lt le logical_and logical_or logical_not isnan isinf isfinite".split())
+MODULE_CONTAINERS = frozenset("ModuleList Sequential ModuleDict".split())
+
+
+@dataclass
+class ClassFacts:
+    tensor_attrs: set[str] = field(default_factory=set)
+    bool_attrs: set[str] = field(default_factory=set)
+    module_attrs: set[str] = field(default_factory=set)
+
+
+@dataclass
+class FunctionFacts:
+    tensors: set[str] = field(default_factory=set)
+    bools: set[str] = field(default_factory=set)
+    #: local name -> the ``self`` attribute holding the sub-module(s) it names (``for layer in self.layers``)
+    module_aliases: dict[str, str] = field(default_factory=dict)
+
+
+def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, cst.BinaryOperation):  # Tensor | None
+        return is_tensor_annotation(node.left, imports) or is_tensor_annotation(node.right, imports)
+    if isinstance(node, cst.Subscript):  # Optional[Tensor]
+        return any(
+            isinstance(el.slice, cst.Index) and is_tensor_annotation(el.slice.value, imports) for el in node.slice
+        )
+    if isinstance(node, cst.SimpleString):
+        return node.value.strip("'\"").split(".")[-1] == "Tensor"
+    name = resolve(node, imports)
+    return name is not None and name.split(".")[-1] in ("Tensor", "Parameter")
+
+
+def param_is_tensor(param: cst.Param, imports: dict[str, str], implicit: bool) -> bool:
+    if param.annotation is not None:
+        return is_tensor_annotation(param.annotation.annotation, imports)
+    if not implicit:
+        return False
+    if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+        return False
+    name = param.name.value
+    return not any(fnmatchcase(name, pat) for pat in HOST_PARAM_NAMES)
+
+
+class TensorOracle:
+    """Answers tensor questions for the function being walked."""
+
+    def __init__(self, imports: dict[str, str]):
+        self.imports = imports
+        self.fn = FunctionFacts()
+        self.cls: ClassFacts | None = None
+
+    # -- queries -----------------------------------------------------------------------
+    def torch_call_kind(self, func: cst.BaseExpression) -> str | None:
+        """"tensor" / "bool" for tensor-returning torch functions, else None."""
+        name = resolve(func, self.imports)
+        if name is None or not name.startswith("torch."):
+            return None
+        parts = name.split(".")
+        last = parts[-1]
+        if name.startswith(("torch.nn.functional.", "torch.ops.")):
+            return "tensor"
+        if len(parts) > 2 and (parts[1] in HOST_TORCH_MODULES or parts[1] == "nn"):
+            return None
+        if last in HOST_TORCH_NAMES or last[:1].isupper() or last.startswith(("is_", "get_", "set_", "use_")):
+            return "bool" if last in BOOL_TORCH_FUNCS else None
+        return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
+
+    def is_self_attr(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return node.attr.value
+        return None
+
+    def is_module_call(self, func: cst.BaseExpression) -> bool:
+        if isinstance(func, cst.Subscript):
+            func = func.value
+        if isinstance(func, cst.Name):
+            return func.value in self.fn.module_aliases
+        attr = self.is_self_attr(func)
+        return attr is not None and self.cls is not None and attr in self.cls.module_attrs
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value in self.fn.tensors
+        if isinstance(node, cst.Attribute):
+            attr = self.is_self_attr(node)
+            if attr is not None:
+                return self.cls is not None and attr in self.cls.tensor_attrs
+            return node.attr.value in TENSOR_ATTRS and self.is_tensor(node.value)
+        if isinstance(node, cst.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, cst.Call):
+            func = node.func
+            if self.torch_call_kind(func) is not None or self.is_module_call(func):
+                return True
+            if isinstance(func, cst.Attribute):
+                return func.attr.value not in HOST_METHODS and self.is_tensor(func.value)
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return not isinstance(node.operator, cst.Not) and self.is_tensor(node.expression)
+        if isinstance(node, cst.Comparison):
+            return self.is_tensor_comparison(node)
+        if isinstance(node, cst.IfExp):
+            return self.is_tensor(node.body) or self.is_tensor(node.orelse)
+        if isinstance(node, cst.NamedExpr):
+            return self.is_tensor(node.value)
+        return False
+
+    def is_tensor_comparison(self, node: cst.Comparison) -> bool:
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+            return False
+        return self.is_tensor(node.left) or any(self.is_tensor(c.comparator) for c in node.comparisons)
+
+    def is_bool_tensor(self, node: cst.BaseExpression) -> bool:
+        """A boolean mask: a tensor comparison, ``~mask``, ``mask & other``, ``.bool()``, ``torch.isnan``..."""
+        if isinstance(node, cst.Name):
+            return node.value in self.fn.bools
+        if isinstance(node, cst.Attribute):
+            attr = self.is_self_attr(node)
+            return attr is not None and self.cls is not None and attr in self.cls.bool_attrs
+        if isinstance(node, cst.Comparison):
+            return self.is_tensor_comparison(node)
+        if isinstance(node, cst.UnaryOperation):
+            return isinstance(node.operator, cst.BitInvert) and self.is_bool_tensor(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self.is_bool_tensor(node.left) or self.is_bool_tensor(node.right)
+        if isinstance(node, cst.Call):
+            if self.torch_call_kind(node.func) == "bool":
+                return True
+            func = node.func
+            return (
+                isinstance(func, cst.Attribute) and func.attr.value in BOOL_METHODS and self.is_tensor(func.value)
+            )
+        return False
+
+    # -- bindings ----------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """Record what an assignment (or a ``for`` target) makes of its target."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [el.value for el in target.elements]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
+                for el, val in zip(elements, value.elements):
+                    self.bind(el, val.value)
+                return
+            tensor = value is not None and self.is_tensor(value)
+            for el in elements:
+                self._set(el, tensor, False)
+            return
+        tensor = value is not None and self.is_tensor(value)
+        self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
+        if isinstance(target, cst.Name):
+            alias = self.module_source(value)
+            if alias is not None:
+                self.fn.module_aliases[target.value] = alias
+            else:
+                self.fn.module_aliases.pop(target.value, None)
+
+    def module_source(self, value: cst.BaseExpression | None) -> str | None:
+        """``self.layers[i]`` / ``self.attn`` / an alias of them -> the attribute name."""
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        if isinstance(value, cst.Name):
+            return self.fn.module_aliases.get(value.value)
+        attr = self.is_self_attr(value) if value is not None else None
+        if attr is not None and self.cls is not None and attr in self.cls.module_attrs:
+            return attr
+        return None
+
+    def _set(self, target: cst.BaseExpression, tensor: bool, boolean: bool) -> None:
+        if isinstance(target, cst.Name):
+            names, bools = self.fn.tensors, self.fn.bools
+            key = target.value
+        else:
+            attr = self.is_self_attr(target)
+            if attr is None or self.cls is None:
+                return
+            names, bools, key = self.cls.tensor_attrs, self.cls.bool_attrs, attr
+            if not tensor:  # an attribute keeps being a tensor once one method made it one
+                return
+        (names.add if tensor else names.discard)(key)
+        (bools.add if boolean else bools.discard)(key)

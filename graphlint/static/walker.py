@@ -1,0 +1,432 @@
+"""One pass over a libcst module: functions, classes, call sites, hazard candidates.
+
+Statements are walked explicitly (so we know the enclosing function, class, loop, guard and
+capture region); expressions with a flat pre-order walk that hands each node to the matchers
+that asked for its type. Tensor facts are updated in source order as assignments are passed.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Iterable, Sequence
+
+import libcst as cst
+
+from graphlint.rules import Rule
+from graphlint.static.api import StaticOptions
+from graphlint.static.cstwalk import preorder
+from graphlint.static.matchers import Matcher
+from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo
+from graphlint.static.names import dotted_name, is_imported_root, record_import, resolve
+from graphlint.static.tensors import MODULE_CONTAINERS, ClassFacts, FunctionFacts, TensorOracle, param_is_tensor
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
+CAPTURE_CALLS = ("torch.cuda.make_graphed_callables",)
+CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
+
+
+@dataclass
+class RawCandidate:
+    rule: Rule
+    path: tuple[tuple[str, int], ...]
+    stmt: cst.CSTNode
+    anchor: cst.CSTNode
+    name: str
+    function: str
+    in_capture: bool
+
+
+class Walker:
+    """Also the ``MatchContext`` the matchers see."""
+
+    def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
+        self.info = ModuleInfo(path=path)
+        self.imports = self.info.imports
+        self.oracle = TensorOracle(self.imports)
+        self.options = options
+        self.matchers = list(matchers)
+        self.dispatch: dict[str, list[Matcher]] = {}
+        for m in self.matchers:
+            for node_type in m.node_types:
+                self.dispatch.setdefault(node_type, []).append(m)
+        self._call_keys: dict[str, set] = {}
+        self.raw: list[RawCandidate] = []
+        self.errors: list[tuple[int, int, str]] = []
+        self.local_names: set[str] = set()
+        self.loop_depth = 0
+        self.in_capture = False
+        self.class_stack: list[ClassInfo] = []
+        self.local_defs: list[dict[str, str]] = []
+        self.func = self._new_function("<module>", "<module>", "")
+        self.path: list[tuple[str, int]] = []
+        self.stmt: cst.CSTNode | None = None
+        self.store_targets: set[int] = set()
+
+    # -- MatchContext ------------------------------------------------------------------
+    @property
+    def class_name(self) -> str:
+        return self.class_stack[-1].qualname if self.class_stack else ""
+
+    @property
+    def function_name(self) -> str:
+        return self.func.name
+
+    def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate:
+        return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, self.in_capture)
+
+    def emit(self, raw: RawCandidate) -> None:
+        self.raw.append(raw)
+
+    def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
+        self.raw.append(self.defer(rule, anchor, name))
+
+    def is_store_target(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.store_targets
+
+    # -- entry point -------------------------------------------------------------------
+    def run(self, module: cst.Module) -> ModuleInfo:
+        self.body(module.body, "body")
+        return self.info
+
+    def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
+        fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
+        self.info.functions[qualname] = fn
+        self._call_keys[qualname] = set()
+        return fn
+
+    # -- statements --------------------------------------------------------------------
+    def body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
+        index = 0
+        for stmt in stmts:
+            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+            for small in smalls:
+                self.path.append((field, index))
+                try:
+                    if isinstance(small, cst.BaseSmallStatement):
+                        self.small(small)
+                    else:
+                        self.compound(small)
+                finally:
+                    self.path.pop()
+                index += 1
+
+    def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
+        self.body(suite.body, field)
+
+    def small(self, stmt: cst.BaseSmallStatement) -> None:
+        self.stmt = stmt
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            record_import(stmt, self.imports)
+            return
+        if isinstance(stmt, cst.Assign):
+            self.store_targets = {id(t.target) for t in stmt.targets}
+            self.expr(stmt)
+            self.store_targets = set()
+            for target in stmt.targets:
+                self.bind(target.target, stmt.value)
+        elif isinstance(stmt, cst.AnnAssign):
+            self.store_targets = {id(stmt.target)}
+            self.expr(stmt)
+            self.store_targets = set()
+            if stmt.value is not None:
+                self.bind(stmt.target, stmt.value)
+        elif isinstance(stmt, cst.AugAssign):
+            self.store_targets = {id(stmt.target)}
+            self.expr(stmt)
+            self.store_targets = set()
+            if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
+                self.oracle.fn.tensors.add(stmt.target.value)
+        else:
+            self.expr(stmt)
+            if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+                self.record_module_call(stmt.value)
+
+    def compound(self, stmt: cst.CSTNode) -> None:
+        self.stmt = stmt
+        if isinstance(stmt, cst.FunctionDef):
+            self.function(stmt)
+        elif isinstance(stmt, cst.ClassDef):
+            self.klass(stmt)
+        elif isinstance(stmt, cst.If):
+            self.if_(stmt)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self.loop(stmt)
+        elif isinstance(stmt, cst.With):
+            self.with_(stmt)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            self.suite(stmt.body)
+            for i, handler in enumerate(stmt.handlers):
+                self.suite(handler.body, f"handlers.{i}")
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, "orelse")
+            if stmt.finalbody is not None:
+                self.suite(stmt.finalbody.body, "finalbody")
+        elif isinstance(stmt, cst.Match):
+            self.expr(stmt.subject)
+            for i, case in enumerate(stmt.cases):
+                self.suite(case.body, f"cases.{i}")
+
+    def if_(self, stmt: cst.If) -> None:
+        self.visit_node(stmt)
+        self.expr(stmt.test)
+        guarded = self.guarded_branch(stmt.test)
+        if guarded != "body":
+            self.suite(stmt.body)
+        if stmt.orelse is None or guarded == "orelse":
+            return
+        if isinstance(stmt.orelse, cst.If):
+            self.path.append(("orelse", 0))
+            try:
+                self.stmt = stmt.orelse
+                self.if_(stmt.orelse)
+            finally:
+                self.path.pop()
+        else:
+            self.suite(stmt.orelse.body, "orelse")
+
+    def guarded_branch(self, test: cst.BaseExpression) -> str | None:
+        """Which branch of ``if test`` never runs in a captured decode step: "body", "orelse" or None."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.guarded_branch(test.expression)
+            return {"body": "orelse", "orelse": "body"}.get(inner or "")
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            if "body" in (self.guarded_branch(test.left), self.guarded_branch(test.right)):
+                return "body"
+            return None
+        if isinstance(test, cst.Call):
+            return "orelse" if resolve(test.func, self.imports) == CAPTURING_PREDICATE else None
+        last = test.attr.value if isinstance(test, cst.Attribute) else test.value if isinstance(test, cst.Name) else None
+        if last is not None and any(fnmatchcase(last, pat) for pat in self.options.guards):
+            return "body"
+        return None
+
+    def loop(self, stmt: cst.For | cst.While) -> None:
+        self.visit_node(stmt)
+        if isinstance(stmt, cst.For):
+            self.store_targets = {id(stmt.target)}
+            self.expr(stmt.target)
+            self.store_targets = set()
+            self.expr(stmt.iter)
+            self.bind_loop_target(stmt.target, stmt.iter)
+        else:
+            self.expr(stmt.test)
+        self.loop_depth += 1
+        try:
+            self.suite(stmt.body)
+        finally:
+            self.loop_depth -= 1
+        if stmt.orelse is not None:
+            self.suite(stmt.orelse.body, "orelse")
+
+    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+            if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.oracle.bind(target.elements[0].value, None)
+                self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
+                return
+        source = self.oracle.module_source(iterable)
+        if source is not None and isinstance(target, cst.Name):
+            self.oracle.fn.module_aliases[target.value] = source
+            return
+        tensor = self.oracle.is_tensor(iterable)
+        for name in preorder(target):
+            if isinstance(name, cst.Name):
+                (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
+                self.oracle.fn.module_aliases.pop(name.value, None)
+
+    def with_(self, stmt: cst.With) -> None:
+        captures = False
+        for item in stmt.items:
+            self.expr(item.item)
+            call = item.item
+            if isinstance(call, cst.Call) and resolve(call.func, self.imports) in CAPTURE_CONTEXTS:
+                captures = True
+        if captures:
+            self.func.captures = True
+        outer = self.in_capture
+        self.in_capture = outer or captures
+        try:
+            self.suite(stmt.body)
+        finally:
+            self.in_capture = outer
+
+    # -- scopes ------------------------------------------------------------------------
+    def function(self, stmt: cst.FunctionDef) -> None:
+        name = stmt.name.value
+        if self.func.qualname != "<module>":
+            qualname = f"{self.func.qualname}.{name}"
+            self.local_defs[-1][name] = qualname
+        elif self.class_stack:
+            qualname = f"{self.class_name}.{name}"
+            self.class_stack[-1].methods.add(name)
+        else:
+            qualname = name
+            self.local_names.add(name)
+        saved = (self.func, self.oracle.fn, self.loop_depth, self.in_capture)
+        self.func = self._new_function(qualname, name, self.class_name)
+        self.oracle.fn = FunctionFacts()
+        self.loop_depth, self.in_capture = 0, False
+        implicit = name in ("forward", "__call__") or any(fnmatchcase(name, p) for p in self.options.hot_names)
+        params = stmt.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value in ("self", "cls"):
+                continue
+            if param_is_tensor(param, self.imports, implicit):
+                self.oracle.fn.tensors.add(param.name.value)
+        self.local_defs.append({})
+        try:
+            self.suite(stmt.body)
+        finally:
+            self.local_defs.pop()
+            self.func, self.oracle.fn, self.loop_depth, self.in_capture = saved
+
+    def klass(self, stmt: cst.ClassDef) -> None:
+        name = stmt.name.value
+        qualname = f"{self.class_name}.{name}" if self.class_stack else name
+        if not self.class_stack and self.func.qualname == "<module>":
+            self.local_names.add(name)
+        info = ClassInfo(qualname=qualname)
+        for arg in stmt.bases:
+            desc = self.descriptor(arg.value)
+            if desc is not None:
+                info.bases.append(desc)
+        self.info.classes[qualname] = info
+        saved_cls = self.oracle.cls
+        self.class_stack.append(info)
+        self.oracle.cls = ClassFacts()
+        try:
+            self.suite(stmt.body)
+            for m in self.matchers:
+                self.guard_matcher(m, lambda m=m: m.end_class(self))
+        finally:
+            self.class_stack.pop()
+            self.oracle.cls = saved_cls
+
+    # -- expressions -------------------------------------------------------------------
+    def visit_node(self, node: cst.CSTNode) -> None:
+        for m in self.dispatch.get(type(node).__name__, ()):
+            self.guard_matcher(m, lambda m=m: m.visit(node, self))
+
+    def guard_matcher(self, m: Matcher, action) -> None:
+        try:
+            action()
+        except Exception as exc:  # one broken rule must not stop the file
+            self.errors.append((1, 0, f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
+            self.matchers.remove(m)
+            for handlers in self.dispatch.values():
+                if m in handlers:
+                    handlers.remove(m)
+
+    def expr(self, root: cst.CSTNode) -> None:
+        dispatch = self.dispatch
+        for node in preorder(root):
+            name = type(node).__name__
+            if name == "Call":
+                self.call_site(node)
+            if name in dispatch:
+                self.visit_node(node)
+
+    def descriptor(self, func: cst.BaseExpression) -> Descriptor | None:
+        """A class or function reference, for the linker to resolve."""
+        if isinstance(func, cst.Name):
+            if func.value in self.imports:
+                return ("dotted", self.imports[func.value])
+            for scope in reversed(self.local_defs):
+                if func.value in scope:
+                    return ("local", scope[func.value])
+            return None if func.value in BUILTIN_NAMES else ("name", func.value)
+        if isinstance(func, cst.Attribute) and is_imported_root(func, self.imports):
+            return ("dotted", resolve(func, self.imports))
+        return None
+
+    def call_site(self, call: cst.Call) -> None:
+        func = call.func
+        desc: Descriptor | None = None
+        oracle = self.oracle
+        if isinstance(func, cst.Name) and func.value in oracle.fn.module_aliases:
+            desc = ("self", oracle.fn.module_aliases[func.value])
+        elif isinstance(func, cst.Attribute):
+            base, method = func.value, func.attr.value
+            attr = oracle.is_self_attr(base)
+            if isinstance(base, cst.Name) and base.value == "self":
+                desc = ("self", method)
+            elif attr is not None:
+                desc = ("attr", attr, method)
+            elif isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
+                desc = ("attr", oracle.fn.module_aliases[base.value], method)
+            elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
+                desc = ("super", method)
+            else:
+                desc = self.descriptor(func)
+                if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
+                    self.func.captures = True
+                    self.in_capture = method == "capture_begin"
+                elif desc and desc[1] in CAPTURE_CALLS:
+                    self.func.captures = True
+        elif isinstance(func, cst.Subscript):
+            source = oracle.module_source(func)
+            desc = ("self", source) if source is not None else None
+        else:
+            desc = self.descriptor(func)
+        if desc is None:
+            return
+        key = (desc, self.in_capture)
+        seen = self._call_keys[self.func.qualname]
+        if key not in seen:
+            seen.add(key)
+            self.func.calls.append(CallSite(desc, self.in_capture))
+
+    # -- bindings ----------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        self.oracle.bind(target, value)
+        attr = self.oracle.is_self_attr(target)
+        if attr is not None and self.class_stack:
+            types = self.module_types(value)
+            if types:
+                self.add_submodule(attr, types)
+
+    def add_submodule(self, attr: str, types: list[Descriptor]) -> None:
+        known = self.class_stack[-1].submodules.setdefault(attr, [])
+        known.extend(t for t in types if t not in known)
+        if self.oracle.cls is not None:
+            self.oracle.cls.module_attrs.add(attr)
+
+    def module_types(self, value: cst.BaseExpression) -> list[Descriptor]:
+        """``Attention(...)`` -> [Attention]; ``nn.ModuleList([Block(...) for _ in ...])`` -> [Block]."""
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self.module_types(value.elt)
+        if isinstance(value, cst.DictComp):
+            return self.module_types(value.value)
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            return [t for el in value.elements for t in self.module_types(el.value)]
+        if isinstance(value, cst.Dict):
+            return [t for el in value.elements if isinstance(el, cst.DictElement) for t in self.module_types(el.value)]
+        if not isinstance(value, cst.Call):
+            return []
+        name = dotted_name(value.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        if last in MODULE_CONTAINERS:
+            types = [t for arg in value.args for t in self.module_types(arg.value)]
+            return types or [("dotted", "torch.nn." + last)]
+        if last[:1].isupper():
+            desc = self.descriptor(value.func)
+            return [desc] if desc is not None else []
+        return []
+
+    def record_module_call(self, call: cst.Call) -> None:
+        """``self.layers.append(Block())`` and ``self.register_buffer("cache", t)``."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not self.class_stack or self.oracle.cls is None:
+            return
+        method = func.attr.value
+        if method == "register_buffer" and self.oracle.is_self_attr(func) is not None:
+            if call.args and isinstance(call.args[0].value, cst.SimpleString):
+                self.oracle.cls.tensor_attrs.add(call.args[0].value.raw_value)
+        elif method in ("append", "extend") and call.args:
+            attr = self.oracle.is_self_attr(func.value)
+            types = self.module_types(call.args[0].value)
+            if attr is not None and types:
+                self.add_submodule(attr, types)
