@@ -92,3 +92,17 @@ def function_frame(fn) -> UserFrame | None:
     if code is None:
         return None
     return UserFrame(display_path(code.co_filename), code.co_firstlineno, code.co_name)
+
+
+def region_entry(region) -> str:
+    """``path.py:Qual.name`` of a region's function, as ``graphlint check --entry`` takes it."""
+    import inspect
+
+    if region.extra.get("entry"):
+        return region.extra["entry"]
+    fn = inspect.unwrap(getattr(region.fn, "__func__", region.fn))
+    fn = getattr(fn, "__func__", fn)
+    code, qualname = getattr(fn, "__code__", None), getattr(fn, "__qualname__", "")
+    if code is None or "<" in qualname or not is_user_file(code.co_filename):
+        return ""
+    return f"{display_path(code.co_filename)}:{qualname}"

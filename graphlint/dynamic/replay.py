@@ -19,7 +19,7 @@ import time
 import torch
 
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
-from graphlint.dynamic.frames import function_frame
+from graphlint.dynamic.frames import function_frame, region_entry
 from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
                                        ProbeOutcome, make_finding)
 from graphlint.dynamic.target import regions_of
@@ -70,6 +70,7 @@ class GraphProbe:
         self.graph_regions = regions_of(self.graph_target)
         self.eager_regions = regions_of(self.eager_target)
         self.result.regions = [r.name for r in self.graph_regions]
+        self.result.entries = [e for e in dict.fromkeys(region_entry(r) for r in self.graph_regions) if e]
         self.captures: dict[str, object] = {}
         self.poisoned = ""
         self.tracer = StepTracer(rules, device_label)

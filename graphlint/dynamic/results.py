@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from graphlint.finding import Finding
-from graphlint.rules import Rule
+from graphlint.rules import BUILTIN_PACK_DIR, Rule, load_pack
 
 PROBES: tuple[str, ...] = ("tracer", "sync-debug", "capture", "replay", "soak")
 
@@ -38,6 +38,7 @@ class DeviceResult:
     timing: dict[str, float] = field(default_factory=dict)  # eager_s, graph_s per step
     soak: dict[str, Any] = field(default_factory=dict)
     regions: list[str] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)  # "path:Qual.name" per region, for the static cross-check
     meta: dict[str, str] = field(default_factory=dict)  # torch version, GPU name, rank
 
     def outcome(self, probe: str) -> ProbeOutcome | None:
@@ -51,6 +52,7 @@ class DeviceResult:
         self.timing.update(other.timing)
         self.soak.update(other.soak)
         self.regions = self.regions or other.regions
+        self.entries = self.entries or other.entries
         self.meta.update(other.meta)
         return self
 
@@ -65,6 +67,12 @@ class DeviceResult:
         data["findings"] = [Finding.from_dict(f) for f in data.get("findings", [])]
         data["probes"] = [ProbeOutcome(**p) for p in data.get("probes", [])]
         return cls(**data)
+
+
+def runtime_rules() -> dict[str, Rule]:
+    """The rules the probes report: the runtime pack alone, so that the dynamic half does not
+    depend on the static packs (``graphlint check`` validates all packs together)."""
+    return {rule.code: rule for rule in load_pack(BUILTIN_PACK_DIR / "runtime.yaml")}
 
 
 def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",

@@ -91,7 +91,9 @@ class ModuleTarget:
         self._out = self.module(**self.inputs)
 
     def regions(self) -> list[Region]:
-        return [Region(self._name, self._forward, device=self.devices[0], source=_source_of(self.module))]
+        source = _source_of(self.module)
+        return [Region(self._name, self._forward, device=self.devices[0], source=source,
+                       extra={"entry": f"{source.rsplit(':', 1)[0]}:{type(self.module).__qualname__}.forward"} if source else {})]
 
     def output(self) -> Any:
         return self._out
@@ -100,7 +102,11 @@ class ModuleTarget:
 def _source_of(module: Any) -> str:
     forward = getattr(type(module), "forward", None)
     code = getattr(forward, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code else ""
+    if code is None:
+        return ""
+    from graphlint.dynamic.frames import display_path
+
+    return f"{display_path(code.co_filename)}:{code.co_firstlineno}"
 
 
 DEFAULT_TARGET = "dsv4.target:make_target"

@@ -13,7 +13,7 @@ import json
 import sys
 import traceback
 
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome
+from graphlint.dynamic.results import DeviceResult, ProbeOutcome, runtime_rules
 
 TRACE_PROBES = ("tracer", "sync-debug")
 GRAPH_PROBES = ("capture", "replay", "soak")
@@ -29,17 +29,22 @@ def _meta(devices) -> dict[str, str]:
     return meta
 
 
+def _entries(regions) -> list[str]:
+    from graphlint.dynamic.frames import region_entry
+
+    return [e for e in dict.fromkeys(region_entry(r) for r in regions) if e]
+
+
 def run_phase(job: dict) -> DeviceResult:
     import torch
 
     from graphlint.dynamic.target import load_factory, regions_of
-    from graphlint.rules import load_rules
 
     label, phase = job["label"], job["phase"]
     devices = [torch.device(d) for d in job["devices"]]
     probes = GRAPH_PROBES if phase == "graph" else TRACE_PROBES
     try:
-        rules = load_rules()
+        rules = runtime_rules()
         factory = load_factory(job["target"])
         if phase == "graph":
             from graphlint.dynamic.replay import run_graph_phase
@@ -56,7 +61,8 @@ def run_phase(job: dict) -> DeviceResult:
                 region.fn()
             cuda = any(d.type == "cuda" for d in devices)
             findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
-            result = DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions])
+            result = DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
+                                  entries=_entries(regions))
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         where = traceback.extract_tb(exc.__traceback__)[-1]

@@ -1,0 +1,198 @@
+"""``graphlint inventory`` and ``graphlint capture-test``: argument parsing and handlers.
+
+Nothing here imports torch at import time (``graphlint --help`` and ``graphlint check`` load
+this module); the handlers do. Decisions:
+
+* ``inventory`` exits 1 when anything would break capture or replay (an error-severity
+  finding in a capturable region, a failed or empty capture, a mismatch, a probe error),
+  else 0; findings in deliberately eager regions are reported but do not fail it.
+* ``capture-test`` on a GPU runs capture + replay (+ soak with ``--soak``), not the tracer:
+  it is a gate, and the capture is the ground truth. Without CUDA it runs the tracer only,
+  says that capture was skipped, and fails only on tracer errors in capturable regions;
+  ``--require-gpu`` turns a missing GPU into exit 2 (graphlint could not do what was asked).
+* The default target is the bundled engine (``dsv4.target:make_target``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+DEFAULT_SOAK_STEPS = 512
+
+
+def _gpus(text: str) -> list[int]:
+    try:
+        gpus = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--gpus takes comma-separated GPU indices like 0,2, got {text!r}") from None
+    if not gpus or any(g < 0 for g in gpus):
+        raise argparse.ArgumentTypeError(f"--gpus takes comma-separated GPU indices like 0,2, got {text!r}")
+    return gpus
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of steps, got {text!r}")
+    return int(text)
+
+
+def _target_args(p: argparse.ArgumentParser) -> None:
+    from graphlint.dynamic.target import DEFAULT_TARGET
+
+    p.add_argument("--target", default=DEFAULT_TARGET, metavar="FILE.py:FACTORY",
+                   help=f"factory(devices, **options) -> target (default: the bundled engine, {DEFAULT_TARGET})")
+    p.add_argument("--decoder", help="shortcut for --option decoder=NAME (dsv4: eager, ab-graph, full-graph)")
+    p.add_argument("--preset", help="shortcut for --option preset=NAME (dsv4: tiny, small)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="passed to the factory; VALUE is read as a Python literal when it is one (repeatable)")
+    p.add_argument("--gpus", type=_gpus, metavar="LIST", help="GPU indices, e.g. 0,2 (default: every visible GPU)")
+    p.add_argument("--placement", choices=("per-gpu", "span"), default="per-gpu",
+                   help="per-gpu: the target on each GPU alone, GPUs in parallel (default); "
+                   "span: one target over all selected GPUs (pipeline-parallel engines)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (it is only shown on a terminal)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+
+
+def register(sub) -> None:
+    inv = sub.add_parser("inventory", help="run the engine under every probe and write the inventory report",
+                         description="Run the target under the tracer, sync-debug mode, trial capture, "
+                         "replay-vs-eager and a soak, on every selected GPU, and write the inventory.")
+    _target_args(inv)
+    inv.add_argument("--steps", type=_positive, default=DEFAULT_SOAK_STEPS, metavar="N",
+                     help=f"soak length in decode steps (default {DEFAULT_SOAK_STEPS})")
+    inv.add_argument("--no-soak", action="store_true", help="skip the soak probe")
+    inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    inv.set_defaults(handler=cmd_inventory)
+    ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
+                        description="Capture every capturable region on every selected GPU, replay it against "
+                        "eager execution, and fail on any capture failure or mismatch. Without CUDA: the tracer only.")
+    _target_args(ct)
+    ct.add_argument("--soak", action="store_true", help="also run the soak probe")
+    ct.add_argument("--steps", type=_positive, default=DEFAULT_SOAK_STEPS, metavar="N",
+                    help=f"soak length with --soak (default {DEFAULT_SOAK_STEPS})")
+    ct.add_argument("--require-gpu", action="store_true", help="exit 2 instead of running the tracer when there is no CUDA device")
+    ct.add_argument("--format", choices=("text", "json"), default="text")
+    ct.set_defaults(handler=cmd_capture_test)
+
+
+def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = True):
+    from graphlint.dynamic.run import Request
+    from graphlint.dynamic.target import load_factory, parse_option
+
+    options = dict(parse_option(o) for o in args.option)
+    for key in ("decoder", "preset"):
+        if getattr(args, key):
+            options[key] = getattr(args, key)
+    load_factory(args.target)  # fail early, with exit 2, on a bad --target
+    command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
+    return Request(target=args.target, options=options, gpus=args.gpus, placement=args.placement,
+                   soak_steps=soak_steps, trace=trace, graph=graph, command=command)
+
+
+def _collect(req, args):
+    """Run the probes (under torchrun: this rank's part). ``None`` on ranks other than 0."""
+    import torch
+
+    from graphlint.dynamic.distributed import run_rank, under_torchrun
+    from graphlint.dynamic.run import run_inventory, total_jobs, validate_gpus
+    from graphlint.dynamic.results import runtime_rules
+
+    runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
+    if under_torchrun():
+        return run_rank(req)
+    cuda = torch.cuda.is_available()
+    problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
+    if problem:
+        raise ValueError(problem)
+    if args.no_progress or not sys.stderr.isatty():
+        return run_inventory(req)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("probing", total=total_jobs(req, cuda, torch.cuda.device_count() if cuda else 0))
+        return run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what))
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def _guarded(fn):
+    def handler(args) -> int:
+        from graphlint.dynamic.target import TargetError
+        from graphlint.rules import RuleError
+
+        try:
+            return fn(args)
+        except (TargetError, RuleError, ValueError) as exc:
+            print(f"graphlint: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+    handler.__doc__ = fn.__doc__
+    return handler
+
+
+@_guarded
+def cmd_inventory(args) -> int:
+    from graphlint.dynamic.crossref import cross_reference
+    from graphlint.dynamic.results import failures
+    from graphlint.report.inventory import render_json, render_markdown
+
+    req = build_request(args, soak_steps=0 if args.no_soak else args.steps)
+    inv = _collect(req, args)
+    if inv is None:
+        return EXIT_CLEAN
+    entries = sorted({e for d in inv.devices for e in d.entries})
+    xref = cross_reference(inv.findings(), entries)
+    _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
+    return EXIT_FINDINGS if failures(inv) else EXIT_CLEAN
+
+
+@_guarded
+def cmd_capture_test(args) -> int:
+    import json
+
+    import torch
+
+    from graphlint.dynamic.results import failures
+
+    cuda = torch.cuda.is_available()
+    if not cuda and args.require_gpu:
+        print("graphlint: error: capture-test --require-gpu: no CUDA device is available", file=sys.stderr)
+        return EXIT_ERROR
+    req = build_request(args, soak_steps=args.steps if args.soak else 0, trace=not cuda, graph=cuda)
+    inv = _collect(req, args)
+    if inv is None:
+        return EXIT_CLEAN
+    failed = failures(inv)
+    if args.format == "json":
+        _write(json.dumps({"cuda": cuda, "passed": not failed, "failures": failed,
+                           "inventory": inv.to_dict()}, indent=2, default=str) + "\n", args.output)
+    else:
+        _write(_capture_text(inv, failed, cuda), args.output)
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def _capture_text(inv, failed: list[str], cuda: bool) -> str:
+    lines = []
+    if not cuda:
+        lines.append("capture-test: CAPTURE SKIPPED: no CUDA device; ran the tracer only (on the CPU).")
+    for dev in inv.devices:
+        for p in dev.probes:
+            lines.append(f"{dev.device:>10} {p.probe:<10} {p.status:<8} {p.detail}")
+        for region, cell in dev.capture.items():
+            lines.append(f"{dev.device:>10} {region:<24} {cell['status']}" + (f": {cell['detail']}" if cell.get("detail") else ""))
+        if dev.timing.get("graph_s") and dev.timing.get("eager_s"):
+            t = dev.timing
+            lines.append(f"{dev.device:>10} eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
+                         f"({t['eager_s'] / t['graph_s']:.2f}x)")
+    lines += [f"FAIL {f}" for f in failed]
+    verdict = "FAILED" if failed else ("passed (tracer only: capture was not tested)" if not cuda else "passed")
+    lines.append(f"capture-test {verdict}")
+    return "\n".join(lines) + "\n"

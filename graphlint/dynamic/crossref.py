@@ -1,0 +1,62 @@
+"""Cross-check dynamic findings with ``graphlint check`` on the same source files.
+
+Every finding lands in one of three buckets, keyed by (path, line, category): confirmed by
+both halves, dynamic only (a static miss: the most valuable line of the report), or static
+only (the static half flags a line the probes never saw happen, e.g. a branch the probed
+steps did not take). The static half runs with the probed regions' functions as its decode
+entries, so it looks at exactly the code the probes ran. Torch-free, like the static half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from graphlint.finding import Finding
+
+CONFIRMED, DYNAMIC_ONLY, STATIC_ONLY = "confirmed by both", "dynamic only (static miss)", "static only (not reached at runtime)"
+
+
+@dataclass
+class CrossRef:
+    ran: bool
+    detail: str  # why it was skipped, or what it checked
+    status: dict[tuple[str, int, str], str] = field(default_factory=dict)  # (path, line, category) -> bucket
+    static_only: list[Finding] = field(default_factory=list)
+
+    def of(self, finding: Finding) -> str:
+        return self.status.get((finding.path, finding.line, finding.category), "")
+
+
+def cross_reference(findings: list[Finding], entries: list[str]) -> CrossRef:
+    """Run the static half on the dynamic findings' files and bucket every finding."""
+    paths = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries})
+    if not paths:
+        return CrossRef(False, "nothing to cross-reference: no finding points at a source file")
+    try:
+        import libcst  # noqa: F401
+    except ImportError as exc:
+        return CrossRef(False, f"skipped: libcst is not importable ({exc}), so `graphlint check` cannot run here")
+    try:
+        from graphlint.config import load_config
+        from graphlint.runner import run
+        from graphlint.settings import resolve
+
+        settings = resolve(load_config(), paths=paths, entries=list(entries), use_cache=False, jobs=1)
+        static = [f for f in run(settings).findings if not f.suppressed and f.category != "meta"]
+    except ImportError as exc:
+        return CrossRef(False, f"skipped: the static analyzer is not available ({exc})")
+    except Exception as exc:  # the report must still come out
+        return CrossRef(False, f"skipped: `graphlint check` failed: {type(exc).__name__}: {exc}")
+    static_keys = {(f.path, f.line, f.category) for f in static}
+    dynamic_keys = {(f.path, f.line, f.category) for f in findings}
+    result = CrossRef(True, f"`graphlint check` on {len(paths)} file(s) with the {len(entries)} probed region(s) as entries")
+    for key in dynamic_keys:
+        result.status[key] = CONFIRMED if key in static_keys else DYNAMIC_ONLY
+    seen = set()
+    for f in static:
+        key = (f.path, f.line, f.category)
+        if key not in dynamic_keys and key not in seen:
+            seen.add(key)
+            result.status[key] = STATIC_ONLY
+            result.static_only.append(f)
+    return result

@@ -1,0 +1,166 @@
+"""The inventory report: markdown shaped like the seed's hand-written inventory, or JSON.
+
+Summary first (where capture works, eager vs graph s/token), then one table per category
+with the evidence (which probe saw it) and a status, the per-GPU x per-region capture
+matrix, the soak figures, and what the static half flags that no probe saw. A dynamic-only
+finding is a static miss and is marked as such. Torch-free: it renders plain data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
+from graphlint.dynamic.results import CAPTURED, EAGER, Inventory
+from graphlint.finding import CATEGORIES, Finding
+
+_CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
+         "not run": "⏸ not run"}
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def status_of(f: Finding) -> str:
+    in_graph = dict(f.extra).get("in_graph", True)
+    if not in_graph:
+        return "eager region (outside the graphs)"
+    return "breaks capture or replay" if f.severity == "error" else "capturable, but costs every step"
+
+
+def _rows(inv: Inventory) -> list[tuple[Finding, list[str]]]:
+    """One row per (rule, path, line) with the devices that saw it."""
+    rows: dict[tuple, tuple[Finding, list[str]]] = {}
+    for f in inv.findings():
+        key = (f.rule, f.path, f.line)
+        if key in rows:
+            rows[key][1].append(f.device)
+        else:
+            rows[key] = (f, [f.device])
+    return list(rows.values())
+
+
+def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
+    out = ["## Summary", ""]
+    if not inv.cuda:
+        out.append("**Capture skipped: no CUDA device.** Only the tracer ran, on the CPU; capture, replay and "
+                   "soak did not run, so nothing here says the step captures.")
+    for dev in inv.devices:
+        cells = dev.capture
+        graphs = [c for c in cells.values() if c["status"] != EAGER]
+        ok = [c for c in graphs if c["status"] == CAPTURED]
+        replay = dev.outcome("replay")
+        if graphs:
+            verdict = "works" if len(ok) == len(graphs) and replay and "identical" in replay.detail else "does NOT work"
+            line = f"- **{dev.device}**: capture {verdict}: {len(ok)}/{len(graphs)} capturable regions captured"
+            line += f"; replay: {replay.detail}" if replay else ""
+        else:
+            probe = dev.outcome("capture")
+            line = f"- **{dev.device}**: capture not run" + (f" ({probe.detail})" if probe else "")
+        out.append(line)
+        t = dev.timing
+        if t.get("eager_s") and t.get("graph_s"):
+            out.append(f"  - decode: eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
+                       f"(speedup {t['eager_s'] / t['graph_s']:.2f}x)")
+    counts = defaultdict(int)
+    for f, _devs in _rows(inv):
+        counts[f.category] += 1
+    misses = sum(1 for f, _ in _rows(inv) if xref.of(f) == DYNAMIC_ONLY)
+    out += ["", f"Findings: {sum(counts.values())} ("
+            + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]) + ")" if counts else "", ""]
+    out.append(f"Static cross-reference: {xref.detail}." + (f" **{misses} dynamic-only finding(s): static misses.**"
+                                                           if xref.ran and misses else ""))
+    out += ["", "### Probes", "", "| Device | Probe | Status | Detail |", "|---|---|---|---|"]
+    for dev in inv.devices:
+        for p in dev.probes:
+            out.append(f"| {dev.device} | {p.probe} | {p.status} | {_esc(p.detail)} |")
+    return out + [""]
+
+
+def _category_tables(inv: Inventory, xref: CrossRef) -> list[str]:
+    out = []
+    rows = _rows(inv)
+    for number, category in enumerate(CATEGORIES, 1):
+        mine = [(f, d) for f, d in rows if f.category == category]
+        out += [f"## CATEGORY {number}: {category} ({len(mine)})", ""]
+        if not mine:
+            out += ["None observed.", ""]
+            continue
+        out += ["| File | Line | Issue | Evidence (probe) | Devices | Region | Status | Static |",
+                "|---|---|---|---|---|---|---|---|"]
+        for f, devices in mine:
+            static = xref.of(f) if xref.ran else "not checked"
+            static = f"**⚠ {static}**" if static == DYNAMIC_ONLY else ("✅ " + static if static == CONFIRMED else static)
+            out.append(f"| `{f.path}` | {f.line} | {f.rule} {_esc(f.message)} | {_esc(', '.join(f.evidence))} | "
+                       f"{', '.join(dict.fromkeys(devices))} | {f.region} | {status_of(f)} | {static} |")
+        out.append("")
+    return out
+
+
+def _matrix(inv: Inventory) -> list[str]:
+    regions = list(dict.fromkeys(r for d in inv.devices for r in (d.regions or d.capture)))
+    out = ["## Capture matrix (device x region)", ""]
+    if not any(d.capture for d in inv.devices):
+        return out + ["Not run: " + ("no CUDA device." if not inv.cuda else "the capture probe did not run."), ""]
+    out += ["| Region | " + " | ".join(d.device for d in inv.devices) + " |",
+            "|---|" + "---|" * len(inv.devices)]
+    for region in regions:
+        cells = [_CELL.get(d.capture.get(region, {}).get("status", "not run"), "?") for d in inv.devices]
+        out.append(f"| {region} | " + " | ".join(cells) + " |")
+    details = [(d.device, r, c["detail"]) for d in inv.devices for r, c in d.capture.items()
+               if c.get("detail") and c["status"] != EAGER]
+    if details:
+        out += ["", "Capture details:", ""] + [f"- {dev} `{r}`: {_esc(text)}" for dev, r, text in details]
+    return out + [""]
+
+
+def _soak(inv: Inventory) -> list[str]:
+    out = ["## Soak (graph vs eager over many steps)", ""]
+    soaked = [d for d in inv.devices if d.soak]
+    if not soaked:
+        why = [f"{d.device}: {p.detail}" for d in inv.devices if (p := d.outcome("soak")) and p.status != "ran"]
+        return out + ["Not run" + (": " + "; ".join(why) if why else " (run with --steps N).") + "", ""]
+    out += ["| Device | Steps | Graph live bytes/step | Eager live bytes/step | Allocations/step (graph) | "
+            "max diff, first quarter | max diff, last quarter | First mismatch | Graph s/token | Eager s/token |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for d in soaked:
+        s = d.soak
+        out.append(f"| {d.device} | {s['steps']} | {s['graph_bytes_per_step']:.0f} | {s['eager_bytes_per_step']:.0f} | "
+                   f"{s['graph_allocations_per_step']:.0f} | {s['max_diff_first_quarter']:.3g} | "
+                   f"{s['max_diff_last_quarter']:.3g} | {s['first_mismatch_step'] or 'none'} | "
+                   f"{s['graph_s_per_step']:.4g} | {s['eager_s_per_step']:.4g} |")
+    return out + [""]
+
+
+def _static_only(xref: CrossRef) -> list[str]:
+    if not xref.ran:
+        return []
+    out = [f"## Static only: flagged by `graphlint check`, not seen at runtime ({len(xref.static_only)})", ""]
+    if not xref.static_only:
+        return out + ["None.", ""]
+    out += ["| File | Line | Issue |", "|---|---|---|"]
+    out += [f"| `{f.path}` | {f.line} | {f.rule} {_esc(f.message)} |" for f in xref.static_only]
+    return out + [""]
+
+
+def render_markdown(inv: Inventory, xref: CrossRef) -> str:
+    gpus = sorted({d.meta.get("gpu", "") for d in inv.devices} - {""})
+    head = ["# CUDA Graph Readiness — Inventory", "",
+            f"Date: {inv.date}  ", f"Target: `{inv.target}`  ", f"Command: `{inv.command}`  ",
+            f"torch {inv.torch}; devices: {', '.join(d.device for d in inv.devices)}"
+            + (f" ({', '.join(gpus)})" if gpus else ""), ""]
+    notes = [f"> {n}" for n in inv.notes] + ([""] if inv.notes else [])
+    body = _summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv) + _static_only(xref)
+    return "\n".join(head + notes + body).rstrip() + "\n"
+
+
+def render_json(inv: Inventory, xref: CrossRef) -> str:
+    data = inv.to_dict()
+    for dev in data["devices"]:
+        for f in dev["findings"]:
+            f["static"] = xref.status.get((f["path"], f["line"], f["category"]), "")
+    data["cross_reference"] = {"ran": xref.ran, "detail": xref.detail,
+                               "static_only": [f.to_dict() for f in xref.static_only]}
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
