@@ -14,8 +14,10 @@ Decisions worth knowing:
 * Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
   GL000 finding; an analyzer crash on one file is a GL002 finding naming the file. Only a
   crash of the linking phase (which sees every file at once) aborts the run with exit code 2.
-* ``# graphlint: skip-file`` removes the file's findings but keeps its functions in the call
-  graph, so callers elsewhere still see what it calls.
+* ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
+  and what only it calls is not hot. That is what marking e.g. an intentionally eager
+  reference decoder should do; the runner additionally drops any finding the linker still
+  places in such a file.
 """
 
 from __future__ import annotations

@@ -81,19 +81,21 @@ def test_link_crash_is_exit_2(project, monkeypatch):
     assert result.rc == 2 and "internal error while linking 1 files: ZeroDivisionError" in result.err
 
 
-def test_skip_file_keeps_the_call_graph(project):
+def test_skip_file_takes_the_file_out_of_the_analysis(project):
     code = project.item_code()
     project.write("pkg/__init__.py", "")
     project.write("pkg/helpers.py", "import torch\n\ndef helper(x: torch.Tensor):\n    return x.item()\n")
-    project.write("pkg/model.py", """\
-        # graphlint: skip-file
+    model = """\
         import torch
         from .helpers import helper
 
         def decode_step(x: torch.Tensor):
             return helper(x) + x.item()
-    """)
-    assert [(f["path"], f["rule"]) for f in project.findings("pkg")] == [("pkg/helpers.py", code)]
+    """
+    project.write("pkg/model.py", model)
+    assert [(f["path"], f["rule"]) for f in project.findings("pkg")] == [("pkg/helpers.py", code), ("pkg/model.py", code)]
+    project.write("pkg/model.py", "# graphlint: skip-file -- the eager reference, never captured\n" + model)
+    assert project.findings("pkg") == []  # nothing in it, and its callees are no longer hot
 
 
 def _settings(paths=("pkg",), **kw):
