@@ -4,7 +4,10 @@ never import torch (a pre-commit hook must not pay for, or even need, a torch in
 What fails the check: an unsuppressed, non-baselined finding of severity ``error`` (the code
 will not capture, or will replay wrong values). ``--strict`` makes ``warning`` findings (slow
 but capturable, unused suppressions) fail too, as issue 2 asks. ``info`` findings never fail:
-they are advice. ``--exit-zero`` always exits 0 unless graphlint itself could not run.
+they are advice. ``--exit-zero`` always exits 0 unless graphlint itself failed: an internal
+error on one file (GL002) is still reported with the file and the rest of the run completes,
+but the exit code is 2, because the result is incomplete and the fix is in graphlint (or an
+``--ignore GL002``), not in the user's code.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ exit codes:
   0  no failing findings (or --exit-zero)
   1  at least one failing finding: severity error; with --strict also warning
   2  usage, configuration or internal error (bad option, unknown rule code,
-     broken pyproject.toml, unreadable baseline, crash of the linking phase)
+     broken pyproject.toml, unreadable baseline, or graphlint crashed: on one
+     file (GL002, reported; the other files are still checked) or while linking)
 """
 
 
@@ -171,6 +175,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(report)
         sys.stdout.flush()
+    if any(f.rule == "GL002" and not f.suppressed for f in findings):
+        return EXIT_ERROR  # graphlint itself failed on a file: not the user's finding to fix
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(fails(f, ctx) for f in findings) else EXIT_CLEAN

@@ -67,9 +67,13 @@ def test_internal_error_in_one_file_does_not_stop_the_rest(project, monkeypatch)
     monkeypatch.setattr(summarize, "summarize_file", flaky)
     project.write("src/boom.py", "x = 1\n")
     project.write("src/model.py", project.hot_item)
-    found = project.findings("src", "--jobs", "1")
+    result = project.run("src", "--jobs", "1", "--format", "json")
+    assert result.rc == 2  # incomplete result: graphlint's failure, not a finding to fix
+    found = result.json()["findings"]
     assert [(f["path"], f["rule"]) for f in found] == [("src/boom.py", "GL002"), ("src/model.py", code)]
     assert "RuntimeError: matcher exploded" in found[0]["message"]
+    assert project.run("src", "--jobs", "1", "--exit-zero").rc == 2
+    assert project.run("src", "--jobs", "1", "--ignore", "GL002").rc == 1
 
 
 def test_link_crash_is_exit_2(project, monkeypatch):
@@ -146,6 +150,15 @@ def test_precommit_files_use_configured_paths_for_the_call_graph(project):
     # pre-commit passes only the helper: it is still hot through the unchanged caller
     assert [(f["path"], f["rule"]) for f in project.findings("pkg/helpers.py")] == [("pkg/helpers.py", code)]
     assert [f["path"] for f in project.findings("pkg/model.py")] == ["pkg/model.py"]
+
+
+def test_cache_directory_and_no_cache_flag(project):
+    project.write("src/model.py", project.hot_item)
+    assert project.run("src").rc == 1 and not (project.root / ".graphlint_cache").exists()  # --no-cache
+    cached = project.run("--raw", "check", "--no-progress", "--format", "json", "src")
+    again = project.run("--raw", "check", "--no-progress", "--format", "json", "src")
+    assert cached.rc == again.rc == 1 and cached.out == again.out
+    assert (project.root / ".graphlint_cache/.gitignore").read_text().strip().endswith("*")
 
 
 def test_exclude_applies_to_explicit_files(project):
