@@ -1,0 +1,72 @@
+"""Shared by the dynamic tests: plant marks and a one-snippet target for rule examples."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import torch
+
+from graphlint.dynamic.target import Region
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGETS = ROOT / "fixtures" / "targets"
+PLANT = re.compile(r"#\s*plant:\s*((?:GL\d{3}\s*)+)")
+
+
+def plants(path: Path) -> set[tuple[str, int]]:
+    """{(code, line)} of every ``# plant: GLxxx ...`` mark in ``path``."""
+    marks = set()
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        match = PLANT.search(text)
+        if match:
+            marks |= {(code, number) for code in match.group(1).split()}
+    return marks
+
+
+def spec(name: str) -> str:
+    return f"{(TARGETS / name).relative_to(ROOT).as_posix()}:make_target"
+
+
+class SnippetTarget:
+    """One region whose body is a rule's bad/good example (see rules/runtime.yaml)."""
+
+    def __init__(self, fn, device: torch.device, capturable: bool) -> None:
+        self.fn, self.device, self.capturable = fn, device, capturable
+        self.devices = [device]
+        cuda = device.type == "cuda"
+        self.ns = {
+            "x": torch.linspace(-1, 1, 8, device=device), "idx": torch.arange(4, device=device),
+            "buf": torch.zeros(4, dtype=torch.int64, device=device), "out": torch.zeros(8, device=device),
+            "host": torch.ones(8), "pinned": torch.ones(8, pin_memory=cuda), "step": 0, "device": device,
+            "peer": torch.device("cuda", 1) if cuda and torch.cuda.device_count() > 1 else torch.device("meta"),
+            "side": torch.cuda.Stream(device=device) if cuda else None, "state": {}, "torch": torch,
+        }
+
+    def stage(self, step: int) -> None:
+        self.ns["step"] = step
+
+    def _run(self) -> None:
+        self.fn(**self.ns)
+
+    def regions(self) -> list[Region]:
+        return [Region("snippet", self._run, device=self.device, capturable=self.capturable)]
+
+    def output(self) -> torch.Tensor:
+        return self.ns["out"]
+
+
+def snippet_factory(code: str, tmp_path: Path, name: str):
+    """A factory for a target whose step runs ``code`` from a real file (so frames resolve)."""
+    args = "x, idx, buf, out, host, pinned, step, device, peer, side, state, torch"
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"def snippet({args}):\n" + textwrap.indent(code.rstrip() + "\n", "    "))
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    capturable = "CUDAGraph" not in code  # a snippet that captures its own graph is an eager region
+
+    def factory(devices, **_options):
+        return SnippetTarget(namespace["snippet"], torch.device(devices[0]), capturable)
+
+    return factory, path

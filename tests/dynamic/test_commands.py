@@ -1,0 +1,81 @@
+"""graphlint inventory / capture-test without a GPU, called through the real CLI entry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from dynamic_helpers import ROOT, spec
+from graphlint.cli import main
+
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="documents the no-CUDA behaviour")
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_capture_test_without_cuda_runs_the_tracer_and_says_capture_was_skipped(capsys):
+    assert main(["capture-test", "--target", spec("plain_module.py")]) == 0
+    out = capsys.readouterr().out
+    assert "CAPTURE SKIPPED: no CUDA device" in out
+    assert "passed (tracer only: capture was not tested)" in out
+
+
+def test_capture_test_fails_on_tracer_errors_in_capturable_regions(capsys):
+    assert main(["capture-test", "--target", spec("hazards.py")]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL fixtures/targets/hazards.py:36 GL190" in out
+    assert "capture-test FAILED" in out
+
+
+def test_capture_test_require_gpu_fails_without_cuda(capsys):
+    assert main(["capture-test", "--target", spec("plain_module.py"), "--require-gpu"]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["missing.py:make_target", "fixtures/targets/hazards.py:nope", "no-colon"])
+def test_bad_target_is_a_usage_error(target, capsys):
+    assert main(["inventory", "--target", target]) == 2
+    assert "graphlint: error:" in capsys.readouterr().err
+
+
+def test_bad_option_is_a_usage_error(capsys):
+    assert main(["inventory", "--target", spec("plain_module.py"), "--option", "no-equals"]) == 2
+
+
+def test_inventory_markdown_has_the_seed_shape(tmp_path, capsys):
+    report = tmp_path / "inv.md"
+    assert main(["inventory", "--target", spec("hazards.py"), "--no-progress", "-o", str(report)]) == 1
+    text = report.read_text()
+    for heading in ("## Summary", "## CATEGORY 1: host-sync", "## CATEGORY 5: capture-hygiene",
+                    "## Capture matrix", "## Soak"):
+        assert heading in text
+    assert "**Capture skipped: no CUDA device.**" in text
+    assert "| `fixtures/targets/hazards.py` | 36 | GL190" in text
+
+
+def test_inventory_json_round_trips(capsys):
+    from graphlint.dynamic.results import Inventory
+
+    assert main(["inventory", "--target", spec("hazards.py"), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    inv = Inventory.from_dict({k: v for k, v in data.items() if k != "cross_reference"})
+    assert {f.rule for f in inv.findings()} == {"GL190", "GL290", "GL390", "GL393", "GL490"}
+    assert "ran" in data["cross_reference"]
+
+
+def test_default_target_is_the_bundled_engine(capsys):
+    assert main(["capture-test"]) == 1  # the eager decoder is full of hazards
+    assert "FAIL dsv4/" in capsys.readouterr().out
+
+
+def test_dynamic_modules_do_not_import_torch():
+    code = ("import sys, graphlint.dynamic.commands, graphlint.dynamic.pytest_plugin, graphlint.report.inventory, "
+            "graphlint.dynamic.crossref, graphlint.dynamic.results; assert 'torch' not in sys.modules, 'torch'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

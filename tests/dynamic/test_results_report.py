@@ -1,0 +1,76 @@
+"""Finding merging, transition classification, failures(), the report and the cross-reference."""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from graphlint.dynamic.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
+from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, failures, merge_findings
+from graphlint.dynamic.tracer import classify_transition
+from graphlint.finding import Finding
+from graphlint.report.inventory import render_json, render_markdown
+
+
+def _f(rule, line, evidence, category="host-sync", severity="error", device="cuda:0", in_graph=True):
+    return Finding(rule=rule, name=rule.lower(), category=category, severity=severity, path="m.py", line=line,
+                   col=0, message=f"{rule} message", evidence=(evidence,), source="dynamic", device=device,
+                   region="layer0", extra=(("in_graph", in_graph),))
+
+
+def test_sync_debug_folds_into_the_precise_finding_at_its_line():
+    merged = merge_findings([_f("GL192", 3, "tracer:aten._to_copy"), _f("GL190", 3, "sync-debug"),
+                             _f("GL190", 9, "sync-debug"), _f("GL190", 9, "tracer:aten._local_scalar_dense")])
+    assert [(f.rule, f.line, f.evidence) for f in merged] == [
+        ("GL192", 3, ("tracer:aten._to_copy", "sync-debug")),
+        ("GL190", 9, ("sync-debug", "tracer:aten._local_scalar_dense")),
+    ]
+
+
+def test_transitions_relative_to_the_region_device():
+    cpu, c0, c1, meta = (torch.device(d) for d in ("cpu", "cuda:0", "cuda:1", "meta"))
+    assert classify_transition(cpu, c0, c0, pinned=False) == "GL491"
+    assert classify_transition(cpu, c0, c0, pinned=True) is None
+    assert classify_transition(c0, cpu, c0, pinned=False) == "GL192"
+    assert classify_transition(c0, c1, c0, pinned=False) == "GL490"
+    assert classify_transition(cpu, meta, cpu, pinned=False) == "GL490"
+    assert classify_transition(c0, c0, c0, pinned=False) is None
+
+
+def _inventory():
+    dev = DeviceResult("cuda:0", findings=[_f("GL190", 3, "tracer:x"), _f("GL290", 4, "tracer:y", "allocation", "warning"),
+                                           _f("GL190", 7, "tracer:z", in_graph=False)],
+                       probes=[ProbeOutcome("capture", "ran", "1/2"), ProbeOutcome("replay", "ran", "identical")],
+                       capture={"layer0": {"status": "failed", "detail": "RuntimeError: boom"},
+                                "attn": {"status": "eager", "detail": "deliberately eager"}},
+                       timing={"eager_s": 0.02, "graph_s": 0.01}, regions=["layer0", "attn"],
+                       soak={"steps": 64, "graph_bytes_per_step": 0, "eager_bytes_per_step": 0,
+                             "graph_allocations_per_step": 0, "max_diff_first_quarter": 0.0,
+                             "max_diff_last_quarter": 0.0, "first_mismatch_step": None,
+                             "graph_s_per_step": 0.01, "eager_s_per_step": 0.02})
+    return Inventory(target="t.py:f", command="graphlint inventory", date="today", torch="2.11", cuda=True,
+                     devices=[dev])
+
+
+def test_failures_ignore_warnings_and_eager_regions():
+    assert failures(_inventory()) == ["cuda:0 layer0: capture failed RuntimeError: boom",
+                                      "m.py:3 GL190 GL190 message [cuda:0]"]
+
+
+def test_markdown_report_sections_and_static_miss_highlight():
+    xref = CrossRef(True, "checked", status={("m.py", 3, "host-sync"): DYNAMIC_ONLY})
+    text = render_markdown(_inventory(), xref)
+    assert "speedup 2.00x" in text
+    assert "| layer0 | ❌ failed |" in text and "| attn | — eager |" in text
+    assert "**⚠ dynamic only (static miss)**" in text
+    assert "eager region (outside the graphs)" in text
+    assert "| cuda:0 | 64 |" in text
+    assert '"static": "dynamic only (static miss)"' in render_json(_inventory(), xref)
+
+
+def test_cross_reference_says_why_it_was_skipped_without_libcst(monkeypatch):
+    monkeypatch.setitem(sys.modules, "libcst", None)
+    xref = cross_reference([_f("GL190", 3, "tracer:x")], [])
+    assert not xref.ran and "libcst is not importable" in xref.detail
+    assert "Static cross-reference: skipped: libcst" in render_markdown(_inventory(), xref)

@@ -1,0 +1,63 @@
+"""The CPU half of issue 4's "done when": planted hazards found at the right file:line and category."""
+
+from __future__ import annotations
+
+from graphlint.dynamic.results import runtime_rules
+from graphlint.dynamic.run import Request, run_inventory
+
+from dynamic_helpers import TARGETS, plants, spec
+
+# What the tracer can see on a CPU: no gpu_trace (GL191), no host/device boundary (GL491),
+# and no capture or replay (GL391, GL591, GL592).
+CPU_VISIBLE = {"GL190", "GL290", "GL390", "GL393", "GL490"}
+
+
+def _findings(name: str):
+    inv = run_inventory(Request(target=spec(name)))
+    (device,) = inv.devices
+    return device
+
+
+def test_hazards_found_exactly_at_their_plants():
+    device = _findings("hazards.py")
+    expected = {(code, line) for code, line in plants(TARGETS / "hazards.py") if code in CPU_VISIBLE}
+    assert {(f.rule, f.line) for f in device.findings} == expected
+    rules = runtime_rules()
+    for f in device.findings:
+        assert f.path == "fixtures/targets/hazards.py"
+        assert f.category == rules[f.rule].category
+        assert f.source == "dynamic" and f.device == "cpu"
+        assert f.evidence and f.evidence[0].startswith("tracer:")
+
+
+def test_every_cpu_visible_rule_is_planted():
+    assert {code for code, _ in plants(TARGETS / "hazards.py")} >= CPU_VISIBLE
+
+
+def test_clean_targets_are_clean_on_cpu():
+    for name in ("plain_module.py", "graph_hazards.py"):
+        device = _findings(name)
+        assert device.findings == [], name
+        assert device.outcome("tracer").status == "ran"
+
+
+def test_probes_that_cannot_run_say_why():
+    device = _findings("plain_module.py")
+    statuses = {p.probe: (p.status, p.detail) for p in device.probes}
+    assert statuses["sync-debug"][0] == "skipped" and "CUDA" in statuses["sync-debug"][1]
+    assert statuses["capture"][0] == "skipped" and "no CUDA" in statuses["capture"][1]
+    assert statuses["replay"][0] == "skipped"
+    assert "soak" not in statuses  # not requested
+
+
+def test_eager_region_findings_are_marked_outside_the_graph(tmp_path):
+    from graphlint.dynamic.tracer import run_tracer
+
+    from dynamic_helpers import snippet_factory
+
+    factory, _ = snippet_factory("total = x.sum().item()", tmp_path, "eager_item")
+    target = factory(["cpu"])
+    target.capturable = False
+    regions = target.regions()
+    (finding,), _, _ = run_tracer(target, regions, runtime_rules(), "cpu", cuda=False)
+    assert finding.rule == "GL190" and dict(finding.extra)["in_graph"] is False
