@@ -36,15 +36,27 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_is_node: dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    """isinstance(value, CSTNode) without the ABC machinery's per-call cost."""
+    cls = type(value)
+    known = _is_node.get(cls)
+    if known is None:
+        known = _is_node[cls] = isinstance(value, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
+        if type(value) in (list, tuple):
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if is_node(item):
                     yield item
+        elif is_node(value):
+            yield value
 
 
 def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

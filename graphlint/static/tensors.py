@@ -4,7 +4,7 @@ Precision over recall: an expression is a tensor only when we can say why --
 
 - a parameter annotated ``Tensor``/``torch.Tensor`` (or ``Optional``/``|`` of it);
 - an unannotated parameter without a non-None default of a ``forward`` method or of a function
-  matching the hot-name patterns, unless its name looks like a host value (``pos``, ``*_len``,
+  matching the hot-name patterns (``__call__`` excepted: outside nn.Module it takes anything), unless its name looks like a host value (``pos``, ``*_len``,
   ``n_*``, ``is_*``... see ``HOST_PARAM_NAMES``);
 - a name or ``self.attr`` last assigned from a tensor expression (``self.attr`` also from
   ``nn.Parameter``/``register_buffer``), in source order within the file;
@@ -13,7 +13,7 @@ Precision over recall: an expression is a tensor only when we can say why --
   (``self.attn(x)``), a tensor method that returns a tensor, arithmetic, indexing or a
   comparison involving a tensor.
 
-Host values: ``.shape``, ``.size()``, ``.dim()``, ``.numel()``, ``len()``, ``.dtype``,
+Host values: torch internals (``torch._C.*``), private and ``is_*``/``has_*`` methods, ``.shape``, ``.size()``, ``.dim()``, ``.numel()``, ``len()``, ``.dtype``,
 ``.device``, ``x is None`` and anything we cannot explain.
 """
 
@@ -114,6 +114,8 @@ class TensorOracle:
             return "tensor"
         if len(parts) > 2 and (parts[1] in HOST_TORCH_MODULES or parts[1] == "nn"):
             return None
+        if any(p.startswith("_") for p in parts[1:]):
+            return None  # torch internals (torch._C, torch._dynamo...): mostly host-side helpers
         if last in HOST_TORCH_NAMES or last[:1].isupper() or last.startswith(("is_", "get_", "set_", "use_")):
             return "bool" if last in BOOL_TORCH_FUNCS else None
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
@@ -146,7 +148,10 @@ class TensorOracle:
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
                 return True
             if isinstance(func, cst.Attribute):
-                return func.attr.value not in HOST_METHODS and self.is_tensor(func.value)
+                method = func.attr.value
+                if method in HOST_METHODS or method.startswith(("_", "is_", "has_")):
+                    return False
+                return self.is_tensor(func.value)
             return False
         if isinstance(node, cst.BinaryOperation):
             return self.is_tensor(node.left) or self.is_tensor(node.right)

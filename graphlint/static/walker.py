@@ -49,9 +49,18 @@ class Walker:
         self.options = options
         self.matchers = list(matchers)
         self.dispatch: dict[str, list[Matcher]] = {}
+        #: Call matchers that only care about some callee names / method names, looked up per call
+        self.by_callee: dict[str, list[Matcher]] = {}
+        self.by_method: dict[str, list[Matcher]] = {}
         for m in self.matchers:
+            index = m.call_index()
             for node_type in m.node_types:
-                self.dispatch.setdefault(node_type, []).append(m)
+                if node_type == "Call" and index is not None:
+                    table = self.by_callee if index[0] == "callee" else self.by_method
+                    for key in index[1]:
+                        table.setdefault(key, []).append(m)
+                else:
+                    self.dispatch.setdefault(node_type, []).append(m)
         self._call_keys: dict[str, set] = {}
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[int, int, str]] = []
@@ -64,6 +73,7 @@ class Walker:
         self.path: list[tuple[str, int]] = []
         self.stmt: cst.CSTNode | None = None
         self.store_targets: set[int] = set()
+        self.call_name: str | None = None  # resolved callee of the Call being visited
 
     # -- MatchContext ------------------------------------------------------------------
     @property
@@ -269,7 +279,7 @@ class Walker:
         self.func = self._new_function(qualname, name, self.class_name)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.in_capture = 0, False
-        implicit = name in ("forward", "__call__") or any(fnmatchcase(name, p) for p in self.options.hot_names)
+        implicit = name == "forward" or (name != "__call__" and any(fnmatchcase(name, p) for p in self.options.hot_names))
         params = stmt.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value in ("self", "cls"):
@@ -306,17 +316,24 @@ class Walker:
             self.oracle.cls = saved_cls
 
     # -- expressions -------------------------------------------------------------------
-    def visit_node(self, node: cst.CSTNode) -> None:
-        for m in self.dispatch.get(type(node).__name__, ()):
-            self.guard_matcher(m, lambda m=m: m.visit(node, self))
+    def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
+        for m in (*self.dispatch.get(type(node).__name__, ()), *extra):
+            try:
+                m.visit(node, self)
+            except Exception as exc:  # one broken rule must not stop the file
+                self.drop_matcher(m, exc)
 
     def guard_matcher(self, m: Matcher, action) -> None:
         try:
             action()
-        except Exception as exc:  # one broken rule must not stop the file
-            self.errors.append((1, 0, f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
-            self.matchers.remove(m)
-            for handlers in self.dispatch.values():
+        except Exception as exc:
+            self.drop_matcher(m, exc)
+
+    def drop_matcher(self, m: Matcher, exc: Exception) -> None:
+        self.errors.append((1, 0, f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
+        self.matchers.remove(m)
+        for table in (self.dispatch, self.by_callee, self.by_method):
+            for handlers in table.values():
                 if m in handlers:
                     handlers.remove(m)
 
@@ -325,8 +342,15 @@ class Walker:
         for node in preorder(root):
             name = type(node).__name__
             if name == "Call":
+                func = node.func
+                self.call_name = resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
                 self.call_site(node)
-            if name in dispatch:
+                extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
+                if type(func) is cst.Attribute:
+                    extra = (*extra, *self.by_method.get(func.attr.value, ()))
+                if extra or name in dispatch:
+                    self.visit_node(node, extra)
+            elif name in dispatch:
                 self.visit_node(node)
 
     def descriptor(self, func: cst.BaseExpression) -> Descriptor | None:

@@ -30,6 +30,8 @@ class MatchContext(Protocol):
     loop_depth: int
     class_name: str
     function_name: str
+    local_names: set[str]
+    call_name: str | None
 
     def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
 
@@ -63,6 +65,11 @@ class Matcher:
 
     def visit(self, node: "cst.CSTNode", ctx: MatchContext) -> None:
         raise NotImplementedError
+
+    def call_index(self) -> tuple[str, frozenset[str]] | None:
+        """("callee", names) / ("method", names): the walker shows this matcher only the calls
+        of those resolved names / method names (a dict lookup instead of a visit per call)."""
+        return None
 
     def end_class(self, ctx: MatchContext) -> None:
         """Called when a class body ends (for patterns spread over several methods)."""

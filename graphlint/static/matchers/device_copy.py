@@ -46,6 +46,9 @@ class DeviceCopy(Matcher):
         if self.target not in ("literal", "other"):
             raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: target must be 'literal' or 'other'")
 
+    def call_index(self) -> tuple[str, frozenset[str]] | None:
+        return ("method", frozenset({"to"}))
+
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "to" or is_imported_root(func.value, ctx.imports):

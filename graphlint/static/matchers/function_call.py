@@ -13,7 +13,6 @@ import libcst as cst
 
 from graphlint.static.matchers import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
-from graphlint.static.names import dotted_name, resolve
 
 
 class FunctionCall(Matcher):
@@ -22,22 +21,20 @@ class FunctionCall(Matcher):
     params = {"callees": list, **CALL_PARAMS}
 
     def setup(self, params: dict[str, Any]) -> None:
-        self.callees = tuple(self.require(params, "callees"))
-        self.last_names = {c.rsplit(".", 1)[-1] for c in self.callees if "*" not in c.rsplit(".", 1)[-1]}
-        self.any_last = len(self.last_names) < len(self.callees)
+        callees = self.require(params, "callees")
+        self.exact = frozenset(c for c in callees if not any(ch in c for ch in "*?["))
+        self.patterns = tuple(c for c in callees if c not in self.exact)
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
 
+    def call_index(self) -> tuple[str, frozenset[str]] | None:
+        return None if self.patterns else ("callee", self.exact)
+
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
+        name = ctx.call_name  # resolved once per call by the walker, through the imports
+        if name is None or (name not in self.exact and not any(fnmatchcase(name, p) for p in self.patterns)):
+            return
         func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if last is None:
-            return
-        if not self.any_last and last not in self.last_names and dotted_name(func) == resolve(func, ctx.imports):
-            return  # quick reject; an alias (``sync``) may still resolve to a callee below
-        name = resolve(func, ctx.imports)
-        if name is None:
-            return
         if isinstance(func, cst.Name) and func.value in ctx.local_names and func.value not in ctx.imports:
-            return  # a local variable or def shadows the builtin
-        if any(fnmatchcase(name, pat) for pat in self.callees) and self.conditions.holds(node, ctx):
+            return  # a module-level def shadows the builtin
+        if self.conditions.holds(node, ctx):
             ctx.report(self.rule, node, name)

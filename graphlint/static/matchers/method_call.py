@@ -28,6 +28,9 @@ class MethodCall(Matcher):
             raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: receiver must be 'any' or 'tensor'")
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
 
+    def call_index(self) -> tuple[str, frozenset[str]] | None:
+        return ("method", self.methods)
+
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in self.methods:
