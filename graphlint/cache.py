@@ -19,6 +19,7 @@ import json
 import os
 import pickle
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import graphlint
@@ -37,7 +38,9 @@ def rules_fingerprint(rules: dict[str, Rule]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
+@lru_cache(maxsize=1)
 def analyzer_fingerprint() -> str:
+    """Size and mtime of the analyzer's sources, taken once per process."""
     stats = []
     for path in sorted(ANALYZER_DIR.rglob("*.py")):
         st = path.stat()
