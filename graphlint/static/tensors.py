@@ -8,6 +8,7 @@ Precision over recall: an expression is a tensor only when we can say why --
   ``n_*``, ``is_*``... see ``HOST_PARAM_NAMES``);
 - a name or ``self.attr`` last assigned from a tensor expression (``self.attr`` also from
   ``nn.Parameter``/``register_buffer``), in source order within the file;
+- a call of a function or ``self`` method of the same file annotated ``-> Tensor``;
 - a call of ``torch.*`` / ``torch.nn.functional.*`` / ``torch.ops.*`` other than the host-valued
   ones (``torch.cuda.*``, ``torch.is_*``, ``torch.device``...), a call of a sub-module
   (``self.attn(x)``), a tensor method that returns a tensor, arithmetic, indexing or a
@@ -58,6 +59,7 @@ class ClassFacts:
     tensor_attrs: set[str] = field(default_factory=set)
     bool_attrs: set[str] = field(default_factory=set)
     module_attrs: set[str] = field(default_factory=set)
+    tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
 
 
 @dataclass
@@ -101,6 +103,7 @@ class TensorOracle:
         self.imports = imports
         self.fn = FunctionFacts()
         self.cls: ClassFacts | None = None
+        self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
 
     # -- queries -----------------------------------------------------------------------
     def torch_call_kind(self, func: cst.BaseExpression) -> str | None:
@@ -146,6 +149,11 @@ class TensorOracle:
         if isinstance(node, cst.Call):
             func = node.func
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
+                return True
+            if isinstance(func, cst.Name):
+                return func.value in self.tensor_functions
+            method = self.is_self_attr(func)
+            if method is not None and self.cls is not None and method in self.cls.tensor_methods:
                 return True
             if isinstance(func, cst.Attribute):
                 method = func.attr.value

@@ -20,7 +20,14 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo
 from graphlint.static.names import dotted_name, is_imported_root, record_import, resolve
-from graphlint.static.tensors import MODULE_CONTAINERS, ClassFacts, FunctionFacts, TensorOracle, param_is_tensor
+from graphlint.static.tensors import (
+    MODULE_CONTAINERS,
+    ClassFacts,
+    FunctionFacts,
+    TensorOracle,
+    is_tensor_annotation,
+    param_is_tensor,
+)
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
@@ -275,6 +282,11 @@ class Walker:
         else:
             qualname = name
             self.local_names.add(name)
+        if stmt.returns is not None and is_tensor_annotation(stmt.returns.annotation, self.imports):
+            if self.class_stack and self.func.qualname == "<module>" and self.oracle.cls is not None:
+                self.oracle.cls.tensor_methods.add(name)
+            elif not self.class_stack and self.func.qualname == "<module>":
+                self.oracle.tensor_functions.add(name)
         saved = (self.func, self.oracle.fn, self.loop_depth, self.in_capture)
         self.func = self._new_function(qualname, name, self.class_name)
         self.oracle.fn = FunctionFacts()

@@ -1,0 +1,29 @@
+"""Every rule's YAML examples run: bad raises exactly its rule, good raises nothing."""
+
+from __future__ import annotations
+
+import pytest
+from static_helpers import analyze, builtin_rules
+
+STATIC_RULES = [r for r in builtin_rules().values() if r.matcher and not r.dynamic]
+BAD = [pytest.param(r.code, ex, id=f"{r.code}-bad{i}") for r in STATIC_RULES for i, ex in enumerate(r.bad)]
+GOOD = [pytest.param(r.code, ex, id=f"{r.code}-good{i}") for r in STATIC_RULES for i, ex in enumerate(r.good)]
+
+
+def test_every_static_rule_has_examples_and_metadata():
+    assert len(STATIC_RULES) >= 25
+    for rule in STATIC_RULES:
+        assert rule.bad and rule.good, rule.code
+        assert rule.seed and rule.why and rule.fix, rule.code
+        assert int(rule.code[3:]) < 90, "GLx90-x99 are reserved for runtime-only rules"
+
+
+@pytest.mark.parametrize(("code", "example"), BAD)
+def test_bad_example_raises_exactly_its_rule(code, example):
+    found = {f.rule for f in analyze({"example.py": example})}
+    assert found == {code}
+
+
+@pytest.mark.parametrize(("code", "example"), GOOD)
+def test_good_example_raises_nothing(code, example):
+    assert [(f.rule, f.line_text) for f in analyze({"example.py": example})] == []
