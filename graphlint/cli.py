@@ -145,7 +145,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = load_config(Path(args.config) if args.config else None)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
                        jobs=args.jobs, use_cache=not args.no_cache)
-    progress = None if args.no_progress or not sys.stderr.isatty() else _progress_bar()
+    progress = None if args.no_progress or not sys.stderr.isatty() else _ProgressBar()
     try:
         result = run(settings, progress.update if progress else None)
     finally:
@@ -182,7 +182,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(fails(f, ctx) for f in findings) else EXIT_CLEAN
 
 
-class _progress_bar:
+class _ProgressBar:
     """A transient rich bar on stderr; created only when stderr is a terminal."""
 
     def __init__(self) -> None:
