@@ -52,6 +52,7 @@ def _target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", choices=("per-gpu", "span"), default="per-gpu",
                    help="per-gpu: the target on each GPU alone, GPUs in parallel (default); "
                    "span: one target over all selected GPUs (pipeline-parallel engines)")
+    p.add_argument("--cpu", action="store_true", help="probe on the CPU even when CUDA is available (tracer only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it is only shown on a terminal)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
 
@@ -89,7 +90,7 @@ def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = Tr
     load_factory(args.target)  # fail early, with exit 2, on a bad --target
     command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
     return Request(target=args.target, options=options, gpus=args.gpus, placement=args.placement,
-                   soak_steps=soak_steps, trace=trace, graph=graph, command=command)
+                   soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu)
 
 
 def _collect(req, args):
@@ -103,7 +104,7 @@ def _collect(req, args):
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
     if under_torchrun():
         return run_rank(req)
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() and not req.cpu
     problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
     if problem:
         raise ValueError(problem)
@@ -162,7 +163,7 @@ def cmd_capture_test(args) -> int:
 
     from graphlint.dynamic.results import failures
 
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() and not args.cpu
     if not cuda and args.require_gpu:
         print("graphlint: error: capture-test --require-gpu: no CUDA device is available", file=sys.stderr)
         return EXIT_ERROR

@@ -21,7 +21,7 @@ import torch
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
 from graphlint.dynamic.frames import function_frame, region_entry
 from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
-                                       ProbeOutcome, make_finding)
+                                       ProbeOutcome, make_finding, merge_findings)
 from graphlint.dynamic.target import regions_of
 from graphlint.dynamic.tracer import StepTracer
 
@@ -98,6 +98,8 @@ class GraphProbe:
         for region in self.graph_regions:
             if step == 1 and region.capturable:
                 self._capture(region)
+                if self.poisoned:
+                    return  # nothing more can run on this context
             cap = self.captures.get(region.name)
             if cap is not None and cap.status in (CAPTURED, EMPTY):
                 replay(cap, region.device)
@@ -145,10 +147,16 @@ class GraphProbe:
         for region in self.graph_regions:
             if not region.capturable:
                 self.result.capture[region.name] = {"status": EAGER, "detail": "deliberately eager"}
+        with watch_self_captures(self.self_captures.append):
+            self._steps(max(replay_steps, soak_steps))
         for where in self.self_captures:
             self.result.findings.append(self._finding("GL592", where, None, "capture:torch.cuda.graph(stream=None)",
                                                       "the target's own capture"))
-        total = max(replay_steps, soak_steps)
+        self._report(replay_steps, soak_steps)
+        self.result.findings = merge_findings(self.result.findings)
+        return self.result
+
+    def _steps(self, total: int) -> None:
         for step in range(total):
             if step == 0:
                 self.eager_target.stage(0)
@@ -165,8 +173,6 @@ class GraphProbe:
             self._eager_step(step)
             diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
             self.diffs.append((step, diff, scale))
-        self._report(replay_steps, soak_steps)
-        return self.result
 
     def _report(self, replay_steps: int, soak_steps: int) -> None:
         outcome = self.result.probes

@@ -35,6 +35,7 @@ class Request:
     trace: bool = True
     graph: bool = True
     command: str = ""
+    cpu: bool = False  # probe on the CPU even when CUDA is available (tracer only)
 
 
 def _worker(job: dict) -> DeviceResult:
@@ -76,7 +77,7 @@ def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
 def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) -> Inventory:
     import torch
 
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() and not req.cpu
     inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
                     date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     slots = _jobs(req, cuda, torch.cuda.device_count() if cuda else 0)
@@ -98,7 +99,7 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) ->
         t.join()
     inv.devices = [r for r in results if r is not None]
     if not cuda:
-        why = "no CUDA device: trial capture, replay and soak need a GPU"
+        why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
         for dev in inv.devices:
             dev.probes += [ProbeOutcome(p, "skipped", why) for p in GRAPH_PROBES
                            if req.graph and (p != "soak" or req.soak_steps)]

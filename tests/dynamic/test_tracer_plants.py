@@ -13,7 +13,7 @@ CPU_VISIBLE = {"GL190", "GL290", "GL390", "GL393", "GL490"}
 
 
 def _findings(name: str):
-    inv = run_inventory(Request(target=spec(name)))
+    inv = run_inventory(Request(target=spec(name), cpu=True))
     (device,) = inv.devices
     return device
 

@@ -1,0 +1,55 @@
+"""The H200 half of issue 4's "done when": each planted hazard caught by the probe that should
+catch it, through the real per-GPU worker processes. Skipped without CUDA."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dynamic_helpers import ROOT, TARGETS, plants, spec
+from graphlint.dynamic.run import Request, run_inventory
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="trial capture and replay need a CUDA device")]
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def _device(name: str, soak: int = 0):
+    inv = run_inventory(Request(target=spec(name), gpus=[0], soak_steps=soak))
+    (device,) = inv.devices
+    return device
+
+
+def test_hazards_each_caught_by_its_probe():
+    device = _device("hazards.py")
+    failing = {"pageable_h2d": 33, "sync_item": 36, "bincount": 40, "nonzero": 44, "synchronize": 56}
+    assert {r: c["status"] for r, c in device.capture.items()} == {
+        **{r: "failed" for r in failing}, "scratch": "captured", "to_peer": "captured",
+        "frozen_step": "captured", "pos_index": "captured"}
+    seen = {(f.rule, f.line) for f in device.findings}
+    expected = plants(TARGETS / "hazards.py") | {("GL590", line) for line in failing.values()}
+    assert seen == expected
+    by_rule = {(f.rule, f.line): f.evidence for f in device.findings}
+    assert any(e.startswith("tracer:gpu_trace") for e in by_rule[("GL191", 56)])
+    assert "sync-debug" in by_rule[("GL190", 36)]
+    assert all(e.startswith("replay") for e in by_rule[("GL391", 59)])
+
+
+def test_stream_less_kernel_and_bare_capture():
+    device = _device("graph_hazards.py")
+    assert device.capture["stream_less_kernel"]["status"] == "empty"
+    assert device.capture["self_captured"]["status"] == "eager"
+    assert {(f.rule, f.line) for f in device.findings} == plants(TARGETS / "graph_hazards.py")
+
+
+def test_plain_module_captures_replays_and_soaks_clean():
+    device = _device("plain_module.py", soak=64)
+    assert device.findings == []
+    assert device.capture == {"forward": {"status": "captured", "detail": ""}}
+    assert "identical" in device.outcome("replay").detail
+    assert device.timing["graph_s"] > 0 and device.soak["steps"] == 64
+    assert device.soak["first_mismatch_step"] is None
