@@ -45,7 +45,7 @@ def test_probes_that_cannot_run_say_why():
     device = _findings("plain_module.py")
     statuses = {p.probe: (p.status, p.detail) for p in device.probes}
     assert statuses["sync-debug"][0] == "skipped" and "CUDA" in statuses["sync-debug"][1]
-    assert statuses["capture"][0] == "skipped" and "no CUDA" in statuses["capture"][1]
+    assert statuses["capture"][0] == "skipped" and "need a GPU" in statuses["capture"][1]
     assert statuses["replay"][0] == "skipped"
     assert "soak" not in statuses  # not requested
 
