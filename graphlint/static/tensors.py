@@ -113,7 +113,7 @@ class TensorOracle:
             return None
         parts = name.split(".")
         last = parts[-1]
-        if name.startswith(("torch.nn.functional.", "torch.ops.")):
+        if name.startswith(("torch.nn.functional.", "torch.ops.")) or name in ("torch.nn.Parameter", "torch.nn.Buffer"):
             return "tensor"
         if len(parts) > 2 and (parts[1] in HOST_TORCH_MODULES or parts[1] == "nn"):
             return None

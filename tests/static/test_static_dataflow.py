@@ -1,0 +1,134 @@
+"""What counts as a tensor: host values stay quiet, tensors are caught."""
+
+from __future__ import annotations
+
+import pytest
+from static_helpers import analyze, codes
+
+HEADER = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Layer(nn.Module):
+    def __init__(self, dim: int, use_cache: bool):
+        super().__init__()
+        self.use_cache = use_cache
+        self.scale_python = dim ** -0.5
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.register_buffer("counts", torch.zeros(dim))
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, mask=None, a_list=(), start_pos=0):
+"""
+
+
+def run(body: str) -> list[str]:
+    src = HEADER + "".join(f"        {line}\n" for line in body.strip().splitlines()) + "        return x\n"
+    return codes(analyze({"layer.py": src}))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if self.use_cache:\n    x = x + 1",
+        "if x is None:\n    return x",
+        "if mask is not None and x.shape[0] > 1:\n    x = x * 2",
+        "n = int(x.size(0))",
+        "n = len(a_list)",
+        "s = float(self.scale_python)",
+        "y = x.to(torch.bfloat16)",
+        "if x.dim() == 3 and x.numel() > 0:\n    pass",
+        "if x.dtype == torch.float16 or x.device.type == 'cuda':\n    pass",
+        "if start_pos > 0:\n    pass",
+        "h = self.proj(x)\nif h.shape[-1] != 4:\n    pass",
+        "while len(a_list) > 2:\n    a_list = a_list[1:]",
+        "assert x.shape[0] == 1, 'decode is one token'",
+        "buf = self.counts\nbuf[0] = 0",
+        "i = 0\nself.counts[i] = x[0]",
+    ],
+)
+def test_host_values_are_not_reported(body):
+    assert run(body) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("if self.counts[0] == 0:\n    pass", "GL105"),
+        ("h = F.relu(x)\nif h.max() > 1:\n    pass", "GL105"),
+        ("if x:\n    pass", "GL105"),
+        ("y = self.proj(x)\nwhile y.sum() > 0:\n    y = y - 1", "GL105"),
+        ("y = x if self.weight.any() else x * 2", "GL105"),
+        ("n = float(self.weight.norm())", "GL104"),
+        ("top, idx = torch.topk(x, 2)\nok = bool(idx[0])", "GL104"),
+        ("m = torch.isnan(x)\ny = x[~m]", "GL305"),
+        ("y = x[x > 0]", "GL305"),
+        ("step = len(a_list)\nself.counts[0] = step", "GL309"),
+    ],
+)
+def test_tensors_are_reported(body, expected):
+    assert run(body) == [expected]
+
+
+def test_forward_params_are_tensors_unless_annotated_or_host_named():
+    src = """
+    import torch
+
+    class M:
+        def forward(self, x, n_tokens, cfg: dict, flag=True):
+            if n_tokens or cfg or flag:
+                pass
+            if x:
+                pass
+    """
+    assert [f.line for f in analyze({"m.py": src})] == [8]
+
+
+def test_module_attributes_are_not_tensors_but_their_outputs_are():
+    src = """
+    from torch import nn
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(4)
+
+        def forward(self, x):
+            if self.norm:
+                pass
+            if self.norm(x).mean() > 0:
+                pass
+            return x
+    """
+    assert [f.line for f in analyze({"m.py": src})] == [12]
+
+
+def test_aliases_of_torch_are_resolved():
+    src = """
+    import torch as T
+    from torch import cuda
+    from torch.cuda import synchronize as sync
+    import torch.nn.functional as F
+
+    def decode(x: T.Tensor):
+        T.cuda.synchronize()
+        cuda.synchronize()
+        sync()
+        if F.softmax(x, -1).max() > 0.5:
+            pass
+    """
+    assert codes(analyze({"m.py": src})) == ["GL106", "GL106", "GL106", "GL105"]
+
+
+def test_builtin_shadowed_by_a_local_def_is_not_a_cast():
+    src = """
+    import torch
+
+    def int(value):
+        return 3
+
+    def decode(x: torch.Tensor):
+        return int(x)
+    """
+    assert analyze({"m.py": src}) == []

@@ -1,0 +1,192 @@
+"""Never crash: bad bytes, bad syntax, huge files, broken rules, user rule packs."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from static_helpers import analyze, builtin_rules, codes, options, summarize
+
+from graphlint.rules import RuleError, load_rules
+from graphlint.static.link import link
+from graphlint.static.matchers import build_matchers
+from graphlint.static.summarize import summarize_file
+
+
+def one(src: bytes | str, **kw):
+    (summary,) = summarize({"m.py": src}, **kw)
+    return summary
+
+
+def test_syntax_error_is_an_error_entry_with_its_position():
+    s = one(b"def decode(x:\n    return x\n")
+    assert s.data is None and len(s.errors) == 1
+    line, col, message = s.errors[0]
+    assert line == 2 and message.startswith("syntax error")
+
+
+def test_non_utf8_without_cookie_cannot_be_decoded():
+    s = one(b"x = '\xff\xfe'\n")
+    assert s.errors and "cannot decode" in s.errors[0][2]
+
+
+def test_pep263_cookie_is_honoured():
+    src = "# -*- coding: latin-1 -*-\nimport torch\n\ndef decode(x):\n    s = 'caf\xe9'\n    return x.item()\n"
+    s = one(src.encode("latin-1"))
+    assert s.errors == [] and [c.code for c in s.data.candidates] == ["GL101"]
+    assert s.data.candidates[0].line == 6
+
+
+def test_bom_empty_file_and_null_bytes():
+    assert one(b"\xef\xbb\xbfdef decode(x):\n    return x.item()\n").errors == []
+    empty = one(b"")
+    assert (empty.errors, empty.lines, empty.data.candidates) == ([], 0, [])
+    nul = one(b"x = 1\ny = '\x00'\n")
+    assert nul.errors and nul.errors[0][0] == 2
+
+
+def test_summaries_pickle_and_carry_line_counts():
+    s = one("import torch\n\ndef decode(x):\n    return x.item()\n")
+    assert s.lines == 4
+    again = pickle.loads(pickle.dumps(s))
+    assert again.data.candidates == s.data.candidates
+
+
+def test_fifty_thousand_lines_are_fast():
+    body = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n\n" for i in range(12500))
+    start = time.perf_counter()
+    s = one(body + "def decode(x):\n    return x.item()\n")
+    assert s.lines > 50_000 and s.errors == []
+    assert time.perf_counter() - start < 60
+
+
+def test_deeply_nested_expression_is_an_error_not_a_crash():
+    s = one("x = " + "(" * 400 + "1" + ")" * 400 + "\n")
+    assert s.errors or s.data is not None
+
+
+def test_columns_count_characters_and_multiline_statements_point_at_the_call():
+    src = "import torch\n\ndef decode(x):\n    ü = foo(\n        1,\n        x.item(),\n    )\n    return ü\n"
+    (f,) = analyze({"m.py": src})
+    assert (f.line, f.col, f.line_text) == (6, 9, "x.item(),")
+
+
+def test_an_internal_error_in_one_rule_is_reported_and_the_rest_still_runs(monkeypatch):
+    from graphlint.static.matchers import truth_test
+
+    def boom(self, node, ctx):
+        raise RuntimeError("matcher bug")
+
+    monkeypatch.setattr(truth_test.TruthTest, "visit", boom)
+    s = one("import torch\n\ndef decode(x):\n    if x:\n        pass\n    return x.item()\n")
+    assert len(s.errors) == 1 and "GL105" in s.errors[0][2] and "tensor-truth-test" in s.errors[0][2]
+    assert [c.code for c in s.data.candidates] == ["GL101"]
+
+
+def write_pack(tmp_path, text: str):
+    path = tmp_path / "team.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_user_rule_pack_declares_a_syncing_kernel_wrapper(tmp_path):
+    pack = write_pack(
+        tmp_path,
+        """
+rules:
+  - code: GL181
+    name: team-sync-launch
+    category: host-sync
+    severity: error
+    message: "`sync_launch` synchronizes the stream"
+    why: it calls cudaStreamSynchronize inside the C++ wrapper
+    fix: use launch_async
+    matcher: function-call
+    params: {callees: [mylib.kernels.sync_launch]}
+    bad: |
+      from mylib.kernels import sync_launch
+      def decode(x):
+          sync_launch(x)
+    good: |
+      from mylib.kernels import launch_async
+      def decode(x):
+          launch_async(x)
+""",
+    )
+    rules = load_rules([pack])
+    rule = rules["GL181"]
+    assert codes(analyze({"m.py": rule.bad[0]}, rules=rules)) == ["GL181"]
+    assert analyze({"m.py": rule.good[0]}, rules=rules) == []
+    src = "import mylib.kernels as K\n\ndef decode(x):\n    K.sync_launch(x)\n"
+    assert codes(analyze({"m.py": src}, rules=rules)) == ["GL181"]
+
+
+@pytest.mark.parametrize(
+    ("matcher", "params", "message"),
+    [
+        ("regex-magic", "{}", "unknown matcher 'regex-magic'"),
+        ("method-call", "{methods: [item], colour: red}", "has no parameter 'colour'"),
+        ("method-call", "{}", "needs a non-empty 'methods' list"),
+        ("function-call", "{callees: [x], scope: sometimes}", "scope must be one of"),
+        ("device-copy", "{target: moon}", "target must be"),
+    ],
+)
+def test_bad_matcher_declarations_are_rule_errors(tmp_path, matcher, params, message):
+    pack = write_pack(
+        tmp_path,
+        f"""
+rules:
+  - code: GL182
+    name: team-rule
+    category: host-sync
+    severity: error
+    message: m
+    why: w
+    fix: f
+    matcher: {matcher}
+    params: {params}
+""",
+    )
+    with pytest.raises(RuleError, match=message):
+        build_matchers(load_rules([pack]))
+
+
+def test_a_rule_error_at_summarize_time_is_an_error_entry_not_an_exception():
+    rules = dict(builtin_rules())
+    rules["GL101"] = replace(rules["GL101"], matcher="nope")
+    s = summarize_file("m.py", b"x = 1\n", rules, options(rules))
+    assert s.errors and "unknown matcher" in s.errors[0][2]
+
+
+# -- property test: generated and mutated Python never crashes the analyzer ----------------
+
+SNIPPETS = [
+    "import torch\n", "import torch as T\n", "from torch import nn\n", "from . import x\n",
+    "class M(nn.Module):\n", "    def forward(self, x):\n", "        if x:\n", "            return x.item()\n",
+    "        self.pos += 1\n", "        y = x[x > 0]\n", "        with torch.cuda.graph(g):\n",
+    "            torch.cuda.set_device(0)\n", "def decode_step(x, n: int):\n", "    buf[0] = n\n",
+    "    for layer in self.layers:\n", "        x = layer(x.to(x.device))\n", "    return x\n",
+    "    self.layers = nn.ModuleList([M() for _ in range(2)])\n", "# graphlint: ignore[GL101]\n",
+    "    x = torch.tensor([n], device='cuda')  # graphlint: ignore\n", "lambda: x.cpu()\n",
+    "    match x:\n        case 1:\n            pass\n", "    try:\n        pass\n    except E:\n        pass\n",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(st.sampled_from(SNIPPETS), max_size=14),
+    cut=st.integers(min_value=0, max_value=400),
+    junk=st.binary(max_size=6),
+)
+def test_generated_and_mutated_python_never_crashes(parts, cut, junk):
+    rules = builtin_rules()
+    opts = options(rules)
+    source = "".join(parts).encode()
+    for variant in (source, source[:cut] + junk + source[cut:], source.replace(b"    ", b"  ", 1)):
+        summary = summarize_file("pkg/m.py", variant, rules, opts)
+        assert all(isinstance(e, tuple) and len(e) == 3 for e in summary.errors)
+        link([summary], rules, opts)

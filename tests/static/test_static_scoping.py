@@ -1,0 +1,250 @@
+"""Decode-path scoping: what the entries and capture regions reach, and nothing else."""
+
+from __future__ import annotations
+
+from static_helpers import analyze, codes
+
+SYNC = "x.sum().item()"
+
+
+def test_only_code_reachable_from_entries_is_reported():
+    src = f"""
+    import torch
+
+    def helper(x):
+        return {SYNC}
+
+    def unused(x):
+        return {SYNC}
+
+    def decode_step(x):
+        return helper(x)
+    """
+    findings = analyze({"m.py": src})
+    assert [(f.function, f.chain) for f in findings] == [("helper", ("m.py:decode_step", "m.py:helper"))]
+
+
+def test_explicit_entries_replace_the_hot_name_patterns():
+    src = f"""
+    def forward(x):
+        return {SYNC}
+
+    def run_once(x):
+        return {SYNC}
+    """
+    assert [f.function for f in analyze({"m.py": src}, entries=("m.py:run_once",))] == ["run_once"]
+    assert [f.function for f in analyze({"m.py": src})] == ["forward"]
+
+
+def test_custom_hot_names():
+    src = f"""
+    def generate_token(x):
+        return {SYNC}
+
+    def forward(x):
+        return {SYNC}
+    """
+    assert [f.function for f in analyze({"m.py": src}, hot_names=("generate_*",))] == ["generate_token"]
+
+
+def test_absolute_and_aliased_imports_across_modules():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": f"def fused(x):\n    return {SYNC}\n",
+        "pkg/engine.py": """
+            import pkg.ops as ops
+            from pkg.ops import fused as f2
+
+            def decode(x):
+                return ops.fused(x) + f2(x)
+        """,
+    }
+    findings = analyze(files, entries=("pkg/engine.py:decode",))
+    assert [f.chain for f in findings] == [("pkg/engine.py:decode", "pkg/ops.py:fused")]
+
+
+def test_relative_imports_and_package_reexports():
+    files = {
+        "src/pkg/__init__.py": "from .kernels import launch\n",
+        "src/pkg/kernels.py": "import torch\n\ndef launch(x):\n    torch.cuda.synchronize()\n",
+        "src/pkg/sub/__init__.py": "",
+        "src/pkg/sub/layer.py": """
+            from .. import launch
+            from ..kernels import launch as direct
+
+            def step(x):
+                launch(x)
+                direct(x)
+        """,
+    }
+    findings = analyze(files, entries=("src/pkg/sub/layer.py:step",))
+    assert codes(findings) == ["GL106"]
+    assert findings[0].chain == ("src/pkg/sub/layer.py:step", "src/pkg/kernels.py:launch")
+
+
+def test_submodules_module_lists_and_indexed_experts():
+    src = f"""
+    import torch
+    from torch import nn
+
+    class Attention(nn.Module):
+        def forward(self, x):
+            return {SYNC}
+
+    class Expert(nn.Module):
+        def forward(self, x):
+            return x.tolist()
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Attention()
+            self.experts = nn.ModuleList([Expert() for _ in range(4)])
+
+        def run(self, x, e: int):
+            return self.attn(x) + self.experts[e](x)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(Block() for _ in range(2))
+
+        def run(self, x):
+            for layer in self.layers:
+                x = layer.run(x, 0)
+            return x
+    """
+    findings = analyze({"m.py": src}, entries=("m.py:Model.run",))
+    assert [(f.rule, f.chain) for f in findings] == [
+        ("GL101", ("m.py:Model.run", "m.py:Block.run", "m.py:Attention.forward")),
+        ("GL102", ("m.py:Model.run", "m.py:Block.run", "m.py:Expert.forward")),
+    ]
+
+
+def test_inheritance_self_methods_and_super():
+    files = {
+        "base.py": f"""
+            class Base:
+                def prepare(self, x):
+                    return {SYNC}
+
+                def finish(self, x):
+                    return x.cpu()
+        """,
+        "child.py": """
+            from base import Base
+
+            class Child(Base):
+                def finish(self, x):
+                    return super().finish(x)
+
+                def run(self, x):
+                    return self.prepare(x) + self.finish(x)
+        """,
+    }
+    findings = analyze(files, entries=("child.py:Child.run",))
+    assert [(f.rule, f.chain[-1]) for f in findings] == [
+        ("GL101", "base.py:Base.prepare"),
+        ("GL103", "base.py:Base.finish"),
+    ]
+
+
+def test_setup_and_warmup_code_is_not_hot():
+    src = """
+    import torch
+
+    class Decoder:
+        def __init__(self):
+            self.buf = torch.zeros(8)
+            self.n = self.buf.sum().item()
+
+        def warmup(self, x):
+            torch.cuda.synchronize()
+
+        def decode(self, x):
+            return self.buf.add_(x)
+    """
+    assert analyze({"m.py": src}) == []
+
+
+def test_guards_hide_code_and_callees_reached_only_from_guards():
+    src = f"""
+    import torch
+    VERBOSE = False
+
+    def stats(x):
+        return {SYNC}
+
+    class M:
+        def __init__(self):
+            self.debug = False
+            self._profile_detail = False
+
+        def decode(self, x):
+            if VERBOSE:
+                print(stats(x))
+            if self.debug and x is not None:
+                torch.cuda.synchronize()
+            if self._profile_detail:
+                torch.cuda.synchronize()
+            if not torch.cuda.is_current_stream_capturing():
+                torch.cuda.synchronize()
+            if torch.cuda.is_current_stream_capturing():
+                pass
+            else:
+                torch.cuda.synchronize()
+            if not VERBOSE:
+                pass
+            else:
+                torch.cuda.synchronize()
+            return x
+    """
+    assert analyze({"m.py": src}) == []
+    # the capture predicate is not a name pattern: it guards whatever the configuration
+    assert codes(analyze({"m.py": src}, guards=())) == ["GL101"] + ["GL106"] * 3
+
+
+def test_capture_regions_are_checked_even_when_no_entry_reaches_them():
+    src = """
+    import torch
+
+    def body(x: torch.Tensor):
+        return x.nonzero()
+
+    def build(x, s):
+        x.sum().item()  # before capture: setup, fine
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            y = body(x)
+            torch.cuda.set_device(1)
+        torch.cuda.set_device(0)  # after capture: fine
+        return g
+    """
+    findings = analyze({"m.py": src}, hot_names=())
+    assert [(f.rule, f.chain) for f in findings] == [
+        ("GL304", ("m.py:build", "m.py:body")),
+        ("GL502", ("m.py:build",)),
+    ]
+
+
+def test_manual_capture_begin_end_is_a_region():
+    src = """
+    import torch
+
+    def build(g, x):
+        torch.cuda.set_device(0)
+        g.capture_begin()
+        torch.cuda.set_device(1)
+        g.capture_end()
+    """
+    findings = analyze({"m.py": src}, hot_names=())
+    assert [(f.rule, f.line) for f in findings] == [("GL502", 7)]
+
+
+def test_enabled_filters_rules_but_not_suppressions():
+    src = f"""
+    def decode(x):
+        return {SYNC}  # graphlint: ignore[GL101]
+    """
+    assert codes(analyze({"m.py": src})) == ["GL101"]  # the runner applies suppressions
+    assert analyze({"m.py": src}, enabled=frozenset({"GL102"})) == []
