@@ -5,6 +5,11 @@ the decode path never compiles (and never does so inside a CUDA-graph capture). 
 kernels do not cover (CPU tensor, non-contiguous or empty input, a dtype not compiled, tensors
 on different devices, an ``out`` of another dtype) silently takes the torch reference instead:
 the result is the same, only slower.
+
+``DSV4_KERNELS`` picks the backend: ``torch`` (the fallback everywhere) or ``cutedsl``. Unset,
+it is :data:`DEFAULT_BACKEND`, which is ``torch`` for now: on the first H200 run (2026-12-02,
+torch 2.11, nvidia-cutlass-dsl 4.8.1) ``warmup`` did not return within 200 s, so the kernels
+stay opt-in until a GPU run shows them correct (``reports/kernels-h200-2026-12-02.md``).
 """
 
 from __future__ import annotations
@@ -25,8 +30,13 @@ def cutlass_available() -> bool:
     return importlib.util.find_spec("cutlass") is not None
 
 
+DEFAULT_BACKEND = "torch"
+
+
 def forced_torch() -> bool:
-    return os.environ.get("DSV4_KERNELS", "").strip().lower() == "torch"
+    """True unless ``DSV4_KERNELS`` (or, unset, :data:`DEFAULT_BACKEND`) asks for cutedsl."""
+    requested = os.environ.get("DSV4_KERNELS", "").strip().lower() or DEFAULT_BACKEND
+    return requested != "cutedsl"
 
 
 def backend() -> str:
