@@ -183,18 +183,22 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 class _ProgressBar:
-    """A transient rich bar on stderr; created only when stderr is a terminal."""
+    """A transient rich bar on stderr; created only when stderr is a terminal.
+
+    Refreshed from ``update`` rather than by rich's refresh thread: the runner forks worker
+    processes, and forking while another thread may hold a lock is how pools deadlock.
+    """
 
     def __init__(self) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        self._progress = Progress(console=Console(stderr=True), transient=True)
+        self._progress = Progress(console=Console(stderr=True), transient=True, auto_refresh=False)
         self._task = self._progress.add_task("graphlint: analysing", total=None)
         self._progress.start()
 
     def update(self, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total)
+        self._progress.update(self._task, completed=done, total=total, refresh=True)
 
     def close(self) -> None:
         self._progress.stop()
