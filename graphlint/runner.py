@@ -172,20 +172,31 @@ def _summarize_all(items: list[tuple[str, bytes]], settings: Settings, progress:
 
 
 def run(settings: Settings, progress: Progress | None = None) -> RunResult:
-    from graphlint.cache import SummaryCache
+    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding."""
     from graphlint.static.link import link
 
     result = RunResult(findings=[])
-    files = discover(settings, result.warnings)
-    sources = [read_source(p) for p in files]
+    sources = [read_source(p) for p in discover(settings, result.warnings)]
     result.files = len(sources)
-    meta: list[Finding] = []
-    summaries: dict[str, FileSummary] = {}
+    summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
+    result.lines = sum(s.lines for s in summaries.values())
+    try:
+        linked = link(list(summaries.values()), settings.rules, settings.options)
+    except Exception as exc:
+        raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
+    result.findings = _apply_settings([*meta, *linked], summaries, settings)
+    return result
+
+
+def _summaries(sources: list[_Source], settings: Settings, progress: Progress | None):
+    """Summaries by path (cache first, then workers), plus the GL000/GL002 findings on the way."""
+    from graphlint.cache import SummaryCache
+
     cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
-    misses = []
+    rules, meta, summaries, misses = settings.rules, [], {}, []
     for source in sources:
         if source.error:
-            meta.append(meta_finding(settings.rules, PARSE_ERROR, source.path, 1, 0, source.error))
+            meta.append(meta_finding(rules, PARSE_ERROR, source.path, 1, 0, source.error))
             continue
         cached = cache.get(source.path, source.sha256) if cache else None
         if cached is not None:
@@ -198,44 +209,38 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
     for source, (summary, crash) in zip(misses, outcomes):
         if summary is None:
-            meta.append(meta_finding(settings.rules, INTERNAL_ERROR, source.path, 1, 0,
+            meta.append(meta_finding(rules, INTERNAL_ERROR, source.path, 1, 0,
                                      f"internal error while analysing this file: {crash}"))
             summary = FileSummary(path=source.path, sha256=source.sha256, lines=source.data.count(b"\n"))
         elif cache:
             cache.put(summary, source.sha256)
         summaries[source.path] = summary
-    summaries = dict(sorted(summaries.items()))
-    result.cache_hits = cache.hits if cache else 0
-    result.lines = sum(s.lines for s in summaries.values())
-
     for summary in summaries.values():
         for line, col, message in summary.errors:
             code = INTERNAL_ERROR if message.lower().startswith("internal error") else PARSE_ERROR
-            meta.append(meta_finding(settings.rules, code, summary.path, line, col, message))
-    try:
-        linked = link(list(summaries.values()), settings.rules, settings.options)
-    except Exception as exc:
-        raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
+            meta.append(meta_finding(rules, code, summary.path, line, col, message))
+    return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
-    enabled_cache: dict[str, set[str]] = {}
+
+def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], settings: Settings) -> list[Finding]:
+    """Enabled rules per file (per-file-ignores), skip-file, suppressions, the reported files."""
+    enabled_by_path: dict[str, set[str]] = {}
 
     def enabled_for(path: str) -> set[str]:
-        if path not in enabled_cache:
+        if path not in enabled_by_path:
             codes = set(settings.options.enabled)
             for matcher, ignored in settings.per_file_ignores:
                 if matcher(Path(path)):
                     codes -= ignored
-            enabled_cache[path] = codes
-        return enabled_cache[path]
+            enabled_by_path[path] = codes
+        return enabled_by_path[path]
 
-    skipped = {path for path, s in summaries.items() if s.skip_file}
-    live = {path: s for path, s in summaries.items() if path not in skipped}
-    findings = [f for f in [*meta, *linked] if f.path not in skipped and f.rule in enabled_for(f.path)]
-    findings = apply_suppressions(sorted(findings, key=Finding.sort_key), live, settings.rules, enabled_for)
+    live = {path: s for path, s in summaries.items() if not s.skip_file}
+    kept = [f for f in findings if (f.path in live or f.path not in summaries) and f.rule in enabled_for(f.path)]
+    kept = apply_suppressions(sorted(kept, key=Finding.sort_key), live, settings.rules, enabled_for)
     if settings.report_paths is not None:
-        findings = [f for f in findings if _in_report_set(f.path, settings.report_paths)]
-    result.findings = sorted(findings, key=Finding.sort_key)
-    return result
+        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths)]
+    return sorted(kept, key=Finding.sort_key)
 
 
 def _in_report_set(path: str, report_paths: tuple[Path, ...]) -> bool:

@@ -59,7 +59,7 @@ def resolve(
     rules = load_rules(config.rule_packs)
     enabled = _enabled_codes(rules, config, select, ignore)
     per_file = tuple(
-        (PathMatcher([glob], config.root), frozenset(_codes(rules, codes, f"per-file-ignores {glob!r}")))
+        (PathMatcher([glob], config.root), frozenset(_expand(rules, codes, f"per-file-ignores {glob!r}")))
         for glob, codes in config.per_file_ignores
     )
     if entries:
@@ -98,8 +98,8 @@ def resolve(
 
 def _enabled_codes(rules: dict[str, Rule], config: Config, select: list[str] | None, ignore: list[str]) -> set[str]:
     where = f"{config.path} " if config.path else ""
-    enabled = select_rules(rules, _codes(rules, config.select or ["ALL"], f"{where}select", as_given=True),
-                           _codes(rules, config.ignore, f"{where}ignore", as_given=True))
+    enabled = select_rules(rules, _checked(rules, config.select or ["ALL"], f"{where}select"),
+                           _checked(rules, config.ignore, f"{where}ignore"))
     if select:
         enabled = select_rules(rules, _split(select), ())
     for selector in _split(ignore):
@@ -112,15 +112,20 @@ def _split(values: list[str] | tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _codes(rules: dict[str, Rule], selectors, where: str, as_given: bool = False):
-    """Validate selectors (unknown ones are config errors naming where they came from)."""
-    expanded: set[str] = set()
+def _checked(rules: dict[str, Rule], selectors, where: str) -> list[str]:
+    """The selectors, after checking each names something (else a config error saying where)."""
+    _expand(rules, selectors, where)
+    return list(selectors)
+
+
+def _expand(rules: dict[str, Rule], selectors, where: str) -> set[str]:
+    codes: set[str] = set()
     for selector in selectors:
         try:
-            expanded |= expand_selector(rules, selector)
+            codes |= expand_selector(rules, selector)
         except RuleError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-    return list(selectors) if as_given else expanded
+    return codes
 
 
 def _entry(spec: str, base: Path, where: str) -> str:

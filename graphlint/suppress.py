@@ -52,7 +52,10 @@ def apply_suppressions(
             known, unknown = set(), []
             for raw in sup.codes:
                 code = raw.upper() if raw.upper() in rules else by_name.get(raw)
-                (known.add(code) if code else unknown.append(raw))
+                if code:
+                    known.add(code)
+                else:
+                    unknown.append(raw)
             entries.append((sup, known, unknown))
         resolved[path] = entries
 
