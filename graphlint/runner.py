@@ -12,8 +12,9 @@ Decisions worth knowing:
   it saves, and pre-commit already runs hooks in parallel. ``pool.map`` keeps input order, and
   the final findings are sorted, so output never depends on ``--jobs``.
 * Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
-  GL000 finding; an analyzer crash on one file is a GL002 finding naming the file. Only a
-  crash of the linking phase (which sees every file at once) aborts the run with exit code 2.
+  GL000 finding; an analyzer crash on one file is a GL002 finding naming the file (the CLI
+  still reports everything, then exits 2). Only a crash of the linking phase (which sees every
+  file at once) aborts the run.
 * ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
   and what only it calls is not hot. That is what marking e.g. an intentionally eager
   reference decoder should do; the runner additionally drops any finding the linker still
@@ -25,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -143,8 +143,8 @@ def _summarize(item: tuple[str, bytes]) -> tuple[FileSummary | None, str]:
         from graphlint.static.summarize import summarize_file
 
         return summarize_file(path, data, _worker_state["rules"], _worker_state["options"]), ""
-    except Exception:
-        return None, traceback.format_exc(limit=-3).strip().splitlines()[-1]
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _summarize_all(items: list[tuple[str, bytes]], settings: Settings, progress: Progress | None, done: int,
