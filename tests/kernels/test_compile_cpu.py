@@ -57,3 +57,20 @@ def test_kernel_compiles_for_hopper(compile_ptx, module, dtypes):
     ptx = compile_ptx(module, dtypes)
     assert ".target sm_90a" in ptx
     assert SIGNATURE_INSTRUCTION[module.__name__.rsplit(".", 1)[1]] in ptx
+
+
+def test_a_warm_up_launch_that_never_finishes_raises_instead_of_hanging(monkeypatch):
+    from dsv4.kernels import compile as kernel_compile
+
+    class NeverDone:
+        def record(self, stream):
+            pass
+
+        def query(self):
+            return False
+
+    monkeypatch.setattr(torch.cuda, "Event", NeverDone)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: None)
+    monkeypatch.setattr(kernel_compile, "SMOKE_DEADLINE_S", 0.01)
+    with pytest.raises(kernel_compile.KernelHangError, match="rms_norm.*DSV4_KERNELS=torch"):
+        kernel_compile._wait_or_raise(torch.device("cuda", 0), "rms_norm('bfloat16',)")
