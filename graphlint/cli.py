@@ -125,8 +125,15 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc))
     except KeyboardInterrupt:
         return _fail("interrupted")
-    except BrokenPipeError:
+    except BrokenPipeError:  # `graphlint rules | head`
         return EXIT_CLEAN if args.command != "check" else EXIT_ERROR
+    except OSError as exc:  # e.g. --output or --write-baseline into a missing directory
+        return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+    except Exception:  # a bug in graphlint: say so, with the traceback, and exit 2 (never 1)
+        import traceback
+
+        traceback.print_exc()
+        return _fail("internal error (the traceback above is a graphlint bug; please report it)")
 
 
 def _use_color(output: str | None) -> bool:

@@ -81,6 +81,17 @@ def test_entry_limits_what_is_hot(project):
     assert missing.rc == 2 and "does not exist" in missing.err
 
 
+def test_unwritable_output_and_unexpected_crash_exit_2(project, monkeypatch):
+    project.write("src/model.py", "x = 1\n")
+    result = project.run("src", "--output", "missing_dir/report.txt")
+    assert result.rc == 2 and "missing_dir/report.txt" in result.err
+    import graphlint.runner
+
+    monkeypatch.setattr(graphlint.runner, "discover", lambda *a: {}["boom"])
+    crash = project.run("src")
+    assert crash.rc == 2 and "KeyError" in crash.err and "graphlint bug" in crash.err
+
+
 def test_output_file_and_show_chain(project):
     project.write("src/model.py", project.hot_item)
     result = project.run("src", "--output", "report.txt", "--show-chain")
