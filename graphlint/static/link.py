@@ -135,8 +135,33 @@ class Index:
     def call_forward(self, ref: ClassRef) -> tuple[ModuleInfo, str] | None:
         return self.find_method(ref, "forward") or self.find_method(ref, "__call__")
 
+    def member_targets(self, info: ModuleInfo, own: ClassRef | None, path: tuple, method: str | None):
+        """``self.model.blocks[i].forward_eager(...)``: follow sub-module types attribute by attribute."""
+        root, attrs = path
+        start = own if root == "self" else self.class_ref(info, root)
+        if start is None:
+            return []
+        types = [start]
+        for attr in attrs:
+            types = [sub for t in types for sub in self.submodule_types(t, attr)]
+        if method is None:
+            return [self.call_forward(t) for t in types]
+        found = []
+        for t in types:
+            hit = self.find_method(t, method)
+            if hit is not None:
+                found.append(hit)
+            else:  # ``self.attn(x)`` written as a member call of a sub-module attribute
+                found.extend(self.call_forward(sub) for sub in self.submodule_types(t, method))
+        return found
+
     def targets(self, info: ModuleInfo, cls: str, desc: Descriptor) -> list[tuple[ModuleInfo, str]]:
         kind = desc[0]
+        if kind == "ref":  # a callback: only functions and methods, never a class (that is no call)
+            inner = desc[1]
+            if inner[0] == "name" and inner[1] not in info.functions:
+                return []
+            return self.targets(info, cls, inner)
         own = (info, cls) if cls in info.classes else None
         found: list[tuple[ModuleInfo, str] | None] = []
         if kind == "local":
@@ -150,14 +175,8 @@ class Index:
             hit = self.resolve(info, desc[1])
             if hit is not None:
                 found.append((hit[1], hit[2]) if hit[0] == "function" else self.find_method((hit[1], hit[2]), "__init__"))
-        elif own is not None and kind == "self":
-            method = self.find_method(own, desc[1])
-            if method is not None:
-                found.append(method)
-            else:
-                found.extend(self.call_forward(sub) for sub in self.submodule_types(own, desc[1]))
-        elif own is not None and kind == "attr":
-            found.extend(self.find_method(sub, desc[2]) for sub in self.submodule_types(own, desc[1]))
+        elif kind == "member":
+            found.extend(self.member_targets(info, own, desc[1], desc[2]))
         elif own is not None and kind == "super":
             found.append(self.find_method(own, desc[1], skip_first=True))
         return [f for f in found if f is not None]

@@ -7,10 +7,14 @@ another worker:
 - ``("name", "f")``: a bare name that is not an import (a def/class of this module, a builtin);
 - ``("dotted", "pkg.mod.f")`` / ``("dotted", "..mod.f")``: resolved through the file's imports,
   relative imports keep their leading dots;
-- ``("self", "m")``: ``self.m(...)`` -- a method, or a sub-module attribute's ``forward``;
-- ``("attr", "a", "m")``: ``self.a.m(...)``: method ``m`` of the sub-module type(s) of ``self.a``;
+- ``("member", (root, attrs), "m" | None)``: ``self.m()``, ``self.a.b[i].m()``, ``model.blocks[i](x)``:
+  follow the sub-module types of ``attrs`` from ``root`` ("self" or a class descriptor from a
+  parameter annotation), then method ``m`` (or, if ``m`` is itself a sub-module attribute or
+  None, its ``forward``);
 - ``("super", "m")``: ``super().m(...)``;
-- ``("local", "outer.inner")``: a nested def of the calling function.
+- ``("local", "outer.inner")``: a nested def of the calling function, called or used as a value;
+- ``("ref", <descriptor>)``: a bound method or module function passed as an argument
+  (``Region("embed", self._embed)``, ``partial(self._layer, i)``): a callback, called later.
 """
 
 from __future__ import annotations

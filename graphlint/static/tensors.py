@@ -68,6 +68,10 @@ class FunctionFacts:
     bools: set[str] = field(default_factory=set)
     #: local name -> the ``self`` attribute holding the sub-module(s) it names (``for layer in self.layers``)
     module_aliases: dict[str, str] = field(default_factory=dict)
+    #: local name -> object path for call resolution: (root, attrs) with root "self" or a class
+    #: descriptor from a parameter annotation (``model: DSV4Model``); ``for b in model.blocks``
+    #: gives ``b`` the path (("name", "DSV4Model"), ("blocks",)).
+    objects: dict[str, tuple] = field(default_factory=dict)
 
 
 def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:

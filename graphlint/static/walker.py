@@ -248,6 +248,10 @@ class Walker:
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source
             return
+        path = self.object_path(iterable)
+        if path is not None and path[1] and isinstance(target, cst.Name):
+            self.oracle.fn.objects[target.value] = path
+            return
         tensor = self.oracle.is_tensor(iterable)
         for name in preorder(target):
             if isinstance(name, cst.Name):
@@ -298,6 +302,10 @@ class Walker:
                 continue
             if param_is_tensor(param, self.imports, implicit):
                 self.oracle.fn.tensors.add(param.name.value)
+            elif param.annotation is not None:
+                cls = self.class_annotation(param.annotation.annotation)
+                if cls is not None:
+                    self.oracle.fn.objects[param.name.value] = (cls, ())
         self.local_defs.append({})
         try:
             self.suite(stmt.body)
@@ -353,7 +361,9 @@ class Walker:
         dispatch = self.dispatch
         for node in preorder(root):
             name = type(node).__name__
-            if name == "Call":
+            if name == "Name":
+                self.name_reference(node)
+            elif name == "Call":
                 func = node.func
                 self.call_name = resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
                 self.call_site(node)
@@ -378,21 +388,83 @@ class Walker:
             return ("dotted", resolve(func, self.imports))
         return None
 
+    def class_annotation(self, node: cst.BaseExpression) -> Descriptor | None:
+        """``model: DSV4Model`` / ``Optional[Cache]`` / ``"Cache"`` -> a class descriptor."""
+        if isinstance(node, cst.SimpleString):
+            text = node.raw_value
+            return ("name", text) if text.isidentifier() and text[:1].isupper() else None
+        if isinstance(node, cst.BinaryOperation):
+            return self.class_annotation(node.left) or self.class_annotation(node.right)
+        if isinstance(node, cst.Subscript):
+            name = dotted_name(node.value) or ""
+            if name.rsplit(".", 1)[-1] == "Optional" and node.slice and isinstance(node.slice[0].slice, cst.Index):
+                return self.class_annotation(node.slice[0].slice.value)
+            return None
+        name = dotted_name(node)
+        if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
+            return None
+        return self.descriptor(node)
+
+    def object_path(self, node: cst.BaseExpression) -> tuple | None:
+        """``self.model.blocks[i]`` -> ("self", ("model", "blocks")); subscripts are transparent."""
+        attrs: list[str] = []
+        while True:
+            if isinstance(node, cst.Attribute):
+                attrs.append(node.attr.value)
+                node = node.value
+            elif isinstance(node, cst.Subscript):
+                node = node.value
+            else:
+                break
+        if not isinstance(node, cst.Name):
+            return None
+        if node.value == "self":
+            root, base = "self", ()
+        elif node.value in self.oracle.fn.objects:
+            root, base = self.oracle.fn.objects[node.value]
+        else:
+            return None
+        return (root, (*base, *reversed(attrs)))
+
+    def name_reference(self, node: cst.Name) -> None:
+        """A nested def used as a value (returned, passed, stored) will be called by whoever gets it."""
+        for scope in reversed(self.local_defs):
+            if node.value in scope:
+                self.add_call(("local", scope[node.value]))
+                return
+
+    def argument_references(self, call: cst.Call) -> None:
+        """``Region("embed", self._embed)``, ``partial(self._layer, i)``: a bound method or module
+        function passed as an argument is a callback, called later on the caller's behalf."""
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+                self.add_call(("ref", ("member", ("self", ()), value.attr.value)))
+            elif isinstance(value, cst.Name) and value.value in self.local_names:
+                self.add_call(("ref", ("name", value.value)))
+
+    def add_call(self, desc: Descriptor) -> None:
+        key = (desc, self.in_capture)
+        seen = self._call_keys[self.func.qualname]
+        if key not in seen:
+            seen.add(key)
+            self.func.calls.append(CallSite(desc, self.in_capture))
+
     def call_site(self, call: cst.Call) -> None:
+        if call.args:
+            self.argument_references(call)
         func = call.func
         desc: Descriptor | None = None
         oracle = self.oracle
         if isinstance(func, cst.Name) and func.value in oracle.fn.module_aliases:
-            desc = ("self", oracle.fn.module_aliases[func.value])
+            desc = ("member", ("self", (oracle.fn.module_aliases[func.value],)), None)
         elif isinstance(func, cst.Attribute):
             base, method = func.value, func.attr.value
-            attr = oracle.is_self_attr(base)
-            if isinstance(base, cst.Name) and base.value == "self":
-                desc = ("self", method)
-            elif attr is not None:
-                desc = ("attr", attr, method)
-            elif isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
-                desc = ("attr", oracle.fn.module_aliases[base.value], method)
+            path = self.object_path(base)
+            if isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
+                desc = ("member", ("self", (oracle.fn.module_aliases[base.value],)), method)
+            elif path is not None:
+                desc = ("member", path, method)
             elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 desc = ("super", method)
             else:
@@ -404,23 +476,38 @@ class Walker:
                     self.func.captures = True
         elif isinstance(func, cst.Subscript):
             source = oracle.module_source(func)
-            desc = ("self", source) if source is not None else None
+            path = self.object_path(func)
+            if source is not None:
+                desc = ("member", ("self", (source,)), None)
+            elif path is not None and path[1]:
+                desc = ("member", path, None)
+        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects and oracle.fn.objects[func.value][1]:
+            desc = ("member", oracle.fn.objects[func.value], None)
         else:
             desc = self.descriptor(func)
-        if desc is None:
-            return
-        key = (desc, self.in_capture)
-        seen = self._call_keys[self.func.qualname]
-        if key not in seen:
-            seen.add(key)
-            self.func.calls.append(CallSite(desc, self.in_capture))
+        if desc is not None:
+            self.add_call(desc)
 
     # -- bindings ----------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                for t, v in zip(target.elements, value.elements):
+                    self.bind(t.value, v.value)
+                return
         self.oracle.bind(target, value)
+        if isinstance(target, cst.Name):
+            path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
+            if path is not None and path != ("self", ()):
+                self.oracle.fn.objects[target.value] = path
+            else:
+                self.oracle.fn.objects.pop(target.value, None)
         attr = self.oracle.is_self_attr(target)
         if attr is not None and self.class_stack:
             types = self.module_types(value)
+            if not types and isinstance(value, cst.Name) and value.value in self.oracle.fn.objects:
+                root, attrs = self.oracle.fn.objects[value.value]
+                types = [root] if root != "self" and not attrs else []
             if types:
                 self.add_submodule(attr, types)
 
