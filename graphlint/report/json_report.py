@@ -8,7 +8,8 @@
                  "by_severity", "by_rule", "suppressed", "baselined", "failing",
                  "failing_severities", "warnings"}}
 
-Paths are POSIX and relative to the working directory; ``fingerprint`` is the baseline one.
+Paths are POSIX and relative to the working directory; ``fingerprint`` is the one a baseline
+file in the working directory records (baseline paths are relative to the baseline's directory).
 """
 
 from __future__ import annotations

@@ -81,7 +81,6 @@ def render_sarif(findings: list[Finding], ctx: ReportContext) -> str:
                 "name": "graphlint",
                 "version": graphlint.__version__,
                 "semanticVersion": graphlint.__version__,
-                "informationUri": "https://github.com/graphlint/graphlint",
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }
         },

@@ -71,7 +71,7 @@ def test_sarif_validates_against_the_official_schema(two):
 def test_markdown_tables_per_category(two):
     code = two.item_code()
     md = two.run("src", "--format", "markdown", "--show-suppressed").out
-    assert "## Category 1: host-sync (2)" in md and "## Category 2: meta (1)" in md
+    assert "## Category 1: host-sync (2)" in md and "## Meta: files graphlint could not check" in md
     assert md.count("| File | Line | Issue | Fix |") == 2
     assert f"| `src/model.py` | 5 | `{code}`" in md
     assert "logged \\| once" in md  # a pipe in a reason does not break the table
@@ -97,3 +97,14 @@ def test_github_escaping():
                       line=3, col=0, message="50% of\nsteps")
     assert render_github([finding], ReportContext(rules={})) == (
         "::warning file=a%2Cb%3Ac.py,line=3,title=GL101 n::50%25 of%0Asteps\n")
+
+
+def test_markdown_category_numbers_are_fixed():
+    from graphlint.finding import Finding
+    from graphlint.report import ReportContext
+    from graphlint.report.markdown import md_table, render_markdown
+
+    finding = Finding(rule="GL201", name="n", category="allocation", severity="warning", path="a.py",
+                      line=3, col=1, message="m", fix="f")
+    assert "## Category 2: allocation (1)" in render_markdown([finding], ReportContext(rules={}))
+    assert md_table(["A", "B"], [["x|y", "two\nlines"]]).splitlines()[2] == "| x\\|y | two lines |"
