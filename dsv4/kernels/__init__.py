@@ -48,18 +48,21 @@ def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.
 
 
 def _launch_without_stream(op: str, *args, **kwargs) -> torch.Tensor:
-    """Planted hazard for graphlint's own tests: run ``op``'s compiled kernel on stream 0.
+    """Planted hazard for graphlint's own tests: run ``op`` on CUDA stream 0, not the current one.
 
     Stream handle 0 is what a CuTeDSL ``launch()`` without ``stream=`` uses. Inside a CUDA-graph
-    capture the kernel then runs eagerly instead of being recorded, so the graph replays stale
-    output. Needs :func:`warmup` first; raises if no kernel covers these operands.
+    capture on a side stream that work runs eagerly instead of being recorded, so the graph
+    replays stale output (or, if the work needs a fresh allocation, the capture fails). The
+    compiled CuTeDSL kernel is used when :func:`warmup` built one for these operands; otherwise
+    the torch reference is issued on stream 0, the same hazard at the CUDA level.
     """
-    from dsv4.kernels.cute_interop import default_stream
-
     first = args[0]
     inputs = (first, args[1]) if op == "rms_norm" else (first,)
     out_dtype = torch.float32 if op == "sinkhorn" else first.dtype
     kernel = compiled_kernel(op, inputs, kwargs.get("out"), out_dtype)
-    if kernel is None:
-        raise RuntimeError(f"no compiled CuTeDSL kernel for {op} on these operands; call warmup()")
-    return kernel(*args, stream=default_stream(), **kwargs)
+    if kernel is not None:
+        from dsv4.kernels.cute_interop import default_stream
+
+        return kernel(*args, stream=default_stream(), **kwargs)
+    with torch.cuda.stream(torch.cuda.default_stream(first.device)):
+        return getattr(reference, op)(*args, **kwargs)
