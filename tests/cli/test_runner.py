@@ -165,3 +165,12 @@ def test_exclude_applies_to_explicit_files(project):
     project.config('exclude = ["legacy"]\n')
     project.write("legacy/old.py", project.hot_item)
     assert project.findings("legacy/old.py") == []
+
+
+def test_pre_commit_hook_definition():
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = hooks
+    assert hook["id"] == "graphlint" and hook["entry"].startswith("graphlint check")
+    assert hook["types"] == ["python"] and hook["language"] == "python" and hook["require_serial"] is True
