@@ -230,12 +230,14 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from graphlint.report import rule_message
+
     table = Table(title=f"graphlint rules ({len(rules)})", title_justify="left")
     for column in ("code", "name", "category", "severity", "kind", "message"):
         table.add_column(column, no_wrap=column != "message")
     for rule in rules.values():
         kind = "dynamic" if rule.dynamic else ("meta" if rule.category == "meta" else "static")
-        table.add_row(rule.code, rule.name, rule.category, rule.severity, kind, rule.message)
+        table.add_row(rule.code, rule.name, rule.category, rule.severity, kind, rule_message(rule))
     width = None if sys.stdout.isatty() else 200  # piped: do not squeeze the table into 80 columns
     Console(no_color="NO_COLOR" in os.environ, highlight=False, width=width).print(table)
     return EXIT_CLEAN
@@ -244,6 +246,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     import difflib
     import textwrap
+
+    from graphlint.report import rule_message
 
     rules = _load_rules(args.config)
     wanted = args.rule.strip()
@@ -254,7 +258,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         hint = f"; did you mean {guess[0]}?" if guess else "; `graphlint rules` lists them"
         return _fail(f"unknown rule {wanted!r}{hint}")
     kind = "runtime (graphlint inventory / capture-test)" if rule.dynamic else "graphlint check"
-    out = [f"{rule.code} {rule.name}  [{rule.category}, {rule.severity}, {kind}]", "", rule.message, ""]
+    out = [f"{rule.code} {rule.name}  [{rule.category}, {rule.severity}, {kind}]", "", rule_message(rule), ""]
     why_title = "Why it matters:" if rule.category == "meta" else "Why it breaks capture:"
     out += [why_title, textwrap.indent(textwrap.fill(rule.why, 88), "  "), ""]
     for title, examples in (("Bad", rule.bad), ("Good", rule.good)):

@@ -9,6 +9,7 @@ dynamic inventory report reuses.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,11 @@ class ReportContext:
     show_chain: bool = False
     color: bool = False
     warnings: list[str] = field(default_factory=list)
+
+
+def rule_message(rule: Rule) -> str:
+    """A rule's message without the per-finding ``{name}`` placeholder (for tables and help)."""
+    return re.sub(r"\s*\(\{name\}\)", "", rule.message).replace("{name}", "...")
 
 
 def fails(finding: Finding, ctx: ReportContext) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 import graphlint
 from graphlint.baseline import aligned_fingerprints
 from graphlint.finding import Finding
-from graphlint.report import ReportContext
+from graphlint.report import ReportContext, rule_message
 from graphlint.rules import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -33,7 +33,7 @@ def _rule_descriptor(rule: Rule) -> dict:
     return {
         "id": rule.code,
         "name": rule.name,
-        "shortDescription": {"text": rule.message},
+        "shortDescription": {"text": rule_message(rule)},
         "fullDescription": {"text": rule.why},
         "help": {"text": help_text, "markdown": markdown},
         "defaultConfiguration": {"level": LEVEL[rule.severity]},

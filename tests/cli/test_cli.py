@@ -118,6 +118,7 @@ def test_rules_and_explain(project):
     assert all(r["category"] and r["severity"] and r["message"] for r in table)
     text = project.run("--raw", "rules")
     assert "parse-error" in text.out and "unused-suppression" in text.out
+    assert "{name}" not in text.out  # per-finding placeholders are not shown in the table
     by_code = project.run("--raw", "explain", "GL001")
     by_name = project.run("--raw", "explain", "unused-suppression")
     assert by_code.rc == by_name.rc == 0 and by_code.out == by_name.out
