@@ -23,7 +23,8 @@ def rms_norm(
     x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor | None = None
 ) -> torch.Tensor:
     """y = x * rsqrt(mean(x**2) + eps) * weight, fp32 accumulation, in ``x.dtype``."""
-    kernel = compiled_kernel("rms_norm", (x, weight), out, x.dtype)
+    fits = weight.shape == x.shape[-1:]
+    kernel = compiled_kernel("rms_norm", (x, weight), out, x.dtype) if fits else None
     if kernel is None:
         return reference.rms_norm(x, weight, eps, out=out)
     return kernel(x, weight, eps, out=out)
@@ -33,7 +34,8 @@ def sinkhorn(
     logits: torch.Tensor, iters: int = 20, eps: float = 1e-6, out: torch.Tensor | None = None
 ) -> torch.Tensor:
     """Sinkhorn-Knopp normalisation of ``[..., n, n]`` logits into fp32 mixing matrices."""
-    kernel = compiled_kernel("sinkhorn", (logits,), out, torch.float32)
+    square = logits.dim() >= 2 and logits.shape[-1] == logits.shape[-2]
+    kernel = compiled_kernel("sinkhorn", (logits,), out, torch.float32) if square else None
     if kernel is None:
         return reference.sinkhorn(logits, iters, eps, out=out)
     return kernel(logits, iters, eps, out=out)

@@ -3,8 +3,8 @@
 Kernels are compiled only in :func:`warmup`; :func:`compiled_kernel` merely looks them up, so
 the decode path never compiles (and never does so inside a CUDA-graph capture). A call the
 kernels do not cover (CPU tensor, non-contiguous or empty input, a dtype not compiled, tensors
-on different devices, an ``out`` of another dtype) silently takes the torch reference instead:
-the result is the same, only slower.
+on different devices, an ``out`` of another dtype or shape, operand shapes a kernel does not take)
+silently takes the torch reference instead: the result is the same, only slower.
 
 ``DSV4_KERNELS`` picks the backend: ``torch`` (the fallback everywhere) or ``cutedsl``. Unset,
 it is :data:`DEFAULT_BACKEND`, which is ``torch`` for now: on the first H200 run (2026-12-02,
@@ -26,11 +26,11 @@ _COMPILED: dict[tuple[str, int, tuple[torch.dtype, ...]], Callable[..., torch.Te
 _WARMED_DEVICES: set[int] = set()
 
 
+DEFAULT_BACKEND = "torch"
+
+
 def cutlass_available() -> bool:
     return importlib.util.find_spec("cutlass") is not None
-
-
-DEFAULT_BACKEND = "torch"
 
 
 def forced_torch() -> bool:
@@ -54,7 +54,7 @@ def compiled_kernel(
     operands = inputs if out is None else (*inputs, out)
     if any(t.device != first.device or not t.is_contiguous() for t in operands):
         return None
-    if out is not None and out.dtype != out_dtype:
+    if out is not None and (out.dtype != out_dtype or out.shape != first.shape):
         return None
     return _COMPILED.get((op, first.device.index, tuple(t.dtype for t in inputs)))
 
