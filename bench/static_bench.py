@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
 import tempfile
 import time
@@ -66,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None, help="graphlint workers (default: CPU count)")
     parser.add_argument("--profile", action="store_true", help="also profile a single-process cold run")
     args = parser.parse_args(argv)
+    from graphlint.settings import default_jobs
 
     root = args.corpus or torch_dir()
     files = corpus_files(root, args.limit)
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         warm, warm_result = graphlint_run(files, Path(tmp) / "cache", args.jobs)
     if [f.sort_key() for f in result.findings] != [f.sort_key() for f in warm_result.findings]:
         sys.exit("warm run disagrees with cold run: the cache is broken")
-    jobs = args.jobs or os.cpu_count()
+    jobs = args.jobs or default_jobs()
     rows = [
         ("bare libcst.parse_module (1 process)", bare),
         (f"graphlint cold (jobs={jobs}, empty cache)", cold),

@@ -74,7 +74,7 @@ def _add_check(sub) -> None:
     check.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     check.add_argument("--write-baseline", metavar="FILE", help="record the current findings as the baseline")
-    check.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)")
+    check.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the CPUs available)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
     check.add_argument("--show-suppressed", action="store_true", help="also show suppressed findings, with their reason")
     check.add_argument("--show-chain", action="store_true", help="show the call chain from the decode entry")

@@ -92,8 +92,16 @@ def resolve(
         per_file_ignores=per_file,
         root=config.root,
         cache_dir=config.root / CACHE_DIR_NAME if use_cache else None,
-        jobs=jobs or os.cpu_count() or 1,
+        jobs=jobs or default_jobs(),
     )
+
+
+def default_jobs() -> int:
+    """CPUs this process may run on (a container's share, not the host's core count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def _enabled_codes(rules: dict[str, Rule], config: Config, select: list[str] | None, ignore: list[str]) -> set[str]:
