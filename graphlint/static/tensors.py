@@ -25,6 +25,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from graphlint.static.cstwalk import preorder
 from graphlint.static.names import resolve
 
 HOST_METHODS = frozenset(
@@ -45,6 +46,12 @@ HOST_TORCH_NAMES = frozenset(
 HOST_PARAM_NAMES = (
     "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
     "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
+)
+#: Parameters with these names carry the decode position (a Python int that changes every step);
+#: locals computed from them are positions too (``end = start + T``, ``for p in range(first, end)``).
+POSITION_NAMES = (
+    "pos", "*_pos", "pos_*", "start", "start_*", "position", "cur_len", "cache_len", "past_len",
+    "n_past", "seq_len", "seqlen", "step",
 )
 BOOL_TORCH_FUNCS = frozenset(
     "isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not logical_xor eq ne "
@@ -72,6 +79,8 @@ class FunctionFacts:
     #: descriptor from a parameter annotation (``model: DSV4Model``); ``for b in model.blocks``
     #: gives ``b`` the path (("name", "DSV4Model"), ("blocks",)).
     objects: dict[str, tuple] = field(default_factory=dict)
+    #: host ints derived from a per-step position parameter (see ``POSITION_NAMES``)
+    positions: set[str] = field(default_factory=set)
 
 
 def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
@@ -204,7 +213,22 @@ class TensorOracle:
             )
         return False
 
+    def uses_position(self, node: cst.CSTNode) -> bool:
+        positions = self.fn.positions
+        if not positions:
+            return False
+        return any(type(n) is cst.Name and n.value in positions for n in preorder(node))
+
     # -- bindings ----------------------------------------------------------------------
+    def taint_positions(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """A target computed from a position (and not a tensor) is a position too."""
+        if not self.fn.positions and value is not None:
+            return
+        tainted = value is not None and self.uses_position(value) and not self.is_tensor(value)
+        for node in preorder(target):
+            if type(node) is cst.Name:
+                (self.fn.positions.add if tainted else self.fn.positions.discard)(node.value)
+
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Record what an assignment (or a ``for`` target) makes of its target."""
         if isinstance(target, (cst.Tuple, cst.List)):

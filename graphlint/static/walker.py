@@ -22,6 +22,7 @@ from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo
 from graphlint.static.names import dotted_name, is_imported_root, record_import, resolve
 from graphlint.static.tensors import (
     MODULE_CONTAINERS,
+    POSITION_NAMES,
     ClassFacts,
     FunctionFacts,
     TensorOracle,
@@ -30,6 +31,7 @@ from graphlint.static.tensors import (
 )
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 CAPTURE_CALLS = ("torch.cuda.make_graphed_callables",)
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
@@ -73,6 +75,7 @@ class Walker:
         self.errors: list[tuple[int, int, str]] = []
         self.local_names: set[str] = set()
         self.loop_depth = 0
+        self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.in_capture = False
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
@@ -98,6 +101,8 @@ class Walker:
         self.raw.append(raw)
 
     def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
+        if self.setup_depth and not self.in_capture:
+            return  # lazy one-time initialisation: setup, not the step
         self.raw.append(self.defer(rule, anchor, name))
 
     def is_store_target(self, node: cst.CSTNode) -> bool:
@@ -156,6 +161,9 @@ class Walker:
             self.store_targets = set()
             if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
+            if isinstance(stmt.target, cst.Name) and self.oracle.uses_position(stmt.value):
+                if not self.oracle.is_tensor(stmt.value):
+                    self.oracle.fn.positions.add(stmt.target.value)
         else:
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
@@ -190,7 +198,13 @@ class Walker:
         self.visit_node(stmt)
         self.expr(stmt.test)
         guarded = self.guarded_branch(stmt.test)
-        if guarded != "body":
+        if guarded != "body" and self.is_lazy_init(stmt):
+            self.setup_depth += 1
+            try:
+                self.suite(stmt.body)
+            finally:
+                self.setup_depth -= 1
+        elif guarded != "body":
             self.suite(stmt.body)
         if stmt.orelse is None or guarded == "orelse":
             return
@@ -203,6 +217,25 @@ class Walker:
                 self.path.pop()
         else:
             self.suite(stmt.orelse.body, "orelse")
+
+    def is_lazy_init(self, stmt: cst.If) -> bool:
+        """``if self._runner is None: self._runner = build()``: runs once, on the first (eager) step."""
+        test = stmt.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Is)
+            and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None"
+        ):
+            return False
+        attr = self.oracle.is_self_attr(test.left)
+        if attr is None:
+            return False
+        for node in preorder(stmt.body):
+            if isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and self.oracle.is_self_attr(node.target) == attr:
+                return True
+        return False
 
     def guarded_branch(self, test: cst.BaseExpression) -> str | None:
         """Which branch of ``if test`` never runs in a captured decode step: "body", "orelse" or None."""
@@ -239,9 +272,11 @@ class Walker:
             self.suite(stmt.orelse.body, "orelse")
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        self.oracle.taint_positions(target, iterable)
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
             if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 self.oracle.bind(target.elements[0].value, None)
+                self.oracle.taint_positions(target.elements[0].value, None)
                 self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
                 return
         source = self.oracle.module_source(iterable)
@@ -291,10 +326,10 @@ class Walker:
                 self.oracle.cls.tensor_methods.add(name)
             elif not self.class_stack and self.func.qualname == "<module>":
                 self.oracle.tensor_functions.add(name)
-        saved = (self.func, self.oracle.fn, self.loop_depth, self.in_capture)
+        saved = (self.func, self.oracle.fn, self.loop_depth, self.in_capture, self.setup_depth)
         self.func = self._new_function(qualname, name, self.class_name)
         self.oracle.fn = FunctionFacts()
-        self.loop_depth, self.in_capture = 0, False
+        self.loop_depth, self.in_capture, self.setup_depth = 0, False, 0
         implicit = name == "forward" or (name != "__call__" and any(fnmatchcase(name, p) for p in self.options.hot_names))
         params = stmt.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -302,6 +337,8 @@ class Walker:
                 continue
             if param_is_tensor(param, self.imports, implicit):
                 self.oracle.fn.tensors.add(param.name.value)
+            elif any(fnmatchcase(param.name.value, pat) for pat in POSITION_NAMES):
+                self.oracle.fn.positions.add(param.name.value)
             elif param.annotation is not None:
                 cls = self.class_annotation(param.annotation.annotation)
                 if cls is not None:
@@ -311,7 +348,7 @@ class Walker:
             self.suite(stmt.body)
         finally:
             self.local_defs.pop()
-            self.func, self.oracle.fn, self.loop_depth, self.in_capture = saved
+            self.func, self.oracle.fn, self.loop_depth, self.in_capture, self.setup_depth = saved
 
     def klass(self, stmt: cst.ClassDef) -> None:
         name = stmt.name.value
@@ -363,6 +400,11 @@ class Walker:
             name = type(node).__name__
             if name == "Name":
                 self.name_reference(node)
+            elif name in COMPREHENSIONS and self.oracle.fn.positions:
+                comp = node.for_in  # before the element is visited: ``[ring[p % W] for p in range(start, end)]``
+                while comp is not None:
+                    self.oracle.taint_positions(comp.target, comp.iter)
+                    comp = comp.inner_for_in
             elif name == "Call":
                 func = node.func
                 self.call_name = resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
@@ -444,6 +486,8 @@ class Walker:
                 self.add_call(("ref", ("name", value.value)))
 
     def add_call(self, desc: Descriptor) -> None:
+        if self.setup_depth and not self.in_capture:
+            return
         key = (desc, self.in_capture)
         seen = self._call_keys[self.func.qualname]
         if key not in seen:
@@ -496,6 +540,7 @@ class Walker:
                     self.bind(t.value, v.value)
                 return
         self.oracle.bind(target, value)
+        self.oracle.taint_positions(target, value)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
             if path is not None and path != ("self", ()):

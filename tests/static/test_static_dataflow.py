@@ -40,7 +40,7 @@ def run(body: str) -> list[str]:
         "y = x.to(torch.bfloat16)",
         "if x.dim() == 3 and x.numel() > 0:\n    pass",
         "if x.dtype == torch.float16 or x.device.type == 'cuda':\n    pass",
-        "if start_pos > 0:\n    pass",
+        "if start_pos > 0:\n    raise ValueError('decode only')",
         "h = self.proj(x)\nif h.shape[-1] != 4:\n    pass",
         "while len(a_list) > 2:\n    a_list = a_list[1:]",
         "assert x.shape[0] == 1, 'decode is one token'",
@@ -65,6 +65,9 @@ def test_host_values_are_not_reported(body):
         ("m = torch.isnan(x)\ny = x[~m]", "GL305"),
         ("y = x[x > 0]", "GL305"),
         ("step = len(a_list)\nself.counts[0] = step", "GL309"),
+        ("if start_pos > 0:\n    x = x * 2", "GL312"),
+        ("end = start_pos + x.shape[0]\ny = x[start_pos:end]", "GL311"),
+        ("rows = [self.counts[p % 4] for p in range(start_pos)]", "GL311"),
     ],
 )
 def test_tensors_are_reported(body, expected):

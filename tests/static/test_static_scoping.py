@@ -248,3 +248,76 @@ def test_enabled_filters_rules_but_not_suppressions():
     """
     assert codes(analyze({"m.py": src})) == ["GL101"]  # the runner applies suppressions
     assert analyze({"m.py": src}, enabled=frozenset({"GL102"})) == []
+
+
+def test_lazy_initialisation_is_setup_not_step():
+    src = """
+    import torch
+
+    def build(x):
+        return x.sum().item()
+
+    class Decoder:
+        def __init__(self):
+            self._runner = None
+
+        def step(self, x):
+            if self._runner is None:
+                torch.cuda.synchronize()
+                self._runner = build(x)
+            if self._other is None:
+                torch.cuda.synchronize()
+            return x
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL106", 16)]
+
+
+def test_callbacks_closures_and_typed_parameters_are_followed():
+    src = """
+    from functools import partial
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def forward_eager(self, x):
+            return x.tolist()
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block() for _ in range(2)])
+
+    def run_all(model: Model, x):
+        for block in model.blocks:
+            block.forward_eager(x)
+
+    class Region:
+        def __init__(self, name, fn):
+            self.fn = fn
+
+    class Decoder:
+        def __init__(self, model: Model):
+            self.model = model
+
+        def regions(self):
+            return [Region("a", partial(self._layer, 0)), Region("b", self._closure())]
+
+        def _layer(self, i: int):
+            self.model.blocks[i].forward_eager(None)
+
+        def _closure(self):
+            def inner():
+                torch.cuda.synchronize()
+            return inner
+
+        def step(self):
+            for region in self.regions():
+                region.fn()
+    """
+    chains = sorted(f.chain for f in analyze({"m.py": src}, entries=("m.py:Decoder.step",)))
+    assert chains == [
+        ("m.py:Decoder.step", "m.py:Decoder.regions", "m.py:Decoder._closure", "m.py:Decoder._closure.inner"),
+        ("m.py:Decoder.step", "m.py:Decoder.regions", "m.py:Decoder._layer", "m.py:Block.forward_eager"),
+    ]
+    typed = analyze({"m.py": src}, entries=("m.py:run_all",))
+    assert [f.chain for f in typed] == [("m.py:run_all", "m.py:Block.forward_eager")]

@@ -88,6 +88,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         function_call,
         mask_index,
         method_call,
+        position,
         scalar_write,
         truth_test,
     )
@@ -100,6 +101,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         attr_mutation.AttrMutation,
         device_copy.DeviceCopy,
         mask_index.MaskIndex,
+        position.PositionDependent,
     ]
     return {k.kind: k for k in kinds}
 
