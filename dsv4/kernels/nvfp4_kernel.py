@@ -108,8 +108,9 @@ def make_launcher(compiled):
             out = torch.empty_like(x)
         with torch.cuda.device(x.device):
             launch_stream = current_stream(x.device) if stream is None else stream
-            amax = _amax(x)
-            compiled(as_cute(x.view(-1)), as_cute_static(amax), as_cute(out.view(-1)), launch_stream)
+            amax = _amax(x)  # on torch's current stream, like the launch (unless overridden)
+            flat_x, flat_out = as_cute(x.view(-1)), as_cute(out.view(-1))
+            compiled(flat_x, as_cute_static(amax), flat_out, launch_stream)
         return out
 
     return nvfp4_fake_quant

@@ -57,7 +57,8 @@ def launch(
 def smoke_args(dtypes: tuple[torch.dtype, torch.dtype], device: torch.device):
     """Small operands of the public op for these dtypes."""
     x_dtype, w_dtype = dtypes
-    return torch.ones(2, 64, dtype=x_dtype, device=device), torch.ones(64, dtype=w_dtype, device=device), 1e-6
+    x = torch.ones(2, 64, dtype=x_dtype, device=device)
+    return x, torch.ones(64, dtype=w_dtype, device=device), 1e-6
 
 
 def example_args(dtypes: tuple[torch.dtype, torch.dtype], device: torch.device):

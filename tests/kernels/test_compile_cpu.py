@@ -52,7 +52,10 @@ def compile_ptx(tmp_path_factory):
         yield compile_module
 
 
-@pytest.mark.parametrize("module, dtypes", list(_cases()) if importlib.util.find_spec("cutlass") else [])
+CASES = list(_cases()) if importlib.util.find_spec("cutlass") else []
+
+
+@pytest.mark.parametrize("module, dtypes", CASES)
 def test_kernel_compiles_for_hopper(compile_ptx, module, dtypes):
     ptx = compile_ptx(module, dtypes)
     assert ".target sm_90a" in ptx

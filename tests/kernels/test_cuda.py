@@ -49,7 +49,11 @@ def _inputs(op: str, dtype: torch.dtype, rows: int, gen: torch.Generator):
     return (randn(rows, 512) * torch.logspace(-3, 1, 512, device=DEVICE).to(dtype),)
 
 
-OPS = {"rms_norm": kernels.rms_norm, "sinkhorn": kernels.sinkhorn, "nvfp4_fake_quant": kernels.nvfp4_fake_quant}
+OPS = {
+    "rms_norm": kernels.rms_norm,
+    "sinkhorn": kernels.sinkhorn,
+    "nvfp4_fake_quant": kernels.nvfp4_fake_quant,
+}
 REFERENCES = {
     "rms_norm": reference.rms_norm,
     "sinkhorn": reference.sinkhorn,
@@ -95,7 +99,9 @@ def test_kernel_matches_reference(op, dtype, rows):
 
 def _replays_fresh(op: str, run) -> bool:
     """Capture ``run(args, out)``, copy new inputs in, replay: does the output follow them?"""
-    make_args = lambda seed: _inputs(op, torch.bfloat16, 8, torch.Generator(DEVICE).manual_seed(seed))
+    def make_args(seed: int):
+        return _inputs(op, torch.bfloat16, 8, torch.Generator(DEVICE).manual_seed(seed))
+
     static_args = make_args(0)
     out = run(static_args, None)  # eager warm-up; also allocates the static output
     torch.cuda.synchronize()
