@@ -55,11 +55,11 @@ def sinkhorn(
 def e2m1_round(v: torch.Tensor) -> torch.Tensor:
     """Round fp32 values to the nearest E2M1 value (ties to even), saturating at +-6."""
     mag = v.abs()
-    q = torch.zeros_like(mag)
-    for midpoint, step, tie_up in zip(E2M1_MIDPOINTS, E2M1_STEPS, E2M1_TIE_GOES_UP):
-        passed = mag >= midpoint if tie_up else mag > midpoint
-        q = q + passed.to(mag.dtype) * step
-    return torch.copysign(q, v)
+    steps = (
+        (mag >= midpoint if tie_up else mag > midpoint).to(mag.dtype) * step
+        for midpoint, step, tie_up in zip(E2M1_MIDPOINTS, E2M1_STEPS, E2M1_TIE_GOES_UP)
+    )
+    return torch.copysign(sum(steps), v)
 
 
 def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -74,11 +74,11 @@ def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.
     xf = x.float()
     blocks = xf.reshape(*x.shape[:-1], x.shape[-1] // NVFP4_BLOCK, NVFP4_BLOCK)
     g = xf.abs().amax() / (FP8_E4M3_MAX * E2M1_MAX)
-    g_safe = torch.where(g > 0, g, torch.ones_like(g))
+    g_safe = torch.where(g > 0, g, 1.0)
     block_amax = blocks.abs().amax(-1, keepdim=True)
     s = (block_amax / E2M1_MAX / g_safe).clamp(max=FP8_E4M3_MAX)
     s = s.to(torch.float8_e4m3fn).float()
     scale = s * g_safe
-    scale_safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    scale_safe = torch.where(scale > 0, scale, 1.0)
     q = e2m1_round(blocks / scale_safe)
     return _write((q * scale).reshape(x.shape).to(x.dtype), out)
