@@ -9,7 +9,7 @@ decides what they do:
 * A code in a comment that suppressed nothing is reported as GL001 (unused-suppression), but
   only when that rule is enabled for the file: ``--select GL1`` must not make every GL2
   suppression "unused" (ruff's RUF100 behaves the same way). A blanket comment that
-  suppressed nothing is unused too.
+  suppressed nothing is unused too, but only when every static rule is enabled for the file.
 * A code or name that no rule has is GL003 (invalid-suppression): it is almost always a
   typo, and the finding it meant to silence is still reported.
 * ``# noqa`` is never honoured: it belongs to other linters, and honouring it would hide
@@ -70,6 +70,8 @@ def apply_suppressions(
                 break
         out.append(finding)
 
+    # a blanket comment can only be called unused when every static rule had its chance
+    static_codes = {code for code, rule in rules.items() if rule.category != "meta" and not rule.dynamic}
     for path, entries in resolved.items():
         enabled = enabled_for(path)
         for index, (sup, known, unknown) in enumerate(entries):
@@ -79,7 +81,7 @@ def apply_suppressions(
                                         f"suppression names unknown rule(s): {names}"))
             if UNUSED not in enabled:
                 continue
-            if not sup.codes and (path, index, "*") not in used:
+            if not sup.codes and (path, index, "*") not in used and static_codes <= enabled:
                 out.append(meta_finding(rules, UNUSED, path, sup.comment_line, 0,
                                         "unused blanket suppression: no finding on the lines it covers"))
             stale = sorted(c for c in known if c in enabled and (path, index, c) not in used)

@@ -47,6 +47,10 @@ def test_unused_and_invalid_suppressions(project):
     assert "GL001" in found[2]["message"] and code not in found[2]["message"]
     # only for enabled rules: with the rule off, its suppressions are not "unused"
     assert [f["rule"] for f in project.findings("src", "--ignore", code)] == ["GL003", "GL001"]
+    # a blanket one is unused only when every static rule was enabled
+    project.write("src/model.py", "def decode_step(x):\n    return x + 1  # graphlint: ignore\n")
+    assert [f["rule"] for f in project.findings("src")] == ["GL001"]
+    assert project.findings("src", "--select", "host-sync") == []
 
 
 def test_baseline_survives_line_shifts_and_catches_duplicates(project):
