@@ -3,8 +3,9 @@
 Only phase 1 (``summarize_file``) is cached: linking is recomputed from the summaries on every
 run, so a changed caller re-heats an unchanged callee without any dependency bookkeeping.
 An entry is keyed by the file's path, its content sha256, :meth:`StaticOptions.cache_key`
-(guards + rules fingerprint), the graphlint version and a fingerprint of the analyzer's own
-source files (so an editable install never serves summaries from older analyzer code).
+(guards + rules fingerprint), the hot-name patterns, the graphlint version and a fingerprint of
+the analyzer's own source files (so an editable install never serves summaries from older
+analyzer code).
 
 One small file per entry, written to a temporary name and renamed into place: concurrent
 graphlint processes (pre-commit runs several) never see half-written entries, and a corrupt or
@@ -51,8 +52,11 @@ def analyzer_fingerprint() -> str:
 class SummaryCache:
     def __init__(self, directory: Path, rules: dict[str, Rule], options: StaticOptions):
         self.directory = directory
+        # hot_names is added because the analyzer's per-file tensor inference reads it, while
+        # StaticOptions.cache_key (the analyzer's contract) does not include it yet
         self.salt = "\0".join(
-            (graphlint.__version__, options.cache_key(rules_fingerprint(rules)), analyzer_fingerprint())
+            (graphlint.__version__, options.cache_key(rules_fingerprint(rules)), analyzer_fingerprint(),
+             json.dumps(list(options.hot_names)))
         )
         self.enabled = True
         self.hits = 0

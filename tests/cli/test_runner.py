@@ -125,6 +125,16 @@ def test_cache_hits_and_dependency_invalidation(project):
     assert runner.run(_settings(use_cache=False)).cache_hits == 0
 
 
+def test_settings_that_shape_summaries_invalidate_the_cache(project):
+    project.write("pkg/model.py", "def run_once(x):\n    if x:\n        return 1\n    return 0\n")
+    for hot_names, guards in [(None, None), (["run_*"], None), (["run_*"], ["x"]), (None, None)]:
+        lines = [f'hot-names = {hot_names!r}' if hot_names else "", f"guards = {guards!r}" if guards else ""]
+        project.config("\n".join(lines).replace("'", '"') + "\n")
+        cached = [f.sort_key() for f in runner.run(_settings()).findings]
+        fresh = [f.sort_key() for f in runner.run(_settings(use_cache=False)).findings]
+        assert cached == fresh, (hot_names, guards)
+
+
 def test_corrupt_cache_entry_is_rewritten(project):
     project.write("pkg/model.py", project.hot_item)
     expected = runner.run(_settings()).findings
