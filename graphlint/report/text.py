@@ -70,7 +70,8 @@ def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext
         if count:
             console.print(f"  {category:<16} {count}")
     if failing:
-        console.print(f"[bold red]{_plural(failing, 'finding')} fail the check[/] "
+        verb = "fails" if failing == 1 else "fail"
+        console.print(f"[bold red]{_plural(failing, 'finding')} {verb} the check[/] "
                       f"(failing severities: {', '.join(info['failing_severities'])}).")
     else:
         console.print(f"None of them fail the check (failing severities: {', '.join(info['failing_severities'])}).")
