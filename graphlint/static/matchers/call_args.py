@@ -12,10 +12,26 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many positional arguments (one-argument torch.where)
     "missing_keyword": str,  # only when this keyword is absent (repeat_interleave without output_size)
     "on_device": bool,  # only with a ``device=`` keyword that is not the literal "cpu"
-    "host_arg": int,  # only when this positional argument is not a tensor (python data)
+    "host_arg": int,  # only when this positional argument is Python data (a list, a number, list(...))
     "tensor_arg": int,  # only when this positional argument is a tensor
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
 }
+
+
+PYTHON_DATA = (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.GeneratorExp, cst.Integer, cst.Float)
+
+
+def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
+    """Values we can tell are host data, not a tensor we merely failed to recognise."""
+    from graphlint.static.matchers.scalar_write import is_host_value
+
+    if isinstance(node, PYTHON_DATA):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple", "range"):
+        return True
+    if isinstance(node, cst.Name):  # an unknown name may well be a tensor: only positions count
+        return node.value in ctx.oracle.fn.positions
+    return is_host_value(node, ctx)
 
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
@@ -55,7 +71,7 @@ class CallConditions:
                 return False
         if self.host_arg is not None:
             i = self.host_arg - offset
-            if i < 0 or i >= len(args) or ctx.oracle.is_tensor(args[i]):
+            if i < 0 or i >= len(args) or not is_python_data(args[i], ctx):
                 return False
         if self.tensor_arg is not None:
             i = self.tensor_arg - offset
