@@ -16,7 +16,16 @@ from typing import Any, Iterable
 
 from graphlint.finding import CATEGORIES, FAMILY_CATEGORY, SEVERITIES
 
-BUILTIN_PACK_DIR = Path(__file__).resolve().parent.parent / "rules"
+def _builtin_pack_dir() -> Path:
+    """The repository's ``rules/`` in a checkout or editable install; in a wheel the same files
+    ship as the ``graphlint.packs`` package (see pyproject's package-dir mapping)."""
+    checkout = Path(__file__).resolve().parent.parent / "rules"
+    if checkout.is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "packs"
+
+
+BUILTIN_PACK_DIR = _builtin_pack_dir()
 
 CODE_RE = re.compile(r"^GL\d{3}$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -118,7 +127,7 @@ def load_rules(extra_packs: Iterable[Path] = ()) -> dict[str, Rule]:
     """Built-in packs first, then user packs; a user rule may not reuse a built-in code."""
     if not BUILTIN_PACK_DIR.is_dir():
         raise RuleError(
-            f"built-in rule packs not found at {BUILTIN_PACK_DIR}; install graphlint with `pip install -e .`"
+            f"built-in rule packs not found at {BUILTIN_PACK_DIR}; reinstall graphlint"
         )
     rules: dict[str, Rule] = {}
     names: dict[str, str] = {}
