@@ -32,9 +32,14 @@ class StaticOptions:
     guards: tuple[str, ...] = DEFAULT_GUARDS
 
     def cache_key(self, rules_fingerprint: str) -> str:
-        """Key for per-file summaries: everything that changes what a summary contains."""
+        """Key for per-file summaries: everything that changes what a summary contains.
+
+        ``hot_names`` is part of it because parameters of hot-named functions are presumed
+        tensors while the file is summarized; ``entries`` and ``enabled`` only matter when linking.
+        """
         payload = json.dumps(
-            {"guards": list(self.guards), "rules": rules_fingerprint}, sort_keys=True
+            {"guards": list(self.guards), "hot_names": list(self.hot_names), "rules": rules_fingerprint},
+            sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

@@ -7,7 +7,6 @@ that asked for its type. Tensor facts are updated in source order as assignments
 
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Iterable, Sequence
@@ -16,12 +15,13 @@ import libcst as cst
 
 from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
+from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import preorder
+from graphlint.static.guards import guarded_branch, is_lazy_init
 from graphlint.static.matchers import Matcher
-from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo
-from graphlint.static.names import dotted_name, is_imported_root, record_import, resolve
+from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
+from graphlint.static.names import record_import, resolve
 from graphlint.static.tensors import (
-    MODULE_CONTAINERS,
     POSITION_NAMES,
     ClassFacts,
     FunctionFacts,
@@ -30,11 +30,8 @@ from graphlint.static.tensors import (
     param_is_tensor,
 )
 
-BUILTIN_NAMES = frozenset(dir(builtins))
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
-CAPTURE_CALLS = ("torch.cuda.make_graphed_callables",)
-CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
 
 
 @dataclass
@@ -48,7 +45,7 @@ class RawCandidate:
     in_capture: bool
 
 
-class Walker:
+class Walker(CallRecorder):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -197,8 +194,8 @@ class Walker:
     def if_(self, stmt: cst.If) -> None:
         self.visit_node(stmt)
         self.expr(stmt.test)
-        guarded = self.guarded_branch(stmt.test)
-        if guarded != "body" and self.is_lazy_init(stmt):
+        guarded = guarded_branch(stmt.test, self.imports, self.options.guards)
+        if guarded != "body" and is_lazy_init(stmt):
             self.setup_depth += 1
             try:
                 self.suite(stmt.body)
@@ -217,41 +214,6 @@ class Walker:
                 self.path.pop()
         else:
             self.suite(stmt.orelse.body, "orelse")
-
-    def is_lazy_init(self, stmt: cst.If) -> bool:
-        """``if self._runner is None: self._runner = build()``: runs once, on the first (eager) step."""
-        test = stmt.test
-        if not (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Is)
-            and isinstance(test.comparisons[0].comparator, cst.Name)
-            and test.comparisons[0].comparator.value == "None"
-        ):
-            return False
-        attr = self.oracle.is_self_attr(test.left)
-        if attr is None:
-            return False
-        for node in preorder(stmt.body):
-            if isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and self.oracle.is_self_attr(node.target) == attr:
-                return True
-        return False
-
-    def guarded_branch(self, test: cst.BaseExpression) -> str | None:
-        """Which branch of ``if test`` never runs in a captured decode step: "body", "orelse" or None."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self.guarded_branch(test.expression)
-            return {"body": "orelse", "orelse": "body"}.get(inner or "")
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            if "body" in (self.guarded_branch(test.left), self.guarded_branch(test.right)):
-                return "body"
-            return None
-        if isinstance(test, cst.Call):
-            return "orelse" if resolve(test.func, self.imports) == CAPTURING_PREDICATE else None
-        last = test.attr.value if isinstance(test, cst.Attribute) else test.value if isinstance(test, cst.Name) else None
-        if last is not None and any(fnmatchcase(last, pat) for pat in self.options.guards):
-            return "body"
-        return None
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
@@ -416,185 +378,3 @@ class Walker:
                     self.visit_node(node, extra)
             elif name in dispatch:
                 self.visit_node(node)
-
-    def descriptor(self, func: cst.BaseExpression) -> Descriptor | None:
-        """A class or function reference, for the linker to resolve."""
-        if isinstance(func, cst.Name):
-            if func.value in self.imports:
-                return ("dotted", self.imports[func.value])
-            for scope in reversed(self.local_defs):
-                if func.value in scope:
-                    return ("local", scope[func.value])
-            return None if func.value in BUILTIN_NAMES else ("name", func.value)
-        if isinstance(func, cst.Attribute) and is_imported_root(func, self.imports):
-            return ("dotted", resolve(func, self.imports))
-        return None
-
-    def class_annotation(self, node: cst.BaseExpression) -> Descriptor | None:
-        """``model: DSV4Model`` / ``Optional[Cache]`` / ``"Cache"`` -> a class descriptor."""
-        if isinstance(node, cst.SimpleString):
-            text = node.raw_value
-            return ("name", text) if text.isidentifier() and text[:1].isupper() else None
-        if isinstance(node, cst.BinaryOperation):
-            return self.class_annotation(node.left) or self.class_annotation(node.right)
-        if isinstance(node, cst.Subscript):
-            name = dotted_name(node.value) or ""
-            if name.rsplit(".", 1)[-1] == "Optional" and node.slice and isinstance(node.slice[0].slice, cst.Index):
-                return self.class_annotation(node.slice[0].slice.value)
-            return None
-        name = dotted_name(node)
-        if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
-            return None
-        return self.descriptor(node)
-
-    def object_path(self, node: cst.BaseExpression) -> tuple | None:
-        """``self.model.blocks[i]`` -> ("self", ("model", "blocks")); subscripts are transparent."""
-        attrs: list[str] = []
-        while True:
-            if isinstance(node, cst.Attribute):
-                attrs.append(node.attr.value)
-                node = node.value
-            elif isinstance(node, cst.Subscript):
-                node = node.value
-            else:
-                break
-        if not isinstance(node, cst.Name):
-            return None
-        if node.value == "self":
-            root, base = "self", ()
-        elif node.value in self.oracle.fn.objects:
-            root, base = self.oracle.fn.objects[node.value]
-        else:
-            return None
-        return (root, (*base, *reversed(attrs)))
-
-    def name_reference(self, node: cst.Name) -> None:
-        """A nested def used as a value (returned, passed, stored) will be called by whoever gets it."""
-        for scope in reversed(self.local_defs):
-            if node.value in scope:
-                self.add_call(("local", scope[node.value]))
-                return
-
-    def argument_references(self, call: cst.Call) -> None:
-        """``Region("embed", self._embed)``, ``partial(self._layer, i)``: a bound method or module
-        function passed as an argument is a callback, called later on the caller's behalf."""
-        for arg in call.args:
-            value = arg.value
-            if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-                self.add_call(("ref", ("member", ("self", ()), value.attr.value)))
-            elif isinstance(value, cst.Name) and value.value in self.local_names:
-                self.add_call(("ref", ("name", value.value)))
-
-    def add_call(self, desc: Descriptor) -> None:
-        if self.setup_depth and not self.in_capture:
-            return
-        key = (desc, self.in_capture)
-        seen = self._call_keys[self.func.qualname]
-        if key not in seen:
-            seen.add(key)
-            self.func.calls.append(CallSite(desc, self.in_capture))
-
-    def call_site(self, call: cst.Call) -> None:
-        if call.args:
-            self.argument_references(call)
-        func = call.func
-        desc: Descriptor | None = None
-        oracle = self.oracle
-        if isinstance(func, cst.Name) and func.value in oracle.fn.module_aliases:
-            desc = ("member", ("self", (oracle.fn.module_aliases[func.value],)), None)
-        elif isinstance(func, cst.Attribute):
-            base, method = func.value, func.attr.value
-            path = self.object_path(base)
-            if isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
-                desc = ("member", ("self", (oracle.fn.module_aliases[base.value],)), method)
-            elif path is not None:
-                desc = ("member", path, method)
-            elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
-                desc = ("super", method)
-            else:
-                desc = self.descriptor(func)
-                if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
-                    self.func.captures = True
-                    self.in_capture = method == "capture_begin"
-                elif desc and desc[1] in CAPTURE_CALLS:
-                    self.func.captures = True
-        elif isinstance(func, cst.Subscript):
-            source = oracle.module_source(func)
-            path = self.object_path(func)
-            if source is not None:
-                desc = ("member", ("self", (source,)), None)
-            elif path is not None and path[1]:
-                desc = ("member", path, None)
-        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects and oracle.fn.objects[func.value][1]:
-            desc = ("member", oracle.fn.objects[func.value], None)
-        else:
-            desc = self.descriptor(func)
-        if desc is not None:
-            self.add_call(desc)
-
-    # -- bindings ----------------------------------------------------------------------
-    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            if len(target.elements) == len(value.elements):
-                for t, v in zip(target.elements, value.elements):
-                    self.bind(t.value, v.value)
-                return
-        self.oracle.bind(target, value)
-        self.oracle.taint_positions(target, value)
-        if isinstance(target, cst.Name):
-            path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
-            if path is not None and path != ("self", ()):
-                self.oracle.fn.objects[target.value] = path
-            else:
-                self.oracle.fn.objects.pop(target.value, None)
-        attr = self.oracle.is_self_attr(target)
-        if attr is not None and self.class_stack:
-            types = self.module_types(value)
-            if not types and isinstance(value, cst.Name) and value.value in self.oracle.fn.objects:
-                root, attrs = self.oracle.fn.objects[value.value]
-                types = [root] if root != "self" and not attrs else []
-            if types:
-                self.add_submodule(attr, types)
-
-    def add_submodule(self, attr: str, types: list[Descriptor]) -> None:
-        known = self.class_stack[-1].submodules.setdefault(attr, [])
-        known.extend(t for t in types if t not in known)
-        if self.oracle.cls is not None:
-            self.oracle.cls.module_attrs.add(attr)
-
-    def module_types(self, value: cst.BaseExpression) -> list[Descriptor]:
-        """``Attention(...)`` -> [Attention]; ``nn.ModuleList([Block(...) for _ in ...])`` -> [Block]."""
-        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            return self.module_types(value.elt)
-        if isinstance(value, cst.DictComp):
-            return self.module_types(value.value)
-        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-            return [t for el in value.elements for t in self.module_types(el.value)]
-        if isinstance(value, cst.Dict):
-            return [t for el in value.elements if isinstance(el, cst.DictElement) for t in self.module_types(el.value)]
-        if not isinstance(value, cst.Call):
-            return []
-        name = dotted_name(value.func) or ""
-        last = name.rsplit(".", 1)[-1]
-        if last in MODULE_CONTAINERS:
-            types = [t for arg in value.args for t in self.module_types(arg.value)]
-            return types or [("dotted", "torch.nn." + last)]
-        if last[:1].isupper():
-            desc = self.descriptor(value.func)
-            return [desc] if desc is not None else []
-        return []
-
-    def record_module_call(self, call: cst.Call) -> None:
-        """``self.layers.append(Block())`` and ``self.register_buffer("cache", t)``."""
-        func = call.func
-        if not isinstance(func, cst.Attribute) or not self.class_stack or self.oracle.cls is None:
-            return
-        method = func.attr.value
-        if method == "register_buffer" and self.oracle.is_self_attr(func) is not None:
-            if call.args and isinstance(call.args[0].value, cst.SimpleString):
-                self.oracle.cls.tensor_attrs.add(call.args[0].value.raw_value)
-        elif method in ("append", "extend") and call.args:
-            attr = self.oracle.is_self_attr(func.value)
-            types = self.module_types(call.args[0].value)
-            if attr is not None and types:
-                self.add_submodule(attr, types)

@@ -1,0 +1,64 @@
+"""Branches that never run in a captured decode step.
+
+- ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:``: the last name of the test
+  matches a guard pattern (``[tool.graphlint] guards``); ``and`` with a guard guards too, ``not``
+  moves the guard to the ``else`` branch;
+- ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction;
+- ``if self._runner is None: self._runner = build()``: lazy initialisation, which runs once, on
+  the first (eager) step -- setup, not the step. Its calls are not hot (capture regions inside
+  it are still checked).
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Sequence
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+from graphlint.static.names import resolve
+
+CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
+
+
+def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Sequence[str]) -> str | None:
+    """Which branch of ``if test`` never runs in a captured step: "body", "orelse" or None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = guarded_branch(test.expression, imports, guards)
+        return {"body": "orelse", "orelse": "body"}.get(inner or "")
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        sides = (guarded_branch(test.left, imports, guards), guarded_branch(test.right, imports, guards))
+        return "body" if "body" in sides else None
+    if isinstance(test, cst.Call):
+        return "orelse" if resolve(test.func, imports) == CAPTURING_PREDICATE else None
+    last = test.attr.value if isinstance(test, cst.Attribute) else test.value if isinstance(test, cst.Name) else None
+    if last is not None and any(fnmatchcase(last, pat) for pat in guards):
+        return "body"
+    return None
+
+
+def _self_attr(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def is_lazy_init(stmt: cst.If) -> bool:
+    """``if self.x is None:`` whose body assigns ``self.x``."""
+    test = stmt.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return False
+    attr = _self_attr(test.left)
+    if attr is None:
+        return False
+    return any(
+        isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_attr(node.target) == attr
+        for node in preorder(stmt.body)
+    )
