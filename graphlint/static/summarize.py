@@ -67,19 +67,22 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     except RecursionError:
         summary.errors.append((1, 0, "internal error: code nested too deeply to analyse"))
         return
-    info.candidates = _place(walker.raw, text)
-    summary.errors.extend(walker.errors)
+    tree = _ast_tree(text) if walker.raw or walker.errors else None  # positions only when needed
+    info.candidates = _place(walker.raw, text, tree)
+    for path, message in walker.errors:
+        summary.errors.append((locate(tree, path, "", 0)[0] if tree is not None else 1, 0, message))
     summary.data = info
 
 
-def _place(raw: list[RawCandidate], text: str) -> list[Candidate]:
-    """Turn walker reports into positioned candidates (``ast`` is parsed only if there are any)."""
-    if not raw:
-        return []
+def _ast_tree(text: str) -> ast.Module | None:
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None  # newer syntax than this Python's ast: fall back to line 1
+        return None  # newer syntax than this Python's ast: positions fall back to line 1
+
+
+def _place(raw: list[RawCandidate], text: str, tree: ast.Module | None) -> list[Candidate]:
+    """Turn walker reports into positioned candidates."""
     lines = text.splitlines()
     placed: dict[tuple, Candidate] = {}
     for r in raw:

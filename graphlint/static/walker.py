@@ -69,7 +69,7 @@ class Walker(CallRecorder):
                     self.dispatch.setdefault(node_type, []).append(m)
         self._call_keys: dict[str, set] = {}
         self.raw: list[RawCandidate] = []
-        self.errors: list[tuple[int, int, str]] = []
+        self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
         self.loop_depth = 0
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
@@ -349,7 +349,7 @@ class Walker(CallRecorder):
             self.drop_matcher(m, exc)
 
     def drop_matcher(self, m: Matcher, exc: Exception) -> None:
-        self.errors.append((1, 0, f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
+        self.errors.append((tuple(self.path), f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
         self.matchers.remove(m)
         for table in (self.dispatch, self.by_callee, self.by_method):
             for handlers in table.values():

@@ -84,6 +84,7 @@ def test_an_internal_error_in_one_rule_is_reported_and_the_rest_still_runs(monke
     monkeypatch.setattr(truth_test.TruthTest, "visit", boom)
     s = one("import torch\n\ndef decode(x):\n    if x:\n        pass\n    return x.item()\n")
     assert len(s.errors) == 1 and "GL105" in s.errors[0][2] and "tensor-truth-test" in s.errors[0][2]
+    assert s.errors[0][0] == 4  # the statement where the rule broke
     assert [c.code for c in s.data.candidates] == ["GL101"]
 
 
