@@ -10,6 +10,7 @@ entries, so it looks at exactly the code the probes ran. Torch-free, like the st
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from graphlint.finding import Finding
 
@@ -27,9 +28,18 @@ class CrossRef:
         return self.status.get((finding.path, finding.line, finding.category), "")
 
 
+def _packages(files: list[str]) -> list[str]:
+    """The directories holding ``files`` (the static half follows calls across a package),
+    outermost only; a file directly in the working directory stands for itself."""
+    dirs = sorted({str(Path(f).parent) if Path(f).parent != Path(".") else f for f in files})
+    return [d for d in dirs if not any(d != o and Path(d).is_relative_to(o) for o in dirs if Path(o).is_dir())]
+
+
 def cross_reference(findings: list[Finding], entries: list[str]) -> CrossRef:
     """Run the static half on the dynamic findings' files and bucket every finding."""
-    paths = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries})
+    files = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries})
+    files = [f for f in files if not Path(f).is_absolute() and Path(f).is_file()]
+    paths = _packages(files)
     if not paths:
         return CrossRef(False, "nothing to cross-reference: no finding points at a source file")
     try:
@@ -49,13 +59,15 @@ def cross_reference(findings: list[Finding], entries: list[str]) -> CrossRef:
         return CrossRef(False, f"skipped: `graphlint check` failed: {type(exc).__name__}: {exc}")
     static_keys = {(f.path, f.line, f.category) for f in static}
     dynamic_keys = {(f.path, f.line, f.category) for f in findings}
-    result = CrossRef(True, f"`graphlint check` on {len(paths)} file(s) with the {len(entries)} probed region(s) as entries")
+    how = (f"the {len(entries)} probed region function(s) as decode entries" if entries
+           else "its default decode entries (some regions are closures, which cannot be named as entries)")
+    result = CrossRef(True, f"`graphlint check` on {', '.join(paths)} with {how}")
     for key in dynamic_keys:
         result.status[key] = CONFIRMED if key in static_keys else DYNAMIC_ONLY
     seen = set()
     for f in static:
         key = (f.path, f.line, f.category)
-        if key not in dynamic_keys and key not in seen:
+        if key not in dynamic_keys and key not in seen and f.path in files:
             seen.add(key)
             result.status[key] = STATIC_ONLY
             result.static_only.append(f)

@@ -49,6 +49,7 @@ def run_rank(req) -> Inventory | None:
     gathered = [None] * world if rank == 0 else None
     dist.gather_object(result.to_dict(), gathered, dst=0)
     if owns_group:
+        dist.barrier()  # no rank tears the group down while another is still receiving
         dist.destroy_process_group()
     if rank != 0:
         return None

@@ -19,11 +19,12 @@ import time
 import torch
 
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
-from graphlint.dynamic.frames import function_frame, region_entry
+from graphlint.dynamic.frames import function_frame
 from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
                                        ProbeOutcome, make_finding, merge_findings)
 from graphlint.dynamic.target import regions_of
 from graphlint.dynamic.tracer import StepTracer
+from graphlint.dynamic.worker import _entries
 
 REPLAY_STEPS = 8  # steps 0..7: warm-up, capture, six replays with changed inputs
 
@@ -70,7 +71,7 @@ class GraphProbe:
         self.graph_regions = regions_of(self.graph_target)
         self.eager_regions = regions_of(self.eager_target)
         self.result.regions = [r.name for r in self.graph_regions]
-        self.result.entries = [e for e in dict.fromkeys(region_entry(r) for r in self.graph_regions) if e]
+        self.result.entries = _entries(self.graph_regions)
         self.captures: dict[str, object] = {}
         self.poisoned = ""
         self.tracer = StepTracer(rules, device_label)
@@ -177,7 +178,10 @@ class GraphProbe:
     def _report(self, replay_steps: int, soak_steps: int) -> None:
         outcome = self.result.probes
         captured = [n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)]
-        outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(self.graph_regions)} regions captured"))
+        capturable = [r for r in self.graph_regions if r.capturable]
+        eager = len(self.graph_regions) - len(capturable)
+        outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(capturable)} capturable regions captured"
+                                    + (f" ({eager} deliberately eager)" if eager else "")))
         if self.poisoned:
             outcome.append(ProbeOutcome("replay", "skipped", self.poisoned))
             if soak_steps:

@@ -139,8 +139,6 @@ class StepTracer(TorchDispatchMode):
         return any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in args[1])
 
     def _transition(self, name, args, kwargs, home):
-        if name == "aten.copy_.default" and _is_python_scalar(args[1]):
-            return []  # a wrapped Python number is copied by value, no transfer
         if name == "aten._to_copy.default":
             src_t, dst = args[0], kwargs.get("device") or args[0].device
             non_blocking = kwargs.get("non_blocking", False)
@@ -151,6 +149,8 @@ class StepTracer(TorchDispatchMode):
         if code is None:
             return []
         detail = f"{name} {src_t.device} -> {dst}" + (" non_blocking=True" if non_blocking else "")
+        if _is_python_scalar(src_t):
+            detail += " (a Python number written into a device tensor, `buf[i] = n`)"
         if code == "GL491" and non_blocking:
             detail += " (sync-debug mode does not warn about this one)"
         return [(code, f"tracer:{name}", detail)]

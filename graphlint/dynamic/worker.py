@@ -30,9 +30,12 @@ def _meta(devices) -> dict[str, str]:
 
 
 def _entries(regions) -> list[str]:
+    """The regions' functions as static entries; ``[]`` when one of them has none (a lambda, a
+    closure), because a partial entry list would hide that region's code from the static half."""
     from graphlint.dynamic.frames import region_entry
 
-    return [e for e in dict.fromkeys(region_entry(r) for r in regions) if e]
+    entries = [region_entry(r) for r in regions]
+    return list(dict.fromkeys(entries)) if all(entries) else []
 
 
 def run_phase(job: dict) -> DeviceResult:

@@ -25,6 +25,10 @@ def plants(path: Path) -> set[tuple[str, int]]:
     return marks
 
 
+def plant_lines(path: Path, code: str) -> list[int]:
+    return sorted(line for c, line in plants(path) if c == code)
+
+
 def spec(name: str) -> str:
     return f"{(TARGETS / name).relative_to(ROOT).as_posix()}:make_target"
 

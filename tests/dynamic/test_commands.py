@@ -9,7 +9,9 @@ import sys
 import pytest
 import torch
 
-from dynamic_helpers import ROOT, spec
+from dynamic_helpers import ROOT, TARGETS, plant_lines, spec
+
+ITEM_LINE = plant_lines(TARGETS / "hazards.py", "GL190")[0]
 from graphlint.cli import main
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="documents the no-CUDA behaviour")
@@ -30,7 +32,7 @@ def test_capture_test_without_cuda_runs_the_tracer_and_says_capture_was_skipped(
 def test_capture_test_fails_on_tracer_errors_in_capturable_regions(capsys):
     assert main(["capture-test", "--target", spec("hazards.py")]) == 1
     out = capsys.readouterr().out
-    assert "FAIL fixtures/targets/hazards.py:36 GL190" in out
+    assert f"FAIL fixtures/targets/hazards.py:{ITEM_LINE} GL190" in out
     assert "capture-test FAILED" in out
 
 
@@ -57,7 +59,7 @@ def test_inventory_markdown_has_the_seed_shape(tmp_path, capsys):
                     "## Capture matrix", "## Soak"):
         assert heading in text
     assert "**Capture skipped: no CUDA device.**" in text
-    assert "| `fixtures/targets/hazards.py` | 36 | GL190" in text
+    assert f"| `fixtures/targets/hazards.py` | {ITEM_LINE} | GL190" in text
 
 
 def test_inventory_json_round_trips(capsys):
