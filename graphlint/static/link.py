@@ -227,6 +227,23 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     return _findings(infos, rules, options, hot, captured)
 
 
+def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> list[str]:
+    """Configured entries that name no function in the summaries (a typo finds nothing, silently,
+    unless the runner warns with this)."""
+    known = {
+        (_norm(s.path), qual)
+        for s in summaries
+        if isinstance(s.data, ModuleInfo)
+        for qual in s.data.functions
+    }
+    missing = []
+    for entry in options.entries:
+        path, _, qual = entry.rpartition(":")
+        if (_norm(path), qual) not in known:
+            missing.append(entry)
+    return missing
+
+
 def _entries(infos: list[ModuleInfo], options: StaticOptions) -> list[tuple[FuncId, tuple[FuncId, ...]]]:
     found: list[FuncId] = []
     if options.entries:

@@ -321,3 +321,13 @@ def test_callbacks_closures_and_typed_parameters_are_followed():
     ]
     typed = analyze({"m.py": src}, entries=("m.py:run_all",))
     assert [f.chain for f in typed] == [("m.py:run_all", "m.py:Block.forward_eager")]
+
+
+def test_missing_entries_are_listed_for_the_runner():
+    from graphlint.static.link import missing_entries
+    from static_helpers import options, summarize
+
+    files = {"pkg/m.py": "class A:\n    def run(self):\n        pass\n"}
+    entries = ("pkg/m.py:A.run", "./pkg/m.py:A.runn", "pkg/other.py:f")
+    summaries = summarize(files)
+    assert missing_entries(summaries, options(entries=entries)) == ["./pkg/m.py:A.runn", "pkg/other.py:f"]
