@@ -4,18 +4,21 @@ Precision over recall: an expression is a tensor only when we can say why --
 
 - a parameter annotated ``Tensor``/``torch.Tensor`` (or ``Optional``/``|`` of it);
 - an unannotated parameter without a non-None default of a ``forward`` method or of a function
-  matching the hot-name patterns (``__call__`` excepted: outside nn.Module it takes anything), unless its name looks like a host value (``pos``, ``*_len``,
-  ``n_*``, ``is_*``... see ``HOST_PARAM_NAMES``);
+  matching the hot-name patterns (``__call__`` excepted: outside nn.Module it takes anything),
+  unless its name looks like a host value (``pos``, ``*_len``, ``n_*``, ``is_*``... see
+  ``HOST_PARAM_NAMES``);
 - a name or ``self.attr`` last assigned from a tensor expression (``self.attr`` also from
   ``nn.Parameter``/``register_buffer``), in source order within the file;
-- a call of a function or ``self`` method of the same file annotated ``-> Tensor``;
+- a call of a module function or ``self`` method of the same file annotated ``-> Tensor``;
 - a call of ``torch.*`` / ``torch.nn.functional.*`` / ``torch.ops.*`` other than the host-valued
   ones (``torch.cuda.*``, ``torch.is_*``, ``torch.device``...), a call of a sub-module
   (``self.attn(x)``), a tensor method that returns a tensor, arithmetic, indexing or a
   comparison involving a tensor.
 
-Host values: torch internals (``torch._C.*``), private and ``is_*``/``has_*`` methods, ``.shape``, ``.size()``, ``.dim()``, ``.numel()``, ``len()``, ``.dtype``,
-``.device``, ``x is None`` and anything we cannot explain.
+Host values: ``.shape``, ``.size()``, ``.dim()``, ``.numel()``, ``len()``, ``.dtype``, ``.device``,
+``x is None``, torch internals (``torch._C.*``), private and ``is_*``/``has_*`` methods, and
+anything we cannot explain. Facts flow in source order within one file; a tensor attribute first
+assigned in a method written after its use is missed (``__init__`` normally comes first).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ HOST_METHODS = frozenset(
     "data_ptr element_size stride storage_offset get_device is_floating_point is_complex "
     "numpy untyped_storage __len__ is_pinned is_set_to equal".split()
 )
-HOST_ATTRS = frozenset("shape dtype device ndim is_cuda layout requires_grad names is_leaf".split())
 TENSOR_ATTRS = frozenset("T mT H data grad real imag".split())
 HOST_TORCH_MODULES = frozenset(
     "cuda backends distributed jit compiler _dynamo library utils testing profiler autograd "

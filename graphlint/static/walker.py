@@ -107,8 +107,19 @@ class Walker(CallRecorder):
 
     # -- entry point -------------------------------------------------------------------
     def run(self, module: cst.Module) -> ModuleInfo:
+        self.oracle.tensor_functions = self.tensor_returning(module.body)
         self.body(module.body, "body")
         return self.info
+
+    def tensor_returning(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
+        """Functions of this body annotated ``-> Tensor``, known before any call to them is seen."""
+        return {
+            stmt.name.value
+            for stmt in stmts
+            if isinstance(stmt, cst.FunctionDef)
+            and stmt.returns is not None
+            and is_tensor_annotation(stmt.returns.annotation, self.imports)
+        }
 
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
@@ -283,11 +294,6 @@ class Walker(CallRecorder):
         else:
             qualname = name
             self.local_names.add(name)
-        if stmt.returns is not None and is_tensor_annotation(stmt.returns.annotation, self.imports):
-            if self.class_stack and self.func.qualname == "<module>" and self.oracle.cls is not None:
-                self.oracle.cls.tensor_methods.add(name)
-            elif not self.class_stack and self.func.qualname == "<module>":
-                self.oracle.tensor_functions.add(name)
         saved = (self.func, self.oracle.fn, self.loop_depth, self.in_capture, self.setup_depth)
         self.func = self._new_function(qualname, name, self.class_name)
         self.oracle.fn = FunctionFacts()
@@ -325,7 +331,7 @@ class Walker(CallRecorder):
         self.info.classes[qualname] = info
         saved_cls = self.oracle.cls
         self.class_stack.append(info)
-        self.oracle.cls = ClassFacts()
+        self.oracle.cls = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
         try:
             self.suite(stmt.body)
             for m in self.matchers:
