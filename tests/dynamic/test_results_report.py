@@ -6,6 +6,7 @@ import sys
 
 import torch
 
+from dynamic_helpers import ROOT
 from graphlint.dynamic.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
 from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, failures, merge_findings
 from graphlint.dynamic.tracer import classify_transition
@@ -70,7 +71,8 @@ def test_markdown_report_sections_and_static_miss_highlight():
 
 
 def test_cross_reference_says_why_it_was_skipped_without_libcst(monkeypatch):
+    monkeypatch.chdir(ROOT)
     monkeypatch.setitem(sys.modules, "libcst", None)
-    xref = cross_reference([_f("GL190", 3, "tracer:x")], [])
+    xref = cross_reference([_f("GL190", 3, "tracer:x").with_(path="fixtures/targets/hazards.py")], [])
     assert not xref.ran and "libcst is not importable" in xref.detail
     assert "Static cross-reference: skipped: libcst" in render_markdown(_inventory(), xref)
