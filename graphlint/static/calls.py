@@ -117,6 +117,9 @@ class CallRecorder:
             desc = ("member", ("self", (oracle.fn.module_aliases[func.value],)), None)
         elif isinstance(func, cst.Attribute):
             base, method = func.value, func.attr.value
+            if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
+                self.func.captures = True
+                self.in_capture = method == "capture_begin"
             path = self.object_path(base)
             if isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
                 desc = ("member", ("self", (oracle.fn.module_aliases[base.value],)), method)
@@ -126,10 +129,7 @@ class CallRecorder:
                 desc = ("super", method)
             else:
                 desc = self.descriptor(func)
-                if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
-                    self.func.captures = True
-                    self.in_capture = method == "capture_begin"
-                elif desc and desc[1] in CAPTURE_CALLS:
+                if desc and desc[1] in CAPTURE_CALLS:
                     self.func.captures = True
         elif isinstance(func, cst.Subscript):
             source = oracle.module_source(func)

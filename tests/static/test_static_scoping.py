@@ -236,9 +236,16 @@ def test_manual_capture_begin_end_is_a_region():
         g.capture_begin()
         torch.cuda.set_device(1)
         g.capture_end()
+
+    class Runner:
+        def capture(self):
+            self.graph.capture_begin()
+            torch.cuda.set_device(1)
+            self.graph.capture_end()
+            torch.cuda.set_device(0)
     """
     findings = analyze({"m.py": src}, hot_names=())
-    assert [(f.rule, f.line) for f in findings] == [("GL502", 7)]
+    assert [(f.rule, f.line) for f in findings] == [("GL502", 7), ("GL502", 13)]
 
 
 def test_enabled_filters_rules_but_not_suppressions():
