@@ -40,6 +40,7 @@ class Index:
         self.by_name: dict[str, ModuleInfo] = {}
         self.by_suffix: dict[str, list[ModuleInfo]] = {}
         self.name_of: dict[int, str] = {}
+        self._mro: dict[tuple[str, str], list[ClassRef]] = {}
         for info in sorted(infos, key=lambda i: i.path):
             name = module_name(info.path)
             self.name_of[id(info)] = name
@@ -102,6 +103,13 @@ class Index:
         return None
 
     def mro(self, ref: ClassRef) -> list[ClassRef]:
+        """The class and its bases found in the given files, breadth-first (cached)."""
+        key = (ref[0].path, ref[1])
+        if key not in self._mro:
+            self._mro[key] = self._bases(ref)
+        return self._mro[key]
+
+    def _bases(self, ref: ClassRef) -> list[ClassRef]:
         order: list[ClassRef] = []
         queue = deque([ref])
         seen: set[tuple[str, str]] = set()
