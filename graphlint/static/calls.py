@@ -206,6 +206,7 @@ class CallRecorder:
         if method == "register_buffer" and self.oracle.is_self_attr(func) is not None:
             if call.args and isinstance(call.args[0].value, cst.SimpleString):
                 self.oracle.cls.tensor_attrs.add(call.args[0].value.raw_value)
+                self.oracle.cls.weight_attrs.add(call.args[0].value.raw_value)
         elif method in ("append", "extend") and call.args:
             attr = self.oracle.is_self_attr(func.value)
             types = self.module_types(call.args[0].value)

@@ -69,6 +69,7 @@ class ClassFacts:
     bool_attrs: set[str] = field(default_factory=set)
     module_attrs: set[str] = field(default_factory=set)
     tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
+    weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
 
 
 @dataclass
@@ -137,6 +138,13 @@ class TensorOracle:
         if last in HOST_TORCH_NAMES or last[:1].isupper() or last.startswith(("is_", "get_", "set_", "use_")):
             return "bool" if last in BOOL_TORCH_FUNCS else None
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
+
+    def is_weight(self, node: cst.BaseExpression) -> bool:
+        """``self.w`` (or ``self.w.T``) where ``w`` is a parameter or buffer."""
+        if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+            node = node.value
+        attr = self.is_self_attr(node)
+        return attr is not None and self.cls is not None and attr in self.cls.weight_attrs
 
     def is_self_attr(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -245,6 +253,10 @@ class TensorOracle:
             return
         tensor = value is not None and self.is_tensor(value)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
+        attr = self.is_self_attr(target)
+        if attr is not None and self.cls is not None and isinstance(value, cst.Call):
+            if resolve(value.func, self.imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                self.cls.weight_attrs.add(attr)
         if isinstance(target, cst.Name):
             alias = self.module_source(value)
             if alias is not None:
@@ -262,6 +274,10 @@ class TensorOracle:
         if attr is not None and self.cls is not None and attr in self.cls.module_attrs:
             return attr
         return None
+
+    def declare_tensor(self, target: cst.BaseExpression) -> None:
+        """``x: Tensor = ...`` / ``self.buf: torch.Tensor | None = None``: the annotation says so."""
+        self._set(target, True, False)
 
     def _set(self, target: cst.BaseExpression, tensor: bool, boolean: bool) -> None:
         if isinstance(target, cst.Name):

@@ -163,6 +163,8 @@ class Walker(CallRecorder):
             self.store_targets = set()
             if stmt.value is not None:
                 self.bind(stmt.target, stmt.value)
+            if is_tensor_annotation(stmt.annotation.annotation, self.imports):
+                self.oracle.declare_tensor(stmt.target)
         elif isinstance(stmt, cst.AugAssign):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)

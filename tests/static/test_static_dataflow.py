@@ -107,6 +107,25 @@ def test_module_attributes_are_not_tensors_but_their_outputs_are():
     assert [f.line for f in analyze({"m.py": src})] == [12]
 
 
+def test_annotated_assignments_declare_tensors():
+    src = """
+    import torch
+
+    class M:
+        def __init__(self):
+            self.buf: torch.Tensor | None = None
+            self.count: int = 0
+
+        def forward(self, x):
+            y: torch.Tensor = foo(x)
+            if self.count or self.buf:
+                pass
+            if self.count or y:
+                pass
+    """
+    assert [(f.rule, f.line, f.col) for f in analyze({"m.py": src})] == [("GL105", 11, 26), ("GL105", 13, 9)]
+
+
 def test_aliases_of_torch_are_resolved():
     src = """
     import torch as T

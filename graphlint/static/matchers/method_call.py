@@ -1,5 +1,9 @@
 """``x.item()``-style calls, matched by method name.
 
+``receiver``: ``any`` (the method name alone is telling: ``.item()``), ``tensor`` (the receiver
+must be a known tensor: ``.unique()``), or ``weight`` (a parameter or buffer of the module,
+``self.w`` / ``self.w.T``: constant data converted again every step).
+
 A call whose receiver is an imported name chain (``torch.cuda.synchronize()``) is a function
 call, not a method call, so the two kinds never report the same node.
 """
@@ -24,8 +28,8 @@ class MethodCall(Matcher):
     def setup(self, params: dict[str, Any]) -> None:
         self.methods = frozenset(self.require(params, "methods"))
         self.receiver = params.get("receiver", "any")
-        if self.receiver not in ("any", "tensor"):
-            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: receiver must be 'any' or 'tensor'")
+        if self.receiver not in ("any", "tensor", "weight"):
+            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: receiver must be 'any', 'tensor' or 'weight'")
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
 
     def call_index(self) -> tuple[str, frozenset[str]] | None:
@@ -38,6 +42,8 @@ class MethodCall(Matcher):
         if is_imported_root(func.value, ctx.imports):
             return
         if self.receiver == "tensor" and not ctx.oracle.is_tensor(func.value):
+            return
+        if self.receiver == "weight" and not ctx.oracle.is_weight(func.value):
             return
         if self.conditions.holds(node, ctx, offset=1):
             ctx.report(self.rule, node, f".{func.attr.value}()")
