@@ -7,6 +7,7 @@ standard library either (``contextlib`` wrappers, ``functools.partial`` trampoli
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -34,12 +35,18 @@ class UserFrame:
 
 
 def display_path(filename: str) -> str:
+    return _display_path(filename, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _display_path(filename: str, cwd: str) -> str:
     try:
-        return Path(filename).resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return Path(filename).resolve().relative_to(Path(cwd).resolve()).as_posix()
     except ValueError:
         return Path(filename).as_posix()
 
 
+@functools.lru_cache(maxsize=4096)  # called for every frame of every dispatched op
 def is_user_file(filename: str) -> bool:
     if filename.startswith("<"):
         return False

@@ -183,6 +183,8 @@ class GraphProbe:
         outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(capturable)} capturable regions captured"
                                     + (f" ({eager} deliberately eager)" if eager else "")))
         if self.poisoned:
+            for region in capturable:
+                self.result.capture.setdefault(region.name, {"status": NOT_RUN, "detail": self.poisoned})
             outcome.append(ProbeOutcome("replay", "skipped", self.poisoned))
             if soak_steps:
                 outcome.append(ProbeOutcome("soak", "skipped", self.poisoned))
@@ -205,7 +207,7 @@ class GraphProbe:
     def _blame(self, code: str, evidence: str, detail: str) -> None:
         """Point a step-level mismatch at the lines whose Python arguments change per step."""
         captured = {n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)}
-        lines = [f for f in self.tracer._frozen_values() if f.region in captured]
+        lines = [f for f in self.tracer.frozen_values() if f.region in captured]
         if lines:
             for f in lines:
                 self.result.findings.append(self._finding(
@@ -219,7 +221,6 @@ class GraphProbe:
                 code, function_frame(region.fn), region, evidence,
                 f"{detail}; no step-varying Python value found: a kernel outside the capture stream "
                 "or a stale buffer address (located at the region, not the line)"))
-
 
     def _blame_region(self, code: str, evidence: str, detail: str) -> None:
         """Soak figures belong to the whole step: attribute them to the first region."""

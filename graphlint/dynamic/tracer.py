@@ -109,9 +109,10 @@ class StepTracer(TorchDispatchMode):
         return out
 
     def _check_op(self, func, args, kwargs, where) -> list[str]:
+        """Record this op's hazards; returns their rule codes."""
         name = str(func)
         home = torch.device(self.region.device) if self.region else torch.device("cpu")
-        codes: list[str] = []
+        codes: list[tuple[str, str, str]] = []  # (rule, evidence, detail)
         if torch.Tag.data_dependent_output in func.tags:
             codes.append(("GL190", f"tracer:{name}", f"{name} reads a device value on the host"))
         if torch.Tag.dynamic_output_shape in func.tags and self._really_dynamic(name, args):
@@ -197,9 +198,9 @@ class StepTracer(TorchDispatchMode):
                 count=per_step,
             )
             out.append(finding.with_(evidence=tuple(evidence), extra=finding.extra + _in_graph(region)))
-        return out + self._frozen_values()
+        return out + self.frozen_values()
 
-    def _frozen_values(self):
+    def frozen_values(self):
         steps = sorted(self.signatures)
         if len(steps) < 2 or "GL393" not in self.rules:
             return []
@@ -219,11 +220,6 @@ class StepTracer(TorchDispatchMode):
 
 def _in_graph(region: Region | None) -> tuple:
     return (("in_graph", bool(region and region.capturable)),)
-
-
-def step_varying_lines(tracer: StepTracer) -> list:
-    """GL393 findings of a finished trace: where to point a replay mismatch."""
-    return tracer._frozen_values()
 
 
 def _dispatch_sync(kind: str):

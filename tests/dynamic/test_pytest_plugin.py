@@ -1,0 +1,42 @@
+"""The graph_capture fixture: registered through the pytest11 entry point, asserts capturability."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dynamic_helpers import ROOT, TARGETS, spec
+from graphlint.dynamic.pytest_plugin import GraphCapture
+from graphlint.dynamic.target import load_factory
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_fixture_is_registered(graph_capture):
+    assert isinstance(graph_capture, GraphCapture)
+
+
+def test_clean_target_passes_and_says_whether_capture_was_tested():
+    check = GraphCapture()(spec("plain_module.py"))
+    assert check.failures == [] and check.capture_tested == torch.cuda.is_available()
+
+
+def test_hazards_fail_the_test_with_every_failure_listed():
+    with pytest.raises(pytest.fail.Exception, match=r"hazards\.py:\d+ GL190"):
+        GraphCapture()(spec("hazards.py"))
+
+
+def test_factory_callables_run_in_process():
+    factory = load_factory(f"{TARGETS / 'plain_module.py'}:make_target")
+    assert GraphCapture()(factory, dim=16).failures == []
+    with pytest.raises(pytest.fail.Exception, match="GL390"):
+        GraphCapture()(load_factory(f"{TARGETS / 'hazards.py'}:make_target"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="documents the no-CUDA behaviour")
+def test_require_gpu_skips_without_cuda():
+    with pytest.raises(pytest.skip.Exception, match="no CUDA"):
+        GraphCapture().require_gpu()
