@@ -40,6 +40,9 @@ class DSV4Config:
     norm_eps: float = 1e-6
     hc_eps: float = 1e-6
     dtype: str = "float32"  # parameter / activation dtype; logits are always fp32
+    # NVFP4 fake quantisation of expert inputs. Rounding to the FP4 grid turns ULP-level GEMM
+    # differences into visible logit jumps, so exact decoder comparisons may switch it off.
+    fake_quant_experts: bool = True
 
     def __post_init__(self) -> None:
         if len(self.compress_ratios) != self.n_layers:

@@ -18,6 +18,10 @@ from dsv4.quant import fake_quant_rows
 from dsv4.router import Router
 
 
+def _unquantised(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
 def swiglu(h: torch.Tensor, limit: float) -> torch.Tensor:
     """Fused L1 output [..., 2I] (gate then up) -> SwiGLU with the reference's clamp."""
     gate, up = h.chunk(2, dim=-1)
@@ -30,6 +34,7 @@ class MoE(nn.Module):
         dtype = getattr(torch, cfg.dtype)
         E, D, inter = cfg.n_experts, cfg.dim, cfg.moe_inter_dim
         self.limit, self.top_k = cfg.swiglu_limit, cfg.n_active_experts
+        self.quant = fake_quant_rows if cfg.fake_quant_experts else _unquantised
         self.router = Router(cfg, hashed)
 
         def weight(*shape: int) -> nn.Parameter:
@@ -41,13 +46,13 @@ class MoE(nn.Module):
         self.shared_w2 = weight(D, inter)
 
     def shared_expert(self, xq: torch.Tensor) -> torch.Tensor:
-        act = fake_quant_rows(swiglu(F.linear(xq, self.shared_w13), self.limit))
+        act = self.quant(swiglu(F.linear(xq, self.shared_w13), self.limit))
         return F.linear(act, self.shared_w2)
 
     def forward_grouped(self, h: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Reference MoE: experts grouped by id with host-side group sizes."""
         weights, ids = self.router(h, tokens)
-        xq = fake_quant_rows(h)
+        xq = self.quant(h)
         flat_ids = ids.flatten()
         order = flat_ids.argsort(stable=True)
         counts = torch.bincount(flat_ids, minlength=self.w13.shape[0]).tolist()
@@ -58,7 +63,7 @@ class MoE(nn.Module):
                 continue
             slots = order[offset : offset + count]
             rows = slots // self.top_k
-            act = fake_quant_rows(swiglu(F.linear(xq[rows], self.w13[expert]), self.limit))
+            act = self.quant(swiglu(F.linear(xq[rows], self.w13[expert]), self.limit))
             y = F.linear(act, self.w2[expert]).float()
             out.index_add_(0, rows, y * weights.flatten()[slots].unsqueeze(-1))
             offset += count
@@ -67,12 +72,12 @@ class MoE(nn.Module):
     def forward_static(self, h: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Graph-ready MoE: T*k slots, weights gathered by expert id, batched GEMMs."""
         weights, ids = self.router(h, tokens)
-        xq = fake_quant_rows(h)
+        xq = self.quant(h)
         flat_ids = ids.flatten()
         # expand, not repeat_interleave: an int repeat count still syncs to size its output
         x_slots = xq.unsqueeze(1).expand(-1, self.top_k, -1).reshape(-1, xq.shape[1], 1)
         l1 = torch.bmm(self.w13.index_select(0, flat_ids), x_slots).squeeze(-1)
-        act = fake_quant_rows(swiglu(l1, self.limit))
+        act = self.quant(swiglu(l1, self.limit))
         y = torch.bmm(self.w2.index_select(0, flat_ids), act.unsqueeze(-1)).squeeze(-1)
         routed = (y.float().view(h.shape[0], self.top_k, -1) * weights.unsqueeze(-1)).sum(1)
         return (routed + self.shared_expert(xq).float()).to(h.dtype)

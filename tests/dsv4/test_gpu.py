@@ -40,17 +40,21 @@ def test_replay_matches_eager_fp32_tiny(decoder_cls):
 
 
 @pytest.mark.parametrize("decoder_cls", [ABGraphDecoder, FullGraphDecoder])
-def test_replay_matches_eager_fp32_small(decoder_cls):
-    model = DSV4Model(get_config("small", dtype="float32"), [torch.device("cuda", 0)], seed=0)
+def test_replay_matches_eager_fp32_small_unquantised(decoder_cls):
+    """The bench model's shapes, exact: without the FP4 grid nothing amplifies rounding."""
+    cfg = get_config("small", dtype="float32", fake_quant_experts=False)
+    model = DSV4Model(cfg, [torch.device("cuda", 0)], seed=0)
     worst, same = compare_step_by_step(model, decoder_cls, 64)
-    print(f"\n{decoder_cls.__name__} small fp32: max |dlogit| {worst:.3e}, argmax agree {same}/64")
-    assert worst < 0.05 and same >= 60
+    print(f"\n{decoder_cls.__name__} small fp32 unquantised: max |dlogit| {worst:.3e}, argmax agree {same}/64")
+    assert worst < 1e-3 and same == 64
 
 
 @pytest.mark.parametrize("decoder_cls", [ABGraphDecoder, FullGraphDecoder])
 def test_replay_tracks_eager_bf16_small(decoder_cls):
-    """bf16 rounding flips router and indexer top-k choices now and then, so this bounds the damage;
-    a stale or empty replay would disagree on almost every step."""
+    """With NVFP4 on, a ULP of GEMM rounding (batched vs grouped expert GEMMs, ring vs sequential
+    attention order) can cross an FP4 rounding midpoint or flip a top-k choice, so logits jump
+    now and then (measured on the H200: up to ~1.5, argmax agreeing on 38-64 of 64 steps). This
+    bounds the damage; a stale or empty replay disagrees on almost every step."""
     model = DSV4Model(get_config("small"), [torch.device("cuda", 0)], seed=0)
     worst, same = compare_step_by_step(model, decoder_cls, 64)
     print(f"\n{decoder_cls.__name__} small bf16: max |dlogit| {worst:.3e}, argmax agree {same}/64")
