@@ -285,8 +285,8 @@ def run_tracer(target, regions: list[Region], rules, device_label: str, *, cuda:
                 tracer.region = None
         finally:
             _ACTIVE = None
-        if cuda:
-            torch.cuda.synchronize()
+        for device in {torch.device(r.device) for r in regions if torch.device(r.device).type == "cuda"}:
+            torch.cuda.synchronize(device)
     outcomes = [ProbeOutcome("tracer", "ran", f"traced steps {steps[0]} and {steps[1]} after a warm-up step"
                              + ("" if cuda else "; no CUDA: device/stream/event syncs not observable"))]
     outcomes.append(ProbeOutcome("sync-debug", "ran", "torch.cuda.set_sync_debug_mode('warn')") if cuda

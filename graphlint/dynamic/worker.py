@@ -47,6 +47,8 @@ def run_phase(job: dict) -> DeviceResult:
     devices = [torch.device(d) for d in job["devices"]]
     probes = GRAPH_PROBES if phase == "graph" else TRACE_PROBES
     try:
+        if devices[0].type == "cuda":
+            torch.cuda.set_device(devices[0])  # the engine's GPU is current, as in a per-GPU serving process
         rules = runtime_rules()
         factory = load_factory(job["target"])
         if phase == "graph":
