@@ -57,8 +57,28 @@ def _target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
 
 
+INVENTORY_EPILOG = """\
+exit codes:
+  0  nothing breaks capture or replay (findings in eager regions and warnings are reported only)
+  1  a capture failed or was empty, replay or soak differed from eager, a probe crashed, or an
+     error-severity finding sits in a capturable region
+  2  usage error: bad --target, --option, --gpus, or a broken rule pack
+"""
+
+CAPTURE_TEST_EPILOG = """\
+exit codes:
+  0  every capturable region captured and replayed like eager (without CUDA: the tracer found
+     no error in a capturable region; capture itself was skipped and the output says so)
+  1  a capture failed or was empty, a replay or soak mismatch, a probe crash, or (without CUDA)
+     a tracer error in a capturable region
+  2  usage error, or --require-gpu without a CUDA device
+"""
+
+
 def register(sub) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
     inv = sub.add_parser("inventory", help="run the engine under every probe and write the inventory report",
+                         epilog=INVENTORY_EPILOG, formatter_class=raw,
                          description="Run the target under the tracer, sync-debug mode, trial capture, "
                          "replay-vs-eager and a soak, on every selected GPU, and write the inventory.")
     _target_args(inv)
@@ -68,6 +88,7 @@ def register(sub) -> None:
     inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
     inv.set_defaults(handler=cmd_inventory)
     ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
+                        epilog=CAPTURE_TEST_EPILOG, formatter_class=raw,
                         description="Capture every capturable region on every selected GPU, replay it against "
                         "eager execution, and fail on any capture failure or mismatch. Without CUDA: the tracer only.")
     _target_args(ct)
