@@ -57,7 +57,7 @@ def test_every_runtime_rule_has_examples_and_probes():
 @pytest.mark.parametrize(("code", "kind", "i", "example"), TRACER_CASES, ids=_ids(TRACER_CASES))
 def test_tracer_example_on_cpu(code, kind, i, example, tmp_path):
     if code in NEEDS_CUDA and kind == "bad":
-        pytest.skip(f"{code} example needs CUDA ({NEEDS_CUDA[code]}); runs in test_examples_on_gpu")
+        pytest.skip(f"{code} example needs CUDA ({NEEDS_CUDA[code]}); runs in test_examples_on_gpu in this file")
     seen = trace_example(code, kind, example, tmp_path, torch.device("cpu"))
     assert seen == ({code} if kind == "bad" else set())
 
