@@ -28,7 +28,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import children, preorder
 from graphlint.static.names import resolve
 
 HOST_METHODS = frozenset(
@@ -60,6 +60,7 @@ BOOL_TORCH_FUNCS = frozenset(
     "gt ge lt le isin isclose signbit".split()
 )
 BOOL_METHODS = frozenset("bool eq ne gt ge lt le logical_and logical_or logical_not isnan isinf isfinite".split())
+HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)
 MODULE_CONTAINERS = frozenset("ModuleList Sequential ModuleDict".split())
 
 
@@ -84,6 +85,9 @@ class FunctionFacts:
     objects: dict[str, tuple] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
+    #: names known to hold Python containers or values: parameters with a non-tensor annotation or
+    #: a literal default, locals bound to list/tuple/dict literals and comprehensions
+    hosts: set[str] = field(default_factory=set)
 
 
 def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
@@ -230,11 +234,24 @@ class TensorOracle:
         return any(type(n) is cst.Name and n.value in positions for n in preorder(node))
 
     # -- bindings ----------------------------------------------------------------------
+    def derives_from_position(self, node: cst.CSTNode) -> bool:
+        """Like ``uses_position`` but an element fetched *by* a position (``arr[pos]``) is not one."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if type(current) is cst.Name and current.value in self.fn.positions:
+                return True
+            if type(current) is cst.Subscript:
+                stack.append(current.value)
+            else:
+                stack.extend(children(current))
+        return False
+
     def taint_positions(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """A target computed from a position (and not a tensor) is a position too."""
         if not self.fn.positions and value is not None:
             return
-        tainted = value is not None and self.uses_position(value) and not self.is_tensor(value)
+        tainted = value is not None and self.derives_from_position(value) and not self.is_tensor(value)
         for node in preorder(target):
             if type(node) is cst.Name:
                 (self.fn.positions.add if tainted else self.fn.positions.discard)(node.value)
@@ -253,6 +270,8 @@ class TensorOracle:
             return
         tensor = value is not None and self.is_tensor(value)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
+        if isinstance(target, cst.Name):
+            (self.fn.hosts.add if isinstance(value, HOST_LITERALS) else self.fn.hosts.discard)(target.value)
         attr = self.is_self_attr(target)
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):
             if resolve(value.func, self.imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

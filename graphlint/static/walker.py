@@ -171,7 +171,7 @@ class Walker(CallRecorder):
             self.store_targets = set()
             if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
-            if isinstance(stmt.target, cst.Name) and self.oracle.uses_position(stmt.value):
+            if isinstance(stmt.target, cst.Name) and self.oracle.derives_from_position(stmt.value):
                 if not self.oracle.is_tensor(stmt.value):
                     self.oracle.fn.positions.add(stmt.target.value)
         else:
@@ -305,20 +305,28 @@ class Walker(CallRecorder):
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value in ("self", "cls"):
                 continue
-            if param_is_tensor(param, self.imports, implicit):
-                self.oracle.fn.tensors.add(param.name.value)
-            elif any(fnmatchcase(param.name.value, pat) for pat in POSITION_NAMES):
-                self.oracle.fn.positions.add(param.name.value)
-            elif param.annotation is not None:
-                cls = self.class_annotation(param.annotation.annotation)
-                if cls is not None:
-                    self.oracle.fn.objects[param.name.value] = (cls, ())
+            self.declare_parameter(param, implicit)
         self.local_defs.append({})
         try:
             self.suite(stmt.body)
         finally:
             self.local_defs.pop()
             self.func, self.oracle.fn, self.loop_depth, self.in_capture, self.setup_depth = saved
+
+    def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
+        """What a parameter is: a tensor, a position, an object of a known class, or host data."""
+        name, facts = param.name.value, self.oracle.fn
+        if param_is_tensor(param, self.imports, implicit):
+            facts.tensors.add(name)
+            return
+        if any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
+            facts.positions.add(name)
+        elif param.annotation is not None or param.default is not None:
+            facts.hosts.add(name)
+        if param.annotation is not None:
+            cls = self.class_annotation(param.annotation.annotation)
+            if cls is not None:
+                facts.objects[name] = (cls, ())
 
     def klass(self, stmt: cst.ClassDef) -> None:
         name = stmt.name.value

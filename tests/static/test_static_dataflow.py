@@ -46,6 +46,7 @@ def run(body: str) -> list[str]:
         "assert x.shape[0] == 1, 'decode is one token'",
         "buf = self.counts\nbuf[0] = 0",
         "i = 0\nself.counts[i] = x[0]",
+        "row = a_list[start_pos]\nif row.key > 0:\n    pass",
     ],
 )
 def test_host_values_are_not_reported(body):

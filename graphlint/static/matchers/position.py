@@ -7,7 +7,8 @@ graph contains (``where: branch``). Positions are parameters named like ``start`
 ``*_pos`` and the host values computed from them (see ``tensors.POSITION_NAMES``); tensors
 holding positions are the fix and are never reported, and neither are bounds checks that only
 raise. Any indexed value counts (a tensor we could not prove to be one is still likely one in
-decode code); Python lists indexed by the position are the rare false alarm.
+decode code) except names known to be Python containers (literals, comprehensions, parameters
+annotated or defaulted as non-tensors); a list that arrives unannotated is the rare false alarm.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class PositionDependent(Matcher):
         if isinstance(node, cst.Subscript):
             if self.where != "index":
                 return
+            base = node.value
+            if isinstance(base, cst.Name) and base.value in oracle.fn.hosts:
+                return  # a Python list or tuple indexed by the position: host work, no graph
             if any(oracle.uses_position(el.slice) for el in node.slice):
                 ctx.report(self.rule, node, "index")
             return
