@@ -108,8 +108,10 @@ class EagerDecoder:
     def step(self, token: int) -> torch.Tensor:
         """Decode one token at the next position; returns its fp32 logits [vocab]."""
         self.stage(token, self.pos)
-        for region in self.regions():
-            region.fn()
+        self._embed()
+        for i in range(len(self.model.blocks)):
+            self._layer(i)
+        self._head()
         self.pos += 1
         return self._logits
 

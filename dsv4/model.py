@@ -43,26 +43,30 @@ class Block(nn.Module):
         q, kv, q_latent = self.attn.project(h, cos, sin)
         return h, post, comb, q, kv, q_latent
 
-    def post_attention(self, attn_out, x, post, comb, tokens, grouped_moe: bool) -> torch.Tensor:
-        """mHC post of attention, then the whole MoE sub-block."""
+    def ffn_input(self, attn_out, x, post, comb):
+        """mHC post of attention, then mHC pre + norm of the FFN: the streams and the MoE input."""
         x = HyperConnection.post(attn_out, x, post, comb)
         y, post, comb = self.ffn_hc.pre(x)
-        h = kernels.rms_norm(y, self.ffn_norm, self.eps)
-        f = self.moe.forward_grouped(h, tokens) if grouped_moe else self.moe.forward_static(h, tokens)
-        return HyperConnection.post(f, x, post, comb)
+        return x, kernels.rms_norm(y, self.ffn_norm, self.eps), post, comb
+
+    def post_attention(self, attn_out, x, post, comb, tokens) -> torch.Tensor:
+        """Everything after attention, graph-ready (graph B of the A/B decoder)."""
+        x, h, post, comb = self.ffn_input(attn_out, x, post, comb)
+        return HyperConnection.post(self.moe.forward_static(h, tokens), x, post, comb)
 
     def forward_eager(self, x, tokens, cache: LayerCache, start: int, rope: Rope) -> torch.Tensor:
         cos, sin = rope
         end = start + x.shape[0]
         h, post, comb, q, kv, q_latent = self.pre_attention(x, cos[start:end], sin[start:end])
         attn_out = self.attn.attend_eager(q, kv, q_latent, h, cache, start, cos, sin)
-        return self.post_attention(attn_out, x, post, comb, tokens, grouped_moe=True)
+        x, h, post, comb = self.ffn_input(attn_out, x, post, comb)
+        return HyperConnection.post(self.moe.forward_grouped(h, tokens), x, post, comb)
 
     def forward_static(self, x, tokens, cache: LayerCache, pos: torch.Tensor, rope: Rope) -> torch.Tensor:
         cos, sin = rope
         h, post, comb, q, kv, q_latent = self.pre_attention(x, cos.index_select(0, pos), sin.index_select(0, pos))
         attn_out = self.attn.attend_static(q, kv, q_latent, h, cache, pos, cos, sin)
-        return self.post_attention(attn_out, x, post, comb, tokens, grouped_moe=False)
+        return self.post_attention(attn_out, x, post, comb, tokens)
 
 
 def _initial_values(name: str, shape: torch.Size, gen: torch.Generator) -> torch.Tensor:
