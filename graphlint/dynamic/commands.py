@@ -16,7 +16,6 @@ this module); the handlers do. Decisions:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
