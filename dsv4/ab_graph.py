@@ -63,8 +63,8 @@ class ABGraphDecoder(GraphDecoder):
 
         def graph_a_step() -> None:
             if i == 0:
-                x.copy_(model.embed_tokens(self.inputs.token(device)))
-            outputs = model.blocks[i].pre_attention(x, cos.index_select(0, pos), sin.index_select(0, pos))
+                x.copy_(self.model.embed_tokens(self.inputs.token(device)))
+            outputs = self.model.blocks[i].pre_attention(x, cos.index_select(0, pos), sin.index_select(0, pos))
             for name, value in zip(("h", "post", "comb", "q", "kv", "q_latent"), outputs):
                 bufs[name].copy_(value)
 
@@ -88,7 +88,7 @@ class ABGraphDecoder(GraphDecoder):
         x, tokens = self.x_bufs[str(device)], self.inputs.token(device)
 
         def graph_b_step() -> None:
-            x.copy_(model.blocks[i].post_attention(bufs["attn_out"], x, bufs["post"], bufs["comb"], tokens))
+            x.copy_(self.model.blocks[i].post_attention(bufs["attn_out"], x, bufs["post"], bufs["comb"], tokens))
 
         return graph_b_step
 

@@ -40,11 +40,11 @@ class FullGraphDecoder(GraphDecoder):
         first, last = device == model.first_device, device == model.last_device
 
         def device_step() -> None:
-            x = model.embed_tokens(tokens) if first else self.in_bufs[str(device)]
+            x = self.model.embed_tokens(tokens) if first else self.in_bufs[str(device)]
             for i in layers:
-                x = model.blocks[i].forward_static(x, tokens, self.caches[i], pos, model.rope(i))
+                x = self.model.blocks[i].forward_static(x, tokens, self.caches[i], pos, self.model.rope(i))
             if last:
-                self.logits_buf.copy_(model.logits(x))
+                self.logits_buf.copy_(self.model.logits(x))
             else:
                 self.out_bufs[str(device)].copy_(x)
 
