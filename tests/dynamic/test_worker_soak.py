@@ -1,0 +1,87 @@
+"""The worker process protocol and the soak arithmetic, both of which the GPU path relies on."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from dynamic_helpers import ROOT, spec
+from graphlint.dynamic.replay import mismatched, output_diff
+from graphlint.dynamic.results import DeviceResult
+from graphlint.dynamic.run import _worker
+from graphlint.dynamic.soak import soak_report
+
+
+def _job(target: str, phase: str = "trace") -> dict:
+    return {"target": target, "options": {}, "devices": ["cpu"], "label": "cpu", "phase": phase,
+            "replay_steps": 8, "soak_steps": 0}
+
+
+def test_worker_process_returns_its_findings(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = _worker(_job(spec("hazards.py")))
+    assert {f.rule for f in result.findings} == {"GL190", "GL290", "GL390", "GL393", "GL490"}
+    assert result.meta["torch"] and result.entries
+
+
+def test_a_target_that_raises_becomes_a_probe_error_not_a_crash(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    broken = tmp_path / "broken.py"
+    broken.write_text("def make_target(devices):\n    raise RuntimeError('engine failed to build')\n")
+    result = _worker(_job(f"{broken}:make_target"))
+    assert result.findings == []
+    assert {(p.probe, p.status) for p in result.probes} == {("tracer", "error"), ("sync-debug", "error")}
+    assert all("engine failed to build" in p.detail for p in result.probes)
+
+
+def test_output_diff_compares_every_tensor():
+    import torch
+
+    same = (torch.ones(3), {"b": torch.zeros(2)})
+    assert output_diff(same, same) == (0.0, 1.0)
+    diff, scale = output_diff(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+    assert (diff, scale) == (2.0, 4.0) and mismatched(diff, scale)
+    assert output_diff(torch.ones(2), torch.ones(3))[0] == float("inf")
+    assert not mismatched(1e-7, 1.0)
+
+
+class FakeProbe:
+    """What soak_report reads off a GraphProbe: per-step diffs, memory and times."""
+
+    def __init__(self, steps: int, leak: int = 0, drift_from: int | None = None) -> None:
+        self.result = DeviceResult("cuda:0")
+        self.diffs = [(s, 0.5 if drift_from is not None and s >= drift_from else 0.0, 1.0) for s in range(1, steps)]
+        self.memory = {k: [(s, leak if k == "eager" else 0, 3) for s in range(1, steps)] for k in ("graph", "eager")}
+        self.times = {"graph": [0.01] * (steps - 1), "eager": [0.02] * (steps - 1)}
+        self.blamed: list = []
+
+    def _blame(self, code, evidence, detail):
+        self.blamed.append((code, detail))
+
+    def _blame_region(self, code, evidence, detail):
+        self.blamed.append((code, detail))
+
+
+def test_soak_clean():
+    probe = FakeProbe(64)
+    soak_report(probe, 8, 64, first_mismatch=False)
+    assert probe.blamed == []
+    assert probe.result.soak["graph_allocations_per_step"] == 3 and probe.result.soak["first_mismatch_step"] is None
+
+
+def test_soak_reports_memory_growth_and_late_drift():
+    probe = FakeProbe(64, leak=512, drift_from=40)
+    soak_report(probe, 8, 64, first_mismatch=False)
+    assert [code for code, _ in probe.blamed] == ["GL291", "GL392"]
+    assert "512 B per step" in probe.blamed[0][1] and "step 40" in probe.blamed[1][1]
+
+
+def test_soak_does_not_repeat_a_replay_mismatch_as_drift():
+    probe = FakeProbe(64, drift_from=2)
+    soak_report(probe, 8, 64, first_mismatch=True)
+    assert probe.blamed == []
+
+
+def test_soak_shorter_than_the_replay_window_says_so():
+    probe = FakeProbe(8)
+    soak_report(probe, 8, 8, first_mismatch=False)
+    assert probe.result.probes[0].status == "skipped" and "not beyond" in probe.result.probes[0].detail
