@@ -1,0 +1,30 @@
+"""dsv4 under its own linter: only the eager reference decoder has findings.
+
+The graph decoders' captured bodies (``*_step``) are decode entries for ``graphlint check``; if
+a hazard creeps into anything they reach, its chain starts there and this test fails.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_only_the_eager_decoder_has_findings(tmp_path):
+    report = tmp_path / "findings.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "graphlint", "check", "dsv4", "--format", "json", "--output", str(report),
+         "--no-cache", "--no-progress", "--jobs", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    data = json.loads(report.read_text())
+    findings = data["findings"] if isinstance(data, dict) else data
+    allowed = ("dsv4/engine.py:EagerDecoder", "dsv4/kernels/")  # kernels/ has its own owner and tests
+    outside_eager = [f"{f['path']}:{f['line']} {f['rule']} via {f['chain'][0] if f['chain'] else '?'}"
+                     for f in findings if not f["chain"] or not f["chain"][0].startswith(allowed)]
+    assert outside_eager == []
+    rules = {f["rule"] for f in findings}
+    assert {"GL102", "GL301"} <= rules  # the reference's bincount(...).tolist() is the "before" picture
