@@ -62,9 +62,10 @@ class Walker(CallRecorder):
             index = m.call_index()
             for node_type in m.node_types:
                 if node_type == "Call" and index is not None:
-                    table = self.by_callee if index[0] == "callee" else self.by_method
-                    for key in index[1]:
-                        table.setdefault(key, []).append(m)
+                    for kind, keys in index.items():
+                        table = self.by_callee if kind == "callee" else self.by_method
+                        for key in keys:
+                            table.setdefault(key, []).append(m)
                 else:
                     self.dispatch.setdefault(node_type, []).append(m)
         self._call_keys: dict[str, set] = {}

@@ -222,7 +222,7 @@ def test_capture_regions_are_checked_even_when_no_entry_reaches_them():
     """
     findings = analyze({"m.py": src}, hot_names=())
     assert [(f.rule, f.chain) for f in findings] == [
-        ("GL304", ("m.py:build", "m.py:body")),
+        ("GL302", ("m.py:build", "m.py:body")),
         ("GL502", ("m.py:build",)),
     ]
 

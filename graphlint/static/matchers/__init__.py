@@ -66,9 +66,9 @@ class Matcher:
     def visit(self, node: "cst.CSTNode", ctx: MatchContext) -> None:
         raise NotImplementedError
 
-    def call_index(self) -> tuple[str, frozenset[str]] | None:
-        """("callee", names) / ("method", names): the walker shows this matcher only the calls
-        of those resolved names / method names (a dict lookup instead of a visit per call)."""
+    def call_index(self) -> dict[str, frozenset[str]] | None:
+        """{"callee": names, "method": names}: the walker shows this matcher only the calls of
+        those resolved callee names / method names (a dict lookup instead of a visit per call)."""
         return None
 
     def end_class(self, ctx: MatchContext) -> None:
@@ -88,6 +88,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         function_call,
         mask_index,
         method_call,
+        op_call,
         position,
         scalar_write,
         truth_test,
@@ -96,6 +97,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
     kinds = [
         method_call.MethodCall,
         function_call.FunctionCall,
+        op_call.OpCall,
         truth_test.TruthTest,
         scalar_write.ScalarWrite,
         attr_mutation.AttrMutation,

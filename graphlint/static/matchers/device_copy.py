@@ -46,8 +46,8 @@ class DeviceCopy(Matcher):
         if self.target not in ("literal", "other"):
             raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: target must be 'literal' or 'other'")
 
-    def call_index(self) -> tuple[str, frozenset[str]] | None:
-        return ("method", frozenset({"to"}))
+    def call_index(self) -> dict[str, frozenset[str]] | None:
+        return {"method": frozenset({"to"})}
 
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         func = node.func

@@ -26,8 +26,8 @@ class FunctionCall(Matcher):
         self.patterns = tuple(c for c in callees if c not in self.exact)
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
 
-    def call_index(self) -> tuple[str, frozenset[str]] | None:
-        return None if self.patterns else ("callee", self.exact)
+    def call_index(self) -> dict[str, frozenset[str]] | None:
+        return None if self.patterns else {"callee": self.exact}
 
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         name = ctx.call_name  # resolved once per call by the walker, through the imports

@@ -32,8 +32,8 @@ class MethodCall(Matcher):
             raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: receiver must be 'any', 'tensor' or 'weight'")
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
 
-    def call_index(self) -> tuple[str, frozenset[str]] | None:
-        return ("method", self.methods)
+    def call_index(self) -> dict[str, frozenset[str]] | None:
+        return {"method": self.methods}
 
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         func = node.func
