@@ -2,7 +2,9 @@
 
 bad -> exactly that rule; good -> nothing. On the CPU only the tracer runs, and three tracer
 examples need CUDA (a gpu_trace sync, a device->host copy, a pageable host->device copy);
-they and the capture/replay/soak examples run in the GPU test at the bottom.
+they and the capture/replay/soak examples run in the GPU test at the bottom. The replay, soak
+and capture-failure examples also run on the CPU against the graph emulator
+(test_protocol_emulated.py).
 """
 
 from __future__ import annotations
