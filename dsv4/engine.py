@@ -15,6 +15,7 @@ from typing import Protocol, Sequence
 
 import torch
 
+from dsv4 import kernels
 from dsv4.attention import LayerCache
 from dsv4.model import DSV4Model
 from graphlint.dynamic.target import Region
@@ -65,6 +66,8 @@ def check_position(model: DSV4Model, pos: int) -> None:
 class EagerDecoder:
     def __init__(self, model: DSV4Model, use_graphs: bool | None = None) -> None:
         del use_graphs  # accepted for a uniform constructor; the reference never captures
+        for device in model.devices:
+            kernels.warmup(device)  # the same kernels as the graph decoders, so timings compare
         self.model, self.caches, self.pos = model, model.new_caches(), 0
         self._tokens = torch.zeros(1, dtype=torch.long, device=model.first_device)
         self._x: torch.Tensor | None = None

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import torch
 
+from dsv4 import kernels
 from dsv4.ab_graph import ABGraphDecoder
 from dsv4.config import DSV4Config, get_config
 from dsv4.engine import EagerDecoder
@@ -35,6 +36,8 @@ class DSV4Target:
     def __init__(self, devices: Sequence[Any], decoder: str, cfg: DSV4Config, seed: int) -> None:
         self.devices = [torch.device(d) for d in devices] or [torch.device("cpu")]
         self.model = DSV4Model(cfg, self.devices, seed=seed)
+        for device in self.devices:
+            kernels.warmup(device)  # compiled before the harness captures anything
         self.decoder = DECODERS[decoder](self.model, use_graphs=False)
 
     @torch.no_grad()
