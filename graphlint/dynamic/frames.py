@@ -113,3 +113,10 @@ def region_entry(region) -> str:
     if code is None or "<" in qualname or not is_user_file(code.co_filename):
         return ""
     return f"{display_path(code.co_filename)}:{qualname}"
+
+
+def region_entries(regions) -> list[str]:
+    """The regions' functions as static entries; ``[]`` when one of them has none (a lambda, a
+    closure), because a partial entry list would hide that region's code from the static half."""
+    entries = [region_entry(r) for r in regions]
+    return list(dict.fromkeys(entries)) if all(entries) else []

@@ -63,7 +63,6 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
     import torch
 
     from graphlint.dynamic.results import Inventory, runtime_rules
-    from graphlint.dynamic.target import regions_of
 
     rules = runtime_rules()
     inv = Inventory(target=getattr(factory, "__qualname__", repr(factory)), command="graph_capture fixture",
@@ -76,16 +75,9 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
             dev = torch.device("cuda", index)
             inv.devices.append(run_graph_phase(factory, [dev], options, rules, str(dev), soak_steps=soak_steps))
         return inv
-    from graphlint.dynamic.results import DeviceResult
-    from graphlint.dynamic.tracer import run_tracer
+    from graphlint.dynamic.tracer import trace_phase
 
-    target = factory([torch.device("cpu")], **options)
-    regions = regions_of(target)
-    target.stage(0)
-    for region in regions:
-        region.fn()
-    findings, outcomes, _ = run_tracer(target, regions, rules, "cpu", cuda=False)
-    inv.devices.append(DeviceResult("cpu", findings=findings, probes=outcomes))
+    inv.devices.append(trace_phase(factory, [torch.device("cpu")], options, rules, "cpu"))
     return inv
 
 

@@ -13,18 +13,18 @@ Python arguments change from step to step.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 
 import torch
 
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
-from graphlint.dynamic.frames import function_frame
+from graphlint.dynamic.frames import function_frame, region_entries
 from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
                                        ProbeOutcome, make_finding, merge_findings)
 from graphlint.dynamic.target import regions_of
 from graphlint.dynamic.tracer import StepTracer
-from graphlint.dynamic.worker import _entries
 
 REPLAY_STEPS = 8  # steps 0..7: warm-up, capture, six replays with changed inputs
 
@@ -71,7 +71,7 @@ class GraphProbe:
         self.graph_regions = regions_of(self.graph_target)
         self.eager_regions = regions_of(self.eager_target)
         self.result.regions = [r.name for r in self.graph_regions]
-        self.result.entries = _entries(self.graph_regions)
+        self.result.entries = region_entries(self.graph_regions)
         self.captures: dict[str, object] = {}
         self.poisoned = ""
         self.tracer = StepTracer(rules, device_label)
@@ -86,7 +86,7 @@ class GraphProbe:
         if traced:
             self.tracer.begin_step(step)
         before, start = self._memory(), time.perf_counter()
-        with self.tracer if traced else _null():
+        with self.tracer if traced else contextlib.nullcontext():
             for region in self.eager_regions:
                 self.tracer.region = region
                 region.fn()
@@ -227,14 +227,6 @@ class GraphProbe:
         region = self.graph_regions[0]
         self.result.findings.append(self._finding(code, function_frame(region.fn), region, evidence,
                                                   detail + " (located at the first region, not the line)"))
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _region(regions, name):

@@ -19,9 +19,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from graphlint.dynamic.frames import UserFrame, current_user_frame
-from graphlint.dynamic.results import ProbeOutcome, make_finding
-from graphlint.dynamic.target import Region
+from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries
+from graphlint.dynamic.results import DeviceResult, ProbeOutcome, make_finding
+from graphlint.dynamic.target import Region, regions_of
 
 _TRANSITIONS = {"aten._to_copy.default", "aten.copy_.default"}
 _ACTIVE: "StepTracer | None" = None
@@ -292,3 +292,17 @@ def run_tracer(target, regions: list[Region], rules, device_label: str, *, cuda:
     outcomes.append(ProbeOutcome("sync-debug", "ran", "torch.cuda.set_sync_debug_mode('warn')") if cuda
                     else ProbeOutcome("sync-debug", "skipped", "needs CUDA (sync-debug mode is a CUDA feature)"))
     return tracer.findings(steps[0]), outcomes, tracer
+
+
+def trace_phase(factory, devices, options, rules, label: str) -> DeviceResult:
+    """Build the target, run step 0 as warm-up (lazy init and compilation are not per-step
+    hazards), then trace steps 1 and 2."""
+    target = factory(devices, **options)
+    regions = regions_of(target)
+    target.stage(0)
+    for region in regions:
+        region.fn()
+    cuda = any(torch.device(d).type == "cuda" for d in devices)
+    findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
+    return DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
+                        entries=region_entries(regions))

@@ -29,19 +29,10 @@ def _meta(devices) -> dict[str, str]:
     return meta
 
 
-def _entries(regions) -> list[str]:
-    """The regions' functions as static entries; ``[]`` when one of them has none (a lambda, a
-    closure), because a partial entry list would hide that region's code from the static half."""
-    from graphlint.dynamic.frames import region_entry
-
-    entries = [region_entry(r) for r in regions]
-    return list(dict.fromkeys(entries)) if all(entries) else []
-
-
 def run_phase(job: dict) -> DeviceResult:
     import torch
 
-    from graphlint.dynamic.target import load_factory, regions_of
+    from graphlint.dynamic.target import load_factory
 
     label, phase = job["label"], job["phase"]
     devices = [torch.device(d) for d in job["devices"]]
@@ -57,17 +48,9 @@ def run_phase(job: dict) -> DeviceResult:
             result = run_graph_phase(factory, devices, job.get("options", {}), rules, label,
                                      replay_steps=job.get("replay_steps", 8), soak_steps=job.get("soak_steps", 0))
         else:
-            from graphlint.dynamic.tracer import run_tracer
+            from graphlint.dynamic.tracer import trace_phase
 
-            target = factory(devices, **job.get("options", {}))
-            regions = regions_of(target)
-            target.stage(0)
-            for region in regions:  # warm-up: lazy init and compilation are not per-step hazards
-                region.fn()
-            cuda = any(d.type == "cuda" for d in devices)
-            findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
-            result = DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
-                                  entries=_entries(regions))
+            result = trace_phase(factory, devices, job.get("options", {}), rules, label)
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         where = traceback.extract_tb(exc.__traceback__)[-1]
