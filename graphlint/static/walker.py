@@ -99,8 +99,11 @@ class Walker(CallRecorder):
         self.raw.append(raw)
 
     def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
-        if self.setup_depth and not self.in_capture:
-            return  # lazy one-time initialisation: setup, not the step
+        if not self.in_capture and rule.params.get("scope") != "anywhere":
+            if self.setup_depth:
+                return  # lazy one-time initialisation: setup, not the step
+            if self.func.qualname == "<module>":
+                return  # import-time code is never a decode step (and skipping it saves the ast parse)
         self.raw.append(self.defer(rule, anchor, name))
 
     def is_store_target(self, node: cst.CSTNode) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from static_helpers import analyze, codes
+from static_helpers import analyze, codes, summarize
 
 SYNC = "x.sum().item()"
 
@@ -338,3 +338,17 @@ def test_missing_entries_are_listed_for_the_runner():
     entries = ("pkg/m.py:A.run", "./pkg/m.py:A.runn", "pkg/other.py:f")
     summaries = summarize(files)
     assert missing_entries(summaries, options(entries=entries)) == ["./pkg/m.py:A.runn", "pkg/other.py:f"]
+
+
+def test_import_time_code_is_never_hot_but_module_level_capture_is_checked():
+    src = """
+    import torch
+
+    TABLE = torch.arange(8).tolist()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        torch.cuda.set_device(0)
+    """
+    (summary,) = summarize({"m.py": src})
+    assert [c.code for c in summary.data.candidates] == ["GL501", "GL502"]
+    assert codes(analyze({"m.py": src})) == ["GL501", "GL502"]
