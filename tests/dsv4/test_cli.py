@@ -1,0 +1,37 @@
+"""``python -m dsv4 generate`` and ``bench/decode_bench.py`` run end to end on the CPU."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from dsv4.__main__ import main
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "decode_bench.py"
+
+
+def test_generate_prints_tokens_and_seconds_per_token(capsys):
+    assert main(["generate", "--preset", "tiny", "--steps", "5", "--decoder", "full-graph", "--device", "cpu"]) == 0
+    tokens, summary = capsys.readouterr().out.strip().splitlines()
+    assert len(tokens.split()) == 5 and all(t.isdigit() for t in tokens.split())
+    assert summary.startswith("full-graph preset=tiny devices=cpu steps=5 s/token=")
+
+
+def test_generate_refuses_a_run_longer_than_the_context():
+    with pytest.raises(SystemExit) as exit_info:
+        main(["generate", "--preset", "tiny", "--steps", "500", "--device", "cpu"])
+    assert exit_info.value.code == 2
+
+
+def test_bench_reports_every_decoder_against_eager(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("decode_bench", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "bench.json"
+    assert bench.main(["--preset", "tiny", "--steps", "4", "--repeats", "1", "--device", "cpu", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert set(figures["decoders"]) == {"eager", "ab-graph", "full-graph"}
+    assert figures["decoders"]["eager"]["speedup_vs_eager"] == 1.0
+    assert all(d["tokens_agree"] == 4 and d["max_logit_diff"] < 1e-4 for d in figures["decoders"].values())
+    assert "floor=" in capsys.readouterr().out
