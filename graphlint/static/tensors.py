@@ -29,7 +29,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.static.cstwalk import children, preorder
-from graphlint.static.names import resolve
+from graphlint.static.names import dotted_name, resolve
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -88,6 +88,8 @@ class FunctionFacts:
     #: names known to hold Python containers or values: parameters with a non-tensor annotation or
     #: a literal default, locals bound to list/tuple/dict literals and comprehensions
     hosts: set[str] = field(default_factory=set)
+    #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
+    picked_devices: set[str] = field(default_factory=set)
 
 
 def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
@@ -272,6 +274,8 @@ class TensorOracle:
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         if isinstance(target, cst.Name):
             (self.fn.hosts.add if isinstance(value, HOST_LITERALS) else self.fn.hosts.discard)(target.value)
+            picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").rsplit(".", 1)[-1]
+            (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)
         attr = self.is_self_attr(target)
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):
             if resolve(value.func, self.imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

@@ -1,9 +1,10 @@
 """``.to(<device>)`` mid-step: a copy to another GPU or from the host.
 
 ``target: literal`` -- a hard-coded CUDA device (``"cuda:1"``, ``f"cuda:{i}"``, ``"cuda"``), wherever
-it runs in the hot path. ``target: other`` -- another tensor's device (``.to(t.device)``,
-``.to(dev)``), only inside a loop, where it is a per-layer cross-GPU hop; outside loops it is
-usually a no-op on a single device. A dtype (``.to(torch.bfloat16)``) is neither.
+it runs in the hot path. ``target: other`` -- another tensor's or a variable device
+(``.to(t.device)``, ``.to(dev)``), only where it is a per-layer cross-GPU hop: inside a loop, or
+with a device picked per layer (``device = self.layer_devices[i]``, ``.to(devices[i])``).
+Elsewhere it is usually a no-op on a single device. A dtype (``.to(torch.bfloat16)``) is neither.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import libcst as cst
 from graphlint.rules import RuleError
 from graphlint.static.matchers import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
-from graphlint.static.names import is_imported_root, resolve
+from graphlint.static.names import dotted_name, is_imported_root, resolve
 
 DEVICE_NAMES = ("device", "dev", "*_device", "*_dev", "device_*")
 
@@ -30,10 +31,19 @@ def device_kind(node: cst.BaseExpression, ctx: MatchContext) -> str | None:
         return "other"
     if isinstance(node, cst.Name) and any(fnmatchcase(node.value, p) for p in DEVICE_NAMES):
         return "other"
+    if isinstance(node, cst.Subscript) and device_kind(node.value, ctx) is None:
+        name = dotted_name(node.value) or ""
+        return "other" if "device" in name.rsplit(".", 1)[-1] else None
     if isinstance(node, cst.Call) and resolve(node.func, ctx.imports) == "torch.device":
         args = positional(node)
         return device_kind(args[0], ctx) if args else None
     return None
+
+
+def _picked(device: cst.BaseExpression, ctx: MatchContext) -> bool:
+    if isinstance(device, cst.Subscript):
+        return True
+    return isinstance(device, cst.Name) and device.value in ctx.oracle.fn.picked_devices
 
 
 class DeviceCopy(Matcher):
@@ -57,6 +67,6 @@ class DeviceCopy(Matcher):
         device = keyword(node, "device") or (args[0] if args else None)
         if device is None or device_kind(device, ctx) != self.target:
             return
-        if self.target == "other" and ctx.loop_depth == 0:
+        if self.target == "other" and ctx.loop_depth == 0 and not _picked(device, ctx):
             return
         ctx.report(self.rule, node, ".to()")
