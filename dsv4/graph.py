@@ -61,11 +61,11 @@ class RegionRunner:
 
     def _follow(self, stream: torch.cuda.Stream, device: str) -> None:
         """Make ``stream`` wait for the last work on its device and the last work anywhere."""
-        for prev in {_key(s): s for s in (self._last_on.get(device), self._last) if s is not None}.values():
-            if prev != stream:
-                event = self.events[(_key(prev), _key(stream))]
-                event.record(prev)
-                stream.wait_event(event)
+        previous = {_key(s): s for s in (self._last_on.get(device), self._last) if s is not None and s != stream}
+        for prev in previous.values():
+            event = self.events[(_key(prev), _key(stream))]
+            event.record(prev)
+            stream.wait_event(event)
         self._last, self._last_on[device] = stream, stream
 
     def stage(self, inputs: StepInputs, token: int, pos: int) -> None:
@@ -96,7 +96,10 @@ class RegionRunner:
             self._follow(stream, dev)
             with torch.cuda.device(region.device), torch.cuda.stream(stream):
                 graph = self.graphs.get(region.name)
-                graph.replay() if graph is not None else region.fn()
+                if graph is None:
+                    region.fn()  # a deliberately eager region, or the warm-up step before capture
+                else:
+                    graph.replay()
         last = str(self.devices[-1])
         self._follow(self.defaults[last], last)  # the caller reads the logits on the default stream
 
