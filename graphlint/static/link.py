@@ -182,7 +182,8 @@ class Index:
         elif kind == "dotted":
             hit = self.resolve(info, desc[1])
             if hit is not None:
-                found.append((hit[1], hit[2]) if hit[0] == "function" else self.find_method((hit[1], hit[2]), "__init__"))
+                ref = (hit[1], hit[2])
+                found.append(ref if hit[0] == "function" else self.find_method(ref, "__init__"))
         elif kind == "member":
             found.extend(self.member_targets(info, own, desc[1], desc[2]))
         elif own is not None and kind == "super":

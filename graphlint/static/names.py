@@ -44,7 +44,9 @@ def record_import(node: cst.Import | cst.ImportFrom, imports: dict[str, str]) ->
         if not isinstance(alias.name, cst.Name):
             continue
         name = alias.name.value
-        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
         sep = "" if prefix.endswith(".") or not prefix else "."
         imports[local] = f"{prefix}{sep}{name}"
 

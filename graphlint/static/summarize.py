@@ -51,7 +51,8 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     if summary.skip_file:
         return
     if "\x00" in text:
-        summary.errors.append((text[: text.index("\x00")].count("\n") + 1, 0, "syntax error: source contains a null byte"))
+        line = text[: text.index("\x00")].count("\n") + 1
+        summary.errors.append((line, 0, "syntax error: source contains a null byte"))
         return
     try:
         module = cst.parse_module(text)

@@ -274,7 +274,7 @@ class TensorOracle:
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         if isinstance(target, cst.Name):
             (self.fn.hosts.add if isinstance(value, HOST_LITERALS) else self.fn.hosts.discard)(target.value)
-            picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").rsplit(".", 1)[-1]
+            picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").split(".")[-1]
             (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)
         attr = self.is_self_attr(target)
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):

@@ -252,7 +252,8 @@ class Walker(CallRecorder):
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         self.oracle.taint_positions(target, iterable)
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+        func = iterable.func if isinstance(iterable, cst.Call) else None
+        if isinstance(func, cst.Name) and func.value == "enumerate":
             if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 self.oracle.bind(target.elements[0].value, None)
                 self.oracle.taint_positions(target.elements[0].value, None)
@@ -304,7 +305,8 @@ class Walker(CallRecorder):
         self.func = self._new_function(qualname, name, self.class_name)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.in_capture, self.setup_depth = 0, False, 0
-        implicit = name == "forward" or (name != "__call__" and any(fnmatchcase(name, p) for p in self.options.hot_names))
+        hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
+        implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value in ("self", "cls"):

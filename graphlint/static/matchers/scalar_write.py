@@ -22,7 +22,9 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     if isinstance(node, LITERALS):
         return False
     if isinstance(node, cst.Name):
-        return node.value not in ("True", "False", "None") and not oracle.is_tensor(node) and node.value not in ctx.imports
+        if node.value in ("True", "False", "None") or node.value in ctx.imports:
+            return False
+        return not oracle.is_tensor(node)
     if isinstance(node, cst.Attribute):
         if oracle.is_self_attr(node) is not None:
             return not oracle.is_tensor(node) and oracle.module_source(node) is None
