@@ -25,10 +25,8 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
         if node.value in ("True", "False", "None") or node.value in ctx.imports:
             return False
         return not oracle.is_tensor(node)
-    if isinstance(node, cst.Attribute):
-        if oracle.is_self_attr(node) is not None:
-            return not oracle.is_tensor(node) and oracle.module_source(node) is None
-        return node.attr.value in ("shape",) or False
+    if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
+        return oracle.is_self_attr(node) is not None and not oracle.is_tensor(node) and oracle.module_source(node) is None
     if isinstance(node, cst.Subscript):
         return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
     if isinstance(node, cst.UnaryOperation):
