@@ -25,15 +25,22 @@ SCOPES = ("hot", "capture", "anywhere")
 
 
 class MatchContext(Protocol):
-    imports: dict[str, str]
-    oracle: "TensorOracle"
+    """What the walker tells a matcher about where it is (implemented by ``Walker``)."""
+
+    imports: dict[str, str]  # local name -> qualified import target
+    oracle: "TensorOracle"  # tensor / position facts for the current function and class
     loop_depth: int
     class_name: str
     function_name: str
-    local_names: set[str]
-    call_name: str | None
+    local_names: set[str]  # module-level defs and classes (they shadow builtins)
+    call_name: str | None  # the resolved callee of the Call being visited
 
     def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
+
+    def defer(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> Any:
+        """A report to ``emit`` later (when the class ends), or never."""
+
+    def emit(self, pending: Any) -> None: ...
 
     def is_store_target(self, node: "cst.CSTNode") -> bool: ...
 
