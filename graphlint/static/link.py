@@ -18,19 +18,11 @@ from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.api import FileSummary, StaticOptions
 from graphlint.static.model import Descriptor, ModuleInfo
+from graphlint.static.names import module_name
 
 FuncId = tuple[str, str]  # (path, qualname)
 ClassRef = tuple[ModuleInfo, str]
 MAX_DEPTH = 8
-
-
-def module_name(path: str) -> str:
-    norm = posixpath.normpath(path.replace("\\", "/")).lstrip("./")
-    if norm.endswith(".py"):
-        norm = norm[:-3]
-    if norm.endswith("/__init__"):
-        norm = norm[: -len("/__init__")]
-    return norm.replace("/", ".")
 
 
 class Index:

@@ -9,6 +9,8 @@ local assignment resolves to the import (documented imprecision).
 
 from __future__ import annotations
 
+import posixpath
+
 import libcst as cst
 
 
@@ -75,3 +77,13 @@ def is_imported_root(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name) and node.value in imports
+
+
+def module_name(path: str) -> str:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``pkg/__init__.py`` -> ``pkg`` (paths as given)."""
+    norm = posixpath.normpath(path.replace("\\", "/")).lstrip("./")
+    if norm.endswith(".py"):
+        norm = norm[:-3]
+    if norm.endswith("/__init__"):
+        norm = norm[: -len("/__init__")]
+    return norm.replace("/", ".")

@@ -20,7 +20,7 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.guards import guarded_branch, is_lazy_init
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
-from graphlint.static.names import record_import, resolve
+from graphlint.static.names import module_name, record_import, resolve
 from graphlint.static.tensors import (
     POSITION_NAMES,
     ClassFacts,
@@ -50,6 +50,7 @@ class Walker(CallRecorder):
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
         self.info = ModuleInfo(path=path)
+        self.module = module_name(path)
         self.imports = self.info.imports
         self.oracle = TensorOracle(self.imports)
         self.options = options
@@ -357,6 +358,18 @@ class Walker(CallRecorder):
             self.oracle.cls = saved_cls
 
     # -- expressions -------------------------------------------------------------------
+    def callee_name(self, func: cst.BaseExpression) -> str | None:
+        """The qualified name a rule pack would use for this callee. A def of this very module is
+        qualified with the module name, and the longest suffix some rule names is used
+        (``mylib.kernels.sync_launch`` also when called as ``sync_launch()`` inside mylib/kernels.py)."""
+        if type(func) is cst.Name and func.value in self.local_names and func.value not in self.imports:
+            parts = f"{self.module}.{func.value}".split(".")
+            for i in range(len(parts) - 1):
+                if ".".join(parts[i:]) in self.by_callee:
+                    return ".".join(parts[i:])
+            return func.value
+        return resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
+
     def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
         for m in (*self.dispatch.get(type(node).__name__, ()), *extra):
             try:
@@ -391,7 +404,7 @@ class Walker(CallRecorder):
                     comp = comp.inner_for_in
             elif name == "Call":
                 func = node.func
-                self.call_name = resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
+                self.call_name = self.callee_name(func)
                 self.call_site(node)
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
                 if type(func) is cst.Attribute:

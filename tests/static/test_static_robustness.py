@@ -124,6 +124,9 @@ rules:
     assert analyze({"m.py": rule.good[0]}, rules=rules) == []
     src = "import mylib.kernels as K\n\ndef decode(x):\n    K.sync_launch(x)\n"
     assert codes(analyze({"m.py": src}, rules=rules)) == ["GL181"]
+    own = "def sync_launch(x):\n    pass\n\ndef decode(x):\n    sync_launch(x)\n"
+    assert codes(analyze({"src/mylib/kernels.py": own}, rules=rules)) == ["GL181"]
+    assert analyze({"src/other.py": own}, rules=rules) == []
 
 
 @pytest.mark.parametrize(

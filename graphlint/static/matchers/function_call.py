@@ -34,7 +34,7 @@ class FunctionCall(Matcher):
         if name is None or (name not in self.exact and not any(fnmatchcase(name, p) for p in self.patterns)):
             return
         func = node.func
-        if isinstance(func, cst.Name) and func.value in ctx.local_names and func.value not in ctx.imports:
+        if isinstance(func, cst.Name) and name == func.value and func.value in ctx.local_names:
             return  # a module-level def shadows the builtin
         if self.conditions.holds(node, ctx):
             ctx.report(self.rule, node, name)
