@@ -27,9 +27,23 @@ class CallRecorder:
     local_names: set[str]
     in_capture: bool
     setup_depth: int
+    module: str
+    by_callee: dict[str, list]
     _call_keys: dict[str, set]
 
     # -- callees -----------------------------------------------------------------------
+    def callee_name(self, func: cst.BaseExpression) -> str | None:
+        """The qualified name a rule pack would use for this callee. A def of this very module is
+        qualified with the module name, and the longest suffix some rule names is used
+        (``mylib.kernels.sync_launch`` also when called as ``sync_launch()`` inside mylib/kernels.py)."""
+        if type(func) is cst.Name and func.value in self.local_names and func.value not in self.imports:
+            parts = f"{self.module}.{func.value}".split(".")
+            for i in range(len(parts) - 1):
+                if ".".join(parts[i:]) in self.by_callee:
+                    return ".".join(parts[i:])
+            return func.value
+        return resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
+
     def descriptor(self, func: cst.BaseExpression) -> Descriptor | None:
         """A class or function reference, for the linker to resolve."""
         if isinstance(func, cst.Name):
