@@ -168,29 +168,57 @@ def test_a_rule_error_at_summarize_time_is_an_error_entry_not_an_exception():
 
 # -- property test: generated and mutated Python never crashes the analyzer ----------------
 
-SNIPPETS = [
-    "import torch\n", "import torch as T\n", "from torch import nn\n", "from . import x\n",
-    "class M(nn.Module):\n", "    def forward(self, x):\n", "        if x:\n", "            return x.item()\n",
-    "        self.pos += 1\n", "        y = x[x > 0]\n", "        with torch.cuda.graph(g):\n",
-    "            torch.cuda.set_device(0)\n", "def decode_step(x, n: int):\n", "    buf[0] = n\n",
-    "    for layer in self.layers:\n", "        x = layer(x.to(x.device))\n", "    return x\n",
-    "    self.layers = nn.ModuleList([M() for _ in range(2)])\n", "# graphlint: ignore[GL101]\n",
-    "    x = torch.tensor([n], device='cuda')  # graphlint: ignore\n", "lambda: x.cpu()\n",
-    "    match x:\n        case 1:\n            pass\n", "    try:\n        pass\n    except E:\n        pass\n",
+HEADERS = [
+    "import torch\nimport torch as T\nfrom torch import nn\nfrom . import sibling\nfrom .. import up\n",
+    "# -*- coding: latin-1 -*-\nimport torch\n",
+    "",
 ]
+STATEMENTS = [
+    "y = x.item()", "if x:\n    pass", "self.pos += 1", "y = x[x > 0]", "buf[0] = pos",
+    "with torch.cuda.graph(g):\n    torch.cuda.set_device(0)", "for layer in self.layers:\n    x = layer(x.to(x.device))",
+    "self.layers = nn.ModuleList([M() for _ in range(2)])", "x = torch.tensor([pos], device='cuda')  # graphlint: ignore",
+    "f = lambda: x.cpu()", "match x:\n    case 1:\n        pass", "try:\n    pass\nexcept E:\n    pass",
+    "if self._runner is None:\n    self._runner = sibling.build()", "cache[:, self.pos] = x", "return T.where(x > 0)",
+    "while pos < 3:\n    pos += 1", "async def inner():\n    await x", "global G", "del x", "x = yield",
+    "x = [c for c in range(pos) if c]", "x: torch.Tensor = up.f(x)", "super().forward(x)", "assert x.all(), 'm'",
+]
+
+
+def program(header: str, methods: list[list[str]]) -> str:
+    out = [header, "class M(nn.Module):"]
+    for i, body in enumerate(methods):
+        out.append(f"    def forward{i}(self, x, pos: int, g=None, buf=None, cache=None):")
+        out.extend("        " + line for stmt in body or ["pass"] for line in stmt.split("\n"))
+    if not methods:
+        out.append("    pass")
+    return "\n".join(out) + "\n"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    parts=st.lists(st.sampled_from(SNIPPETS), max_size=14),
-    cut=st.integers(min_value=0, max_value=400),
+    header=st.sampled_from(HEADERS),
+    methods=st.lists(st.lists(st.sampled_from(STATEMENTS), max_size=6), max_size=4),
+    cut=st.integers(min_value=0, max_value=600),
     junk=st.binary(max_size=6),
+    drop=st.integers(min_value=0, max_value=40),
 )
-def test_generated_and_mutated_python_never_crashes(parts, cut, junk):
+def test_generated_and_mutated_python_never_crashes(header, methods, cut, junk, drop):
     rules = builtin_rules()
     opts = options(rules)
-    source = "".join(parts).encode()
-    for variant in (source, source[:cut] + junk + source[cut:], source.replace(b"    ", b"  ", 1)):
-        summary = summarize_file("pkg/m.py", variant, rules, opts)
-        assert all(isinstance(e, tuple) and len(e) == 3 for e in summary.errors)
-        link([summary], rules, opts)
+    source = program(header, methods).encode("latin-1")
+    lines = source.split(b"\n")
+    variants = [
+        source,
+        source[:cut] + junk + source[cut:],
+        b"\n".join(lines[:drop] + lines[drop + 1 :]),
+        source.replace(b"    ", b"  ", 1),
+    ]
+    summaries = []
+    for i, variant in enumerate(variants):
+        summary = summarize_file(f"pkg/sub/m{i}.py", variant, rules, opts)
+        assert all(isinstance(e, tuple) and len(e) == 3 and isinstance(e[2], str) for e in summary.errors)
+        assert not any("internal error" in e[2] for e in summary.errors), summary.errors
+        summaries.append(summary)
+    assert summaries[0].data is not None  # the unmutated program is valid Python
+    for finding in link(summaries, rules, opts):
+        assert finding.line >= 1 and finding.col >= 1
