@@ -49,8 +49,10 @@ HOST_PARAM_NAMES = (
     "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
     "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
 )
-#: Parameters with these names carry the decode position (a Python int that changes every step);
-#: locals computed from them are positions too (``end = start + T``, ``for p in range(first, end)``).
+#: Parameters with these names, annotated ``int`` or defaulting to an int literal, carry the decode
+#: position (a Python int that changes every step); locals computed from them are positions too
+#: (``end = start + T``, ``for p in range(first, end)``). Unannotated ``input_pos`` is often a
+#: tensor (gpt-fast), so it is not presumed to be a position.
 POSITION_NAMES = (
     "pos", "*_pos", "pos_*", "start", "start_*", "position", "cur_len", "cache_len", "past_len",
     "n_past", "seq_len", "seqlen", "step",
@@ -60,6 +62,7 @@ BOOL_TORCH_FUNCS = frozenset(
     "gt ge lt le isin isclose signbit".split()
 )
 BOOL_METHODS = frozenset("bool eq ne gt ge lt le logical_and logical_or logical_not isnan isinf isfinite".split())
+HOST_SCALAR_CALLS = frozenset("int float bool len min max round abs sum".split())
 HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)
 MODULE_CONTAINERS = frozenset("ModuleList Sequential ModuleDict".split())
 
@@ -85,8 +88,8 @@ class FunctionFacts:
     objects: dict[str, tuple] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
-    #: names known to hold Python containers or values: parameters with a non-tensor annotation or
-    #: a literal default, locals bound to list/tuple/dict literals and comprehensions
+    #: names known to hold Python data: parameters with a non-tensor annotation or a literal
+    #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
     hosts: set[str] = field(default_factory=set)
     #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
     picked_devices: set[str] = field(default_factory=set)
@@ -105,6 +108,12 @@ def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str
         return node.value.strip("'\"").split(".")[-1] == "Tensor"
     name = resolve(node, imports)
     return name is not None and name.split(".")[-1] in ("Tensor", "Parameter")
+
+
+def is_int_param(param: cst.Param) -> bool:
+    if param.annotation is not None:
+        return isinstance(param.annotation.annotation, cst.Name) and param.annotation.annotation.value == "int"
+    return isinstance(param.default, cst.Integer)
 
 
 def param_is_tensor(param: cst.Param, imports: dict[str, str], implicit: bool) -> bool:
@@ -229,6 +238,23 @@ class TensorOracle:
             )
         return False
 
+    def is_host_data(self, node: cst.BaseExpression | None) -> bool:
+        """Python data we can vouch for: literals, ``len()``/``int()``..., ``.item()``/``.size()``, ``x.shape[i]``."""
+        if isinstance(node, (*HOST_LITERALS, cst.Integer, cst.Float)):
+            return True
+        if isinstance(node, cst.Name):
+            return node.value in self.fn.hosts or node.value in self.fn.positions
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Name):
+                return func.value in HOST_SCALAR_CALLS
+            return isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS
+        if isinstance(node, cst.Subscript):
+            return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+        if isinstance(node, cst.BinaryOperation):
+            return not self.is_tensor(node) and (self.is_host_data(node.left) or self.is_host_data(node.right))
+        return False
+
     def uses_position(self, node: cst.CSTNode) -> bool:
         positions = self.fn.positions
         if not positions:
@@ -273,7 +299,7 @@ class TensorOracle:
         tensor = value is not None and self.is_tensor(value)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         if isinstance(target, cst.Name):
-            (self.fn.hosts.add if isinstance(value, HOST_LITERALS) else self.fn.hosts.discard)(target.value)
+            (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
             picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").split(".")[-1]
             (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)
         attr = self.is_self_attr(target)

@@ -26,6 +26,7 @@ from graphlint.static.tensors import (
     ClassFacts,
     FunctionFacts,
     TensorOracle,
+    is_int_param,
     is_tensor_annotation,
     param_is_tensor,
 )
@@ -326,7 +327,7 @@ class Walker(CallRecorder):
         if param_is_tensor(param, self.imports, implicit):
             facts.tensors.add(name)
             return
-        if any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
+        if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
             facts.positions.add(name)
         elif param.annotation is not None or param.default is not None:
             facts.hosts.add(name)

@@ -9,11 +9,12 @@ from static_helpers import analyze
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fixtures" / "static" / "fakemodel"
+CLEAN = ROOT / "fixtures" / "static" / "clean"
 EXPECT = re.compile(r"#\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
 
 
-def load() -> dict[str, bytes]:
-    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in sorted(PACKAGE.rglob("*.py"))}
+def load(package: Path = PACKAGE) -> dict[str, bytes]:
+    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in sorted(package.rglob("*.py"))}
 
 
 def expected(files: dict[str, bytes]) -> set[tuple[str, int, str]]:
@@ -67,3 +68,13 @@ def test_findings_are_deterministic_and_sorted():
     second = analyze(dict(reversed(list(files.items()))))
     assert first == second
     assert first == sorted(first, key=lambda f: f.sort_key())
+
+
+def test_capture_ready_gpt_fast_style_code_stays_quiet():
+    files = load(CLEAN)
+    want = expected(files)
+    assert {(f.path, f.line, f.rule) for f in analyze(files)} == want
+    # also when the KV-cache update (an unannotated ``input_pos`` tensor) is an entry itself
+    entries = ("fixtures/static/clean/gptfast_model.py:KVCache.update",
+               "fixtures/static/clean/gptfast_generate.py:decode_n_tokens")
+    assert {(f.path, f.line, f.rule) for f in analyze(files, entries=entries)} == want

@@ -17,14 +17,13 @@ LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Concate
 
 
 def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
-    """A Python number that may differ from step to step (not a literal, not a tensor)."""
+    """A Python number that may differ from step to step: not a literal, not a tensor, and not a
+    name we know nothing about (it may well be a tensor we could not prove)."""
     oracle = ctx.oracle
     if isinstance(node, LITERALS):
         return False
-    if isinstance(node, cst.Name):
-        if node.value in ("True", "False", "None") or node.value in ctx.imports:
-            return False
-        return not oracle.is_tensor(node)
+    if isinstance(node, cst.Name):  # only names we know hold Python data (a parameter ``step: int``)
+        return node.value in oracle.fn.hosts or node.value in oracle.fn.positions
     if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
         return oracle.is_self_attr(node) is not None and not oracle.is_tensor(node) and oracle.module_source(node) is None
     if isinstance(node, cst.Subscript):
