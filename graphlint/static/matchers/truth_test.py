@@ -23,6 +23,9 @@ def operands(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield test
 
 
+WHERE = {"If": "if", "While": "while", "Assert": "assert", "IfExp": "a if t else b", "CompIf": "comprehension if"}
+
+
 class TruthTest(Matcher):
     kind = "truth-test"
     node_types = ("If", "While", "Assert", "IfExp", "CompIf")
@@ -30,5 +33,5 @@ class TruthTest(Matcher):
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         for operand in operands(node.test):
             if ctx.oracle.is_tensor(operand):
-                ctx.report(self.rule, operand, type(node).__name__.lower())
+                ctx.report(self.rule, operand, WHERE[type(node).__name__])
                 return
