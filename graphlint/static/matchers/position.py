@@ -48,7 +48,7 @@ class PositionDependent(Matcher):
                 return  # a bounds check: raising is the eager path's business
             for operand in operands(node.test):
                 if not oracle.is_tensor(operand) and oracle.uses_position(operand):
-                    ctx.report(self.rule, operand, "a if t else b" if isinstance(node, cst.IfExp) else type(node).__name__.lower())
+                    ctx.report(self.rule, operand)
                     return
 
 
