@@ -10,11 +10,12 @@ import builtins
 
 import libcst as cst
 
-from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo
+from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl
 from graphlint.static.names import dotted_name, is_imported_root, resolve
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+REGION_CLASS = "graphlint.dynamic.target.Region"
 CAPTURE_CALLS = ("torch.cuda.make_graphed_callables",)
 
 
@@ -28,6 +29,8 @@ class CallRecorder:
     in_capture: bool
     setup_depth: int
     module: str
+    info: ModuleInfo
+    call_name: str | None
     by_callee: dict[str, list]
     _call_keys: dict[str, set]
 
@@ -121,9 +124,35 @@ class CallRecorder:
             seen.add(key)
             self.func.calls.append(CallSite(desc, self.in_capture))
 
+    def region_declaration(self, call: cst.Call) -> None:
+        """``Region("embed", self._embed)``: the target protocol says ``fn`` runs every step."""
+        fn = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "fn"), None)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if fn is None and len(positional) > 1:
+            fn = positional[1]
+        capturable = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "capturable"), None)
+        target = self.callable_descriptor(fn) if fn is not None else None
+        if target is not None:
+            eager = isinstance(capturable, cst.Name) and capturable.value == "False"
+            self.info.regions.append(RegionDecl(self.func.qualname, self.func.cls, target, not eager))
+
+    def callable_descriptor(self, node: cst.BaseExpression) -> Descriptor | None:
+        """What calling ``node()`` later runs: a method, a def, ``partial(f, ...)``'s ``f``, or the
+        closures a factory call returns."""
+        if isinstance(node, cst.Call):
+            if resolve(node.func, self.imports) in ("functools.partial", "partial") and node.args:
+                return self.callable_descriptor(node.args[0].value)
+            inner = self.callable_descriptor(node.func)
+            return ("returns", inner) if inner is not None else None
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return ("member", ("self", ()), node.attr.value)
+        return self.descriptor(node)
+
     def call_site(self, call: cst.Call) -> None:
         if call.args:
             self.argument_references(call)
+            if self.call_name == REGION_CLASS:
+                self.region_declaration(call)
         func = call.func
         desc: Descriptor | None = None
         oracle = self.oracle

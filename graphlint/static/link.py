@@ -155,6 +155,20 @@ class Index:
                 found.extend(self.call_forward(sub) for sub in self.submodule_types(t, method))
         return found
 
+    def region_functions(self, info: ModuleInfo, region) -> list[tuple[ModuleInfo, str]]:
+        """The functions a declared region runs; for a factory (``self._graph_a_fn(i)``), the
+        closures it defines and hands out, or the factory itself if it defines none."""
+        desc = region.target
+        if desc[0] != "returns":
+            return self.targets(info, region.cls, desc)
+        found = []
+        for factory_info, factory in self.targets(info, region.cls, desc[1]):
+            fn = factory_info.functions[factory]
+            closures = [(factory_info, c.target[1]) for c in fn.calls
+                        if c.target[0] == "local" and c.target[1] in factory_info.functions]
+            found.extend(closures or [(factory_info, factory)])
+        return found
+
     def targets(self, info: ModuleInfo, cls: str, desc: Descriptor) -> list[tuple[ModuleInfo, str]]:
         kind = desc[0]
         if kind == "ref":  # a callback: only functions and methods, never a class (that is no call)
@@ -223,7 +237,18 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                     if call.in_capture:
                         capture_roots.append((callee, (fid, callee)))
             edges[fid] = sorted(out)
-    hot = _bfs(_entries(infos, options), edges)
+    hot_roots = _entries(infos, options)
+    for info in infos:
+        for region in info.regions:
+            caller = (info.path, region.function)
+            for target_info, target_qual in index.region_functions(info, region):
+                root = (caller, (caller, (target_info.path, target_qual)))
+                # capturable regions are capture code; eager ones are decode steps when no entry is given
+                if region.capturable:
+                    capture_roots.append(((target_info.path, target_qual), root[1]))
+                elif not options.entries:
+                    hot_roots.append(((target_info.path, target_qual), root[1]))
+    hot = _bfs(sorted(hot_roots), edges)
     captured = _bfs(sorted(capture_roots), edges)
     return _findings(infos, rules, options, hot, captured)
 

@@ -62,6 +62,18 @@ class ClassInfo:
 
 
 @dataclass
+class RegionDecl:
+    """``Region(name, fn, capturable=...)`` of graphlint's target protocol: ``fn`` is decode-step
+    code by declaration. ``target`` is a descriptor of ``fn``; ``("returns", d)`` means the closures
+    that the function ``d`` returns (``self._graph_a_fn(i)``)."""
+
+    function: str  # the function that declares the region
+    cls: str
+    target: Descriptor
+    capturable: bool = True
+
+
+@dataclass
 class ModuleInfo:
     path: str
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
@@ -69,3 +81,4 @@ class ModuleInfo:
     #: local name -> dotted target of the import (``{"T": "torch", "sync": "torch.cuda.synchronize"}``)
     imports: dict[str, str] = field(default_factory=dict)
     candidates: list[Candidate] = field(default_factory=list)
+    regions: list[RegionDecl] = field(default_factory=list)

@@ -352,3 +352,41 @@ def test_import_time_code_is_never_hot_but_module_level_capture_is_checked():
     (summary,) = summarize({"m.py": src})
     assert [c.code for c in summary.data.candidates] == ["GL501", "GL502"]
     assert codes(analyze({"m.py": src})) == ["GL501", "GL502"]
+
+
+def test_regions_declared_with_the_target_protocol_are_capture_code():
+    src = """
+    from functools import partial
+
+    import torch
+    from graphlint.dynamic.target import Region
+
+    class Decoder:
+        def __init__(self):
+            self._regions = [
+                Region("a", self._graph_a_fn(0)),
+                Region("b", partial(self._layer, 1), device="cuda:0"),
+                Region(name="eager", fn=self._eager, capturable=False),
+            ]
+
+        def _graph_a_fn(self, i: int):
+            setup = torch.zeros(4)  # runs once, when the region is built
+
+            def graph_a():
+                torch.cuda.set_device(i)
+            return graph_a
+
+        def _layer(self, i: int):
+            torch.cuda.synchronize()
+
+        def _eager(self):
+            return self.buf.item()
+    """
+    findings = analyze({"m.py": src})
+    assert [(f.rule, f.chain) for f in findings] == [
+        ("GL502", ("m.py:Decoder.__init__", "m.py:Decoder._graph_a_fn.graph_a")),
+        ("GL106", ("m.py:Decoder.__init__", "m.py:Decoder._layer")),
+        ("GL101", ("m.py:Decoder.__init__", "m.py:Decoder._eager")),
+    ]
+    # an eager region is a decode step only when no entry is configured
+    assert codes(analyze({"m.py": src}, entries=("m.py:Decoder._layer",))) == ["GL502", "GL106"]
