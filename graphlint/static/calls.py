@@ -126,11 +126,10 @@ class CallRecorder:
 
     def region_declaration(self, call: cst.Call) -> None:
         """``Region("embed", self._embed)``: the target protocol says ``fn`` runs every step."""
-        fn = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "fn"), None)
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        if fn is None and len(positional) > 1:
-            fn = positional[1]
-        capturable = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "capturable"), None)
+        fn = keywords.get("fn", positional[1] if len(positional) > 1 else None)
+        capturable = keywords.get("capturable")
         target = self.callable_descriptor(fn) if fn is not None else None
         if target is not None:
             eager = isinstance(capturable, cst.Name) and capturable.value == "False"

@@ -175,8 +175,10 @@ HEADERS = [
 ]
 STATEMENTS = [
     "y = x.item()", "if x:\n    pass", "self.pos += 1", "y = x[x > 0]", "buf[0] = pos",
-    "with torch.cuda.graph(g):\n    torch.cuda.set_device(0)", "for layer in self.layers:\n    x = layer(x.to(x.device))",
-    "self.layers = nn.ModuleList([M() for _ in range(2)])", "x = torch.tensor([pos], device='cuda')  # graphlint: ignore",
+    "with torch.cuda.graph(g):\n    torch.cuda.set_device(0)",
+    "for layer in self.layers:\n    x = layer(x.to(x.device))",
+    "self.layers = nn.ModuleList([M() for _ in range(2)])",
+    "x = torch.tensor([pos], device='cuda')  # graphlint: ignore",
     "f = lambda: x.cpu()", "match x:\n    case 1:\n        pass", "try:\n    pass\nexcept E:\n    pass",
     "if self._runner is None:\n    self._runner = sibling.build()", "cache[:, self.pos] = x", "return T.where(x > 0)",
     "while pos < 3:\n    pos += 1", "async def inner():\n    await x", "global G", "del x", "x = yield",

@@ -25,7 +25,9 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     if isinstance(node, cst.Name):  # only names we know hold Python data (a parameter ``step: int``)
         return node.value in oracle.fn.hosts or node.value in oracle.fn.positions
     if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
-        return oracle.is_self_attr(node) is not None and not oracle.is_tensor(node) and oracle.module_source(node) is None
+        if oracle.is_self_attr(node) is None:
+            return False
+        return not oracle.is_tensor(node) and oracle.module_source(node) is None
     if isinstance(node, cst.Subscript):
         return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
     if isinstance(node, cst.UnaryOperation):
