@@ -64,14 +64,36 @@ def test_tracer_example_on_cpu(code, kind, i, example, tmp_path):
     assert seen == ({code} if kind == "bad" else set())
 
 
+def wrong_examples_on_gpu(tmp_dir: str) -> list[str]:
+    """Every example on cuda:0 under its probe; the ones that did not give exactly their rule."""
+    from pathlib import Path
+
+    device, wrong = torch.device("cuda", 0), []
+    for n, (code, kind, i, example) in enumerate(CASES):
+        run = trace_example if (code, kind, i, example) in TRACER_CASES else graph_example
+        case_dir = Path(tmp_dir) / str(n)
+        case_dir.mkdir()
+        seen = run(code, kind, example, case_dir, device)
+        if seen != ({code} if kind == "bad" else set()):
+            wrong.append(f"{code} {kind}[{i}]: saw {sorted(seen)}")
+    return wrong
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="capture/replay/soak examples need a CUDA device")
 def test_examples_on_gpu(tmp_path):
-    device = torch.device("cuda", 0)
-    wrong = []
-    for code, kind, i, example in CASES:
-        run = trace_example if (code, kind, i, example) in TRACER_CASES else graph_example
-        seen = run(code, kind, example, tmp_path, device)
-        if seen != ({code} if kind == "bad" else set()):
-            wrong.append(f"{code} {kind}[{i}]: saw {sorted(seen)}")
+    """In a fresh process: the tracer switches torch's gpu_trace on for good, and it must be off
+    while capturing, so running it here would taint every later capture in this pytest session."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    code = (f"import json, sys; sys.path.insert(0, {str(here)!r}); import test_rule_examples as t; "
+            f"print(json.dumps(t.wrong_examples_on_gpu({str(tmp_path)!r})))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=here.parent.parent, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    wrong = json.loads(run.stdout.strip().splitlines()[-1])
     assert not wrong, "\n".join(wrong)
