@@ -15,6 +15,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "host_arg": int,  # only when this positional argument is Python data (a list, a number, list(...))
     "tensor_arg": int,  # only when this positional argument is a tensor
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
+    "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
 }
 
 
@@ -53,6 +54,7 @@ class CallConditions:
         self.host_arg = params.get("host_arg")
         self.tensor_arg = params.get("tensor_arg")
         self.tensor_keyword = params.get("tensor_keyword")
+        self.position_args = params.get("position_args")
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
 
@@ -72,6 +74,10 @@ class CallConditions:
         if self.host_arg is not None:
             i = self.host_arg - offset
             if i < 0 or i >= len(args) or not is_python_data(args[i], ctx):
+                return False
+        if self.position_args is not None:
+            uses = any(ctx.oracle.uses_position(a.value) for a in call.args)
+            if uses != self.position_args:
                 return False
         if self.tensor_arg is not None:
             i = self.tensor_arg - offset
