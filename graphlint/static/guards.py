@@ -3,7 +3,8 @@
 - ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:``: the last name of the test
   matches a guard pattern (``[tool.graphlint] guards``); ``and`` with a guard guards too, ``not``
   moves the guard to the ``else`` branch;
-- ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction;
+- ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
+  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``;
 - ``if self._runner is None: self._runner = build()``: lazy initialisation, which runs once, on
   the first (eager) step -- setup, not the step. Its calls are not hot (capture regions inside
   it are still checked).
@@ -62,3 +63,15 @@ def is_lazy_init(stmt: cst.If) -> bool:
         isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_attr(node.target) == attr
         for node in preorder(stmt.body)
     )
+
+
+def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str]) -> bool:
+    """``if torch.cuda.is_current_stream_capturing(): return ...`` (no else): what follows is eager-only."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return False
+    if not (isinstance(stmt.test, cst.Call) and resolve(stmt.test.func, imports) == CAPTURING_PREDICATE):
+        return False
+    last = stmt.body.body[-1] if stmt.body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (cst.Return, cst.Raise))

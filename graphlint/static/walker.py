@@ -17,7 +17,7 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import preorder
-from graphlint.static.guards import guarded_branch, is_lazy_init
+from graphlint.static.guards import guarded_branch, is_lazy_init, returns_when_capturing
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import, resolve
@@ -148,6 +148,8 @@ class Walker(CallRecorder):
                 finally:
                     self.path.pop()
                 index += 1
+            if returns_when_capturing(stmt, self.imports):
+                return  # the rest of this block never runs while capturing
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)

@@ -200,6 +200,16 @@ def test_guards_hide_code_and_callees_reached_only_from_guards():
             return x
     """
     assert analyze({"m.py": src}) == []
+    early = """
+    import torch
+
+    def decode(x):
+        if torch.cuda.is_current_stream_capturing():
+            return x
+        torch.cuda.synchronize()
+        return x
+    """
+    assert analyze({"m.py": early}) == []
     # the capture predicate is not a name pattern: it guards whatever the configuration
     assert codes(analyze({"m.py": src}, guards=())) == ["GL101"] + ["GL106"] * 3
 
