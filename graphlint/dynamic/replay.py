@@ -73,7 +73,8 @@ class GraphProbe:
         self.result.regions = [r.name for r in self.graph_regions]
         self.result.entries = region_entries(self.graph_regions)
         self.captures: dict[str, object] = {}
-        self.poisoned = ""
+        self.poisoned = ""  # why this instance stopped early: a poisoned context or a region that raised
+        self.running = ""  # the graph instance's current region, for _stop
         self.tracer = StepTracer(rules, device_label)
         self.diffs: list[tuple[int, float, float]] = []
         self.times = {"graph": [], "eager": []}
@@ -97,6 +98,7 @@ class GraphProbe:
         self.graph_target.stage(step)
         before, start = self._memory(), time.perf_counter()
         for region in self.graph_regions:
+            self.running = region.name
             if step == 1 and region.capturable:
                 self._capture(region)
                 if self.poisoned:
@@ -168,12 +170,28 @@ class GraphProbe:
                     region.fn()
                 _sync(self.devices)
                 continue
-            self._graph_step(step)
+            try:
+                self._graph_step(step)
+            except Exception as exc:  # noqa: BLE001 - the report must keep what was observed
+                self._stop(step, exc)
             if self.poisoned:
                 break
             self._eager_step(step)
             diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
             self.diffs.append((step, diff, scale))
+
+    def _stop(self, step: int, exc: Exception) -> None:
+        """A region raised after the captures: keep the capture results, stop this instance.
+
+        Typical cause: a region whose capture failed is re-run eagerly, but the failed capture
+        already ran its Python side effects (cache lengths, counters) without its kernels, so the
+        re-run indexes out of bounds and trips a device-side assert that poisons the context.
+        """
+        failed = [n for n, c in self.result.capture.items() if c["status"] == FAILED]
+        why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
+        self.poisoned = (f"stopped at step {step} in {self.running}: {why}"
+                         + (f" (after capturing {', '.join(failed)} failed, which leaves the target's state "
+                            "undefined: its Python side effects ran, its kernels did not)" if failed else ""))
 
     def _report(self, replay_steps: int, soak_steps: int) -> None:
         outcome = self.result.probes

@@ -54,3 +54,46 @@ def test_clean_module_replays_identically_and_is_timed():
     assert result.capture == {"forward": {"status": "captured", "detail": ""}}
     assert "identical" in result.outcome("replay").detail
     assert result.timing["graph_s"] > 0 and result.soak["first_mismatch_step"] is None
+
+
+class _StatefulAfterFailedCapture:
+    """`first` advances a Python cursor (like a KV-cache length) and then syncs, so its capture
+    fails after the cursor moved; re-run eagerly in the same step it overruns, as the dsv4 eager
+    decoder did on the H200 (a device-side assert)."""
+
+    def __init__(self, devices, **options):
+        from graphlint.dynamic.target import Region
+
+        self.devices, self.buf, self.out = devices, torch.zeros(4), torch.zeros(4)
+        self.staged = self.cursor = 0
+        self._regions = [Region("first", self._first), Region("second", self._second)]
+
+    def stage(self, step):
+        self.staged = self.cursor = step
+
+    def regions(self):
+        return self._regions
+
+    def output(self):
+        return self.out
+
+    def _first(self):
+        self.cursor += 1
+        if self.cursor > self.staged + 1:
+            raise RuntimeError("CUDA error: device-side assert triggered")
+        if int(self.buf.sum()) >= 0:  # a host sync: the capture of this region fails here
+            self.buf.add_(0)
+
+    def _second(self):
+        self.out.copy_(self.buf + 1)
+
+
+def test_a_region_raising_after_a_failed_capture_keeps_the_capture_results():
+    result = run_graph_phase(_StatefulAfterFailedCapture, CPU, {}, RULES, "cpu")
+    statuses = {r: c["status"] for r, c in result.capture.items()}
+    assert statuses == {"first": "failed", "second": "not run"}
+    detail = result.capture["second"]["detail"]
+    assert "stopped at step 1 in first" in detail and "device-side assert" in detail
+    assert "after capturing first failed" in detail
+    assert result.outcome("replay").status == "skipped"
+    assert {f.rule for f in result.findings} == {"GL590"}
