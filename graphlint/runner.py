@@ -173,7 +173,7 @@ def _summarize_all(items: list[tuple[str, bytes]], settings: Settings, progress:
 
 def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding."""
-    from graphlint.static.link import link
+    from graphlint.static.link import link, missing_entries
 
     result = RunResult(findings=[])
     sources = [read_source(p) for p in discover(settings, result.warnings)]
@@ -184,6 +184,8 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
         linked = link(list(summaries.values()), settings.rules, settings.options)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
+    for entry in missing_entries(list(summaries.values()), settings.options):
+        result.warnings.append(f"entry {entry} names no function in the analysed files; nothing is reached from it")
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
     return result
 

@@ -57,6 +57,9 @@ def resolve(
 ) -> Settings:
     """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work."""
     rules = load_rules(config.rule_packs)
+    from graphlint.static.matchers import build_matchers
+
+    build_matchers(rules)  # a bad matcher kind or params in a pack: exit 2 now, not GL002 per file
     enabled = _enabled_codes(rules, config, select, ignore)
     per_file = tuple(
         (PathMatcher([glob], config.root), frozenset(_expand(rules, codes, f"per-file-ignores {glob!r}")))

@@ -142,3 +142,45 @@ def test_no_config_means_defaults(tmp_path):
         load_config(cwd=tmp_path)
     broken.write_text("[tool.graphlint]\nselect = ['ALL']\n")
     assert load_config(cwd=tmp_path).select == ("ALL",) and load_config(cwd=tmp_path).root == Path(tmp_path)
+
+
+def test_user_pack_declares_a_kernel_wrapper_that_syncs(project):
+    """The point of packs: a team says `mylib.launch_sync` syncs, with no Python."""
+    project.config('rule-packs = ["packs/team.yaml"]\n')
+    project.write("packs/team.yaml", """\
+        rules:
+          - code: GL150
+            name: team-launch-sync
+            category: host-sync
+            severity: error
+            message: "`launch_sync` waits for the GPU"
+            why: it calls cudaDeviceSynchronize
+            fix: use launch_async
+            matcher: function-call
+            params: {callees: [mylib.launch_sync]}
+    """)
+    project.write("src/engine.py", """\
+        from mylib import launch_sync as go
+
+        def decode_step(x):
+            go(x)
+    """)
+    assert [(f["rule"], f["line"]) for f in project.findings("src")] == [("GL150", 4)]
+
+
+def test_user_pack_with_an_unknown_matcher_is_a_config_error(project):
+    project.config('rule-packs = ["packs/team.yaml"]\n')
+    project.write("packs/team.yaml", """\
+        rules:
+          - {code: GL151, name: team-x, category: host-sync, severity: error, message: m, why: w, fix: f,
+             matcher: no-such-matcher}
+    """)
+    project.write("src/a.py", "def decode_step(x):\n    return x\n")
+    result = project.run("src")
+    assert result.rc == 2 and "no-such-matcher" in result.err
+
+
+def test_an_entry_naming_no_function_is_warned_about(project):
+    project.write("src/a.py", "def decode_step(x):\n    return x\n")
+    result = project.run("src", "--entry", "src/a.py:decode_stp")
+    assert result.rc == 0 and "src/a.py:decode_stp names no function" in result.err
