@@ -27,7 +27,11 @@ def status_of(f: Finding) -> str:
     in_graph = dict(f.extra).get("in_graph", True)
     if not in_graph:
         return "eager region (outside the graphs)"
-    return "breaks capture or replay" if f.severity == "error" else "capturable, but costs every step"
+    if f.severity == "error":
+        return "breaks capture or replay"
+    if f.category == "allocation":
+        return "capturable, but costs every step"
+    return f"captured here, unsafe elsewhere (`graphlint explain {f.rule}`)"
 
 
 def _rows(inv: Inventory) -> list[tuple[Finding, list[str]]]:

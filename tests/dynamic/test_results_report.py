@@ -76,3 +76,16 @@ def test_cross_reference_says_why_it_was_skipped_without_libcst(monkeypatch):
     xref = cross_reference([_f("GL190", 3, "tracer:x").with_(path="fixtures/targets/hazards.py")], [])
     assert not xref.ran and "libcst is not importable" in xref.detail
     assert "Static cross-reference: skipped: libcst" in render_markdown(_inventory(), xref)
+
+
+def test_status_says_what_a_finding_means_for_the_graph():
+    from graphlint.report.inventory import status_of
+
+    def finding(rule, category, severity, in_graph=True):
+        return Finding(rule, "x", category, severity, "a.py", 1, 0, "m", extra=(("in_graph", in_graph),))
+
+    assert status_of(finding("GL590", "capture-hygiene", "error")) == "breaks capture or replay"
+    assert status_of(finding("GL290", "allocation", "warning")) == "capturable, but costs every step"
+    # a bare torch.cuda.graph(g) captures on cuda:0 and replays stale on the other GPUs (seed category 9)
+    assert "unsafe elsewhere" in status_of(finding("GL592", "capture-hygiene", "warning"))
+    assert status_of(finding("GL190", "host-sync", "error", in_graph=False)).startswith("eager region")
