@@ -187,28 +187,9 @@ class StepTracer(TorchDispatchMode):
         return False
 
     # -- results --------------------------------------------------------------------------
-    def _fold_sync_debug(self) -> dict[tuple[str, str, int], list]:
-        """sync-debug warns for every op that syncs (a D2H copy, nonzero, bincount). Where the
-        dispatch tracer already named the op on that line, the warning is more evidence for that
-        finding, not a second one (GL190 stays for syncs only sync-debug saw)."""
-        hits = dict(self.hits)
-        for key, entry in self.hits.items():
-            code, path, line = key
-            if code != "GL190" or {ev for (_s, ev) in entry[3]} != {"sync-debug"}:
-                continue
-            named = [k for k in hits if k[1:] == (path, line) and k[0] != "GL190"]
-            if named:
-                del hits[key]
-                for other in named:
-                    counts = Counter(hits[other][3])
-                    for seen in entry[3]:
-                        counts.setdefault(seen, 0)  # evidence only: per-step counts stay the op's
-                    hits[other] = [*hits[other][:3], counts]
-        return hits
-
     def findings(self, first_step: int):
         out = []
-        for (code, _path, _line), (where, region, detail, counts) in self._fold_sync_debug().items():
+        for (code, _path, _line), (where, region, detail, counts) in self.hits.items():
             evidence = sorted({ev for (_s, ev) in counts})
             per_step = sum(n for (s, _ev), n in counts.items() if s == first_step) or sum(counts.values())
             finding = make_finding(

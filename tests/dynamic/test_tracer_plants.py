@@ -61,20 +61,3 @@ def test_eager_region_findings_are_marked_outside_the_graph(tmp_path):
     regions = target.regions()
     (finding,), _, _ = run_tracer(target, regions, runtime_rules(), "cpu", cuda=False)
     assert finding.rule == "GL190" and dict(finding.extra)["in_graph"] is False
-
-
-def test_sync_debug_warning_on_a_named_op_is_evidence_not_a_second_finding():
-    """On CUDA, sync-debug also warns for `.cpu()` and `bincount`; the tracer already names them
-    (GL192, GL390), so the warning must fold into that finding. A sync only sync-debug saw stays GL190."""
-    from graphlint.dynamic.frames import UserFrame
-    from graphlint.dynamic.tracer import StepTracer
-
-    tracer = StepTracer(runtime_rules(), "cuda:0")
-    tracer.begin_step(1)
-    copy_line, lone_line = UserFrame("model.py", 10, "step"), UserFrame("model.py", 20, "step")
-    tracer.hit("GL192", copy_line, "tracer:aten._to_copy.default", "device->host copy")
-    tracer.hit("GL190", copy_line, "sync-debug", "called a synchronizing CUDA operation")
-    tracer.hit("GL190", lone_line, "sync-debug", "called a synchronizing CUDA operation")
-    found = {(f.rule, f.line): f for f in tracer.findings(1)}
-    assert set(found) == {("GL192", 10), ("GL190", 20)}
-    assert found[("GL192", 10)].evidence == ("sync-debug", "tracer:aten._to_copy.default")
