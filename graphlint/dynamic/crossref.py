@@ -1,9 +1,11 @@
 """Cross-check dynamic findings with ``graphlint check`` on the same source files.
 
-Every finding lands in one of three buckets, keyed by (path, line, category): confirmed by
-both halves, dynamic only (a static miss: the most valuable line of the report), or static
-only (the static half flags a line the probes never saw happen, e.g. a branch the probed
-steps did not take). The static half runs with the probed regions' functions as its decode
+Every finding lands in one of three buckets: confirmed by both halves, dynamic only (a static
+miss: the most valuable line of the report), or static only (the static half flags a line the
+probes never saw happen, e.g. a branch the probed steps did not take). The halves are matched
+by line, not by category: the same line is often one hazard seen from two sides (static:
+``torch.arange`` sized by the Python position, data-dependent; dynamic: a fresh ``arange`` every
+step, allocation), and calling that a miss would be wrong. The static rules are shown beside it. The static half runs with the probed regions' functions as its decode
 entries, so it looks at exactly the code the probes ran. Torch-free, like the static half.
 """
 
@@ -23,9 +25,13 @@ class CrossRef:
     detail: str  # why it was skipped, or what it checked
     status: dict[tuple[str, int, str], str] = field(default_factory=dict)  # (path, line, category) -> bucket
     static_only: list[Finding] = field(default_factory=list)
+    static_rules: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # (path, line) -> codes
 
     def of(self, finding: Finding) -> str:
         return self.status.get((finding.path, finding.line, finding.category), "")
+
+    def rules_at(self, finding: Finding) -> list[str]:
+        return self.static_rules.get((finding.path, finding.line), [])
 
 
 def _packages(files: list[str]) -> list[str]:
@@ -57,17 +63,22 @@ def cross_reference(findings: list[Finding], entries: list[str]) -> CrossRef:
         return CrossRef(False, f"skipped: the static analyzer is not available ({exc})")
     except Exception as exc:  # the report must still come out
         return CrossRef(False, f"skipped: `graphlint check` failed: {type(exc).__name__}: {exc}")
-    static_keys = {(f.path, f.line, f.category) for f in static}
+    static_lines: dict[tuple[str, int], list[str]] = {}
+    for f in static:
+        static_lines.setdefault((f.path, f.line), [])
+        if f.rule not in static_lines[(f.path, f.line)]:
+            static_lines[(f.path, f.line)].append(f.rule)
     dynamic_keys = {(f.path, f.line, f.category) for f in findings}
+    dynamic_lines = {(path, line) for path, line, _ in dynamic_keys}
     how = (f"the {len(entries)} probed region function(s) as decode entries" if entries
            else "its default decode entries (some regions are closures, which cannot be named as entries)")
-    result = CrossRef(True, f"`graphlint check` on {', '.join(paths)} with {how}")
+    result = CrossRef(True, f"`graphlint check` on {', '.join(paths)} with {how}", static_rules=static_lines)
     for key in dynamic_keys:
-        result.status[key] = CONFIRMED if key in static_keys else DYNAMIC_ONLY
+        result.status[key] = CONFIRMED if key[:2] in static_lines else DYNAMIC_ONLY
     seen = set()
     for f in static:
         key = (f.path, f.line, f.category)
-        if key not in dynamic_keys and key not in seen and f.path in files:
+        if key[:2] not in dynamic_lines and key not in seen and f.path in files:
             seen.add(key)
             result.status[key] = STATIC_ONLY
             result.static_only.append(f)

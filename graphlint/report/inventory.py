@@ -96,7 +96,10 @@ def _category_tables(inv: Inventory, xref: CrossRef) -> list[str]:
                 "|---|---|---|---|---|---|---|---|"]
         for f, devices in mine:
             static = xref.of(f) if xref.ran else "not checked"
-            static = f"**⚠ {static}**" if static == DYNAMIC_ONLY else ("✅ " + static if static == CONFIRMED else static)
+            if static == DYNAMIC_ONLY:
+                static = f"**⚠ {static}**"
+            elif static == CONFIRMED:
+                static = f"✅ {static} ({', '.join(xref.rules_at(f))})"
             out.append(f"| `{f.path}` | {f.line} | {f.rule} {_esc(f.message)} | {_esc(', '.join(f.evidence))} | "
                        f"{', '.join(dict.fromkeys(devices))} | {f.region} | {status_of(f)} | {static} |")
         out.append("")
@@ -165,6 +168,7 @@ def render_json(inv: Inventory, xref: CrossRef) -> str:
     for dev in data["devices"]:
         for f in dev["findings"]:
             f["static"] = xref.status.get((f["path"], f["line"], f["category"]), "")
+            f["static_rules"] = xref.static_rules.get((f["path"], f["line"]), [])
     data["cross_reference"] = {"ran": xref.ran, "detail": xref.detail,
                                "static_only": [f.to_dict() for f in xref.static_only]}
     return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"

@@ -89,3 +89,27 @@ def test_status_says_what_a_finding_means_for_the_graph():
     # a bare torch.cuda.graph(g) captures on cuda:0 and replays stale on the other GPUs (seed category 9)
     assert "unsafe elsewhere" in status_of(finding("GL592", "capture-hygiene", "warning"))
     assert status_of(finding("GL190", "host-sync", "error", in_graph=False)).startswith("eager region")
+
+
+def test_cross_reference_matches_by_line_across_categories(tmp_path, monkeypatch):
+    """Static calls `torch.arange(pos, ...)` data-dependent (sized by the Python position), the tracer
+    calls it an allocation: one hazard seen from two sides, confirmed, with the static rule shown."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "step.py").write_text(
+        "import torch\n\n\n"
+        "def decode_step(x: torch.Tensor, pos: int = 0):\n"
+        "    idx = torch.arange(pos, pos + 1)\n"
+        "    return x + idx\n"
+    )
+    seen = Finding("GL290", "runtime-allocation", "allocation", "warning", "pkg/step.py", 5, 0, "arange allocates",
+                   evidence=("tracer:aten.arange.start",), source="dynamic", device="cpu", region="step",
+                   extra=(("in_graph", True),))
+    missed = seen.with_(line=6, rule="GL393", category="data-dependent")
+    xref = cross_reference([seen, missed], [])
+    assert xref.ran, xref.detail
+    static_at_5 = xref.rules_at(seen)
+    assert static_at_5 and all(code.startswith("GL3") for code in static_at_5)  # a data-dependent static rule
+    assert xref.of(seen) == "confirmed by both" and xref.of(missed) == DYNAMIC_ONLY
+    inventory = Inventory("t", "cmd", "date", "torch", False, devices=[DeviceResult("cpu", findings=[seen, missed])])
+    assert f"confirmed by both ({', '.join(static_at_5)})" in render_markdown(inventory, xref)
