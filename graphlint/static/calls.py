@@ -195,7 +195,7 @@ class CallRecorder:
                     self.bind(t.value, v.value)
                 return
         self.oracle.bind(target, value)
-        self.oracle.taint_positions(target, value)
+        self.oracle.taint(target, value)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
             if path is not None and path != ("self", ()):

@@ -29,7 +29,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.static.cstwalk import children, preorder
-from graphlint.static.names import dotted_name, resolve
+from graphlint.static.names import dotted_name, is_imported_root, resolve
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -57,6 +57,10 @@ POSITION_NAMES = (
     "pos", "*_pos", "pos_*", "start", "start_*", "position", "cur_len", "cache_len", "past_len",
     "n_past", "seq_len", "seqlen", "step",
 )
+#: Calls that copy device data into a Python value (each is also a host-sync finding); names bound
+#: from them, and host values computed from those names, are *read-backs* (``FunctionFacts.readbacks``).
+READBACK_METHODS = frozenset(("item", "tolist"))
+READBACK_CASTS = frozenset(("int", "float", "bool"))
 BOOL_TORCH_FUNCS = frozenset(
     "isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not logical_xor eq ne "
     "gt ge lt le isin isclose signbit".split()
@@ -88,6 +92,8 @@ class FunctionFacts:
     objects: dict[str, tuple] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
+    #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``)
+    readbacks: set[str] = field(default_factory=set)
     #: names known to hold Python data: parameters with a non-tensor annotation or a literal
     #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
     hosts: set[str] = field(default_factory=set)
@@ -135,6 +141,7 @@ class TensorOracle:
         self.fn = FunctionFacts()
         self.cls: ClassFacts | None = None
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
+        self.readback_seen = False  # the walker saw a read-back call in the current statement
 
     # -- queries -----------------------------------------------------------------------
     def torch_call_kind(self, func: cst.BaseExpression) -> str | None:
@@ -255,34 +262,88 @@ class TensorOracle:
             return not self.is_tensor(node) and (self.is_host_data(node.left) or self.is_host_data(node.right))
         return False
 
-    def uses_position(self, node: cst.CSTNode) -> bool:
-        positions = self.fn.positions
-        if not positions:
+    @staticmethod
+    def uses(node: cst.CSTNode, names: set[str]) -> bool:
+        """A name of ``names`` (``fn.positions``, ``fn.readbacks``) anywhere in ``node``."""
+        if not names:
             return False
-        return any(type(n) is cst.Name and n.value in positions for n in preorder(node))
+        return any(type(n) is cst.Name and n.value in names for n in preorder(node))
+
+    def is_readback(self, node: cst.CSTNode) -> bool:
+        """``t.item()``, ``t.tolist()``, ``int(t)``: device data copied into a Python value."""
+        if type(node) is not cst.Call:
+            return False
+        func = node.func
+        if type(func) is cst.Attribute:
+            return func.attr.value in READBACK_METHODS and not is_imported_root(func.value, self.imports)
+        return (
+            type(func) is cst.Name and func.value in READBACK_CASTS and len(node.args) == 1
+            and self.is_tensor(node.args[0].value)
+        )
 
     # -- bindings ----------------------------------------------------------------------
     def derives_from_position(self, node: cst.CSTNode) -> bool:
-        """Like ``uses_position`` but an element fetched *by* a position (``arr[pos]``) is not one."""
+        """Like ``uses`` but an element fetched *by* a position (``arr[pos]``) is not one."""
+        return self._derives(node, self.fn.positions, readbacks=False)
+
+    def derives_from_readback(self, node: cst.CSTNode) -> bool:
+        """A read-back call or name in ``node``; ``len()`` of one is its shape, known without a sync."""
+        return self._derives(node, self.fn.readbacks, readbacks=True)
+
+    def _derives(self, node: cst.CSTNode, names: set[str], readbacks: bool) -> bool:
         stack = [node]
         while stack:
             current = stack.pop()
-            if type(current) is cst.Name and current.value in self.fn.positions:
+            kind = type(current)
+            if kind is cst.Name and current.value in names:
                 return True
-            if type(current) is cst.Subscript:
+            if kind is cst.Subscript:
                 stack.append(current.value)
-            else:
-                stack.extend(children(current))
+                continue
+            if readbacks and kind is cst.Call:
+                if self.is_readback(current):
+                    return True
+                if type(current.func) is cst.Name and current.func.value == "len":
+                    continue
+            stack.extend(children(current))
         return False
 
-    def taint_positions(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        """A target computed from a position (and not a tensor) is a position too."""
-        if not self.fn.positions and value is not None:
+    def taint(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """A target computed from a position or a read-back (and not a tensor) is one too.
+
+        Read-backs are looked for only in statements where the walker saw a read-back call
+        (``readback_seen``) or once a name already holds one, so other code pays nothing.
+        """
+        fn = self.fn
+        for names, derives, active in (
+            (fn.positions, self.derives_from_position, bool(fn.positions)),
+            (fn.readbacks, self.derives_from_readback, bool(fn.readbacks) or self.readback_seen),
+        ):
+            if not active and value is not None:
+                continue
+            tainted = value is not None and derives(value) and not self.is_tensor(value)
+            for node in preorder(target):
+                if type(node) is cst.Name:
+                    (names.add if tainted else names.discard)(node.value)
+
+    def taint_comprehension(self, comp: cst.CompFor | None) -> None:
+        """Before the element is visited: ``[ring[p % W] for p in range(start, end)]``,
+        ``[x[:c] for c in counts.tolist()]``."""
+        while comp is not None:
+            if not self.readback_seen and not self.fn.readbacks:
+                self.readback_seen = self.derives_from_readback(comp.iter)
+            if self.fn.positions or self.fn.readbacks or self.readback_seen:
+                self.taint(comp.target, comp.iter)
+            comp = comp.inner_for_in
+
+    def taint_augmented(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``end += n``: the target keeps what it was and gains what the value brings."""
+        if not isinstance(target, cst.Name) or self.is_tensor(value):
             return
-        tainted = value is not None and self.derives_from_position(value) and not self.is_tensor(value)
-        for node in preorder(target):
-            if type(node) is cst.Name:
-                (self.fn.positions.add if tainted else self.fn.positions.discard)(node.value)
+        if self.derives_from_position(value):
+            self.fn.positions.add(target.value)
+        if (self.fn.readbacks or self.readback_seen) and self.derives_from_readback(value):
+            self.fn.readbacks.add(target.value)
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Record what an assignment (or a ``for`` target) makes of its target."""

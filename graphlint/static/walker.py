@@ -156,6 +156,7 @@ class Walker(CallRecorder):
 
     def small(self, stmt: cst.BaseSmallStatement) -> None:
         self.stmt = stmt
+        self.oracle.readback_seen = False
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
             record_import(stmt, self.imports)
             return
@@ -179,9 +180,7 @@ class Walker(CallRecorder):
             self.store_targets = set()
             if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
-            if isinstance(stmt.target, cst.Name) and self.oracle.derives_from_position(stmt.value):
-                if not self.oracle.is_tensor(stmt.value):
-                    self.oracle.fn.positions.add(stmt.target.value)
+            self.oracle.taint_augmented(stmt.target, stmt.value)
         else:
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
@@ -189,6 +188,7 @@ class Walker(CallRecorder):
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
+        self.oracle.readback_seen = False
         if isinstance(stmt, cst.FunctionDef):
             self.function(stmt)
         elif isinstance(stmt, cst.ClassDef):
@@ -255,12 +255,12 @@ class Walker(CallRecorder):
             self.suite(stmt.orelse.body, "orelse")
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        self.oracle.taint_positions(target, iterable)
+        self.oracle.taint(target, iterable)
         func = iterable.func if isinstance(iterable, cst.Call) else None
         if isinstance(func, cst.Name) and func.value == "enumerate":
             if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 self.oracle.bind(target.elements[0].value, None)
-                self.oracle.taint_positions(target.elements[0].value, None)
+                self.oracle.taint(target.elements[0].value, None)
                 self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
                 return
         source = self.oracle.module_source(iterable)
@@ -388,14 +388,13 @@ class Walker(CallRecorder):
             name = type(node).__name__
             if name == "Name":
                 self.name_reference(node)
-            elif name in COMPREHENSIONS and self.oracle.fn.positions:
-                comp = node.for_in  # before the element is visited: ``[ring[p % W] for p in range(start, end)]``
-                while comp is not None:
-                    self.oracle.taint_positions(comp.target, comp.iter)
-                    comp = comp.inner_for_in
+            elif name in COMPREHENSIONS:
+                self.oracle.taint_comprehension(node.for_in)
             elif name == "Call":
                 func = node.func
                 self.call_name = self.callee_name(func)
+                if not self.oracle.readback_seen and self.oracle.is_readback(node):
+                    self.oracle.readback_seen = True
                 self.call_site(node)
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
                 if type(func) is cst.Attribute:

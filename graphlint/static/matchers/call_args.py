@@ -16,6 +16,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "tensor_arg": int,  # only when this positional argument is a tensor
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
+    "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
 }
 
 
@@ -55,6 +56,7 @@ class CallConditions:
         self.tensor_arg = params.get("tensor_arg")
         self.tensor_keyword = params.get("tensor_keyword")
         self.position_args = params.get("position_args")
+        self.readback_args = params.get("readback_args")
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
 
@@ -75,9 +77,8 @@ class CallConditions:
             i = self.host_arg - offset
             if i < 0 or i >= len(args) or not is_python_data(args[i], ctx):
                 return False
-        if self.position_args is not None:
-            uses = any(ctx.oracle.uses_position(a.value) for a in call.args)
-            if uses != self.position_args:
+        for wanted, names in ((self.position_args, ctx.oracle.fn.positions), (self.readback_args, ctx.oracle.fn.readbacks)):
+            if wanted is not None and any(ctx.oracle.uses(a.value, names) for a in call.args) != wanted:
                 return False
         if self.tensor_arg is not None:
             i = self.tensor_arg - offset

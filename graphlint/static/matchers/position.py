@@ -9,6 +9,11 @@ holding positions are the fix and are never reported, and neither are bounds che
 raise. Any indexed value counts (a tensor we could not prove to be one is still likely one in
 decode code) except names known to be Python containers (literals, comprehensions, parameters
 annotated or defaulted as non-tensors); a list that arrives unannotated is the rare false alarm.
+
+``source: readback`` looks for host copies of device data instead: names bound from ``.item()``,
+``.tolist()``, ``int(t)`` and the host values computed from them (``for c in counts``,
+``offset += c``). The read-back call itself is the host-sync rules' finding; only its uses
+through a name are reported here, so ``x[t.item()]`` is one finding, not two.
 """
 
 from __future__ import annotations
@@ -22,32 +27,36 @@ from graphlint.static.matchers.truth_test import operands
 
 class PositionDependent(Matcher):
     kind = "position-dependent"
-    params = {"where": str}
+    params = {"where": str, "source": str}
     node_types = ("Subscript", "If", "While", "IfExp")
 
     def setup(self, params: dict) -> None:
         self.where = params.get("where", "index")
+        self.source = params.get("source", "position")
         if self.where not in ("index", "branch"):
             raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: where must be 'index' or 'branch'")
+        if self.source not in ("position", "readback"):
+            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: source must be 'position' or 'readback'")
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         oracle = ctx.oracle
-        if not oracle.fn.positions:
+        names = oracle.fn.positions if self.source == "position" else oracle.fn.readbacks
+        if not names:
             return
         if isinstance(node, cst.Subscript):
             if self.where != "index":
                 return
             base = node.value
-            if isinstance(base, cst.Name) and base.value in oracle.fn.hosts:
+            if isinstance(base, cst.Name) and (base.value in oracle.fn.hosts or base.value in names):
                 return  # a Python list or tuple indexed by the position: host work, no graph
-            if any(oracle.uses_position(el.slice) for el in node.slice):
+            if any(_host_index(el.slice, oracle) and oracle.uses(el.slice, names) for el in node.slice):
                 ctx.report(self.rule, node, "index")
             return
         if self.where == "branch":
             if isinstance(node, cst.If) and _only_raises(node.body):
                 return  # a bounds check: raising is the eager path's business
             for operand in operands(node.test):
-                if not oracle.is_tensor(operand) and oracle.uses_position(operand):
+                if not oracle.is_tensor(operand) and oracle.uses(operand, names):
                     ctx.report(self.rule, operand)
                     return
 
@@ -57,3 +66,8 @@ def _only_raises(body: cst.BaseSuite) -> bool:
     for line in body.body:
         stmts.extend(line.body if isinstance(line, cst.SimpleStatementLine) else (line,))
     return bool(stmts) and all(isinstance(s, cst.Raise) for s in stmts)
+
+
+def _host_index(index: cst.BaseSlice, oracle) -> bool:
+    """``x[order[a:b]]`` indexes by a tensor: the inner slice is the one to report."""
+    return not (isinstance(index, cst.Index) and oracle.is_tensor(index.value))
