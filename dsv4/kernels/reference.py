@@ -74,11 +74,11 @@ def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.
     xf = x.float()
     blocks = xf.reshape(*x.shape[:-1], x.shape[-1] // NVFP4_BLOCK, NVFP4_BLOCK)
     g = xf.abs().amax() / (FP8_E4M3_MAX * E2M1_MAX)
-    g_safe = torch.where(g > 0, g, 1.0)
+    g_safe = g.masked_fill(g == 0, 1.0)  # not where(.., 1.0): that allocates a scalar tensor per call
     block_amax = blocks.abs().amax(-1, keepdim=True)
     s = (block_amax / E2M1_MAX / g_safe).clamp(max=FP8_E4M3_MAX)
     s = s.to(torch.float8_e4m3fn).float()
     scale = s * g_safe
-    scale_safe = torch.where(scale > 0, scale, 1.0)
+    scale_safe = scale.masked_fill(scale == 0, 1.0)
     q = e2m1_round(blocks / scale_safe)
     return _write((q * scale).reshape(x.shape).to(x.dtype), out)

@@ -73,7 +73,7 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
         counts[f.category] += 1
     misses = sum(1 for f, _ in _rows(inv) if xref.of(f) == DYNAMIC_ONLY)
     out += ["", f"Findings: {sum(counts.values())} ("
-            + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]) + ")" if counts else "", ""]
+            + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]) + ")" if counts else "Findings: none.", ""]
     out.append(f"Static cross-reference: {xref.detail}." + (f" **{misses} dynamic-only finding(s): static misses.**"
                                                            if xref.ran and misses else ""))
     out += ["", "### Probes", "", "| Device | Probe | Status | Detail |", "|---|---|---|---|"]

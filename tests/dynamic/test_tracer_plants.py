@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graphlint.dynamic.results import runtime_rules
 from graphlint.dynamic.run import Request, run_inventory
+from graphlint.dynamic.target import DEFAULT_TARGET
 
 from dynamic_helpers import TARGETS, plants, spec
 
@@ -61,3 +62,22 @@ def test_eager_region_findings_are_marked_outside_the_graph(tmp_path):
     regions = target.regions()
     (finding,), _, _ = run_tracer(target, regions, runtime_rules(), "cpu", cuda=False)
     assert finding.rule == "GL190" and dict(finding.extra)["in_graph"] is False
+
+
+def test_bundled_graph_decoders_have_no_runtime_hazard_in_their_captured_regions():
+    """dsv4's graph decoders, traced on the CPU: nothing in a capturable region (the A/B
+    decoder's attention is deliberately eager, and only it may allocate per step)."""
+    for decoder in ("ab-graph", "full-graph"):
+        inv = run_inventory(Request(target=DEFAULT_TARGET, options={"decoder": decoder}, cpu=True))
+        (device,) = inv.devices
+        in_graph = [f for f in device.findings if dict(f.extra).get("in_graph", True)]
+        assert in_graph == [], (decoder, [(f.rule, f.path, f.line) for f in in_graph])
+        assert all(f.region.endswith(".attention") for f in device.findings)
+
+
+def test_bundled_eager_decoder_is_the_before_picture():
+    inv = run_inventory(Request(target=DEFAULT_TARGET, options={"decoder": "eager"}, cpu=True))
+    (device,) = inv.devices
+    rules = {f.rule for f in device.findings}
+    assert {"GL290", "GL393"} <= rules  # per-step arange/zeros, Python positions and host counts
+    assert all(f.path.startswith("dsv4/") for f in device.findings)
