@@ -29,7 +29,8 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.static.cstwalk import children, preorder
-from graphlint.static.names import dotted_name, is_imported_root, resolve
+from graphlint.static.names import dotted_name, resolve
+from graphlint.static.readbacks import is_readback
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -57,10 +58,6 @@ POSITION_NAMES = (
     "pos", "*_pos", "pos_*", "start", "start_*", "position", "cur_len", "cache_len", "past_len",
     "n_past", "seq_len", "seqlen", "step",
 )
-#: Calls that copy device data into a Python value (each is also a host-sync finding); names bound
-#: from them, and host values computed from those names, are *read-backs* (``FunctionFacts.readbacks``).
-READBACK_METHODS = frozenset(("item", "tolist"))
-READBACK_CASTS = frozenset(("int", "float", "bool"))
 BOOL_TORCH_FUNCS = frozenset(
     "isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not logical_xor eq ne "
     "gt ge lt le isin isclose signbit".split()
@@ -92,7 +89,8 @@ class FunctionFacts:
     objects: dict[str, tuple] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
-    #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``)
+    #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
+    #: see :mod:`.readbacks`)
     readbacks: set[str] = field(default_factory=set)
     #: names known to hold Python data: parameters with a non-tensor annotation or a literal
     #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
@@ -269,18 +267,6 @@ class TensorOracle:
             return False
         return any(type(n) is cst.Name and n.value in names for n in preorder(node))
 
-    def is_readback(self, node: cst.CSTNode) -> bool:
-        """``t.item()``, ``t.tolist()``, ``int(t)``: device data copied into a Python value."""
-        if type(node) is not cst.Call:
-            return False
-        func = node.func
-        if type(func) is cst.Attribute:
-            return func.attr.value in READBACK_METHODS and not is_imported_root(func.value, self.imports)
-        return (
-            type(func) is cst.Name and func.value in READBACK_CASTS and len(node.args) == 1
-            and self.is_tensor(node.args[0].value)
-        )
-
     # -- bindings ----------------------------------------------------------------------
     def derives_from_position(self, node: cst.CSTNode) -> bool:
         """Like ``uses`` but an element fetched *by* a position (``arr[pos]``) is not one."""
@@ -301,7 +287,7 @@ class TensorOracle:
                 stack.append(current.value)
                 continue
             if readbacks and kind is cst.Call:
-                if self.is_readback(current):
+                if is_readback(current, self):
                     return True
                 if type(current.func) is cst.Name and current.func.value == "len":
                     continue

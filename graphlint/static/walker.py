@@ -21,6 +21,7 @@ from graphlint.static.guards import guarded_branch, is_lazy_init, returns_when_c
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import, resolve
+from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
 from graphlint.static.tensors import (
     POSITION_NAMES,
     ClassFacts,
@@ -75,6 +76,7 @@ class Walker(CallRecorder):
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
         self.loop_depth = 0
+        self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.in_capture = False
         self.class_stack: list[ClassInfo] = []
@@ -194,7 +196,11 @@ class Walker(CallRecorder):
         elif isinstance(stmt, cst.ClassDef):
             self.klass(stmt)
         elif isinstance(stmt, cst.If):
+            chosen = iterations_chosen(stmt, self.loop_target, self.oracle)
+            self.oracle.fn.readbacks.update(chosen)
             self.if_(stmt)
+            if chosen and not only_skips(stmt):
+                self.oracle.fn.readbacks.difference_update(chosen)
         elif isinstance(stmt, (cst.For, cst.While)):
             self.loop(stmt)
         elif isinstance(stmt, cst.With):
@@ -246,11 +252,13 @@ class Walker(CallRecorder):
             self.bind_loop_target(stmt.target, stmt.iter)
         else:
             self.expr(stmt.test)
+        outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
         self.loop_depth += 1
         try:
             self.suite(stmt.body)
         finally:
             self.loop_depth -= 1
+            self.loop_target = outer_target
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")
 
@@ -393,7 +401,7 @@ class Walker(CallRecorder):
             elif name == "Call":
                 func = node.func
                 self.call_name = self.callee_name(func)
-                if not self.oracle.readback_seen and self.oracle.is_readback(node):
+                if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True
                 self.call_site(node)
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()

@@ -29,8 +29,29 @@ def decode_step(h: torch.Tensor, ids: torch.Tensor, w: torch.Tensor, out: torch.
 """
 
 
-def test_grouped_moe_reports_the_branch_and_the_slice_not_the_sync_twice():
-    assert found(MOE) == [(6, "GL102"), (6, "GL301"), (10, "GL312"), (12, "GL311")]
+def test_grouped_moe_reports_the_branch_the_slice_and_the_filtered_expert_not_the_sync_twice():
+    # line 14: ``w[expert]`` -- which experts get past ``if count == 0: continue`` is the data's choice
+    assert found(MOE) == [(6, "GL102"), (6, "GL301"), (10, "GL312"), (12, "GL311"), (14, "GL311")]
+
+
+def test_a_branch_on_a_read_back_makes_the_loop_targets_data_chosen_inside_it():
+    source = """
+    import torch
+
+    def decode_step(x: torch.Tensor, t: torch.Tensor, w: torch.Tensor, limit: int):
+        for i, row in enumerate(w):
+            if i > limit:
+                continue
+            x = x + w[i]
+        for i, n in enumerate(t.tolist()):
+            if n > 0:
+                x = x + w[i]
+            else:
+                x = x - w[i]
+            x = x * w[i]
+        return x
+    """
+    assert found(source) == [(9, "GL102"), (10, "GL312"), (11, "GL311"), (13, "GL311")]
 
 
 def test_an_accumulated_offset_is_a_read_back_on_its_own():

@@ -1,0 +1,57 @@
+"""Host copies of device data: what a read-back is, and loops that it filters.
+
+``t.item()``, ``t.tolist()`` and ``int(t)`` copy device data into Python values (each is a
+host-sync finding of its own). Names bound from them, and host values computed from those
+names (``for c in counts``, ``offset += c``), are *read-backs* (``FunctionFacts.readbacks``):
+their use as an index, a branch or a size is data-dependent control flow that a CUDA graph
+would freeze (GL311-GL313). In a loop, ``if <read-back>:`` makes the loop's own targets
+read-backs inside its branches, and for the rest of the body when it only skips (``if count ==
+0: continue``): which ``expert`` reaches ``w[expert]`` is the data's choice, and so is the op the
+graph would record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+from graphlint.static.names import is_imported_root
+
+if TYPE_CHECKING:
+    from graphlint.static.tensors import TensorOracle
+
+READBACK_METHODS = frozenset(("item", "tolist"))
+READBACK_CASTS = frozenset(("int", "float", "bool"))
+
+
+def is_readback(node: cst.CSTNode, oracle: "TensorOracle") -> bool:
+    """``t.item()``, ``t.tolist()``, ``int(t)``: device data copied into a Python value.
+
+    ``.item()``/``.tolist()`` count on any receiver, as the host-sync rules do."""
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    if type(func) is cst.Attribute:
+        return func.attr.value in READBACK_METHODS and not is_imported_root(func.value, oracle.imports)
+    return (
+        type(func) is cst.Name and func.value in READBACK_CASTS and len(node.args) == 1
+        and oracle.is_tensor(node.args[0].value)
+    )
+
+
+def iterations_chosen(stmt: cst.If, loop_target: cst.BaseExpression | None, oracle: "TensorOracle") -> set[str]:
+    """The loop's target names that ``if <read-back>:`` makes data-chosen (those not read-backs yet)."""
+    readbacks = oracle.fn.readbacks
+    if loop_target is None or not readbacks or not oracle.uses(stmt.test, readbacks):
+        return set()
+    return {n.value for n in preorder(loop_target) if type(n) is cst.Name and n.value not in readbacks}
+
+
+def only_skips(stmt: cst.If) -> bool:
+    """``if ...: continue`` (or ``break``) with no ``else``: it guards the rest of the loop body too."""
+    if stmt.orelse is not None:
+        return False
+    body = [s for line in stmt.body.body for s in (line.body if isinstance(line, cst.SimpleStatementLine) else (line,))]
+    return bool(body) and all(isinstance(s, (cst.Continue, cst.Break)) for s in body)
