@@ -110,6 +110,18 @@ def test_comprehension_and_split_sizes():
     assert found(source) == [(5, "GL102"), (5, "GL311"), (6, "GL102"), (7, "GL313"), (7, "GL313")]
 
 
+def test_writing_a_read_back_into_a_tensor_is_a_python_scalar_write():
+    source = """
+    import torch
+
+    def decode_step(buf: torch.Tensor, t: torch.Tensor):
+        first = t.tolist()[0]
+        buf[0] = first
+        return buf
+    """
+    assert found(source) == [(5, "GL102"), (6, "GL306")]
+
+
 def test_cold_code_is_not_reported():
     source = """
     import torch

@@ -23,7 +23,8 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     if isinstance(node, LITERALS):
         return False
     if isinstance(node, cst.Name):  # only names we know hold Python data (a parameter ``step: int``)
-        return node.value in oracle.fn.hosts or node.value in oracle.fn.positions
+        facts = oracle.fn
+        return node.value in facts.hosts or node.value in facts.positions or node.value in facts.readbacks
     if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
         if oracle.is_self_attr(node) is None:
             return False
