@@ -20,5 +20,6 @@ import-time code, code no entry reaches (``__init__``, warm-up), branches under 
 (``if VERBOSE:``, ``if self._profile_detail:``), ``if not torch.cuda.is_current_stream_capturing():``,
 and lazy one-time initialisation (``if self._runner is None: self._runner = ...``).
 Details: :mod:`.link` (resolution), :mod:`.tensors` (what is a tensor, what is a position),
-:mod:`.readbacks` (host copies of device data), :mod:`.guards`, :mod:`.suppressions`, :mod:`.positions`, :mod:`.matchers` (rule kinds).
+:mod:`.readbacks` (host copies of device data), :mod:`.guards`, :mod:`.suppressions`,
+:mod:`.positions`, :mod:`.matchers` (rule kinds).
 """

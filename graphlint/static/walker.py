@@ -313,10 +313,10 @@ class Walker(CallRecorder):
         else:
             qualname = name
             self.local_names.add(name)
-        saved = (self.func, self.oracle.fn, self.loop_depth, self.in_capture, self.setup_depth)
+        saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth)
         self.func = self._new_function(qualname, name, self.class_name)
         self.oracle.fn = FunctionFacts()
-        self.loop_depth, self.in_capture, self.setup_depth = 0, False, 0
+        self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
@@ -329,7 +329,7 @@ class Walker(CallRecorder):
             self.suite(stmt.body)
         finally:
             self.local_defs.pop()
-            self.func, self.oracle.fn, self.loop_depth, self.in_capture, self.setup_depth = saved
+            self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = saved
 
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""

@@ -77,7 +77,8 @@ class CallConditions:
             i = self.host_arg - offset
             if i < 0 or i >= len(args) or not is_python_data(args[i], ctx):
                 return False
-        for wanted, names in ((self.position_args, ctx.oracle.fn.positions), (self.readback_args, ctx.oracle.fn.readbacks)):
+        facts = ctx.oracle.fn
+        for wanted, names in ((self.position_args, facts.positions), (self.readback_args, facts.readbacks)):
             if wanted is not None and any(ctx.oracle.uses(a.value, names) for a in call.args) != wanted:
                 return False
         if self.tensor_arg is not None:
