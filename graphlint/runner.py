@@ -104,7 +104,10 @@ def discover(settings: Settings, warnings: list[str]) -> list[Path]:
             elif entry.name.endswith(".py"):
                 add(path)
 
-    for root in settings.analysis_paths:
+    roots: dict[str, Path] = {}
+    for root in settings.analysis_paths:  # `check dsv4/` with `paths = ["dsv4"]` names it twice
+        roots.setdefault(os.path.realpath(root), root)
+    for root in roots.values():
         if settings.exclude(root):
             continue
         if root.is_dir():

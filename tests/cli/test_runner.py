@@ -160,6 +160,9 @@ def test_precommit_files_use_configured_paths_for_the_call_graph(project):
     # pre-commit passes only the helper: it is still hot through the unchanged caller
     assert [(f["path"], f["rule"]) for f in project.findings("pkg/helpers.py")] == [("pkg/helpers.py", code)]
     assert [f["path"] for f in project.findings("pkg/model.py")] == ["pkg/model.py"]
+    # naming the configured directory itself is the plain case: no "already visited" warning
+    named = project.run("pkg")
+    assert named.rc == 1 and "already visited" not in named.err
 
 
 def test_cache_directory_and_no_cache_flag(project):
