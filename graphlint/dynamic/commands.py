@@ -172,7 +172,12 @@ def cmd_inventory(args) -> int:
     entries = sorted({e for d in inv.devices for e in d.entries})
     xref = cross_reference(inv.findings(), entries)
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
-    return EXIT_FINDINGS if failures(inv) else EXIT_CLEAN
+    failed = failures(inv)
+    if args.output:  # the report went to a file: say on the terminal what it holds
+        where = "capture tested" if inv.cuda else "capture skipped (no CUDA device; tracer only)"
+        print(f"graphlint: wrote {args.output}: {len(inv.findings())} finding(s), "
+              f"{len(failed)} failing the gate; {where}", file=sys.stderr)
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
 
 
 @_guarded

@@ -60,6 +60,8 @@ def test_inventory_markdown_has_the_seed_shape(tmp_path, capsys):
         assert heading in text
     assert "**Capture skipped: no CUDA device.**" in text
     assert f"| `fixtures/targets/hazards.py` | {ITEM_LINE} | GL190" in text
+    said = capsys.readouterr().err
+    assert f"wrote {report}:" in said and "failing the gate; capture skipped (no CUDA device" in said
 
 
 def test_inventory_json_round_trips(capsys):
