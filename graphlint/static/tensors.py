@@ -64,6 +64,8 @@ BOOL_TORCH_FUNCS = frozenset(
 )
 BOOL_METHODS = frozenset("bool eq ne gt ge lt le logical_and logical_or logical_not isnan isinf isfinite".split())
 HOST_SCALAR_CALLS = frozenset("int float bool len min max round abs sum".split())
+#: ``np.zeros(3)``, ``math.floor(x)``: libraries whose results are host data, never a torch tensor
+HOST_LIBRARIES = ("numpy.", "math.")
 HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)
 MODULE_CONTAINERS = frozenset("ModuleList Sequential ModuleDict".split())
 
@@ -244,7 +246,8 @@ class TensorOracle:
         return False
 
     def is_host_data(self, node: cst.BaseExpression | None) -> bool:
-        """Python data we can vouch for: literals, ``len()``/``int()``..., ``.item()``/``.size()``, ``x.shape[i]``."""
+        """Python data we can vouch for: literals, ``len()``/``int()``..., ``.item()``/``.size()``, ``x.shape[i]``,
+        numpy/math results and methods of host data (``arr.sum()``)."""
         if isinstance(node, (*HOST_LITERALS, cst.Integer, cst.Float)):
             return True
         if isinstance(node, cst.Name):
@@ -253,7 +256,11 @@ class TensorOracle:
             func = node.func
             if isinstance(func, cst.Name):
                 return func.value in HOST_SCALAR_CALLS
-            return isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS
+            if (resolve(func, self.imports) or "").startswith(HOST_LIBRARIES):
+                return True
+            return isinstance(func, cst.Attribute) and (
+                func.attr.value in HOST_METHODS or self.is_host_data(func.value)
+            )
         if isinstance(node, cst.Subscript):
             return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
         if isinstance(node, cst.BinaryOperation):

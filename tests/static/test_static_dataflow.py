@@ -155,3 +155,17 @@ def test_builtin_shadowed_by_a_local_def_is_not_a_cast():
         return int(x)
     """
     assert analyze({"m.py": src}) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import numpy as np\narr = np.zeros(3)\nv = arr.item()",
+        "import numpy as np\nv = np.float32(1.0).item()",
+        "sizes = [1, 2]\nv = sizes.item()",
+        "n = x.size(0)\nv = n.item()",
+        "import numpy as np\narr = np.ones(4)\nrows = arr.sum().tolist()",
+    ],
+)
+def test_item_on_host_data_is_not_a_sync(body):
+    assert run(body) == []

@@ -1,6 +1,7 @@
 """``x.item()``-style calls, matched by method name.
 
-``receiver``: ``any`` (the method name alone is telling: ``.item()``), ``tensor`` (the receiver
+``receiver``: ``any`` (the method name alone is telling: ``.item()``; only a receiver known to be
+host data -- a literal, a numpy value, ``x.size(0)`` -- is exempt), ``tensor`` (the receiver
 must be a known tensor: ``.unique()``), or ``weight`` (a parameter or buffer of the module,
 ``self.w`` / ``self.w.T``: constant data converted again every step).
 
@@ -41,6 +42,8 @@ class MethodCall(Matcher):
             return
         if is_imported_root(func.value, ctx.imports):
             return
+        if self.receiver == "any" and ctx.oracle.is_host_data(func.value):
+            return  # ``np.float32(v).item()``, ``sizes.item()`` on a list: no device behind it
         if self.receiver == "tensor" and not ctx.oracle.is_tensor(func.value):
             return
         if self.receiver == "weight" and not ctx.oracle.is_weight(func.value):
