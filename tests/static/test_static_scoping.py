@@ -400,3 +400,18 @@ def test_regions_declared_with_the_target_protocol_are_capture_code():
     ]
     # an eager region is a decode step only when no entry is configured
     assert codes(analyze({"m.py": src}, entries=("m.py:Decoder._layer",))) == ["GL502", "GL106"]
+
+
+def test_graph_stream_passed_positionally_is_explicit():
+    src = """
+    import torch
+
+    def build(s, pool):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, pool, s):  # graph(cuda_graph, pool=None, stream=None)
+            pass
+        with torch.cuda.graph(g, pool):
+            pass
+        return g
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src}, hot_names=())] == [("GL501", 8)]
