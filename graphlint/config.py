@@ -53,8 +53,10 @@ def find_config(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a ``[tool.graphlint]`` table."""
     for directory in (start, *start.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "graphlint" in _read_toml(candidate).get("tool", {}):
-            return candidate
+        if candidate.is_file():
+            tool = _read_toml(candidate).get("tool", {})
+            if isinstance(tool, dict) and "graphlint" in tool:
+                return candidate
     return None
 
 

@@ -142,6 +142,8 @@ def test_no_config_means_defaults(tmp_path):
         load_config(cwd=tmp_path)
     broken.write_text("[tool.graphlint]\nselect = ['ALL']\n")
     assert load_config(cwd=tmp_path).select == ("ALL",) and load_config(cwd=tmp_path).root == Path(tmp_path)
+    broken.write_text("tool = 3\n")  # valid TOML, but no [tool.graphlint] table: not ours, not a crash
+    assert load_config(cwd=tmp_path).path != broken
 
 
 def test_user_pack_declares_a_kernel_wrapper_that_syncs(project):
