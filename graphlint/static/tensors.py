@@ -44,7 +44,8 @@ HOST_TORCH_MODULES = frozenset(
 )
 HOST_TORCH_NAMES = frozenset(
     "numel device dtype Size finfo iinfo no_grad inference_mode enable_grad manual_seed "
-    "Generator Stream Event compile cond typename".split()
+    "Generator Stream Event compile cond typename broadcast_shapes result_type promote_types can_cast "
+    "are_deterministic_algorithms_enabled sym_int sym_float sym_max sym_min".split()
 )
 HOST_PARAM_NAMES = (
     "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",

@@ -47,6 +47,10 @@ def run(body: str) -> list[str]:
         "buf = self.counts\nbuf[0] = 0",
         "i = 0\nself.counts[i] = x[0]",
         "row = a_list[start_pos]\nif row.key > 0:\n    pass",
+        "shape = torch.broadcast_shapes(x.shape, mask.shape)\nif shape[0] > 1:\n    n = int(shape[-1])",
+        "if torch.result_type(x, mask) == torch.float32 or torch.can_cast(x.dtype, torch.half):\n    pass",
+        "if torch.promote_types(x.dtype, mask.dtype) != x.dtype:\n    pass",
+        "if torch.are_deterministic_algorithms_enabled():\n    pass",
     ],
 )
 def test_host_values_are_not_reported(body):
