@@ -4,8 +4,9 @@
 builds the model and one decoder with its own graphs off, so the harness captures each region
 itself on its own stream. Options are config overrides (e.g. ``n_layers=2``). Inputs are teacher
 forced: step ``s`` decodes token ``teacher_token(s)`` at position ``s`` from an empty context,
-so two targets built from the same arguments see identical inputs and, eagerly, produce
-bit-identical logits. With several devices, the cross-device copy of the residual streams is a
+and past ``max_seq_len`` the context restarts (position ``s % max_seq_len``: every decoder's
+masks hide what the earlier pass left in the caches), so a soak of any length runs. Two targets
+built from the same arguments see identical inputs and, eagerly, produce bit-identical logits. With several devices, the cross-device copy of the residual streams is a
 region of its own (``to_cuda:N``, capturable=False), as in the engine.
 """
 
@@ -42,7 +43,8 @@ class DSV4Target:
 
     @torch.no_grad()
     def stage(self, step: int) -> None:
-        self.decoder.stage(teacher_token(step, self.model.cfg.vocab_size), step)
+        cfg = self.model.cfg
+        self.decoder.stage(teacher_token(step, cfg.vocab_size), step % cfg.max_seq_len)
 
     def regions(self) -> list[Region]:
         return [Region(r.name, torch.no_grad()(r.fn), r.device, r.capturable, r.source, r.extra)

@@ -48,3 +48,18 @@ def test_bad_arguments_get_clear_errors():
         make_target(["cpu"], layers=3)
     with pytest.raises(ValueError, match="unknown preset"):
         make_target(["cpu"], preset="huge")
+
+
+@pytest.mark.parametrize("decoder", ["ab-graph", "full-graph"])
+def test_steps_past_max_seq_len_restart_the_context_in_every_decoder(decoder):
+    # the soak (default 512 steps) outlives the tiny preset's 128 positions
+    small = {"n_layers": 2, "compress_ratios": (4, 16), "max_seq_len": 32}
+    eager, other = (make_target(["cpu"], decoder=d, **small) for d in ("eager", decoder))
+    continuous = run_steps(other, 40)
+    for x, y in zip(continuous, run_steps(eager, 40)):
+        torch.testing.assert_close(x, y, atol=1e-4, rtol=0)
+    fresh = make_target(["cpu"], decoder=decoder, **small)
+    fresh.stage(32)  # position 0 of an empty context: what the wrapped step must see too
+    for region in fresh.regions():
+        region.fn()
+    assert torch.equal(fresh.output(), continuous[32])
