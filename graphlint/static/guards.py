@@ -4,7 +4,8 @@
   matches a guard pattern (``[tool.graphlint] guards``); ``and`` with a guard guards too, ``not``
   moves the guard to the ``else`` branch;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
-  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``;
+  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
+  after ``if not self.verbose: return`` (a debug helper called from the step);
 - ``if self._runner is None: self._runner = build()``: lazy initialisation, which runs once, on
   the first (eager) step -- setup, not the step. Its calls are not hot (capture regions inside
   it are still checked).
@@ -65,11 +66,12 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
-def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str]) -> bool:
-    """``if torch.cuda.is_current_stream_capturing(): return ...`` (no else): what follows is eager-only."""
+def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = ()) -> bool:
+    """``if torch.cuda.is_current_stream_capturing(): return ...`` or ``if not self.verbose: return``
+    (no else): what follows runs only eagerly, or only with the guard on."""
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
-    if not (isinstance(stmt.test, cst.Call) and resolve(stmt.test.func, imports) == CAPTURING_PREDICATE):
+    if guarded_branch(stmt.test, imports, guards) != "orelse":
         return False
     last = stmt.body.body[-1] if stmt.body.body else None
     if isinstance(last, cst.SimpleStatementLine):

@@ -150,8 +150,8 @@ class Walker(CallRecorder):
                 finally:
                     self.path.pop()
                 index += 1
-            if returns_when_capturing(stmt, self.imports):
-                return  # the rest of this block never runs while capturing
+            if returns_when_capturing(stmt, self.imports, self.options.guards):
+                return  # the rest of this block never runs while capturing (or only with a guard on)
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)

@@ -210,6 +210,21 @@ def test_guards_hide_code_and_callees_reached_only_from_guards():
         return x
     """
     assert analyze({"m.py": early}) == []
+    debug_helper = """
+    import torch
+
+    class M:
+        def _log(self, x):
+            if not self.verbose:
+                return
+            print(x.sum().item())
+
+        def decode(self, x):
+            self._log(x)
+            return x
+    """
+    assert analyze({"m.py": debug_helper}) == []
+    assert codes(analyze({"m.py": debug_helper}, guards=())) == ["GL101"]
     # the capture predicate is not a name pattern: it guards whatever the configuration
     assert codes(analyze({"m.py": src}, guards=())) == ["GL101"] + ["GL106"] * 3
 
