@@ -91,8 +91,8 @@ def traceback_user_frame(tb: types.TracebackType | None) -> UserFrame | None:
 def function_frame(fn) -> UserFrame | None:
     """Where a region's function is defined: the fallback location for region-level findings."""
     fn = getattr(fn, "__func__", fn)
-    while hasattr(fn, "func"):  # functools.partial
-        fn = fn.func
+    while hasattr(fn, "func") or hasattr(fn, "__wrapped__"):  # functools.partial, torch.no_grad()(fn)
+        fn = getattr(fn, "__wrapped__", None) or fn.func
     code = getattr(fn, "__code__", None) or getattr(getattr(fn, "forward", None), "__code__", None)
     if code is None and hasattr(fn, "forward"):
         code = fn.forward.__func__.__code__

@@ -64,3 +64,19 @@ def test_parse_option_reads_literals():
     assert parse_option("name=ab-graph") == ("name", "ab-graph")
     with pytest.raises(TargetError):
         parse_option("=3")
+
+
+def _layer(index: int) -> None:
+    del index
+
+
+def test_region_fallback_location_sees_through_no_grad_and_partial():
+    # dsv4's target wraps every region in torch.no_grad(): a region-level finding (empty graph,
+    # replay mismatch, soak) must point at the region's code, not at torch/utils/_contextlib.py
+    import functools
+
+    from graphlint.dynamic.frames import function_frame
+
+    where = function_frame(torch.no_grad()(functools.partial(_layer, 3)))
+    assert (where.path, where.line, where.function) == ("tests/dynamic/test_target_protocol.py",
+                                                        _layer.__code__.co_firstlineno, "_layer")
