@@ -50,6 +50,7 @@ HOST_TORCH_NAMES = frozenset(
 HOST_PARAM_NAMES = (
     "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
     "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
+    "output_*", "return_*", "has_*", "do_*",  # transformers' flags: output_attentions=None, return_dict=None
 )
 #: Parameters with these names, annotated ``int`` or defaulting to an int literal, carry the decode
 #: position (a Python int that changes every step); locals computed from them are positions too

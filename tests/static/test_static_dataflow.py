@@ -84,8 +84,8 @@ def test_forward_params_are_tensors_unless_annotated_or_host_named():
     import torch
 
     class M:
-        def forward(self, x, n_tokens, cfg: dict, flag=True):
-            if n_tokens or cfg or flag:
+        def forward(self, x, n_tokens, cfg: dict, flag=True, output_hidden_states=None, return_dict=None):
+            if n_tokens or cfg or flag or output_hidden_states or return_dict:
                 pass
             if x:
                 pass
