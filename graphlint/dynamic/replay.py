@@ -74,7 +74,8 @@ class GraphProbe:
         self.result.entries = region_entries(self.graph_regions)
         self.captures: dict[str, object] = {}
         self.poisoned = ""  # why this instance stopped early: a poisoned context or a region that raised
-        self.running = ""  # the graph instance's current region, for _stop
+        self.running = ""  # what either instance is running (a region, a stage), for _stop
+        self.stopped_at = 0  # the step at which a region or a stage raised (0: none did)
         self.tracer = StepTracer(rules, device_label)
         self.diffs: list[tuple[int, float, float]] = []
         self.times = {"graph": [], "eager": []}
@@ -82,6 +83,7 @@ class GraphProbe:
 
     # -- one step of each instance --------------------------------------------------------
     def _eager_step(self, step: int) -> None:
+        self.running = f"stage({step}) of the eager instance"
         self.eager_target.stage(step)
         traced = step in (1, 2)
         if traced:
@@ -89,12 +91,14 @@ class GraphProbe:
         before, start = self._memory(), time.perf_counter()
         with self.tracer if traced else contextlib.nullcontext():
             for region in self.eager_regions:
+                self.running = f"{region.name} of the eager instance"
                 self.tracer.region = region
                 region.fn()
         _sync(self.devices)
         self._record("eager", step, start, before)
 
     def _graph_step(self, step: int) -> None:
+        self.running = f"stage({step})"
         self.graph_target.stage(step)
         before, start = self._memory(), time.perf_counter()
         for region in self.graph_regions:
@@ -172,22 +176,24 @@ class GraphProbe:
                 continue
             try:
                 self._graph_step(step)
+                if not self.poisoned:
+                    self._eager_step(step)
             except Exception as exc:  # noqa: BLE001 - the report must keep what was observed
                 self._stop(step, exc)
             if self.poisoned:
                 break
-            self._eager_step(step)
             diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
             self.diffs.append((step, diff, scale))
 
     def _stop(self, step: int, exc: Exception) -> None:
-        """A region raised after the captures: keep the capture results, stop this instance.
+        """A region or a stage raised: keep the capture results, stop both instances.
 
         Typical cause: a region whose capture failed is re-run eagerly, but the failed capture
         already ran its Python side effects (cache lengths, counters) without its kernels, so the
         re-run indexes out of bounds and trips a device-side assert that poisons the context.
         """
         failed = [n for n, c in self.result.capture.items() if c["status"] == FAILED]
+        self.stopped_at = step
         why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
         self.poisoned = (f"stopped at step {step} in {self.running}: {why}"
                          + (f" (after capturing {', '.join(failed)} failed, which leaves the target's state "
@@ -200,10 +206,14 @@ class GraphProbe:
         eager = len(self.graph_regions) - len(capturable)
         outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(capturable)} capturable regions captured"
                                     + (f" ({eager} deliberately eager)" if eager else "")))
-        if self.poisoned:
+        # After a failed capture the stop is its consequence (GL590 is the failure); without one, a
+        # target that raises is a probe error: the gate must not pass a step it could not run.
+        crashed = "error" if self.stopped_at and not any(
+            c["status"] == FAILED for c in self.result.capture.values()) else "skipped"
+        if self.poisoned and not (crashed == "error" and self.stopped_at >= replay_steps):
             for region in capturable:
                 self.result.capture.setdefault(region.name, {"status": NOT_RUN, "detail": self.poisoned})
-            outcome.append(ProbeOutcome("replay", "skipped", self.poisoned))
+            outcome.append(ProbeOutcome("replay", crashed, self.poisoned))
             if soak_steps:
                 outcome.append(ProbeOutcome("soak", "skipped", self.poisoned))
             return
@@ -217,7 +227,9 @@ class GraphProbe:
         graph_t, eager_t = self.times["graph"][1:], self.times["eager"][1:]
         if graph_t and eager_t:
             self.result.timing = {"graph_s": statistics.median(graph_t), "eager_s": statistics.median(eager_t)}
-        if soak_steps:
+        if soak_steps and self.poisoned:  # the replay window passed; the soak stopped
+            outcome.append(ProbeOutcome("soak", "error", self.poisoned))
+        elif soak_steps:
             from graphlint.dynamic.soak import soak_report
 
             soak_report(self, replay_steps, soak_steps, first_mismatch=bool(bad))

@@ -97,3 +97,48 @@ def test_a_region_raising_after_a_failed_capture_keeps_the_capture_results():
     assert "after capturing first failed" in detail
     assert result.outcome("replay").status == "skipped"
     assert {f.rule for f in result.findings} == {"GL590"}
+
+
+class _RaisesLater:
+    """Captures fine, then a region (or the staging) raises at a given step."""
+
+    def __init__(self, devices, raise_at=3, where="region"):
+        from graphlint.dynamic.target import Region
+
+        self.devices, self.raise_at, self.where = devices, raise_at, where
+        self.x, self.out, self.step = torch.zeros(4), torch.zeros(4), 0
+        self._regions = [Region("body", self._body)]
+
+    def stage(self, step):
+        self.step = step
+        if self.where == "stage" and step == self.raise_at:
+            raise IndexError("stage past the end")
+        self.x.fill_(float(step))
+
+    def regions(self):
+        return self._regions
+
+    def output(self):
+        return self.out
+
+    def _body(self):
+        if self.where == "region" and self.step == self.raise_at:
+            raise KeyError("boom")
+        torch.add(self.x, 1, out=self.out)
+
+
+@pytest.mark.parametrize("where", ["region", "stage"])
+def test_a_target_raising_after_capture_fails_the_gate(where):
+    from graphlint.dynamic.results import Inventory, failures
+
+    result = run_graph_phase(_RaisesLater, CPU, {"where": where}, RULES, "cpu")
+    assert result.capture["body"]["status"] == "captured"
+    assert result.outcome("replay").status == "error"
+    assert f"stopped at step 3 in {'body' if where == 'region' else 'stage(3)'}" in result.outcome("replay").detail
+    assert failures(Inventory("t", "", "", "", False, devices=[result]))
+
+
+def test_a_target_raising_during_the_soak_keeps_the_replay_verdict():
+    result = run_graph_phase(_RaisesLater, CPU, {"raise_at": 12}, RULES, "cpu", soak_steps=20)
+    assert result.outcome("replay").status == "ran" and "identical" in result.outcome("replay").detail
+    assert result.outcome("soak").status == "error" and "stopped at step 12 in body" in result.outcome("soak").detail
