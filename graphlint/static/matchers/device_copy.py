@@ -4,7 +4,8 @@
 it runs in the hot path. ``target: other`` -- another tensor's or a variable device
 (``.to(t.device)``, ``.to(dev)``), only where it is a per-layer cross-GPU hop: inside a loop, or
 with a device picked per layer (``device = self.layer_devices[i]``, ``.to(devices[i])``).
-Elsewhere it is usually a no-op on a single device. A dtype (``.to(torch.bfloat16)``) is neither.
+Elsewhere it is usually a no-op on a single device. ``target: host`` -- ``.to("cpu")``, a
+device-to-host copy like ``.cpu()``. A dtype (``.to(torch.bfloat16)``) is none of them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ DEVICE_NAMES = ("device", "dev", "*_device", "*_dev", "device_*")
 
 def device_kind(node: cst.BaseExpression, ctx: MatchContext) -> str | None:
     if isinstance(node, cst.SimpleString):
-        return "literal" if node.value.strip("rbuRBU").strip("'\"").startswith("cuda") else None
+        text = node.value.strip("rbuRBU").strip("'\"")
+        return "literal" if text.startswith("cuda") else "host" if text == "cpu" else None
     if isinstance(node, cst.FormattedString):
         first = node.parts[0] if node.parts else None
         return "literal" if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda") else None
@@ -53,8 +55,8 @@ class DeviceCopy(Matcher):
 
     def setup(self, params: dict) -> None:
         self.target = params.get("target", "literal")
-        if self.target not in ("literal", "other"):
-            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: target must be 'literal' or 'other'")
+        if self.target not in ("literal", "other", "host"):
+            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: target must be 'literal', 'other' or 'host'")
 
     def call_index(self) -> dict[str, frozenset[str]] | None:
         return {"method": frozenset({"to"})}
