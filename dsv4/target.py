@@ -23,7 +23,7 @@ from dsv4.config import DSV4Config, get_config
 from dsv4.engine import EagerDecoder
 from dsv4.full_graph import FullGraphDecoder
 from dsv4.model import DSV4Model
-from graphlint.dynamic.target import Region
+from graphlint.dynamic.target import Region, TargetError
 
 DECODERS = {"eager": EagerDecoder, "ab-graph": ABGraphDecoder, "full-graph": FullGraphDecoder}
 
@@ -56,10 +56,17 @@ class DSV4Target:
 
 def make_target(devices: Sequence[Any], *, decoder: str = "eager", preset: str = "tiny", seed: int = 0,
                 **options: Any) -> DSV4Target:
+    """Bad arguments raise TargetError (a ValueError), which graphlint reports as a usage error."""
     if decoder not in DECODERS:
-        raise ValueError(f"unknown decoder {decoder!r} (expected one of {', '.join(DECODERS)})")
+        raise TargetError(f"unknown decoder {decoder!r} (expected one of {', '.join(DECODERS)})")
     known = {f.name for f in fields(DSV4Config)}
     unknown = sorted(set(options) - known)
     if unknown:
-        raise ValueError(f"unknown option(s) {', '.join(unknown)}; options are DSV4Config fields")
-    return DSV4Target(devices, decoder, get_config(preset, **options), seed)
+        raise TargetError(f"unknown option(s) {', '.join(unknown)}; options are DSV4Config fields")
+    if preset in ("flash", "pro"):
+        raise TargetError(f"preset {preset!r} records the public sizes and is never built; use tiny or small")
+    try:
+        cfg = get_config(preset, **options)
+    except (ValueError, TypeError) as exc:  # unknown preset, or overrides the config rejects
+        raise TargetError(f"{exc}") from None
+    return DSV4Target(devices, decoder, cfg, seed)

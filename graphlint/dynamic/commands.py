@@ -101,13 +101,13 @@ def register(sub) -> None:
 
 def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = True):
     from graphlint.dynamic.run import Request
-    from graphlint.dynamic.target import load_factory, parse_option
+    from graphlint.dynamic.target import check_options, load_factory, parse_option
 
     options = dict(parse_option(o) for o in args.option)
     for key in ("decoder", "preset"):
         if getattr(args, key):
             options[key] = getattr(args, key)
-    load_factory(args.target)  # fail early, with exit 2, on a bad --target
+    check_options(load_factory(args.target), options)  # fail early, with exit 2, on a bad --target/--option
     command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
     return Request(target=args.target, options=options, gpus=args.gpus, placement=args.placement,
                    soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu)
@@ -129,12 +129,22 @@ def _collect(req, args):
     if problem:
         raise ValueError(problem)
     if args.no_progress or not sys.stderr.isatty():
-        return run_inventory(req)
+        return _usable(run_inventory(req))
     from rich.progress import Progress
 
     with Progress(transient=True) as progress:
         task = progress.add_task("probing", total=total_jobs(req, cuda, torch.cuda.device_count() if cuda else 0))
-        return run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what))
+        return _usable(run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what)))
+
+
+def _usable(inv):
+    """The factory refused its options (a TargetError in a worker): a usage error, exit 2."""
+    from graphlint.dynamic.target import TargetError
+
+    refused = next((d.meta["target_error"] for d in inv.devices if d.meta.get("target_error")), "")
+    if refused:
+        raise TargetError(refused)
+    return inv
 
 
 def _write(text: str, output: str | None) -> None:

@@ -112,8 +112,27 @@ def _source_of(module: Any) -> str:
 DEFAULT_TARGET = "dsv4.target:make_target"
 
 
-class TargetError(Exception):
-    """The target spec or the factory is unusable; the CLI turns this into exit code 2."""
+class TargetError(ValueError):
+    """The target spec, its options or the factory are unusable; the CLI exits 2 on it.
+
+    A factory raises it for options it does not accept (an unknown name or value), so that a
+    typo is a usage error (exit 2), not a probe crash (exit 1). It is a ``ValueError``, so a
+    factory's callers that expect one keep working.
+    """
+
+
+def check_options(factory: Callable[..., Any], options: dict[str, Any]) -> None:
+    """Refuse, before any probe runs, options that the factory's signature cannot take."""
+    import inspect
+
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to check
+        return
+    try:
+        signature.bind(["cpu"], **options)
+    except TypeError as exc:
+        raise TargetError(f"--option: {getattr(factory, '__qualname__', factory)}(devices, ...) {exc}") from None
 
 
 def load_factory(spec: str) -> Callable[..., Any]:

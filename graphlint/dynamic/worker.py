@@ -32,7 +32,7 @@ def _meta(devices) -> dict[str, str]:
 def run_phase(job: dict) -> DeviceResult:
     import torch
 
-    from graphlint.dynamic.target import load_factory
+    from graphlint.dynamic.target import TargetError, load_factory
 
     label, phase = job["label"], job["phase"]
     devices = [torch.device(d) for d in job["devices"]]
@@ -51,6 +51,9 @@ def run_phase(job: dict) -> DeviceResult:
             from graphlint.dynamic.tracer import trace_phase
 
             result = trace_phase(factory, devices, job.get("options", {}), rules, label)
+    except TargetError as exc:  # the factory refused its options: the CLI turns this into exit 2
+        result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],
+                              meta={"target_error": str(exc)})
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         where = traceback.extract_tb(exc.__traceback__)[-1]

@@ -83,3 +83,15 @@ def test_dynamic_modules_do_not_import_torch():
     code = ("import sys, graphlint.dynamic.commands, graphlint.dynamic.pytest_plugin, graphlint.report.inventory, "
             "graphlint.dynamic.crossref, graphlint.dynamic.results; assert 'torch' not in sys.modules, 'torch'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--target", spec("plain_module.py"), "--option", "dimm=32"], "unexpected keyword argument 'dimm'"),
+    (["--decoder", "fullgraph"], "unknown decoder 'fullgraph'"),
+    (["--preset", "flash"], "never built"),
+    (["--option", "n_layer=2"], "unknown option(s) n_layer"),
+])
+def test_options_the_factory_refuses_are_usage_errors(args, says, capsys):
+    assert main(["inventory", "--no-soak", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.startswith("graphlint: error:")
