@@ -81,7 +81,11 @@ def parse_rule(raw: Any, pack: str) -> Rule:
         raise RuleError(f"{where}: code must look like GL123")
     if not NAME_RE.match(name):
         raise RuleError(f"{where}: name must be kebab-case, got {name!r}")
+    if name in CATEGORIES or name in ("meta", "all"):
+        raise RuleError(f"{where}: name {name!r} is a selector already (a category or ALL)")
     family = code[2]
+    if family not in FAMILY_CATEGORY and family != "0":
+        raise RuleError(f"{where}: there is no family GL{family}xx (GL0xx meta, GL1xx-GL5xx the five categories)")
     expected = FAMILY_CATEGORY.get(family, "meta")
     if category != expected:
         raise RuleError(f"{where}: family GL{family}xx is category {expected!r}, not {category!r}")

@@ -186,3 +186,21 @@ def test_an_entry_naming_no_function_is_warned_about(project):
     project.write("src/a.py", "def decode_step(x):\n    return x\n")
     result = project.run("src", "--entry", "src/a.py:decode_stp")
     assert result.rc == 0 and "src/a.py:decode_stp names no function" in result.err
+
+
+@pytest.mark.parametrize(
+    "code, name, message",
+    [
+        ("GL151", "host-sync", "name 'host-sync' is a selector already"),
+        ("GL651", "team-x", "there is no family GL6xx"),
+    ],
+)
+def test_user_pack_rule_that_cannot_be_selected_unambiguously_is_a_config_error(project, code, name, message):
+    project.config('rule-packs = ["packs/team.yaml"]\n')
+    project.write("packs/team.yaml", f"""\
+        rules:
+          - {{code: {code}, name: {name}, category: host-sync, severity: error, message: m, why: w, fix: f}}
+    """)
+    project.write("src/a.py", "def decode_step(x):\n    return x\n")
+    result = project.run("src")
+    assert result.rc == 2 and message in result.err, result.err
