@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dsv4.config import get_config  # noqa: E402
+from dsv4.config import PRESETS, get_config  # noqa: E402
 from dsv4.engine import generate, timed_generate  # noqa: E402
 from dsv4.model import DSV4Model  # noqa: E402
 from dsv4.target import DECODERS  # noqa: E402
@@ -52,7 +52,7 @@ def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30, repeats: int = 1
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="small")
+    parser.add_argument("--preset", choices=[p for p in PRESETS if p not in ("flash", "pro")], default="small")
     parser.add_argument("--steps", type=int, default=128)
     parser.add_argument("--prompt-len", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=5)
@@ -60,9 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
-    devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())] if use_cuda else [torch.device("cpu")]
     cfg = get_config(args.preset)
+    # timed_generate decodes steps - 1 tokens after the prompt: at least one, inside the context
+    if args.steps < 2 or args.prompt_len < 1 or args.repeats < 1 or args.prompt_len + args.steps > cfg.max_seq_len:
+        parser.error(f"need steps >= 2, prompt-len >= 1, repeats >= 1 and prompt-len + steps <= {cfg.max_seq_len}")
+    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    if use_cuda and not torch.cuda.is_available():
+        parser.error("--device cuda but no CUDA device is visible")
+    devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())] if use_cuda else [torch.device("cpu")]
     model = DSV4Model(cfg, devices, seed=0)
     prompt = [(i * 131 + 7) % cfg.vocab_size for i in range(args.prompt_len)]
     weight_bytes = model.decode_weight_bytes()

@@ -18,6 +18,12 @@ def test_generate_prints_tokens_and_seconds_per_token(capsys):
     assert summary.startswith("full-graph preset=tiny devices=cpu steps=5 s/token=")
 
 
+def test_generate_of_one_token_times_no_step(capsys):
+    assert main(["generate", "--preset", "tiny", "--steps", "1", "--device", "cpu"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[1].endswith("s/token=n/a (the one token came from "
+                                                                   "the prefill; no step timed)")
+
+
 def test_generate_refuses_a_run_longer_than_the_context():
     with pytest.raises(SystemExit) as exit_info:
         main(["generate", "--preset", "tiny", "--steps", "500", "--device", "cpu"])
@@ -35,3 +41,17 @@ def test_bench_reports_every_decoder_against_eager(tmp_path, capsys):
     assert figures["decoders"]["eager"]["speedup_vs_eager"] == 1.0
     assert all(d["tokens_agree"] == 4 and d["max_logit_diff"] < 1e-4 for d in figures["decoders"].values())
     assert "floor=" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [
+    ["--preset", "tiny", "--device", "cpu"],  # the default --steps 128 overruns tiny's 128 positions
+    ["--preset", "flash", "--device", "cpu"],  # the recorded public sizes, never built
+    ["--preset", "tiny", "--steps", "1", "--device", "cpu"],  # no decode step would be timed
+])
+def test_bench_refuses_runs_it_cannot_do_with_a_usage_error(args):
+    spec = importlib.util.spec_from_file_location("decode_bench", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main([*args, "--repeats", "1"])
+    assert exit_info.value.code == 2
