@@ -183,6 +183,11 @@ class Walker(CallRecorder):
             if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
             self.oracle.taint_augmented(stmt.target, stmt.value)
+        elif isinstance(stmt, cst.Raise):
+            return  # the error path: a sync in its message runs only once the step has failed anyway
+        elif isinstance(stmt, cst.Assert):
+            self.visit_node(stmt)
+            self.expr(stmt.test)  # not ``msg``: it is evaluated only when the assertion fails
         else:
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):

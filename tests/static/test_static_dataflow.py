@@ -51,6 +51,8 @@ def run(body: str) -> list[str]:
         "if torch.result_type(x, mask) == torch.float32 or torch.can_cast(x.dtype, torch.half):\n    pass",
         "if torch.promote_types(x.dtype, mask.dtype) != x.dtype:\n    pass",
         "if torch.are_deterministic_algorithms_enabled():\n    pass",
+        "if mask is None:\n    raise ValueError(f'bad {x.max().item()} {int(x.sum())}')",
+        "assert mask is not None, f'got {x.sum().item()}'",
     ],
 )
 def test_host_values_are_not_reported(body):
