@@ -156,17 +156,34 @@ def load_factory(spec: str) -> Callable[..., Any]:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             loader_spec.loader.exec_module(module)
+        except Exception as exc:  # the user's file is broken: say where, not "graphlint bug"
+            raise TargetError(f"cannot load target file {where}: {_located(exc)}") from exc
         finally:
             sys.path.remove(str(path.resolve().parent))
     else:
         try:
             module = importlib.import_module(where)
-        except ImportError as exc:
-            raise TargetError(f"cannot import target module {where}: {exc}") from exc
+        except Exception as exc:
+            raise TargetError(f"cannot import target module {where}: {_located(exc)}") from exc
     factory = getattr(module, name, None)
     if not callable(factory):
         raise TargetError(f"{where} has no callable {name!r}")
     return factory
+
+
+def _located(exc: BaseException) -> str:
+    """``Type: message (at file:line)``, the line being where the target's code raised."""
+    import traceback
+
+    from graphlint.dynamic.frames import is_user_file
+
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}:{exc.lineno}"
+    else:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename)]
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}" + (f" (at {where})" if where else "")
 
 
 def parse_option(text: str) -> tuple[str, Any]:

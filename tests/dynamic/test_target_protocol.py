@@ -80,3 +80,13 @@ def test_region_fallback_location_sees_through_no_grad_and_partial():
     where = function_frame(torch.no_grad()(functools.partial(_layer, 3)))
     assert (where.path, where.line, where.function) == ("tests/dynamic/test_target_protocol.py",
                                                         _layer.__code__.co_firstlineno, "_layer")
+
+
+@pytest.mark.parametrize("body, says", [("def make_target(devices:\n", "SyntaxError"),
+                                        ("import not_a_module_xyz\n", "ModuleNotFoundError"),
+                                        ("x = 1\nraise RuntimeError('import-time boom')\n", "RuntimeError")])
+def test_a_target_file_that_fails_to_load_is_a_target_error_with_its_line(body, says, tmp_path):
+    path = tmp_path / "broken_target.py"
+    path.write_text(body)
+    with pytest.raises(TargetError, match=f"cannot load target file .*{says}.*broken_target.py:{body.count(chr(10))}"):
+        load_factory(f"{path}:make_target")
