@@ -79,6 +79,7 @@ class ClassFacts:
     module_attrs: set[str] = field(default_factory=set)
     tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
+    host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
 
 
 @dataclass
@@ -169,6 +170,12 @@ class TensorOracle:
             node = node.value
         attr = self.is_self_attr(node)
         return attr is not None and self.cls is not None and attr in self.cls.weight_attrs
+
+    def is_host_attr(self, node: cst.BaseExpression) -> bool:
+        """``self.history`` assigned Python data (a list, a dict, a number) and never a tensor."""
+        attr = self.is_self_attr(node)
+        cls = self.cls
+        return attr is not None and cls is not None and attr in cls.host_attrs and attr not in cls.tensor_attrs
 
     def is_self_attr(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -359,6 +366,8 @@ class TensorOracle:
             picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").split(".")[-1]
             (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)
         attr = self.is_self_attr(target)
+        if attr is not None and self.cls is not None and not tensor and self.is_host_data(value):
+            self.cls.host_attrs.add(attr)
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):
             if resolve(value.func, self.imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 self.cls.weight_attrs.add(attr)

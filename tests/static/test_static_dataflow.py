@@ -15,6 +15,7 @@ class Layer(nn.Module):
         super().__init__()
         self.use_cache = use_cache
         self.scale_python = dim ** -0.5
+        self.ratios = [0, 4, 128]
         self.weight = nn.Parameter(torch.ones(dim))
         self.register_buffer("counts", torch.zeros(dim))
         self.proj = nn.Linear(dim, dim)
@@ -53,6 +54,7 @@ def run(body: str) -> list[str]:
         "if torch.are_deterministic_algorithms_enabled():\n    pass",
         "if mask is None:\n    raise ValueError(f'bad {x.max().item()} {int(x.sum())}')",
         "assert mask is not None, f'got {x.sum().item()}'",
+        "r = self.ratios[start_pos % 3]",
     ],
 )
 def test_host_values_are_not_reported(body):
@@ -74,6 +76,7 @@ def test_host_values_are_not_reported(body):
         ("step = len(a_list)\nself.counts[0] = step", "GL306"),
         ("if start_pos > 0:\n    x = x * 2", "GL309"),
         ("end = start_pos + x.shape[0]\ny = x[start_pos:end]", "GL308"),
+        ("c = self.counts[start_pos]", "GL308"),
         ("rows = [self.counts[p % 4] for p in range(start_pos)]", "GL308"),
     ],
 )

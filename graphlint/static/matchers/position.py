@@ -49,6 +49,8 @@ class PositionDependent(Matcher):
             base = node.value
             if isinstance(base, cst.Name) and (base.value in oracle.fn.hosts or base.value in names):
                 return  # a Python list or tuple indexed by the position: host work, no graph
+            if oracle.is_host_attr(base):
+                return  # ``self.history[pos]``: the same, kept on the module
             if oracle.module_source(base) is not None:
                 return  # ``self.layers[i]`` picks a sub-module, not tensor data
             if any(_host_index(el.slice, oracle) and oracle.uses(el.slice, names) for el in node.slice):
