@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _use_color(output: str | None) -> bool:
-    if output or "NO_COLOR" in os.environ:
+    if output or os.environ.get("NO_COLOR"):  # no-color.org: set and not empty
         return False
     return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
 
@@ -239,7 +239,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
         kind = "dynamic" if rule.dynamic else ("meta" if rule.category == "meta" else "static")
         table.add_row(rule.code, rule.name, rule.category, rule.severity, kind, rule_message(rule))
     width = None if sys.stdout.isatty() else 200  # piped: do not squeeze the table into 80 columns
-    Console(no_color="NO_COLOR" in os.environ, highlight=False, width=width).print(table)
+    Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, width=width).print(table)
     return EXIT_CLEAN
 
 

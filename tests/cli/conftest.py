@@ -93,6 +93,7 @@ def project(tmp_path, monkeypatch, capsys) -> Project:
     root.mkdir()
     monkeypatch.chdir(root)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)  # a developer's NO_COLOR=1 must not change the results
     (root / "pyproject.toml").write_text("[project]\nname = 'scratch'\n")  # stop the config search here
     return Project(root, capsys)
 

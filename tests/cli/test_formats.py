@@ -35,6 +35,8 @@ def test_text_plain_when_not_a_tty(two, monkeypatch):
     assert "  meta             1" in out
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert "\x1b[" in two.run("src").out
+    monkeypatch.setenv("NO_COLOR", "")  # empty: not set (no-color.org)
+    assert "\x1b[" in two.run("src").out
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in two.run("src").out
 
