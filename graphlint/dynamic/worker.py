@@ -32,6 +32,7 @@ def _meta(devices) -> dict[str, str]:
 def run_phase(job: dict) -> DeviceResult:
     import torch
 
+    from graphlint.dynamic.frames import traceback_user_frame
     from graphlint.dynamic.target import TargetError, load_factory
 
     label, phase = job["label"], job["phase"]
@@ -56,8 +57,9 @@ def run_phase(job: dict) -> DeviceResult:
                               meta={"target_error": str(exc)})
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        user = traceback_user_frame(exc.__traceback__)  # the target's line, not torch's or graphlint's
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        detail += f" (at {where.filename}:{where.lineno})"
+        detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
     if phase == "graph" and not job.get("soak_steps"):
         result.probes = [p for p in result.probes if p.probe != "soak"]

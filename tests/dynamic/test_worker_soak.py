@@ -85,3 +85,13 @@ def test_soak_shorter_than_the_replay_window_says_so():
     probe = FakeProbe(8)
     soak_report(probe, 8, 8, first_mismatch=False)
     assert probe.result.probes[0].status == "skipped" and "not beyond" in probe.result.probes[0].detail
+
+
+def test_a_probe_error_points_at_the_users_line_not_into_torch(tmp_path):
+    from graphlint.dynamic.worker import run_phase
+
+    broken = tmp_path / "raises_in_torch.py"
+    broken.write_text("import torch\n\n\ndef make_target(devices):\n"
+                      "    return torch.nn.functional.layer_norm(torch.zeros(2, 3), (4,))\n")
+    result = run_phase({"target": f"{broken}:make_target", "devices": ["cpu"], "label": "cpu", "phase": "trace"})
+    assert all(p.status == "error" and p.detail.endswith(f"(at {broken}:5)") for p in result.probes)
