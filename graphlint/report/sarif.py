@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 import graphlint
 from graphlint.baseline import aligned_fingerprints
@@ -42,7 +43,7 @@ def _rule_descriptor(rule: Rule) -> dict:
 
 
 def _location(finding: Finding) -> dict:
-    artifact = {"uri": finding.path, "uriBaseId": "%SRCROOT%"}
+    artifact = {"uri": quote(finding.path), "uriBaseId": "%SRCROOT%"}  # a URI: "my dir" -> "my%20dir"
     if Path(finding.path).is_absolute():
         artifact = {"uri": Path(finding.path).as_uri()}
     region = {"startLine": finding.line}

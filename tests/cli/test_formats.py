@@ -110,3 +110,10 @@ def test_markdown_category_numbers_are_fixed():
                       line=3, col=1, message="m", fix="f")
     assert "## Category 2: allocation (1)" in render_markdown([finding], ReportContext(rules={}))
     assert md_table(["A", "B"], [["x|y", "two\nlines"]]).splitlines()[2] == "| x\\|y | two lines |"
+
+
+def test_sarif_uris_are_percent_encoded(project):
+    project.write("my src/a b.py", project.hot_item)
+    log = project.run("my src", "--format", "sarif").json()
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "my%20src/a%20b.py", "uriBaseId": "%SRCROOT%"}
