@@ -47,6 +47,9 @@ class ABGraphDecoder(GraphDecoder):
                 Region(f"layer{i}.attention", self._attention_fn(i), device=device, capturable=False),
                 Region(f"layer{i}.graph_b", self._graph_b_fn(i), device=device),
             ]
+        if model.last_device != previous:  # more devices than layers: the head's device holds none
+            self._regions.append(Region(f"to_{model.last_device}", self._transfer_fn(previous, model.last_device),
+                                        device=model.last_device, capturable=False))
         self._regions.append(Region("lm_head", self._lm_head_step, device=model.last_device))
 
     def _transfer_fn(self, src: torch.device, dst: torch.device):

@@ -62,3 +62,18 @@ def test_decoding_past_the_context_is_refused(tiny_model):
     decoder = FullGraphDecoder(tiny_model)
     with pytest.raises(ValueError, match="outside the context"):
         decoder.stage(1, tiny_model.cfg.max_seq_len)
+
+
+@pytest.mark.parametrize("decoder_cls", [ABGraphDecoder, FullGraphDecoder])
+def test_decoders_agree_when_the_head_device_holds_no_layer(decoder_cls):
+    # more devices than layers (tiny's 4 layers over 8 GPUs): the last device only runs the head.
+    # Distinct CPU device indices stand in for GPUs, so every cross-device region runs on the CPU.
+    from dsv4.config import get_config
+    from dsv4.model import DSV4Model
+
+    model = DSV4Model(get_config("tiny", n_layers=2, compress_ratios=(4, 16)), ["cpu:0", "cpu:1", "cpu:2"])
+    assert model.layer_devices[-1] != model.last_device
+    tokens, logits = generate(decoder_cls(model), PROMPT, 6)
+    reference = generate(EagerDecoder(model), PROMPT, 6)
+    assert tokens == reference[0]
+    assert max((a - b).abs().max().item() for a, b in zip(logits, reference[1])) < LOGIT_TOL
