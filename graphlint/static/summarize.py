@@ -84,7 +84,7 @@ def _ast_tree(text: str) -> ast.Module | None:
 
 def _place(raw: list[RawCandidate], text: str, tree: ast.Module | None) -> list[Candidate]:
     """Turn walker reports into positioned candidates."""
-    lines = text.splitlines()
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # not splitlines(): \f is no line end
     placed: dict[tuple, Candidate] = {}
     for r in raw:
         line, byte_col = 1, 0

@@ -41,6 +41,12 @@ def test_pep263_cookie_is_honoured():
     assert s.data.candidates[0].line == 6
 
 
+def test_form_feeds_do_not_shift_the_reported_line_text():
+    src = 'def decode(x):\n    """doc\x0c\n\x0c\n    more"""\n    return x.item()\n'
+    (finding,) = analyze({"m.py": src})
+    assert (finding.line, finding.col, finding.line_text) == (5, 12, "return x.item()")
+
+
 def test_bom_empty_file_and_null_bytes():
     assert one(b"\xef\xbb\xbfdef decode(x):\n    return x.item()\n").errors == []
     empty = one(b"")
