@@ -57,7 +57,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        summary.errors.append((exc.raw_line, exc.raw_column + 1, f"syntax error: {exc.message}"))
+        summary.errors.append(_parse_error(text, exc))
         return
     except RecursionError:
         summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
@@ -73,6 +73,20 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     for path, message in walker.errors:
         summary.errors.append((locate(tree, path, "", 0)[0] if tree is not None else 1, 0, message))
     summary.data = info
+
+
+def _parse_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """Python's own message and position (libcst's "error at 5:0" often points past the mistake);
+    code Python accepts but libcst cannot parse is said to be exactly that."""
+    try:
+        ast.parse(text)
+    except SyntaxError as err:
+        return err.lineno or 1, err.offset or 0, f"syntax error: {err.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    else:
+        return exc.raw_line, 0, f"valid Python that libcst cannot parse: {exc.message}"
+    return exc.raw_line, exc.raw_column + 1, f"syntax error: {exc.message}"
 
 
 def _ast_tree(text: str) -> ast.Module | None:

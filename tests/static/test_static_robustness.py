@@ -26,7 +26,11 @@ def test_syntax_error_is_an_error_entry_with_its_position():
     s = one(b"def decode(x:\n    return x\n")
     assert s.data is None and len(s.errors) == 1
     line, col, message = s.errors[0]
-    assert line == 2 and message.startswith("syntax error")
+    assert (line, col, message) == (1, 11, "syntax error: '(' was never closed")  # Python's words and place
+    (error,) = one(b"x = = 1\n").errors
+    assert error == (1, 5, "syntax error: invalid syntax")
+    (error,) = one(b"x = 1\n(pars): bool = True\n").errors  # Python accepts it, libcst 1.9 does not
+    assert error[2].startswith("valid Python that libcst cannot parse")
 
 
 def test_non_utf8_without_cookie_cannot_be_decoded():
