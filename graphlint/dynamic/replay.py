@@ -41,6 +41,8 @@ def _tensors(value) -> list[torch.Tensor]:
 
 def output_diff(graph_out, eager_out) -> tuple[float, float]:
     """(max |graph - eager|, max |eager|) over every tensor of the outputs."""
+    if not _tensors(eager_out):  # nothing to compare is no evidence that replay matches eager
+        raise TypeError(f"output() returned {type(eager_out).__name__}, not a tensor: replay has nothing to compare")
     diff, scale = 0.0, 0.0
     for g, e in zip(_tensors(graph_out), _tensors(eager_out), strict=True):
         g, e = g.detach().float(), e.detach().float()
@@ -178,12 +180,12 @@ class GraphProbe:
                 self._graph_step(step)
                 if not self.poisoned:
                     self._eager_step(step)
+                    self.running = "output()"
+                    self.diffs.append((step, *output_diff(self.graph_target.output(), self.eager_target.output())))
             except Exception as exc:  # noqa: BLE001 - the report must keep what was observed
                 self._stop(step, exc)
             if self.poisoned:
                 break
-            diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
-            self.diffs.append((step, diff, scale))
 
     def _stop(self, step: int, exc: Exception) -> None:
         """A region or a stage raised: keep the capture results, stop both instances.

@@ -142,3 +142,14 @@ def test_a_target_raising_during_the_soak_keeps_the_replay_verdict():
     result = run_graph_phase(_RaisesLater, CPU, {"raise_at": 12}, RULES, "cpu", soak_steps=20)
     assert result.outcome("replay").status == "ran" and "identical" in result.outcome("replay").detail
     assert result.outcome("soak").status == "error" and "stopped at step 12 in body" in result.outcome("soak").detail
+
+
+class _NoTensorOutput(_RaisesLater):
+    def output(self):
+        return None
+
+
+def test_an_output_without_tensors_is_a_replay_error_not_identical():
+    result = run_graph_phase(_NoTensorOutput, CPU, {"raise_at": -1}, RULES, "cpu")
+    replay = result.outcome("replay")
+    assert replay.status == "error" and "output() returned NoneType, not a tensor" in replay.detail
