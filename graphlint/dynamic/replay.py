@@ -77,7 +77,7 @@ class GraphProbe:
         self.captures: dict[str, object] = {}
         self.poisoned = ""  # why this instance stopped early: a poisoned context or a region that raised
         self.running = ""  # what either instance is running (a region, a stage), for _stop
-        self.stopped_at = 0  # the step at which a region or a stage raised (0: none did)
+        self.stopped_at: int | None = None  # the step at which the target raised or proved unusable
         self.tracer = StepTracer(rules, device_label)
         self.diffs: list[tuple[int, float, float]] = []
         self.times = {"graph": [], "eager": []}
@@ -167,16 +167,10 @@ class GraphProbe:
 
     def _steps(self, total: int) -> None:
         for step in range(total):
-            if step == 0:
-                self.eager_target.stage(0)
-                for region in self.eager_regions:
-                    region.fn()
-                self.graph_target.stage(0)
-                for region in self.graph_regions:
-                    region.fn()
-                _sync(self.devices)
-                continue
             try:
+                if step == 0:
+                    self._warm_up()
+                    continue
                 self._graph_step(step)
                 if not self.poisoned:
                     self._eager_step(step)
@@ -186,6 +180,22 @@ class GraphProbe:
                 self._stop(step, exc)
             if self.poisoned:
                 break
+
+    def _warm_up(self) -> None:
+        """Step 0, both instances eager; they must agree, or every later mismatch would be blamed
+        on the graphs."""
+        for target, regions in ((self.eager_target, self.eager_regions), (self.graph_target, self.graph_regions)):
+            self.running = "stage(0)"
+            target.stage(0)
+            for region in regions:
+                self.running = f"{region.name} (warm-up)"
+                region.fn()
+        _sync(self.devices)
+        self.running = "output()"
+        diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
+        if mismatched(diff, scale):
+            raise ValueError(f"two instances from the factory differ at step 0, both eager (max|diff| = {diff:.3g}): "
+                             "the factory must build the engine deterministically (seed its weights)")
 
     def _stop(self, step: int, exc: Exception) -> None:
         """A region or a stage raised: keep the capture results, stop both instances.
@@ -206,11 +216,14 @@ class GraphProbe:
         captured = [n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)]
         capturable = [r for r in self.graph_regions if r.capturable]
         eager = len(self.graph_regions) - len(capturable)
-        outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(capturable)} capturable regions captured"
-                                    + (f" ({eager} deliberately eager)" if eager else "")))
+        if self.stopped_at == 0:  # the warm-up step raised: nothing was captured or compared
+            outcome.append(ProbeOutcome("capture", "skipped", self.poisoned))
+        else:
+            outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(capturable)} capturable regions "
+                                        "captured" + (f" ({eager} deliberately eager)" if eager else "")))
         # After a failed capture the stop is its consequence (GL590 is the failure); without one, a
         # target that raises is a probe error: the gate must not pass a step it could not run.
-        crashed = "error" if self.stopped_at and not any(
+        crashed = "error" if self.stopped_at is not None and not any(
             c["status"] == FAILED for c in self.result.capture.values()) else "skipped"
         if self.poisoned and not (crashed == "error" and self.stopped_at >= replay_steps):
             for region in capturable:

@@ -153,3 +153,20 @@ def test_an_output_without_tensors_is_a_replay_error_not_identical():
     result = run_graph_phase(_NoTensorOutput, CPU, {"raise_at": -1}, RULES, "cpu")
     replay = result.outcome("replay")
     assert replay.status == "error" and "output() returned NoneType, not a tensor" in replay.detail
+
+
+class _RandomWeights(_RaisesLater):
+    def __init__(self, devices, **options):
+        super().__init__(devices, **options)
+        self.w = torch.randn(4)  # unseeded: each instance differs
+
+    def _body(self):
+        torch.add(self.x, self.w, out=self.out)
+
+
+def test_a_nondeterministic_factory_is_a_replay_error_not_a_blamed_mismatch():
+    result = run_graph_phase(_RandomWeights, CPU, {"raise_at": -1}, RULES, "cpu")
+    assert result.outcome("replay").status == "error"
+    assert "differ at step 0, both eager" in result.outcome("replay").detail
+    assert result.outcome("capture").status == "skipped"
+    assert not [f for f in result.findings if f.rule == "GL391"]
