@@ -1,7 +1,7 @@
 """Phase 2: summaries -> call graph -> what decode entries and capture regions reach -> findings.
 
 Resolution is by name, within the files given: module functions, ``self.m()`` through the
-class's bases (MRO order, bases resolved through imports), sub-modules assigned in any method
+class's bases (MRO order, bases resolved through imports) and to subclasses' overrides, sub-modules assigned in any method
 (``self.attn = Attention()``, ``nn.ModuleList([Block() ...])``) whose call reaches ``forward``,
 absolute imports matched by module-name suffix (so ``src/`` layouts work) and relative imports
 resolved against the importing module. Calls we cannot resolve (other libraries, dynamic
@@ -33,6 +33,8 @@ class Index:
         self.by_suffix: dict[str, list[ModuleInfo]] = {}
         self.name_of: dict[int, str] = {}
         self._mro: dict[tuple[str, str], list[ClassRef]] = {}
+        self._infos = infos
+        self._subclasses: dict[tuple[str, str], list[ClassRef]] | None = None
         for info in sorted(infos, key=lambda i: i.path):
             name = module_name(info.path)
             self.name_of[id(info)] = name
@@ -123,6 +125,18 @@ class Index:
                 return info, f"{name}.{method}"
         return None
 
+    def overrides(self, ref: ClassRef, method: str) -> list[tuple[ModuleInfo, str]]:
+        """``self.m()`` in a base class may run a subclass's ``m`` (``Base.forward`` calling
+        ``self.inner()`` on a ``Sub``): every override in the given files is a possible target."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for info in self._infos:
+                for name in info.classes:
+                    for base_info, base in self.mro((info, name))[1:]:
+                        self._subclasses.setdefault((base_info.path, base), []).append((info, name))
+        return [(info, f"{name}.{method}") for info, name in self._subclasses.get((ref[0].path, ref[1]), ())
+                if method in info.classes[name].methods]
+
     def submodule_types(self, ref: ClassRef, attr: str) -> list[ClassRef]:
         types: list[ClassRef] = []
         for info, name in self.mro(ref):
@@ -146,7 +160,7 @@ class Index:
             types = [sub for t in types for sub in self.submodule_types(t, attr)]
         if method is None:
             return [self.call_forward(t) for t in types]
-        found = []
+        found = self.overrides(start, method) if root == "self" and not attrs else []
         for t in types:
             hit = self.find_method(t, method)
             if hit is not None:

@@ -430,3 +430,22 @@ def test_graph_stream_passed_positionally_is_explicit():
         return g
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src}, hot_names=())] == [("GL501", 8)]
+
+
+def test_self_method_in_a_base_class_reaches_subclass_overrides():
+    src = """
+    import torch.nn as nn
+
+    class Base(nn.Module):
+        def forward(self, x):
+            return self.inner(x)
+
+        def inner(self, x):
+            return x
+
+    class Sub(Base):
+        def inner(self, x):
+            return x.sum().item()
+    """
+    (finding,) = analyze({"m.py": src})
+    assert (finding.rule, finding.chain) == ("GL101", ("m.py:Base.forward", "m.py:Sub.inner"))
