@@ -157,6 +157,7 @@ def load_factory(spec: str) -> Callable[..., Any]:
         try:
             loader_spec.loader.exec_module(module)
         except Exception as exc:  # the user's file is broken: say where, not "graphlint bug"
+            sys.modules.pop(module_name, None)  # no half-initialised module left for a later import
             raise TargetError(f"cannot load target file {where}: {_located(exc)}") from exc
         finally:
             sys.path.remove(str(path.resolve().parent))

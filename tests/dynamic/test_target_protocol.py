@@ -90,3 +90,4 @@ def test_a_target_file_that_fails_to_load_is_a_target_error_with_its_line(body, 
     path.write_text(body)
     with pytest.raises(TargetError, match=f"cannot load target file .*{says}.*broken_target.py:{body.count(chr(10))}"):
         load_factory(f"{path}:make_target")
+    assert "graphlint_target_broken_target" not in __import__("sys").modules
