@@ -29,7 +29,7 @@ def _gpus(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"--gpus takes comma-separated GPU indices like 0,2, got {text!r}") from None
     if not gpus or any(g < 0 for g in gpus):
         raise argparse.ArgumentTypeError(f"--gpus takes comma-separated GPU indices like 0,2, got {text!r}")
-    return gpus
+    return list(dict.fromkeys(gpus))  # 0,0 would probe GPU 0 twice, in parallel, and report it twice
 
 
 def _positive(text: str) -> int:

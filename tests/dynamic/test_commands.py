@@ -95,3 +95,9 @@ def test_options_the_factory_refuses_are_usage_errors(args, says, capsys):
     assert main(["inventory", "--no-soak", *args]) == 2
     err = capsys.readouterr().err
     assert says in err and err.startswith("graphlint: error:")
+
+
+def test_gpus_are_deduplicated_in_order():
+    from graphlint.dynamic.commands import _gpus
+
+    assert _gpus("2,0,2") == [2, 0]
