@@ -202,6 +202,10 @@ class CallRecorder:
                 self.oracle.fn.objects[target.value] = path
             else:
                 self.oracle.fn.objects.pop(target.value, None)
+            if self.class_stack and isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
+                self.oracle.fn.local_modules[target.value] = self.module_types(value)  # ``layers = [Block()...]``
+            else:
+                self.oracle.fn.local_modules.pop(target.value, None)
         attr = self.oracle.is_self_attr(target)
         if attr is not None and self.class_stack:
             types = self.module_types(value)
@@ -219,6 +223,8 @@ class CallRecorder:
 
     def module_types(self, value: cst.BaseExpression) -> list[Descriptor]:
         """``Attention(...)`` -> [Attention]; ``nn.ModuleList([Block(...) for _ in ...])`` -> [Block]."""
+        if isinstance(value, cst.Name):  # ``nn.ModuleList(layers)`` with ``layers`` built just before
+            return list(self.oracle.fn.local_modules.get(value.value, ()))
         if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             return self.module_types(value.elt)
         if isinstance(value, cst.DictComp):
@@ -254,3 +260,6 @@ class CallRecorder:
             types = self.module_types(call.args[0].value)
             if attr is not None and types:
                 self.add_submodule(attr, types)
+            local = self.oracle.fn.local_modules.get(func.value.value) if isinstance(func.value, cst.Name) else None
+            if local is not None:
+                local.extend(t for t in types if t not in local)

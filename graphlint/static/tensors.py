@@ -102,6 +102,8 @@ class FunctionFacts:
     hosts: set[str] = field(default_factory=set)
     #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
     picked_devices: set[str] = field(default_factory=set)
+    #: local lists of sub-modules (``layers = []; layers.append(Block())``) -> their types
+    local_modules: dict[str, list] = field(default_factory=dict)
 
 
 def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:

@@ -449,3 +449,34 @@ def test_self_method_in_a_base_class_reaches_subclass_overrides():
     """
     (finding,) = analyze({"m.py": src})
     assert (finding.rule, finding.chain) == ("GL101", ("m.py:Base.forward", "m.py:Sub.inner"))
+
+
+def test_module_lists_built_in_a_local_list_first():
+    src = """
+    import torch.nn as nn
+
+    class A(nn.Module):
+        def forward(self, x):
+            return x.sum().item()
+
+    class B(nn.Module):
+        def forward(self, x):
+            return x.tolist()
+
+    class Model(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            layers = []
+            for _ in range(n):
+                layers.append(A())
+            self.layers = nn.ModuleList(layers)
+            experts = [B() for _ in range(n)]
+            self.experts = nn.Sequential(*experts)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return self.experts(x)
+    """
+    found = analyze({"m.py": src}, entries=("m.py:Model.forward",))
+    assert [(f.rule, f.chain[-1]) for f in found] == [("GL101", "m.py:A.forward"), ("GL102", "m.py:B.forward")]
