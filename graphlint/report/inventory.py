@@ -128,7 +128,7 @@ def _soak(inv: Inventory) -> list[str]:
     soaked = [d for d in inv.devices if d.soak]
     if not soaked:
         why = [f"{d.device}: {p.detail}" for d in inv.devices if (p := d.outcome("soak")) and p.status != "ran"]
-        return out + ["Not run" + (": " + "; ".join(why) if why else " (run with --steps N).") + "", ""]
+        return out + ["Not run" + (": " + "; ".join(why) if why else " (--no-soak; capture-test soaks only with --soak).") + "", ""]
     out += ["| Device | Steps | Graph live bytes/step | Eager live bytes/step | Allocations/step (graph) | "
             "max diff, first quarter | max diff, last quarter | First mismatch | Graph s/token | Eager s/token |",
             "|---|---|---|---|---|---|---|---|---|---|"]

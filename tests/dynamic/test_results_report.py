@@ -113,3 +113,9 @@ def test_cross_reference_matches_by_line_across_categories(tmp_path, monkeypatch
     assert xref.of(seen) == "confirmed by both" and xref.of(missed) == DYNAMIC_ONLY
     inventory = Inventory("t", "cmd", "date", "torch", False, devices=[DeviceResult("cpu", findings=[seen, missed])])
     assert f"confirmed by both ({', '.join(static_at_5)})" in render_markdown(inventory, xref)
+
+
+def test_a_soak_left_out_on_request_says_how_it_was_left_out():
+    inv = _inventory()
+    inv.devices[0].soak = {}
+    assert "Not run (--no-soak; capture-test soaks only with --soak)." in render_markdown(inv, CrossRef(False, "x"))
