@@ -51,6 +51,7 @@ HOST_PARAM_NAMES = (
     "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
     "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
     "output_*", "return_*", "has_*", "do_*",  # transformers' flags: output_attentions=None, return_dict=None
+    "temperature", "top_k", "top_p", "min_p", "eps",  # sampling knobs: Python numbers in nearly every engine
 )
 #: Parameters with these names, annotated ``int`` or defaulting to an int literal, carry the decode
 #: position (a Python int that changes every step); locals computed from them are positions too

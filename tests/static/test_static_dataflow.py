@@ -89,13 +89,14 @@ def test_forward_params_are_tensors_unless_annotated_or_host_named():
     import torch
 
     class M:
-        def forward(self, x, n_tokens, cfg: dict, flag=True, output_hidden_states=None, return_dict=None):
-            if n_tokens or cfg or flag or output_hidden_states or return_dict:
+        def forward(self, x, n_tokens, cfg: dict, flag=True, output_hidden_states=None, return_dict=None,
+                    temperature=None, top_k=None):
+            if n_tokens or cfg or flag or output_hidden_states or return_dict or temperature > 0 or top_k:
                 pass
             if x:
                 pass
     """
-    assert [f.line for f in analyze({"m.py": src})] == [8]
+    assert [f.line for f in analyze({"m.py": src})] == [9]
 
 
 def test_module_attributes_are_not_tensors_but_their_outputs_are():
