@@ -70,8 +70,10 @@ def replay(capture: Capture, device) -> None:
         return
     for func, args, kwargs, out in graph.ops:
         result = func(*args, **kwargs)
-        if isinstance(out, torch.Tensor) and isinstance(result, torch.Tensor) and result is not out:
-            out.copy_(result)
+        outs, results = (out, result) if isinstance(out, (tuple, list)) else ((out,), (result,))
+        for o, r in zip(outs, results):
+            if isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor) and r is not o:
+                o.copy_(r)
 
 
 def install(monkeypatch) -> None:

@@ -170,3 +170,13 @@ def test_a_nondeterministic_factory_is_a_replay_error_not_a_blamed_mismatch():
     assert "differ at step 0, both eager" in result.outcome("replay").detail
     assert result.outcome("capture").status == "skipped"
     assert not [f for f in result.findings if f.rule == "GL391"]
+
+
+@pytest.mark.parametrize("decoder", ["ab-graph", "full-graph"])
+def test_dsv4_graph_decoders_replay_like_eager_through_a_soak_past_max_seq_len(decoder):
+    # sort/topk return tuples: the emulator must replay every output, or the indexer's top-k goes stale
+    options = {"decoder": decoder, "n_layers": 2, "compress_ratios": (4, 16), "max_seq_len": 16}
+    result = run_graph_phase(load_factory("dsv4.target:make_target"), CPU, options, RULES, "cpu", soak_steps=20)
+    assert "identical" in result.outcome("replay").detail
+    assert result.outcome("soak").status == "ran" and result.soak["first_mismatch_step"] is None
+    assert result.findings == []
