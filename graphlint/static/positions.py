@@ -6,7 +6,7 @@ and the anchor node's rank among the nodes of its class in that statement (pre-o
 order). Only files with candidates are then parsed again with ``ast`` -- about a tenth of a
 libcst parse -- and the rank is looked up among the same-class ``ast`` nodes sorted by position.
 Anchors are calls, subscripts and attributes, the node classes both trees share one-to-one;
-anything else is reported at its statement's first line.
+anything else is placed at its first such descendant, or else at its statement's first line.
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ def cst_roots(stmt: cst.CSTNode) -> list[cst.CSTNode]:
 def anchor_rank(stmt: cst.CSTNode, anchor: cst.CSTNode) -> tuple[str, int]:
     """(class name, 1-based rank) of ``anchor`` in ``stmt``; ("", 0) when it cannot be ranked."""
     cls = type(anchor).__name__
-    if cls not in ANCHOR_CLASSES:
-        return "", 0
+    if cls not in ANCHOR_CLASSES:  # ``x.sum() > 0``: place it at its first call, subscript or attribute
+        inner = next((n for n in preorder(anchor) if type(n).__name__ in ANCHOR_CLASSES), None)
+        if inner is None:
+            return "", 0
+        anchor, cls = inner, type(inner).__name__
     rank = 0
     for root in cst_roots(stmt):
         for node in preorder(root):

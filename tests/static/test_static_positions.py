@@ -65,3 +65,9 @@ def test_every_item_call_is_placed_on_its_receiver():
     for c in items:
         at = lines[c.line - 1][c.col - 1 :]
         assert at[:1] in "abcdefghijklm" and at[1:].startswith(".item()"), (c.line, c.col, lines[c.line - 1])
+
+
+def test_a_truth_test_is_placed_on_its_condition_not_its_statement():
+    src = "import torch\ndef decode(x: torch.Tensor):\n    if (x.sum() >\n            0):\n        pass\n    if x > 0:\n        pass\n"
+    (summary,) = summarize({"p.py": src})
+    assert [(c.code, c.line, c.col) for c in summary.data.candidates] == [("GL105", 3, 9), ("GL105", 6, 5)]
