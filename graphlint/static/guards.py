@@ -1,7 +1,7 @@
 """Branches that never run in a captured decode step.
 
-- ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:``: the last name of the test
-  matches a guard pattern (``[tool.graphlint] guards``); ``and`` with a guard guards too, ``not``
+- ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:`` (and ``a if DEBUG else b``):
+  the last name of the test matches a guard pattern (``[tool.graphlint] guards``); ``and`` with a guard guards too, ``not``
   moves the guard to the ``else`` branch;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
   rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import libcst as cst
 
@@ -38,6 +38,12 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
     if last is not None and any(fnmatchcase(last, pat) for pat in guards):
         return "body"
     return None
+
+
+def guarded_ifexp(node: cst.IfExp, imports: dict[str, str], guards: Sequence[str]) -> Iterator[cst.CSTNode]:
+    """``x.item() if DEBUG else 0``: the nodes of the branch that never runs in a captured step."""
+    branch = guarded_branch(node.test, imports, guards)
+    return preorder(node.body if branch == "body" else node.orelse) if branch else iter(())
 
 
 def _self_attr(node: cst.BaseExpression) -> str | None:

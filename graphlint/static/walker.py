@@ -17,7 +17,7 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import preorder
-from graphlint.static.guards import guarded_branch, is_lazy_init, returns_when_capturing
+from graphlint.static.guards import guarded_branch, guarded_ifexp, is_lazy_init, returns_when_capturing
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import, resolve
@@ -396,8 +396,10 @@ class Walker(CallRecorder):
                     handlers.remove(m)
 
     def expr(self, root: cst.CSTNode) -> None:
-        dispatch = self.dispatch
+        dispatch, skip = self.dispatch, set()
         for node in preorder(root):
+            if skip and id(node) in skip:
+                continue  # inside ``... if DEBUG else ...``'s guarded branch
             name = type(node).__name__
             if name == "Name":
                 self.name_reference(node)
@@ -416,3 +418,5 @@ class Walker(CallRecorder):
                     self.visit_node(node, extra)
             elif name in dispatch:
                 self.visit_node(node)
+            if name == "IfExp":
+                skip.update(map(id, guarded_ifexp(node, self.imports, self.options.guards)))

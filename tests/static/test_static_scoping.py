@@ -225,6 +225,17 @@ def test_guards_hide_code_and_callees_reached_only_from_guards():
     """
     assert analyze({"m.py": debug_helper}) == []
     assert codes(analyze({"m.py": debug_helper}, guards=())) == ["GL101"]
+    inline = """
+    import torch
+    DEBUG = False
+
+    def decode(x: torch.Tensor):
+        a = x.sum().item() if DEBUG else 0
+        b = x if not DEBUG else x.tolist()
+        return x.cpu() if DEBUG else x
+    """
+    assert analyze({"m.py": inline}) == []
+    assert codes(analyze({"m.py": inline}, guards=())) == ["GL101", "GL102", "GL103"]
     # the capture predicate is not a name pattern: it guards whatever the configuration
     assert codes(analyze({"m.py": src}, guards=())) == ["GL101"] + ["GL106"] * 3
 
