@@ -26,7 +26,7 @@ def run_rank(req) -> Inventory | None:
     import torch
     import torch.distributed as dist
 
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() and not req.cpu
     owns_group = not dist.is_initialized()
     if owns_group:
         dist.init_process_group("nccl" if cuda else "gloo")

@@ -41,3 +41,15 @@ def test_two_gloo_ranks_gather_on_rank_zero(tmp_path):
         expected = {p for p in plants(TARGETS / "hazards.py") if p[0] in ("GL190", "GL390", "GL393")}
         assert {(f["rule"], f["line"]) for f in dev["findings"]} >= expected
     assert any("torchrun mode: 2 ranks" in n for n in data["notes"])
+
+
+def test_cpu_flag_keeps_a_rank_on_the_cpu_even_when_cuda_is_visible(monkeypatch):
+    from graphlint.dynamic.distributed import run_rank
+    from graphlint.dynamic.run import Request
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU box, but --cpu
+    for key, value in dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1").items():
+        monkeypatch.setenv(key, value)
+    inv = run_rank(Request(target=spec("plain_module.py"), cpu=True))
+    assert [d.device for d in inv.devices] == ["rank0:cpu"] and not inv.cuda
