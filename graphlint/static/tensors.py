@@ -267,6 +267,8 @@ class TensorOracle:
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Name):
+                if func.value in ("sum", "min", "max", "abs"):  # of tensors, a tensor: ``sum(losses)``
+                    return bool(node.args) and all(self.is_host_data(a.value) for a in node.args)
                 return func.value in HOST_SCALAR_CALLS
             if (resolve(func, self.imports) or "").startswith(HOST_LIBRARIES):
                 return True

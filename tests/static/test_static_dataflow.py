@@ -179,3 +179,8 @@ def test_builtin_shadowed_by_a_local_def_is_not_a_cast():
 )
 def test_item_on_host_data_is_not_a_sync(body):
     assert run(body) == []
+
+
+def test_item_on_a_sum_of_tensors_is_still_a_sync():
+    assert run("total = sum(x.unbind(0))\nv = total.item()") == ["GL101"]
+    assert run("v = max(x.sum(), x.mean()).item()") == ["GL101"]
