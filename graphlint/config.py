@@ -164,6 +164,8 @@ def _glob_regex(pattern: str) -> str:
     pat = pattern.strip().rstrip("/")
     anchored = "/" in pat
     pat = pat.lstrip("/")
+    while pat.startswith("./"):  # ``./tests``: the root's tests, as the user meant
+        pat = pat[2:].lstrip("/")
     out, i = [], 0
     while i < len(pat):
         if pat.startswith("**/", i):

@@ -127,6 +127,9 @@ def test_rule_pack_relative_to_config(project):
         ("src/*.py", "src/a/b.py", False),
         ("model?.py", "model1.py", True),
         ("[ab].py", "c.py", False),
+        ("./tests", "tests/a.py", True),
+        ("./tests/**", "tests/unit/a.py", True),
+        ("./tests", "src/tests/a.py", False),
     ],
 )
 def test_path_matcher(tmp_path, pattern, path, expected):
