@@ -47,6 +47,15 @@ def test_custom_hot_names():
     assert [f.function for f in analyze({"m.py": src}, hot_names=("generate_*",))] == ["generate_token"]
 
 
+def test_pytest_functions_are_not_default_entries():
+    src = f"""
+    def test_decode_step(x):
+        return {SYNC}
+    """
+    assert analyze({"test_m.py": src}) == []
+    assert [f.function for f in analyze({"test_m.py": src}, hot_names=("test_*",))] == ["test_decode_step"]
+
+
 def test_absolute_and_aliased_imports_across_modules():
     files = {
         "pkg/__init__.py": "",
