@@ -107,7 +107,9 @@ def region_entry(region) -> str:
 
     if region.extra.get("entry"):
         return region.extra["entry"]
-    fn = inspect.unwrap(getattr(region.fn, "__func__", region.fn))
+    fn = region.fn
+    while hasattr(fn, "func") or hasattr(fn, "__wrapped__"):  # torch.no_grad()(partial(self._layer, i))
+        fn = getattr(fn, "__wrapped__", None) or fn.func
     fn = getattr(fn, "__func__", fn)
     code, qualname = getattr(fn, "__code__", None), getattr(fn, "__qualname__", "")
     if code is None or "<" in qualname or not is_user_file(code.co_filename):

@@ -70,7 +70,8 @@ def _layer(index: int) -> None:
     del index
 
 
-def test_region_fallback_location_sees_through_no_grad_and_partial():
+def test_region_fallback_location_sees_through_no_grad_and_partial(monkeypatch):
+    monkeypatch.chdir(ROOT)
     # dsv4's target wraps every region in torch.no_grad(): a region-level finding (empty graph,
     # replay mismatch, soak) must point at the region's code, not at torch/utils/_contextlib.py
     import functools
@@ -91,3 +92,21 @@ def test_a_target_file_that_fails_to_load_is_a_target_error_with_its_line(body, 
     with pytest.raises(TargetError, match=f"cannot load target file .*{says}.*broken_target.py:{body.count(chr(10))}"):
         load_factory(f"{path}:make_target")
     assert "graphlint_target_broken_target" not in __import__("sys").modules
+
+
+class _Decoder:
+    def layer(self, index: int) -> None:
+        del index
+
+
+def test_region_entry_sees_through_no_grad_and_partial(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    # dsv4's eager regions are torch.no_grad()(partial(self._layer, i)): a partial is no closure,
+    # and the static cross-check must take the region's own function as its decode entry
+    import functools
+
+    from graphlint.dynamic.frames import region_entry
+    from graphlint.dynamic.target import Region
+
+    region = Region("layer0", torch.no_grad()(functools.partial(_Decoder().layer, 0)))
+    assert region_entry(region) == "tests/dynamic/test_target_protocol.py:_Decoder.layer"
