@@ -52,18 +52,32 @@ def _self_attr(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _getattr_self(node: cst.BaseExpression, func: str) -> str | None:
+    """``getattr(self, "x", ...)`` / ``hasattr(self, "x")`` -> "x"."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == func):
+        return None
+    args = node.args
+    if len(args) < 2 or not (isinstance(args[0].value, cst.Name) and args[0].value.value == "self"):
+        return None
+    return args[1].value.raw_value if isinstance(args[1].value, cst.SimpleString) else None
+
+
 def is_lazy_init(stmt: cst.If) -> bool:
-    """``if self.x is None:`` whose body assigns ``self.x``."""
+    """``if self.x is None:`` (or ``getattr(self, "x", None) is None``, ``not hasattr(self, "x")``)
+    whose body assigns ``self.x``."""
     test = stmt.test
-    if not (
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        attr = _getattr_self(test.expression, "hasattr")
+    elif (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.Is)
         and isinstance(test.comparisons[0].comparator, cst.Name)
         and test.comparisons[0].comparator.value == "None"
     ):
+        attr = _self_attr(test.left) or _getattr_self(test.left, "getattr")
+    else:
         return False
-    attr = _self_attr(test.left)
     if attr is None:
         return False
     return any(

@@ -322,6 +322,20 @@ def test_lazy_initialisation_is_setup_not_step():
             return x
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL106", 16)]
+    spelled = """
+    import torch
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            if not hasattr(self, "buf"):
+                self.buf = torch.zeros(4)
+            if getattr(self, "_cache", None) is None:
+                self._cache = torch.empty(8)
+            if not hasattr(self, "other"):
+                torch.cuda.synchronize()
+            return x
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": spelled})] == [("GL106", 11)]
 
 
 def test_callbacks_closures_and_typed_parameters_are_followed():
