@@ -58,6 +58,8 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
             skip_file = True
             continue
         codes = tuple(c.strip() for c in (match["codes"] or "").split(",") if c.strip())
+        if match["codes"] is not None and not codes:
+            codes = ("[]",)  # ``ignore[]`` names no rule: an invalid suppression (GL003), never a blanket one
         first, last = _covered(statements, line, own_line)
         result.append(Suppression(line, first, last, codes, (match["reason"] or "").strip()))
     return result, skip_file

@@ -46,3 +46,9 @@ def test_skip_file_and_noqa_is_not_honoured():
 def test_broken_source_does_not_raise():
     sups, skip = parse("x = (  # graphlint: ignore\n")
     assert len(sups) == 1 and not skip
+
+
+def test_empty_brackets_are_not_a_blanket_suppression():
+    (empty,), _ = parse("y = t.item()  # graphlint: ignore[] -- meant to list codes\n")
+    (blanket,), _ = parse("y = t.item()  # graphlint: ignore -- everything\n")
+    assert empty.codes == ("[]",) and blanket.codes == ()
