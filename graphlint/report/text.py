@@ -10,6 +10,7 @@ import io
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from graphlint.finding import Finding
 from graphlint.report import ReportContext, fails, summary
@@ -35,7 +36,7 @@ def _print_finding(console: Console, f: Finding, ctx: ReportContext) -> None:
         f"[bold]{escape(f.path)}[/]:{f.line}:{f.col}: [{style}]{f.rule}[/] [dim]\\[{escape(f.name)}][/] {escape(f.message)}"
     )
     if f.line_text:
-        console.print(f"    [dim]|[/] {escape(f.line_text)}")
+        console.print(Text.assemble("    ", ("|", "dim"), " ", f.line_text))  # no markup: a trailing \ stays one
     if ctx.show_chain and f.chain:
         console.print(f"    [dim]chain:[/] {escape(' -> '.join(f.chain))}")
     if f.suppressed:

@@ -117,3 +117,9 @@ def test_sarif_uris_are_percent_encoded(project):
     log = project.run("my src", "--format", "sarif").json()
     location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert location == {"uri": "my%20src/a%20b.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_text_shows_the_source_line_verbatim(project):
+    project.write("a.py", 'import torch\ndef decode_step(x: torch.Tensor):\n    return x.item() + \\\n        1  # [red]\n')
+    out = project.run("a.py").out
+    assert "    | return x.item() + \\\n" in out
