@@ -1,8 +1,9 @@
 """Branches that never run in a captured decode step.
 
 - ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:`` (and ``a if DEBUG else b``):
-  the last name of the test matches a guard pattern (``[tool.graphlint] guards``); ``and`` with a guard guards too, ``not``
-  moves the guard to the ``else`` branch;
+  the last name of the test (or the variable of ``os.environ.get("DEBUG")``) matches a guard
+  pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
+  ``not`` moves the guard to the ``else`` branch;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
   rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
   after ``if not self.verbose: return`` (a debug helper called from the step);
@@ -22,6 +23,7 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.names import resolve
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
+ENV_READERS = ("os.environ.get", "os.getenv")
 
 
 def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Sequence[str]) -> str | None:
@@ -32,11 +34,29 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         sides = (guarded_branch(test.left, imports, guards), guarded_branch(test.right, imports, guards))
         return "body" if "body" in sides else None
-    if isinstance(test, cst.Call):
-        return "orelse" if resolve(test.func, imports) == CAPTURING_PREDICATE else None
-    last = test.attr.value if isinstance(test, cst.Attribute) else test.value if isinstance(test, cst.Name) else None
-    if last is not None and any(fnmatchcase(last, pat) for pat in guards):
+    if isinstance(test, cst.Call) and resolve(test.func, imports) == CAPTURING_PREDICATE:
+        return "orelse"
+    name = _guard_name(test, imports)
+    if name is not None and any(fnmatchcase(name.lower(), pat.lower()) for pat in guards):
         return "body"
+    return None
+
+
+def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None:
+    """What guard patterns are matched against (case-insensitively, so ``DEBUG_MODE`` is a
+    ``*debug*`` guard): the last name of ``VERBOSE`` / ``self.debug``, or the variable read by
+    ``os.environ.get("DEBUG")`` / ``os.getenv("DEBUG")``."""
+    if isinstance(test, cst.Attribute):
+        return test.attr.value
+    if isinstance(test, cst.Name):
+        return test.value
+    if (
+        isinstance(test, cst.Call)
+        and resolve(test.func, imports) in ENV_READERS
+        and test.args
+        and isinstance(test.args[0].value, cst.SimpleString)
+    ):
+        return test.args[0].value.raw_value
     return None
 
 

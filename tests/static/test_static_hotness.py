@@ -253,3 +253,24 @@ def test_graph_stream_passed_positionally_is_explicit():
         return g
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src}, hot_names=())] == [("GL501", 8)]
+
+
+def test_guard_names_match_case_insensitively_and_environment_switches_are_guards():
+    src = f"""
+    import os
+    import torch
+    from os import getenv
+    DEBUG_MODE = False
+
+    def decode(x):
+        if DEBUG_MODE:
+            print({SYNC})
+        if os.environ.get("GRAPHLINT_VERBOSE"):
+            print({SYNC})
+        if getenv("Debug"):
+            torch.cuda.synchronize()
+        if os.environ.get("BATCH"):
+            return {SYNC}
+        return x
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL101", 15)]
