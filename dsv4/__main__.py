@@ -12,10 +12,11 @@ from dsv4.model import DSV4Model
 from dsv4.target import DECODERS
 
 
-def default_devices(kind: str) -> list[torch.device]:
+def default_devices(kind: str) -> list[torch.device] | None:
+    """Every visible GPU (layers split across them), or the CPU; None for --device cuda without CUDA."""
     if kind == "cuda" or (kind == "auto" and torch.cuda.is_available()):
         if not torch.cuda.is_available():
-            raise SystemExit("error: --device cuda but no CUDA device is visible")
+            return None
         return [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
     return [torch.device("cpu")]
 
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps < 1 or args.prompt_len < 1 or args.prompt_len + args.steps > cfg.max_seq_len:
         parser.error(f"need steps >= 1, prompt-len >= 1 and prompt-len + steps <= {cfg.max_seq_len}")
     devices = default_devices(args.device)
+    if devices is None:
+        parser.error("--device cuda, but no CUDA device is visible")  # a usage error: exit 2
     decoder = DECODERS[args.decoder](DSV4Model(cfg, devices, seed=args.seed))
     prompt = [(i * 131 + 7) % cfg.vocab_size for i in range(args.prompt_len)]
     model = decoder.model

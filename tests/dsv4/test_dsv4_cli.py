@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from dsv4.__main__ import main
 
@@ -55,3 +56,10 @@ def test_bench_refuses_runs_it_cannot_do_with_a_usage_error(args):
     with pytest.raises(SystemExit) as exit_info:
         bench.main([*args, "--repeats", "1"])
     assert exit_info.value.code == 2
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
+def test_generate_on_cuda_without_cuda_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["generate", "--device", "cuda", "--steps", "2"])
+    assert exit_info.value.code == 2 and "no CUDA device" in capsys.readouterr().err
