@@ -25,7 +25,7 @@ DEVICE_NAMES = ("device", "dev", "*_device", "*_dev", "device_*")
 def device_kind(node: cst.BaseExpression, ctx: MatchContext) -> str | None:
     if isinstance(node, cst.SimpleString):
         text = node.value.strip("rbuRBU").strip("'\"")
-        return "literal" if text.startswith("cuda") else "host" if text == "cpu" else None
+        return "literal" if text.startswith("cuda") else "host" if text.split(":")[0] == "cpu" else None
     if isinstance(node, cst.FormattedString):
         first = node.parts[0] if node.parts else None
         return "literal" if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda") else None
