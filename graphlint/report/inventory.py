@@ -14,13 +14,10 @@ from collections import defaultdict
 from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
 from graphlint.dynamic.results import CAPTURED, EAGER, Inventory
 from graphlint.finding import CATEGORIES, Finding
+from graphlint.report.markdown import md_cell
 
 _CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
          "not run": "⏸ not run"}
-
-
-def _esc(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def status_of(f: Finding) -> str:
@@ -79,7 +76,7 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
     out += ["", "### Probes", "", "| Device | Probe | Status | Detail |", "|---|---|---|---|"]
     for dev in inv.devices:
         for p in dev.probes:
-            out.append(f"| {dev.device} | {p.probe} | {p.status} | {_esc(p.detail)} |")
+            out.append(f"| {dev.device} | {p.probe} | {p.status} | {md_cell(p.detail)} |")
     return out + [""]
 
 
@@ -100,7 +97,7 @@ def _category_tables(inv: Inventory, xref: CrossRef) -> list[str]:
                 static = f"**⚠ {static}**"
             elif static == CONFIRMED:
                 static = f"✅ {static} ({', '.join(xref.rules_at(f))})"
-            out.append(f"| `{f.path}` | {f.line} | {f.rule} {_esc(f.message)} | {_esc(', '.join(f.evidence))} | "
+            out.append(f"| `{f.path}` | {f.line} | {f.rule} {md_cell(f.message)} | {md_cell(', '.join(f.evidence))} | "
                        f"{', '.join(dict.fromkeys(devices))} | {f.region} | {status_of(f)} | {static} |")
         out.append("")
     return out
@@ -119,7 +116,7 @@ def _matrix(inv: Inventory) -> list[str]:
     details = [(d.device, r, c["detail"]) for d in inv.devices for r, c in d.capture.items()
                if c.get("detail") and c["status"] != EAGER]
     if details:
-        out += ["", "Capture details:", ""] + [f"- {dev} `{r}`: {_esc(text)}" for dev, r, text in details]
+        out += ["", "Capture details:", ""] + [f"- {dev} `{r}`: {md_cell(text)}" for dev, r, text in details]
     return out + [""]
 
 
@@ -148,7 +145,7 @@ def _static_only(xref: CrossRef) -> list[str]:
     if not xref.static_only:
         return out + ["None.", ""]
     out += ["| File | Line | Issue |", "|---|---|---|"]
-    out += [f"| `{f.path}` | {f.line} | {f.rule} {_esc(f.message)} |" for f in xref.static_only]
+    out += [f"| `{f.path}` | {f.line} | {f.rule} {md_cell(f.message)} |" for f in xref.static_only]
     return out + [""]
 
 
