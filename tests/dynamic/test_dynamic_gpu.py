@@ -3,6 +3,8 @@ catch it, through the real per-GPU worker processes. Skipped without CUDA."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 import torch
 
@@ -45,6 +47,15 @@ def test_stream_less_kernel_and_bare_capture():
     assert device.capture["stream_less_kernel"]["status"] == "empty"
     assert device.capture["self_captured"]["status"] == "eager"
     assert {(f.rule, f.line) for f in device.findings} == plants(TARGETS / "graph_hazards.py")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="needs nvidia-cutlass-dsl")
+def test_real_cutedsl_kernel_without_stream_is_an_empty_stale_graph(monkeypatch):
+    monkeypatch.setenv("DSV4_KERNELS", "cutedsl")  # the per-GPU worker inherits it
+    device = _device("cutedsl_streamless.py")
+    assert device.capture == {"rms_norm_without_stream": {"status": "empty", "detail": device.capture[
+        "rms_norm_without_stream"]["detail"]}}
+    assert {(f.rule, f.line) for f in device.findings} == plants(TARGETS / "cutedsl_streamless.py")
 
 
 def test_plain_module_captures_replays_and_soaks_clean():
