@@ -32,8 +32,12 @@ def _rms_norm_kernel(mX: cute.Tensor, mW: cute.Tensor, mO: cute.Tensor, eps: Flo
 
     smem = cutlass.memory.SmemAllocator()
     warp_sums = smem.allocate_tensor(Float32, cute.make_layout(WARPS), byte_alignment=4)
-    if cute.arch.lane_idx() == 0:
-        warp_sums[cute.arch.warp_idx()] = sum_sq
+    # warp_idx() is a full-warp shuffle (it makes the index warp-uniform): it must run while all
+    # 32 lanes are converged. Called inside the lane-0 branch, lane 0 waits at the shuffle for
+    # lanes that never arrive, and the kernel hangs (the first H200 run's warm-up hang).
+    warp, lane = cute.arch.warp_idx(), cute.arch.lane_idx()
+    if lane == 0:
+        warp_sums[warp] = sum_sq
     cute.arch.sync_threads()
     total = Float32(0.0)
     for w in cutlass.range_constexpr(WARPS):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from unittest import mock
 
 import pytest
@@ -55,11 +56,48 @@ def compile_ptx(tmp_path_factory):
 CASES = list(_cases()) if importlib.util.find_spec("cutlass") else []
 
 
+def shuffles_under_lane_guard(ptx: str) -> list[str]:
+    """Full-warp ``shfl.sync`` (member mask -1) inside a branch taken by some lanes only.
+
+    Lanes skipping the branch never reach that shuffle, so the lanes inside wait for them
+    forever: the rms_norm warm-up hang on the first H200 run (``warp_idx()`` under
+    ``if lane_idx() == 0``). Guards recognised: a predicate set from ``%laneid`` or ``%tid``.
+    """
+    lines = [line.strip() for line in ptx.splitlines()]
+    lane_regs = {m.group(1) for line in lines if (m := re.match(r"mov\.u32\s+(%r\d+), %(laneid|tid\.x);", line))}
+    guards = {m.group(1) for line in lines
+              if (m := re.match(r"setp\.\S+\s+(%p\d+), (%r\d+)", line)) and m.group(2) in lane_regs}
+    found = []
+    for i, line in enumerate(lines):
+        branch = re.match(r"@!?(%p\d+) bra\s+(\S+);", line)
+        if not branch or branch.group(1) not in guards:
+            continue
+        for inner in lines[i + 1:]:
+            if inner == branch.group(2) + ":":
+                break
+            if inner.startswith("shfl.sync") and inner.rstrip(";").endswith("-1"):
+                found.append(inner)
+    return found
+
+
+def test_the_lane_guard_check_finds_the_shuffle_that_hung():
+    hung = """mov.u32 %r19, %laneid;
+    setp.ne.b32 %p3, %r19, 0;
+    @%p3 bra $L__BB0_5;
+    shr.u32 %r20, %r40, 5;
+    shfl.sync.idx.b32 %r21, %r20, 0, 31, -1;
+    $L__BB0_5:"""
+    assert shuffles_under_lane_guard(hung) == ["shfl.sync.idx.b32 %r21, %r20, 0, 31, -1;"]
+    converged = "shfl.sync.idx.b32 %r5, %r20, 0, 31, -1;\n" + hung.replace("shfl.sync.idx.b32 %r21, %r20, 0, 31, -1;", "")
+    assert shuffles_under_lane_guard(converged) == []
+
+
 @pytest.mark.parametrize("module, dtypes", CASES)
 def test_kernel_compiles_for_hopper(compile_ptx, module, dtypes):
     ptx = compile_ptx(module, dtypes)
     assert ".target sm_90a" in ptx
     assert SIGNATURE_INSTRUCTION[module.__name__.rsplit(".", 1)[1]] in ptx
+    assert shuffles_under_lane_guard(ptx) == []
 
 
 def test_a_warm_up_launch_that_never_finishes_raises_instead_of_hanging(monkeypatch):
