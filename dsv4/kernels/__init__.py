@@ -2,9 +2,8 @@
 
 Dispatch: the CuTeDSL kernel runs when the input is a CUDA tensor, ``cutlass`` imports, and the
 kernel was compiled for that device by :func:`warmup`; otherwise the torch reference in
-:mod:`dsv4.kernels.reference` runs. ``DSV4_KERNELS=torch`` forces the fallback and
-``DSV4_KERNELS=cutedsl`` enables the kernels; unset, the torch fallback runs for now (see
-:mod:`dsv4.kernels.registry`: the kernels are not yet validated on a GPU). Nothing is
+:mod:`dsv4.kernels.reference` runs. ``DSV4_KERNELS=torch`` forces the fallback; unset or ``cutedsl``, the kernels run wherever
+they can (see :mod:`dsv4.kernels.registry`). Nothing is
 ever compiled lazily, so a first call inside a CUDA-graph capture cannot trigger compilation.
 Every kernel launch is given torch's current stream, so the ops capture into CUDA graphs.
 """

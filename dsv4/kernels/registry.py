@@ -7,9 +7,10 @@ on different devices, an ``out`` of another dtype or shape, operand shapes a ker
 silently takes the torch reference instead: the result is the same, only slower.
 
 ``DSV4_KERNELS`` picks the backend: ``torch`` (the fallback everywhere) or ``cutedsl``. Unset,
-it is :data:`DEFAULT_BACKEND`, which is ``torch`` for now: on the first H200 run (2026-12-02,
-torch 2.11, nvidia-cutlass-dsl 4.8.1) ``warmup`` did not return within 200 s, so the kernels
-stay opt-in until a GPU run shows them correct (``reports/kernels-h200-2026-12-02.md``).
+it is :data:`DEFAULT_BACKEND`, ``cutedsl``: the kernels run wherever CUDA and ``cutlass`` are
+present. They were opt-in while the first H200 run's warm-up hung (a full-warp shuffle inside a
+lane-0 branch of the rms_norm kernel); since the fix every kernel passes its GPU tests, in and
+out of CUDA graphs (``reports/kernels-h200-2026-12-02.md``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _COMPILED: dict[tuple[str, int, tuple[torch.dtype, ...]], Callable[..., torch.Te
 _WARMED_DEVICES: set[int] = set()
 
 
-DEFAULT_BACKEND = "torch"
+DEFAULT_BACKEND = "cutedsl"
 
 
 def cutlass_available() -> bool:

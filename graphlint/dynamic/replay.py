@@ -213,14 +213,16 @@ class GraphProbe:
 
     def _report(self, replay_steps: int, soak_steps: int) -> None:
         outcome = self.result.probes
-        captured = [n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)]
+        statuses = [c["status"] for c in self.result.capture.values()]
         capturable = [r for r in self.graph_regions if r.capturable]
         eager = len(self.graph_regions) - len(capturable)
         if self.stopped_at == 0:  # the warm-up step raised: nothing was captured or compared
             outcome.append(ProbeOutcome("capture", "skipped", self.poisoned))
-        else:
-            outcome.append(ProbeOutcome("capture", "ran", f"{len(captured)}/{len(capturable)} capturable regions "
-                                        "captured" + (f" ({eager} deliberately eager)" if eager else "")))
+        else:  # an empty graph is not a capture: it records nothing (same count as the summary)
+            notes = [f"{statuses.count(EMPTY)} empty"] if EMPTY in statuses else []
+            notes += [f"{eager} deliberately eager"] if eager else []
+            outcome.append(ProbeOutcome("capture", "ran", f"{statuses.count(CAPTURED)}/{len(capturable)} capturable "
+                                        "regions captured" + (f" ({', '.join(notes)})" if notes else "")))
         # After a failed capture the stop is its consequence (GL590 is the failure); without one, a
         # target that raises is a probe error: the gate must not pass a step it could not run.
         crashed = "error" if self.stopped_at is not None and not any(

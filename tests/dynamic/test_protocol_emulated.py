@@ -45,6 +45,9 @@ def test_hazards_mismatch_is_blamed_on_the_frozen_lines():
     failed = {f.line for f in result.findings if f.rule == "GL590"}
     assert failed == set(plant_lines(path, "GL190")) | set(plant_lines(path, "GL390"))
     assert "first mismatch at step 2" in result.outcome("replay").detail
+    # the probe line counts like the report's summary: an empty graph is not a capture
+    captured = sum(status == "captured" for status in statuses.values())
+    assert result.outcome("capture").detail.startswith(f"{captured}/{len(statuses)} capturable regions captured (1 empty")
 
 
 def test_clean_module_replays_identically_and_is_timed():

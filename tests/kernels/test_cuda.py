@@ -19,8 +19,7 @@ from dsv4.kernels import reference
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 needs_cutlass = pytest.mark.skipif(
     importlib.util.find_spec("cutlass") is None or kernels.registry.forced_torch(),
-    reason="needs nvidia-cutlass-dsl and DSV4_KERNELS=cutedsl (opt-in: warm-up hung on the "
-    "first H200 run, see reports/kernels-h200-2026-12-02.md)",
+    reason="needs nvidia-cutlass-dsl (pip install -e '.[kernels]') and DSV4_KERNELS unset or cutedsl",
 )
 
 DEVICE = torch.device("cuda", 0)
