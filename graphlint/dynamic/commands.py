@@ -180,7 +180,8 @@ def cmd_inventory(args) -> int:
     if inv is None:
         return EXIT_CLEAN
     entries = sorted({e for d in inv.devices for e in d.entries})
-    xref = cross_reference(inv.findings(), entries)
+    sources = sorted({s for d in inv.devices for s in d.sources})
+    xref = cross_reference(inv.findings(), entries, sources)
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
     failed = failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds

@@ -41,9 +41,10 @@ def _packages(files: list[str]) -> list[str]:
     return [d for d in dirs if not any(d != o and Path(d).is_relative_to(o) for o in dirs if Path(o).is_dir())]
 
 
-def cross_reference(findings: list[Finding], entries: list[str]) -> CrossRef:
-    """Run the static half on the dynamic findings' files and bucket every finding."""
-    files = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries})
+def cross_reference(findings: list[Finding], entries: list[str], sources: list[str] = ()) -> CrossRef:
+    """Run the static half on the dynamic findings' files and the regions' ``sources`` (so the
+    package a closure region lives in is checked whole), and bucket every finding."""
+    files = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries} | set(sources))
     files = [f for f in files if not Path(f).is_absolute() and Path(f).is_file()]
     paths = _packages(files)
     if not paths:

@@ -117,6 +117,14 @@ def region_entry(region) -> str:
     return f"{display_path(code.co_filename)}:{qualname}"
 
 
+def region_sources(regions) -> list[str]:
+    """The files defining the regions' functions, closures included: even when a region cannot
+    be a static entry, its file tells the cross-check which package the step lives in."""
+    frames = [function_frame(r.fn) for r in regions]
+    return sorted({f.path for f in frames
+                   if f is not None and not Path(f.path).is_absolute() and is_user_file(f.path)})
+
+
 def region_entries(regions) -> list[str]:
     """The regions' functions as static entries; ``[]`` when one of them has none (a lambda, a
     closure), because a partial entry list would hide that region's code from the static half."""

@@ -20,7 +20,7 @@ import time
 import torch
 
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
-from graphlint.dynamic.frames import function_frame, region_entries
+from graphlint.dynamic.frames import function_frame, region_entries, region_sources
 from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
                                        ProbeOutcome, make_finding, merge_findings)
 from graphlint.dynamic.target import regions_of
@@ -74,6 +74,7 @@ class GraphProbe:
         self.eager_regions = regions_of(self.eager_target)
         self.result.regions = [r.name for r in self.graph_regions]
         self.result.entries = region_entries(self.graph_regions)
+        self.result.sources = region_sources(self.graph_regions)
         self.captures: dict[str, object] = {}
         self.poisoned = ""  # why this instance stopped early: a poisoned context or a region that raised
         self.running = ""  # what either instance is running (a region, a stage), for _stop

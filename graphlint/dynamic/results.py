@@ -39,6 +39,7 @@ class DeviceResult:
     soak: dict[str, Any] = field(default_factory=dict)
     regions: list[str] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)  # "path:Qual.name" per region, for the static cross-check
+    sources: list[str] = field(default_factory=list)  # files defining the regions (closures too)
     meta: dict[str, str] = field(default_factory=dict)  # torch version, GPU name, rank
 
     def outcome(self, probe: str) -> ProbeOutcome | None:
@@ -53,6 +54,7 @@ class DeviceResult:
         self.soak.update(other.soak)
         self.regions = self.regions or other.regions
         self.entries = self.entries or other.entries
+        self.sources = self.sources or other.sources
         self.meta.update(other.meta)
         return self
 

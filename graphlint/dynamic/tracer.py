@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries
+from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries, region_sources
 from graphlint.dynamic.results import DeviceResult, ProbeOutcome, make_finding
 from graphlint.dynamic.target import Region, regions_of
 
@@ -305,4 +305,4 @@ def trace_phase(factory, devices, options, rules, label: str) -> DeviceResult:
     cuda = any(torch.device(d).type == "cuda" for d in devices)
     findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
     return DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
-                        entries=region_entries(regions))
+                        entries=region_entries(regions), sources=region_sources(regions))

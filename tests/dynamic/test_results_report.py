@@ -119,3 +119,22 @@ def test_a_soak_left_out_on_request_says_how_it_was_left_out():
     inv = _inventory()
     inv.devices[0].soak = {}
     assert "Not run (--no-soak; capture-test soaks only with --soak)." in render_markdown(inv, CrossRef(False, "x"))
+
+
+def test_closure_regions_widen_the_cross_check_to_their_package(tmp_path, monkeypatch):
+    """A closure region cannot be a static entry, but its file places the step in a package: the
+    static half must check that package, not only the directory of the files findings sit in."""
+    from graphlint.dynamic.frames import region_sources
+    from graphlint.dynamic.target import Region
+
+    monkeypatch.chdir(ROOT)
+    finding = _f("GL290", 30, "tracer:x").with_(path="dsv4/kernels/rmsnorm_kernel.py")
+    narrow = cross_reference([finding], [])
+    assert narrow.ran and "on dsv4/kernels with" in narrow.detail
+    from dsv4.full_graph import FullGraphDecoder
+
+    step = FullGraphDecoder._device_step_fn  # defined in dsv4/full_graph.py, like its closure
+    sources = region_sources([Region("step", step), Region("lam", lambda: None)])
+    assert sources == ["dsv4/full_graph.py", "tests/dynamic/test_results_report.py"]
+    wide = cross_reference([finding], [], sources[:1])
+    assert wide.ran and "on dsv4 with" in wide.detail
