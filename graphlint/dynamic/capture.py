@@ -10,6 +10,7 @@ tiny capture-and-replay before any further capture is trusted.
 
 from __future__ import annotations
 
+import re
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ from graphlint.dynamic.frames import UserFrame, current_user_frame, function_fra
 from graphlint.dynamic.results import CAPTURED, EMPTY, FAILED
 
 EMPTY_GRAPH_TEXT = "The CUDA Graph is empty"
+# Terminal colour codes: CuTeDSL colours its errors ("\x1b[91m\x1b[1merror:\x1b[0m ..."); a
+# report is markdown or JSON, where they are noise.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass
@@ -34,7 +38,7 @@ class Capture:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
 
 

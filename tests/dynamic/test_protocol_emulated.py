@@ -183,3 +183,13 @@ def test_dsv4_graph_decoders_replay_like_eager_through_a_soak_past_max_seq_len(d
     assert "identical" in result.outcome("replay").detail
     assert result.outcome("soak").status == "ran" and result.soak["first_mismatch_step"] is None
     assert result.findings == []
+
+
+def test_capture_errors_lose_terminal_colour_codes():
+    from graphlint.dynamic.capture import _first_line
+
+    class DSLCudaRuntimeError(RuntimeError):
+        pass
+
+    exc = DSLCudaRuntimeError("\x1b[91m\x1b[1merror:\x1b[0m cudaErrorStreamCaptureInvalidated (error code: 901)\nmore")
+    assert _first_line(exc) == "DSLCudaRuntimeError: error: cudaErrorStreamCaptureInvalidated (error code: 901)"
