@@ -24,9 +24,9 @@ def test_clean_target_passes_and_says_whether_capture_was_tested():
     assert check.failures == [] and check.capture_tested == torch.cuda.is_available()
 
 
-# Without CUDA the fixture runs the tracer (the .item() is GL190, the bincount GL390); with CUDA
-# it runs capture and replay, where both are failed captures (GL590).
-SYNC_CODE, SHAPE_CODE = ("GL590", "GL590") if torch.cuda.is_available() else ("GL190", "GL390")
+# Without CUDA the fixture runs the tracer (the .item() is GL190); with CUDA it runs capture and
+# replay, where the .item() is a failed capture (GL590).
+SYNC_CODE = "GL590" if torch.cuda.is_available() else "GL190"
 
 
 def test_hazards_fail_the_test_with_every_failure_listed():
@@ -37,7 +37,9 @@ def test_hazards_fail_the_test_with_every_failure_listed():
 def test_factory_callables_run_in_process():
     factory = load_factory(f"{TARGETS / 'plain_module.py'}:make_target")
     assert GraphCapture()(factory, dim=16).failures == []
-    with pytest.raises(pytest.fail.Exception, match=SHAPE_CODE):
+    if torch.cuda.is_available():
+        return  # failing captures in this process would risk every later capture of the session
+    with pytest.raises(pytest.fail.Exception, match="GL390"):  # the tracer: bincount
         GraphCapture()(load_factory(f"{TARGETS / 'hazards.py'}:make_target"))
 
 
