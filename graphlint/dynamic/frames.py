@@ -2,7 +2,10 @@
 
 An op, a sync callback or a warning fires deep inside torch (or inside graphlint's own probe
 code); the line a user can fix is the innermost frame that belongs to neither, and not to the
-standard library either (``contextlib`` wrappers, ``functools.partial`` trampolines).
+standard library either (``contextlib`` wrappers, ``functools.partial`` trampolines). Among
+those, a frame of the project (not in an installed library: ``site-packages``, or a
+``sys.path`` directory outside the working directory, such as a ``pip --target`` dir) wins: an
+error raised inside CuTeDSL's JIT executor belongs to the project line that launched the kernel.
 """
 
 from __future__ import annotations
@@ -59,13 +62,34 @@ def is_user_file(filename: str) -> bool:
     )
 
 
+def is_library_file(filename: str) -> bool:
+    return _is_library_file(filename, os.getcwd(), tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_file(filename: str, cwd: str, path: tuple[str, ...]) -> bool:
+    resolved = Path(filename).resolve()
+    if {"site-packages", "dist-packages"} & set(resolved.parts):
+        return True
+    here = Path(cwd).resolve()
+    for entry in path:
+        root = Path(entry or cwd).resolve()
+        if root == here or root.is_relative_to(here) or here.is_relative_to(root):
+            continue  # the project itself (or a folder holding it) is not a library
+        if resolved.is_relative_to(root):
+            return True
+    return False
+
+
 def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
-    """``pairs`` innermost first; returns the innermost user frame with the user chain."""
+    """``pairs`` innermost first; returns the innermost project frame (else the innermost
+    non-torch, non-stdlib frame) with the chain of such frames."""
     user = [(f, ln, fn) for f, ln, fn in pairs if is_user_file(f)]
     if not user:
         return None
     chain = tuple(f"{display_path(f)}:{ln} {fn}" for f, ln, fn in reversed(user[:8]))
-    filename, line, function = user[0]
+    project = [pair for pair in user if not is_library_file(pair[0])]
+    filename, line, function = (project or user)[0]
     return UserFrame(display_path(filename), line, function, chain)
 
 

@@ -6,6 +6,8 @@ blamed, replay vs soak); what CUDA does is proven by test_dynamic_gpu.py on a GP
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
@@ -193,3 +195,22 @@ def test_capture_errors_lose_terminal_colour_codes():
 
     exc = DSLCudaRuntimeError("\x1b[91m\x1b[1merror:\x1b[0m cudaErrorStreamCaptureInvalidated (error code: 901)\nmore")
     assert _first_line(exc) == "DSLCudaRuntimeError: error: cudaErrorStreamCaptureInvalidated (error code: 901)"
+
+
+def test_an_error_inside_an_installed_library_belongs_to_the_project_line(tmp_path, monkeypatch):
+    """The eager inventory on the H200 blamed a failed capture on CuTeDSL's jit_executor.py (in a
+    ``pip --target`` dir on PYTHONPATH) instead of the dsv4 line that launched the kernel."""
+    from graphlint.dynamic.frames import _from_pairs
+
+    project, target_dir, venv = tmp_path / "proj", tmp_path / "wheels", tmp_path / "venv" / "site-packages"
+    for d in (project / "pkg", target_dir / "cutlass", venv / "other"):
+        d.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "path", [str(target_dir), str(venv), ""])
+    launch = (str(project / "pkg" / "kernel.py"), 20, "launch")
+    for library in (str(target_dir / "cutlass" / "jit_executor.py"), str(venv / "other" / "lib.py")):
+        frame = _from_pairs([(library, 1245, "run"), launch, (str(project / "pkg" / "step.py"), 7, "step")])
+        assert (frame.path, frame.line) == ("pkg/kernel.py", 20)
+        assert frame.chain[-1].endswith("jit_executor.py:1245 run") or frame.chain[-1].endswith("lib.py:1245 run")
+    only_library = _from_pairs([(str(target_dir / "cutlass" / "jit_executor.py"), 1245, "run")])
+    assert only_library.line == 1245  # nothing better to point at: still a location, not None
