@@ -63,8 +63,10 @@ def _sync(devices) -> None:
 
 
 class GraphProbe:
-    def __init__(self, factory, devices, options, rules, device_label: str) -> None:
+    def __init__(self, factory, devices, options, rules, device_label: str,
+                 known_failed: dict[str, str] | None = None) -> None:
         self.rules, self.label, self.devices = rules, device_label, devices
+        self.known_failed = known_failed or {}  # region -> why its capture failed in an earlier process
         self.result = DeviceResult(device_label)
         self.self_captures: list = []
         with watch_self_captures(self.self_captures.append):
@@ -136,6 +138,9 @@ class GraphProbe:
         if self.poisoned:
             self.result.capture[region.name] = {"status": NOT_RUN, "detail": self.poisoned}
             return
+        if region.name in self.known_failed:  # failed in the first process: runs eagerly here
+            self.result.capture[region.name] = {"status": FAILED, "detail": self.known_failed[region.name]}
+            return
         cap = capture_region(region)
         self.captures[region.name] = cap
         self.result.capture[region.name] = {"status": cap.status, "detail": cap.detail}
@@ -146,6 +151,10 @@ class GraphProbe:
                 self.poisoned = f"CUDA context did not recover after capturing {region.name} failed: {why}"
         elif cap.status == EMPTY:
             self.result.findings.append(self._finding("GL591", cap.where, region, "capture:empty-graph", cap.detail))
+
+    def _failed_here(self) -> list[str]:
+        """Regions whose capture failed in this process (not the ones known from an earlier one)."""
+        return [n for n, c in self.result.capture.items() if c["status"] == FAILED and n not in self.known_failed]
 
     def _finding(self, code, where, region, evidence, detail):
         f = make_finding(self.rules[code], where, device=self.label, region=region.name if region else "",
@@ -205,7 +214,7 @@ class GraphProbe:
         already ran its Python side effects (cache lengths, counters) without its kernels, so the
         re-run indexes out of bounds and trips a device-side assert that poisons the context.
         """
-        failed = [n for n, c in self.result.capture.items() if c["status"] == FAILED]
+        failed = self._failed_here()
         self.stopped_at = step
         why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
         self.poisoned = (f"stopped at step {step} in {self.running}: {why}"
@@ -226,8 +235,7 @@ class GraphProbe:
                                         "regions captured" + (f" ({', '.join(notes)})" if notes else "")))
         # After a failed capture the stop is its consequence (GL590 is the failure); without one, a
         # target that raises is a probe error: the gate must not pass a step it could not run.
-        crashed = "error" if self.stopped_at is not None and not any(
-            c["status"] == FAILED for c in self.result.capture.values()) else "skipped"
+        crashed = "error" if self.stopped_at is not None and not self._failed_here() else "skipped"
         if self.poisoned and not (crashed == "error" and self.stopped_at >= replay_steps):
             for region in capturable:
                 self.result.capture.setdefault(region.name, {"status": NOT_RUN, "detail": self.poisoned})
@@ -288,5 +296,8 @@ def _where_of(finding):
 
 
 def run_graph_phase(factory, devices, options, rules, device_label: str, *, replay_steps: int = REPLAY_STEPS,
-                    soak_steps: int = 0) -> DeviceResult:
-    return GraphProbe(factory, devices, options, rules, device_label).run(replay_steps, soak_steps)
+                    soak_steps: int = 0, known_failed: dict[str, str] | None = None) -> DeviceResult:
+    """``known_failed``: regions whose capture failed in an earlier process; they are not
+    captured again (they run eagerly), so this process never holds a failed capture."""
+    probe = GraphProbe(factory, devices, options, rules, device_label, known_failed)
+    return probe.run(replay_steps, soak_steps)

@@ -6,6 +6,15 @@ that poisons a CUDA context takes down only its own process. Placement ``span``:
 is built once over all selected GPUs (pipeline-parallel engines), in one worker per phase.
 Without CUDA everything runs in this process on the CPU: the tracer only, and the other
 probes say they were skipped and why.
+
+Decision: when a region's capture fails, replay and soak are measured again in a fresh process
+that does not capture that region (it runs eagerly there). A failed capture leaves state behind
+in its process -- the target's Python side effects ran without their kernels, and torch 2.11's
+caching allocator keeps parts of an abandoned capture (pytorch/pytorch#180395, #190308) -- so
+figures taken after one are not evidence. On the H200, tests that captured after in-process
+failed captures replayed garbage. The first process gives the capture matrix and GL590; the
+second, which holds no failed capture, gives replay, soak and timing. (Ranks under torchrun probe
+in place and cannot do this.)
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome
+from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings
 from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
 
 
@@ -66,6 +75,26 @@ def _jobs(req: Request, cuda: bool, device_count: int) -> list[list[dict]]:
     return [[{**base, "devices": g, "label": ",".join(g), "phase": p} for p in phases] for g in groups]
 
 
+def _without_failed_captures(job: dict, first: DeviceResult) -> DeviceResult:
+    """The graph phase again, in a fresh worker that does not capture the regions that failed."""
+    failed = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
+    if not failed:
+        return first
+    second = _worker({**job, "known_failed": failed})
+    if not second.capture:  # the second worker died or could not build the target: keep the first
+        note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
+        first.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail} (measured after failed captures: a re-run "
+                                     f"without them failed: {note})") if p.probe in ("replay", "soak") else p
+                        for p in first.probes]
+        return first
+    second.findings = merge_findings([f for f in first.findings if f.rule == "GL590"] + second.findings)
+    note = (f"in a fresh process that captured all but the {len(failed)} region(s) whose capture failed "
+            "(they ran eagerly)")
+    second.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}") if p.probe in ("replay", "soak") else p
+                     for p in second.probes]
+    return second
+
+
 def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
     """An error message for GPU indices that do not exist, else ''."""
     bad = [g for g in gpus or [] if not 0 <= g < device_count]
@@ -87,6 +116,8 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) ->
         merged = None
         for job in slots[i]:
             part = run_phase(job) if not cuda else _worker(job)
+            if cuda and job["phase"] == "graph":
+                part = _without_failed_captures(job, part)
             merged = part if merged is None else merged.merge(part)
             if on_done:
                 on_done(f"{job['label']} {job['phase']}")

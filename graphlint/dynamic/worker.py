@@ -47,7 +47,8 @@ def run_phase(job: dict) -> DeviceResult:
             from graphlint.dynamic.replay import run_graph_phase
 
             result = run_graph_phase(factory, devices, job.get("options", {}), rules, label,
-                                     replay_steps=job.get("replay_steps", 8), soak_steps=job.get("soak_steps", 0))
+                                     replay_steps=job.get("replay_steps", 8), soak_steps=job.get("soak_steps", 0),
+                                     known_failed=job.get("known_failed"))
         else:
             from graphlint.dynamic.tracer import trace_phase
 

@@ -214,3 +214,16 @@ def test_an_error_inside_an_installed_library_belongs_to_the_project_line(tmp_pa
         assert frame.chain[-1].endswith("jit_executor.py:1245 run") or frame.chain[-1].endswith("lib.py:1245 run")
     only_library = _from_pairs([(str(target_dir / "cutlass" / "jit_executor.py"), 1245, "run")])
     assert only_library.line == 1245  # nothing better to point at: still a location, not None
+
+
+def test_a_second_process_never_captures_the_regions_that_failed():
+    """What run.py's re-run gets: failed regions stay failed (with the first process's reason)
+    and run eagerly; the stateful target that tripped an assert after its failed capture now
+    replays cleanly, so the replay verdict is evidence again."""
+    first = run_graph_phase(_StatefulAfterFailedCapture, CPU, {}, RULES, "cpu")
+    known = {n: c["detail"] for n, c in first.capture.items() if c["status"] == "failed"}
+    second = run_graph_phase(_StatefulAfterFailedCapture, CPU, {}, RULES, "cpu", known_failed=known)
+    assert second.capture["first"] == first.capture["first"]
+    assert second.capture["second"]["status"] == "captured"
+    assert second.findings == []  # GL590 belongs to the first process; run.py carries it over
+    assert second.outcome("replay").status == "ran" and "identical" in second.outcome("replay").detail

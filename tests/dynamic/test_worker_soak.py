@@ -95,3 +95,41 @@ def test_a_probe_error_points_at_the_users_line_not_into_torch(tmp_path):
                       "    return torch.nn.functional.layer_norm(torch.zeros(2, 3), (4,))\n")
     result = run_phase({"target": f"{broken}:make_target", "devices": ["cpu"], "label": "cpu", "phase": "trace"})
     assert all(p.status == "error" and p.detail.endswith(f"(at {broken}:5)") for p in result.probes)
+
+
+def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
+    import torch
+
+    from graphlint.dynamic import run as run_module
+    from graphlint.dynamic.results import ProbeOutcome
+    from graphlint.finding import Finding
+
+    gl590 = Finding("GL590", "capture-failed", "capture-hygiene", "error", "t.py", 3, 0, "capture failed",
+                    source="dynamic", device="cuda:0", region="a")
+    stale = gl590.with_(rule="GL391", line=9, category="data-dependent", message="replay differs")
+    jobs = []
+
+    def fake_worker(job):
+        jobs.append(job)
+        if job["phase"] == "trace":
+            return DeviceResult("cuda:0", probes=[ProbeOutcome("tracer", "ran", "traced")])
+        if "known_failed" not in job:  # first graph process: a's capture fails, b replays garbage
+            return DeviceResult("cuda:0", findings=[gl590, stale],
+                                capture={"a": {"status": "failed", "detail": "sync"},
+                                         "b": {"status": "captured", "detail": ""}},
+                                probes=[ProbeOutcome("replay", "ran", "first mismatch at step 2")])
+        return DeviceResult("cuda:0", capture={"a": {"status": "failed", "detail": "sync"},
+                                               "b": {"status": "captured", "detail": ""}},
+                            probes=[ProbeOutcome("replay", "ran", "identical within tolerance")])
+
+    monkeypatch.setattr(run_module, "_worker", fake_worker)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    inv = run_module.run_inventory(run_module.Request(target="t.py:make_target"))
+    assert [j["phase"] for j in jobs] == ["trace", "graph", "graph"]
+    assert jobs[2]["known_failed"] == {"a": "sync"}
+    (device,) = inv.devices
+    assert {f.rule for f in device.findings} == {"GL590"}  # the garbage replay was the failed capture's doing
+    replay = device.outcome("replay")
+    assert replay.detail.startswith("identical within tolerance; in a fresh process")
+    assert device.capture["a"]["status"] == "failed"
