@@ -11,8 +11,9 @@ Decision: when a region's capture fails, replay and soak are measured again in a
 that does not capture that region (it runs eagerly there). A failed capture leaves state behind
 in its process -- the target's Python side effects ran without their kernels, and torch 2.11's
 caching allocator keeps parts of an abandoned capture (pytorch/pytorch#180395, #190308) -- so
-figures taken after one are not evidence. On the H200, tests that captured after in-process
-failed captures replayed garbage. The first process gives the capture matrix and GL590; the
+figures taken after one are not evidence (on the H200, decoder tests sharing a pytest process
+with a test's failing captures once replayed garbage; not proven to be this). The first process
+gives the capture matrix and GL590; the
 second, which holds no failed capture, gives replay, soak and timing. (Ranks under torchrun probe
 in place and cannot do this.)
 """
