@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Callable
 
 from graphlint.finding import Finding
-from graphlint.settings import Settings, display_path
+from graphlint.paths import display_path
+from graphlint.settings import Settings
 from graphlint.static.api import FileSummary
 from graphlint.suppress import apply_suppressions, meta_finding
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphlint.config import Config, ConfigError, PathMatcher
+from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
 from graphlint.static.api import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, StaticOptions
 
@@ -34,15 +35,6 @@ class Settings:
     root: Path
     cache_dir: Path | None  # None: --no-cache
     jobs: int
-
-
-def display_path(path: Path) -> str:
-    """POSIX path relative to the working directory when under it, else absolute."""
-    absolute = Path(os.path.abspath(path))
-    try:
-        return absolute.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return absolute.as_posix()
 
 
 def resolve(

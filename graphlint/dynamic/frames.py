@@ -18,6 +18,8 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlint.paths import display_path
+
 _GRAPHLINT_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 _STDLIB_DIRS = tuple(
     {str(Path(sysconfig.get_paths()[k]).resolve()) + os.sep for k in ("stdlib", "platstdlib")}
@@ -35,18 +37,6 @@ class UserFrame:
     line: int
     function: str
     chain: tuple[str, ...] = ()  # "path:line function" of the user frames, outermost first
-
-
-def display_path(filename: str) -> str:
-    return _display_path(filename, os.getcwd())
-
-
-@functools.lru_cache(maxsize=4096)
-def _display_path(filename: str, cwd: str) -> str:
-    try:
-        return Path(filename).resolve().relative_to(Path(cwd).resolve()).as_posix()
-    except ValueError:
-        return Path(filename).as_posix()
 
 
 @functools.lru_cache(maxsize=4096)  # called for every frame of every dispatched op

@@ -104,7 +104,7 @@ def _source_of(module: Any) -> str:
     code = getattr(forward, "__code__", None)
     if code is None:
         return ""
-    from graphlint.dynamic.frames import display_path
+    from graphlint.paths import display_path
 
     return f"{display_path(code.co_filename)}:{code.co_firstlineno}"
 
