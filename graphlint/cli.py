@@ -149,7 +149,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from graphlint.runner import run
     from graphlint.settings import resolve
 
-    config = load_config(Path(args.config) if args.config else None)
+    config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
                        jobs=args.jobs, use_cache=not args.no_cache)
     progress = None if args.no_progress or not sys.stderr.isatty() else _ProgressBar()

@@ -13,11 +13,12 @@ Rule codes are checked once rule packs are loaded (:mod:`graphlint.settings`).
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,8 +61,14 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
-    """Load ``explicit`` (``--config``) or the discovered config; defaults when there is none."""
+def load_config(explicit: Path | None = None, cwd: Path | None = None, paths: Sequence[str] = ()) -> Config:
+    """Load ``explicit`` (``--config``) or the discovered config; defaults when there is none.
+
+    Discovery starts where the checked code is, like black's project root: at the deepest
+    directory holding every path given on the command line (so ``graphlint check ../other``
+    uses ``../other``'s settings), and from the working directory when no path is given or
+    nothing is found above the paths.
+    """
     cwd = (cwd or Path.cwd()).resolve()
     if explicit is not None:
         path = explicit.resolve()
@@ -71,11 +78,25 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
         if not isinstance(tool, dict) or "graphlint" not in tool:
             raise ConfigError(f"{explicit}: no [tool.graphlint] table")
     else:
-        path = find_config(cwd)
+        start = _common_directory(paths, cwd)
+        path = (find_config(start) if start else None) or find_config(cwd)
         if path is None:
             return Config(path=None, root=cwd)
     table = _read_toml(path)["tool"]["graphlint"]
     return parse_table(table, path)
+
+
+def _common_directory(paths: Sequence[str], cwd: Path) -> Path | None:
+    """The deepest existing directory holding every path (a file stands for its directory)."""
+    dirs = []
+    for raw in paths:
+        path = (cwd / raw).resolve()
+        if not path.exists():
+            continue  # a missing path is reported later, with the rest of the usage errors
+        dirs.append(path if path.is_dir() else path.parent)
+    if not dirs:
+        return None
+    return Path(os.path.commonpath([str(d) for d in dirs]))
 
 
 def parse_table(table: Any, path: Path) -> Config:

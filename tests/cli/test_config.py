@@ -44,6 +44,20 @@ def test_config_found_walking_up_and_paths_relative_to_it(project, monkeypatch):
     assert [f["path"] for f in project.findings()] == ["model.py"]
 
 
+def test_config_is_found_where_the_checked_code_is(project, monkeypatch):
+    """``graphlint check ../other`` uses ../other's [tool.graphlint], like black's project root;
+    without paths, or when nothing is above them, discovery starts at the working directory."""
+    code = project.item_code()
+    project.write("other/pyproject.toml", f'[tool.graphlint]\nignore = ["{code}"]\n')
+    project.write("other/model.py", project.hot_item)
+    project.write("here/model.py", project.hot_item)
+    monkeypatch.chdir(project.root / "here")
+    assert project.codes("../other") == []
+    assert project.codes("../other/model.py") == []
+    assert project.codes("model.py") == [code]  # here has no [tool.graphlint] above it
+    assert project.codes("model.py", "../other/model.py") == [code, code]  # their common root has none
+
+
 def test_explicit_config_file(project):
     project.write("cfg/graphlint.toml", '[tool.graphlint]\nignore = ["meta"]\n')
     project.write("src/model.py", "x = 1  # graphlint: ignore\n")
