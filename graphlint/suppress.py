@@ -77,15 +77,16 @@ def apply_suppressions(
         for index, (sup, known, unknown) in enumerate(entries):
             if unknown and INVALID in enabled:
                 names = ", ".join(unknown)
-                out.append(meta_finding(rules, INVALID, path, sup.comment_line, 0,
+                out.append(meta_finding(rules, INVALID, path, sup.comment_line, sup.comment_col,
                                         f"suppression names unknown rule(s): {names}"))
             if UNUSED not in enabled:
                 continue
             if not sup.codes and (path, index, "*") not in used and static_codes <= enabled:
-                out.append(meta_finding(rules, UNUSED, path, sup.comment_line, 0,
+                out.append(meta_finding(rules, UNUSED, path, sup.comment_line, sup.comment_col,
                                         "unused blanket suppression: no finding on the lines it covers"))
             stale = sorted(c for c in known if c in enabled and (path, index, c) not in used)
             if stale:
                 listed = ", ".join(f"{c} ({rules[c].name})" for c in stale)
-                out.append(meta_finding(rules, UNUSED, path, sup.comment_line, 0, f"unused suppression for {listed}"))
+                out.append(meta_finding(rules, UNUSED, path, sup.comment_line, sup.comment_col,
+                                        f"unused suppression for {listed}"))
     return out

@@ -58,6 +58,7 @@ class Suppression:
     last_line: int
     codes: tuple[str, ...] = ()
     reason: str = ""
+    comment_col: int = 0  # 1-based column of ``# graphlint:`` (where GL001/GL003 point)
 
 
 @dataclass

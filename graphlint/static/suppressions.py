@@ -29,7 +29,7 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
     """(suppressions, skip_file). Tokenizer errors end the scan quietly (the parse reports them)."""
     if "graphlint" not in text:
         return [], False
-    comments: list[tuple[int, bool, re.Match]] = []  # (line, own_line, match)
+    comments: list[tuple[int, int, bool, re.Match]] = []  # (line, 1-based col, own_line, match)
     statements: list[tuple[int, int]] = []  # logical statement line ranges
     start = None
     last_code_line = 0
@@ -38,7 +38,8 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
             if tok.type == tokenize.COMMENT:
                 match = DIRECTIVE.search(tok.string)
                 if match:
-                    comments.append((tok.start[0], tok.start[0] != last_code_line, match))
+                    col = tok.start[1] + match.start() + 1
+                    comments.append((tok.start[0], col, tok.start[0] != last_code_line, match))
                 continue
             if tok.type == tokenize.NEWLINE and start is not None:
                 statements.append((start, tok.start[0]))
@@ -53,7 +54,7 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
         statements.append((start, max(start, last_code_line)))
     result: list[Suppression] = []
     skip_file = False
-    for line, own_line, match in comments:
+    for line, col, own_line, match in comments:
         if match["kind"] == "skip-file":
             skip_file = True
             continue
@@ -61,7 +62,7 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
         if match["codes"] is not None and not codes:
             codes = ("[]",)  # ``ignore[]`` names no rule: an invalid suppression (GL003), never a blanket one
         first, last = _covered(statements, line, own_line)
-        result.append(Suppression(line, first, last, codes, (match["reason"] or "").strip()))
+        result.append(Suppression(line, first, last, codes, (match["reason"] or "").strip(), col))
     return result, skip_file
 
 

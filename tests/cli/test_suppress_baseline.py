@@ -84,3 +84,9 @@ def test_bad_baseline_is_exit_2(project):
     result = project.run("src", "--baseline", "baseline.json")
     assert result.rc == 2 and "not a graphlint baseline" in result.err
     assert project.run("src", "--baseline", "missing.json").rc == 2
+
+
+def test_unused_and_invalid_suppressions_point_at_the_comment(project):
+    project.write("src/m.py", "x = 1  # graphlint: ignore[GL101]\ny = 2  # graphlint: ignore[GL999]\n")
+    found = {(f["rule"], f["line"], f["col"]) for f in project.findings("src")}
+    assert found == {("GL001", 1, 8), ("GL003", 2, 8)}

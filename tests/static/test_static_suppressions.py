@@ -52,3 +52,13 @@ def test_empty_brackets_are_not_a_blanket_suppression():
     (empty,), _ = parse("y = t.item()  # graphlint: ignore[] -- meant to list codes\n")
     (blanket,), _ = parse("y = t.item()  # graphlint: ignore -- everything\n")
     assert empty.codes == ("[]",) and blanket.codes == ()
+
+
+def test_the_comment_column_is_where_graphlint_directive_starts():
+    """GL001/GL003 point at the directive itself, also behind another tool's comment."""
+    (s,) = parse("y = t.item()  # graphlint: ignore[GL101]\n")[0]
+    assert s.comment_col == len("y = t.item()  ") + 1
+    (s,) = parse("    z = 1  # noqa: E501  # graphlint: ignore[GL999]\n")[0]
+    assert s.comment_col == len("    z = 1  # noqa: E501  ") + 1
+    (s,) = parse("# graphlint: ignore\nx = 1\n")[0]
+    assert s.comment_col == 1
