@@ -1,7 +1,8 @@
 """``# graphlint: ignore[...]`` comments.
 
 - at the end of a line: covers that line's whole logical statement (all its physical lines);
-- on a line of its own: covers the next statement (its header only, for ``if``/``def``...);
+- on a line of its own: covers the next statement (its header only, for ``if``/``def``...; a
+  decorated ``def``/``class`` is one statement from its first decorator to the end of its header);
 - ``[GL101, host-sync-item]`` limits it to those codes or names; bare ``ignore`` means all rules;
 - text after ``--`` is the reason, shown with ``--show-suppressed``;
 - ``# graphlint: skip-file`` anywhere in a comment skips the file.
@@ -33,6 +34,8 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
     statements: list[tuple[int, int]] = []  # logical statement line ranges
     start = None
     last_code_line = 0
+    decorator = False  # the logical line under way is a decorator: it runs on into the def/class header
+    fresh = True  # the next significant token begins a logical line
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
@@ -42,11 +45,14 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
                     comments.append((tok.start[0], col, tok.start[0] != last_code_line, match))
                 continue
             if tok.type == tokenize.NEWLINE and start is not None:
-                statements.append((start, tok.start[0]))
-                start = None
+                if not decorator:
+                    statements.append((start, tok.start[0]))
+                    start = None
+                fresh = True
             elif tok.type not in SKIP_TOKENS and tok.type != tokenize.ENDMARKER:
-                if start is None:
-                    start = tok.start[0]
+                if fresh:
+                    start = tok.start[0] if start is None else start
+                    decorator, fresh = tok.type == tokenize.OP and tok.string == "@", False
                 last_code_line = tok.end[0]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass

@@ -62,3 +62,11 @@ def test_the_comment_column_is_where_graphlint_directive_starts():
     assert s.comment_col == len("    z = 1  # noqa: E501  ") + 1
     (s,) = parse("# graphlint: ignore\nx = 1\n")[0]
     assert s.comment_col == 1
+
+
+def test_own_line_before_a_decorator_covers_the_decorated_header():
+    src = "# graphlint: ignore[GL101]\n@torch.no_grad()\n@other\ndef step(\n    x,\n):\n    return x.item()\n"
+    (s,) = parse(src)[0]
+    assert (s.first_line, s.last_line) == (2, 6)  # decorators and the header, not the body
+    (s,) = parse("@torch.no_grad()  # graphlint: ignore\ndef f():\n    pass\n")[0]
+    assert (s.first_line, s.last_line) == (1, 2)
