@@ -7,9 +7,11 @@ Decision: without CUDA the fixture does not skip; it runs the tracer-only check,
 ``graphlint capture-test`` does, so a CPU CI still fails on a ``.item()`` or a
 ``nonzero`` in a capturable region. The returned :class:`CaptureCheck` says
 ``capture_tested=False`` then; call ``graph_capture.require_gpu()`` first to skip instead.
-A target spec (``FILE.py:FACTORY``) runs in per-GPU worker processes like the CLI; a factory
-callable runs in the test process (a capture that poisons the CUDA context then poisons it
-for the rest of the session: prefer specs on GPUs).
+A target spec (``FILE.py:FACTORY``) runs in per-GPU worker processes like the CLI, and so does a
+factory callable defined at module level with JSON-able options (it is turned into its spec):
+a failed capture leaves state behind in its process, and in the test process it would taint
+every later capture of the session. Any other callable (a closure, a lambda, options that do not
+survive JSON) runs in the test process; prefer module-level factories on GPUs.
 
 Loaded by every pytest run through the ``pytest11`` entry point: it imports nothing heavy at
 import time.
@@ -44,6 +46,8 @@ class GraphCapture:
         from graphlint.dynamic.results import failures
 
         cuda = torch.cuda.is_available()
+        if not isinstance(target, str) and cuda:
+            target = _as_spec(target, options) or target
         if isinstance(target, str):
             from graphlint.dynamic.run import Request, run_inventory
 
@@ -55,6 +59,22 @@ class GraphCapture:
         if check.failures:
             pytest.fail("graph capture check failed:\n  " + "\n  ".join(check.failures), pytrace=False)
         return check
+
+
+def _as_spec(factory: Callable[..., Any], options: dict[str, Any]) -> str | None:
+    """``FILE.py:NAME`` for a module-level function whose options survive JSON, else None."""
+    import inspect
+    import json
+
+    qualname = getattr(factory, "__qualname__", "")
+    if not qualname or "." in qualname or "<" in qualname:
+        return None  # a method, a closure or a lambda: a worker could not import it by name
+    try:
+        json.dumps(options)
+        path = inspect.getsourcefile(factory)
+    except (TypeError, ValueError):
+        return None
+    return f"{path}:{qualname}" if path else None
 
 
 def _in_process(factory, options, gpus, soak_steps, cuda):

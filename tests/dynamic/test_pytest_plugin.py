@@ -34,12 +34,11 @@ def test_hazards_fail_the_test_with_every_failure_listed():
         GraphCapture()(spec("hazards.py"))
 
 
-def test_factory_callables_run_in_process():
+def test_factory_callables_are_checked_like_specs():
     factory = load_factory(f"{TARGETS / 'plain_module.py'}:make_target")
     assert GraphCapture()(factory, dim=16).failures == []
-    if torch.cuda.is_available():
-        return  # failing captures in this process would risk every later capture of the session
-    with pytest.raises(pytest.fail.Exception, match="GL390"):  # the tracer: bincount
+    # the tracer flags the bincount on a CPU; on a GPU (worker processes) its capture fails
+    with pytest.raises(pytest.fail.Exception, match="GL590" if torch.cuda.is_available() else "GL390"):
         GraphCapture()(load_factory(f"{TARGETS / 'hazards.py'}:make_target"))
 
 
@@ -47,3 +46,19 @@ def test_factory_callables_run_in_process():
 def test_require_gpu_skips_without_cuda():
     with pytest.raises(pytest.skip.Exception, match="no CUDA"):
         GraphCapture().require_gpu()
+
+
+def test_module_level_factories_go_to_worker_processes_on_a_gpu(monkeypatch):
+    """A failing capture in the test process would taint every later capture of the session."""
+    from graphlint.dynamic import pytest_plugin, run
+    from graphlint.dynamic.results import Inventory
+
+    factory = load_factory(f"{TARGETS / 'plain_module.py'}:make_target")
+    assert pytest_plugin._as_spec(factory, {"dim": 16}) == f"{TARGETS / 'plain_module.py'}:make_target"
+    assert pytest_plugin._as_spec(lambda devices: None, {}) is None
+    assert pytest_plugin._as_spec(factory, {"dtype": torch.float32}) is None  # not JSON: stays in process
+    requests = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(run, "run_inventory", lambda req: requests.append(req) or Inventory("t", "c", "d", "v", True))
+    assert GraphCapture()(factory, dim=16).failures == []
+    assert requests and requests[0].target.endswith("plain_module.py:make_target") and requests[0].options == {"dim": 16}
