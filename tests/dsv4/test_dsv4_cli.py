@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,11 +38,26 @@ def test_bench_reports_every_decoder_against_eager(tmp_path, capsys):
     spec.loader.exec_module(bench)
     out = tmp_path / "bench.json"
     assert bench.main(["--preset", "tiny", "--steps", "4", "--repeats", "1", "--device", "cpu", "--json", str(out)]) == 0
-    figures = json.loads(out.read_text())
-    assert set(figures["decoders"]) == {"eager", "ab-graph", "full-graph"}
-    assert figures["decoders"]["eager"]["speedup_vs_eager"] == 1.0
-    assert all(d["tokens_agree"] == 4 and d["max_logit_diff"] < 1e-4 for d in figures["decoders"].values())
+    (decoders,) = json.loads(out.read_text())["kernels"].values()
+    assert set(decoders) == {"eager", "ab-graph", "full-graph"}
+    assert decoders["eager"]["speedup_vs_eager"] == 1.0
+    assert all(d["tokens_agree"] == 4 and d["max_logit_diff"] < 1e-4 for d in decoders.values())
     assert "floor=" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
+def test_bench_both_kernel_backends_without_cuda_times_the_fallbacks_once(tmp_path, capsys, monkeypatch):
+    spec = importlib.util.spec_from_file_location("decode_bench", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.delenv("DSV4_KERNELS", raising=False)
+    out = tmp_path / "bench.json"
+    args = ["--preset", "tiny", "--steps", "3", "--repeats", "1", "--device", "cpu", "--kernels", "both"]
+    assert bench.main([*args, "--json", str(out)]) == 0
+    assert list(json.loads(out.read_text())["kernels"]) == ["torch"]
+    captured = capsys.readouterr()
+    assert "kernels=torch" in captured.out and "timed once" in captured.err
+    assert "DSV4_KERNELS" not in os.environ  # the pass restored the environment
 
 
 @pytest.mark.parametrize("args", [
