@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, dict[str, dict]] = {}  # backend that ran -> decoder -> figures
     for requested in passes:
         with kernel_backend(requested):
-            runs_results, ran = time_decoders(model, prompt, args.steps, args.repeats)
-        runs[ran] = runs_results
+            figures, ran = time_decoders(model, prompt, args.steps, args.repeats)
+        runs[ran] = figures
         if requested == "cutedsl" and ran != "cutedsl":
             print("note: the CuTeDSL kernels cannot run here (no CUDA, no nvidia-cutlass-dsl, or a failed "
                   "warm-up), so the torch fallbacks were timed once", file=sys.stderr)
