@@ -79,3 +79,18 @@ def test_generate_on_cuda_without_cuda_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["generate", "--device", "cuda", "--steps", "2"])
     assert exit_info.value.code == 2 and "no CUDA device" in capsys.readouterr().err
+
+
+def test_capture_isolation_bench_compares_exactly_and_needs_cuda(capsys):
+    spec = importlib.util.spec_from_file_location("capture_isolation", BENCH.parent / "capture_isolation.py")
+    iso = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(iso)
+    from dsv4.config import get_config
+    from dsv4.full_graph import FullGraphDecoder
+    from dsv4.model import DSV4Model
+
+    model = DSV4Model(get_config("tiny"), [torch.device("cpu")], seed=0)  # graph decoders run eagerly
+    worst, same = iso.compare(model, FullGraphDecoder, 4)
+    assert worst < 1e-4 and same == 4
+    if not torch.cuda.is_available():
+        assert iso.main([]) == 2 and "needs a CUDA device" in capsys.readouterr().err
