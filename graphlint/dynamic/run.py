@@ -13,9 +13,8 @@ in its process -- the target's Python side effects ran without their kernels, an
 caching allocator keeps parts of an abandoned capture (pytorch/pytorch#180395, #190308) -- so
 figures taken after one are not evidence (on the H200, decoder tests sharing a pytest process
 with a test's failing captures once replayed garbage; not proven to be this). The first process
-gives the capture matrix and GL590; the
-second, which holds no failed capture, gives replay, soak and timing. (Ranks under torchrun probe
-in place and cannot do this.)
+gives the capture matrix and GL590; the second, which holds no failed capture, gives replay,
+soak and timing. (Ranks under torchrun probe in place and cannot do this.)
 """
 
 from __future__ import annotations
