@@ -11,24 +11,12 @@ from __future__ import annotations
 
 import os
 
-from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome
+from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, caveat_failed_captures
 from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
 
 
 def under_torchrun() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ
-
-
-def _caveat_failed_captures(result: DeviceResult) -> DeviceResult:
-    """A rank cannot re-measure in a fresh process (its step talks to the other ranks): say that
-    replay and soak ran in the process that held the failed captures (see run.py)."""
-    failed = sum(cell["status"] == FAILED for cell in result.capture.values())
-    if failed:
-        note = (f"measured in the process that held {failed} failed capture(s), which can leave state behind; "
-                "fix those first, then re-run")
-        result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}") if p.probe in ("replay", "soak")
-                         else p for p in result.probes]
-    return result
 
 
 def run_rank(req) -> Inventory | None:
@@ -51,7 +39,7 @@ def run_rank(req) -> Inventory | None:
             "replay_steps": req.replay_steps, "soak_steps": req.soak_steps}
     result = DeviceResult(base["label"])
     if cuda and req.graph:
-        result.merge(_caveat_failed_captures(run_phase({**base, "phase": "graph"})))
+        result.merge(caveat_failed_captures(run_phase({**base, "phase": "graph"})))
     if req.trace:
         result.merge(run_phase({**base, "phase": "trace"}))
     if not cuda and req.graph:

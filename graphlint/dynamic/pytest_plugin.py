@@ -82,7 +82,7 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
 
     import torch
 
-    from graphlint.dynamic.results import Inventory, runtime_rules
+    from graphlint.dynamic.results import Inventory, caveat_failed_captures, runtime_rules
 
     rules = runtime_rules()
     inv = Inventory(target=getattr(factory, "__qualname__", repr(factory)), command="graph_capture fixture",
@@ -93,7 +93,8 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
 
         for index in gpus if gpus is not None else range(torch.cuda.device_count()):
             dev = torch.device("cuda", index)
-            inv.devices.append(run_graph_phase(factory, [dev], options, rules, str(dev), soak_steps=soak_steps))
+            result = run_graph_phase(factory, [dev], options, rules, str(dev), soak_steps=soak_steps)
+            inv.devices.append(caveat_failed_captures(result))
         return inv
     from graphlint.dynamic.tracer import trace_phase
 

@@ -71,6 +71,19 @@ class DeviceResult:
         return cls(**data)
 
 
+def caveat_failed_captures(result: DeviceResult) -> DeviceResult:
+    """Where replay and soak cannot be re-measured in a fresh process (a torchrun rank, whose step
+    talks to the other ranks; a factory callable run in the test process), say that they ran in
+    the process that held the failed captures (see :mod:`graphlint.dynamic.run`)."""
+    failed = sum(cell["status"] == FAILED for cell in result.capture.values())
+    if failed:
+        note = (f"measured in the process that held {failed} failed capture(s), which can leave state behind; "
+                "fix those first, then re-run")
+        result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}") if p.probe in ("replay", "soak")
+                         else p for p in result.probes]
+    return result
+
+
 def runtime_rules() -> dict[str, Rule]:
     """The rules the probes report: the runtime pack alone, so that the dynamic half does not
     depend on the static packs (``graphlint check`` validates all packs together)."""

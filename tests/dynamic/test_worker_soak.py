@@ -136,10 +136,9 @@ def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
 
 
 def test_a_torchrun_rank_says_its_replay_ran_after_failed_captures():
-    from graphlint.dynamic.distributed import _caveat_failed_captures
-    from graphlint.dynamic.results import ProbeOutcome
+    from graphlint.dynamic.results import ProbeOutcome, caveat_failed_captures
 
     result = DeviceResult("rank0:cuda:0", capture={"a": {"status": "failed", "detail": "x"}},
                           probes=[ProbeOutcome("capture", "ran", "0/1"), ProbeOutcome("replay", "ran", "identical")])
-    details = {p.probe: p.detail for p in _caveat_failed_captures(result).probes}
+    details = {p.probe: p.detail for p in caveat_failed_captures(result).probes}
     assert details["capture"] == "0/1" and "held 1 failed capture(s)" in details["replay"]
