@@ -267,3 +267,20 @@ def test_module_lists_built_in_a_local_list_first():
     """
     found = analyze({"m.py": src}, entries=("m.py:Model.forward",))
     assert [(f.rule, f.chain[-1]) for f in found] == [("GL101", "m.py:A.forward"), ("GL102", "m.py:B.forward")]
+
+
+def test_cutedsl_launch_rule_is_checked_anywhere_and_only_for_kernel_launches():
+    """A ``@cute.jit`` launcher is never reached from a decode entry (a compiled object calls it),
+    so GL504 looks everywhere; ``.launch()`` without ``grid=`` is someone else's method."""
+    src = """
+        import cutlass.cute as cute
+
+        @cute.jit
+        def launch(mX, mO):
+            kernel(mX, mO).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+        def start(rocket, pool):
+            rocket.launch()
+            pool.launch(workers=4)
+    """
+    assert codes(analyze({"k.py": src})) == ["GL504"]

@@ -11,6 +11,7 @@ from graphlint.rules import RuleError
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many positional arguments (one-argument torch.where)
     "missing_keyword": str,  # only when this keyword is absent (repeat_interleave without output_size)
+    "with_keyword": str,  # only when this keyword is present (a CuTeDSL ``.launch(grid=...)``)
     "keyword_position": int,  # ... and not passed positionally at this index either (graph(g, pool, stream))
     "on_device": bool,  # only with a ``device=`` keyword that is not the literal "cpu"
     "host_arg": int,  # only when this positional argument is Python data (a list, a number, list(...))
@@ -52,6 +53,7 @@ class CallConditions:
     def __init__(self, params: dict[str, Any], where: str):
         self.nargs = params.get("nargs")
         self.missing_keyword = params.get("missing_keyword")
+        self.with_keyword = params.get("with_keyword")
         self.keyword_position = params.get("keyword_position")
         self.on_device = params.get("on_device", False)
         self.host_arg = params.get("host_arg")
@@ -70,6 +72,8 @@ class CallConditions:
         if self.nargs is not None and len(args) != self.nargs:
             return False
         if self.missing_keyword and keyword(call, self.missing_keyword) is not None:
+            return False
+        if self.with_keyword and keyword(call, self.with_keyword) is None:
             return False
         if self.missing_keyword and self.keyword_position is not None and len(args) > self.keyword_position - offset:
             return False
