@@ -80,10 +80,14 @@ def is_imported_root(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
 
 
 def module_name(path: str) -> str:
-    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``pkg/__init__.py`` -> ``pkg`` (paths as given)."""
-    norm = posixpath.normpath(path.replace("\\", "/")).lstrip("./")
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``pkg/__init__.py`` -> ``pkg`` (paths as given).
+
+    Never an empty part: a dot directory (``/home/u/.venv/...``) or a leading ``/`` would make
+    one, and relative imports, resolved part by part, would then miss their module.
+    """
+    norm = posixpath.normpath(path.replace("\\", "/"))
     if norm.endswith(".py"):
         norm = norm[:-3]
     if norm.endswith("/__init__"):
         norm = norm[: -len("/__init__")]
-    return norm.replace("/", ".")
+    return ".".join(part for part in norm.replace("/", ".").split(".") if part)

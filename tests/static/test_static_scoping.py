@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from static_helpers import analyze, codes, summarize
 
 SYNC = "x.sum().item()"
@@ -89,6 +91,19 @@ def test_relative_imports_and_package_reexports():
     findings = analyze(files, entries=("src/pkg/sub/layer.py:step",))
     assert codes(findings) == ["GL106"]
     assert findings[0].chain == ("src/pkg/sub/layer.py:step", "src/pkg/kernels.py:launch")
+
+
+@pytest.mark.parametrize("root", ["/home/u/.venv/lib/site-packages/", ".cache/", "/abs/"])
+def test_relative_imports_resolve_under_dot_directories_and_absolute_paths(root):
+    """A corpus under ``.venv`` checked by absolute path lost every relative import (an empty
+    module-name part): 47 of 76 findings on the bench corpus depended on the working directory."""
+    files = {
+        f"{root}pkg/__init__.py": "",
+        f"{root}pkg/kernels.py": "import torch\n\ndef launch(x):\n    torch.cuda.synchronize()\n",
+        f"{root}pkg/layer.py": "from .kernels import launch\n\ndef step(x):\n    launch(x)\n",
+    }
+    findings = analyze(files, entries=(f"{root}pkg/layer.py:step",))
+    assert codes(findings) == ["GL106"]
 
 
 def test_submodules_module_lists_and_indexed_experts():
