@@ -243,7 +243,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
             fn = info.functions[qual]
             fid = (info.path, qual)
             out: list[FuncId] = []
-            for call in fn.calls:
+            for call in [] if fn.device_code else fn.calls:  # DSL code calls DSL code, not the host
                 for target_info, target_qual in index.targets(info, fn.cls, call.target):
                     callee = (target_info.path, target_qual)
                     if callee not in out:
@@ -297,7 +297,7 @@ def _entries(infos: list[ModuleInfo], options: StaticOptions) -> list[tuple[Func
         tests_hot = any(p.startswith("test") for p in options.hot_names)
         for info in infos:
             for qual, fn in info.functions.items():
-                if qual == "<module>" or (fn.name.startswith("test_") and not tests_hot):
+                if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
                     continue
                 if any(fnmatchcase(fn.name, p) for p in options.hot_names):
                     found.append((info.path, qual))
@@ -312,7 +312,11 @@ def _findings(infos, rules, options, hot, captured) -> list[Finding]:
             if rule is None or cand.code not in options.enabled:
                 continue
             fid = (info.path, cand.function)
-            chain = _chain_for(rule.params.get("scope", "hot"), fid, cand.in_capture, hot, captured)
+            scope = rule.params.get("scope", "hot")
+            fn = info.functions.get(cand.function)
+            if fn is not None and fn.device_code and scope != "anywhere":
+                continue  # a kernel DSL compiles this function: its branches and shapes are device-side
+            chain = _chain_for(scope, fid, cand.in_capture, hot, captured)
             if chain is None:
                 continue
             message = rule.message.replace("{name}", cand.name) if "{name}" in rule.message else rule.message

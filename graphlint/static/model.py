@@ -50,6 +50,9 @@ class FunctionInfo:
     cls: str = ""  # enclosing class qualname, "" for module functions
     calls: list[CallSite] = field(default_factory=list)
     captures: bool = False  # opens a CUDA-graph capture (``with torch.cuda.graph``)
+    #: compiled by a kernel DSL (``@cute.jit``, ``@cute.kernel``, ``@triton.jit``...): its ``if`` on
+    #: DSL values is a device branch, not a host sync; only ``scope: anywhere`` rules apply inside
+    device_code: bool = False
 
 
 @dataclass

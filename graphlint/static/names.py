@@ -53,6 +53,22 @@ def record_import(node: cst.Import | cst.ImportFrom, imports: dict[str, str]) ->
         imports[local] = f"{prefix}{sep}{name}"
 
 
+#: Decorators that compile a function with a kernel DSL instead of running it as Python.
+DEVICE_CODE_DECORATORS = frozenset({
+    "cutlass.cute.jit", "cutlass.cute.kernel", "cutlass.jit", "cutlass.kernel",
+    "triton.jit", "triton.autotune", "triton.heuristics", "numba.cuda.jit", "numba.jit", "numba.njit",
+})
+
+
+def is_device_code(decorators, imports: dict[str, str]) -> bool:
+    for decorator in decorators:
+        node = decorator.decorator
+        node = node.func if isinstance(node, cst.Call) else node  # ``@triton.autotune(configs=...)``
+        if resolve(node, imports) in DEVICE_CODE_DECORATORS:
+            return True
+    return False
+
+
 def resolve(node: cst.BaseExpression, imports: dict[str, str]) -> str | None:
     """The qualified name an expression refers to, through this file's imports.
 

@@ -35,7 +35,8 @@ from graphlint.static.readbacks import is_readback
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
     "data_ptr element_size stride storage_offset get_device is_floating_point is_complex "
-    "numpy untyped_storage __len__ is_pinned is_set_to equal".split()
+    "numpy untyped_storage __len__ is_pinned is_set_to equal dense_dim sparse_dim ndim nbytes itemsize "
+    "layout names requires_grad is_leaf is_sparse is_quantized is_meta is_nested".split()
 )
 TENSOR_ATTRS = frozenset("T mT H data grad real imag".split())
 HOST_TORCH_MODULES = frozenset(
@@ -112,14 +113,19 @@ def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str
         return False
     if isinstance(node, cst.BinaryOperation):  # Tensor | None
         return is_tensor_annotation(node.left, imports) or is_tensor_annotation(node.right, imports)
-    if isinstance(node, cst.Subscript):  # Optional[Tensor]
-        return any(
-            isinstance(el.slice, cst.Index) and is_tensor_annotation(el.slice.value, imports) for el in node.slice
-        )
+    if isinstance(node, cst.Subscript):  # Optional[Tensor], Union[Tensor, None]; not list[Tensor]
+        wrapper = (resolve(node.value, imports) or "").split(".")[-1]
+        elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+        if wrapper == "Annotated":
+            elements = elements[:1]
+        elif wrapper not in ("Optional", "Union"):
+            return False
+        return any(is_tensor_annotation(el, imports) for el in elements)
     if isinstance(node, cst.SimpleString):
         return node.value.strip("'\"").split(".")[-1] == "Tensor"
     name = resolve(node, imports)
-    return name is not None and name.split(".")[-1] in ("Tensor", "Parameter")
+    # ``cute.Tensor`` (CuTeDSL) annotates kernel-DSL values, not torch tensors
+    return name is not None and name.split(".")[-1] in ("Tensor", "Parameter") and not name.startswith("cutlass.")
 
 
 def is_int_param(param: cst.Param) -> bool:

@@ -20,7 +20,7 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.guards import guarded_branch, guarded_ifexp, is_lazy_init, returns_when_capturing
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
-from graphlint.static.names import module_name, record_import, resolve
+from graphlint.static.names import is_device_code, module_name, record_import, resolve
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
 from graphlint.static.tensors import (
     POSITION_NAMES,
@@ -320,6 +320,7 @@ class Walker(CallRecorder):
             self.local_names.add(name)
         saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth)
         self.func = self._new_function(qualname, name, self.class_name)
+        self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)

@@ -184,3 +184,24 @@ def test_item_on_host_data_is_not_a_sync(body):
 def test_item_on_a_sum_of_tensors_is_still_a_sync():
     assert run("total = sum(x.unbind(0))\nv = total.item()") == ["GL101"]
     assert run("v = max(x.sum(), x.mean()).item()") == ["GL101"]
+
+
+def test_containers_of_tensors_and_metadata_methods_are_host_values():
+    """From graphlint on torch itself: ``param_set: set[torch.Tensor]`` made ``not
+    param_set.isdisjoint(...)`` a tensor truth test, and ``mask.dense_dim() != ...`` too."""
+    src = """
+        import torch
+        from typing import Optional
+
+        def forward(x: torch.Tensor, mask: torch.Tensor, groups: list[torch.Tensor], y: Optional[torch.Tensor]):
+            params: set[torch.Tensor] = set()
+            if not params.isdisjoint(groups):
+                pass
+            if mask.dense_dim() != x.dense_dim() or mask.ndim > 2:
+                pass
+            if groups:
+                pass
+            if y:
+                pass
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL105", 13)]  # only `if y:`

@@ -299,3 +299,40 @@ def test_cutedsl_launch_rule_is_checked_anywhere_and_only_for_kernel_launches():
             pool.launch(workers=4)
     """
     assert codes(analyze({"k.py": src})) == ["GL504"]
+
+
+def test_kernel_dsl_functions_are_device_code_not_host_steps():
+    """``if`` on a CuTeDSL/Triton value is a device branch; torch's own CuTeDSL top-k kernel
+    (a ``@cute.jit __call__``) was flagged as a host step before."""
+    src = """
+        import cutlass.cute as cute
+        import torch
+        import triton
+
+        class TopK:
+            @cute.jit
+            def __call__(self, mX, stream):
+                self.kernel(mX).launch(grid=[1, 1, 1], block=[128, 1, 1], stream=stream)
+
+            @cute.kernel
+            def kernel(self, mX: cute.Tensor):
+                v = mX[0]
+                if v > 0:
+                    mX[0] = v.to(int)
+
+        @triton.autotune(configs=[], key=["n"])
+        @triton.jit
+        def add_kernel(x_ptr, n):
+            if n > 0:
+                pass
+
+        @cute.jit
+        def launch(mX):
+            kernel_fn(mX).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+        def forward(x: torch.Tensor):
+            if x.sum() > 0:
+                return x
+    """
+    found = {(f.rule, f.function) for f in analyze({"k.py": src})}
+    assert found == {("GL504", "launch"), ("GL105", "forward")}
