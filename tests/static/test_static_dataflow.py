@@ -205,3 +205,15 @@ def test_containers_of_tensors_and_metadata_methods_are_host_values():
                 pass
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL105", 13)]  # only `if y:`
+
+
+def test_is_tensor_like_is_not_a_like_factory():
+    src = """
+        import torch
+        from torch.overrides import is_tensor_like
+
+        def forward(x: torch.Tensor):
+            if torch.overrides.is_tensor_like(x) or is_tensor_like(x):
+                return torch.zeros_like(x)
+    """
+    assert codes(analyze({"m.py": src})) == ["GL202"]
