@@ -217,3 +217,37 @@ def test_is_tensor_like_is_not_a_like_factory():
                 return torch.zeros_like(x)
     """
     assert codes(analyze({"m.py": src})) == ["GL202"]
+
+
+@pytest.mark.parametrize("annotation, tensor", [
+    ("torch.Tensor", True), ("Optional[torch.Tensor]", True), ("torch.Tensor | None", True),
+    ("Union[None, torch.Tensor]", True), ("Annotated[torch.Tensor, 'x']", True),
+    ("float | torch.Tensor", False), ("Union[float, torch.Tensor]", False), ("list[torch.Tensor]", False),
+    ("Optional[list[torch.Tensor]]", False), ("None", False),
+])
+def test_tensor_annotations(annotation, tensor):
+    """torch's SGD: ``weight_decay: float | Tensor = 0`` then ``if weight_decay < 0.0`` is a float check."""
+    src = f"""
+        import torch
+        from typing import Annotated, Optional, Union
+
+        def forward(x: {annotation}):
+            if x < 0.0:
+                pass
+    """
+    assert codes(analyze({"m.py": src})) == (["GL105"] if tensor else [])
+
+
+def test_distributed_ids_and_autograd_ctx_are_host_parameters():
+    src = """
+        import torch
+
+        class Gather(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, tensor, local_rank, world_size):
+                if ctx.needs_input_grad[0] and local_rank == 0 and world_size > 1:
+                    return tensor
+                if tensor.sum() > 0:
+                    return tensor
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL105", 9)]
