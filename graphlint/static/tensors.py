@@ -41,7 +41,7 @@ HOST_METHODS = frozenset(
 TENSOR_ATTRS = frozenset("T mT H data grad real imag".split())
 HOST_TORCH_MODULES = frozenset(
     "cuda backends distributed jit compiler _dynamo library utils testing profiler autograd "
-    "fx export onnx hub multiprocessing overrides package quantization ao".split()
+    "fx export onnx hub multiprocessing overrides package quantization ao accelerator mps xpu mtia".split()
 )
 HOST_TORCH_NAMES = frozenset(
     "numel device dtype Size finfo iinfo no_grad inference_mode enable_grad manual_seed "

@@ -251,3 +251,15 @@ def test_distributed_ids_and_autograd_ctx_are_host_parameters():
                     return tensor
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL105", 9)]
+
+
+def test_device_backend_queries_are_host_values():
+    src = """
+        import torch
+
+        def forward(x: torch.Tensor):
+            accelerator = torch.accelerator.current_accelerator(check_available=True)
+            if accelerator and accelerator.type == "cuda" and torch.xpu.is_available():
+                return x
+    """
+    assert codes(analyze({"m.py": src})) == []
