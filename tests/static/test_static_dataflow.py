@@ -263,3 +263,25 @@ def test_device_backend_queries_are_host_values():
                 return x
     """
     assert codes(analyze({"m.py": src})) == []
+
+
+def test_constant_values_and_init_only_attributes_are_not_python_scalar_writes():
+    """transformers' logits processors write ``-float("inf")`` and ``self.filter_value`` (set once
+    in ``__init__``): the same number every step, so a graph replays them correctly."""
+    src = """
+        import torch
+
+        class Processor:
+            def __init__(self, filter_value: float = -float("inf")):
+                self.filter_value = filter_value
+                self.count = 0
+
+            def __call__(self, scores: torch.Tensor, keep: torch.Tensor, step: int):
+                scores[:, 5] = -float("inf")
+                scores[keep] = self.filter_value
+                scores[:, 0] = self.count
+                scores.fill_(step)
+                self.count += 1
+                return scores
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src}) if f.rule == "GL306"] == [("GL306", 12), ("GL306", 13)]

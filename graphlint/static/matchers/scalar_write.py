@@ -1,8 +1,10 @@
 """A Python value written into a tensor in the hot path: ``buf[0] = step``, ``buf.fill_(n)``.
 
 Capture records the value the Python variable had at capture time; every replay writes that
-same stale number. Literal constants are fine (the same every step), tensor values are fine
-(a device copy that replays).
+same stale number. Literal constants are fine (the same every step, ``-float("inf")`` too),
+tensor values are fine (a device copy that replays), and so is an attribute the class only sets
+in ``__init__`` (``self.filter_value``, a config constant): a ``self.x`` written into a tensor is
+reported only once the class assigns ``self.x`` outside ``__init__``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.attr_mutation import self_attrs
 
 HOST_CALLS = frozenset("int float len min max round abs".split())
 HOST_METHODS = frozenset("item size dim numel tolist".split())
@@ -39,28 +42,42 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
         return is_host_value(node.left, ctx) or is_host_value(node.right, ctx)
     if isinstance(node, cst.Call):
         func = node.func
-        if isinstance(func, cst.Name):
-            return func.value in HOST_CALLS
+        if isinstance(func, cst.Name):  # ``int(n)``, but not ``float("inf")``: a constant
+            return func.value in HOST_CALLS and not all(isinstance(a.value, LITERALS) for a in node.args)
         return isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS
     return False
 
 
+def _only_self_attr(node: cst.BaseExpression, ctx: MatchContext) -> str | None:
+    """``self.x`` (or ``-self.x``): the attribute whose per-step mutation would make it a hazard."""
+    while isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return ctx.oracle.is_self_attr(node) if isinstance(node, cst.Attribute) else None
+
+
 class ScalarWrite(Matcher):
     kind = "scalar-write"
-    node_types = ("Assign", "Call")
+    node_types = ("Assign", "AugAssign", "Call")
     params = {"methods": list}
 
     def setup(self, params: dict) -> None:
         self.methods = frozenset(params.get("methods", ["fill_"]))
+        self.assigned: set[str] = set()  # self attributes assigned outside __init__ in this class
+        self.pending: dict[str, list] = {}  # attribute -> deferred reports
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
+        if isinstance(node, (cst.Assign, cst.AugAssign)) and ctx.function_name != "__init__":
+            targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+            self.assigned.update(a for t in targets if (a := ctx.oracle.is_self_attr(t)) is not None)
+        if isinstance(node, cst.AugAssign):
+            return
         if isinstance(node, cst.Assign):
             if not is_host_value(node.value, ctx):
                 return
             for target in node.targets:
                 t = target.target
                 if isinstance(t, cst.Subscript) and ctx.oracle.is_tensor(t.value):
-                    ctx.report(self.rule, t, "item assignment")
+                    self._report(node.value, t, "item assignment", ctx)
                     return
             return
         func = node.func
@@ -71,4 +88,18 @@ class ScalarWrite(Matcher):
             and ctx.oracle.is_tensor(func.value)
             and is_host_value(node.args[0].value, ctx)
         ):
-            ctx.report(self.rule, node, f".{func.attr.value}()")
+            self._report(node.args[0].value, node, f".{func.attr.value}()", ctx)
+
+    def _report(self, value: cst.BaseExpression, anchor: cst.CSTNode, name: str, ctx: MatchContext) -> None:
+        attr = _only_self_attr(value, ctx)
+        if attr is None or not ctx.class_name:
+            ctx.report(self.rule, anchor, name)
+        else:
+            self.pending.setdefault(attr, []).append(ctx.defer(self.rule, anchor, name))
+
+    def end_class(self, ctx: MatchContext) -> None:
+        for attr, reports in sorted(self.pending.items()):
+            if attr in self.assigned:
+                for pending in reports:
+                    ctx.emit(pending)
+        self.assigned, self.pending = set(), {}
