@@ -38,6 +38,12 @@ HOST_METHODS = frozenset(
     "numpy untyped_storage __len__ is_pinned is_set_to equal dense_dim sparse_dim ndim nbytes itemsize "
     "layout names requires_grad is_leaf is_sparse is_quantized is_meta is_nested".split()
 )
+#: Methods a torch.Tensor does not have: a receiver called with one is a dict, list or str we
+#: took for a tensor (an unannotated parameter of a ``*decode*`` helper), and its result is not one.
+NOT_TENSOR_METHODS = frozenset(
+    "get items keys setdefault update append extend insert remove copy format join lower upper strip "
+    "startswith endswith encode decode replace read write".split()
+)
 TENSOR_ATTRS = frozenset("T mT H data grad real imag".split())
 HOST_TORCH_MODULES = frozenset(
     "cuda backends distributed jit compiler _dynamo library utils testing profiler autograd "
@@ -239,7 +245,7 @@ class TensorOracle:
                 return True
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
-                if method in HOST_METHODS or method.startswith(("_", "is_", "has_")):
+                if method in HOST_METHODS or method in NOT_TENSOR_METHODS or method.startswith(("_", "is_", "has_")):
                     return False
                 return self.is_tensor(func.value)
             return False

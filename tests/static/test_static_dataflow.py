@@ -285,3 +285,16 @@ def test_constant_values_and_init_only_attributes_are_not_python_scalar_writes()
                 return scores
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src}) if f.rule == "GL306"] == [("GL306", 12), ("GL306", 13)]
+
+
+def test_dict_and_str_methods_do_not_return_tensors():
+    """transformers' ``_decoder_has_type(decoder_config, ...)`` matches ``*decode*``, so its
+    unannotated parameter is presumed a tensor; ``.get("type")`` says it is a dict."""
+    src = """
+        def _decoder_has_type(decoder_config, decoder_type):
+            if decoder_config.get("type") == "ByteFallback" or decoder_config.get("name", "").startswith("b"):
+                return True
+            if decoder_config:
+                return False
+    """
+    assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL105", 5)]  # the bare one stays
