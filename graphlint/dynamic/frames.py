@@ -117,8 +117,6 @@ def function_frame(fn) -> UserFrame | None:
 
 def region_entry(region) -> str:
     """``path.py:Qual.name`` of a region's function, as ``graphlint check --entry`` takes it."""
-    import inspect
-
     if region.extra.get("entry"):
         return region.extra["entry"]
     fn = region.fn

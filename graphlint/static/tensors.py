@@ -6,7 +6,7 @@ Precision over recall: an expression is a tensor only when we can say why --
 - an unannotated parameter without a non-None default of a ``forward`` method or of a function
   matching the hot-name patterns (``__call__`` excepted: outside nn.Module it takes anything),
   unless its name looks like a host value (``pos``, ``*_len``, ``n_*``, ``is_*``... see
-  ``HOST_PARAM_NAMES``);
+  ``params.HOST_PARAM_NAMES``);
 - a name or ``self.attr`` last assigned from a tensor expression (``self.attr`` also from
   ``nn.Parameter``/``register_buffer``), in source order within the file;
 - a call of a module function or ``self`` method of the same file annotated ``-> Tensor``;
@@ -24,7 +24,6 @@ assigned in a method written after its use is missed (``__init__`` normally come
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 import libcst as cst
 
@@ -53,21 +52,6 @@ HOST_TORCH_NAMES = frozenset(
     "numel device dtype Size finfo iinfo no_grad inference_mode enable_grad manual_seed "
     "Generator Stream Event compile cond typename broadcast_shapes result_type promote_types can_cast "
     "are_deterministic_algorithms_enabled sym_int sym_float sym_max sym_min".split()
-)
-HOST_PARAM_NAMES = (
-    "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
-    "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
-    "output_*", "return_*", "has_*", "do_*",  # transformers' flags: output_attentions=None, return_dict=None
-    "temperature", "top_k", "top_p", "min_p", "eps",  # sampling knobs: Python numbers in nearly every engine
-    "rank", "*_rank", "world_size", "ctx",  # distributed ids; autograd.Function's ctx
-)
-#: Parameters with these names, annotated ``int`` or defaulting to an int literal, carry the decode
-#: position (a Python int that changes every step); locals computed from them are positions too
-#: (``end = start + T``, ``for p in range(first, end)``). Unannotated ``input_pos`` is often a
-#: tensor (gpt-fast), so it is not presumed to be a position.
-POSITION_NAMES = (
-    "pos", "*_pos", "pos_*", "start", "start_*", "position", "cur_len", "cache_len", "past_len",
-    "n_past", "seq_len", "seqlen", "step",
 )
 BOOL_TORCH_FUNCS = frozenset(
     "isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not logical_xor eq ne "
@@ -101,7 +85,7 @@ class FunctionFacts:
     #: descriptor from a parameter annotation (``model: DSV4Model``); ``for b in model.blocks``
     #: gives ``b`` the path (("name", "DSV4Model"), ("blocks",)).
     objects: dict[str, tuple] = field(default_factory=dict)
-    #: host ints derived from a per-step position parameter (see ``POSITION_NAMES``)
+    #: host ints derived from a per-step position parameter (see ``params.POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
     #: see :mod:`.readbacks`)
@@ -113,61 +97,6 @@ class FunctionFacts:
     picked_devices: set[str] = field(default_factory=set)
     #: local lists of sub-modules (``layers = []; layers.append(Block())``) -> their types
     local_modules: dict[str, list] = field(default_factory=dict)
-
-
-def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
-    """``Tensor``, ``Optional[Tensor]``, ``Tensor | None``: yes. ``float | Tensor`` (either),
-    ``list[Tensor]`` (a container): no -- precision over recall."""
-    if node is None:
-        return False
-    members = [m for m in _union_members(node, imports) if not _is_none(m)]
-    if not members:
-        return False  # ``None``
-    if len(members) > 1 or members[0] is not node:
-        return all(is_tensor_annotation(m, imports) for m in members)
-    if isinstance(node, cst.Subscript):
-        if (resolve(node.value, imports) or "").split(".")[-1] != "Annotated":
-            return False  # list[Tensor], dict[str, Tensor]: a container of tensors
-        first = next((el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)), None)
-        return is_tensor_annotation(first, imports)
-    if isinstance(node, cst.SimpleString):
-        return node.value.strip("'\"").split(".")[-1] == "Tensor"
-    name = resolve(node, imports)
-    # ``cute.Tensor`` (CuTeDSL) annotates kernel-DSL values, not torch tensors
-    return name is not None and name.split(".")[-1] in ("Tensor", "Parameter") and not name.startswith("cutlass.")
-
-
-def _union_members(node: cst.BaseExpression, imports: dict[str, str]) -> list[cst.BaseExpression]:
-    """The alternatives of ``A | B``, ``Union[A, B]`` and ``Optional[A]`` (flattened); else [node]."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-        return _union_members(node.left, imports) + _union_members(node.right, imports)
-    if isinstance(node, cst.Subscript):
-        wrapper = (resolve(node.value, imports) or "").split(".")[-1]
-        if wrapper in ("Optional", "Union"):
-            elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
-            return [m for el in elements for m in _union_members(el, imports)]
-    return [node]
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
-def is_int_param(param: cst.Param) -> bool:
-    if param.annotation is not None:
-        return isinstance(param.annotation.annotation, cst.Name) and param.annotation.annotation.value == "int"
-    return isinstance(param.default, cst.Integer)
-
-
-def param_is_tensor(param: cst.Param, imports: dict[str, str], implicit: bool) -> bool:
-    if param.annotation is not None:
-        return is_tensor_annotation(param.annotation.annotation, imports)
-    if not implicit:
-        return False
-    if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
-        return False
-    name = param.name.value
-    return not any(fnmatchcase(name, pat) for pat in HOST_PARAM_NAMES)
 
 
 class TensorOracle:

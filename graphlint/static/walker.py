@@ -22,15 +22,8 @@ from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
 from graphlint.static.names import is_device_code, module_name, record_import, resolve
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
-from graphlint.static.tensors import (
-    POSITION_NAMES,
-    ClassFacts,
-    FunctionFacts,
-    TensorOracle,
-    is_int_param,
-    is_tensor_annotation,
-    param_is_tensor,
-)
+from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.tensors import ClassFacts, FunctionFacts, TensorOracle
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")

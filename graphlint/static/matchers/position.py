@@ -4,7 +4,7 @@
 position the step had while capturing into the graph, so every replay reads and writes the same
 slots (``where: index``). ``if (pos + 1) % r == 0:`` decides once, at capture, which branch the
 graph contains (``where: branch``). Positions are parameters named like ``start``/``pos``/
-``*_pos`` and the host values computed from them (see ``tensors.POSITION_NAMES``); tensors
+``*_pos`` and the host values computed from them (see ``params.POSITION_NAMES``); tensors
 holding positions are the fix and are never reported, and neither are bounds checks that only
 raise. Any indexed value counts (a tensor we could not prove to be one is still likely one in
 decode code) except names known to be Python containers (literals, comprehensions, parameters

@@ -12,7 +12,6 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.matchers import Matcher, MatchContext
-from graphlint.static.matchers.attr_mutation import self_attrs
 
 HOST_CALLS = frozenset("int float len min max round abs".split())
 HOST_METHODS = frozenset("item size dim numel tolist".split())

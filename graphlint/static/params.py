@@ -1,0 +1,85 @@
+"""What a function's parameters are, from their names, annotations and defaults.
+
+Precision over recall, as everywhere in the static half: a parameter is a tensor when its
+annotation says so (``Tensor``, ``Optional[Tensor]``, ``Tensor | None``) or, for the hot
+functions' unannotated parameters, unless its name reads like host data; it carries the
+per-step decode position when it is named like one and is an ``int``.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from graphlint.static.names import resolve
+
+HOST_PARAM_NAMES = (
+    "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
+    "use_*", "*_idx", "layer_id", "*_name", "name", "dim", "*_dim", "dtype", "device", "*_device",
+    "output_*", "return_*", "has_*", "do_*",  # transformers' flags: output_attentions=None, return_dict=None
+    "temperature", "top_k", "top_p", "min_p", "eps",  # sampling knobs: Python numbers in nearly every engine
+    "rank", "*_rank", "world_size", "ctx",  # distributed ids; autograd.Function's ctx
+)
+#: Parameters with these names, annotated ``int`` or defaulting to an int literal, carry the decode
+#: position (a Python int that changes every step); locals computed from them are positions too
+#: (``end = start + T``, ``for p in range(first, end)``). Unannotated ``input_pos`` is often a
+#: tensor (gpt-fast), so it is not presumed to be a position.
+POSITION_NAMES = (
+    "pos", "*_pos", "pos_*", "start", "start_*", "position", "cur_len", "cache_len", "past_len",
+    "n_past", "seq_len", "seqlen", "step",
+)
+
+def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
+    """``Tensor``, ``Optional[Tensor]``, ``Tensor | None``: yes. ``float | Tensor`` (either),
+    ``list[Tensor]`` (a container): no -- precision over recall."""
+    if node is None:
+        return False
+    members = [m for m in _union_members(node, imports) if not _is_none(m)]
+    if not members:
+        return False  # ``None``
+    if len(members) > 1 or members[0] is not node:
+        return all(is_tensor_annotation(m, imports) for m in members)
+    if isinstance(node, cst.Subscript):
+        if (resolve(node.value, imports) or "").split(".")[-1] != "Annotated":
+            return False  # list[Tensor], dict[str, Tensor]: a container of tensors
+        first = next((el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)), None)
+        return is_tensor_annotation(first, imports)
+    if isinstance(node, cst.SimpleString):
+        return node.value.strip("'\"").split(".")[-1] == "Tensor"
+    name = resolve(node, imports)
+    # ``cute.Tensor`` (CuTeDSL) annotates kernel-DSL values, not torch tensors
+    return name is not None and name.split(".")[-1] in ("Tensor", "Parameter") and not name.startswith("cutlass.")
+
+
+def _union_members(node: cst.BaseExpression, imports: dict[str, str]) -> list[cst.BaseExpression]:
+    """The alternatives of ``A | B``, ``Union[A, B]`` and ``Optional[A]`` (flattened); else [node]."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return _union_members(node.left, imports) + _union_members(node.right, imports)
+    if isinstance(node, cst.Subscript):
+        wrapper = (resolve(node.value, imports) or "").split(".")[-1]
+        if wrapper in ("Optional", "Union"):
+            elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+            return [m for el in elements for m in _union_members(el, imports)]
+    return [node]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def is_int_param(param: cst.Param) -> bool:
+    if param.annotation is not None:
+        return isinstance(param.annotation.annotation, cst.Name) and param.annotation.annotation.value == "int"
+    return isinstance(param.default, cst.Integer)
+
+
+def param_is_tensor(param: cst.Param, imports: dict[str, str], implicit: bool) -> bool:
+    if param.annotation is not None:
+        return is_tensor_annotation(param.annotation.annotation, imports)
+    if not implicit:
+        return False
+    if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+        return False
+    name = param.name.value
+    return not any(fnmatchcase(name, pat) for pat in HOST_PARAM_NAMES)
