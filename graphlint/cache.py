@@ -61,15 +61,16 @@ class SummaryCache:
         self.enabled = True
         self.hits = 0
 
-    def _entry(self, path: str, sha256: str) -> Path:
-        key = hashlib.sha256(f"{self.salt}\0{path}\0{sha256}".encode()).hexdigest()
+    def _entry(self, path: str, sha256: str, variant: str = "") -> Path:
+        """``variant``: facts from other files the summary was made with (see static.crossfile)."""
+        key = hashlib.sha256(f"{self.salt}\0{path}\0{sha256}\0{variant}".encode()).hexdigest()
         return self.directory / "summaries" / key[:2] / key[2:]
 
-    def get(self, path: str, sha256: str) -> FileSummary | None:
+    def get(self, path: str, sha256: str, variant: str = "") -> FileSummary | None:
         if not self.enabled:
             return None
         try:
-            with self._entry(path, sha256).open("rb") as handle:
+            with self._entry(path, sha256, variant).open("rb") as handle:
                 stored_path, stored_sha, summary = pickle.load(handle)
         except Exception:  # missing, truncated, from another Python: all just a miss
             return None
@@ -78,10 +79,10 @@ class SummaryCache:
         self.hits += 1
         return summary
 
-    def put(self, summary: FileSummary, sha256: str) -> None:
+    def put(self, summary: FileSummary, sha256: str, variant: str = "") -> None:
         if not self.enabled:
             return
-        target = self._entry(summary.path, sha256)
+        target = self._entry(summary.path, sha256, variant)
         try:
             self._prepare()
             target.parent.mkdir(parents=True, exist_ok=True)

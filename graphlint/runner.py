@@ -140,18 +140,20 @@ def _init_worker(rules, options) -> None:
     _worker_state.update(rules=rules, options=options)
 
 
-def _summarize(item: tuple[str, bytes]) -> tuple[FileSummary | None, str]:
-    """Never raises: an analyzer crash comes back as (None, traceback text)."""
-    path, data = item
+def _summarize(item: tuple) -> tuple[FileSummary | None, str]:
+    """Never raises: an analyzer crash comes back as (None, traceback text).
+
+    ``item``: (path, data) or (path, data, imported tensor-returning function names)."""
+    path, data, *facts = item
     try:
         from graphlint.static.summarize import summarize_file
 
-        return summarize_file(path, data, _worker_state["rules"], _worker_state["options"]), ""
+        return summarize_file(path, data, _worker_state["rules"], _worker_state["options"], *facts), ""
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def _summarize_all(items: list[tuple[str, bytes]], settings: Settings, progress: Progress | None, done: int,
+def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | None, done: int,
                    total: int) -> list[tuple[FileSummary | None, str]]:
     jobs = min(settings.jobs, len(items))
     if jobs > 1 and len(items) >= PARALLEL_THRESHOLD:
@@ -183,6 +185,7 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     sources = [read_source(p) for p in discover(settings, result.warnings)]
     result.files = len(sources)
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
+    result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta)
     result.lines = sum(s.lines for s in summaries.values())
     try:
         linked = link(list(summaries.values()), settings.rules, settings.options)
@@ -226,6 +229,38 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
             code = INTERNAL_ERROR if message.lower().startswith("internal error") else PARSE_ERROR
             meta.append(meta_finding(rules, code, summary.path, line, col, message))
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
+
+
+def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Source], settings: Settings,
+                          meta: list[Finding]) -> int:
+    """Summarize again the files that import another file's ``-> Tensor`` functions, with those
+    names as facts (see :mod:`graphlint.static.crossfile`); cached under the names too.
+    Returns the cache hits."""
+    from graphlint.cache import SummaryCache
+    from graphlint.static.crossfile import imported_tensor_functions
+
+    plan = imported_tensor_functions(list(summaries.values()))
+    if not plan:
+        return 0
+    cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
+    by_path = {s.path: s for s in sources}
+    items = []
+    for path, names in sorted(plan.items()):
+        source, variant = by_path[path], ",".join(sorted(names))
+        cached = cache.get(path, source.sha256, variant) if cache else None
+        if cached is not None:
+            summaries[path] = cached
+        else:
+            items.append((path, source.data, names))
+    for (path, _, names), (summary, crash) in zip(items, _summarize_all(items, settings, None, 0, len(items))):
+        if summary is None:  # the first summary stands; say why the second one is missing
+            meta.append(meta_finding(settings.rules, INTERNAL_ERROR, path, 1, 0,
+                                     f"internal error while adding facts from other files: {crash}"))
+            continue
+        if cache:
+            cache.put(summary, by_path[path].sha256, ",".join(sorted(names)))
+        summaries[path] = summary
+    return cache.hits if cache else 0
 
 
 def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], settings: Settings) -> list[Finding]:

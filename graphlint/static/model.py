@@ -85,3 +85,5 @@ class ModuleInfo:
     imports: dict[str, str] = field(default_factory=dict)
     candidates: list[Candidate] = field(default_factory=list)
     regions: list[RegionDecl] = field(default_factory=list)
+    #: module-level functions annotated ``-> Tensor`` (what other files learn when they import them)
+    tensor_functions: set[str] = field(default_factory=set)

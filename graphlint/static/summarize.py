@@ -30,17 +30,19 @@ def decode(source: bytes) -> str:
         raise ValueError(f"cannot decode as {encoding}: {exc}") from exc
 
 
-def summarize_file(path: str, source: bytes, rules: dict[str, Rule], options: StaticOptions) -> FileSummary:
+def summarize_file(path: str, source: bytes, rules: dict[str, Rule], options: StaticOptions,
+                   imported_tensor_functions: frozenset[str] = frozenset()) -> FileSummary:
     summary = FileSummary(path=path, sha256=hashlib.sha256(source).hexdigest())
     try:
-        _summarize(summary, source, rules, options)
+        _summarize(summary, source, rules, options, imported_tensor_functions)
     except Exception as exc:  # the contract: never raise, report instead
         summary.errors.append((1, 0, f"internal error while analysing this file: {exc!r}"))
         summary.data = None
     return summary
 
 
-def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], options: StaticOptions) -> None:
+def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], options: StaticOptions,
+               imported_tensor_functions: frozenset[str]) -> None:
     try:
         text = decode(source)
     except ValueError as exc:
@@ -64,7 +66,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         return
     walker = Walker(summary.path, build_matchers(rules), options)
     try:
-        info = walker.run(module)
+        info = walker.run(module, imported_tensor_functions)
     except RecursionError:
         summary.errors.append((1, 0, "internal error: code nested too deeply to analyse"))
         return

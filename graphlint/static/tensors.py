@@ -9,7 +9,8 @@ Precision over recall: an expression is a tensor only when we can say why --
   ``params.HOST_PARAM_NAMES``);
 - a name or ``self.attr`` last assigned from a tensor expression (``self.attr`` also from
   ``nn.Parameter``/``register_buffer``), in source order within the file;
-- a call of a module function or ``self`` method of the same file annotated ``-> Tensor``;
+- a call of a module function or ``self`` method of the same file annotated ``-> Tensor``, or of
+  a function imported from another file that is (``static.crossfile``, a second summary);
 - a call of ``torch.*`` / ``torch.nn.functional.*`` / ``torch.ops.*`` other than the host-valued
   ones (``torch.cuda.*``, ``torch.is_*``, ``torch.device``...), a call of a sub-module
   (``self.attn(x)``), a tensor method that returns a tensor, arithmetic, indexing or a

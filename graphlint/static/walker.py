@@ -107,8 +107,11 @@ class Walker(CallRecorder):
         return id(node) in self.store_targets
 
     # -- entry point -------------------------------------------------------------------
-    def run(self, module: cst.Module) -> ModuleInfo:
-        self.oracle.tensor_functions = self.tensor_returning(module.body)
+    def run(self, module: cst.Module, imported_tensor_functions: frozenset[str] = frozenset()) -> ModuleInfo:
+        """``imported_tensor_functions``: local names of imported functions another file annotates
+        ``-> Tensor`` (found by :mod:`graphlint.static.crossfile`)."""
+        self.info.tensor_functions = self.tensor_returning(module.body)
+        self.oracle.tensor_functions = self.info.tensor_functions | imported_tensor_functions
         self.body(module.body, "body")
         return self.info
 

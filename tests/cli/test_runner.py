@@ -187,3 +187,25 @@ def test_pre_commit_hook_definition():
     (hook,) = hooks
     assert hook["id"] == "graphlint" and hook["entry"].startswith("graphlint check")
     assert hook["types"] == ["python"] and hook["language"] == "python" and hook["require_serial"] is True
+
+
+def test_tensor_returning_functions_are_known_across_files_and_cached(project):
+    """``from .ops import fused`` with ``ops.fused`` annotated ``-> Tensor``: its result is a
+    tensor in the importing file too (a second summary of that file, cached under the names)."""
+    project.write("pkg/__init__.py", "from .ops import fused as exported\n")
+    project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n"
+                  "def plain(x):\n    return x\n")
+    project.write("pkg/engine.py", "import torch\nfrom .ops import fused, plain\nfrom pkg import exported\n\n"
+                  "def decode_step(x: torch.Tensor):\n"
+                  "    y = fused(x)\n    if y:\n        pass\n"
+                  "    z = exported(x)\n    if z:\n        pass\n"
+                  "    w = plain(x)\n    if w:\n        pass\n")
+    cold = runner.run(_settings())
+    found = [(f.path, f.line, f.rule) for f in cold.findings]
+    assert found == [("pkg/engine.py", 7, "GL105"), ("pkg/engine.py", 10, "GL105")]  # not `plain`'s result
+    warm = runner.run(_settings())
+    assert [(f.path, f.line, f.rule) for f in warm.findings] == found
+    assert warm.cache_hits == 5  # three first summaries, second ones of engine.py and __init__.py (re-export)
+    project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor):\n    return x * 2\n\n"
+                  "def plain(x):\n    return x\n")  # no longer annotated: nothing is known about it
+    assert [(f.line, f.rule) for f in runner.run(_settings()).findings] == []

@@ -1,0 +1,38 @@
+"""Tensor facts that cross files: ``from ops import fused`` where ``ops.fused`` is ``-> Tensor``.
+
+Summaries are per file (parallel, cached by content), so a file cannot know while it is walked
+what another file's functions return. After every file is summarized, this finds, per file, the
+imported names that resolve (through the same module index the linker uses, re-exports
+included) to a module-level function annotated ``-> Tensor`` in another file. Only those files
+are summarized again, with the names as extra facts; the cache keys that second summary by the
+names too. One round: a function that returns another file's tensor without an annotation
+stays unknown ("not a tensor", as everywhere).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.api import FileSummary
+from graphlint.static.link import Index
+from graphlint.static.model import ModuleInfo
+
+
+def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
+    """{path: local names of imported tensor-returning functions}, only for files that have some."""
+    infos = [s.data for s in summaries if isinstance(s.data, ModuleInfo)]
+    if not any(info.tensor_functions for info in infos):
+        return {}
+    index = Index(infos)
+    out: dict[str, frozenset[str]] = {}
+    for info in infos:
+        names = set()
+        for local, dotted in info.imports.items():
+            try:
+                target = index.resolve(info, dotted)
+            except RecursionError:
+                continue
+            if target is not None and target[0] == "function" and target[1] is not info:
+                if "." not in target[2] and target[2] in target[1].tensor_functions:
+                    names.add(local)
+        if names:
+            out[info.path] = frozenset(names)
+    return out
