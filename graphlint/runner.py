@@ -185,7 +185,10 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     sources = [read_source(p) for p in discover(settings, result.warnings)]
     result.files = len(sources)
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
-    result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta)
+    try:
+        result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta)
+    except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
+        result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
     result.lines = sum(s.lines for s in summaries.values())
     try:
         linked = link(list(summaries.values()), settings.rules, settings.options)

@@ -209,3 +209,13 @@ def test_tensor_returning_functions_are_known_across_files_and_cached(project):
     project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor):\n    return x * 2\n\n"
                   "def plain(x):\n    return x\n")  # no longer annotated: nothing is known about it
     assert [(f.line, f.rule) for f in runner.run(_settings()).findings] == []
+
+
+def test_a_crash_in_the_cross_file_pass_is_a_warning_not_a_lost_run(project, monkeypatch):
+    from graphlint.static import crossfile
+
+    project.write("pkg/model.py", "import torch\n\ndef decode_step(x: torch.Tensor):\n    return x.item()\n")
+    monkeypatch.setattr(crossfile, "imported_tensor_functions", lambda summaries: 1 / 0)
+    result = runner.run(_settings(use_cache=False))
+    assert [f.rule for f in result.findings] == [project.item_code()]
+    assert any("tensor facts across files skipped" in w for w in result.warnings)
