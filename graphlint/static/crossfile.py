@@ -17,7 +17,9 @@ from graphlint.static.model import ModuleInfo
 
 
 def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
-    """{path: local names of imported tensor-returning functions}, only for files that have some."""
+    """{path: local names of imported tensor-returning functions}, only for files that have some.
+
+    A name is ``fused`` (``from ops import fused``) or ``ops.fused`` (``import pkg.ops as ops``)."""
     infos = [s.data for s in summaries if isinstance(s.data, ModuleInfo)]
     if not any(info.tensor_functions for info in infos):
         return {}
@@ -26,6 +28,10 @@ def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozens
     for info in infos:
         names = set()
         for local, dotted in info.imports.items():
+            module = index.find_module(index.absolute(info, dotted))
+            if module is not None and module is not info:  # ``import pkg.ops as ops``: ``ops.fused(x)``
+                names.update(f"{local}.{name}" for name in module.tensor_functions)
+                continue
             try:
                 target = index.resolve(info, dotted)
             except RecursionError:

@@ -170,6 +170,8 @@ class TensorOracle:
                 return True
             if isinstance(func, cst.Name):
                 return func.value in self.tensor_functions
+            if isinstance(func, cst.Attribute) and dotted_name(func) in self.tensor_functions:
+                return True  # ``ops.fused(x)`` with ``import pkg.ops as ops`` (static.crossfile)
             method = self.is_self_attr(func)
             if method is not None and self.cls is not None and method in self.cls.tensor_methods:
                 return True

@@ -195,14 +195,16 @@ def test_tensor_returning_functions_are_known_across_files_and_cached(project):
     project.write("pkg/__init__.py", "from .ops import fused as exported\n")
     project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n"
                   "def plain(x):\n    return x\n")
-    project.write("pkg/engine.py", "import torch\nfrom .ops import fused, plain\nfrom pkg import exported\n\n"
+    project.write("pkg/engine.py", "import torch\nfrom .ops import fused, plain\nfrom pkg import exported\n"
+                  "import pkg.ops as ops\n\n"
                   "def decode_step(x: torch.Tensor):\n"
                   "    y = fused(x)\n    if y:\n        pass\n"
                   "    z = exported(x)\n    if z:\n        pass\n"
-                  "    w = plain(x)\n    if w:\n        pass\n")
+                  "    w = plain(x)\n    if w:\n        pass\n"
+                  "    v = ops.fused(x)\n    if v:\n        pass\n")
     cold = runner.run(_settings())
     found = [(f.path, f.line, f.rule) for f in cold.findings]
-    assert found == [("pkg/engine.py", 7, "GL105"), ("pkg/engine.py", 10, "GL105")]  # not `plain`'s result
+    assert found == [("pkg/engine.py", n, "GL105") for n in (8, 11, 17)]  # not `plain`'s result
     warm = runner.run(_settings())
     assert [(f.path, f.line, f.rule) for f in warm.findings] == found
     assert warm.cache_hits == 5  # three first summaries, second ones of engine.py and __init__.py (re-export)
