@@ -27,10 +27,14 @@ def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozens
     out: dict[str, frozenset[str]] = {}
     for info in infos:
         names = set()
+        called = _called(info, index)  # only names the file calls: a file is summarized again only for them
         for local, dotted in info.imports.items():
-            module = index.find_module(index.absolute(info, dotted))
+            absolute = index.absolute(info, dotted)
+            module = index.find_module(absolute)
             if module is not None and module is not info:  # ``import pkg.ops as ops``: ``ops.fused(x)``
-                names.update(f"{local}.{name}" for name in module.tensor_functions)
+                names.update(f"{local}.{name}" for name in module.tensor_functions if f"{absolute}.{name}" in called)
+                continue
+            if absolute not in called:
                 continue
             try:
                 target = index.resolve(info, dotted)
@@ -42,3 +46,13 @@ def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozens
         if names:
             out[info.path] = frozenset(names)
     return out
+
+
+def _called(info: ModuleInfo, index: Index) -> set[str]:
+    """The absolute dotted names this file calls through its imports."""
+    return {
+        index.absolute(info, call.target[1])
+        for fn in info.functions.values()
+        for call in fn.calls
+        if call.target[0] == "dotted" and isinstance(call.target[1], str)
+    }
