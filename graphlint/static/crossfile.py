@@ -3,8 +3,9 @@
 Summaries are per file (parallel, cached by content), so a file cannot know while it is walked
 what another file's functions return. After every file is summarized, this finds, per file, the
 imported names that resolve (through the same module index the linker uses, re-exports
-included) to a module-level function annotated ``-> Tensor`` in another file. Only those files
-are summarized again, with the names as extra facts; the cache keys that second summary by the
+included) to a module-level function annotated ``-> Tensor`` in another file and that the file
+calls (``import torch`` alone must not send every file round again). Only those files are
+summarized again, with the names as extra facts; the cache keys that second summary by the
 names too. One round: a function that returns another file's tensor without an annotation
 stays unknown ("not a tensor", as everywhere).
 """
