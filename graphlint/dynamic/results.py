@@ -58,6 +58,11 @@ class DeviceResult:
         self.meta.update(other.meta)
         return self
 
+    def note_replay_and_soak(self, suffix: str) -> None:
+        """Append ``suffix`` to the replay and soak lines: how the figures were measured."""
+        self.probes = [ProbeOutcome(p.probe, p.status, p.detail + suffix) if p.probe in ("replay", "soak") else p
+                       for p in self.probes]
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["findings"] = [f.to_dict() for f in self.findings]
@@ -77,10 +82,8 @@ def caveat_failed_captures(result: DeviceResult) -> DeviceResult:
     the process that held the failed captures (see :mod:`graphlint.dynamic.run`)."""
     failed = sum(cell["status"] == FAILED for cell in result.capture.values())
     if failed:
-        note = (f"measured in the process that held {failed} failed capture(s), which can leave state behind; "
-                "fix those first, then re-run")
-        result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}") if p.probe in ("replay", "soak")
-                         else p for p in result.probes]
+        result.note_replay_and_soak(f"; measured in the process that held {failed} failed capture(s), which can "
+                                    "leave state behind; fix those first, then re-run")
     return result
 
 

@@ -83,15 +83,11 @@ def _without_failed_captures(job: dict, first: DeviceResult) -> DeviceResult:
     second = _worker({**job, "known_failed": failed})
     if not second.capture:  # the second worker died or could not build the target: keep the first
         note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
-        first.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail} (measured after failed captures: a re-run "
-                                     f"without them failed: {note})") if p.probe in ("replay", "soak") else p
-                        for p in first.probes]
+        first.note_replay_and_soak(f" (measured after failed captures: a re-run without them failed: {note})")
         return first
     second.findings = merge_findings([f for f in first.findings if f.rule == "GL590"] + second.findings)
-    note = (f"in a fresh process that captured all but the {len(failed)} region(s) whose capture failed "
-            "(they ran eagerly)")
-    second.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}") if p.probe in ("replay", "soak") else p
-                     for p in second.probes]
+    second.note_replay_and_soak(f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
+                                "capture failed (they ran eagerly)")
     return second
 
 
