@@ -15,9 +15,7 @@ the kernels' gain per decoder as a ratio (machines are noisy; ratios within one 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -53,21 +51,6 @@ def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30, repeats: int = 1
     end.record()
     end.synchronize()
     return 2 * nbytes * repeats / (begin.elapsed_time(end) / 1e3)
-
-
-@contextlib.contextmanager
-def kernel_backend(name: str | None):
-    """DSV4_KERNELS=name for the duration (None: leave the environment alone)."""
-    old = os.environ.get("DSV4_KERNELS")
-    if name is not None:
-        os.environ["DSV4_KERNELS"] = name
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("DSV4_KERNELS", None)
-        else:
-            os.environ["DSV4_KERNELS"] = old
 
 
 def time_decoders(model, prompt: list[int], steps: int, repeats: int) -> tuple[dict[str, dict], str]:
@@ -122,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     passes = {"default": [None], "torch": ["torch"], "both": ["cutedsl", "torch"]}[args.kernels]
     runs: dict[str, dict[str, dict]] = {}  # backend that ran -> decoder -> figures
     for requested in passes:
-        with kernel_backend(requested):
+        with kernels.registry.requested_backend(requested):
             figures, ran = time_decoders(model, prompt, args.steps, args.repeats)
         runs[ran] = figures
         if requested == "cutedsl" and ran != "cutedsl":

@@ -9,15 +9,14 @@ decode graphs). Medians of CUDA-event timings; warm-up excluded.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import statistics
 
 import torch
 
 import dsv4.kernels as kernels
 from dsv4.kernels import reference
+from dsv4.kernels.registry import requested_backend
 
 CALLS_PER_GRAPH = 50
 REPEATS = 7
@@ -67,7 +66,7 @@ def _time_us(op_fn, args, out) -> tuple[float, float]:
 
 def run(device: torch.device):
     """Yield one result row per case (as soon as it is measured)."""
-    with _backend("cutedsl"):
+    with requested_backend("cutedsl"):
         kernels.warmup(device)
         if kernels.backend() != "cutedsl":
             print("note: no CuTeDSL kernel compiled; both columns measure torch", flush=True)
@@ -76,29 +75,16 @@ def run(device: torch.device):
         op_fn = getattr(kernels, op)
         expected = getattr(reference, op)(*args)
         out = torch.empty_like(expected)
-        with _backend("cutedsl"):
+        with requested_backend("cutedsl"):
             error = (op_fn(*args, out=out).float() - expected.float()).abs().max().item()
             cute_us = _time_us(op_fn, args, out)
-        with _backend("torch"):
+        with requested_backend("torch"):
             torch_us = _time_us(op_fn, args, out)
         yield {
             "op": op, "shape": "x".join(map(str, shape)), "dtype": str(dtype).split(".")[1],
             "max_abs_err": error, "cutedsl_eager_us": cute_us[0], "cutedsl_graph_us": cute_us[1],
             "torch_eager_us": torch_us[0], "torch_graph_us": torch_us[1],
         }
-
-
-@contextlib.contextmanager
-def _backend(name: str):
-    old = os.environ.get("DSV4_KERNELS")
-    os.environ["DSV4_KERNELS"] = name
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["DSV4_KERNELS"]
-        else:
-            os.environ["DSV4_KERNELS"] = old
 
 
 def main() -> None:

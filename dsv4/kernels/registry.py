@@ -15,10 +15,11 @@ out of CUDA graphs (``reports/kernels-h200-2026-12-02.md``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import warnings
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 
@@ -38,6 +39,21 @@ def forced_torch() -> bool:
     """True unless ``DSV4_KERNELS`` (or, unset, :data:`DEFAULT_BACKEND`) asks for cutedsl."""
     requested = os.environ.get("DSV4_KERNELS", "").strip().lower() or DEFAULT_BACKEND
     return requested != "cutedsl"
+
+
+@contextlib.contextmanager
+def requested_backend(name: str | None) -> Iterator[None]:
+    """``DSV4_KERNELS=name`` for the duration, restored after (None: leave it as it is)."""
+    old = os.environ.get("DSV4_KERNELS")
+    if name is not None:
+        os.environ["DSV4_KERNELS"] = name
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("DSV4_KERNELS", None)
+        else:
+            os.environ["DSV4_KERNELS"] = old
 
 
 def backend() -> str:
