@@ -10,20 +10,16 @@ tiny capture-and-replay before any further capture is trusted.
 
 from __future__ import annotations
 
-import re
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
 
-from graphlint.dynamic.frames import UserFrame, current_user_frame, function_frame, traceback_user_frame
+from graphlint.dynamic.frames import UserFrame, current_user_frame, error_line, function_frame, traceback_user_frame
 from graphlint.dynamic.results import CAPTURED, EMPTY, FAILED
 
 EMPTY_GRAPH_TEXT = "The CUDA Graph is empty"
-# Terminal colour codes: CuTeDSL colours its errors ("\x1b[91m\x1b[1merror:\x1b[0m ..."); a
-# report is markdown or JSON, where they are noise.
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass
@@ -35,11 +31,6 @@ class Capture:
     detail: str = ""
     where: UserFrame | None = None
     warnings: list[str] = field(default_factory=list)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = _ANSI.sub("", str(exc)).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
 
 
 def capture_region(region) -> Capture:
@@ -56,7 +47,7 @@ def capture_region(region) -> Capture:
         except Exception as exc:  # the capture's failure is the finding
             cause = exc.__context__ or exc.__cause__ or exc
             where = traceback_user_frame(cause.__traceback__) or traceback_user_frame(exc.__traceback__)
-            detail = _first_line(cause) if cause is exc else f"{_first_line(cause)} (then: {_first_line(exc)})"
+            detail = error_line(cause) if cause is exc else f"{error_line(cause)} (then: {error_line(exc)})"
             return Capture(region.name, FAILED, detail=detail, where=where or function_frame(region.fn))
         finally:
             torch.cuda.current_stream(dev).wait_stream(stream)
@@ -96,7 +87,7 @@ def context_healthy(device) -> tuple[bool, str]:
             torch.cuda.synchronize(dev)
             value = probe.sum().item()
     except Exception as exc:
-        return False, _first_line(exc)
+        return False, error_line(exc)
     return (value == 8.0, "recovered: a test capture replays correctly" if value == 8.0
             else f"test capture replayed wrong values ({value} != 8)")
 

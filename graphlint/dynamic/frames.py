@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import sysconfig
 import types
@@ -91,6 +92,18 @@ def current_user_frame(frame: types.FrameType | None = None) -> UserFrame | None
         pairs.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
         frame = frame.f_back
     return _from_pairs(pairs)
+
+
+# Terminal colour codes: CuTeDSL colours its errors ("\x1b[91m\x1b[1merror:\x1b[0m ..."); a
+# report is markdown or JSON, where they are noise.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def error_line(exc: BaseException, limit: int | None = 300) -> str:
+    """``Type: first line of the message``, colour codes stripped: how every report names an error."""
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
+    line = f"{type(exc).__name__}: {text[0] if text else ''}"
+    return line[:limit] if limit else line
 
 
 def traceback_user_frame(tb: types.TracebackType | None) -> UserFrame | None:

@@ -20,7 +20,7 @@ import time
 import torch
 
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
-from graphlint.dynamic.frames import function_frame, region_entries, region_sources
+from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
 from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
                                        ProbeOutcome, make_finding, merge_findings)
 from graphlint.dynamic.target import regions_of
@@ -216,8 +216,7 @@ class GraphProbe:
         """
         failed = self._failed_here()
         self.stopped_at = step
-        why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
-        self.poisoned = (f"stopped at step {step} in {self.running}: {why}"
+        self.poisoned = (f"stopped at step {step} in {self.running}: {error_line(exc)}"
                          + (f" (after capturing {', '.join(failed)} failed, which leaves the target's state "
                             "undefined: its Python side effects ran, its kernels did not)" if failed else ""))
 

@@ -176,15 +176,14 @@ def _located(exc: BaseException) -> str:
     """``Type: message (at file:line)``, the line being where the target's code raised."""
     import traceback
 
-    from graphlint.dynamic.frames import is_user_file
+    from graphlint.dynamic.frames import error_line, is_user_file
 
     if isinstance(exc, SyntaxError):
         where = f"{exc.filename}:{exc.lineno}"
     else:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename)]
         where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}" + (f" (at {where})" if where else "")
+    return error_line(exc, limit=None) + (f" (at {where})" if where else "")
 
 
 def parse_option(text: str) -> tuple[str, Any]:

@@ -32,7 +32,7 @@ def _meta(devices) -> dict[str, str]:
 def run_phase(job: dict) -> DeviceResult:
     import torch
 
-    from graphlint.dynamic.frames import traceback_user_frame
+    from graphlint.dynamic.frames import error_line, traceback_user_frame
     from graphlint.dynamic.target import TargetError, load_factory
 
     label, phase = job["label"], job["phase"]
@@ -57,7 +57,7 @@ def run_phase(job: dict) -> DeviceResult:
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],
                               meta={"target_error": str(exc)})
     except Exception as exc:
-        detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        detail = error_line(exc)
         user = traceback_user_frame(exc.__traceback__)  # the target's line, not torch's or graphlint's
         where = traceback.extract_tb(exc.__traceback__)[-1]
         detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"

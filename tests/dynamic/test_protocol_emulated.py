@@ -188,13 +188,13 @@ def test_dsv4_graph_decoders_replay_like_eager_through_a_soak_past_max_seq_len(d
 
 
 def test_capture_errors_lose_terminal_colour_codes():
-    from graphlint.dynamic.capture import _first_line
+    from graphlint.dynamic.frames import error_line
 
     class DSLCudaRuntimeError(RuntimeError):
         pass
 
     exc = DSLCudaRuntimeError("\x1b[91m\x1b[1merror:\x1b[0m cudaErrorStreamCaptureInvalidated (error code: 901)\nmore")
-    assert _first_line(exc) == "DSLCudaRuntimeError: error: cudaErrorStreamCaptureInvalidated (error code: 901)"
+    assert error_line(exc) == "DSLCudaRuntimeError: error: cudaErrorStreamCaptureInvalidated (error code: 901)"
 
 
 def test_an_error_inside_an_installed_library_belongs_to_the_project_line(tmp_path, monkeypatch):
