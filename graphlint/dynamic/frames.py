@@ -115,11 +115,18 @@ def traceback_user_frame(tb: types.TracebackType | None) -> UserFrame | None:
     return _from_pairs(list(reversed(pairs)))
 
 
+def _unwrap(fn):
+    """The plain function under bound methods, ``functools.partial`` and decorators
+    (``torch.no_grad()(partial(self._layer, i))``)."""
+    fn = getattr(fn, "__func__", fn)
+    while hasattr(fn, "func") or hasattr(fn, "__wrapped__"):
+        fn = getattr(fn, "__wrapped__", None) or fn.func
+    return getattr(fn, "__func__", fn)
+
+
 def function_frame(fn) -> UserFrame | None:
     """Where a region's function is defined: the fallback location for region-level findings."""
-    fn = getattr(fn, "__func__", fn)
-    while hasattr(fn, "func") or hasattr(fn, "__wrapped__"):  # functools.partial, torch.no_grad()(fn)
-        fn = getattr(fn, "__wrapped__", None) or fn.func
+    fn = _unwrap(fn)
     code = getattr(fn, "__code__", None) or getattr(getattr(fn, "forward", None), "__code__", None)
     if code is None and hasattr(fn, "forward"):
         code = fn.forward.__func__.__code__
@@ -132,10 +139,7 @@ def region_entry(region) -> str:
     """``path.py:Qual.name`` of a region's function, as ``graphlint check --entry`` takes it."""
     if region.extra.get("entry"):
         return region.extra["entry"]
-    fn = region.fn
-    while hasattr(fn, "func") or hasattr(fn, "__wrapped__"):  # torch.no_grad()(partial(self._layer, i))
-        fn = getattr(fn, "__wrapped__", None) or fn.func
-    fn = getattr(fn, "__func__", fn)
+    fn = _unwrap(region.fn)
     code, qualname = getattr(fn, "__code__", None), getattr(fn, "__qualname__", "")
     if code is None or "<" in qualname or not is_user_file(code.co_filename):
         return ""
