@@ -53,10 +53,6 @@ def is_user_file(filename: str) -> bool:
     )
 
 
-def is_library_file(filename: str) -> bool:
-    return _is_library_file(filename, os.getcwd(), tuple(sys.path))
-
-
 @functools.lru_cache(maxsize=4096)
 def _is_library_file(filename: str, cwd: str, path: tuple[str, ...]) -> bool:
     resolved = Path(filename).resolve()
@@ -79,8 +75,8 @@ def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
     if not user:
         return None
     chain = tuple(f"{display_path(f)}:{ln} {fn}" for f, ln, fn in reversed(user[:8]))
-    project = [pair for pair in user if not is_library_file(pair[0])]
-    filename, line, function = (project or user)[0]
+    cwd, path = os.getcwd(), tuple(sys.path)  # once per event, not per frame: this is the tracer's hot path
+    filename, line, function = next((pair for pair in user if not _is_library_file(pair[0], cwd, path)), user[0])
     return UserFrame(display_path(filename), line, function, chain)
 
 
