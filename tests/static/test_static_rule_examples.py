@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from static_helpers import analyze, builtin_rules
+
+from graphlint.rules import load_pack, load_rules
 
 STATIC_RULES = [r for r in builtin_rules().values() if r.matcher and not r.dynamic]
 BAD = [pytest.param(r.code, ex, id=f"{r.code}-bad{i}") for r in STATIC_RULES for i, ex in enumerate(r.bad)]
@@ -35,3 +40,14 @@ def test_bad_example_raises_exactly_its_rule(code, example):
 @pytest.mark.parametrize(("code", "example"), GOOD)
 def test_good_example_raises_nothing(code, example):
     assert [(f.rule, f.line_text) for f in analyze({"example.py": example})] == []
+
+
+def test_the_rule_pack_guide_example_works(tmp_path):
+    """docs/rule-packs.md's example pack loads and its examples do what they say."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "rule-packs.md").read_text()
+    pack = next(block for block in re.findall(r"```yaml\n(.*?)```", guide, re.S) if block.startswith("rules:"))
+    (tmp_path / "team.yaml").write_text(pack)
+    (rule,) = load_pack(tmp_path / "team.yaml")
+    rules = load_rules([tmp_path / "team.yaml"])
+    assert {f.rule for f in analyze({"m.py": rule.bad[0]}, rules=rules)} == {rule.code}
+    assert analyze({"m.py": rule.good[0]}, rules=rules) == []
