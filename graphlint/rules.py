@@ -48,7 +48,7 @@ class Rule:
     fix: str
     matcher: str = ""  # static matcher kind; empty for runtime-only and meta rules
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    bad: tuple[str, ...] = ()
+    bad: tuple[str, ...] = ()  # each marks where its finding is reported: ``marked_positions``
     good: tuple[str, ...] = ()
     seed: str = ""  # which category of the seed inventory this generalises
     dynamic: bool = False  # reported by the dynamic probes rather than the static analyzer
@@ -64,6 +64,70 @@ def _as_examples(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise RuleError(f"{where}: bad/good must be a string or a list of strings")
+
+
+#: A position marker: a comment line holding only carets (and an optional note after them).
+MARKER_RE = re.compile(r"^[ \t]*#[ \t]*(\^+)(?:[ \t].*)?$")
+
+MARKER_HOWTO = """\
+Add a comment line right under the line the finding is reported on, with a caret under its
+column (counted in the example as written; the `#` may stand at the start of the line):
+
+      return logits.argmax(-1).item()
+  #          ^ GL101
+
+`graphlint check` on the example prints the LINE:COL where the caret goes. Several findings get
+one marker line each. See docs/rule-packs.md, "Position markers"."""
+
+
+def marked_positions(example: str) -> tuple[tuple[int, int], ...]:
+    """The (line, col) each ``# ^`` marker line points at, both 1-based, as Fixit's
+    ``Invalid(line=, column=)`` cases do: the nearest line above that is not a marker, and the
+    column of the first caret. Markers are comments, so the example runs unchanged with them.
+
+    Raises ValueError for a marker with no code line above it."""
+    positions, target = [], 0
+    for number, line in enumerate(example.splitlines(), 1):
+        match = MARKER_RE.match(line)
+        if not match:
+            target = number
+        elif target == 0:
+            raise ValueError(f"the marker on line {number} has no code line above it")
+        else:
+            positions.append((target, match.start(1) + 1))
+    return tuple(positions)
+
+
+def mark_example(example: str, positions: Iterable[tuple[int, int]], label: str) -> str:
+    """``example`` with its markers replaced by ones at ``positions`` (line numbers of
+    ``example`` as given): what a failing example test prints, so the fix is a copy. A column
+    below 3 (unknown, or under the ``#``) gets the caret in column 3: the line is still pinned."""
+    wanted: dict[int, list[int]] = {}
+    for line, col in sorted(set(positions)):
+        wanted.setdefault(line, []).append(col)
+    out = []
+    for number, line in enumerate(example.rstrip("\n").splitlines(), 1):
+        if MARKER_RE.match(line):
+            continue
+        out.append(line)
+        out += ["#" + " " * (max(col, 3) - 2) + f"^ {label}" for col in wanted.get(number, ())]
+    return "\n".join(out) + "\n"
+
+
+def _check_markers(bad: tuple[str, ...], good: tuple[str, ...], where: str, required: bool) -> None:
+    """Bad examples pin where their finding is reported (required for static and meta rules,
+    whose findings always have a line and column); good examples report nothing to pin."""
+    for index, example in enumerate(bad, 1):
+        try:
+            positions = marked_positions(example)
+        except ValueError as exc:
+            raise RuleError(f"{where}: bad example {index}: {exc}.\n{MARKER_HOWTO}") from None
+        if required and not positions:
+            raise RuleError(f"{where}: bad example {index} has no position marker.\n{MARKER_HOWTO}")
+    for index, example in enumerate(good, 1):
+        if any(MARKER_RE.match(line) for line in example.splitlines()):
+            raise RuleError(f"{where}: good example {index} has a position marker, but a good example reports "
+                            "nothing: delete the `# ^` line")
 
 
 def parse_rule(raw: Any, pack: str) -> Rule:
@@ -94,6 +158,9 @@ def parse_rule(raw: Any, pack: str) -> Rule:
     params = raw.get("params") or {}
     if not isinstance(params, dict):
         raise RuleError(f"{where}: params must be a mapping")
+    bad, good = _as_examples(raw.get("bad"), where), _as_examples(raw.get("good"), where)
+    dynamic = bool(raw.get("dynamic", False))
+    _check_markers(bad, good, where, required=not dynamic)
     return Rule(
         code=code,
         name=name,
@@ -104,10 +171,10 @@ def parse_rule(raw: Any, pack: str) -> Rule:
         fix=str(raw["fix"]).strip(),
         matcher=str(raw.get("matcher") or ""),
         params=params,
-        bad=_as_examples(raw.get("bad"), where),
-        good=_as_examples(raw.get("good"), where),
+        bad=bad,
+        good=good,
         seed=str(raw.get("seed") or ""),
-        dynamic=bool(raw.get("dynamic", False)),
+        dynamic=dynamic,
         probes=tuple(raw.get("probes") or ()),
         pack=pack,
     )

@@ -1,4 +1,4 @@
-"""Every rule's YAML examples run: bad raises exactly its rule, good raises nothing."""
+"""Every rule's YAML examples run: bad raises exactly its rule at its marked position, good raises nothing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from static_helpers import analyze, builtin_rules
 
-from graphlint.rules import load_pack, load_rules
+from graphlint.rules import load_pack, load_rules, mark_example, marked_positions
 
 STATIC_RULES = [r for r in builtin_rules().values() if r.matcher and not r.dynamic]
 BAD = [pytest.param(r.code, ex, id=f"{r.code}-bad{i}") for r in STATIC_RULES for i, ex in enumerate(r.bad)]
@@ -28,13 +28,18 @@ READBACK_SYNCS = {"GL101", "GL102", "GL104"}
 
 
 @pytest.mark.parametrize(("code", "example"), BAD)
-def test_bad_example_raises_exactly_its_rule(code, example):
-    found = {f.rule for f in analyze({"example.py": example})}
+def test_bad_example_raises_exactly_its_rule_where_it_is_marked(code, example):
+    findings = analyze({"example.py": example})
+    found = {f.rule for f in findings}
     params = builtin_rules()[code].params
     if params.get("source") == "readback" or params.get("readback_args") is True:
         assert code in found and len(found - {code}) == 1 and found - {code} <= READBACK_SYNCS, found
-        return
-    assert found == {code}
+    else:
+        assert found == {code}
+    at = {(f.line, f.col) for f in findings if f.rule == code}
+    assert at == set(marked_positions(example)), (
+        f"{code} is reported at (line, col) {sorted(at)}, not where the example's `# ^` lines mark it; "
+        f"the example with markers where the findings are:\n{mark_example(example, at, code)}")
 
 
 @pytest.mark.parametrize(("code", "example"), GOOD)
