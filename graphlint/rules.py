@@ -100,8 +100,8 @@ def marked_positions(example: str) -> tuple[tuple[int, int], ...]:
 
 def mark_example(example: str, positions: Iterable[tuple[int, int]], label: str) -> str:
     """``example`` with its markers replaced by ones at ``positions`` (line numbers of
-    ``example`` as given): what a failing example test prints, so the fix is a copy. A column
-    below 3 (unknown, or under the ``#``) gets the caret in column 3: the line is still pinned."""
+    ``example`` as given): what a failing example test prints, so the fix is a copy. Column 0
+    (unknown: runtime findings) gets the caret in column 3, which pins the line only."""
     wanted: dict[int, list[int]] = {}
     for line, col in sorted(set(positions)):
         wanted.setdefault(line, []).append(col)
@@ -110,7 +110,7 @@ def mark_example(example: str, positions: Iterable[tuple[int, int]], label: str)
         if MARKER_RE.match(line):
             continue
         out.append(line)
-        out += ["#" + " " * (max(col, 3) - 2) + f"^ {label}" for col in wanted.get(number, ())]
+        out += ["#" + " " * ((col if col >= 2 else 3) - 2) + f"^ {label}" for col in wanted.get(number, ())]
     return "\n".join(out) + "\n"
 
 

@@ -2,11 +2,10 @@
 
 bad -> exactly that rule, on the line its ``# ^`` marker pins where the example has one (runtime
 findings carry a line, not a column; every tracer rule is marked); good -> nothing. On the CPU
-only the tracer runs, and three tracer
-examples need CUDA (a gpu_trace sync, a device->host copy, a pageable host->device copy);
-they and the capture/replay/soak examples run in the GPU test at the bottom. The replay, soak
-and capture-failure examples also run on the CPU against the graph emulator
-(test_protocol_emulated.py).
+only the tracer runs, and three tracer examples need CUDA (a gpu_trace sync, a device->host
+copy, a pageable host->device copy); they and the capture/replay/soak examples run in the GPU
+test at the bottom. The replay, soak and capture-failure examples also run on the CPU against
+the graph emulator (test_protocol_emulated.py).
 """
 
 from __future__ import annotations
