@@ -7,10 +7,12 @@ names the command that fixes it::
 
     python -m graphlint.docs           # rewrite docs/rules.md and the README table
     python -m graphlint.docs --check   # exit 1 and name the stale files (CI, pre-commit)
+    python -m graphlint.docs --markers [--pack FILE]   # where bad examples' `# ^` markers go
 
-It lives in the package rather than a script folder because it needs nothing but
-:mod:`graphlint.rules` (no torch, no libcst), and because ``tests/`` and contributors then run
-the same code. It only works in a checkout: a wheel has no README or docs/ to write.
+It lives in the package rather than a script folder (the top level is fixed) because it needs
+only :mod:`graphlint.rules` (no torch; libcst only for ``--markers``), because ``tests/`` and
+contributors then run the same code, and because ``--markers`` serves users' own rule packs
+too. Generating needs a checkout: a wheel has no README or docs/ to write.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from graphlint.finding import CATEGORIES
 from graphlint.report import rule_message
-from graphlint.rules import BUILTIN_PACK_DIR, Rule, load_rules
+from graphlint.rules import BUILTIN_PACK_DIR, Rule, load_rules, mark_example, marked_positions
 
 ROOT = BUILTIN_PACK_DIR.parent
 RULES_DOC = Path("docs") / "rules.md"
@@ -173,10 +175,45 @@ def stale_files(root: Path = ROOT) -> list[Path]:
     return out
 
 
+def reported_at(rules: dict[str, Rule], code: str, example: str) -> set[tuple[int, int]]:
+    """Where the static analyzer reports ``code`` in ``example``, a whole file of its own."""
+    from graphlint.static.api import StaticOptions
+    from graphlint.static.link import link
+    from graphlint.static.summarize import summarize_file
+
+    options = StaticOptions(enabled=frozenset(rules))
+    summary = summarize_file("example.py", example.encode(), rules, options)
+    return {(f.line, f.col) for f in link([summary], rules, options) if f.rule == code}
+
+
+def misplaced_markers(packs: list[Path]) -> list[str]:
+    """Every static bad example whose markers are missing or not where its rule is reported,
+    shown with the markers where they belong (the loader's hint for unmarked examples)."""
+    rules = load_rules(packs, require_markers=False)
+    out = []
+    for rule in rules.values():
+        if not rule.matcher or rule.dynamic:
+            continue  # meta and runtime examples: their tests print the same
+        for index, example in enumerate(rule.bad, 1):
+            at = reported_at(rules, rule.code, example)
+            if set(marked_positions(example)) != at:
+                where = f"{rule.pack}: {rule.code} bad example {index}"
+                shown = mark_example(example, at, rule.code) if at else example + f"# ({rule.code} not reported)\n"
+                out.append(f"{where}:\n{shown}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphlint.docs", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a generated file is stale")
+    parser.add_argument("--markers", action="store_true",
+                        help="print static bad examples with their `# ^` markers where the findings are; exit 1 if any differ")
+    parser.add_argument("--pack", action="append", type=Path, default=[], help="with --markers: also a user rule pack")
     args = parser.parse_args(argv)
+    if args.markers:
+        shown = misplaced_markers(args.pack)
+        sys.stdout.write("\n".join(shown) if shown else "every static bad example is marked where its rule is reported\n")
+        return 1 if shown else 0
     if not (ROOT / README).is_file():
         print(f"graphlint.docs: no README.md next to {BUILTIN_PACK_DIR}; run it in a graphlint checkout", file=sys.stderr)
         return 2

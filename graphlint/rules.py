@@ -76,8 +76,9 @@ column (counted in the example as written; the `#` may stand at the start of the
       return logits.argmax(-1).item()
   #          ^ GL101
 
-`graphlint check` on the example prints the LINE:COL where the caret goes. Several findings get
-one marker line each. See docs/rule-packs.md, "Position markers"."""
+Several findings get one marker line each. `python -m graphlint.docs --markers` prints every
+static bad example with its markers where the findings are (`--pack FILE` for your own pack).
+See docs/rule-packs.md, "Position markers"."""
 
 
 def marked_positions(example: str) -> tuple[tuple[int, int], ...]:
@@ -130,7 +131,7 @@ def _check_markers(bad: tuple[str, ...], good: tuple[str, ...], where: str, requ
                             "nothing: delete the `# ^` line")
 
 
-def parse_rule(raw: Any, pack: str) -> Rule:
+def parse_rule(raw: Any, pack: str, require_markers: bool = True) -> Rule:
     if not isinstance(raw, dict):
         raise RuleError(f"{pack}: every entry under 'rules' must be a mapping")
     where = f"{pack}: rule {raw.get('code', '?')}"
@@ -160,7 +161,7 @@ def parse_rule(raw: Any, pack: str) -> Rule:
         raise RuleError(f"{where}: params must be a mapping")
     bad, good = _as_examples(raw.get("bad"), where), _as_examples(raw.get("good"), where)
     dynamic = bool(raw.get("dynamic", False))
-    _check_markers(bad, good, where, required=not dynamic)
+    _check_markers(bad, good, where, required=require_markers and not dynamic)
     return Rule(
         code=code,
         name=name,
@@ -180,7 +181,7 @@ def parse_rule(raw: Any, pack: str) -> Rule:
     )
 
 
-def load_pack(path: Path) -> list[Rule]:
+def load_pack(path: Path, require_markers: bool = True) -> list[Rule]:
     import yaml  # local: keeps `graphlint rules --help` fast
 
     try:
@@ -191,11 +192,14 @@ def load_pack(path: Path) -> list[Rule]:
         raise RuleError(f"rule pack {path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise RuleError(f"rule pack {path} must have a top-level 'rules:' list")
-    return [parse_rule(raw, path.name) for raw in data["rules"]]
+    return [parse_rule(raw, path.name, require_markers) for raw in data["rules"]]
 
 
-def load_rules(extra_packs: Iterable[Path] = ()) -> dict[str, Rule]:
-    """Built-in packs first, then user packs; a user rule may not reuse a built-in code."""
+def load_rules(extra_packs: Iterable[Path] = (), require_markers: bool = True) -> dict[str, Rule]:
+    """Built-in packs first, then user packs; a user rule may not reuse a built-in code.
+
+    ``require_markers=False`` only for ``python -m graphlint.docs --markers``, which shows where
+    the markers of unmarked examples go."""
     if not BUILTIN_PACK_DIR.is_dir():
         raise RuleError(
             f"built-in rule packs not found at {BUILTIN_PACK_DIR}; reinstall graphlint"
@@ -203,7 +207,7 @@ def load_rules(extra_packs: Iterable[Path] = ()) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     names: dict[str, str] = {}
     for path in [*sorted(BUILTIN_PACK_DIR.glob("*.yaml")), *map(Path, extra_packs)]:
-        for rule in load_pack(path):
+        for rule in load_pack(path, require_markers):
             if rule.code in rules:
                 raise RuleError(f"{path.name}: rule code {rule.code} is already defined in {rules[rule.code].pack}")
             if rule.name in names:

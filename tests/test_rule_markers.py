@@ -55,6 +55,7 @@ def test_the_loader_refuses_a_bad_example_without_a_marker_and_says_how_to_add_o
     message = str(err.value)
     assert message.startswith("team.yaml: rule GL151: bad example 1 has no position marker.")
     assert "caret under its" in message and "#          ^ GL101" in message and "docs/rule-packs.md" in message
+    assert "python -m graphlint.docs --markers" in message and "--pack FILE" in message
 
 
 def test_the_loader_refuses_a_marker_in_a_good_example_or_above_all_code(tmp_path):
@@ -77,3 +78,16 @@ def test_the_howto_example_is_itself_a_correct_marker():
 
     snippet = textwrap.dedent("\n".join(line for line in MARKER_HOWTO.splitlines() if line.startswith("  ")))
     assert marked_positions(snippet) == ((1, 12),)  # under `logits`, where GL101 is reported
+
+
+def test_docs_markers_shows_where_the_markers_of_an_unmarked_pack_go(tmp_path, capsys):
+    from graphlint import docs
+
+    unmarked = pack(tmp_path, "def decode_step(x):\n    y = x + 1\n    return y.item()\n")
+    (shown,) = docs.misplaced_markers([unmarked])
+    assert shown == "team.yaml: GL151 bad example 1:\ndef decode_step(x):\n    y = x + 1\n    return y.item()\n#          ^ GL151\n"
+    assert docs.main(["--markers", "--pack", str(unmarked)]) == 1
+    marked = shown.split(":\n", 1)[1]
+    assert docs.misplaced_markers([pack(tmp_path, marked)]) == []
+    assert docs.main(["--markers"]) == 0  # the built-in packs
+    assert "every static bad example is marked" in capsys.readouterr().out
