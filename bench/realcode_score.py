@@ -10,8 +10,10 @@ Labels (``bench/realcode/<name>.labels.tsv``, one row per line of code, reviewab
 ``path  line  category  verdict  kind  reason``. ``line`` is ``N`` or ``N-M`` (a statement over
 several lines); ``verdict`` is ``true`` (a real per-token hazard or cost for CUDA-graph decode)
 or ``false`` (a false alarm); ``kind`` is where the label came from — ``finding`` (graphlint
-reported it when it was labelled) or ``hazard`` (found by reading the decode path: there for
-recall). ``kind`` is provenance only; scoring looks at what graphlint reports now.
+reported it when it was labelled), ``hazard`` (a true hazard found by reading the decode path:
+there for recall) or ``clean`` (read and judged safe, labelled ahead because a rule could
+plausibly flag it: the by-design read-back, pinned staging, prefill-only code). ``kind`` is
+provenance only; scoring looks at what graphlint reports now.
 
 Matching and counting (decided here, documented in bench/realcode/README.md):
 
@@ -49,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realcode_fetch import MANIFEST, Engine, ManifestError, load_manifest  # noqa: E402
 
 CATEGORIES = ("host-sync", "allocation", "data-dependent", "cross-device", "capture-hygiene")
-KINDS = ("finding", "hazard")
+KINDS = ("finding", "hazard", "clean")
 COLUMNS = ("path", "line", "category", "verdict", "kind", "reason")
 SCORED = ("error", "warning")
 
@@ -103,6 +105,8 @@ def read_labels(path: Path) -> list[Label]:
             raise LabelError(f"{where}: verdict must be true or false, got {verdict!r}")
         if kind not in KINDS:
             raise LabelError(f"{where}: kind must be one of {KINDS}, got {kind!r}")
+        if (kind, verdict) in (("hazard", "false"), ("clean", "true")):
+            raise LabelError(f"{where}: kind {kind} means verdict {'true' if kind == 'hazard' else 'false'}")
         if not reason:
             raise LabelError(f"{where}: every label needs a reason")
         if (file, first, category) in seen:
@@ -110,6 +114,19 @@ def read_labels(path: Path) -> list[Label]:
         seen.add((file, first, category))
         labels.append(Label(file, first, last, category, verdict == "true", kind, reason, where))
     return labels
+
+
+def check_lines_exist(labels: list[Label], root: Path) -> None:
+    """A label on a file or line the checkout does not have is a typo or a stale pin: refuse it."""
+    lengths: dict[str, int] = {}
+    for label in labels:
+        if label.path not in lengths:
+            try:
+                lengths[label.path] = len((root / label.path).read_bytes().splitlines())
+            except OSError:
+                raise LabelError(f"{label.where}: {label.path} is not in {root}") from None
+        if label.last > lengths[label.path]:
+            raise LabelError(f"{label.where}: {label.path} has only {lengths[label.path]} lines")
 
 
 def run_graphlint(root: Path, paths: tuple[str, ...]) -> list[dict]:
@@ -209,6 +226,7 @@ def score_engine(engine: Engine, checkout_dir: Path) -> Score:
     if not root.is_dir():
         raise RuntimeError(f"{root} does not exist: run bench/realcode_fetch.py {checkout_dir} {engine.name}")
     labels = read_labels(engine.labels) if engine.labels.is_file() else []
+    check_lines_exist(labels, root)
     result = score(engine.name, run_graphlint(root, engine.paths), labels)
     result.version, result.captures = engine.version, engine.captures
     return result
