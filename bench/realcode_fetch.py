@@ -76,6 +76,8 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Engine]:
     engines = {}
     for name, spec in table.items():
         where = f"{path} [engines.{name}]"
+        if not isinstance(spec, dict):
+            raise ManifestError(f"{where} must be a table")
         known = {"description", "paths", "captures", "labels", "repo", "commit", "pypi", "sha256"}
         unknown = set(spec) - known
         if unknown:

@@ -40,6 +40,7 @@ Matching and counting (decided here, documented in bench/realcode/README.md):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import subprocess
 import sys
@@ -130,7 +131,13 @@ def check_lines_exist(labels: list[Label], root: Path) -> None:
 
 
 def run_graphlint(root: Path, paths: tuple[str, ...]) -> list[dict]:
-    """graphlint's findings on ``paths`` under ``root``, default settings, no cache."""
+    """graphlint's findings on ``paths`` under ``root``, default settings, no cache.
+
+    It runs as ``sys.executable -m graphlint``: the graphlint installed next to the interpreter
+    running this script (the worktree's venv), never whichever ``graphlint`` is first on PATH.
+    """
+    if importlib.util.find_spec("graphlint") is None:
+        raise RuntimeError(f"graphlint is not installed for {sys.executable}: activate its venv")
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "pyproject.toml"
         empty.write_text("[tool.graphlint]\n")
