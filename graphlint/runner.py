@@ -179,7 +179,7 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
 
 def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding."""
-    from graphlint.static.link import link, missing_entries
+    from graphlint.static.link import link
 
     result = RunResult(findings=[])
     sources = [read_source(p) for p in discover(settings, result.warnings)]
@@ -190,14 +190,37 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
         result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
     result.lines = sum(s.lines for s in summaries.values())
+    check_entries(summaries, settings)
     try:
         linked = link(list(summaries.values()), settings.rules, settings.options)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
-    for entry in missing_entries(list(summaries.values()), settings.options):
-        result.warnings.append(f"entry {entry} names no function in the analysed files; nothing is reached from it")
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
     return result
+
+
+def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
+    """An entry that names no function is a configuration error (exit 2), never a warning: under
+    pre-commit nobody reads warnings, and a typo'd entry makes the hook check nothing at all."""
+    import difflib
+
+    from graphlint.config import ConfigError
+    from graphlint.static.link import missing_entries
+
+    for entry in missing_entries(list(summaries.values()), settings.options):
+        path, _, qualname = entry.rpartition(":")
+        summary = next((s for p, s in summaries.items() if os.path.normpath(p) == os.path.normpath(path)), None)
+        where = f"{settings.entry_origin} {entry}"
+        if summary is None:
+            raise ConfigError(f"{where}: {path} is not among the analysed files (not under the checked paths, "
+                              "or excluded)")
+        if summary.errors or summary.data is None:
+            continue  # the file did not parse: its GL000 finding says why, and is reported
+        functions = [q for q in getattr(summary.data, "functions", {}) if q != "<module>"]
+        guesses = difflib.get_close_matches(qualname, functions, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(guesses)}?" if guesses else (
+            f" (it defines: {', '.join(sorted(functions)[:8])})" if functions else " (it defines no function)")
+        raise ConfigError(f"{where} names no function in {path}{hint}")
 
 
 def _summaries(sources: list[_Source], settings: Settings, progress: Progress | None):

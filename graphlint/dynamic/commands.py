@@ -155,8 +155,26 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
+def torch_problem(command: str) -> str:
+    """'' when torch imports, else the one line that says so and which extra installs it: a
+    static-only install (or pre-commit's environment) must not get a traceback or blame the target."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        from graphlint import DISTRIBUTION
+
+        why = "is not installed" if getattr(exc, "name", None) == "torch" else f"cannot be imported ({exc})"
+        return (f"graphlint {command} runs the engine and needs torch, which {why}: "
+                f"pip install '{DISTRIBUTION}[engine]' (or torch>=2.11 itself)")
+    return ""
+
+
 def _guarded(fn):
     def handler(args) -> int:
+        problem = torch_problem(args.command)
+        if problem:
+            print(f"graphlint: error: {problem}", file=sys.stderr)
+            return EXIT_ERROR
         from graphlint.dynamic.target import TargetError
         from graphlint.rules import RuleError
 

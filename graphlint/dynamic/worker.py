@@ -32,7 +32,6 @@ def _meta(devices) -> dict[str, str]:
 def run_phase(job: dict) -> DeviceResult:
     import torch
 
-    from graphlint.dynamic.frames import error_line, traceback_user_frame
     from graphlint.dynamic.target import TargetError, load_factory
 
     label, phase = job["label"], job["phase"]
@@ -57,15 +56,23 @@ def run_phase(job: dict) -> DeviceResult:
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],
                               meta={"target_error": str(exc)})
     except Exception as exc:
-        detail = error_line(exc)
-        user = traceback_user_frame(exc.__traceback__)  # the target's line, not torch's or graphlint's
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"
-        result = DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
+        result = crashed(label, probes, exc)
     if phase == "graph" and not job.get("soak_steps"):
         result.probes = [p for p in result.probes if p.probe != "soak"]
     result.meta.update(_meta(devices))
     return result
+
+
+def crashed(label: str, probes, exc: BaseException) -> DeviceResult:
+    """A phase that raised: each probe's outcome is the error, located at the target's own line
+    (not torch's or graphlint's). The pytest fixture reports in-process crashes the same way."""
+    from graphlint.dynamic.frames import error_line, traceback_user_frame
+
+    detail = error_line(exc)
+    user = traceback_user_frame(exc.__traceback__)
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"
+    return DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
 
 
 def main(argv: list[str]) -> int:

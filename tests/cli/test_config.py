@@ -199,10 +199,34 @@ def test_user_pack_with_an_unknown_matcher_is_a_config_error(project):
     assert result.rc == 2 and "no-such-matcher" in result.err
 
 
-def test_an_entry_naming_no_function_is_warned_about(project):
+def test_an_entry_naming_no_function_is_a_config_error_with_a_suggestion(project):
+    """Issue 10: a typo'd entry used to be a warning nobody saw under pre-commit, with exit 0."""
+    project.write("src/a.py", "def decode_step(x):\n    return x.item()\n\nclass Engine:\n    def step(self):\n        pass\n")
+    for flags in ((), ("--strict",), ("--exit-zero",)):
+        result = project.run("src", "--entry", "src/a.py:decode_stp", *flags)
+        assert result.rc == 2 and result.out == "", flags
+        assert result.err.strip().splitlines() == [
+            "graphlint: error: --entry src/a.py:decode_stp names no function in src/a.py; did you mean decode_step?"]
+    assert "did you mean Engine.step?" in project.run("src", "--entry", "src/a.py:Engine.stpe").err
+    unknown = project.run("src", "--entry", "src/a.py:zzz")
+    assert unknown.rc == 2 and "(it defines: Engine.step, decode_step)" in unknown.err
+    project.config('entry = ["src/a.py:decode_stp"]\n')
+    configured = project.run("src")
+    assert configured.rc == 2 and "pyproject.toml entry src/a.py:decode_stp names no function" in configured.err
+    assert "did you mean decode_step?" in configured.err
+
+
+def test_an_entry_in_a_file_that_is_not_checked_is_a_config_error(project):
     project.write("src/a.py", "def decode_step(x):\n    return x\n")
-    result = project.run("src", "--entry", "src/a.py:decode_stp")
-    assert result.rc == 0 and "src/a.py:decode_stp names no function" in result.err
+    project.write("other/b.py", "def step(x):\n    return x\n")
+    result = project.run("src", "--entry", "other/b.py:step")
+    assert result.rc == 2 and "other/b.py is not among the analysed files" in result.err
+
+
+def test_an_entry_in_a_file_that_does_not_parse_reports_the_parse_error(project):
+    project.write("src/a.py", "def decode_step(x:\n")
+    result = project.run("src", "--entry", "src/a.py:decode_step")
+    assert result.rc == 1 and "GL000" in result.out
 
 
 @pytest.mark.parametrize(
