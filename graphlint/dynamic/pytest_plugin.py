@@ -124,6 +124,7 @@ def _as_spec(factory: Callable[..., Any], options: dict[str, Any]) -> str | None
 
 def _in_process(factory, options, gpus, soak_steps, cuda):
     import datetime
+    import threading
 
     import torch
 
@@ -136,7 +137,8 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
                     date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                     torch=torch.__version__, cuda=cuda)
     labels = [str(torch.device("cuda", i)) for i in (gpus if gpus is not None else range(torch.cuda.device_count()))]
-    for label in labels if cuda else ["cpu"]:
+
+    def probe(label: str) -> None:
         try:  # as in a worker process: a crash is the probes' outcome, not a traceback from graphlint
             if cuda:
                 from graphlint.dynamic.replay import run_graph_phase
@@ -153,6 +155,13 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
         except Exception as exc:
             result = crashed(label, GRAPH_PROBES if cuda else TRACE_PROBES, exc)
         inv.devices.append(result)
+
+    for label in labels if cuda else ["cpu"]:
+        # In a thread of its own, as run_inventory's phases: the test function's frame is not on the
+        # stack, so it cannot win the attribution of ops that run only in library code (transformers)
+        thread = threading.Thread(target=probe, args=(label,))
+        thread.start()
+        thread.join()
     return inv
 
 
