@@ -152,7 +152,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
                        jobs=args.jobs, use_cache=not args.no_cache)
-    progress = None if args.no_progress or not sys.stderr.isatty() else _ProgressBar()
+    from graphlint.progress import CheckProgress, wanted
+
+    progress = CheckProgress() if wanted(args.no_progress) else None
     try:
         result = run(settings, progress.update if progress else None)
     finally:
@@ -187,28 +189,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(fails(f, ctx) for f in findings) else EXIT_CLEAN
-
-
-class _ProgressBar:
-    """A transient rich bar on stderr; created only when stderr is a terminal.
-
-    Refreshed from ``update`` rather than by rich's refresh thread: the runner forks worker
-    processes, and forking while another thread may hold a lock is how pools deadlock.
-    """
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        self._progress = Progress(console=Console(stderr=True), transient=True, auto_refresh=False)
-        self._task = self._progress.add_task("graphlint: analysing", total=None)
-        self._progress.start()
-
-    def update(self, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total, refresh=True)
-
-    def close(self) -> None:
-        self._progress.stop()
 
 
 def _load_rules(config_path: str | None):

@@ -118,7 +118,7 @@ def _collect(req, args):
     import torch
 
     from graphlint.dynamic.distributed import run_rank, under_torchrun
-    from graphlint.dynamic.run import run_inventory, total_jobs, validate_gpus
+    from graphlint.dynamic.run import planned_steps, run_inventory, validate_gpus
     from graphlint.dynamic.results import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
@@ -128,13 +128,14 @@ def _collect(req, args):
     problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
     if problem:
         raise ValueError(problem)
-    if args.no_progress or not sys.stderr.isatty():
-        return _usable(run_inventory(req))
-    from rich.progress import Progress
+    from graphlint.progress import InventoryProgress, wanted
 
-    with Progress(transient=True) as progress:
-        task = progress.add_task("probing", total=total_jobs(req, cuda, torch.cuda.device_count() if cuda else 0))
-        return _usable(run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what)))
+    if not wanted(args.no_progress):
+        return _usable(run_inventory(req))
+    count = torch.cuda.device_count() if cuda else 0
+    devices = 1 if not cuda or req.placement == "span" else len(req.gpus if req.gpus is not None else range(count))
+    with InventoryProgress(planned_steps(req, cuda, count), devices) as progress:
+        return _usable(run_inventory(req, on_done=progress.done, on_step=progress.step))
 
 
 def _usable(inv):

@@ -29,8 +29,12 @@ def _meta(devices) -> dict[str, str]:
     return meta
 
 
-def run_phase(job: dict) -> DeviceResult:
+def run_phase(job: dict, on_step=None) -> DeviceResult:
+    """``on_step(label, probe, step, total)`` hears each step staged (in a worker process: the
+    job's ``progress_file`` does; see :mod:`graphlint.dynamic.progress`)."""
     import torch
+
+    from graphlint.dynamic import progress
 
     from graphlint.dynamic.target import TargetError, load_factory
 
@@ -41,7 +45,8 @@ def run_phase(job: dict) -> DeviceResult:
         if devices[0].type == "cuda":
             torch.cuda.set_device(devices[0])  # the engine's GPU is current, as in a per-GPU serving process
         rules = runtime_rules()
-        factory = load_factory(job["target"])
+        sink = progress.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
+        factory = progress.watch(load_factory(job["target"]), job, sink)
         if phase == "graph":
             from graphlint.dynamic.replay import run_graph_phase
 
