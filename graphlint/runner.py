@@ -189,6 +189,9 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
         progress(0, None, "finding files")
     sources = [read_source(p) for p in discover(settings, result.warnings)]
     result.files = len(sources)
+    if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
+        where = ", ".join(display_path(p) for p in settings.analysis_paths)
+        result.warnings.append(f"No Python files found under {where}: nothing was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     try:
         result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress)

@@ -227,28 +227,13 @@ def cmd_capture_test(args) -> int:
     if inv is None:
         return EXIT_CLEAN
     failed = failures(inv)
+    from graphlint.report import use_color
+    from graphlint.report.capture_test import render_capture_test, sort_failures
+
+    failed = sort_failures(failed)
     if args.format == "json":
         _write(json.dumps({"cuda": cuda, "passed": not failed, "failures": failed,
                            "inventory": inv.to_dict()}, indent=2, default=str) + "\n", args.output)
     else:
-        _write(_capture_text(inv, failed, cuda), args.output)
+        _write(render_capture_test(inv, failed, cuda, color=use_color(args.output)), args.output)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
-
-
-def _capture_text(inv, failed: list[str], cuda: bool) -> str:
-    lines = []
-    if not cuda:
-        lines.append("capture-test: CAPTURE SKIPPED: no CUDA device; ran the tracer only (on the CPU).")
-    for dev in inv.devices:
-        for p in dev.probes:
-            lines.append(f"{dev.device:>10} {p.probe:<10} {p.status:<8} {p.detail}")
-        for region, cell in dev.capture.items():
-            lines.append(f"{dev.device:>10} {region:<24} {cell['status']}" + (f": {cell['detail']}" if cell.get("detail") else ""))
-        if dev.timing.get("graph_s") and dev.timing.get("eager_s"):
-            t = dev.timing
-            lines.append(f"{dev.device:>10} eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
-                         f"({t['eager_s'] / t['graph_s']:.2f}x)")
-    lines += [f"FAIL {f}" for f in failed]
-    verdict = "FAILED" if failed else ("passed (tracer only: capture was not tested)" if not cuda else "passed")
-    lines.append(f"capture-test {verdict}")
-    return "\n".join(lines) + "\n"

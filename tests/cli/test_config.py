@@ -245,3 +245,22 @@ def test_user_pack_rule_that_cannot_be_selected_unambiguously_is_a_config_error(
     project.write("src/a.py", "def decode_step(x):\n    return x\n")
     result = project.run("src")
     assert result.rc == 2 and message in result.err, result.err
+
+
+@pytest.mark.parametrize("selector, says", [
+    ("host-sync-itme", "did you mean host-sync-item?"),
+    ("HOST-SYNC-ITEM", "did you mean host-sync-item?"),
+    ("GL1O1", "did you mean GL101?"),  # a letter O for a zero
+    ("hostsync", "did you mean host-sync?"),
+    ("GL9", "no rule code starts with GL9"),
+    ("GL999", "no such rule"),
+    ("zzz", "expected ALL, a code like GL101"),
+])
+def test_a_misspelt_selector_gets_a_suggestion_on_the_command_line_and_in_config(project, selector, says):
+    project.write("src/a.py", "def decode_step(x):\n    return x\n")
+    for flag in ("--select", "--ignore"):
+        result = project.run("src", flag, selector)
+        assert result.rc == 2 and f"unknown rule selector {selector!r}" in result.err and says in result.err
+    project.config(f'ignore = ["{selector}"]\n')
+    configured = project.run("src")
+    assert configured.rc == 2 and "pyproject.toml" in configured.err and says in configured.err

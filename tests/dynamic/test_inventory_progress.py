@@ -55,3 +55,45 @@ def test_watching_keeps_the_factory_signature_and_tolerates_targets_without_stag
 
     assert list(inspect.signature(watched).parameters) == ["devices", "dim"]
     assert watched([torch.device("cpu")]) is not None
+
+
+def _inventory():
+    from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome
+
+    inv = Inventory("t", "c", "d", "v", True)
+    for label in ("cuda:10", "cuda:2"):
+        inv.devices.append(DeviceResult(label, probes=[ProbeOutcome("replay", "ran", "ok"),
+                                                       ProbeOutcome("capture", "ran", "2/2 captured")],
+                                        capture={"layer1": {"status": "captured", "detail": ""},
+                                                 "layer0": {"status": "failed", "detail": "boom"}}))
+    return inv
+
+
+def test_capture_test_text_is_sorted_and_plain_off_a_terminal():
+    from graphlint.report.capture_test import render_capture_test, sort_failures
+
+    failed = ["m.py:10 GL190 x [cuda:2]", "m.py:9 GL190 x [cuda:2]", "cuda:2 layer0: capture failed boom",
+              "a.py:100 GL393 y [cuda:2]"]
+    assert sort_failures(failed) == ["cuda:2 layer0: capture failed boom", "a.py:100 GL393 y [cuda:2]",
+                                     "m.py:9 GL190 x [cuda:2]", "m.py:10 GL190 x [cuda:2]"]
+    text = render_capture_test(_inventory(), sort_failures(failed), cuda=True)
+    lines = text.splitlines()
+    assert "\x1b[" not in text
+    devices = [line.split()[0] for line in lines if line.startswith(" ")]
+    assert devices == ["cuda:2"] * 4 + ["cuda:10"] * 4  # natural order, not "cuda:10" < "cuda:2"
+    first = [line.split()[1] for line in lines[:4]]
+    assert first == ["capture", "replay", "layer1", "layer0"]  # probes in run order, regions in the target's
+    assert lines[-1] == "capture-test FAILED" and lines[-5].startswith("FAIL cuda:2 layer0")
+
+
+def test_capture_test_is_coloured_on_a_terminal_only_and_never_with_no_color(monkeypatch):
+    from graphlint.report import use_color
+    from graphlint.report.capture_test import render_capture_test
+
+    assert "\x1b[1;31mFAIL" in render_capture_test(_inventory(), ["cuda:2 layer0: capture failed"], True, color=True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color(None) and not use_color("out.txt")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color(None)
