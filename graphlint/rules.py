@@ -229,8 +229,28 @@ def expand_selector(rules: dict[str, Rule], selector: str) -> set[str]:
     else:
         hits = {code for code, rule in rules.items() if rule.name == sel}
     if not hits:
-        raise RuleError(f"unknown rule selector {selector!r} (expected ALL, a code like GL101, a prefix like GL1, a rule name or a category)")
+        raise RuleError(f"unknown rule selector {selector!r}{_did_you_mean(rules, sel)}")
     return hits
+
+
+def _did_you_mean(rules: dict[str, Rule], selector: str) -> str:
+    """``; did you mean host-sync-item?`` for a misspelt name, code or category, else what a
+    selector may be (as ruff answers ``--select E5O1``)."""
+    import difflib
+
+    if selector.upper().startswith("GL"):
+        code = "GL" + selector[2:].upper().replace("O", "0")  # GL1O1: a letter O for a zero
+        if code[2:].isdigit() and len(code) < 5:
+            return f" (no rule code starts with {code}: the families are GL0xx-GL5xx; `graphlint rules` lists them)"
+        guess = difflib.get_close_matches(code, list(rules), n=1, cutoff=0.75)
+        if not guess and code[2:].isdigit():
+            return " (no such rule; `graphlint rules` lists them)"
+    else:
+        words = [*(r.name for r in rules.values()), *CATEGORIES, "meta", "ALL"]
+        guess = difflib.get_close_matches(selector.lower(), words, n=1, cutoff=0.75)
+    if guess:
+        return f"; did you mean {guess[0]}?"
+    return " (expected ALL, a code like GL101, a prefix like GL1, a rule name or a category)"
 
 
 def select_rules(rules: dict[str, Rule], select: Iterable[str] = ("ALL",), ignore: Iterable[str] = ()) -> set[str]:
