@@ -68,6 +68,12 @@ def _is_library_file(filename: str, cwd: str, path: tuple[str, ...]) -> bool:
     return False
 
 
+def is_project_file(filename: str) -> bool:
+    """A user file of the project itself: neither graphlint, torch, the standard library nor an
+    installed library (see :func:`is_user_file` and the module doc)."""
+    return is_user_file(filename) and not _is_library_file(filename, os.getcwd(), tuple(sys.path))
+
+
 def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
     """``pairs`` innermost first; returns the innermost project frame (else the innermost
     non-torch, non-stdlib frame) with the chain of such frames."""
