@@ -101,13 +101,12 @@ def register(sub) -> None:
 
 def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = True):
     from graphlint.dynamic.run import Request
-    from graphlint.dynamic.target import check_options, load_factory, parse_option
+    from graphlint.dynamic.target import parse_option
 
     options = dict(parse_option(o) for o in args.option)
     for key in ("decoder", "preset"):
         if getattr(args, key):
             options[key] = getattr(args, key)
-    check_options(load_factory(args.target), options)  # fail early, with exit 2, on a bad --target/--option
     command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
     return Request(target=args.target, options=options, gpus=args.gpus, placement=args.placement,
                    soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu)
@@ -123,18 +122,28 @@ def _collect(req, args):
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
     if under_torchrun():
+        _preflight(req)
         return run_rank(req)
     cuda = torch.cuda.is_available() and not req.cpu
     problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
     if problem:
         raise ValueError(problem)
+    preflight = lambda: _preflight(req)  # noqa: E731 - runs while the workers start
     if args.no_progress or not sys.stderr.isatty():
-        return _usable(run_inventory(req))
+        return _usable(run_inventory(req, preflight=preflight))
     from rich.progress import Progress
 
     with Progress(transient=True) as progress:
         task = progress.add_task("probing", total=total_jobs(req, cuda, torch.cuda.device_count() if cuda else 0))
-        return _usable(run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what)))
+        return _usable(run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what),
+                                     preflight=preflight))
+
+
+def _preflight(req) -> None:
+    """A bad --target or --option is exit 2 before any probe result counts."""
+    from graphlint.dynamic.target import check_options, load_factory
+
+    check_options(load_factory(req.target), req.options)
 
 
 def _usable(inv):
@@ -181,14 +190,23 @@ def cmd_inventory(args) -> int:
         return EXIT_CLEAN
     entries = sorted({e for d in inv.devices for e in d.entries})
     sources = sorted({s for d in inv.devices for s in d.sources})
-    xref = cross_reference(inv.findings(), entries, sources)
+    modules = sorted({m for d in inv.devices for m in d.modules})
+    xref = cross_reference(inv.findings(), entries, sources, modules)
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
     failed = failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
-        where = "capture tested" if inv.cuda else "capture skipped (no CUDA device; tracer only)"
         print(f"graphlint: wrote {args.output}: {len(inv.findings())} finding(s), "
-              f"{len(failed)} failing the gate; {where}", file=sys.stderr)
+              f"{len(failed)} failing the gate; {tested(inv)}", file=sys.stderr)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def tested(inv) -> str:
+    """What the run can claim about capture: only probes that finished count as tested."""
+    if not inv.cuda:
+        return "capture skipped (no CUDA device; tracer only)"
+    unfinished = [f"{p.probe} {p.status} on {d.device}" for d in inv.devices for p in d.probes
+                  if p.probe in ("capture", "replay", "soak") and p.status != "ran"]
+    return "capture tested" if not unfinished else "capture NOT fully tested: " + ", ".join(unfinished)
 
 
 @_guarded

@@ -1,20 +1,24 @@
 """Run the probes on every selected device and collect one :class:`Inventory`.
 
-Placement ``per-gpu`` (default): the target is built on each GPU alone, in its own worker
-processes (one for the tracer, one for capture/replay/soak), all GPUs in parallel; a capture
-that poisons a CUDA context takes down only its own process. Placement ``span``: the target
-is built once over all selected GPUs (pipeline-parallel engines), in one worker per phase.
-Without CUDA everything runs in this process on the CPU: the tracer only, and the other
-probes say they were skipped and why.
+Placement ``per-gpu`` (default): the target is built on each GPU alone; ``span``: once over all
+selected GPUs (pipeline-parallel engines). Per device (or span) three worker processes start at
+once: the tracer, the graph worker (capture, replay window, graph half of the soak) and, when there
+is a soak, the eager reference (the slow half of the soak); GPUs run in parallel too. A capture
+that poisons a CUDA context or a crash takes down only its own process: the parent reads the
+worker's progress file and output (:mod:`graphlint.dynamic.crash`) and reports the step, the probe
+and the first useful error line; a device-side assert is re-run once, eagerly, with
+``CUDA_LAUNCH_BLOCKING=1`` in a fresh worker, which names the line. Without CUDA everything runs in
+this process on the CPU: the tracer only, and the other probes say they were skipped and why.
 
-Decision: when a region's capture fails, replay and soak are measured again in a fresh process
-that does not capture that region (it runs eagerly there). A failed capture leaves state behind
-in its process -- the target's Python side effects ran without their kernels, and torch 2.11's
-caching allocator keeps parts of an abandoned capture (pytorch/pytorch#180395, #190308) -- so
-figures taken after one are not evidence (on the H200, decoder tests sharing a pytest process
-with a test's failing captures once replayed garbage; not proven to be this). The first process
-gives the capture matrix and GL590; the second, which holds no failed capture, gives replay,
-soak and timing. (Ranks under torchrun probe in place and cannot do this.)
+Decision: when a region's capture fails, the graph worker stops after the capture step and replay
+and soak are measured in a fresh process that does not capture that region (it runs eagerly
+there). A failed capture leaves state behind in its process -- the target's Python side effects
+ran without their kernels, and torch 2.11's allocator keeps parts of an abandoned capture
+(pytorch/pytorch#180395, #190308) -- and on the H200 (``bench/capture_isolation.py``, 2026-12-02)
+both dsv4 graph decoders replayed wrong (max|dlogit| 5.9, argmax 1/16) after six failed captures in
+their process and right after a clean one. The first process gives the capture matrix, GL590 and
+the kernels that escaped a capture; the second, which holds no failed capture, gives replay, soak
+and timing. (Ranks under torchrun probe in place and cannot do this.)
 """
 
 from __future__ import annotations
@@ -22,15 +26,19 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings
-from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
+from graphlint.dynamic.crash import assert_message, crash_of, read_progress
+from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
+from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 
 
 @dataclass
@@ -47,48 +55,145 @@ class Request:
     cpu: bool = False  # probe on the CPU even when CUDA is available (tracer only)
 
 
-def _worker(job: dict) -> DeviceResult:
+class _Workers:
+    """The worker processes of one run, so that a refused target can stop them all at once."""
+
+    def __init__(self) -> None:
+        self.lock, self.live, self.cancelled = threading.Lock(), set(), False
+
+    def run(self, args: list[str], env: dict[str, str]) -> tuple[int, str]:
+        with self.lock:
+            if self.cancelled:
+                return -15, "cancelled: the target was refused"
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            self.live.add(proc)
+        output, _ = proc.communicate()
+        with self.lock:
+            self.live.discard(proc)
+        return proc.returncode, output or ""
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.cancelled = True
+            for proc in self.live:
+                proc.kill()
+
+
+def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | None = None) -> DeviceResult:
+    """One phase in a fresh ``python -X faulthandler`` process; a death becomes a crash outcome."""
+    from graphlint.dynamic.frames import is_project_file
+
+    workers = workers or _Workers()
     with tempfile.TemporaryDirectory(prefix="graphlint-") as tmp:
+        job = {**job, "progress": os.path.join(tmp, "progress.json")}
         job_path, result_path = os.path.join(tmp, "job.json"), os.path.join(tmp, "result.json")
         with open(job_path, "w", encoding="utf-8") as fh:
             json.dump(job, fh)
-        proc = subprocess.run([sys.executable, "-m", "graphlint.dynamic.worker", job_path, result_path],
-                              capture_output=True, text=True)
-        if proc.returncode == 0 and os.path.exists(result_path):
+        code, output = workers.run([sys.executable, "-X", "faulthandler", "-m", "graphlint.dynamic.worker", job_path,
+                                    result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        if code == 0 and os.path.exists(result_path):
             with open(result_path, encoding="utf-8") as fh:
-                return DeviceResult.from_dict(json.load(fh))
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
-        probes = GRAPH_PROBES if job["phase"] == "graph" else ("tracer", "sync-debug")
-        detail = f"worker process died (exit {proc.returncode}): {tail[0][:300]}"
-        return DeviceResult(job["label"], probes=[ProbeOutcome(p, "error", detail) for p in probes])
+                result = DeviceResult.from_dict(json.load(fh))
+            message = assert_message(output)
+            if message:  # the device printed the assert; the Python error only says "device-side assert"
+                result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail} [{message}]", p.where)
+                                 if p.status == "error" and "device-side assert" in p.detail else p for p in result.probes]
+            return result
+        crash = crash_of(code, output, read_progress(job["progress"]), is_project_file)
+    where = f"{crash.where[0]}:{crash.where[1]}" if crash.where else ""
+    detail = crash.describe()
+    probes = probes_of(job["phase"])
+    died = crash.probe if crash.probe in probes else probes[0]
+    outcomes = [ProbeOutcome(p, "error", detail if p == died else f"not run: the worker died during {died}", where)
+                for p in probes if p != "soak" or job.get("soak_steps")]
+    return DeviceResult(job["label"], probes=outcomes, meta={"crash_step": str(crash.step if crash.step is not None else "")})
 
 
-def _jobs(req: Request, cuda: bool, device_count: int) -> list[list[dict]]:
-    """One list of phase jobs per worker slot (the slots run in parallel)."""
+def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) -> DeviceResult:
+    """The graph phase again, in a fresh worker that does not capture the regions that failed."""
+    failed = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
+    if not failed or not first.meta.get("handed_off"):
+        return first
+    second = _worker({**job, "known_failed": failed, "watch_launches": False, "hand_off_failed": False}, workers)
+    if not second.capture:  # the second worker died or could not build the target: keep the first
+        note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
+        first.probes = [ProbeOutcome(p.probe, "error", f"a fresh process without the failed captures failed: {note}")
+                        if p.probe in ("replay", "soak") else p for p in first.probes]
+        return first
+    kept = [f for f in first.findings if f.rule in ("GL590", "GL593")]  # what only the first process saw
+    second.findings = merge_findings(kept + second.findings)
+    second.probes = [first.outcome("capture") or p if p.probe == "capture" else p for p in second.probes]
+    second.note_replay_and_soak(f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
+                                "capture failed (they ran eagerly)")
+    second.seconds.update({f"first {k}": v for k, v in first.seconds.items()})
+    return second
+
+
+_STEP = re.compile(r"at step (\d+)")
+
+
+def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -> None:
+    """A device-side assert says nothing about where: re-run the steps up to it eagerly, with
+    ``CUDA_LAUNCH_BLOCKING=1``, in a fresh worker; the eager op that fails names the line."""
+    failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
+    if not failing:
+        return
+    steps = [int(m.group(1)) for p in failing for m in [_STEP.search(p.detail)] if m]
+    upto = (min(steps) if steps else job.get("soak_steps") or job.get("replay_steps", 8)) + 1
+    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": ""}, workers,
+                    {"CUDA_LAUNCH_BLOCKING": "1"})
+    outcome = rerun.outcome("reference")
+    if outcome is None:
+        note = "re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not report"
+    elif outcome.status == "error":
+        note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: {outcome.detail}"
+    else:
+        note = (f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: steps 0-{upto - 1} ran without an error, so the "
+                "assert comes from a graph replay (a stale or freed buffer read by a graph)")
+    where = outcome.where if outcome is not None else ""
+    result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}", p.where or where) if p in failing else p
+                     for p in result.probes]
+
+
+def _jobs(req: Request, cuda: bool, device_count: int) -> list[dict]:
+    """One base job per worker slot (a GPU, or the span of GPUs); the slots run in parallel."""
     base = {"target": req.target, "options": req.options, "replay_steps": req.replay_steps,
             "soak_steps": req.soak_steps}
     if not cuda:
-        return [[{**base, "devices": ["cpu"], "label": "cpu", "phase": "trace"}]]
+        return [{**base, "devices": ["cpu"], "label": "cpu"}]
     gpus = req.gpus if req.gpus is not None else list(range(device_count))
     groups = [[f"cuda:{g}" for g in gpus]] if req.placement == "span" else [[f"cuda:{g}"] for g in gpus]
-    phases = [p for p, on in (("trace", req.trace), ("graph", req.graph)) if on]
-    return [[{**base, "devices": g, "label": ",".join(g), "phase": p} for p in phases] for g in groups]
+    return [{**base, "devices": g, "label": ",".join(g)} for g in groups]
 
 
-def _without_failed_captures(job: dict, first: DeviceResult) -> DeviceResult:
-    """The graph phase again, in a fresh worker that does not capture the regions that failed."""
-    failed = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
-    if not failed:
-        return first
-    second = _worker({**job, "known_failed": failed})
-    if not second.capture:  # the second worker died or could not build the target: keep the first
-        note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
-        first.note_replay_and_soak(f" (measured after failed captures: a re-run without them failed: {note})")
-        return first
-    second.findings = merge_findings([f for f in first.findings if f.rule == "GL590"] + second.findings)
-    second.note_replay_and_soak(f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
-                                "capture failed (they ran eagerly)")
-    return second
+def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) -> DeviceResult:
+    from graphlint.dynamic.probe_report import finish_soak
+
+    soaking = req.graph and req.soak_steps > req.replay_steps
+    directory = tempfile.mkdtemp(prefix=base["label"].replace(":", "").replace(",", "_") + "-", dir=records)
+    graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
+                 "reference": "elsewhere" if soaking else "here"}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
+        reference = (pool.submit(_worker, {**base, "phase": "reference", "steps": req.soak_steps,
+                                           "records_dir": directory}, workers) if soaking else None)
+        graph = None
+        if req.graph:
+            graph = _without_failed_captures(graph_job, _worker(graph_job, workers), workers)
+            on_done(f"{base['label']} capture, replay")
+        eager = reference.result() if reference else None
+        if graph is not None:
+            finish_soak(graph, eager, runtime_rules())
+            _locate_device_asserts(graph, graph_job, workers)
+            if eager is not None:
+                graph.seconds.update({f"reference {k}": v for k, v in eager.seconds.items()})
+        parts = [p for p in (trace.result() if trace else None, graph) if p is not None]
+        if trace:
+            on_done(f"{base['label']} tracer")
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged.merge(part)
+    return merged
 
 
 def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
@@ -99,40 +204,44 @@ def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
     return ""
 
 
-def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) -> Inventory:
+def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
+                  preflight: Callable[[], None] | None = None) -> Inventory:
+    """``preflight`` runs in this process while the workers start (a check that may refuse the
+    target: it raises, the workers are stopped, and the error propagates)."""
     import torch
 
     cuda = torch.cuda.is_available() and not req.cpu
     inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
                     date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
-    slots = _jobs(req, cuda, torch.cuda.device_count() if cuda else 0)
-    results: list[DeviceResult | None] = [None] * len(slots)
-
-    def work(i: int) -> None:
-        merged = None
-        for job in slots[i]:
-            part = run_phase(job) if not cuda else _worker(job)
-            if cuda and job["phase"] == "graph":
-                part = _without_failed_captures(job, part)
-            merged = part if merged is None else merged.merge(part)
-            if on_done:
-                on_done(f"{job['label']} {job['phase']}")
-        results[i] = merged
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(slots))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    inv.devices = [r for r in results if r is not None]
+    on_done = on_done or (lambda _what: None)
     if not cuda:
+        if preflight:
+            preflight()
+        (base,) = _jobs(req, cuda, 0)
+        inv.devices = [run_phase({**base, "phase": "trace"})]
+        on_done("cpu tracer")
         why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
         for dev in inv.devices:
             dev.probes += [ProbeOutcome(p, "skipped", why) for p in GRAPH_PROBES
                            if req.graph and (p != "soak" or req.soak_steps)]
         inv.notes.append(f"Capture skipped: {why}. Only the tracer ran (on the CPU).")
+        return inv
+    workers, records = _Workers(), tempfile.mkdtemp(prefix="graphlint-records-")
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, len(_jobs(req, cuda, torch.cuda.device_count())))) as pool:
+            futures = [pool.submit(_slot, req, base, records, workers, on_done)
+                       for base in _jobs(req, cuda, torch.cuda.device_count())]
+            try:
+                if preflight:
+                    preflight()
+            except BaseException:
+                workers.cancel()
+                raise
+            inv.devices = [f.result() for f in futures]
+    finally:
+        shutil.rmtree(records, ignore_errors=True)
     return inv
 
 
 def total_jobs(req: Request, cuda: bool, device_count: int) -> int:
-    return sum(len(s) for s in _jobs(req, cuda, device_count))
+    return len(_jobs(req, cuda, device_count)) * (bool(req.graph) + bool(req.trace)) if cuda else 1

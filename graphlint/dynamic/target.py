@@ -172,6 +172,20 @@ def load_factory(spec: str) -> Callable[..., Any]:
     return factory
 
 
+def target_root(spec: str) -> str:
+    """The project a ``FILE.py:FACTORY`` target belongs to: the first directory above the file that
+    is not a package (no ``__init__.py``); '' for a ``module:FACTORY`` spec."""
+    from pathlib import Path
+
+    where = spec.rpartition(":")[0]
+    if not where.endswith(".py"):
+        return ""
+    here = Path(where).resolve().parent
+    while (here / "__init__.py").is_file() and here.parent != here:
+        here = here.parent
+    return str(here)
+
+
 def _located(exc: BaseException) -> str:
     """``Type: message (at file:line)``, the line being where the target's code raised."""
     import traceback
