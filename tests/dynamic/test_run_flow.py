@@ -4,6 +4,8 @@ after failed captures, soak analysis in the parent and crash handling as on a GP
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 
@@ -22,10 +24,12 @@ def jobs(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     seen: list[dict] = []
+    one_at_a_time = threading.Lock()  # worker processes are independent; threads of one process are not
 
     def in_process(job, workers=None, env=None):
         seen.append({**job, "env": env or {}})
-        return run_phase({**job, "devices": ["cpu"]})
+        with one_at_a_time:
+            return run_phase({**job, "devices": ["cpu"]})
 
     monkeypatch.setattr(run_module, "_worker", in_process)
     return seen
