@@ -247,6 +247,8 @@ def _capture_text(inv, failed: list[str], cuda: bool) -> str:
             t = dev.timing
             lines.append(f"{dev.device:>10} eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
                          f"({t['eager_s'] / t['graph_s']:.2f}x)")
+        if dev.seconds:
+            lines.append(f"{dev.device:>10} seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in dev.seconds.items()))
     lines += [f"FAIL {f}" for f in failed]
     verdict = "FAILED" if failed else ("passed (tracer only: capture was not tested)" if not cuda else "passed")
     lines.append(f"capture-test {verdict}")

@@ -60,12 +60,31 @@ class Progress:
         os.replace(tmp, self.path)
 
 
+    def snapshot(self, data: dict) -> None:
+        """What the worker has observed so far (a DeviceResult as a dict), for a parent whose worker
+        dies later: the capture matrix and the replay verdict are not lost with it."""
+        if not self.path:
+            return
+        tmp = self.path + ".partial.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, default=str)
+        os.replace(tmp, self.path + ".partial")
+
+
 def read_progress(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except (OSError, ValueError):
         return {}
+
+
+def read_partial(progress_path: str) -> dict | None:
+    try:
+        with open(progress_path + ".partial", encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
 
 
 def how_it_ended(returncode: int) -> str:

@@ -49,6 +49,23 @@ def _capture_outcome(probe) -> ProbeOutcome:
                         + (f" ({', '.join(notes)})" if notes else "") + watch)
 
 
+def replay_outcome(probe) -> ProbeOutcome:
+    bad = [d for d in probe.diffs if mismatched(d[1], d[2])]
+    return ProbeOutcome("replay", "ran", f"graph vs eager over steps 1-{probe.replay_steps - 1}: "
+                        + (f"first mismatch at step {bad[0][0]}" if bad else "identical within tolerance")
+                        + (f" ({probe.cap_note})" if probe.cap_note and not probe.soak_steps else ""))
+
+
+def partial(probe) -> dict:
+    """What the probe holds after its replay window, for a parent whose worker dies in the soak."""
+    snapshot = DeviceResult(probe.label, findings=merge_findings(list(probe.result.findings)),
+                            probes=[_capture_outcome(probe), replay_outcome(probe)],
+                            capture=dict(probe.result.capture), regions=list(probe.result.regions),
+                            entries=list(probe.result.entries), sources=list(probe.result.sources),
+                            seconds=dict(probe.result.seconds))
+    return snapshot.to_dict()
+
+
 def report(probe, reference: str, records_dir: str) -> None:
     result = probe.result
     outcome = result.probes
@@ -71,9 +88,7 @@ def report(probe, reference: str, records_dir: str) -> None:
             outcome.append(ProbeOutcome("soak", "skipped", probe.poisoned))
         return
     bad = [d for d in probe.diffs if mismatched(d[1], d[2])]
-    outcome.append(ProbeOutcome("replay", "ran", f"graph vs eager over steps 1-{probe.replay_steps - 1}: "
-                                + (f"first mismatch at step {bad[0][0]}" if bad else "identical within tolerance")
-                                + (f" ({probe.cap_note})" if probe.cap_note and not probe.soak_steps else "")))
+    outcome.append(replay_outcome(probe))
     ctx = soak_context(probe, bool(bad))
     if bad:
         result.findings += verdicts.mismatch_findings(

@@ -83,6 +83,7 @@ class GraphProbe:
         self.launches = CaptureWatch(watch_launches and cuda, cuda)  # no kernels to escape on the CPU
         self.poisoned = ""  # why this instance stopped early: a poisoned context or a region that raised
         self.running = ""  # what either instance is running (a region, a stage), for _stop
+        self.probe_now, self.step_now = "replay", 0  # for the progress file a dead worker leaves behind
         self.stopped_at: int | None = None
         self.idle_from: int | None = None  # the soak step from which nothing replayed as a graph
         self.handed_off = False  # stopped after failed captures: a fresh process measures replay
@@ -109,6 +110,7 @@ class GraphProbe:
     def _run_eager_regions(self) -> None:
         for region in self.eager_regions:
             self.running = f"{region.name} of the eager instance"
+            self.progress(self.probe_now, self.step_now, self.running)
             self.tracer.region = region
             region.fn()
 
@@ -121,7 +123,7 @@ class GraphProbe:
         with self.launches.watching() if step == 1 else contextlib.nullcontext():
             for region in self.graph_regions:
                 self.running = region.name
-                self.progress("capture" if step == 1 else "replay", step, region.name)
+                self.progress(self.probe_now, step, region.name)
                 if step == 1 and region.capturable:
                     self._capture(region)
                     if self.poisoned:
@@ -222,7 +224,10 @@ class GraphProbe:
 
     def _step(self, step: int, replay_steps: int, reference: str, hand_off_failed: bool) -> None:
         in_window = step < replay_steps
-        self.progress("replay" if in_window else "soak", step, "")
+        if step == replay_steps and not self.poisoned:
+            self.progress.snapshot(probe_report.partial(self))
+        self.probe_now, self.step_now = ("capture" if step == 1 else "replay" if in_window else "soak"), step
+        self.progress(self.probe_now, step, "")
         try:
             if step == 0:
                 self._warm_up()

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from graphlint.dynamic.crash import assert_message, crash_of, read_progress
+from graphlint.dynamic.crash import assert_message, crash_of, read_partial, read_progress
 from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 
@@ -96,17 +96,18 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
                 result = DeviceResult.from_dict(json.load(fh))
             message = assert_message(output)
             if message:  # the device printed the assert; the Python error only says "device-side assert"
-                result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail} [{message}]", p.where)
-                                 if p.status == "error" and "device-side assert" in p.detail else p for p in result.probes]
+                result.meta["device_assert"] = message
             return result
         crash = crash_of(code, output, read_progress(job["progress"]), is_project_file)
+        kept = read_partial(job["progress"])
     where = f"{crash.where[0]}:{crash.where[1]}" if crash.where else ""
     detail = crash.describe()
-    probes = probes_of(job["phase"])
-    died = crash.probe if crash.probe in probes else probes[0]
-    outcomes = [ProbeOutcome(p, "error", detail if p == died else f"not run: the worker died during {died}", where)
-                for p in probes if p != "soak" or job.get("soak_steps")]
-    return DeviceResult(job["label"], probes=outcomes, meta={"crash_step": str(crash.step if crash.step is not None else "")})
+    result = DeviceResult.from_dict(kept) if kept else DeviceResult(job["label"])
+    probes = [p for p in probes_of(job["phase"]) if not result.outcome(p) and (p != "soak" or job.get("soak_steps"))]
+    died = crash.probe if crash.probe in probes else probes[0] if probes else ""
+    result.probes += [ProbeOutcome(p, "error", detail if p == died else f"not run: the worker died during {died}", where)
+                      for p in probes]
+    return result
 
 
 def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) -> DeviceResult:
@@ -138,6 +139,11 @@ def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -
     failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
     if not failing:
         return
+    message = result.meta.get("device_assert", "")
+    if message:  # the device printed what failed; the Python error only says "device-side assert triggered"
+        result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail} [{message}]", p.where)
+                         if p in failing and message not in p.detail else p for p in result.probes]
+        failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
     steps = [int(m.group(1)) for p in failing for m in [_STEP.search(p.detail)] if m]
     upto = (min(steps) if steps else job.get("soak_steps") or job.get("replay_steps", 8)) + 1
     rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": ""}, workers,
@@ -184,6 +190,8 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
         eager = reference.result() if reference else None
         if graph is not None:
             finish_soak(graph, eager, runtime_rules())
+            if eager is not None and eager.meta.get("device_assert"):
+                graph.meta.setdefault("device_assert", eager.meta["device_assert"])
             _locate_device_asserts(graph, graph_job, workers)
             if eager is not None:
                 graph.seconds.update({f"reference {k}": v for k, v in eager.seconds.items()})

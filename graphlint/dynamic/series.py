@@ -4,8 +4,8 @@ The soak compares a graph instance with an eager one over many steps. The two ne
 one process: the eager reference is the slow half (a launch-bound step, tens of milliseconds),
 so the inventory runs it in a worker of its own from the start, in parallel with the graph
 worker, and the soak analysis (:mod:`graphlint.dynamic.soak`) reads the two series afterwards.
-A series keeps each step's outputs flattened to float32 on the device (one row per step, copied
-to the host once at the end); outputs above :data:`MAX_ELEMENTS` elements per step keep an evenly
+A series keeps each step's outputs flattened to float32 on the host (one row per step, copied
+right after the step's synchronization, so a later crash of the CUDA context loses none); outputs above :data:`MAX_ELEMENTS` elements per step keep an evenly
 spaced subset of :data:`MAX_ELEMENTS` of them, the same subset in both series.
 """
 
@@ -72,14 +72,16 @@ class StepSeries:
         row = torch.cat([t.to(flat[0].device) for t in flat]) if flat else torch.zeros(0)
         if row.numel() > MAX_ELEMENTS:
             row = row[torch.linspace(0, row.numel() - 1, MAX_ELEMENTS, device=row.device).long()]
-        self._rows.append(row.clone())
+        # on the host at once (the step has just been synchronized): a later device-side assert
+        # kills the CUDA context, and what was recorded before it must survive
+        self._rows.append(row.to("cpu", copy=True))
 
     def finish(self) -> None:
-        """Stack the per-step rows (one device-to-host copy at the end, not one per step)."""
+        """Stack the per-step rows."""
         if self._rows and all(r.shape == self._rows[0].shape for r in self._rows):
-            self.outputs = torch.stack(self._rows).cpu()
-        elif self._rows:  # the output changed shape: keep what can be compared, flag the rest
-            self.outputs = [r.cpu() for r in self._rows]
+            self.outputs = torch.stack(self._rows)
+        elif self._rows:  # the output changed shape: keep each row; diffs() flags the mismatch
+            self.outputs = list(self._rows)
         self._rows = []
 
     def ship(self, directory: str) -> dict[str, Any]:

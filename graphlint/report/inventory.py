@@ -17,7 +17,7 @@ from graphlint.finding import CATEGORIES, Finding
 from graphlint.report.markdown import md_cell
 
 _CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
-         "not run": "⏸ not run"}
+         "not run": "⏸ not run", "stale": "❌ stale input"}
 
 
 def status_of(f: Finding) -> str:
@@ -54,7 +54,8 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
         ok = [c for c in graphs if c["status"] == CAPTURED]
         replay = dev.outcome("replay")
         if graphs:
-            verdict = "works" if len(ok) == len(graphs) and replay and "identical" in replay.detail else "does NOT work"
+            verdict = ("works" if len(ok) == len(graphs) and replay and replay.status == "ran" and "identical" in replay.detail
+                       else "does NOT work")
             line = f"- **{dev.device}**: capture {verdict}: {len(ok)}/{len(graphs)} capturable regions captured"
             line += f"; replay: {replay.detail}" if replay else ""
         else:
@@ -76,7 +77,20 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
     out += ["", "### Probes", "", "| Device | Probe | Status | Detail |", "|---|---|---|---|"]
     for dev in inv.devices:
         for p in dev.probes:
-            out.append(f"| {dev.device} | {p.probe} | {p.status} | {md_cell(p.detail)} |")
+            where = f" (`{p.where}`)" if p.where and p.where not in p.detail else ""
+            out.append(f"| {dev.device} | {p.probe} | {p.status} | {md_cell(p.detail)}{where} |")
+    return out + [""] + _timing(inv)
+
+
+def _timing(inv: Inventory) -> list[str]:
+    """One line per probe and worker phase: where the run's time went (workers run in parallel)."""
+    timed = [d for d in inv.devices if d.seconds]
+    if not timed:
+        return []
+    out = ["### Timing (seconds; the tracer, graph and eager-reference workers of a device run in parallel)", "",
+           "| Device | Phase | Seconds |", "|---|---|---|"]
+    for dev in timed:
+        out += [f"| {dev.device} | {phase} | {seconds:.2f} |" for phase, seconds in dev.seconds.items()]
     return out + [""]
 
 

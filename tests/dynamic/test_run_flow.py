@@ -109,6 +109,38 @@ def test_a_device_assert_is_located_by_an_eager_rerun_with_launch_blocking(monke
     assert soak.where == "eng.py:33"
 
 
+ABORTS = (
+    "import os, signal, sys\nimport torch\nfrom graphlint.dynamic.target import Region\n\n\n"
+    "class Aborts:\n"
+    "    def __init__(self, devices, at):\n"
+    "        self.devices, self.out, self.step, self.at = devices, torch.zeros(2), 0, at\n"
+    "    def stage(self, step):\n"
+    "        self.step = step\n"
+    "    def body(self):\n"
+    "        if self.step == self.at:\n"
+    "            sys.stderr.write('eng.cu:12: lookup: block: [0,0,0], thread: [1,0,0] Assertion `i < n` failed.\\n')\n"
+    "            os.kill(os.getpid(), signal.SIGABRT)\n"
+    "        self.out.add_(1)\n"
+    "    def regions(self):\n"
+    "        return [Region('body', self.body, capturable=False)]\n"
+    "    def output(self):\n"
+    "        return self.out\n\n\n"
+    "def make_target(devices, at=5):\n"
+    "    return Aborts(devices, at)\n")
+
+
+def test_a_graph_worker_that_dies_in_the_soak_keeps_what_it_saw_before(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "aborts.py").write_text(ABORTS)
+    job = {"target": f"{tmp_path / 'aborts.py'}:make_target", "options": {"at": 12}, "devices": ["cpu"], "label": "cpu",
+           "phase": "graph", "replay_steps": 8, "soak_steps": 20}
+    result = run_module._worker(job)
+    assert result.capture == {"body": {"status": "eager", "detail": "deliberately eager"}}
+    assert result.outcome("replay").status == "ran" and "identical" in result.outcome("replay").detail
+    soak = result.outcome("soak")
+    assert soak.status == "error" and soak.detail.startswith("worker killed by SIGABRT at step 12 in body of the eager instance during soak")
+
+
 def test_a_worker_that_dies_is_a_crash_with_its_step_and_cause(tmp_path, monkeypatch):
     """A real worker process killed by SIGABRT mid-soak: the parent reads its progress file and output."""
     monkeypatch.chdir(ROOT)
