@@ -114,18 +114,17 @@ def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = Tr
 
 def _collect(req, args):
     """Run the probes (under torchrun: this rank's part). ``None`` on ranks other than 0."""
-    import torch
-
     from graphlint.dynamic.distributed import run_rank, under_torchrun
-    from graphlint.dynamic.run import run_inventory, total_jobs, validate_gpus
+    from graphlint.dynamic.run import gpu_count, run_inventory, total_jobs, validate_gpus
     from graphlint.dynamic.results import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
     if under_torchrun():
         _preflight(req)
         return run_rank(req)
-    cuda = torch.cuda.is_available() and not req.cpu
-    problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
+    count = 0 if req.cpu else gpu_count()
+    cuda = count > 0
+    problem = validate_gpus(req.gpus, count) if cuda else ""
     if problem:
         raise ValueError(problem)
     preflight = lambda: _preflight(req)  # noqa: E731 - runs while the workers start
@@ -134,7 +133,7 @@ def _collect(req, args):
     from rich.progress import Progress
 
     with Progress(transient=True) as progress:
-        task = progress.add_task("probing", total=total_jobs(req, cuda, torch.cuda.device_count() if cuda else 0))
+        task = progress.add_task("probing", total=total_jobs(req, cuda, count))
         return _usable(run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what),
                                      preflight=preflight))
 
@@ -213,11 +212,10 @@ def tested(inv) -> str:
 def cmd_capture_test(args) -> int:
     import json
 
-    import torch
-
     from graphlint.dynamic.results import failures
+    from graphlint.dynamic.run import gpu_count
 
-    cuda = torch.cuda.is_available() and not args.cpu
+    cuda = not args.cpu and gpu_count() > 0
     if not cuda and args.require_gpu:
         print("graphlint: error: capture-test --require-gpu: no CUDA device is available", file=sys.stderr)
         return EXIT_ERROR

@@ -102,6 +102,8 @@ def report(probe, reference: str, records_dir: str) -> None:
         return
     if probe.poisoned:  # the replay window passed; the soak stopped
         probe.graph_series.stopped = probe.poisoned
+    if probe.idle_from is not None:
+        result.meta["graph_idle_from"] = str(probe.idle_from)
     if reference == "here":
         complete(result, probe.graph_series, probe.eager_series, ctx)
     else:

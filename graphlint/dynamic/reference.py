@@ -9,6 +9,7 @@ that failed, so its traceback names the project line (inside a graph replay noth
 
 from __future__ import annotations
 
+import os
 import time
 
 from graphlint.dynamic.crash import Progress
@@ -19,9 +20,10 @@ from graphlint.dynamic.target import regions_of
 
 
 def run_reference(factory, devices, options, total: int, label: str, *, records_dir: str = "",
-                  progress: Progress | None = None) -> DeviceResult:
+                  progress: Progress | None = None, stop_file: str = "") -> DeviceResult:
     """Steps ``0 .. total - 1`` of one eager instance; the series goes to ``result.records["eager"]``
-    (shipped to ``records_dir`` when given, else kept as an object)."""
+    (shipped to ``records_dir`` when given, else kept as an object). It stops early, cleanly, once
+    ``stop_file`` exists: the graph worker has no graph left to compare it with."""
     progress = progress or Progress(None)
     started = time.perf_counter()
     target = factory(devices, **options)
@@ -34,6 +36,10 @@ def run_reference(factory, devices, options, total: int, label: str, *, records_
     result.seconds["reference build"] = time.perf_counter() - started
     running = ""
     for step in range(total):
+        if stop_file and os.path.exists(stop_file):
+            result.probes.append(ProbeOutcome("reference", "ran", f"eager instance, steps 0-{step - 1} (stopped: no "
+                                              "graph left to compare with)"))
+            break
         try:
             running = f"stage({step})"
             progress("reference", step, running)

@@ -23,6 +23,7 @@ and timing. (Ranks under torchrun probe in place and cannot do this.)
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import json
 import os
@@ -179,13 +180,16 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
     directory = tempfile.mkdtemp(prefix=base["label"].replace(":", "").replace(",", "_") + "-", dir=records)
     graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
                  "reference": "elsewhere" if soaking else "here"}
+    stop = os.path.join(directory, "stop-reference")
     with ThreadPoolExecutor(max_workers=3) as pool:
         trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
         reference = (pool.submit(_worker, {**base, "phase": "reference", "steps": req.soak_steps,
-                                           "records_dir": directory}, workers) if soaking else None)
+                                           "records_dir": directory, "stop_file": stop}, workers) if soaking else None)
         graph = None
         if req.graph:
             graph = _without_failed_captures(graph_job, _worker(graph_job, workers), workers)
+            if "graph_idle_from" in graph.meta or not graph.records.get("soak"):
+                open(stop, "w").close()  # no graph left to compare with: the eager reference can stop
             on_done(f"{base['label']} capture, replay")
         eager = reference.result() if reference else None
         if graph is not None:
@@ -204,6 +208,33 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
     return merged
 
 
+def _nvml_count() -> int | None:
+    """GPUs NVML sees (what ``torch.cuda.device_count`` reports without CUDA_VISIBLE_DEVICES), without
+    importing torch: the workers start about 3 s earlier. ``None`` when NVML cannot say."""
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        return None  # its syntax (indices, UUIDs, MIG) is torch's to read
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if nvml.nvmlInit_v2() != 0:
+            return None
+        count = ctypes.c_uint(0)
+        ok = nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0
+        nvml.nvmlShutdown()
+        return count.value if ok else None
+    except (OSError, AttributeError):
+        return None
+
+
+def gpu_count() -> int:
+    """Visible CUDA devices (0 without CUDA): NVML when it can say, else torch."""
+    count = _nvml_count()
+    if count is None:
+        import torch
+
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return count
+
+
 def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
     """An error message for GPU indices that do not exist, else ''."""
     bad = [g for g in gpus or [] if not 0 <= g < device_count]
@@ -215,17 +246,32 @@ def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
 def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
                   preflight: Callable[[], None] | None = None) -> Inventory:
     """``preflight`` runs in this process while the workers start (a check that may refuse the
-    target: it raises, the workers are stopped, and the error propagates)."""
-    import torch
-
-    cuda = torch.cuda.is_available() and not req.cpu
-    inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
-                    date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    target: it raises, the workers are stopped, and the error propagates). The workers are started
+    before this process imports torch (NVML counts the GPUs), so that import overlaps theirs."""
+    count = 0 if req.cpu else gpu_count()
     on_done = on_done or (lambda _what: None)
-    if not cuda:
-        if preflight:
-            preflight()
-        (base,) = _jobs(req, cuda, 0)
+    workers, records = _Workers(), tempfile.mkdtemp(prefix="graphlint-records-")
+    pool = ThreadPoolExecutor(max_workers=max(1, len(_jobs(req, True, count)))) if count else None
+    try:
+        futures = [pool.submit(_slot, req, base, records, workers, on_done) for base in _jobs(req, True, count)] \
+            if pool else []
+        try:
+            import torch
+
+            cuda = bool(futures) and torch.cuda.is_available()
+            if futures and not cuda:  # NVML sees a GPU this torch cannot use (a CPU build)
+                workers.cancel()
+            if preflight:
+                preflight()
+        except BaseException:
+            workers.cancel()
+            raise
+        inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
+                        date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        if cuda:
+            inv.devices = [f.result() for f in futures]
+            return inv
+        (base,) = _jobs(req, False, 0)
         inv.devices = [run_phase({**base, "phase": "trace"})]
         on_done("cpu tracer")
         why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
@@ -234,21 +280,10 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
                            if req.graph and (p != "soak" or req.soak_steps)]
         inv.notes.append(f"Capture skipped: {why}. Only the tracer ran (on the CPU).")
         return inv
-    workers, records = _Workers(), tempfile.mkdtemp(prefix="graphlint-records-")
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, len(_jobs(req, cuda, torch.cuda.device_count())))) as pool:
-            futures = [pool.submit(_slot, req, base, records, workers, on_done)
-                       for base in _jobs(req, cuda, torch.cuda.device_count())]
-            try:
-                if preflight:
-                    preflight()
-            except BaseException:
-                workers.cancel()
-                raise
-            inv.devices = [f.result() for f in futures]
     finally:
+        if pool:
+            pool.shutdown(wait=True)
         shutil.rmtree(records, ignore_errors=True)
-    return inv
 
 
 def total_jobs(req: Request, cuda: bool, device_count: int) -> int:

@@ -97,7 +97,9 @@ def analyse_soak(graph, eager, ctx: SoakContext) -> tuple[dict, list, ProbeOutco
     findings: list = []
     stopped = [f"{s.kind}: {s.stopped}" for s in (graph, eager) if s is not None and s.stopped]
     if eager is None or not [s for s in eager.steps if s >= start]:
-        why = "; ".join(stopped) or f"--steps {ctx.soak_steps} is not beyond the {start}-step replay window"
+        why = ("; ".join(stopped) or (f"no region replays as a graph from step {ctx.idle_from}, so there is nothing to "
+                                      "soak" if ctx.idle_from is not None else
+                                      f"--steps {ctx.soak_steps} is not beyond the {start}-step replay window"))
         return {}, [], ProbeOutcome("soak", "error" if stopped else "skipped", why)
     eager_growth, eager_share = _growth(eager.steps, eager.live_delta, start)
     window = diffs(graph, eager, start) if graph is not None else []

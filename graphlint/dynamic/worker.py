@@ -58,7 +58,7 @@ def _run(job: dict, devices, factory, rules, progress):
         from graphlint.dynamic.reference import run_reference
 
         return run_reference(factory, devices, options, job["steps"], label, records_dir=job.get("records_dir", ""),
-                             progress=progress)
+                             progress=progress, stop_file=job.get("stop_file", ""))
     from graphlint.dynamic.tracer import trace_phase
 
     progress("tracer")

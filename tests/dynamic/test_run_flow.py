@@ -57,7 +57,9 @@ def test_three_workers_per_device_and_the_soak_joined_in_the_parent(jobs):
 def test_rebound_buffers_through_the_workers(jobs):
     _inv, device = _inventory("rebound_buffers.py")
     assert {(f.rule, f.line) for f in device.findings if f.rule == "GL292"} == plants(TARGETS / "rebound_buffers.py")
-    assert device.outcome("soak").status == "ran" and "no region replays as a graph from step 8" in device.outcome("soak").detail
+    # the eager reference stops once the graph worker has nothing left to compare (how far it got
+    # before that depends on which worker was first here)
+    assert "no region replays as a graph from step 8" in device.outcome("soak").detail
 
 
 def test_failed_captures_are_measured_again_without_them(jobs):
