@@ -92,9 +92,8 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
             json.dump(job, fh)
         code, output = workers.run([sys.executable, "-X", "faulthandler", "-m", "graphlint.dynamic.worker", job_path,
                                     result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
-        if code == 0 and os.path.exists(result_path):
-            with open(result_path, encoding="utf-8") as fh:
-                result = DeviceResult.from_dict(json.load(fh))
+        result = _result_file(result_path)  # written even if the process then died (a dead context at exit)
+        if result is not None:
             message = assert_message(output)
             if message:  # the device printed the assert; the Python error only says "device-side assert"
                 result.meta["device_assert"] = message
@@ -109,6 +108,14 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
     result.probes += [ProbeOutcome(p, "error", detail if p == died else f"not run: the worker died during {died}", where)
                       for p in probes]
     return result
+
+
+def _result_file(path: str) -> DeviceResult | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return DeviceResult.from_dict(json.load(fh))
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) -> DeviceResult:

@@ -12,6 +12,7 @@ stack for the parent (:mod:`graphlint.dynamic.crash`).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -32,7 +33,10 @@ def _meta(devices) -> dict[str, str]:
     meta = {"torch": torch.__version__}
     cuda = [d for d in devices if torch.device(d).type == "cuda"]
     if cuda:
-        meta["gpu"] = torch.cuda.get_device_name(torch.device(cuda[0]))
+        try:
+            meta["gpu"] = torch.cuda.get_device_name(torch.device(cuda[0]))
+        except Exception:  # noqa: BLE001 - a context killed by a device-side assert answers nothing
+            meta["gpu"] = "?"
     return meta
 
 
@@ -112,8 +116,9 @@ def main(argv: list[str]) -> int:
     with open(job_path, encoding="utf-8") as fh:
         job = json.load(fh)
     result = run_phase(job)
-    with open(result_path, "w", encoding="utf-8") as fh:
+    with open(result_path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(result.to_dict(), fh, default=str)
+    os.replace(result_path + ".tmp", result_path)  # whole or absent, whatever happens at exit
     return 0
 
 
