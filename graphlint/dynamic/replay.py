@@ -187,12 +187,13 @@ class GraphProbe:
 
     # -- the protocol ------------------------------------------------------------------------
     def run(self, replay_steps: int = REPLAY_STEPS, soak_steps: int = 0, *, reference: str = "here",
-            hand_off_failed: bool = False, records_dir: str = "") -> DeviceResult:
+            hand_off_failed: bool = False, records_dir: str = "", stop_file: str = "") -> DeviceResult:
         """``reference``: "here" (the eager instance runs the soak too) or "elsewhere" (a reference
         worker does; the graph series is shipped to ``records_dir``, see ``result.records``).
         ``hand_off_failed``: stop after the capture step when a capture failed here (a fresh
-        process measures replay)."""
-        self.records_dir = records_dir
+        process measures replay). ``stop_file``: created once no region replays as a graph any more,
+        which stops the reference worker."""
+        self.records_dir, self.stop_file = records_dir, stop_file
         for region in self.graph_regions:
             if not region.capturable:
                 self.result.capture[region.name] = {"status": EAGER, "detail": "deliberately eager"}
@@ -236,6 +237,8 @@ class GraphProbe:
             if idle and self.idle_from is None:
                 self.idle_from = step
             if idle and reference == "elsewhere":
+                if self.stop_file:  # tell the reference worker now, not when this process has finished
+                    open(self.stop_file, "w").close()
                 return  # nothing replays as a graph: the reference worker's eager series is the soak
             if not idle:
                 self._graph_step(step)

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -57,20 +58,37 @@ class Request:
 
 
 class _Workers:
-    """The worker processes of one run, so that a refused target can stop them all at once."""
+    """The worker processes of one run: a refused target stops them all at once, a worker that
+    outlives ``GRAPHLINT_WORKER_TIMEOUT`` seconds (default 1800) is killed and reported where its
+    progress file says it was, and ``GRAPHLINT_VERBOSE=1`` logs each worker's start and end with
+    the time since the run began (stderr; for CI logs, where no progress bar is shown)."""
 
     def __init__(self) -> None:
         self.lock, self.live, self.cancelled = threading.Lock(), set(), False
+        self.started = time.monotonic()
+        self.timeout = float(os.environ.get("GRAPHLINT_WORKER_TIMEOUT", "1800"))
+        self.verbose = os.environ.get("GRAPHLINT_VERBOSE", "") not in ("", "0")
 
-    def run(self, args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    def log(self, text: str) -> None:
+        if self.verbose:
+            print(f"graphlint: [{time.monotonic() - self.started:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+    def run(self, args: list[str], env: dict[str, str], what: str = "") -> tuple[int, str]:
         with self.lock:
             if self.cancelled:
                 return -15, "cancelled: the target was refused"
             proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
             self.live.add(proc)
-        output, _ = proc.communicate()
+        self.log(f"{what} worker started (pid {proc.pid})")
+        try:
+            output, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            output = (output or "") + f"\nTimeoutError: the worker was killed after {self.timeout:.0f} s (GRAPHLINT_WORKER_TIMEOUT)"
         with self.lock:
             self.live.discard(proc)
+        self.log(f"{what} worker finished (exit {proc.returncode})")
         return proc.returncode, output or ""
 
     def cancel(self) -> None:
@@ -91,7 +109,8 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
         with open(job_path, "w", encoding="utf-8") as fh:
             json.dump(job, fh)
         code, output = workers.run([sys.executable, "-X", "faulthandler", "-m", "graphlint.dynamic.worker", job_path,
-                                    result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+                                    result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+                                   f"{job['label']} {job['phase']}" + (" (CUDA_LAUNCH_BLOCKING=1)" if env else ""))
         result = _result_file(result_path)  # written even if the process then died (a dead context at exit)
         if result is not None:
             message = assert_message(output)
@@ -181,13 +200,11 @@ def _jobs(req: Request, cuda: bool, device_count: int) -> list[dict]:
 
 
 def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) -> DeviceResult:
-    from graphlint.dynamic.probe_report import finish_soak
-
     soaking = req.graph and req.soak_steps > req.replay_steps
     directory = tempfile.mkdtemp(prefix=base["label"].replace(":", "").replace(",", "_") + "-", dir=records)
-    graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
-                 "reference": "elsewhere" if soaking else "here"}
     stop = os.path.join(directory, "stop-reference")
+    graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
+                 "reference": "elsewhere" if soaking else "here", "stop_file": stop}
     with ThreadPoolExecutor(max_workers=3) as pool:
         trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
         reference = (pool.submit(_worker, {**base, "phase": "reference", "steps": req.soak_steps,
@@ -200,6 +217,8 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
             on_done(f"{base['label']} capture, replay")
         eager = reference.result() if reference else None
         if graph is not None:
+            from graphlint.dynamic.probe_report import finish_soak  # imports torch: after the workers started
+
             finish_soak(graph, eager, runtime_rules())
             if eager is not None and eager.meta.get("device_assert"):
                 graph.meta.setdefault("device_assert", eager.meta["device_assert"])

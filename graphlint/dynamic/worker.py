@@ -57,7 +57,8 @@ def _run(job: dict, devices, factory, rules, progress):
         probe = GraphProbe(factory, devices, options, rules, label, job.get("known_failed"),
                            watch_launches=job.get("watch_launches", True), progress=progress)
         return probe.run(job.get("replay_steps", 8), job.get("soak_steps", 0), reference=job.get("reference", "here"),
-                         hand_off_failed=job.get("hand_off_failed", False), records_dir=job.get("records_dir", ""))
+                         hand_off_failed=job.get("hand_off_failed", False), records_dir=job.get("records_dir", ""),
+                         stop_file=job.get("stop_file", ""))
     if phase == "reference":
         from graphlint.dynamic.reference import run_reference
 
