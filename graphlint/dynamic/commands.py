@@ -84,6 +84,9 @@ def register(sub) -> None:
     inv.add_argument("--steps", type=_positive, default=DEFAULT_SOAK_STEPS, metavar="N",
                      help=f"soak length in decode steps (default {DEFAULT_SOAK_STEPS})")
     inv.add_argument("--no-soak", action="store_true", help="skip the soak probe")
+    inv.add_argument("--probe", action="append", choices=("compile",), default=[],
+                     help="optional probes: compile = what torch.compile(mode='reduce-overhead') does with each "
+                     "capturable region (graph breaks, recompiles, cudagraph skips), beside graphlint's findings")
     inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
     inv.set_defaults(handler=cmd_inventory)
     ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
@@ -109,7 +112,8 @@ def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = Tr
             options[key] = getattr(args, key)
     command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
     return Request(target=args.target, options=options, gpus=args.gpus, placement=args.placement,
-                   soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu)
+                   soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu,
+                   compile="compile" in getattr(args, "probe", []))
 
 
 def _collect(req, args):

@@ -55,6 +55,7 @@ class Request:
     graph: bool = True
     command: str = ""
     cpu: bool = False  # probe on the CPU even when CUDA is available (tracer only)
+    compile: bool = False  # also the torch.compile(mode="reduce-overhead") probe (--probe compile)
 
 
 class _Workers:
@@ -205,8 +206,9 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
     stop = os.path.join(directory, "stop-reference")
     graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
                  "reference": "elsewhere" if soaking else "here", "stop_file": stop}
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=4) as pool:
         trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
+        compiled = pool.submit(_worker, {**base, "phase": "compile"}, workers) if req.compile else None
         reference = (pool.submit(_worker, {**base, "phase": "reference", "steps": req.soak_steps,
                                            "records_dir": directory, "stop_file": stop}, workers) if soaking else None)
         graph = None
@@ -225,7 +227,8 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
             _locate_device_asserts(graph, graph_job, workers)
             if eager is not None:
                 graph.seconds.update({f"reference {k}": v for k, v in eager.seconds.items()})
-        parts = [p for p in (trace.result() if trace else None, graph) if p is not None]
+        parts = [p for p in (trace.result() if trace else None, graph, compiled.result() if compiled else None)
+                 if p is not None]
         if trace:
             on_done(f"{base['label']} tracer")
     merged = parts[0]
@@ -299,6 +302,8 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
             return inv
         (base,) = _jobs(req, False, 0)
         inv.devices = [run_phase({**base, "phase": "trace"})]
+        if req.compile:
+            inv.devices[0].merge(run_phase({**base, "phase": "compile"}))
         on_done("cpu tracer")
         why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
         for dev in inv.devices:

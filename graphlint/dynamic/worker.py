@@ -3,8 +3,8 @@
 ``python -X faulthandler -m graphlint.dynamic.worker JOB.json RESULT.json`` runs one phase and
 writes a :class:`DeviceResult`. Phases: ``trace`` (tracer + sync-debug; it switches on
 ``torch.cuda._gpu_trace``, which cannot be switched off, so it never shares a process with
-captures), ``graph`` (capture, replay, the graph half of the soak) and ``reference`` (the eager
-half of the soak, see :mod:`graphlint.dynamic.reference`). A phase that raises reports the error
+captures), ``graph`` (capture, replay, the graph half of the soak), ``reference`` (the eager
+half of the soak, see :mod:`graphlint.dynamic.reference`) and ``compile`` (``--probe compile``). A phase that raises reports the error
 as its probes' outcome; one that kills the process leaves its progress file and ``faulthandler``
 stack for the parent (:mod:`graphlint.dynamic.crash`).
 """
@@ -24,7 +24,7 @@ GRAPH_PROBES = ("capture", "replay", "soak")
 
 
 def probes_of(phase: str) -> tuple[str, ...]:
-    return {"graph": GRAPH_PROBES, "trace": TRACE_PROBES, "reference": ("reference",)}[phase]
+    return {"graph": GRAPH_PROBES, "trace": TRACE_PROBES, "reference": ("reference",), "compile": ("compile",)}[phase]
 
 
 def _meta(devices) -> dict[str, str]:
@@ -64,6 +64,10 @@ def _run(job: dict, devices, factory, rules, progress):
 
         return run_reference(factory, devices, options, job["steps"], label, records_dir=job.get("records_dir", ""),
                              progress=progress, stop_file=job.get("stop_file", ""))
+    if phase == "compile":
+        from graphlint.dynamic.compile_probe import run_compile_probe
+
+        return run_compile_probe(factory, devices, options, label, progress)
     from graphlint.dynamic.tracer import trace_phase
 
     progress("tracer")

@@ -163,6 +163,27 @@ def _static_only(xref: CrossRef) -> list[str]:
     return out + [""]
 
 
+def _compile(inv: Inventory, xref: CrossRef) -> list[str]:
+    """torch.compile's answer beside graphlint's, line by line (``--probe compile``)."""
+    events = [(d, e) for d in inv.devices for e in d.records.get("compile", [])]
+    if not any("compile" in d.records for d in inv.devices):
+        return []
+    out = ["## torch.compile (mode=\"reduce-overhead\"), side by side", ""]
+    if not events:
+        return out + ["No graph break, recompile or cudagraph skip.", ""]
+    ours: dict[tuple[str, int], list[str]] = {}
+    for f in inv.findings():
+        ours.setdefault((f.path, f.line), []).append(f.rule)
+    out += ["| Device | Region | torch.compile | Reason | Where | graphlint at that line |", "|---|---|---|---|---|---|"]
+    for dev, e in events:
+        at = (e["path"], e["line"])
+        rules = list(dict.fromkeys(ours.get(at, []) + xref.static_rules.get(at, [])))
+        where = f"`{e['path']}:{e['line']}`" if e["line"] else ""
+        mine = ", ".join(rules) if rules else ("nothing (a line graphlint does not flag)" if e["line"] else "")
+        out.append(f"| {dev.device} | {e['region']} | {e['kind']} | {md_cell(e['reason'])} | {where} | {mine} |")
+    return out + [""]
+
+
 def render_markdown(inv: Inventory, xref: CrossRef) -> str:
     gpus = sorted({d.meta.get("gpu", "") for d in inv.devices} - {""})
     head = ["# CUDA Graph Readiness — Inventory", "",
@@ -170,7 +191,8 @@ def render_markdown(inv: Inventory, xref: CrossRef) -> str:
             f"torch {inv.torch}; devices: {', '.join(d.device for d in inv.devices)}"
             + (f" ({', '.join(gpus)})" if gpus else ""), ""]
     notes = [f"> {n}" for n in inv.notes] + ([""] if inv.notes else [])
-    body = _summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv) + _static_only(xref)
+    body = (_summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv) + _compile(inv, xref)
+            + _static_only(xref))
     return "\n".join(head + notes + body).rstrip() + "\n"
 
 
