@@ -30,9 +30,8 @@ from graphlint.dynamic.capture import capture_region, context_healthy, replay, w
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
 from graphlint.dynamic.launches import CaptureWatch
-from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, STALE, DeviceResult, ProbeOutcome,
-                                       merge_findings)
-from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize
+from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, STALE, DeviceResult, merge_findings)
+from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
 from graphlint.dynamic.soak import mismatched
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.tracer import StepTracer
@@ -42,8 +41,6 @@ REPLAY_STEPS = 8  # steps 0..7: warm-up, capture, six replays with changed input
 
 def output_diff(graph_out, eager_out) -> tuple[float, float]:
     """(max |graph - eager|, max |eager|) over every tensor of the outputs."""
-    from graphlint.dynamic.series import tensors_of
-
     if not tensors_of(eager_out):  # nothing to compare is no evidence that replay matches eager
         raise TypeError(f"output() returned {type(eager_out).__name__}, not a tensor: replay has nothing to compare")
     diff, scale = 0.0, 0.0
@@ -261,7 +258,7 @@ class GraphProbe:
         limit of the target (a cache that runs out), not of its graphs, and its error names the line.
         Not after a CUDA error: the context is gone, the parent re-runs the step eagerly in a fresh
         worker with CUDA_LAUNCH_BLOCKING=1 instead."""
-        if "CUDA" in self.poisoned or "cuda" in self.poisoned.lower().split(":")[0]:
+        if "CUDA" in self.poisoned or "AcceleratorError" in self.poisoned:
             return
         try:
             self._eager_step(step)

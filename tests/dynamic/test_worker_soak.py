@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 from dynamic_helpers import ROOT, spec
 from graphlint.dynamic.replay import output_diff
