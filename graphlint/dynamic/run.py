@@ -201,11 +201,15 @@ def _jobs(req: Request, cuda: bool, device_count: int) -> list[dict]:
 
 
 def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) -> DeviceResult:
-    soaking = req.graph and req.soak_steps > req.replay_steps
+    # GRAPHLINT_SOAK_REFERENCE=here: the eager instance soaks inside the graph worker (one process,
+    # slower); GRAPHLINT_LAUNCH_WATCH=0: no profiler around captures. Switches for diagnosing a run.
+    soaking = (req.graph and req.soak_steps > req.replay_steps
+               and os.environ.get("GRAPHLINT_SOAK_REFERENCE", "") != "here")
     directory = tempfile.mkdtemp(prefix=base["label"].replace(":", "").replace(",", "_") + "-", dir=records)
     stop = os.path.join(directory, "stop-reference")
     graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
-                 "reference": "elsewhere" if soaking else "here", "stop_file": stop}
+                 "reference": "elsewhere" if soaking else "here", "stop_file": stop,
+                 "watch_launches": os.environ.get("GRAPHLINT_LAUNCH_WATCH", "1") != "0"}
     with ThreadPoolExecutor(max_workers=4) as pool:
         trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
         compiled = pool.submit(_worker, {**base, "phase": "compile"}, workers) if req.compile else None
