@@ -173,3 +173,13 @@ def test_a_worker_that_dies_is_a_crash_with_its_step_and_cause(tmp_path, monkeyp
     assert outcome.detail.startswith("worker killed by SIGABRT at step 5 in body during reference: "
                                      "device-side assert in lookup (eng.cu:12): Assertion `i < n` failed.")
     assert f"(last project frame {target}:14 in body)" in outcome.detail
+
+
+def test_the_diagnostic_switches_restore_the_one_process_soak_and_drop_the_profiler(jobs, monkeypatch):
+    monkeypatch.setenv("GRAPHLINT_SOAK_REFERENCE", "here")
+    monkeypatch.setenv("GRAPHLINT_LAUNCH_WATCH", "0")
+    _inv, device = _inventory("plain_module.py")
+    assert sorted(j["phase"] for j in jobs) == ["graph", "trace"]
+    graph = next(j for j in jobs if j["phase"] == "graph")
+    assert graph["reference"] == "here" and graph["watch_launches"] is False
+    assert device.outcome("soak").status == "ran" and device.soak["steps"] == 24
