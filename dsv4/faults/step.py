@@ -114,9 +114,8 @@ class ScalarTokenWrite(FaultDecoder):
 class PageableH2D(FaultDecoder):
     fault = Fault(
         "pageable-h2d", ("3.1",), "the token copied into the graph from pageable host memory (the fix without its pinned buffer)",
-        category="cross-device", gpu=("GL491", "GL590"), symptom="capture error",
-        blind={"cpu": NO_BOUNDARY_ON_CPU,
-               "static": "no rule follows a host tensor made without `pin_memory` into a `copy_` in the step"})
+        static=("GL420",), category="cross-device", gpu=("GL491", "GL590"), symptom="capture error",
+        blind={"cpu": NO_BOUNDARY_ON_CPU})
 
     def prepare(self) -> None:
         self.host_tokens = torch.zeros(1, dtype=torch.long)  # pageable: no pin_memory
