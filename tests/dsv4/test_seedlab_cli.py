@@ -68,18 +68,18 @@ def test_list_names_every_fault_with_its_planted_line(capsys):
 def test_report_on_the_cpu_writes_the_table_and_the_observations(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     markdown, saved = tmp_path / "lab.md", tmp_path / "lab.json"
-    code = lab_main(["report", "--cpu", "--fault", "bincount-counts", "--fault", "pageable-h2d", "--fault",
+    code = lab_main(["report", "--cpu", "--fault", "bincount-counts", "--fault", "growing-history", "--fault",
                      "verbose-item", "-o", str(markdown), "--json", str(saved)])
-    assert code == 1  # pageable-h2d is missed on a CPU: the GPU sees it (the exit code says "not all caught")
+    assert code == 1  # growing-history is missed on a CPU: only the GPU's soak sees it (exit 1: not all caught)
     text = markdown.read_text()
     assert "| 3.4 | `bincount-counts` | `dsv4/faults/moe.py:" in text and "| GL301 | GL390 (tracer) | both |" in text
     assert "`verbose-item` (control)" in text and "| clean |" in text
     assert "missed (dynamic: needs CUDA)" in text and "not run: needs CUDA" in text
     assert "| 6.9 |" in text and "not applicable:" in text  # every seed row, also the ones without a fault
     observations, baseline, cuda = load(str(saved))
-    assert not cuda and set(observations) == {"bincount-counts", "pageable-h2d", "verbose-item"}
+    assert not cuda and set(observations) == {"bincount-counts", "growing-history", "verbose-item"}
     assert observations["bincount-counts"].dynamic == {"GL390": ["tracer"]}
-    assert "1 missed or false alarm (pageable-h2d)" in capsys.readouterr().err
+    assert "1 missed or false alarm (growing-history)" in capsys.readouterr().err
 
 
 def test_report_refuses_unknown_faults():
