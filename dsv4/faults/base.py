@@ -44,8 +44,9 @@ class Fault:
     (``capture error``, ``empty graph``, ``stale replay``, ``slower step``, ``memory growth``,
     ``none``). ``blind`` says, per half or probe, why it cannot see the fault (every empty
     expectation has its reason). ``gpus=2``: the fault only does harm across two devices (issue
-    13); one GPU shows what it can. ``control``: a row the seed marks fine by design: nothing
-    may report it.
+    13); one GPU shows what it can, and ``gpu2`` names the runtime rules expected at the planted
+    line with the layers split over two GPUs (not yet run: no machine with two was lent).
+    ``control``: a row the seed marks fine by design: nothing may report it.
     """
 
     name: str
@@ -59,6 +60,7 @@ class Fault:
     symptom: str = "none"
     blind: dict[str, str] = field(default_factory=dict)
     gpus: int = 1
+    gpu2: tuple[str, ...] = ()
     control: bool = False
 
 

@@ -110,7 +110,7 @@ class DlpackNormBlock(Block, Variant):
 class FromDlpackInCapture(LayerLoopToDevice):
     fault = Fault(
         "from-dlpack-in-capture", ("7.3",), "CuTeDSL `from_dlpack` inside the capture, not under the tensor's device",
-        static=("GL503",), category="capture-hygiene", gpus=2,
+        static=("GL503",), category="capture-hygiene", gpus=2, gpu2=("GL590",),
         blind={"cpu": NO_CAPTURE_ON_CPU, "gpu": ONE_DEVICE})
     variants = {"": DlpackNormBlock}
 
@@ -128,7 +128,7 @@ class SetDeviceBlock(Block, Variant):
 class SetDeviceInCapture(LayerLoopToDevice):
     fault = Fault(
         "set-device-in-capture", ("7.1",), "`torch.cuda.set_device(t.device)` before a kernel, inside the capture",
-        static=("GL502",), category="capture-hygiene", gpus=2,
+        static=("GL502",), category="capture-hygiene", gpus=2, gpu2=("GL590",),
         blind={"cpu": NO_CAPTURE_ON_CPU, "gpu": ONE_DEVICE})
     variants = {"": SetDeviceBlock}
 
@@ -152,7 +152,7 @@ class CaptureWithoutStream(FaultDecoder):
 
     fault = Fault(
         "capture-without-stream", ("9.1", "9.2"), "`torch.cuda.graph(g)` with no explicit per-device stream",
-        static=("GL501",), category="capture-hygiene", gpu=("GL592",), gpus=2,
+        static=("GL501",), category="capture-hygiene", gpu=("GL592",), gpus=2, gpu2=("GL592",),
         blind={"cpu": NO_CAPTURE_ON_CPU})
     self_capturing = True
 

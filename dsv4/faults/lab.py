@@ -43,6 +43,7 @@ class Observation:
     capture: dict[str, str] = field(default_factory=dict)  # region -> "status: detail"
     timing: dict[str, float] = field(default_factory=dict)  # graph_s, eager_s per step (harness or timing pass)
     device: str = ""
+    two_gpu: dict[str, list[str]] = field(default_factory=dict)  # with 2+ GPUs: rules at the planted line, spanning two
 
     @classmethod
     def from_dict(cls, data: dict) -> "Observation":
@@ -106,15 +107,16 @@ def classify_static(name: str, obs: Observation, findings) -> None:
 
 
 # -- dynamic -------------------------------------------------------------------------------------
-def run_dynamic(name: str | None, *, cuda: bool, soak_steps: int = 0, gpu: int = 0,
+def run_dynamic(name: str | None, *, cuda: bool, soak_steps: int = 0, gpus: tuple[int, ...] = (0,),
                 options: dict[str, Any] | None = None) -> Observation:
     """The inventory probes on one fault (``None``: the clean full-graph decoder); ``options``
-    override :data:`LAB_OPTIONS` (the CPU tests use a two-layer model)."""
+    override :data:`LAB_OPTIONS` (the CPU tests use a two-layer model). Several ``gpus``: one
+    target spanning them (the layers split across them)."""
     from graphlint.dynamic.run import Request, run_inventory
 
     options = {**LAB_OPTIONS, **(options or {}), **({"fault": name} if name else {"decoder": "full-graph"})}
-    request = Request(target=TARGET, options=options, cpu=not cuda, gpus=[gpu] if cuda else None,
-                      soak_steps=soak_steps if cuda else 0)
+    request = Request(target=TARGET, options=options, cpu=not cuda, gpus=list(gpus) if cuda else None,
+                      placement="span" if len(gpus) > 1 else "per-gpu", soak_steps=soak_steps if cuda else 0)
     (device,) = run_inventory(request).devices
     obs = Observation(name or BASELINE, [f"{p}:{ln}" for p, ln in sorted(planted_keys(name))] if name else [])
     keys = planted_keys(name) if name else set()
@@ -156,7 +158,21 @@ def run_lab(names: list[str], *, cuda: bool, jobs: int = 1, soak_steps: int = 0,
             setattr(merged, key, getattr(dynamic[name], key))
     if cuda:
         retime([baseline, *static.values()])
+        two_gpus(static, jobs)
     return static, baseline
+
+
+def two_gpus(observations: dict[str, Observation], jobs: int) -> None:
+    """With two GPUs or more, the faults that need two, on a target spanning GPUs 0 and 1."""
+    import torch
+
+    names = [n for n in observations if FAULTS[n].fault.gpus > 1]
+    if torch.cuda.device_count() < 2 or not names:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        spans = list(pool.map(lambda n: run_dynamic(n, cuda=True, gpus=(0, 1)), names))
+    for name, span in zip(names, spans):
+        observations[name].two_gpu = span.dynamic or {"(nothing at the line)": sorted(span.region)}
 
 
 def retime(observations: list[Observation]) -> None:
@@ -186,8 +202,10 @@ def retime(observations: list[Observation]) -> None:
 
 # -- verdicts ------------------------------------------------------------------------------------
 def caught(obs: Observation) -> tuple[bool, bool]:
-    """(static saw it at the planted line, a runtime probe saw it at the line or in its region)."""
-    return bool(obs.static), bool(obs.dynamic or obs.region)
+    """(static saw it at the planted line, a runtime probe saw it at the line or in its region,
+    on one GPU or, for the faults that need them, on two)."""
+    two = [rule for rule in obs.two_gpu if not rule.startswith("(")]
+    return bool(obs.static), bool(obs.dynamic or obs.region or two)
 
 
 def verdict(fault: Fault, obs: Observation) -> str:

@@ -14,7 +14,7 @@ import torch
 from dsv4 import kernels
 from dsv4.attention import Attention, LayerCache
 from dsv4.faults.base import Fault, FaultDecoder, Variant
-from dsv4.faults.step import SAME_DEVICE
+from dsv4.faults.step import NOT_EVIDENT, SAME_DEVICE
 from dsv4.mhc import HyperConnection
 from dsv4.model import Block
 
@@ -80,7 +80,8 @@ class PositionsToRopeDevice(FaultDecoder):
 
     fault = Fault(
         "positions-to-rope-device", ("4.2", "8.1"), "`positions.to(rope_cos.device)` inside the captured layer",
-        static=("GL402",), category="cross-device", gpus=2, blind={"cpu": SAME_DEVICE, "gpu": SAME_DEVICE})
+        category="cross-device", gpus=2, gpu2=("GL490",),
+        blind={"static": NOT_EVIDENT, "cpu": SAME_DEVICE, "gpu": SAME_DEVICE})
     variants = {"": PositionsToRopeBlock}
 
     def _layer(self, i: int, x: torch.Tensor, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:

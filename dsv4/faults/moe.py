@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from dsv4.faults.base import Fault, FaultDecoder, Variant
-from dsv4.faults.step import NO_BOUNDARY_ON_CPU, SAME_DEVICE
+from dsv4.faults.step import NO_BOUNDARY_ON_CPU, NOT_EVIDENT, SAME_DEVICE
 from dsv4.moe import MoE, swiglu
 from dsv4.router import Router
 
@@ -165,7 +165,8 @@ class TokenToLayerDevice(FaultDecoder):
 
     fault = Fault(
         "token-to-layer-device", ("4.3", "8.3"), "`token_id.to(x.device)` in the hash-routed MoE, inside the capture",
-        static=("GL402",), category="cross-device", gpus=2, blind={"cpu": SAME_DEVICE, "gpu": SAME_DEVICE})
+        category="cross-device", gpus=2, gpu2=("GL490",),
+        blind={"static": NOT_EVIDENT, "cpu": SAME_DEVICE, "gpu": SAME_DEVICE})
     variants = {"moe.router": TokensToDeviceRouter}
 
     def _layer(self, i: int, x: torch.Tensor, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:

@@ -60,12 +60,12 @@ def symptom(obs: Observation, baseline: Observation, cuda: bool) -> str:
 def fault_verdict(name: str, obs: Observation, cuda: bool) -> str:
     fault = FAULTS[name].fault
     text = verdict(fault, obs)
-    if fault.control or obs.dynamic or obs.region:
+    if fault.control or text in ("both", "dynamic only"):
         return text
-    if fault.gpus > 1:
-        return f"{text} (dynamic: needs 2 GPUs, issue 13)"
     if not cuda and (fault.gpu or fault.gpu_region):
         return f"{text} (dynamic: needs CUDA)"
+    if fault.gpus > 1:
+        return f"{text} (dynamic: needs 2 GPUs, issue 13)"
     return text
 
 
@@ -104,6 +104,10 @@ def render(observations: dict[str, Observation], baseline: Observation, *, cuda:
         dynamic = _rules({**obs.dynamic, **{f"{r} (region)": p for r, p in region.items()}},
                          tuple(r for r in (fault.gpu if cuda else fault.cpu) + (fault.gpu_region if cuda else ())
                                if r not in region))
+        if obs.two_gpu:
+            dynamic += f"; on 2 GPUs: {_rules(obs.two_gpu, fault.gpu2)}"
+        elif fault.gpu2:
+            dynamic += f"; on 2 GPUs expected {', '.join(fault.gpu2)} (not run: issue 13)"
         static = obs.static_note or _rules(obs.static, fault.static)
         if obs.static_stray:
             static += f"; also {', '.join(obs.static_stray)} in its code"

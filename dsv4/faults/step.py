@@ -17,6 +17,10 @@ VERBOSE = False  # the seed's diagnostics switch: off in production, so its .ite
 
 NO_SYNC_ON_CPU = "a device synchronisation dispatches no op; only torch.cuda._gpu_trace sees it, on CUDA"
 NO_BOUNDARY_ON_CPU = "on the CPU host and device memory are the same: there is no host-to-device copy to see"
+NOT_EVIDENT = ('`a.to(b.device)` crosses GPUs only when the caller placed `a` and `b` on different ones; the static '
+               'half reports `.to(<device>)` where a per-layer device is evident in the function itself (in a loop, '
+               'or a device picked per layer: GL402) and stays silent elsewhere, where on one GPU it is a free no-op'
+               ' (`mask.to(x.device)` is everywhere in single-GPU engines)')
 SAME_DEVICE = ("on one device the copy is a no-op (`.to()` returns the tensor itself: nothing is dispatched); "
                "it moves data only when the layers span two GPUs")
 
@@ -156,7 +160,7 @@ class LayerLoopToDevice(FaultDecoder):
 
     fault = Fault(
         "layer-loop-to-device", ("4.1", "8.2"), "`X.to(layer_device)` in the layer loop, inside one captured region",
-        static=("GL402",), category="cross-device", gpus=2,
+        static=("GL402",), category="cross-device", gpus=2, gpu2=("GL490",),
         blind={"cpu": SAME_DEVICE, "gpu": SAME_DEVICE})
 
     def __init__(self, model: DSV4Model, use_graphs: bool | None = None) -> None:

@@ -26,13 +26,6 @@ from graphlint.rules import load_rules
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = list(FAULTS)
 REAL = [n for n in NAMES if not FAULTS[n].fault.control]
-# Misses of the static half still open (strict: a fix flips them; see the faults' specs).
-KNOWN_STATIC_MISSES = {
-    "positions-to-rope-device": "`a.to(b.device)` outside a loop in the function itself",
-    "token-to-layer-device": "`a.to(b.device)` outside a loop in the function itself",
-}
-STATIC_CASES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_STATIC_MISSES[n]))
-                if n in KNOWN_STATIC_MISSES else n for n in REAL]
 CONTROLS = [n for n in NAMES if FAULTS[n].fault.control]
 SMALL = {"n_layers": 2, "compress_ratios": (4, 16)}  # a hash-routed ratio-4 layer and a ratio-16 one: every fault has its place
 
@@ -98,7 +91,9 @@ def test_every_fault_is_planted_once_documented_and_explains_what_cannot_see_it(
         assert fault.static or "static" in fault.blind, f"{name}: no static rule and no reason"
         assert fault.cpu or "cpu" in fault.blind, f"{name}: nothing on the CPU and no reason"
         assert fault.gpu or fault.gpu_region or "gpu" in fault.blind or fault.gpus > 1, f"{name}: nothing on a GPU"
-        assert fault.static or fault.cpu or fault.gpu or fault.gpu_region, f"{name}: missed by both halves"
+        assert fault.static or fault.cpu or fault.gpu or fault.gpu_region or fault.gpu2, f"{name}: missed by both halves"
+        for code in fault.gpu2:
+            assert rules[code].dynamic and fault.gpus > 1, (name, code)
 
 
 def test_a_fault_decoder_leaves_its_model_and_the_clean_decoders_alone():
@@ -157,7 +152,7 @@ def test_every_fault_runs_eagerly_like_the_clean_decoder(name, clean_outputs):
 
 
 # -- the matrix: static half ---------------------------------------------------------------------
-@pytest.mark.parametrize("name", STATIC_CASES)
+@pytest.mark.parametrize("name", REAL)
 def test_static_half_reports_the_planted_line(name, static):
     fault, obs = FAULTS[name].fault, static[name]
     assert not obs.static_note, obs.static_note

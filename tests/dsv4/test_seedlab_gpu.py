@@ -84,7 +84,8 @@ def test_controls_and_two_gpu_faults_are_quiet_on_one_gpu(name, lab):
 @pytest.mark.parametrize("name", [n for n in FAULTS if FAULTS[n].fault.gpus > 1])
 def test_two_gpu_faults_across_two_devices(name, monkeypatch):
     """Layers split over two GPUs, one target spanning both: the fault shows at its line (a
-    cross-device copy, a failed capture) or as a replay that differs from eager."""
+    cross-device copy, a failed capture, the engine's own stream-less capture). These are the
+    expectations written before any two-GPU run (issue 13 runs them)."""
     from dsv4.faults.lab import LAB_OPTIONS, planted_keys
     from graphlint.dynamic.run import Request, run_inventory
 
@@ -93,7 +94,5 @@ def test_two_gpu_faults_across_two_devices(name, monkeypatch):
     request = Request(target="dsv4.target:make_target", options={**LAB_OPTIONS, "fault": name}, gpus=[0, 1],
                       placement="span", soak_steps=0)
     (device,) = run_inventory(request).devices
-    at_line = [f.rule for f in device.findings if (f.path, f.line) in planted_keys(name)]
-    failed = [r for r, c in device.capture.items() if c["status"] == "failed"]
-    mismatch = "first mismatch" in (device.outcome("replay").detail if device.outcome("replay") else "")
-    assert at_line or failed or mismatch, f"{name}: nothing on two GPUs: {device.findings} {device.capture}"
+    at_line = {f.rule for f in device.findings if (f.path, f.line) in planted_keys(name)}
+    assert set(FAULTS[name].fault.gpu2) <= at_line, f"{name} on two GPUs: {device.findings} {device.capture}"
