@@ -211,3 +211,37 @@ def test_verdicts_on_the_cpu(static, traced):
             assert verdict(fault, obs) == "clean", name
         elif verdict(fault, obs) == "missed":
             assert fault.gpu or fault.gpu_region or fault.gpus > 1, name
+
+
+# -- the GPU protocol, emulated on the CPU (tests/dynamic/graph_emulator.py) ----------------------
+EMULATED = {  # what the replay protocol must make of these faults; the real GPU run is test_seedlab_gpu.py
+    "python-n-comp": "stale replay", "compressor-returns-none": "stale replay", "compressor-boundary-item": "failed",
+    "bincount-counts": "failed", "zeros-gemm-out": "identical", "gsa-copy-from-view": "identical",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMULATED))
+def test_replay_protocol_on_the_emulated_graph(name, monkeypatch):
+    sys.path.insert(0, str(ROOT / "tests" / "dynamic"))
+    try:
+        import graph_emulator
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "dynamic"))
+    from graphlint.dynamic.replay import run_graph_phase
+    from graphlint.dynamic.results import runtime_rules
+    from graphlint.dynamic.target import load_factory
+
+    graph_emulator.install(monkeypatch)
+    result = run_graph_phase(load_factory("dsv4.target:make_target"), [torch.device("cpu")],
+                             {**SMALL, "fault": name}, runtime_rules(), "cpu")
+    (cell,) = result.capture.values()
+    replay = result.outcome("replay").detail
+    if EMULATED[name] == "failed":
+        assert cell["status"] == "failed"
+        assert {(f.rule, f.path, f.line) for f in result.findings} == {
+            ("GL590", p.relative_to(ROOT).as_posix(), line) for p, line in planted(name)}
+    elif EMULATED[name] == "stale replay":  # the first ratio-4 block completes at position 3
+        assert cell["status"] == "captured" and "first mismatch at step 3" in replay, replay
+        assert {f.rule for f in result.findings} == {"GL391"}
+    else:
+        assert cell["status"] == "captured" and "identical" in replay and result.findings == []
