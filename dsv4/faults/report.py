@@ -83,12 +83,17 @@ def render(observations: dict[str, Observation], baseline: Observation, *, cuda:
     for n in faults:
         key = verdicts[n].split(" (")[0]
         counts[key] = counts.get(key, 0) + 1
+    waiting = [verdicts[n].split(" (dynamic: ", 1)[1].rstrip(")") for n in faults if " (dynamic: " in verdicts[n]]
+    pending = {w: waiting.count(w) for w in dict.fromkeys(waiting)}
+    order = [k for k in ("both", "static only", "dynamic only", "missed") if k in counts]
     clean = sum(verdicts[n] == "clean" for n in controls)
     applicable = sum(bool(r.faults) for r in ROWS)
     lines += ["## Summary", "",
               f"- {len(ROWS)} seed rows: {applicable} stand as a fault or control in the lab, "
               f"{len(ROWS) - applicable} do not apply (each with its reason, below).",
-              f"- {len(faults)} faults: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".",
+              f"- {len(faults)} faults: " + ", ".join(f"{k} {counts[k]}" for k in order) + "."
+              + (" The dynamic half was not run where it sees them: " + "; ".join(
+                  f"{w} ({v})" for w, v in pending.items()) + "." if pending else ""),
               f"- {len(controls)} controls (rows the seed calls fine by design): {clean} clean, "
               f"{len(controls) - clean} false alarm(s).",
               f"- Baseline, {BASELINE}: static and runtime findings "
