@@ -38,7 +38,7 @@ def lab():
     os.chdir(ROOT)
     os.environ["DSV4_KERNELS"] = "torch"  # the workers inherit it: no CuTeDSL compilation per worker
     try:
-        return run_lab(list(FAULTS), cuda=True, jobs=3, soak_steps=24)
+        return run_lab(list(FAULTS), cuda=True, jobs=4, soak_steps=24)
     finally:
         os.chdir(here)
         if kernels is None:
