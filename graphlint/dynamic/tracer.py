@@ -2,7 +2,8 @@
 
 It sees every aten op the step dispatches and attributes it to the first user frame. Host
 syncs, dynamic-output-shape ops, device transitions, factory allocations and casts of a
-parameter (an ``nn.Parameter`` reaches dispatch as itself) are properties of single ops. Two things need more than one op: a Python value frozen into a graph shows up
+parameter (an ``nn.Parameter`` reaches dispatch as itself) are properties of single ops. Two
+things need more than one op: a Python value frozen into a graph shows up
 as an op whose non-tensor arguments differ between two consecutive steps (GL393), and
 device/stream/event synchronisations, which dispatch no op at all, arrive through
 ``torch.cuda._gpu_trace`` callbacks (CUDA only; that trace cannot be switched off again, so
