@@ -22,11 +22,11 @@ from typing import Any, Callable
 
 from dsv4.faults import FAULTS, LAB_CONFIG, enclosing_function, planted
 from dsv4.faults.base import Fault
+from graphlint.paths import display_path
 
 TARGET = "dsv4.target:make_target"
 LAB_OPTIONS: dict[str, Any] = {"preset": "tiny", "dtype": "bfloat16"}  # bf16: the seed's weights (casts happen)
 BASELINE = "full-graph (clean)"
-REGION_RULES = ("GL391", "GL392", "GL291", "GL591")  # the probes name a region, not a line
 
 
 @dataclass
@@ -50,19 +50,18 @@ class Observation:
         return cls(**data)
 
 
-def display(path: Path) -> str:
-    from graphlint.paths import display_path
-
-    return display_path(path)
-
-
 def planted_keys(name: str) -> set[tuple[str, int]]:
-    return {(display(p), line) for p, line in planted(name)}
+    """(path as graphlint spells it, line) of the fault's planted lines."""
+    return {(display_path(p), line) for p, line in planted(name)}
+
+
+def planted_texts(name: str) -> list[str]:
+    return [f"{display_path(p)}:{line}" for p, line in planted(name)]
 
 
 def static_entry(name: str) -> str:
     path, line = planted(name)[0]
-    return f"{display(path)}:{enclosing_function(path, line)}"
+    return f"{display_path(path)}:{enclosing_function(path, line)}"
 
 
 def own_functions(name: str) -> tuple[str, ...]:
@@ -77,7 +76,7 @@ def own_functions(name: str) -> tuple[str, ...]:
 # -- static ------------------------------------------------------------------------------------
 def run_static(names: list[str]) -> dict[str, Observation]:
     """``graphlint check`` per fault (lab config, the fault's entry), one shared cache."""
-    out = {n: Observation(n, [f"{p}:{ln}" for p, ln in sorted(planted_keys(n))], entry=static_entry(n)) for n in names}
+    out = {n: Observation(n, planted_texts(n), entry=static_entry(n)) for n in names}
     try:
         import libcst  # noqa: F401
 
@@ -118,7 +117,7 @@ def run_dynamic(name: str | None, *, cuda: bool, soak_steps: int = 0, gpus: tupl
     request = Request(target=TARGET, options=options, cpu=not cuda, gpus=list(gpus) if cuda else None,
                       placement="span" if len(gpus) > 1 else "per-gpu", soak_steps=soak_steps if cuda else 0)
     (device,) = run_inventory(request).devices
-    obs = Observation(name or BASELINE, [f"{p}:{ln}" for p, ln in sorted(planted_keys(name))] if name else [])
+    obs = Observation(name or BASELINE, planted_texts(name) if name else [])
     keys = planted_keys(name) if name else set()
     for f in device.findings:
         probes = sorted({e.split(":")[0] for e in f.evidence})

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from dsv4.faults import FAULTS, LAB_CONFIG, enclosing_function, planted
-from dsv4.faults.base import FaultDecoder, with_variants
+from dsv4.faults.base import with_variants
 from dsv4.faults.lab import run_dynamic, run_static, static_entry, verdict
 from dsv4.faults.seed import CATEGORIES, ROWS
 from dsv4.full_graph import FullGraphDecoder
