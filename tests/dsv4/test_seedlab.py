@@ -6,6 +6,7 @@ accounted for. The GPU half is tests/dsv4/test_seedlab_gpu.py."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import subprocess
 import sys
@@ -245,3 +246,22 @@ def test_replay_protocol_on_the_emulated_graph(name, monkeypatch):
         assert {f.rule for f in result.findings} == {"GL391"}
     else:
         assert cell["status"] == "captured" and "identical" in replay and result.findings == []
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="nvidia-cutlass-dsl not installed")
+def test_the_stream_less_launcher_is_real_cutedsl_that_compiles_for_hopper(tmp_path):
+    """kernel-without-stream's `@cute.jit` launcher (no `stream=`) is dsv4's RMSNorm kernel,
+    compiled here for sm_90a on the CPU as the GPU run will compile it for the H200."""
+    from unittest import mock
+
+    import cutlass.cute as cute
+    from cutlass.cutlass_dsl import CuTeDSL
+
+    from dsv4.faults import cute_faults
+    from dsv4.kernels import rmsnorm_kernel
+
+    with mock.patch.object(CuTeDSL._get_dsl().envar, "dump_dir", str(tmp_path)):
+        compile_for_hopper = cute.compile[cute.GPUArch("sm_90a"), cute.KeepPTX]
+        args = rmsnorm_kernel.example_args((torch.bfloat16, torch.bfloat16), torch.device("cpu"))
+        ptx = compile_for_hopper(cute_faults.launch_on_default_stream, *args).artifacts.PTX
+    assert "shfl.sync.bfly" in ptx  # the kernel's warp reduction: the same kernel, launched differently
