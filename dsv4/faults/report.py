@@ -20,7 +20,7 @@ NOT_RUN_GPU = "not run: needs CUDA"
 
 def _rules(rules: list[str] | dict, expected: tuple[str, ...]) -> str:
     seen = list(rules)
-    text = ", ".join(f"{r} ({'/'.join(rules[r])})" if isinstance(rules, dict) and rules[r] else r for r in seen)
+    text = ", ".join(f"{r} ({', '.join(rules[r])})" if isinstance(rules, dict) and rules[r] else r for r in seen)
     missing = [r for r in expected if r not in seen]
     if missing:
         text += (" " if text else "") + f"*(expected {', '.join(missing)})*"
@@ -105,10 +105,9 @@ def render(observations: dict[str, Observation], baseline: Observation, *, cuda:
               "|---|---|---|---|---|---|---|"]
     for name, obs in observations.items():
         fault = FAULTS[name].fault
-        region = {k.split()[0]: v for k, v in obs.region.items()}
-        dynamic = _rules({**obs.dynamic, **{f"{r} (region)": p for r, p in region.items()}},
-                         tuple(r for r in (fault.gpu if cuda else fault.cpu) + (fault.gpu_region if cuda else ())
-                               if r not in region))
+        region = {k.split()[0]: [*v, "region-level"] for k, v in obs.region.items()}
+        dynamic = _rules({**obs.dynamic, **{r: p for r, p in region.items() if r not in obs.dynamic}},
+                         (fault.gpu + fault.gpu_region) if cuda else fault.cpu)
         if obs.two_gpu:
             dynamic += f"; on 2 GPUs: {_rules(obs.two_gpu, fault.gpu2)}"
         elif fault.gpu2:

@@ -94,3 +94,38 @@ def test_the_exit_code_counts_only_what_this_machine_can_show():
 
 def test_report_refuses_unknown_faults():
     assert lab_main(["report", "--cpu", "--fault", "no-such-fault"]) == 2
+
+
+def test_the_gpu_columns_render_from_gpu_observations():
+    """The GPU run happens once, on the lead's H200: its rendering is checked here on made-up
+    observations shaped like the worker results (capture failed, stale replay, memory growth)."""
+    from dsv4.faults.lab import BASELINE, Observation
+    from dsv4.faults.report import render, symptom
+
+    replay_ok = {"replay": "ran: graph vs eager over steps 1-7: identical within tolerance"}
+    baseline = Observation(BASELINE, [], probes=replay_ok, timing={"graph_s": 0.001, "eager_s": 0.020})
+    observations = {
+        "mhc-item": Observation("mhc-item", ["dsv4/faults/layers.py:30"], static=["GL101"],
+                                dynamic={"GL190": ["sync-debug", "tracer"], "GL590": ["capture"]},
+                                capture={"step@cuda:0": "failed: RuntimeError: operation not permitted when stream is capturing"},
+                                probes=replay_ok),
+        "python-n-comp": Observation("python-n-comp", ["dsv4/faults/layers.py:160"], static=["GL308"],
+                                     region={"GL391 dsv4/full_graph.py:42": ["replay"]},
+                                     capture={"step@cuda:0": "captured"},
+                                     probes={"replay": "ran: graph vs eager over steps 1-7: first mismatch at step 3"},
+                                     timing={"graph_s": 0.001, "eager_s": 0.021}),
+        "growing-history": Observation("growing-history", ["dsv4/faults/step.py:194"],
+                                       region={"GL291 dsv4/full_graph.py:42": ["soak"]},
+                                       capture={"step@cuda:0": "captured", "record": "eager: deliberately eager"},
+                                       probes=replay_ok, timing={"graph_s": 0.0012, "eager_s": 0.020}),
+    }
+    assert symptom(observations["mhc-item"], baseline, True).startswith(
+        "capture error in step@cuda:0: RuntimeError: operation not permitted")
+    assert symptom(observations["python-n-comp"], baseline, True) == (
+        "stale replay from step 3; step time vs clean: graph 1.00x, eager 1.05x")
+    assert symptom(observations["growing-history"], baseline, True).startswith("memory growth; step time vs clean: graph 1.20x")
+    text = render(observations, baseline, cuda=True, header=["(made up)"])
+    assert "| GL101 | GL190 (sync-debug, tracer), GL590 (capture) | both |" in text
+    assert "| GL308 | GL391 (replay, region-level) | both |" in text
+    assert "| — | GL291 (soak, region-level) | dynamic only |" in text
+    assert "step 1.000 ms graph, 20.000 ms eager" in text
