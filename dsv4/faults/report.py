@@ -108,6 +108,8 @@ def render(observations: dict[str, Observation], baseline: Observation, *, cuda:
         region = {k.split()[0]: [*v, "region-level"] for k, v in obs.region.items()}
         dynamic = _rules({**obs.dynamic, **{r: p for r, p in region.items() if r not in obs.dynamic}},
                          (fault.gpu + fault.gpu_region) if cuda else fault.cpu)
+        if not cuda and (fault.gpu or fault.gpu_region):
+            dynamic += f"; on a GPU expected {', '.join(fault.gpu + fault.gpu_region)} (not run)"
         if obs.two_gpu:
             dynamic += f"; on 2 GPUs: {_rules(obs.two_gpu, fault.gpu2)}"
         elif fault.gpu2:

@@ -72,7 +72,7 @@ def test_report_on_the_cpu_writes_the_table_and_the_observations(tmp_path, monke
                      "verbose-item", "-o", str(markdown), "--json", str(saved)])
     assert code == 0  # growing-history is missed on a CPU, but only a GPU's soak could see it
     text = markdown.read_text()
-    assert "| 3.4 | `bincount-counts` | `dsv4/faults/moe.py:" in text and "| GL301 | GL390 (tracer) | both |" in text
+    assert "| 3.4 | `bincount-counts` | `dsv4/faults/moe.py:" in text and "| GL301 | GL390 (tracer); on a GPU expected GL390, GL590 (not run) | both |" in text
     assert "`verbose-item` (control)" in text and "| clean |" in text
     assert "missed (dynamic: needs CUDA)" in text and "not run: needs CUDA" in text
     assert "| 6.9 |" in text and "not applicable:" in text  # every seed row, also the ones without a fault
