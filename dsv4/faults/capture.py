@@ -50,15 +50,18 @@ def _norm_out(block: Block) -> torch.Tensor:
 
 # -- a kernel launched without stream= -------------------------------------------------------------
 def streamless_rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor) -> torch.Tensor:
-    """RMSNorm on the default stream: the CuTeDSL launch without ``stream=`` when it is compiled,
-    else the torch reference issued on ``torch.cuda.default_stream`` (the same hazard)."""
+    """RMSNorm whose output is written on the default stream: the CuTeDSL launch without
+    ``stream=`` when it is compiled; else the torch reference on the current stream, then the copy
+    into ``out`` issued on ``torch.cuda.default_stream`` (the same hazard, with no allocation on
+    the default stream, which a capture could not tolerate)."""
     compiled = _COMPILED.get(("streamless", x.device.index, (x.dtype, weight.dtype))) if x.is_cuda else None
     if compiled is not None:
         return compiled(x, weight, eps, out)
+    normed = reference.rms_norm(x, weight, eps)
     if not x.is_cuda:
-        return reference.rms_norm(x, weight, eps, out=out)
+        return out.copy_(normed)
     with torch.cuda.stream(torch.cuda.default_stream(x.device)):
-        return reference.rms_norm(x, weight, eps, out=out)
+        return out.copy_(normed)
 
 
 class StreamlessNormBlock(Block, Variant):
