@@ -24,7 +24,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import torch
 from torch import nn
 
 from dsv4.full_graph import FullGraphDecoder
@@ -115,12 +114,3 @@ class FaultDecoder(FullGraphDecoder):
 
     def prepare(self) -> None:
         """Allocate what the fault needs (once, before any step)."""
-
-    @classmethod
-    def name(cls) -> str:
-        return cls.fault.name
-
-
-def host_device(model: DSV4Model) -> torch.device:
-    """Where pinned host memory can live for this model's devices."""
-    return torch.device("cpu")
