@@ -153,16 +153,24 @@ class Attention(nn.Module):
         kv_row, score = self.compressor.project(h, slot)
         cache.state_kv.index_copy_(0, slot, kv_row)
         cache.state_score.index_copy_(0, slot, score)
-        first = block * r
-        entry = self.compressor.pool(cache.state_kv, cache.state_score,
-                                     cos.index_select(0, first), sin.index_select(0, first))
-        boundary = ((pos + 1) % r == 0).unsqueeze(-1)  # commit only when the block is complete
-        cache.comp.index_copy_(0, block, torch.where(boundary, entry, cache.comp.index_select(0, block)))
+        self._commit_block(cache, pos, cos, sin)
         valid = self.comp_slots < (pos + 1) // r
         if self.indexer is None:
             return cache.comp, valid.unsqueeze(0)
-        key = self.indexer.key(entry)
-        cache.index_keys.index_copy_(0, block, torch.where(boundary, key, cache.index_keys.index_select(0, block)))
         relevance = self.indexer.scores(q_latent, h, cache.index_keys)
         top = self.indexer.select(relevance.masked_fill(~valid, float("-inf")), self.indexer.top_k)[0]
         return cache.comp.index_select(0, top), valid.index_select(0, top).unsqueeze(0)
+
+    def _commit_block(self, cache: LayerCache, pos: torch.Tensor, cos, sin) -> None:
+        """Pool the block being accumulated and commit it (and its index key) only where it is
+        complete: a device-side boundary mask, the same work on every step."""
+        r = self.ratio
+        block = pos // r
+        first = block * r
+        entry = self.compressor.pool(cache.state_kv, cache.state_score,
+                                     cos.index_select(0, first), sin.index_select(0, first))
+        boundary = ((pos + 1) % r == 0).unsqueeze(-1)
+        cache.comp.index_copy_(0, block, torch.where(boundary, entry, cache.comp.index_select(0, block)))
+        if self.indexer is not None:
+            key = self.indexer.key(entry)
+            cache.index_keys.index_copy_(0, block, torch.where(boundary, key, cache.index_keys.index_select(0, block)))

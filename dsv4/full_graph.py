@@ -40,12 +40,20 @@ class FullGraphDecoder(GraphDecoder):
         first, last = device == model.first_device, device == model.last_device
 
         def device_step() -> None:
-            x = self.model.embed_tokens(tokens) if first else self.in_bufs[str(device)]
+            x = self._embed(tokens) if first else self.in_bufs[str(device)]
             for i in layers:
-                x = self.model.blocks[i].forward_static(x, tokens, self.caches[i], pos, self.model.rope(i))
+                x = self._layer(i, x, tokens, pos)
             if last:
                 self.logits_buf.copy_(self.model.logits(x))
             else:
                 self.out_bufs[str(device)].copy_(x)
 
         return device_step
+
+    # The step's stages as methods of their own, so that a variant (the seed lab's faults,
+    # dsv4/faults/) overrides exactly one of them.
+    def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.model.embed_tokens(tokens)
+
+    def _layer(self, i: int, x: torch.Tensor, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        return self.model.blocks[i].forward_static(x, tokens, self.caches[i], pos, self.model.rope(i))

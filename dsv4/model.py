@@ -39,9 +39,12 @@ class Block(nn.Module):
     def pre_attention(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         """mHC pre + norm + projections: everything before attention reads the cache."""
         y, post, comb = self.attn_hc.pre(x)
-        h = kernels.rms_norm(y, self.attn_norm, self.eps)
+        h = self.attention_norm(y)
         q, kv, q_latent = self.attn.project(h, cos, sin)
         return h, post, comb, q, kv, q_latent
+
+    def attention_norm(self, y: torch.Tensor) -> torch.Tensor:
+        return kernels.rms_norm(y, self.attn_norm, self.eps)
 
     def ffn_input(self, attn_out, x, post, comb):
         """mHC post of attention, then mHC pre + norm of the FFN: the streams and the MoE input."""

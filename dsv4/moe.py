@@ -73,11 +73,14 @@ class MoE(nn.Module):
         """Graph-ready MoE: T*k slots, weights gathered by expert id, batched GEMMs."""
         weights, ids = self.router(h, tokens)
         xq = self.quant(h)
+        return (self._routed_static(xq, weights, ids) + self.shared_expert(xq).float()).to(h.dtype)
+
+    def _routed_static(self, xq: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        """The routed experts' fp32 output [T, D] for quantised inputs xq [T, D] and routes [T, k]."""
         flat_ids = ids.flatten()
         # expand, not repeat_interleave: an int repeat count still syncs to size its output
         x_slots = xq.unsqueeze(1).expand(-1, self.top_k, -1).reshape(-1, xq.shape[1], 1)
         l1 = torch.bmm(self.w13.index_select(0, flat_ids), x_slots).squeeze(-1)
         act = self.quant(swiglu(l1, self.limit))
         y = torch.bmm(self.w2.index_select(0, flat_ids), act.unsqueeze(-1)).squeeze(-1)
-        routed = (y.float().view(h.shape[0], self.top_k, -1) * weights.unsqueeze(-1)).sum(1)
-        return (routed + self.shared_expert(xq).float()).to(h.dtype)
+        return (y.float().view(xq.shape[0], self.top_k, -1) * weights.unsqueeze(-1)).sum(1)

@@ -28,10 +28,14 @@ class Router(nn.Module):
 
     def forward(self, h: torch.Tensor, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Weights [T, k] (fp32) and expert ids [T, k] for hidden states [T, D]."""
-        scores = torch.sqrt(F.softplus(F.linear(h, self.gate).float()))
+        scores = self.scores(h)
         if self.hashed:
             ids = self.tid2eid.index_select(0, tokens)
         else:
             ids = (scores + self.bias).topk(self.top_k, dim=-1).indices
         weights = scores.gather(1, ids)
         return weights / weights.sum(-1, keepdim=True) * self.route_scale, ids
+
+    def scores(self, h: torch.Tensor) -> torch.Tensor:
+        """sqrt(softplus(gate logits)) [T, E] in fp32; the GEMM runs in the model dtype."""
+        return torch.sqrt(F.softplus(F.linear(h, self.gate).float()))

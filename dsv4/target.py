@@ -1,8 +1,10 @@
 """graphlint target for the bundled engine (see graphlint/dynamic/target.py for the protocol).
 
-``make_target(devices, decoder="eager"|"ab-graph"|"full-graph", preset="tiny", seed=0, **options)``
-builds the model and one decoder with its own graphs off, so the harness captures each region
-itself on its own stream. Options are config overrides (e.g. ``n_layers=2``). Inputs are teacher
+``make_target(devices, decoder="eager"|"ab-graph"|"full-graph", preset="tiny", seed=0, fault=None,
+**options)`` builds the model and one decoder with its own graphs off, so the harness captures each
+region itself on its own stream. Options are config overrides (e.g. ``n_layers=2``). ``fault=NAME``
+builds the full-graph decoder with one seed-lab fault planted (:mod:`dsv4.faults`); a fault in how
+the engine captures (``capture-without-stream``) keeps its own graphs on, on CUDA. Inputs are teacher
 forced: step ``s`` decodes token ``teacher_token(s)`` at position ``s`` from an empty context,
 and past ``max_seq_len`` the context restarts (position ``s % max_seq_len``: every decoder's
 masks hide what the earlier pass left in the caches), so a soak of any length runs. Two targets
@@ -34,12 +36,19 @@ def teacher_token(step: int, vocab_size: int) -> int:
 
 
 class DSV4Target:
-    def __init__(self, devices: Sequence[Any], decoder: str, cfg: DSV4Config, seed: int) -> None:
+    def __init__(self, devices: Sequence[Any], decoder: str, cfg: DSV4Config, seed: int,
+                 fault: str | None = None) -> None:
         self.devices = [torch.device(d) for d in devices] or [torch.device("cpu")]
         self.model = DSV4Model(cfg, self.devices, seed=seed)
         for device in self.devices:
             kernels.warmup(device)  # compiled before the harness captures anything
-        self.decoder = DECODERS[decoder](self.model, use_graphs=False)
+        if fault is None:
+            self.decoder = DECODERS[decoder](self.model, use_graphs=False)
+        else:
+            from dsv4.faults import fault_decoder
+
+            cls = fault_decoder(fault)
+            self.decoder = cls(self.model, use_graphs=None if cls.self_capturing else False)
 
     @torch.no_grad()
     def stage(self, step: int) -> None:
@@ -54,11 +63,20 @@ class DSV4Target:
         return self.decoder.logits()
 
 
-def make_target(devices: Sequence[Any], *, decoder: str = "eager", preset: str = "tiny", seed: int = 0,
-                **options: Any) -> DSV4Target:
-    """Bad arguments raise TargetError (a ValueError), which graphlint reports as a usage error."""
+def make_target(devices: Sequence[Any], *, decoder: str | None = None, preset: str = "tiny", seed: int = 0,
+                fault: str | None = None, **options: Any) -> DSV4Target:
+    """Bad arguments raise TargetError (a ValueError), which graphlint reports as a usage error.
+    ``decoder`` defaults to eager, or to full-graph with a ``fault`` (the only decoder it plants in)."""
+    decoder = decoder or ("full-graph" if fault else "eager")
     if decoder not in DECODERS:
         raise TargetError(f"unknown decoder {decoder!r} (expected one of {', '.join(DECODERS)})")
+    if fault is not None:
+        from dsv4.faults import FAULTS
+
+        if fault not in FAULTS:
+            raise TargetError(f"unknown fault {fault!r} (`python -m dsv4.faults list` names them all)")
+        if decoder != "full-graph":
+            raise TargetError(f"faults are planted in the full-graph decoder, not {decoder!r}")
     known = {f.name for f in fields(DSV4Config)}
     unknown = sorted(set(options) - known)
     if unknown:
@@ -69,4 +87,4 @@ def make_target(devices: Sequence[Any], *, decoder: str = "eager", preset: str =
         cfg = get_config(preset, **options)
     except (ValueError, TypeError) as exc:  # unknown preset, or overrides the config rejects
         raise TargetError(f"{exc}") from None
-    return DSV4Target(devices, decoder, cfg, seed)
+    return DSV4Target(devices, decoder, cfg, seed, fault)

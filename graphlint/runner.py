@@ -269,13 +269,17 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
 
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Source], settings: Settings,
                           meta: list[Finding], progress: Progress | None = None) -> int:
-    """Summarize again the files that import another file's ``-> Tensor`` functions, with those
-    names as facts (see :mod:`graphlint.static.crossfile`); cached under the names too.
+    """Summarize again the files that import another file's ``-> Tensor`` functions, or whose
+    classes inherit facts from their bases, with those names as facts (see
+    :mod:`graphlint.static.crossfile`, :mod:`graphlint.static.inherited`); cached under the names too.
     Returns the cache hits."""
     from graphlint.cache import SummaryCache
     from graphlint.static.crossfile import imported_tensor_functions
+    from graphlint.static.inherited import inherited_class_facts
 
     plan = imported_tensor_functions(list(summaries.values()))
+    for path, names in inherited_class_facts(list(summaries.values())).items():
+        plan[path] = plan.get(path, frozenset()) | names
     if not plan:
         return 0
     cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None

@@ -1,8 +1,9 @@
 """The tracer probe: one warmed-up step under a TorchDispatchMode, on CPU or GPU.
 
 It sees every aten op the step dispatches and attributes it to the first user frame. Host
-syncs, dynamic-output-shape ops, device transitions and factory allocations are properties
-of single ops. Two things need more than one op: a Python value frozen into a graph shows up
+syncs, dynamic-output-shape ops, device transitions, factory allocations and casts of a
+parameter (an ``nn.Parameter`` reaches dispatch as itself) are properties of single ops. Two
+things need more than one op: a Python value frozen into a graph shows up
 as an op whose non-tensor arguments differ between two consecutive steps (GL393), and
 device/stream/event synchronisations, which dispatch no op at all, arrive through
 ``torch.cuda._gpu_trace`` callbacks (CUDA only; that trace cannot be switched off again, so
@@ -62,6 +63,13 @@ def classify_transition(src: torch.device, dst: torch.device, home: torch.device
 def _is_python_scalar(t) -> bool:
     """A 0-dim CPU tensor: how torch wraps a Python number (``buf[0] = n``) for one op."""
     return isinstance(t, torch.Tensor) and t.device.type == "cpu" and t.dim() == 0
+
+
+def _is_parameter_cast(args, kwargs) -> bool:
+    """``weight.float()`` / ``weight.to(dev, torch.float32)`` of an ``nn.Parameter``: a dtype change
+    (a device change is a transition, reported as one)."""
+    dtype = kwargs.get("dtype")
+    return isinstance(args[0], torch.nn.Parameter) and dtype is not None and dtype != args[0].dtype
 
 
 def _pinned(t) -> bool:
@@ -129,6 +137,9 @@ class StepTracer(TorchDispatchMode):
                 codes.append(("GL290", f"tracer:{name}", "torch.tensor(...) builds a fresh tensor every step"))
         elif _is_factory(func):
             codes.append(("GL290", f"tracer:{name}", f"{name} allocates every step"))
+        if name == "aten._to_copy.default" and _is_parameter_cast(args, kwargs):
+            codes.append(("GL299", f"tracer:{name}", f"a parameter converted from {args[0].dtype} to "
+                          f"{kwargs['dtype']} every step"))
         for code, evidence, detail in codes:
             self.hit(code, where, evidence, detail)
         return [c[0] for c in codes]

@@ -62,6 +62,11 @@ class ClassInfo:
     methods: set[str] = field(default_factory=set)
     #: ``self.attn = Attention(...)`` -> {"attn": [("name", "Attention")]}; ModuleList elements too.
     submodules: dict[str, list[Descriptor]] = field(default_factory=dict)
+    #: what its subclasses inherit (see :mod:`graphlint.static.inherited`): parameters and buffers,
+    #: tensor attributes, methods annotated ``-> Tensor``
+    weight_attrs: set[str] = field(default_factory=set)
+    tensor_attrs: set[str] = field(default_factory=set)
+    tensor_methods: set[str] = field(default_factory=set)
 
 
 @dataclass

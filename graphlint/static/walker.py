@@ -18,6 +18,7 @@ from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import preorder
 from graphlint.static.guards import guarded_branch, guarded_ifexp, is_lazy_init, returns_when_capturing
+from graphlint.static.inherited import inherited_by_class, seed_inherited
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
 from graphlint.static.names import is_device_code, module_name, record_import, resolve
@@ -109,9 +110,11 @@ class Walker(CallRecorder):
     # -- entry point -------------------------------------------------------------------
     def run(self, module: cst.Module, imported_tensor_functions: frozenset[str] = frozenset()) -> ModuleInfo:
         """``imported_tensor_functions``: local names of imported functions another file annotates
-        ``-> Tensor`` (found by :mod:`graphlint.static.crossfile`)."""
+        ``-> Tensor`` (found by :mod:`graphlint.static.crossfile`), and facts this file's classes
+        inherit from their bases (``Cls.weight:gate``, see :mod:`graphlint.static.inherited`)."""
+        self.inherited = inherited_by_class(imported_tensor_functions)
         self.info.tensor_functions = self.tensor_returning(module.body)
-        self.oracle.tensor_functions = self.info.tensor_functions | imported_tensor_functions
+        self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
         self.body(module.body, "body")
         return self.info
 
@@ -361,7 +364,9 @@ class Walker(CallRecorder):
         self.info.classes[qualname] = info
         saved_cls = self.oracle.cls
         self.class_stack.append(info)
-        self.oracle.cls = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
+        self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
+        info.tensor_methods = set(facts.tensor_methods)
+        seed_inherited(facts, self.inherited.get(qualname, ()))
         try:
             self.suite(stmt.body)
             for m in self.matchers:
@@ -369,6 +374,7 @@ class Walker(CallRecorder):
         finally:
             self.class_stack.pop()
             self.oracle.cls = saved_cls
+        info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)
 
     # -- expressions -------------------------------------------------------------------
     def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:

@@ -253,7 +253,7 @@ def test_user_pack_rule_that_cannot_be_selected_unambiguously_is_a_config_error(
     ("GL1O1", "did you mean GL101?"),  # a letter O for a zero
     ("hostsync", "did you mean host-sync?"),
     ("GL9", "no rule code starts with GL9"),
-    ("GL999", "no such rule"),
+    ("GL888", "no such rule"),  # nothing close: GL999 now suggests GL299
     ("zzz", "expected ALL, a code like GL101"),
 ])
 def test_a_misspelt_selector_gets_a_suggestion_on_the_command_line_and_in_config(project, selector, says):

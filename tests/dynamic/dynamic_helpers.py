@@ -46,6 +46,8 @@ class SnippetTarget:
             "host": torch.ones(8), "pinned": torch.ones(8, pin_memory=cuda), "step": 0, "device": device,
             "peer": torch.device("cuda", 1) if cuda and torch.cuda.device_count() > 1 else torch.device("meta"),
             "side": torch.cuda.Stream(device=device) if cuda else None, "state": {}, "torch": torch,
+            "weight": torch.nn.Parameter(torch.linspace(-1, 1, 8, device=device, dtype=torch.bfloat16),
+                                         requires_grad=False),
         }
 
     def stage(self, step: int) -> None:
@@ -66,7 +68,7 @@ class SnippetTarget:
 def snippet_factory(code: str, tmp_path: Path, name: str):
     """A factory for a target whose step runs ``code`` from a real file (so frames resolve).
     Code above a ``# ---`` line runs in ``stage(step)`` instead (see rules/runtime.yaml)."""
-    args = "x, idx, buf, out, host, pinned, step, device, peer, side, state, torch"
+    args = "x, idx, buf, out, host, pinned, step, device, peer, side, state, torch, weight"
     staged, _sep, body = code.rpartition("# ---\n") if "# ---\n" in code else ("", "", code)
     path = tmp_path / f"{name}.py"
     path.write_text(f"def snippet({args}):\n" + textwrap.indent(body.rstrip() + "\n", "    ")

@@ -93,6 +93,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         attr_mutation,
         device_copy,
         function_call,
+        host_copy,
         mask_index,
         method_call,
         op_call,
@@ -109,6 +110,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         scalar_write.ScalarWrite,
         attr_mutation.AttrMutation,
         device_copy.DeviceCopy,
+        host_copy.HostCopy,
         mask_index.MaskIndex,
         position.PositionDependent,
     ]
