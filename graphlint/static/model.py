@@ -28,6 +28,12 @@ Descriptor = tuple
 class CallSite:
     target: Descriptor
     in_capture: bool = False  # inside ``with torch.cuda.graph(...)``
+    #: statement ordinal (within the calling function) of the last such call: what came after a replay
+    order: int = 0
+    #: ids of every loop (the loop statement's ordinal) some instance of this call sits in
+    loops: frozenset[int] = frozenset()
+    #: only ever passed as a value (``partial(self._layer, i)``, ``torch.compile(f)``), never called here
+    reference: bool = False
 
 
 @dataclass
@@ -41,6 +47,11 @@ class Candidate:
     line_text: str
     name: str = ""  # what matched, substituted for ``{name}`` in the rule message
     in_capture: bool = False
+    order: int = 0  # statement ordinal within its function (see ``CallSite.order``)
+    loops: tuple[int, ...] = ()  # ids of the loops it sits in, outermost first
+    #: context the linker weighs: "pinned" (pinned, non_blocking staging), "multi-device" (capture
+    #: code inside a loop over devices)
+    flags: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -53,6 +64,17 @@ class FunctionInfo:
     #: compiled by a kernel DSL (``@cute.jit``, ``@cute.kernel``, ``@triton.jit``...): its ``if`` on
     #: DSL values is a device branch, not a host sync; only ``scope: anywhere`` rules apply inside
     device_code: bool = False
+    #: ``@torch.compile``: "graph" with CUDA graphs (``mode="reduce-overhead"``), else "compile"
+    compiled: str = ""
+    #: statement ordinal of the last ``graph.replay()`` in the body, 0 when it replays none
+    replay_order: int = 0
+    replay_loops: tuple[int, ...] = ()  # the loops that replay sits in
+    #: ids of the ``while`` / ``for ... in range(...)`` loops in the body (step loops, not collections)
+    range_loops: list[int] = field(default_factory=list)
+    #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
+    device_work: bool = False
+    #: loops that feed a call's result back into its next call (see :mod:`.loops`)
+    loops: list["LoopInfo"] = field(default_factory=list)
 
 
 @dataclass
@@ -62,18 +84,49 @@ class ClassInfo:
     methods: set[str] = field(default_factory=set)
     #: ``self.attn = Attention(...)`` -> {"attn": [("name", "Attention")]}; ModuleList elements too.
     submodules: dict[str, list[Descriptor]] = field(default_factory=dict)
+    #: attributes holding callables rather than modules: ``self.ops = (self._attn, self._mlp)``,
+    #: ``self._fwd = torch.compile(self._forward)`` -> {"ops": [member descriptors...]}
+    callables: dict[str, list[Descriptor]] = field(default_factory=dict)
 
 
 @dataclass
 class RegionDecl:
-    """``Region(name, fn, capturable=...)`` of graphlint's target protocol: ``fn`` is decode-step
-    code by declaration. ``target`` is a descriptor of ``fn``; ``("returns", d)`` means the closures
-    that the function ``d`` returns (``self._graph_a_fn(i)``)."""
+    """A callable that becomes graph code, declared by ``kind``:
+
+    - "region": ``Region(name, fn, capturable=...)`` of graphlint's target protocol;
+    - "graphed": ``torch.cuda.make_graphed_callables(fn, ...)``;
+    - "compiled": ``torch.compile(fn)`` (inductor: no per-step allocations, no CUDA graph);
+    - "compiled-graph": ``torch.compile(fn, mode="reduce-overhead")`` and other cudagraph modes.
+
+    ``target`` is a descriptor of ``fn``; ``("returns", d)`` means the closures that the function
+    ``d`` returns (``self._graph_a_fn(i)``). ``line`` is where it is declared (for ``entries``)."""
 
     function: str  # the function that declares the region
     cls: str
     target: Descriptor
     capturable: bool = True
+    kind: str = "region"
+    line: int = 0
+
+
+@dataclass
+class LoopInfo:
+    """A ``for ... in range(...)`` or ``while`` loop whose ``calls`` take a value the loop body
+    rebinds after the call (``logits = model(tokens[:, prev:cur]); ...; prev = cur``): the shape of
+    a per-token decode loop, if a call reaches device work (decided when linking)."""
+
+    id: int  # the loop statement's ordinal in its function
+    line: int
+    calls: list[Descriptor] = field(default_factory=list)
+
+
+@dataclass
+class Site:
+    """Where a function captures or replays a graph (``kind``: "capture", "replay"), for ``entries``."""
+
+    kind: str
+    function: str
+    line: int = 0
 
 
 @dataclass
@@ -85,5 +138,6 @@ class ModuleInfo:
     imports: dict[str, str] = field(default_factory=dict)
     candidates: list[Candidate] = field(default_factory=list)
     regions: list[RegionDecl] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
     #: module-level functions annotated ``-> Tensor`` (what other files learn when they import them)
     tensor_functions: set[str] = field(default_factory=set)

@@ -70,8 +70,11 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     except RecursionError:
         summary.errors.append((1, 0, "internal error: code nested too deeply to analyse"))
         return
-    tree = _ast_tree(text) if walker.raw or walker.errors else None  # positions only when needed
+    tree = _ast_tree(text) if walker.raw or walker.errors or walker.placements else None  # positions only when needed
     info.candidates = _place(walker.raw, text, tree)
+    for record, path, stmt, anchor in walker.placements:  # capture/replay sites, graph regions, decode loops
+        if tree is not None:
+            record.line = locate(tree, path, *anchor_rank(stmt, anchor))[0]
     for path, message in walker.errors:
         summary.errors.append((locate(tree, path, "", 0)[0] if tree is not None else 1, 0, message))
     summary.data = info
@@ -114,5 +117,6 @@ def _place(raw: list[RawCandidate], text: str, tree: ast.Module | None) -> list[
             placed[key] = Candidate(
                 code=r.rule.code, line=line, col=col, function=r.function,
                 line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
+                order=r.order, loops=r.loops, flags=r.flags,
             )
     return sorted(placed.values(), key=lambda c: (c.line, c.col, c.code))

@@ -17,16 +17,18 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import preorder
-from graphlint.static.guards import guarded_branch, guarded_ifexp, is_lazy_init, returns_when_capturing
+from graphlint.static.guards import Guards, is_lazy_init
+from graphlint.static.loops import LoopTracker
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
-from graphlint.static.names import is_device_code, module_name, record_import, resolve
-from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
+from graphlint.static.names import is_device_code, module_name, record_import
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
+from graphlint.static.regions import RegionRecorder
+from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import ClassFacts, FunctionFacts, TensorOracle
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
-CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 
 
 @dataclass
@@ -38,9 +40,12 @@ class RawCandidate:
     name: str
     function: str
     in_capture: bool
+    order: int = 0
+    loops: tuple[int, ...] = ()
+    flags: frozenset[str] = frozenset()
 
 
-class Walker(CallRecorder):
+class Walker(CallRecorder, RegionRecorder, LoopTracker):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -49,6 +54,7 @@ class Walker(CallRecorder):
         self.imports = self.info.imports
         self.oracle = TensorOracle(self.imports)
         self.options = options
+        self.guards = Guards(self.imports, options.guards, options.prefill_guards)
         self.matchers = list(matchers)
         self.dispatch: dict[str, list[Matcher]] = {}
         #: Call matchers that only care about some callee names / method names, looked up per call
@@ -64,7 +70,7 @@ class Walker(CallRecorder):
                             table.setdefault(key, []).append(m)
                 else:
                     self.dispatch.setdefault(node_type, []).append(m)
-        self._call_keys: dict[str, set] = {}
+        self._call_keys: dict[str, dict] = {}
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
@@ -72,6 +78,10 @@ class Walker(CallRecorder):
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.in_capture = False
+        self.order = 0  # statement ordinal within the current function
+        self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
+        self.init_regions()
+        self.init_loops()
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
         self.func = self._new_function("<module>", "<module>", "")
@@ -90,7 +100,16 @@ class Walker(CallRecorder):
         return self.func.name
 
     def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate:
-        return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, self.in_capture)
+        in_capture = self.in_capture
+        if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
+            in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
+        flags = []
+        if self.multi_device:
+            flags.append("multi-device")
+        if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
+            flags.append("pinned")
+        return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
+                            self.order, tuple(self.loop_ids), frozenset(flags))
 
     def emit(self, raw: RawCandidate) -> None:
         self.raw.append(raw)
@@ -128,7 +147,7 @@ class Walker(CallRecorder):
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
         self.info.functions[qualname] = fn
-        self._call_keys[qualname] = set()
+        self._call_keys[qualname] = {}
         return fn
 
     # -- statements --------------------------------------------------------------------
@@ -137,6 +156,7 @@ class Walker(CallRecorder):
         for stmt in stmts:
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
             for small in smalls:
+                self.order += 1
                 self.path.append((field, index))
                 try:
                     if isinstance(small, cst.BaseSmallStatement):
@@ -146,7 +166,7 @@ class Walker(CallRecorder):
                 finally:
                     self.path.pop()
                 index += 1
-            if returns_when_capturing(stmt, self.imports, self.options.guards):
+            if self.guards.ends_block(stmt):
                 return  # the rest of this block never runs while capturing (or only with a guard on)
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
@@ -164,12 +184,14 @@ class Walker(CallRecorder):
             self.store_targets = set()
             for target in stmt.targets:
                 self.bind(target.target, stmt.value)
+            self.note_assignment([t.target for t in stmt.targets], stmt.value)
         elif isinstance(stmt, cst.AnnAssign):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
             self.store_targets = set()
             if stmt.value is not None:
                 self.bind(stmt.target, stmt.value)
+                self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
         elif isinstance(stmt, cst.AugAssign):
@@ -179,6 +201,7 @@ class Walker(CallRecorder):
             if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
             self.oracle.taint_augmented(stmt.target, stmt.value)
+            self.note_assignment([stmt.target], stmt.value, augmented=True)
         elif isinstance(stmt, cst.Raise):
             return  # the error path: a sync in its message runs only once the step has failed anyway
         elif isinstance(stmt, cst.Assert):
@@ -222,7 +245,7 @@ class Walker(CallRecorder):
     def if_(self, stmt: cst.If) -> None:
         self.visit_node(stmt)
         self.expr(stmt.test)
-        guarded = guarded_branch(stmt.test, self.imports, self.options.guards)
+        guarded = self.guards.branch(stmt.test)
         if guarded != "body" and is_lazy_init(stmt):
             self.setup_depth += 1
             try:
@@ -245,14 +268,18 @@ class Walker(CallRecorder):
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
+        loop_id = self.order
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt.target)
             self.store_targets = set()
             self.expr(stmt.iter)
             self.bind_loop_target(stmt.target, stmt.iter)
-        else:
-            self.expr(stmt.test)
+        self.push_loop(stmt, loop_id)
+        self.loop_ids.append(loop_id)
+        self.enter_loop(stmt)
+        if isinstance(stmt, cst.While):
+            self.expr(stmt.test)  # evaluated every iteration: part of the loop
         outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
         self.loop_depth += 1
         try:
@@ -260,11 +287,19 @@ class Walker(CallRecorder):
         finally:
             self.loop_depth -= 1
             self.loop_target = outer_target
+            self.exit_loop(stmt)
+            self.loop_ids.pop()
+            self.pop_loop()
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         self.oracle.taint(target, iterable)
+        if isinstance(target, cst.Name) and _is_range(iterable) and any(
+                fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
+            self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
+            self.oracle.fn.tensors.discard(target.value)
+            return
         func = iterable.func if isinstance(iterable, cst.Call) else None
         if isinstance(func, cst.Name) and func.value == "enumerate":
             if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
@@ -287,20 +322,19 @@ class Walker(CallRecorder):
                 self.oracle.fn.module_aliases.pop(name.value, None)
 
     def with_(self, stmt: cst.With) -> None:
-        captures = False
         for item in stmt.items:
             self.expr(item.item)
-            call = item.item
-            if isinstance(call, cst.Call) and resolve(call.func, self.imports) in CAPTURE_CONTEXTS:
-                captures = True
+        captures, varying_device = self.with_contexts(stmt)
         if captures:
             self.func.captures = True
         outer = self.in_capture
         self.in_capture = outer or captures
+        self.device_contexts += varying_device
         try:
             self.suite(stmt.body)
         finally:
             self.in_capture = outer
+            self.device_contexts -= varying_device
 
     # -- scopes ------------------------------------------------------------------------
     def function(self, stmt: cst.FunctionDef) -> None:
@@ -314,11 +348,16 @@ class Walker(CallRecorder):
         else:
             qualname = name
             self.local_names.add(name)
-        saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth)
+        saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
+                 self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
+                 self.device_loops, self.device_contexts)
         self.func = self._new_function(qualname, name, self.class_name)
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
+        self.func.compiled = self.compiled_decorator(stmt)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
+        self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
+        self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
@@ -331,13 +370,16 @@ class Walker(CallRecorder):
             self.suite(stmt.body)
         finally:
             self.local_defs.pop()
-            self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = saved
+            (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
+             self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
+             self.device_loops, self.device_contexts) = saved
 
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
         if param_is_tensor(param, self.imports, implicit):
             facts.tensors.add(name)
+            self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in
             return
         if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
             facts.positions.add(name)
@@ -416,4 +458,8 @@ class Walker(CallRecorder):
             elif name in dispatch:
                 self.visit_node(node)
             if name == "IfExp":
-                skip.update(map(id, guarded_ifexp(node, self.imports, self.options.guards)))
+                skip.update(map(id, self.guards.skipped_ifexp(node)))
+
+
+def _is_range(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"

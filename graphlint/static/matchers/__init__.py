@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
 SCOPES = ("hot", "capture", "anywhere")
+#: Parameters every rule may carry, read by the linker (see :mod:`graphlint.static.entries`):
+#: ``host_step`` -- also reported in the host step around a replay (at most a warning there);
+#: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
+#: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
+#: ``multi_device_severity`` -- the severity when one process captures on several devices.
+LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
+                                "multi_device_severity": str}
 
 
 class MatchContext(Protocol):
@@ -54,7 +61,7 @@ class Matcher:
 
     def __init__(self, rule: Rule):
         self.rule = rule
-        allowed = {**self.params, "scope": str}
+        allowed = {**self.params, **LINK_PARAMS}
         for key, value in rule.params.items():
             if key not in allowed:
                 raise RuleError(
@@ -65,6 +72,8 @@ class Matcher:
                 raise RuleError(f"{rule.pack}: rule {rule.code}: parameter {key!r} has the wrong type")
         if rule.params.get("scope", "hot") not in SCOPES:
             raise RuleError(f"{rule.pack}: rule {rule.code}: scope must be one of {', '.join(SCOPES)}")
+        if rule.params.get("multi_device_severity", "error") not in ("error", "warning", "info"):
+            raise RuleError(f"{rule.pack}: rule {rule.code}: multi_device_severity must be error, warning or info")
         self.setup(rule.params)
 
     def setup(self, params: dict[str, Any]) -> None:

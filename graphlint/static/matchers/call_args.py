@@ -19,7 +19,10 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
+    "sized": bool,  # skip a zero-size placeholder: a literal 0 among the size arguments (``torch.empty(0)``)
 }
+#: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
+UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
 
 
 PYTHON_DATA = (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.GeneratorExp, cst.Integer, cst.Float)
@@ -33,9 +36,26 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
         return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple", "range"):
         return True
-    if isinstance(node, cst.Name):  # an unknown name may well be a tensor: only positions count
-        return node.value in ctx.oracle.fn.positions
+    if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
+        facts = ctx.oracle.fn
+        return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors)
     return is_host_value(node, ctx)
+
+
+def zero_size(call: cst.Call) -> bool:
+    """``torch.empty(0)``, ``torch.zeros((0, d))``, ``x.new_empty(0, d)``: no element, no allocation."""
+    args = positional(call)
+    if not args:
+        return False
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if isinstance(args[0], (cst.Tuple, cst.List)):
+        sizes = [el.value for el in args[0].elements]
+    elif name in UNSIZED_FACTORIES:
+        sizes = []
+    else:
+        sizes = args
+    return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
 
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
@@ -61,14 +81,22 @@ class CallConditions:
         self.tensor_keyword = params.get("tensor_keyword")
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
+        self.sized = params.get("sized", False)
+        #: conditions that read arguments by position or keyword cannot be decided through ``*args``
+        self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position))
+        self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
 
     def holds(self, call: cst.Call, ctx: Any, offset: int = 0) -> bool:
         """``offset`` shifts positions for method forms (``x.f(a)`` vs ``torch.f(x, a)``)."""
         args = positional(call)
-        if any(a.star for a in call.args):
-            return False  # *args/**kwargs: cannot tell
+        if any(a.star == "*" for a in call.args) and self.positional:
+            return False  # *args: cannot tell (``x.new_empty(*size)`` still allocates)
+        if any(a.star == "**" for a in call.args) and self.by_keyword:
+            return False  # **kwargs: cannot tell
+        if self.sized and zero_size(call):
+            return False
         if self.nargs is not None and len(args) != self.nargs:
             return False
         if self.missing_keyword and keyword(call, self.missing_keyword) is not None:

@@ -1,0 +1,309 @@
+"""What the decode step is: entries, and the context each function runs in.
+
+Hot means "what the GPU does every token", in one of three contexts:
+
+- **graph**: captured code -- ``with torch.cuda.graph(g):`` bodies and ``capture_begin()`` ...
+  ``capture_end()`` (what they call), ``make_graphed_callables(fn)``, ``torch.compile(fn)`` with
+  CUDA graphs, capturable ``Region``\\ s -- and everything they call. Every rule, strictly.
+- **host**: the per-step host code around a replay: a function that calls ``g.replay()`` (or a
+  ``torch.compile``\\ d CUDA-graph function) and, when that replay is not inside a step loop of its
+  own, the functions that call it once per step (staging inputs before, reading the result after).
+  Only rules marked ``host_step`` apply, at most as warnings (nothing there breaks capture; it costs
+  time every step); pinned ``non_blocking`` staging is silent; a read-back after the last replay
+  (the sampled ids the host needs) is ``info``. When the replay sits in a ``while`` / ``for ...
+  in range(...)`` loop, only that loop's body is the host step.
+- **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
+  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
+  a hot-named function that runs a captured callable eagerly (``EagerDecoder.step`` calling the
+  captured ``_layer``); and -- only when nothing is captured anywhere -- every function matching
+  ``hot-names`` (the fallback, not the rule: a scheduler loop named ``decode()`` or an encoder's
+  ``forward`` is an entry only in an engine that captures nothing).
+
+Never entries: setup, warm-up and capture functions (``__init__``, ``*warmup*``, ``*capture*``,
+``*dummy*``, ``setup*``, ``*profile*``, any function that captures), ``test_*`` functions, kernel-DSL
+code. ``torch.compile``\\ d code (any mode) is also *compiled*: its allocations are inductor's,
+not per-step allocations (rules with ``in_compiled: false``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from graphlint.static.api import StaticOptions
+from graphlint.static.index import Index
+from graphlint.static.model import CallSite, ModuleInfo
+
+FuncId = tuple[str, str]  # (path, qualname)
+Chain = tuple[FuncId, ...]
+SETUP_NAMES = ("__init__", "*warmup*", "*warm_up*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
+CONTEXTS = ("graph", "eager", "host")
+
+
+@dataclass
+class Entry:
+    """One root of the decode step, and why graphlint chose it (``graphlint entries``)."""
+
+    function: FuncId
+    context: str  # "graph" | "eager" | "host"
+    reason: str
+    where: tuple[str, int] = ("", 0)  # the evidence: a capture, replay, loop or declaration
+    loops: frozenset[int] = frozenset()  # only these loops of the function (a per-token loop's body)
+
+
+@dataclass
+class Contexts:
+    chains: dict[str, dict[FuncId, Chain]] = field(default_factory=dict)  # context -> function -> chain
+    loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = field(default_factory=dict)  # context -> loop ids
+    compiled: set[FuncId] = field(default_factory=set)
+    #: host-step function -> statement ordinal of its last replay (or call of the replaying function)
+    replay_points: dict[FuncId, int] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
+
+
+def setup_named(name: str) -> bool:
+    return any(fnmatchcase(name, pat) for pat in SETUP_NAMES)
+
+
+class Discovery:
+    """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
+
+    def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
+                 options: StaticOptions):
+        self.infos, self.index, self.calls, self.options = infos, index, calls, options
+        self.by_path = {info.path: info for info in infos}
+        self.out = Contexts(chains={c: {} for c in CONTEXTS}, loop_bodies={c: {} for c in CONTEXTS})
+        self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
+        self.seen: set[tuple[FuncId, str]] = set()
+
+    def fn(self, fid: FuncId):
+        return self.by_path[fid[0]].functions[fid[1]]
+
+    def add(self, context: str, fid: FuncId, reason: str, where=("", 0), chain: Chain | None = None,
+            loops: frozenset[int] = frozenset()) -> None:
+        if loops:
+            bodies = self.out.loop_bodies[context]
+            bodies[fid] = bodies.get(fid, frozenset()) | loops
+            for callee, site in self.calls.get(fid, ()):
+                if site.loops & loops:
+                    self.roots[context].append((callee, (fid, callee)))
+        else:
+            self.roots[context].append((fid, chain or (fid,)))
+        if (fid, context) not in self.seen:
+            self.seen.add((fid, context))
+            self.out.entries.append(Entry(fid, context, reason, where, loops))
+
+    # -- the three contexts ------------------------------------------------------------------
+    def run(self) -> Contexts:
+        graph_roots, compiled_graph = self.graph_regions()
+        graph = self.out.chains["graph"] = bfs(self.roots["graph"], self.calls)
+        self.out.compiled = set(bfs([(f, (f,)) for f in self.compiled_roots], self.calls))
+        replayers = self.host_steps(compiled_graph, graph)
+        reach = self.device_reach()
+        self.token_loops(compiled_graph, replayers, reach, graph)
+        self.eager_entries(graph_roots, compiled_graph, replayers, reach, graph)
+        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
+                 if fn.name != "__init__" and setup_named(fn.name)}
+        self.out.chains["eager"] = bfs(self.roots["eager"], self.calls, setup)
+        self.out.chains["host"] = bfs(self.roots["host"], self.calls, setup)
+        return self.out
+
+    def graph_regions(self) -> tuple[set[FuncId], dict[FuncId, set[str] | None]]:
+        """Captured callables (graph roots), and the torch.compile'd CUDA-graph functions among them
+        with the modules whose calls run the compiled version (None: every caller's, a decorator).
+        ``f = torch.compile(f)`` rebinds ``f`` in the module that says so; calls elsewhere stay eager."""
+        self.compiled_roots: list[FuncId] = []
+        compiled_graph: dict[FuncId, set[str] | None] = {}
+        for caller in sorted(self.calls):
+            for callee, site in self.calls[caller]:
+                if site.in_capture:
+                    self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}",
+                             self.capture_site(caller), (caller, callee))
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                if fn.compiled:
+                    self.compiled_roots.append((info.path, qual))
+                if fn.compiled == "graph":
+                    compiled_graph[(info.path, qual)] = None
+                    self.add("graph", (info.path, qual), "@torch.compile with CUDA graphs (mode='reduce-overhead')")
+            for region in info.regions:
+                caller = (info.path, region.function)
+                for target_info, target_qual in self.index.region_functions(info, region):
+                    fid = (target_info.path, target_qual)
+                    where, chain = (info.path, region.line), (caller, fid)
+                    if region.kind == "region" and not region.capturable:
+                        if not self.options.entries:
+                            self.add("eager", fid, f"Region(..., capturable=False) declared in {region.function}",
+                                     where, chain)
+                    elif region.kind == "region":
+                        self.add("graph", fid, f"Region declared (capturable) in {region.function}", where, chain)
+                    elif region.kind == "graphed":
+                        self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
+                    else:
+                        self.compiled_roots.append(fid)
+                        if region.kind == "compiled-graph":
+                            if compiled_graph.get(fid, ()) is not None:
+                                compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
+                            self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
+        return {fid for fid, _ in self.roots["graph"]}, compiled_graph
+
+    def capture_site(self, fid: FuncId) -> tuple[str, int]:
+        info = self.by_path[fid[0]]
+        line = next((s.line for s in info.sites if s.kind == "capture" and s.function == fid[1]), 0)
+        return (fid[0], line)
+
+    def host_steps(self, compiled_graph: dict, graph: dict) -> dict[FuncId, int]:
+        """Functions that replay, and the per-step functions that call them. Returns replayers."""
+        replayers: dict[FuncId, int] = {}
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+                    continue
+                point, loops = fn.replay_order, frozenset(fn.replay_loops)
+                via = ""
+                for callee, site in self.calls.get(fid, ()):
+                    if runs_compiled(compiled_graph, callee, fid, site) and site.order > point:
+                        point, loops, via = site.order, site.loops, callee[1]
+                if not point:
+                    continue
+                replayers[fid] = point
+                step_loops = loops & frozenset(fn.range_loops)
+                where = next(((info.path, s.line) for s in info.sites if s.kind == "replay" and s.function == qual),
+                             (info.path, 0))
+                reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
+                self.out.replay_points[fid] = point
+                if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
+                    self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
+                    continue
+                self.add("host", fid, reason, where)
+        for caller in sorted(self.calls):
+            fn = self.fn(caller)
+            if caller in graph or caller in replayers or fn.captures or setup_named(fn.name) or fn.device_code:
+                continue
+            if caller[1] == "<module>":
+                continue
+            for callee, site in self.calls[caller]:
+                if (callee in replayers and callee not in self.out.loop_bodies["host"] and not site.in_capture
+                        and not site.reference):
+                    self.out.replay_points[caller] = max(self.out.replay_points.get(caller, 0), site.order)
+                    step_loops = site.loops & frozenset(fn.range_loops)
+                    if step_loops:
+                        self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop", loops=step_loops)
+                    else:
+                        self.add("host", caller, f"calls {callee[1]}, which replays, once per step")
+        return replayers
+
+    def device_reach(self) -> set[FuncId]:
+        """Functions that do device work or call, at any depth, one that does."""
+        callers: dict[FuncId, list[FuncId]] = {}
+        for caller, out in self.calls.items():
+            for callee, _ in out:
+                callers.setdefault(callee, []).append(caller)
+        found = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.device_work}
+        queue = deque(found)
+        while queue:
+            for caller in callers.get(queue.popleft(), ()):
+                if caller not in found:
+                    found.add(caller)
+                    queue.append(caller)
+        return found
+
+    def token_loops(self, compiled_graph, replayers, reach, graph) -> None:
+        hosts = set(replayers) | {f for f, _ in self.roots["host"]}
+        #: functions with a step loop that calls into device work: their callers' loops go over requests
+        self.looping = {
+            (info.path, qual)
+            for info in self.infos
+            for qual, fn in info.functions.items()
+            for loop in fn.loops
+            if any((t.path, q) in reach for d in loop.calls for t, q in self.index.targets(info, fn.cls, d))
+        } | {fid for fid in self.out.loop_bodies["host"]}
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.loops or fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+                    continue
+                for loop in fn.loops:
+                    targets = [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
+                    if any(t in self.looping for t in targets):
+                        continue  # it calls a function that loops over tokens itself: a loop over requests
+                    where, loops = (info.path, loop.line), frozenset((loop.id,))
+                    stepped = next((t for t in targets if t in hosts or compiled_in(compiled_graph, t, fid[0])), None)
+                    if stepped is not None:
+                        self.out.replay_points.setdefault(fid, 0)
+                        self.add("host", fid, f"per-token loop calling {stepped[1]}, which replays", where, loops=loops)
+                        continue
+                    model = next((t for t in targets if t in reach), None)
+                    if model is not None and not self.options.entries:
+                        self.add("eager", fid, f"per-token loop calling {model[1]}", where, loops=loops)
+
+    def eager_entries(self, graph_roots, compiled_graph, replayers, reach, graph) -> None:
+        if self.options.entries:
+            wanted = set()
+            for entry in self.options.entries:
+                path, _, qual = entry.rpartition(":")
+                wanted.add((_norm(path), qual))
+            for info in self.infos:
+                for qual in sorted(info.functions):
+                    if (_norm(info.path), qual) in wanted:
+                        self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
+            return
+        tests_hot = any(p.startswith("test") for p in self.options.hot_names)
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
+                    continue
+                if not any(fnmatchcase(fn.name, p) for p in self.options.hot_names) or setup_named(fn.name):
+                    continue
+                if not graph_roots:
+                    self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
+                                           "nothing is captured")
+                    continue
+                if fid in graph or fid in replayers or fn.captures:
+                    continue
+                root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
+                             and not site.in_capture and not site.reference), None)
+                if root is not None:
+                    self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+
+def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:
+    """Whether a call of ``callee`` from the module ``path`` runs its torch.compile'd CUDA-graph version."""
+    return callee in compiled_graph and (compiled_graph[callee] is None or path in compiled_graph[callee])
+
+
+def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, caller: FuncId, site: CallSite) -> bool:
+    """Whether this call replays: it runs the torch.compile'd CUDA-graph version of ``callee``."""
+    return not (site.in_capture or site.reference) and compiled_in(compiled_graph, callee, caller[0])
+
+
+def _pattern(name: str, options: StaticOptions) -> str:
+    return next(p for p in options.hot_names if fnmatchcase(name, p))
+
+
+def _norm(path: str) -> str:
+    import posixpath
+
+    return posixpath.normpath(path.replace("\\", "/"))
+
+
+def bfs(roots: list[tuple[FuncId, Chain]], calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
+        stop: set[FuncId] = frozenset()) -> dict[FuncId, Chain]:
+    """Shortest call chain from a root to every function reached; ``stop``: never entered (setup
+    and warm-up functions called from the step run once, not every token)."""
+    chains: dict[FuncId, Chain] = {}
+    queue = deque()
+    for fid, chain in sorted(roots):
+        if fid not in chains:
+            chains[fid] = chain
+            queue.append(fid)
+    while queue:
+        fid = queue.popleft()
+        for callee, _ in calls.get(fid, ()):
+            if callee not in chains and callee not in stop:
+                chains[callee] = chains[fid] + (callee,)
+                queue.append(callee)
+    return chains
