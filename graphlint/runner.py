@@ -58,6 +58,7 @@ class RunResult:
     lines: int = 0
     cache_hits: int = 0
     warnings: list[str] = field(default_factory=list)
+    entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
 
 
 @dataclass
@@ -191,7 +192,7 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
         result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
     result.lines = sum(s.lines for s in summaries.values())
     try:
-        linked = link(list(summaries.values()), settings.rules, settings.options)
+        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     for entry in missing_entries(list(summaries.values()), settings.options):

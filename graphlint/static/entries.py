@@ -19,8 +19,9 @@ Hot means "what the GPU does every token", in one of three contexts:
   ``hot-names`` (the fallback, not the rule: a scheduler loop named ``decode()`` or an encoder's
   ``forward`` is an entry only in an engine that captures nothing).
 
-Never entries: setup, warm-up and capture functions (``__init__``, ``*warmup*``, ``*capture*``,
-``*dummy*``, ``setup*``, ``*profile*``, any function that captures), ``test_*`` functions, kernel-DSL
+Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``,
+``*dummy*``, ``setup*``, ``*profile*``, any function that captures, and a function that runs
+captured code eagerly but is only called by such functions), ``test_*`` functions, kernel-DSL
 code. ``torch.compile``\\ d code (any mode) is also *compiled*: its allocations are inductor's,
 not per-step allocations (rules with ``in_compiled: false``).
 """
@@ -37,7 +38,7 @@ from graphlint.static.model import CallSite, ModuleInfo
 
 FuncId = tuple[str, str]  # (path, qualname)
 Chain = tuple[FuncId, ...]
-SETUP_NAMES = ("__init__", "*warmup*", "*warm_up*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
+SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
 
 
@@ -76,6 +77,7 @@ class Discovery:
         self.out = Contexts(chains={c: {} for c in CONTEXTS}, loop_bodies={c: {} for c in CONTEXTS})
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
+        self.callers: dict[FuncId, list[FuncId]] | None = None
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
@@ -266,8 +268,19 @@ class Discovery:
                     continue
                 root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
                              and not site.in_capture and not site.reference), None)
-                if root is not None:
+                if root is not None and not self.only_setup_calls(fid):
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+    def only_setup_calls(self, fid: FuncId) -> bool:
+        """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""
+        if self.callers is None:
+            self.callers = {}
+            for caller, out in self.calls.items():
+                for callee, site in out:
+                    if not site.reference:
+                        self.callers.setdefault(callee, []).append(caller)
+        callers = self.callers.get(fid, ())
+        return bool(callers) and all(self.fn(c).captures or setup_named(self.fn(c).name) for c in callers)
 
 
 def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:

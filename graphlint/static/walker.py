@@ -20,13 +20,14 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.guards import Guards, is_lazy_init
 from graphlint.static.loops import LoopTracker
 from graphlint.static.matchers import Matcher
-from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
-from graphlint.static.names import is_device_code, module_name, record_import
-from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.model import ClassInfo, ModuleInfo
+from graphlint.static.names import module_name, record_import
+from graphlint.static.params import POSITION_NAMES, is_tensor_annotation
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
+from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
-from graphlint.static.tensors import ClassFacts, FunctionFacts, TensorOracle
+from graphlint.static.tensors import TensorOracle
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
 
@@ -45,7 +46,7 @@ class RawCandidate:
     flags: frozenset[str] = frozenset()
 
 
-class Walker(CallRecorder, RegionRecorder, LoopTracker):
+class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -133,22 +134,6 @@ class Walker(CallRecorder, RegionRecorder, LoopTracker):
         self.oracle.tensor_functions = self.info.tensor_functions | imported_tensor_functions
         self.body(module.body, "body")
         return self.info
-
-    def tensor_returning(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
-        """Functions of this body annotated ``-> Tensor``, known before any call to them is seen."""
-        return {
-            stmt.name.value
-            for stmt in stmts
-            if isinstance(stmt, cst.FunctionDef)
-            and stmt.returns is not None
-            and is_tensor_annotation(stmt.returns.annotation, self.imports)
-        }
-
-    def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
-        fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
-        self.info.functions[qualname] = fn
-        self._call_keys[qualname] = {}
-        return fn
 
     # -- statements --------------------------------------------------------------------
     def body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
@@ -243,9 +228,10 @@ class Walker(CallRecorder, RegionRecorder, LoopTracker):
                 self.suite(case.body, f"cases.{i}")
 
     def if_(self, stmt: cst.If) -> None:
-        self.visit_node(stmt)
-        self.expr(stmt.test)
         guarded = self.guards.branch(stmt.test)
+        if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
+            self.visit_node(stmt)
+        self.expr(stmt.test)
         if guarded != "body" and is_lazy_init(stmt):
             self.setup_depth += 1
             try:
@@ -336,82 +322,6 @@ class Walker(CallRecorder, RegionRecorder, LoopTracker):
             self.in_capture = outer
             self.device_contexts -= varying_device
 
-    # -- scopes ------------------------------------------------------------------------
-    def function(self, stmt: cst.FunctionDef) -> None:
-        name = stmt.name.value
-        if self.func.qualname != "<module>":
-            qualname = f"{self.func.qualname}.{name}"
-            self.local_defs[-1][name] = qualname
-        elif self.class_stack:
-            qualname = f"{self.class_name}.{name}"
-            self.class_stack[-1].methods.add(name)
-        else:
-            qualname = name
-            self.local_names.add(name)
-        saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
-                 self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
-                 self.device_loops, self.device_contexts)
-        self.func = self._new_function(qualname, name, self.class_name)
-        self.func.device_code = is_device_code(stmt.decorators, self.imports)
-        self.func.compiled = self.compiled_decorator(stmt)
-        self.oracle.fn = FunctionFacts()
-        self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
-        self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
-        self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0
-        hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
-        implicit = name == "forward" or (name != "__call__" and hot_named)
-        params = stmt.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name.value in ("self", "cls"):
-                continue
-            self.declare_parameter(param, implicit)
-        self.local_defs.append({})
-        try:
-            self.suite(stmt.body)
-        finally:
-            self.local_defs.pop()
-            (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
-             self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
-             self.device_loops, self.device_contexts) = saved
-
-    def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
-        """What a parameter is: a tensor, a position, an object of a known class, or host data."""
-        name, facts = param.name.value, self.oracle.fn
-        if param_is_tensor(param, self.imports, implicit):
-            facts.tensors.add(name)
-            self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in
-            return
-        if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
-            facts.positions.add(name)
-        elif param.annotation is not None or param.default is not None:
-            facts.hosts.add(name)
-        if param.annotation is not None:
-            cls = self.class_annotation(param.annotation.annotation)
-            if cls is not None:
-                facts.objects[name] = (cls, ())
-
-    def klass(self, stmt: cst.ClassDef) -> None:
-        name = stmt.name.value
-        qualname = f"{self.class_name}.{name}" if self.class_stack else name
-        if not self.class_stack and self.func.qualname == "<module>":
-            self.local_names.add(name)
-        info = ClassInfo(qualname=qualname)
-        for arg in stmt.bases:
-            desc = self.descriptor(arg.value)
-            if desc is not None:
-                info.bases.append(desc)
-        self.info.classes[qualname] = info
-        saved_cls = self.oracle.cls
-        self.class_stack.append(info)
-        self.oracle.cls = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
-        try:
-            self.suite(stmt.body)
-            for m in self.matchers:
-                self.guard_matcher(m, lambda m=m: m.end_class(self))
-        finally:
-            self.class_stack.pop()
-            self.oracle.cls = saved_cls
-
     # -- expressions -------------------------------------------------------------------
     def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
         for m in (*self.dispatch.get(type(node).__name__, ()), *extra):
@@ -455,10 +365,13 @@ class Walker(CallRecorder, RegionRecorder, LoopTracker):
                     extra = (*extra, *self.by_method.get(func.attr.value, ()))
                 if extra or name in dispatch:
                     self.visit_node(node, extra)
+            elif name == "IfExp":
+                hidden = list(self.guards.skipped_ifexp(node))
+                if not hidden and name in dispatch:
+                    self.visit_node(node)
+                skip.update(map(id, hidden))
             elif name in dispatch:
                 self.visit_node(node)
-            if name == "IfExp":
-                skip.update(map(id, self.guards.skipped_ifexp(node)))
 
 
 def _is_range(node: cst.BaseExpression) -> bool:
