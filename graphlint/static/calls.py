@@ -127,7 +127,7 @@ class CallRecorder:
             seen[key] = CallSite(desc, self.in_capture)
             self.func.calls.append(seen[key])
         site = seen[key]
-        site.order = self.order
+        site.order = site.order or self.order  # the first call: what comes after it saw its effect
         if self.loop_ids:
             site.loops = site.loops | frozenset(self.loop_ids)
 
@@ -252,6 +252,9 @@ class CallRecorder:
         self.oracle.taint(target, value)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
+            if path is None and isinstance(value, cst.Call) and not self.oracle.is_tensor(value):
+                made = self.module_types(value)  # ``runner = self._runner_ready()`` with ``-> RegionRunner``
+                path = (made[0], ()) if len(made) == 1 and made[0][0] == "returns" else None
             if path is not None and path != ("self", ()):
                 self.oracle.fn.objects[target.value] = path
             else:
@@ -268,6 +271,11 @@ class CallRecorder:
         attr = self.oracle.is_self_attr(target)
         if attr is not None and self.class_stack:
             types = self.module_types(value)
+            made = [t for t in types if t[0] == "returns"]
+            if made:  # ``self.backend = make_backend(...)``: a class only if its return annotation says so
+                known = self.class_stack[-1].made.setdefault(attr, [])
+                known.extend(t for t in made if t not in known)
+                types = [t for t in types if t[0] != "returns"]
             if not types and isinstance(value, cst.Name) and value.value in self.oracle.fn.objects:
                 root, attrs = self.oracle.fn.objects[value.value]
                 types = [root] if root != "self" and not attrs else []
@@ -331,7 +339,8 @@ class CallRecorder:
         if last[:1].isupper():
             desc = self.descriptor(value.func)
             return [desc] if desc is not None else []
-        return []
+        func = self.callable_descriptor(value.func) if isinstance(value.func, (cst.Name, cst.Attribute)) else None
+        return [("returns", func)] if func is not None else []  # ``create_backend(...) -> Backend``
 
     def record_module_call(self, call: cst.Call) -> None:
         """``self.layers.append(Block())`` and ``self.register_buffer("cache", t)``."""

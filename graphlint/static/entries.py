@@ -28,16 +28,14 @@ not per-step allocations (rules with ``in_compiled: false``).
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from graphlint.static.api import StaticOptions
+from graphlint.static.contexts import Chain, FuncId, Placement, bfs, callers_of, reaching, spread, post_replay
 from graphlint.static.index import Index
 from graphlint.static.model import CallSite, ModuleInfo
 
-FuncId = tuple[str, str]  # (path, qualname)
-Chain = tuple[FuncId, ...]
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
 
@@ -55,11 +53,7 @@ class Entry:
 
 @dataclass
 class Contexts:
-    chains: dict[str, dict[FuncId, Chain]] = field(default_factory=dict)  # context -> function -> chain
-    loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = field(default_factory=dict)  # context -> loop ids
-    compiled: set[FuncId] = field(default_factory=set)
-    #: host-step function -> statement ordinal of its last replay (or call of the replaying function)
-    replay_points: dict[FuncId, int] = field(default_factory=dict)
+    placement: Placement
     entries: list[Entry] = field(default_factory=list)
 
 
@@ -74,10 +68,10 @@ class Discovery:
                  options: StaticOptions):
         self.infos, self.index, self.calls, self.options = infos, index, calls, options
         self.by_path = {info.path: info for info in infos}
-        self.out = Contexts(chains={c: {} for c in CONTEXTS}, loop_bodies={c: {} for c in CONTEXTS})
+        self.entries: list[Entry] = []
+        self.loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = {c: {} for c in CONTEXTS}
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
-        self.callers: dict[FuncId, list[FuncId]] | None = None
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
@@ -85,7 +79,7 @@ class Discovery:
     def add(self, context: str, fid: FuncId, reason: str, where=("", 0), chain: Chain | None = None,
             loops: frozenset[int] = frozenset()) -> None:
         if loops:
-            bodies = self.out.loop_bodies[context]
+            bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
             for callee, site in self.calls.get(fid, ()):
                 if site.loops & loops:
@@ -94,22 +88,28 @@ class Discovery:
             self.roots[context].append((fid, chain or (fid,)))
         if (fid, context) not in self.seen:
             self.seen.add((fid, context))
-            self.out.entries.append(Entry(fid, context, reason, where, loops))
+            self.entries.append(Entry(fid, context, reason, where, loops))
 
     # -- the three contexts ------------------------------------------------------------------
     def run(self) -> Contexts:
         graph_roots, compiled_graph = self.graph_regions()
-        graph = self.out.chains["graph"] = bfs(self.roots["graph"], self.calls)
-        self.out.compiled = set(bfs([(f, (f,)) for f in self.compiled_roots], self.calls))
+        graph = bfs(self.roots["graph"], self.calls)
+        callers = callers_of(self.calls)
         replayers = self.host_steps(compiled_graph, graph)
-        reach = self.device_reach()
-        self.token_loops(compiled_graph, replayers, reach, graph)
-        self.eager_entries(graph_roots, compiled_graph, replayers, reach, graph)
+        replay_reach = reaching(set(replayers), callers)
+        reach = reaching({(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.device_work}, callers)
+        self.token_loops(compiled_graph, replay_reach, reach, graph)
+        self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
                  if fn.name != "__init__" and setup_named(fn.name)}
-        self.out.chains["eager"] = bfs(self.roots["eager"], self.calls, setup)
-        self.out.chains["host"] = bfs(self.roots["host"], self.calls, setup)
-        return self.out
+        compiled_roots = set(self.compiled_roots)
+        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
+        host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
+        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
+                                    setup | graph_roots)
+        placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
+                              {"eager": eager_compiled, "host": host_compiled}, points, after)
+        return Contexts(placement, self.entries)
 
     def graph_regions(self) -> tuple[set[FuncId], dict[FuncId, set[str] | None]]:
         """Captured callables (graph roots), and the torch.compile'd CUDA-graph functions among them
@@ -148,6 +148,9 @@ class Discovery:
                             if compiled_graph.get(fid, ()) is not None:
                                 compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
                             self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
+        # the captured callables are the entries once found; a capture whose callable cannot be
+        # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on
+        self.captures = bool(self.roots["graph"])
         return {fid for fid, _ in self.roots["graph"]}, compiled_graph
 
     def capture_site(self, fid: FuncId) -> tuple[str, int]:
@@ -166,8 +169,8 @@ class Discovery:
                 point, loops = fn.replay_order, frozenset(fn.replay_loops)
                 via = ""
                 for callee, site in self.calls.get(fid, ()):
-                    if runs_compiled(compiled_graph, callee, fid, site) and site.order > point:
-                        point, loops, via = site.order, site.loops, callee[1]
+                    if runs_compiled(compiled_graph, callee, fid, site):
+                        point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
                 if not point:
                     continue
                 replayers[fid] = point
@@ -175,7 +178,6 @@ class Discovery:
                 where = next(((info.path, s.line) for s in info.sites if s.kind == "replay" and s.function == qual),
                              (info.path, 0))
                 reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
-                self.out.replay_points[fid] = point
                 if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
                     self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
                     continue
@@ -187,9 +189,8 @@ class Discovery:
             if caller[1] == "<module>":
                 continue
             for callee, site in self.calls[caller]:
-                if (callee in replayers and callee not in self.out.loop_bodies["host"] and not site.in_capture
+                if (callee in replayers and callee not in self.loop_bodies["host"] and not site.in_capture
                         and not site.reference):
-                    self.out.replay_points[caller] = max(self.out.replay_points.get(caller, 0), site.order)
                     step_loops = site.loops & frozenset(fn.range_loops)
                     if step_loops:
                         self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop", loops=step_loops)
@@ -197,31 +198,17 @@ class Discovery:
                         self.add("host", caller, f"calls {callee[1]}, which replays, once per step")
         return replayers
 
-    def device_reach(self) -> set[FuncId]:
-        """Functions that do device work or call, at any depth, one that does."""
-        callers: dict[FuncId, list[FuncId]] = {}
-        for caller, out in self.calls.items():
-            for callee, _ in out:
-                callers.setdefault(callee, []).append(caller)
-        found = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.device_work}
-        queue = deque(found)
-        while queue:
-            for caller in callers.get(queue.popleft(), ()):
-                if caller not in found:
-                    found.add(caller)
-                    queue.append(caller)
-        return found
-
-    def token_loops(self, compiled_graph, replayers, reach, graph) -> None:
-        hosts = set(replayers) | {f for f, _ in self.roots["host"]}
-        #: functions with a step loop that calls into device work: their callers' loops go over requests
-        self.looping = {
+    def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
+        """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
+        decode path when it only reaches device work; never a loop over requests (its call runs a
+        per-token loop of its own)."""
+        looping = {
             (info.path, qual)
             for info in self.infos
             for qual, fn in info.functions.items()
             for loop in fn.loops
             if any((t.path, q) in reach for d in loop.calls for t, q in self.index.targets(info, fn.cls, d))
-        } | {fid for fid in self.out.loop_bodies["host"]}
+        } | set(self.loop_bodies["host"])
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
@@ -229,19 +216,19 @@ class Discovery:
                     continue
                 for loop in fn.loops:
                     targets = [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
-                    if any(t in self.looping for t in targets):
+                    if any(t in looping for t in targets):
                         continue  # it calls a function that loops over tokens itself: a loop over requests
                     where, loops = (info.path, loop.line), frozenset((loop.id,))
-                    stepped = next((t for t in targets if t in hosts or compiled_in(compiled_graph, t, fid[0])), None)
+                    stepped = next((t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])),
+                                   None)
                     if stepped is not None:
-                        self.out.replay_points.setdefault(fid, 0)
                         self.add("host", fid, f"per-token loop calling {stepped[1]}, which replays", where, loops=loops)
                         continue
                     model = next((t for t in targets if t in reach), None)
                     if model is not None and not self.options.entries:
                         self.add("eager", fid, f"per-token loop calling {model[1]}", where, loops=loops)
 
-    def eager_entries(self, graph_roots, compiled_graph, replayers, reach, graph) -> None:
+    def eager_entries(self, graph_roots, compiled_graph, replayers, graph, callers) -> None:
         if self.options.entries:
             wanted = set()
             for entry in self.options.entries:
@@ -260,7 +247,7 @@ class Discovery:
                     continue
                 if not any(fnmatchcase(fn.name, p) for p in self.options.hot_names) or setup_named(fn.name):
                     continue
-                if not graph_roots:
+                if not self.captures:
                     self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
                                            "nothing is captured")
                     continue
@@ -268,18 +255,11 @@ class Discovery:
                     continue
                 root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
                              and not site.in_capture and not site.reference), None)
-                if root is not None and not self.only_setup_calls(fid):
+                if root is not None and not self.only_setup_calls(callers.get(fid, ())):
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
 
-    def only_setup_calls(self, fid: FuncId) -> bool:
+    def only_setup_calls(self, callers: list[FuncId]) -> bool:
         """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""
-        if self.callers is None:
-            self.callers = {}
-            for caller, out in self.calls.items():
-                for callee, site in out:
-                    if not site.reference:
-                        self.callers.setdefault(callee, []).append(caller)
-        callers = self.callers.get(fid, ())
         return bool(callers) and all(self.fn(c).captures or setup_named(self.fn(c).name) for c in callers)
 
 
@@ -301,22 +281,3 @@ def _norm(path: str) -> str:
     import posixpath
 
     return posixpath.normpath(path.replace("\\", "/"))
-
-
-def bfs(roots: list[tuple[FuncId, Chain]], calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
-        stop: set[FuncId] = frozenset()) -> dict[FuncId, Chain]:
-    """Shortest call chain from a root to every function reached; ``stop``: never entered (setup
-    and warm-up functions called from the step run once, not every token)."""
-    chains: dict[FuncId, Chain] = {}
-    queue = deque()
-    for fid, chain in sorted(roots):
-        if fid not in chains:
-            chains[fid] = chain
-            queue.append(fid)
-    while queue:
-        fid = queue.popleft()
-        for callee, _ in calls.get(fid, ()):
-            if callee not in chains and callee not in stop:
-                chains[callee] = chains[fid] + (callee,)
-                queue.append(callee)
-    return chains

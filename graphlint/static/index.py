@@ -84,7 +84,7 @@ class Index:
             return self.resolve(module, ".".join([module.imports[first], *rest]), depth + 1)
         return None
 
-    def class_ref(self, info: ModuleInfo, desc: Descriptor) -> ClassRef | None:
+    def class_ref(self, info: ModuleInfo, desc: Descriptor, cls: str = "", depth: int = 0) -> ClassRef | None:
         kind = desc[0]
         if kind == "name" and desc[1] in info.classes:
             return (info, desc[1])
@@ -92,6 +92,11 @@ class Index:
             hit = self.resolve(info, desc[1])
             if hit is not None and hit[0] == "class":
                 return (hit[1], hit[2])
+        if kind == "returns" and depth < MAX_DEPTH:  # ``self.b = make_backend(...)`` with ``-> Backend``
+            for target_info, qual in self.targets(info, cls, desc[1], depth + 1):
+                returns = target_info.functions[qual].returns
+                if returns is not None:
+                    return self.class_ref(target_info, returns, target_info.functions[qual].cls, depth + 1)
         return None
 
     def mro(self, ref: ClassRef) -> list[ClassRef]:
@@ -138,8 +143,9 @@ class Index:
     def submodule_types(self, ref: ClassRef, attr: str) -> list[ClassRef]:
         types: list[ClassRef] = []
         for info, name in self.mro(ref):
-            for desc in info.classes[name].submodules.get(attr, ()):
-                sub = self.class_ref(info, desc)
+            cls = info.classes[name]
+            for desc in (*cls.submodules.get(attr, ()), *cls.made.get(attr, ())):
+                sub = self.class_ref(info, desc, name)
                 if sub is not None and sub not in types:
                     types.append(sub)
         return types
@@ -162,7 +168,7 @@ class Index:
     def member_targets(self, info: ModuleInfo, own: ClassRef | None, path: tuple, method: str | None, depth: int = 0):
         """``self.model.blocks[i].forward_eager(...)``: follow sub-module types attribute by attribute."""
         root, attrs = path
-        start = own if root == "self" else self.class_ref(info, root)
+        start = own if root == "self" else self.class_ref(info, root, own[1] if own else "", depth)
         if start is None:
             return []
         types = [start]
@@ -170,13 +176,17 @@ class Index:
             types = [sub for t in types for sub in self.submodule_types(t, attr)]
         if method is None:
             if not attrs:
-                return [self.call_forward(start)]
+                return [self.call_forward(start), *(self.overrides(start, "forward") if root != "self" else ())]
             return [hit for t in types for hit in self.attr_targets(t, attrs[-1], depth)]
-        found = self.overrides(start, method) if root == "self" and not attrs else []
+        # ``self.m()`` in a base, or ``model.forward()`` on a parameter typed with an (abstract) base
+        # class: every override in the given files may be what runs
+        found = self.overrides(start, method) if not attrs else []
         for t in types:
             hit = self.find_method(t, method)
             if hit is not None:
                 found.append(hit)
+                if attrs and hit[0].functions[hit[1]].abstract:  # ``self.backend.prepare(...)`` on an interface
+                    found.extend(self.overrides(t, method))
             else:  # ``self.attn(x)`` written as a member call of a sub-module attribute
                 found.extend(self.attr_targets(t, method, depth))
         return found

@@ -9,9 +9,10 @@ import posixpath
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.api import FileSummary, StaticOptions
-from graphlint.static.entries import Chain, Contexts, Discovery, Entry, FuncId
+from graphlint.static.contexts import FuncId
+from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.index import Index
-from graphlint.static.model import CallSite, Candidate, ModuleInfo
+from graphlint.static.model import CallSite, ModuleInfo
 
 
 def _norm(path: str) -> str:
@@ -40,7 +41,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                         out[callee] = CallSite(call.target, call.in_capture, call.order, call.loops, reference)
                     else:  # the same callee reached by two spellings: one edge, everything it knows
                         known.in_capture |= call.in_capture
-                        known.order = max(known.order, call.order)
+                        known.order = min(known.order, call.order)
                         known.loops |= call.loops
                         known.reference &= reference
             calls[(info.path, qual)] = sorted(out.items())
@@ -78,7 +79,7 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             fn = info.functions.get(cand.function)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
-            placed = _place(rule, (info.path, cand.function), cand, contexts)
+            placed = contexts.placement.place(rule, (info.path, cand.function), cand)
             if placed is None:
                 continue
             chain, severity, note = placed
@@ -91,44 +92,3 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             )
             findings.setdefault(finding.sort_key(), finding)
     return [findings[k] for k in sorted(findings)]
-
-
-def _in(context: str, fid: FuncId, cand: Candidate, contexts: Contexts) -> Chain | None:
-    """The chain that makes ``cand`` run in ``context``, or None."""
-    chain = contexts.chains[context].get(fid)
-    if chain is not None:
-        return chain
-    loops = contexts.loop_bodies[context].get(fid)
-    return (fid,) if loops and loops.intersection(cand.loops) else None
-
-
-def _place(rule: Rule, fid: FuncId, cand: Candidate, contexts: Contexts) -> tuple[Chain, str, str] | None:
-    """(chain, severity, message note) for a candidate, or None when it does not run per step."""
-    params, chains = rule.params, contexts.chains
-    severity = rule.severity
-    if "multi-device" in cand.flags and params.get("multi_device_severity"):
-        severity = params["multi_device_severity"]
-    scope = params.get("scope", "hot")
-    eager, graph = _in("eager", fid, cand, contexts), _in("graph", fid, cand, contexts)
-    if scope == "anywhere":
-        return (eager or graph or _in("host", fid, cand, contexts) or (fid,)), severity, ""
-    if scope == "capture":
-        return ((graph or (fid,)), severity, "") if cand.in_capture or fid in chains["graph"] else None
-    if params.get("in_compiled") is False and fid in contexts.compiled:
-        return None  # inductor plans the memory of a torch.compile'd function: no per-step allocation
-    if cand.in_capture:
-        return (eager or graph or (fid,)), severity, ""
-    if eager or graph:
-        return eager or graph, severity, ""
-    host = _in("host", fid, cand, contexts)
-    if host is None or not params.get("host_step") or "pinned" in cand.flags:
-        return None
-    point = contexts.replay_points.get(fid)
-    if params.get("result_readback") and point and cand.order >= point:
-        return host, "info", " (after the step's last replay: the result the host needs; by design once per step)"
-    return host, _cap(severity, "warning"), " (host step around the graph replay: costs time every step)"
-
-
-def _cap(severity: str, ceiling: str) -> str:
-    order = ("info", "warning", "error")
-    return severity if order.index(severity) <= order.index(ceiling) else ceiling

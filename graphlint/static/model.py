@@ -28,7 +28,7 @@ Descriptor = tuple
 class CallSite:
     target: Descriptor
     in_capture: bool = False  # inside ``with torch.cuda.graph(...)``
-    #: statement ordinal (within the calling function) of the last such call: what came after a replay
+    #: statement ordinal (within the calling function) of the first such call: what comes after a replay
     order: int = 0
     #: ids of every loop (the loop statement's ordinal) some instance of this call sits in
     loops: frozenset[int] = frozenset()
@@ -66,13 +66,18 @@ class FunctionInfo:
     device_code: bool = False
     #: ``@torch.compile``: "graph" with CUDA graphs (``mode="reduce-overhead"``), else "compile"
     compiled: str = ""
-    #: statement ordinal of the last ``graph.replay()`` in the body, 0 when it replays none
+    #: statement ordinal of the first ``graph.replay()`` in the body, 0 when it replays none
     replay_order: int = 0
-    replay_loops: tuple[int, ...] = ()  # the loops that replay sits in
+    replay_loops: tuple[int, ...] = ()  # the loops the replays sit in
     #: ids of the ``while`` / ``for ... in range(...)`` loops in the body (step loops, not collections)
     range_loops: list[int] = field(default_factory=list)
     #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     device_work: bool = False
+    #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``):
+    #: a call of it runs one of its overrides
+    abstract: bool = False
+    #: class descriptor of its return annotation (``-> BaseAttnBackend``), for ``self.x = make(...)``
+    returns: Descriptor | None = None
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
 
@@ -87,6 +92,9 @@ class ClassInfo:
     #: attributes holding callables rather than modules: ``self.ops = (self._attn, self._mlp)``,
     #: ``self._fwd = torch.compile(self._forward)`` -> {"ops": [member descriptors...]}
     callables: dict[str, list[Descriptor]] = field(default_factory=dict)
+    #: ``self.backend = make_backend(...)`` -> {"backend": [("returns", <make_backend>)]}: typed by the
+    #: factory's return annotation when linking (kept apart: most such attributes are tensors)
+    made: dict[str, list[Descriptor]] = field(default_factory=dict)
 
 
 @dataclass

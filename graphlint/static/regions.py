@@ -182,8 +182,8 @@ class RegionRecorder:
 
     def replay_call(self, call: cst.Call) -> None:
         if not call.args:
-            self.func.replay_order = self.order
-            self.func.replay_loops = tuple(self.loop_ids)
+            self.func.replay_order = self.func.replay_order or self.order
+            self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
             self.info.sites.append(site := Site("replay", self.func.qualname))
             self.place_later(site, call)
 

@@ -13,7 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.model import ClassInfo, FunctionInfo
-from graphlint.static.names import is_device_code
+from graphlint.static.names import is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
@@ -55,6 +55,9 @@ class ScopeWalker:
         self.func = self._new_function(qualname, name, self.class_name)
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
+        self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
+        if stmt.returns is not None:
+            self.func.returns = self.class_annotation(stmt.returns.annotation)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
@@ -112,3 +115,22 @@ class ScopeWalker:
         finally:
             self.class_stack.pop()
             self.oracle.cls = saved_cls
+
+
+def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:
+    """``@abstractmethod``, or a body that is only a docstring, ``...``, ``pass`` or
+    ``raise NotImplementedError``: an interface whose overrides are what runs."""
+    if any(resolve(d.decorator, imports) in ("abc.abstractmethod", "abstractmethod") for d in stmt.decorators):
+        return True
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    smalls = [s for line in body for s in (line.body if isinstance(line, cst.SimpleStatementLine) else (line,))]
+    for small in smalls:
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            continue
+        if isinstance(small, cst.Pass):
+            continue
+        if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in (
+                resolve(small.exc.func if isinstance(small.exc, cst.Call) else small.exc, imports) or ""):
+            continue
+        return False
+    return True

@@ -26,9 +26,10 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``host_step`` -- also reported in the host step around a replay (at most a warning there);
 #: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
 #: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
+#: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
 #: ``multi_device_severity`` -- the severity when one process captures on several devices.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
-                                "multi_device_severity": str}
+                                "in_graph": bool, "multi_device_severity": str}
 
 
 class MatchContext(Protocol):
