@@ -203,7 +203,7 @@ class CallRecorder:
                 for ref in refs[1:]:
                     self.add_call(ref)
                 desc = refs[0]
-        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects and oracle.fn.objects[func.value][1]:
+        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects:  # ``model(x)``, ``model: TinyLM``
             desc = ("member", oracle.fn.objects[func.value], None)
         elif isinstance(func, cst.Name) and func.value in oracle.fn.callables:
             for ref in oracle.fn.callables[func.value][1:]:
