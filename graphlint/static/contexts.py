@@ -6,7 +6,8 @@ candidate, whether and how it is reported:
 - **graph** spreads through everything captured code calls. Every rule applies, except the
   allocation rules marked ``in_graph: false``: a factory inside a captured graph allocates once,
   at capture, from the graph's private pool, and replay allocates nothing.
-- **eager** spreads through everything, setup/warm-up functions excepted; a ``torch.compile``\\ d
+- **eager** spreads through everything, setup/warm-up functions and constructors excepted (an
+  object built in the step is built once per cache or per generation); a ``torch.compile``\\ d
   function it enters is *compiled* there (rules with ``in_compiled: false`` skip it: inductor
   plans its memory).
 - **host** spreads like eager but stops at graph roots: calling the captured callable from the

@@ -16,8 +16,10 @@ Hot means "what the GPU does every token", in one of three contexts:
   capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
   a hot-named function that runs a captured callable eagerly (``EagerDecoder.step`` calling the
   captured ``_layer``); and -- only when nothing is captured anywhere -- every function matching
-  ``hot-names`` (the fallback, not the rule: a scheduler loop named ``decode()`` or an encoder's
-  ``forward`` is an entry only in an engine that captures nothing).
+  ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a scheduler
+  loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine that captures
+  nothing; a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot
+  only if its caller is).
 
 Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``,
 ``*dummy*``, ``setup*``, ``*profile*``, any function that captures, and a function that runs
@@ -100,8 +102,7 @@ class Discovery:
         reach = reaching({(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.device_work}, callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
-        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
-                 if fn.name != "__init__" and setup_named(fn.name)}
+        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if setup_named(fn.name)}
         compiled_roots = set(self.compiled_roots)
         eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
@@ -248,8 +249,9 @@ class Discovery:
                 if not any(fnmatchcase(fn.name, p) for p in self.options.hot_names) or setup_named(fn.name):
                     continue
                 if not self.captures:
-                    self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
-                                           "nothing is captured")
+                    if not callers.get(fid):  # called from the analysed code: hot only if its caller is
+                        self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
+                                               "nothing is captured, and nothing here calls it")
                     continue
                 if fid in graph or fid in replayers or fn.captures:
                     continue

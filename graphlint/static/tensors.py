@@ -135,8 +135,10 @@ class TensorOracle:
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
 
     def is_weight(self, node: cst.BaseExpression) -> bool:
-        """``self.w`` (or ``self.w.T``) where ``w`` is a parameter or buffer."""
+        """``self.w`` (or ``self.w.T``, ``self.cache[:n]``) where ``w`` is a parameter or buffer."""
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+            node = node.value
+        while isinstance(node, cst.Subscript):
             node = node.value
         attr = self.is_self_attr(node)
         return attr is not None and self.cls is not None and attr in self.cls.weight_attrs

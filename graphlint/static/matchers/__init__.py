@@ -103,6 +103,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         attr_mutation,
         device_copy,
         function_call,
+        growing_concat,
         mask_index,
         method_call,
         op_call,
@@ -121,6 +122,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         device_copy.DeviceCopy,
         mask_index.MaskIndex,
         position.PositionDependent,
+        growing_concat.GrowingConcat,
     ]
     return {k.kind: k for k in kinds}
 

@@ -9,7 +9,7 @@ import libcst as cst
 from graphlint.rules import RuleError
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
-    "nargs": int,  # exactly this many positional arguments (one-argument torch.where)
+    "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
     "missing_keyword": str,  # only when this keyword is absent (repeat_interleave without output_size)
     "with_keyword": str,  # only when this keyword is present (a CuTeDSL ``.launch(grid=...)``)
     "keyword_position": int,  # ... and not passed positionally at this index either (graph(g, pool, stream))
@@ -34,6 +34,8 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
 
     if isinstance(node, PYTHON_DATA):
         return True
+    if isinstance(node, cst.IfExp):  # ``0.0 if done else 1.0``
+        return is_python_data(node.body, ctx) and is_python_data(node.orelse, ctx)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple", "range"):
         return True
     if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
@@ -97,8 +99,8 @@ class CallConditions:
             return False  # **kwargs: cannot tell
         if self.sized and zero_size(call):
             return False
-        if self.nargs is not None and len(args) != self.nargs:
-            return False
+        if self.nargs is not None and len(call.args) != self.nargs:
+            return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where
         if self.missing_keyword and keyword(call, self.missing_keyword) is not None:
             return False
         if self.with_keyword and keyword(call, self.with_keyword) is None:
