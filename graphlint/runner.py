@@ -23,6 +23,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import stat
@@ -138,6 +139,7 @@ _worker_state: dict = {}
 
 
 def _init_worker(rules, options) -> None:
+    gc.enable()  # a forked worker inherits the paused collector of :func:`run`; parsing wants it on
     _worker_state.update(rules=rules, options=options)
 
 
@@ -179,7 +181,22 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
 
 
 def run(settings: Settings, progress: Progress | None = None) -> RunResult:
-    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding."""
+    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
+
+    The cyclic garbage collector is paused for the run: the summaries are millions of small,
+    acyclic objects, and its full collections while they are loaded from the cache and linked
+    took about as long as the loading itself (measured: warm runs on 600 files, 0.21 s -> 0.07 s
+    to load the summaries). Nothing here makes reference cycles worth collecting mid-run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(settings, progress)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(settings: Settings, progress: Progress | None) -> RunResult:
     from graphlint.static.link import link, missing_entries
 
     result = RunResult(findings=[])

@@ -2,8 +2,8 @@
 
 One line per entry -- the context it runs in, the function (with the line of its ``def``), and
 why it was chosen, pointing at the evidence (the capture, the replay, the per-token loop, the
-declaration). ``def`` lines are read here, from the few files that hold entries, so the
-analyzer itself never pays for positions it does not report.
+declaration). ``def`` and evidence lines are read here, from the few files that hold entries, so
+the analyzer itself never pays for positions it does not report.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from graphlint.static.entries import Entry
+from graphlint.static.positions import locate
 
 CONTEXT_HELP = {
     "graph": "captured code: every rule, strictly",
@@ -21,16 +22,30 @@ CONTEXT_HELP = {
 }
 
 
-def def_lines(entries: list[Entry]) -> dict[tuple[str, str], int]:
-    """(path, qualname) -> line of its ``def`` (0 when the file cannot be read or parsed)."""
-    out: dict[tuple[str, str], int] = {}
-    for path in sorted({e.function[0] for e in entries}):
+def _trees(paths: set[str]) -> dict[str, ast.Module]:
+    out = {}
+    for path in sorted(paths):
         try:
-            tree = ast.parse(Path(path).read_bytes())
+            out[path] = ast.parse(Path(path).read_bytes())
         except (OSError, SyntaxError, ValueError, RecursionError):
             continue
+    return out
+
+
+def def_lines(entries: list[Entry], trees: dict[str, ast.Module]) -> dict[tuple[str, str], int]:
+    """(path, qualname) -> line of its ``def`` (absent when the file cannot be read or parsed)."""
+    out: dict[tuple[str, str], int] = {}
+    for path, tree in trees.items():
         _collect(tree.body, "", path, out)
     return out
+
+
+def _evidence_line(entry: Entry, trees: dict[str, ast.Module]) -> int:
+    path, where = entry.where
+    tree = trees.get(path or entry.function[0])
+    if tree is None or not where:
+        return 0
+    return locate(tree, *where)[0]
 
 
 def _collect(body: list[ast.stmt], prefix: str, path: str, out: dict) -> None:
@@ -43,17 +58,23 @@ def _collect(body: list[ast.stmt], prefix: str, path: str, out: dict) -> None:
 
 
 def _rows(entries: list[Entry]) -> list[dict]:
-    lines = def_lines(entries)
+    trees = _trees({e.function[0] for e in entries} | {e.where[0] for e in entries if e.where[0]})
+    lines = def_lines(entries, trees)
     order = {c: i for i, c in enumerate(("graph", "host", "eager"))}
     rows = []
     for e in sorted(entries, key=lambda e: (order.get(e.context, 9), e.function[0], lines.get(e.function, 0))):
         path, qual = e.function
         rows.append({
             "context": e.context, "path": path, "line": lines.get((path, qual), 0), "function": qual,
-            "reason": e.reason, "evidence": {"path": e.where[0] or path, "line": e.where[1]} if e.where[1] else None,
+            "reason": e.reason, "evidence": evidence(e, path, trees),
             "loop_only": bool(e.loops),
         })
     return rows
+
+
+def evidence(entry: Entry, path: str, trees: dict[str, ast.Module]) -> dict | None:
+    line = _evidence_line(entry, trees)
+    return {"path": entry.where[0] or path, "line": line} if line else None
 
 
 def render_entries(entries: list[Entry], fmt: str = "text") -> str:

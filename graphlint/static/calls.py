@@ -124,7 +124,7 @@ class CallRecorder:
         key = (desc, self.in_capture)
         seen = self._call_keys[self.func.qualname]
         if key not in seen:
-            seen[key] = CallSite(desc, self.in_capture)
+            seen[key] = CallSite(desc, self.in_capture, reference=desc[0] == "ref")
             self.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.order  # the first call: what comes after it saw its effect
@@ -218,12 +218,14 @@ class CallRecorder:
     def does_device_work(self, call: cst.Call) -> bool:
         """A torch op, a sub-module call, a tensor method, ``.cuda()``/``.to()``: this function
         touches the device (a scheduler loop named ``decode()`` does not)."""
-        func = call.func
+        func, oracle = call.func, self.oracle
         if self.call_name is not None and self.call_name.startswith("torch."):
             return True
-        if isinstance(func, cst.Attribute) and (func.attr.value in ("cuda", "to") or self.oracle.is_tensor(func.value)):
-            return True
-        return self.oracle.is_tensor(call)
+        if type(func) is cst.Attribute:  # cheap checks only: this runs on every call until one says yes
+            receiver = func.value
+            if func.attr.value in ("cuda", "to") or (type(receiver) is cst.Name and receiver.value in oracle.fn.tensors):
+                return True
+        return oracle.is_module_call(func)
 
     def getattr_descriptor(self, call: cst.Call) -> Descriptor | None:
         """``getattr(self, "attn")(x)``: that member; ``getattr(self, name)(x)`` / ``getattr(self,

@@ -36,6 +36,7 @@ from fnmatch import fnmatchcase
 from graphlint.static.api import StaticOptions
 from graphlint.static.contexts import Chain, FuncId, Placement, bfs, callers_of, reaching, spread, post_replay
 from graphlint.static.index import Index
+from graphlint.static.names import name_matcher
 from graphlint.static.model import CallSite, ModuleInfo
 
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
@@ -49,7 +50,9 @@ class Entry:
     function: FuncId
     context: str  # "graph" | "eager" | "host"
     reason: str
-    where: tuple[str, int] = ("", 0)  # the evidence: a capture, replay, loop or declaration
+    #: the evidence -- a capture, replay, loop or declaration: (path, position), the position as
+    #: :class:`graphlint.static.model.Site` stores it (resolved to a line only when printed)
+    where: tuple[str, tuple] = ("", ())
     loops: frozenset[int] = frozenset()  # only these loops of the function (a per-token loop's body)
 
 
@@ -59,8 +62,11 @@ class Contexts:
     entries: list[Entry] = field(default_factory=list)
 
 
+_SETUP = name_matcher(SETUP_NAMES)
+
+
 def setup_named(name: str) -> bool:
-    return any(fnmatchcase(name, pat) for pat in SETUP_NAMES)
+    return _SETUP.match(name) is not None
 
 
 class Discovery:
@@ -74,11 +80,12 @@ class Discovery:
         self.loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = {c: {} for c in CONTEXTS}
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
+        self._hot = name_matcher(tuple(options.hot_names))
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
 
-    def add(self, context: str, fid: FuncId, reason: str, where=("", 0), chain: Chain | None = None,
+    def add(self, context: str, fid: FuncId, reason: str, where=("", ()), chain: Chain | None = None,
             loops: frozenset[int] = frozenset()) -> None:
         if loops:
             bodies = self.loop_bodies[context]
@@ -97,7 +104,7 @@ class Discovery:
         graph_roots, compiled_graph = self.graph_regions()
         graph = bfs(self.roots["graph"], self.calls)
         callers = callers_of(self.calls)
-        replayers = self.host_steps(compiled_graph, graph)
+        replayers = self.host_steps(compiled_graph, graph, callers)
         replay_reach = reaching(set(replayers), callers)
         reach = reaching({(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.device_work}, callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
@@ -134,7 +141,7 @@ class Discovery:
                 caller = (info.path, region.function)
                 for target_info, target_qual in self.index.region_functions(info, region):
                     fid = (target_info.path, target_qual)
-                    where, chain = (info.path, region.line), (caller, fid)
+                    where, chain = (info.path, region.where), (caller, fid)
                     if region.kind == "region" and not region.capturable:
                         if not self.options.entries:
                             self.add("eager", fid, f"Region(..., capturable=False) declared in {region.function}",
@@ -154,44 +161,44 @@ class Discovery:
         self.captures = bool(self.roots["graph"])
         return {fid for fid, _ in self.roots["graph"]}, compiled_graph
 
-    def capture_site(self, fid: FuncId) -> tuple[str, int]:
+    def capture_site(self, fid: FuncId) -> tuple[str, tuple]:
         info = self.by_path[fid[0]]
-        line = next((s.line for s in info.sites if s.kind == "capture" and s.function == fid[1]), 0)
-        return (fid[0], line)
+        where = next((s.where for s in info.sites if s.kind == "capture" and s.function == fid[1]), ())
+        return (fid[0], where)
 
-    def host_steps(self, compiled_graph: dict, graph: dict) -> dict[FuncId, int]:
+    def host_steps(self, compiled_graph: dict, graph: dict, callers: dict) -> dict[FuncId, int]:
         """Functions that replay, and the per-step functions that call them. Returns replayers."""
         replayers: dict[FuncId, int] = {}
-        for info in self.infos:
-            for qual, fn in sorted(info.functions.items()):
-                fid = (info.path, qual)
-                if fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
-                    continue
-                point, loops = fn.replay_order, frozenset(fn.replay_loops)
-                via = ""
-                for callee, site in self.calls.get(fid, ()):
-                    if runs_compiled(compiled_graph, callee, fid, site):
-                        point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
-                if not point:
-                    continue
-                replayers[fid] = point
-                step_loops = loops & frozenset(fn.range_loops)
-                where = next(((info.path, s.line) for s in info.sites if s.kind == "replay" and s.function == qual),
-                             (info.path, 0))
-                reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
-                if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
-                    self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
-                    continue
+        candidates = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
+        candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
+        for fid in sorted(candidates):
+            info, fn = self.by_path[fid[0]], self.fn(fid)
+            if fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+                continue
+            point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
+            for callee, site in self.calls.get(fid, ()):
+                if runs_compiled(compiled_graph, callee, fid, site):
+                    point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
+            if not point:
+                continue
+            replayers[fid] = point
+            step_loops = loops & frozenset(fn.range_loops)
+            where = next(((info.path, s.where) for s in info.sites if s.kind == "replay" and s.function == fid[1]),
+                         (info.path, ()))
+            reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
+            if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
+                self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
+            else:
                 self.add("host", fid, reason, where)
-        for caller in sorted(self.calls):
+        for caller in sorted({c for r in replayers if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
             fn = self.fn(caller)
             if caller in graph or caller in replayers or fn.captures or setup_named(fn.name) or fn.device_code:
                 continue
             if caller[1] == "<module>":
                 continue
             for callee, site in self.calls[caller]:
-                if (callee in replayers and callee not in self.loop_bodies["host"] and not site.in_capture
-                        and not site.reference):
+                if callee in replayers and callee not in self.loop_bodies["host"] and not site.in_capture \
+                        and not site.reference:
                     step_loops = site.loops & frozenset(fn.range_loops)
                     if step_loops:
                         self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop", loops=step_loops)
@@ -219,7 +226,7 @@ class Discovery:
                     targets = [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
                     if any(t in looping for t in targets):
                         continue  # it calls a function that loops over tokens itself: a loop over requests
-                    where, loops = (info.path, loop.line), frozenset((loop.id,))
+                    where, loops = (info.path, loop.where), frozenset((loop.id,))
                     stepped = next((t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])),
                                    None)
                     if stepped is not None:
@@ -246,7 +253,7 @@ class Discovery:
                 fid = (info.path, qual)
                 if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
                     continue
-                if not any(fnmatchcase(fn.name, p) for p in self.options.hot_names) or setup_named(fn.name):
+                if not self.hot_named(fn.name) or setup_named(fn.name):
                     continue
                 if not self.captures:
                     if not callers.get(fid):  # called from the analysed code: hot only if its caller is
@@ -259,6 +266,9 @@ class Discovery:
                              and not site.in_capture and not site.reference), None)
                 if root is not None and not self.only_setup_calls(callers.get(fid, ())):
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+    def hot_named(self, name: str) -> bool:
+        return self._hot.match(name) is not None
 
     def only_setup_calls(self, callers: list[FuncId]) -> bool:
         """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""

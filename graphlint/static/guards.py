@@ -18,13 +18,12 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from typing import Iterator, Sequence
 
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
-from graphlint.static.names import resolve
+from graphlint.static.names import name_matcher, resolve
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
 ENV_READERS = ("os.environ.get", "os.getenv")
@@ -49,7 +48,7 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatchcase(name.lower(), pat.lower()) for pat in patterns)
+    return name_matcher(tuple(patterns), ignore_case=True).match(name) is not None
 
 
 def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | None:

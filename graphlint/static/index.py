@@ -33,6 +33,8 @@ class Index:
         self._mro: dict[tuple[str, str], list[ClassRef]] = {}
         self._infos = infos
         self._subclasses: dict[tuple[str, str], list[ClassRef]] | None = None
+        self._resolved: dict[tuple[int, str], tuple | None] = {}
+        self._overrides: dict[tuple[str, str, str], list[tuple[ModuleInfo, str]]] = {}
         for info in sorted(infos, key=lambda i: i.path):
             name = module_name(info.path)
             self.name_of[id(info)] = name
@@ -40,12 +42,12 @@ class Index:
             parts = name.split(".")
             for i in range(1, len(parts)):
                 self.by_suffix.setdefault(".".join(parts[i:]), []).append(info)
+        for suffix, hits in self.by_suffix.items():  # the shortest path wins a suffix, decided once
+            if suffix not in self.by_name:
+                self.by_name[suffix] = min(hits, key=lambda i: (len(i.path), i.path))
 
     def find_module(self, name: str) -> ModuleInfo | None:
-        if name in self.by_name:
-            return self.by_name[name]
-        hits = self.by_suffix.get(name)
-        return min(hits, key=lambda i: (len(i.path), i.path)) if hits else None
+        return self.by_name.get(name)
 
     def absolute(self, info: ModuleInfo, dotted: str) -> str:
         if not dotted.startswith("."):
@@ -60,7 +62,17 @@ class Index:
         return ".".join(p for p in (*parts, rest) if p)
 
     def resolve(self, info: ModuleInfo, dotted: str, depth: int = 0) -> tuple[str, ModuleInfo, str] | None:
-        """A dotted name -> ("function" | "class", module, qualname)."""
+        """A dotted name -> ("function" | "class", module, qualname); memoized (linking asks the same
+        names again for every call site, and the answer depends only on the module and the name)."""
+        key = (id(info), dotted)
+        if key not in self._resolved:
+            found = self._resolve(info, dotted, depth)
+            if found is None and depth:
+                return None  # cut by the depth limit here; a shallower question may still find it
+            self._resolved[key] = found
+        return self._resolved[key]
+
+    def _resolve(self, info: ModuleInfo, dotted: str, depth: int) -> tuple[str, ModuleInfo, str] | None:
         if depth > MAX_DEPTH:
             return None
         dotted = self.absolute(info, dotted)
@@ -137,8 +149,11 @@ class Index:
                 for name in info.classes:
                     for base_info, base in self.mro((info, name))[1:]:
                         self._subclasses.setdefault((base_info.path, base), []).append((info, name))
-        return [(info, f"{name}.{method}") for info, name in self._subclasses.get((ref[0].path, ref[1]), ())
-                if method in info.classes[name].methods]
+        key = (ref[0].path, ref[1], method)
+        if key not in self._overrides:  # ``nn.Module`` has thousands of subclasses: ask once per method
+            self._overrides[key] = [(info, f"{name}.{method}") for info, name in self._subclasses.get(key[:2], ())
+                                    if method in info.classes[name].methods]
+        return list(self._overrides[key])
 
     def submodule_types(self, ref: ClassRef, attr: str) -> list[ClassRef]:
         types: list[ClassRef] = []

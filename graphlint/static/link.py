@@ -36,14 +36,12 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                 for target_info, target_qual in index.targets(info, fn.cls, call.target):
                     callee = (target_info.path, target_qual)
                     known = out.get(callee)
-                    reference = call.target[0] == "ref"
-                    if known is None:
-                        out[callee] = CallSite(call.target, call.in_capture, call.order, call.loops, reference)
+                    if known is None:  # the summary's own site (never mutated: summaries are cached)
+                        out[callee] = call
                     else:  # the same callee reached by two spellings: one edge, everything it knows
-                        known.in_capture |= call.in_capture
-                        known.order = min(known.order, call.order)
-                        known.loops |= call.loops
-                        known.reference &= reference
+                        out[callee] = CallSite(known.target, known.in_capture or call.in_capture,
+                                               min(known.order, call.order), known.loops | call.loops,
+                                               known.reference and call.reference)
             calls[(info.path, qual)] = sorted(out.items())
     contexts = Discovery(infos, index, calls, options).run()
     if entries_out is not None:

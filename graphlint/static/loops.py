@@ -49,7 +49,7 @@ def eligible(stmt: cst.For | cst.While) -> bool:
 @dataclass
 class LoopFrame:
     id: int
-    stmt: cst.CSTNode
+    where: tuple  # the loop statement's position (see ``Site``)
     eligible: bool
     targets: set[str]
     writes: dict[str, int] = field(default_factory=dict)
@@ -75,6 +75,7 @@ class LoopTracker:
 
     func: FunctionInfo
     order: int
+    path: list
 
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
@@ -87,7 +88,7 @@ class LoopTracker:
             if frame.eligible:
                 for name in targets:
                     frame.writes[name] = self.order
-        self.loop_frames.append(LoopFrame(loop_id, stmt, ok, targets))
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -102,9 +103,8 @@ class LoopTracker:
             if desc not in calls and frame.feeds_back(order, reads):
                 calls.append(desc)
         if calls:
-            info = LoopInfo(frame.id, 0, calls)
+            info = LoopInfo(frame.id, frame.where, calls)
             self.func.loops.append(info)
-            self.place_later(info, frame.stmt)
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
@@ -143,5 +143,3 @@ class LoopTracker:
             if frame.eligible and not callee & frame.targets:
                 frame.calls.append((self.order, desc, reads))
 
-    def place_later(self, record: object, anchor: cst.CSTNode) -> None:  # provided by RegionRecorder
-        raise NotImplementedError

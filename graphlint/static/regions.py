@@ -18,13 +18,12 @@ only notices them, in source order, without libcst metadata:
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
 from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
-from graphlint.static.names import resolve
+from graphlint.static.names import name_matcher, resolve
+from graphlint.static.positions import anchor_rank
 
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 GRAPHED_CALLS = ("torch.cuda.make_graphed_callables", "torch.cuda.graphs.make_graphed_callables")
@@ -75,7 +74,8 @@ def _attr_names(node: cst.CSTNode) -> set[str]:
 
 def loops_over_devices(stmt: cst.For) -> bool:
     names = _attr_names(stmt.target) | _attr_names(stmt.iter)
-    return any(fnmatchcase(name.lower(), pat) for name in names for pat in DEVICE_LOOP_NAMES)
+    matcher = name_matcher(DEVICE_LOOP_NAMES, ignore_case=True)
+    return any(matcher.match(name) for name in names)
 
 
 def contains_capture(node: cst.CSTNode, imports: dict[str, str]) -> bool:
@@ -106,11 +106,11 @@ class RegionRecorder:
         self.device_contexts = 0  # enclosing ``with torch.cuda.device(<loop variable>)``
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
-        self.placements: list[tuple[object, tuple, cst.CSTNode, cst.CSTNode]] = []
 
-    def place_later(self, record: object, anchor: cst.CSTNode) -> None:
-        """``record.line`` is filled in once the file's positions are known (see summarize)."""
-        self.placements.append((record, tuple(self.path), self.stmt, anchor))
+    def place_later(self, record: object, anchor: cst.CSTNode | None) -> None:
+        """Record where ``record`` is, to be looked up only if ``graphlint entries`` prints it."""
+        cls, rank = anchor_rank(self.stmt, anchor) if anchor is not None else ("", 0)
+        record.where = (tuple(self.path), cls, rank)
 
     @property
     def multi_device(self) -> bool:

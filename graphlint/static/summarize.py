@@ -70,11 +70,8 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     except RecursionError:
         summary.errors.append((1, 0, "internal error: code nested too deeply to analyse"))
         return
-    tree = _ast_tree(text) if walker.raw or walker.errors or walker.placements else None  # positions only when needed
+    tree = _ast_tree(text) if walker.raw or walker.errors else None  # positions only when needed
     info.candidates = _place(walker.raw, text, tree)
-    for record, path, stmt, anchor in walker.placements:  # capture/replay sites, graph regions, decode loops
-        if tree is not None:
-            record.line = locate(tree, path, *anchor_rank(stmt, anchor))[0]
     for path, message in walker.errors:
         summary.errors.append((locate(tree, path, "", 0)[0] if tree is not None else 1, 0, message))
     summary.data = info
