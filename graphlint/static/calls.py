@@ -154,6 +154,8 @@ class CallRecorder:
             return ("returns", inner) if inner is not None else None
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return ("member", ("self", ()), node.attr.value)
+        if isinstance(node, cst.Name) and node.value in self.oracle.fn.objects:  # ``block: Block`` -> its forward
+            return ("member", self.oracle.fn.objects[node.value], None)
         return self.descriptor(node)
 
     def call_site(self, call: cst.Call) -> None:
