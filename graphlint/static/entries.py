@@ -95,7 +95,7 @@ class Discovery:
                     self.roots[context].append((callee, (fid, callee)))
         else:
             self.roots[context].append((fid, chain or (fid,)))
-        if (fid, context) not in self.seen:
+        if (fid, context) not in self.seen and not self.fn(fid).abstract:  # an interface has no body to list
             self.seen.add((fid, context))
             self.entries.append(Entry(fid, context, reason, where, loops))
 

@@ -51,7 +51,7 @@ class ScopeWalker:
             self.local_names.add(name)
         saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
                  self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
-                 self.device_loops, self.device_contexts)
+                 self.device_loops, self.device_contexts, self.item_loops)
         self.func = self._new_function(qualname, name, self.class_name)
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
@@ -62,6 +62,7 @@ class ScopeWalker:
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
         self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0
+        self.item_loops = 0
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
@@ -76,7 +77,7 @@ class ScopeWalker:
             self.local_defs.pop()
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
-             self.device_loops, self.device_contexts) = saved
+             self.device_loops, self.device_contexts, self.item_loops) = saved
 
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""

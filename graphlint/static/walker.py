@@ -18,7 +18,7 @@ from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import preorder
 from graphlint.static.guards import Guards, is_lazy_init
-from graphlint.static.loops import LoopTracker
+from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import
@@ -76,6 +76,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
         self.loop_depth = 0
+        self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.in_capture = False
@@ -267,11 +268,14 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
         outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
+        over_items = isinstance(stmt, cst.For) and not is_step_loop(stmt)  # ``for layer in self.layers``
         self.loop_depth += 1
+        self.item_loops += over_items
         try:
             self.suite(stmt.body)
         finally:
             self.loop_depth -= 1
+            self.item_loops -= over_items
             self.loop_target = outer_target
             self.exit_loop(stmt)
             self.loop_ids.pop()

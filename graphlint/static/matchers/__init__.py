@@ -38,6 +38,7 @@ class MatchContext(Protocol):
     imports: dict[str, str]  # local name -> qualified import target
     oracle: "TensorOracle"  # tensor / position facts for the current function and class
     loop_depth: int
+    item_loops: int  # enclosing ``for`` loops over a collection (not ``while``, not ``range``): layer loops
     class_name: str
     function_name: str
     local_names: set[str]  # module-level defs and classes (they shadow builtins)

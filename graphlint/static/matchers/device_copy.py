@@ -2,8 +2,9 @@
 
 ``target: literal`` -- a hard-coded CUDA device (``"cuda:1"``, ``f"cuda:{i}"``, ``"cuda"``), wherever
 it runs in the hot path. ``target: other`` -- another tensor's or a variable device
-(``.to(t.device)``, ``.to(dev)``), only where it is a per-layer cross-GPU hop: inside a loop, or
-with a device picked per layer (``device = self.layer_devices[i]``, ``.to(devices[i])``).
+(``.to(t.device)``, ``.to(dev)``), only where it is a per-layer cross-GPU hop: inside a loop over
+layers (a ``for`` over a collection: a per-token ``while``/``range`` loop is not one), or with a
+device picked per layer (``device = self.layer_devices[i]``, ``.to(devices[i])``).
 Elsewhere it is usually a no-op on a single device. ``target: host`` -- ``.to("cpu")``, a
 device-to-host copy like ``.cpu()``. A dtype (``.to(torch.bfloat16)``) is none of them.
 """
@@ -69,6 +70,6 @@ class DeviceCopy(Matcher):
         device = keyword(node, "device") or (args[0] if args else None)
         if device is None or device_kind(device, ctx) != self.target:
             return
-        if self.target == "other" and ctx.loop_depth == 0 and not _picked(device, ctx):
+        if self.target == "other" and ctx.item_loops == 0 and not _picked(device, ctx):
             return
         ctx.report(self.rule, node, ".to()")
