@@ -19,7 +19,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
-    "sized": bool,  # skip a zero-size placeholder: a literal 0 among the size arguments (``torch.empty(0)``)
+    "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
 }
 #: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
 UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
@@ -45,7 +45,8 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
 
 
 def zero_size(call: cst.Call) -> bool:
-    """``torch.empty(0)``, ``torch.zeros((0, d))``, ``x.new_empty(0, d)``: no element, no allocation."""
+    """``torch.empty(0)``, ``torch.zeros((0, d))``, ``x.new_empty(0, d)``: no element, no allocation;
+    ``torch.ones(())`` without a device: a 0-dim CPU scalar that CUDA ops take as a plain operand."""
     args = positional(call)
     if not args:
         return False
@@ -53,6 +54,8 @@ def zero_size(call: cst.Call) -> bool:
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     if isinstance(args[0], (cst.Tuple, cst.List)):
         sizes = [el.value for el in args[0].elements]
+        if not sizes and keyword(call, "device") is None:
+            return True  # ``torch.ones(())``: a 0-dim CPU scalar operand, no device memory
     elif name in UNSIZED_FACTORIES:
         sizes = []
     else:

@@ -3,9 +3,10 @@
 The KV cache of a dynamic cache (``self.keys = torch.cat([self.keys, k], dim=-2)``), the ids of a
 generate loop (``input_ids = torch.cat([input_ids, next_ids[:, None]], -1)``): every step copies
 the whole tensor into a new, larger allocation, and its shape changes every step, which a
-captured graph cannot follow. Reported when the assignment's target is itself one of the
-concatenated tensors (the same name, ``self`` attribute or constant-key item); concatenating
-activations into a new name is an ordinary op.
+captured graph cannot follow. Reported when the assignment's target is itself the first of the
+concatenated tensors (the same name, ``self`` attribute or constant-key item): it grows at its
+end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
+once), is an ordinary op.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ class GrowingConcat(Matcher):
         parts = value.args[0].value
         if not isinstance(parts, (cst.List, cst.Tuple)):
             return
+        first = parts.elements[0].value if parts.elements else None
         for target in node.targets:
-            if any(_same(target.target, el.value) for el in parts.elements):
+            if first is not None and _same(target.target, first):  # appended to itself; a prefix is put once
                 ctx.report(self.rule, value, "torch.cat")
                 return
