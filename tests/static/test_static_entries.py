@@ -281,3 +281,44 @@ def test_graphlint_entries_json_and_text(tmp_path, monkeypatch, capsys):
     assert "graph  m.py:5  Model.forward" in text and "replays a CUDA graph  [m.py:20]" in text
     assert main(["check", "--no-cache", "--show-entries", "--exit-zero"]) == 0
     assert "Decode step: 3 entries (the engine captures CUDA graphs)" in capsys.readouterr().out
+
+
+def test_per_layer_choices_resolve_to_every_candidate_from_an_explicit_entry():
+    """``MLP() if ... else MoE()``, a dict of bound methods picked per layer and ``getattr(self, name)``:
+    with an explicit entry nothing is hot by name, so only call resolution reaches these."""
+    src = """
+import torch
+from torch import nn
+
+class Dense(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+class Routed(nn.Module):
+    def forward(self, x):
+        return torch.bincount(x.flatten())
+
+class Gate(nn.Module):
+    def forward(self, x):
+        return x.sum().item()
+
+class Layer(nn.Module):
+    def __init__(self, i: int):
+        super().__init__()
+        self.ffn = Dense() if i == 0 else Routed()
+        self.gate_a = Gate()
+        self.ops = {"fast": self._fast, "slow": self._slow}
+
+    def _fast(self, x):
+        return x
+
+    def _slow(self, x):
+        return torch.nonzero(x)
+
+    def run_layer(self, x, kind: str, name: str):
+        x = self.ops[kind](x)
+        x = getattr(self, f"gate_{name}")(x)
+        return self.ffn(x)
+"""
+    entry = ("m.py:Layer.run_layer",)
+    assert sorted(f.rule for f in analyze({"m.py": src}, entries=entry)) == ["GL101", "GL301", "GL302"]
