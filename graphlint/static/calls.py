@@ -36,6 +36,7 @@ class CallRecorder:
     _call_keys: dict[str, dict]
     order: int
     loop_ids: list[int]
+    once: str
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -121,10 +122,10 @@ class CallRecorder:
     def add_call(self, desc: Descriptor) -> None:
         if self.setup_depth and not self.in_capture:
             return
-        key = (desc, self.in_capture)
+        key = (desc, self.in_capture, self.once)
         seen = self._call_keys[self.func.qualname]
         if key not in seen:
-            seen[key] = CallSite(desc, self.in_capture, reference=desc[0] == "ref")
+            seen[key] = CallSite(desc, self.in_capture, reference=desc[0] == "ref", once=self.once)
             self.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.order  # the first call: what comes after it saw its effect
@@ -189,6 +190,8 @@ class CallRecorder:
                 desc = ("member", path, method)
             elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 desc = ("super", method)
+            elif isinstance(base, cst.Name) and base.value in self.local_names and base.value[:1].isupper():
+                desc = ("member", (("name", base.value), ()), method)  # ``Criteria._has_type(x)``: a static method
             else:
                 desc = self.descriptor(func)
         elif isinstance(func, cst.Call):

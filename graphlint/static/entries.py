@@ -81,6 +81,7 @@ class Discovery:
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
         self._hot = name_matcher(tuple(options.hot_names))
+        self._made: set[tuple[str, str]] | None = None
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
@@ -256,6 +257,8 @@ class Discovery:
                 if not self.hot_named(fn.name) or setup_named(fn.name):
                     continue
                 if not self.captures:
+                    if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
+                        continue  # no instance is made here: a library class (another model's processor)
                     if not callers.get(fid):  # called from the analysed code: hot only if its caller is
                         self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
                                                "nothing is captured, and nothing here calls it")
@@ -266,6 +269,27 @@ class Discovery:
                              and not site.in_capture and not site.reference), None)
                 if root is not None and not self.only_setup_calls(callers.get(fid, ())):
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+    def class_live(self, info: ModuleInfo, cls: str) -> bool:
+        """False when the analysed code picks among the subclasses of ``cls``'s base (a factory that
+        builds ``MinLengthProcessor(...)``, ``TopKProcessor(...)``...) but never builds ``cls`` or a
+        subclass of it: that one belongs to another model's generation (a Whisper-only processor).
+        A class whose siblings are never built either is kept (a file of processors checked alone)."""
+        if self._made is None:
+            self._made = set()
+            for module in self.infos:
+                for fn in module.functions.values():
+                    for call in fn.calls:
+                        if call.target[0] in ("name", "dotted"):
+                            ref = self.index.class_ref(module, call.target)
+                            if ref is not None:
+                                self._made.add((ref[0].path, ref[1]))
+        family = {(i.path, name) for i, name in [(info, cls), *self.index.subclasses((info, cls))]}
+        if family & self._made:
+            return True
+        bases = self.index.mro((info, cls))[1:]
+        siblings = {(i.path, name) for base in bases for i, name in self.index.subclasses(base)} - family
+        return not siblings & self._made
 
     def hot_named(self, name: str) -> bool:
         return self._hot.match(name) is not None

@@ -150,6 +150,15 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
+def once_flag(stmt: cst.If) -> str | None:
+    """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
+    ``True`` somewhere (decided when the class ends: the setter is often a method written later)."""
+    test = stmt.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _self_attr(test.expression)
+    return None
+
+
 def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = (),
                            prefill: Sequence[str] = ()) -> bool:
     """``if torch.cuda.is_current_stream_capturing(): return ...``, ``if not self.verbose: return``,

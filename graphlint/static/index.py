@@ -140,15 +140,20 @@ class Index:
                 return info, f"{name}.{method}"
         return None
 
-    def overrides(self, ref: ClassRef, method: str) -> list[tuple[ModuleInfo, str]]:
-        """``self.m()`` in a base class may run a subclass's ``m`` (``Base.forward`` calling
-        ``self.inner()`` on a ``Sub``): every override in the given files is a possible target."""
+    def subclasses(self, ref: ClassRef) -> list[ClassRef]:
+        """Every class of the given files that has ``ref`` among its bases, at any depth."""
         if self._subclasses is None:
             self._subclasses = {}
             for info in self._infos:
                 for name in info.classes:
                     for base_info, base in self.mro((info, name))[1:]:
                         self._subclasses.setdefault((base_info.path, base), []).append((info, name))
+        return self._subclasses.get((ref[0].path, ref[1]), [])
+
+    def overrides(self, ref: ClassRef, method: str) -> list[tuple[ModuleInfo, str]]:
+        """``self.m()`` in a base class may run a subclass's ``m`` (``Base.forward`` calling
+        ``self.inner()`` on a ``Sub``): every override in the given files is a possible target."""
+        self.subclasses(ref)
         key = (ref[0].path, ref[1], method)
         if key not in self._overrides:  # ``nn.Module`` has thousands of subclasses: ask once per method
             self._overrides[key] = [(info, f"{name}.{method}") for info, name in self._subclasses.get(key[:2], ())

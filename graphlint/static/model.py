@@ -49,6 +49,7 @@ class CallSite(Compact):
     loops: frozenset[int] = frozenset()
     #: only ever passed as a value (``partial(self._layer, i)``, ``torch.compile(f)``), never called here
     reference: bool = False
+    once: str = ""  # made under ``if not self.<once>:`` (dropped when the class sets that flag True)
 
 
 @dataclass

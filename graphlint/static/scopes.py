@@ -51,7 +51,7 @@ class ScopeWalker:
             self.local_names.add(name)
         saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
                  self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
-                 self.device_loops, self.device_contexts, self.item_loops)
+                 self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops)
         self.func = self._new_function(qualname, name, self.class_name)
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
@@ -62,7 +62,7 @@ class ScopeWalker:
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
         self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0
-        self.item_loops = 0
+        self.item_loops, self.item_names, self.module_loops = 0, set(), 0
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
@@ -77,7 +77,7 @@ class ScopeWalker:
             self.local_defs.pop()
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
-             self.device_loops, self.device_contexts, self.item_loops) = saved
+             self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops) = saved
 
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
@@ -113,9 +113,22 @@ class ScopeWalker:
             self.suite(stmt.body)
             for m in self.matchers:
                 self.guard_matcher(m, lambda m=m: m.end_class(self))
+            self.drop_one_time_steps(qualname, self.oracle.cls.set_true)
         finally:
             self.class_stack.pop()
             self.oracle.cls = saved_cls
+
+    def drop_one_time_steps(self, cls: str, flags: set[str]) -> None:
+        """``if not self._prepared: self._prepare(x)`` where the class sets ``self._prepared = True``:
+        what that branch reports or calls runs once, not every step."""
+        if not flags:
+            return
+        once = {f"once:{flag}" for flag in flags}
+        functions = {q for q, fn in self.info.functions.items() if fn.cls == cls}
+        self.raw = [r for r in self.raw if r.function not in functions or not (r.flags & once)]
+        for qual in functions:
+            fn = self.info.functions[qual]
+            fn.calls = [c for c in fn.calls if c.once not in flags]
 
 
 def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:

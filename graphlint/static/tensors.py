@@ -76,6 +76,7 @@ class ClassFacts:
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
+    set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
 
 
 @dataclass

@@ -16,8 +16,8 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
-from graphlint.static.cstwalk import preorder
-from graphlint.static.guards import Guards, is_lazy_init
+from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.guards import Guards, is_lazy_init, once_flag
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, ModuleInfo
@@ -77,8 +77,11 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         self.local_names: set[str] = set()
         self.loop_depth = 0
         self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
+        self.item_names: set[str] = set()  # the names those loops bind (``layer`` in ``for layer in ...``)
+        self.module_loops = 0  # enclosing loops over sub-modules (``for layer in self.layers``)
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
+        self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.in_capture = False
         self.order = 0  # statement ordinal within the current function
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
@@ -105,7 +108,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         in_capture = self.in_capture
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
-        flags = []
+        flags = [f"once:{self.once}"] if self.once else []
         if self.multi_device:
             flags.append("multi-device")
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
@@ -165,6 +168,8 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             record_import(stmt, self.imports)
             return
         if isinstance(stmt, cst.Assign):
+            if isinstance(stmt.value, cst.Name) and stmt.value.value == "True" and self.oracle.cls is not None:
+                self.oracle.cls.set_true.update(a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target)))
             self.store_targets = {id(t.target) for t in stmt.targets}
             self.expr(stmt)
             self.store_targets = set()
@@ -240,7 +245,12 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
-            self.suite(stmt.body)
+            outer, flag = self.once, once_flag(stmt)
+            self.once = flag or outer
+            try:
+                self.suite(stmt.body)
+            finally:
+                self.once = outer
         if stmt.orelse is None or guarded == "orelse":
             return
         if isinstance(stmt.orelse, cst.If):
@@ -269,6 +279,11 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
         outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
         over_items = isinstance(stmt, cst.For) and not is_step_loop(stmt)  # ``for layer in self.layers``
+        outer_names, outer_modules = self.item_names, self.module_loops
+        if over_items:
+            bound = set(bound_names(stmt.target))
+            self.item_names = outer_names | bound
+            self.module_loops += bool(bound & self.oracle.fn.module_aliases.keys())  # ``for layer in self.layers``
         self.loop_depth += 1
         self.item_loops += over_items
         try:
@@ -276,6 +291,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         finally:
             self.loop_depth -= 1
             self.item_loops -= over_items
+            self.item_names, self.module_loops = outer_names, outer_modules
             self.loop_target = outer_target
             self.exit_loop(stmt)
             self.loop_ids.pop()

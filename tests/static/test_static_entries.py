@@ -322,3 +322,49 @@ class Layer(nn.Module):
 """
     entry = ("m.py:Layer.run_layer",)
     assert sorted(f.rule for f in analyze({"m.py": src}, entries=entry)) == ["GL101", "GL301", "GL302"]
+
+
+def test_a_one_time_flag_makes_its_branch_setup():
+    """``if not self._prepared: self._prepare(x)`` with ``self._prepared = True`` set by the callee."""
+    src = """
+import torch
+
+class Bias:
+    def __init__(self, ids: list):
+        self.ids = ids
+        self._prepared = False
+
+    def __call__(self, scores: torch.Tensor):
+        if not self._prepared:
+            self._prepare(scores)
+        if not self.enabled:
+            scores = scores + torch.zeros_like(scores)
+        return scores + self.bias
+
+    def _prepare(self, scores: torch.Tensor):
+        self.bias = torch.tensor(self.ids, device=scores.device)
+        self._prepared = True
+"""
+    assert found(src) == [(13, "GL202", "warning")]  # ``enabled`` is never set True: its branch stays
+
+
+def test_a_processor_no_code_here_builds_is_not_an_entry_when_its_siblings_are_built():
+    src = """
+import torch
+
+class Processor:
+    def __call__(self, scores):
+        return scores
+
+class TopK(Processor):
+    def __call__(self, scores: torch.Tensor):
+        return scores.masked_fill(scores < scores.max(), -1.0).nonzero()
+
+class WhisperOnly(Processor):
+    def __call__(self, scores: torch.Tensor):
+        return scores.nonzero()
+
+def build(top_k: int):
+    return [TopK()] if top_k else []
+"""
+    assert [(line, code) for line, code, _ in found(src)] == [(10, "GL302")]

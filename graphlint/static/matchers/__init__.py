@@ -39,6 +39,8 @@ class MatchContext(Protocol):
     oracle: "TensorOracle"  # tensor / position facts for the current function and class
     loop_depth: int
     item_loops: int  # enclosing ``for`` loops over a collection (not ``while``, not ``range``): layer loops
+    item_names: set[str]  # the names those loops bind (``layer`` of ``for layer in self.layers``)
+    module_loops: int  # enclosing loops over sub-modules (``for layer in self.layers``): layer loops
     class_name: str
     function_name: str
     local_names: set[str]  # module-level defs and classes (they shadow builtins)

@@ -54,8 +54,8 @@ def zero_size(call: cst.Call) -> bool:
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     if isinstance(args[0], (cst.Tuple, cst.List)):
         sizes = [el.value for el in args[0].elements]
-        if not sizes and keyword(call, "device") is None:
-            return True  # ``torch.ones(())``: a 0-dim CPU scalar operand, no device memory
+        if not sizes and keyword(call, "device") is None and not name.startswith("new_"):
+            return True  # ``torch.ones(())``: a 0-dim CPU scalar operand (``x.new_ones(())`` is on x's device)
     elif name in UNSIZED_FACTORIES:
         sizes = []
     else:
