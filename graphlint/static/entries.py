@@ -258,7 +258,7 @@ class Discovery:
                     continue
                 if not self.captures:
                     if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
-                        continue  # no instance is made here: a library class (another model's processor)
+                        continue  # nothing here builds one: someone else calls it (see ``class_live``)
                     if not callers.get(fid):  # called from the analysed code: hot only if its caller is
                         self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
                                                "nothing is captured, and nothing here calls it")
@@ -271,10 +271,10 @@ class Discovery:
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
 
     def class_live(self, info: ModuleInfo, cls: str) -> bool:
-        """False when the analysed code picks among the subclasses of ``cls``'s base (a factory that
-        builds ``MinLengthProcessor(...)``, ``TopKProcessor(...)``...) but never builds ``cls`` or a
-        subclass of it: that one belongs to another model's generation (a Whisper-only processor).
-        A class whose siblings are never built either is kept (a file of processors checked alone)."""
+        """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).
+        A ``__call__`` runs on an instance: a class nothing here builds is called by someone else
+        (another model's logits processor, a watermark detector run on finished text). ``forward``
+        is exempt: models are built by loaders and user code and called through ``nn.Module``."""
         if self._made is None:
             self._made = set()
             for module in self.infos:
@@ -285,11 +285,7 @@ class Discovery:
                             if ref is not None:
                                 self._made.add((ref[0].path, ref[1]))
         family = {(i.path, name) for i, name in [(info, cls), *self.index.subclasses((info, cls))]}
-        if family & self._made:
-            return True
-        bases = self.index.mro((info, cls))[1:]
-        siblings = {(i.path, name) for base in bases for i, name in self.index.subclasses(base)} - family
-        return not siblings & self._made
+        return bool(family & self._made)
 
     def hot_named(self, name: str) -> bool:
         return self._hot.match(name) is not None

@@ -284,6 +284,9 @@ def test_constant_values_and_init_only_attributes_are_not_python_scalar_writes()
                 scores.fill_(step)
                 self.count += 1
                 return scores
+
+        def build_processors():
+            return [Processor()]  # a ``__call__`` is an entry once the analysed code builds its class
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src}) if f.rule == "GL306"] == [("GL306", 12), ("GL306", 13)]
 

@@ -344,11 +344,14 @@ class Bias:
     def _prepare(self, scores: torch.Tensor):
         self.bias = torch.tensor(self.ids, device=scores.device)
         self._prepared = True
+
+def processors(ids: list):
+    return [Bias(ids)]
 """
     assert found(src) == [(13, "GL202", "warning")]  # ``enabled`` is never set True: its branch stays
 
 
-def test_a_processor_no_code_here_builds_is_not_an_entry_when_its_siblings_are_built():
+def test_a_processor_no_code_here_builds_is_not_an_entry():
     src = """
 import torch
 
