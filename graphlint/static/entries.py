@@ -107,7 +107,11 @@ class Discovery:
         callers = callers_of(self.calls)
         replayers = self.host_steps(compiled_graph, graph, callers)
         replay_reach = reaching(set(replayers), callers)
-        reach = reaching({(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.device_work}, callers)
+        # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
+        # function doing device work, or captured code (an iterative solver's loop reaches none of them)
+        steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
+                 if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
+        reach = reaching(steps | set(graph), callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if setup_named(fn.name)}
@@ -209,8 +213,8 @@ class Discovery:
 
     def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
         """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
-        decode path when it only reaches device work; never a loop over requests (its call runs a
-        per-token loop of its own)."""
+        decode path when it reaches a model step (``reach``); never a loop over requests (its call
+        runs a per-token loop of its own)."""
         looping = {
             (info.path, qual)
             for info in self.infos
