@@ -36,7 +36,7 @@ from fnmatch import fnmatchcase
 from graphlint.static.api import StaticOptions
 from graphlint.static.contexts import Chain, FuncId, Placement, bfs, callers_of, reaching, spread, post_replay
 from graphlint.static.index import Index
-from graphlint.static.names import name_matcher
+from graphlint.static.names import name_matcher, norm_path
 from graphlint.static.model import CallSite, ModuleInfo
 
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
@@ -246,10 +246,10 @@ class Discovery:
             wanted = set()
             for entry in self.options.entries:
                 path, _, qual = entry.rpartition(":")
-                wanted.add((_norm(path), qual))
+                wanted.add((norm_path(path), qual))
             for info in self.infos:
                 for qual in sorted(info.functions):
-                    if (_norm(info.path), qual) in wanted:
+                    if (norm_path(info.path), qual) in wanted:
                         self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
             return
         tests_hot = any(p.startswith("test") for p in self.options.hot_names)
@@ -311,9 +311,3 @@ def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId,
 
 def _pattern(name: str, options: StaticOptions) -> str:
     return next(p for p in options.hot_names if fnmatchcase(name, p))
-
-
-def _norm(path: str) -> str:
-    import posixpath
-
-    return posixpath.normpath(path.replace("\\", "/"))

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import posixpath
-
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.api import FileSummary, StaticOptions
@@ -13,10 +11,7 @@ from graphlint.static.contexts import FuncId
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.index import Index
 from graphlint.static.model import CallSite, ModuleInfo
-
-
-def _norm(path: str) -> str:
-    return posixpath.normpath(path.replace("\\", "/"))
+from graphlint.static.names import norm_path
 
 
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
@@ -53,7 +48,7 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
     """Configured entries that name no function in the summaries (a typo finds nothing, silently,
     unless the runner warns with this)."""
     known = {
-        (_norm(s.path), qual)
+        (norm_path(s.path), qual)
         for s in summaries
         if isinstance(s.data, ModuleInfo)
         for qual in s.data.functions
@@ -61,7 +56,7 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
     missing = []
     for entry in options.entries:
         path, _, qual = entry.rpartition(":")
-        if (_norm(path), qual) not in known:
+        if (norm_path(path), qual) not in known:
             missing.append(entry)
     return missing
 

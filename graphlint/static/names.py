@@ -118,3 +118,8 @@ def name_matcher(patterns: tuple[str, ...], ignore_case: bool = False) -> "re.Pa
     measurable share of the analysis: every ``if`` test and every function name is asked)."""
     flags = re.IGNORECASE if ignore_case else 0
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)", flags)
+
+
+def norm_path(path: str) -> str:
+    """A path as entries compare it: POSIX separators, no ``./`` or ``a/../``."""
+    return posixpath.normpath(path.replace("\\", "/"))
