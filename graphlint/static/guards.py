@@ -150,6 +150,21 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
+def fills_default(stmt: cst.If, optional: set[str]) -> bool:
+    """``if position_ids is None: position_ids = ...`` for a parameter defaulting to ``None``: the
+    default for an argument the decode loop passes (``generate()`` always passes position ids);
+    computing it is a caller's fallback, not the step."""
+    test = stmt.test
+    if not (stmt.orelse is None and isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and test.left.value in optional):
+        return False
+    name = test.left.value
+    return any(isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
+               for node in preorder(stmt.body))
+
+
 def once_flag(stmt: cst.If) -> str | None:
     """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
     ``True`` somewhere (decided when the class ends: the setter is often a method written later)."""

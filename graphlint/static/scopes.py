@@ -82,6 +82,8 @@ class ScopeWalker:
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
+        if isinstance(param.default, cst.Name) and param.default.value == "None":
+            facts.optional.add(name)
         if param_is_tensor(param, self.imports, implicit):
             facts.tensors.add(name)
             self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in

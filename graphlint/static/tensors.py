@@ -105,6 +105,8 @@ class FunctionFacts:
     callables: dict[str, list] = field(default_factory=dict)
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
+    #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
+    optional: set[str] = field(default_factory=set)
 
 
 class TensorOracle:

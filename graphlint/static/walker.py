@@ -17,7 +17,7 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.guards import Guards, is_lazy_init, once_flag
+from graphlint.static.guards import Guards, fills_default, is_lazy_init, once_flag
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, ModuleInfo
@@ -238,7 +238,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
-        if guarded != "body" and is_lazy_init(stmt):
+        if guarded != "body" and (is_lazy_init(stmt) or fills_default(stmt, self.oracle.fn.optional)):
             self.setup_depth += 1
             try:
                 self.suite(stmt.body)

@@ -371,3 +371,17 @@ def build(top_k: int):
     return [TopK()] if top_k else []
 """
     assert [(line, code) for line, code, _ in found(src)] == [(10, "GL302")]
+
+
+def test_filling_an_optional_argument_the_loop_passes_is_not_the_step():
+    src = """
+import torch
+
+def forward_step(x: torch.Tensor, position_ids=None, mask=None):
+    if position_ids is None:
+        position_ids = torch.arange(x.shape[1], device=x.device)
+    if mask is None:
+        x = x * 2
+    return x + position_ids + torch.zeros_like(x)
+"""
+    assert [(line, code) for line, code, _ in found(src)] == [(9, "GL202")]
