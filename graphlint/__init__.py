@@ -7,3 +7,7 @@ never import torch: the static half runs in pre-commit hooks on machines without
 """
 
 __version__ = "0.1.0"
+
+#: The name to ``pip install`` (pyproject's ``[project] name``): "graphlint" on the package index
+#: is an unrelated project. Messages that tell a user what to install use this.
+DISTRIBUTION = "cuda-graphlint"

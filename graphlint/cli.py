@@ -151,23 +151,19 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("internal error (the traceback above is a graphlint bug; please report it)")
 
 
-def _use_color(output: str | None) -> bool:
-    if output or os.environ.get("NO_COLOR"):  # no-color.org: set and not empty
-        return False
-    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from graphlint.baseline import filter_new, load_baseline, write_baseline
     from graphlint.config import load_config
-    from graphlint.report import ReportContext, fails, render
+    from graphlint.report import ReportContext, fails, render, use_color
     from graphlint.runner import run
     from graphlint.settings import resolve
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
                        jobs=args.jobs, use_cache=not args.no_cache)
-    progress = None if args.no_progress or not sys.stderr.isatty() else _ProgressBar()
+    from graphlint.progress import CheckProgress, wanted
+
+    progress = CheckProgress() if wanted(args.no_progress) else None
     try:
         result = run(settings, progress.update if progress else None)
     finally:
@@ -186,7 +182,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         rules=settings.rules, files=result.files, lines=result.lines,
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
         failing=frozenset({"error", "warning"} if args.strict else {"error"}),
-        show_chain=args.show_chain, color=_use_color(args.output), warnings=result.warnings,
+        show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
     report = render(args.format, shown, ctx)
@@ -227,28 +223,6 @@ def cmd_entries(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-class _ProgressBar:
-    """A transient rich bar on stderr; created only when stderr is a terminal.
-
-    Refreshed from ``update`` rather than by rich's refresh thread: the runner forks worker
-    processes, and forking while another thread may hold a lock is how pools deadlock.
-    """
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        self._progress = Progress(console=Console(stderr=True), transient=True, auto_refresh=False)
-        self._task = self._progress.add_task("graphlint: analysing", total=None)
-        self._progress.start()
-
-    def update(self, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total, refresh=True)
-
-    def close(self) -> None:
-        self._progress.stop()
-
-
 def _load_rules(config_path: str | None):
     from graphlint.config import load_config
     from graphlint.rules import load_rules
@@ -283,9 +257,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     import difflib
-    import textwrap
-
-    from graphlint.report import rule_message
 
     rules = _load_rules(args.config)
     wanted = args.rule.strip()
@@ -295,15 +266,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         guess = difflib.get_close_matches(wanted, names, n=1)
         hint = f"; did you mean {guess[0]}?" if guess else "; `graphlint rules` lists them"
         return _fail(f"unknown rule {wanted!r}{hint}")
-    kind = "runtime (graphlint inventory / capture-test)" if rule.dynamic else "graphlint check"
-    out = [f"{rule.code} {rule.name}  [{rule.category}, {rule.severity}, {kind}]", "", rule_message(rule), ""]
-    why_title = "Why it matters:" if rule.category == "meta" else "Why it breaks capture:"
-    out += [why_title, textwrap.indent(textwrap.fill(rule.why, 88), "  "), ""]
-    for title, examples in (("Bad", rule.bad), ("Good", rule.good)):
-        for example in examples:
-            out += [f"{title}:", textwrap.indent(example.rstrip(), "    "), ""]
-    out += ["How to fix:", textwrap.indent(textwrap.fill(rule.fix, 88), "  ")]
-    if rule.seed:
-        out += ["", f"Seen in the seed inventory: {rule.seed}"]
-    sys.stdout.write("\n".join(out) + "\n")
+    from graphlint.report.explain import render_explain
+
+    sys.stdout.write(render_explain(rule))
     return EXIT_CLEAN

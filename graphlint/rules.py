@@ -48,7 +48,7 @@ class Rule:
     fix: str
     matcher: str = ""  # static matcher kind; empty for runtime-only and meta rules
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    bad: tuple[str, ...] = ()
+    bad: tuple[str, ...] = ()  # each marks where its finding is reported: ``marked_positions``
     good: tuple[str, ...] = ()
     seed: str = ""  # which category of the seed inventory this generalises
     dynamic: bool = False  # reported by the dynamic probes rather than the static analyzer
@@ -66,7 +66,72 @@ def _as_examples(value: Any, where: str) -> tuple[str, ...]:
     raise RuleError(f"{where}: bad/good must be a string or a list of strings")
 
 
-def parse_rule(raw: Any, pack: str) -> Rule:
+#: A position marker: a comment line holding only carets (and an optional note after them).
+MARKER_RE = re.compile(r"^[ \t]*#[ \t]*(\^+)(?:[ \t].*)?$")
+
+MARKER_HOWTO = """\
+Add a comment line right under the line the finding is reported on, with a caret under its
+column (counted in the example as written; the `#` may stand at the start of the line):
+
+      return logits.argmax(-1).item()
+  #          ^ GL101
+
+Several findings get one marker line each. `python -m graphlint.docs --markers` prints every
+static bad example with its markers where the findings are (`--pack FILE` for your own pack).
+See docs/rule-packs.md, "Position markers"."""
+
+
+def marked_positions(example: str) -> tuple[tuple[int, int], ...]:
+    """The (line, col) each ``# ^`` marker line points at, both 1-based, as Fixit's
+    ``Invalid(line=, column=)`` cases do: the nearest line above that is not a marker, and the
+    column of the first caret. Markers are comments, so the example runs unchanged with them.
+
+    Raises ValueError for a marker with no code line above it."""
+    positions, target = [], 0
+    for number, line in enumerate(example.splitlines(), 1):
+        match = MARKER_RE.match(line)
+        if not match:
+            target = number
+        elif target == 0:
+            raise ValueError(f"the marker on line {number} has no code line above it")
+        else:
+            positions.append((target, match.start(1) + 1))
+    return tuple(positions)
+
+
+def mark_example(example: str, positions: Iterable[tuple[int, int]], label: str) -> str:
+    """``example`` with its markers replaced by ones at ``positions`` (line numbers of
+    ``example`` as given): what a failing example test prints, so the fix is a copy. Column 0
+    (unknown: runtime findings) gets the caret in column 3, which pins the line only."""
+    wanted: dict[int, list[int]] = {}
+    for line, col in sorted(set(positions)):
+        wanted.setdefault(line, []).append(col)
+    out = []
+    for number, line in enumerate(example.rstrip("\n").splitlines(), 1):
+        if MARKER_RE.match(line):
+            continue
+        out.append(line)
+        out += ["#" + " " * ((col if col >= 2 else 3) - 2) + f"^ {label}" for col in wanted.get(number, ())]
+    return "\n".join(out) + "\n"
+
+
+def _check_markers(bad: tuple[str, ...], good: tuple[str, ...], where: str, required: bool) -> None:
+    """Bad examples pin where their finding is reported (required for static and meta rules,
+    whose findings always have a line and column); good examples report nothing to pin."""
+    for index, example in enumerate(bad, 1):
+        try:
+            positions = marked_positions(example)
+        except ValueError as exc:
+            raise RuleError(f"{where}: bad example {index}: {exc}.\n{MARKER_HOWTO}") from None
+        if required and not positions:
+            raise RuleError(f"{where}: bad example {index} has no position marker.\n{MARKER_HOWTO}")
+    for index, example in enumerate(good, 1):
+        if any(MARKER_RE.match(line) for line in example.splitlines()):
+            raise RuleError(f"{where}: good example {index} has a position marker, but a good example reports "
+                            "nothing: delete the `# ^` line")
+
+
+def parse_rule(raw: Any, pack: str, require_markers: bool = True) -> Rule:
     if not isinstance(raw, dict):
         raise RuleError(f"{pack}: every entry under 'rules' must be a mapping")
     where = f"{pack}: rule {raw.get('code', '?')}"
@@ -94,6 +159,9 @@ def parse_rule(raw: Any, pack: str) -> Rule:
     params = raw.get("params") or {}
     if not isinstance(params, dict):
         raise RuleError(f"{where}: params must be a mapping")
+    bad, good = _as_examples(raw.get("bad"), where), _as_examples(raw.get("good"), where)
+    dynamic = bool(raw.get("dynamic", False))
+    _check_markers(bad, good, where, required=require_markers and not dynamic)
     return Rule(
         code=code,
         name=name,
@@ -104,16 +172,16 @@ def parse_rule(raw: Any, pack: str) -> Rule:
         fix=str(raw["fix"]).strip(),
         matcher=str(raw.get("matcher") or ""),
         params=params,
-        bad=_as_examples(raw.get("bad"), where),
-        good=_as_examples(raw.get("good"), where),
+        bad=bad,
+        good=good,
         seed=str(raw.get("seed") or ""),
-        dynamic=bool(raw.get("dynamic", False)),
+        dynamic=dynamic,
         probes=tuple(raw.get("probes") or ()),
         pack=pack,
     )
 
 
-def load_pack(path: Path) -> list[Rule]:
+def load_pack(path: Path, require_markers: bool = True) -> list[Rule]:
     import yaml  # local: keeps `graphlint rules --help` fast
 
     try:
@@ -124,11 +192,14 @@ def load_pack(path: Path) -> list[Rule]:
         raise RuleError(f"rule pack {path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise RuleError(f"rule pack {path} must have a top-level 'rules:' list")
-    return [parse_rule(raw, path.name) for raw in data["rules"]]
+    return [parse_rule(raw, path.name, require_markers) for raw in data["rules"]]
 
 
-def load_rules(extra_packs: Iterable[Path] = ()) -> dict[str, Rule]:
-    """Built-in packs first, then user packs; a user rule may not reuse a built-in code."""
+def load_rules(extra_packs: Iterable[Path] = (), require_markers: bool = True) -> dict[str, Rule]:
+    """Built-in packs first, then user packs; a user rule may not reuse a built-in code.
+
+    ``require_markers=False`` only for ``python -m graphlint.docs --markers``, which shows where
+    the markers of unmarked examples go."""
     if not BUILTIN_PACK_DIR.is_dir():
         raise RuleError(
             f"built-in rule packs not found at {BUILTIN_PACK_DIR}; reinstall graphlint"
@@ -136,7 +207,7 @@ def load_rules(extra_packs: Iterable[Path] = ()) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     names: dict[str, str] = {}
     for path in [*sorted(BUILTIN_PACK_DIR.glob("*.yaml")), *map(Path, extra_packs)]:
-        for rule in load_pack(path):
+        for rule in load_pack(path, require_markers):
             if rule.code in rules:
                 raise RuleError(f"{path.name}: rule code {rule.code} is already defined in {rules[rule.code].pack}")
             if rule.name in names:
@@ -158,8 +229,28 @@ def expand_selector(rules: dict[str, Rule], selector: str) -> set[str]:
     else:
         hits = {code for code, rule in rules.items() if rule.name == sel}
     if not hits:
-        raise RuleError(f"unknown rule selector {selector!r} (expected ALL, a code like GL101, a prefix like GL1, a rule name or a category)")
+        raise RuleError(f"unknown rule selector {selector!r}{_did_you_mean(rules, sel)}")
     return hits
+
+
+def _did_you_mean(rules: dict[str, Rule], selector: str) -> str:
+    """``; did you mean host-sync-item?`` for a misspelt name, code or category, else what a
+    selector may be (as ruff answers ``--select E5O1``)."""
+    import difflib
+
+    if selector.upper().startswith("GL"):
+        code = "GL" + selector[2:].upper().replace("O", "0")  # GL1O1: a letter O for a zero
+        if code[2:].isdigit() and len(code) < 5:
+            return f" (no rule code starts with {code}: the families are GL0xx-GL5xx; `graphlint rules` lists them)"
+        guess = difflib.get_close_matches(code, list(rules), n=1, cutoff=0.75)
+        if not guess and code[2:].isdigit():
+            return " (no such rule; `graphlint rules` lists them)"
+    else:
+        words = [*(r.name for r in rules.values()), *CATEGORIES, "meta", "ALL"]
+        guess = difflib.get_close_matches(selector.lower(), words, n=1, cutoff=0.75)
+    if guess:
+        return f"; did you mean {guess[0]}?"
+    return " (expected ALL, a code like GL101, a prefix like GL1, a rule name or a category)"
 
 
 def select_rules(rules: dict[str, Rule], select: Iterable[str] = ("ALL",), ignore: Iterable[str] = ()) -> set[str]:

@@ -45,7 +45,10 @@ SKIP_DIRS = frozenset({
     "__pycache__", "node_modules", "venv", "env", "build", "dist", "site-packages", "__pypackages__",
 })
 
-Progress = Callable[[int, int], None]  # (files done, files total)
+#: (done, total or None while it cannot be counted, phase): phases are "finding files",
+#: "analysing" (files), "cross-file pass" (files summarized again with other files' facts),
+#: "linking" (call graph and hotness over every summary, one step).
+Progress = Callable[[int, "int | None", str], None]
 
 
 class RunError(Exception):
@@ -157,7 +160,7 @@ def _summarize(item: tuple) -> tuple[FileSummary | None, str]:
 
 
 def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | None, done: int,
-                   total: int) -> list[tuple[FileSummary | None, str]]:
+                   total: int, phase: str = "analysing") -> list[tuple[FileSummary | None, str]]:
     jobs = min(settings.jobs, len(items))
     if jobs > 1 and len(items) >= PARALLEL_THRESHOLD:
         try:
@@ -167,7 +170,7 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
                 for result in pool.map(_summarize, items, chunksize=chunk):
                     results.append(result)
                     if progress:
-                        progress(done + len(results), total)
+                        progress(done + len(results), total, phase)
             return results
         except (BrokenProcessPool, OSError):
             pass  # a worker died (OOM, signal): redo everything in this process
@@ -176,7 +179,7 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
     for item in items:
         results.append(_summarize(item))
         if progress:
-            progress(done + len(results), total)
+            progress(done + len(results), total, phase)
     return results
 
 
@@ -197,25 +200,55 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
 
 
 def _run(settings: Settings, progress: Progress | None) -> RunResult:
-    from graphlint.static.link import link, missing_entries
+    from graphlint.static.link import link
 
     result = RunResult(findings=[])
+    if progress:
+        progress(0, None, "finding files")
     sources = [read_source(p) for p in discover(settings, result.warnings)]
     result.files = len(sources)
+    if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
+        where = ", ".join(display_path(p) for p in settings.analysis_paths)
+        result.warnings.append(f"No Python files found under {where}: nothing was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     try:
-        result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta)
+        result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress)
     except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
         result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
     result.lines = sum(s.lines for s in summaries.values())
+    check_entries(summaries, settings)
+    if progress:
+        progress(0, None, "linking")
     try:
         linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
-    for entry in missing_entries(list(summaries.values()), settings.options):
-        result.warnings.append(f"entry {entry} names no function in the analysed files; nothing is reached from it")
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
     return result
+
+
+def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
+    """An entry that names no function is a configuration error (exit 2), never a warning: under
+    pre-commit nobody reads warnings, and a typo'd entry makes the hook check nothing at all."""
+    import difflib
+
+    from graphlint.config import ConfigError
+    from graphlint.static.link import missing_entries
+
+    for entry in missing_entries(list(summaries.values()), settings.options):
+        path, _, qualname = entry.rpartition(":")
+        summary = next((s for p, s in summaries.items() if os.path.normpath(p) == os.path.normpath(path)), None)
+        where = f"{settings.entry_origin} {entry}"
+        if summary is None:
+            raise ConfigError(f"{where}: {path} is not among the analysed files (not under the checked paths, "
+                              "or excluded)")
+        if summary.errors or summary.data is None:
+            continue  # the file did not parse: its GL000 finding says why, and is reported
+        functions = [q for q in getattr(summary.data, "functions", {}) if q != "<module>"]
+        guesses = difflib.get_close_matches(qualname, functions, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(guesses)}?" if guesses else (
+            f" (it defines: {', '.join(sorted(functions)[:8])})" if functions else " (it defines no function)")
+        raise ConfigError(f"{where} names no function in {path}{hint}")
 
 
 def _summaries(sources: list[_Source], settings: Settings, progress: Progress | None):
@@ -235,7 +268,7 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
             misses.append(source)
     done = len(sources) - len(misses)
     if progress:
-        progress(done, len(sources))
+        progress(done, len(sources), "analysing")
     outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
     for source, (summary, crash) in zip(misses, outcomes):
         if summary is None:
@@ -253,7 +286,7 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
 
 
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Source], settings: Settings,
-                          meta: list[Finding]) -> int:
+                          meta: list[Finding], progress: Progress | None = None) -> int:
     """Summarize again the files that import another file's ``-> Tensor`` functions, with those
     names as facts (see :mod:`graphlint.static.crossfile`); cached under the names too.
     Returns the cache hits."""
@@ -273,7 +306,10 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Sour
             summaries[path] = cached
         else:
             items.append((path, source.data, names))
-    for (path, _, names), (summary, crash) in zip(items, _summarize_all(items, settings, None, 0, len(items))):
+    if progress and items:
+        progress(0, len(items), "cross-file pass")
+    outcomes = _summarize_all(items, settings, progress, 0, len(items), "cross-file pass")
+    for (path, _, names), (summary, crash) in zip(items, outcomes):
         if summary is None:  # the first summary stands; say why the second one is missing
             meta.append(meta_finding(settings.rules, INTERNAL_ERROR, path, 1, 0,
                                      f"internal error while adding facts from other files: {crash}"))

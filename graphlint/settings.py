@@ -35,6 +35,7 @@ class Settings:
     root: Path
     cache_dir: Path | None  # None: --no-cache
     jobs: int
+    entry_origin: str = "--entry"  # where the entries came from, for error messages
 
 
 def resolve(
@@ -57,10 +58,11 @@ def resolve(
         (PathMatcher([glob], config.root), frozenset(_expand(rules, codes, f"per-file-ignores {glob!r}")))
         for glob, codes in config.per_file_ignores
     )
+    entry_origin = "--entry" if entries else f"{display_path(config.path) if config.path else 'config'} entry"
     if entries:
-        entry_list = [_entry(e, Path.cwd(), "--entry") for e in entries]
+        entry_list = [_entry(e, Path.cwd(), entry_origin) for e in entries]
     else:
-        entry_list = [_entry(e, config.root, f"{config.path} entry") for e in config.entry]
+        entry_list = [_entry(e, config.root, entry_origin) for e in config.entry]
     options = StaticOptions(
         enabled=frozenset(enabled),
         entries=tuple(entry_list),
@@ -89,6 +91,7 @@ def resolve(
         root=config.root,
         cache_dir=config.root / CACHE_DIR_NAME if use_cache else None,
         jobs=jobs or default_jobs(),
+        entry_origin=entry_origin,
     )
 
 

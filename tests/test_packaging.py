@@ -42,7 +42,7 @@ def test_wheel_ships_rule_packs_and_loads_them_outside_the_checkout(tmp_path):
     )
     if build.returncode != 0:
         pytest.skip(f"cannot build a wheel here: {build.stderr.strip()[-300:]}")
-    wheel = next(tmp_path.glob("graphlint-*.whl"))
+    wheel = next(tmp_path.glob("cuda_graphlint-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     packs = sorted(p.name for p in (ROOT / "rules").glob("*.yaml"))
     assert packs and all(f"graphlint/packs/{name}" in names for name in packs)

@@ -118,7 +118,7 @@ def _collect(req, args):
     import torch
 
     from graphlint.dynamic.distributed import run_rank, under_torchrun
-    from graphlint.dynamic.run import run_inventory, total_jobs, validate_gpus
+    from graphlint.dynamic.run import planned_steps, run_inventory, validate_gpus
     from graphlint.dynamic.results import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
@@ -128,13 +128,14 @@ def _collect(req, args):
     problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
     if problem:
         raise ValueError(problem)
-    if args.no_progress or not sys.stderr.isatty():
-        return _usable(run_inventory(req))
-    from rich.progress import Progress
+    from graphlint.progress import InventoryProgress, wanted
 
-    with Progress(transient=True) as progress:
-        task = progress.add_task("probing", total=total_jobs(req, cuda, torch.cuda.device_count() if cuda else 0))
-        return _usable(run_inventory(req, on_done=lambda what: progress.update(task, advance=1, description=what)))
+    if not wanted(args.no_progress):
+        return _usable(run_inventory(req))
+    count = torch.cuda.device_count() if cuda else 0
+    devices = 1 if not cuda or req.placement == "span" else len(req.gpus if req.gpus is not None else range(count))
+    with InventoryProgress(planned_steps(req, cuda, count), devices) as progress:
+        return _usable(run_inventory(req, on_done=progress.done, on_step=progress.step))
 
 
 def _usable(inv):
@@ -155,8 +156,26 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
+def torch_problem(command: str) -> str:
+    """'' when torch imports, else the one line that says so and which extra installs it: a
+    static-only install (or pre-commit's environment) must not get a traceback or blame the target."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        from graphlint import DISTRIBUTION
+
+        why = "is not installed" if getattr(exc, "name", None) == "torch" else f"cannot be imported ({exc})"
+        return (f"graphlint {command} runs the engine and needs torch, which {why}: "
+                f"pip install '{DISTRIBUTION}[engine]' (or torch>=2.11 itself)")
+    return ""
+
+
 def _guarded(fn):
     def handler(args) -> int:
+        problem = torch_problem(args.command)
+        if problem:
+            print(f"graphlint: error: {problem}", file=sys.stderr)
+            return EXIT_ERROR
         from graphlint.dynamic.target import TargetError
         from graphlint.rules import RuleError
 
@@ -208,28 +227,13 @@ def cmd_capture_test(args) -> int:
     if inv is None:
         return EXIT_CLEAN
     failed = failures(inv)
+    from graphlint.report import use_color
+    from graphlint.report.capture_test import render_capture_test, sort_failures
+
+    failed = sort_failures(failed)
     if args.format == "json":
         _write(json.dumps({"cuda": cuda, "passed": not failed, "failures": failed,
                            "inventory": inv.to_dict()}, indent=2, default=str) + "\n", args.output)
     else:
-        _write(_capture_text(inv, failed, cuda), args.output)
+        _write(render_capture_test(inv, failed, cuda, color=use_color(args.output)), args.output)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
-
-
-def _capture_text(inv, failed: list[str], cuda: bool) -> str:
-    lines = []
-    if not cuda:
-        lines.append("capture-test: CAPTURE SKIPPED: no CUDA device; ran the tracer only (on the CPU).")
-    for dev in inv.devices:
-        for p in dev.probes:
-            lines.append(f"{dev.device:>10} {p.probe:<10} {p.status:<8} {p.detail}")
-        for region, cell in dev.capture.items():
-            lines.append(f"{dev.device:>10} {region:<24} {cell['status']}" + (f": {cell['detail']}" if cell.get("detail") else ""))
-        if dev.timing.get("graph_s") and dev.timing.get("eager_s"):
-            t = dev.timing
-            lines.append(f"{dev.device:>10} eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
-                         f"({t['eager_s'] / t['graph_s']:.2f}x)")
-    lines += [f"FAIL {f}" for f in failed]
-    verdict = "FAILED" if failed else ("passed (tracer only: capture was not tested)" if not cuda else "passed")
-    lines.append(f"capture-test {verdict}")
-    return "\n".join(lines) + "\n"

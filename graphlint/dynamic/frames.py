@@ -48,9 +48,15 @@ def is_user_file(filename: str) -> bool:
     return not (
         resolved.startswith(_GRAPHLINT_DIR)
         or resolved.startswith(_torch_dir())
-        or resolved.startswith(_STDLIB_DIRS)
+        or (resolved.startswith(_STDLIB_DIRS) and not _installed(resolved))
         or "site-packages" + os.sep + "torch" in resolved
     )
+
+
+def _installed(resolved: str) -> bool:
+    """Under site-packages/dist-packages: an installed library (transformers), not the standard
+    library, although a venv's or pyenv's ``platstdlib`` directory holds its site-packages."""
+    return any(f"{os.sep}{name}{os.sep}" in resolved for name in ("site-packages", "dist-packages"))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -20,6 +20,7 @@ import time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -33,18 +34,33 @@ class CaptureCheck:
 
 
 class GraphCapture:
-    def require_gpu(self) -> None:
-        import torch
+    """Errors read like the CLI's: a bad spec, an option the factory cannot take, a factory that
+    refuses its options or raises -- one ``graphlint: error: ...`` line, no traceback from inside
+    graphlint. A relative ``FILE.py`` is looked up from the working directory, then from pytest's
+    rootdir, and its project goes on ``sys.path`` as for the CLI (:mod:`graphlint.dynamic.loading`)."""
 
+    def __init__(self, rootdir: Path | None = None) -> None:
+        self.rootdir = rootdir
+
+    def require_gpu(self) -> None:
+        torch = _torch()
         if not torch.cuda.is_available():
             pytest.skip("graph_capture: no CUDA device, so no trial capture")
 
     def __call__(self, target: str | Callable[..., Any], *, gpus: list[int] | None = None, soak_steps: int = 0,
                  **options: Any) -> CaptureCheck:
-        import torch
-
+        torch = _torch()
         from graphlint.dynamic.results import failures
+        from graphlint.dynamic.target import TargetError
 
+        try:
+            target, factory = self._resolve(target, options)
+        except TargetError as exc:
+            refused = str(exc)  # failed outside the except block: no "during handling" second copy
+        else:
+            refused = ""
+        if refused:
+            pytest.fail(f"graphlint: error: {refused}", pytrace=False)
         cuda = torch.cuda.is_available()
         if not isinstance(target, str) and cuda:
             target = _as_spec(target, options) or target
@@ -54,11 +70,40 @@ class GraphCapture:
             inv = run_inventory(Request(target=target, options=options, gpus=gpus, soak_steps=soak_steps,
                                         trace=not cuda, graph=cuda))
         else:
-            inv = _in_process(target, options, gpus, soak_steps, cuda)
+            inv = _in_process(factory, options, gpus, soak_steps, cuda)
+        refused = next((d.meta["target_error"] for d in inv.devices if d.meta.get("target_error")), "")
+        if refused:
+            pytest.fail(f"graphlint: error: {refused}", pytrace=False)
         check = CaptureCheck(capture_tested=cuda, failures=failures(inv), inventory=inv)
         if check.failures:
             pytest.fail("graph capture check failed:\n  " + "\n  ".join(check.failures), pytrace=False)
         return check
+
+    def _resolve(self, target, options):
+        """(target, factory): a spec made absolute, both checked against ``options`` up front."""
+        from graphlint.dynamic.target import check_options, load_factory
+
+        if isinstance(target, str):
+            where, sep, name = target.rpartition(":")
+            if sep and where.endswith(".py") and not Path(where).is_absolute() and not Path(where).exists() \
+                    and self.rootdir is not None and (self.rootdir / where).is_file():
+                target = f"{self.rootdir / where}:{name}"
+            factory = load_factory(target)
+        else:
+            factory = target
+        check_options(factory, options, where="graph_capture options")
+        return target, factory
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:
+        from graphlint import DISTRIBUTION
+
+        pytest.fail(f"graphlint: error: graph_capture needs torch ({exc}): pip install '{DISTRIBUTION}[engine]'",
+                    pytrace=False)
+    return torch
 
 
 def _as_spec(factory: Callable[..., Any], options: dict[str, Any]) -> str | None:
@@ -79,30 +124,48 @@ def _as_spec(factory: Callable[..., Any], options: dict[str, Any]) -> str | None
 
 def _in_process(factory, options, gpus, soak_steps, cuda):
     import datetime
+    import threading
 
     import torch
 
     from graphlint.dynamic.results import Inventory, caveat_failed_captures, runtime_rules
+    from graphlint.dynamic.target import TargetError
+    from graphlint.dynamic.worker import GRAPH_PROBES, TRACE_PROBES, crashed
 
     rules = runtime_rules()
     inv = Inventory(target=getattr(factory, "__qualname__", repr(factory)), command="graph_capture fixture",
                     date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                     torch=torch.__version__, cuda=cuda)
-    if cuda:
-        from graphlint.dynamic.replay import run_graph_phase
+    labels = [str(torch.device("cuda", i)) for i in (gpus if gpus is not None else range(torch.cuda.device_count()))]
 
-        for index in gpus if gpus is not None else range(torch.cuda.device_count()):
-            dev = torch.device("cuda", index)
-            result = run_graph_phase(factory, [dev], options, rules, str(dev), soak_steps=soak_steps)
-            inv.devices.append(caveat_failed_captures(result))
-        return inv
-    from graphlint.dynamic.tracer import trace_phase
+    def probe(label: str) -> None:
+        try:  # as in a worker process: a crash is the probes' outcome, not a traceback from graphlint
+            if cuda:
+                from graphlint.dynamic.replay import run_graph_phase
 
-    inv.devices.append(trace_phase(factory, [torch.device("cpu")], options, rules, "cpu"))
+                result = caveat_failed_captures(run_graph_phase(factory, [torch.device(label)], options, rules, label,
+                                                                soak_steps=soak_steps))
+            else:
+                from graphlint.dynamic.tracer import trace_phase
+
+                result = trace_phase(factory, [torch.device("cpu")], options, rules, "cpu")
+        except TargetError as exc:  # reported by the caller, like a worker's refusal
+            result = crashed(label, GRAPH_PROBES if cuda else TRACE_PROBES, exc)
+            result.meta["target_error"] = str(exc)
+        except Exception as exc:
+            result = crashed(label, GRAPH_PROBES if cuda else TRACE_PROBES, exc)
+        inv.devices.append(result)
+
+    for label in labels if cuda else ["cpu"]:
+        # In a thread of its own, as run_inventory's phases: the test function's frame is not on the
+        # stack, so it cannot win the attribution of ops that run only in library code (transformers)
+        thread = threading.Thread(target=probe, args=(label,))
+        thread.start()
+        thread.join()
     return inv
 
 
 @pytest.fixture
-def graph_capture() -> GraphCapture:
+def graph_capture(request) -> GraphCapture:
     """Assert that a target captures and replays (tracer-only without CUDA; see the module doc)."""
-    return GraphCapture()
+    return GraphCapture(rootdir=Path(str(request.config.rootpath)))

@@ -181,9 +181,11 @@ def failures(inventory: Inventory) -> list[str]:
         for region, cell in dev.capture.items():
             if cell["status"] in (FAILED, EMPTY):
                 out.append(f"{dev.device} {region}: capture {cell['status']} {cell.get('detail', '')}".rstrip())
+        crashes: dict[str, list[str]] = {}  # one line per error, not per probe it stopped
         for probe in dev.probes:
             if probe.status == "error":
-                out.append(f"{dev.device} {probe.probe}: probe error {probe.detail}")
+                crashes.setdefault(probe.detail, []).append(probe.probe)
+        out += [f"{dev.device} {', '.join(probes)}: probe error {detail}" for detail, probes in crashes.items()]
         for f in dev.findings:
             if f.severity == "error" and dict(f.extra).get("in_graph", True):
                 out.append(f"{f.path}:{f.line} {f.rule} {f.message} [{dev.device}]")

@@ -99,8 +99,12 @@ def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
     return ""
 
 
-def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) -> Inventory:
+def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
+                  on_step: Callable[[str, str, int, int], None] | None = None) -> Inventory:
+    """``on_done(what)`` after each phase job; ``on_step(device, probe, step, total)`` as steps run."""
     import torch
+
+    from graphlint.dynamic.progress import Relay
 
     cuda = torch.cuda.is_available() and not req.cpu
     inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
@@ -108,22 +112,25 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) ->
     slots = _jobs(req, cuda, torch.cuda.device_count() if cuda else 0)
     results: list[DeviceResult | None] = [None] * len(slots)
 
+    relay = Relay(on_step if cuda else None)  # workers are processes: their steps arrive by file
+
     def work(i: int) -> None:
         merged = None
         for job in slots[i]:
-            part = run_phase(job) if not cuda else _worker(job)
+            part = run_phase(job, on_step) if not cuda else _worker(relay.job(job))
             if cuda and job["phase"] == "graph":
-                part = _without_failed_captures(job, part)
+                part = _without_failed_captures(relay.job(job), part)
             merged = part if merged is None else merged.merge(part)
             if on_done:
                 on_done(f"{job['label']} {job['phase']}")
         results[i] = merged
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(slots))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with relay:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     inv.devices = [r for r in results if r is not None]
     if not cuda:
         why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
@@ -134,5 +141,8 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None) ->
     return inv
 
 
-def total_jobs(req: Request, cuda: bool, device_count: int) -> int:
-    return sum(len(s) for s in _jobs(req, cuda, device_count))
+def planned_steps(req: Request, cuda: bool, device_count: int) -> int:
+    """Steps every device's phases will stage: what the progress bar counts (devices x probes x steps)."""
+    from graphlint.dynamic.progress import planned
+
+    return sum(planned(job) for slot in _jobs(req, cuda, device_count) for job in slot)

@@ -121,7 +121,7 @@ class TargetError(ValueError):
     """
 
 
-def check_options(factory: Callable[..., Any], options: dict[str, Any]) -> None:
+def check_options(factory: Callable[..., Any], options: dict[str, Any], where: str = "--option") -> None:
     """Refuse, before any probe runs, options that the factory's signature cannot take."""
     import inspect
 
@@ -132,15 +132,17 @@ def check_options(factory: Callable[..., Any], options: dict[str, Any]) -> None:
     try:
         signature.bind(["cpu"], **options)
     except TypeError as exc:
-        raise TargetError(f"--option: {getattr(factory, '__qualname__', factory)}(devices, ...) {exc}") from None
+        raise TargetError(f"{where}: {getattr(factory, '__qualname__', factory)}(devices, ...) {exc}") from None
 
 
 def load_factory(spec: str) -> Callable[..., Any]:
-    """``path/to/file.py:factory`` or ``package.module:factory`` -> the factory callable."""
-    import importlib
-    import importlib.util
-    import sys
+    """``path/to/file.py:factory`` or ``package.module:factory`` -> the factory callable.
+
+    The target's project goes on ``sys.path`` first, as pytest's rootdir does for tests: see
+    :mod:`graphlint.dynamic.loading` (an uninstalled project's target imports its own package)."""
     from pathlib import Path
+
+    from graphlint.dynamic import loading
 
     where, sep, name = spec.rpartition(":")
     if not sep or not where or not name:
@@ -149,21 +151,13 @@ def load_factory(spec: str) -> Callable[..., Any]:
         path = Path(where)
         if not path.is_file():
             raise TargetError(f"target file {where} does not exist")
-        module_name = f"graphlint_target_{path.stem}"
-        loader_spec = importlib.util.spec_from_file_location(module_name, path.resolve())
-        module = importlib.util.module_from_spec(loader_spec)
-        sys.modules[module_name] = module
-        sys.path.insert(0, str(path.resolve().parent))
         try:
-            loader_spec.loader.exec_module(module)
+            module = loading.import_file(path)
         except Exception as exc:  # the user's file is broken: say where, not "graphlint bug"
-            sys.modules.pop(module_name, None)  # no half-initialised module left for a later import
             raise TargetError(f"cannot load target file {where}: {_located(exc)}") from exc
-        finally:
-            sys.path.remove(str(path.resolve().parent))
     else:
         try:
-            module = importlib.import_module(where)
+            module = loading.import_module(where)
         except Exception as exc:
             raise TargetError(f"cannot import target module {where}: {_located(exc)}") from exc
     factory = getattr(module, name, None)

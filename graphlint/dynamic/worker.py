@@ -29,10 +29,13 @@ def _meta(devices) -> dict[str, str]:
     return meta
 
 
-def run_phase(job: dict) -> DeviceResult:
+def run_phase(job: dict, on_step=None) -> DeviceResult:
+    """``on_step(label, probe, step, total)`` hears each step staged (in a worker process: the
+    job's ``progress_file`` does; see :mod:`graphlint.dynamic.progress`)."""
     import torch
 
-    from graphlint.dynamic.frames import error_line, traceback_user_frame
+    from graphlint.dynamic import progress
+
     from graphlint.dynamic.target import TargetError, load_factory
 
     label, phase = job["label"], job["phase"]
@@ -42,7 +45,8 @@ def run_phase(job: dict) -> DeviceResult:
         if devices[0].type == "cuda":
             torch.cuda.set_device(devices[0])  # the engine's GPU is current, as in a per-GPU serving process
         rules = runtime_rules()
-        factory = load_factory(job["target"])
+        sink = progress.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
+        factory = progress.watch(load_factory(job["target"]), job, sink)
         if phase == "graph":
             from graphlint.dynamic.replay import run_graph_phase
 
@@ -57,15 +61,23 @@ def run_phase(job: dict) -> DeviceResult:
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],
                               meta={"target_error": str(exc)})
     except Exception as exc:
-        detail = error_line(exc)
-        user = traceback_user_frame(exc.__traceback__)  # the target's line, not torch's or graphlint's
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"
-        result = DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
+        result = crashed(label, probes, exc)
     if phase == "graph" and not job.get("soak_steps"):
         result.probes = [p for p in result.probes if p.probe != "soak"]
     result.meta.update(_meta(devices))
     return result
+
+
+def crashed(label: str, probes, exc: BaseException) -> DeviceResult:
+    """A phase that raised: each probe's outcome is the error, located at the target's own line
+    (not torch's or graphlint's). The pytest fixture reports in-process crashes the same way."""
+    from graphlint.dynamic.frames import error_line, traceback_user_frame
+
+    detail = error_line(exc)
+    user = traceback_user_frame(exc.__traceback__)
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"
+    return DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
 
 
 def main(argv: list[str]) -> int:

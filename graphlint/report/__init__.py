@@ -33,6 +33,17 @@ class ReportContext:
     warnings: list[str] = field(default_factory=list)
 
 
+def use_color(output: str | None) -> bool:
+    """Colour only for a terminal on stdout: never into ``--output``, never with ``NO_COLOR`` set
+    and non-empty (no-color.org); ``FORCE_COLOR`` forces it (CI logs that render ANSI)."""
+    import os
+    import sys
+
+    if output or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
 def rule_message(rule: Rule) -> str:
     """A rule's message without the per-finding ``{name}`` placeholder (for tables and help)."""
     return re.sub(r"\s*\(\{name\}\)", "", rule.message).replace("{name}", "...")

@@ -37,11 +37,21 @@ def _print_finding(console: Console, f: Finding, ctx: ReportContext) -> None:
     )
     if f.line_text:
         console.print(Text.assemble("    ", ("|", "dim"), " ", f.line_text))  # no markup: a trailing \ stays one
+    if f.fix and not f.suppressed:
+        console.print(Text.assemble("    ", ("= help:", "cyan"), " ", first_sentence(f.fix)))
     if ctx.show_chain and f.chain:
         console.print(f"    [dim]chain:[/] {escape(' -> '.join(f.chain))}")
     if f.suppressed:
         reason = f.suppression_reason or "no reason given"
         console.print(f"    [dim]suppressed: {escape(reason)}[/]")
+
+
+def first_sentence(text: str) -> str:
+    """The fix's first sentence: a hint under the finding, as ruff's ``= help:``; the rest (why,
+    examples) is one ``graphlint explain CODE`` away."""
+    text = " ".join(text.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
 
 
 def _plural(n: int, word: str) -> str:
@@ -58,6 +68,9 @@ def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext
     if info["baselined"]:
         hidden.append(f"{info['baselined']} in the baseline")
     tail = f" ({', '.join(hidden)})" if hidden else ""
+    if not info["files"]:
+        console.print("No Python files checked.")
+        return
     if not info["findings"]:
         console.print(f"[green]No findings[/] in {_plural(info['files'], 'file')}{tail}.")
         return
@@ -70,6 +83,11 @@ def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext
     for category, count in info["by_category"].items():
         if count:
             console.print(f"  {category:<16} {count}")
+    codes = sorted({f.rule for f in findings if not f.suppressed})
+    if codes:
+        example = f"graphlint explain {codes[0]}"
+        console.print(f"[dim]Why each breaks capture, with a fixed example:[/] {example}"
+                      + (" (or any code above)" if len(codes) > 1 else ""))
     if failing:
         verb = "fails" if failing == 1 else "fail"
         console.print(f"[bold red]{_plural(failing, 'finding')} {verb} the check[/] "

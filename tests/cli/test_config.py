@@ -199,10 +199,34 @@ def test_user_pack_with_an_unknown_matcher_is_a_config_error(project):
     assert result.rc == 2 and "no-such-matcher" in result.err
 
 
-def test_an_entry_naming_no_function_is_warned_about(project):
+def test_an_entry_naming_no_function_is_a_config_error_with_a_suggestion(project):
+    """Issue 10: a typo'd entry used to be a warning nobody saw under pre-commit, with exit 0."""
+    project.write("src/a.py", "def decode_step(x):\n    return x.item()\n\nclass Engine:\n    def step(self):\n        pass\n")
+    for flags in ((), ("--strict",), ("--exit-zero",)):
+        result = project.run("src", "--entry", "src/a.py:decode_stp", *flags)
+        assert result.rc == 2 and result.out == "", flags
+        assert result.err.strip().splitlines() == [
+            "graphlint: error: --entry src/a.py:decode_stp names no function in src/a.py; did you mean decode_step?"]
+    assert "did you mean Engine.step?" in project.run("src", "--entry", "src/a.py:Engine.stpe").err
+    unknown = project.run("src", "--entry", "src/a.py:zzz")
+    assert unknown.rc == 2 and "(it defines: Engine.step, decode_step)" in unknown.err
+    project.config('entry = ["src/a.py:decode_stp"]\n')
+    configured = project.run("src")
+    assert configured.rc == 2 and "pyproject.toml entry src/a.py:decode_stp names no function" in configured.err
+    assert "did you mean decode_step?" in configured.err
+
+
+def test_an_entry_in_a_file_that_is_not_checked_is_a_config_error(project):
     project.write("src/a.py", "def decode_step(x):\n    return x\n")
-    result = project.run("src", "--entry", "src/a.py:decode_stp")
-    assert result.rc == 0 and "src/a.py:decode_stp names no function" in result.err
+    project.write("other/b.py", "def step(x):\n    return x\n")
+    result = project.run("src", "--entry", "other/b.py:step")
+    assert result.rc == 2 and "other/b.py is not among the analysed files" in result.err
+
+
+def test_an_entry_in_a_file_that_does_not_parse_reports_the_parse_error(project):
+    project.write("src/a.py", "def decode_step(x:\n")
+    result = project.run("src", "--entry", "src/a.py:decode_step")
+    assert result.rc == 1 and "GL000" in result.out
 
 
 @pytest.mark.parametrize(
@@ -221,3 +245,22 @@ def test_user_pack_rule_that_cannot_be_selected_unambiguously_is_a_config_error(
     project.write("src/a.py", "def decode_step(x):\n    return x\n")
     result = project.run("src")
     assert result.rc == 2 and message in result.err, result.err
+
+
+@pytest.mark.parametrize("selector, says", [
+    ("host-sync-itme", "did you mean host-sync-item?"),
+    ("HOST-SYNC-ITEM", "did you mean host-sync-item?"),
+    ("GL1O1", "did you mean GL101?"),  # a letter O for a zero
+    ("hostsync", "did you mean host-sync?"),
+    ("GL9", "no rule code starts with GL9"),
+    ("GL999", "no such rule"),
+    ("zzz", "expected ALL, a code like GL101"),
+])
+def test_a_misspelt_selector_gets_a_suggestion_on_the_command_line_and_in_config(project, selector, says):
+    project.write("src/a.py", "def decode_step(x):\n    return x\n")
+    for flag in ("--select", "--ignore"):
+        result = project.run("src", flag, selector)
+        assert result.rc == 2 and f"unknown rule selector {selector!r}" in result.err and says in result.err
+    project.config(f'ignore = ["{selector}"]\n')
+    configured = project.run("src")
+    assert configured.rc == 2 and "pyproject.toml" in configured.err and says in configured.err

@@ -1,10 +1,10 @@
-"""rules/meta.yaml: every bad example raises exactly its rule, every good one nothing."""
+"""rules/meta.yaml: every bad example raises exactly its rule where it is marked, every good one nothing."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphlint.rules import BUILTIN_PACK_DIR, load_pack
+from graphlint.rules import BUILTIN_PACK_DIR, load_pack, mark_example, marked_positions
 
 META = load_pack(BUILTIN_PACK_DIR / "meta.yaml")
 EXAMPLES = [(r.code, kind, i, text) for r in META for kind in ("bad", "good") for i, text in enumerate(getattr(r, kind))]
@@ -20,5 +20,7 @@ def test_meta_rules_are_complete():
 @pytest.mark.parametrize("code, kind, index, text", EXAMPLES, ids=[f"{c}-{k}{i}" for c, k, i, _ in EXAMPLES])
 def test_meta_rule_example(project, code, kind, index, text):
     project.write("example/example.py", text)
-    found = project.codes("example")
-    assert found == ([code] if kind == "bad" else []), found
+    findings = project.findings("example")
+    assert [f["rule"] for f in findings] == ([code] if kind == "bad" else []), findings
+    at = {(f["line"], f["col"]) for f in findings}
+    assert at == set(marked_positions(text)), f"markers belong here:\n{mark_example(text, at, code)}"

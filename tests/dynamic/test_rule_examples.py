@@ -1,13 +1,16 @@
 """Every bad/good example of rules/runtime.yaml runs under the probe that reports it.
 
-bad -> exactly that rule; good -> nothing. On the CPU only the tracer runs, and three tracer
-examples need CUDA (a gpu_trace sync, a device->host copy, a pageable host->device copy);
-they and the capture/replay/soak examples run in the GPU test at the bottom. The replay, soak
-and capture-failure examples also run on the CPU against the graph emulator
-(test_protocol_emulated.py).
+bad -> exactly that rule, on the line its ``# ^`` marker pins where the example has one (runtime
+findings carry a line, not a column; every tracer rule is marked); good -> nothing. On the CPU
+only the tracer runs, and three tracer examples need CUDA (a gpu_trace sync, a device->host
+copy, a pageable host->device copy); they and the capture/replay/soak examples run in the GPU
+test at the bottom. The replay, soak and capture-failure examples also run on the CPU against
+the graph emulator (test_protocol_emulated.py).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,6 +19,7 @@ from dynamic_helpers import snippet_factory
 from graphlint.dynamic.results import merge_findings, runtime_rules
 from graphlint.dynamic.target import regions_of
 from graphlint.dynamic.tracer import run_tracer
+from graphlint.rules import mark_example, marked_positions
 
 RULES = runtime_rules()
 NEEDS_CUDA = {"GL191": "gpu_trace sync callbacks", "GL192": "a device->host copy needs a device",
@@ -30,38 +34,57 @@ def _ids(cases):
     return [f"{code}-{kind}{i}" for code, kind, i, _ in cases]
 
 
+def snippet_lines(findings, code, snippet: Path) -> set[int]:
+    """The example's lines ``code`` is reported on (the snippet file has a ``def`` line on top)."""
+    return {f.line - 1 for f in findings if f.rule == code and Path(f.path).resolve() == snippet.resolve()}
+
+
+def misplaced(code, example, lines: set[int]) -> str:
+    """Why the reported lines are not the marked ones ('' when they are, or nothing is marked)."""
+    marked = {line for line, _ in marked_positions(example)}
+    if not marked or lines == marked:
+        return ""
+    return (f"{code} reported on example line(s) {sorted(lines)}, marked {sorted(marked)}; markers belong here:\n"
+            + mark_example(example, [(line, 0) for line in lines], code))
+
+
 def trace_example(code, kind, example, tmp_path, device):
-    factory, _ = snippet_factory(example, tmp_path, f"{code}_{kind}")
+    """(rules seen, the example lines ``code`` was reported on)."""
+    factory, snippet = snippet_factory(example, tmp_path, f"{code}_{kind}")
     target = factory([device])
     regions = regions_of(target)
     target.stage(0)
     for region in regions:
         region.fn()
     findings, _, _ = run_tracer(target, regions, RULES, str(device), cuda=device.type == "cuda")
-    return {f.rule for f in merge_findings(findings)}  # as every report does: sync-debug folds into named ops
+    findings = merge_findings(findings)  # as every report does: sync-debug folds into named ops
+    return {f.rule for f in findings}, snippet_lines(findings, code, snippet)
 
 
 def graph_example(code, kind, example, tmp_path, device):
     from graphlint.dynamic.replay import run_graph_phase
 
-    factory, _ = snippet_factory(example, tmp_path, f"{code}_{kind}")
+    factory, snippet = snippet_factory(example, tmp_path, f"{code}_{kind}")
     soak = 64 if "soak" in RULES[code].probes else 0
     result = run_graph_phase(factory, [device], {}, RULES, str(device), soak_steps=soak)
-    return {f.rule for f in result.findings}
+    return {f.rule for f in result.findings}, snippet_lines(result.findings, code, snippet)
 
 
 def test_every_runtime_rule_has_examples_and_probes():
     for code, rule in RULES.items():
         assert rule.dynamic and rule.probes and rule.bad and rule.good, code
         assert "90" <= code[3:] <= "99", code
+        if "tracer" in rule.probes:  # the tracer always blames a line: pin it
+            assert all(marked_positions(bad) for bad in rule.bad), f"{code}: mark the line (docs/rule-packs.md)"
 
 
 @pytest.mark.parametrize(("code", "kind", "i", "example"), TRACER_CASES, ids=_ids(TRACER_CASES))
 def test_tracer_example_on_cpu(code, kind, i, example, tmp_path):
     if code in NEEDS_CUDA and kind == "bad":
         pytest.skip(f"{code} example needs CUDA ({NEEDS_CUDA[code]}); runs in test_examples_on_gpu in this file")
-    seen = trace_example(code, kind, example, tmp_path, torch.device("cpu"))
+    seen, lines = trace_example(code, kind, example, tmp_path, torch.device("cpu"))
     assert seen == ({code} if kind == "bad" else set())
+    assert not misplaced(code, example, lines), misplaced(code, example, lines)
 
 
 def wrong_examples_on_gpu(tmp_dir: str) -> list[str]:
@@ -73,9 +96,11 @@ def wrong_examples_on_gpu(tmp_dir: str) -> list[str]:
         run = trace_example if (code, kind, i, example) in TRACER_CASES else graph_example
         case_dir = Path(tmp_dir) / str(n)
         case_dir.mkdir()
-        seen = run(code, kind, example, case_dir, device)
+        seen, lines = run(code, kind, example, case_dir, device)
         if seen != ({code} if kind == "bad" else set()):
             wrong.append(f"{code} {kind}[{i}]: saw {sorted(seen)}")
+        elif misplaced(code, example, lines):
+            wrong.append(f"{code} {kind}[{i}]: {misplaced(code, example, lines)}")
     return wrong
 
 

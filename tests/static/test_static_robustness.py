@@ -122,6 +122,7 @@ rules:
       from mylib.kernels import sync_launch
       def decode(x):
           sync_launch(x)
+      #   ^ GL181
     good: |
       from mylib.kernels import launch_async
       def decode(x):

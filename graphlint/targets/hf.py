@@ -1,0 +1,185 @@
+"""A target for Hugging Face causal LMs: one decode step of ``AutoModelForCausalLM``, batch 1.
+
+    graphlint inventory --target graphlint.targets.hf:make_target --option model=tiny-llama
+    graphlint inventory --target graphlint.targets.hf:make_target --option model=path/to/config.json \
+        --option cache=dynamic
+
+``model`` is a directory saved with ``save_pretrained`` (its weights are loaded; a directory
+holding only ``config.json`` gets random weights), a JSON config file (random weights, any
+size), or the built-in preset ``tiny-llama``. Nothing is ever downloaded: the GPU machines this
+runs on often have no network, and an inventory must not depend on one.
+
+Decisions:
+
+* **Decode from an empty cache, teacher-forced.** Step ``s`` feeds token
+  ``(7919 s + 13) % vocab`` at position ``s % max_len``; at position 0 the cache restarts (a
+  static cache is zeroed in place, a dynamic one is replaced), so a soak of any length runs and
+  two instances built alike see identical inputs. No prompt: a prefill is not a decode step.
+* **One region per decode step** (``decode``): the model's whole forward, as ``generate`` with a
+  compiled decode step would capture it. Token and position live in static device buffers
+  filled by ``stage`` (host side, never captured).
+* **cache=static** (default) is transformers' ``StaticCache`` with ``max_cache_len=max_len``:
+  fixed-size buffers updated in place, its write position a device tensor, so the step can be
+  captured. **cache=dynamic** is the model's default ``DynamicCache``, which concatenates a new
+  key/value per step: the tracer reports what that does, and on a GPU capture or replay fails.
+* Random weights come from ``torch.manual_seed(seed)``, so the replay probe's two instances are
+  identical. ``dtype`` defaults to float32 so graph and eager agree to rounding.
+* One device: the model goes on ``devices[0]``; more than one (``--placement span``) is refused
+  because transformers spreads layers only through accelerate's hooks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from graphlint.dynamic.target import Region, TargetError
+from graphlint.paths import display_path
+
+#: A Llama small enough for a CPU test (~0.2 M parameters), with grouped-query attention.
+PRESETS: dict[str, dict[str, Any]] = {
+    "tiny-llama": {
+        "model_type": "llama", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "tie_word_embeddings": False,
+    },
+}
+CACHES = ("static", "dynamic")
+DTYPES = ("float32", "bfloat16", "float16")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json")
+
+
+def teacher_token(step: int, vocab_size: int) -> int:
+    return (7919 * step + 13) % vocab_size
+
+
+def _transformers():
+    try:
+        import transformers
+    except ImportError as exc:
+        raise TargetError("graphlint.targets.hf needs transformers: pip install 'cuda-graphlint[hf]' "
+                          f"({type(exc).__name__}: {exc})") from None
+    return transformers
+
+
+def load_model(model: str, *, dtype: str, attn: str, seed: int):
+    """(model, how it was made) from a preset, a JSON config file or a saved directory."""
+    import torch
+
+    tf = _transformers()
+    torch_dtype = getattr(torch, dtype)
+    if model in PRESETS:
+        config, source = tf.AutoConfig.for_model(**PRESETS[model]), f"preset {model}, random weights"
+    else:
+        path = Path(model)
+        if path.is_dir() and any((path / name).is_file() for name in WEIGHT_FILES):
+            lm = tf.AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, attn_implementation=attn,
+                                                         local_files_only=True, trust_remote_code=False)
+            return lm, f"{path} (weights loaded)"
+        config_file = path / "config.json" if path.is_dir() else path
+        if not config_file.is_file():
+            raise TargetError(f"model={model!r}: not a preset ({', '.join(PRESETS)}), a JSON config file or a "
+                              "directory with config.json (graphlint never downloads models)")
+        try:
+            raw = json.loads(config_file.read_text(encoding="utf-8"))
+            config = tf.AutoConfig.for_model(**raw)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TargetError(f"model={model!r}: {config_file} is not a usable transformers config: "
+                              f"{type(exc).__name__}: {exc}") from None
+        source = f"{config_file}, random weights"
+    torch.manual_seed(seed)  # the replay probe builds two instances: same weights for both
+    lm = tf.AutoModelForCausalLM.from_config(config, attn_implementation=attn)
+    return lm.to(torch_dtype), source
+
+
+class CausalLMTarget:
+    """The target protocol around a causal LM and its cache (see the module docstring)."""
+
+    def __init__(self, lm, device, cache: str, max_len: int, source: str) -> None:
+        import torch
+
+        self.lm, self.kind, self.max_len, self.source = lm, cache, max_len, source
+        self.devices = [device]
+        self.vocab = lm.config.get_text_config(decoder=True).vocab_size
+        self.input_ids = torch.zeros((1, 1), dtype=torch.long, device=device)
+        self.position_ids = torch.zeros((1, 1), dtype=torch.long, device=device)
+        # transformers renamed forward's ``past_key_values`` to ``cache`` (5.2x); take either
+        import inspect
+
+        params = inspect.signature(lm.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.cache = self._new_cache()
+        self._logits = None
+
+    def _new_cache(self):
+        tf = _transformers()
+        if self.kind == "static":
+            return tf.StaticCache(config=self.lm.config, max_cache_len=self.max_len)
+        return tf.DynamicCache(config=self.lm.config)
+
+    def stage(self, step: int) -> None:
+        position = step % self.max_len
+        if position == 0 and step:  # the context is full: start again from an empty cache
+            if self.kind == "static":
+                self.cache.reset()  # in place: the buffers a captured graph reads stay where they are
+            else:
+                self.cache = self._new_cache()
+        self.input_ids.fill_(teacher_token(step, self.vocab))
+        self.position_ids.fill_(position)
+
+    def _decode(self) -> None:
+        out = self.lm(input_ids=self.input_ids, position_ids=self.position_ids, use_cache=True,
+                      **{self._cache_arg: self.cache})
+        self._logits = out.logits
+
+    def regions(self) -> list[Region]:
+        import torch
+
+        return [Region("decode", torch.no_grad()(self._decode), device=self.devices[0], source=self._forward_source,
+                       extra={"entry": self._forward_entry, "model": self.source, "cache": self.kind})]
+
+    @property
+    def _forward_entry(self) -> str:
+        """``file.py:LlamaForCausalLM.forward``: the static cross-check starts where the step does
+        (the model's forward, in transformers), not in this wrapper."""
+        code = self._forward_code()
+        return f"{display_path(code.co_filename)}:{code.co_qualname}" if code else ""
+
+    @property
+    def _forward_source(self) -> str:
+        code = self._forward_code()
+        return f"{display_path(code.co_filename)}:{code.co_firstlineno}" if code else ""
+
+    def _forward_code(self):
+        import inspect
+
+        forward = inspect.unwrap(type(self.lm).forward)  # under transformers' output/docstring decorators
+        return getattr(forward, "__code__", None)
+
+    def output(self):
+        return self._logits
+
+
+def make_target(devices: Sequence[Any], *, model: str = "tiny-llama", cache: str = "static", max_len: int = 256,
+                dtype: str = "float32", attn: str = "sdpa", seed: int = 0) -> CausalLMTarget:
+    """Bad options raise :class:`TargetError` (exit 2 from the CLI), before any model is built."""
+    import torch
+
+    if cache not in CACHES:
+        raise TargetError(f"cache={cache!r}: expected one of {', '.join(CACHES)}")
+    if dtype not in DTYPES:
+        raise TargetError(f"dtype={dtype!r}: expected one of {', '.join(DTYPES)}")
+    if not isinstance(max_len, int) or max_len < 2:
+        raise TargetError(f"max_len={max_len!r}: expected an integer >= 2 (the cache length in tokens)")
+    if len(devices) != 1:
+        raise TargetError(f"graphlint.targets.hf runs a model on one device, got {len(devices)}: "
+                          "use --placement per-gpu (the default)")
+    device = torch.device(devices[0])
+    lm, source = load_model(str(model), dtype=dtype, attn=attn, seed=seed)
+    limit = getattr(lm.config.get_text_config(decoder=True), "max_position_embeddings", None)
+    if limit and max_len > limit:
+        raise TargetError(f"max_len={max_len} is more than the model's max_position_embeddings ({limit})")
+    lm = lm.to(device).eval().requires_grad_(False)
+    return CausalLMTarget(lm, device, cache, max_len, source)
