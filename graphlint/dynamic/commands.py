@@ -84,6 +84,9 @@ def register(sub) -> None:
     inv.add_argument("--steps", type=_positive, default=DEFAULT_SOAK_STEPS, metavar="N",
                      help=f"soak length in decode steps (default {DEFAULT_SOAK_STEPS})")
     inv.add_argument("--no-soak", action="store_true", help="skip the soak probe")
+    inv.add_argument("--probe", action="append", choices=("compile",), default=[],
+                     help="optional probes: compile = what torch.compile(mode='reduce-overhead') does with each "
+                     "capturable region (graph breaks, recompiles, cudagraph skips), beside graphlint's findings")
     inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
     inv.set_defaults(handler=cmd_inventory)
     ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
@@ -101,41 +104,47 @@ def register(sub) -> None:
 
 def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = True):
     from graphlint.dynamic.run import Request
-    from graphlint.dynamic.target import check_options, load_factory, parse_option
+    from graphlint.dynamic.target import parse_option
 
     options = dict(parse_option(o) for o in args.option)
     for key in ("decoder", "preset"):
         if getattr(args, key):
             options[key] = getattr(args, key)
-    check_options(load_factory(args.target), options)  # fail early, with exit 2, on a bad --target/--option
     command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
     return Request(target=args.target, options=options, gpus=args.gpus, placement=args.placement,
-                   soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu)
+                   soak_steps=soak_steps, trace=trace, graph=graph, command=command, cpu=args.cpu,
+                   compile="compile" in getattr(args, "probe", []))
 
 
 def _collect(req, args):
     """Run the probes (under torchrun: this rank's part). ``None`` on ranks other than 0."""
-    import torch
-
     from graphlint.dynamic.distributed import run_rank, under_torchrun
-    from graphlint.dynamic.run import planned_steps, run_inventory, validate_gpus
+    from graphlint.dynamic.run import gpu_count, planned_steps, run_inventory, validate_gpus
     from graphlint.dynamic.results import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
     if under_torchrun():
+        _preflight(req)
         return run_rank(req)
-    cuda = torch.cuda.is_available() and not req.cpu
-    problem = validate_gpus(req.gpus, torch.cuda.device_count()) if cuda else ""
+    count = 0 if req.cpu else gpu_count()
+    cuda = count > 0
+    problem = validate_gpus(req.gpus, count) if cuda else ""
     if problem:
         raise ValueError(problem)
+    preflight = lambda: _preflight(req)  # noqa: E731 - runs while the workers start
     from graphlint.progress import InventoryProgress, wanted
 
     if not wanted(args.no_progress):
-        return _usable(run_inventory(req))
-    count = torch.cuda.device_count() if cuda else 0
+        return _usable(run_inventory(req, preflight=preflight))
     devices = 1 if not cuda or req.placement == "span" else len(req.gpus if req.gpus is not None else range(count))
     with InventoryProgress(planned_steps(req, cuda, count), devices) as progress:
-        return _usable(run_inventory(req, on_done=progress.done, on_step=progress.step))
+        return _usable(run_inventory(req, on_done=progress.done, on_step=progress.step, preflight=preflight))
+
+def _preflight(req) -> None:
+    """A bad --target or --option is exit 2 before any probe result counts."""
+    from graphlint.dynamic.target import check_options, load_factory
+
+    check_options(load_factory(req.target), req.options)
 
 
 def _usable(inv):
@@ -200,25 +209,33 @@ def cmd_inventory(args) -> int:
         return EXIT_CLEAN
     entries = sorted({e for d in inv.devices for e in d.entries})
     sources = sorted({s for d in inv.devices for s in d.sources})
-    xref = cross_reference(inv.findings(), entries, sources)
+    modules = sorted({m for d in inv.devices for m in d.modules})
+    xref = cross_reference(inv.findings(), entries, sources, modules)
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
     failed = failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
-        where = "capture tested" if inv.cuda else "capture skipped (no CUDA device; tracer only)"
         print(f"graphlint: wrote {args.output}: {len(inv.findings())} finding(s), "
-              f"{len(failed)} failing the gate; {where}", file=sys.stderr)
+              f"{len(failed)} failing the gate; {tested(inv)}", file=sys.stderr)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def tested(inv) -> str:
+    """What the run can claim about capture: only probes that finished count as tested."""
+    if not inv.cuda:
+        return "capture skipped (no CUDA device; tracer only)"
+    unfinished = [f"{p.probe} {p.status} on {d.device}" for d in inv.devices for p in d.probes
+                  if p.probe in ("capture", "replay", "soak") and p.status != "ran"]
+    return "capture tested" if not unfinished else "capture NOT fully tested: " + ", ".join(unfinished)
 
 
 @_guarded
 def cmd_capture_test(args) -> int:
     import json
 
-    import torch
-
     from graphlint.dynamic.results import failures
+    from graphlint.dynamic.run import gpu_count
 
-    cuda = torch.cuda.is_available() and not args.cpu
+    cuda = not args.cpu and gpu_count() > 0
     if not cuda and args.require_gpu:
         print("graphlint: error: capture-test --require-gpu: no CUDA device is available", file=sys.stderr)
         return EXIT_ERROR
@@ -237,3 +254,4 @@ def cmd_capture_test(args) -> int:
     else:
         _write(render_capture_test(inv, failed, cuda, color=use_color(args.output)), args.output)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
+

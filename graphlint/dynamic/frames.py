@@ -59,11 +59,23 @@ def _installed(resolved: str) -> bool:
     return any(f"{os.sep}{name}{os.sep}" in resolved for name in ("site-packages", "dist-packages"))
 
 
+_PROJECT_ROOTS: list[str] = []  # the target's own project, wherever it is (see add_project_root)
+
+
+def add_project_root(path: str | os.PathLike) -> None:
+    """Count files under ``path`` as the project's (a target outside the working directory)."""
+    root = str(Path(path).resolve())
+    if root not in _PROJECT_ROOTS:
+        _PROJECT_ROOTS.append(root)
+
+
 @functools.lru_cache(maxsize=4096)
-def _is_library_file(filename: str, cwd: str, path: tuple[str, ...]) -> bool:
+def _is_library_file(filename: str, cwd: str, path: tuple[str, ...], roots: tuple[str, ...] = ()) -> bool:
     resolved = Path(filename).resolve()
     if {"site-packages", "dist-packages"} & set(resolved.parts):
         return True
+    if any(resolved.is_relative_to(root) for root in roots):
+        return False
     here = Path(cwd).resolve()
     for entry in path:
         root = Path(entry or cwd).resolve()
@@ -74,6 +86,12 @@ def _is_library_file(filename: str, cwd: str, path: tuple[str, ...]) -> bool:
     return False
 
 
+def is_project_file(filename: str) -> bool:
+    """A user file of the project itself: neither graphlint, torch, the standard library nor an
+    installed library (see :func:`is_user_file` and the module doc)."""
+    return is_user_file(filename) and not _is_library_file(filename, os.getcwd(), tuple(sys.path), tuple(_PROJECT_ROOTS))
+
+
 def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
     """``pairs`` innermost first; returns the innermost project frame (else the innermost
     non-torch, non-stdlib frame) with the chain of such frames."""
@@ -81,8 +99,8 @@ def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
     if not user:
         return None
     chain = tuple(f"{display_path(f)}:{ln} {fn}" for f, ln, fn in reversed(user[:8]))
-    cwd, path = os.getcwd(), tuple(sys.path)  # once per event, not per frame: this is the tracer's hot path
-    filename, line, function = next((pair for pair in user if not _is_library_file(pair[0], cwd, path)), user[0])
+    cwd, path, roots = os.getcwd(), tuple(sys.path), tuple(_PROJECT_ROOTS)  # once per event: the tracer's hot path
+    filename, line, function = next((pair for pair in user if not _is_library_file(pair[0], cwd, path, roots)), user[0])
     return UserFrame(display_path(filename), line, function, chain)
 
 

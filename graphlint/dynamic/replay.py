@@ -1,50 +1,50 @@
 """The capture, replay and soak probes: one graph instance against one eager instance.
 
 Protocol (two instances built by the same factory, so the same weights and inputs):
-step 0 runs both eagerly (warm-up: lazy init, kernel compilation, allocator pools); step 1
-captures each capturable region of the graph instance in order and replays it at once; steps
-2.. replay. After every step both ``output()`` are compared. Replaying a graph does nothing
-but what it recorded, so a Python value frozen at capture time, a buffer replaced after
-capture or a kernel that ran eagerly during capture (an empty graph) all show up as a
-mismatch once the inputs have changed (step 2 at the latest). The eager instance's steps 1
-and 2 run under the dispatch tracer so that a mismatch can be pinned on the lines whose
-Python arguments change from step to step.
+step 0 runs both eagerly (warm-up: lazy init, kernel compilation, allocator pools; their outputs
+must agree, else :mod:`graphlint.dynamic.determinism` says which buffer differs: a target error);
+step 1 captures each capturable region of the graph instance in order and replays it at once;
+steps 2.. replay. After every step of the replay window both ``output()`` are compared. Replaying
+a graph does nothing but what it recorded, so a Python value frozen at capture time, a buffer
+replaced after capture or a kernel that ran outside the capture show up as a mismatch once the
+inputs have changed (step 2 at the latest). Three records say which line: the eager instance's
+steps 1 and 2 run under the dispatch tracer (step-varying Python values), every capture runs under
+:class:`~graphlint.dynamic.launches.CaptureWatch` (kernels that escaped it) and
+:class:`~graphlint.dynamic.addresses.AddressWatch` (buffers rebound after it; such a graph is not
+replayed again, it would read freed memory).
+
+Soak steps run the graph instance and record its outputs; the eager series comes from this
+process's eager instance (``reference="here"``) or from a reference worker running in parallel
+(``reference="elsewhere"``: the inventory), and :func:`graphlint.dynamic.soak.analyse_soak` compares
+them. A target's ``max_steps`` caps both windows.
 """
 
 from __future__ import annotations
 
 import contextlib
-import statistics
 import time
 
-import torch
-
+from graphlint.dynamic import probe_report, verdicts
+from graphlint.dynamic.addresses import AddressWatch
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
+from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
-from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult,
-                                       ProbeOutcome, make_finding, merge_findings)
-from graphlint.dynamic.target import regions_of
+from graphlint.dynamic.launches import CaptureWatch
+from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, STALE, DeviceResult, merge_findings)
+from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
+from graphlint.dynamic.soak import mismatched
+from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.tracer import StepTracer
 
 REPLAY_STEPS = 8  # steps 0..7: warm-up, capture, six replays with changed inputs
 
 
-def _tensors(value) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
-
-
 def output_diff(graph_out, eager_out) -> tuple[float, float]:
     """(max |graph - eager|, max |eager|) over every tensor of the outputs."""
-    if not _tensors(eager_out):  # nothing to compare is no evidence that replay matches eager
+    if not tensors_of(eager_out):  # nothing to compare is no evidence that replay matches eager
         raise TypeError(f"output() returned {type(eager_out).__name__}, not a tensor: replay has nothing to compare")
     diff, scale = 0.0, 0.0
-    for g, e in zip(_tensors(graph_out), _tensors(eager_out), strict=True):
+    for g, e in zip(tensors_of(graph_out), tensors_of(eager_out), strict=True):
         g, e = g.detach().float(), e.detach().float()
         if g.shape != e.shape:
             return float("inf"), 1.0
@@ -53,38 +53,40 @@ def output_diff(graph_out, eager_out) -> tuple[float, float]:
     return diff, scale
 
 
-def mismatched(diff: float, scale: float) -> bool:
-    return diff > 1e-3 * scale + 1e-5
-
-
-def _sync(devices) -> None:
-    for dev in {torch.device(d) for d in devices if torch.device(d).type == "cuda"}:
-        torch.cuda.synchronize(dev)
-
-
 class GraphProbe:
-    def __init__(self, factory, devices, options, rules, device_label: str,
-                 known_failed: dict[str, str] | None = None) -> None:
+    def __init__(self, factory, devices, options, rules, device_label: str, known_failed: dict[str, str] | None = None,
+                 *, watch_launches: bool = True, progress: Progress | None = None) -> None:
+        self.factory, self.options = factory, options
         self.rules, self.label, self.devices = rules, device_label, devices
         self.known_failed = known_failed or {}  # region -> why its capture failed in an earlier process
+        self.progress = progress or Progress(None)
         self.result = DeviceResult(device_label)
         self.self_captures: list = []
+        started = time.perf_counter()
         with watch_self_captures(self.self_captures.append):
             self.graph_target = factory(devices, **options)
             self.eager_target = factory(devices, **options)
+        self.result.seconds["build (two instances)"] = time.perf_counter() - started
         self.graph_regions = regions_of(self.graph_target)
         self.eager_regions = regions_of(self.eager_target)
         self.result.regions = [r.name for r in self.graph_regions]
         self.result.entries = region_entries(self.graph_regions)
         self.result.sources = region_sources(self.graph_regions)
+        self.region_frames = {r.name: function_frame(r.fn) for r in self.graph_regions}
         self.captures: dict[str, object] = {}
+        self.demoted: set[str] = set()  # captured, but their inputs moved: they run eagerly now
+        self.addresses = AddressWatch(self.graph_target, self.graph_regions)
+        cuda = any(str(d).startswith("cuda") for d in devices)
+        self.launches = CaptureWatch(watch_launches and cuda, cuda)  # no kernels to escape on the CPU
         self.poisoned = ""  # why this instance stopped early: a poisoned context or a region that raised
         self.running = ""  # what either instance is running (a region, a stage), for _stop
-        self.stopped_at: int | None = None  # the step at which the target raised or proved unusable
+        self.probe_now, self.step_now = "replay", 0  # for the progress file a dead worker leaves behind
+        self.stopped_at: int | None = None
+        self.idle_from: int | None = None  # the soak step from which nothing replayed as a graph
+        self.handed_off = False  # stopped after failed captures: a fresh process measures replay
         self.tracer = StepTracer(rules, device_label)
         self.diffs: list[tuple[int, float, float]] = []
-        self.times = {"graph": [], "eager": []}
-        self.memory = {"graph": [], "eager": []}  # (step, live-bytes delta, allocations) per step
+        self.graph_series, self.eager_series = StepSeries("graph"), StepSeries("eager")
 
     # -- one step of each instance --------------------------------------------------------
     def _eager_step(self, step: int) -> None:
@@ -93,46 +95,61 @@ class GraphProbe:
         traced = step in (1, 2)
         if traced:
             self.tracer.begin_step(step)
-        before, start = self._memory(), time.perf_counter()
-        with self.tracer if traced else contextlib.nullcontext():
-            for region in self.eager_regions:
-                self.running = f"{region.name} of the eager instance"
-                self.tracer.region = region
-                region.fn()
-        _sync(self.devices)
-        self._record("eager", step, start, before)
+        before, start = memory(self.devices), time.perf_counter()
+        if traced:
+            with self.tracer:
+                self._run_eager_regions()
+        else:
+            self._run_eager_regions()
+        synchronize(self.devices)
+        self.eager_series.record(step, start, before, memory(self.devices), self.eager_target.output())
+
+    def _run_eager_regions(self) -> None:
+        for region in self.eager_regions:
+            self.running = f"{region.name} of the eager instance"
+            self.progress(self.probe_now, self.step_now, self.running)
+            self.tracer.region = region
+            region.fn()
 
     def _graph_step(self, step: int) -> None:
         self.running = f"stage({step})"
         self.graph_target.stage(step)
-        before, start = self._memory(), time.perf_counter()
-        for region in self.graph_regions:
-            self.running = region.name
-            if step == 1 and region.capturable:
-                self._capture(region)
-                if self.poisoned:
-                    return  # nothing more can run on this context
-            cap = self.captures.get(region.name)
-            if cap is not None and cap.status in (CAPTURED, EMPTY):
-                replay(cap, region.device)
-            else:
-                region.fn()
-        _sync(self.devices)
-        self._record("graph", step, start, before)
+        if step >= 2:
+            self.addresses.ran("stage()", step)
+        before, start = memory(self.devices), time.perf_counter()
+        with self.launches.watching() if step == 1 else contextlib.nullcontext():
+            for region in self.graph_regions:
+                self.running = region.name
+                self.progress(self.probe_now, step, region.name)
+                if step == 1 and region.capturable:
+                    self._capture(region)
+                    if self.poisoned:
+                        return  # nothing more can run on this context
+                cap = self.captures.get(region.name)
+                if cap is not None and cap.status in (CAPTURED, EMPTY) and region.name not in self.demoted:
+                    if step >= 2 and self._moved(region, step):
+                        region.fn()
+                        self.addresses.ran(region.name, step)
+                    else:
+                        replay(cap, region.device)
+                else:
+                    region.fn()
+                    if step >= 2:
+                        self.addresses.ran(region.name, step)
+        if step == 1:
+            self.addresses.captured_step_done()
+            self.result.findings += verdicts.escape_findings(self.rules, self.label, self.launches.escapes)
+        synchronize(self.devices)
+        self.graph_series.record(step, start, before, memory(self.devices), self.graph_target.output())
 
-    def _memory(self) -> tuple[int, int]:
-        """(live bytes, cumulative allocation count) over the target's CUDA devices."""
-        live = count = 0
-        for dev in {torch.device(d) for d in self.devices if torch.device(d).type == "cuda"}:
-            live += torch.cuda.memory_allocated(dev)
-            count += torch.cuda.memory_stats(dev).get("allocation.all.allocated", 0)
-        return live, count
-
-    def _record(self, kind: str, step: int, start: float, before: tuple[int, int]) -> None:
-        elapsed = time.perf_counter() - start
-        after = self._memory()
-        self.times[kind].append(elapsed)
-        self.memory[kind].append((step, after[0] - before[0], after[1] - before[1]))
+    def _moved(self, region: Region, step: int) -> bool:
+        moved = self.addresses.moved(region, step)
+        if moved:
+            self.demoted.add(region.name)
+            self.result.capture[region.name] = {"status": STALE, "detail": f"`{moved[0].name}` rebound by "
+                                                f"{moved[0].rebound_by} at step {step}; ran eagerly from then on"}
+            self.result.findings += verdicts.moved_findings(self.rules, self.label, moved)
+        return bool(moved)
 
     def _capture(self, region) -> None:
         if self.poisoned:
@@ -141,55 +158,118 @@ class GraphProbe:
         if region.name in self.known_failed:  # failed in the first process: runs eagerly here
             self.result.capture[region.name] = {"status": FAILED, "detail": self.known_failed[region.name]}
             return
-        cap = capture_region(region)
+        synchronize([region.device])  # nothing still running when the capture window opens
+        watched = Region(region.name, self.launches.traced(region.name, region.fn), region.device, region.capturable,
+                         region.source, region.extra)
+        with self.addresses.recording(region):
+            cap = capture_region(watched)
         self.captures[region.name] = cap
         self.result.capture[region.name] = {"status": cap.status, "detail": cap.detail}
         if cap.status == FAILED:
-            self.result.findings.append(self._finding("GL590", cap.where, region, "capture", cap.detail))
+            self.result.findings.append(verdicts.finding(self.rules, "GL590", cap.where, self.label, region.name,
+                                                         "capture", cap.detail))
             healthy, why = context_healthy(region.device)
             if not healthy:
                 self.poisoned = f"CUDA context did not recover after capturing {region.name} failed: {why}"
         elif cap.status == EMPTY:
-            self.result.findings.append(self._finding("GL591", cap.where, region, "capture:empty-graph", cap.detail))
+            self.result.findings.append(verdicts.finding(self.rules, "GL591", cap.where, self.label, region.name,
+                                                         "capture:empty-graph", cap.detail))
 
-    def _failed_here(self) -> list[str]:
+    def failed_here(self) -> list[str]:
         """Regions whose capture failed in this process (not the ones known from an earlier one)."""
         return [n for n, c in self.result.capture.items() if c["status"] == FAILED and n not in self.known_failed]
 
-    def _finding(self, code, where, region, evidence, detail):
-        f = make_finding(self.rules[code], where, device=self.label, region=region.name if region else "",
-                         evidence=evidence, detail=detail)
-        return f.with_(extra=f.extra + (("in_graph", True),))
+    def _replaying(self) -> bool:
+        return any(c.status in (CAPTURED, EMPTY) and n not in self.demoted for n, c in self.captures.items())
 
     # -- the protocol ------------------------------------------------------------------------
-    def run(self, replay_steps: int = REPLAY_STEPS, soak_steps: int = 0) -> DeviceResult:
+    def run(self, replay_steps: int = REPLAY_STEPS, soak_steps: int = 0, *, reference: str = "here",
+            hand_off_failed: bool = False, records_dir: str = "", stop_file: str = "") -> DeviceResult:
+        """``reference``: "here" (the eager instance runs the soak too) or "elsewhere" (a reference
+        worker does; the graph series is shipped to ``records_dir``, see ``result.records``).
+        ``hand_off_failed``: stop after the capture step when a capture failed here (a fresh
+        process measures replay). ``stop_file``: created once no region replays as a graph any more,
+        which stops the reference worker."""
+        self.records_dir, self.stop_file = records_dir, stop_file
         for region in self.graph_regions:
             if not region.capturable:
                 self.result.capture[region.name] = {"status": EAGER, "detail": "deliberately eager"}
+        limit = step_limit(self.graph_target)
+        total = max(replay_steps, soak_steps)
+        self.cap_note = ""
+        if limit is not None and limit < total:
+            self.cap_note = f"capped at the target's max_steps = {limit}, asked {total}"
+            total, replay_steps = limit, min(replay_steps, limit)
+        self.replay_steps, self.soak_steps = replay_steps, min(soak_steps, total) if soak_steps else 0
         with watch_self_captures(self.self_captures.append):
-            self._steps(max(replay_steps, soak_steps))
+            self._steps(replay_steps, total, reference, hand_off_failed)
         for where in self.self_captures:
-            self.result.findings.append(self._finding("GL592", where, None, "capture:torch.cuda.graph(stream=None)",
-                                                      "the target's own capture"))
-        self._report(replay_steps, soak_steps)
+            self.result.findings.append(verdicts.finding(self.rules, "GL592", where, self.label, "",
+                                                         "capture:torch.cuda.graph(stream=None)", "the target's own capture"))
+        self._report(reference)
         self.result.findings = merge_findings(self.result.findings)
         return self.result
 
-    def _steps(self, total: int) -> None:
+    def _steps(self, replay_steps: int, total: int, reference: str, hand_off_failed: bool) -> None:
         for step in range(total):
-            try:
-                if step == 0:
-                    self._warm_up()
-                    continue
+            started = time.perf_counter()
+            self._step(step, replay_steps, reference, hand_off_failed)
+            phase = ("warm-up (step 0)" if step == 0 else "capture (step 1)" if step == 1
+                     else f"replay (steps 2-{replay_steps - 1})" if step < replay_steps else "soak (graph steps)")
+            self.result.seconds[phase] = self.result.seconds.get(phase, 0.0) + time.perf_counter() - started
+            if self.poisoned or self.handed_off or (self.idle_from is not None and reference == "elsewhere"):
+                break
+
+    def _step(self, step: int, replay_steps: int, reference: str, hand_off_failed: bool) -> None:
+        in_window = step < replay_steps
+        if step == replay_steps and not self.poisoned:
+            self.progress.snapshot(probe_report.partial(self))
+        self.probe_now, self.step_now = ("capture" if step == 1 else "replay" if in_window else "soak"), step
+        self.progress(self.probe_now, step, "")
+        try:
+            if step == 0:
+                self._warm_up()
+                return
+            idle = not in_window and not self._replaying()
+            if idle and self.idle_from is None:
+                self.idle_from = step
+            if idle and reference == "elsewhere":
+                if self.stop_file:  # tell the reference worker now, not when this process has finished
+                    open(self.stop_file, "w").close()
+                return  # nothing replays as a graph: the reference worker's eager series is the soak
+            if not idle:
                 self._graph_step(step)
-                if not self.poisoned:
-                    self._eager_step(step)
+            if hand_off_failed and step == 1 and self.failed_here():
+                self.handed_off = True
+                return
+            if not self.poisoned and (in_window or reference == "here"):
+                self._eager_step(step)
+                if in_window:
                     self.running = "output()"
                     self.diffs.append((step, *output_diff(self.graph_target.output(), self.eager_target.output())))
-            except Exception as exc:  # noqa: BLE001 - the report must keep what was observed
-                self._stop(step, exc)
-            if self.poisoned:
-                break
+        except Exception as exc:  # noqa: BLE001 - the report must keep what was observed
+            graph_side = not self.running.endswith("of the eager instance") and step > 0
+            self._stop(step, exc)
+            if graph_side and reference == "here":
+                self._eager_too(step)
+
+    def _eager_too(self, step: int) -> None:
+        """The graph instance raised at ``step``: does the eager one, at the same step? Then it is a
+        limit of the target (a cache that runs out), not of its graphs, and its error names the line.
+        Not after a CUDA error: the context is gone, the parent re-runs the step eagerly in a fresh
+        worker with CUDA_LAUNCH_BLOCKING=1 instead."""
+        if "CUDA" in self.poisoned or "AcceleratorError" in self.poisoned:
+            return
+        try:
+            self._eager_step(step)
+        except Exception as exc:  # noqa: BLE001
+            from graphlint.dynamic.frames import traceback_user_frame
+
+            where = traceback_user_frame(exc.__traceback__)
+            self.stop_where = f"{where.path}:{where.line}" if where else self.stop_where
+            self.poisoned += (f"; the eager instance fails at the same step: {error_line(exc)}"
+                              + (f" (at {self.stop_where})" if where else "")
+                              + ": a limit of the target, not of its graphs (declare it as target.max_steps)")
 
     def _warm_up(self) -> None:
         """Step 0, both instances eager; they must agree, or every later mismatch would be blamed
@@ -200,12 +280,14 @@ class GraphProbe:
             for region in regions:
                 self.running = f"{region.name} (warm-up)"
                 region.fn()
-        _sync(self.devices)
+        synchronize(self.devices)
         self.running = "output()"
         diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
         if mismatched(diff, scale):
-            raise ValueError(f"two instances from the factory differ at step 0, both eager (max|diff| = {diff:.3g}): "
-                             "the factory must build the engine deterministically (seed its weights)")
+            from graphlint.dynamic.determinism import nondeterministic
+
+            del self.graph_target, self.eager_target  # room for the two instances the diagnosis builds
+            raise nondeterministic(self.factory, self.devices, self.options, diff)
 
     def _stop(self, step: int, exc: Exception) -> None:
         """A region or a stage raised: keep the capture results, stop both instances.
@@ -214,89 +296,28 @@ class GraphProbe:
         already ran its Python side effects (cache lengths, counters) without its kernels, so the
         re-run indexes out of bounds and trips a device-side assert that poisons the context.
         """
-        failed = self._failed_here()
+        from graphlint.dynamic.frames import traceback_user_frame
+        from graphlint.dynamic.target import TargetError
+
+        if isinstance(exc, TargetError):
+            self.result.meta["target_error"] = str(exc)
+        failed = self.failed_here()
         self.stopped_at = step
+        where = traceback_user_frame(exc.__traceback__)
+        self.stop_where = f"{where.path}:{where.line}" if where else ""
         self.poisoned = (f"stopped at step {step} in {self.running}: {error_line(exc)}"
+                         + (f" (at {self.stop_where})" if self.stop_where else "")
                          + (f" (after capturing {', '.join(failed)} failed, which leaves the target's state "
                             "undefined: its Python side effects ran, its kernels did not)" if failed else ""))
 
-    def _report(self, replay_steps: int, soak_steps: int) -> None:
-        outcome = self.result.probes
-        statuses = [c["status"] for c in self.result.capture.values()]
-        capturable = [r for r in self.graph_regions if r.capturable]
-        eager = len(self.graph_regions) - len(capturable)
-        if self.stopped_at == 0:  # the warm-up step raised: nothing was captured or compared
-            outcome.append(ProbeOutcome("capture", "skipped", self.poisoned))
-        else:  # an empty graph is not a capture: it records nothing (same count as the summary)
-            notes = [f"{statuses.count(EMPTY)} empty"] if EMPTY in statuses else []
-            notes += [f"{eager} deliberately eager"] if eager else []
-            outcome.append(ProbeOutcome("capture", "ran", f"{statuses.count(CAPTURED)}/{len(capturable)} capturable "
-                                        "regions captured" + (f" ({', '.join(notes)})" if notes else "")))
-        # After a failed capture the stop is its consequence (GL590 is the failure); without one, a
-        # target that raises is a probe error: the gate must not pass a step it could not run.
-        crashed = "error" if self.stopped_at is not None and not self._failed_here() else "skipped"
-        if self.poisoned and not (crashed == "error" and self.stopped_at >= replay_steps):
-            for region in capturable:
-                self.result.capture.setdefault(region.name, {"status": NOT_RUN, "detail": self.poisoned})
-            outcome.append(ProbeOutcome("replay", crashed, self.poisoned))
-            if soak_steps:
-                outcome.append(ProbeOutcome("soak", "skipped", self.poisoned))
-            return
-        window = [d for d in self.diffs if d[0] < replay_steps]
-        bad = [d for d in window if mismatched(d[1], d[2])]
-        outcome.append(ProbeOutcome("replay", "ran", f"graph vs eager over steps 1-{replay_steps - 1}: "
-                                    + (f"first mismatch at step {bad[0][0]}" if bad else "identical within tolerance")))
-        if bad:
-            self._blame("GL391", "replay", f"step {bad[0][0]}: max|graph-eager| = {bad[0][1]:.3g} "
-                        f"(max|eager| = {bad[0][2]:.3g})")
-        graph_t, eager_t = self.times["graph"][1:], self.times["eager"][1:]
-        if graph_t and eager_t:
-            self.result.timing = {"graph_s": statistics.median(graph_t), "eager_s": statistics.median(eager_t)}
-        if soak_steps and self.poisoned:  # the replay window passed; the soak stopped
-            outcome.append(ProbeOutcome("soak", "error", self.poisoned))
-        elif soak_steps:
-            from graphlint.dynamic.soak import soak_report
-
-            soak_report(self, replay_steps, soak_steps, first_mismatch=bool(bad))
-
-    def _blame(self, code: str, evidence: str, detail: str) -> None:
-        """Point a step-level mismatch at the lines whose Python arguments change per step."""
-        captured = {n for n, c in self.result.capture.items() if c["status"] in (CAPTURED, EMPTY)}
-        lines = [f for f in self.tracer.frozen_values() if f.region in captured]
-        if lines:
-            for f in lines:
-                self.result.findings.append(self._finding(
-                    code, _where_of(f), _region(self.graph_regions, f.region), f"{evidence}:frozen-python-value",
-                    f"{detail}; {f.message.split(': ', 1)[-1]}"))
-            return
-        suspects = [r for r in self.graph_regions if self.result.capture.get(r.name, {}).get("status") == EMPTY]
-        suspects = suspects or [r for r in self.graph_regions if r.name in captured][:1]
-        for region in suspects:
-            self.result.findings.append(self._finding(
-                code, function_frame(region.fn), region, evidence,
-                f"{detail}; no step-varying Python value found: a kernel outside the capture stream "
-                "or a stale buffer address (located at the region, not the line)"))
-
-    def _blame_region(self, code: str, evidence: str, detail: str) -> None:
-        """Soak figures belong to the whole step: attribute them to the first region."""
-        region = self.graph_regions[0]
-        self.result.findings.append(self._finding(code, function_frame(region.fn), region, evidence,
-                                                  detail + " (located at the first region, not the line)"))
-
-
-def _region(regions, name):
-    return next((r for r in regions if r.name == name), None)
-
-
-def _where_of(finding):
-    from graphlint.dynamic.frames import UserFrame
-
-    return UserFrame(finding.path, finding.line, finding.function, finding.chain)
+    def _report(self, reference: str) -> None:
+        probe_report.report(self, reference, self.records_dir)
 
 
 def run_graph_phase(factory, devices, options, rules, device_label: str, *, replay_steps: int = REPLAY_STEPS,
                     soak_steps: int = 0, known_failed: dict[str, str] | None = None) -> DeviceResult:
-    """``known_failed``: regions whose capture failed in an earlier process; they are not
-    captured again (they run eagerly), so this process never holds a failed capture."""
+    """Capture, replay and soak in this process (the eager instance runs the soak here too).
+    ``known_failed``: regions whose capture failed in an earlier process; they are not captured
+    again (they run eagerly), so this process never holds a failed capture."""
     probe = GraphProbe(factory, devices, options, rules, device_label, known_failed)
-    return probe.run(replay_steps, soak_steps)
+    return probe.run(replay_steps, soak_steps, reference="here")

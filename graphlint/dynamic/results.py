@@ -16,6 +16,7 @@ PROBES: tuple[str, ...] = ("tracer", "sync-debug", "capture", "replay", "soak")
 
 # Capture matrix cell values.
 CAPTURED, FAILED, EMPTY, EAGER, NOT_RUN = "captured", "failed", "empty", "eager", "not run"
+STALE = "stale"  # captured, but Python rebound a buffer it reads: not replayed after that (GL292)
 
 
 @dataclass
@@ -27,6 +28,7 @@ class ProbeOutcome:
     probe: str
     status: str
     detail: str = ""
+    where: str = ""  # a crash: the innermost project frame, "path:line"
 
 
 @dataclass
@@ -41,6 +43,9 @@ class DeviceResult:
     entries: list[str] = field(default_factory=list)  # "path:Qual.name" per region, for the static cross-check
     sources: list[str] = field(default_factory=list)  # files defining the regions (closures too)
     meta: dict[str, str] = field(default_factory=dict)  # torch version, GPU name, rank
+    modules: list[str] = field(default_factory=list)  # the target's own source files, for the static cross-check
+    records: dict[str, Any] = field(default_factory=dict)  # raw observations a later step analyses (soak series)
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time per phase/probe, for the timing lines
 
     def outcome(self, probe: str) -> ProbeOutcome | None:
         return next((p for p in self.probes if p.probe == probe), None)
@@ -55,6 +60,9 @@ class DeviceResult:
         self.regions = self.regions or other.regions
         self.entries = self.entries or other.entries
         self.sources = self.sources or other.sources
+        self.modules = sorted(set(self.modules) | set(other.modules))
+        self.records.update(other.records)
+        self.seconds.update(other.seconds)
         self.meta.update(other.meta)
         return self
 
@@ -179,7 +187,7 @@ def failures(inventory: Inventory) -> list[str]:
     out = []
     for dev in inventory.devices:
         for region, cell in dev.capture.items():
-            if cell["status"] in (FAILED, EMPTY):
+            if cell["status"] in (FAILED, EMPTY, STALE):
                 out.append(f"{dev.device} {region}: capture {cell['status']} {cell.get('detail', '')}".rstrip())
         crashes: dict[str, list[str]] = {}  # one line per error, not per probe it stopped
         for probe in dev.probes:

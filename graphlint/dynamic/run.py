@@ -1,36 +1,46 @@
 """Run the probes on every selected device and collect one :class:`Inventory`.
 
-Placement ``per-gpu`` (default): the target is built on each GPU alone, in its own worker
-processes (one for the tracer, one for capture/replay/soak), all GPUs in parallel; a capture
-that poisons a CUDA context takes down only its own process. Placement ``span``: the target
-is built once over all selected GPUs (pipeline-parallel engines), in one worker per phase.
-Without CUDA everything runs in this process on the CPU: the tracer only, and the other
-probes say they were skipped and why.
+Placement ``per-gpu`` (default): the target is built on each GPU alone; ``span``: once over all
+selected GPUs (pipeline-parallel engines). Per device (or span) three worker processes start at
+once: the tracer, the graph worker (capture, replay window, graph half of the soak) and, when there
+is a soak, the eager reference (the slow half of the soak); GPUs run in parallel too. A capture
+that poisons a CUDA context or a crash takes down only its own process: the parent reads the
+worker's progress file and output (:mod:`graphlint.dynamic.crash`) and reports the step, the probe
+and the first useful error line; a device-side assert is re-run once, eagerly, with
+``CUDA_LAUNCH_BLOCKING=1`` in a fresh worker, which names the line. Without CUDA everything runs in
+this process on the CPU: the tracer only, and the other probes say they were skipped and why.
 
-Decision: when a region's capture fails, replay and soak are measured again in a fresh process
-that does not capture that region (it runs eagerly there). A failed capture leaves state behind
-in its process -- the target's Python side effects ran without their kernels, and torch 2.11's
-caching allocator keeps parts of an abandoned capture (pytorch/pytorch#180395, #190308) -- so
-figures taken after one are not evidence (on the H200, decoder tests sharing a pytest process
-with a test's failing captures once replayed garbage; not proven to be this). The first process
-gives the capture matrix and GL590; the second, which holds no failed capture, gives replay,
-soak and timing. (Ranks under torchrun probe in place and cannot do this.)
+Decision: when a region's capture fails, the graph worker stops after the capture step and replay
+and soak are measured in a fresh process that does not capture that region (it runs eagerly
+there). A failed capture leaves state behind in its process -- the target's Python side effects
+ran without their kernels, and torch 2.11's allocator keeps parts of an abandoned capture
+(pytorch/pytorch#180395, #190308) -- and on the H200 (``bench/capture_isolation.py``, 2026-12-02)
+both dsv4 graph decoders replayed wrong (max|dlogit| 5.9, argmax 1/16) after six failed captures in
+their process and right after a clean one. The first process gives the capture matrix, GL590 and
+the kernels that escaped a capture; the second, which holds no failed capture, gives replay, soak
+and timing. (Ranks under torchrun probe in place and cannot do this.)
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings
-from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
+from graphlint.dynamic.crash import assert_message, crash_of, read_partial, read_progress
+from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
+from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 
 
 @dataclass
@@ -45,50 +55,220 @@ class Request:
     graph: bool = True
     command: str = ""
     cpu: bool = False  # probe on the CPU even when CUDA is available (tracer only)
+    compile: bool = False  # also the torch.compile(mode="reduce-overhead") probe (--probe compile)
 
 
-def _worker(job: dict) -> DeviceResult:
+class _Workers:
+    """The worker processes of one run: a refused target stops them all at once, a worker that
+    outlives ``GRAPHLINT_WORKER_TIMEOUT`` seconds (default 1800) is killed and reported where its
+    progress file says it was, and ``GRAPHLINT_VERBOSE=1`` logs each worker's start and end with
+    the time since the run began (stderr; for CI logs, where no progress bar is shown)."""
+
+    def __init__(self, relay=None) -> None:
+        self.relay = relay  # a graphlint.dynamic.progress.Relay: each worker's steps reach the bar
+        self.lock, self.live, self.cancelled = threading.Lock(), set(), False
+        self.started = time.monotonic()
+        self.timeout = float(os.environ.get("GRAPHLINT_WORKER_TIMEOUT", "1800"))
+        self.verbose = os.environ.get("GRAPHLINT_VERBOSE", "") not in ("", "0")
+
+    def log(self, text: str) -> None:
+        if self.verbose:
+            print(f"graphlint: [{time.monotonic() - self.started:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+    def run(self, args: list[str], env: dict[str, str], what: str = "") -> tuple[int, str]:
+        with self.lock:
+            if self.cancelled:
+                return -15, "cancelled: the target was refused"
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            self.live.add(proc)
+        self.log(f"{what} worker started (pid {proc.pid})")
+        try:
+            output, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            output = (output or "") + f"\nTimeoutError: the worker was killed after {self.timeout:.0f} s (GRAPHLINT_WORKER_TIMEOUT)"
+        with self.lock:
+            self.live.discard(proc)
+        self.log(f"{what} worker finished (exit {proc.returncode})")
+        return proc.returncode, output or ""
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.cancelled = True
+            for proc in self.live:
+                proc.kill()
+
+
+def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | None = None) -> DeviceResult:
+    """One phase in a fresh ``python -X faulthandler`` process; a death becomes a crash outcome."""
+    from graphlint.dynamic.frames import is_project_file
+
+    workers = workers or _Workers()
+    if workers.relay is not None:
+        job = workers.relay.job(job)
     with tempfile.TemporaryDirectory(prefix="graphlint-") as tmp:
+        job = {**job, "progress": os.path.join(tmp, "progress.json")}
         job_path, result_path = os.path.join(tmp, "job.json"), os.path.join(tmp, "result.json")
         with open(job_path, "w", encoding="utf-8") as fh:
             json.dump(job, fh)
-        proc = subprocess.run([sys.executable, "-m", "graphlint.dynamic.worker", job_path, result_path],
-                              capture_output=True, text=True)
-        if proc.returncode == 0 and os.path.exists(result_path):
-            with open(result_path, encoding="utf-8") as fh:
-                return DeviceResult.from_dict(json.load(fh))
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
-        probes = GRAPH_PROBES if job["phase"] == "graph" else ("tracer", "sync-debug")
-        detail = f"worker process died (exit {proc.returncode}): {tail[0][:300]}"
-        return DeviceResult(job["label"], probes=[ProbeOutcome(p, "error", detail) for p in probes])
+        code, output = workers.run([sys.executable, "-X", "faulthandler", "-m", "graphlint.dynamic.worker", job_path,
+                                    result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+                                   f"{job['label']} {job['phase']}" + (" (CUDA_LAUNCH_BLOCKING=1)" if env else ""))
+        result = _result_file(result_path)  # written even if the process then died (a dead context at exit)
+        if result is not None:
+            message = assert_message(output)
+            if message:  # the device printed the assert; the Python error only says "device-side assert"
+                result.meta["device_assert"] = message
+            return result
+        crash = crash_of(code, output, read_progress(job["progress"]), is_project_file)
+        kept = read_partial(job["progress"])
+    where = f"{crash.where[0]}:{crash.where[1]}" if crash.where else ""
+    detail = crash.describe()
+    result = DeviceResult.from_dict(kept) if kept else DeviceResult(job["label"])
+    probes = [p for p in probes_of(job["phase"]) if not result.outcome(p) and (p != "soak" or job.get("soak_steps"))]
+    died = crash.probe if crash.probe in probes else probes[0] if probes else ""
+    result.probes += [ProbeOutcome(p, "error", detail if p == died else f"not run: the worker died during {died}", where)
+                      for p in probes]
+    return result
 
 
-def _jobs(req: Request, cuda: bool, device_count: int) -> list[list[dict]]:
-    """One list of phase jobs per worker slot (the slots run in parallel)."""
+def _result_file(path: str) -> DeviceResult | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return DeviceResult.from_dict(json.load(fh))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) -> DeviceResult:
+    """The graph phase again, in a fresh worker that does not capture the regions that failed."""
+    failed = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
+    if not failed or not first.meta.get("handed_off"):
+        return first
+    second = _worker({**job, "known_failed": failed, "watch_launches": False, "hand_off_failed": False}, workers)
+    if not second.capture:  # the second worker died or could not build the target: keep the first
+        note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
+        first.probes = [ProbeOutcome(p.probe, "error", f"a fresh process without the failed captures failed: {note}")
+                        if p.probe in ("replay", "soak") else p for p in first.probes]
+        return first
+    kept = [f for f in first.findings if f.rule in ("GL590", "GL593")]  # what only the first process saw
+    second.findings = merge_findings(kept + second.findings)
+    second.probes = [first.outcome("capture") or p if p.probe == "capture" else p for p in second.probes]
+    second.note_replay_and_soak(f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
+                                "capture failed (they ran eagerly)")
+    second.seconds.update({f"first {k}": v for k, v in first.seconds.items()})
+    return second
+
+
+_STEP = re.compile(r"at step (\d+)")
+
+
+def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -> None:
+    """A device-side assert says nothing about where: re-run the steps up to it eagerly, with
+    ``CUDA_LAUNCH_BLOCKING=1``, in a fresh worker; the eager op that fails names the line."""
+    failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
+    if not failing:
+        return
+    message = result.meta.get("device_assert", "")
+    if message:  # the device printed what failed; the Python error only says "device-side assert triggered"
+        result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail} [{message}]", p.where)
+                         if p in failing and message not in p.detail else p for p in result.probes]
+        failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
+    steps = [int(m.group(1)) for p in failing for m in [_STEP.search(p.detail)] if m]
+    upto = (min(steps) if steps else job.get("soak_steps") or job.get("replay_steps", 8)) + 1
+    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": ""}, workers,
+                    {"CUDA_LAUNCH_BLOCKING": "1"})
+    outcome = rerun.outcome("reference")
+    if outcome is None:
+        note = "re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not report"
+    elif outcome.status == "error":
+        note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: {outcome.detail}"
+    else:
+        note = (f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: steps 0-{upto - 1} ran without an error, so the "
+                "assert comes from a graph replay (a stale or freed buffer read by a graph)")
+    where = outcome.where if outcome is not None else ""
+    result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}", p.where or where) if p in failing else p
+                     for p in result.probes]
+
+
+def _jobs(req: Request, cuda: bool, device_count: int) -> list[dict]:
+    """One base job per worker slot (a GPU, or the span of GPUs); the slots run in parallel."""
     base = {"target": req.target, "options": req.options, "replay_steps": req.replay_steps,
             "soak_steps": req.soak_steps}
     if not cuda:
-        return [[{**base, "devices": ["cpu"], "label": "cpu", "phase": "trace"}]]
+        return [{**base, "devices": ["cpu"], "label": "cpu"}]
     gpus = req.gpus if req.gpus is not None else list(range(device_count))
     groups = [[f"cuda:{g}" for g in gpus]] if req.placement == "span" else [[f"cuda:{g}"] for g in gpus]
-    phases = [p for p, on in (("trace", req.trace), ("graph", req.graph)) if on]
-    return [[{**base, "devices": g, "label": ",".join(g), "phase": p} for p in phases] for g in groups]
+    return [{**base, "devices": g, "label": ",".join(g)} for g in groups]
 
 
-def _without_failed_captures(job: dict, first: DeviceResult) -> DeviceResult:
-    """The graph phase again, in a fresh worker that does not capture the regions that failed."""
-    failed = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
-    if not failed:
-        return first
-    second = _worker({**job, "known_failed": failed})
-    if not second.capture:  # the second worker died or could not build the target: keep the first
-        note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
-        first.note_replay_and_soak(f" (measured after failed captures: a re-run without them failed: {note})")
-        return first
-    second.findings = merge_findings([f for f in first.findings if f.rule == "GL590"] + second.findings)
-    second.note_replay_and_soak(f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
-                                "capture failed (they ran eagerly)")
-    return second
+def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) -> DeviceResult:
+    # GRAPHLINT_SOAK_REFERENCE=here: the eager instance soaks inside the graph worker (one process,
+    # slower); GRAPHLINT_LAUNCH_WATCH=0: no profiler around captures. Switches for diagnosing a run.
+    soaking = (req.graph and req.soak_steps > req.replay_steps
+               and os.environ.get("GRAPHLINT_SOAK_REFERENCE", "") != "here")
+    directory = tempfile.mkdtemp(prefix=base["label"].replace(":", "").replace(",", "_") + "-", dir=records)
+    stop = os.path.join(directory, "stop-reference")
+    graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
+                 "reference": "elsewhere" if soaking else "here", "stop_file": stop,
+                 "watch_launches": os.environ.get("GRAPHLINT_LAUNCH_WATCH", "1") != "0"}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
+        compiled = pool.submit(_worker, {**base, "phase": "compile"}, workers) if req.compile else None
+        reference = (pool.submit(_worker, {**base, "phase": "reference", "steps": req.soak_steps,
+                                           "records_dir": directory, "stop_file": stop}, workers) if soaking else None)
+        graph = None
+        if req.graph:
+            graph = _without_failed_captures(graph_job, _worker(graph_job, workers), workers)
+            if "graph_idle_from" in graph.meta or not graph.records.get("soak"):
+                open(stop, "w").close()  # no graph left to compare with: the eager reference can stop
+            on_done(f"{base['label']} capture, replay")
+        eager = reference.result() if reference else None
+        if graph is not None:
+            from graphlint.dynamic.probe_report import finish_soak  # imports torch: after the workers started
+
+            finish_soak(graph, eager, runtime_rules())
+            if eager is not None and eager.meta.get("device_assert"):
+                graph.meta.setdefault("device_assert", eager.meta["device_assert"])
+            _locate_device_asserts(graph, graph_job, workers)
+            if eager is not None:
+                graph.seconds.update({f"reference {k}": v for k, v in eager.seconds.items()})
+        parts = [p for p in (trace.result() if trace else None, graph, compiled.result() if compiled else None)
+                 if p is not None]
+        if trace:
+            on_done(f"{base['label']} tracer")
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged.merge(part)
+    return merged
+
+
+def _nvml_count() -> int | None:
+    """GPUs NVML sees (what ``torch.cuda.device_count`` reports without CUDA_VISIBLE_DEVICES), without
+    importing torch: the workers start about 3 s earlier. ``None`` when NVML cannot say."""
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        return None  # its syntax (indices, UUIDs, MIG) is torch's to read
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if nvml.nvmlInit_v2() != 0:
+            return None
+        count = ctypes.c_uint(0)
+        ok = nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0
+        nvml.nvmlShutdown()
+        return count.value if ok else None
+    except (OSError, AttributeError):
+        return None
+
+
+def gpu_count() -> int:
+    """Visible CUDA devices (0 without CUDA): NVML when it can say, else torch."""
+    count = _nvml_count()
+    if count is None:
+        import torch
+
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return count
 
 
 def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
@@ -100,49 +280,63 @@ def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
 
 
 def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
-                  on_step: Callable[[str, str, int, int], None] | None = None) -> Inventory:
-    """``on_done(what)`` after each phase job; ``on_step(device, probe, step, total)`` as steps run."""
-    import torch
-
+                  on_step: Callable[[str, str, int, int], None] | None = None,
+                  preflight: Callable[[], None] | None = None) -> Inventory:
+    """``on_done(what)`` after each worker slot's phase; ``on_step(device, probe, step, total)`` as
+    steps are staged (from worker processes through :class:`graphlint.dynamic.progress.Relay`).
+    ``preflight`` runs in this process while the workers start (a check that may refuse the
+    target: it raises, the workers are stopped, and the error propagates). The workers are started
+    before this process imports torch (NVML counts the GPUs), so that import overlaps theirs."""
+    count = 0 if req.cpu else gpu_count()
+    on_done = on_done or (lambda _what: None)
     from graphlint.dynamic.progress import Relay
 
-    cuda = torch.cuda.is_available() and not req.cpu
-    inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
-                    date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
-    slots = _jobs(req, cuda, torch.cuda.device_count() if cuda else 0)
-    results: list[DeviceResult | None] = [None] * len(slots)
+    relay = Relay(on_step if count else None)
+    workers, records = _Workers(relay if count else None), tempfile.mkdtemp(prefix="graphlint-records-")
+    relay.__enter__()
+    pool = ThreadPoolExecutor(max_workers=max(1, len(_jobs(req, True, count)))) if count else None
+    try:
+        futures = [pool.submit(_slot, req, base, records, workers, on_done) for base in _jobs(req, True, count)] \
+            if pool else []
+        try:
+            import torch
 
-    relay = Relay(on_step if cuda else None)  # workers are processes: their steps arrive by file
-
-    def work(i: int) -> None:
-        merged = None
-        for job in slots[i]:
-            part = run_phase(job, on_step) if not cuda else _worker(relay.job(job))
-            if cuda and job["phase"] == "graph":
-                part = _without_failed_captures(relay.job(job), part)
-            merged = part if merged is None else merged.merge(part)
-            if on_done:
-                on_done(f"{job['label']} {job['phase']}")
-        results[i] = merged
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(slots))]
-    with relay:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    inv.devices = [r for r in results if r is not None]
-    if not cuda:
+            cuda = bool(futures) and torch.cuda.is_available()
+            if futures and not cuda:  # NVML sees a GPU this torch cannot use (a CPU build)
+                workers.cancel()
+            if preflight:
+                preflight()
+        except BaseException:
+            workers.cancel()
+            raise
+        inv = Inventory(target=req.target, command=req.command, torch=torch.__version__, cuda=cuda,
+                        date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        if cuda:
+            inv.devices = [f.result() for f in futures]
+            return inv
+        (base,) = _jobs(req, False, 0)
+        inv.devices = [run_phase({**base, "phase": "trace"}, on_step)]
+        if req.compile:
+            inv.devices[0].merge(run_phase({**base, "phase": "compile"}))
+        on_done("cpu tracer")
         why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
         for dev in inv.devices:
             dev.probes += [ProbeOutcome(p, "skipped", why) for p in GRAPH_PROBES
                            if req.graph and (p != "soak" or req.soak_steps)]
         inv.notes.append(f"Capture skipped: {why}. Only the tracer ran (on the CPU).")
-    return inv
+        return inv
+    finally:
+        if pool:
+            pool.shutdown(wait=True)
+        relay.__exit__(None, None, None)
+        shutil.rmtree(records, ignore_errors=True)
 
 
 def planned_steps(req: Request, cuda: bool, device_count: int) -> int:
-    """Steps every device's phases will stage: what the progress bar counts (devices x probes x steps)."""
-    from graphlint.dynamic.progress import planned
+    """Steps every device's phases will stage: what the progress bar counts (devices x probes x
+    steps). Per slot: the tracer's steps, and the graph worker's window or soak, whichever is longer
+    (the eager reference stages the same steps; the bar counts the furthest of the two)."""
+    from graphlint.dynamic.progress import TRACED_STEPS
 
-    return sum(planned(job) for slot in _jobs(req, cuda, device_count) for job in slot)
+    graph = max(req.replay_steps, req.soak_steps) if req.graph and cuda else 0
+    return len(_jobs(req, cuda, device_count)) * ((TRACED_STEPS if req.trace else 0) + graph)

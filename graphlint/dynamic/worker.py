@@ -1,16 +1,20 @@
 """Probe one device (or one span of devices): the body of a per-GPU worker process.
 
-``python -m graphlint.dynamic.worker JOB.json RESULT.json`` runs one phase and writes a
-:class:`DeviceResult`. Phases: ``trace`` (tracer + sync-debug; it switches on
+``python -X faulthandler -m graphlint.dynamic.worker JOB.json RESULT.json`` runs one phase and
+writes a :class:`DeviceResult`. Phases: ``trace`` (tracer + sync-debug; it switches on
 ``torch.cuda._gpu_trace``, which cannot be switched off, so it never shares a process with
-captures) and ``graph`` (capture, replay, soak). A phase that crashes reports the crash as
-its probes' outcome instead of taking the inventory down with it.
+captures), ``graph`` (capture, replay, the graph half of the soak), ``reference`` (the eager
+half of the soak, see :mod:`graphlint.dynamic.reference`) and ``compile`` (``--probe compile``). A phase that raises reports the error
+as its probes' outcome; one that kills the process leaves its progress file and ``faulthandler``
+stack for the parent (:mod:`graphlint.dynamic.crash`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 import traceback
 
 from graphlint.dynamic.results import DeviceResult, ProbeOutcome, runtime_rules
@@ -19,44 +23,85 @@ TRACE_PROBES = ("tracer", "sync-debug")
 GRAPH_PROBES = ("capture", "replay", "soak")
 
 
+def probes_of(phase: str) -> tuple[str, ...]:
+    return {"graph": GRAPH_PROBES, "trace": TRACE_PROBES, "reference": ("reference",), "compile": ("compile",)}[phase]
+
+
 def _meta(devices) -> dict[str, str]:
     import torch
 
     meta = {"torch": torch.__version__}
     cuda = [d for d in devices if torch.device(d).type == "cuda"]
     if cuda:
-        meta["gpu"] = torch.cuda.get_device_name(torch.device(cuda[0]))
+        try:
+            meta["gpu"] = torch.cuda.get_device_name(torch.device(cuda[0]))
+        except Exception:  # noqa: BLE001 - a context killed by a device-side assert answers nothing
+            meta["gpu"] = "?"
     return meta
+
+
+def _own_modules() -> list[str]:
+    """Source files of the target's own modules loaded in this process (for the static cross-check)."""
+    from graphlint.dynamic.frames import is_project_file
+    from graphlint.paths import display_path
+
+    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+    return sorted(display_path(f) for f in files if f and f.endswith(".py") and is_project_file(f))
+
+
+def _run(job: dict, devices, factory, rules, progress):
+    label, phase, options = job["label"], job["phase"], job.get("options", {})
+    if phase == "graph":
+        from graphlint.dynamic.replay import GraphProbe
+
+        probe = GraphProbe(factory, devices, options, rules, label, job.get("known_failed"),
+                           watch_launches=job.get("watch_launches", True), progress=progress)
+        return probe.run(job.get("replay_steps", 8), job.get("soak_steps", 0), reference=job.get("reference", "here"),
+                         hand_off_failed=job.get("hand_off_failed", False), records_dir=job.get("records_dir", ""),
+                         stop_file=job.get("stop_file", ""))
+    if phase == "reference":
+        from graphlint.dynamic.reference import run_reference
+
+        return run_reference(factory, devices, options, job["steps"], label, records_dir=job.get("records_dir", ""),
+                             progress=progress, stop_file=job.get("stop_file", ""))
+    if phase == "compile":
+        from graphlint.dynamic.compile_probe import run_compile_probe
+
+        return run_compile_probe(factory, devices, options, label, progress)
+    from graphlint.dynamic.tracer import trace_phase
+
+    progress("tracer")
+    return trace_phase(factory, devices, options, rules, label)
 
 
 def run_phase(job: dict, on_step=None) -> DeviceResult:
     """``on_step(label, probe, step, total)`` hears each step staged (in a worker process: the
     job's ``progress_file`` does; see :mod:`graphlint.dynamic.progress`)."""
+    started = time.perf_counter()
     import torch
 
-    from graphlint.dynamic import progress
-
-    from graphlint.dynamic.target import TargetError, load_factory
+    from graphlint.dynamic import progress as steps
+    from graphlint.dynamic.crash import Progress
+    from graphlint.dynamic.frames import add_project_root
+    from graphlint.dynamic.target import TargetError, load_factory, target_root
 
     label, phase = job["label"], job["phase"]
     devices = [torch.device(d) for d in job["devices"]]
-    probes = GRAPH_PROBES if phase == "graph" else TRACE_PROBES
+    probes = probes_of(phase)
+    progress = Progress(job.get("progress"))
     try:
+        progress("startup")
         if devices[0].type == "cuda":
             torch.cuda.set_device(devices[0])  # the engine's GPU is current, as in a per-GPU serving process
         rules = runtime_rules()
-        sink = progress.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
-        factory = progress.watch(load_factory(job["target"]), job, sink)
-        if phase == "graph":
-            from graphlint.dynamic.replay import run_graph_phase
-
-            result = run_graph_phase(factory, devices, job.get("options", {}), rules, label,
-                                     replay_steps=job.get("replay_steps", 8), soak_steps=job.get("soak_steps", 0),
-                                     known_failed=job.get("known_failed"))
-        else:
-            from graphlint.dynamic.tracer import trace_phase
-
-            result = trace_phase(factory, devices, job.get("options", {}), rules, label)
+        root = target_root(job["target"])
+        if root:
+            add_project_root(root)
+        sink = steps.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
+        factory = steps.watch(load_factory(job["target"]), job, sink)
+        imported = time.perf_counter()
+        result = _run(job, devices, factory, rules, progress)
+        result.seconds = {"imports": imported - started, **result.seconds}
     except TargetError as exc:  # the factory refused its options: the CLI turns this into exit 2
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],
                               meta={"target_error": str(exc)})
@@ -65,6 +110,9 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
     if phase == "graph" and not job.get("soak_steps"):
         result.probes = [p for p in result.probes if p.probe != "soak"]
     result.meta.update(_meta(devices))
+    result.modules = _own_modules()
+    result.seconds[f"{phase} worker"] = time.perf_counter() - started
+    progress("done")
     return result
 
 
@@ -73,11 +121,10 @@ def crashed(label: str, probes, exc: BaseException) -> DeviceResult:
     (not torch's or graphlint's). The pytest fixture reports in-process crashes the same way."""
     from graphlint.dynamic.frames import error_line, traceback_user_frame
 
-    detail = error_line(exc)
     user = traceback_user_frame(exc.__traceback__)
     where = traceback.extract_tb(exc.__traceback__)[-1]
-    detail += f" (at {user.path}:{user.line})" if user else f" (at {where.filename}:{where.lineno})"
-    return DeviceResult(label, probes=[ProbeOutcome(p, "error", detail) for p in probes])
+    at = f"{user.path}:{user.line}" if user else f"{where.filename}:{where.lineno}"
+    return DeviceResult(label, probes=[ProbeOutcome(p, "error", f"{error_line(exc)} (at {at})", at) for p in probes])
 
 
 def main(argv: list[str]) -> int:
@@ -85,8 +132,9 @@ def main(argv: list[str]) -> int:
     with open(job_path, encoding="utf-8") as fh:
         job = json.load(fh)
     result = run_phase(job)
-    with open(result_path, "w", encoding="utf-8") as fh:
-        json.dump(result.to_dict(), fh)
+    with open(result_path + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(result.to_dict(), fh, default=str)
+    os.replace(result_path + ".tmp", result_path)  # whole or absent, whatever happens at exit
     return 0
 
 

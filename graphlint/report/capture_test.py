@@ -52,6 +52,8 @@ def render_capture_test(inv, failed: list[str], cuda: bool, color: bool = False)
         if t.get("graph_s") and t.get("eager_s"):
             console.print(f"{label} eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
                           f"([bold]{t['eager_s'] / t['graph_s']:.2f}x[/])")
+        if dev.seconds:
+            console.print(f"{label} seconds: " + escape(", ".join(f"{k} {v:.1f}" for k, v in dev.seconds.items())))
     for line in sort_failures(failed):
         console.print(f"[bold red]FAIL[/] {escape(line)}")
     if failed:

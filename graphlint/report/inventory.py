@@ -17,7 +17,7 @@ from graphlint.finding import CATEGORIES, Finding
 from graphlint.report.markdown import md_cell
 
 _CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
-         "not run": "⏸ not run"}
+         "not run": "⏸ not run", "stale": "❌ stale input"}
 
 
 def status_of(f: Finding) -> str:
@@ -54,7 +54,8 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
         ok = [c for c in graphs if c["status"] == CAPTURED]
         replay = dev.outcome("replay")
         if graphs:
-            verdict = "works" if len(ok) == len(graphs) and replay and "identical" in replay.detail else "does NOT work"
+            verdict = ("works" if len(ok) == len(graphs) and replay and replay.status == "ran" and "identical" in replay.detail
+                       else "does NOT work")
             line = f"- **{dev.device}**: capture {verdict}: {len(ok)}/{len(graphs)} capturable regions captured"
             line += f"; replay: {replay.detail}" if replay else ""
         else:
@@ -76,7 +77,20 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
     out += ["", "### Probes", "", "| Device | Probe | Status | Detail |", "|---|---|---|---|"]
     for dev in inv.devices:
         for p in dev.probes:
-            out.append(f"| {dev.device} | {p.probe} | {p.status} | {md_cell(p.detail)} |")
+            where = f" (`{p.where}`)" if p.where and p.where not in p.detail else ""
+            out.append(f"| {dev.device} | {p.probe} | {p.status} | {md_cell(p.detail)}{where} |")
+    return out + [""] + _timing(inv)
+
+
+def _timing(inv: Inventory) -> list[str]:
+    """One line per probe and worker phase: where the run's time went (workers run in parallel)."""
+    timed = [d for d in inv.devices if d.seconds]
+    if not timed:
+        return []
+    out = ["### Timing (seconds; the tracer, graph and eager-reference workers of a device run in parallel)", "",
+           "| Device | Phase | Seconds |", "|---|---|---|"]
+    for dev in timed:
+        out += [f"| {dev.device} | {phase} | {seconds:.2f} |" for phase, seconds in dev.seconds.items()]
     return out + [""]
 
 
@@ -149,6 +163,27 @@ def _static_only(xref: CrossRef) -> list[str]:
     return out + [""]
 
 
+def _compile(inv: Inventory, xref: CrossRef) -> list[str]:
+    """torch.compile's answer beside graphlint's, line by line (``--probe compile``)."""
+    events = [(d, e) for d in inv.devices for e in d.records.get("compile", [])]
+    if not any("compile" in d.records for d in inv.devices):
+        return []
+    out = ["## torch.compile (mode=\"reduce-overhead\"), side by side", ""]
+    if not events:
+        return out + ["No graph break, recompile or cudagraph skip.", ""]
+    ours: dict[tuple[str, int], list[str]] = {}
+    for f in inv.findings():
+        ours.setdefault((f.path, f.line), []).append(f.rule)
+    out += ["| Device | Region | torch.compile | Reason | Where | graphlint at that line |", "|---|---|---|---|---|---|"]
+    for dev, e in events:
+        at = (e["path"], e["line"])
+        rules = list(dict.fromkeys(ours.get(at, []) + xref.static_rules.get(at, [])))
+        where = f"`{e['path']}:{e['line']}`" if e["line"] else ""
+        mine = ", ".join(rules) if rules else ("nothing (a line graphlint does not flag)" if e["line"] else "")
+        out.append(f"| {dev.device} | {e['region']} | {e['kind']} | {md_cell(e['reason'])} | {where} | {mine} |")
+    return out + [""]
+
+
 def render_markdown(inv: Inventory, xref: CrossRef) -> str:
     gpus = sorted({d.meta.get("gpu", "") for d in inv.devices} - {""})
     head = ["# CUDA Graph Readiness — Inventory", "",
@@ -156,7 +191,8 @@ def render_markdown(inv: Inventory, xref: CrossRef) -> str:
             f"torch {inv.torch}; devices: {', '.join(d.device for d in inv.devices)}"
             + (f" ({', '.join(gpus)})" if gpus else ""), ""]
     notes = [f"> {n}" for n in inv.notes] + ([""] if inv.notes else [])
-    body = _summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv) + _static_only(xref)
+    body = (_summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv) + _compile(inv, xref)
+            + _static_only(xref))
     return "\n".join(head + notes + body).rstrip() + "\n"
 
 

@@ -36,8 +36,8 @@ def spec(name: str) -> str:
 class SnippetTarget:
     """One region whose body is a rule's bad/good example (see rules/runtime.yaml)."""
 
-    def __init__(self, fn, device: torch.device, capturable: bool) -> None:
-        self.fn, self.device, self.capturable = fn, device, capturable
+    def __init__(self, fn, device: torch.device, capturable: bool, stage_fn=None) -> None:
+        self.fn, self.device, self.capturable, self.stage_fn = fn, device, capturable, stage_fn
         self.devices = [device]
         cuda = device.type == "cuda"
         self.ns = {
@@ -50,6 +50,8 @@ class SnippetTarget:
 
     def stage(self, step: int) -> None:
         self.ns["step"] = step
+        if self.stage_fn is not None:
+            self.stage_fn(**self.ns)
 
     def _run(self) -> None:
         self.fn(**self.ns)
@@ -62,15 +64,19 @@ class SnippetTarget:
 
 
 def snippet_factory(code: str, tmp_path: Path, name: str):
-    """A factory for a target whose step runs ``code`` from a real file (so frames resolve)."""
+    """A factory for a target whose step runs ``code`` from a real file (so frames resolve).
+    Code above a ``# ---`` line runs in ``stage(step)`` instead (see rules/runtime.yaml)."""
     args = "x, idx, buf, out, host, pinned, step, device, peer, side, state, torch"
+    staged, _sep, body = code.rpartition("# ---\n") if "# ---\n" in code else ("", "", code)
     path = tmp_path / f"{name}.py"
-    path.write_text(f"def snippet({args}):\n" + textwrap.indent(code.rstrip() + "\n", "    "))
+    path.write_text(f"def snippet({args}):\n" + textwrap.indent(body.rstrip() + "\n", "    ")
+                    + (f"\n\ndef stage_snippet({args}):\n" + textwrap.indent(staged.rstrip() + "\n", "    ")
+                       if staged else ""))
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     capturable = "CUDAGraph" not in code  # a snippet that captures its own graph is an eager region
 
     def factory(devices, **_options):
-        return SnippetTarget(namespace["snippet"], torch.device(devices[0]), capturable)
+        return SnippetTarget(namespace["snippet"], torch.device(devices[0]), capturable, namespace.get("stage_snippet"))
 
     return factory, path

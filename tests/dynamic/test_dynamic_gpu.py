@@ -49,13 +49,54 @@ def test_stream_less_kernel_and_bare_capture():
     assert {(f.rule, f.line) for f in device.findings} == plants(TARGETS / "graph_hazards.py")
 
 
+def _launcher_line() -> int:
+    text = (ROOT / "dsv4" / "kernels" / "rmsnorm_kernel.py").read_text().splitlines()
+    return next(n for n, line in enumerate(text, 1) if line.strip() == "compiled(")
+
+
 @pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="needs nvidia-cutlass-dsl")
 def test_real_cutedsl_kernel_without_stream_is_an_empty_stale_graph(monkeypatch):
     monkeypatch.setenv("DSV4_KERNELS", "cutedsl")  # the per-GPU worker inherits it
     device = _device("cutedsl_streamless.py")
     assert device.capture == {"rms_norm_without_stream": {"status": "empty", "detail": device.capture[
         "rms_norm_without_stream"]["detail"]}}
-    assert {(f.rule, f.line) for f in device.findings} == plants(TARGETS / "cutedsl_streamless.py")
+    fixture = "fixtures/targets/cutedsl_streamless.py"
+    expected = {(code, fixture, line) for code, line in plants(TARGETS / "cutedsl_streamless.py")}
+    expected |= {(code, "dsv4/kernels/rmsnorm_kernel.py", _launcher_line()) for code in ("GL593", "GL391")}
+    assert {(f.rule, f.path, f.line) for f in device.findings} == expected
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="needs nvidia-cutlass-dsl")
+def test_own_cutedsl_kernel_without_stream_in_a_graph_that_is_not_empty():
+    device = _device("cutedsl_no_stream.py")
+    assert device.capture["double"]["status"] == "captured"  # the torch copy is in the graph
+    runtime = {(code, line) for code, line in plants(TARGETS / "cutedsl_no_stream.py") if code != "GL504"}
+    assert {(f.rule, f.line) for f in device.findings} == runtime
+    escaped = next(f for f in device.findings if f.rule == "GL593")
+    assert "double_kernel" in dict(escaped.extra)["kernel"]
+
+
+def test_rebound_buffers_are_caught_before_a_graph_reads_freed_memory():
+    device = _device("rebound_buffers.py", soak=32)
+    assert {(f.rule, f.line) for f in device.findings} == plants(TARGETS / "rebound_buffers.py")
+    assert device.capture["embed"]["status"] == device.capture["head"]["status"] == "stale"
+    assert device.outcome("replay").status == device.outcome("soak").status == "ran"
+
+
+def test_a_soak_past_a_short_cache_is_a_located_crash_and_a_declared_limit_caps_it():
+    inv = run_inventory(Request(target=spec("short_cache.py"), gpus=[0], soak_steps=48,
+                                options={"declare_limit": False}))
+    soak = inv.devices[0].outcome("soak")
+    assert soak.status == "error" and "device-side assert" in soak.detail
+    assert "re-run eagerly with CUDA_LAUNCH_BLOCKING=1: stopped at step 32 in lookup" in soak.detail
+    assert soak.where.startswith("fixtures/targets/short_cache.py:")
+    capped = _device("short_cache.py", soak=48)
+    assert capped.outcome("soak").status == "ran" and "max_steps = 32" in capped.outcome("soak").detail
+
+
+def test_unseeded_inputs_are_a_target_error():
+    inv = run_inventory(Request(target=spec("unseeded_inputs.py"), gpus=[0]))
+    assert inv.devices[0].meta["target_error"].startswith("stage() is not deterministic")
 
 
 def test_plain_module_captures_replays_and_soaks_clean():

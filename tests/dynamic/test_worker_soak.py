@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 from dynamic_helpers import ROOT, spec
-from graphlint.dynamic.replay import mismatched, output_diff
+from graphlint.dynamic.replay import output_diff
+from graphlint.dynamic.soak import mismatched
 from graphlint.dynamic.results import DeviceResult
 from graphlint.dynamic.run import _worker
-from graphlint.dynamic.soak import soak_report
 
 
 def _job(target: str, phase: str = "trace") -> dict:
@@ -44,47 +43,77 @@ def test_output_diff_compares_every_tensor():
     assert not mismatched(1e-7, 1.0)
 
 
-class FakeProbe:
-    """What soak_report reads off a GraphProbe: per-step diffs, memory and times."""
+def _series(kind: str, steps: int, leak: int = 0, drift_from: int | None = None, stopped: str = ""):
+    """A recorded instance: outputs [steps, 4], per-step memory and time (what analyse_soak reads)."""
+    import torch
 
-    def __init__(self, steps: int, leak: int = 0, drift_from: int | None = None) -> None:
-        self.result = DeviceResult("cuda:0")
-        self.diffs = [(s, 0.5 if drift_from is not None and s >= drift_from else 0.0, 1.0) for s in range(1, steps)]
-        self.memory = {k: [(s, leak if k == "eager" else 0, 3) for s in range(1, steps)] for k in ("graph", "eager")}
-        self.times = {"graph": [0.01] * (steps - 1), "eager": [0.02] * (steps - 1)}
-        self.blamed: list = []
+    from graphlint.dynamic.series import StepSeries
 
-    def _blame(self, code, evidence, detail):
-        self.blamed.append((code, detail))
+    rows = [torch.full((4,), 1.0 + (0.5 if kind == "graph" and drift_from is not None and s >= drift_from else 0.0))
+            for s in range(1, steps)]
+    return StepSeries(kind, list(range(1, steps)), [0.01 if kind == "graph" else 0.02] * (steps - 1),
+                      [leak if kind == "eager" else 0] * (steps - 1), [3] * (steps - 1),
+                      torch.stack(rows) if rows else None, stopped)
 
-    def _blame_region(self, code, evidence, detail):
-        self.blamed.append((code, detail))
+
+def _context(replay_mismatch: bool = False):
+    from graphlint.dynamic.frames import UserFrame
+    from graphlint.dynamic.results import runtime_rules
+    from graphlint.dynamic.soak import SoakContext
+
+    return SoakContext(runtime_rules(), "cuda:0", 8, 64, replay_mismatch, capture={"step": {"status": "captured"}},
+                       region_frames={"step": UserFrame("eng.py", 3, "step")})
 
 
 def test_soak_clean():
-    probe = FakeProbe(64)
-    soak_report(probe, 8, 64, first_mismatch=False)
-    assert probe.blamed == []
-    assert probe.result.soak["graph_allocations_per_step"] == 3 and probe.result.soak["first_mismatch_step"] is None
+    from graphlint.dynamic.soak import analyse_soak
+
+    figures, findings, outcome = analyse_soak(_series("graph", 64), _series("eager", 64), _context())
+    assert findings == [] and outcome.status == "ran"
+    assert figures["graph_allocations_per_step"] == 3 and figures["first_mismatch_step"] is None
 
 
 def test_soak_reports_memory_growth_and_late_drift():
-    probe = FakeProbe(64, leak=512, drift_from=40)
-    soak_report(probe, 8, 64, first_mismatch=False)
-    assert [code for code, _ in probe.blamed] == ["GL291", "GL392"]
-    assert "512 B per step" in probe.blamed[0][1] and "step 40" in probe.blamed[1][1]
+    from graphlint.dynamic.soak import analyse_soak
+
+    _figures, findings, _ = analyse_soak(_series("graph", 64, drift_from=40), _series("eager", 64, leak=512), _context())
+    assert [f.rule for f in findings] == ["GL291", "GL392"]
+    assert "512 B per step" in findings[0].message and "step 40" in findings[1].message
+    assert (findings[1].path, findings[1].line) == ("eng.py", 3)  # nothing better than the region
 
 
 def test_soak_does_not_repeat_a_replay_mismatch_as_drift():
-    probe = FakeProbe(64, drift_from=2)
-    soak_report(probe, 8, 64, first_mismatch=True)
-    assert probe.blamed == []
+    from graphlint.dynamic.soak import analyse_soak
+
+    _figures, findings, _ = analyse_soak(_series("graph", 64, drift_from=2), _series("eager", 64), _context(True))
+    assert findings == []
 
 
 def test_soak_shorter_than_the_replay_window_says_so():
-    probe = FakeProbe(8)
-    soak_report(probe, 8, 8, first_mismatch=False)
-    assert probe.result.probes[0].status == "skipped" and "not beyond" in probe.result.probes[0].detail
+    from graphlint.dynamic.soak import analyse_soak
+
+    _figures, _findings, outcome = analyse_soak(_series("graph", 8), _series("eager", 8), _context())
+    assert outcome.status == "skipped" and "not beyond" in outcome.detail
+
+
+def test_a_reference_that_stopped_early_is_a_soak_error_with_its_reason():
+    from graphlint.dynamic.soak import analyse_soak
+
+    eager = _series("eager", 40, stopped="stopped at step 40 in lookup: IndexError")
+    _figures, _findings, outcome = analyse_soak(_series("graph", 64), eager, _context())
+    assert outcome.status == "error" and "eager: stopped at step 40 in lookup" in outcome.detail
+
+
+def test_series_survive_the_trip_between_processes(tmp_path):
+    from graphlint.dynamic.series import StepSeries
+    from graphlint.dynamic.soak import context_from_dict, context_to_dict
+
+    series = _series("graph", 16)
+    back = StepSeries.load(series.ship(str(tmp_path)))
+    assert back.steps == series.steps and back.output_at(5).tolist() == series.output_at(5).tolist()
+    ctx = _context()
+    again = context_from_dict(context_to_dict(ctx), ctx.rules)
+    assert again.region_frames == ctx.region_frames and again.capture == ctx.capture
 
 
 def test_a_probe_error_points_at_the_users_line_not_into_torch(tmp_path):
@@ -109,25 +138,27 @@ def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
     stale = gl590.with_(rule="GL391", line=9, category="data-dependent", message="replay differs")
     jobs = []
 
-    def fake_worker(job):
+    def fake_worker(job, workers=None, env=None):
         jobs.append(job)
         if job["phase"] == "trace":
             return DeviceResult("cuda:0", probes=[ProbeOutcome("tracer", "ran", "traced")])
-        if "known_failed" not in job:  # first graph process: a's capture fails, b replays garbage
-            return DeviceResult("cuda:0", findings=[gl590, stale],
+        if "known_failed" not in job:  # first graph process: a's capture fails; it hands replay off
+            return DeviceResult("cuda:0", findings=[gl590, stale], meta={"handed_off": "1"},
                                 capture={"a": {"status": "failed", "detail": "sync"},
                                          "b": {"status": "captured", "detail": ""}},
-                                probes=[ProbeOutcome("replay", "ran", "first mismatch at step 2")])
+                                probes=[ProbeOutcome("capture", "ran", "1/2"), ProbeOutcome("replay", "skipped", "x")])
         return DeviceResult("cuda:0", capture={"a": {"status": "failed", "detail": "sync"},
                                                "b": {"status": "captured", "detail": ""}},
-                            probes=[ProbeOutcome("replay", "ran", "identical within tolerance")])
+                            probes=[ProbeOutcome("capture", "ran", "1/2"),
+                                    ProbeOutcome("replay", "ran", "identical within tolerance")])
 
     monkeypatch.setattr(run_module, "_worker", fake_worker)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     inv = run_module.run_inventory(run_module.Request(target="t.py:make_target"))
-    assert [j["phase"] for j in jobs] == ["trace", "graph", "graph"]
-    assert jobs[2]["known_failed"] == {"a": "sync"}
+    assert sorted(j["phase"] for j in jobs) == ["graph", "graph", "trace"]
+    second = next(j for j in jobs if "known_failed" in j)
+    assert second["known_failed"] == {"a": "sync"} and second["watch_launches"] is False
     (device,) = inv.devices
     assert {f.rule for f in device.findings} == {"GL590"}  # the garbage replay was the failed capture's doing
     replay = device.outcome("replay")

@@ -1,0 +1,169 @@
+"""What ``torch.compile(mode="reduce-overhead")`` would do with each capturable region (opt-in).
+
+Users choosing between hand capture and torch.compile want both answers in one report. This probe
+(``graphlint inventory --probe compile``) builds its own instance, warms it up eagerly, asks
+``torch._dynamo.explain`` where each region's graph breaks (with the user stack of every break),
+then runs a few steps through ``torch.compile(region, mode="reduce-overhead")`` and records the
+recompiles (dynamo's ``recompiles`` log: which guard failed) and the reasons inductor gives for
+not using CUDA graphs ("skipping cudagraphs due to ..."). Each record names the innermost project
+line, so the report can put it beside graphlint's own finding at that line. Records only: the
+report decides how to show them; nothing here is a rule finding.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Iterator
+
+from graphlint.dynamic.crash import Progress
+from graphlint.dynamic.frames import error_line, is_project_file
+from graphlint.dynamic.results import DeviceResult, ProbeOutcome
+from graphlint.dynamic.target import regions_of
+from graphlint.paths import display_path
+
+COMPILE_STEPS = 3
+_SKIP_FUNCTION = "log_cudagraph_skip_and_bump_counter"
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    region: str
+    kind: str  # "graph break", "recompile", "cudagraphs skipped", "error"
+    reason: str  # first line of torch's own text
+    path: str = ""
+    line: int = 0
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _project_line(frames) -> tuple[str, int]:
+    """The innermost project frame of ``(filename, lineno)`` pairs (innermost last)."""
+    for filename, lineno in reversed(list(frames)):
+        if is_project_file(filename):
+            return display_path(filename), lineno
+    return "", 0
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:300]
+
+
+@contextmanager
+def _listening() -> Iterator[tuple[_Lines, list[str]]]:
+    """Dynamo's recompile log and inductor's cudagraph-skip messages, for the duration."""
+    import torch
+    import torch._dynamo.guards  # noqa: F401 - registers the recompiles artifact logger
+    import torch._inductor.cudagraph_utils as cudagraph_utils
+
+    handler, skips = _Lines(), []
+    recompiles = logging.getLogger("torch._dynamo.guards.__recompiles")
+    dynamo = logging.getLogger("torch._dynamo")
+    dynamo_level = dynamo.level
+    recompiles.addHandler(handler)
+    original = getattr(cudagraph_utils, _SKIP_FUNCTION, None)
+    patched = [m for m in list(sys.modules.values()) if original is not None and getattr(m, _SKIP_FUNCTION, None) is original]
+
+    def spy(message, *args, **kwargs):
+        skips.append(str(message))
+        return original(message, *args, **kwargs)
+
+    for module in patched:
+        setattr(module, _SKIP_FUNCTION, spy)
+    torch._logging.set_logs(recompiles=True)
+    recompiles.propagate = False  # ours to read, not torch's to print
+    dynamo.setLevel(logging.ERROR)  # its graph-break warnings are in the report
+    try:
+        yield handler, skips
+    finally:
+        torch._logging.set_logs()
+        recompiles.propagate = True
+        dynamo.setLevel(dynamo_level)
+        recompiles.removeHandler(handler)
+        for module in patched:
+            setattr(module, _SKIP_FUNCTION, original)
+
+
+def _recompile_events(region: str, messages: list[str]) -> list[CompileEvent]:
+    import re
+
+    out = []
+    for message in messages:
+        where = re.findall(r'File "([^"]+)", line (\d+)', message)
+        path, line = _project_line((f, int(n)) for f, n in where) if where else ("", 0)
+        guard = re.search(r"- \S+: (.+?)\s+#", message)
+        out.append(CompileEvent(region, "recompile", (guard.group(1) if guard else _first_line(message))[:300], path, line))
+    return out
+
+
+def compile_events(target, regions, steps: int = COMPILE_STEPS, backend: str | None = None) -> list[CompileEvent]:
+    """Graph breaks, recompiles and cudagraph skips of every capturable region of ``target``
+    (warmed up and staged at step 0 by the caller). ``backend`` overrides inductor (tests)."""
+    import torch
+
+    import logging as _logging
+
+    events: list[CompileEvent] = []
+    capturable = [r for r in regions if r.capturable]
+    quiet = _logging.getLogger("torch._dynamo")
+    level = quiet.level
+    quiet.setLevel(_logging.ERROR)  # explain() warns about each break; the report lists them
+    target.stage(1)
+    for region in regions:
+        if not region.capturable:
+            region.fn()
+            continue
+        try:
+            explained = torch._dynamo.explain(region.fn)()
+        except Exception as exc:  # noqa: BLE001 - one region that cannot be explained is reported, not fatal
+            events.append(CompileEvent(region.name, "error", error_line(exc)))
+            continue
+        for reason in explained.break_reasons:
+            path, line = _project_line((f.filename, f.lineno) for f in reason.user_stack or ())
+            events.append(CompileEvent(region.name, "graph break", _first_line(reason.reason), path, line))
+    quiet.setLevel(level)
+    torch._dynamo.reset()
+    options = {"backend": backend} if backend else {"mode": "reduce-overhead"}
+    compiled = {r.name: torch.compile(r.fn, **options) for r in capturable}
+    with _listening() as (handler, skips):
+        for step in range(2, 2 + steps):
+            target.stage(step)
+            for region in regions:
+                before = len(handler.messages)
+                try:
+                    compiled.get(region.name, region.fn)()
+                except Exception as exc:  # noqa: BLE001
+                    events.append(CompileEvent(region.name, "error", error_line(exc)))
+                    compiled.pop(region.name, None)
+                events += _recompile_events(region.name, handler.messages[before:])
+        events += [CompileEvent("", "cudagraphs skipped", _first_line(s)) for s in dict.fromkeys(skips)]
+    torch._dynamo.reset()
+    return list(dict.fromkeys(events))
+
+
+def run_compile_probe(factory, devices, options, label: str, progress: Progress | None = None) -> DeviceResult:
+    started = time.perf_counter()
+    (progress or Progress(None))("compile")
+    target = factory(devices, **options)
+    regions = regions_of(target)
+    target.stage(0)
+    for region in regions:
+        region.fn()
+    events = compile_events(target, regions)
+    counts = {kind: sum(e.kind == kind for e in events) for kind in ("graph break", "recompile", "cudagraphs skipped")}
+    detail = (f"torch.compile(mode='reduce-overhead'), {COMPILE_STEPS} steps: "
+              + ", ".join(f"{n} {kind}{'s' if n != 1 and kind != 'cudagraphs skipped' else ''}" for kind, n in counts.items()))
+    result = DeviceResult(label, probes=[ProbeOutcome("compile", "ran", detail)])
+    result.records["compile"] = [asdict(e) for e in events]
+    result.seconds["compile probe"] = time.perf_counter() - started
+    return result

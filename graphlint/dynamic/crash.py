@@ -1,0 +1,143 @@
+"""A probe that crashed: where it was, and the first line that says why.
+
+A worker can die without a word to its parent: a device-side assert aborts the process from a
+destructor (SIGABRT), a segfault in an extension kills it. So every worker keeps a small progress
+file (probe, step, what was running) and runs with ``faulthandler`` on, and its parent turns the
+exit status, that file and the worker's output into a :class:`Crash`: the step, the probe, the
+innermost project frame, and the first *useful* error line -- the device assert's own message
+(``Indexing.cu:1515: indexSelectSmallIndex: ... Assertion `srcIndex < srcSelectDimSize` failed``),
+not the last C++ frame of a stack. Pure functions over text, so tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from dataclasses import dataclass
+
+_ASSERT = re.compile(r"(?P<file>[\w./-]+\.cuh?):(?P<line>\d+): (?P<kernel>[^:]+): .*?(?P<msg>Assertion .* failed\.?)")
+_PY_ERROR = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b: .+")
+_TB_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+),? in (?P<fn>\S+)')
+_NOISE = re.compile(r"^\s*(frame #\d+|Exception raised from|0x[0-9a-f]+|\[|Compile with|For debugging|"
+                    r"CUDA kernel errors might|Search for `cudaErrorAssert`|Device-side assertions)")
+DEVICE_ASSERT = "device-side assert"
+
+
+@dataclass(frozen=True)
+class Crash:
+    probe: str  # the probe that was running
+    step: int | None
+    running: str  # a region, "stage(5)", "build", ...
+    error: str  # the first useful error line
+    where: tuple[str, int, str] | None  # innermost project frame (path, line, function)
+    how: str  # "exit code 1", "killed by SIGABRT"
+
+    def describe(self) -> str:
+        at = f" at step {self.step}" if self.step is not None else ""
+        place = f" in {self.running}" if self.running else ""
+        frame = f" (last project frame {self.where[0]}:{self.where[1]} in {self.where[2]})" if self.where else ""
+        return f"worker {self.how}{at}{place} during {self.probe}: {self.error}{frame}"
+
+    @property
+    def device_assert(self) -> bool:
+        return DEVICE_ASSERT in self.error or "Assertion" in self.error
+
+
+class Progress:
+    """Where a worker is, in a file its parent can read after the worker died (or ``None``)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def __call__(self, probe: str, step: int | None = None, running: str = "") -> None:
+        if not self.path:
+            return
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"probe": probe, "step": step, "running": running}, fh)
+        os.replace(tmp, self.path)
+
+
+    def snapshot(self, data: dict) -> None:
+        """What the worker has observed so far (a DeviceResult as a dict), for a parent whose worker
+        dies later: the capture matrix and the replay verdict are not lost with it."""
+        if not self.path:
+            return
+        tmp = self.path + ".partial.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, default=str)
+        os.replace(tmp, self.path + ".partial")
+
+
+def read_progress(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+
+def read_partial(progress_path: str) -> dict | None:
+    try:
+        with open(progress_path + ".partial", encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def how_it_ended(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def first_useful_error(text: str) -> str:
+    """The device assert's message, else the last Python error line, else a C++ ``what()``, else
+    the last line that is not a stack frame."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        m = _ASSERT.search(ln)
+        if m:
+            where = f"{os.path.basename(m.group('file'))}:{m.group('line')}"
+            return f"device-side assert in {m.group('kernel').strip()} ({where}): {m.group('msg')}"
+    errors = [ln.strip() for ln in lines if _PY_ERROR.match(ln.strip())]
+    if errors:
+        return errors[-1][:400]
+    whats = [ln.split("what():", 1)[1].strip() for ln in lines if "what():" in ln]
+    if whats:
+        return whats[0][:400]
+    useful = [ln.strip() for ln in lines if not _NOISE.match(ln) and not _TB_FRAME.match(ln)]
+    return (useful[-1] if useful else "no output")[:400]
+
+
+def frames(text: str) -> list[tuple[str, int, str]]:
+    """Python frames in ``text`` (tracebacks and faulthandler dumps), innermost first."""
+    out, block, innermost_first = [], [], False
+    for ln in text.splitlines():
+        if "most recent call first" in ln or "most recent call last" in ln:
+            out += block if innermost_first else block[::-1]
+            block, innermost_first = [], "first" in ln
+            continue
+        m = _TB_FRAME.match(ln)
+        if m:
+            block.append((m.group("path"), int(m.group("line")), m.group("fn")))
+    out += block if innermost_first else block[::-1]
+    return out
+
+
+def crash_of(returncode: int, output: str, progress: dict, is_project_file) -> Crash:
+    """What a dead worker's exit status, output and progress file say happened."""
+    project = [f for f in frames(output) if is_project_file(f[0])]
+    return Crash(progress.get("probe", "startup"), progress.get("step"), progress.get("running", ""),
+                 first_useful_error(output), project[0] if project else None, how_it_ended(returncode))
+
+
+def assert_message(output: str) -> str:
+    """The device assert line in a worker's output ('' when there is none)."""
+    error = first_useful_error(output)
+    return error if error.startswith(DEVICE_ASSERT) else ""

@@ -1,0 +1,70 @@
+"""From what the graph probe observed to findings: pure functions over its records.
+
+The probe (:mod:`graphlint.dynamic.replay`) records captures, per-step output differences,
+inputs rebound after capture (:class:`~graphlint.dynamic.addresses.Moved`) and kernels that ran
+during a capture (:class:`~graphlint.dynamic.launches.Escape`); these functions decide what each
+means and where to point. A replay mismatch is pinned, in order of evidence, on the launch lines
+of kernels that escaped a capture, on the lines whose Python arguments change from step to step
+(frozen into the graph), and only then on the region as a whole.
+"""
+
+from __future__ import annotations
+
+from graphlint.dynamic.frames import UserFrame
+from graphlint.dynamic.results import CAPTURED, EMPTY, STALE, make_finding
+
+
+def in_graph(finding, value: bool = True):
+    return finding.with_(extra=finding.extra + (("in_graph", value),))
+
+
+def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str, **extra):
+    f = make_finding(rules[code], where, device=label, region=region, evidence=evidence, detail=detail)
+    return in_graph(f.with_(extra=f.extra + tuple(extra.items())))
+
+
+def escape_findings(rules, label: str, escapes) -> list:
+    """GL593 at the launch line of every kernel that ran during a capture."""
+    out = []
+    for e in escapes:
+        where = UserFrame(e.path, e.line, e.function) if e.line else None
+        times = f" ({e.count}x)" if e.count > 1 else ""
+        out.append(finding(rules, "GL593", where, label, e.region, "capture:profiler",
+                           f"`{short_kernel(e.kernel)}`{times} ran on the device while `{e.region}` was being "
+                           "captured, so it is not in the graph and no replay runs it", kernel=e.kernel))
+    return out
+
+
+def moved_findings(rules, label: str, moved) -> list:
+    """GL292 at the line that rebound a buffer a graph reads."""
+    return [finding(rules, "GL292", m.where, label, m.region, "replay:data_ptr",
+                    f"`{m.name}` is read by the graph of `{m.region}` ({m.before}), but {m.rebound_by} rebound it at "
+                    f"step {m.step} ({m.after}): the graph keeps reading the old tensor; `{m.region}` ran eagerly "
+                    "from then on") for m in moved]
+
+
+def short_kernel(name: str, limit: int = 80) -> str:
+    name = name.split("(")[0]
+    return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+def mismatch_findings(rules, code: str, label: str, evidence: str, detail: str, *, frozen, escapes,
+                      capture: dict, region_frames: dict[str, UserFrame | None]) -> list:
+    """Point a step-level mismatch at the lines that explain it (see the module doc).
+    ``region_frames``: each region's function, in step order (the fallback location)."""
+    replayed = {name for name, cell in capture.items() if cell["status"] in (CAPTURED, EMPTY, STALE)}
+    out = []
+    for e in (e for e in escapes if e.region in replayed and e.line):
+        out.append(finding(rules, code, UserFrame(e.path, e.line, e.function), label, e.region,
+                           f"{evidence}:kernel-outside-capture",
+                           f"{detail}; `{short_kernel(e.kernel)}` ran at capture time instead of in the graph"))
+    for f in (f for f in frozen if f.region in replayed):
+        out.append(finding(rules, code, UserFrame(f.path, f.line, f.function, f.chain), label, f.region,
+                           f"{evidence}:frozen-python-value", f"{detail}; {f.message.split(': ', 1)[-1]}"))
+    if out:
+        return out
+    suspects = ([n for n in region_frames if capture.get(n, {}).get("status") == EMPTY]
+                or [n for n in region_frames if n in replayed][:1])
+    return [finding(rules, code, region_frames[n], label, n, evidence,
+                    f"{detail}; no escaped kernel, rebound buffer or step-varying Python value found "
+                    "(located at the region, not the line)") for n in suspects]

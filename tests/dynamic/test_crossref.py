@@ -1,0 +1,113 @@
+"""The static cross-check: over the target's own code wherever it is, with the user's configuration.
+
+Issue 9 item 3: a wrapper reaching its engine through an attribute (``self.inner.compute()``), or an
+engine outside the working directory, must still be checked. Issue 10 item 7: a rule the user
+switched off is not a static miss.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, IGNORED, SUPPRESSED, cross_reference
+from graphlint.finding import Finding
+
+ENGINE = """\
+import torch
+
+
+class Engine:
+    def compute(self, x: torch.Tensor) -> torch.Tensor:
+        scratch = torch.zeros(8, device=x.device)
+        return x + scratch
+"""
+WRAPPER = """\
+from eng.step import Engine
+
+
+class Wrapper:
+    def __init__(self):
+        self.inner = Engine()
+
+    def step(self, x):
+        return self.inner.compute(x)
+"""
+
+
+def _dynamic(path: str, line: int, rule: str = "GL290", **extra) -> Finding:
+    return Finding(rule, "runtime", "allocation" if rule == "GL290" else "capture-hygiene", "warning", path, line, 0,
+                   "seen", evidence=("tracer:aten.zeros.default",), source="dynamic", device="cpu", region="step",
+                   extra=(("in_graph", True), *extra.items()))
+
+
+def _project(root, config: str = "") -> None:
+    (root / "eng").mkdir(parents=True)
+    (root / "eng" / "__init__.py").write_text("")
+    (root / "eng" / "step.py").write_text(ENGINE)
+    (root / "wrap.py").write_text(WRAPPER)
+    if config:
+        (root / "pyproject.toml").write_text(f"[tool.graphlint]\n{config}\n")
+
+
+def test_an_engine_reached_through_an_attribute_is_checked(tmp_path, monkeypatch):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    xref = cross_reference([_dynamic("eng/step.py", 6)], ["wrap.py:Wrapper.step"], ["wrap.py"], ["eng/step.py"])
+    assert xref.ran, xref.detail
+    assert xref.of(_dynamic("eng/step.py", 6)) == CONFIRMED and xref.rules_at(_dynamic("eng/step.py", 6)) == ["GL201"]
+
+
+def test_an_engine_outside_the_working_directory_is_checked(tmp_path, monkeypatch):
+    _project(tmp_path / "elsewhere")
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    step = str(tmp_path / "elsewhere" / "eng" / "step.py")
+    xref = cross_reference([_dynamic(step, 6)], [], [str(tmp_path / "elsewhere" / "wrap.py")], [step])
+    assert xref.ran, xref.detail
+    assert xref.of(_dynamic(step, 6)) == CONFIRMED
+
+
+@pytest.mark.parametrize(("config", "source_comment", "expected"), [
+    ('ignore = ["GL201"]', "", f"{IGNORED} (GL201)"),
+    ('select = ["host-sync"]', "", f"{IGNORED} (GL201)"),
+    ('per-file-ignores = {"eng/*" = ["GL201"]}', "", f"{IGNORED} (GL201)"),
+    ("", "  # graphlint: ignore[GL201] -- scratch is tiny", f"{SUPPRESSED} (GL201)"),
+    ("", "", CONFIRMED),
+])
+def test_a_rule_the_user_switched_off_is_not_a_static_miss(tmp_path, monkeypatch, config, source_comment, expected):
+    _project(tmp_path, config)
+    step = tmp_path / "eng" / "step.py"
+    step.write_text(ENGINE.replace("device=x.device)\n", f"device=x.device){source_comment}\n"))
+    monkeypatch.chdir(tmp_path)
+    finding = _dynamic("eng/step.py", 6)
+    xref = cross_reference([finding], ["eng/step.py:Engine.compute"])
+    assert xref.of(finding) == expected
+    assert not xref.static_only  # a switched-off rule is not listed as "static only" either
+
+
+def test_a_line_nothing_flags_is_still_a_static_miss(tmp_path, monkeypatch):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    finding = _dynamic("eng/step.py", 7)
+    assert cross_reference([finding], ["eng/step.py:Engine.compute"]).of(finding) == DYNAMIC_ONLY
+
+
+def test_an_escaped_kernel_matches_the_launch_the_static_half_flags(tmp_path, monkeypatch):
+    """GL593 is seen where the compiled kernel is called, GL504 at `.launch(` in its @cute.jit
+    function: the kernel's name joins them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kern.py").write_text(
+        "import cutlass.cute as cute\n\n\n"
+        "@cute.kernel\n"
+        "def scale_kernel(mX: cute.Tensor, mO: cute.Tensor):\n"
+        "    pass\n\n\n"
+        "@cute.jit\n"
+        "def launch(mX: cute.Tensor, mO: cute.Tensor):\n"
+        "    scale_kernel(mX, mO).launch(grid=[1, 1, 1], block=[32, 1, 1])\n\n\n"
+        "def run(compiled, x, o):\n"
+        "    compiled(x, o)\n"
+    )
+    escaped = _dynamic("kern.py", 15, "GL593", kernel="kernel_cutlass_scale_kernel_tensorptrf32_0")
+    xref = cross_reference([escaped], [])
+    assert xref.of(escaped) == CONFIRMED
+    assert xref.rules_at(escaped) == ["GL504 at kern.py:11"]

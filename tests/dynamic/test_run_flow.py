@@ -1,0 +1,185 @@
+"""The inventory's process layout on the CPU: the per-device workers (tracer, graph, eager reference)
+run in this process against the graph emulator, through the same job dicts, records on disk, hand-off
+after failed captures, soak analysis in the parent and crash handling as on a GPU."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+import graph_emulator
+from dynamic_helpers import ROOT, TARGETS, plants, spec
+from graphlint.dynamic import run as run_module
+from graphlint.dynamic.results import DeviceResult, ProbeOutcome, failures
+from graphlint.dynamic.worker import run_phase
+
+
+@pytest.fixture
+def jobs(monkeypatch):
+    """Pretend there is one GPU; run every worker job in this process, on the CPU, emulated."""
+    graph_emulator.install(monkeypatch)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    seen: list[dict] = []
+    one_at_a_time = threading.Lock()  # worker processes are independent; threads of one process are not
+
+    def in_process(job, workers=None, env=None):
+        seen.append({**job, "env": env or {}})
+        with one_at_a_time:
+            return run_phase({**job, "devices": ["cpu"]})
+
+    monkeypatch.setattr(run_module, "_worker", in_process)
+    return seen
+
+
+def _inventory(name: str, soak: int = 24, **options):
+    inv = run_module.run_inventory(run_module.Request(target=spec(name), options=options, soak_steps=soak))
+    (device,) = inv.devices
+    return inv, device
+
+
+def test_three_workers_per_device_and_the_soak_joined_in_the_parent(jobs):
+    _inv, device = _inventory("plain_module.py")
+    assert sorted(j["phase"] for j in jobs) == ["graph", "reference", "trace"]
+    graph = next(j for j in jobs if j["phase"] == "graph")
+    assert graph["reference"] == "elsewhere" and graph["hand_off_failed"]
+    assert device.findings == [] and device.soak["steps"] == 24 and device.soak["first_mismatch_step"] is None
+    assert device.outcome("soak").detail.startswith("16 steps after the replay window, graph vs eager")
+    assert {"tracer", "sync-debug", "capture", "replay", "soak"} <= {p.probe for p in device.probes}
+    assert not device.records  # the series were consumed by the analysis
+    for phase in ("capture (step 1)", "soak (graph steps)", "reference reference steps", "graph worker"):
+        assert phase in device.seconds, sorted(device.seconds)
+
+
+def test_rebound_buffers_through_the_workers(jobs):
+    _inv, device = _inventory("rebound_buffers.py")
+    assert {(f.rule, f.line) for f in device.findings if f.rule == "GL292"} == plants(TARGETS / "rebound_buffers.py")
+    # the eager reference stops once the graph worker has nothing left to compare (how far it got
+    # before that depends on which worker was first here)
+    assert "no region replays as a graph from step 8" in device.outcome("soak").detail
+
+
+def test_failed_captures_are_measured_again_without_them(jobs):
+    _inv, device = _inventory("hazards.py", soak=0)
+    graphs = [j for j in jobs if j["phase"] == "graph"]
+    assert len(graphs) == 2 and graphs[1]["known_failed"] and graphs[1]["watch_launches"] is False
+    assert "in a fresh process that captured all but" in device.outcome("replay").detail
+    assert {f.rule for f in device.findings} >= {"GL590", "GL391", "GL393"}
+
+
+def test_a_soak_past_an_undeclared_limit_reports_both_instances_stopping(jobs):
+    inv, device = _inventory("short_cache.py", soak=48, declare_limit=False)
+    soak = device.outcome("soak")
+    assert soak.status == "error"
+    assert "graph: stopped at step 32 in lookup" in soak.detail and "eager: stopped at step 32 in lookup" in soak.detail
+    assert "fixtures/targets/short_cache.py:33" in soak.detail
+    assert any("soak: probe error" in f for f in failures(inv))
+    from graphlint.dynamic.commands import tested
+
+    assert tested(inv).startswith("capture NOT fully tested: soak error on cuda:0")
+
+
+def test_a_declared_limit_caps_the_reference_too(jobs):
+    _inv, device = _inventory("short_cache.py", soak=48)
+    reference = next(j for j in jobs if j["phase"] == "reference")
+    assert reference["steps"] == 48  # asked; the target's max_steps caps it inside the worker
+    assert device.outcome("soak").status == "ran" and "capped at the target's max_steps = 32" in device.outcome("soak").detail
+
+
+def test_a_device_assert_is_located_by_an_eager_rerun_with_launch_blocking(monkeypatch):
+    """What the parent does with 'device-side assert triggered': one eager re-run up to that step
+    with CUDA_LAUNCH_BLOCKING=1, whose failing op names the line."""
+    calls = []
+
+    def fake_worker(job, workers=None, env=None):
+        calls.append((job, env))
+        return DeviceResult("cuda:0", probes=[ProbeOutcome("reference", "error", "stopped at step 32 in lookup: "
+                                                           "AcceleratorError: CUDA error: device-side assert triggered "
+                                                           "(at eng.py:33)", "eng.py:33")])
+
+    monkeypatch.setattr(run_module, "_worker", fake_worker)
+    result = DeviceResult("cuda:0", probes=[ProbeOutcome("soak", "error", "worker killed by SIGABRT at step 32 during "
+                                                         "soak: device-side assert in indexSelectSmallIndex")])
+    run_module._locate_device_asserts(result, {"phase": "graph", "replay_steps": 8, "soak_steps": 64}, run_module._Workers())
+    ((job, env),) = calls
+    assert job["phase"] == "reference" and job["steps"] == 33 and env == {"CUDA_LAUNCH_BLOCKING": "1"}
+    soak = result.outcome("soak")
+    assert "re-run eagerly with CUDA_LAUNCH_BLOCKING=1: stopped at step 32 in lookup" in soak.detail
+    assert soak.where == "eng.py:33"
+
+
+ABORTS = (
+    "import os, signal, sys\nimport torch\nfrom graphlint.dynamic.target import Region\n\n\n"
+    "class Aborts:\n"
+    "    def __init__(self, devices, at):\n"
+    "        self.devices, self.out, self.step, self.at = devices, torch.zeros(2), 0, at\n"
+    "    def stage(self, step):\n"
+    "        self.step = step\n"
+    "    def body(self):\n"
+    "        if self.step == self.at:\n"
+    "            sys.stderr.write('eng.cu:12: lookup: block: [0,0,0], thread: [1,0,0] Assertion `i < n` failed.\\n')\n"
+    "            os.kill(os.getpid(), signal.SIGABRT)\n"
+    "        self.out.add_(1)\n"
+    "    def regions(self):\n"
+    "        return [Region('body', self.body, capturable=False)]\n"
+    "    def output(self):\n"
+    "        return self.out\n\n\n"
+    "def make_target(devices, at=5):\n"
+    "    return Aborts(devices, at)\n")
+
+
+def test_a_graph_worker_that_dies_in_the_soak_keeps_what_it_saw_before(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "aborts.py").write_text(ABORTS)
+    job = {"target": f"{tmp_path / 'aborts.py'}:make_target", "options": {"at": 12}, "devices": ["cpu"], "label": "cpu",
+           "phase": "graph", "replay_steps": 8, "soak_steps": 20}
+    result = run_module._worker(job)
+    assert result.capture == {"body": {"status": "eager", "detail": "deliberately eager"}}
+    assert result.outcome("replay").status == "ran" and "identical" in result.outcome("replay").detail
+    soak = result.outcome("soak")
+    assert soak.status == "error" and soak.detail.startswith("worker killed by SIGABRT at step 12 in body of the eager instance during soak")
+
+
+def test_a_worker_that_dies_is_a_crash_with_its_step_and_cause(tmp_path, monkeypatch):
+    """A real worker process killed by SIGABRT mid-soak: the parent reads its progress file and output."""
+    monkeypatch.chdir(ROOT)
+    target = tmp_path / "aborts.py"
+    target.write_text(
+        "import os, signal, sys\nimport torch\nfrom graphlint.dynamic.target import Region\n\n\n"
+        "class Aborts:\n"
+        "    def __init__(self, devices):\n"
+        "        self.devices, self.out, self.step = devices, torch.zeros(2), 0\n"
+        "    def stage(self, step):\n"
+        "        self.step = step\n"
+        "    def body(self):\n"
+        "        if self.step == 5:\n"
+        "            sys.stderr.write('eng.cu:12: lookup: block: [0,0,0], thread: [1,0,0] Assertion `i < n` failed.\\n')\n"
+        "            os.kill(os.getpid(), signal.SIGABRT)\n"
+        "        self.out.add_(1)\n"
+        "    def regions(self):\n"
+        "        return [Region('body', self.body)]\n"
+        "    def output(self):\n"
+        "        return self.out\n\n\n"
+        "def make_target(devices):\n"
+        "    return Aborts(devices)\n")
+    job = {"target": f"{target}:make_target", "options": {}, "devices": ["cpu"], "label": "cpu", "phase": "reference",
+           "steps": 10, "records_dir": str(tmp_path)}
+    result = run_module._worker(job)
+    (outcome,) = result.probes
+    assert outcome.status == "error"
+    assert outcome.detail.startswith("worker killed by SIGABRT at step 5 in body during reference: "
+                                     "device-side assert in lookup (eng.cu:12): Assertion `i < n` failed.")
+    assert f"(last project frame {target}:14 in body)" in outcome.detail
+
+
+def test_the_diagnostic_switches_restore_the_one_process_soak_and_drop_the_profiler(jobs, monkeypatch):
+    monkeypatch.setenv("GRAPHLINT_SOAK_REFERENCE", "here")
+    monkeypatch.setenv("GRAPHLINT_LAUNCH_WATCH", "0")
+    _inv, device = _inventory("plain_module.py")
+    assert sorted(j["phase"] for j in jobs) == ["graph", "trace"]
+    graph = next(j for j in jobs if j["phase"] == "graph")
+    assert graph["reference"] == "here" and graph["watch_launches"] is False
+    assert device.outcome("soak").status == "ran" and device.soak["steps"] == 24
