@@ -2,7 +2,8 @@
 
 Prints, in one run: files, lines, a bare single-process ``libcst.parse_module`` pass, graphlint
 cold (empty temporary cache, default ``--jobs``), graphlint warm (same cache, nothing changed),
-files/s for each, and the ratios issue 2 sets targets for: cold/bare <= 1.5, warm/cold < 0.10.
+files/s for each, and the ratios issues 2 and 8 set targets for: cold/bare <= 1.0 (issue 8: graph-aware
+hotness must not make the check slower; issue 2 asked for 1.5), warm/cold <= 0.08.
 The default corpus is the installed torch package's ``.py`` files, found without importing
 torch; ``--limit`` takes the first N in sorted order, so runs are comparable.
 
@@ -91,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in rows:
         print(f"| {name} | {seconds:.2f} | {len(files) / seconds:.0f} |")
     print()
-    print(f"cold / bare = {cold / bare:.2f}  (target <= 1.5)")
-    print(f"warm / cold = {warm / cold:.3f} (target < 0.10)")
+    print(f"cold / bare = {cold / bare:.2f}  (target <= 1.0)")
+    print(f"warm / cold = {warm / cold:.3f} (target <= 0.08)")
     if args.profile:
         profile(files)
     return 0

@@ -82,7 +82,22 @@ def _add_check(sub) -> None:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings fail the check")
     check.add_argument("--strict", action="store_true", help="warnings fail the check too")
     check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
+    check.add_argument("--show-entries", action="store_true",
+                       help="also print the decode entries and why each was chosen (stderr unless --format text)")
     check.set_defaults(handler=cmd_check)
+    entries = sub.add_parser(
+        "entries", help="print the decode step graphlint found: entries, their context, and why",
+        epilog=EPILOG, formatter_class=_formatter,
+        description="List what graphlint takes for the decode step in PATHS: captured callables (graph), "
+                    "the host code around each replay (host), eager decode paths (eager), with the evidence.")
+    entries.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories")
+    entries.add_argument("--entry", action="append", default=[], metavar="FILE:QUALNAME",
+                         help="decode entry point (repeatable); replaces configured entries")
+    entries.add_argument("--format", choices=("text", "json"), default="text")
+    entries.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the CPUs available)")
+    entries.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
+    entries.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
+    entries.set_defaults(handler=cmd_entries)
 
 
 def _register_dynamic(sub) -> None:
@@ -171,6 +186,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
     report = render(args.format, shown, ctx)
+    if args.show_entries:
+        from graphlint.report.entries import render_entries
+
+        listing = render_entries(result.entries)
+        if args.format == "text" and not args.output:
+            report = listing + "\n" + report
+        else:
+            sys.stderr.write(listing)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
     if args.output:
@@ -183,6 +206,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(fails(f, ctx) for f in findings) else EXIT_CLEAN
+
+
+def cmd_entries(args: argparse.Namespace) -> int:
+    from graphlint.config import load_config
+    from graphlint.report.entries import render_entries
+    from graphlint.runner import run
+    from graphlint.settings import resolve
+
+    config = load_config(Path(args.config) if args.config else None, paths=args.paths)
+    settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache)
+    result = run(settings)
+    for warning in result.warnings:
+        print(f"graphlint: warning: {warning}", file=sys.stderr)
+    sys.stdout.write(render_entries(result.entries, args.format))
+    return EXIT_CLEAN
 
 
 def _load_rules(config_path: str | None):

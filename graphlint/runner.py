@@ -23,6 +23,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import stat
@@ -61,6 +62,7 @@ class RunResult:
     lines: int = 0
     cache_hits: int = 0
     warnings: list[str] = field(default_factory=list)
+    entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
 
 
 @dataclass
@@ -140,6 +142,7 @@ _worker_state: dict = {}
 
 
 def _init_worker(rules, options) -> None:
+    gc.enable()  # a forked worker inherits the paused collector of :func:`run`; parsing wants it on
     _worker_state.update(rules=rules, options=options)
 
 
@@ -181,7 +184,22 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
 
 
 def run(settings: Settings, progress: Progress | None = None) -> RunResult:
-    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding."""
+    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
+
+    The cyclic garbage collector is paused for the run: the summaries are millions of small,
+    acyclic objects, and its full collections while they are loaded from the cache and linked
+    took about as long as the loading itself (measured: warm runs on 600 files, 0.21 s -> 0.07 s
+    to load the summaries). Nothing here makes reference cycles worth collecting mid-run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(settings, progress)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(settings: Settings, progress: Progress | None) -> RunResult:
     from graphlint.static.link import link
 
     result = RunResult(findings=[])
@@ -202,7 +220,7 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     if progress:
         progress(0, None, "linking")
     try:
-        linked = link(list(summaries.values()), settings.rules, settings.options)
+        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     result.findings = _apply_settings([*meta, *linked], summaries, settings)

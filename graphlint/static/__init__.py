@@ -12,14 +12,15 @@ Phase 2 is recomputed on every run from (possibly cached) summaries, which is wh
 file invalidates everything that depends on it without any dependency bookkeeping.
 Nothing in this package imports torch.
 
-What is hot (reported): code reachable from the entries (``--entry``, else functions named like
-``hot_names``: ``forward``, ``__call__``, ``*decode*``, ``*step*``), code inside ``with
-torch.cuda.graph(...)`` / between ``capture_begin()`` and ``capture_end()`` and what it calls,
-and the ``fn`` of every ``Region`` declared with graphlint's target protocol. Not hot:
-import-time code, code no entry reaches (``__init__``, warm-up), branches under guard names
-(``if VERBOSE:``, ``if self._profile_detail:``), ``if not torch.cuda.is_current_stream_capturing():``,
-and lazy one-time initialisation (``if self._runner is None: self._runner = ...``).
-Details: :mod:`.link` (resolution), :mod:`.tensors` (what is a tensor, what is a position),
-:mod:`.readbacks` (host copies of device data), :mod:`.guards`, :mod:`.suppressions`,
-:mod:`.positions`, :mod:`.matchers` (rule kinds).
+What is hot is decided when linking, in three contexts (:mod:`.entries` finds the roots,
+:mod:`.contexts` spreads them and weighs each candidate): *graph* code -- what a CUDA graph
+captures or ``torch.compile(mode="reduce-overhead")`` compiles -- where every rule applies; the
+*host* step around a replay, where only per-step costs are reported (at most warnings, the read-back
+of the step's result ``info``); and *eager* decode paths (``--entry``, per-token loops, the
+``hot_names`` fallback when nothing is captured). Not hot: import-time code, setup/warm-up/capture
+functions, prefill- and training-only branches, guarded branches (``if VERBOSE:``), lazy one-time
+initialisation. Details: :mod:`.regions` and :mod:`.loops` (what the walk notices),
+:mod:`.index` (resolution), :mod:`.tensors` (what is a tensor, what is a position),
+:mod:`.readbacks` (host copies of device data), :mod:`.guards`, :mod:`.staging`,
+:mod:`.suppressions`, :mod:`.positions`, :mod:`.matchers` (rule kinds).
 """

@@ -13,6 +13,10 @@ from typing import Any
 
 DEFAULT_HOT_NAMES: tuple[str, ...] = ("forward", "__call__", "*decode*", "*step*")
 DEFAULT_GUARDS: tuple[str, ...] = ("VERBOSE", "DEBUG", "*debug*", "*verbose*", "*profile*")
+#: Names whose truth (``if is_prefill:``, ``if self.training:``) or comparison with one token
+#: (``if seqlen > 1:``) selects a branch the decode step never takes.
+DEFAULT_PREFILL_GUARDS: tuple[str, ...] = ("*prefill", "is_extend", "training", "is_training", "seqlen", "seq_len",
+                                           "q_len")
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,8 @@ class StaticOptions:
     ``entries`` are ``"path/to/file.py:Qual.name"`` with POSIX paths relative to the
     working directory. Empty means: use ``hot_names`` (fnmatch patterns on the bare
     function name). ``guards`` are fnmatch patterns on the last name of an ``if`` test
-    (``if VERBOSE:``, ``if self._profile_detail:``) whose body is never hot.
+    (``if VERBOSE:``, ``if self._profile_detail:``) whose body is never hot; ``prefill_guards``
+    the same for prefill/training-only branches (``if is_prefill:``, ``if seqlen > 1:``).
     ``enabled`` is the set of rule codes to report.
     """
 
@@ -30,6 +35,7 @@ class StaticOptions:
     entries: tuple[str, ...] = ()
     hot_names: tuple[str, ...] = DEFAULT_HOT_NAMES
     guards: tuple[str, ...] = DEFAULT_GUARDS
+    prefill_guards: tuple[str, ...] = DEFAULT_PREFILL_GUARDS
 
     def cache_key(self, rules_fingerprint: str) -> str:
         """Key for per-file summaries: everything that changes what a summary contains.
@@ -38,7 +44,8 @@ class StaticOptions:
         tensors while the file is summarized; ``entries`` and ``enabled`` only matter when linking.
         """
         payload = json.dumps(
-            {"guards": list(self.guards), "hot_names": list(self.hot_names), "rules": rules_fingerprint},
+            {"guards": list(self.guards), "prefill_guards": list(self.prefill_guards),
+             "hot_names": list(self.hot_names), "rules": rules_fingerprint},
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]

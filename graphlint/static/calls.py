@@ -10,13 +10,14 @@ import builtins
 
 import libcst as cst
 
-from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl
+from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, is_imported_root, resolve
+from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
-CAPTURE_CALLS = ("torch.cuda.make_graphed_callables",)
+GRAPH_CALLS = frozenset((*GRAPHED_CALLS, *COMPILE_CALLS))
 
 
 class CallRecorder:
@@ -32,7 +33,10 @@ class CallRecorder:
     info: ModuleInfo
     call_name: str | None
     by_callee: dict[str, list]
-    _call_keys: dict[str, set]
+    _call_keys: dict[str, dict]
+    order: int
+    loop_ids: list[int]
+    once: str
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -102,7 +106,7 @@ class CallRecorder:
         """A nested def used as a value (returned, passed, stored) will be called by whoever gets it."""
         for scope in reversed(self.local_defs):
             if node.value in scope:
-                self.add_call(("local", scope[node.value]))
+                self.add_call(("ref", ("local", scope[node.value])))
                 return
 
     def argument_references(self, call: cst.Call) -> None:
@@ -118,11 +122,15 @@ class CallRecorder:
     def add_call(self, desc: Descriptor) -> None:
         if self.setup_depth and not self.in_capture:
             return
-        key = (desc, self.in_capture)
+        key = (desc, self.in_capture, self.once)
         seen = self._call_keys[self.func.qualname]
         if key not in seen:
-            seen.add(key)
-            self.func.calls.append(CallSite(desc, self.in_capture))
+            seen[key] = CallSite(desc, self.in_capture, reference=desc[0] == "ref", once=self.once)
+            self.func.calls.append(seen[key])
+        site = seen[key]
+        site.order = site.order or self.order  # the first call: what comes after it saw its effect
+        if self.loop_ids:
+            site.loops = site.loops | frozenset(self.loop_ids)
 
     def region_declaration(self, call: cst.Call) -> None:
         """``Region("embed", self._embed)``: the target protocol says ``fn`` runs every step."""
@@ -133,7 +141,9 @@ class CallRecorder:
         target = self.callable_descriptor(fn) if fn is not None else None
         if target is not None:
             eager = isinstance(capturable, cst.Name) and capturable.value == "False"
-            self.info.regions.append(RegionDecl(self.func.qualname, self.func.cls, target, not eager))
+            decl = RegionDecl(self.func.qualname, self.func.cls, target, not eager)
+            self.info.regions.append(decl)
+            self.place_later(decl, call)
 
     def callable_descriptor(self, node: cst.BaseExpression) -> Descriptor | None:
         """What calling ``node()`` later runs: a method, a def, ``partial(f, ...)``'s ``f``, or the
@@ -145,6 +155,8 @@ class CallRecorder:
             return ("returns", inner) if inner is not None else None
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return ("member", ("self", ()), node.attr.value)
+        if isinstance(node, cst.Name) and node.value in self.oracle.fn.objects:  # ``block: Block`` -> its forward
+            return ("member", self.oracle.fn.objects[node.value], None)
         return self.descriptor(node)
 
     def call_site(self, call: cst.Call) -> None:
@@ -152,7 +164,11 @@ class CallRecorder:
             self.argument_references(call)
             if self.call_name == REGION_CLASS:
                 self.region_declaration(call)
+            elif self.call_name in GRAPH_CALLS:
+                self.graph_call(call, self.call_name)
         func = call.func
+        if not self.func.device_work and self.does_device_work(call):
+            self.func.device_work = True
         desc: Descriptor | None = None
         oracle = self.oracle
         if isinstance(func, cst.Name) and func.value in oracle.fn.module_aliases:
@@ -162,6 +178,11 @@ class CallRecorder:
             if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
                 self.func.captures = True
                 self.in_capture = method == "capture_begin"
+                if self.in_capture:
+                    self.info.sites.append(site := Site("capture", self.func.qualname))
+                    self.place_later(site, call)
+            elif method == "replay":
+                self.replay_call(call)
             path = self.object_path(base)
             if isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
                 desc = ("member", ("self", (oracle.fn.module_aliases[base.value],)), method)
@@ -169,10 +190,12 @@ class CallRecorder:
                 desc = ("member", path, method)
             elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 desc = ("super", method)
+            elif isinstance(base, cst.Name) and base.value in self.local_names and base.value[:1].isupper():
+                desc = ("member", (("name", base.value), ()), method)  # ``Criteria._has_type(x)``: a static method
             else:
                 desc = self.descriptor(func)
-                if desc and desc[1] in CAPTURE_CALLS:
-                    self.func.captures = True
+        elif isinstance(func, cst.Call):
+            desc = self.getattr_descriptor(func)
         elif isinstance(func, cst.Subscript):
             source = oracle.module_source(func)
             path = self.object_path(func)
@@ -180,12 +203,50 @@ class CallRecorder:
                 desc = ("member", ("self", (source,)), None)
             elif path is not None and path[1]:
                 desc = ("member", path, None)
-        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects and oracle.fn.objects[func.value][1]:
+            elif isinstance(func.value, cst.Name) and func.value.value in oracle.fn.callables:
+                refs = oracle.fn.callables[func.value.value]  # ``fns = (self._a, self._b); fns[i](x)``
+                for ref in refs[1:]:
+                    self.add_call(ref)
+                desc = refs[0]
+        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects:  # ``model(x)``, ``model: TinyLM``
             desc = ("member", oracle.fn.objects[func.value], None)
+        elif isinstance(func, cst.Name) and func.value in oracle.fn.callables:
+            for ref in oracle.fn.callables[func.value][1:]:
+                self.add_call(ref)
+            desc = oracle.fn.callables[func.value][0]
         else:
             desc = self.descriptor(func)
         if desc is not None:
             self.add_call(desc)
+        self.note_call(call, desc)
+
+    def does_device_work(self, call: cst.Call) -> bool:
+        """A torch op, a sub-module call, a tensor method, ``.cuda()``/``.to()``: this function
+        touches the device (a scheduler loop named ``decode()`` does not)."""
+        func, oracle = call.func, self.oracle
+        if self.call_name is not None and self.call_name.startswith("torch."):
+            return True
+        if type(func) is cst.Attribute:  # cheap checks only: this runs on every call until one says yes
+            receiver = func.value
+            if func.attr.value in ("cuda", "to") or (type(receiver) is cst.Name and receiver.value in oracle.fn.tensors):
+                return True
+        return oracle.is_module_call(func)
+
+    def getattr_descriptor(self, call: cst.Call) -> Descriptor | None:
+        """``getattr(self, "attn")(x)``: that member; ``getattr(self, name)(x)`` / ``getattr(self,
+        f"layer{i}")(x)``: every sub-module of the class (whose attribute starts with the literal
+        prefix), resolved when linking."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) >= 2):
+            return None
+        owner, name = call.args[0].value, call.args[1].value
+        if not (isinstance(owner, cst.Name) and owner.value == "self"):
+            return None
+        if isinstance(name, cst.SimpleString):
+            return ("member", ("self", ()), name.raw_value)
+        prefix = ""
+        if isinstance(name, cst.FormattedString) and name.parts and isinstance(name.parts[0], cst.FormattedStringText):
+            prefix = name.parts[0].value
+        return ("getattr", prefix)
 
     # -- bindings ----------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
@@ -198,6 +259,9 @@ class CallRecorder:
         self.oracle.taint(target, value)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
+            if path is None and isinstance(value, cst.Call) and not self.oracle.is_tensor(value):
+                made = self.module_types(value)  # ``runner = self._runner_ready()`` with ``-> RegionRunner``
+                path = (made[0], ()) if len(made) == 1 and made[0][0] == "returns" else None
             if path is not None and path != ("self", ()):
                 self.oracle.fn.objects[target.value] = path
             else:
@@ -206,14 +270,51 @@ class CallRecorder:
                 self.oracle.fn.local_modules[target.value] = self.module_types(value)  # ``layers = [Block()...]``
             else:
                 self.oracle.fn.local_modules.pop(target.value, None)
+            refs = self.callable_refs(value) if path is None else []
+            if refs:
+                self.oracle.fn.callables[target.value] = refs
+            else:
+                self.oracle.fn.callables.pop(target.value, None)
         attr = self.oracle.is_self_attr(target)
         if attr is not None and self.class_stack:
             types = self.module_types(value)
+            made = [t for t in types if t[0] == "returns"]
+            if made:  # ``self.backend = make_backend(...)``: a class only if its return annotation says so
+                known = self.class_stack[-1].made.setdefault(attr, [])
+                known.extend(t for t in made if t not in known)
+                types = [t for t in types if t[0] != "returns"]
             if not types and isinstance(value, cst.Name) and value.value in self.oracle.fn.objects:
                 root, attrs = self.oracle.fn.objects[value.value]
                 types = [root] if root != "self" and not attrs else []
             if types:
                 self.add_submodule(attr, types)
+            else:
+                refs = self.callable_refs(value)
+                if refs:
+                    known = self.class_stack[-1].callables.setdefault(attr, [])
+                    known.extend(r for r in refs if r not in known)
+
+    def callable_refs(self, value: cst.BaseExpression) -> list[Descriptor]:
+        """What calling the bound value later may run: ``self._attn`` (a method or a sub-module),
+        each element of ``(self._attn, self._mlp)`` / ``{"a": self._attn}``, both sides of
+        ``self._a if flag else self._b``, ``torch.compile(self._step)``'s argument, ``getattr(self, name)``."""
+        if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+            return [d for el in value.elements for d in self.callable_refs(el.value)]
+        if isinstance(value, cst.Dict):
+            return [d for el in value.elements if isinstance(el, cst.DictElement) for d in self.callable_refs(el.value)]
+        if isinstance(value, cst.IfExp):
+            return self.callable_refs(value.body) + self.callable_refs(value.orelse)
+        if isinstance(value, cst.Call):
+            if self.callee_name(value.func) in COMPILE_CALLS and value.args:
+                return self.callable_refs(value.args[0].value)
+            desc = self.getattr_descriptor(value)
+            return [desc] if desc is not None else []
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+            return [("member", ("self", ()), value.attr.value)]
+        if isinstance(value, cst.Name) and (value.value in self.local_names or any(value.value in s for s in self.local_defs)):
+            desc = self.descriptor(value)
+            return [desc] if desc is not None else []
+        return []
 
     def add_submodule(self, attr: str, types: list[Descriptor]) -> None:
         known = self.class_stack[-1].submodules.setdefault(attr, [])
@@ -229,6 +330,8 @@ class CallRecorder:
             return self.module_types(value.elt)
         if isinstance(value, cst.DictComp):
             return self.module_types(value.value)
+        if isinstance(value, cst.IfExp):  # ``MLP(...) if i < n_dense else MoE(...)``: either, per layer
+            return self.module_types(value.body) + self.module_types(value.orelse)
         if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
             return [t for el in value.elements for t in self.module_types(el.value)]
         if isinstance(value, cst.Dict):
@@ -243,7 +346,8 @@ class CallRecorder:
         if last[:1].isupper():
             desc = self.descriptor(value.func)
             return [desc] if desc is not None else []
-        return []
+        func = self.callable_descriptor(value.func) if isinstance(value.func, (cst.Name, cst.Attribute)) else None
+        return [("returns", func)] if func is not None else []  # ``create_backend(...) -> Backend``
 
     def record_module_call(self, call: cst.Call) -> None:
         """``self.layers.append(Block())`` and ``self.register_buffer("cache", t)``."""

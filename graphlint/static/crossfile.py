@@ -13,7 +13,7 @@ stays unknown ("not a tensor", as everywhere).
 from __future__ import annotations
 
 from graphlint.static.api import FileSummary
-from graphlint.static.link import Index
+from graphlint.static.index import Index
 from graphlint.static.model import ModuleInfo
 
 

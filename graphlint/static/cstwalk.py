@@ -65,3 +65,15 @@ def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(reversed(list(children(current))))
+
+
+def bound_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, *c)``; not ``x[i]`` or ``self.a``
+    (a subscript store mutates its base and only *reads* its index expressions)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in bound_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return bound_names(target.value)
+    return []

@@ -4,6 +4,10 @@
   the last name of the test (or the variable of ``os.environ.get("DEBUG")``) matches a guard
   pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
   ``not`` moves the guard to the ``else`` branch;
+- prefill-only and training-only branches (``[tool.graphlint] prefill-guards``): ``if is_prefill:``,
+  ``if ctx.is_prefill():``, ``if self.training:``, and a length compared with one token,
+  ``if seqlen > 1:`` (also ``!= 1``, ``>= 2``, ``1 < seqlen``) -- the decode step feeds one token
+  per sequence, so those bodies run for the prompt only; same ``not``/``and`` logic;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
   rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
   after ``if not self.verbose: return`` (a debug helper called from the step);
@@ -14,32 +18,71 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from typing import Iterator, Sequence
 
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
-from graphlint.static.names import resolve
+from graphlint.static.names import name_matcher, resolve
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
 ENV_READERS = ("os.environ.get", "os.getenv")
 
 
-def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Sequence[str]) -> str | None:
+def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Sequence[str],
+                   prefill: Sequence[str] = ()) -> str | None:
     """Which branch of ``if test`` never runs in a captured step: "body", "orelse" or None."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = guarded_branch(test.expression, imports, guards)
+        inner = guarded_branch(test.expression, imports, guards, prefill)
         return {"body": "orelse", "orelse": "body"}.get(inner or "")
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        sides = (guarded_branch(test.left, imports, guards), guarded_branch(test.right, imports, guards))
+        sides = (guarded_branch(test.left, imports, guards, prefill),
+                 guarded_branch(test.right, imports, guards, prefill))
         return "body" if "body" in sides else None
     if isinstance(test, cst.Call) and resolve(test.func, imports) == CAPTURING_PREDICATE:
         return "orelse"
     name = _guard_name(test, imports)
-    if name is not None and any(fnmatchcase(name.lower(), pat.lower()) for pat in guards):
+    if name is not None and _matches(name, guards):
         return "body"
+    return _prefill_branch(test, prefill) if prefill else None
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return name_matcher(tuple(patterns), ignore_case=True).match(name) is not None
+
+
+def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | None:
+    """``is_prefill`` / ``ctx.is_prefill()`` / ``self.training``: "body"; ``seqlen > 1``: "body";
+    ``seqlen == 1``: "orelse" (its else is the multi-token branch)."""
+    if isinstance(test, cst.Call) and not test.args:
+        test = test.func  # ``forward_mode.is_extend()``
+    name = _last_name(test)
+    if name is not None:
+        return "body" if _matches(name, patterns) else None
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(left, cst.Integer):  # ``1 < seqlen`` -> ``seqlen > 1``
+        left, right = right, left
+        op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
+              cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
+    name = _last_name(left)
+    if name is None or not isinstance(right, cst.Integer) or not _matches(name, patterns):
+        return None
+    bound = right.evaluated_value
+    if (isinstance(op, cst.GreaterThan) and bound == 1) or (isinstance(op, cst.GreaterThanEqual) and bound == 2):
+        return "body"
+    if isinstance(op, cst.NotEqual) and bound == 1:
+        return "body"
+    if isinstance(op, cst.Equal) and bound == 1:
+        return "orelse"
     return None
+
+
+def _last_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None:
@@ -60,9 +103,10 @@ def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None
     return None
 
 
-def guarded_ifexp(node: cst.IfExp, imports: dict[str, str], guards: Sequence[str]) -> Iterator[cst.CSTNode]:
+def guarded_ifexp(node: cst.IfExp, imports: dict[str, str], guards: Sequence[str],
+                  prefill: Sequence[str] = ()) -> Iterator[cst.CSTNode]:
     """``x.item() if DEBUG else 0``: the nodes of the branch that never runs in a captured step."""
-    branch = guarded_branch(node.test, imports, guards)
+    branch = guarded_branch(node.test, imports, guards, prefill)
     return preorder(node.body if branch == "body" else node.orelse) if branch else iter(())
 
 
@@ -106,14 +150,56 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
-def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = ()) -> bool:
-    """``if torch.cuda.is_current_stream_capturing(): return ...`` or ``if not self.verbose: return``
-    (no else): what follows runs only eagerly, or only with the guard on."""
+def fills_default(stmt: cst.If, optional: set[str]) -> bool:
+    """``if position_ids is None: position_ids = ...`` for a parameter defaulting to ``None``: the
+    default for an argument the decode loop passes (``generate()`` always passes position ids);
+    computing it is a caller's fallback, not the step."""
+    test = stmt.test
+    if not (stmt.orelse is None and isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and test.left.value in optional):
+        return False
+    name = test.left.value
+    return any(isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
+               for node in preorder(stmt.body))
+
+
+def once_flag(stmt: cst.If) -> str | None:
+    """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
+    ``True`` somewhere (decided when the class ends: the setter is often a method written later)."""
+    test = stmt.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _self_attr(test.expression)
+    return None
+
+
+def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = (),
+                           prefill: Sequence[str] = ()) -> bool:
+    """``if torch.cuda.is_current_stream_capturing(): return ...``, ``if not self.verbose: return``,
+    ``if seqlen == 1: return decode(...)`` (no else): what follows runs only eagerly, only with
+    the guard on, or only for the prompt."""
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
-    if guarded_branch(stmt.test, imports, guards) != "orelse":
+    if guarded_branch(stmt.test, imports, guards, prefill) != "orelse":
         return False
     last = stmt.body.body[-1] if stmt.body.body else None
     if isinstance(last, cst.SimpleStatementLine):
         last = last.body[-1] if last.body else None
     return isinstance(last, (cst.Return, cst.Raise))
+
+
+class Guards:
+    """The walker's one handle on guards: its imports and the configured patterns."""
+
+    def __init__(self, imports: dict[str, str], guards: Sequence[str], prefill: Sequence[str]):
+        self.imports, self.guards, self.prefill = imports, tuple(guards), tuple(prefill)
+
+    def branch(self, test: cst.BaseExpression) -> str | None:
+        return guarded_branch(test, self.imports, self.guards, self.prefill)
+
+    def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
+        return guarded_ifexp(node, self.imports, self.guards, self.prefill)
+
+    def ends_block(self, stmt: cst.CSTNode) -> bool:
+        return returns_when_capturing(stmt, self.imports, self.guards, self.prefill)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from graphlint.static.api import FileSummary
-from graphlint.static.link import Index
+from graphlint.static.index import Index
 from graphlint.static.model import ModuleInfo
 from graphlint.static.tensors import ClassFacts
 

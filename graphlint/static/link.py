@@ -1,277 +1,54 @@
-"""Phase 2: summaries -> call graph -> what decode entries and capture regions reach -> findings.
-
-Resolution is by name, within the files given: module functions, ``self.m()`` through the
-class's bases (MRO order, bases resolved through imports) and to subclasses' overrides, sub-modules assigned in any method
-(``self.attn = Attention()``, ``nn.ModuleList([Block() ...])``) whose call reaches ``forward``,
-absolute imports matched by module-name suffix (so ``src/`` layouts work) and relative imports
-resolved against the importing module. Calls we cannot resolve (other libraries, dynamic
-dispatch) end the chain there, which errs on the side of silence.
+"""Phase 2: summaries -> call graph (:mod:`.index`) -> decode entries and contexts (:mod:`.entries`)
+-> findings, each with the severity its context gives it.
 """
 
 from __future__ import annotations
 
-import posixpath
-from collections import deque
-from fnmatch import fnmatchcase
-
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.api import FileSummary, StaticOptions
-from graphlint.static.model import Descriptor, ModuleInfo
-from graphlint.static.names import module_name
-
-FuncId = tuple[str, str]  # (path, qualname)
-ClassRef = tuple[ModuleInfo, str]
-MAX_DEPTH = 8
-
-
-class Index:
-    """Name resolution over every summarized module."""
-
-    def __init__(self, infos: list[ModuleInfo]):
-        self.by_name: dict[str, ModuleInfo] = {}
-        self.by_suffix: dict[str, list[ModuleInfo]] = {}
-        self.name_of: dict[int, str] = {}
-        self._mro: dict[tuple[str, str], list[ClassRef]] = {}
-        self._infos = infos
-        self._subclasses: dict[tuple[str, str], list[ClassRef]] | None = None
-        for info in sorted(infos, key=lambda i: i.path):
-            name = module_name(info.path)
-            self.name_of[id(info)] = name
-            self.by_name.setdefault(name, info)
-            parts = name.split(".")
-            for i in range(1, len(parts)):
-                self.by_suffix.setdefault(".".join(parts[i:]), []).append(info)
-
-    def find_module(self, name: str) -> ModuleInfo | None:
-        if name in self.by_name:
-            return self.by_name[name]
-        hits = self.by_suffix.get(name)
-        return min(hits, key=lambda i: (len(i.path), i.path)) if hits else None
-
-    def absolute(self, info: ModuleInfo, dotted: str) -> str:
-        if not dotted.startswith("."):
-            return dotted
-        level = len(dotted) - len(dotted.lstrip("."))
-        parts = self.name_of[id(info)].split(".")
-        if not info.path.endswith("__init__.py"):
-            parts = parts[:-1]
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        rest = dotted.lstrip(".")
-        return ".".join(p for p in (*parts, rest) if p)
-
-    def resolve(self, info: ModuleInfo, dotted: str, depth: int = 0) -> tuple[str, ModuleInfo, str] | None:
-        """A dotted name -> ("function" | "class", module, qualname)."""
-        if depth > MAX_DEPTH:
-            return None
-        dotted = self.absolute(info, dotted)
-        parts = dotted.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            module = self.find_module(".".join(parts[:cut]))
-            if module is not None:
-                return self.resolve_in(module, parts[cut:], depth)
-        return None
-
-    def resolve_in(self, module: ModuleInfo, parts: list[str], depth: int) -> tuple[str, ModuleInfo, str] | None:
-        first, rest = parts[0], parts[1:]
-        if first in module.classes:
-            if not rest:
-                return ("class", module, first)
-            method = self.find_method((module, first), rest[0])
-            return ("function", method[0], method[1]) if method else None
-        if first in module.functions and not rest:
-            return ("function", module, first)
-        if first in module.imports:
-            return self.resolve(module, ".".join([module.imports[first], *rest]), depth + 1)
-        return None
-
-    def class_ref(self, info: ModuleInfo, desc: Descriptor) -> ClassRef | None:
-        kind = desc[0]
-        if kind == "name" and desc[1] in info.classes:
-            return (info, desc[1])
-        if kind == "dotted":
-            hit = self.resolve(info, desc[1])
-            if hit is not None and hit[0] == "class":
-                return (hit[1], hit[2])
-        return None
-
-    def mro(self, ref: ClassRef) -> list[ClassRef]:
-        """The class and its bases found in the given files, breadth-first (cached)."""
-        key = (ref[0].path, ref[1])
-        if key not in self._mro:
-            self._mro[key] = self._bases(ref)
-        return self._mro[key]
-
-    def _bases(self, ref: ClassRef) -> list[ClassRef]:
-        order: list[ClassRef] = []
-        queue = deque([ref])
-        seen: set[tuple[str, str]] = set()
-        while queue and len(order) < 50:
-            info, name = queue.popleft()
-            if (info.path, name) in seen:
-                continue
-            seen.add((info.path, name))
-            order.append((info, name))
-            for base in info.classes[name].bases:
-                base_ref = self.class_ref(info, base)
-                if base_ref is not None:
-                    queue.append(base_ref)
-        return order
-
-    def find_method(self, ref: ClassRef, method: str, skip_first: bool = False) -> tuple[ModuleInfo, str] | None:
-        for info, name in self.mro(ref)[1 if skip_first else 0 :]:
-            if method in info.classes[name].methods:
-                return info, f"{name}.{method}"
-        return None
-
-    def overrides(self, ref: ClassRef, method: str) -> list[tuple[ModuleInfo, str]]:
-        """``self.m()`` in a base class may run a subclass's ``m`` (``Base.forward`` calling
-        ``self.inner()`` on a ``Sub``): every override in the given files is a possible target."""
-        if self._subclasses is None:
-            self._subclasses = {}
-            for info in self._infos:
-                for name in info.classes:
-                    for base_info, base in self.mro((info, name))[1:]:
-                        self._subclasses.setdefault((base_info.path, base), []).append((info, name))
-        return [(info, f"{name}.{method}") for info, name in self._subclasses.get((ref[0].path, ref[1]), ())
-                if method in info.classes[name].methods]
-
-    def submodule_types(self, ref: ClassRef, attr: str) -> list[ClassRef]:
-        types: list[ClassRef] = []
-        for info, name in self.mro(ref):
-            for desc in info.classes[name].submodules.get(attr, ()):
-                sub = self.class_ref(info, desc)
-                if sub is not None and sub not in types:
-                    types.append(sub)
-        return types
-
-    def call_forward(self, ref: ClassRef) -> tuple[ModuleInfo, str] | None:
-        return self.find_method(ref, "forward") or self.find_method(ref, "__call__")
-
-    def member_targets(self, info: ModuleInfo, own: ClassRef | None, path: tuple, method: str | None):
-        """``self.model.blocks[i].forward_eager(...)``: follow sub-module types attribute by attribute."""
-        root, attrs = path
-        start = own if root == "self" else self.class_ref(info, root)
-        if start is None:
-            return []
-        types = [start]
-        for attr in attrs:
-            types = [sub for t in types for sub in self.submodule_types(t, attr)]
-        if method is None:
-            return [self.call_forward(t) for t in types]
-        found = self.overrides(start, method) if root == "self" and not attrs else []
-        for t in types:
-            hit = self.find_method(t, method)
-            if hit is not None:
-                found.append(hit)
-            else:  # ``self.attn(x)`` written as a member call of a sub-module attribute
-                found.extend(self.call_forward(sub) for sub in self.submodule_types(t, method))
-        return found
-
-    def region_functions(self, info: ModuleInfo, region) -> list[tuple[ModuleInfo, str]]:
-        """The functions a declared region runs; for a factory (``self._graph_a_fn(i)``), the
-        closures it defines and hands out, or the factory itself if it defines none."""
-        desc = region.target
-        if desc[0] != "returns":
-            return self.targets(info, region.cls, desc)
-        found = []
-        for factory_info, factory in self.targets(info, region.cls, desc[1]):
-            fn = factory_info.functions[factory]
-            closures = [(factory_info, c.target[1]) for c in fn.calls
-                        if c.target[0] == "local" and c.target[1] in factory_info.functions]
-            found.extend(closures or [(factory_info, factory)])
-        return found
-
-    def targets(self, info: ModuleInfo, cls: str, desc: Descriptor) -> list[tuple[ModuleInfo, str]]:
-        kind = desc[0]
-        if kind == "ref":  # a callback: only functions and methods, never a class (that is no call)
-            inner = desc[1]
-            if inner[0] == "name" and inner[1] not in info.functions:
-                return []
-            return self.targets(info, cls, inner)
-        own = (info, cls) if cls in info.classes else None
-        found: list[tuple[ModuleInfo, str] | None] = []
-        if kind == "local":
-            found.append((info, desc[1]) if desc[1] in info.functions else None)
-        elif kind == "name":
-            if desc[1] in info.functions:
-                found.append((info, desc[1]))
-            elif desc[1] in info.classes:
-                found.append(self.find_method((info, desc[1]), "__init__"))
-        elif kind == "dotted":
-            hit = self.resolve(info, desc[1])
-            if hit is not None:
-                ref = (hit[1], hit[2])
-                found.append(ref if hit[0] == "function" else self.find_method(ref, "__init__"))
-        elif kind == "member":
-            found.extend(self.member_targets(info, own, desc[1], desc[2]))
-        elif own is not None and kind == "super":
-            found.append(self.find_method(own, desc[1], skip_first=True))
-        return [f for f in found if f is not None]
+from graphlint.static.contexts import FuncId
+from graphlint.static.entries import Contexts, Discovery, Entry
+from graphlint.static.index import Index
+from graphlint.static.model import CallSite, ModuleInfo
+from graphlint.static.names import norm_path
 
 
-def _norm(path: str) -> str:
-    return posixpath.normpath(path.replace("\\", "/"))
-
-
-def _bfs(roots: list[tuple[FuncId, tuple[FuncId, ...]]], edges: dict[FuncId, list[FuncId]]) -> dict[FuncId, tuple]:
-    chains: dict[FuncId, tuple[FuncId, ...]] = {}
-    queue = deque()
-    for fid, chain in roots:
-        if fid not in chains:
-            chains[fid] = chain
-            queue.append(fid)
-    while queue:
-        fid = queue.popleft()
-        for callee in edges.get(fid, ()):
-            if callee not in chains:
-                chains[callee] = chains[fid] + (callee,)
-                queue.append(callee)
-    return chains
-
-
-def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions) -> list[Finding]:
+def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
+         entries_out: list[Entry] | None = None) -> list[Finding]:
+    """Findings of every hot candidate; ``entries_out``, when given, receives the decode step's
+    entries with their reasons (``graphlint entries``)."""
     infos = sorted(
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
     index = Index(infos)
-    edges: dict[FuncId, list[FuncId]] = {}
-    capture_roots: list[tuple[FuncId, tuple[FuncId, ...]]] = []
+    calls: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
     for info in infos:
         for qual in sorted(info.functions):
             fn = info.functions[qual]
-            fid = (info.path, qual)
-            out: list[FuncId] = []
+            out: dict[FuncId, CallSite] = {}
             for call in [] if fn.device_code else fn.calls:  # DSL code calls DSL code, not the host
                 for target_info, target_qual in index.targets(info, fn.cls, call.target):
                     callee = (target_info.path, target_qual)
-                    if callee not in out:
-                        out.append(callee)
-                    if call.in_capture:
-                        capture_roots.append((callee, (fid, callee)))
-            edges[fid] = sorted(out)
-    hot_roots = _entries(infos, options)
-    for info in infos:
-        for region in info.regions:
-            caller = (info.path, region.function)
-            for target_info, target_qual in index.region_functions(info, region):
-                root = (caller, (caller, (target_info.path, target_qual)))
-                # capturable regions are capture code; eager ones are decode steps when no entry is given
-                if region.capturable:
-                    capture_roots.append(((target_info.path, target_qual), root[1]))
-                elif not options.entries:
-                    hot_roots.append(((target_info.path, target_qual), root[1]))
-    hot = _bfs(sorted(hot_roots), edges)
-    captured = _bfs(sorted(capture_roots), edges)
-    return _findings(infos, rules, options, hot, captured)
+                    known = out.get(callee)
+                    if known is None:  # the summary's own site (never mutated: summaries are cached)
+                        out[callee] = call
+                    else:  # the same callee reached by two spellings: one edge, everything it knows
+                        out[callee] = CallSite(known.target, known.in_capture or call.in_capture,
+                                               min(known.order, call.order), known.loops | call.loops,
+                                               known.reference and call.reference)
+            calls[(info.path, qual)] = sorted(out.items())
+    contexts = Discovery(infos, index, calls, options).run()
+    if entries_out is not None:
+        entries_out.extend(contexts.entries)
+    return _findings(infos, rules, options, contexts)
 
 
 def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> list[str]:
     """Configured entries that name no function in the summaries (a typo finds nothing, silently,
     unless the runner warns with this)."""
     known = {
-        (_norm(s.path), qual)
+        (norm_path(s.path), qual)
         for s in summaries
         if isinstance(s.data, ModuleInfo)
         for qual in s.data.functions
@@ -279,62 +56,32 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
     missing = []
     for entry in options.entries:
         path, _, qual = entry.rpartition(":")
-        if (_norm(path), qual) not in known:
+        if (norm_path(path), qual) not in known:
             missing.append(entry)
     return missing
 
 
-def _entries(infos: list[ModuleInfo], options: StaticOptions) -> list[tuple[FuncId, tuple[FuncId, ...]]]:
-    found: list[FuncId] = []
-    if options.entries:
-        wanted = set()
-        for entry in options.entries:
-            path, _, qual = entry.rpartition(":")
-            wanted.add((_norm(path), qual))
-        found = [(i.path, q) for i in infos for q in i.functions if (_norm(i.path), q) in wanted]
-    else:
-        # pytest's ``test_decode_step`` exercises the step, it is not one (unless hot-names asks for test*)
-        tests_hot = any(p.startswith("test") for p in options.hot_names)
-        for info in infos:
-            for qual, fn in info.functions.items():
-                if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
-                    continue
-                if any(fnmatchcase(fn.name, p) for p in options.hot_names):
-                    found.append((info.path, qual))
-    return [(fid, (fid,)) for fid in sorted(found)]
-
-
-def _findings(infos, rules, options, hot, captured) -> list[Finding]:
+def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
+              contexts: Contexts) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     for info in infos:
         for cand in info.candidates:
             rule = rules.get(cand.code)
             if rule is None or cand.code not in options.enabled:
                 continue
-            fid = (info.path, cand.function)
-            scope = rule.params.get("scope", "hot")
             fn = info.functions.get(cand.function)
-            if fn is not None and fn.device_code and scope != "anywhere":
+            if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
-            chain = _chain_for(scope, fid, cand.in_capture, hot, captured)
-            if chain is None:
+            placed = contexts.placement.place(rule, (info.path, cand.function), cand)
+            if placed is None:
                 continue
+            chain, severity, note = placed
             message = rule.message.replace("{name}", cand.name) if "{name}" in rule.message else rule.message
             finding = Finding(
-                rule=rule.code, name=rule.name, category=rule.category, severity=rule.severity,
-                path=info.path, line=cand.line, col=cand.col, message=message,
+                rule=rule.code, name=rule.name, category=rule.category, severity=severity,
+                path=info.path, line=cand.line, col=cand.col, message=message + note,
                 chain=tuple(f"{p}:{q}" for p, q in chain), evidence=("static",), source="static",
                 function=cand.function, line_text=cand.line_text, fix=rule.fix,
             )
             findings.setdefault(finding.sort_key(), finding)
     return [findings[k] for k in sorted(findings)]
-
-
-def _chain_for(scope, fid, in_capture, hot, captured) -> tuple[FuncId, ...] | None:
-    if scope == "anywhere":
-        return hot.get(fid) or captured.get(fid) or (fid,)
-    if scope == "capture":
-        return (captured.get(fid) or (fid,)) if in_capture or fid in captured else None
-    if in_capture:
-        return hot.get(fid) or (fid,)
-    return hot.get(fid) or captured.get(fid)

@@ -30,6 +30,11 @@ POSITION_NAMES = (
     "n_past", "seq_len", "seqlen", "step",
 )
 
+TYPED_TENSORS = frozenset(
+    f"{kind}Tensor" for kind in ("Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
+)
+
+
 def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
     """``Tensor``, ``Optional[Tensor]``, ``Tensor | None``: yes. ``float | Tensor`` (either),
     ``list[Tensor]`` (a container): no -- precision over recall."""
@@ -48,8 +53,11 @@ def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str
     if isinstance(node, cst.SimpleString):
         return node.value.strip("'\"").split(".")[-1] == "Tensor"
     name = resolve(node, imports)
-    # ``cute.Tensor`` (CuTeDSL) annotates kernel-DSL values, not torch tensors
-    return name is not None and name.split(".")[-1] in ("Tensor", "Parameter") and not name.startswith("cutlass.")
+    if name is None or name.startswith("cutlass."):  # ``cute.Tensor`` annotates kernel-DSL values
+        return False
+    last = name.split(".")[-1]
+    # ``torch.FloatTensor``, ``torch.LongTensor``...: the legacy typed names transformers annotates with
+    return last in ("Tensor", "Parameter") or (name.startswith("torch.") and last in TYPED_TENSORS)
 
 
 def _union_members(node: cst.BaseExpression, imports: dict[str, str]) -> list[cst.BaseExpression]:

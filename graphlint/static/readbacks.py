@@ -23,11 +23,12 @@ if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
 READBACK_METHODS = frozenset(("item", "tolist"))
-READBACK_CASTS = frozenset(("int", "float", "bool"))
+#: ``int(t)``; and the builtins that iterate a tensor reading each element (``all(done)``, ``max(t)``)
+READBACK_CASTS = frozenset(("int", "float", "bool", "all", "any", "max", "min"))
 
 
 def is_readback(node: cst.CSTNode, oracle: "TensorOracle") -> bool:
-    """``t.item()``, ``t.tolist()``, ``int(t)``: device data copied into a Python value.
+    """``t.item()``, ``t.tolist()``, ``int(t)``, ``any(t)``: device data copied into a Python value.
 
     ``.item()``/``.tolist()`` count on any receiver, as the host-sync rules do."""
     if type(node) is not cst.Call:

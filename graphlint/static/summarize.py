@@ -114,5 +114,6 @@ def _place(raw: list[RawCandidate], text: str, tree: ast.Module | None) -> list[
             placed[key] = Candidate(
                 code=r.rule.code, line=line, col=col, function=r.function,
                 line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
+                order=r.order, loops=r.loops, flags=r.flags,
             )
     return sorted(placed.values(), key=lambda c: (c.line, c.col, c.code))

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from graphlint.static.cstwalk import children, preorder
+from graphlint.static.cstwalk import bound_names, children, preorder
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.readbacks import is_readback
+from graphlint.static.staging import is_pinned_value
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -74,6 +75,8 @@ class ClassFacts:
     tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
+    pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
+    set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
 
 
 @dataclass
@@ -98,6 +101,12 @@ class FunctionFacts:
     picked_devices: set[str] = field(default_factory=set)
     #: local lists of sub-modules (``layers = []; layers.append(Block())``) -> their types
     local_modules: dict[str, list] = field(default_factory=dict)
+    #: local names bound to callables: ``fn = self._step``, ``ops = (self._a, self._b)`` -> descriptors
+    callables: dict[str, list] = field(default_factory=dict)
+    #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
+    pinned: set[str] = field(default_factory=set)
+    #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
+    optional: set[str] = field(default_factory=set)
 
 
 class TensorOracle:
@@ -129,8 +138,10 @@ class TensorOracle:
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
 
     def is_weight(self, node: cst.BaseExpression) -> bool:
-        """``self.w`` (or ``self.w.T``) where ``w`` is a parameter or buffer."""
+        """``self.w`` (or ``self.w.T``, ``self.cache[:n]``) where ``w`` is a parameter or buffer."""
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+            node = node.value
+        while isinstance(node, cst.Subscript):
             node = node.value
         attr = self.is_self_attr(node)
         return attr is not None and self.cls is not None and attr in self.cls.weight_attrs
@@ -169,6 +180,8 @@ class TensorOracle:
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
                 return True
             if isinstance(func, cst.Name):
+                if func.value == "sum" and node.args:  # ``sum(t)`` adds a tensor's elements on the device
+                    return self.is_tensor(node.args[0].value)
                 return func.value in self.tensor_functions
             if isinstance(func, cst.Attribute) and dotted_name(func) in self.tensor_functions:
                 return True  # ``ops.fused(x)`` with ``import pkg.ops as ops`` (static.crossfile)
@@ -292,9 +305,8 @@ class TensorOracle:
             if not active and value is not None:
                 continue
             tainted = value is not None and derives(value) and not self.is_tensor(value)
-            for node in preorder(target):
-                if type(node) is cst.Name:
-                    (names.add if tainted else names.discard)(node.value)
+            for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
+                (names.add if tainted else names.discard)(name)
 
     def taint_comprehension(self, comp: cst.CompFor | None) -> None:
         """Before the element is visited: ``[ring[p % W] for p in range(start, end)]``,
@@ -329,11 +341,15 @@ class TensorOracle:
             return
         tensor = value is not None and self.is_tensor(value)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
+        pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
+            (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)
             picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").split(".")[-1]
             (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)
         attr = self.is_self_attr(target)
+        if attr is not None and self.cls is not None and pinned:
+            self.cls.pinned_attrs.add(attr)
         if attr is not None and self.cls is not None and not tensor and self.is_host_data(value):
             self.cls.host_attrs.add(attr)
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):

@@ -16,18 +16,21 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
-from graphlint.static.cstwalk import preorder
-from graphlint.static.guards import guarded_branch, guarded_ifexp, is_lazy_init, returns_when_capturing
-from graphlint.static.inherited import inherited_by_class, seed_inherited
+from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.guards import Guards, fills_default, is_lazy_init, once_flag
+from graphlint.static.loops import LoopTracker, eligible as is_step_loop
+from graphlint.static.inherited import inherited_by_class
 from graphlint.static.matchers import Matcher
-from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo
-from graphlint.static.names import is_device_code, module_name, record_import, resolve
+from graphlint.static.model import ClassInfo, ModuleInfo
+from graphlint.static.names import module_name, record_import
+from graphlint.static.params import POSITION_NAMES, is_tensor_annotation
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
-from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
-from graphlint.static.tensors import ClassFacts, FunctionFacts, TensorOracle
+from graphlint.static.regions import RegionRecorder
+from graphlint.static.scopes import ScopeWalker
+from graphlint.static.staging import is_pinned_staging
+from graphlint.static.tensors import TensorOracle
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
-CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 
 
 @dataclass
@@ -39,9 +42,12 @@ class RawCandidate:
     name: str
     function: str
     in_capture: bool
+    order: int = 0
+    loops: tuple[int, ...] = ()
+    flags: frozenset[str] = frozenset()
 
 
-class Walker(CallRecorder):
+class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -50,6 +56,7 @@ class Walker(CallRecorder):
         self.imports = self.info.imports
         self.oracle = TensorOracle(self.imports)
         self.options = options
+        self.guards = Guards(self.imports, options.guards, options.prefill_guards)
         self.matchers = list(matchers)
         self.dispatch: dict[str, list[Matcher]] = {}
         #: Call matchers that only care about some callee names / method names, looked up per call
@@ -65,14 +72,22 @@ class Walker(CallRecorder):
                             table.setdefault(key, []).append(m)
                 else:
                     self.dispatch.setdefault(node_type, []).append(m)
-        self._call_keys: dict[str, set] = {}
+        self._call_keys: dict[str, dict] = {}
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
         self.loop_depth = 0
+        self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
+        self.item_names: set[str] = set()  # the names those loops bind (``layer`` in ``for layer in ...``)
+        self.module_loops = 0  # enclosing loops over sub-modules (``for layer in self.layers``)
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
+        self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.in_capture = False
+        self.order = 0  # statement ordinal within the current function
+        self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
+        self.init_regions()
+        self.init_loops()
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
         self.func = self._new_function("<module>", "<module>", "")
@@ -91,7 +106,16 @@ class Walker(CallRecorder):
         return self.func.name
 
     def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate:
-        return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, self.in_capture)
+        in_capture = self.in_capture
+        if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
+            in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
+        flags = [f"once:{self.once}"] if self.once else []
+        if self.multi_device:
+            flags.append("multi-device")
+        if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
+            flags.append("pinned")
+        return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
+                            self.order, tuple(self.loop_ids), frozenset(flags))
 
     def emit(self, raw: RawCandidate) -> None:
         self.raw.append(raw)
@@ -118,28 +142,13 @@ class Walker(CallRecorder):
         self.body(module.body, "body")
         return self.info
 
-    def tensor_returning(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
-        """Functions of this body annotated ``-> Tensor``, known before any call to them is seen."""
-        return {
-            stmt.name.value
-            for stmt in stmts
-            if isinstance(stmt, cst.FunctionDef)
-            and stmt.returns is not None
-            and is_tensor_annotation(stmt.returns.annotation, self.imports)
-        }
-
-    def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
-        fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
-        self.info.functions[qualname] = fn
-        self._call_keys[qualname] = set()
-        return fn
-
     # -- statements --------------------------------------------------------------------
     def body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         for stmt in stmts:
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
             for small in smalls:
+                self.order += 1
                 self.path.append((field, index))
                 try:
                     if isinstance(small, cst.BaseSmallStatement):
@@ -149,7 +158,7 @@ class Walker(CallRecorder):
                 finally:
                     self.path.pop()
                 index += 1
-            if returns_when_capturing(stmt, self.imports, self.options.guards):
+            if self.guards.ends_block(stmt):
                 return  # the rest of this block never runs while capturing (or only with a guard on)
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
@@ -162,17 +171,21 @@ class Walker(CallRecorder):
             record_import(stmt, self.imports)
             return
         if isinstance(stmt, cst.Assign):
+            if isinstance(stmt.value, cst.Name) and stmt.value.value == "True" and self.oracle.cls is not None:
+                self.oracle.cls.set_true.update(a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target)))
             self.store_targets = {id(t.target) for t in stmt.targets}
             self.expr(stmt)
             self.store_targets = set()
             for target in stmt.targets:
                 self.bind(target.target, stmt.value)
+            self.note_assignment([t.target for t in stmt.targets], stmt.value)
         elif isinstance(stmt, cst.AnnAssign):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
             self.store_targets = set()
             if stmt.value is not None:
                 self.bind(stmt.target, stmt.value)
+                self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
         elif isinstance(stmt, cst.AugAssign):
@@ -182,6 +195,7 @@ class Walker(CallRecorder):
             if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
             self.oracle.taint_augmented(stmt.target, stmt.value)
+            self.note_assignment([stmt.target], stmt.value, augmented=True)
         elif isinstance(stmt, cst.Raise):
             return  # the error path: a sync in its message runs only once the step has failed anyway
         elif isinstance(stmt, cst.Assert):
@@ -223,17 +237,23 @@ class Walker(CallRecorder):
                 self.suite(case.body, f"cases.{i}")
 
     def if_(self, stmt: cst.If) -> None:
-        self.visit_node(stmt)
+        guarded = self.guards.branch(stmt.test)
+        if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
+            self.visit_node(stmt)
         self.expr(stmt.test)
-        guarded = guarded_branch(stmt.test, self.imports, self.options.guards)
-        if guarded != "body" and is_lazy_init(stmt):
+        if guarded != "body" and (is_lazy_init(stmt) or fills_default(stmt, self.oracle.fn.optional)):
             self.setup_depth += 1
             try:
                 self.suite(stmt.body)
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
-            self.suite(stmt.body)
+            outer, flag = self.once, once_flag(stmt)
+            self.once = flag or outer
+            try:
+                self.suite(stmt.body)
+            finally:
+                self.once = outer
         if stmt.orelse is None or guarded == "orelse":
             return
         if isinstance(stmt.orelse, cst.If):
@@ -248,26 +268,47 @@ class Walker(CallRecorder):
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
+        loop_id = self.order
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt.target)
             self.store_targets = set()
             self.expr(stmt.iter)
             self.bind_loop_target(stmt.target, stmt.iter)
-        else:
-            self.expr(stmt.test)
+        self.push_loop(stmt, loop_id)
+        self.loop_ids.append(loop_id)
+        self.enter_loop(stmt)
+        if isinstance(stmt, cst.While):
+            self.expr(stmt.test)  # evaluated every iteration: part of the loop
         outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
+        over_items = isinstance(stmt, cst.For) and not is_step_loop(stmt)  # ``for layer in self.layers``
+        outer_names, outer_modules = self.item_names, self.module_loops
+        if over_items:
+            bound = set(bound_names(stmt.target))
+            self.item_names = outer_names | bound
+            self.module_loops += bool(bound & self.oracle.fn.module_aliases.keys())  # ``for layer in self.layers``
         self.loop_depth += 1
+        self.item_loops += over_items
         try:
             self.suite(stmt.body)
         finally:
             self.loop_depth -= 1
+            self.item_loops -= over_items
+            self.item_names, self.module_loops = outer_names, outer_modules
             self.loop_target = outer_target
+            self.exit_loop(stmt)
+            self.loop_ids.pop()
+            self.pop_loop()
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         self.oracle.taint(target, iterable)
+        if isinstance(target, cst.Name) and _is_range(iterable) and any(
+                fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
+            self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
+            self.oracle.fn.tensors.discard(target.value)
+            return
         func = iterable.func if isinstance(iterable, cst.Call) else None
         if isinstance(func, cst.Name) and func.value == "enumerate":
             if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
@@ -290,91 +331,19 @@ class Walker(CallRecorder):
                 self.oracle.fn.module_aliases.pop(name.value, None)
 
     def with_(self, stmt: cst.With) -> None:
-        captures = False
         for item in stmt.items:
             self.expr(item.item)
-            call = item.item
-            if isinstance(call, cst.Call) and resolve(call.func, self.imports) in CAPTURE_CONTEXTS:
-                captures = True
+        captures, varying_device = self.with_contexts(stmt)
         if captures:
             self.func.captures = True
         outer = self.in_capture
         self.in_capture = outer or captures
+        self.device_contexts += varying_device
         try:
             self.suite(stmt.body)
         finally:
             self.in_capture = outer
-
-    # -- scopes ------------------------------------------------------------------------
-    def function(self, stmt: cst.FunctionDef) -> None:
-        name = stmt.name.value
-        if self.func.qualname != "<module>":
-            qualname = f"{self.func.qualname}.{name}"
-            self.local_defs[-1][name] = qualname
-        elif self.class_stack:
-            qualname = f"{self.class_name}.{name}"
-            self.class_stack[-1].methods.add(name)
-        else:
-            qualname = name
-            self.local_names.add(name)
-        saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth)
-        self.func = self._new_function(qualname, name, self.class_name)
-        self.func.device_code = is_device_code(stmt.decorators, self.imports)
-        self.oracle.fn = FunctionFacts()
-        self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
-        hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
-        implicit = name == "forward" or (name != "__call__" and hot_named)
-        params = stmt.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name.value in ("self", "cls"):
-                continue
-            self.declare_parameter(param, implicit)
-        self.local_defs.append({})
-        try:
-            self.suite(stmt.body)
-        finally:
-            self.local_defs.pop()
-            self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = saved
-
-    def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
-        """What a parameter is: a tensor, a position, an object of a known class, or host data."""
-        name, facts = param.name.value, self.oracle.fn
-        if param_is_tensor(param, self.imports, implicit):
-            facts.tensors.add(name)
-            return
-        if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
-            facts.positions.add(name)
-        elif param.annotation is not None or param.default is not None:
-            facts.hosts.add(name)
-        if param.annotation is not None:
-            cls = self.class_annotation(param.annotation.annotation)
-            if cls is not None:
-                facts.objects[name] = (cls, ())
-
-    def klass(self, stmt: cst.ClassDef) -> None:
-        name = stmt.name.value
-        qualname = f"{self.class_name}.{name}" if self.class_stack else name
-        if not self.class_stack and self.func.qualname == "<module>":
-            self.local_names.add(name)
-        info = ClassInfo(qualname=qualname)
-        for arg in stmt.bases:
-            desc = self.descriptor(arg.value)
-            if desc is not None:
-                info.bases.append(desc)
-        self.info.classes[qualname] = info
-        saved_cls = self.oracle.cls
-        self.class_stack.append(info)
-        self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
-        info.tensor_methods = set(facts.tensor_methods)
-        seed_inherited(facts, self.inherited.get(qualname, ()))
-        try:
-            self.suite(stmt.body)
-            for m in self.matchers:
-                self.guard_matcher(m, lambda m=m: m.end_class(self))
-        finally:
-            self.class_stack.pop()
-            self.oracle.cls = saved_cls
-        info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)
+            self.device_contexts -= varying_device
 
     # -- expressions -------------------------------------------------------------------
     def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
@@ -419,7 +388,14 @@ class Walker(CallRecorder):
                     extra = (*extra, *self.by_method.get(func.attr.value, ()))
                 if extra or name in dispatch:
                     self.visit_node(node, extra)
+            elif name == "IfExp":
+                hidden = list(self.guards.skipped_ifexp(node))
+                if not hidden and name in dispatch:
+                    self.visit_node(node)
+                skip.update(map(id, hidden))
             elif name in dispatch:
                 self.visit_node(node)
-            if name == "IfExp":
-                skip.update(map(id, guarded_ifexp(node, self.imports, self.options.guards)))
+
+
+def _is_range(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"

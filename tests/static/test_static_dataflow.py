@@ -183,7 +183,8 @@ def test_item_on_host_data_is_not_a_sync(body):
 
 def test_item_on_a_sum_of_tensors_is_still_a_sync():
     assert run("total = sum(x.unbind(0))\nv = total.item()") == ["GL101"]
-    assert run("v = max(x.sum(), x.mean()).item()") == ["GL101"]
+    # the builtin max() compares two tensors: ``a < b`` is read back (GL104), then ``.item()`` again
+    assert run("v = max(x.sum(), x.mean()).item()") == ["GL101", "GL104"]
 
 
 def test_containers_of_tensors_and_metadata_methods_are_host_values():
@@ -283,6 +284,9 @@ def test_constant_values_and_init_only_attributes_are_not_python_scalar_writes()
                 scores.fill_(step)
                 self.count += 1
                 return scores
+
+        def build_processors():
+            return [Processor()]  # a ``__call__`` is an entry once the analysed code builds its class
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src}) if f.rule == "GL306"] == [("GL306", 12), ("GL306", 13)]
 

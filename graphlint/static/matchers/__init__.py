@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
 SCOPES = ("hot", "capture", "anywhere")
+#: Parameters every rule may carry, read by the linker (see :mod:`graphlint.static.entries`):
+#: ``host_step`` -- also reported in the host step around a replay (at most a warning there);
+#: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
+#: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
+#: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
+#: ``multi_device_severity`` -- the severity when one process captures on several devices.
+LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
+                                "in_graph": bool, "multi_device_severity": str}
 
 
 class MatchContext(Protocol):
@@ -30,6 +38,9 @@ class MatchContext(Protocol):
     imports: dict[str, str]  # local name -> qualified import target
     oracle: "TensorOracle"  # tensor / position facts for the current function and class
     loop_depth: int
+    item_loops: int  # enclosing ``for`` loops over a collection (not ``while``, not ``range``): layer loops
+    item_names: set[str]  # the names those loops bind (``layer`` of ``for layer in self.layers``)
+    module_loops: int  # enclosing loops over sub-modules (``for layer in self.layers``): layer loops
     class_name: str
     function_name: str
     local_names: set[str]  # module-level defs and classes (they shadow builtins)
@@ -54,7 +65,7 @@ class Matcher:
 
     def __init__(self, rule: Rule):
         self.rule = rule
-        allowed = {**self.params, "scope": str}
+        allowed = {**self.params, **LINK_PARAMS}
         for key, value in rule.params.items():
             if key not in allowed:
                 raise RuleError(
@@ -65,6 +76,8 @@ class Matcher:
                 raise RuleError(f"{rule.pack}: rule {rule.code}: parameter {key!r} has the wrong type")
         if rule.params.get("scope", "hot") not in SCOPES:
             raise RuleError(f"{rule.pack}: rule {rule.code}: scope must be one of {', '.join(SCOPES)}")
+        if rule.params.get("multi_device_severity", "error") not in ("error", "warning", "info"):
+            raise RuleError(f"{rule.pack}: rule {rule.code}: multi_device_severity must be error, warning or info")
         self.setup(rule.params)
 
     def setup(self, params: dict[str, Any]) -> None:
@@ -93,6 +106,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         attr_mutation,
         device_copy,
         function_call,
+        growing_concat,
         host_copy,
         mask_index,
         method_call,
@@ -113,6 +127,7 @@ def matcher_kinds() -> dict[str, type[Matcher]]:
         host_copy.HostCopy,
         mask_index.MaskIndex,
         position.PositionDependent,
+        growing_concat.GrowingConcat,
     ]
     return {k.kind: k for k in kinds}
 

@@ -52,6 +52,8 @@ class AttrMutation(Matcher):
                     self.mutated.add(attr)
             return
         if isinstance(node, cst.Subscript):
+            if ctx.oracle.is_host_attr(node.value):
+                return  # ``self.io_pairs[self.current]``: a Python list picked by a Python int, no tensor
             exprs = [el.slice for el in node.slice]
         else:
             func = node.func

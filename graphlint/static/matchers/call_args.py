@@ -9,7 +9,7 @@ import libcst as cst
 from graphlint.rules import RuleError
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
-    "nargs": int,  # exactly this many positional arguments (one-argument torch.where)
+    "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
     "missing_keyword": str,  # only when this keyword is absent (repeat_interleave without output_size)
     "with_keyword": str,  # only when this keyword is present (a CuTeDSL ``.launch(grid=...)``)
     "keyword_position": int,  # ... and not passed positionally at this index either (graph(g, pool, stream))
@@ -19,7 +19,10 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
+    "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
 }
+#: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
+UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
 
 
 PYTHON_DATA = (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.GeneratorExp, cst.Integer, cst.Float)
@@ -31,11 +34,33 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
 
     if isinstance(node, PYTHON_DATA):
         return True
+    if isinstance(node, cst.IfExp):  # ``0.0 if done else 1.0``
+        return is_python_data(node.body, ctx) and is_python_data(node.orelse, ctx)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple", "range"):
         return True
-    if isinstance(node, cst.Name):  # an unknown name may well be a tensor: only positions count
-        return node.value in ctx.oracle.fn.positions
+    if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
+        facts = ctx.oracle.fn
+        return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors)
     return is_host_value(node, ctx)
+
+
+def zero_size(call: cst.Call) -> bool:
+    """``torch.empty(0)``, ``torch.zeros((0, d))``, ``x.new_empty(0, d)``: no element, no allocation;
+    ``torch.ones(())`` without a device: a 0-dim CPU scalar that CUDA ops take as a plain operand."""
+    args = positional(call)
+    if not args:
+        return False
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if isinstance(args[0], (cst.Tuple, cst.List)):
+        sizes = [el.value for el in args[0].elements]
+        if not sizes and keyword(call, "device") is None and not name.startswith("new_"):
+            return True  # ``torch.ones(())``: a 0-dim CPU scalar operand (``x.new_ones(())`` is on x's device)
+    elif name in UNSIZED_FACTORIES:
+        sizes = []
+    else:
+        sizes = args
+    return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
 
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
@@ -61,16 +86,24 @@ class CallConditions:
         self.tensor_keyword = params.get("tensor_keyword")
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
+        self.sized = params.get("sized", False)
+        #: conditions that read arguments by position or keyword cannot be decided through ``*args``
+        self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position))
+        self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
 
     def holds(self, call: cst.Call, ctx: Any, offset: int = 0) -> bool:
         """``offset`` shifts positions for method forms (``x.f(a)`` vs ``torch.f(x, a)``)."""
         args = positional(call)
-        if any(a.star for a in call.args):
-            return False  # *args/**kwargs: cannot tell
-        if self.nargs is not None and len(args) != self.nargs:
+        if any(a.star == "*" for a in call.args) and self.positional:
+            return False  # *args: cannot tell (``x.new_empty(*size)`` still allocates)
+        if any(a.star == "**" for a in call.args) and self.by_keyword:
+            return False  # **kwargs: cannot tell
+        if self.sized and zero_size(call):
             return False
+        if self.nargs is not None and len(call.args) != self.nargs:
+            return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where
         if self.missing_keyword and keyword(call, self.missing_keyword) is not None:
             return False
         if self.with_keyword and keyword(call, self.with_keyword) is None:

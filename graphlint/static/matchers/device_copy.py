@@ -2,8 +2,11 @@
 
 ``target: literal`` -- a hard-coded CUDA device (``"cuda:1"``, ``f"cuda:{i}"``, ``"cuda"``), wherever
 it runs in the hot path. ``target: other`` -- another tensor's or a variable device
-(``.to(t.device)``, ``.to(dev)``), only where it is a per-layer cross-GPU hop: inside a loop, or
-with a device picked per layer (``device = self.layer_devices[i]``, ``.to(devices[i])``).
+(``.to(t.device)``, ``.to(dev)``), only where it is a per-layer cross-GPU hop: inside a loop over
+sub-modules (``for layer in self.layers``), with a device taken from a loop's item
+(``for layer in layers: layer(x.to(layer.weight.device))``), or with a device picked per layer
+(``device = self.layer_devices[i]``, ``.to(devices[i])``). A per-token ``while``/``range`` loop
+is no layer loop, and ``.to(result.device)`` in a loop over masks hops nowhere.
 Elsewhere it is usually a no-op on a single device. ``target: host`` -- ``.to("cpu")``, a
 device-to-host copy like ``.cpu()``. A dtype (``.to(torch.bfloat16)``) is none of them.
 """
@@ -69,6 +72,7 @@ class DeviceCopy(Matcher):
         device = keyword(node, "device") or (args[0] if args else None)
         if device is None or device_kind(device, ctx) != self.target:
             return
-        if self.target == "other" and ctx.loop_depth == 0 and not _picked(device, ctx):
-            return
+        if self.target == "other" and not (ctx.module_loops or _picked(device, ctx)
+                                           or ctx.oracle.uses(device, ctx.item_names)):
+            return  # a loop over layers, or the item's own device: a hop per layer; ``.to(result.device)`` is not
         ctx.report(self.rule, node, ".to()")

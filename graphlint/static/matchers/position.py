@@ -25,6 +25,9 @@ from graphlint.static.matchers import Matcher, MatchContext
 from graphlint.static.matchers.truth_test import operands
 
 
+HOST_CONTAINERS = frozenset(("list", "tuple", "sorted", "range", "dict", "reversed"))
+
+
 class PositionDependent(Matcher):
     kind = "position-dependent"
     params = {"where": str, "source": str}
@@ -49,6 +52,8 @@ class PositionDependent(Matcher):
             base = node.value
             if isinstance(base, cst.Name) and (base.value in oracle.fn.hosts or base.value in names):
                 return  # a Python list or tuple indexed by the position: host work, no graph
+            if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value in HOST_CONTAINERS:
+                return  # ``list(graph.nodes)[idx]``: the same
             if oracle.is_host_attr(base):
                 return  # ``self.history[pos]``: the same, kept on the module
             if oracle.module_source(base) is not None:

@@ -1,0 +1,161 @@
+"""From entries to contexts, and from a candidate's contexts to its finding.
+
+:mod:`.entries` finds the roots; this module spreads them along the call graph and decides, per
+candidate, whether and how it is reported:
+
+- **graph** spreads through everything captured code calls. Every rule applies, except the
+  allocation rules marked ``in_graph: false``: a factory inside a captured graph allocates once,
+  at capture, from the graph's private pool, and replay allocates nothing.
+- **eager** spreads through everything, setup/warm-up functions and constructors excepted (an
+  object built in the step is built once per cache or per generation); a ``torch.compile``\\ d
+  function it enters is *compiled* there (rules with ``in_compiled: false`` skip it: inductor
+  plans its memory).
+- **host** spreads like eager but stops at graph roots: calling the captured callable from the
+  host step (a replay of a compiled function, or an eager fallback for batch sizes no graph was
+  captured for) runs graph code, whose hazards are graph's to report. In each host function, a
+  read-back made once the step has replayed -- directly, or in a function called after the replay
+  (an overlap scheduler processing the previous step's sampled ids) -- reads the step's result:
+  ``info``.
+
+A candidate in several contexts takes the strictest that applies to its rule: eager or graph
+(the rule's severity), else host (at most a warning; ``info`` for the result read-back).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from graphlint.rules import Rule
+from graphlint.static.model import CallSite, Candidate
+
+FuncId = tuple[str, str]
+Chain = tuple[FuncId, ...]
+Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
+HOST_NOTE = " (host step around the graph replay: costs time every step)"
+RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
+
+
+def bfs(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId] | frozenset = frozenset()) -> dict:
+    """Shortest call chain from a root to every function reached; ``stop`` is never entered."""
+    chains: dict[FuncId, Chain] = {}
+    queue = deque()
+    for fid, chain in sorted(roots):
+        if fid not in chains:
+            chains[fid] = chain
+            queue.append(fid)
+    while queue:
+        fid = queue.popleft()
+        for callee, _ in calls.get(fid, ()):
+            if callee not in chains and callee not in stop:
+                chains[callee] = chains[fid] + (callee,)
+                queue.append(callee)
+    return chains
+
+
+def callers_of(calls: Calls) -> dict[FuncId, list[FuncId]]:
+    out: dict[FuncId, list[FuncId]] = {}
+    for caller, edges in calls.items():
+        for callee, site in edges:
+            if not site.reference:
+                out.setdefault(callee, []).append(caller)
+    return out
+
+
+def reaching(targets: set[FuncId], callers: dict[FuncId, list[FuncId]]) -> set[FuncId]:
+    """``targets`` and every function that calls one of them, at any depth."""
+    found = set(targets)
+    queue = deque(found)
+    while queue:
+        for caller in callers.get(queue.popleft(), ()):
+            if caller not in found:
+                found.add(caller)
+                queue.append(caller)
+    return found
+
+
+def spread(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId],
+           compiled_roots: set[FuncId]) -> tuple[dict[FuncId, Chain], set[FuncId]]:
+    """Chains of a context, entering compiled functions last: returns (chains, compiled-only).
+    Roots in ``stop`` are dropped too (a host loop's call of the captured callable is a replay)."""
+    roots = [(f, c) for f, c in roots if f not in stop]
+    direct = bfs([(f, c) for f, c in roots if f not in compiled_roots], calls, stop | compiled_roots)
+    entered = [(callee, direct[f] + (callee,)) for f in direct for callee, site in calls.get(f, ())
+               if callee in compiled_roots and callee not in stop and callee not in direct and not site.reference]
+    entered += [(f, c) for f, c in roots if f in compiled_roots]
+    compiled = {f: c for f, c in bfs(entered, calls, stop).items() if f not in direct}
+    return {**compiled, **direct}, set(compiled)
+
+
+def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[int]], calls: Calls,
+                replay_reach: set[FuncId], replay_orders: dict[FuncId, int],
+                stop: set[FuncId]) -> tuple[dict[FuncId, int], set[FuncId]]:
+    """Per host function, the statement ordinal of its first replay (or call that leads to one), and
+    the functions called only after that point (what processes the step's result). From the first
+    replay on, the step's result exists: reading it back (the sampled ids, a speculative step's
+    accepted length) is what the host is there for; a wait before it is an extra sync."""
+    points: dict[FuncId, int] = {}
+    after: list[tuple[FuncId, Chain]] = []
+    before: set[FuncId] = set()
+    for fid in (*host, *loop_bodies):
+        point = replay_orders.get(fid, 0)
+        for callee, site in calls.get(fid, ()):
+            if callee in replay_reach and not site.reference:
+                point = min(point or site.order, site.order)
+        if not point:
+            continue
+        points[fid] = point
+        for callee, site in calls.get(fid, ()):
+            if callee in replay_reach or site.reference:
+                continue
+            if site.order > point:
+                after.append((callee, (fid, callee)))
+            else:
+                before.add(callee)
+    reached_after = bfs(after, calls, stop | replay_reach)
+    return points, {f for f in reached_after if f not in before}
+
+
+class Placement:
+    """Decides each candidate's finding from the contexts (see the module docstring)."""
+
+    def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
+                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId]):
+        self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
+        self.points, self.after_replay = points, after_replay
+
+    def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
+        chain = self.chains[context].get(fid)
+        if chain is not None:
+            return chain
+        loops = self.loop_bodies[context].get(fid)
+        return (fid,) if loops and loops.intersection(cand.loops) else None
+
+    def place(self, rule: Rule, fid: FuncId, cand: Candidate) -> tuple[Chain, str, str] | None:
+        """(chain, severity, message note), or None when the candidate does not cost anything per step."""
+        params = rule.params
+        severity = rule.severity
+        if "multi-device" in cand.flags and params.get("multi_device_severity"):
+            severity = params["multi_device_severity"]
+        scope = params.get("scope", "hot")
+        graph = self.chain("graph", fid, cand)
+        if scope == "capture":
+            return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None
+        eager, host = self.chain("eager", fid, cand), self.chain("host", fid, cand)
+        if scope == "anywhere":
+            return (eager or graph or host or (fid,)), severity, ""
+        compiled_ok = params.get("in_compiled") is not False
+        if eager and (compiled_ok or fid not in self.compiled_only["eager"]):
+            return eager, severity, ""
+        if (graph or cand.in_capture) and params.get("in_graph") is not False:
+            return graph or (fid,), severity, ""
+        if host is None or not params.get("host_step") or "pinned" in cand.flags:
+            return None
+        if not compiled_ok and fid in self.compiled_only["host"]:
+            return None
+        if params.get("result_readback") and self.after_last_replay(fid, cand):
+            return host, "info", RESULT_NOTE
+        return host, "warning" if severity == "error" else severity, HOST_NOTE
+
+    def after_last_replay(self, fid: FuncId, cand: Candidate) -> bool:
+        point = self.points.get(fid)
+        return (point is not None and cand.order >= point) or (point is None and fid in self.after_replay)

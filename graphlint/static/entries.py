@@ -1,0 +1,313 @@
+"""What the decode step is: entries, and the context each function runs in.
+
+Hot means "what the GPU does every token", in one of three contexts:
+
+- **graph**: captured code -- ``with torch.cuda.graph(g):`` bodies and ``capture_begin()`` ...
+  ``capture_end()`` (what they call), ``make_graphed_callables(fn)``, ``torch.compile(fn)`` with
+  CUDA graphs, capturable ``Region``\\ s -- and everything they call. Every rule, strictly.
+- **host**: the per-step host code around a replay: a function that calls ``g.replay()`` (or a
+  ``torch.compile``\\ d CUDA-graph function) and, when that replay is not inside a step loop of its
+  own, the functions that call it once per step (staging inputs before, reading the result after).
+  Only rules marked ``host_step`` apply, at most as warnings (nothing there breaks capture; it costs
+  time every step); pinned ``non_blocking`` staging is silent; a read-back after the last replay
+  (the sampled ids the host needs) is ``info``. When the replay sits in a ``while`` / ``for ...
+  in range(...)`` loop, only that loop's body is the host step.
+- **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
+  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
+  a hot-named function that runs a captured callable eagerly (``EagerDecoder.step`` calling the
+  captured ``_layer``); and -- only when nothing is captured anywhere -- every function matching
+  ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a scheduler
+  loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine that captures
+  nothing; a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot
+  only if its caller is).
+
+Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``,
+``*dummy*``, ``setup*``, ``*profile*``, any function that captures, and a function that runs
+captured code eagerly but is only called by such functions), ``test_*`` functions, kernel-DSL
+code. ``torch.compile``\\ d code (any mode) is also *compiled*: its allocations are inductor's,
+not per-step allocations (rules with ``in_compiled: false``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from graphlint.static.api import StaticOptions
+from graphlint.static.contexts import Chain, FuncId, Placement, bfs, callers_of, reaching, spread, post_replay
+from graphlint.static.index import Index
+from graphlint.static.names import name_matcher, norm_path
+from graphlint.static.model import CallSite, ModuleInfo
+
+SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
+CONTEXTS = ("graph", "eager", "host")
+
+
+@dataclass
+class Entry:
+    """One root of the decode step, and why graphlint chose it (``graphlint entries``)."""
+
+    function: FuncId
+    context: str  # "graph" | "eager" | "host"
+    reason: str
+    #: the evidence -- a capture, replay, loop or declaration: (path, position), the position as
+    #: :class:`graphlint.static.model.Site` stores it (resolved to a line only when printed)
+    where: tuple[str, tuple] = ("", ())
+    loops: frozenset[int] = frozenset()  # only these loops of the function (a per-token loop's body)
+
+
+@dataclass
+class Contexts:
+    placement: Placement
+    entries: list[Entry] = field(default_factory=list)
+
+
+_SETUP = name_matcher(SETUP_NAMES)
+
+
+def setup_named(name: str) -> bool:
+    return _SETUP.match(name) is not None
+
+
+class Discovery:
+    """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
+
+    def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
+                 options: StaticOptions):
+        self.infos, self.index, self.calls, self.options = infos, index, calls, options
+        self.by_path = {info.path: info for info in infos}
+        self.entries: list[Entry] = []
+        self.loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = {c: {} for c in CONTEXTS}
+        self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
+        self.seen: set[tuple[FuncId, str]] = set()
+        self._hot = name_matcher(tuple(options.hot_names))
+        self._made: set[tuple[str, str]] | None = None
+
+    def fn(self, fid: FuncId):
+        return self.by_path[fid[0]].functions[fid[1]]
+
+    def add(self, context: str, fid: FuncId, reason: str, where=("", ()), chain: Chain | None = None,
+            loops: frozenset[int] = frozenset()) -> None:
+        if loops:
+            bodies = self.loop_bodies[context]
+            bodies[fid] = bodies.get(fid, frozenset()) | loops
+            for callee, site in self.calls.get(fid, ()):
+                if site.loops & loops:
+                    self.roots[context].append((callee, (fid, callee)))
+        else:
+            self.roots[context].append((fid, chain or (fid,)))
+        if (fid, context) not in self.seen and not self.fn(fid).abstract:  # an interface has no body to list
+            self.seen.add((fid, context))
+            self.entries.append(Entry(fid, context, reason, where, loops))
+
+    # -- the three contexts ------------------------------------------------------------------
+    def run(self) -> Contexts:
+        graph_roots, compiled_graph = self.graph_regions()
+        graph = bfs(self.roots["graph"], self.calls)
+        callers = callers_of(self.calls)
+        replayers = self.host_steps(compiled_graph, graph, callers)
+        replay_reach = reaching(set(replayers), callers)
+        # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
+        # function doing device work, or captured code (an iterative solver's loop reaches none of them)
+        steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
+                 if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
+        reach = reaching(steps | set(graph), callers)
+        self.token_loops(compiled_graph, replay_reach, reach, graph)
+        self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
+        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if setup_named(fn.name)}
+        compiled_roots = set(self.compiled_roots)
+        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
+        host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
+        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
+                                    setup | graph_roots)
+        placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
+                              {"eager": eager_compiled, "host": host_compiled}, points, after)
+        return Contexts(placement, self.entries)
+
+    def graph_regions(self) -> tuple[set[FuncId], dict[FuncId, set[str] | None]]:
+        """Captured callables (graph roots), and the torch.compile'd CUDA-graph functions among them
+        with the modules whose calls run the compiled version (None: every caller's, a decorator).
+        ``f = torch.compile(f)`` rebinds ``f`` in the module that says so; calls elsewhere stay eager."""
+        self.compiled_roots: list[FuncId] = []
+        compiled_graph: dict[FuncId, set[str] | None] = {}
+        for caller in sorted(self.calls):
+            for callee, site in self.calls[caller]:
+                if site.in_capture:
+                    self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}",
+                             self.capture_site(caller), (caller, callee))
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                if fn.compiled:
+                    self.compiled_roots.append((info.path, qual))
+                if fn.compiled == "graph":
+                    compiled_graph[(info.path, qual)] = None
+                    self.add("graph", (info.path, qual), "@torch.compile with CUDA graphs (mode='reduce-overhead')")
+            for region in info.regions:
+                caller = (info.path, region.function)
+                for target_info, target_qual in self.index.region_functions(info, region):
+                    fid = (target_info.path, target_qual)
+                    where, chain = (info.path, region.where), (caller, fid)
+                    if region.kind == "region" and not region.capturable:
+                        if not self.options.entries:
+                            self.add("eager", fid, f"Region(..., capturable=False) declared in {region.function}",
+                                     where, chain)
+                    elif region.kind == "region":
+                        self.add("graph", fid, f"Region declared (capturable) in {region.function}", where, chain)
+                    elif region.kind == "graphed":
+                        self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
+                    else:
+                        self.compiled_roots.append(fid)
+                        if region.kind == "compiled-graph":
+                            if compiled_graph.get(fid, ()) is not None:
+                                compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
+                            self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
+        # the captured callables are the entries once found; a capture whose callable cannot be
+        # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on
+        self.captures = bool(self.roots["graph"])
+        return {fid for fid, _ in self.roots["graph"]}, compiled_graph
+
+    def capture_site(self, fid: FuncId) -> tuple[str, tuple]:
+        info = self.by_path[fid[0]]
+        where = next((s.where for s in info.sites if s.kind == "capture" and s.function == fid[1]), ())
+        return (fid[0], where)
+
+    def host_steps(self, compiled_graph: dict, graph: dict, callers: dict) -> dict[FuncId, int]:
+        """Functions that replay, and the per-step functions that call them. Returns replayers."""
+        replayers: dict[FuncId, int] = {}
+        candidates = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
+        candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
+        for fid in sorted(candidates):
+            info, fn = self.by_path[fid[0]], self.fn(fid)
+            if fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+                continue
+            point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
+            for callee, site in self.calls.get(fid, ()):
+                if runs_compiled(compiled_graph, callee, fid, site):
+                    point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
+            if not point:
+                continue
+            replayers[fid] = point
+            step_loops = loops & frozenset(fn.range_loops)
+            where = next(((info.path, s.where) for s in info.sites if s.kind == "replay" and s.function == fid[1]),
+                         (info.path, ()))
+            reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
+            if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
+                self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
+            else:
+                self.add("host", fid, reason, where)
+        for caller in sorted({c for r in replayers if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
+            fn = self.fn(caller)
+            if caller in graph or caller in replayers or fn.captures or setup_named(fn.name) or fn.device_code:
+                continue
+            if caller[1] == "<module>":
+                continue
+            for callee, site in self.calls[caller]:
+                if callee in replayers and callee not in self.loop_bodies["host"] and not site.in_capture \
+                        and not site.reference:
+                    step_loops = site.loops & frozenset(fn.range_loops)
+                    if step_loops:
+                        self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop", loops=step_loops)
+                    else:
+                        self.add("host", caller, f"calls {callee[1]}, which replays, once per step")
+        return replayers
+
+    def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
+        """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
+        decode path when it reaches a model step (``reach``); never a loop over requests (its call
+        runs a per-token loop of its own)."""
+        looping = {
+            (info.path, qual)
+            for info in self.infos
+            for qual, fn in info.functions.items()
+            for loop in fn.loops
+            if any((t.path, q) in reach for d in loop.calls for t, q in self.index.targets(info, fn.cls, d))
+        } | set(self.loop_bodies["host"])
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.loops or fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+                    continue
+                for loop in fn.loops:
+                    targets = [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
+                    if any(t in looping for t in targets):
+                        continue  # it calls a function that loops over tokens itself: a loop over requests
+                    where, loops = (info.path, loop.where), frozenset((loop.id,))
+                    stepped = next((t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])),
+                                   None)
+                    if stepped is not None:
+                        self.add("host", fid, f"per-token loop calling {stepped[1]}, which replays", where, loops=loops)
+                        continue
+                    model = next((t for t in targets if t in reach), None)
+                    if model is not None and not self.options.entries:
+                        self.add("eager", fid, f"per-token loop calling {model[1]}", where, loops=loops)
+
+    def eager_entries(self, graph_roots, compiled_graph, replayers, graph, callers) -> None:
+        if self.options.entries:
+            wanted = set()
+            for entry in self.options.entries:
+                path, _, qual = entry.rpartition(":")
+                wanted.add((norm_path(path), qual))
+            for info in self.infos:
+                for qual in sorted(info.functions):
+                    if (norm_path(info.path), qual) in wanted:
+                        self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
+            return
+        tests_hot = any(p.startswith("test") for p in self.options.hot_names)
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
+                    continue
+                if not self.hot_named(fn.name) or setup_named(fn.name):
+                    continue
+                if not self.captures:
+                    if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
+                        continue  # nothing here builds one: someone else calls it (see ``class_live``)
+                    if not callers.get(fid):  # called from the analysed code: hot only if its caller is
+                        self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
+                                               "nothing is captured, and nothing here calls it")
+                    continue
+                if fid in graph or fid in replayers or fn.captures:
+                    continue
+                root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
+                             and not site.in_capture and not site.reference), None)
+                if root is not None and not self.only_setup_calls(callers.get(fid, ())):
+                    self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+    def class_live(self, info: ModuleInfo, cls: str) -> bool:
+        """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).
+        A ``__call__`` runs on an instance: a class nothing here builds is called by someone else
+        (another model's logits processor, a watermark detector run on finished text). ``forward``
+        is exempt: models are built by loaders and user code and called through ``nn.Module``."""
+        if self._made is None:
+            self._made = set()
+            for module in self.infos:
+                for fn in module.functions.values():
+                    for call in fn.calls:
+                        if call.target[0] in ("name", "dotted"):
+                            ref = self.index.class_ref(module, call.target)
+                            if ref is not None:
+                                self._made.add((ref[0].path, ref[1]))
+        family = {(i.path, name) for i, name in [(info, cls), *self.index.subclasses((info, cls))]}
+        return bool(family & self._made)
+
+    def hot_named(self, name: str) -> bool:
+        return self._hot.match(name) is not None
+
+    def only_setup_calls(self, callers: list[FuncId]) -> bool:
+        """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""
+        return bool(callers) and all(self.fn(c).captures or setup_named(self.fn(c).name) for c in callers)
+
+
+def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:
+    """Whether a call of ``callee`` from the module ``path`` runs its torch.compile'd CUDA-graph version."""
+    return callee in compiled_graph and (compiled_graph[callee] is None or path in compiled_graph[callee])
+
+
+def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, caller: FuncId, site: CallSite) -> bool:
+    """Whether this call replays: it runs the torch.compile'd CUDA-graph version of ``callee``."""
+    return not (site.in_capture or site.reference) and compiled_in(compiled_graph, callee, caller[0])
+
+
+def _pattern(name: str, options: StaticOptions) -> str:
+    return next(p for p in options.hot_names if fnmatchcase(name, p))

@@ -1,0 +1,145 @@
+"""Per-token loops, noticed while a file is walked.
+
+An eager engine's decode step is whatever its per-token loop runs: DeepSeek-style
+``for cur_pos in range(start, total): logits = model.forward(tokens[:, prev_pos:cur_pos], prev_pos);
+...; prev_pos = cur_pos``, gpt-fast style ``for i in range(n): tok, p = decode_one_token(model,
+tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, statically:
+
+- it is a ``while`` loop or a ``for`` over ``range(...)`` (loops over layers, experts, batches or
+  devices iterate a collection);
+- a call in its body takes a value that the body rebinds at or after that call, or mutates
+  anywhere (``x = f(x)``, ``tokens[:, pos] = next_token``, ``out.append(...)``, ``pos += 1``),
+  directly or through a name assigned from it earlier in the body (``idx_cond = idx[:, -n:]``);
+- the callee is not chosen by the loop variable (``self.layers[i](x)`` is a layer loop).
+
+The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
+keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
+assignments' dependencies are collected only inside eligible loops, so other code pays nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.model import Descriptor, FunctionInfo, LoopInfo
+
+MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in preorder(node) if type(n) is cst.Name}
+
+
+def _base_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def eligible(stmt: cst.For | cst.While) -> bool:
+    if isinstance(stmt, cst.While):
+        return True
+    it = stmt.iter
+    return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+
+
+@dataclass
+class LoopFrame:
+    id: int
+    where: tuple  # the loop statement's position (see ``Site``)
+    eligible: bool
+    targets: set[str]
+    writes: dict[str, int] = field(default_factory=dict)
+    mutated: set[str] = field(default_factory=set)
+    deps: dict[str, set[str]] = field(default_factory=dict)
+    calls: list[tuple[int, Descriptor, set[str]]] = field(default_factory=list)
+
+    def feeds_back(self, order: int, reads: set[str]) -> bool:
+        seen, todo = set(), list(reads)
+        while todo and len(seen) < 64:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in self.mutated or self.writes.get(name, -1) >= order:
+                return True
+            todo.extend(self.deps.get(name, ()))
+        return False
+
+
+class LoopTracker:
+    """Mixin of :class:`graphlint.static.walker.Walker`."""
+
+    func: FunctionInfo
+    order: int
+    path: list
+
+    def init_loops(self) -> None:
+        self.loop_frames: list[LoopFrame] = []
+        self.tracking = 0  # eligible frames on the stack
+
+    def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
+        ok = eligible(stmt)
+        targets = _names(stmt.target) if isinstance(stmt, cst.For) else set()
+        for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
+            if frame.eligible:
+                for name in targets:
+                    frame.writes[name] = self.order
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets))
+        self.tracking += ok
+        if ok:
+            self.func.range_loops.append(loop_id)
+
+    def pop_loop(self) -> None:
+        frame = self.loop_frames.pop()
+        self.tracking -= frame.eligible
+        if not frame.eligible:
+            return
+        calls: list[Descriptor] = []
+        for order, desc, reads in frame.calls:
+            if desc not in calls and frame.feeds_back(order, reads):
+                calls.append(desc)
+        if calls:
+            info = LoopInfo(frame.id, frame.where, calls)
+            self.func.loops.append(info)
+
+    def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
+                        augmented: bool = False) -> None:
+        if not self.tracking:
+            return
+        reads = _names(value) if value is not None else set()
+        for target in targets:
+            names = bound_names(target)
+            base = _base_name(target) if not names else None
+            for frame in self.loop_frames:
+                if not frame.eligible:
+                    continue
+                if base is not None or augmented:
+                    frame.mutated.update([base] if base else names)
+                for name in names:
+                    frame.writes[name] = self.order
+                    frame.deps[name] = reads
+
+    def note_call(self, call: cst.Call, desc: Descriptor | None) -> None:
+        if not self.tracking:
+            return
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            method = func.attr.value
+            if method in MUTATING_METHODS or (method.endswith("_") and not method.startswith("_")):
+                for frame in self.loop_frames:
+                    if frame.eligible:
+                        frame.mutated.add(func.value.value)
+        if desc is None:
+            return
+        callee = _names(func)
+        reads = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
+        if isinstance(func, cst.Attribute):
+            reads |= _names(func.value) - {"self"}  # ``model.forward(...)``: the receiver is an input too
+        for frame in self.loop_frames:
+            if frame.eligible and not callee & frame.targets:
+                frame.calls.append((self.order, desc, reads))
+

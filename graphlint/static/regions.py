@@ -1,0 +1,191 @@
+"""Graph regions, seen while a file is walked: what gets captured, compiled or replayed.
+
+The linker turns these records into the decode step's entries (:mod:`.entries`); this module
+only notices them, in source order, without libcst metadata:
+
+- ``with torch.cuda.graph(g):`` bodies and ``g.capture_begin()`` ... ``g.capture_end()``: the
+  calls inside are captured (``CallSite.in_capture``), the function is a capturer;
+- ``torch.cuda.make_graphed_callables(fn_or_module, ...)``: ``fn`` is graphed;
+- ``@torch.compile`` / ``torch.compile(fn, ...)``: ``fn`` is compiled; with a CUDA-graph mode
+  (``mode="reduce-overhead"`` or ``"max-autotune"``, ``backend="cudagraphs"``,
+  ``options={"triton.cudagraphs": True}``) it is graph code, and calling it replays;
+- ``g.replay()``: the function replays a graph (the host step's core);
+- capture on several devices from one process: a capture (or ``set_device``) inside a loop over
+  devices (``for dev in devices:``, a loop whose target or iterable is named like a device or
+  GPU) or under ``torch.cuda.device(x)`` with ``x`` bound by an enclosing loop. Reports made
+  there carry the flag "multi-device" (GL501 is an error then, a warning otherwise).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
+from graphlint.static.names import name_matcher, resolve
+from graphlint.static.positions import anchor_rank
+
+CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
+GRAPHED_CALLS = ("torch.cuda.make_graphed_callables", "torch.cuda.graphs.make_graphed_callables")
+COMPILE_CALLS = ("torch.compile",)
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+DEVICE_CONTEXTS = ("torch.cuda.device",)
+#: loop targets / iterables that enumerate devices (``for dev in self.devices``, ``for gpu in range(n_gpus)``)
+DEVICE_LOOP_NAMES = ("dev", "devs", "device", "devices", "*_device", "*_devices", "device_*", "gpu", "gpus",
+                     "*_gpu", "*_gpus", "gpu_*", "num_gpus", "n_gpus")
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    return node.raw_value if isinstance(node, cst.SimpleString) else None
+
+
+def compile_kind(call: cst.Call | None) -> str:
+    """"graph" when ``torch.compile(...)``'s arguments ask for CUDA graphs, else "compile"."""
+    if call is None:
+        return "compile"
+    for arg in call.args:
+        key = arg.keyword.value if arg.keyword is not None else ""
+        if key == "mode" and _string(arg.value) in CUDAGRAPH_MODES:
+            return "graph"
+        if key == "backend" and _string(arg.value) == "cudagraphs":
+            return "graph"
+        if key == "options" and isinstance(arg.value, cst.Dict):
+            for el in arg.value.elements:
+                if (isinstance(el, cst.DictElement) and _string(el.key) == "triton.cudagraphs"
+                        and isinstance(el.value, cst.Name) and el.value.value == "True"):
+                    return "graph"
+    return "compile"
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in preorder(node) if type(n) is cst.Name}
+
+
+def _attr_names(node: cst.CSTNode) -> set[str]:
+    """Every name and attribute name in ``node`` (``self.devices`` -> {"self", "devices"})."""
+    out = set()
+    for n in preorder(node):
+        if type(n) is cst.Name:
+            out.add(n.value)
+        elif type(n) is cst.Attribute:
+            out.add(n.attr.value)
+    return out
+
+
+def loops_over_devices(stmt: cst.For) -> bool:
+    names = _attr_names(stmt.target) | _attr_names(stmt.iter)
+    matcher = name_matcher(DEVICE_LOOP_NAMES, ignore_case=True)
+    return any(matcher.match(name) for name in names)
+
+
+def contains_capture(node: cst.CSTNode, imports: dict[str, str]) -> bool:
+    """A ``with torch.cuda.graph(...)`` or ``capture_begin()`` anywhere inside ``node``."""
+    for n in preorder(node):
+        if type(n) is cst.WithItem and isinstance(n.item, cst.Call) and resolve(n.item.func, imports) in CAPTURE_CONTEXTS:
+            return True
+        if type(n) is cst.Attribute and n.attr.value == "capture_begin":
+            return True
+    return False
+
+
+class RegionRecorder:
+    """Mixin of :class:`graphlint.static.walker.Walker`: notices captures, compiles and replays."""
+
+    imports: dict[str, str]
+    info: ModuleInfo
+    func: FunctionInfo
+    class_stack: list[ClassInfo]
+    in_capture: bool
+    order: int
+    loop_ids: list[int]
+    path: list
+    stmt: cst.CSTNode | None
+
+    def init_regions(self) -> None:
+        self.device_loops = 0  # enclosing ``for`` loops over devices, in this function
+        self.device_contexts = 0  # enclosing ``with torch.cuda.device(<loop variable>)``
+        self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
+        self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
+
+    def place_later(self, record: object, anchor: cst.CSTNode | None) -> None:
+        """Record where ``record`` is, to be looked up only if ``graphlint entries`` prints it."""
+        cls, rank = anchor_rank(self.stmt, anchor) if anchor is not None else ("", 0)
+        record.where = (tuple(self.path), cls, rank)
+
+    @property
+    def multi_device(self) -> bool:
+        return bool(self.device_loops or self.device_contexts)
+
+    def capture_loop(self) -> bool:
+        """Inside a loop (of this function) whose body also captures: ``set_device`` there switches
+        the device the next capture runs on."""
+        return any(contains_capture(loop, self.imports) for loop in self.loop_nodes)
+
+    # -- statements ----------------------------------------------------------------------
+    def enter_loop(self, stmt: cst.For | cst.While) -> None:
+        self.loop_nodes.append(stmt)
+        bound = _names(stmt.target) if isinstance(stmt, cst.For) else set()
+        self.loop_bound.append(bound)
+        if isinstance(stmt, cst.For) and loops_over_devices(stmt):
+            self.device_loops += 1
+
+    def exit_loop(self, stmt: cst.For | cst.While) -> None:
+        self.loop_nodes.pop()
+        self.loop_bound.pop()
+        if isinstance(stmt, cst.For) and loops_over_devices(stmt):
+            self.device_loops -= 1
+
+    def with_contexts(self, stmt: cst.With) -> tuple[bool, bool]:
+        """(captures, selects a loop-varying device) for a ``with`` statement's items."""
+        captures = varying = False
+        for item in stmt.items:
+            call = item.item
+            if not isinstance(call, cst.Call):
+                continue
+            name = resolve(call.func, self.imports)
+            if name in CAPTURE_CONTEXTS:
+                captures = True
+                self.info.sites.append(site := Site("capture", self.func.qualname))
+                self.place_later(site, call)
+            elif name in DEVICE_CONTEXTS and call.args and self.loop_bound:
+                bound = set().union(*self.loop_bound)
+                varying = bool(_names(call.args[0].value) & bound)
+        return captures, varying
+
+    # -- definitions and calls -------------------------------------------------------------
+    def compiled_decorator(self, stmt: cst.FunctionDef) -> str:
+        for decorator in stmt.decorators:
+            node = decorator.decorator
+            call = node if isinstance(node, cst.Call) else None
+            if resolve(call.func if call else node, self.imports) in COMPILE_CALLS:
+                return "graph" if compile_kind(call) == "graph" else "compile"
+        return ""
+
+    def graph_call(self, call: cst.Call, name: str | None) -> None:
+        """``torch.compile(fn, ...)`` / ``make_graphed_callables(fn, ...)``: ``fn`` becomes graph code."""
+        if not call.args or call.args[0].keyword is not None:
+            return
+        first = call.args[0].value
+        if name in COMPILE_CALLS:
+            kind = "compiled-graph" if compile_kind(call) == "graph" else "compiled"
+        else:
+            kind = "graphed"
+            self.func.captures = True
+        targets = [el.value for el in first.elements] if isinstance(first, (cst.Tuple, cst.List)) else [first]
+        for node in targets:
+            desc = self.callable_descriptor(node)
+            if desc is None:
+                continue
+            decl = RegionDecl(self.func.qualname, self.func.cls, desc, True, kind)
+            self.info.regions.append(decl)
+            self.place_later(decl, call)
+
+    def replay_call(self, call: cst.Call) -> None:
+        if not call.args:
+            self.func.replay_order = self.func.replay_order or self.order
+            self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
+            self.info.sites.append(site := Site("replay", self.func.qualname))
+            self.place_later(site, call)
+
+    def callable_descriptor(self, node: cst.BaseExpression):  # provided by CallRecorder
+        raise NotImplementedError

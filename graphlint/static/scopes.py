@@ -1,0 +1,156 @@
+"""Functions, parameters and classes, as the walker enters them.
+
+A mixin of :class:`graphlint.static.walker.Walker`: everything that starts a new scope (a new
+:class:`FunctionInfo` with fresh tensor facts, a new :class:`ClassInfo`) and saves the walker's
+per-function state around it, so nested defs and classes never leak into their parent.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Sequence
+
+import libcst as cst
+
+from graphlint.static.inherited import seed_inherited
+from graphlint.static.model import ClassInfo, FunctionInfo
+from graphlint.static.names import is_device_code, resolve
+from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.tensors import ClassFacts, FunctionFacts
+
+
+class ScopeWalker:
+    """Mixin of :class:`graphlint.static.walker.Walker` (which provides the attributes used here)."""
+
+    def tensor_returning(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
+        """Functions of this body annotated ``-> Tensor``, known before any call to them is seen."""
+        return {
+            stmt.name.value
+            for stmt in stmts
+            if isinstance(stmt, cst.FunctionDef)
+            and stmt.returns is not None
+            and is_tensor_annotation(stmt.returns.annotation, self.imports)
+        }
+
+    def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
+        fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
+        self.info.functions[qualname] = fn
+        self._call_keys[qualname] = {}
+        return fn
+
+
+    def function(self, stmt: cst.FunctionDef) -> None:
+        name = stmt.name.value
+        if self.func.qualname != "<module>":
+            qualname = f"{self.func.qualname}.{name}"
+            self.local_defs[-1][name] = qualname
+        elif self.class_stack:
+            qualname = f"{self.class_name}.{name}"
+            self.class_stack[-1].methods.add(name)
+        else:
+            qualname = name
+            self.local_names.add(name)
+        saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
+                 self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
+                 self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops)
+        self.func = self._new_function(qualname, name, self.class_name)
+        self.func.device_code = is_device_code(stmt.decorators, self.imports)
+        self.func.compiled = self.compiled_decorator(stmt)
+        self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
+        if stmt.returns is not None:
+            self.func.returns = self.class_annotation(stmt.returns.annotation)
+        self.oracle.fn = FunctionFacts()
+        self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
+        self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
+        self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0
+        self.item_loops, self.item_names, self.module_loops = 0, set(), 0
+        hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
+        implicit = name == "forward" or (name != "__call__" and hot_named)
+        params = stmt.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value in ("self", "cls"):
+                continue
+            self.declare_parameter(param, implicit)
+        self.local_defs.append({})
+        try:
+            self.suite(stmt.body)
+        finally:
+            self.local_defs.pop()
+            (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
+             self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
+             self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops) = saved
+
+    def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
+        """What a parameter is: a tensor, a position, an object of a known class, or host data."""
+        name, facts = param.name.value, self.oracle.fn
+        if isinstance(param.default, cst.Name) and param.default.value == "None":
+            facts.optional.add(name)
+        if param_is_tensor(param, self.imports, implicit):
+            facts.tensors.add(name)
+            self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in
+            return
+        if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
+            facts.positions.add(name)
+        elif param.annotation is not None or param.default is not None:
+            facts.hosts.add(name)
+        if param.annotation is not None:
+            cls = self.class_annotation(param.annotation.annotation)
+            if cls is not None:
+                facts.objects[name] = (cls, ())
+
+    def klass(self, stmt: cst.ClassDef) -> None:
+        name = stmt.name.value
+        qualname = f"{self.class_name}.{name}" if self.class_stack else name
+        if not self.class_stack and self.func.qualname == "<module>":
+            self.local_names.add(name)
+        info = ClassInfo(qualname=qualname)
+        for arg in stmt.bases:
+            desc = self.descriptor(arg.value)
+            if desc is not None:
+                info.bases.append(desc)
+        self.info.classes[qualname] = info
+        saved_cls = self.oracle.cls
+        self.class_stack.append(info)
+        self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
+        info.tensor_methods = set(facts.tensor_methods)
+        seed_inherited(facts, self.inherited.get(qualname, ()))
+        try:
+            self.suite(stmt.body)
+            for m in self.matchers:
+                self.guard_matcher(m, lambda m=m: m.end_class(self))
+            self.drop_one_time_steps(qualname, facts.set_true)
+        finally:
+            self.class_stack.pop()
+            self.oracle.cls = saved_cls
+        info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)
+
+    def drop_one_time_steps(self, cls: str, flags: set[str]) -> None:
+        """``if not self._prepared: self._prepare(x)`` where the class sets ``self._prepared = True``:
+        what that branch reports or calls runs once, not every step."""
+        if not flags:
+            return
+        once = {f"once:{flag}" for flag in flags}
+        functions = {q for q, fn in self.info.functions.items() if fn.cls == cls}
+        self.raw = [r for r in self.raw if r.function not in functions or not (r.flags & once)]
+        for qual in functions:
+            fn = self.info.functions[qual]
+            fn.calls = [c for c in fn.calls if c.once not in flags]
+
+
+def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:
+    """``@abstractmethod``, or a body that is only a docstring, ``...``, ``pass`` or
+    ``raise NotImplementedError``: an interface whose overrides are what runs."""
+    if any(resolve(d.decorator, imports) in ("abc.abstractmethod", "abstractmethod") for d in stmt.decorators):
+        return True
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    smalls = [s for line in body for s in (line.body if isinstance(line, cst.SimpleStatementLine) else (line,))]
+    for small in smalls:
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            continue
+        if isinstance(small, cst.Pass):
+            continue
+        if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in (
+                resolve(small.exc.func if isinstance(small.exc, cst.Call) else small.exc, imports) or ""):
+            continue
+        return False
+    return True
