@@ -16,6 +16,7 @@ this module); the handlers do. Decisions:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -199,18 +200,23 @@ def _guarded(fn):
 
 @_guarded
 def cmd_inventory(args) -> int:
-    from graphlint.dynamic.crossref import cross_reference
+    from graphlint.dynamic.crossref import cross_reference, prepare
     from graphlint.dynamic.results import failures
     from graphlint.report.inventory import render_json, render_markdown
 
     req = build_request(args, soak_steps=0 if args.no_soak else args.steps)
-    inv = _collect(req, args)
-    if inv is None:
-        return EXIT_CLEAN
-    entries = sorted({e for d in inv.devices for e in d.entries})
-    sources = sorted({s for d in inv.devices for s in d.sources})
-    modules = sorted({m for d in inv.devices for m in d.modules})
-    xref = cross_reference(inv.findings(), entries, sources, modules)
+    # the target's package is summarised while the probes run (by the one process that reports)
+    prepared = prepare(req.target if os.environ.get("RANK", "0") in ("", "0") else "")
+    try:
+        inv = _collect(req, args)
+        if inv is None:
+            return EXIT_CLEAN
+        entries = sorted({e for d in inv.devices for e in d.entries})
+        sources = sorted({s for d in inv.devices for s in d.sources})
+        modules = sorted({m for d in inv.devices for m in d.modules})
+        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared)
+    finally:
+        prepared.close()
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
     failed = failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds

@@ -177,13 +177,16 @@ def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -
         failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
     steps = [int(m.group(1)) for p in failing for m in [_STEP.search(p.detail)] if m]
     upto = (min(steps) if steps else job.get("soak_steps") or job.get("replay_steps", 8)) + 1
-    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": ""}, workers,
+    # no stop file: the graph worker's (which its death has just created) would stop it at step 0
+    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": "", "stop_file": ""}, workers,
                     {"CUDA_LAUNCH_BLOCKING": "1"})
     outcome = rerun.outcome("reference")
     if outcome is None:
         note = "re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not report"
     elif outcome.status == "error":
         note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: {outcome.detail}"
+    elif outcome.detail != f"eager instance, steps 0-{upto - 1}":  # capped or stopped: no verdict
+        note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not reach step {upto - 1}: {outcome.detail}"
     else:
         note = (f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: steps 0-{upto - 1} ran without an error, so the "
                 "assert comes from a graph replay (a stale or freed buffer read by a graph)")

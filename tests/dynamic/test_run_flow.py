@@ -111,6 +111,36 @@ def test_a_device_assert_is_located_by_an_eager_rerun_with_launch_blocking(monke
     assert soak.where == "eng.py:33"
 
 
+def test_the_launch_blocking_rerun_really_runs_the_steps_up_to_the_assert(jobs, tmp_path):
+    """The H200 failure (2026-12-02): the graph worker's death creates its stop file, and the re-run,
+    a reference job made from the graph job, inherited it: it stopped before step 0 and the report
+    said "steps 0-32 ran without an error, so the assert comes from a graph replay". The eager step
+    32 of short_cache.py does index past its 32 positions (on the CPU: an IndexError)."""
+    stop = tmp_path / "stop-reference"
+    stop.write_text("")
+    graph_job = {"target": spec("short_cache.py"), "options": {"declare_limit": False}, "devices": ["cuda:0"],
+                 "label": "cuda:0", "phase": "graph", "replay_steps": 8, "soak_steps": 48, "records_dir": "",
+                 "stop_file": str(stop), "reference": "elsewhere"}
+    result = DeviceResult("cuda:0", probes=[ProbeOutcome("soak", "error", "worker killed by SIGABRT at step 32 in "
+                                                         "lookup during soak: device-side assert in indexSelect")])
+    run_module._locate_device_asserts(result, graph_job, run_module._Workers())
+    rerun = jobs[-1]
+    assert rerun["phase"] == "reference" and rerun["steps"] == 33 and not rerun["stop_file"]
+    soak = result.outcome("soak")
+    assert "re-run eagerly with CUDA_LAUNCH_BLOCKING=1: stopped at step 32 in lookup" in soak.detail, soak.detail
+    assert soak.where == "fixtures/targets/short_cache.py:33"
+
+
+def test_a_rerun_that_stops_short_gives_no_verdict(monkeypatch):
+    monkeypatch.setattr(run_module, "_worker", lambda job, workers=None, env=None: DeviceResult(
+        "cuda:0", probes=[ProbeOutcome("reference", "ran", "eager instance, steps 0-31")]))  # a declared max_steps
+    result = DeviceResult("cuda:0", probes=[ProbeOutcome("soak", "error", "worker killed by SIGABRT at step 40 "
+                                                         "during soak: device-side assert in indexSelect")])
+    run_module._locate_device_asserts(result, {"phase": "graph", "soak_steps": 64}, run_module._Workers())
+    detail = result.outcome("soak").detail
+    assert "did not reach step 40: eager instance, steps 0-31" in detail and "graph replay" not in detail
+
+
 ABORTS = (
     "import os, signal, sys\nimport torch\nfrom graphlint.dynamic.target import Region\n\n\n"
     "class Aborts:\n"
