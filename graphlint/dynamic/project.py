@@ -107,7 +107,7 @@ def _verdict(path: str, cwd: str, libraries: tuple[str, ...], roots: tuple[str, 
     package_dir = _package_dir_of(path)
     library = max(_depth(path, libraries), len(Path(package_dir).parts) if package_dir else -1)
     root = _depth(path, roots)
-    if root > library:
+    if root >= 0 and root >= library:  # a root is on sys.path (loading put it there), so it ties
         return "project"
     if library >= 0:
         return "library"

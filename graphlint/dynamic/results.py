@@ -95,6 +95,33 @@ def caveat_failed_captures(result: DeviceResult) -> DeviceResult:
     return result
 
 
+def captured_count(capture: dict[str, dict[str, str]]) -> tuple[int, int, int]:
+    """(regions captured, of which went stale, capturable regions) of a capture matrix column: the
+    one count the capture probe's line, the summary and capture-test all print. A region that went
+    stale was captured (and then ran eagerly once Python rebound a buffer its graph reads)."""
+    statuses = [cell["status"] for cell in capture.values() if cell["status"] != EAGER]
+    stale = statuses.count(STALE)
+    return statuses.count(CAPTURED) + stale, stale, len(statuses)
+
+
+def speedup(result: DeviceResult) -> tuple[float | None, str]:
+    """(eager s/token / graph s/token, a note), or (None, why no figure is given). A figure needs a
+    region that replayed as a graph to the end; without one the "graph" instance ran eagerly, and
+    its ratio to eager is noise, not a speedup."""
+    timing = result.timing
+    if not (timing.get("eager_s") and timing.get("graph_s")):
+        return None, ""
+    captured, stale, graphs = captured_count(result.capture)
+    replayed = captured - stale
+    if not replayed:
+        failed = sum(cell["status"] in (FAILED, EMPTY, NOT_RUN) for cell in result.capture.values())
+        why = ", ".join(part for part in (f"{stale} went stale" if stale else "", f"{failed} did not capture"
+                                          if failed else "") if part)
+        return None, f"no speedup: no region replayed as a graph ({why or 'none captured'}), so both instances ran eagerly"
+    note = f" ({replayed} of {graphs} capturable regions replayed as graphs)" if replayed < graphs else ""
+    return timing["eager_s"] / timing["graph_s"], note
+
+
 def runtime_rules() -> dict[str, Rule]:
     """The rules the probes report: the runtime pack alone, so that the dynamic half does not
     depend on the static packs (``graphlint check`` validates all packs together)."""

@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 from graphlint.dynamic.crash import assert_message, crash_of, read_partial, read_progress
 from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
+from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 
 
@@ -244,7 +245,7 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
     merged = parts[0]
     for part in parts[1:]:
         merged = merged.merge(part)
-    return merged
+    return settle_graph_allocations(merged)
 
 
 def _nvml_count() -> int | None:

@@ -100,8 +100,10 @@ class StepTracer(TorchDispatchMode):
         if code not in self.rules or where is None:
             return
         key = (code, where.path, where.line)
-        entry = self.hits.setdefault(key, [where, self.region, detail, Counter()])
+        entry = self.hits.setdefault(key, [where, self.region, detail, Counter(), {}])
         entry[3][(self.step, evidence)] += 1
+        if self.region is not None:
+            entry[4][self.region.name] = True  # every region the line ran in, in order
 
     # -- ops ----------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -200,7 +202,7 @@ class StepTracer(TorchDispatchMode):
     # -- results --------------------------------------------------------------------------
     def findings(self, first_step: int):
         out = []
-        for (code, _path, _line), (where, region, detail, counts) in self.hits.items():
+        for (code, _path, _line), (where, region, detail, counts, regions) in self.hits.items():
             evidence = sorted({ev for (_s, ev) in counts})
             per_step = sum(n for (s, _ev), n in counts.items() if s == first_step) or sum(counts.values())
             finding = make_finding(
@@ -208,7 +210,8 @@ class StepTracer(TorchDispatchMode):
                 evidence=evidence[0], detail=detail + (f" ({per_step}x per step)" if per_step > 1 else ""),
                 count=per_step,
             )
-            out.append(finding.with_(evidence=tuple(evidence), extra=finding.extra + _in_graph(region)))
+            also = (("regions", ",".join(regions)),) if len(regions) > 1 else ()  # one line, several regions
+            out.append(finding.with_(evidence=tuple(evidence), extra=finding.extra + _in_graph(region) + also))
         return out + self.frozen_values()
 
     def frozen_values(self):

@@ -141,6 +141,61 @@ def test_a_rerun_that_stops_short_gives_no_verdict(monkeypatch):
     assert "did not reach step 40: eager instance, steps 0-31" in detail and "graph replay" not in detail
 
 
+ALLOCATES = (
+    "import torch\nfrom graphlint.dynamic.target import Region\n\n\n"
+    "class Allocates:\n"
+    "    def __init__(self, devices):\n"
+    "        self.devices, self.x, self.out = devices, torch.zeros(4), torch.zeros(4)\n"
+    "    def stage(self, step):\n"
+    "        self.x.fill_(float(step))\n"
+    "    def scaled(self, name):\n"
+    "        tmp = torch.ones(4)  # allocated inside the region\n"
+    "        self.out.copy_(self.x * tmp)\n"
+    "    def graph(self):\n"
+    "        self.scaled('graph')\n"
+    "    def eager(self):\n"
+    "        self.out.add_(torch.ones(4))\n"
+    "    def regions(self):\n"
+    "        return [Region('graph', self.graph, 'cpu'), Region('eager', self.eager, 'cpu', capturable=False)]\n"
+    "    def output(self):\n"
+    "        return self.out\n\n\n"
+    "def make_target(devices):\n"
+    "    return Allocates(devices)\n"
+)
+
+
+def test_an_allocation_inside_a_graph_that_replays_correctly_is_no_per_step_cost(jobs, tmp_path):
+    """The H200 full-graph report listed three GL290 "static misses": the CuTeDSL wrappers' empty_like
+    outputs inside the captured graph. A replay allocates nothing (the pool was allocated at capture);
+    an allocation in an eager region still allocates every step, and so does a line that runs in both."""
+    (tmp_path / "allocates.py").write_text(ALLOCATES)
+    inv = run_module.run_inventory(run_module.Request(target=f"{tmp_path / 'allocates.py'}:make_target",
+                                                      soak_steps=0))
+    (device,) = inv.devices
+    assert device.capture["graph"]["status"] == "captured" and "identical" in device.outcome("replay").detail
+    assert [(f.rule, f.line, f.region) for f in device.findings] == [("GL290", 16, "eager")]
+    assert "1 factory allocation(s) inside graphs that replay correctly not reported" in device.outcome("tracer").detail
+
+
+def test_an_allocation_in_a_graph_that_replays_wrong_stays_reported():
+    from graphlint.dynamic.verdicts import settle_graph_allocations
+    from graphlint.finding import Finding
+
+    def found(rule):
+        return Finding(rule, rule, "allocation", "warning", "eng.py", 3, 0, "m", source="dynamic", device="cuda:0",
+                       region="graph")
+
+    result = DeviceResult("cuda:0", findings=[found("GL290"), found("GL391")],
+                          probes=[ProbeOutcome("replay", "ran", "first mismatch at step 2")],
+                          capture={"graph": {"status": "captured", "detail": ""}})
+    assert [f.rule for f in settle_graph_allocations(result).findings] == ["GL290", "GL391"]
+    result.findings, result.capture["graph"]["status"] = [found("GL290")], "stale"
+    assert [f.rule for f in settle_graph_allocations(result).findings] == ["GL290"]
+    result.capture["graph"]["status"] = "captured"
+    result.findings = [found("GL290").with_(extra=(("regions", "graph,attention"),))]  # also ran eagerly
+    assert [f.rule for f in settle_graph_allocations(result).findings] == ["GL290"]
+
+
 ABORTS = (
     "import os, signal, sys\nimport torch\nfrom graphlint.dynamic.target import Region\n\n\n"
     "class Aborts:\n"
