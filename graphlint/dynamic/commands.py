@@ -166,18 +166,26 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def torch_problem(command: str) -> str:
-    """'' when torch imports, else the one line that says so and which extra installs it: a
-    static-only install (or pre-commit's environment) must not get a traceback or blame the target."""
-    try:
-        import torch  # noqa: F401
-    except ImportError as exc:
-        from graphlint import DISTRIBUTION
+def torch_problem(command: str, error: ImportError | None = None) -> str:
+    """'' when torch is installed, else the one line that says so and which extra installs it: a
+    static-only install (or pre-commit's environment) must not get a traceback or blame the target.
+    It only looks torch up: importing it here (3 s on the H200) would delay the workers, whose start
+    the parent's own import of torch is meant to overlap; a torch that is found but does not import
+    comes back as ``error`` from that later import."""
+    if error is None:
+        import importlib.util
 
-        why = "is not installed" if getattr(exc, "name", None) == "torch" else f"cannot be imported ({exc})"
-        return (f"graphlint {command} runs the engine and needs torch, which {why}: "
-                f"pip install '{DISTRIBUTION}[engine]' (or torch>=2.11 itself)")
-    return ""
+        try:
+            if importlib.util.find_spec("torch") is not None:
+                return ""
+            error = ModuleNotFoundError("No module named 'torch'", name="torch")
+        except (ImportError, ValueError) as exc:
+            error = exc if isinstance(exc, ImportError) else ImportError(str(exc))
+    from graphlint import DISTRIBUTION
+
+    why = "is not installed" if getattr(error, "name", None) == "torch" else f"cannot be imported ({error})"
+    return (f"graphlint {command} runs the engine and needs torch, which {why}: "
+            f"pip install '{DISTRIBUTION}[engine]' (or torch>=2.11 itself)")
 
 
 def _guarded(fn):
@@ -193,6 +201,11 @@ def _guarded(fn):
             return fn(args)
         except (TargetError, RuleError, ValueError) as exc:
             print(f"graphlint: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        except ImportError as exc:  # torch itself (the target's imports are TargetErrors)
+            if (getattr(exc, "name", None) or "").split(".")[0] != "torch":
+                raise
+            print(f"graphlint: error: {torch_problem(args.command, exc)}", file=sys.stderr)
             return EXIT_ERROR
     handler.__doc__ = fn.__doc__
     return handler
