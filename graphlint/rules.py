@@ -14,7 +14,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from graphlint.finding import CATEGORIES, FAMILY_CATEGORY, SEVERITIES
+#: The five fixed categories. Every rule and every finding carries exactly one.
+CATEGORIES: tuple[str, ...] = (
+    "host-sync",
+    "allocation",
+    "data-dependent",
+    "cross-device",
+    "capture-hygiene",
+)
+
+#: Family digit of a rule code (GL<digit>xx) -> category. GL0xx is the meta family
+#: (parse errors, unused suppressions) and maps to no hazard category.
+FAMILY_CATEGORY: dict[str, str] = {
+    "1": "host-sync",
+    "2": "allocation",
+    "3": "data-dependent",
+    "4": "cross-device",
+    "5": "capture-hygiene",
+}
+
+SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+
 
 def _builtin_pack_dir() -> Path:
     """The repository's ``rules/`` in a checkout or editable install; in a wheel the same files

@@ -30,11 +30,7 @@ INVALID = "GL003"
 
 def meta_finding(rules: dict[str, Rule], code: str, path: str, line: int, col: int, message: str) -> Finding:
     """A GL0xx finding about the run itself (parse error, unused suppression, ...)."""
-    rule = rules[code]
-    return Finding(
-        rule=code, name=rule.name, category=rule.category, severity=rule.severity,
-        path=path, line=max(line, 1), col=max(col, 0), message=message, fix=rule.fix,
-    )
+    return Finding.from_rule(rules[code], path, max(line, 1), max(col, 0), message=message)
 
 
 def apply_suppressions(

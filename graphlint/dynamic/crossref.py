@@ -127,7 +127,7 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
     kernels = _kernel_lines(active)
     for f in findings:
         key = (f.path, f.line, f.category)
-        kernel = dict(f.extra).get("kernel", "")
+        kernel = f.kernel
         launch = next((s for name, s in kernels if kernel and name in kernel), None) if f.rule == "GL593" else None
         if key[:2] in static_lines:
             result.status[key] = CONFIRMED

@@ -104,14 +104,11 @@ def runtime_rules() -> dict[str, Rule]:
 def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",
                  count: int = 1) -> Finding:
     """A dynamic Finding for ``rule`` at a :class:`~graphlint.dynamic.frames.UserFrame`."""
-    message = rule.message + (f": {detail}" if detail else "")
-    extra = (("count", count),) if count > 1 else ()
-    return Finding(
-        rule=rule.code, name=rule.name, category=rule.category, severity=rule.severity,
-        path=where.path if where else "<unknown>", line=where.line if where else 0, col=0,
-        message=message, chain=where.chain if where else (), evidence=(evidence,), source="dynamic",
-        function=where.function if where else "", line_text=_line_text(where), fix=rule.fix,
-        device=device, region=region, extra=extra,
+    return Finding.from_rule(
+        rule, where.path if where else "<unknown>", where.line if where else 0,
+        message=rule.message + (f": {detail}" if detail else ""), chain=where.chain if where else (),
+        evidence=(evidence,), source="dynamic", function=where.function if where else "",
+        line_text=_line_text(where), device=device, region=region, count=count,
     )
 
 
@@ -195,6 +192,6 @@ def failures(inventory: Inventory) -> list[str]:
                 crashes.setdefault(probe.detail, []).append(probe.probe)
         out += [f"{dev.device} {', '.join(probes)}: probe error {detail}" for detail, probes in crashes.items()]
         for f in dev.findings:
-            if f.severity == "error" and dict(f.extra).get("in_graph", True):
+            if f.severity == "error" and f.in_graph is not False:
                 out.append(f"{f.path}:{f.line} {f.rule} {f.message} [{dev.device}]")
     return list(dict.fromkeys(out))

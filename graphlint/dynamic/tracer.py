@@ -208,7 +208,7 @@ class StepTracer(TorchDispatchMode):
                 evidence=evidence[0], detail=detail + (f" ({per_step}x per step)" if per_step > 1 else ""),
                 count=per_step,
             )
-            out.append(finding.with_(evidence=tuple(evidence), extra=finding.extra + _in_graph(region)))
+            out.append(finding.with_(evidence=tuple(evidence), in_graph=_in_graph(region)))
         return out + self.frozen_values()
 
     def frozen_values(self):
@@ -225,12 +225,12 @@ class StepTracer(TorchDispatchMode):
             detail = f"{key[2]} got {', '.join(scalars)} at step {steps[0]} and {', '.join(other[0])} at step {steps[1]}"
             f = make_finding(self.rules["GL393"], where, device=self.device_label, region=region.name,
                              evidence=f"tracer:{key[2]}", detail=detail)
-            out.append(f.with_(extra=f.extra + _in_graph(region)))
+            out.append(f.with_(in_graph=_in_graph(region)))
         return out
 
 
-def _in_graph(region: Region | None) -> tuple:
-    return (("in_graph", bool(region and region.capturable)),)
+def _in_graph(region: Region | None) -> bool:
+    return bool(region and region.capturable)
 
 
 def _dispatch_sync(kind: str):

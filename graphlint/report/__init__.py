@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlint.finding import CATEGORIES, SEVERITIES, Finding
-from graphlint.rules import Rule
+from graphlint.finding import Finding
+from graphlint.rules import CATEGORIES, SEVERITIES, Rule
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
 

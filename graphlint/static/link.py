@@ -77,11 +77,10 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                 continue
             chain, severity, note = placed
             message = rule.message.replace("{name}", cand.name) if "{name}" in rule.message else rule.message
-            finding = Finding(
-                rule=rule.code, name=rule.name, category=rule.category, severity=severity,
-                path=info.path, line=cand.line, col=cand.col, message=message + note,
+            finding = Finding.from_rule(
+                rule, info.path, cand.line, cand.col, message=message + note, severity=severity,
                 chain=tuple(f"{p}:{q}" for p, q in chain), evidence=("static",), source="static",
-                function=cand.function, line_text=cand.line_text, fix=rule.fix,
+                function=cand.function, line_text=cand.line_text,
             )
             findings.setdefault(finding.sort_key(), finding)
     return [findings[k] for k in sorted(findings)]

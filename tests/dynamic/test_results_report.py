@@ -17,7 +17,7 @@ from graphlint.report.inventory import render_json, render_markdown
 def _f(rule, line, evidence, category="host-sync", severity="error", device="cuda:0", in_graph=True):
     return Finding(rule=rule, name=rule.lower(), category=category, severity=severity, path="m.py", line=line,
                    col=0, message=f"{rule} message", evidence=(evidence,), source="dynamic", device=device,
-                   region="layer0", extra=(("in_graph", in_graph),))
+                   region="layer0", in_graph=in_graph)
 
 
 def test_sync_debug_folds_into_the_precise_finding_at_its_line():
@@ -82,7 +82,7 @@ def test_status_says_what_a_finding_means_for_the_graph():
     from graphlint.report.inventory import status_of
 
     def finding(rule, category, severity, in_graph=True):
-        return Finding(rule, "x", category, severity, "a.py", 1, 0, "m", extra=(("in_graph", in_graph),))
+        return Finding(rule, "x", category, severity, "a.py", 1, 0, "m", in_graph=in_graph)
 
     assert status_of(finding("GL590", "capture-hygiene", "error")) == "breaks capture or replay"
     assert status_of(finding("GL290", "allocation", "warning")) == "capturable, but costs every step"
@@ -104,7 +104,7 @@ def test_cross_reference_matches_by_line_across_categories(tmp_path, monkeypatch
     )
     seen = Finding("GL290", "runtime-allocation", "allocation", "warning", "pkg/step.py", 5, 0, "arange allocates",
                    evidence=("tracer:aten.arange.start",), source="dynamic", device="cpu", region="step",
-                   extra=(("in_graph", True),))
+                   in_graph=True)
     missed = seen.with_(line=6, rule="GL393", category="data-dependent")
     xref = cross_reference([seen, missed], [])
     assert xref.ran, xref.detail
