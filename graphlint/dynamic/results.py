@@ -177,21 +177,3 @@ class Inventory:
         data["devices"] = [DeviceResult.from_dict(d) for d in data.get("devices", [])]
         return cls(**data)
 
-
-def failures(inventory: Inventory) -> list[str]:
-    """What makes ``capture-test`` fail: capture failures, empty graphs, mismatches, probe errors,
-    and error findings in capturable regions."""
-    out = []
-    for dev in inventory.devices:
-        for region, cell in dev.capture.items():
-            if cell["status"] in (FAILED, EMPTY, STALE):
-                out.append(f"{dev.device} {region}: capture {cell['status']} {cell.get('detail', '')}".rstrip())
-        crashes: dict[str, list[str]] = {}  # one line per error, not per probe it stopped
-        for probe in dev.probes:
-            if probe.status == "error":
-                crashes.setdefault(probe.detail, []).append(probe.probe)
-        out += [f"{dev.device} {', '.join(probes)}: probe error {detail}" for detail, probes in crashes.items()]
-        for f in dev.findings:
-            if f.severity == "error" and f.in_graph is not False:
-                out.append(f"{f.path}:{f.line} {f.rule} {f.message} [{dev.device}]")
-    return list(dict.fromkeys(out))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphlint.finding import Finding
+from graphlint.gate import DEFAULT_FAILING, fails
 from graphlint.rules import CATEGORIES, SEVERITIES, Rule
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
@@ -27,7 +28,7 @@ class ReportContext:
     lines: int = 0
     suppressed: int = 0  # suppressed findings in the reported files, shown or not
     baselined: int = 0
-    failing: frozenset[str] = frozenset({"error"})  # severities that make the check fail
+    failing: frozenset[str] = DEFAULT_FAILING  # severities that make the check fail
     show_chain: bool = False
     color: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -49,10 +50,6 @@ def rule_message(rule: Rule) -> str:
     return re.sub(r"\s*\(\{name\}\)", "", rule.message).replace("{name}", "...")
 
 
-def fails(finding: Finding, ctx: ReportContext) -> bool:
-    return not finding.suppressed and finding.severity in ctx.failing
-
-
 def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:
     """Counts of active (unsuppressed) findings, plus what was hidden and why."""
     active = [f for f in findings if not f.suppressed]
@@ -68,7 +65,7 @@ def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:
         "by_rule": dict(sorted(Counter(f.rule for f in active).items())),
         "suppressed": ctx.suppressed,
         "baselined": ctx.baselined,
-        "failing": sum(fails(f, ctx) for f in findings),
+        "failing": sum(fails(f, ctx.failing) for f in findings),
         "failing_severities": sorted(ctx.failing, key=SEVERITIES.index),
         "warnings": list(ctx.warnings),
     }

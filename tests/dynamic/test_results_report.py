@@ -1,4 +1,4 @@
-"""Finding merging, transition classification, failures(), the report and the cross-reference."""
+"""Finding merging, transition classification, capture_failures(), the report and the cross-reference."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import torch
 
 from dynamic_helpers import ROOT
 from graphlint.dynamic.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
-from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, failures, merge_findings
+from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, merge_findings
 from graphlint.dynamic.tracer import classify_transition
 from graphlint.finding import Finding
+from graphlint.gate import capture_failures
 from graphlint.report.inventory import render_json, render_markdown
 
 
@@ -55,8 +56,8 @@ def _inventory():
 
 
 def test_failures_ignore_warnings_and_eager_regions():
-    assert failures(_inventory()) == ["cuda:0 layer0: capture failed RuntimeError: boom",
-                                      "m.py:3 GL190 GL190 message [cuda:0]"]
+    assert capture_failures(_inventory()) == ["cuda:0 layer0: capture failed RuntimeError: boom",
+                                              "m.py:3 GL190 GL190 message [cuda:0]"]
 
 
 def test_markdown_report_sections_and_static_miss_highlight():
