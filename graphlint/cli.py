@@ -127,9 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     from graphlint.baseline import BaselineError
-    from graphlint.config import ConfigError
+    from graphlint.check import RunError
+    from graphlint.config_file import ConfigError
     from graphlint.rules import RuleError
-    from graphlint.runner import RunError
 
     try:
         return int(handler(args) or 0)
@@ -150,11 +150,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from graphlint.baseline import filter_new, load_baseline, write_baseline
-    from graphlint.config import load_config
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
     from graphlint.gate import check_exit_code, failing_severities
     from graphlint.report import ReportContext, render, use_color
-    from graphlint.runner import run
-    from graphlint.settings import resolve
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
@@ -203,10 +203,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    from graphlint.config import load_config
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
     from graphlint.report.entries import render_entries
-    from graphlint.runner import run
-    from graphlint.settings import resolve
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache)
@@ -218,7 +218,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
 
 
 def _load_rules(config_path: str | None):
-    from graphlint.config import load_config
+    from graphlint.config_file import load_config
     from graphlint.rules import load_rules
 
     return load_rules(load_config(Path(config_path) if config_path else None).rule_packs)

@@ -63,9 +63,9 @@ def _package_root(path: str) -> str:
 
 def _static_findings(paths: list[str], entries: list[str]):
     """(findings with every rule on, the enabled codes per file under the user's configuration)."""
-    from graphlint.config import load_config
-    from graphlint.runner import run
-    from graphlint.settings import resolve
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
 
     config = load_config()
     configured = resolve(config, paths=paths, entries=list(entries), use_cache=False, jobs=1)

@@ -46,7 +46,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
 
 def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> list[str]:
     """Configured entries that name no function in the summaries (a typo finds nothing, silently,
-    unless the runner warns with this)."""
+    unless the check warns with this)."""
     known = {
         (norm_path(s.path), qual)
         for s in summaries
