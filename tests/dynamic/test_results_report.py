@@ -8,10 +8,11 @@ import torch
 
 from dynamic_helpers import ROOT
 from graphlint.dynamic.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
-from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, merge_findings
+from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
 from graphlint.dynamic.tracer import classify_transition
 from graphlint.finding import Finding
 from graphlint.gate import capture_failures
+from graphlint.rules import observation_codes
 from graphlint.report.inventory import render_json, render_markdown
 
 
@@ -32,11 +33,12 @@ def test_sync_debug_folds_into_the_precise_finding_at_its_line():
 
 def test_transitions_relative_to_the_region_device():
     cpu, c0, c1, meta = (torch.device(d) for d in ("cpu", "cuda:0", "cuda:1", "meta"))
-    assert classify_transition(cpu, c0, c0, pinned=False) == "GL491"
+    codes = observation_codes(runtime_rules().values())  # the runtime pack says which rule reports each
+    assert codes[classify_transition(cpu, c0, c0, pinned=False)] == "GL491"
     assert classify_transition(cpu, c0, c0, pinned=True) is None
-    assert classify_transition(c0, cpu, c0, pinned=False) == "GL192"
-    assert classify_transition(c0, c1, c0, pinned=False) == "GL490"
-    assert classify_transition(cpu, meta, cpu, pinned=False) == "GL490"
+    assert codes[classify_transition(c0, cpu, c0, pinned=False)] == "GL192"
+    assert codes[classify_transition(c0, c1, c0, pinned=False)] == "GL490"
+    assert codes[classify_transition(cpu, meta, cpu, pinned=False)] == "GL490"
     assert classify_transition(c0, c0, c0, pinned=False) is None
 
 
