@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from graphlint.finding import Finding
-from graphlint.report import ReportContext, summary
+from graphlint.report.context import ReportContext, summary
 from graphlint.rules import CATEGORIES
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from graphlint.finding import Finding
 from graphlint.gate import fails
-from graphlint.report import ReportContext, summary
+from graphlint.report.context import ReportContext, summary
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
