@@ -78,8 +78,8 @@ def _package_root(path: str) -> str:
 
 def _everything(paths: list[str], entries: list[str], cache_dir: str | None):
     """(settings with every rule on, settings under the user's configuration)."""
-    from graphlint.config import load_config
-    from graphlint.settings import resolve
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
 
     config = load_config()
     configured = resolve(config, paths=paths, entries=list(entries), use_cache=False, jobs=1)
@@ -91,7 +91,7 @@ def _everything(paths: list[str], entries: list[str], cache_dir: str | None):
 
 def _too_many(settings) -> int:
     """The number of files ``settings`` would parse when it is more than :data:`MAX_FILES`, else 0."""
-    from graphlint.runner import discover
+    from graphlint.check import discover
 
     count = len(discover(settings, []))
     return count if count > MAX_FILES else 0
@@ -100,7 +100,7 @@ def _too_many(settings) -> int:
 def _static_findings(paths: list[str], entries: list[str], cache_dir: str | None = None):
     """(findings with every rule on, the enabled codes per file under the user's configuration);
     raises :class:`_Runaway` rather than parse more than :data:`MAX_FILES` files."""
-    from graphlint.runner import run
+    from graphlint.check import run
 
     everything, configured = _everything(paths, entries, cache_dir)
     count = _too_many(everything)
@@ -137,7 +137,7 @@ class Prepared:
     def _summarise(self) -> None:
         try:
             import libcst  # noqa: F401
-            from graphlint.runner import run
+            from graphlint.check import run
 
             everything, _configured = _everything(self.paths, [], self.cache_dir)
             if not _too_many(everything):
@@ -257,7 +257,7 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
     kernels = _kernel_lines(active)
     for f in findings:
         key = (f.path, f.line, f.category)
-        kernel = dict(f.extra).get("kernel", "")
+        kernel = f.kernel
         launch = next((s for name, s in kernels if kernel and name in kernel), None) if f.rule == "GL593" else None
         if key[:2] in static_lines:
             result.status[key] = CONFIRMED

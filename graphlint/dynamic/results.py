@@ -104,24 +104,6 @@ def captured_count(capture: dict[str, dict[str, str]]) -> tuple[int, int, int]:
     return statuses.count(CAPTURED) + stale, stale, len(statuses)
 
 
-def speedup(result: DeviceResult) -> tuple[float | None, str]:
-    """(eager s/token / graph s/token, a note), or (None, why no figure is given). A figure needs a
-    region that replayed as a graph to the end; without one the "graph" instance ran eagerly, and
-    its ratio to eager is noise, not a speedup."""
-    timing = result.timing
-    if not (timing.get("eager_s") and timing.get("graph_s")):
-        return None, ""
-    captured, stale, graphs = captured_count(result.capture)
-    replayed = captured - stale
-    if not replayed:
-        failed = sum(cell["status"] in (FAILED, EMPTY, NOT_RUN) for cell in result.capture.values())
-        why = ", ".join(part for part in (f"{stale} went stale" if stale else "", f"{failed} did not capture"
-                                          if failed else "") if part)
-        return None, f"no speedup: no region replayed as a graph ({why or 'none captured'}), so both instances ran eagerly"
-    note = f" ({replayed} of {graphs} capturable regions replayed as graphs)" if replayed < graphs else ""
-    return timing["eager_s"] / timing["graph_s"], note
-
-
 def runtime_rules() -> dict[str, Rule]:
     """The rules the probes report: the runtime pack alone, so that the dynamic half does not
     depend on the static packs (``graphlint check`` validates all packs together)."""
@@ -131,14 +113,11 @@ def runtime_rules() -> dict[str, Rule]:
 def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",
                  count: int = 1) -> Finding:
     """A dynamic Finding for ``rule`` at a :class:`~graphlint.dynamic.frames.UserFrame`."""
-    message = rule.message + (f": {detail}" if detail else "")
-    extra = (("count", count),) if count > 1 else ()
-    return Finding(
-        rule=rule.code, name=rule.name, category=rule.category, severity=rule.severity,
-        path=where.path if where else "<unknown>", line=where.line if where else 0, col=0,
-        message=message, chain=where.chain if where else (), evidence=(evidence,), source="dynamic",
-        function=where.function if where else "", line_text=_line_text(where), fix=rule.fix,
-        device=device, region=region, extra=extra,
+    return Finding.from_rule(
+        rule, where.path if where else "<unknown>", where.line if where else 0,
+        message=rule.message + (f": {detail}" if detail else ""), chain=where.chain if where else (),
+        evidence=(evidence,), source="dynamic", function=where.function if where else "",
+        line_text=_line_text(where), device=device, region=region, count=count,
     )
 
 
@@ -207,21 +186,3 @@ class Inventory:
         data["devices"] = [DeviceResult.from_dict(d) for d in data.get("devices", [])]
         return cls(**data)
 
-
-def failures(inventory: Inventory) -> list[str]:
-    """What makes ``capture-test`` fail: capture failures, empty graphs, mismatches, probe errors,
-    and error findings in capturable regions."""
-    out = []
-    for dev in inventory.devices:
-        for region, cell in dev.capture.items():
-            if cell["status"] in (FAILED, EMPTY, STALE):
-                out.append(f"{dev.device} {region}: capture {cell['status']} {cell.get('detail', '')}".rstrip())
-        crashes: dict[str, list[str]] = {}  # one line per error, not per probe it stopped
-        for probe in dev.probes:
-            if probe.status == "error":
-                crashes.setdefault(probe.detail, []).append(probe.probe)
-        out += [f"{dev.device} {', '.join(probes)}: probe error {detail}" for detail, probes in crashes.items()]
-        for f in dev.findings:
-            if f.severity == "error" and dict(f.extra).get("in_graph", True):
-                out.append(f"{f.path}:{f.line} {f.rule} {f.message} [{dev.device}]")
-    return list(dict.fromkeys(out))

@@ -16,13 +16,11 @@ from graphlint.dynamic.results import CAPTURED, EMPTY, STALE, DeviceResult, Prob
 MISMATCHES = ("GL391", "GL392")
 
 
-def in_graph(finding, value: bool = True):
-    return finding.with_(extra=finding.extra + (("in_graph", value),))
-
-
-def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str, **extra):
+def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str,
+            kernel: str = ""):
+    """A finding of the graph probe: always about captured code."""
     f = make_finding(rules[code], where, device=label, region=region, evidence=evidence, detail=detail)
-    return in_graph(f.with_(extra=f.extra + tuple(extra.items())))
+    return f.with_(in_graph=True, kernel=kernel)
 
 
 def escape_findings(rules, label: str, escapes) -> list:
@@ -84,7 +82,7 @@ def settle_graph_allocations(result: DeviceResult) -> DeviceResult:
         return result
     graphs = {name for name, cell in result.capture.items() if cell["status"] == CAPTURED}
     dropped = [f for f in result.findings if f.rule == "GL290"
-               and set(dict(f.extra).get("regions", f.region).split(",")) <= graphs]  # each region it ran in
+               and set(f.regions or (f.region,)) <= graphs]  # each region it ran in
     if not dropped:
         return result
     result.findings = [f for f in result.findings if f not in dropped]

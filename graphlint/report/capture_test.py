@@ -15,7 +15,7 @@ import re
 from rich.console import Console
 from rich.markup import escape
 
-from graphlint.dynamic.results import speedup
+from graphlint.report.inventory import speedup
 
 PROBE_ORDER = ("tracer", "sync-debug", "capture", "replay", "soak")
 STATUS_STYLE = {"ran": "green", "captured": "green", "skipped": "yellow", "not run": "yellow", "eager": "dim",

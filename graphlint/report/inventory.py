@@ -12,23 +12,42 @@ import json
 from collections import defaultdict
 
 from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
-from graphlint.dynamic.results import CAPTURED, EAGER, Inventory, captured_count, speedup
-from graphlint.finding import CATEGORIES, Finding
+from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory,
+                                       captured_count)
+from graphlint.finding import Finding
 from graphlint.report.markdown import md_cell
+from graphlint.rules import CATEGORIES
 
 _CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
          "not run": "⏸ not run", "stale": "❌ stale input"}
 
 
 def status_of(f: Finding) -> str:
-    in_graph = dict(f.extra).get("in_graph", True)
-    if not in_graph:
+    if f.in_graph is False:
         return "eager region (outside the graphs)"
     if f.severity == "error":
         return "breaks capture or replay"
     if f.category == "allocation":
         return "capturable, but costs every step"
     return f"captured here, unsafe elsewhere (`graphlint explain {f.rule}`)"
+
+
+def speedup(result: DeviceResult) -> tuple[float | None, str]:
+    """(eager s/token / graph s/token, a note), or (None, why no figure is given). A figure needs a
+    region that replayed as a graph to the end; without one the "graph" instance ran eagerly, and
+    its ratio to eager is noise, not a speedup."""
+    timing = result.timing
+    if not (timing.get("eager_s") and timing.get("graph_s")):
+        return None, ""
+    captured, stale, graphs = captured_count(result.capture)
+    replayed = captured - stale
+    if not replayed:
+        failed = sum(cell["status"] in (FAILED, EMPTY, NOT_RUN) for cell in result.capture.values())
+        why = ", ".join(part for part in (f"{stale} went stale" if stale else "", f"{failed} did not capture"
+                                          if failed else "") if part)
+        return None, f"no speedup: no region replayed as a graph ({why or 'none captured'}), so both instances ran eagerly"
+    note = f" ({replayed} of {graphs} capturable regions replayed as graphs)" if replayed < graphs else ""
+    return timing["eager_s"] / timing["graph_s"], note
 
 
 def _rows(inv: Inventory) -> list[tuple[Finding, list[str]]]:

@@ -89,7 +89,7 @@ def test_the_worker_lists_the_targets_modules_not_sitecustomize(debian, monkeypa
 
 def _finding(path: str, line: int = 5) -> Finding:
     return Finding("GL290", "runtime", "allocation", "warning", path, line, 0, "seen", source="dynamic",
-                   device="cpu", region="step", extra=(("in_graph", True),))
+                   device="cpu", region="step", in_graph=True)
 
 
 def test_the_cross_reference_never_checks_libraries_or_the_standard_library(debian):
@@ -131,7 +131,7 @@ def test_a_runaway_cross_reference_is_skipped_with_a_note(tmp_path, monkeypatch)
 
 def test_the_target_package_is_summarised_ahead_and_read_from_the_cache(tmp_path, monkeypatch):
     """prepare() parses while the probes run; the cross-reference at the end finds every summary cached."""
-    from graphlint import runner
+    from graphlint import check as runner
 
     monkeypatch.chdir(tmp_path)
     _write(tmp_path / "eng/__init__.py", "")
