@@ -126,13 +126,16 @@ class _Runaway(Exception):
 
 class Prepared:
     """The static half's per-file summaries of the target's own package, made in a thread while the
-    probes run (:func:`prepare`), kept in a temporary cache that the final cross-reference reads."""
+    probes run (:func:`prepare`), kept in a temporary cache that the final cross-reference reads.
+    ``close()`` never waits: a run that ends early (a refused target) does not sit out the parse;
+    the thread then removes the cache itself when it is done."""
 
     def __init__(self, target: str) -> None:
         self.target = target
         self.cache_dir = tempfile.mkdtemp(prefix="graphlint-xref-")
         self.paths = _target_package(target) if target else []
         self._thread = threading.Thread(target=self._summarise, name="graphlint-xref", daemon=True)
+        self._lock, self._closed = threading.Lock(), False
 
     def _summarise(self) -> None:
         try:
@@ -144,6 +147,10 @@ class Prepared:
                 run(everything)  # its findings are thrown away: the cache keeps the summaries
         except Exception:  # noqa: BLE001 - the final cross-reference reports whatever went wrong
             pass
+        finally:
+            with self._lock:
+                if self._closed:
+                    shutil.rmtree(self.cache_dir, ignore_errors=True)
 
     def start(self) -> "Prepared":
         if self.paths:
@@ -155,8 +162,10 @@ class Prepared:
             self._thread.join()
 
     def close(self) -> None:
-        self.wait()
-        shutil.rmtree(self.cache_dir, ignore_errors=True)
+        with self._lock:
+            self._closed = True
+            if not self._thread.is_alive():
+                shutil.rmtree(self.cache_dir, ignore_errors=True)
 
 
 def _target_package(target: str) -> list[str]:
@@ -221,7 +230,8 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
                    | set(sources) | set(modules))
     files, left_out = own_files([f for f in files if Path(f).is_file()], target)
     kept_entries = [e for e in entries if e.rsplit(":", 1)[0] in files]
-    entries = kept_entries if len(kept_entries) == len(entries) else []  # partial entries would hide a region
+    outside = len(kept_entries) != len(entries)  # a region's function is not the target's own code
+    entries = [] if outside else kept_entries  # partial entries would hide a region
     paths = _packages(sorted({_package_root(f) for f in files}))
     suffix = f" ({left_out})" if left_out else ""
     if not paths:
@@ -252,6 +262,7 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
     switched_off = {(f.path, f.line): (SUPPRESSED if f.suppressed else IGNORED, f.rule)
                     for f in static if f not in active}
     how = (f"the {len(entries)} probed region function(s) as decode entries" if entries
+           else "its default decode entries (a region's function is not the target's own code)" if outside
            else "its default decode entries (some regions are closures, which cannot be named as entries)")
     result = CrossRef(True, f"`graphlint check` on {', '.join(paths)} with {how}{suffix}", static_rules=static_lines)
     kernels = _kernel_lines(active)

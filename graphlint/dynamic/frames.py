@@ -14,7 +14,6 @@ import functools
 import os
 import re
 import sys
-import sysconfig
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +22,7 @@ from graphlint.dynamic import project
 from graphlint.paths import display_path
 
 _GRAPHLINT_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
-_STDLIB_DIRS = tuple(
-    {str(Path(sysconfig.get_paths()[k]).resolve()) + os.sep for k in ("stdlib", "platstdlib")}
-    | {os.path.normpath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")}
-)
+_STDLIB_DIRS = tuple(d + os.sep for d in project.stdlib_dirs())
 
 
 def _torch_dir() -> str:

@@ -39,7 +39,8 @@ _PACKAGE_DIRS = ("site-packages", "dist-packages")
 _ROOTS: list[str] = []  # this process's project roots (see add_root)
 
 
-def _stdlib_dirs() -> tuple[str, ...]:
+def stdlib_dirs() -> tuple[str, ...]:
+    """The standard library's directories, as configured and with links resolved."""
     names = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")]
     dirs = {os.path.normpath(d) for d in names if d} | {str(Path(d).resolve()) for d in names if d}
     return tuple(sorted(dirs))
@@ -57,7 +58,7 @@ def _package_dir_of(path: str) -> str | None:
 def is_stdlib(path: str) -> bool:
     """In the standard library (spelled or resolved), not in a site-packages directory inside it."""
     spellings = {os.path.abspath(path), str(Path(path).resolve())}
-    return any(_depth(p, _stdlib_dirs()) >= 0 and not _package_dir_of(p) for p in spellings)
+    return any(_depth(p, stdlib_dirs()) >= 0 and not _package_dir_of(p) for p in spellings)
 
 
 def _holds_distributions(entry: str) -> bool:
@@ -76,7 +77,7 @@ def torch_dir() -> str | None:
 def library_locations(cwd: str, path: tuple[str, ...], torch_dir: str | None = None) -> tuple[str, ...]:
     """Every directory whose files are libraries, given the working directory and ``sys.path``."""
     here = Path(cwd).resolve()
-    found = {str(GRAPHLINT_DIR), *_stdlib_dirs(), *(p for p in [torch_dir] if p)}
+    found = {str(GRAPHLINT_DIR), *stdlib_dirs(), *(p for p in [torch_dir] if p)}
     for key in ("purelib", "platlib"):
         if sysconfig.get_paths().get(key):
             found.add(os.path.normpath(sysconfig.get_paths()[key]))
@@ -115,7 +116,8 @@ def _verdict(path: str, cwd: str, libraries: tuple[str, ...], roots: tuple[str, 
 
 
 @functools.lru_cache(maxsize=8192)  # the tracer asks for every frame of every op
-def classify(filename: str, cwd: str, path: tuple[str, ...], roots: tuple[str, ...], torch_dir: str | None = None) -> str:
+def classify(filename: str, cwd: str, path: tuple[str, ...], roots: tuple[str, ...],
+             torch_dir: str | None = None) -> str:
     """'project' (the working directory or a root), 'library', 'other' (anywhere else: a script in a
     temporary directory) or '' (not a file name: ``<string>``) for ``filename`` as ``co_filename``,
     ``__file__`` or a finding spells it."""
@@ -171,7 +173,7 @@ def target_roots(spec: str) -> tuple[list[str], str]:
         top = where.split(".")[0]
         search = [str(p) for p in import_roots(None)] + [p for p in sys.path if p]
         try:  # sys.path and the import roots first, then the meta path (an editable install's finder)
-            found = (importlib.machinery.PathFinder.find_spec(top, search) or importlib.util.find_spec(top)) if top else None
+            found = importlib.machinery.PathFinder.find_spec(top, search) or importlib.util.find_spec(top)
         except (ImportError, ValueError):
             found = None
         locations = list(getattr(found, "submodule_search_locations", None) or [])
@@ -181,6 +183,6 @@ def target_roots(spec: str) -> tuple[list[str], str]:
         root = origin if origin.is_dir() else origin.parent
     if origin == GRAPHLINT_DIR or origin.is_relative_to(GRAPHLINT_DIR):
         return [], (f"the target `{spec}` is graphlint's own code: nothing of graphlint is cross-referenced")
-    if str(root) == _package_dir_of(str(root)) or str(root) in _stdlib_dirs():
+    if str(root) == _package_dir_of(str(root)) or str(root) in stdlib_dirs():
         return [], ""
     return [str(root)], ""

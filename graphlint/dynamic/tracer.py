@@ -108,7 +108,8 @@ class StepTracer(TorchDispatchMode):
         self.codes = observation_codes(rules.values())
         self.region: Region | None = None
         self.step = 0
-        self.hits: dict[tuple[str, str, int], list] = {}  # (rule, path, line) -> [where, region, detail, Counter, regions]
+        # (rule, path, line) -> [where, region, detail, Counter of (step, evidence), {region name: True}]
+        self.hits: dict[tuple[str, str, int], list] = {}
         self.signatures: dict[int, dict[tuple, tuple]] = {}
         self.made: dict[tuple, tuple] = {}  # op key -> (data_ptr, shape, stride, dtype) of its output, last step
         self._made_before: dict[tuple, tuple] = {}  # the same, the step before

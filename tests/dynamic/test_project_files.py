@@ -147,3 +147,22 @@ def test_the_target_package_is_summarised_ahead_and_read_from_the_cache(tmp_path
     prepared.close()
     assert xref.ran and xref.rules_at(_finding("eng/step.py", 5)) == ["GL201"]
     assert hits[0].files == 3 and hits[0].cache_hits == 3
+
+
+def test_a_run_that_ends_early_does_not_wait_for_the_parse(tmp_path, monkeypatch):
+    """A refused target must exit at once, not after the package was parsed; the cache still goes."""
+    import os
+    import threading
+
+    monkeypatch.chdir(tmp_path)
+    target = _write(tmp_path / "eng/target.py", "def make_target(devices):\n    pass\n")
+    _write(tmp_path / "eng/__init__.py", "")
+    parsing, release = threading.Event(), threading.Event()
+    monkeypatch.setattr(crossref, "_too_many", lambda settings: parsing.set() or release.wait(10) and 0)
+    prepared = crossref.prepare(f"{target}:make_target")
+    assert parsing.wait(10)
+    prepared.close()  # returns while the thread still parses
+    assert os.path.isdir(prepared.cache_dir)
+    release.set()
+    prepared.wait()
+    assert not os.path.exists(prepared.cache_dir)
