@@ -13,12 +13,10 @@ stale, and a probe that crashed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from graphlint.finding import Finding
-
-if TYPE_CHECKING:
-    from graphlint.dynamic.results import Inventory
+from graphlint.inventory import EMPTY, FAILED, STALE, Inventory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -46,11 +44,9 @@ def check_exit_code(findings: Iterable[Finding], failing: frozenset[str], exit_z
     return EXIT_FINDINGS if any(fails(f, failing) for f in findings) else EXIT_CLEAN
 
 
-def capture_failures(inventory: "Inventory") -> list[str]:
+def capture_failures(inventory: Inventory) -> list[str]:
     """One line per reason ``capture-test`` fails: capture failures, empty or stale graphs, probe
     errors (one line per error, not per probe it stopped), failing findings."""
-    from graphlint.dynamic.results import EMPTY, FAILED, STALE  # not at import: `check` loads no dynamic code
-
     out = []
     for dev in inventory.devices:
         for region, cell in dev.capture.items():

@@ -261,6 +261,12 @@ def load_rules(extra_packs: Iterable[Path] = (), require_markers: bool = True) -
     return dict(sorted(rules.items()))
 
 
+def runtime_rules() -> dict[str, Rule]:
+    """The rules the probes report: the runtime pack alone, so that the dynamic half does not
+    depend on the static packs (``graphlint check`` validates all packs together)."""
+    return {rule.code: rule for rule in load_pack(BUILTIN_PACK_DIR / "runtime.yaml")}
+
+
 def expand_selector(rules: dict[str, Rule], selector: str) -> set[str]:
     """A selector is ``ALL``, a code, a code prefix (``GL1``), a rule name or a category."""
     sel = selector.strip()

@@ -4,7 +4,8 @@ Every module of ``graphlint`` belongs to one stage (``STAGES``; a new module wit
 ``test_every_module_has_a_stage``). A stage imports only the stages ``MAY_IMPORT`` lists for it:
 
 * rules (the packs and the project's configuration) know nothing of what uses them;
-* the Finding type is built from a rule and knows nothing else;
+* the Finding type (and the inventory's per-device records that carry the probes' findings) is
+  built from a rule and knows nothing else;
 * the two analyzers, static and dynamic, import rules and the Finding type, never each other:
   the halves meet only in their findings;
 * what happens to findings of both halves (the pass/fail gate, baselines, the cross-reference)
@@ -30,6 +31,7 @@ STAGES = [
     ("graphlint.rules", "rules"),
     ("graphlint.config_file", "rules"),  # [tool.graphlint]: which rules, which files
     ("graphlint.finding", "finding"),
+    ("graphlint.inventory", "finding"),  # what the probes observed, per device: plain records
     ("graphlint.static", "static"),
     ("graphlint.check", "static"),  # the static check: files, cache, workers, link, suppressions
     ("graphlint.check_settings", "static"),
@@ -37,6 +39,7 @@ STAGES = [
     ("graphlint.dynamic", "dynamic"),
     ("graphlint.targets", "dynamic"),  # ready-made targets for the probes
     ("graphlint.gate", "findings"),
+    ("graphlint.crossref", "findings"),  # pairs the probes' findings with the static check's
     ("graphlint.baseline", "findings"),
     ("graphlint.report", "reports"),
     ("graphlint.cli", "front end"),
@@ -60,10 +63,6 @@ MAY_IMPORT = {
 
 #: Arrows that break the rules today, each with the change that removes it (issue 12, item 1-3).
 KNOWN_ARROWS = {
-    ("graphlint.dynamic.crossref", "graphlint.check"): "the cross-reference moves beside both halves",
-    ("graphlint.dynamic.crossref", "graphlint.check_settings"): "the cross-reference moves beside both halves",
-    ("graphlint.report.inventory", "graphlint.dynamic.crossref"): "the cross-reference moves beside both halves",
-    ("graphlint.report.inventory", "graphlint.dynamic.results"): "the inventory's data moves out of dynamic/",
     ("graphlint.report.entries", "graphlint.static.entries"): "entries reach the report as plain data",
     ("graphlint.report.entries", "graphlint.static.positions"): "entries reach the report with their lines",
 }

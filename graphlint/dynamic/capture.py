@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from graphlint.dynamic.frames import UserFrame, current_user_frame, error_line, function_frame, traceback_user_frame
-from graphlint.dynamic.results import CAPTURED, EMPTY, FAILED
+from graphlint.inventory import CAPTURED, EMPTY, FAILED
 
 EMPTY_GRAPH_TEXT = "The CUDA Graph is empty"
 

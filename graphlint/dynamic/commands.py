@@ -121,7 +121,7 @@ def _collect(req, args):
     """Run the probes (under torchrun: this rank's part). ``None`` on ranks other than 0."""
     from graphlint.dynamic.distributed import run_rank, under_torchrun
     from graphlint.dynamic.run import gpu_count, planned_steps, run_inventory, validate_gpus
-    from graphlint.dynamic.results import runtime_rules
+    from graphlint.rules import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
     if under_torchrun():
@@ -213,7 +213,7 @@ def _guarded(fn):
 
 @_guarded
 def cmd_inventory(args) -> int:
-    from graphlint.dynamic.crossref import cross_reference, prepare
+    from graphlint.crossref import cross_reference, prepare
     from graphlint.gate import capture_failures
     from graphlint.report.inventory import render_json, render_markdown
 
@@ -251,8 +251,8 @@ def tested(inv) -> str:
 def cmd_capture_test(args) -> int:
     import json
 
-    from graphlint.gate import capture_failures
     from graphlint.dynamic.run import gpu_count
+    from graphlint.gate import capture_failures
 
     cuda = not args.cpu and gpu_count() > 0
     if not cuda and args.require_gpu:

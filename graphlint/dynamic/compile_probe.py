@@ -21,8 +21,8 @@ from typing import Iterator
 
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, is_project_file
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome
 from graphlint.dynamic.target import regions_of
+from graphlint.inventory import DeviceResult, ProbeOutcome
 from graphlint.paths import display_path
 
 COMPILE_STEPS = 3

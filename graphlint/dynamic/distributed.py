@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 
-from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, caveat_failed_captures
+from graphlint.dynamic.combine import caveat_failed_captures, combine
 from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
+from graphlint.inventory import DeviceResult, Inventory, ProbeOutcome
 
 
 def under_torchrun() -> bool:
@@ -38,11 +39,12 @@ def run_rank(req) -> Inventory | None:
         torch.cuda.set_device(local)
     base = {"target": req.target, "options": req.options, "devices": [device], "label": f"rank{rank}:{device}",
             "replay_steps": req.replay_steps, "soak_steps": req.soak_steps}
-    result = DeviceResult(base["label"])
+    phases = [DeviceResult(base["label"])]
     if cuda and req.graph:
-        result.merge(caveat_failed_captures(run_phase({**base, "phase": "graph"})))
+        phases.append(caveat_failed_captures(run_phase({**base, "phase": "graph"})))
     if req.trace:
-        result.merge(run_phase({**base, "phase": "trace"}))
+        phases.append(run_phase({**base, "phase": "trace"}))
+    result = combine(phases)
     if not cuda and req.graph:
         why = "no CUDA device: trial capture, replay and soak need a GPU"
         result.probes += [ProbeOutcome(p, "skipped", why) for p in GRAPH_PROBES if p != "soak" or req.soak_steps]

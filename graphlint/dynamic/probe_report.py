@@ -11,10 +11,9 @@ from __future__ import annotations
 import statistics
 
 from graphlint.dynamic import verdicts
-from graphlint.dynamic.results import (CAPTURED, EMPTY, NOT_RUN, STALE, DeviceResult, ProbeOutcome, captured_count,
-                                       merge_findings)
 from graphlint.dynamic.series import StepSeries
 from graphlint.dynamic.soak import SoakContext, analyse_soak, context_from_dict, context_to_dict, mismatched
+from graphlint.inventory import CAPTURED, EMPTY, NOT_RUN, STALE, DeviceResult, ProbeOutcome, captured_count
 
 
 def soak_context(probe, replay_mismatch: bool) -> SoakContext:
@@ -59,7 +58,7 @@ def replay_outcome(probe) -> ProbeOutcome:
 
 def partial(probe) -> dict:
     """What the probe holds after its replay window, for a parent whose worker dies in the soak."""
-    snapshot = DeviceResult(probe.label, findings=merge_findings(list(probe.result.findings)),
+    snapshot = DeviceResult(probe.label, findings=list(probe.result.findings),
                             probes=[_capture_outcome(probe), replay_outcome(probe)],
                             capture=dict(probe.result.capture), regions=list(probe.result.regions),
                             entries=list(probe.result.entries), sources=list(probe.result.sources),
@@ -114,7 +113,7 @@ def report(probe, reference: str, records_dir: str) -> None:
 def complete(result: DeviceResult, graph: StepSeries | None, eager: StepSeries | None, ctx: SoakContext) -> None:
     figures, findings, outcome = analyse_soak(graph, eager, ctx)
     result.soak = figures
-    result.findings = merge_findings(result.findings + findings)
+    result.findings = result.findings + findings
     result.probes = [p for p in result.probes if p.probe != "soak"] + [outcome]
     if graph is not None and eager is not None and figures:
         timing = median_timing(graph, eager)

@@ -50,8 +50,8 @@ class GraphCapture:
     def __call__(self, target: str | Callable[..., Any], *, gpus: list[int] | None = None, soak_steps: int = 0,
                  **options: Any) -> CaptureCheck:
         torch = _torch()
-        from graphlint.gate import capture_failures
         from graphlint.dynamic.target import TargetError
+        from graphlint.gate import capture_failures
 
         try:
             target, factory = self._resolve(target, options)
@@ -128,9 +128,11 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
 
     import torch
 
-    from graphlint.dynamic.results import Inventory, caveat_failed_captures, runtime_rules
+    from graphlint.dynamic.combine import caveat_failed_captures
     from graphlint.dynamic.target import TargetError
     from graphlint.dynamic.worker import GRAPH_PROBES, TRACE_PROBES, crashed
+    from graphlint.inventory import Inventory
+    from graphlint.rules import runtime_rules
 
     rules = runtime_rules()
     inv = Inventory(target=getattr(factory, "__qualname__", repr(factory)), command="graph_capture fixture",

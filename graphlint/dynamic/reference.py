@@ -14,9 +14,9 @@ import time
 
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, traceback_user_frame
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome
 from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize
 from graphlint.dynamic.target import regions_of
+from graphlint.inventory import DeviceResult, ProbeOutcome
 
 
 def run_reference(factory, devices, options, total: int, label: str, *, records_dir: str = "",

@@ -27,14 +27,15 @@ import time
 from graphlint.dynamic import probe_report, verdicts
 from graphlint.dynamic.addresses import AddressWatch
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
+from graphlint.dynamic.combine import combine
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
 from graphlint.dynamic.launches import CaptureWatch
-from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, STALE, DeviceResult, merge_findings)
 from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
 from graphlint.dynamic.soak import mismatched
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.tracer import StepTracer
+from graphlint.inventory import CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, STALE, DeviceResult
 
 REPLAY_STEPS = 8  # steps 0..7: warm-up, capture, six replays with changed inputs
 
@@ -207,7 +208,6 @@ class GraphProbe:
             self.result.findings.append(verdicts.finding(self.rules, "GL592", where, self.label, "",
                                                          "capture:torch.cuda.graph(stream=None)", "the target's own capture"))
         self._report(reference)
-        self.result.findings = merge_findings(self.result.findings)
         return self.result
 
     def _steps(self, replay_steps: int, total: int, reference: str, hand_off_failed: bool) -> None:
@@ -320,4 +320,4 @@ def run_graph_phase(factory, devices, options, rules, device_label: str, *, repl
     ``known_failed``: regions whose capture failed in an earlier process; they are not captured
     again (they run eagerly), so this process never holds a failed capture."""
     probe = GraphProbe(factory, devices, options, rules, device_label, known_failed)
-    return probe.run(replay_steps, soak_steps, reference="here")
+    return combine([probe.run(replay_steps, soak_steps, reference="here")])

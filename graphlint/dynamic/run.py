@@ -38,10 +38,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from graphlint.dynamic.combine import combine, note_replay_and_soak
 from graphlint.dynamic.crash import assert_message, crash_of, read_partial, read_progress
-from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
 from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
+from graphlint.inventory import FAILED, DeviceResult, Inventory, ProbeOutcome
+from graphlint.rules import runtime_rules
 
 
 @dataclass
@@ -154,9 +156,9 @@ def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) 
                         if p.probe in ("replay", "soak") else p for p in first.probes]
         return first
     kept = [f for f in first.findings if f.rule in ("GL590", "GL593")]  # what only the first process saw
-    second.findings = merge_findings(kept + second.findings)
+    second.findings = kept + second.findings
     second.probes = [first.outcome("capture") or p if p.probe == "capture" else p for p in second.probes]
-    second.note_replay_and_soak(f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
+    note_replay_and_soak(second, f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
                                 "capture failed (they ran eagerly)")
     second.seconds.update({f"first {k}": v for k, v in first.seconds.items()})
     return second
@@ -242,10 +244,7 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
                  if p is not None]
         if trace:
             on_done(f"{base['label']} tracer")
-    merged = parts[0]
-    for part in parts[1:]:
-        merged = merged.merge(part)
-    return settle_graph_allocations(merged)
+    return settle_graph_allocations(combine(parts))
 
 
 def _nvml_count() -> int | None:
@@ -319,9 +318,10 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
             inv.devices = [f.result() for f in futures]
             return inv
         (base,) = _jobs(req, False, 0)
-        inv.devices = [run_phase({**base, "phase": "trace"}, on_step)]
+        phases = [run_phase({**base, "phase": "trace"}, on_step)]
         if req.compile:
-            inv.devices[0].merge(run_phase({**base, "phase": "compile"}))
+            phases.append(run_phase({**base, "phase": "compile"}))
+        inv.devices = [combine(phases)]
         on_done("cpu tracer")
         why = ("--cpu: " if req.cpu else "no CUDA device: ") + "trial capture, replay and soak need a GPU"
         for dev in inv.devices:

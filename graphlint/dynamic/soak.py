@@ -16,8 +16,8 @@ import dataclasses
 import statistics
 from dataclasses import dataclass, field
 
-from graphlint.dynamic.results import ProbeOutcome
 from graphlint.dynamic.verdicts import finding, mismatch_findings
+from graphlint.inventory import ProbeOutcome
 
 
 def mismatched(diff: float, scale: float) -> bool:

@@ -27,8 +27,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries, region_sources
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome, make_finding
 from graphlint.dynamic.target import Region, regions_of
+from graphlint.dynamic.verdicts import make_finding
+from graphlint.inventory import DeviceResult, ProbeOutcome
 from graphlint.rules import observation_codes
 
 #: Everything the tracer (and sync-debug mode, which it hosts) can observe.

@@ -11,9 +11,35 @@ of kernels that escaped a capture, on the lines whose Python arguments change fr
 from __future__ import annotations
 
 from graphlint.dynamic.frames import UserFrame
-from graphlint.dynamic.results import CAPTURED, EMPTY, STALE, DeviceResult, ProbeOutcome, make_finding
+from graphlint.finding import Finding
+from graphlint.inventory import CAPTURED, EMPTY, STALE, DeviceResult, ProbeOutcome
+from graphlint.rules import Rule
 
 MISMATCHES = ("GL391", "GL392")
+
+
+def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",
+                 count: int = 1) -> Finding:
+    """A dynamic Finding for ``rule`` at a :class:`~graphlint.dynamic.frames.UserFrame`."""
+    return Finding.from_rule(
+        rule, where.path if where else "<unknown>", where.line if where else 0,
+        message=rule.message + (f": {detail}" if detail else ""), chain=where.chain if where else (),
+        evidence=(evidence,), source="dynamic", function=where.function if where else "",
+        line_text=_line_text(where), device=device, region=region, count=count,
+    )
+
+
+def _line_text(where) -> str:
+    if where is None or where.line <= 0:
+        return ""
+    try:
+        with open(where.path, encoding="utf-8") as fh:
+            for number, text in enumerate(fh, 1):
+                if number == where.line:
+                    return text.strip()
+    except OSError:
+        pass
+    return ""
 
 
 def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str,

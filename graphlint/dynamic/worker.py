@@ -17,7 +17,9 @@ import sys
 import time
 import traceback
 
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome, runtime_rules
+from graphlint.dynamic.combine import combine
+from graphlint.inventory import DeviceResult, ProbeOutcome
+from graphlint.rules import runtime_rules
 
 TRACE_PROBES = ("tracer", "sync-debug")
 GRAPH_PROBES = ("capture", "replay", "soak")
@@ -114,7 +116,7 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
     result.modules = _own_modules()
     result.seconds[f"{phase} worker"] = time.perf_counter() - started
     progress("done")
-    return result
+    return combine([result])
 
 
 def crashed(label: str, probes, exc: BaseException) -> DeviceResult:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
-from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory,
-                                       captured_count)
+from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
 from graphlint.finding import Finding
+from graphlint.inventory import CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory, captured_count
 from graphlint.report.markdown import md_cell
 from graphlint.rules import CATEGORIES
 

@@ -229,8 +229,8 @@ def test_replay_protocol_on_the_emulated_graph(name, monkeypatch):
     finally:
         sys.path.remove(str(ROOT / "tests" / "dynamic"))
     from graphlint.dynamic.replay import run_graph_phase
-    from graphlint.dynamic.results import runtime_rules
     from graphlint.dynamic.target import load_factory
+    from graphlint.rules import runtime_rules
 
     graph_emulator.install(monkeypatch)
     result = run_graph_phase(load_factory("dsv4.target:make_target"), [torch.device("cpu")],

@@ -17,8 +17,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from graphlint.dynamic import replay as replay_module
 from graphlint.dynamic.capture import Capture
 from graphlint.dynamic.frames import UserFrame, function_frame, is_user_file
+from graphlint.inventory import CAPTURED, EMPTY, FAILED
 from graphlint.paths import display_path
-from graphlint.dynamic.results import CAPTURED, EMPTY, FAILED
 
 
 class _Recorder(TorchDispatchMode):

@@ -65,7 +65,7 @@ def test_inventory_markdown_has_the_seed_shape(tmp_path, capsys):
 
 
 def test_inventory_json_round_trips(capsys):
-    from graphlint.dynamic.results import Inventory
+    from graphlint.inventory import Inventory
 
     assert main(["inventory", "--target", spec("hazards.py"), "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)
@@ -81,7 +81,7 @@ def test_default_target_is_the_bundled_engine(capsys):
 
 def test_dynamic_modules_do_not_import_torch():
     code = ("import sys, graphlint.dynamic.commands, graphlint.dynamic.pytest_plugin, graphlint.report.inventory, "
-            "graphlint.dynamic.crossref, graphlint.dynamic.results; assert 'torch' not in sys.modules, 'torch'")
+            "graphlint.crossref, graphlint.inventory; assert 'torch' not in sys.modules, 'torch'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

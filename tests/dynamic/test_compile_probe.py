@@ -9,10 +9,10 @@ from __future__ import annotations
 import torch
 
 from dynamic_helpers import TARGETS, plant_lines
+from graphlint.crossref import CrossRef
 from graphlint.dynamic.compile_probe import compile_events
-from graphlint.dynamic.crossref import CrossRef
-from graphlint.dynamic.results import DeviceResult, Inventory
 from graphlint.dynamic.target import load_factory
+from graphlint.inventory import DeviceResult, Inventory
 from graphlint.report.inventory import render_markdown
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, IGNORED, SUPPRESSED, cross_reference
+from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, IGNORED, SUPPRESSED, cross_reference
 from graphlint.finding import Finding
 
 ENGINE = """\

@@ -15,8 +15,8 @@ import torch
 import graph_emulator
 from dynamic_helpers import TARGETS, plants
 from graphlint.dynamic.replay import run_graph_phase
-from graphlint.dynamic.results import runtime_rules
 from graphlint.dynamic.target import load_factory
+from graphlint.rules import runtime_rules
 
 RULES = runtime_rules()
 CPU = [torch.device("cpu")]

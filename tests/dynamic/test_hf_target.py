@@ -18,9 +18,9 @@ import torch
 
 import graph_emulator
 from graphlint.dynamic.replay import run_graph_phase
-from graphlint.dynamic.results import runtime_rules
 from graphlint.dynamic.target import TargetError, check_options, load_factory
 from graphlint.dynamic.tracer import trace_phase
+from graphlint.rules import runtime_rules
 
 transformers = pytest.importorskip("transformers", reason="graphlint.targets.hf needs the [hf] extra")
 

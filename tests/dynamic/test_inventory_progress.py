@@ -58,7 +58,7 @@ def test_watching_keeps_the_factory_signature_and_tolerates_targets_without_stag
 
 
 def _inventory():
-    from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome
+    from graphlint.inventory import DeviceResult, Inventory, ProbeOutcome
 
     inv = Inventory("t", "c", "d", "v", True)
     for label in ("cuda:10", "cuda:2"):

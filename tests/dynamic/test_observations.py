@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphlint.dynamic.results import runtime_rules
 from graphlint.dynamic.tracer import OBSERVATIONS
+from graphlint.rules import runtime_rules
 from graphlint.rules import RuleError, load_rules, observation_codes
 
 RUNTIME = runtime_rules()

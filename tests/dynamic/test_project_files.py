@@ -16,8 +16,9 @@ import types
 
 import pytest
 
-from graphlint.dynamic import crossref, frames, project
-from graphlint.dynamic.crossref import cross_reference, own_files
+from graphlint import crossref
+from graphlint.crossref import cross_reference, own_files
+from graphlint.dynamic import frames, project
 from graphlint.dynamic.worker import _own_modules
 from graphlint.finding import Finding
 

@@ -15,8 +15,8 @@ import torch
 import graph_emulator
 from dynamic_helpers import TARGETS, plant_lines, snippet_factory
 from graphlint.dynamic.replay import run_graph_phase
-from graphlint.dynamic.results import runtime_rules
 from graphlint.dynamic.target import load_factory
+from graphlint.rules import runtime_rules
 from graphlint.rules import marked_positions
 
 RULES = runtime_rules()
@@ -141,8 +141,8 @@ class _RaisesLater:
 
 @pytest.mark.parametrize("where", ["region", "stage"])
 def test_a_target_raising_after_capture_fails_the_gate(where):
-    from graphlint.dynamic.results import Inventory
     from graphlint.gate import capture_failures
+    from graphlint.inventory import Inventory
 
     result = run_graph_phase(_RaisesLater, CPU, {"where": where}, RULES, "cpu")
     assert result.capture["body"]["status"] == "captured"

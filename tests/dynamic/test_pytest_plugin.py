@@ -51,7 +51,7 @@ def test_require_gpu_skips_without_cuda():
 def test_module_level_factories_go_to_worker_processes_on_a_gpu(monkeypatch):
     """A failing capture in the test process would taint every later capture of the session."""
     from graphlint.dynamic import pytest_plugin, run
-    from graphlint.dynamic.results import Inventory
+    from graphlint.inventory import Inventory
 
     factory = load_factory(f"{TARGETS / 'plain_module.py'}:make_target")
     assert pytest_plugin._as_spec(factory, {"dim": 16}) == f"{TARGETS / 'plain_module.py'}:make_target"

@@ -7,13 +7,15 @@ import sys
 import torch
 
 from dynamic_helpers import ROOT
-from graphlint.dynamic.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
-from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
+from graphlint.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
+from graphlint.dynamic.combine import merge_findings
 from graphlint.dynamic.tracer import classify_transition
 from graphlint.finding import Finding
 from graphlint.gate import capture_failures
-from graphlint.rules import observation_codes
+from graphlint.inventory import DeviceResult, Inventory, ProbeOutcome
 from graphlint.report.inventory import render_json, render_markdown
+from graphlint.rules import runtime_rules
+from graphlint.rules import observation_codes
 
 
 def _f(rule, line, evidence, category="host-sync", severity="error", device="cuda:0", in_graph=True):

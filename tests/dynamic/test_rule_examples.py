@@ -16,9 +16,10 @@ import pytest
 import torch
 
 from dynamic_helpers import snippet_factory
-from graphlint.dynamic.results import merge_findings, runtime_rules
+from graphlint.dynamic.combine import merge_findings
 from graphlint.dynamic.target import regions_of
 from graphlint.dynamic.tracer import run_tracer
+from graphlint.rules import runtime_rules
 from graphlint.rules import mark_example, marked_positions
 
 RULES = runtime_rules()

@@ -12,9 +12,9 @@ import torch
 import graph_emulator
 from dynamic_helpers import ROOT, TARGETS, plants, spec
 from graphlint.dynamic import run as run_module
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome
 from graphlint.dynamic.worker import run_phase
 from graphlint.gate import capture_failures
+from graphlint.inventory import DeviceResult, ProbeOutcome
 
 
 @pytest.fixture

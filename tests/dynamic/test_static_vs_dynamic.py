@@ -9,7 +9,7 @@ visible here and in the inventory as "dynamic only", so a regression on either s
 
 from __future__ import annotations
 
-from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, cross_reference
+from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, cross_reference
 from graphlint.dynamic.run import Request, run_inventory
 from graphlint.dynamic.target import DEFAULT_TARGET
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from graphlint.dynamic.results import runtime_rules
 from graphlint.dynamic.run import Request, run_inventory
 from graphlint.dynamic.target import DEFAULT_TARGET
+from graphlint.rules import runtime_rules
 
 from dynamic_helpers import TARGETS, plants, spec
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dynamic_helpers import ROOT, spec
 from graphlint.dynamic.replay import output_diff
-from graphlint.dynamic.soak import mismatched
-from graphlint.dynamic.results import DeviceResult
 from graphlint.dynamic.run import _worker
+from graphlint.dynamic.soak import mismatched
+from graphlint.inventory import DeviceResult
 
 
 def _job(target: str, phase: str = "trace") -> dict:
@@ -58,8 +58,8 @@ def _series(kind: str, steps: int, leak: int = 0, drift_from: int | None = None,
 
 def _context(replay_mismatch: bool = False):
     from graphlint.dynamic.frames import UserFrame
-    from graphlint.dynamic.results import runtime_rules
     from graphlint.dynamic.soak import SoakContext
+    from graphlint.rules import runtime_rules
 
     return SoakContext(runtime_rules(), "cuda:0", 8, 64, replay_mismatch, capture={"step": {"status": "captured"}},
                        region_frames={"step": UserFrame("eng.py", 3, "step")})
@@ -130,8 +130,8 @@ def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
     import torch
 
     from graphlint.dynamic import run as run_module
-    from graphlint.dynamic.results import ProbeOutcome
     from graphlint.finding import Finding
+    from graphlint.inventory import ProbeOutcome
 
     gl590 = Finding("GL590", "capture-failed", "capture-hygiene", "error", "t.py", 3, 0, "capture failed",
                     source="dynamic", device="cuda:0", region="a")
@@ -167,7 +167,8 @@ def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
 
 
 def test_a_torchrun_rank_says_its_replay_ran_after_failed_captures():
-    from graphlint.dynamic.results import ProbeOutcome, caveat_failed_captures
+    from graphlint.dynamic.combine import caveat_failed_captures
+    from graphlint.inventory import ProbeOutcome
 
     result = DeviceResult("rank0:cuda:0", capture={"a": {"status": "failed", "detail": "x"}},
                           probes=[ProbeOutcome("capture", "ran", "0/1"), ProbeOutcome("replay", "ran", "identical")])

@@ -1,5 +1,8 @@
 """Cross-check dynamic findings with ``graphlint check`` on the target's own code.
 
+It lives beside both halves, not in either: it reads what the probes found and runs the static
+check, and the inventory report only renders the :class:`CrossRef` it returns.
+
 Every finding lands in one bucket: confirmed by both halves, dynamic only (a static miss: the
 most valuable line of the report), static with the rule switched off (by ``select``/``ignore``,
 ``per-file-ignores`` or a ``# graphlint: ignore`` comment: not a miss, the user's choice), or static
