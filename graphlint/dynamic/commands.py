@@ -1,4 +1,6 @@
-"""``graphlint inventory`` and ``graphlint capture-test``: argument parsing and handlers.
+"""``graphlint inventory`` and ``graphlint capture-test``: parse the arguments, run the probes, and hand
+the result to the gate (:mod:`graphlint.gate`) and the reports (:mod:`graphlint.report`): nothing is
+rendered here.
 
 Nothing here imports torch at import time (``graphlint --help`` and ``graphlint check`` load
 this module); the handlers do. Decisions:
@@ -20,6 +22,7 @@ import os
 import sys
 
 from graphlint.gate import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+
 DEFAULT_SOAK_STEPS = 512
 
 
@@ -141,6 +144,7 @@ def _collect(req, args):
     with InventoryProgress(planned_steps(req, cuda, count), devices) as progress:
         return _usable(run_inventory(req, on_done=progress.done, on_step=progress.step, preflight=preflight))
 
+
 def _preflight(req) -> None:
     """A bad --target or --option is exit 2 before any probe result counts."""
     from graphlint.dynamic.target import check_options, load_factory
@@ -215,7 +219,7 @@ def _guarded(fn):
 def cmd_inventory(args) -> int:
     from graphlint.crossref import cross_reference, prepare
     from graphlint.gate import capture_failures
-    from graphlint.report.inventory import render_json, render_markdown
+    from graphlint.report.inventory import render_json, render_markdown, written_line
 
     req = build_request(args, soak_steps=0 if args.no_soak else args.steps)
     # the target's package is summarised while the probes run (by the one process that reports)
@@ -233,24 +237,12 @@ def cmd_inventory(args) -> int:
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
     failed = capture_failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
-        print(f"graphlint: wrote {args.output}: {len(inv.findings())} finding(s), "
-              f"{len(failed)} failing the gate; {tested(inv)}", file=sys.stderr)
+        print(written_line(args.output, inv, failed), file=sys.stderr)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
-
-
-def tested(inv) -> str:
-    """What the run can claim about capture: only probes that finished count as tested."""
-    if not inv.cuda:
-        return "capture skipped (no CUDA device; tracer only)"
-    unfinished = [f"{p.probe} {p.status} on {d.device}" for d in inv.devices for p in d.probes
-                  if p.probe in ("capture", "replay", "soak") and p.status != "ran"]
-    return "capture tested" if not unfinished else "capture NOT fully tested: " + ", ".join(unfinished)
 
 
 @_guarded
 def cmd_capture_test(args) -> int:
-    import json
-
     from graphlint.dynamic.run import gpu_count
     from graphlint.gate import capture_failures
 
@@ -264,12 +256,10 @@ def cmd_capture_test(args) -> int:
         return EXIT_CLEAN
     failed = capture_failures(inv)
     from graphlint.report import use_color
-    from graphlint.report.capture_test import render_capture_test, sort_failures
+    from graphlint.report.capture_test import render_capture_test, render_capture_test_json
 
-    failed = sort_failures(failed)
     if args.format == "json":
-        _write(json.dumps({"cuda": cuda, "passed": not failed, "failures": failed,
-                           "inventory": inv.to_dict()}, indent=2, default=str) + "\n", args.output)
+        _write(render_capture_test_json(inv, failed, cuda), args.output)
     else:
         _write(render_capture_test(inv, failed, cuda, color=use_color(args.output)), args.output)
     return EXIT_FINDINGS if failed else EXIT_CLEAN

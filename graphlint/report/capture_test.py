@@ -10,6 +10,7 @@ only on a terminal, never with ``NO_COLOR`` (the CLI decides; the text is the sa
 from __future__ import annotations
 
 import io
+import json
 import re
 
 from rich.console import Console
@@ -35,6 +36,11 @@ def sort_failures(failed: list[str]) -> list[str]:
             return (1, natural(match["path"]), int(match["line"]), natural(line))
         return (0, natural(line), 0, [])
     return sorted(failed, key=key)
+
+
+def render_capture_test_json(inv, failed: list[str], cuda: bool) -> str:
+    return json.dumps({"cuda": cuda, "passed": not failed, "failures": sort_failures(failed),
+                       "inventory": inv.to_dict()}, indent=2, default=str) + "\n"
 
 
 def render_capture_test(inv, failed: list[str], cuda: bool, color: bool = False) -> str:

@@ -49,6 +49,21 @@ def speedup(result: DeviceResult) -> tuple[float | None, str]:
     return timing["eager_s"] / timing["graph_s"], note
 
 
+def tested(inv) -> str:
+    """What the run can claim about capture: only probes that finished count as tested."""
+    if not inv.cuda:
+        return "capture skipped (no CUDA device; tracer only)"
+    unfinished = [f"{p.probe} {p.status} on {d.device}" for d in inv.devices for p in d.probes
+                  if p.probe in ("capture", "replay", "soak") and p.status != "ran"]
+    return "capture tested" if not unfinished else "capture NOT fully tested: " + ", ".join(unfinished)
+
+
+def written_line(path: str, inv: Inventory, failed: list[str]) -> str:
+    """What the terminal says when the report went to a file."""
+    return (f"graphlint: wrote {path}: {len(inv.findings())} finding(s), {len(failed)} failing the gate; "
+            f"{tested(inv)}")
+
+
 def _rows(inv: Inventory) -> list[tuple[Finding, list[str]]]:
     """One row per (rule, path, line) with the devices that saw it."""
     rows: dict[tuple, tuple[Finding, list[str]]] = {}

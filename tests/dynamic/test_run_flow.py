@@ -78,7 +78,7 @@ def test_a_soak_past_an_undeclared_limit_reports_both_instances_stopping(jobs):
     assert "graph: stopped at step 32 in lookup" in soak.detail and "eager: stopped at step 32 in lookup" in soak.detail
     assert "fixtures/targets/short_cache.py:33" in soak.detail
     assert any("soak: probe error" in f for f in capture_failures(inv))
-    from graphlint.dynamic.commands import tested
+    from graphlint.report.inventory import tested
 
     assert tested(inv).startswith("capture NOT fully tested: soak error on cuda:0")
 
