@@ -12,7 +12,7 @@ import libcst as cst
 
 from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, is_imported_root, resolve
-from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS
+from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -37,6 +37,8 @@ class CallRecorder:
     order: int
     loop_ids: list[int]
     once: str
+    multi_device: bool
+    selecting: set[str]
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -129,6 +131,7 @@ class CallRecorder:
             self.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.order  # the first call: what comes after it saw its effect
+        site.multi_device = site.multi_device or self.multi_device
         if self.loop_ids:
             site.loops = site.loops | frozenset(self.loop_ids)
 
@@ -167,6 +170,8 @@ class CallRecorder:
             elif self.call_name in GRAPH_CALLS:
                 self.graph_call(call, self.call_name)
         func = call.func
+        if self.call_name in SET_DEVICE:
+            self.selecting.add(self.func.qualname)
         if not self.func.device_work and self.does_device_work(call):
             self.func.device_work = True
         desc: Descriptor | None = None

@@ -52,6 +52,14 @@ def bfs(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId] | fro
     return chains
 
 
+def called_per_device(calls: Calls) -> set[FuncId]:
+    """Functions called, at any depth, from inside a loop over devices (``for d in devices:
+    self._capture_on(d)``): a capture there runs on several devices from one process."""
+    roots = [(callee, (caller, callee)) for caller, edges in calls.items() for callee, site in edges
+             if site.multi_device and not site.reference]
+    return set(bfs(roots, calls)) if roots else set()
+
+
 def callers_of(calls: Calls) -> dict[FuncId, list[FuncId]]:
     out: dict[FuncId, list[FuncId]] = {}
     for caller, edges in calls.items():
@@ -119,9 +127,11 @@ class Placement:
     """Decides each candidate's finding from the contexts (see the module docstring)."""
 
     def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
-                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId]):
+                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId],
+                 multi_device: set[FuncId] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
+        self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -134,8 +144,10 @@ class Placement:
         """(chain, severity, message note), or None when the candidate does not cost anything per step."""
         params = rule.params
         severity = rule.severity
-        if "multi-device" in cand.flags and params.get("multi_device_severity"):
+        if params.get("multi_device_severity") and ("multi-device" in cand.flags or fid in self.multi_device):
             severity = params["multi_device_severity"]
+        elif params.get("selected_device_severity") and "device-selected" in cand.flags:
+            severity = params["selected_device_severity"]
         scope = params.get("scope", "hot")
         graph = self.chain("graph", fid, cand)
         if scope == "capture":

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from graphlint.static.api import StaticOptions
-from graphlint.static.contexts import Chain, FuncId, Placement, bfs, callers_of, reaching, spread, post_replay
+from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
+                                       post_replay)
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
 from graphlint.static.model import CallSite, ModuleInfo
@@ -121,7 +122,8 @@ class Discovery:
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
-                              {"eager": eager_compiled, "host": host_compiled}, points, after)
+                              {"eager": eager_compiled, "host": host_compiled}, points, after,
+                              called_per_device(self.calls))
         return Contexts(placement, self.entries)
 
     def graph_regions(self) -> tuple[set[FuncId], dict[FuncId, set[str] | None]]:

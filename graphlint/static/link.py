@@ -36,7 +36,8 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                     else:  # the same callee reached by two spellings: one edge, everything it knows
                         out[callee] = CallSite(known.target, known.in_capture or call.in_capture,
                                                min(known.order, call.order), known.loops | call.loops,
-                                               known.reference and call.reference)
+                                               known.reference and call.reference,
+                                               multi_device=known.multi_device or call.multi_device)
             calls[(info.path, qual)] = sorted(out.items())
     contexts = Discovery(infos, index, calls, options).run()
     if entries_out is not None:

@@ -110,8 +110,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
-        if self.multi_device:
-            flags.append("multi-device")
+        flags.extend(self.device_flags())
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
         return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
@@ -331,15 +330,15 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
                 self.oracle.fn.module_aliases.pop(name.value, None)
 
     def with_(self, stmt: cst.With) -> None:
-        for item in stmt.items:
-            self.expr(item.item)
-        captures, varying_device = self.with_contexts(stmt)
+        captures, varying_device = self.with_contexts(stmt)  # first: ``with device(d), graph(g):`` selects d
         if captures:
             self.func.captures = True
         outer = self.in_capture
-        self.in_capture = outer or captures
         self.device_contexts += varying_device
         try:
+            for item in stmt.items:
+                self.expr(item.item)
+            self.in_capture = outer or captures
             self.suite(stmt.body)
         finally:
             self.in_capture = outer

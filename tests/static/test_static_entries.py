@@ -53,7 +53,7 @@ def test_the_captured_callable_is_graph_code_and_the_replayer_the_host_step():
         ("graph", "Model.forward"), ("host", "Runner.decode_step"), ("host", "Runner.replay")]
     assert found(CAPTURED) == [
         (6, "GL101", "error"),  # inside the graph: strict
-        (15, "GL501", "warning"),  # one device per process
+        (15, "GL501", "info"),  # selects no device: the process's one device, where the side stream is right
         (21, "GL101", "info"),  # the sampled result, read back after the replay
     ]
 
@@ -208,7 +208,38 @@ def capture_one(graph, stage):
     with torch.cuda.graph(graph):
         stage()
 """
-    assert found(src) == [(6, "GL502", "error"), (7, "GL501", "error"), (11, "GL501", "warning")]
+    assert found(src) == [(6, "GL502", "error"), (7, "GL501", "error"), (11, "GL501", "info")]
+
+
+def test_graph_without_stream_follows_the_device_the_capture_runs_on():
+    """Called from a loop over devices: several devices from one process (an error); a capture
+    after selecting its device from a value: maybe several (a warning); none selected: info."""
+    src = """
+import torch
+
+def capture_on(graph, stage, dev):
+    with torch.cuda.graph(graph):
+        stage()
+
+def capture_all(graphs, stages, devices):
+    for i, dev in enumerate(devices):
+        capture_on(graphs[i], stages[i], dev)
+
+def capture_selected(graph, stage, dev):
+    torch.cuda.set_device(dev)
+    with torch.cuda.graph(graph):
+        stage()
+
+def capture_under(graph, stage, dev):
+    with torch.cuda.device(dev), torch.cuda.graph(graph):
+        stage()
+
+def capture_here(graph, stage):
+    with torch.cuda.graph(graph):
+        stage()
+"""
+    assert found(src) == [(5, "GL501", "error"), (14, "GL501", "warning"), (18, "GL501", "warning"),
+                          (22, "GL501", "info")]
 
 
 def test_make_graphed_callables_and_abstract_typed_calls_resolve_to_every_implementation():

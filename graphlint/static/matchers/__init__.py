@@ -27,9 +27,10 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
 #: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
 #: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
-#: ``multi_device_severity`` -- the severity when one process captures on several devices.
+#: ``multi_device_severity`` -- the severity when one process captures on several devices;
+#: ``selected_device_severity`` -- when the capture's function selects its device from a value.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
-                                "in_graph": bool, "multi_device_severity": str}
+                                "in_graph": bool, "multi_device_severity": str, "selected_device_severity": str}
 
 
 class MatchContext(Protocol):
@@ -76,8 +77,9 @@ class Matcher:
                 raise RuleError(f"{rule.pack}: rule {rule.code}: parameter {key!r} has the wrong type")
         if rule.params.get("scope", "hot") not in SCOPES:
             raise RuleError(f"{rule.pack}: rule {rule.code}: scope must be one of {', '.join(SCOPES)}")
-        if rule.params.get("multi_device_severity", "error") not in ("error", "warning", "info"):
-            raise RuleError(f"{rule.pack}: rule {rule.code}: multi_device_severity must be error, warning or info")
+        for key in ("multi_device_severity", "selected_device_severity"):
+            if rule.params.get(key, "error") not in ("error", "warning", "info"):
+                raise RuleError(f"{rule.pack}: rule {rule.code}: {key} must be error, warning or info")
         self.setup(rule.params)
 
     def setup(self, params: dict[str, Any]) -> None:
