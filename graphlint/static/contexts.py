@@ -9,7 +9,9 @@ candidate, whether and how it is reported:
 - **eager** spreads through everything, setup/warm-up functions and constructors excepted (an
   object built in the step is built once per cache or per generation); a ``torch.compile``\\ d
   function it enters is *compiled* there (rules with ``in_compiled: false`` skip it: inductor
-  plans its memory).
+  plans its memory); its host logic (the per-token loops' own code and what it calls outside the
+  model step) is skipped by rules with ``eager_host: false``: a value read back there only costs
+  its read-back, capture would never freeze it.
 - **host** spreads like eager but stops at graph roots: calling the captured callable from the
   host step (a replay of a compiled function, or an eager fallback for batch sizes no graph was
   captured for) runs graph code, whose hazards are graph's to report. In each host function, a
@@ -127,11 +129,12 @@ class Placement:
     """Decides each candidate's finding from the contexts (see the module docstring)."""
 
     def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
-                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId],
-                 multi_device: set[FuncId] | frozenset = frozenset()):
+                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
+                 multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
+        self.eager_host = eager_host  # an eager engine's host logic (see ``Discovery.eager_host_logic``)
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -156,7 +159,8 @@ class Placement:
         if scope == "anywhere":
             return (eager or graph or host or (fid,)), severity, ""
         compiled_ok = params.get("in_compiled") is not False
-        if eager and (compiled_ok or fid not in self.compiled_only["eager"]):
+        if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
+                params.get("eager_host") is False and fid in self.eager_host):
             return eager, severity, ""
         if (graph or cand.in_capture) and params.get("in_graph") is not False:
             return graph or (fid,), severity, ""

@@ -416,3 +416,32 @@ def forward_step(x: torch.Tensor, position_ids=None, mask=None):
     return x + position_ids + torch.zeros_like(x)
 """
     assert [(line, code) for line, code, _ in found(src)] == [(9, "GL202")]
+
+
+def test_an_eager_loops_host_logic_reports_read_backs_but_not_what_follows_them():
+    """Speculative decoding written eagerly: the accepted count is read back (a sync), then used to
+    slice and branch in the loop's own code -- host logic between future replays, not a graph.
+    In the model step the same branch is reported: capture would freeze it."""
+    src = """
+import torch
+
+class LM(torch.nn.Module):
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        n = ids.amax().item()
+        if n > 3:
+            ids = ids[:, :n]
+        return ids.float()
+
+def verify(draft, logits):
+    return (logits.argmax(-1) == draft).int().cumprod(-1).sum()
+
+def speculate(model: LM, ids: torch.Tensor, draft: torch.Tensor, rounds: int):
+    for _ in range(rounds):
+        logits = model(torch.cat([ids, draft], -1))
+        n = verify(draft, logits).item()
+        if n > 0:
+            ids = torch.cat([ids, draft[:, :n]], -1)
+    return ids
+"""
+    assert found(src) == [(6, "GL101", "error"), (7, "GL312", "warning"), (8, "GL311", "error"),
+                          (17, "GL101", "error"), (19, "GL207", "error")]
