@@ -17,7 +17,7 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.guards import Guards, fills_default, is_lazy_init, once_flag
+from graphlint.static.guards import Guards, once_flag
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.matchers import Matcher
@@ -105,8 +105,13 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
     def function_name(self) -> str:
         return self.func.name
 
-    def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate:
+    def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate | None:
+        """A report to ``emit`` now or later; None in lazy one-time initialisation (setup, not the
+        step) and import-time code (never a decode step; skipping it saves the ast parse)."""
         in_capture = self.in_capture
+        if not in_capture and rule.params.get("scope") != "anywhere" and (
+                self.setup_depth or self.func.qualname == "<module>"):
+            return None
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
@@ -116,16 +121,11 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
                             self.order, tuple(self.loop_ids), frozenset(flags))
 
-    def emit(self, raw: RawCandidate) -> None:
-        self.raw.append(raw)
+    def emit(self, raw: RawCandidate | None) -> None:
+        self.raw.extend((raw,) if raw is not None else ())
 
     def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
-        if not self.in_capture and rule.params.get("scope") != "anywhere":
-            if self.setup_depth:
-                return  # lazy one-time initialisation: setup, not the step
-            if self.func.qualname == "<module>":
-                return  # import-time code is never a decode step (and skipping it saves the ast parse)
-        self.raw.append(self.defer(rule, anchor, name))
+        self.emit(self.defer(rule, anchor, name))
 
     def is_store_target(self, node: cst.CSTNode) -> bool:
         return id(node) in self.store_targets
@@ -240,7 +240,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
-        if guarded != "body" and (is_lazy_init(stmt) or fills_default(stmt, self.oracle.fn.optional)):
+        if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
                 self.suite(stmt.body)

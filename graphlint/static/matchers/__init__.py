@@ -53,7 +53,8 @@ class MatchContext(Protocol):
     def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
 
     def defer(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> Any:
-        """A report to ``emit`` later (when the class ends), or never."""
+        """A report to ``emit`` later (when the class ends), or never; None where no report is ever
+        made (lazy one-time initialisation, import-time code)."""
 
     def emit(self, pending: Any) -> None: ...
 
