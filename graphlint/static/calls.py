@@ -20,6 +20,17 @@ REGION_CLASS = "graphlint.dynamic.target.Region"
 GRAPH_CALLS = frozenset((*GRAPHED_CALLS, *COMPILE_CALLS))
 
 
+#: annotations of containers whose element type types what indexing them gives
+CONTAINERS = frozenset(("list", "sequence", "mutablesequence", "tuple", "iterable", "collection"))
+
+
+def _members(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The alternatives of ``A | B`` (flattened); else [node]."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return _members(node.left) + _members(node.right)
+    return [node]
+
+
 class CallRecorder:
     imports: dict[str, str]
     oracle: TensorOracle
@@ -82,6 +93,21 @@ class CallRecorder:
         if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
             return None
         return self.descriptor(node)
+
+    def element_classes(self, node: cst.BaseExpression) -> list[Descriptor]:
+        """``list[Layer | Other] | None``, ``Sequence[Layer]``, ``tuple[Layer, ...]`` -> the classes
+        the container holds (``self.layers = layers`` then types ``self.layers[i].update(...)``)."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            return self.element_classes(node.left) + self.element_classes(node.right)
+        if not isinstance(node, cst.Subscript):
+            return []
+        wrapper = (dotted_name(node.value) or "").rsplit(".", 1)[-1]
+        elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+        if wrapper in ("Optional", "Union"):
+            return [d for el in elements for d in self.element_classes(el)]
+        if wrapper.lower() not in CONTAINERS:
+            return []
+        return [d for el in elements for m in _members(el) if (d := self.class_annotation(m)) is not None]
 
     def object_path(self, node: cst.BaseExpression) -> tuple | None:
         """``self.model.blocks[i]`` -> ("self", ("model", "blocks")); subscripts are transparent."""

@@ -8,7 +8,6 @@ that asked for its type. Tensor facts are updated in source order as assignments
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Iterable, Sequence
 
 import libcst as cst
@@ -23,7 +22,7 @@ from graphlint.static.inherited import inherited_by_class
 from graphlint.static.matchers import Matcher
 from graphlint.static.model import ClassInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import
-from graphlint.static.params import POSITION_NAMES, is_tensor_annotation
+from graphlint.static.params import is_tensor_annotation
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
@@ -83,6 +82,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
+        self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
         self.order = 0  # statement ordinal within the current function
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
@@ -301,34 +301,6 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")
 
-    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        self.oracle.taint(target, iterable)
-        if isinstance(target, cst.Name) and _is_range(iterable) and any(
-                fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
-            self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
-            self.oracle.fn.tensors.discard(target.value)
-            return
-        func = iterable.func if isinstance(iterable, cst.Call) else None
-        if isinstance(func, cst.Name) and func.value == "enumerate":
-            if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                self.oracle.bind(target.elements[0].value, None)
-                self.oracle.taint(target.elements[0].value, None)
-                self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
-                return
-        source = self.oracle.module_source(iterable)
-        if source is not None and isinstance(target, cst.Name):
-            self.oracle.fn.module_aliases[target.value] = source
-            return
-        path = self.object_path(iterable)
-        if path is not None and path[1] and isinstance(target, cst.Name):
-            self.oracle.fn.objects[target.value] = path
-            return
-        tensor = self.oracle.is_tensor(iterable)
-        for name in preorder(target):
-            if isinstance(name, cst.Name):
-                (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
-                self.oracle.fn.module_aliases.pop(name.value, None)
-
     def with_(self, stmt: cst.With) -> None:
         captures, varying_device = self.with_contexts(stmt)  # first: ``with device(d), graph(g):`` selects d
         if captures:
@@ -395,6 +367,3 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             elif name in dispatch:
                 self.visit_node(node)
 
-
-def _is_range(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
