@@ -95,8 +95,7 @@ class CallRecorder:
         return self.descriptor(node)
 
     def element_classes(self, node: cst.BaseExpression) -> list[Descriptor]:
-        """``list[Layer | Other] | None``, ``Sequence[Layer]``, ``tuple[Layer, ...]`` -> the classes
-        the container holds (``self.layers = layers`` then types ``self.layers[i].update(...)``)."""
+        """``list[Layer | Other] | None``, ``Sequence[Layer]`` -> the classes the container holds."""
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
             return self.element_classes(node.left) + self.element_classes(node.right)
         if not isinstance(node, cst.Subscript):
@@ -198,6 +197,13 @@ class CallRecorder:
         func = call.func
         if self.call_name in SET_DEVICE:
             self.selecting.add(self.func.qualname)
+        elif self.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
+            owner, name = call.args[0].value, call.args[1].value
+            key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
+            if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
+                self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
+            elif key != "*":
+                self.info.attr_writes.add(key)
         if not self.func.device_work and self.does_device_work(call):
             self.func.device_work = True
         desc: Descriptor | None = None

@@ -15,6 +15,11 @@
   ``if self.state["mask"] is None: self.state["mask"] = ...``): lazy initialisation, which runs
   once, on the first (eager) step -- setup, not the step. Its calls are not hot (capture regions
   inside it are still checked);
+- ``if self.extra is not None:`` where no analysed code ever gives ``extra`` a value (an option
+  its class defaults to None and nothing sets): dead code here; its reports carry the flag
+  "needs:extra" and the linker drops them once it knows every file's attribute writes (the
+  class's family's ``self.extra = v`` and ``setattr(self, ...)``, any object's ``obj.extra = v``;
+  a ``setattr(obj, name, v)`` with a computed name on another object is not followed);
 - ``if cur_len == 1:`` / ``if step == self.max_steps - 1:``: a per-step position (named like one,
   ``params.POSITION_NAMES``, but not a step's token count, which is a prefill guard) equal to a
   value that holds no position: the body runs at one position of the generation, once, not every
@@ -164,6 +169,31 @@ def is_lazy_init(stmt: cst.If) -> bool:
         isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_slot(node.target) == attr
         for node in preorder(stmt.body)
     )
+
+
+def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
+    """``if self.x is not None:`` (or such a conjunct of an ``and``) -> ("x",)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return needed_attrs(test.left) + needed_attrs(test.right)
+    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot) and _is_none(test.comparisons[0].comparator)):
+        attr = _self_attr(test.left)
+        return (attr,) if attr is not None else ()
+    return ()
+
+
+def written_attrs(target: cst.BaseExpression, value: cst.BaseExpression | None, cls: str) -> Iterator[str]:
+    """An attribute this code gives a value (``v`` not None, tuple targets too): ``self.x = v`` in
+    class ``cls`` -> "cls:x" (that class's own), ``obj.x = v`` -> "x" (an object of any class)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from written_attrs(el.value, None, cls)
+    elif isinstance(target, cst.Attribute) and not _is_none(value):
+        yield f"{cls}:{target.attr.value}" if cls and _self_attr(target) else target.attr.value
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def one_step(test: cst.BaseExpression, tensors: set[str], prefill: Sequence[str] = ()) -> bool:

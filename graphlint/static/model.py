@@ -178,3 +178,6 @@ class ModuleInfo(Compact):
     sites: list[Site] = field(default_factory=list)
     #: module-level functions annotated ``-> Tensor`` (what other files learn when they import them)
     tensor_functions: set[str] = field(default_factory=set)
+    #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
+    #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
+    attr_writes: set[str] = field(default_factory=set)

@@ -16,7 +16,7 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.guards import Guards, once_flag
+from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.matchers import Matcher
@@ -82,6 +82,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
+        self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
         self.order = 0  # statement ordinal within the current function
@@ -115,6 +116,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
+        flags.extend(f"needs:{attr}" for attr in self.needs)
         flags.extend(self.device_flags())
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
@@ -177,6 +179,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.store_targets = set()
             for target in stmt.targets:
                 self.bind(target.target, stmt.value)
+                self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
         elif isinstance(stmt, cst.AnnAssign):
             self.store_targets = {id(stmt.target)}
@@ -184,6 +187,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.store_targets = set()
             if stmt.value is not None:
                 self.bind(stmt.target, stmt.value)
+                self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
                 self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
@@ -247,12 +251,12 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
-            outer, flag = self.once, once_flag(stmt)
-            self.once = flag or outer
+            outer = (self.once, self.needs)
+            self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             try:
                 self.suite(stmt.body)
             finally:
-                self.once = outer
+                self.once, self.needs = outer
         if stmt.orelse is None or guarded == "orelse":
             return
         if isinstance(stmt.orelse, cst.If):

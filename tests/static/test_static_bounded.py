@@ -106,3 +106,39 @@ def decode_step(ids: torch.Tensor, scores: torch.Tensor, step: int, last: int, p
     return scores
 """
     assert found(src) == [(9, "GL309"), (12, "GL202"), (13, "GL309"), (14, "GL202"), (15, "GL309"), (16, "GL202")]
+
+
+def test_a_branch_on_an_option_nothing_sets_is_dead_code():
+    """``if self.packed is not None:`` where no analysed code gives ``packed`` a value is dead;
+    a value set on the object (``proc.bias = ...``), by a subclass or by ``setattr(self, name, v)``
+    in the class keeps the branch live."""
+    src = """
+import torch
+
+class Proc:
+    def __init__(self):
+        self.packed = None
+        self.bias = None
+        self.extra = None
+
+    def __call__(self, scores: torch.Tensor):
+        if self.packed is not None:
+            scores = scores + torch.zeros_like(scores)
+        if self.bias is not None and scores.dim() == 2:
+            scores = scores + torch.ones_like(scores)
+        if self.extra is not None:
+            scores = scores + torch.empty_like(scores)
+        return scores
+
+class Configured(Proc):
+    def configure(self, options: dict):
+        for key, value in options.items():
+            setattr(self, key, value)
+
+def decode_step(scores: torch.Tensor):
+    proc = Proc()
+    proc.bias = scores[0]
+    return proc(scores)
+"""
+    assert found(src) == [(12, "GL202"), (14, "GL202"), (16, "GL202")]  # a subclass sets any attribute
+    assert found(src.replace("            setattr(self, key, value)", "            pass")) == [(14, "GL202")]
