@@ -48,9 +48,9 @@ def bare_parse(files: list[Path]) -> tuple[float, int]:
 
 
 def graphlint_run(files: list[Path], cache_dir: Path, jobs: int | None):
-    from graphlint.config import Config
-    from graphlint.runner import run
-    from graphlint.settings import resolve
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import Config
 
     settings = resolve(Config(path=None, root=Path.cwd()), jobs=jobs)
     settings = replace(settings, analysis_paths=tuple(files), cache_dir=cache_dir)
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None, help="graphlint workers (default: CPU count)")
     parser.add_argument("--profile", action="store_true", help="also profile a single-process cold run")
     args = parser.parse_args(argv)
-    from graphlint.settings import default_jobs
+    from graphlint.check_settings import default_jobs
 
     root = args.corpus or torch_dir()
     files = corpus_files(root, args.limit)

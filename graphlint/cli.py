@@ -1,13 +1,10 @@
 """The ``graphlint`` command. Imports stay lazy: ``graphlint --help`` and ``graphlint check``
 never import torch (a pre-commit hook must not pay for, or even need, a torch install).
 
-What fails the check: an unsuppressed, non-baselined finding of severity ``error`` (the code
-will not capture, or will replay wrong values). ``--strict`` makes ``warning`` findings (slow
-but capturable, unused suppressions) fail too, as issue 2 asks. ``info`` findings never fail:
-they are advice. ``--exit-zero`` always exits 0 unless graphlint itself failed: an internal
-error on one file (GL002) is still reported with the file and the rest of the run completes,
-but the exit code is 2, because the result is incomplete and the fix is in graphlint (or an
-``--ignore GL002``), not in the user's code.
+What fails the check, and which exit code that gives, is decided in one place for both halves:
+:mod:`graphlint.gate`. ``--strict`` makes ``warning`` findings (slow but capturable, unused
+suppressions) fail too, as issue 2 asks; ``--exit-zero`` exits 0 unless graphlint itself failed
+on a file (GL002: the result is incomplete, and the fix is in graphlint or an ``--ignore GL002``).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+from graphlint.gate import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 EPILOG = """\
 exit codes:
@@ -130,9 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     from graphlint.baseline import BaselineError
-    from graphlint.config import ConfigError
+    from graphlint.check import RunError
+    from graphlint.config_file import ConfigError
     from graphlint.rules import RuleError
-    from graphlint.runner import RunError
 
     try:
         return int(handler(args) or 0)
@@ -153,10 +150,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from graphlint.baseline import filter_new, load_baseline, write_baseline
-    from graphlint.config import load_config
-    from graphlint.report import ReportContext, fails, render, use_color
-    from graphlint.runner import run
-    from graphlint.settings import resolve
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
+    from graphlint.gate import check_exit_code, failing_severities
+    from graphlint.report import ReportContext, render, use_color
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
@@ -181,7 +179,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     ctx = ReportContext(
         rules=settings.rules, files=result.files, lines=result.lines,
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
-        failing=frozenset({"error", "warning"} if args.strict else {"error"}),
+        failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
@@ -201,18 +199,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(report)
         sys.stdout.flush()
-    if any(f.rule == "GL002" and not f.suppressed for f in findings):
-        return EXIT_ERROR  # graphlint itself failed on a file: not the user's finding to fix
-    if args.exit_zero:
-        return EXIT_CLEAN
-    return EXIT_FINDINGS if any(fails(f, ctx) for f in findings) else EXIT_CLEAN
+    return check_exit_code(findings, ctx.failing, args.exit_zero)
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    from graphlint.config import load_config
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
     from graphlint.report.entries import render_entries
-    from graphlint.runner import run
-    from graphlint.settings import resolve
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache)
@@ -224,7 +218,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
 
 
 def _load_rules(config_path: str | None):
-    from graphlint.config import load_config
+    from graphlint.config_file import load_config
     from graphlint.rules import load_rules
 
     return load_rules(load_config(Path(config_path) if config_path else None).rule_packs)

@@ -22,9 +22,8 @@ import re
 import sys
 from pathlib import Path
 
-from graphlint.finding import CATEGORIES
 from graphlint.report import rule_message
-from graphlint.rules import BUILTIN_PACK_DIR, Rule, load_rules, mark_example, marked_positions
+from graphlint.rules import BUILTIN_PACK_DIR, CATEGORIES, Rule, load_rules, mark_example, marked_positions
 
 ROOT = BUILTIN_PACK_DIR.parent
 RULES_DOC = Path("docs") / "rules.md"

@@ -7,29 +7,10 @@ inventory can cross-reference them by ``(path, line, category)``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-#: The five fixed categories. Every rule and every finding carries exactly one.
-CATEGORIES: tuple[str, ...] = (
-    "host-sync",
-    "allocation",
-    "data-dependent",
-    "cross-device",
-    "capture-hygiene",
-)
-
-#: Family digit of a rule code (GL<digit>xx) -> category. GL0xx is the meta family
-#: (parse errors, unused suppressions) and maps to no hazard category.
-FAMILY_CATEGORY: dict[str, str] = {
-    "1": "host-sync",
-    "2": "allocation",
-    "3": "data-dependent",
-    "4": "cross-device",
-    "5": "capture-hygiene",
-}
-
-SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+from graphlint.rules import Rule
 
 
 @dataclass(frozen=True)
@@ -62,7 +43,19 @@ class Finding:
     region: str = ""  # dynamic findings: the target region ("layer3.graph_a")
     suppressed: bool = False
     suppression_reason: str = ""
-    extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    # What a probe knows beyond the location (not part of a finding's identity):
+    count: int = field(default=1, compare=False)  # times per step the probe saw it
+    in_graph: bool | None = field(default=None, compare=False)  # seen in captured code; None: not asked (static)
+    kernel: str = field(default="", compare=False)  # GL593: the kernel that ran outside its capture
+
+    @classmethod
+    def from_rule(cls, rule: Rule, path: str, line: int, col: int = 0, *, message: str | None = None,
+                  **fields: Any) -> "Finding":
+        """The one way to turn a rule into a finding: code, name, category, severity and fix come
+        from the rule; ``message`` (default: the rule's) and ``fields`` from the analyzer."""
+        fields.setdefault("severity", rule.severity)
+        return cls(rule=rule.code, name=rule.name, category=rule.category, path=path, line=line, col=col,
+                   message=rule.message if message is None else message, fix=rule.fix, **fields)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.rule, self.message)
@@ -71,10 +64,16 @@ class Finding:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-able; the probe fields travel under ``extra``, and only when set (the schema
+        ``graphlint inventory --format json`` has always written)."""
         data = asdict(self)
         data["chain"] = list(self.chain)
         data["evidence"] = list(self.evidence)
-        data["extra"] = {k: v for k, v in self.extra}
+        data["extra"] = {}
+        for name, default in _PROBE_FIELDS.items():
+            value = data.pop(name)
+            if value != default:
+                data["extra"][name] = value
         return data
 
     @classmethod
@@ -82,6 +81,9 @@ class Finding:
         data = dict(data)
         data["chain"] = tuple(data.get("chain", ()))
         data["evidence"] = tuple(data.get("evidence", ()))
-        data["extra"] = tuple(sorted((data.get("extra") or {}).items()))
+        data.update({k: v for k, v in (data.pop("extra", None) or {}).items() if k in _PROBE_FIELDS})
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_PROBE_FIELDS = {f.name: f.default for f in fields(Finding) if f.name in ("count", "in_graph", "kernel")}

@@ -40,9 +40,9 @@ def _set(progress, task, description: str, done: int, total: int | None, unit: s
 
 
 class CheckProgress:
-    """``graphlint check``'s bar, driven by the runner's ``(done, total, phase)`` callback.
+    """``graphlint check``'s bar, driven by the check's ``(done, total, phase)`` callback.
 
-    Refreshed from ``update`` rather than by rich's refresh thread: the runner forks worker
+    Refreshed from ``update`` rather than by rich's refresh thread: the check forks worker
     processes, and forking while another thread may hold a lock is how pools deadlock.
     """
 

@@ -14,7 +14,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from graphlint.finding import CATEGORIES, FAMILY_CATEGORY, SEVERITIES
+#: The five fixed categories. Every rule and every finding carries exactly one.
+CATEGORIES: tuple[str, ...] = (
+    "host-sync",
+    "allocation",
+    "data-dependent",
+    "cross-device",
+    "capture-hygiene",
+)
+
+#: Family digit of a rule code (GL<digit>xx) -> category. GL0xx is the meta family
+#: (parse errors, unused suppressions) and maps to no hazard category.
+FAMILY_CATEGORY: dict[str, str] = {
+    "1": "host-sync",
+    "2": "allocation",
+    "3": "data-dependent",
+    "4": "cross-device",
+    "5": "capture-hygiene",
+}
+
+SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+
 
 def _builtin_pack_dir() -> Path:
     """The repository's ``rules/`` in a checkout or editable install; in a wheel the same files
@@ -30,7 +50,7 @@ BUILTIN_PACK_DIR = _builtin_pack_dir()
 CODE_RE = re.compile(r"^GL\d{3}$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 REQUIRED = ("code", "name", "category", "severity", "message", "why", "fix")
-OPTIONAL = ("matcher", "params", "bad", "good", "seed", "dynamic", "probes")
+OPTIONAL = ("matcher", "params", "bad", "good", "seed", "dynamic", "probes", "observes")
 
 
 class RuleError(Exception):
@@ -53,6 +73,7 @@ class Rule:
     seed: str = ""  # which category of the seed inventory this generalises
     dynamic: bool = False  # reported by the dynamic probes rather than the static analyzer
     probes: tuple[str, ...] = ()  # dynamic: which probes can report it
+    observes: tuple[str, ...] = ()  # dynamic: what a probe observes that this rule reports (``observation_codes``)
     pack: str = ""  # file the rule came from
 
 
@@ -115,6 +136,24 @@ def mark_example(example: str, positions: Iterable[tuple[int, int]], label: str)
     return "\n".join(out) + "\n"
 
 
+def _as_names(value: Any, where: str) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else tuple(value or ())
+    if not all(isinstance(n, str) and NAME_RE.match(n) for n in names):
+        raise RuleError(f"{where} must be kebab-case names")
+    return names
+
+
+def observation_codes(rules: Iterable[Rule]) -> dict[str, str]:
+    """What a probe observed -> the code of the rule that reports it; each observation belongs
+    to one rule. A probe looks its observations up here, so rule codes live in the packs only."""
+    codes: dict[str, str] = {}
+    for rule in rules:
+        for name in rule.observes:
+            if codes.setdefault(name, rule.code) != rule.code:
+                raise RuleError(f"{rule.pack}: rule {rule.code} observes {name!r}, which {codes[name]} reports already")
+    return codes
+
+
 def _check_markers(bad: tuple[str, ...], good: tuple[str, ...], where: str, required: bool) -> None:
     """Bad examples pin where their finding is reported (required for static and meta rules,
     whose findings always have a line and column); good examples report nothing to pin."""
@@ -162,6 +201,9 @@ def parse_rule(raw: Any, pack: str, require_markers: bool = True) -> Rule:
     bad, good = _as_examples(raw.get("bad"), where), _as_examples(raw.get("good"), where)
     dynamic = bool(raw.get("dynamic", False))
     _check_markers(bad, good, where, required=require_markers and not dynamic)
+    observes = _as_names(raw.get("observes"), f"{where}: observes")
+    if observes and not dynamic:
+        raise RuleError(f"{where}: `observes` needs `dynamic: true` (only a probe observes something at run time)")
     return Rule(
         code=code,
         name=name,
@@ -177,6 +219,7 @@ def parse_rule(raw: Any, pack: str, require_markers: bool = True) -> Rule:
         seed=str(raw.get("seed") or ""),
         dynamic=dynamic,
         probes=tuple(raw.get("probes") or ()),
+        observes=observes,
         pack=pack,
     )
 
@@ -214,6 +257,7 @@ def load_rules(extra_packs: Iterable[Path] = (), require_markers: bool = True) -
                 raise RuleError(f"{path.name}: rule name {rule.name} is already used by {names[rule.name]}")
             rules[rule.code] = rule
             names[rule.name] = rule.code
+    observation_codes(rules.values())
     return dict(sorted(rules.items()))
 
 

@@ -80,9 +80,9 @@ def run_static(names: list[str]) -> dict[str, Observation]:
     try:
         import libcst  # noqa: F401
 
-        from graphlint.config import load_config
-        from graphlint.runner import run
-        from graphlint.settings import resolve
+        from graphlint.check import run
+        from graphlint.check_settings import resolve
+        from graphlint.config_file import load_config
     except ImportError as exc:
         for obs in out.values():
             obs.static_note = f"not run: the static half needs libcst ({exc})"

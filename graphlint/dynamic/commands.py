@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+from graphlint.gate import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 DEFAULT_SOAK_STEPS = 512
 
 
@@ -200,7 +200,7 @@ def _guarded(fn):
 @_guarded
 def cmd_inventory(args) -> int:
     from graphlint.dynamic.crossref import cross_reference
-    from graphlint.dynamic.results import failures
+    from graphlint.gate import capture_failures
     from graphlint.report.inventory import render_json, render_markdown
 
     req = build_request(args, soak_steps=0 if args.no_soak else args.steps)
@@ -212,7 +212,7 @@ def cmd_inventory(args) -> int:
     modules = sorted({m for d in inv.devices for m in d.modules})
     xref = cross_reference(inv.findings(), entries, sources, modules)
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
-    failed = failures(inv)
+    failed = capture_failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
         print(f"graphlint: wrote {args.output}: {len(inv.findings())} finding(s), "
               f"{len(failed)} failing the gate; {tested(inv)}", file=sys.stderr)
@@ -232,7 +232,7 @@ def tested(inv) -> str:
 def cmd_capture_test(args) -> int:
     import json
 
-    from graphlint.dynamic.results import failures
+    from graphlint.gate import capture_failures
     from graphlint.dynamic.run import gpu_count
 
     cuda = not args.cpu and gpu_count() > 0
@@ -243,7 +243,7 @@ def cmd_capture_test(args) -> int:
     inv = _collect(req, args)
     if inv is None:
         return EXIT_CLEAN
-    failed = failures(inv)
+    failed = capture_failures(inv)
     from graphlint.report import use_color
     from graphlint.report.capture_test import render_capture_test, sort_failures
 

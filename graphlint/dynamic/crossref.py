@@ -63,9 +63,9 @@ def _package_root(path: str) -> str:
 
 def _static_findings(paths: list[str], entries: list[str]):
     """(findings with every rule on, the enabled codes per file under the user's configuration)."""
-    from graphlint.config import load_config
-    from graphlint.runner import run
-    from graphlint.settings import resolve
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
 
     config = load_config()
     configured = resolve(config, paths=paths, entries=list(entries), use_cache=False, jobs=1)
@@ -127,7 +127,7 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
     kernels = _kernel_lines(active)
     for f in findings:
         key = (f.path, f.line, f.category)
-        kernel = dict(f.extra).get("kernel", "")
+        kernel = f.kernel
         launch = next((s for name, s in kernels if kernel and name in kernel), None) if f.rule == "GL593" else None
         if key[:2] in static_lines:
             result.status[key] = CONFIRMED

@@ -50,7 +50,7 @@ class GraphCapture:
     def __call__(self, target: str | Callable[..., Any], *, gpus: list[int] | None = None, soak_steps: int = 0,
                  **options: Any) -> CaptureCheck:
         torch = _torch()
-        from graphlint.dynamic.results import failures
+        from graphlint.gate import capture_failures
         from graphlint.dynamic.target import TargetError
 
         try:
@@ -74,7 +74,7 @@ class GraphCapture:
         refused = next((d.meta["target_error"] for d in inv.devices if d.meta.get("target_error")), "")
         if refused:
             pytest.fail(f"graphlint: error: {refused}", pytrace=False)
-        check = CaptureCheck(capture_tested=cuda, failures=failures(inv), inventory=inv)
+        check = CaptureCheck(capture_tested=cuda, failures=capture_failures(inv), inventory=inv)
         if check.failures:
             pytest.fail("graph capture check failed:\n  " + "\n  ".join(check.failures), pytrace=False)
         return check

@@ -104,14 +104,11 @@ def runtime_rules() -> dict[str, Rule]:
 def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",
                  count: int = 1) -> Finding:
     """A dynamic Finding for ``rule`` at a :class:`~graphlint.dynamic.frames.UserFrame`."""
-    message = rule.message + (f": {detail}" if detail else "")
-    extra = (("count", count),) if count > 1 else ()
-    return Finding(
-        rule=rule.code, name=rule.name, category=rule.category, severity=rule.severity,
-        path=where.path if where else "<unknown>", line=where.line if where else 0, col=0,
-        message=message, chain=where.chain if where else (), evidence=(evidence,), source="dynamic",
-        function=where.function if where else "", line_text=_line_text(where), fix=rule.fix,
-        device=device, region=region, extra=extra,
+    return Finding.from_rule(
+        rule, where.path if where else "<unknown>", where.line if where else 0,
+        message=rule.message + (f": {detail}" if detail else ""), chain=where.chain if where else (),
+        evidence=(evidence,), source="dynamic", function=where.function if where else "",
+        line_text=_line_text(where), device=device, region=region, count=count,
     )
 
 
@@ -180,21 +177,3 @@ class Inventory:
         data["devices"] = [DeviceResult.from_dict(d) for d in data.get("devices", [])]
         return cls(**data)
 
-
-def failures(inventory: Inventory) -> list[str]:
-    """What makes ``capture-test`` fail: capture failures, empty graphs, mismatches, probe errors,
-    and error findings in capturable regions."""
-    out = []
-    for dev in inventory.devices:
-        for region, cell in dev.capture.items():
-            if cell["status"] in (FAILED, EMPTY, STALE):
-                out.append(f"{dev.device} {region}: capture {cell['status']} {cell.get('detail', '')}".rstrip())
-        crashes: dict[str, list[str]] = {}  # one line per error, not per probe it stopped
-        for probe in dev.probes:
-            if probe.status == "error":
-                crashes.setdefault(probe.detail, []).append(probe.probe)
-        out += [f"{dev.device} {', '.join(probes)}: probe error {detail}" for detail, probes in crashes.items()]
-        for f in dev.findings:
-            if f.severity == "error" and dict(f.extra).get("in_graph", True):
-                out.append(f"{f.path}:{f.line} {f.rule} {f.message} [{dev.device}]")
-    return list(dict.fromkeys(out))

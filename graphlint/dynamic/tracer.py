@@ -4,10 +4,14 @@ It sees every aten op the step dispatches and attributes it to the first user fr
 syncs, dynamic-output-shape ops, device transitions, factory allocations and casts of a
 parameter (an ``nn.Parameter`` reaches dispatch as itself) are properties of single ops. Two
 things need more than one op: a Python value frozen into a graph shows up
-as an op whose non-tensor arguments differ between two consecutive steps (GL393), and
+as an op whose non-tensor arguments differ between two consecutive steps, and
 device/stream/event synchronisations, which dispatch no op at all, arrive through
 ``torch.cuda._gpu_trace`` callbacks (CUDA only; that trace cannot be switched off again, so
 the per-GPU worker runs the tracer in its own process, apart from the captures).
+
+The tracer names what it observes (:data:`OBSERVATIONS`); which rule reports an observation is
+the runtime pack's ``observes:`` (:func:`graphlint.rules.observation_codes`), so no rule code is
+spelled here. An observation no loaded rule claims is not recorded.
 """
 
 from __future__ import annotations
@@ -23,6 +27,21 @@ from torch.utils._pytree import tree_flatten
 from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries, region_sources
 from graphlint.dynamic.results import DeviceResult, ProbeOutcome, make_finding
 from graphlint.dynamic.target import Region, regions_of
+from graphlint.rules import observation_codes
+
+#: Everything the tracer (and sync-debug mode, which it hosts) can observe.
+OBSERVATIONS = (
+    "host-read",  # an op whose output the host reads (data_dependent_output): .item(), bool(t)
+    "sync-warning",  # sync-debug mode warned about a synchronizing call
+    "explicit-sync",  # a device/stream/event synchronize, seen through torch.cuda._gpu_trace
+    "device-to-host-copy",
+    "pageable-host-to-device-copy",  # (from pinned memory it is fine)
+    "cross-device-copy",  # between two devices, or off the CPU when the region runs on the CPU
+    "factory-allocation",  # a fresh tensor from a factory call or torch.tensor(...)
+    "parameter-cast",  # an nn.Parameter converted to another dtype
+    "dynamic-output-shape",
+    "step-varying-python-value",  # a Python number an op takes differs between two steps
+)
 
 _TRANSITIONS = {"aten._to_copy.default", "aten.copy_.default"}
 _ACTIVE: "StepTracer | None" = None
@@ -42,7 +61,7 @@ def _is_factory(func) -> bool:
 
 
 def classify_transition(src: torch.device, dst: torch.device, home: torch.device, pinned: bool) -> str | None:
-    """Rule code for a copy ``src -> dst`` inside a region running on ``home``.
+    """What a copy ``src -> dst`` inside a region running on ``home`` is (an observation), if a hazard.
 
     With an accelerator home, host->device is an H2D copy (a hazard only from pageable
     memory), device->host a D2H copy, anything else between devices a cross-device copy. With
@@ -52,12 +71,12 @@ def classify_transition(src: torch.device, dst: torch.device, home: torch.device
     if src == dst:
         return None
     if home.type == "cpu":
-        return "GL490"
+        return "cross-device-copy"
     if src.type == "cpu" and dst.type != "cpu":
-        return None if pinned else "GL491"
+        return None if pinned else "pageable-host-to-device-copy"
     if dst.type == "cpu":
-        return "GL192"
-    return "GL490"
+        return "device-to-host-copy"
+    return "cross-device-copy"
 
 
 def _is_python_scalar(t) -> bool:
@@ -83,6 +102,7 @@ class StepTracer(TorchDispatchMode):
     def __init__(self, rules, device_label: str) -> None:
         super().__init__()
         self.rules, self.device_label = rules, device_label
+        self.codes = observation_codes(rules.values())
         self.region: Region | None = None
         self.step = 0
         self.hits: dict[tuple[str, str, int], list] = {}  # (rule, path, line) -> [where, region, detail, Counter]
@@ -96,7 +116,8 @@ class StepTracer(TorchDispatchMode):
         self.signatures[step] = {}
         self._occurrence = Counter()
 
-    def hit(self, code: str, where: UserFrame | None, evidence: str, detail: str) -> None:
+    def hit(self, observation: str, where: UserFrame | None, evidence: str, detail: str) -> None:
+        code = self.codes.get(observation)
         if code not in self.rules or where is None:
             return
         key = (code, where.path, where.line)
@@ -109,40 +130,42 @@ class StepTracer(TorchDispatchMode):
         self._syncs_in_op = 0
         out = func(*args, **kwargs)
         where = current_user_frame()
-        codes = self._check_op(func, args, kwargs, where)
-        if self._syncs_in_op and not codes:
-            self.hit("GL191", where, f"tracer:gpu_trace:{func}", f"{func} synchronizes the stream")
+        observed = self._check_op(func, args, kwargs, where)
+        if self._syncs_in_op and not observed:
+            self.hit("explicit-sync", where, f"tracer:gpu_trace:{func}", f"{func} synchronizes the stream")
         if self.region is not None and self.region.capturable and where is not None:
             self._record_signature(func, args, kwargs, where)
         return out
 
     def _check_op(self, func, args, kwargs, where) -> list[str]:
-        """Record this op's hazards; returns their rule codes."""
+        """Record this op's hazards; returns what was observed."""
         name = str(func)
         home = torch.device(self.region.device) if self.region else torch.device("cpu")
-        codes: list[tuple[str, str, str]] = []  # (rule, evidence, detail)
+        observed: list[tuple[str, str, str]] = []  # (observation, evidence, detail)
         if torch.Tag.data_dependent_output in func.tags:
-            codes.append(("GL190", f"tracer:{name}", f"{name} reads a device value on the host"))
+            observed.append(("host-read", f"tracer:{name}", f"{name} reads a device value on the host"))
         if torch.Tag.dynamic_output_shape in func.tags and self._really_dynamic(name, args):
-            codes.append(("GL390", f"tracer:{name}", f"{name} has a data-dependent output shape"))
+            observed.append(("dynamic-output-shape", f"tracer:{name}", f"{name} has a data-dependent output shape"))
         if name in _TRANSITIONS:
-            codes += self._transition(name, args, kwargs, home)
+            observed += self._transition(name, args, kwargs, home)
         elif name == "aten.lift_fresh.default":
             fresh = args[0]
             if _is_python_scalar(fresh):
-                pass  # `buf[0] = n`: a Python number wrapped for one op; GL393 watches its value
+                pass  # `buf[0] = n`: a Python number wrapped for one op; its value is watched across steps
             elif fresh.device.type != "cpu" and home.type != "cpu":
-                codes.append(("GL491", f"tracer:{name}", "torch.tensor(...) copies Python data to the device"))
+                observed.append(("pageable-host-to-device-copy", f"tracer:{name}",
+                                 "torch.tensor(...) copies Python data to the device"))
             else:
-                codes.append(("GL290", f"tracer:{name}", "torch.tensor(...) builds a fresh tensor every step"))
+                observed.append(("factory-allocation", f"tracer:{name}",
+                                 "torch.tensor(...) builds a fresh tensor every step"))
         elif _is_factory(func):
-            codes.append(("GL290", f"tracer:{name}", f"{name} allocates every step"))
+            observed.append(("factory-allocation", f"tracer:{name}", f"{name} allocates every step"))
         if name == "aten._to_copy.default" and _is_parameter_cast(args, kwargs):
-            codes.append(("GL299", f"tracer:{name}", f"a parameter converted from {args[0].dtype} to "
-                          f"{kwargs['dtype']} every step"))
-        for code, evidence, detail in codes:
-            self.hit(code, where, evidence, detail)
-        return [c[0] for c in codes]
+            observed.append(("parameter-cast", f"tracer:{name}", f"a parameter converted from {args[0].dtype} to "
+                             f"{kwargs['dtype']} every step"))
+        for observation, evidence, detail in observed:
+            self.hit(observation, where, evidence, detail)
+        return [o[0] for o in observed]
 
     @staticmethod
     def _really_dynamic(name: str, args) -> bool:
@@ -157,15 +180,15 @@ class StepTracer(TorchDispatchMode):
         else:
             src_t, dst = args[1], args[0].device
             non_blocking = args[2] if len(args) > 2 else kwargs.get("non_blocking", False)
-        code = classify_transition(src_t.device, torch.device(dst), home, _pinned(src_t))
-        if code is None:
+        observed = classify_transition(src_t.device, torch.device(dst), home, _pinned(src_t))
+        if observed is None:
             return []
         detail = f"{name} {src_t.device} -> {dst}" + (" non_blocking=True" if non_blocking else "")
         if _is_python_scalar(src_t):
             detail += " (a Python number written into a device tensor, `buf[i] = n`)"
-        if code == "GL491" and non_blocking:
+        if observed == "pageable-host-to-device-copy" and non_blocking:
             detail += " (sync-debug mode does not warn about this one)"
-        return [(code, f"tracer:{name}", detail)]
+        return [(observed, f"tracer:{name}", detail)]
 
     def _record_signature(self, func, args, kwargs, where) -> None:
         leaves, _ = tree_flatten((args, kwargs))
@@ -184,7 +207,7 @@ class StepTracer(TorchDispatchMode):
         if self._inside_dispatch():
             self._syncs_in_op += 1
             return
-        self.hit("GL191", current_user_frame(), f"tracer:gpu_trace:{kind}", f"{kind} synchronization")
+        self.hit("explicit-sync", current_user_frame(), f"tracer:gpu_trace:{kind}", f"{kind} synchronization")
 
     @staticmethod
     def _inside_dispatch() -> bool:
@@ -208,12 +231,13 @@ class StepTracer(TorchDispatchMode):
                 evidence=evidence[0], detail=detail + (f" ({per_step}x per step)" if per_step > 1 else ""),
                 count=per_step,
             )
-            out.append(finding.with_(evidence=tuple(evidence), extra=finding.extra + _in_graph(region)))
+            out.append(finding.with_(evidence=tuple(evidence), in_graph=_in_graph(region)))
         return out + self.frozen_values()
 
     def frozen_values(self):
         steps = sorted(self.signatures)
-        if len(steps) < 2 or "GL393" not in self.rules:
+        code = self.codes.get("step-varying-python-value")
+        if len(steps) < 2 or code not in self.rules:
             return []
         first, second = self.signatures[steps[0]], self.signatures[steps[1]]
         seen, out = set(), []
@@ -223,14 +247,14 @@ class StepTracer(TorchDispatchMode):
                 continue
             seen.add((where.path, where.line))
             detail = f"{key[2]} got {', '.join(scalars)} at step {steps[0]} and {', '.join(other[0])} at step {steps[1]}"
-            f = make_finding(self.rules["GL393"], where, device=self.device_label, region=region.name,
+            f = make_finding(self.rules[code], where, device=self.device_label, region=region.name,
                              evidence=f"tracer:{key[2]}", detail=detail)
-            out.append(f.with_(extra=f.extra + _in_graph(region)))
+            out.append(f.with_(in_graph=_in_graph(region)))
         return out
 
 
-def _in_graph(region: Region | None) -> tuple:
-    return (("in_graph", bool(region and region.capturable)),)
+def _in_graph(region: Region | None) -> bool:
+    return bool(region and region.capturable)
 
 
 def _dispatch_sync(kind: str):
@@ -264,7 +288,7 @@ def _sync_debug(tracer: StepTracer, enabled: bool):
     def show(message, category, filename, lineno, file=None, line=None):
         text = str(message)
         if "synchroniz" in text.lower():
-            tracer.hit("GL190", current_user_frame(), "sync-debug", text.split("\n")[0][:160])
+            tracer.hit("sync-warning", current_user_frame(), "sync-debug", text.split("\n")[0][:160])
 
     previous = torch.cuda.get_sync_debug_mode()
     with warnings.catch_warnings():

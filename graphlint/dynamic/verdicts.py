@@ -14,13 +14,11 @@ from graphlint.dynamic.frames import UserFrame
 from graphlint.dynamic.results import CAPTURED, EMPTY, STALE, make_finding
 
 
-def in_graph(finding, value: bool = True):
-    return finding.with_(extra=finding.extra + (("in_graph", value),))
-
-
-def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str, **extra):
+def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str,
+            kernel: str = ""):
+    """A finding of the graph probe: always about captured code."""
     f = make_finding(rules[code], where, device=label, region=region, evidence=evidence, detail=detail)
-    return in_graph(f.with_(extra=f.extra + tuple(extra.items())))
+    return f.with_(in_graph=True, kernel=kernel)
 
 
 def escape_findings(rules, label: str, escapes) -> list:

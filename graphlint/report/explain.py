@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from graphlint.report import rule_message
+from graphlint.report.context import rule_message
 from graphlint.rules import Rule
 
 ENGINE = "a DeepSeek-V4 inference engine made graph-ready by hand on 8 B200 GPUs"

@@ -8,7 +8,7 @@ command (error / warning / notice). Suppressed findings are never annotated, eve
 from __future__ import annotations
 
 from graphlint.finding import Finding
-from graphlint.report import ReportContext
+from graphlint.report.context import ReportContext
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 

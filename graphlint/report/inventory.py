@@ -13,16 +13,16 @@ from collections import defaultdict
 
 from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
 from graphlint.dynamic.results import CAPTURED, EAGER, Inventory
-from graphlint.finding import CATEGORIES, Finding
+from graphlint.finding import Finding
 from graphlint.report.markdown import md_cell
+from graphlint.rules import CATEGORIES
 
 _CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
          "not run": "⏸ not run", "stale": "❌ stale input"}
 
 
 def status_of(f: Finding) -> str:
-    in_graph = dict(f.extra).get("in_graph", True)
-    if not in_graph:
+    if f.in_graph is False:
         return "eager region (outside the graphs)"
     if f.severity == "error":
         return "breaks capture or replay"

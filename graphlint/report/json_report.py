@@ -19,7 +19,7 @@ import json
 import graphlint
 from graphlint.baseline import aligned_fingerprints
 from graphlint.finding import Finding
-from graphlint.report import ReportContext, summary
+from graphlint.report.context import ReportContext, summary
 
 FIELDS = ("rule", "name", "category", "severity", "path", "line", "col", "message", "chain", "function",
           "line_text", "fix", "suppressed", "suppression_reason")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from graphlint.finding import CATEGORIES, Finding
-from graphlint.report import ReportContext, summary
+from graphlint.finding import Finding
+from graphlint.report.context import ReportContext, summary
+from graphlint.rules import CATEGORIES
 
 
 def md_cell(text: object) -> str:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import graphlint
 from graphlint.baseline import aligned_fingerprints
 from graphlint.finding import Finding
-from graphlint.report import ReportContext, rule_message
+from graphlint.report.context import ReportContext, rule_message
 from graphlint.rules import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -13,7 +13,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from graphlint.finding import Finding
-from graphlint.report import ReportContext, fails, summary
+from graphlint.gate import fails
+from graphlint.report.context import ReportContext, summary
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -75,7 +76,7 @@ def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext
         console.print(f"[green]No findings[/] in {_plural(info['files'], 'file')}{tail}.")
         return
     severities = ", ".join(_plural(n, s) for s, n in info["by_severity"].items() if n)
-    failing = sum(fails(f, ctx) for f in findings)
+    failing = sum(fails(f, ctx.failing) for f in findings)
     console.print(
         f"Found {_plural(info['findings'], 'finding')} in {info['files_with_findings']} of "
         f"{_plural(info['files'], 'file')}: {severities}{tail}."

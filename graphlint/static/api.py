@@ -1,6 +1,6 @@
-"""Data passed between the per-file phase, the linking phase and the runner.
+"""Data passed between the per-file phase, the linking phase and the check that drives them.
 
-Everything here is plain data (picklable, cacheable). The runner (``graphlint.runner``)
+Everything here is plain data (picklable, cacheable). The check (:mod:`graphlint.check`)
 only relies on the fields documented as such; the rest belongs to the analyzer.
 """
 
@@ -70,7 +70,7 @@ class Suppression:
 
 @dataclass
 class FileSummary:
-    """One file, summarized. Runner-visible fields: ``path``, ``sha256``, ``skip_file``,
+    """One file, summarized. Fields the check reads: ``path``, ``sha256``, ``skip_file``,
     ``suppressions``, ``errors`` (GL000-style problems as ``(line, col, message)``) and
     ``lines`` (source line count). Everything in ``data`` is the analyzer's own."""
 

@@ -66,7 +66,7 @@ class Unset:
 
 def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> list[str]:
     """Configured entries that name no function in the summaries (a typo finds nothing, silently,
-    unless the runner warns with this)."""
+    unless the check warns with this)."""
     known = {
         (norm_path(s.path), qual)
         for s in summaries
@@ -100,11 +100,10 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                 continue
             chain, severity, note = placed
             message = rule.message.replace("{name}", cand.name) if "{name}" in rule.message else rule.message
-            finding = Finding(
-                rule=rule.code, name=rule.name, category=rule.category, severity=severity,
-                path=info.path, line=cand.line, col=cand.col, message=message + note,
+            finding = Finding.from_rule(
+                rule, info.path, cand.line, cand.col, message=message + note, severity=severity,
                 chain=tuple(f"{p}:{q}" for p, q in chain), evidence=("static",), source="static",
-                function=cand.function, line_text=cand.line_text, fix=rule.fix,
+                function=cand.function, line_text=cand.line_text,
             )
             findings.setdefault(finding.sort_key(), finding)
     return [findings[k] for k in sorted(findings)]

@@ -1,4 +1,7 @@
-"""``# graphlint: ignore[...]`` comments.
+"""``# graphlint: ignore[...]`` comments: what they say (parsed per file) and what they do
+(applied to the linked findings), ruff-style.
+
+What a comment says:
 
 - at the end of a line: covers that line's whole logical statement (all its physical lines);
 - on a line of its own: covers the next statement (its header only, for ``if``/``def``...; a
@@ -7,9 +10,21 @@
 - text after ``--`` is the reason, shown with ``--show-suppressed``;
 - ``# graphlint: skip-file`` anywhere in a comment skips the file.
 
-``# noqa`` is deliberately not honoured: it belongs to other linters, and silencing capture
-hazards by accident is worse than a duplicate comment. The file is tokenized only when it
-contains ``graphlint:`` at all, so clean files pay nothing.
+The file is tokenized only when it contains ``graphlint:`` at all, so clean files pay nothing.
+
+What it does:
+
+* A finding is suppressed by a comment that covers its line and names its code or rule name
+  (or names nothing: a blanket ``# graphlint: ignore``). It stays in the result, marked
+  ``suppressed`` with the comment's ``-- reason``, so ``--show-suppressed`` can print it.
+* A code in a comment that suppressed nothing is reported as GL001 (unused-suppression), but
+  only when that rule is enabled for the file: ``--select GL1`` must not make every GL2
+  suppression "unused" (ruff's RUF100 behaves the same way). A blanket comment that
+  suppressed nothing is unused too, but only when every static rule is enabled for the file.
+* A code or name that no rule has is GL003 (invalid-suppression): it is almost always a
+  typo, and the finding it meant to silence is still reported.
+* ``# noqa`` is never honoured: it belongs to other linters, and honouring it would hide
+  capture hazards behind a flake8 suppression written for a different reason.
 """
 
 from __future__ import annotations
@@ -17,12 +32,16 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from typing import Callable, Iterable
 
-from graphlint.static.api import Suppression
+from graphlint.finding import Finding
+from graphlint.rules import Rule
+from graphlint.static.api import FileSummary, Suppression
 
 DIRECTIVE = re.compile(
     r"#\s*graphlint\s*:\s*(?P<kind>ignore|skip-file)\b\s*(?:\[(?P<codes>[^\]]*)\])?\s*(?:--\s*(?P<reason>.*))?",
 )
+UNUSED, INVALID = "GL001", "GL003"
 SKIP_TOKENS = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENCODING)
 
 
@@ -79,3 +98,61 @@ def _covered(statements: list[tuple[int, int]], line: int, own_line: bool) -> tu
         if not own_line and first <= line <= last:
             return first, last
     return line, line
+
+
+def apply_suppressions(
+    findings: Iterable[Finding],
+    summaries: dict[str, FileSummary],
+    rules: dict[str, Rule],
+    enabled_for: Callable[[str], set[str]],
+) -> list[Finding]:
+    """Mark suppressed findings and append GL001/GL003 findings for bad comments."""
+    by_name = {rule.name: code for code, rule in rules.items()}
+    resolved: dict[str, list[tuple[Suppression, set[str], list[str]]]] = {}
+    for path, summary in summaries.items():
+        entries = []
+        for sup in summary.suppressions:
+            known, unknown = set(), []
+            for raw in sup.codes:
+                code = raw.upper() if raw.upper() in rules else by_name.get(raw)
+                if code:
+                    known.add(code)
+                else:
+                    unknown.append(raw)
+            entries.append((sup, known, unknown))
+        resolved[path] = entries
+
+    used: set[tuple[str, int, str]] = set()  # (path, suppression index, code or "*")
+    out: list[Finding] = []
+    for finding in findings:
+        for index, (sup, known, unknown) in enumerate(resolved.get(finding.path, ())):
+            blanket = not sup.codes
+            if sup.first_line <= finding.line <= sup.last_line and (blanket or finding.rule in known):
+                used.add((finding.path, index, "*" if blanket else finding.rule))
+                finding = finding.with_(suppressed=True, suppression_reason=sup.reason)
+                break
+        out.append(finding)
+
+    # a blanket comment can only be called unused when every static rule had its chance
+    static_codes = {code for code, rule in rules.items() if rule.category != "meta" and not rule.dynamic}
+    for path, entries in resolved.items():
+        enabled = enabled_for(path)
+        for index, (sup, known, unknown) in enumerate(entries):
+            if unknown and INVALID in enabled:
+                names = ", ".join(unknown)
+                out.append(_comment_finding(rules[INVALID], path, sup, f"suppression names unknown rule(s): {names}"))
+            if UNUSED not in enabled:
+                continue
+            if not sup.codes and (path, index, "*") not in used and static_codes <= enabled:
+                out.append(_comment_finding(rules[UNUSED], path, sup,
+                                            "unused blanket suppression: no finding on the lines it covers"))
+            stale = sorted(c for c in known if c in enabled and (path, index, c) not in used)
+            if stale:
+                listed = ", ".join(f"{c} ({rules[c].name})" for c in stale)
+                out.append(_comment_finding(rules[UNUSED], path, sup, f"unused suppression for {listed}"))
+    return out
+
+
+def _comment_finding(rule: Rule, path: str, sup: Suppression, message: str) -> Finding:
+    """GL001/GL003 at the ``# graphlint:`` of the comment."""
+    return Finding.from_rule(rule, path, max(sup.comment_line, 1), max(sup.comment_col, 0), message=message)

@@ -85,9 +85,9 @@ def test_unwritable_output_and_unexpected_crash_exit_2(project, monkeypatch):
     project.write("src/model.py", "x = 1\n")
     result = project.run("src", "--output", "missing_dir/report.txt")
     assert result.rc == 2 and "missing_dir/report.txt" in result.err
-    import graphlint.runner
+    import graphlint.check
 
-    monkeypatch.setattr(graphlint.runner, "discover", lambda *a: {}["boom"])
+    monkeypatch.setattr(graphlint.check, "discover", lambda *a: {}["boom"])
     crash = project.run("src")
     assert crash.rc == 2 and "KeyError" in crash.err and "graphlint bug" in crash.err
 

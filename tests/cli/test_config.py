@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.config import ConfigError, PathMatcher, load_config
+from graphlint.config_file import ConfigError, PathMatcher, load_config
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ import io
 
 from rich.console import Console
 
-from graphlint.config import load_config
+from graphlint.check import run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
 from graphlint.progress import CheckProgress, InventoryProgress, wanted
-from graphlint.runner import run
-from graphlint.settings import resolve
 
 
 def test_the_runner_reports_every_phase_with_its_count(project):

@@ -172,7 +172,7 @@ def test_static_half_leaves_the_controls_alone(name, static):
 
 
 def test_the_lab_config_is_the_default_one_without_the_exclusion():
-    from graphlint.config import load_config
+    from graphlint.config_file import load_config
 
     lab, default = load_config(LAB_CONFIG), load_config(cwd=ROOT)
     assert "dsv4/faults" in default.exclude and lab.exclude == ()

@@ -34,10 +34,10 @@ class Wrapper:
 """
 
 
-def _dynamic(path: str, line: int, rule: str = "GL290", **extra) -> Finding:
+def _dynamic(path: str, line: int, rule: str = "GL290", kernel: str = "") -> Finding:
     return Finding(rule, "runtime", "allocation" if rule == "GL290" else "capture-hygiene", "warning", path, line, 0,
                    "seen", evidence=("tracer:aten.zeros.default",), source="dynamic", device="cpu", region="step",
-                   extra=(("in_graph", True), *extra.items()))
+                   in_graph=True, kernel=kernel)
 
 
 def _project(root, config: str = "") -> None:

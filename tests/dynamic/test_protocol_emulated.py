@@ -141,13 +141,14 @@ class _RaisesLater:
 
 @pytest.mark.parametrize("where", ["region", "stage"])
 def test_a_target_raising_after_capture_fails_the_gate(where):
-    from graphlint.dynamic.results import Inventory, failures
+    from graphlint.dynamic.results import Inventory
+    from graphlint.gate import capture_failures
 
     result = run_graph_phase(_RaisesLater, CPU, {"where": where}, RULES, "cpu")
     assert result.capture["body"]["status"] == "captured"
     assert result.outcome("replay").status == "error"
     assert f"stopped at step 3 in {'body' if where == 'region' else 'stage(3)'}" in result.outcome("replay").detail
-    assert failures(Inventory("t", "", "", "", False, devices=[result]))
+    assert capture_failures(Inventory("t", "", "", "", False, devices=[result]))
 
 
 def test_a_target_raising_during_the_soak_keeps_the_replay_verdict():

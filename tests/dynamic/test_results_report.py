@@ -1,4 +1,4 @@
-"""Finding merging, transition classification, failures(), the report and the cross-reference."""
+"""Finding merging, transition classification, capture_failures(), the report and the cross-reference."""
 
 from __future__ import annotations
 
@@ -8,16 +8,18 @@ import torch
 
 from dynamic_helpers import ROOT
 from graphlint.dynamic.crossref import DYNAMIC_ONLY, CrossRef, cross_reference
-from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, failures, merge_findings
+from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
 from graphlint.dynamic.tracer import classify_transition
 from graphlint.finding import Finding
+from graphlint.gate import capture_failures
+from graphlint.rules import observation_codes
 from graphlint.report.inventory import render_json, render_markdown
 
 
 def _f(rule, line, evidence, category="host-sync", severity="error", device="cuda:0", in_graph=True):
     return Finding(rule=rule, name=rule.lower(), category=category, severity=severity, path="m.py", line=line,
                    col=0, message=f"{rule} message", evidence=(evidence,), source="dynamic", device=device,
-                   region="layer0", extra=(("in_graph", in_graph),))
+                   region="layer0", in_graph=in_graph)
 
 
 def test_sync_debug_folds_into_the_precise_finding_at_its_line():
@@ -31,11 +33,12 @@ def test_sync_debug_folds_into_the_precise_finding_at_its_line():
 
 def test_transitions_relative_to_the_region_device():
     cpu, c0, c1, meta = (torch.device(d) for d in ("cpu", "cuda:0", "cuda:1", "meta"))
-    assert classify_transition(cpu, c0, c0, pinned=False) == "GL491"
+    codes = observation_codes(runtime_rules().values())  # the runtime pack says which rule reports each
+    assert codes[classify_transition(cpu, c0, c0, pinned=False)] == "GL491"
     assert classify_transition(cpu, c0, c0, pinned=True) is None
-    assert classify_transition(c0, cpu, c0, pinned=False) == "GL192"
-    assert classify_transition(c0, c1, c0, pinned=False) == "GL490"
-    assert classify_transition(cpu, meta, cpu, pinned=False) == "GL490"
+    assert codes[classify_transition(c0, cpu, c0, pinned=False)] == "GL192"
+    assert codes[classify_transition(c0, c1, c0, pinned=False)] == "GL490"
+    assert codes[classify_transition(cpu, meta, cpu, pinned=False)] == "GL490"
     assert classify_transition(c0, c0, c0, pinned=False) is None
 
 
@@ -55,8 +58,8 @@ def _inventory():
 
 
 def test_failures_ignore_warnings_and_eager_regions():
-    assert failures(_inventory()) == ["cuda:0 layer0: capture failed RuntimeError: boom",
-                                      "m.py:3 GL190 GL190 message [cuda:0]"]
+    assert capture_failures(_inventory()) == ["cuda:0 layer0: capture failed RuntimeError: boom",
+                                              "m.py:3 GL190 GL190 message [cuda:0]"]
 
 
 def test_markdown_report_sections_and_static_miss_highlight():
@@ -82,7 +85,7 @@ def test_status_says_what_a_finding_means_for_the_graph():
     from graphlint.report.inventory import status_of
 
     def finding(rule, category, severity, in_graph=True):
-        return Finding(rule, "x", category, severity, "a.py", 1, 0, "m", extra=(("in_graph", in_graph),))
+        return Finding(rule, "x", category, severity, "a.py", 1, 0, "m", in_graph=in_graph)
 
     assert status_of(finding("GL590", "capture-hygiene", "error")) == "breaks capture or replay"
     assert status_of(finding("GL290", "allocation", "warning")) == "capturable, but costs every step"
@@ -104,7 +107,7 @@ def test_cross_reference_matches_by_line_across_categories(tmp_path, monkeypatch
     )
     seen = Finding("GL290", "runtime-allocation", "allocation", "warning", "pkg/step.py", 5, 0, "arange allocates",
                    evidence=("tracer:aten.arange.start",), source="dynamic", device="cpu", region="step",
-                   extra=(("in_graph", True),))
+                   in_graph=True)
     missed = seen.with_(line=6, rule="GL393", category="data-dependent")
     xref = cross_reference([seen, missed], [])
     assert xref.ran, xref.detail

@@ -12,8 +12,9 @@ import torch
 import graph_emulator
 from dynamic_helpers import ROOT, TARGETS, plants, spec
 from graphlint.dynamic import run as run_module
-from graphlint.dynamic.results import DeviceResult, ProbeOutcome, failures
+from graphlint.dynamic.results import DeviceResult, ProbeOutcome
 from graphlint.dynamic.worker import run_phase
+from graphlint.gate import capture_failures
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_a_soak_past_an_undeclared_limit_reports_both_instances_stopping(jobs):
     assert soak.status == "error"
     assert "graph: stopped at step 32 in lookup" in soak.detail and "eager: stopped at step 32 in lookup" in soak.detail
     assert "fixtures/targets/short_cache.py:33" in soak.detail
-    assert any("soak: probe error" in f for f in failures(inv))
+    assert any("soak: probe error" in f for f in capture_failures(inv))
     from graphlint.dynamic.commands import tested
 
     assert tested(inv).startswith("capture NOT fully tested: soak error on cuda:0")

@@ -61,7 +61,7 @@ def test_eager_region_findings_are_marked_outside_the_graph(tmp_path):
     target.capturable = False
     regions = target.regions()
     (finding,), _, _ = run_tracer(target, regions, runtime_rules(), "cpu", cuda=False)
-    assert finding.rule == "GL190" and dict(finding.extra)["in_graph"] is False
+    assert finding.rule == "GL190" and finding.in_graph is False
 
 
 def test_bundled_graph_decoders_have_no_runtime_hazard_in_their_captured_regions():
@@ -70,7 +70,7 @@ def test_bundled_graph_decoders_have_no_runtime_hazard_in_their_captured_regions
     for decoder in ("ab-graph", "full-graph"):
         inv = run_inventory(Request(target=DEFAULT_TARGET, options={"decoder": decoder}, cpu=True))
         (device,) = inv.devices
-        in_graph = [f for f in device.findings if dict(f.extra).get("in_graph", True)]
+        in_graph = [f for f in device.findings if f.in_graph is not False]
         assert in_graph == [], (decoder, [(f.rule, f.path, f.line) for f in in_graph])
         assert all(f.region.endswith(".attention") for f in device.findings)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphlint.config import load_config
-from graphlint.runner import run
-from graphlint.settings import resolve
+from graphlint.check import run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
 
 from test_static_fixture import expected, load
 

@@ -8,134 +8,25 @@ linker's business, declared per rule with ``params.scope``:
 - ``hot`` (default): code reachable from a decode entry or from a capture region;
 - ``capture``: code inside a capture region, what it calls, and any function that captures;
 - ``anywhere``: every function (for patterns that are wrong wherever they are).
+
+A new kind is a module in this package with a :class:`~.base.Matcher` subclass that sets
+``kind``: defining the class registers it, and :func:`matcher_kinds` imports every module here.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+import importlib
+import pkgutil
 
 from graphlint.rules import Rule, RuleError
-
-if TYPE_CHECKING:
-    import libcst as cst
-
-    from graphlint.static.tensors import TensorOracle
-
-SCOPES = ("hot", "capture", "anywhere")
-#: Parameters every rule may carry, read by the linker (see :mod:`graphlint.static.entries`):
-#: ``host_step`` -- also reported in the host step around a replay (at most a warning there);
-#: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
-#: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
-#: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
-#: ``eager_host: false`` -- not reported in an eager engine's host logic (the per-token loop's own
-#: code and what it calls besides the model step): what only a graph would freeze;
-#: ``multi_device_severity`` -- the severity when one process captures on several devices;
-#: ``selected_device_severity`` -- when the capture's function selects its device from a value.
-LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
-                                "in_graph": bool, "eager_host": bool, "multi_device_severity": str,
-                                "selected_device_severity": str}
-
-
-class MatchContext(Protocol):
-    """What the walker tells a matcher about where it is (implemented by ``Walker``)."""
-
-    imports: dict[str, str]  # local name -> qualified import target
-    oracle: "TensorOracle"  # tensor / position facts for the current function and class
-    loop_depth: int
-    item_loops: int  # enclosing ``for`` loops over a collection (not ``while``, not ``range``): layer loops
-    item_names: set[str]  # the names those loops bind (``layer`` of ``for layer in self.layers``)
-    module_loops: int  # enclosing loops over sub-modules (``for layer in self.layers``): layer loops
-    class_name: str
-    function_name: str
-    local_names: set[str]  # module-level defs and classes (they shadow builtins)
-    call_name: str | None  # the resolved callee of the Call being visited
-
-    def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
-
-    def defer(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> Any:
-        """A report to ``emit`` later (when the class ends), or never; None where no report is ever
-        made (lazy one-time initialisation, import-time code)."""
-
-    def emit(self, pending: Any) -> None: ...
-
-    def is_store_target(self, node: "cst.CSTNode") -> bool: ...
-
-
-class Matcher:
-    """Base class: parameter validation shared by every kind."""
-
-    kind: ClassVar[str] = ""
-    node_types: ClassVar[tuple[str, ...]] = ()
-    params: ClassVar[dict[str, type | tuple[type, ...]]] = {}
-
-    def __init__(self, rule: Rule):
-        self.rule = rule
-        allowed = {**self.params, **LINK_PARAMS}
-        for key, value in rule.params.items():
-            if key not in allowed:
-                raise RuleError(
-                    f"{rule.pack}: rule {rule.code}: matcher {self.kind!r} has no parameter {key!r} "
-                    f"(allowed: {', '.join(sorted(allowed))})"
-                )
-            if not isinstance(value, allowed[key]):
-                raise RuleError(f"{rule.pack}: rule {rule.code}: parameter {key!r} has the wrong type")
-        if rule.params.get("scope", "hot") not in SCOPES:
-            raise RuleError(f"{rule.pack}: rule {rule.code}: scope must be one of {', '.join(SCOPES)}")
-        for key in ("multi_device_severity", "selected_device_severity"):
-            if rule.params.get(key, "error") not in ("error", "warning", "info"):
-                raise RuleError(f"{rule.pack}: rule {rule.code}: {key} must be error, warning or info")
-        self.setup(rule.params)
-
-    def setup(self, params: dict[str, Any]) -> None:
-        """Turn params into attributes; raise RuleError for bad values."""
-
-    def visit(self, node: "cst.CSTNode", ctx: MatchContext) -> None:
-        raise NotImplementedError
-
-    def call_index(self) -> dict[str, frozenset[str]] | None:
-        """{"callee": names, "method": names}: the walker shows this matcher only the calls of
-        those resolved callee names / method names (a dict lookup instead of a visit per call)."""
-        return None
-
-    def end_class(self, ctx: MatchContext) -> None:
-        """Called when a class body ends (for patterns spread over several methods)."""
-
-    def require(self, params: dict[str, Any], key: str) -> list[str]:
-        value = params.get(key)
-        if not value or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise RuleError(f"{self.rule.pack}: rule {self.rule.code}: {self.kind} needs a non-empty {key!r} list")
-        return value
+from graphlint.static.matchers.base import REGISTRY, Matcher
 
 
 def matcher_kinds() -> dict[str, type[Matcher]]:
-    from graphlint.static.matchers import (
-        attr_mutation,
-        device_copy,
-        function_call,
-        growing_concat,
-        host_copy,
-        mask_index,
-        method_call,
-        op_call,
-        position,
-        scalar_write,
-        truth_test,
-    )
-
-    kinds = [
-        method_call.MethodCall,
-        function_call.FunctionCall,
-        op_call.OpCall,
-        truth_test.TruthTest,
-        scalar_write.ScalarWrite,
-        attr_mutation.AttrMutation,
-        device_copy.DeviceCopy,
-        host_copy.HostCopy,
-        mask_index.MaskIndex,
-        position.PositionDependent,
-        growing_concat.GrowingConcat,
-    ]
-    return {k.kind: k for k in kinds}
+    """Every kind in this package: importing a module registers the kinds it defines."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    return dict(sorted(REGISTRY.items()))
 
 
 def build_matchers(rules: dict[str, Rule]) -> list[Matcher]:

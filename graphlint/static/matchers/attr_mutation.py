@@ -13,7 +13,7 @@ from collections import defaultdict
 import libcst as cst
 
 from graphlint.static.cstwalk import children
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 
 SHAPE_METHODS = frozenset("view reshape narrow expand new_zeros new_empty new_ones new_full split".split())
 SHAPE_FUNCS = frozenset("zeros empty ones full arange rand randn narrow".split())

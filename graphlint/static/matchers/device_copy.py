@@ -18,7 +18,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.names import dotted_name, is_imported_root, resolve
 

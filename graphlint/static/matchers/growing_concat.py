@@ -26,7 +26,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import dotted_name, resolve
 
 CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",

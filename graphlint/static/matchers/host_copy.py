@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import libcst as cst
 
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword
 from graphlint.static.names import resolve
 

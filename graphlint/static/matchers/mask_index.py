@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 
 
 class MaskIndex(Matcher):

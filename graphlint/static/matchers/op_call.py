@@ -12,7 +12,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
 from graphlint.static.names import is_imported_root
 

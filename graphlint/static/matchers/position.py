@@ -21,7 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.truth_test import operands
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 
 HOST_CALLS = frozenset("int float len min max round abs".split())
 HOST_METHODS = frozenset("item size dim numel tolist".split())

@@ -10,7 +10,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from graphlint.static.matchers import Matcher, MatchContext
+from graphlint.static.matchers.base import Matcher, MatchContext
 
 
 def operands(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

@@ -7,7 +7,7 @@ where graphlint is started from. Lists replace the built-in defaults rather than
 (``guards = []`` really turns guards off); the defaults are listed in the README so they can be
 copied. Mistakes are errors, never silently ignored: an unknown key (with a "did you mean"), a
 wrong type or broken TOML raises :class:`ConfigError`, which the CLI reports with exit code 2.
-Rule codes are checked once rule packs are loaded (:mod:`graphlint.settings`).
+Rule codes are checked once rule packs are loaded (:mod:`graphlint.check_settings`).
 """
 
 from __future__ import annotations

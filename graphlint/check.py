@@ -1,4 +1,4 @@
-"""Run ``graphlint check``: discover files, summarize them (parallel, cached), link, filter.
+"""The static check, ``graphlint check``: discover files, summarize them (parallel, cached), link, filter.
 
 Decisions worth knowing:
 
@@ -17,7 +17,7 @@ Decisions worth knowing:
   file at once) aborts the run.
 * ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
   and what only it calls is not hot. That is what marking e.g. an intentionally eager
-  reference decoder should do; the runner additionally drops any finding the linker still
+  reference decoder should do; the check additionally drops any finding the linker still
   places in such a file.
 """
 
@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from graphlint.check_settings import Settings
 from graphlint.finding import Finding
 from graphlint.paths import display_path
-from graphlint.settings import Settings
 from graphlint.static.api import FileSummary
-from graphlint.suppress import apply_suppressions, meta_finding
+from graphlint.static.suppressions import apply_suppressions
 
 PARALLEL_THRESHOLD = 16
 PARSE_ERROR, INTERNAL_ERROR = "GL000", "GL002"
@@ -232,7 +232,7 @@ def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None
     pre-commit nobody reads warnings, and a typo'd entry makes the hook check nothing at all."""
     import difflib
 
-    from graphlint.config import ConfigError
+    from graphlint.config_file import ConfigError
     from graphlint.static.link import missing_entries
 
     for entry in missing_entries(list(summaries.values()), settings.options):
@@ -259,7 +259,7 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
     rules, meta, summaries, misses = settings.rules, [], {}, []
     for source in sources:
         if source.error:
-            meta.append(meta_finding(rules, PARSE_ERROR, source.path, 1, 0, source.error))
+            meta.append(Finding.from_rule(rules[PARSE_ERROR], source.path, 1, message=source.error))
             continue
         cached = cache.get(source.path, source.sha256) if cache else None
         if cached is not None:
@@ -272,8 +272,8 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
     outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
     for source, (summary, crash) in zip(misses, outcomes):
         if summary is None:
-            meta.append(meta_finding(rules, INTERNAL_ERROR, source.path, 1, 0,
-                                     f"internal error while analysing this file: {crash}"))
+            meta.append(Finding.from_rule(rules[INTERNAL_ERROR], source.path, 1,
+                                          message=f"internal error while analysing this file: {crash}"))
             summary = FileSummary(path=source.path, sha256=source.sha256, lines=source.data.count(b"\n"))
         elif cache:
             cache.put(summary, source.sha256)
@@ -281,7 +281,7 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
     for summary in summaries.values():
         for line, col, message in summary.errors:
             code = INTERNAL_ERROR if message.lower().startswith("internal error") else PARSE_ERROR
-            meta.append(meta_finding(rules, code, summary.path, line, col, message))
+            meta.append(Finding.from_rule(rules[code], summary.path, max(line, 1), max(col, 0), message=message))
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
 
@@ -315,8 +315,8 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Sour
     outcomes = _summarize_all(items, settings, progress, 0, len(items), "cross-file pass")
     for (path, _, names), (summary, crash) in zip(items, outcomes):
         if summary is None:  # the first summary stands; say why the second one is missing
-            meta.append(meta_finding(settings.rules, INTERNAL_ERROR, path, 1, 0,
-                                     f"internal error while adding facts from other files: {crash}"))
+            meta.append(Finding.from_rule(settings.rules[INTERNAL_ERROR], path, 1,
+                                          message=f"internal error while adding facts from other files: {crash}"))
             continue
         if cache:
             cache.put(summary, by_path[path].sha256, ",".join(sorted(names)))

@@ -1,4 +1,4 @@
-"""Config file + command line -> the one :class:`Settings` object the runner needs.
+"""Config file + command line -> the one :class:`Settings` object the static check runs with.
 
 Precedence follows ruff: the command line overrides the config file. ``--select`` starts a
 fresh selection (the config's ``select``/``ignore`` no longer apply), ``--ignore`` removes
@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphlint.config import Config, ConfigError, PathMatcher
+from graphlint.config_file import Config, ConfigError, PathMatcher
 from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
 from graphlint.static.api import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, StaticOptions

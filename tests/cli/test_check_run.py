@@ -1,4 +1,4 @@
-"""Runner: robustness, cache, pre-commit partial runs, skip-file, internal errors."""
+"""The static check (graphlint.check): robustness, cache, pre-commit partial runs, skip-file, internal errors."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graphlint import runner
-from graphlint.config import load_config
-from graphlint.settings import resolve
+from graphlint.check import run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
 
 
 def test_broken_files_are_reported_and_the_run_continues(project):
@@ -111,18 +111,18 @@ def test_cache_hits_and_dependency_invalidation(project):
     project.write("pkg/__init__.py", "")
     project.write("pkg/helpers.py", "import torch\n\ndef helper(x: torch.Tensor):\n    return x.item()\n")
     project.write("pkg/model.py", "import torch\n\ndef decode_step(x: torch.Tensor):\n    return x + 1\n")
-    cold = runner.run(_settings())
+    cold = run(_settings())
     assert cold.cache_hits == 0 and cold.findings == []
     assert (project.root / ".graphlint_cache/CACHEDIR.TAG").is_file()
-    warm = runner.run(_settings())
+    warm = run(_settings())
     assert warm.cache_hits == 3 and warm.findings == []
     # the caller changes; the callee's cached summary is reused but is now hot
     project.write("pkg/model.py", "import torch\nfrom .helpers import helper\n\n"
                   "def decode_step(x: torch.Tensor):\n    return helper(x)\n")
-    changed = runner.run(_settings())
+    changed = run(_settings())
     assert changed.cache_hits == 2
     assert [(f.path, f.rule, f.chain[-1].split(":")[-1]) for f in changed.findings] == [("pkg/helpers.py", code, "helper")]
-    assert runner.run(_settings(use_cache=False)).cache_hits == 0
+    assert run(_settings(use_cache=False)).cache_hits == 0
 
 
 def test_settings_that_shape_summaries_invalidate_the_cache(project):
@@ -130,22 +130,22 @@ def test_settings_that_shape_summaries_invalidate_the_cache(project):
     for hot_names, guards in [(None, None), (["run_*"], None), (["run_*"], ["x"]), (None, None)]:
         lines = [f'hot-names = {hot_names!r}' if hot_names else "", f"guards = {guards!r}" if guards else ""]
         project.config("\n".join(lines).replace("'", '"') + "\n")
-        cached = [f.sort_key() for f in runner.run(_settings()).findings]
-        fresh = [f.sort_key() for f in runner.run(_settings(use_cache=False)).findings]
+        cached = [f.sort_key() for f in run(_settings()).findings]
+        fresh = [f.sort_key() for f in run(_settings(use_cache=False)).findings]
         assert cached == fresh, (hot_names, guards)
 
 
 def test_corrupt_cache_entry_is_rewritten(project):
     project.write("pkg/model.py", project.hot_item)
-    expected = runner.run(_settings()).findings
+    expected = run(_settings()).findings
     entries = [p for p in (project.root / ".graphlint_cache").rglob("*") if p.is_file() and p.parent.name != ".graphlint_cache"]
     assert len(entries) == 1
     entries[0].write_bytes(b"\x80\x04garbage")
-    again = runner.run(_settings())
+    again = run(_settings())
     assert again.cache_hits == 0 and again.findings == expected
     with entries[0].open("rb") as handle:
         assert pickle.load(handle)[0] == "pkg/model.py"  # rewritten
-    assert runner.run(_settings()).cache_hits == 1
+    assert run(_settings()).cache_hits == 1
 
 
 def test_precommit_files_use_configured_paths_for_the_call_graph(project):
@@ -202,15 +202,15 @@ def test_tensor_returning_functions_are_known_across_files_and_cached(project):
                   "    z = exported(x)\n    if z:\n        pass\n"
                   "    w = plain(x)\n    if w:\n        pass\n"
                   "    v = ops.fused(x)\n    if v:\n        pass\n")
-    cold = runner.run(_settings())
+    cold = run(_settings())
     found = [(f.path, f.line, f.rule) for f in cold.findings]
     assert found == [("pkg/engine.py", n, "GL105") for n in (8, 11, 17)]  # not `plain`'s result
-    warm = runner.run(_settings())
+    warm = run(_settings())
     assert [(f.path, f.line, f.rule) for f in warm.findings] == found
     assert warm.cache_hits == 4  # three first summaries and engine.py's second (__init__.py only re-exports)
     project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor):\n    return x * 2\n\n"
                   "def plain(x):\n    return x\n")  # no longer annotated: nothing is known about it
-    assert [(f.line, f.rule) for f in runner.run(_settings()).findings] == []
+    assert [(f.line, f.rule) for f in run(_settings()).findings] == []
 
 
 def test_a_crash_in_the_cross_file_pass_is_a_warning_not_a_lost_run(project, monkeypatch):
@@ -218,6 +218,6 @@ def test_a_crash_in_the_cross_file_pass_is_a_warning_not_a_lost_run(project, mon
 
     project.write("pkg/model.py", "import torch\n\ndef decode_step(x: torch.Tensor):\n    return x.item()\n")
     monkeypatch.setattr(crossfile, "imported_tensor_functions", lambda summaries: 1 / 0)
-    result = runner.run(_settings(use_cache=False))
+    result = run(_settings(use_cache=False))
     assert [f.rule for f in result.findings] == [project.item_code()]
     assert any("tensor facts across files skipped" in w for w in result.warnings)

@@ -1,0 +1,64 @@
+"""What every renderer gets: the run's :class:`ReportContext`, and :func:`summary`, the one
+place that counts, so text, JSON and markdown always agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlint.finding import Finding
+from graphlint.gate import DEFAULT_FAILING, fails
+from graphlint.rules import CATEGORIES, SEVERITIES, Rule
+
+
+@dataclass
+class ReportContext:
+    rules: dict[str, Rule]
+    files: int = 0
+    lines: int = 0
+    suppressed: int = 0  # suppressed findings in the reported files, shown or not
+    baselined: int = 0
+    failing: frozenset[str] = DEFAULT_FAILING  # severities that make the check fail
+    show_chain: bool = False
+    color: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def use_color(output: str | None) -> bool:
+    """Colour only for a terminal on stdout: never into ``--output``, never with ``NO_COLOR`` set
+    and non-empty (no-color.org); ``FORCE_COLOR`` forces it (CI logs that render ANSI)."""
+    import os
+    import sys
+
+    if output or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+def rule_message(rule: Rule) -> str:
+    """A rule's message without the per-finding ``{name}`` placeholder (for tables and help)."""
+    return re.sub(r"\s*\(\{name\}\)", "", rule.message).replace("{name}", "...")
+
+
+def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:
+    """Counts of active (unsuppressed) findings, plus what was hidden and why."""
+    active = [f for f in findings if not f.suppressed]
+    by_category = Counter(f.category for f in active)
+    by_severity = Counter(f.severity for f in active)
+    return {
+        "files": ctx.files,
+        "lines": ctx.lines,
+        "findings": len(active),
+        "files_with_findings": len({f.path for f in active}),
+        "by_category": {c: by_category[c] for c in (*CATEGORIES, "meta") if by_category[c] or c in CATEGORIES},
+        "by_severity": {s: by_severity[s] for s in SEVERITIES},
+        "by_rule": dict(sorted(Counter(f.rule for f in active).items())),
+        "suppressed": ctx.suppressed,
+        "baselined": ctx.baselined,
+        "failing": sum(fails(f, ctx.failing) for f in findings),
+        "failing_severities": sorted(ctx.failing, key=SEVERITIES.index),
+        "warnings": list(ctx.warnings),
+    }
