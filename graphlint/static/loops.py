@@ -20,8 +20,8 @@ assignments' dependencies are collected only inside eligible loops, so other cod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 import libcst as cst
 

@@ -370,4 +370,3 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
                 skip.update(map(id, hidden))
             elif name in dispatch:
                 self.visit_node(node)
-
