@@ -67,7 +67,7 @@ class EagerDecoder:
     def __init__(self, model: DSV4Model, use_graphs: bool | None = None) -> None:
         del use_graphs  # accepted for a uniform constructor; the reference never captures
         for device in model.devices:
-            kernels.warmup(device)  # the same kernels as the graph decoders, so timings compare
+            kernels.warmup(device, model.kernel_dtypes())  # the same kernels as the graph decoders
         self.model, self.caches, self.pos = model, model.new_caches(), 0
         self._tokens = torch.zeros(1, dtype=torch.long, device=model.first_device)
         self._x: torch.Tensor | None = None

@@ -148,7 +148,7 @@ class GraphDecoder:
         if self._runner is None:
             if self.use_graphs:
                 for device in self.model.devices:
-                    kernels.warmup(device)
+                    kernels.warmup(device, self.model.kernel_dtypes())
             self._runner = RegionRunner(self._regions, self.model.devices, self.use_graphs)
         return self._runner
 

@@ -1,7 +1,8 @@
 """The model: embedding, mHC blocks (attention + MoE), hc_head, final norm, fp32 lm-head.
 
-Weights come from a seed and are identical for every decoder and every device layout. Layers
-are split evenly across the given devices, the embedding on the first and the head on the last.
+Weights come from a seed and are identical for every decoder and every device layout (they are
+drawn on the first device: CPU and GPU weights differ, see ``_init_weights``). Layers are split
+evenly across the given devices, the embedding on the first and the head on the last.
 """
 
 from __future__ import annotations
@@ -73,15 +74,16 @@ class Block(nn.Module):
 
 
 def _initial_values(name: str, shape: torch.Size, gen: torch.Generator) -> torch.Tensor:
+    """fp32 noise from ``gen``, on ``gen``'s device, scaled in place (the same values as out of place)."""
     leaf = name.rsplit(".", 1)[-1]
-    noise = torch.randn(shape, generator=gen)
+    noise = torch.randn(shape, generator=gen, device=gen.device)
     if leaf.endswith("norm"):
-        return 1 + 0.1 * noise
+        return noise.mul_(0.1).add_(1)
     if leaf in ("sink", "bias", "base", "ape", "scale"):
-        return 0.5 * noise
+        return noise.mul_(0.5)
     if leaf == "embed":
         return noise
-    return noise / math.sqrt(shape[-1])
+    return noise.div_(math.sqrt(shape[-1]))
 
 
 class DSV4Model(nn.Module):
@@ -90,12 +92,13 @@ class DSV4Model(nn.Module):
         dtype = getattr(torch, cfg.dtype)
         self.cfg = cfg
         self.devices = list(dict.fromkeys(torch.device(d) for d in devices)) or [torch.device("cpu")]
-        self.embed = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=dtype), requires_grad=False)
-        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
-        self.hc_head = HyperHead(cfg)
-        self.norm = nn.Parameter(torch.empty(cfg.dim, dtype=dtype), requires_grad=False)
-        self.head = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=torch.float32), requires_grad=False)
-        self._init_weights(seed)
+        with torch.device(self.devices[0]):  # built and filled where the weights are drawn, no host copy
+            self.embed = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=dtype), requires_grad=False)
+            self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
+            self.hc_head = HyperHead(cfg)
+            self.norm = nn.Parameter(torch.empty(cfg.dim, dtype=dtype), requires_grad=False)
+            self.head = nn.Parameter(torch.empty(cfg.vocab_size, cfg.dim, dtype=torch.float32), requires_grad=False)
+            self._init_weights(seed)
         n_dev = len(self.devices)
         self.layer_devices = [self.devices[i * n_dev // cfg.n_layers] for i in range(cfg.n_layers)]
         self.first_device, self.last_device = self.devices[0], self.devices[-1]
@@ -108,13 +111,25 @@ class DSV4Model(nn.Module):
 
     @torch.no_grad()
     def _init_weights(self, seed: int) -> None:
-        gen = torch.Generator().manual_seed(seed)
+        """Every weight drawn from one generator seeded with ``seed``, on the first device. On a GPU
+        CUDA's generator fills them in place, where the host used to draw the ``small`` preset's 274 M
+        weights and copy them over (on the H200 a graphlint worker spent 12-15 s building two
+        instances while three workers drew on the host at once; 3.5 s for one on this project's CPU
+        machine). Deterministic: the same weights for every decoder and device layout on one model of
+        GPU (CUDA's draw depends on the GPU's SM count), but not the CPU's (another generator):
+        compare decoders with each other on one machine, never a GPU run with a CPU one."""
+        first = self.devices[0]
+        gen = torch.Generator(device=first if first.type == "cuda" else "cpu").manual_seed(seed)
         for name, param in self.named_parameters():
             param.copy_(_initial_values(name, param.shape, gen))
         for name, table in self.named_buffers():
             if name.endswith("tid2eid") and table.numel():
-                picks = torch.rand(table.shape[0], self.cfg.n_experts, generator=gen).argsort(-1)
+                picks = torch.rand(table.shape[0], self.cfg.n_experts, generator=gen, device=gen.device).argsort(-1)
                 table.copy_(picks[:, : table.shape[1]])
+
+    def kernel_dtypes(self) -> tuple[torch.dtype, ...]:
+        """What the step's kernels see: the weights' dtype and fp32 (logits, mHC mixing, norms)."""
+        return tuple(dict.fromkeys((self.embed.dtype, torch.float32)))
 
     def rope(self, layer: int) -> Rope:
         return self.ropes[str(self.layer_devices[layer])]

@@ -41,7 +41,7 @@ class DSV4Target:
         self.devices = [torch.device(d) for d in devices] or [torch.device("cpu")]
         self.model = DSV4Model(cfg, self.devices, seed=seed)
         for device in self.devices:
-            kernels.warmup(device)  # compiled before the harness captures anything
+            kernels.warmup(device, self.model.kernel_dtypes())  # compiled before the harness captures anything
         if fault is None:
             self.decoder = DECODERS[decoder](self.model, use_graphs=False)
         else:

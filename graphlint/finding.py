@@ -47,6 +47,7 @@ class Finding:
     count: int = field(default=1, compare=False)  # times per step the probe saw it
     in_graph: bool | None = field(default=None, compare=False)  # seen in captured code; None: not asked (static)
     kernel: str = field(default="", compare=False)  # GL593: the kernel that ran outside its capture
+    regions: tuple[str, ...] = field(default=(), compare=False)  # every region a line ran in, when several
 
     @classmethod
     def from_rule(cls, rule: Rule, path: str, line: int, col: int = 0, *, message: str | None = None,
@@ -82,8 +83,9 @@ class Finding:
         data["chain"] = tuple(data.get("chain", ()))
         data["evidence"] = tuple(data.get("evidence", ()))
         data.update({k: v for k, v in (data.pop("extra", None) or {}).items() if k in _PROBE_FIELDS})
+        data["regions"] = tuple(data.get("regions", ()))
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-_PROBE_FIELDS = {f.name: f.default for f in fields(Finding) if f.name in ("count", "in_graph", "kernel")}
+_PROBE_FIELDS = {f.name: f.default for f in fields(Finding) if f.name in ("count", "in_graph", "kernel", "regions")}

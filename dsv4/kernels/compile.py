@@ -30,15 +30,17 @@ class KernelHangError(RuntimeError):
     """A warm-up launch did not finish: the device stream is stuck behind it."""
 
 
-def compile_all(device: torch.device) -> dict[tuple[str, tuple[torch.dtype, ...]], Callable]:
-    """{(op, input dtypes): launcher with the op's public signature} for ``device``."""
+def compile_all(device: torch.device, wanted=None) -> dict[tuple[str, tuple[torch.dtype, ...]], Callable]:
+    """{(op, input dtypes): launcher with the op's public signature} for ``device``; ``wanted``:
+    only these (op, input dtypes) pairs (default: every variant)."""
     launchers: dict[tuple[str, tuple[torch.dtype, ...]], Callable] = {}
     with torch.cuda.device(device):
         stream = current_stream(device)
         for module in KERNEL_MODULES:
             try:
                 for dtypes in module.DTYPE_KEYS:
-                    launchers[module.OP, dtypes] = _build(module, dtypes, device, stream)
+                    if wanted is None or (module.OP, dtypes) in wanted:
+                        launchers[module.OP, dtypes] = _build(module, dtypes, device, stream)
             except KernelHangError:
                 raise
             except Exception as error:  # noqa: BLE001 - any failure means "use torch", loudly

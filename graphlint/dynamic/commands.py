@@ -16,6 +16,7 @@ this module); the handlers do. Decisions:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from graphlint.gate import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
@@ -165,18 +166,26 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def torch_problem(command: str) -> str:
-    """'' when torch imports, else the one line that says so and which extra installs it: a
-    static-only install (or pre-commit's environment) must not get a traceback or blame the target."""
-    try:
-        import torch  # noqa: F401
-    except ImportError as exc:
-        from graphlint import DISTRIBUTION
+def torch_problem(command: str, error: ImportError | None = None) -> str:
+    """'' when torch is installed, else the one line that says so and which extra installs it: a
+    static-only install (or pre-commit's environment) must not get a traceback or blame the target.
+    It only looks torch up: importing it here (3 s on the H200) would delay the workers, whose start
+    the parent's own import of torch is meant to overlap; a torch that is found but does not import
+    comes back as ``error`` from that later import."""
+    if error is None:
+        import importlib.util
 
-        why = "is not installed" if getattr(exc, "name", None) == "torch" else f"cannot be imported ({exc})"
-        return (f"graphlint {command} runs the engine and needs torch, which {why}: "
-                f"pip install '{DISTRIBUTION}[engine]' (or torch>=2.11 itself)")
-    return ""
+        try:
+            if importlib.util.find_spec("torch") is not None:
+                return ""
+            error = ModuleNotFoundError("No module named 'torch'", name="torch")
+        except (ImportError, ValueError) as exc:
+            error = exc if isinstance(exc, ImportError) else ImportError(str(exc))
+    from graphlint import DISTRIBUTION
+
+    why = "is not installed" if getattr(error, "name", None) == "torch" else f"cannot be imported ({error})"
+    return (f"graphlint {command} runs the engine and needs torch, which {why}: "
+            f"pip install '{DISTRIBUTION}[engine]' (or torch>=2.11 itself)")
 
 
 def _guarded(fn):
@@ -193,24 +202,34 @@ def _guarded(fn):
         except (TargetError, RuleError, ValueError) as exc:
             print(f"graphlint: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
+        except ImportError as exc:  # torch itself (the target's imports are TargetErrors)
+            if (getattr(exc, "name", None) or "").split(".")[0] != "torch":
+                raise
+            print(f"graphlint: error: {torch_problem(args.command, exc)}", file=sys.stderr)
+            return EXIT_ERROR
     handler.__doc__ = fn.__doc__
     return handler
 
 
 @_guarded
 def cmd_inventory(args) -> int:
-    from graphlint.dynamic.crossref import cross_reference
+    from graphlint.dynamic.crossref import cross_reference, prepare
     from graphlint.gate import capture_failures
     from graphlint.report.inventory import render_json, render_markdown
 
     req = build_request(args, soak_steps=0 if args.no_soak else args.steps)
-    inv = _collect(req, args)
-    if inv is None:
-        return EXIT_CLEAN
-    entries = sorted({e for d in inv.devices for e in d.entries})
-    sources = sorted({s for d in inv.devices for s in d.sources})
-    modules = sorted({m for d in inv.devices for m in d.modules})
-    xref = cross_reference(inv.findings(), entries, sources, modules)
+    # the target's package is summarised while the probes run (by the one process that reports)
+    prepared = prepare(req.target if os.environ.get("RANK", "0") in ("", "0") else "")
+    try:
+        inv = _collect(req, args)
+        if inv is None:
+            return EXIT_CLEAN
+        entries = sorted({e for d in inv.devices for e in d.entries})
+        sources = sorted({s for d in inv.devices for s in d.sources})
+        modules = sorted({m for d in inv.devices for m in d.modules})
+        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared)
+    finally:
+        prepared.close()
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
     failed = capture_failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds

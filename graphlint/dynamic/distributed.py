@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from graphlint.dynamic.results import DeviceResult, Inventory, ProbeOutcome, caveat_failed_captures
+from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, run_phase
 
 
@@ -45,6 +46,7 @@ def run_rank(req) -> Inventory | None:
     if not cuda and req.graph:
         why = "no CUDA device: trial capture, replay and soak need a GPU"
         result.probes += [ProbeOutcome(p, "skipped", why) for p in GRAPH_PROBES if p != "soak" or req.soak_steps]
+    settle_graph_allocations(result)
     result.meta["rank"] = str(rank)
     gathered = [None] * world if rank == 0 else None
     dist.gather_object(result.to_dict(), gathered, dst=0)

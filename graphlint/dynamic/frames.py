@@ -3,9 +3,9 @@
 An op, a sync callback or a warning fires deep inside torch (or inside graphlint's own probe
 code); the line a user can fix is the innermost frame that belongs to neither, and not to the
 standard library either (``contextlib`` wrappers, ``functools.partial`` trampolines). Among
-those, a frame of the project (not in an installed library: ``site-packages``, or a
-``sys.path`` directory outside the working directory, such as a ``pip --target`` dir) wins: an
-error raised inside CuTeDSL's JIT executor belongs to the project line that launched the kernel.
+those, a frame of the target's own project (:mod:`graphlint.dynamic.project`: not an installed
+library, ``site-packages``, a ``pip --target`` dir, the standard library) wins: an error raised
+inside CuTeDSL's JIT executor belongs to the project line that launched the kernel.
 """
 
 from __future__ import annotations
@@ -14,17 +14,15 @@ import functools
 import os
 import re
 import sys
-import sysconfig
 import types
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlint.dynamic import project
 from graphlint.paths import display_path
 
 _GRAPHLINT_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
-_STDLIB_DIRS = tuple(
-    {str(Path(sysconfig.get_paths()[k]).resolve()) + os.sep for k in ("stdlib", "platstdlib")}
-)
+_STDLIB_DIRS = tuple(d + os.sep for d in project.stdlib_dirs())
 
 
 def _torch_dir() -> str:
@@ -42,15 +40,17 @@ class UserFrame:
 
 @functools.lru_cache(maxsize=4096)  # called for every frame of every dispatched op
 def is_user_file(filename: str) -> bool:
+    """Neither graphlint, torch nor the standard library, judged by the path as spelled and with
+    links resolved (Debian's stdlib ``sitecustomize.py`` is a link into ``/etc``)."""
     if filename.startswith("<"):
         return False
-    resolved = str(Path(filename).resolve())
-    return not (
-        resolved.startswith(_GRAPHLINT_DIR)
-        or resolved.startswith(_torch_dir())
-        or (resolved.startswith(_STDLIB_DIRS) and not _installed(resolved))
-        or "site-packages" + os.sep + "torch" in resolved
-    )
+    return not any(_not_user(p) for p in {os.path.abspath(filename), str(Path(filename).resolve())})
+
+
+def _not_user(path: str) -> bool:
+    return (path.startswith(_GRAPHLINT_DIR) or path.startswith(_torch_dir())
+            or (path.startswith(_STDLIB_DIRS) and not _installed(path))
+            or "site-packages" + os.sep + "torch" in path)
 
 
 def _installed(resolved: str) -> bool:
@@ -59,37 +59,10 @@ def _installed(resolved: str) -> bool:
     return any(f"{os.sep}{name}{os.sep}" in resolved for name in ("site-packages", "dist-packages"))
 
 
-_PROJECT_ROOTS: list[str] = []  # the target's own project, wherever it is (see add_project_root)
-
-
-def add_project_root(path: str | os.PathLike) -> None:
-    """Count files under ``path`` as the project's (a target outside the working directory)."""
-    root = str(Path(path).resolve())
-    if root not in _PROJECT_ROOTS:
-        _PROJECT_ROOTS.append(root)
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_library_file(filename: str, cwd: str, path: tuple[str, ...], roots: tuple[str, ...] = ()) -> bool:
-    resolved = Path(filename).resolve()
-    if {"site-packages", "dist-packages"} & set(resolved.parts):
-        return True
-    if any(resolved.is_relative_to(root) for root in roots):
-        return False
-    here = Path(cwd).resolve()
-    for entry in path:
-        root = Path(entry or cwd).resolve()
-        if root == here or root.is_relative_to(here) or here.is_relative_to(root):
-            continue  # the project itself (or a folder holding it) is not a library
-        if resolved.is_relative_to(root):
-            return True
-    return False
-
-
 def is_project_file(filename: str) -> bool:
-    """A user file of the project itself: neither graphlint, torch, the standard library nor an
-    installed library (see :func:`is_user_file` and the module doc)."""
-    return is_user_file(filename) and not _is_library_file(filename, os.getcwd(), tuple(sys.path), tuple(_PROJECT_ROOTS))
+    """A user file that no library owns: the target's project, or a file elsewhere (a script in a
+    temporary directory); see :mod:`graphlint.dynamic.project`. Findings are pinned on these first."""
+    return is_user_file(filename) and project.is_project_file(filename)
 
 
 def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
@@ -99,8 +72,8 @@ def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
     if not user:
         return None
     chain = tuple(f"{display_path(f)}:{ln} {fn}" for f, ln, fn in reversed(user[:8]))
-    cwd, path, roots = os.getcwd(), tuple(sys.path), tuple(_PROJECT_ROOTS)  # once per event: the tracer's hot path
-    filename, line, function = next((pair for pair in user if not _is_library_file(pair[0], cwd, path, roots)), user[0])
+    context = (os.getcwd(), tuple(sys.path), project.roots(), project.torch_dir())  # once per event: a hot path
+    filename, line, function = next((pair for pair in user if project.owns(pair[0], *context)), user[0])
     return UserFrame(display_path(filename), line, function, chain)
 
 

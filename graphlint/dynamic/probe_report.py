@@ -11,7 +11,8 @@ from __future__ import annotations
 import statistics
 
 from graphlint.dynamic import verdicts
-from graphlint.dynamic.results import CAPTURED, EMPTY, NOT_RUN, STALE, DeviceResult, ProbeOutcome, merge_findings
+from graphlint.dynamic.results import (CAPTURED, EMPTY, NOT_RUN, STALE, DeviceResult, ProbeOutcome, captured_count,
+                                       merge_findings)
 from graphlint.dynamic.series import StepSeries
 from graphlint.dynamic.soak import SoakContext, analyse_soak, context_from_dict, context_to_dict, mismatched
 
@@ -44,7 +45,7 @@ def _capture_outcome(probe) -> ProbeOutcome:
     watch = ("" if not probe.launches.enabled or not probe.launches.cuda
              else f"; kernels run outside the graphs during capture: {escaped}" if not probe.launches.error
              else f"; kernels outside the graphs not counted ({probe.launches.error})")
-    captured = statuses.count(CAPTURED) + statuses.count(STALE)
+    captured, _stale, _graphs = captured_count(probe.result.capture)
     return ProbeOutcome("capture", "ran", f"{captured}/{len(capturable)} capturable regions captured"
                         + (f" ({', '.join(notes)})" if notes else "") + watch)
 

@@ -37,8 +37,9 @@ def run_reference(factory, devices, options, total: int, label: str, *, records_
     running = ""
     for step in range(total):
         if stop_file and os.path.exists(stop_file):
-            result.probes.append(ProbeOutcome("reference", "ran", f"eager instance, steps 0-{step - 1} (stopped: no "
-                                              "graph left to compare with)"))
+            ran = f"steps 0-{step - 1}" if step else "no step"
+            result.probes.append(ProbeOutcome("reference", "ran", f"eager instance, {ran} (stopped: no graph left "
+                                              "to compare with)"))
             break
         try:
             running = f"stage({step})"

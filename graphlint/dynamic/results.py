@@ -95,6 +95,15 @@ def caveat_failed_captures(result: DeviceResult) -> DeviceResult:
     return result
 
 
+def captured_count(capture: dict[str, dict[str, str]]) -> tuple[int, int, int]:
+    """(regions captured, of which went stale, capturable regions) of a capture matrix column: the
+    one count the capture probe's line, the summary and capture-test all print. A region that went
+    stale was captured (and then ran eagerly once Python rebound a buffer its graph reads)."""
+    statuses = [cell["status"] for cell in capture.values() if cell["status"] != EAGER]
+    stale = statuses.count(STALE)
+    return statuses.count(CAPTURED) + stale, stale, len(statuses)
+
+
 def runtime_rules() -> dict[str, Rule]:
     """The rules the probes report: the runtime pack alone, so that the dynamic half does not
     depend on the static packs (``graphlint check`` validates all packs together)."""

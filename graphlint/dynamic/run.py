@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 from graphlint.dynamic.crash import assert_message, crash_of, read_partial, read_progress
 from graphlint.dynamic.results import FAILED, DeviceResult, Inventory, ProbeOutcome, merge_findings, runtime_rules
+from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 
 
@@ -177,13 +178,16 @@ def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -
         failing = [p for p in result.probes if p.status == "error" and "device-side assert" in p.detail.lower()]
     steps = [int(m.group(1)) for p in failing for m in [_STEP.search(p.detail)] if m]
     upto = (min(steps) if steps else job.get("soak_steps") or job.get("replay_steps", 8)) + 1
-    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": ""}, workers,
+    # no stop file: the graph worker's (which its death has just created) would stop it at step 0
+    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": "", "stop_file": ""}, workers,
                     {"CUDA_LAUNCH_BLOCKING": "1"})
     outcome = rerun.outcome("reference")
     if outcome is None:
         note = "re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not report"
     elif outcome.status == "error":
         note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: {outcome.detail}"
+    elif outcome.detail != f"eager instance, steps 0-{upto - 1}":  # capped or stopped: no verdict
+        note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not reach step {upto - 1}: {outcome.detail}"
     else:
         note = (f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: steps 0-{upto - 1} ran without an error, so the "
                 "assert comes from a graph replay (a stale or freed buffer read by a graph)")
@@ -241,7 +245,7 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
     merged = parts[0]
     for part in parts[1:]:
         merged = merged.merge(part)
-    return merged
+    return settle_graph_allocations(merged)
 
 
 def _nvml_count() -> int | None:

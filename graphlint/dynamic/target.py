@@ -166,18 +166,6 @@ def load_factory(spec: str) -> Callable[..., Any]:
     return factory
 
 
-def target_root(spec: str) -> str:
-    """The project a ``FILE.py:FACTORY`` target belongs to: its package base (the first directory
-    above the file that is not a package, as :mod:`graphlint.dynamic.loading` puts on ``sys.path``);
-    '' for a ``module:FACTORY`` spec."""
-    from pathlib import Path
-
-    from graphlint.dynamic.loading import package_base
-
-    where = spec.rpartition(":")[0]
-    return str(package_base(Path(where).resolve())) if where.endswith(".py") else ""
-
-
 def _located(exc: BaseException) -> str:
     """``Type: message (at file:line)``, the line being where the target's code raised."""
     import traceback

@@ -4,7 +4,9 @@ It sees every aten op the step dispatches and attributes it to the first user fr
 syncs, dynamic-output-shape ops, device transitions, factory allocations and casts of a
 parameter (an ``nn.Parameter`` reaches dispatch as itself) are properties of single ops. Two
 things need more than one op: a Python value frozen into a graph shows up
-as an op whose non-tensor arguments differ between two consecutive steps, and
+as an op whose non-tensor arguments differ between two consecutive steps, a tensor that
+grows every step (an op that takes the tensor it made the step before and makes one of
+another shape, the ``keys = torch.cat([keys, new])`` of a dynamic KV cache), and
 device/stream/event synchronisations, which dispatch no op at all, arrive through
 ``torch.cuda._gpu_trace`` callbacks (CUDA only; that trace cannot be switched off again, so
 the per-GPU worker runs the tracer in its own process, apart from the captures).
@@ -41,6 +43,7 @@ OBSERVATIONS = (
     "parameter-cast",  # an nn.Parameter converted to another dtype
     "dynamic-output-shape",
     "step-varying-python-value",  # a Python number an op takes differs between two steps
+    "growing-state-tensor",  # an op took the tensor it made the step before and made another shape
 )
 
 _TRANSITIONS = {"aten._to_copy.default", "aten.copy_.default"}
@@ -105,8 +108,11 @@ class StepTracer(TorchDispatchMode):
         self.codes = observation_codes(rules.values())
         self.region: Region | None = None
         self.step = 0
-        self.hits: dict[tuple[str, str, int], list] = {}  # (rule, path, line) -> [where, region, detail, Counter]
+        # (rule, path, line) -> [where, region, detail, Counter of (step, evidence), {region name: True}]
+        self.hits: dict[tuple[str, str, int], list] = {}
         self.signatures: dict[int, dict[tuple, tuple]] = {}
+        self.made: dict[tuple, tuple] = {}  # op key -> (data_ptr, shape, stride, dtype) of its output, last step
+        self._made_before: dict[tuple, tuple] = {}  # the same, the step before
         self._occurrence: Counter = Counter()
         self._syncs_in_op = 0
 
@@ -115,14 +121,17 @@ class StepTracer(TorchDispatchMode):
         self.step = step
         self.signatures[step] = {}
         self._occurrence = Counter()
+        self._made_before, self.made = self.made, {}
 
     def hit(self, observation: str, where: UserFrame | None, evidence: str, detail: str) -> None:
         code = self.codes.get(observation)
         if code not in self.rules or where is None:
             return
         key = (code, where.path, where.line)
-        entry = self.hits.setdefault(key, [where, self.region, detail, Counter()])
+        entry = self.hits.setdefault(key, [where, self.region, detail, Counter(), {}])
         entry[3][(self.step, evidence)] += 1
+        if self.region is not None:
+            entry[4][self.region.name] = True  # every region the line ran in, in order
 
     # -- ops ----------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -134,7 +143,8 @@ class StepTracer(TorchDispatchMode):
         if self._syncs_in_op and not observed:
             self.hit("explicit-sync", where, f"tracer:gpu_trace:{func}", f"{func} synchronizes the stream")
         if self.region is not None and self.region.capturable and where is not None:
-            self._record_signature(func, args, kwargs, where)
+            key = self._record_signature(func, args, kwargs, where)
+            self._check_growth(key, func, args, kwargs, out, where)
         return out
 
     def _check_op(self, func, args, kwargs, where) -> list[str]:
@@ -198,6 +208,21 @@ class StepTracer(TorchDispatchMode):
         key = (where.path, where.line, str(func))
         self._occurrence[key] += 1
         self.signatures[self.step][(*key, self._occurrence[key])] = (scalars, where, self.region)
+        return (*key, self._occurrence[key])
+
+    def _check_growth(self, key, func, args, kwargs, out, where) -> None:
+        """growing-state-tensor: this op took the tensor it made the step before and made another shape."""
+        made = _tensor_signature(out)
+        if made is None:
+            return
+        self.made[key] = made
+        before = self._made_before.get(key)
+        if before is None or before[1] == made[1]:
+            return
+        inputs, _ = tree_flatten((args, kwargs))
+        if any(_tensor_signature(t) == before for t in inputs if isinstance(t, torch.Tensor)):
+            self.hit("growing-state-tensor", where, f"tracer:{func}", f"{func} turned the {before[3]}"
+                     f"{list(before[1])} it made at step {self.step - 1} into {list(made[1])} at step {self.step}")
 
     # -- syncs without an op --------------------------------------------------------
     def on_sync(self, kind: str) -> None:
@@ -223,7 +248,7 @@ class StepTracer(TorchDispatchMode):
     # -- results --------------------------------------------------------------------------
     def findings(self, first_step: int):
         out = []
-        for (code, _path, _line), (where, region, detail, counts) in self.hits.items():
+        for (code, _path, _line), (where, region, detail, counts, regions) in self.hits.items():
             evidence = sorted({ev for (_s, ev) in counts})
             per_step = sum(n for (s, _ev), n in counts.items() if s == first_step) or sum(counts.values())
             finding = make_finding(
@@ -231,7 +256,8 @@ class StepTracer(TorchDispatchMode):
                 evidence=evidence[0], detail=detail + (f" ({per_step}x per step)" if per_step > 1 else ""),
                 count=per_step,
             )
-            out.append(finding.with_(evidence=tuple(evidence), in_graph=_in_graph(region)))
+            out.append(finding.with_(evidence=tuple(evidence), in_graph=_in_graph(region),
+                                     regions=tuple(regions) if len(regions) > 1 else ()))  # one line, several regions
         return out + self.frozen_values()
 
     def frozen_values(self):
@@ -251,6 +277,18 @@ class StepTracer(TorchDispatchMode):
                              evidence=f"tracer:{key[2]}", detail=detail)
             out.append(f.with_(in_graph=_in_graph(region)))
         return out
+
+
+def _tensor_signature(value) -> tuple | None:
+    """(data_ptr, shape, stride, dtype) of a tensor (the first of a tuple of outputs), else None."""
+    if isinstance(value, (tuple, list)):
+        value = value[0] if value else None
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.data_ptr(), tuple(value.shape), tuple(value.stride()), str(value.dtype).removeprefix("torch.")
+    except RuntimeError:  # a tensor without storage
+        return None
 
 
 def _in_graph(region: Region | None) -> bool:

@@ -11,7 +11,9 @@ of kernels that escaped a capture, on the lines whose Python arguments change fr
 from __future__ import annotations
 
 from graphlint.dynamic.frames import UserFrame
-from graphlint.dynamic.results import CAPTURED, EMPTY, STALE, make_finding
+from graphlint.dynamic.results import CAPTURED, EMPTY, STALE, DeviceResult, ProbeOutcome, make_finding
+
+MISMATCHES = ("GL391", "GL392")
 
 
 def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str,
@@ -66,3 +68,26 @@ def mismatch_findings(rules, code: str, label: str, evidence: str, detail: str, 
     return [finding(rules, code, region_frames[n], label, n, evidence,
                     f"{detail}; no escaped kernel, rebound buffer or step-varying Python value found "
                     "(located at the region, not the line)") for n in suspects]
+
+
+def settle_graph_allocations(result: DeviceResult) -> DeviceResult:
+    """Drop GL290 (a factory allocation every step) in regions whose capture succeeded and whose
+    replay matches eager on this device: the graph allocated once, at capture, from its private pool,
+    and a replay allocates nothing, so there is no per-step cost to report (the static half keeps
+    GL201-GL203 silent inside captured graphs too). In a region that runs eagerly -- deliberately,
+    after a failed capture, or once its graph went stale -- the allocation stays GL290. The tracer
+    runs in a process of its own and cannot know this; the merged result can."""
+    replay = result.outcome("replay")
+    if replay is None or replay.status != "ran" or any(f.rule in MISMATCHES for f in result.findings):
+        return result
+    graphs = {name for name, cell in result.capture.items() if cell["status"] == CAPTURED}
+    dropped = [f for f in result.findings if f.rule == "GL290"
+               and set(f.regions or (f.region,)) <= graphs]  # each region it ran in
+    if not dropped:
+        return result
+    result.findings = [f for f in result.findings if f not in dropped]
+    note = (f"; {len(dropped)} factory allocation(s) inside graphs that replay correctly not reported "
+            "(allocated once at capture, from the graph's pool)")
+    result.probes = [ProbeOutcome(p.probe, p.status, p.detail + note, p.where) if p.probe == "tracer" else p
+                     for p in result.probes]
+    return result

@@ -42,11 +42,13 @@ def _meta(devices) -> dict[str, str]:
 
 def _own_modules() -> list[str]:
     """Source files of the target's own modules loaded in this process (for the static cross-check)."""
-    from graphlint.dynamic.frames import is_project_file
+    from graphlint.dynamic.frames import is_user_file
+    from graphlint.dynamic.project import is_project_file
     from graphlint.paths import display_path
 
     files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
-    return sorted(display_path(f) for f in files if f and f.endswith(".py") and is_project_file(f))
+    return sorted(display_path(f) for f in files
+                  if f and f.endswith(".py") and is_user_file(f) and is_project_file(f, strict=True))
 
 
 def _run(job: dict, devices, factory, rules, progress):
@@ -82,8 +84,8 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
 
     from graphlint.dynamic import progress as steps
     from graphlint.dynamic.crash import Progress
-    from graphlint.dynamic.frames import add_project_root
-    from graphlint.dynamic.target import TargetError, load_factory, target_root
+    from graphlint.dynamic.project import add_root, target_roots
+    from graphlint.dynamic.target import TargetError, load_factory
 
     label, phase = job["label"], job["phase"]
     devices = [torch.device(d) for d in job["devices"]]
@@ -94,9 +96,8 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
         if devices[0].type == "cuda":
             torch.cuda.set_device(devices[0])  # the engine's GPU is current, as in a per-GPU serving process
         rules = runtime_rules()
-        root = target_root(job["target"])
-        if root:
-            add_project_root(root)
+        for root in target_roots(job["target"])[0]:
+            add_root(root)
         sink = steps.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
         factory = steps.watch(load_factory(job["target"]), job, sink)
         imported = time.perf_counter()

@@ -15,6 +15,8 @@ import re
 from rich.console import Console
 from rich.markup import escape
 
+from graphlint.report.inventory import speedup
+
 PROBE_ORDER = ("tracer", "sync-debug", "capture", "replay", "soak")
 STATUS_STYLE = {"ran": "green", "captured": "green", "skipped": "yellow", "not run": "yellow", "eager": "dim",
                 "error": "bold red", "failed": "bold red", "empty": "bold red"}
@@ -48,10 +50,12 @@ def render_capture_test(inv, failed: list[str], cuda: bool, color: bool = False)
         for region, cell in dev.capture.items():
             detail = f": {escape(cell['detail'])}" if cell.get("detail") else ""
             console.print(f"{label} {escape(f'{region:<24}')} {_status(cell['status'], 0)}{detail}")
-        t = dev.timing
-        if t.get("graph_s") and t.get("eager_s"):
+        t, (ratio, note) = dev.timing, speedup(dev)
+        if ratio is not None:
             console.print(f"{label} eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
-                          f"([bold]{t['eager_s'] / t['graph_s']:.2f}x[/])")
+                          f"([bold]{ratio:.2f}x[/]){escape(note)}")
+        elif note:
+            console.print(f"{label} eager {t['eager_s']:.4g} s/token; {escape(note)}")
         if dev.seconds:
             console.print(f"{label} seconds: " + escape(", ".join(f"{k} {v:.1f}" for k, v in dev.seconds.items())))
     for line in sort_failures(failed):

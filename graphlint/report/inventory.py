@@ -12,7 +12,8 @@ import json
 from collections import defaultdict
 
 from graphlint.dynamic.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
-from graphlint.dynamic.results import CAPTURED, EAGER, Inventory
+from graphlint.dynamic.results import (CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory,
+                                       captured_count)
 from graphlint.finding import Finding
 from graphlint.report.markdown import md_cell
 from graphlint.rules import CATEGORIES
@@ -29,6 +30,24 @@ def status_of(f: Finding) -> str:
     if f.category == "allocation":
         return "capturable, but costs every step"
     return f"captured here, unsafe elsewhere (`graphlint explain {f.rule}`)"
+
+
+def speedup(result: DeviceResult) -> tuple[float | None, str]:
+    """(eager s/token / graph s/token, a note), or (None, why no figure is given). A figure needs a
+    region that replayed as a graph to the end; without one the "graph" instance ran eagerly, and
+    its ratio to eager is noise, not a speedup."""
+    timing = result.timing
+    if not (timing.get("eager_s") and timing.get("graph_s")):
+        return None, ""
+    captured, stale, graphs = captured_count(result.capture)
+    replayed = captured - stale
+    if not replayed:
+        failed = sum(cell["status"] in (FAILED, EMPTY, NOT_RUN) for cell in result.capture.values())
+        why = ", ".join(part for part in (f"{stale} went stale" if stale else "", f"{failed} did not capture"
+                                          if failed else "") if part)
+        return None, f"no speedup: no region replayed as a graph ({why or 'none captured'}), so both instances ran eagerly"
+    note = f" ({replayed} of {graphs} capturable regions replayed as graphs)" if replayed < graphs else ""
+    return timing["eager_s"] / timing["graph_s"], note
 
 
 def _rows(inv: Inventory) -> list[tuple[Finding, list[str]]]:
@@ -50,22 +69,26 @@ def _summary(inv: Inventory, xref: CrossRef) -> list[str]:
                    "soak did not run, so nothing here says the step captures.")
     for dev in inv.devices:
         cells = dev.capture
-        graphs = [c for c in cells.values() if c["status"] != EAGER]
-        ok = [c for c in graphs if c["status"] == CAPTURED]
+        captured, stale, graphs = captured_count(cells)
         replay = dev.outcome("replay")
         if graphs:
-            verdict = ("works" if len(ok) == len(graphs) and replay and replay.status == "ran" and "identical" in replay.detail
+            clean = sum(c["status"] == CAPTURED for c in cells.values())
+            verdict = ("works" if clean == graphs and replay and replay.status == "ran" and "identical" in replay.detail
                        else "does NOT work")
-            line = f"- **{dev.device}**: capture {verdict}: {len(ok)}/{len(graphs)} capturable regions captured"
+            line = f"- **{dev.device}**: capture {verdict}: {captured}/{graphs} capturable regions captured"
+            line += (f" ({stale} went stale: Python rebound a buffer the graph reads, so they ran eagerly from then "
+                     "on)" if stale else "")
             line += f"; replay: {replay.detail}" if replay else ""
         else:
             probe = dev.outcome("capture")
             line = f"- **{dev.device}**: capture not run" + (f" ({probe.detail})" if probe else "")
         out.append(line)
-        t = dev.timing
-        if t.get("eager_s") and t.get("graph_s"):
+        t, (ratio, note) = dev.timing, speedup(dev)
+        if ratio is not None:
             out.append(f"  - decode: eager {t['eager_s']:.4g} s/token, graph {t['graph_s']:.4g} s/token "
-                       f"(speedup {t['eager_s'] / t['graph_s']:.2f}x)")
+                       f"(speedup {ratio:.2f}x){note}")
+        elif note:
+            out.append(f"  - decode: eager {t['eager_s']:.4g} s/token; {note}")
     counts = defaultdict(int)
     for f, _devs in _rows(inv):
         counts[f.category] += 1
@@ -148,8 +171,12 @@ def _soak(inv: Inventory) -> list[str]:
         out.append(f"| {d.device} | {s['steps']} | {s['graph_bytes_per_step']:.0f} | {s['eager_bytes_per_step']:.0f} | "
                    f"{s['graph_allocations_per_step']:.0f} | {s['max_diff_first_quarter']:.3g} | "
                    f"{s['max_diff_last_quarter']:.3g} | {s['first_mismatch_step'] or 'none'} | "
-                   f"{s['graph_s_per_step']:.4g} | {s['eager_s_per_step']:.4g} |")
+                   f"{_per_step(s['graph_s_per_step'])} | {_per_step(s['eager_s_per_step'])} |")
     return out + [""]
+
+
+def _per_step(seconds: float) -> str:
+    return f"{seconds:.4g}" if seconds else "— (no step)"
 
 
 def _static_only(xref: CrossRef) -> list[str]:

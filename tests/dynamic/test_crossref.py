@@ -61,8 +61,8 @@ def test_an_engine_outside_the_working_directory_is_checked(tmp_path, monkeypatc
     _project(tmp_path / "elsewhere")
     (tmp_path / "here").mkdir()
     monkeypatch.chdir(tmp_path / "here")
-    step = str(tmp_path / "elsewhere" / "eng" / "step.py")
-    xref = cross_reference([_dynamic(step, 6)], [], [str(tmp_path / "elsewhere" / "wrap.py")], [step])
+    step, wrap = str(tmp_path / "elsewhere" / "eng" / "step.py"), str(tmp_path / "elsewhere" / "wrap.py")
+    xref = cross_reference([_dynamic(step, 6)], [], [wrap], [step], target=f"{wrap}:Wrapper")
     assert xref.ran, xref.detail
     assert xref.of(_dynamic(step, 6)) == CONFIRMED
 

@@ -123,12 +123,20 @@ def test_the_tracer_attributes_findings_to_transformers_lines():
     assert not [f for f in result.findings if f.severity == "error"]
 
 
-def test_the_dynamic_cache_is_not_flagged_by_the_cpu_tracer():
-    """Honest limit, pinned so the README stays true: the DynamicCache's per-step ``torch.cat`` is
-    no factory, sync or Python scalar, so the tracer sees nothing on the CPU. Its hazard (tensors
-    that grow and move every step) shows in replay: see the emulated test below and the H200 run."""
-    result = _in_thread(trace_phase, hf.make_target, CPU, {"cache": "dynamic"}, RULES, "cpu")
-    assert [f for f in result.findings if f.severity == "error"] == []
+def test_the_dynamic_cache_grows_and_the_tracer_says_where():
+    """The DynamicCache's per-step ``torch.cat`` is no factory, sync or Python scalar; what gives it
+    away is the kept tensor changing shape (GL394), at transformers' ``cat`` lines, one per K and V.
+    The static cache writes in place: nothing."""
+    import inspect
+
+    dynamic = _in_thread(trace_phase, hf.make_target, CPU, {"cache": "dynamic"}, RULES, "cpu")
+    grows = [f for f in dynamic.findings if f.rule == "GL394"]
+    source, first = inspect.getsourcelines(transformers.cache_utils.DynamicLayer.update)
+    cats = {first + i for i, text in enumerate(source) if "torch.cat(" in text}
+    assert grows and {f.line for f in grows} == cats and all(f.path.endswith("cache_utils.py") for f in grows)
+    assert [f.rule for f in dynamic.findings if f.severity == "error"] == ["GL394"] * len(cats)
+    static = _in_thread(trace_phase, hf.make_target, CPU, {"cache": "static"}, RULES, "cpu")
+    assert not [f for f in static.findings if f.rule == "GL394"]
 
 
 @pytest.mark.parametrize("cache, mismatch", [("static", False), ("dynamic", True)])

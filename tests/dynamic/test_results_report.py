@@ -46,15 +46,40 @@ def _inventory():
     dev = DeviceResult("cuda:0", findings=[_f("GL190", 3, "tracer:x"), _f("GL290", 4, "tracer:y", "allocation", "warning"),
                                            _f("GL190", 7, "tracer:z", in_graph=False)],
                        probes=[ProbeOutcome("capture", "ran", "1/2"), ProbeOutcome("replay", "ran", "identical")],
-                       capture={"layer0": {"status": "failed", "detail": "RuntimeError: boom"},
+                       capture={"embed": {"status": "captured", "detail": ""},
+                                "layer0": {"status": "failed", "detail": "RuntimeError: boom"},
                                 "attn": {"status": "eager", "detail": "deliberately eager"}},
-                       timing={"eager_s": 0.02, "graph_s": 0.01}, regions=["layer0", "attn"],
+                       timing={"eager_s": 0.02, "graph_s": 0.01}, regions=["embed", "layer0", "attn"],
                        soak={"steps": 64, "graph_bytes_per_step": 0, "eager_bytes_per_step": 0,
                              "graph_allocations_per_step": 0, "max_diff_first_quarter": 0.0,
                              "max_diff_last_quarter": 0.0, "first_mismatch_step": None,
                              "graph_s_per_step": 0.01, "eager_s_per_step": 0.02})
     return Inventory(target="t.py:f", command="graphlint inventory", date="today", torch="2.11", cuda=True,
                      devices=[dev])
+
+
+def _stale_inventory() -> Inventory:
+    """The shape of the H200's eager dsv4 inventory: two regions captured and then went stale, the
+    others failed to capture, so the "graph" instance ran eagerly throughout."""
+    cells = {"embed": "stale", "layer0": "failed", "layer1": "failed", "head": "stale"}
+    dev = DeviceResult("cuda:0", probes=[ProbeOutcome("capture", "ran", "2/4 capturable regions captured"),
+                                         ProbeOutcome("replay", "ran", "graph vs eager over steps 1-7: identical")],
+                       capture={name: {"status": status, "detail": ""} for name, status in cells.items()},
+                       timing={"eager_s": 0.05811, "graph_s": 0.06537}, regions=list(cells))
+    return Inventory(target="t.py:f", command="graphlint inventory", date="today", torch="2.11", cuda=True,
+                     devices=[dev])
+
+
+def test_regions_that_went_stale_were_captured_and_give_no_speedup():
+    from graphlint.report.capture_test import render_capture_test
+
+    text = render_markdown(_stale_inventory(), CrossRef(False, "not run"))
+    assert "capture does NOT work: 2/4 capturable regions captured (2 went stale" in text
+    assert "speedup" not in text.replace("no speedup", "")
+    assert ("decode: eager 0.05811 s/token; no speedup: no region replayed as a graph (2 went stale, 2 did not "
+            "capture), so both instances ran eagerly") in text
+    terminal = render_capture_test(_stale_inventory(), [], cuda=True)
+    assert "0.89x" not in terminal and "no speedup: no region replayed as a graph" in terminal
 
 
 def test_failures_ignore_warnings_and_eager_regions():
@@ -65,7 +90,7 @@ def test_failures_ignore_warnings_and_eager_regions():
 def test_markdown_report_sections_and_static_miss_highlight():
     xref = CrossRef(True, "checked", status={("m.py", 3, "host-sync"): DYNAMIC_ONLY})
     text = render_markdown(_inventory(), xref)
-    assert "speedup 2.00x" in text
+    assert "speedup 2.00x) (1 of 2 capturable regions replayed as graphs)" in text
     assert "| layer0 | ❌ failed |" in text and "| attn | — eager |" in text
     assert "**⚠ dynamic only (static miss)**" in text
     assert "eager region (outside the graphs)" in text

@@ -112,6 +112,91 @@ def test_a_device_assert_is_located_by_an_eager_rerun_with_launch_blocking(monke
     assert soak.where == "eng.py:33"
 
 
+def test_the_launch_blocking_rerun_really_runs_the_steps_up_to_the_assert(jobs, tmp_path):
+    """The H200 failure (2026-12-02): the graph worker's death creates its stop file, and the re-run,
+    a reference job made from the graph job, inherited it: it stopped before step 0 and the report
+    said "steps 0-32 ran without an error, so the assert comes from a graph replay". The eager step
+    32 of short_cache.py does index past its 32 positions (on the CPU: an IndexError)."""
+    stop = tmp_path / "stop-reference"
+    stop.write_text("")
+    graph_job = {"target": spec("short_cache.py"), "options": {"declare_limit": False}, "devices": ["cuda:0"],
+                 "label": "cuda:0", "phase": "graph", "replay_steps": 8, "soak_steps": 48, "records_dir": "",
+                 "stop_file": str(stop), "reference": "elsewhere"}
+    result = DeviceResult("cuda:0", probes=[ProbeOutcome("soak", "error", "worker killed by SIGABRT at step 32 in "
+                                                         "lookup during soak: device-side assert in indexSelect")])
+    run_module._locate_device_asserts(result, graph_job, run_module._Workers())
+    rerun = jobs[-1]
+    assert rerun["phase"] == "reference" and rerun["steps"] == 33 and not rerun["stop_file"]
+    soak = result.outcome("soak")
+    assert "re-run eagerly with CUDA_LAUNCH_BLOCKING=1: stopped at step 32 in lookup" in soak.detail, soak.detail
+    assert soak.where == "fixtures/targets/short_cache.py:33"
+
+
+def test_a_rerun_that_stops_short_gives_no_verdict(monkeypatch):
+    monkeypatch.setattr(run_module, "_worker", lambda job, workers=None, env=None: DeviceResult(
+        "cuda:0", probes=[ProbeOutcome("reference", "ran", "eager instance, steps 0-31")]))  # a declared max_steps
+    result = DeviceResult("cuda:0", probes=[ProbeOutcome("soak", "error", "worker killed by SIGABRT at step 40 "
+                                                         "during soak: device-side assert in indexSelect")])
+    run_module._locate_device_asserts(result, {"phase": "graph", "soak_steps": 64}, run_module._Workers())
+    detail = result.outcome("soak").detail
+    assert "did not reach step 40: eager instance, steps 0-31" in detail and "graph replay" not in detail
+
+
+ALLOCATES = (
+    "import torch\nfrom graphlint.dynamic.target import Region\n\n\n"
+    "class Allocates:\n"
+    "    def __init__(self, devices):\n"
+    "        self.devices, self.x, self.out = devices, torch.zeros(4), torch.zeros(4)\n"
+    "    def stage(self, step):\n"
+    "        self.x.fill_(float(step))\n"
+    "    def scaled(self, name):\n"
+    "        tmp = torch.ones(4)  # allocated inside the region\n"
+    "        self.out.copy_(self.x * tmp)\n"
+    "    def graph(self):\n"
+    "        self.scaled('graph')\n"
+    "    def eager(self):\n"
+    "        self.out.add_(torch.ones(4))\n"
+    "    def regions(self):\n"
+    "        return [Region('graph', self.graph, 'cpu'), Region('eager', self.eager, 'cpu', capturable=False)]\n"
+    "    def output(self):\n"
+    "        return self.out\n\n\n"
+    "def make_target(devices):\n"
+    "    return Allocates(devices)\n"
+)
+
+
+def test_an_allocation_inside_a_graph_that_replays_correctly_is_no_per_step_cost(jobs, tmp_path):
+    """The H200 full-graph report listed three GL290 "static misses": the CuTeDSL wrappers' empty_like
+    outputs inside the captured graph. A replay allocates nothing (the pool was allocated at capture);
+    an allocation in an eager region still allocates every step, and so does a line that runs in both."""
+    (tmp_path / "allocates.py").write_text(ALLOCATES)
+    inv = run_module.run_inventory(run_module.Request(target=f"{tmp_path / 'allocates.py'}:make_target",
+                                                      soak_steps=0))
+    (device,) = inv.devices
+    assert device.capture["graph"]["status"] == "captured" and "identical" in device.outcome("replay").detail
+    assert [(f.rule, f.line, f.region) for f in device.findings] == [("GL290", 16, "eager")]
+    assert "1 factory allocation(s) inside graphs that replay correctly not reported" in device.outcome("tracer").detail
+
+
+def test_an_allocation_in_a_graph_that_replays_wrong_stays_reported():
+    from graphlint.dynamic.verdicts import settle_graph_allocations
+    from graphlint.finding import Finding
+
+    def found(rule):
+        return Finding(rule, rule, "allocation", "warning", "eng.py", 3, 0, "m", source="dynamic", device="cuda:0",
+                       region="graph")
+
+    result = DeviceResult("cuda:0", findings=[found("GL290"), found("GL391")],
+                          probes=[ProbeOutcome("replay", "ran", "first mismatch at step 2")],
+                          capture={"graph": {"status": "captured", "detail": ""}})
+    assert [f.rule for f in settle_graph_allocations(result).findings] == ["GL290", "GL391"]
+    result.findings, result.capture["graph"]["status"] = [found("GL290")], "stale"
+    assert [f.rule for f in settle_graph_allocations(result).findings] == ["GL290"]
+    result.capture["graph"]["status"] = "captured"
+    result.findings = [found("GL290").with_(regions=("graph", "attention"))]  # also ran eagerly
+    assert [f.rule for f in settle_graph_allocations(result).findings] == ["GL290"]
+
+
 ABORTS = (
     "import os, signal, sys\nimport torch\nfrom graphlint.dynamic.target import Region\n\n\n"
     "class Aborts:\n"

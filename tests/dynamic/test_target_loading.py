@@ -121,6 +121,17 @@ def test_without_torch_the_dynamic_commands_say_which_extra_to_install(tmp_path,
         "pip install 'cuda-graphlint[engine]' (or torch>=2.11 itself)"]
 
 
+def test_the_torch_check_does_not_import_torch():
+    """The CLI's torch check ran before the workers started and imported torch (about 3 s on the H200):
+    the workers started that much later, so their start no longer overlapped the parent's import."""
+    import subprocess
+
+    code = ("import sys; from graphlint.dynamic.commands import torch_problem; "
+            "assert torch_problem('inventory') == ''; assert 'torch' not in sys.modules, 'torch was imported'")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
 def test_without_torch_check_still_works(tmp_path):
     (tmp_path / "m.py").write_text("def decode_step(x):\n    return x.item()\n")
     result = _graphlint("check", "m.py", "--no-cache", cwd=tmp_path, code=BLOCK_TORCH)
