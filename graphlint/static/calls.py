@@ -12,12 +12,23 @@ import libcst as cst
 
 from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, is_imported_root, resolve
-from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS
+from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
 GRAPH_CALLS = frozenset((*GRAPHED_CALLS, *COMPILE_CALLS))
+
+
+#: annotations of containers whose element type types what indexing them gives
+CONTAINERS = frozenset(("list", "sequence", "mutablesequence", "tuple", "iterable", "collection"))
+
+
+def _members(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The alternatives of ``A | B`` (flattened); else [node]."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return _members(node.left) + _members(node.right)
+    return [node]
 
 
 class CallRecorder:
@@ -37,6 +48,8 @@ class CallRecorder:
     order: int
     loop_ids: list[int]
     once: str
+    multi_device: bool
+    selecting: set[str]
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -80,6 +93,20 @@ class CallRecorder:
         if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
             return None
         return self.descriptor(node)
+
+    def element_classes(self, node: cst.BaseExpression) -> list[Descriptor]:
+        """``list[Layer | Other] | None``, ``Sequence[Layer]`` -> the classes the container holds."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            return self.element_classes(node.left) + self.element_classes(node.right)
+        if not isinstance(node, cst.Subscript):
+            return []
+        wrapper = (dotted_name(node.value) or "").rsplit(".", 1)[-1]
+        elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+        if wrapper in ("Optional", "Union"):
+            return [d for el in elements for d in self.element_classes(el)]
+        if wrapper.lower() not in CONTAINERS:
+            return []
+        return [d for el in elements for m in _members(el) if (d := self.class_annotation(m)) is not None]
 
     def object_path(self, node: cst.BaseExpression) -> tuple | None:
         """``self.model.blocks[i]`` -> ("self", ("model", "blocks")); subscripts are transparent."""
@@ -129,6 +156,7 @@ class CallRecorder:
             self.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.order  # the first call: what comes after it saw its effect
+        site.multi_device = site.multi_device or self.multi_device
         if self.loop_ids:
             site.loops = site.loops | frozenset(self.loop_ids)
 
@@ -167,6 +195,15 @@ class CallRecorder:
             elif self.call_name in GRAPH_CALLS:
                 self.graph_call(call, self.call_name)
         func = call.func
+        if self.call_name in SET_DEVICE:
+            self.selecting.add(self.func.qualname)
+        elif self.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
+            owner, name = call.args[0].value, call.args[1].value
+            key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
+            if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
+                self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
+            elif key != "*":
+                self.info.attr_writes.add(key)
         if not self.func.device_work and self.does_device_work(call):
             self.func.device_work = True
         desc: Descriptor | None = None

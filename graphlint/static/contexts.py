@@ -9,7 +9,9 @@ candidate, whether and how it is reported:
 - **eager** spreads through everything, setup/warm-up functions and constructors excepted (an
   object built in the step is built once per cache or per generation); a ``torch.compile``\\ d
   function it enters is *compiled* there (rules with ``in_compiled: false`` skip it: inductor
-  plans its memory).
+  plans its memory); its host logic (the per-token loops' own code and what it calls outside the
+  model step) is skipped by rules with ``eager_host: false``: a value read back there only costs
+  its read-back, capture would never freeze it.
 - **host** spreads like eager but stops at graph roots: calling the captured callable from the
   host step (a replay of a compiled function, or an eager fallback for batch sizes no graph was
   captured for) runs graph code, whose hazards are graph's to report. In each host function, a
@@ -50,6 +52,14 @@ def bfs(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId] | fro
                 chains[callee] = chains[fid] + (callee,)
                 queue.append(callee)
     return chains
+
+
+def called_per_device(calls: Calls) -> set[FuncId]:
+    """Functions called, at any depth, from inside a loop over devices (``for d in devices:
+    self._capture_on(d)``): a capture there runs on several devices from one process."""
+    roots = [(callee, (caller, callee)) for caller, edges in calls.items() for callee, site in edges
+             if site.multi_device and not site.reference]
+    return set(bfs(roots, calls)) if roots else set()
 
 
 def callers_of(calls: Calls) -> dict[FuncId, list[FuncId]]:
@@ -119,9 +129,12 @@ class Placement:
     """Decides each candidate's finding from the contexts (see the module docstring)."""
 
     def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
-                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId]):
+                 compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
+                 multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
+        self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
+        self.eager_host = eager_host  # an eager engine's host logic (see ``Discovery.eager_host_logic``)
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -134,8 +147,10 @@ class Placement:
         """(chain, severity, message note), or None when the candidate does not cost anything per step."""
         params = rule.params
         severity = rule.severity
-        if "multi-device" in cand.flags and params.get("multi_device_severity"):
+        if params.get("multi_device_severity") and ("multi-device" in cand.flags or fid in self.multi_device):
             severity = params["multi_device_severity"]
+        elif params.get("selected_device_severity") and "device-selected" in cand.flags:
+            severity = params["selected_device_severity"]
         scope = params.get("scope", "hot")
         graph = self.chain("graph", fid, cand)
         if scope == "capture":
@@ -144,7 +159,8 @@ class Placement:
         if scope == "anywhere":
             return (eager or graph or host or (fid,)), severity, ""
         compiled_ok = params.get("in_compiled") is not False
-        if eager and (compiled_ok or fid not in self.compiled_only["eager"]):
+        if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
+                params.get("eager_host") is False and fid in self.eager_host):
             return eager, severity, ""
         if (graph or cand.in_capture) and params.get("in_graph") is not False:
             return graph or (fid,), severity, ""

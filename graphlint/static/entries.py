@@ -19,7 +19,9 @@ Hot means "what the GPU does every token", in one of three contexts:
   ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a scheduler
   loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine that captures
   nothing; a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot
-  only if its caller is).
+  only if its caller is). The per-token loops' own code and what it calls outside the model step
+  is the engine's *host logic* (between replays, once the step is captured): rules marked
+  ``eager_host: false`` skip it.
 
 Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``,
 ``*dummy*``, ``setup*``, ``*profile*``, any function that captures, and a function that runs
@@ -34,7 +36,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from graphlint.static.api import StaticOptions
-from graphlint.static.contexts import Chain, FuncId, Placement, bfs, callers_of, reaching, spread, post_replay
+from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
+                                       post_replay)
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
 from graphlint.static.model import CallSite, ModuleInfo
@@ -80,6 +83,7 @@ class Discovery:
         self.loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = {c: {} for c in CONTEXTS}
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
+        self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
         self._hot = name_matcher(tuple(options.hot_names))
         self._made: set[tuple[str, str]] | None = None
 
@@ -96,6 +100,8 @@ class Discovery:
                     self.roots[context].append((callee, (fid, callee)))
         else:
             self.roots[context].append((fid, chain or (fid,)))
+            if context == "eager":
+                self.step_entries.add(fid)
         if (fid, context) not in self.seen and not self.fn(fid).abstract:  # an interface has no body to list
             self.seen.add((fid, context))
             self.entries.append(Entry(fid, context, reason, where, loops))
@@ -117,12 +123,24 @@ class Discovery:
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if setup_named(fn.name)}
         compiled_roots = set(self.compiled_roots)
         eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
+        eager_host = self.eager_host_logic(eager, steps, setup)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
-                              {"eager": eager_compiled, "host": host_compiled}, points, after)
+                              {"eager": eager_compiled, "host": host_compiled}, points, after,
+                              multi_device=called_per_device(self.calls), eager_host=eager_host)
         return Contexts(placement, self.entries)
+
+    def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
+        """An eager engine's host logic: the per-token loops' own code and what it calls outside the
+        model step (drafting, acceptance, stop checks written in the loop, bookkeeping) -- what runs
+        between replays once the model step is captured. The model step is every model-step
+        function (see ``steps`` in :meth:`run`) the loops reach and every eager entry that is no
+        loop (configured, declared, hot-named), with all they call."""
+        roots = [(f, (f,)) for f in sorted(self.step_entries | {f for f in eager if f in steps})]
+        model = bfs(roots, self.calls, stop)
+        return {f for f in (*eager, *self.loop_bodies["eager"]) if f not in model}
 
     def graph_regions(self) -> tuple[set[FuncId], dict[FuncId, set[str] | None]]:
         """Captured callables (graph roots), and the torch.compile'd CUDA-graph functions among them

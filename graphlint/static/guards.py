@@ -11,9 +11,19 @@
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
   rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
   after ``if not self.verbose: return`` (a debug helper called from the step);
-- ``if self._runner is None: self._runner = build()``: lazy initialisation, which runs once, on
-  the first (eager) step -- setup, not the step. Its calls are not hot (capture regions inside
-  it are still checked).
+- ``if self._runner is None: self._runner = build()`` (also a constant-key slot,
+  ``if self.state["mask"] is None: self.state["mask"] = ...``): lazy initialisation, which runs
+  once, on the first (eager) step -- setup, not the step. Its calls are not hot (capture regions
+  inside it are still checked);
+- ``if self.extra is not None:`` where no analysed code ever gives ``extra`` a value (an option
+  its class defaults to None and nothing sets): dead code here; its reports carry the flag
+  "needs:extra" and the linker drops them once it knows every file's attribute writes (the
+  class's family's ``self.extra = v`` and ``setattr(self, ...)``, any object's ``obj.extra = v``;
+  a ``setattr(obj, name, v)`` with a computed name on another object is not followed);
+- ``if cur_len == 1:`` / ``if step == self.max_steps - 1:``: a per-step position (named like one,
+  ``params.POSITION_NAMES``, but not a step's token count, which is a prefill guard) equal to a
+  value that holds no position: the body runs at one position of the generation, once, not every
+  step -- like lazy initialisation.
 """
 
 from __future__ import annotations
@@ -24,8 +34,10 @@ import libcst as cst
 
 from graphlint.static.cstwalk import preorder
 from graphlint.static.names import name_matcher, resolve
+from graphlint.static.params import POSITION_NAMES
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
+_POSITIONS = name_matcher(POSITION_NAMES)
 ENV_READERS = ("os.environ.get", "os.getenv")
 
 
@@ -116,6 +128,15 @@ def _self_attr(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _self_slot(node: cst.BaseExpression) -> str | None:
+    """``self.x`` -> "x"; ``self.x["k"]`` (a constant key) -> "x['k']"."""
+    if (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.SimpleString)):
+        attr = _self_attr(node.value)
+        return f"{attr}[{node.slice[0].slice.value.raw_value!r}]" if attr is not None else None
+    return _self_attr(node)
+
+
 def _getattr_self(node: cst.BaseExpression, func: str) -> str | None:
     """``getattr(self, "x", ...)`` / ``hasattr(self, "x")`` -> "x"."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == func):
@@ -139,15 +160,56 @@ def is_lazy_init(stmt: cst.If) -> bool:
         and isinstance(test.comparisons[0].comparator, cst.Name)
         and test.comparisons[0].comparator.value == "None"
     ):
-        attr = _self_attr(test.left) or _getattr_self(test.left, "getattr")
+        attr = _self_slot(test.left) or _getattr_self(test.left, "getattr")
     else:
         return False
     if attr is None:
         return False
     return any(
-        isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_attr(node.target) == attr
+        isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_slot(node.target) == attr
         for node in preorder(stmt.body)
     )
+
+
+def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
+    """``if self.x is not None:`` (or such a conjunct of an ``and``) -> ("x",)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return needed_attrs(test.left) + needed_attrs(test.right)
+    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot) and _is_none(test.comparisons[0].comparator)):
+        attr = _self_attr(test.left)
+        return (attr,) if attr is not None else ()
+    return ()
+
+
+def written_attrs(target: cst.BaseExpression, value: cst.BaseExpression | None, cls: str) -> Iterator[str]:
+    """An attribute this code gives a value (``v`` not None, tuple targets too): ``self.x = v`` in
+    class ``cls`` -> "cls:x" (that class's own), ``obj.x = v`` -> "x" (an object of any class)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from written_attrs(el.value, None, cls)
+    elif isinstance(target, cst.Attribute) and not _is_none(value):
+        yield f"{cls}:{target.attr.value}" if cls and _self_attr(target) else target.attr.value
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def one_step(test: cst.BaseExpression, tensors: set[str], prefill: Sequence[str] = ()) -> bool:
+    """``if cur_len == 1:``: a position (named like one, not like a step's token count, and no
+    tensor) equal to a value that holds no position: true at one step of the generation."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    named = [isinstance(side, cst.Name) and _POSITIONS.match(side.value) is not None for side in sides]
+    if named.count(True) != 1:
+        return False
+    name, other = sides if named[0] else sides[::-1]
+    if name.value in tensors or _matches(name.value, prefill):
+        return False
+    return not any(type(n) is cst.Name and _POSITIONS.match(n.value) for n in preorder(other))
 
 
 def fills_default(stmt: cst.If, optional: set[str]) -> bool:
@@ -197,6 +259,11 @@ class Guards:
 
     def branch(self, test: cst.BaseExpression) -> str | None:
         return guarded_branch(test, self.imports, self.guards, self.prefill)
+
+    def runs_once(self, stmt: cst.If, fn) -> bool:
+        """Its body is setup, not the step: lazy initialisation, the default of an argument the
+        loop passes (``fn``: the function's tensor facts), a branch true at one step."""
+        return is_lazy_init(stmt) or fills_default(stmt, fn.optional) or one_step(stmt.test, fn.tensors, self.prefill)
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

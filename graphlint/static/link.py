@@ -36,12 +36,32 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                     else:  # the same callee reached by two spellings: one edge, everything it knows
                         out[callee] = CallSite(known.target, known.in_capture or call.in_capture,
                                                min(known.order, call.order), known.loops | call.loops,
-                                               known.reference and call.reference)
+                                               known.reference and call.reference,
+                                               multi_device=known.multi_device or call.multi_device)
             calls[(info.path, qual)] = sorted(out.items())
     contexts = Discovery(infos, index, calls, options).run()
     if entries_out is not None:
         entries_out.extend(contexts.entries)
-    return _findings(infos, rules, options, contexts)
+    return _findings(infos, rules, options, contexts, index)
+
+
+class Unset:
+    """Attributes no analysed code gives a value: ``if self.x is not None:`` bodies are dead there."""
+
+    def __init__(self, infos: list[ModuleInfo], index: Index):
+        self.index = index
+        self.anywhere = {w for info in infos for w in info.attr_writes if ":" not in w}  # ``obj.x = v``
+
+    def dead(self, info: ModuleInfo, cand) -> bool:
+        needs = [f[6:] for f in cand.flags if f.startswith("needs:")]
+        fn = info.functions.get(cand.function)
+        if not needs or fn is None or fn.cls not in info.classes:
+            return False
+        ref = (info, fn.cls)
+        family = [*self.index.mro(ref), *self.index.subclasses(ref)]
+        return any(attr not in self.anywhere and not any(f"{name}:{attr}" in owner.attr_writes
+                                                         or f"{name}:*" in owner.attr_writes for owner, name in family)
+                   for attr in needs)
 
 
 def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> list[str]:
@@ -62,12 +82,15 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 
 
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
-              contexts: Contexts) -> list[Finding]:
+              contexts: Contexts, index: Index) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
+    unset = Unset(infos, index)
     for info in infos:
         for cand in info.candidates:
             rule = rules.get(cand.code)
             if rule is None or cand.code not in options.enabled:
+                continue
+            if unset.dead(info, cand):
                 continue
             fn = info.functions.get(cand.function)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":

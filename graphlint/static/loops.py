@@ -20,11 +20,17 @@ assignments' dependencies are collected only inside eligible loops, so other cod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.model import Descriptor, FunctionInfo, LoopInfo
+from graphlint.static.params import POSITION_NAMES
+
+if TYPE_CHECKING:
+    from graphlint.static.tensors import TensorOracle
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
 
@@ -71,11 +77,12 @@ class LoopFrame:
 
 
 class LoopTracker:
-    """Mixin of :class:`graphlint.static.walker.Walker`."""
+    """Mixin of :class:`graphlint.static.walker.Walker`: per-token loops, and what a ``for`` binds."""
 
     func: FunctionInfo
     order: int
     path: list
+    oracle: "TensorOracle"
 
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
@@ -143,3 +150,35 @@ class LoopTracker:
             if frame.eligible and not callee & frame.targets:
                 frame.calls.append((self.order, desc, reads))
 
+    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
+        self.oracle.taint(target, iterable)
+        if isinstance(target, cst.Name) and _is_range(iterable) and any(
+                fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
+            self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
+            self.oracle.fn.tensors.discard(target.value)
+            return
+        func = iterable.func if isinstance(iterable, cst.Call) else None
+        if isinstance(func, cst.Name) and func.value == "enumerate":
+            if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.oracle.bind(target.elements[0].value, None)
+                self.oracle.taint(target.elements[0].value, None)
+                self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
+                return
+        source = self.oracle.module_source(iterable)
+        if source is not None and isinstance(target, cst.Name):
+            self.oracle.fn.module_aliases[target.value] = source
+            return
+        path = self.object_path(iterable)
+        if path is not None and path[1] and isinstance(target, cst.Name):
+            self.oracle.fn.objects[target.value] = path
+            return
+        tensor = self.oracle.is_tensor(iterable)
+        for name in preorder(target):
+            if isinstance(name, cst.Name):
+                (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
+                self.oracle.fn.module_aliases.pop(name.value, None)
+
+
+def _is_range(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"

@@ -50,6 +50,9 @@ class CallSite(Compact):
     #: only ever passed as a value (``partial(self._layer, i)``, ``torch.compile(f)``), never called here
     reference: bool = False
     once: str = ""  # made under ``if not self.<once>:`` (dropped when the class sets that flag True)
+    #: made inside a loop over devices or under ``torch.cuda.device(<loop variable>)``: what it
+    #: calls may capture on several devices from one process (GL501 is an error there)
+    multi_device: bool = False
 
 
 @dataclass
@@ -66,7 +69,8 @@ class Candidate(Compact):
     order: int = 0  # statement ordinal within its function (see ``CallSite.order``)
     loops: tuple[int, ...] = ()  # ids of the loops it sits in, outermost first
     #: context the linker weighs: "pinned" (pinned, non_blocking staging), "multi-device" (capture
-    #: code inside a loop over devices)
+    #: code inside a loop over devices), "device-selected" (after ``set_device(x)`` or under
+    #: ``torch.cuda.device(x)`` in its function)
     flags: frozenset[str] = frozenset()
 
 
@@ -174,3 +178,6 @@ class ModuleInfo(Compact):
     sites: list[Site] = field(default_factory=list)
     #: module-level functions annotated ``-> Tensor`` (what other files learn when they import them)
     tensor_functions: set[str] = field(default_factory=set)
+    #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
+    #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
+    attr_writes: set[str] = field(default_factory=set)

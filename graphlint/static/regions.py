@@ -10,10 +10,15 @@ only notices them, in source order, without libcst metadata:
   (``mode="reduce-overhead"`` or ``"max-autotune"``, ``backend="cudagraphs"``,
   ``options={"triton.cudagraphs": True}``) it is graph code, and calling it replays;
 - ``g.replay()``: the function replays a graph (the host step's core);
-- capture on several devices from one process: a capture (or ``set_device``) inside a loop over
-  devices (``for dev in devices:``, a loop whose target or iterable is named like a device or
-  GPU) or under ``torch.cuda.device(x)`` with ``x`` bound by an enclosing loop. Reports made
-  there carry the flag "multi-device" (GL501 is an error then, a warning otherwise).
+- which device a capture runs on, for GL501 (``torch.cuda.graph`` without ``stream=`` uses one
+  side stream per process, made on the device current at its first use): a capture (or
+  ``set_device``) inside a loop over devices (``for dev in devices:``, a loop whose target or
+  iterable is named like a device or GPU) or under ``torch.cuda.device(x)`` with ``x`` bound by
+  an enclosing loop captures on several devices from one process -- reports there carry the flag
+  "multi-device", and so do calls made there (``for d in devs: self._capture_on(d)``, followed
+  when linking); a capture after ``set_device(x)`` or under ``torch.cuda.device(x)`` in its own
+  function picks its device from a value ("device-selected"); a capture that selects no device
+  runs on the process's one current device, where the default side stream is right.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ GRAPHED_CALLS = ("torch.cuda.make_graphed_callables", "torch.cuda.graphs.make_gr
 COMPILE_CALLS = ("torch.compile",)
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 DEVICE_CONTEXTS = ("torch.cuda.device",)
+SET_DEVICE = frozenset(("torch.cuda.set_device",))
 #: loop targets / iterables that enumerate devices (``for dev in self.devices``, ``for gpu in range(n_gpus)``)
 DEVICE_LOOP_NAMES = ("dev", "devs", "device", "devices", "*_device", "*_devices", "device_*", "gpu", "gpus",
                      "*_gpu", "*_gpus", "gpu_*", "num_gpus", "n_gpus")
@@ -104,6 +110,7 @@ class RegionRecorder:
     def init_regions(self) -> None:
         self.device_loops = 0  # enclosing ``for`` loops over devices, in this function
         self.device_contexts = 0  # enclosing ``with torch.cuda.device(<loop variable>)``
+        self.selecting: set[str] = set()  # functions seen calling set_device / entering torch.cuda.device(x)
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
 
@@ -115,6 +122,12 @@ class RegionRecorder:
     @property
     def multi_device(self) -> bool:
         return bool(self.device_loops or self.device_contexts)
+
+    def device_flags(self) -> tuple[str, ...]:
+        """Which devices a report made here may capture on (see the module docstring)."""
+        if self.multi_device:
+            return ("multi-device",)
+        return ("device-selected",) if self.func.qualname in self.selecting else ()
 
     def capture_loop(self) -> bool:
         """Inside a loop (of this function) whose body also captures: ``set_device`` there switches
@@ -147,9 +160,10 @@ class RegionRecorder:
                 captures = True
                 self.info.sites.append(site := Site("capture", self.func.qualname))
                 self.place_later(site, call)
-            elif name in DEVICE_CONTEXTS and call.args and self.loop_bound:
-                bound = set().union(*self.loop_bound)
-                varying = bool(_names(call.args[0].value) & bound)
+            elif name in DEVICE_CONTEXTS and call.args:
+                self.selecting.add(self.func.qualname)
+                bound = set().union(*self.loop_bound) if self.loop_bound else set()
+                varying = varying or bool(_names(call.args[0].value) & bound)
         return captures, varying
 
     # -- definitions and calls -------------------------------------------------------------

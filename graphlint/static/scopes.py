@@ -97,6 +97,8 @@ class ScopeWalker:
             cls = self.class_annotation(param.annotation.annotation)
             if cls is not None:
                 facts.objects[name] = (cls, ())
+            elif elements := self.element_classes(param.annotation.annotation):
+                facts.local_modules[name] = elements  # ``layers: list[Layer] | None``
 
     def klass(self, stmt: cst.ClassDef) -> None:
         name = stmt.name.value
@@ -118,7 +120,10 @@ class ScopeWalker:
             self.suite(stmt.body)
             for m in self.matchers:
                 self.guard_matcher(m, lambda m=m: m.end_class(self))
-            self.drop_one_time_steps(qualname, facts.set_true)
+            # ``self._ready = True`` set in a base of this file counts too (``if not self.is_initialized:``)
+            flags = facts.set_true.union(*(self.once_flags.get(b[1], ()) for b in info.bases if b[0] == "name"))
+            self.once_flags[qualname] = flags
+            self.drop_one_time_steps(qualname, flags)
         finally:
             self.class_stack.pop()
             self.oracle.cls = saved_cls

@@ -8,7 +8,6 @@ that asked for its type. Tensor facts are updated in source order as assignments
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Iterable, Sequence
 
 import libcst as cst
@@ -17,13 +16,13 @@ from graphlint.rules import Rule
 from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.guards import Guards, fills_default, is_lazy_init, once_flag
+from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.model import ClassInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import
-from graphlint.static.params import POSITION_NAMES, is_tensor_annotation
+from graphlint.static.params import is_tensor_annotation
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
@@ -83,6 +82,8 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
+        self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
+        self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
         self.order = 0  # statement ordinal within the current function
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
@@ -105,28 +106,28 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
     def function_name(self) -> str:
         return self.func.name
 
-    def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate:
+    def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate | None:
+        """A report to ``emit`` now or later; None in lazy one-time initialisation (setup, not the
+        step) and import-time code (never a decode step; skipping it saves the ast parse)."""
         in_capture = self.in_capture
+        if not in_capture and rule.params.get("scope") != "anywhere" and (
+                self.setup_depth or self.func.qualname == "<module>"):
+            return None
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
-        if self.multi_device:
-            flags.append("multi-device")
+        flags.extend(f"needs:{attr}" for attr in self.needs)
+        flags.extend(self.device_flags())
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
         return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
                             self.order, tuple(self.loop_ids), frozenset(flags))
 
-    def emit(self, raw: RawCandidate) -> None:
-        self.raw.append(raw)
+    def emit(self, raw: RawCandidate | None) -> None:
+        self.raw.extend((raw,) if raw is not None else ())
 
     def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
-        if not self.in_capture and rule.params.get("scope") != "anywhere":
-            if self.setup_depth:
-                return  # lazy one-time initialisation: setup, not the step
-            if self.func.qualname == "<module>":
-                return  # import-time code is never a decode step (and skipping it saves the ast parse)
-        self.raw.append(self.defer(rule, anchor, name))
+        self.emit(self.defer(rule, anchor, name))
 
     def is_store_target(self, node: cst.CSTNode) -> bool:
         return id(node) in self.store_targets
@@ -178,6 +179,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.store_targets = set()
             for target in stmt.targets:
                 self.bind(target.target, stmt.value)
+                self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
         elif isinstance(stmt, cst.AnnAssign):
             self.store_targets = {id(stmt.target)}
@@ -185,6 +187,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.store_targets = set()
             if stmt.value is not None:
                 self.bind(stmt.target, stmt.value)
+                self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
                 self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
@@ -241,19 +244,19 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
-        if guarded != "body" and (is_lazy_init(stmt) or fills_default(stmt, self.oracle.fn.optional)):
+        if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
                 self.suite(stmt.body)
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
-            outer, flag = self.once, once_flag(stmt)
-            self.once = flag or outer
+            outer = (self.once, self.needs)
+            self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             try:
                 self.suite(stmt.body)
             finally:
-                self.once = outer
+                self.once, self.needs = outer
         if stmt.orelse is None or guarded == "orelse":
             return
         if isinstance(stmt.orelse, cst.If):
@@ -302,44 +305,16 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")
 
-    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        self.oracle.taint(target, iterable)
-        if isinstance(target, cst.Name) and _is_range(iterable) and any(
-                fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
-            self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
-            self.oracle.fn.tensors.discard(target.value)
-            return
-        func = iterable.func if isinstance(iterable, cst.Call) else None
-        if isinstance(func, cst.Name) and func.value == "enumerate":
-            if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                self.oracle.bind(target.elements[0].value, None)
-                self.oracle.taint(target.elements[0].value, None)
-                self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
-                return
-        source = self.oracle.module_source(iterable)
-        if source is not None and isinstance(target, cst.Name):
-            self.oracle.fn.module_aliases[target.value] = source
-            return
-        path = self.object_path(iterable)
-        if path is not None and path[1] and isinstance(target, cst.Name):
-            self.oracle.fn.objects[target.value] = path
-            return
-        tensor = self.oracle.is_tensor(iterable)
-        for name in preorder(target):
-            if isinstance(name, cst.Name):
-                (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
-                self.oracle.fn.module_aliases.pop(name.value, None)
-
     def with_(self, stmt: cst.With) -> None:
-        for item in stmt.items:
-            self.expr(item.item)
-        captures, varying_device = self.with_contexts(stmt)
+        captures, varying_device = self.with_contexts(stmt)  # first: ``with device(d), graph(g):`` selects d
         if captures:
             self.func.captures = True
         outer = self.in_capture
-        self.in_capture = outer or captures
         self.device_contexts += varying_device
         try:
+            for item in stmt.items:
+                self.expr(item.item)
+            self.in_capture = outer or captures
             self.suite(stmt.body)
         finally:
             self.in_capture = outer
@@ -395,7 +370,3 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
                 skip.update(map(id, hidden))
             elif name in dispatch:
                 self.visit_node(node)
-
-
-def _is_range(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"

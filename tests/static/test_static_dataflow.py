@@ -302,3 +302,17 @@ def test_dict_and_str_methods_do_not_return_tensors():
                 return False
     """
     assert [(f.rule, f.line) for f in analyze({"m.py": src})] == [("GL105", 5)]  # the bare one stays
+
+
+def test_an_empty_literal_copies_nothing_and_a_foreign_cuda_method_is_no_tensor_cuda():
+    """``torch.tensor([], device=d)`` is a zero-size placeholder; ``codec.cuda(q, meta=m)`` passes
+    what ``Tensor.cuda(device, non_blocking, memory_format)`` does not take: another object's method."""
+    src = """
+    import torch
+
+    def decode_step(x: torch.Tensor, codec):
+        empty = torch.tensor([], dtype=x.dtype, device=x.device)
+        codec.cuda(x, meta={"bits": 4}, device=x.device)
+        return torch.tensor([1], device=x.device), empty, x.cuda(non_blocking=True)
+    """
+    assert [(f.line, f.rule) for f in analyze({"m.py": src})] == [(7, "GL204"), (7, "GL403")]

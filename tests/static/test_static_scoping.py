@@ -336,3 +336,53 @@ def test_kernel_dsl_functions_are_device_code_not_host_steps():
     """
     found = {(f.rule, f.function) for f in analyze({"k.py": src})}
     assert found == {("GL504", "launch"), ("GL105", "forward")}
+
+
+def test_a_list_annotated_with_an_interface_holds_every_implementation():
+    """``self.layers = layers`` with ``layers: list[Layer] | None``: ``self.layers[i].store(k)``
+    runs any implementation of ``Layer`` (the dynamic KV cache of an HF-style cache stack)."""
+    src = """
+    import torch
+    from abc import ABC, abstractmethod
+
+    class Layer(ABC):
+        @abstractmethod
+        def store(self, k): ...
+
+    class Growing(Layer):
+        def store(self, k):
+            self.keys = torch.cat([self.keys, k], dim=-2)
+            return self.keys
+
+    class Stack:
+        def __init__(self, layers: list[Layer] | None = None):
+            self.layers = layers if layers is not None else []
+
+        def update(self, k, i: int):
+            return self.layers[i].store(k)
+
+    def decode_step(stack: Stack, k: torch.Tensor):
+        return stack.update(k, 0)
+    """
+    assert [(f.line, f.rule, f.function) for f in analyze({"m.py": src})] == [(11, "GL207", "Growing.store")]
+
+
+def test_a_one_time_flag_set_by_a_base_class_makes_the_subclass_branch_one_time():
+    src = """
+    import torch
+
+    class Base:
+        def fill(self, k):
+            self.scale = torch.ones(1, device=k.device)
+            self.ready = True
+
+    class Sub(Base):
+        def store(self, k):
+            if not self.ready:
+                self.fill(k)
+            return k * 2
+
+    def decode_step(layer: Sub, k: torch.Tensor):
+        return layer.store(k)
+    """
+    assert analyze({"m.py": src}) == []

@@ -24,9 +24,13 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
 #: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
 #: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
-#: ``multi_device_severity`` -- the severity when one process captures on several devices.
+#: ``eager_host: false`` -- not reported in an eager engine's host logic (the per-token loop's own
+#: code and what it calls besides the model step): what only a graph would freeze;
+#: ``multi_device_severity`` -- the severity when one process captures on several devices;
+#: ``selected_device_severity`` -- when the capture's function selects its device from a value.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
-                                "in_graph": bool, "multi_device_severity": str}
+                                "in_graph": bool, "eager_host": bool, "multi_device_severity": str,
+                                "selected_device_severity": str}
 
 
 class MatchContext(Protocol):
@@ -46,7 +50,8 @@ class MatchContext(Protocol):
     def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
 
     def defer(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> Any:
-        """A report to ``emit`` later (when the class ends), or never."""
+        """A report to ``emit`` later (when the class ends), or never; None where no report is ever
+        made (lazy one-time initialisation, import-time code)."""
 
     def emit(self, pending: Any) -> None: ...
 
@@ -82,8 +87,9 @@ class Matcher:
                 raise RuleError(f"{rule.pack}: rule {rule.code}: parameter {key!r} has the wrong type")
         if rule.params.get("scope", "hot") not in SCOPES:
             raise RuleError(f"{rule.pack}: rule {rule.code}: scope must be one of {', '.join(SCOPES)}")
-        if rule.params.get("multi_device_severity", "error") not in ("error", "warning", "info"):
-            raise RuleError(f"{rule.pack}: rule {rule.code}: multi_device_severity must be error, warning or info")
+        for key in ("multi_device_severity", "selected_device_severity"):
+            if rule.params.get(key, "error") not in ("error", "warning", "info"):
+                raise RuleError(f"{rule.pack}: rule {rule.code}: {key} must be error, warning or info")
         self.setup(rule.params)
 
     def setup(self, params: dict[str, Any]) -> None:

@@ -20,6 +20,9 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
     "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
+    #: the method's own parameters (``Tensor.cuda(device, non_blocking, memory_format)``): a call passing
+    #: another keyword or more positionals is a same-named method of another object (``quantizer.cuda(q, meta=m)``)
+    "signature": list,
 }
 #: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
 UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
@@ -87,6 +90,7 @@ class CallConditions:
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
+        self.signature = params.get("signature")
         #: conditions that read arguments by position or keyword cannot be decided through ``*args``
         self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position))
         self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
@@ -101,6 +105,9 @@ class CallConditions:
         if any(a.star == "**" for a in call.args) and self.by_keyword:
             return False  # **kwargs: cannot tell
         if self.sized and zero_size(call):
+            return False
+        if self.signature is not None and (len(args) > len(self.signature) or any(
+                a.keyword is not None and a.keyword.value not in self.signature for a in call.args)):
             return False
         if self.nargs is not None and len(call.args) != self.nargs:
             return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where
@@ -118,6 +125,8 @@ class CallConditions:
             i = self.host_arg - offset
             if i < 0 or i >= len(args) or not is_python_data(args[i], ctx):
                 return False
+            if isinstance(args[i], (cst.List, cst.Tuple)) and not args[i].elements:
+                return False  # ``torch.tensor([], device=d)``: a zero-size placeholder, nothing copied
         facts = ctx.oracle.fn
         for wanted, names in ((self.position_args, facts.positions), (self.readback_args, facts.readbacks)):
             if wanted is not None and any(ctx.oracle.uses(a.value, names) for a in call.args) != wanted:

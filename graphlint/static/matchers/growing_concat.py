@@ -7,6 +7,17 @@ captured graph cannot follow. Reported when the assignment's target is itself th
 concatenated tensors (the same name, ``self`` attribute or constant-key item): it grows at its
 end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
 once), is an ordinary op.
+
+Bounded tensors are not growing ones:
+
+- an attribute its class also consumes from the front (``self.free = self.free[n:]``, a free
+  list handing out pages; ``self.ctx = self.ctx[:, 1:]`` right after appending, a sliding window)
+  is a queue or a window, as long as what goes in comes out (decided when the class ends);
+- a local name bound, in the same loop, to the tail of another tensor (``pos = ids[:, -k:]``,
+  then ``pos = torch.cat([pos, more])``) is a small per-step temporary: it is rebuilt every call
+  from a fixed-size window, not carried over and grown.
+
+A cache trimmed from its end (``self.keys = self.keys[..., :n, :]``, a rollback) still grows.
 """
 
 from __future__ import annotations
@@ -16,7 +27,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
-from graphlint.static.names import resolve
+from graphlint.static.names import dotted_name, resolve
 
 CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
                      "torch.column_stack", "torch.row_stack"))
@@ -35,24 +46,91 @@ def _same(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return False
 
 
+def _negative(node: cst.BaseExpression | None) -> bool:
+    """``-k``, ``-k - 1``, ``-(n + 1)``: counted from the end."""
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, cst.Minus)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _negative(node.left)
+    return False
+
+
+def _lower_bounds(node: cst.Subscript) -> list[cst.BaseExpression]:
+    return [el.slice.lower for el in node.slice if isinstance(el.slice, cst.Slice) and el.slice.lower is not None]
+
+
+def front_consumed(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """``x = x[n:]`` / ``x = x[:, 1:]`` / ``x = x[..., -w:]``: drops the front of itself."""
+    if not isinstance(value, cst.Subscript) or not _same(target, value.value):
+        return False
+    return any(not (isinstance(low, cst.Integer) and low.evaluated_value == 0) for low in _lower_bounds(value))
+
+
+def tail_window(value: cst.BaseExpression) -> bool:
+    """``y[:, -k:]``, ``y[..., -k - 1:-1]``: a fixed number of elements from the end of ``y``."""
+    return isinstance(value, cst.Subscript) and any(_negative(low) for low in _lower_bounds(value))
+
+
 class GrowingConcat(Matcher):
     kind = "growing-concat"
     node_types = ("Assign",)
 
     def setup(self, params: dict[str, Any]) -> None:
         self.callees = CONCATS
+        self.scope: tuple[str, str] = ("", "")
+        self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
+        self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
+        self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
 
     def visit(self, node: cst.Assign, ctx: MatchContext) -> None:
+        if self.scope != (ctx.class_name, ctx.function_name):
+            self.scope, self.windows = (ctx.class_name, ctx.function_name), {}
         value = node.value
-        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
-            return
-        if resolve(value.func, ctx.imports) not in self.callees:
-            return
-        parts = value.args[0].value
-        if not isinstance(parts, (cst.List, cst.Tuple)):
-            return
-        first = parts.elements[0].value if parts.elements else None
+        first = self.concat_first(value, ctx)
         for target in node.targets:
             if first is not None and _same(target.target, first):  # appended to itself; a prefix is put once
+                self.grows(target.target, value, ctx)
+                break
+        for target in node.targets:
+            self.note_binding(target.target, value, ctx)
+
+    def concat_first(self, value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
+        """The first tensor of ``torch.cat([first, ...])``, else None."""
+        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+            return None
+        parts = value.args[0].value
+        if not isinstance(parts, (cst.List, cst.Tuple)) or not parts.elements:
+            return None
+        return parts.elements[0].value if resolve(value.func, ctx.imports) in self.callees else None
+
+    def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):  # ``pages, self.free = self.free[:n], self.free[n:]``
+            values = list(value.elements) if isinstance(value, (cst.Tuple, cst.List)) else []
+            if len(values) != len(target.elements):
+                values = [cst.Element(cst.Name("_"))] * len(target.elements)  # one value unpacked: no window
+            for t, v in zip(target.elements, values):
+                self.note_binding(t.value, v.value, ctx)
+        elif isinstance(target, cst.Name):
+            if tail_window(value):
+                self.windows[target.value] = ctx.loop_depth
+            else:
+                self.windows.pop(target.value, None)
+        elif ctx.class_name and front_consumed(target, value):
+            self.consumed.setdefault(ctx.class_name, set()).add(dotted_name(target) or "")
+
+    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext) -> None:
+        if isinstance(target, cst.Name):
+            if self.windows.get(target.value, -1) != ctx.loop_depth:  # a window rebuilt in this loop
                 ctx.report(self.rule, value, "torch.cat")
-                return
+            return
+        attr = dotted_name(target)
+        if not ctx.class_name or attr is None:
+            ctx.report(self.rule, value, "torch.cat")
+            return
+        self.pending.setdefault(ctx.class_name, []).append((attr, ctx.defer(self.rule, value, "torch.cat")))
+
+    def end_class(self, ctx: MatchContext) -> None:
+        consumed = self.consumed.pop(ctx.class_name, set())
+        for attr, pending in self.pending.pop(ctx.class_name, ()):
+            if attr not in consumed:
+                ctx.emit(pending)
