@@ -25,7 +25,8 @@ from pathlib import Path
 
 import graphlint
 from graphlint.rules import Rule
-from graphlint.static.api import FileSummary, StaticOptions
+from graphlint.static.facts import FileSummary
+from graphlint.static.options import StaticOptions
 
 ANALYZER_DIR = Path(__file__).resolve().parent / "static"
 

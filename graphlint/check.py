@@ -36,7 +36,7 @@ from typing import Callable
 from graphlint.check_settings import Settings
 from graphlint.finding import Finding
 from graphlint.paths import display_path
-from graphlint.static.api import FileSummary
+from graphlint.static.facts import FileSummary
 from graphlint.static.suppressions import apply_suppressions
 
 PARALLEL_THRESHOLD = 16

@@ -19,7 +19,7 @@ from pathlib import Path
 from graphlint.config_file import Config, ConfigError, PathMatcher
 from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
-from graphlint.static.api import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, StaticOptions
+from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, StaticOptions
 
 CACHE_DIR_NAME = ".graphlint_cache"
 

@@ -176,8 +176,8 @@ def stale_files(root: Path = ROOT) -> list[Path]:
 
 def reported_at(rules: dict[str, Rule], code: str, example: str) -> set[tuple[int, int]]:
     """Where the static analyzer reports ``code`` in ``example``, a whole file of its own."""
-    from graphlint.static.api import StaticOptions
     from graphlint.static.link import link
+    from graphlint.static.options import StaticOptions
     from graphlint.static.summarize import summarize_file
 
     options = StaticOptions(enabled=frozenset(rules))

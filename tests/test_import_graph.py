@@ -66,9 +66,7 @@ KNOWN_ARROWS = {
     ("graphlint.report.entries", "graphlint.static.entries"): "entries reach the report as plain data",
     ("graphlint.report.entries", "graphlint.static.positions"): "entries reach the report with their lines",
 }
-KNOWN_CYCLES = [
-    {"graphlint.static.tensors", "graphlint.static.readbacks", "graphlint.static.staging"},  # static renames
-]
+KNOWN_CYCLES: list[set[str]] = []
 
 
 def _modules() -> dict[str, Path]:

@@ -1,7 +1,7 @@
 """Call sites, object paths and sub-module types: what the linker needs to build the call graph.
 
 A mixin of :class:`graphlint.static.walker.Walker`, kept apart because it is about *naming*
-callees (descriptors, see :mod:`graphlint.static.model`), not about walking statements.
+callees (descriptors, see :mod:`graphlint.static.facts`), not about walking statements.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import builtins
 
 import libcst as cst
 
-from graphlint.static.model import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
+from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle

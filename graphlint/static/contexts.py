@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import deque
 
 from graphlint.rules import Rule
-from graphlint.static.model import CallSite, Candidate
+from graphlint.static.facts import CallSite, Candidate
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]

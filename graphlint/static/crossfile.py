@@ -12,9 +12,9 @@ stays unknown ("not a tensor", as everywhere).
 
 from __future__ import annotations
 
-from graphlint.static.api import FileSummary
+from graphlint.static.facts import FileSummary
+from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.model import ModuleInfo
 
 
 def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:

@@ -35,12 +35,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from graphlint.static.api import StaticOptions
+from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
+from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
-from graphlint.static.model import CallSite, ModuleInfo
 
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
@@ -54,7 +54,7 @@ class Entry:
     context: str  # "graph" | "eager" | "host"
     reason: str
     #: the evidence -- a capture, replay, loop or declaration: (path, position), the position as
-    #: :class:`graphlint.static.model.Site` stores it (resolved to a line only when printed)
+    #: :class:`graphlint.static.facts.Site` stores it (resolved to a line only when printed)
     where: tuple[str, tuple] = ("", ())
     loops: frozenset[int] = frozenset()  # only these loops of the function (a per-token loop's body)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from graphlint.static.model import Descriptor, ModuleInfo
+from graphlint.static.facts import Descriptor, ModuleInfo
 from graphlint.static.names import module_name
 
 FuncId = tuple[str, str]  # (path, qualname)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graphlint.static.api import FileSummary
+from graphlint.static.facts import FileSummary
+from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.model import ModuleInfo
 from graphlint.static.tensors import ClassFacts
 
 KINDS = ("weight", "tensor", "method")

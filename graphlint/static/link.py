@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from graphlint.finding import Finding
 from graphlint.rules import Rule
-from graphlint.static.api import FileSummary, StaticOptions
 from graphlint.static.contexts import FuncId
 from graphlint.static.entries import Contexts, Discovery, Entry
+from graphlint.static.facts import FileSummary
+from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.model import CallSite, ModuleInfo
 from graphlint.static.names import norm_path
+from graphlint.static.options import StaticOptions
 
 
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,

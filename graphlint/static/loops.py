@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.model import Descriptor, FunctionInfo, LoopInfo
+from graphlint.static.facts import Descriptor, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
 if TYPE_CHECKING:

@@ -12,22 +12,30 @@ graph would record.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
 from graphlint.static.names import is_imported_root
 
-if TYPE_CHECKING:
-    from graphlint.static.tensors import TensorOracle
-
 READBACK_METHODS = frozenset(("item", "tolist"))
 #: ``int(t)``; and the builtins that iterate a tensor reading each element (``all(done)``, ``max(t)``)
 READBACK_CASTS = frozenset(("int", "float", "bool", "all", "any", "max", "min"))
 
 
-def is_readback(node: cst.CSTNode, oracle: "TensorOracle") -> bool:
+class TensorFacts(Protocol):
+    """What these questions ask of :class:`graphlint.static.tensors.TensorOracle` (which calls them)."""
+
+    imports: dict[str, str]
+    fn: Any  # the current function's facts: its ``readbacks``
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool: ...
+
+    def uses(self, node: cst.CSTNode, names: set[str]) -> bool: ...
+
+
+def is_readback(node: cst.CSTNode, oracle: TensorFacts) -> bool:
     """``t.item()``, ``t.tolist()``, ``int(t)``, ``any(t)``: device data copied into a Python value.
 
     ``.item()``/``.tolist()`` count on any receiver, as the host-sync rules do."""
@@ -42,7 +50,7 @@ def is_readback(node: cst.CSTNode, oracle: "TensorOracle") -> bool:
     )
 
 
-def iterations_chosen(stmt: cst.If, loop_target: cst.BaseExpression | None, oracle: "TensorOracle") -> set[str]:
+def iterations_chosen(stmt: cst.If, loop_target: cst.BaseExpression | None, oracle: TensorFacts) -> set[str]:
     """The loop's target names that ``if <read-back>:`` makes data-chosen (those not read-backs yet)."""
     readbacks = oracle.fn.readbacks
     if loop_target is None or not readbacks or not oracle.uses(stmt.test, readbacks):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
-from graphlint.static.model import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
+from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.positions import anchor_rank
 

@@ -12,8 +12,8 @@ from typing import Sequence
 
 import libcst as cst
 
+from graphlint.static.facts import ClassInfo, FunctionInfo
 from graphlint.static.inherited import seed_inherited
-from graphlint.static.model import ClassInfo, FunctionInfo
 from graphlint.static.names import is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.tensors import ClassFacts, FunctionFacts

@@ -9,12 +9,9 @@ is still reported: a tensor built from Python data at capture time is frozen int
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import libcst as cst
-
-if TYPE_CHECKING:
-    from graphlint.static.tensors import TensorOracle
 
 COPY_METHODS = ("cuda", "to")
 
@@ -26,7 +23,16 @@ def _keyword_true(call: cst.Call, name: str) -> bool:
     )
 
 
-def is_pinned_value(node: cst.BaseExpression, oracle: "TensorOracle") -> bool:
+class PinnedFacts(Protocol):
+    """What these questions ask of :class:`graphlint.static.tensors.TensorOracle` (which calls them)."""
+
+    fn: Any  # the current function's facts: its ``pinned`` names
+    cls: Any  # the current class's facts (or None): its ``pinned_attrs``
+
+    def is_self_attr(self, node: cst.BaseExpression) -> str | None: ...
+
+
+def is_pinned_value(node: cst.BaseExpression, oracle: PinnedFacts) -> bool:
     """``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``, a name or ``self.attr`` bound from one."""
     if isinstance(node, cst.Call):
         if _keyword_true(node, "pin_memory"):
@@ -42,7 +48,7 @@ def is_pinned_value(node: cst.BaseExpression, oracle: "TensorOracle") -> bool:
     return False
 
 
-def is_pinned_staging(call: cst.Call, oracle: "TensorOracle") -> bool:
+def is_pinned_staging(call: cst.Call, oracle: PinnedFacts) -> bool:
     """A pinned host tensor built (``torch.tensor(x, pin_memory=True)``) or copied to the device
     asynchronously (``.cuda(non_blocking=True)`` / ``.to(dev, non_blocking=True)`` / ``copy_``)."""
     if _keyword_true(call, "pin_memory"):

@@ -10,9 +10,10 @@ import tokenize
 import libcst as cst
 
 from graphlint.rules import Rule
-from graphlint.static.api import FileSummary, StaticOptions
+from graphlint.static.facts import FileSummary
+from graphlint.static.facts import Candidate
 from graphlint.static.matchers import build_matchers
-from graphlint.static.model import Candidate
+from graphlint.static.options import StaticOptions
 from graphlint.static.positions import anchor_rank, locate
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker

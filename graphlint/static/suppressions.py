@@ -36,7 +36,7 @@ from typing import Callable, Iterable
 
 from graphlint.finding import Finding
 from graphlint.rules import Rule
-from graphlint.static.api import FileSummary, Suppression
+from graphlint.static.facts import FileSummary, Suppression
 
 DIRECTIVE = re.compile(
     r"#\s*graphlint\s*:\s*(?P<kind>ignore|skip-file)\b\s*(?:\[(?P<codes>[^\]]*)\])?\s*(?:--\s*(?P<reason>.*))?",

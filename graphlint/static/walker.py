@@ -13,15 +13,15 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
-from graphlint.static.api import StaticOptions
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
-from graphlint.static.model import ClassInfo, ModuleInfo
 from graphlint.static.names import module_name, record_import
+from graphlint.static.options import StaticOptions
 from graphlint.static.params import is_tensor_annotation
 from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder

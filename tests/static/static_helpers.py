@@ -7,8 +7,9 @@ from functools import lru_cache
 
 from graphlint.finding import Finding
 from graphlint.rules import Rule, load_rules
-from graphlint.static.api import DEFAULT_GUARDS, FileSummary, StaticOptions
+from graphlint.static.facts import FileSummary
 from graphlint.static.link import link
+from graphlint.static.options import DEFAULT_GUARDS, StaticOptions
 from graphlint.static.summarize import summarize_file
 
 

@@ -1,4 +1,6 @@
-"""What one file's summary holds for the linker (``FileSummary.data``).
+"""What one file's summary holds: :class:`FileSummary` (what the check reads: path, hash, suppressions,
+errors) and, in its ``data``, the facts the linker reads (:class:`ModuleInfo`: functions, classes, calls,
+hazard candidates).
 
 Plain, picklable records. Call targets and class references are *descriptors* resolved only
 at link time, because the class or function they name may live in a file summarized by
@@ -20,6 +22,7 @@ another worker:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 Descriptor = tuple
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -181,3 +184,35 @@ class ModuleInfo(Compact):
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """A ``# graphlint: ignore[...]`` comment and the lines it covers.
+
+    At line end it covers that line (for a multi-line statement, the whole statement);
+    on its own line it covers the next statement. ``codes`` empty means every rule.
+    A code entry may be a code (``GL101``) or a rule name (``host-sync-item``).
+    """
+
+    comment_line: int
+    first_line: int
+    last_line: int
+    codes: tuple[str, ...] = ()
+    reason: str = ""
+    comment_col: int = 0  # 1-based column of ``# graphlint:`` (where GL001/GL003 point)
+
+
+@dataclass
+class FileSummary:
+    """One file, summarized. Fields the check reads: ``path``, ``sha256``, ``skip_file``,
+    ``suppressions``, ``errors`` (GL000-style problems as ``(line, col, message)``) and
+    ``lines`` (source line count). Everything in ``data`` is the analyzer's own."""
+
+    path: str
+    sha256: str
+    skip_file: bool = False
+    suppressions: list[Suppression] = field(default_factory=list)
+    errors: list[tuple[int, int, str]] = field(default_factory=list)
+    lines: int = 0
+    data: Any = None

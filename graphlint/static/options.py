@@ -1,15 +1,13 @@
-"""Data passed between the per-file phase, the linking phase and the check that drives them.
+"""What the static analyzer is told besides the source: :class:`StaticOptions` and its defaults.
 
-Everything here is plain data (picklable, cacheable). The check (:mod:`graphlint.check`)
-only relies on the fields documented as such; the rest belongs to the analyzer.
+Part of every summary's cache key (:meth:`StaticOptions.cache_key`), so plain and hashable.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 DEFAULT_HOT_NAMES: tuple[str, ...] = ("forward", "__call__", "*decode*", "*step*")
 DEFAULT_GUARDS: tuple[str, ...] = ("VERBOSE", "DEBUG", "*debug*", "*verbose*", "*profile*")
@@ -49,35 +47,3 @@ class StaticOptions:
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Suppression:
-    """A ``# graphlint: ignore[...]`` comment and the lines it covers.
-
-    At line end it covers that line (for a multi-line statement, the whole statement);
-    on its own line it covers the next statement. ``codes`` empty means every rule.
-    A code entry may be a code (``GL101``) or a rule name (``host-sync-item``).
-    """
-
-    comment_line: int
-    first_line: int
-    last_line: int
-    codes: tuple[str, ...] = ()
-    reason: str = ""
-    comment_col: int = 0  # 1-based column of ``# graphlint:`` (where GL001/GL003 point)
-
-
-@dataclass
-class FileSummary:
-    """One file, summarized. Fields the check reads: ``path``, ``sha256``, ``skip_file``,
-    ``suppressions``, ``errors`` (GL000-style problems as ``(line, col, message)``) and
-    ``lines`` (source line count). Everything in ``data`` is the analyzer's own."""
-
-    path: str
-    sha256: str
-    skip_file: bool = False
-    suppressions: list[Suppression] = field(default_factory=list)
-    errors: list[tuple[int, int, str]] = field(default_factory=list)
-    lines: int = 0
-    data: Any = None
