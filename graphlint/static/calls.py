@@ -1,12 +1,14 @@
 """Call sites, object paths and sub-module types: what the linker needs to build the call graph.
 
-A mixin of :class:`graphlint.static.walker.Walker`, kept apart because it is about *naming*
-callees (descriptors, see :mod:`graphlint.static.facts`), not about walking statements.
+Kept apart from :class:`graphlint.static.walker.Walker` because it is about *naming* callees
+(descriptors, see :mod:`graphlint.static.facts`), not about walking statements; the walker asks
+its :class:`CallRecorder` and tells it where it is (:class:`Position`).
 """
 
 from __future__ import annotations
 
 import builtins
+from typing import Protocol
 
 import libcst as cst
 
@@ -31,25 +33,54 @@ def _members(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
-class CallRecorder:
+class Position(Protocol):
+    """Where the walker is, and the records it keeps besides calls: everything the recorder reads of
+    it (:class:`graphlint.static.walker.Walker` is one)."""
+
     imports: dict[str, str]
     oracle: TensorOracle
-    func: FunctionInfo
+    info: ModuleInfo
+    module: str
+    local_names: set[str]  # module-level defs and classes
+    local_defs: list[dict[str, str]]  # nested defs of the enclosing functions
     class_stack: list[ClassInfo]
-    local_defs: list[dict[str, str]]
-    local_names: set[str]
+    by_callee: dict[str, list]  # callee names some rule asks about
+    func: FunctionInfo
     in_capture: bool
     setup_depth: int
-    module: str
-    info: ModuleInfo
-    call_name: str | None
-    by_callee: dict[str, list]
-    _call_keys: dict[str, dict]
+    once: str
     order: int
     loop_ids: list[int]
-    once: str
-    multi_device: bool
+    call_name: str | None
     selecting: set[str]
+
+    @property
+    def multi_device(self) -> bool: ...
+
+    def place_later(self, record: object, node: cst.CSTNode) -> None: ...
+
+    def graph_call(self, call: cst.Call, name: str) -> None: ...
+
+    def replay_call(self, call: cst.Call) -> None: ...
+
+    def note_call(self, call: cst.Call, desc: Descriptor | None) -> None: ...
+
+
+class CallRecorder:
+    """Names the callees of the function the walker is in and records its call sites. A
+    collaborator of the walker, not a part of it: it reads the walker's :class:`Position` through
+    ``at`` and keeps only its own record of the calls seen so far."""
+
+    def __init__(self, at: Position) -> None:
+        self.at = at
+        # the walker's per-file records, never rebound: kept here for brevity (and a lookup less per call)
+        self.imports, self.oracle, self.info, self.module = at.imports, at.oracle, at.info, at.module
+        self.local_names, self.local_defs, self.class_stack = at.local_names, at.local_defs, at.class_stack
+        self.by_callee = at.by_callee
+        self.keys: dict[str, dict] = {}  # function -> {(descriptor, in_capture, once): CallSite}
+
+    def begin_function(self, qualname: str) -> None:
+        self.keys[qualname] = {}
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -147,18 +178,18 @@ class CallRecorder:
                 self.add_call(("ref", ("name", value.value)))
 
     def add_call(self, desc: Descriptor) -> None:
-        if self.setup_depth and not self.in_capture:
+        if self.at.setup_depth and not self.at.in_capture:
             return
-        key = (desc, self.in_capture, self.once)
-        seen = self._call_keys[self.func.qualname]
+        key = (desc, self.at.in_capture, self.at.once)
+        seen = self.keys[self.at.func.qualname]
         if key not in seen:
-            seen[key] = CallSite(desc, self.in_capture, reference=desc[0] == "ref", once=self.once)
-            self.func.calls.append(seen[key])
+            seen[key] = CallSite(desc, self.at.in_capture, reference=desc[0] == "ref", once=self.at.once)
+            self.at.func.calls.append(seen[key])
         site = seen[key]
-        site.order = site.order or self.order  # the first call: what comes after it saw its effect
-        site.multi_device = site.multi_device or self.multi_device
-        if self.loop_ids:
-            site.loops = site.loops | frozenset(self.loop_ids)
+        site.order = site.order or self.at.order  # the first call: what comes after it saw its effect
+        site.multi_device = site.multi_device or self.at.multi_device
+        if self.at.loop_ids:
+            site.loops = site.loops | frozenset(self.at.loop_ids)
 
     def region_declaration(self, call: cst.Call) -> None:
         """``Region("embed", self._embed)``: the target protocol says ``fn`` runs every step."""
@@ -169,9 +200,9 @@ class CallRecorder:
         target = self.callable_descriptor(fn) if fn is not None else None
         if target is not None:
             eager = isinstance(capturable, cst.Name) and capturable.value == "False"
-            decl = RegionDecl(self.func.qualname, self.func.cls, target, not eager)
+            decl = RegionDecl(self.at.func.qualname, self.at.func.cls, target, not eager)
             self.info.regions.append(decl)
-            self.place_later(decl, call)
+            self.at.place_later(decl, call)
 
     def callable_descriptor(self, node: cst.BaseExpression) -> Descriptor | None:
         """What calling ``node()`` later runs: a method, a def, ``partial(f, ...)``'s ``f``, or the
@@ -190,22 +221,22 @@ class CallRecorder:
     def call_site(self, call: cst.Call) -> None:
         if call.args:
             self.argument_references(call)
-            if self.call_name == REGION_CLASS:
+            if self.at.call_name == REGION_CLASS:
                 self.region_declaration(call)
-            elif self.call_name in GRAPH_CALLS:
-                self.graph_call(call, self.call_name)
+            elif self.at.call_name in GRAPH_CALLS:
+                self.at.graph_call(call, self.at.call_name)
         func = call.func
-        if self.call_name in SET_DEVICE:
-            self.selecting.add(self.func.qualname)
-        elif self.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
+        if self.at.call_name in SET_DEVICE:
+            self.at.selecting.add(self.at.func.qualname)
+        elif self.at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
             key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
             if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
                 self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
             elif key != "*":
                 self.info.attr_writes.add(key)
-        if not self.func.device_work and self.does_device_work(call):
-            self.func.device_work = True
+        if not self.at.func.device_work and self.does_device_work(call):
+            self.at.func.device_work = True
         desc: Descriptor | None = None
         oracle = self.oracle
         if isinstance(func, cst.Name) and func.value in oracle.fn.module_aliases:
@@ -213,13 +244,13 @@ class CallRecorder:
         elif isinstance(func, cst.Attribute):
             base, method = func.value, func.attr.value
             if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
-                self.func.captures = True
-                self.in_capture = method == "capture_begin"
-                if self.in_capture:
-                    self.info.sites.append(site := Site("capture", self.func.qualname))
-                    self.place_later(site, call)
+                self.at.func.captures = True
+                self.at.in_capture = method == "capture_begin"
+                if self.at.in_capture:
+                    self.info.sites.append(site := Site("capture", self.at.func.qualname))
+                    self.at.place_later(site, call)
             elif method == "replay":
-                self.replay_call(call)
+                self.at.replay_call(call)
             path = self.object_path(base)
             if isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
                 desc = ("member", ("self", (oracle.fn.module_aliases[base.value],)), method)
@@ -255,13 +286,13 @@ class CallRecorder:
             desc = self.descriptor(func)
         if desc is not None:
             self.add_call(desc)
-        self.note_call(call, desc)
+        self.at.note_call(call, desc)
 
     def does_device_work(self, call: cst.Call) -> bool:
         """A torch op, a sub-module call, a tensor method, ``.cuda()``/``.to()``: this function
         touches the device (a scheduler loop named ``decode()`` does not)."""
         func, oracle = call.func, self.oracle
-        if self.call_name is not None and self.call_name.startswith("torch."):
+        if self.at.call_name is not None and self.at.call_name.startswith("torch."):
             return True
         if type(func) is cst.Attribute:  # cheap checks only: this runs on every call until one says yes
             receiver = func.value

@@ -30,6 +30,7 @@ from graphlint.static.facts import Descriptor, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
 if TYPE_CHECKING:
+    from graphlint.static.calls import CallRecorder
     from graphlint.static.tensors import TensorOracle
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
@@ -83,6 +84,7 @@ class LoopTracker:
     order: int
     path: list
     oracle: "TensorOracle"
+    calls: "CallRecorder"
 
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
@@ -169,7 +171,7 @@ class LoopTracker:
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source
             return
-        path = self.object_path(iterable)
+        path = self.calls.object_path(iterable)
         if path is not None and path[1] and isinstance(target, cst.Name):
             self.oracle.fn.objects[target.value] = path
             return

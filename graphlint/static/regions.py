@@ -23,6 +23,8 @@ only notices them, in source order, without libcst metadata:
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
@@ -106,6 +108,7 @@ class RegionRecorder:
     loop_ids: list[int]
     path: list
     stmt: cst.CSTNode | None
+    calls: Any  # the walker's graphlint.static.calls.CallRecorder
 
     def init_regions(self) -> None:
         self.device_loops = 0  # enclosing ``for`` loops over devices, in this function
@@ -187,7 +190,7 @@ class RegionRecorder:
             self.func.captures = True
         targets = [el.value for el in first.elements] if isinstance(first, (cst.Tuple, cst.List)) else [first]
         for node in targets:
-            desc = self.callable_descriptor(node)
+            desc = self.calls.callable_descriptor(node)
             if desc is None:
                 continue
             decl = RegionDecl(self.func.qualname, self.func.cls, desc, True, kind)
@@ -200,6 +203,3 @@ class RegionRecorder:
             self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
             self.info.sites.append(site := Site("replay", self.func.qualname))
             self.place_later(site, call)
-
-    def callable_descriptor(self, node: cst.BaseExpression):  # provided by CallRecorder
-        raise NotImplementedError

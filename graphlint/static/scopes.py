@@ -35,7 +35,7 @@ class ScopeWalker:
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
         self.info.functions[qualname] = fn
-        self._call_keys[qualname] = {}
+        self.calls.begin_function(qualname)
         return fn
 
 
@@ -58,7 +58,7 @@ class ScopeWalker:
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
         if stmt.returns is not None:
-            self.func.returns = self.class_annotation(stmt.returns.annotation)
+            self.func.returns = self.calls.class_annotation(stmt.returns.annotation)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
@@ -94,10 +94,10 @@ class ScopeWalker:
         elif param.annotation is not None or param.default is not None:
             facts.hosts.add(name)
         if param.annotation is not None:
-            cls = self.class_annotation(param.annotation.annotation)
+            cls = self.calls.class_annotation(param.annotation.annotation)
             if cls is not None:
                 facts.objects[name] = (cls, ())
-            elif elements := self.element_classes(param.annotation.annotation):
+            elif elements := self.calls.element_classes(param.annotation.annotation):
                 facts.local_modules[name] = elements  # ``layers: list[Layer] | None``
 
     def klass(self, stmt: cst.ClassDef) -> None:
@@ -107,7 +107,7 @@ class ScopeWalker:
             self.local_names.add(name)
         info = ClassInfo(qualname=qualname)
         for arg in stmt.bases:
-            desc = self.descriptor(arg.value)
+            desc = self.calls.descriptor(arg.value)
             if desc is not None:
                 info.bases.append(desc)
         self.info.classes[qualname] = info

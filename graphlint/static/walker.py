@@ -46,7 +46,7 @@ class RawCandidate:
     flags: frozenset[str] = frozenset()
 
 
-class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
+class Walker(ScopeWalker, RegionRecorder, LoopTracker):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -71,7 +71,6 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
                             table.setdefault(key, []).append(m)
                 else:
                     self.dispatch.setdefault(node_type, []).append(m)
-        self._call_keys: dict[str, dict] = {}
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
@@ -91,6 +90,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         self.init_loops()
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
+        self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []
         self.stmt: cst.CSTNode | None = None
@@ -178,7 +178,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.expr(stmt)
             self.store_targets = set()
             for target in stmt.targets:
-                self.bind(target.target, stmt.value)
+                self.calls.bind(target.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
         elif isinstance(stmt, cst.AnnAssign):
@@ -186,7 +186,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
             self.expr(stmt)
             self.store_targets = set()
             if stmt.value is not None:
-                self.bind(stmt.target, stmt.value)
+                self.calls.bind(stmt.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
                 self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
@@ -207,7 +207,7 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
         else:
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
-                self.record_module_call(stmt.value)
+                self.calls.record_module_call(stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
@@ -349,15 +349,15 @@ class Walker(ScopeWalker, CallRecorder, RegionRecorder, LoopTracker):
                 continue  # inside ``... if DEBUG else ...``'s guarded branch
             name = type(node).__name__
             if name == "Name":
-                self.name_reference(node)
+                self.calls.name_reference(node)
             elif name in COMPREHENSIONS:
                 self.oracle.taint_comprehension(node.for_in)
             elif name == "Call":
                 func = node.func
-                self.call_name = self.callee_name(func)
+                self.call_name = self.calls.callee_name(func)
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True
-                self.call_site(node)
+                self.calls.call_site(node)
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
                 if type(func) is cst.Attribute:
                     extra = (*extra, *self.by_method.get(func.attr.value, ()))
