@@ -186,8 +186,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = render(args.format, shown, ctx)
     if args.show_entries:
         from graphlint.report.entries import render_entries
+        from graphlint.static.entry_lines import entry_rows
 
-        listing = render_entries(result.entries)
+        listing = render_entries(entry_rows(result.entries))
         if args.format == "text" and not args.output:
             report = listing + "\n" + report
         else:
@@ -207,13 +208,14 @@ def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.check_settings import resolve
     from graphlint.config_file import load_config
     from graphlint.report.entries import render_entries
+    from graphlint.static.entry_lines import entry_rows
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache)
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(result.entries, args.format))
+    sys.stdout.write(render_entries(entry_rows(result.entries), args.format))
     return EXIT_CLEAN
 
 

@@ -61,13 +61,6 @@ MAY_IMPORT = {
     "front end": {"front end", "reports", "findings", "static", "dynamic", "finding", "rules", "shared"},
 }
 
-#: Arrows that break the rules today, each with the change that removes it (issue 12, item 1-3).
-KNOWN_ARROWS = {
-    ("graphlint.report.entries", "graphlint.static.entries"): "entries reach the report as plain data",
-    ("graphlint.report.entries", "graphlint.static.positions"): "entries reach the report with their lines",
-}
-KNOWN_CYCLES: list[set[str]] = []
-
 
 def _modules() -> dict[str, Path]:
     out = {}
@@ -116,15 +109,9 @@ def test_data_flows_one_way():
     wrong = sorted(
         f"{a} ({_stage(a)}) imports {b} ({_stage(b)})"
         for a, targets in GRAPH.items() for b in targets
-        if _stage(b) not in MAY_IMPORT[_stage(a)] and (a, b) not in KNOWN_ARROWS
+        if _stage(b) not in MAY_IMPORT[_stage(a)]
     )
     assert wrong == []
-
-
-def test_the_known_exceptions_are_still_real():
-    """An exception that no longer occurs is deleted here, so the rules only ever get stricter."""
-    assert [arrow for arrow in KNOWN_ARROWS if arrow[1] not in GRAPH.get(arrow[0], ())] == []
-    assert [cycle for cycle in KNOWN_CYCLES if cycle not in _cycles()] == []
 
 
 def _cycles() -> list[set[str]]:
@@ -160,7 +147,7 @@ def _cycles() -> list[set[str]]:
 
 
 def test_no_import_cycles():
-    assert [sorted(c) for c in _cycles() if c not in KNOWN_CYCLES] == []
+    assert [sorted(c) for c in _cycles()] == []
 
 
 def test_no_module_reaches_into_anothers_private_names():
