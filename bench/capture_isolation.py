@@ -27,7 +27,7 @@ from dsv4.config import get_config  # noqa: E402
 from dsv4.engine import EagerDecoder  # noqa: E402
 from dsv4.full_graph import FullGraphDecoder  # noqa: E402
 from dsv4.model import DSV4Model  # noqa: E402
-from graphlint.dynamic.replay import run_graph_phase  # noqa: E402
+from graphlint.dynamic.graph_probe import run_graph_phase  # noqa: E402
 from graphlint.dynamic.target import load_factory  # noqa: E402
 from graphlint.rules import runtime_rules# noqa: E402
 

@@ -143,7 +143,7 @@ def _in_process(factory, options, gpus, soak_steps, cuda):
     def probe(label: str) -> None:
         try:  # as in a worker process: a crash is the probes' outcome, not a traceback from graphlint
             if cuda:
-                from graphlint.dynamic.replay import run_graph_phase
+                from graphlint.dynamic.graph_probe import run_graph_phase
 
                 result = caveat_failed_captures(run_graph_phase(factory, [torch.device(label)], options, rules, label,
                                                                 soak_steps=soak_steps))

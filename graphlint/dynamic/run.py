@@ -232,7 +232,7 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
             on_done(f"{base['label']} capture, replay")
         eager = reference.result() if reference else None
         if graph is not None:
-            from graphlint.dynamic.probe_report import finish_soak  # imports torch: after the workers started
+            from graphlint.dynamic.graph_report import finish_soak  # imports torch: after the workers started
 
             finish_soak(graph, eager, runtime_rules())
             if eager is not None and eager.meta.get("device_assert"):

@@ -1,6 +1,6 @@
 """From what the graph probe observed to findings: pure functions over its records.
 
-The probe (:mod:`graphlint.dynamic.replay`) records captures, per-step output differences,
+The probe (:mod:`graphlint.dynamic.graph_probe`) records captures, per-step output differences,
 inputs rebound after capture (:class:`~graphlint.dynamic.addresses.Moved`) and kernels that ran
 during a capture (:class:`~graphlint.dynamic.launches.Escape`); these functions decide what each
 means and where to point. A replay mismatch is pinned, in order of evidence, on the launch lines

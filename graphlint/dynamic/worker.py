@@ -56,13 +56,16 @@ def _own_modules() -> list[str]:
 def _run(job: dict, devices, factory, rules, progress):
     label, phase, options = job["label"], job["phase"], job.get("options", {})
     if phase == "graph":
-        from graphlint.dynamic.replay import GraphProbe
+        from graphlint.dynamic.graph_probe import GraphProbe
+        from graphlint.dynamic.graph_report import graph_result, partial
 
+        reference = job.get("reference", "here")
         probe = GraphProbe(factory, devices, options, rules, label, job.get("known_failed"),
-                           watch_launches=job.get("watch_launches", True), progress=progress)
-        return probe.run(job.get("replay_steps", 8), job.get("soak_steps", 0), reference=job.get("reference", "here"),
-                         hand_off_failed=job.get("hand_off_failed", False), records_dir=job.get("records_dir", ""),
-                         stop_file=job.get("stop_file", ""))
+                           watch_launches=job.get("watch_launches", True), progress=progress,
+                           on_window=lambda record: progress.snapshot(partial(record)))
+        record = probe.run(job.get("replay_steps", 8), job.get("soak_steps", 0), reference=reference,
+                           hand_off_failed=job.get("hand_off_failed", False), stop_file=job.get("stop_file", ""))
+        return graph_result(record, reference, job.get("records_dir", ""))
     if phase == "reference":
         from graphlint.dynamic.reference import run_reference
 

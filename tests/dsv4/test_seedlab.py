@@ -228,7 +228,7 @@ def test_replay_protocol_on_the_emulated_graph(name, monkeypatch):
         import graph_emulator
     finally:
         sys.path.remove(str(ROOT / "tests" / "dynamic"))
-    from graphlint.dynamic.replay import run_graph_phase
+    from graphlint.dynamic.graph_probe import run_graph_phase
     from graphlint.dynamic.target import load_factory
     from graphlint.rules import runtime_rules
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from graphlint.dynamic import replay as replay_module
+from graphlint.dynamic import graph_probe as probe_module
 from graphlint.dynamic.capture import Capture
 from graphlint.dynamic.frames import UserFrame, function_frame, is_user_file
 from graphlint.inventory import CAPTURED, EMPTY, FAILED
@@ -78,6 +78,6 @@ def replay(capture: Capture, device) -> None:
 
 
 def install(monkeypatch) -> None:
-    monkeypatch.setattr(replay_module, "capture_region", capture_region)
-    monkeypatch.setattr(replay_module, "replay", replay)
-    monkeypatch.setattr(replay_module, "context_healthy", lambda device: (True, "emulated"))
+    monkeypatch.setattr(probe_module, "capture_region", capture_region)
+    monkeypatch.setattr(probe_module, "replay", replay)
+    monkeypatch.setattr(probe_module, "context_healthy", lambda device: (True, "emulated"))

@@ -14,7 +14,7 @@ import torch
 
 import graph_emulator
 from dynamic_helpers import TARGETS, plants
-from graphlint.dynamic.replay import run_graph_phase
+from graphlint.dynamic.graph_probe import run_graph_phase
 from graphlint.dynamic.target import load_factory
 from graphlint.rules import runtime_rules
 

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import graph_emulator
-from graphlint.dynamic.replay import run_graph_phase
+from graphlint.dynamic.graph_probe import run_graph_phase
 from graphlint.dynamic.target import TargetError, check_options, load_factory
 from graphlint.dynamic.tracer import trace_phase
 from graphlint.rules import runtime_rules

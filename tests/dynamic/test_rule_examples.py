@@ -63,7 +63,7 @@ def trace_example(code, kind, example, tmp_path, device):
 
 
 def graph_example(code, kind, example, tmp_path, device):
-    from graphlint.dynamic.replay import run_graph_phase
+    from graphlint.dynamic.graph_probe import run_graph_phase
 
     factory, snippet = snippet_factory(example, tmp_path, f"{code}_{kind}")
     soak = 64 if "soak" in RULES[code].probes else 0

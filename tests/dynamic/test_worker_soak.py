@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from dynamic_helpers import ROOT, spec
-from graphlint.dynamic.replay import output_diff
+from graphlint.dynamic.graph_probe import output_diff
 from graphlint.dynamic.run import _worker
 from graphlint.dynamic.soak import mismatched
 from graphlint.inventory import DeviceResult

@@ -13,6 +13,10 @@ steps 1 and 2 run under the dispatch tracer (step-varying Python values), every 
 :class:`~graphlint.dynamic.addresses.AddressWatch` (buffers rebound after it; such a graph is not
 replayed again, it would read freed memory).
 
+The probe only steps and records: :meth:`GraphProbe.run` returns a
+:class:`~graphlint.dynamic.graph_report.GraphRecord`, and :func:`~graphlint.dynamic.graph_report.graph_result`
+decides what it means (findings, outcomes, timing).
+
 Soak steps run the graph instance and record its outputs; the eager series comes from this
 process's eager instance (``reference="here"``) or from a reference worker running in parallel
 (``reference="elsewhere"``: the inventory), and :func:`graphlint.dynamic.soak.analyse_soak` compares
@@ -23,13 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import Callable
 
-from graphlint.dynamic import probe_report, verdicts
 from graphlint.dynamic.addresses import AddressWatch
 from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
 from graphlint.dynamic.combine import combine
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
+from graphlint.dynamic.graph_report import GraphRecord, graph_result
 from graphlint.dynamic.launches import CaptureWatch
 from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
 from graphlint.dynamic.soak import mismatched
@@ -56,8 +61,12 @@ def output_diff(graph_out, eager_out) -> tuple[float, float]:
 
 class GraphProbe:
     def __init__(self, factory, devices, options, rules, device_label: str, known_failed: dict[str, str] | None = None,
-                 *, watch_launches: bool = True, progress: Progress | None = None) -> None:
+                 *, watch_launches: bool = True, progress: Progress | None = None,
+                 on_window: Callable[[GraphRecord], None] | None = None) -> None:
+        """``on_window``: hears the record at the end of the replay window (a worker ships it, in
+        case the soak kills the process)."""
         self.factory, self.options = factory, options
+        self.on_window = on_window
         self.rules, self.label, self.devices = rules, device_label, devices
         self.known_failed = known_failed or {}  # region -> why its capture failed in an earlier process
         self.progress = progress or Progress(None)
@@ -87,6 +96,10 @@ class GraphProbe:
         self.handed_off = False  # stopped after failed captures: a fresh process measures replay
         self.tracer = StepTracer(rules, device_label)
         self.diffs: list[tuple[int, float, float]] = []
+        self.capture_problems: list[tuple] = []  # (region, status, where, detail) of failed or empty captures
+        self.moved: list = []  # addresses.Moved, as found
+        self.capture_step_done = False
+        self.stop_where = ""
         self.graph_series, self.eager_series = StepSeries("graph"), StepSeries("eager")
 
     # -- one step of each instance --------------------------------------------------------
@@ -139,7 +152,7 @@ class GraphProbe:
                         self.addresses.ran(region.name, step)
         if step == 1:
             self.addresses.captured_step_done()
-            self.result.findings += verdicts.escape_findings(self.rules, self.label, self.launches.escapes)
+            self.capture_step_done = True
         synchronize(self.devices)
         self.graph_series.record(step, start, before, memory(self.devices), self.graph_target.output())
 
@@ -149,7 +162,7 @@ class GraphProbe:
             self.demoted.add(region.name)
             self.result.capture[region.name] = {"status": STALE, "detail": f"`{moved[0].name}` rebound by "
                                                 f"{moved[0].rebound_by} at step {step}; ran eagerly from then on"}
-            self.result.findings += verdicts.moved_findings(self.rules, self.label, moved)
+            self.moved += moved
         return bool(moved)
 
     def _capture(self, region) -> None:
@@ -166,15 +179,12 @@ class GraphProbe:
             cap = capture_region(watched)
         self.captures[region.name] = cap
         self.result.capture[region.name] = {"status": cap.status, "detail": cap.detail}
+        if cap.status in (FAILED, EMPTY):
+            self.capture_problems.append((region.name, cap.status, cap.where, cap.detail))
         if cap.status == FAILED:
-            self.result.findings.append(verdicts.finding(self.rules, "GL590", cap.where, self.label, region.name,
-                                                         "capture", cap.detail))
             healthy, why = context_healthy(region.device)
             if not healthy:
                 self.poisoned = f"CUDA context did not recover after capturing {region.name} failed: {why}"
-        elif cap.status == EMPTY:
-            self.result.findings.append(verdicts.finding(self.rules, "GL591", cap.where, self.label, region.name,
-                                                         "capture:empty-graph", cap.detail))
 
     def failed_here(self) -> list[str]:
         """Regions whose capture failed in this process (not the ones known from an earlier one)."""
@@ -185,13 +195,12 @@ class GraphProbe:
 
     # -- the protocol ------------------------------------------------------------------------
     def run(self, replay_steps: int = REPLAY_STEPS, soak_steps: int = 0, *, reference: str = "here",
-            hand_off_failed: bool = False, records_dir: str = "", stop_file: str = "") -> DeviceResult:
+            hand_off_failed: bool = False, stop_file: str = "") -> GraphRecord:
         """``reference``: "here" (the eager instance runs the soak too) or "elsewhere" (a reference
-        worker does; the graph series is shipped to ``records_dir``, see ``result.records``).
-        ``hand_off_failed``: stop after the capture step when a capture failed here (a fresh
-        process measures replay). ``stop_file``: created once no region replays as a graph any more,
-        which stops the reference worker."""
-        self.records_dir, self.stop_file = records_dir, stop_file
+        worker does). ``hand_off_failed``: stop after the capture step when a capture failed here (a
+        fresh process measures replay). ``stop_file``: created once no region replays as a graph any
+        more, which stops the reference worker. What it means: :func:`~.graph_report.graph_result`."""
+        self.stop_file = stop_file
         for region in self.graph_regions:
             if not region.capturable:
                 self.result.capture[region.name] = {"status": EAGER, "detail": "deliberately eager"}
@@ -204,11 +213,21 @@ class GraphProbe:
         self.replay_steps, self.soak_steps = replay_steps, min(soak_steps, total) if soak_steps else 0
         with watch_self_captures(self.self_captures.append):
             self._steps(replay_steps, total, reference, hand_off_failed)
-        for where in self.self_captures:
-            self.result.findings.append(verdicts.finding(self.rules, "GL592", where, self.label, "",
-                                                         "capture:torch.cuda.graph(stream=None)", "the target's own capture"))
-        self._report(reference)
-        return self.result
+        return self.record()
+
+    def record(self) -> GraphRecord:
+        """What was observed so far; the analysis reads nothing else."""
+        launches = self.launches
+        return GraphRecord(
+            self.rules, self.label, self.result, [r.name for r in self.graph_regions if r.capturable],
+            len(self.graph_regions), replay_steps=self.replay_steps, soak_steps=self.soak_steps,
+            cap_note=self.cap_note, captures=list(self.capture_problems), escapes=list(launches.escapes),
+            capture_step_done=self.capture_step_done, watch=(launches.enabled and launches.cuda, launches.error),
+            moved=list(self.moved), self_captures=list(self.self_captures), frozen=self.tracer.frozen_values(),
+            diffs=list(self.diffs), region_frames=dict(self.region_frames), stopped_at=self.stopped_at,
+            stop_where=self.stop_where, poisoned=self.poisoned, handed_off=self.handed_off,
+            failed_here=self.failed_here(), idle_from=self.idle_from, graph_series=self.graph_series,
+            eager_series=self.eager_series)
 
     def _steps(self, replay_steps: int, total: int, reference: str, hand_off_failed: bool) -> None:
         for step in range(total):
@@ -222,8 +241,8 @@ class GraphProbe:
 
     def _step(self, step: int, replay_steps: int, reference: str, hand_off_failed: bool) -> None:
         in_window = step < replay_steps
-        if step == replay_steps and not self.poisoned:
-            self.progress.snapshot(probe_report.partial(self))
+        if step == replay_steps and not self.poisoned and self.on_window is not None:
+            self.on_window(self.record())
         self.probe_now, self.step_now = ("capture" if step == 1 else "replay" if in_window else "soak"), step
         self.progress(self.probe_now, step, "")
         try:
@@ -310,9 +329,6 @@ class GraphProbe:
                          + (f" (after capturing {', '.join(failed)} failed, which leaves the target's state "
                             "undefined: its Python side effects ran, its kernels did not)" if failed else ""))
 
-    def _report(self, reference: str) -> None:
-        probe_report.report(self, reference, self.records_dir)
-
 
 def run_graph_phase(factory, devices, options, rules, device_label: str, *, replay_steps: int = REPLAY_STEPS,
                     soak_steps: int = 0, known_failed: dict[str, str] | None = None) -> DeviceResult:
@@ -320,4 +336,4 @@ def run_graph_phase(factory, devices, options, rules, device_label: str, *, repl
     ``known_failed``: regions whose capture failed in an earlier process; they are not captured
     again (they run eagerly), so this process never holds a failed capture."""
     probe = GraphProbe(factory, devices, options, rules, device_label, known_failed)
-    return combine([probe.run(replay_steps, soak_steps, reference="here")])
+    return combine([graph_result(probe.run(replay_steps, soak_steps, reference="here"), "here", "")])
