@@ -55,7 +55,7 @@ class Engine:
 
     @property
     def version(self) -> str:
-        """What the README table prints as the engine's pinned version."""
+        """What the table in docs/benchmarks.md prints as the engine's pinned version."""
         return self.commit[:12] if self.commit else self.pypi
 
     def mirror_dir(self, mirror: Path) -> Path:

@@ -33,7 +33,7 @@ Matching and counting (decided here, documented in bench/realcode/README.md):
 
     python bench/realcode_score.py /tmp/realcode                      # every engine
     python bench/realcode_score.py /tmp/realcode bench/realcode/nano-vllm.labels.tsv
-    python bench/realcode_score.py /tmp/realcode --markdown           # the README table
+    python bench/realcode_score.py /tmp/realcode --markdown           # the table in docs/benchmarks.md
     python bench/realcode_score.py /tmp/realcode --unlabelled-tsv     # rows to label, verdict '?'
 """
 
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkout_dir", type=Path, help="where realcode_fetch.py put the engines")
     parser.add_argument("labels", nargs="*", type=Path, help="labels files to score (default: every engine)")
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
-    parser.add_argument("--markdown", action="store_true", help="print only the README table")
+    parser.add_argument("--markdown", action="store_true", help="print only the table docs/benchmarks.md shows")
     parser.add_argument("--unlabelled-tsv", action="store_true", help="print unlabelled findings as label rows")
     parser.add_argument("--allow-unlabelled", action="store_true", help="exit 0 even with unlabelled findings")
     args = parser.parse_args(argv)

@@ -4,7 +4,7 @@ The table is found by walking up from the working directory to the first ``pypro
 that has a ``[tool.graphlint]`` table (or taken from ``--config FILE``). Every path in it is
 relative to the directory of that file (the *project root*), so the result does not depend on
 where graphlint is started from. Lists replace the built-in defaults rather than extending them
-(``guards = []`` really turns guards off); the defaults are listed in the README so they can be
+(``guards = []`` really turns guards off); the defaults are listed in docs/check.md so they can be
 copied. Mistakes are errors, never silently ignored: an unknown key (with a "did you mean"), a
 wrong type or broken TOML raises :class:`ConfigError`, which the CLI reports with exit code 2.
 Rule codes are checked once rule packs are loaded (:mod:`graphlint.check_settings`).

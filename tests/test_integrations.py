@@ -1,10 +1,10 @@
-"""The README's install line, pre-commit snippet and GitHub workflow, exercised as written.
+"""The README's install line and docs/check.md's pre-commit snippet and GitHub workflow, exercised as written.
 
 * The distribution name is the one pyproject declares, everywhere a user copies it from.
-* The workflow in the README is ``.github/workflows/graphlint.yml`` byte for byte, and its
+* The workflow in docs/check.md is ``.github/workflows/graphlint.yml`` byte for byte, and its
   graphlint commands gate a project: a hazard fails with an annotation, the fix passes.
 * The pre-commit hook: ``pre-commit try-repo`` against this checkout blocks a hazard in a
-  fixture project and passes its fix; the README's snippet, with its two placeholders filled
+  fixture project and passes its fix; the documented snippet, with its two placeholders filled
   in, runs the same way; the hook's environment holds graphlint's core dependencies, never torch.
 """
 
@@ -25,6 +25,7 @@ import graphlint
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+CHECK_DOC = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
 WORKFLOW = ROOT / ".github" / "workflows" / "graphlint.yml"
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
 
@@ -41,8 +42,8 @@ FIXED = "def decode_step(x):\n    return x.sum()\n"
 
 
 def _block(heading: str, language: str) -> str:
-    """The first ```language block after ``heading`` in the README."""
-    section = README[README.index(heading):]
+    """The first ```language block after ``heading`` in docs/check.md."""
+    section = CHECK_DOC[CHECK_DOC.index(heading):]
     match = re.search(rf"```{language}\n(.*?)```", section, re.S)
     assert match, f"no {language} block under {heading!r}"
     return match.group(1)
@@ -51,7 +52,8 @@ def _block(heading: str, language: str) -> str:
 def test_the_distribution_name_is_used_everywhere_a_user_copies_it():
     assert NAME == graphlint.DISTRIBUTION != "graphlint"  # "graphlint" on the index is another project
     assert f"pip install {NAME}" in WORKFLOW.read_text()
-    assert f"pip install {NAME}" in README and "pip install graphlint" not in README
+    for text in (README, CHECK_DOC):
+        assert f"pip install {NAME}" in text and "pip install graphlint" not in text
     assert "torch" not in " ".join(PYPROJECT["project"]["dependencies"])  # the hook's and CI's install
     extras = PYPROJECT["project"]["optional-dependencies"]
     assert any(d.startswith("transformers") for d in extras["hf"])
@@ -59,7 +61,7 @@ def test_the_distribution_name_is_used_everywhere_a_user_copies_it():
 
 
 def test_the_readme_workflow_is_the_repository_workflow():
-    assert _block("### GitHub: code scanning", "yaml") == WORKFLOW.read_text()
+    assert _block("## GitHub: code scanning", "yaml") == WORKFLOW.read_text()
 
 
 def _graphlint_steps() -> list[str]:
@@ -93,7 +95,7 @@ def test_the_workflow_steps_gate_a_project(tmp_path):
 
 
 def test_the_readme_precommit_snippet_names_the_hook_this_repository_defines():
-    snippet = yaml.safe_load(_block("### pre-commit", "yaml"))
+    snippet = yaml.safe_load(_block("## pre-commit", "yaml"))
     (repo,) = snippet["repos"]
     assert repo["rev"] == "<commit sha or tag>" and repo["repo"].startswith("https://")
     (hook,) = repo["hooks"]
@@ -141,8 +143,8 @@ def test_precommit_try_repo_blocks_the_hazard_and_passes_the_fix(git_project, tm
 @pytest.mark.slow
 def test_the_readme_snippet_with_its_placeholders_filled_in_runs_and_installs_no_torch(git_project, tmp_path):
     """The snippet as a user writes it into .pre-commit-config.yaml: this checkout as the repo, its
-    HEAD as the rev (a commit sha, as the README says to pin)."""
-    snippet = _block("### pre-commit", "yaml")
+    HEAD as the rev (a commit sha, as docs/check.md says to pin)."""
+    snippet = _block("## pre-commit", "yaml")
     config = re.sub(r"repo: \S+", f"repo: {ROOT.as_posix()}", snippet)
     config = config.replace("<commit sha or tag>", _git("rev-parse", "HEAD", cwd=ROOT))
     (git_project / ".pre-commit-config.yaml").write_text(config)

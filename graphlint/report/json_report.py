@@ -1,4 +1,4 @@
-"""Machine output. The schema (documented in the README) is a superset of issue 2's::
+"""Machine output. The schema (documented in docs/check.md) is a superset of issue 2's::
 
     {"version": "0.1.0",
      "findings": [{"rule", "name", "category", "severity", "path", "line", "col", "message",

@@ -188,15 +188,15 @@ def test_fixture_finds_a_relative_target_from_the_rootdir(tmp_path):
 
 
 def test_the_readme_pytest_example_runs_as_written(tmp_path):
-    """The README's ``graph_capture`` block, verbatim, in an uninstalled project whose
-    ``my_engine/target.py`` is the README's worked example: passes on a CPU (tracer only, the
+    """docs/inventory.md's ``graph_capture`` block, verbatim, in an uninstalled project whose
+    ``my_engine/target.py`` is its worked example: passes on a CPU (tracer only, the
     GPU test skipped) and on a GPU (both pass, capture tested)."""
     import re
 
     import torch
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("**pytest**: the plugin"):]
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "inventory.md").read_text()
+    section = guide[guide.index("**pytest**: the plugin"):]
     example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     project = tmp_path / "proj"
     (project / "my_engine").mkdir(parents=True)
