@@ -19,6 +19,11 @@ from graphlint.inventory import (CAPTURED, EMPTY, FAILED, NOT_RUN, STALE, Device
                                  captured_count)
 
 
+#: What the capture and replay probes observe (the runtime pack's ``observes:`` names the rule for each).
+OBSERVATIONS = ("capture-failed", "empty-graph", "own-capture-without-stream", "kernel-outside-capture",
+                "rebound-input", "replay-mismatch")
+
+
 @dataclass
 class GraphRecord:
     """What the graph probe observed, in the order it happened; everything its analysis reads."""
@@ -51,16 +56,17 @@ class GraphRecord:
 
 
 def found_while_probing(record: GraphRecord, *, own_captures: bool = True) -> list:
-    """GL590/GL591 per failed or empty capture, GL593 per escaped kernel, GL292 per rebound input
-    and (``own_captures``) GL592 per capture the target opens without a stream."""
+    """A finding per failed or empty capture, per kernel that escaped a capture, per input rebound
+    after one and (``own_captures``) per capture the target opens without a stream."""
     rules, label = record.rules, record.label
-    out = [verdicts.finding(rules, "GL590" if status == FAILED else "GL591", where, label, region,
+    out = [verdicts.finding(rules, "capture-failed" if status == FAILED else "empty-graph", where, label, region,
                             "capture" if status == FAILED else "capture:empty-graph", detail)
            for region, status, where, detail in record.captures]
     out += verdicts.escape_findings(rules, label, record.escapes) if record.capture_step_done else []
     out += verdicts.moved_findings(rules, label, record.moved)
     if own_captures:
-        out += [verdicts.finding(rules, "GL592", where, label, "", "capture:torch.cuda.graph(stream=None)",
+        out += [verdicts.finding(rules, "own-capture-without-stream", where, label, "",
+                                 "capture:torch.cuda.graph(stream=None)",
                                  "the target's own capture") for where in record.self_captures]
     return out
 
@@ -145,7 +151,7 @@ def graph_result(record: GraphRecord, reference: str, records_dir: str) -> Devic
     ctx = soak_context(record, bool(bad))
     if bad:
         result.findings += verdicts.mismatch_findings(
-            record.rules, "GL391", record.label, "replay", f"step {bad[0][0]}: max|graph-eager| = {bad[0][1]:.3g} "
+            record.rules, "replay-mismatch", record.label, "replay", f"step {bad[0][0]}: max|graph-eager| = {bad[0][1]:.3g} "
             f"(max|eager| = {bad[0][2]:.3g})", frozen=ctx.frozen, escapes=ctx.escapes, capture=ctx.capture,
             region_frames=ctx.region_frames)
     graph, eager = record.graph_series, record.eager_series

@@ -20,6 +20,10 @@ from graphlint.dynamic.verdicts import finding, mismatch_findings
 from graphlint.inventory import ProbeOutcome
 
 
+#: What the soak observes (the runtime pack's ``observes:`` names the rule for each).
+OBSERVATIONS = ("memory-growth", "soak-drift")
+
+
 def mismatched(diff: float, scale: float) -> bool:
     return diff > 1e-3 * scale + 1e-5
 
@@ -113,8 +117,8 @@ def analyse_soak(graph, eager, ctx: SoakContext) -> tuple[dict, list, ProbeOutco
     for kind, growth, share, n in (("graph", graph_growth, graph_share, len(window)),
                                    ("eager", eager_growth, eager_share, len([s for s in eager.steps if s >= start]))):
         if growth > 0 and share > 0.5:
-            findings.append(finding(ctx.rules, "GL291", first_frame[1], ctx.label, first_frame[0] or "", "soak:memory",
-                                    f"the {kind} instance's live memory grows by {growth:.0f} B per step on {share:.0%} "
+            findings.append(finding(ctx.rules, "memory-growth", first_frame[1], ctx.label, first_frame[0] or "",
+                                    "soak:memory", f"the {kind} instance's live memory grows by {growth:.0f} B per step on {share:.0%} "
                                     f"of {n} steps (located at the first region, not the line)"))
     if window:
         quarter = max(1, len(window) // 4)
@@ -125,8 +129,8 @@ def analyse_soak(graph, eager, ctx: SoakContext) -> tuple[dict, list, ProbeOutco
         drift = late > 10 * early and mismatched(late, max(w[2] for w in window))
         if (bad or drift) and not ctx.replay_mismatch:
             where = f"first mismatch at step {bad[0][0]}" if bad else f"max|diff| {early:.3g} -> {late:.3g}"
-            findings += mismatch_findings(ctx.rules, "GL392", ctx.label, "soak", f"{where} over {ctx.soak_steps} steps",
-                                          frozen=ctx.frozen, escapes=ctx.escapes, capture=ctx.capture,
+            findings += mismatch_findings(ctx.rules, "soak-drift", ctx.label, "soak",
+                                          f"{where} over {ctx.soak_steps} steps", frozen=ctx.frozen, escapes=ctx.escapes, capture=ctx.capture,
                                           region_frames=ctx.region_frames)
     else:
         figures.update({"max_diff_first_quarter": 0.0, "max_diff_last_quarter": 0.0})

@@ -13,7 +13,7 @@ from __future__ import annotations
 from graphlint.dynamic.frames import UserFrame
 from graphlint.finding import Finding
 from graphlint.inventory import CAPTURED, EMPTY, STALE, DeviceResult, ProbeOutcome
-from graphlint.rules import Rule
+from graphlint.rules import Rule, observation_codes
 
 MISMATCHES = ("GL391", "GL392")
 
@@ -42,10 +42,11 @@ def _line_text(where) -> str:
     return ""
 
 
-def finding(rules, code: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str,
+def finding(rules, observation: str, where: UserFrame | None, label: str, region: str, evidence: str, detail: str,
             kernel: str = ""):
-    """A finding of the graph probe: always about captured code."""
-    f = make_finding(rules[code], where, device=label, region=region, evidence=evidence, detail=detail)
+    """A finding of the graph probe (always about captured code), by the rule that reports ``observation``."""
+    rule = rules[observation_codes(rules.values())[observation]]
+    f = make_finding(rule, where, device=label, region=region, evidence=evidence, detail=detail)
     return f.with_(in_graph=True, kernel=kernel)
 
 
@@ -55,7 +56,7 @@ def escape_findings(rules, label: str, escapes) -> list:
     for e in escapes:
         where = UserFrame(e.path, e.line, e.function) if e.line else None
         times = f" ({e.count}x)" if e.count > 1 else ""
-        out.append(finding(rules, "GL593", where, label, e.region, "capture:profiler",
+        out.append(finding(rules, "kernel-outside-capture", where, label, e.region, "capture:profiler",
                            f"`{short_kernel(e.kernel)}`{times} ran on the device while `{e.region}` was being "
                            "captured, so it is not in the graph and no replay runs it", kernel=e.kernel))
     return out
@@ -63,7 +64,7 @@ def escape_findings(rules, label: str, escapes) -> list:
 
 def moved_findings(rules, label: str, moved) -> list:
     """GL292 at the line that rebound a buffer a graph reads."""
-    return [finding(rules, "GL292", m.where, label, m.region, "replay:data_ptr",
+    return [finding(rules, "rebound-input", m.where, label, m.region, "replay:data_ptr",
                     f"`{m.name}` is read by the graph of `{m.region}` ({m.before}), but {m.rebound_by} rebound it at "
                     f"step {m.step} ({m.after}): the graph keeps reading the old tensor; `{m.region}` ran eagerly "
                     "from then on") for m in moved]
@@ -74,24 +75,24 @@ def short_kernel(name: str, limit: int = 80) -> str:
     return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
-def mismatch_findings(rules, code: str, label: str, evidence: str, detail: str, *, frozen, escapes,
+def mismatch_findings(rules, observation: str, label: str, evidence: str, detail: str, *, frozen, escapes,
                       capture: dict, region_frames: dict[str, UserFrame | None]) -> list:
     """Point a step-level mismatch at the lines that explain it (see the module doc).
     ``region_frames``: each region's function, in step order (the fallback location)."""
     replayed = {name for name, cell in capture.items() if cell["status"] in (CAPTURED, EMPTY, STALE)}
     out = []
     for e in (e for e in escapes if e.region in replayed and e.line):
-        out.append(finding(rules, code, UserFrame(e.path, e.line, e.function), label, e.region,
+        out.append(finding(rules, observation, UserFrame(e.path, e.line, e.function), label, e.region,
                            f"{evidence}:kernel-outside-capture",
                            f"{detail}; `{short_kernel(e.kernel)}` ran at capture time instead of in the graph"))
     for f in (f for f in frozen if f.region in replayed):
-        out.append(finding(rules, code, UserFrame(f.path, f.line, f.function, f.chain), label, f.region,
+        out.append(finding(rules, observation, UserFrame(f.path, f.line, f.function, f.chain), label, f.region,
                            f"{evidence}:frozen-python-value", f"{detail}; {f.message.split(': ', 1)[-1]}"))
     if out:
         return out
     suspects = ([n for n in region_frames if capture.get(n, {}).get("status") == EMPTY]
                 or [n for n in region_frames if n in replayed][:1])
-    return [finding(rules, code, region_frames[n], label, n, evidence,
+    return [finding(rules, observation, region_frames[n], label, n, evidence,
                     f"{detail}; no escaped kernel, rebound buffer or step-varying Python value found "
                     "(located at the region, not the line)") for n in suspects]
 

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from graphlint.dynamic.tracer import OBSERVATIONS
+from graphlint.dynamic import graph_report, soak, tracer
 from graphlint.rules import runtime_rules
 from graphlint.rules import RuleError, load_rules, observation_codes
 
 RUNTIME = runtime_rules()
 
 
-def test_every_tracer_observation_is_reported_by_exactly_one_tracer_rule():
+@pytest.mark.parametrize(("module", "probes"), [(tracer, {"tracer", "sync-debug"}),
+                                                (graph_report, {"capture", "replay"}), (soak, {"soak"})])
+def test_every_observation_of_a_probe_is_reported_by_exactly_one_of_its_rules(module, probes):
     codes = observation_codes(RUNTIME.values())
-    assert sorted(o for o in codes if o in OBSERVATIONS) == sorted(OBSERVATIONS)
-    for observation in OBSERVATIONS:
-        assert {"tracer", "sync-debug"} & set(RUNTIME[codes[observation]].probes), observation
+    assert sorted(o for o in codes if o in module.OBSERVATIONS) == sorted(module.OBSERVATIONS)
+    for observation in module.OBSERVATIONS:
+        assert probes & set(RUNTIME[codes[observation]].probes), observation
+
+
+def test_every_observation_in_the_pack_is_made_by_a_probe():
+    made = {*tracer.OBSERVATIONS, *graph_report.OBSERVATIONS, *soak.OBSERVATIONS}
+    assert set(observation_codes(RUNTIME.values())) == made
 
 
 def _pack(tmp_path, body: str):
