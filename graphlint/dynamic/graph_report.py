@@ -39,7 +39,7 @@ class GraphRecord:
     captures: list = field(default_factory=list)  # (region, status, where, detail) of each failed or empty capture
     escapes: list = field(default_factory=list)  # launches.Escape: kernels that ran during a capture
     capture_step_done: bool = False  # the capture step ran to its end: its escaped kernels are reported
-    watch: tuple[bool, str] = (False, "")  # (kernels outside the graphs were watched for, why they could not be counted)
+    watch: tuple[bool, str] = (False, "")  # (kernels outside the graphs were watched, why they could not be counted)
     moved: list = field(default_factory=list)  # addresses.Moved: inputs rebound after a capture
     self_captures: list = field(default_factory=list)  # UserFrame of each capture the target opens itself
     frozen: list = field(default_factory=list)  # the tracer's step-varying Python values (eager steps 1, 2)
@@ -151,8 +151,9 @@ def graph_result(record: GraphRecord, reference: str, records_dir: str) -> Devic
     ctx = soak_context(record, bool(bad))
     if bad:
         result.findings += verdicts.mismatch_findings(
-            record.rules, "replay-mismatch", record.label, "replay", f"step {bad[0][0]}: max|graph-eager| = {bad[0][1]:.3g} "
-            f"(max|eager| = {bad[0][2]:.3g})", frozen=ctx.frozen, escapes=ctx.escapes, capture=ctx.capture,
+            record.rules, "replay-mismatch", record.label, "replay",
+            f"step {bad[0][0]}: max|graph-eager| = {bad[0][1]:.3g} (max|eager| = {bad[0][2]:.3g})",
+            frozen=ctx.frozen, escapes=ctx.escapes, capture=ctx.capture,
             region_frames=ctx.region_frames)
     graph, eager = record.graph_series, record.eager_series
     graph.finish()

@@ -118,8 +118,8 @@ def analyse_soak(graph, eager, ctx: SoakContext) -> tuple[dict, list, ProbeOutco
                                    ("eager", eager_growth, eager_share, len([s for s in eager.steps if s >= start]))):
         if growth > 0 and share > 0.5:
             findings.append(finding(ctx.rules, "memory-growth", first_frame[1], ctx.label, first_frame[0] or "",
-                                    "soak:memory", f"the {kind} instance's live memory grows by {growth:.0f} B per step on {share:.0%} "
-                                    f"of {n} steps (located at the first region, not the line)"))
+                                    "soak:memory", f"the {kind} instance's live memory grows by {growth:.0f} B per step "
+                                    f"on {share:.0%} of {n} steps (located at the first region, not the line)"))
     if window:
         quarter = max(1, len(window) // 4)
         early, late = max(d for _s, d, _ in window[:quarter]), max(d for _s, d, _ in window[-quarter:])
@@ -130,8 +130,8 @@ def analyse_soak(graph, eager, ctx: SoakContext) -> tuple[dict, list, ProbeOutco
         if (bad or drift) and not ctx.replay_mismatch:
             where = f"first mismatch at step {bad[0][0]}" if bad else f"max|diff| {early:.3g} -> {late:.3g}"
             findings += mismatch_findings(ctx.rules, "soak-drift", ctx.label, "soak",
-                                          f"{where} over {ctx.soak_steps} steps", frozen=ctx.frozen, escapes=ctx.escapes, capture=ctx.capture,
-                                          region_frames=ctx.region_frames)
+                                          f"{where} over {ctx.soak_steps} steps", frozen=ctx.frozen, escapes=ctx.escapes,
+                                          capture=ctx.capture, region_frames=ctx.region_frames)
     else:
         figures.update({"max_diff_first_quarter": 0.0, "max_diff_last_quarter": 0.0})
     compared = (f"{len(window)} steps after the replay window, graph vs eager" if window else
