@@ -85,7 +85,12 @@ def render_entries(entries: list[Entry], fmt: str = "text") -> str:
     if not rows:
         return "No decode entries found: nothing is captured, no per-token loop, no function matches hot-names.\n"
     kinds = sorted({r["context"] for r in rows}, key=("graph", "host", "eager").index)
-    head = "the engine captures CUDA graphs" if "graph" in kinds else "nothing is captured: eager decode path"
+    if "graph" in kinds:
+        head = "the engine captures CUDA graphs"
+    elif "host" in kinds:  # e.g. a graph captured through a callable graphlint could not resolve
+        head = "CUDA graphs are replayed, but their captured code was not found; the rest is an eager decode path"
+    else:
+        head = "nothing is captured: eager decode path"
     out = [f"Decode step: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} ({head})", ""]
     for r in rows:
         where = f"{r['path']}:{r['line']}" if r["line"] else r["path"]

@@ -386,3 +386,22 @@ def forward_step(x: torch.Tensor, position_ids=None, mask=None):
 """
     assert [(line, code) for line, code, _ in found(src)] == [(9, "GL202")]
 
+
+
+def test_a_replay_whose_capture_is_not_found_is_not_called_nothing_captured(tmp_path, capsys, monkeypatch):
+    """transformers' continuous batching replays a graph whose captured callable graphlint does not
+    resolve: the header must not claim that nothing is captured."""
+    (tmp_path / "runner.py").write_text(
+        "import torch\n\n\n"
+        "class Runner:\n"
+        "    def step(self, batch):\n"
+        "        self.graphs[batch.size].replay()\n"
+        "        return self.out\n"
+    )
+    from graphlint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    main(["entries", "runner.py"])
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head == ("Decode step: 2 entries (CUDA graphs are replayed, but their captured code was not found; "
+                    "the rest is an eager decode path)")
