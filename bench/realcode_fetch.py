@@ -15,6 +15,10 @@ Re-running is cheap: an engine already at its pinned version is left alone.
 
     python bench/realcode_fetch.py /tmp/realcode              # every engine
     python bench/realcode_fetch.py /tmp/realcode nano-vllm    # just one
+    python bench/realcode_fetch.py /tmp/holdout --manifest bench/realcode/holdout.toml   # the held-out set
+
+``bench/realcode/holdout.toml`` (same schema) lists the engines kept aside as an independent check of
+an analyzer tuned on ``engines.toml``: measured, never tuned on (bench/realcode/README.md).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ else:  # pragma: no cover - Python 3.10 only
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "realcode" / "engines.toml"
+HOLDOUT = HERE / "realcode" / "holdout.toml"  # held-out engines: measured, never tuned on
 DEFAULT_MIRROR = Path("/work/.mirror")
 PYPI_MARKER = ".realcode-wheel-sha256"  # written into a wheel checkout: what it was made from
 

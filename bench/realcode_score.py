@@ -35,6 +35,7 @@ Matching and counting (decided here, documented in bench/realcode/README.md):
     python bench/realcode_score.py /tmp/realcode bench/realcode/nano-vllm.labels.tsv
     python bench/realcode_score.py /tmp/realcode --markdown           # the table in docs/benchmarks.md
     python bench/realcode_score.py /tmp/realcode --unlabelled-tsv     # rows to label, verdict '?'
+    python bench/realcode_score.py /tmp/holdout --manifest bench/realcode/holdout.toml   # held-out set
 """
 
 from __future__ import annotations

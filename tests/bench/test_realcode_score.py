@@ -217,15 +217,43 @@ def test_a_line_labelled_twice_for_one_category_is_refused(tmp_path):
         score_mod.read_labels(write_labels(tmp_path / "x.labels.tsv", [row, row]))
 
 
-def test_committed_manifest_and_labels_are_well_formed():
+@pytest.mark.parametrize("manifest, at_least", [(fetch_mod.MANIFEST, 5), (fetch_mod.HOLDOUT, 3)],
+                         ids=["tuned", "held-out"])
+def test_committed_manifest_and_labels_are_well_formed(manifest, at_least):
     """The real engines' labels parse and every engine has one (the engines themselves are not needed)."""
-    engines = fetch_mod.load_manifest()
-    assert len(engines) >= 5
+    engines = fetch_mod.load_manifest(manifest)
+    assert len(engines) >= at_least
     for engine in engines.values():
         labels = score_mod.read_labels(engine.labels)
         assert labels, engine.name
         assert all(not lab.path.startswith("/") and "\\" not in lab.path for lab in labels)
         assert any(lab.verdict for lab in labels) and any(not lab.verdict for lab in labels)
+
+
+def test_held_out_engines_are_kept_apart_from_the_tuned_set():
+    """The independent check stays independent: no engine, repository or labels file in both sets."""
+    tuned, held = fetch_mod.load_manifest(fetch_mod.MANIFEST), fetch_mod.load_manifest(fetch_mod.HOLDOUT)
+    assert not set(tuned) & set(held)
+    assert not {e.repo for e in tuned.values() if e.repo} & {e.repo for e in held.values() if e.repo}
+    assert all(e.labels.parent.name == "holdout" and e.labels.is_file() for e in held.values())
+    assert not {e.labels.resolve() for e in tuned.values()} & {e.labels.resolve() for e in held.values()}
+    # the issue names these three as the independent check; lightllm is the one that captures
+    assert {"lightllm", "llama", "mistral-inference"} <= set(held)
+    assert held["lightllm"].captures and not held["llama"].captures
+
+
+def test_a_manifest_can_keep_its_labels_in_a_subdirectory(bench, capsys):
+    """What the held-out manifest relies on: `labels = "holdout/x.labels.tsv"` is read relative to it."""
+    meta, checkouts, _ = bench
+    (meta / "sub").mkdir()
+    (meta / "tiny.labels.tsv").rename(meta / "sub" / "tiny.labels.tsv")
+    manifest = meta / "engines.toml"
+    manifest.write_text(manifest.read_text() + 'labels = "sub/tiny.labels.tsv"\n')
+    code, out = run_score(capsys, meta, checkouts, "--markdown")
+    assert code == 0, run_score.err
+    assert "| tiny |" in out and "3/4 = 0.75 | 3/6 = 0.50 | 3/4 = 0.75 |" in out
+    code = score_mod.main([str(checkouts), str(meta / "sub" / "tiny.labels.tsv"), "--manifest", str(manifest)])
+    assert code == 0 and "== tiny" in capsys.readouterr().out
 
 
 def fake_wheel(tmp_path: Path) -> tuple[bytes, str]:
