@@ -12,9 +12,11 @@ not the last C++ frame of a stack. Pure functions over text, so tested without a
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import signal
+import sys
 from dataclasses import dataclass
 
 _ASSERT = re.compile(r"(?P<file>[\w./-]+\.cuh?):(?P<line>\d+): (?P<kernel>[^:]+): .*?(?P<msg>Assertion .* failed\.?)")
@@ -130,11 +132,77 @@ def frames(text: str) -> list[tuple[str, int, str]]:
     return out
 
 
-def crash_of(returncode: int, output: str, progress: dict, is_project_file) -> Crash:
-    """What a dead worker's exit status, output and progress file say happened."""
+def crash_of(returncode: int, output: str, progress: dict, is_project_file,
+             last_line: tuple[str, int, str] | None = None) -> Crash:
+    """What a dead worker's exit status, output and progress file say happened; ``last_line`` (a
+    :class:`LastLine` record) names the line when no stack in the output has a project frame."""
     project = [f for f in frames(output) if is_project_file(f[0])]
     return Crash(progress.get("probe", "startup"), progress.get("step"), progress.get("running", ""),
-                 first_useful_error(output), project[0] if project else None, how_it_ended(returncode))
+                 first_useful_error(output), project[0] if project else last_line, how_it_ended(returncode))
+
+
+class LastLine:
+    """The last project line a worker ran, in a shared file mapping that outlives the process.
+
+    Only the ``CUDA_LAUNCH_BLOCKING=1`` re-run that locates a device-side assert records it. With
+    launches synchronous the assert surfaces inside the op of the line that launched the kernel,
+    but the process then aborts from C++, where neither a traceback nor ``faulthandler`` names a
+    project frame (the H200, 2026-12-02: SIGABRT, no frame). A line tracer limited to project
+    files writes ``path, line, function`` into the mapping at every line; the kernel keeps a
+    MAP_SHARED page when its process dies, so the parent reads the line the worker was on.
+    Tracing costs the re-run time, never the probes: nothing else turns it on.
+    """
+
+    SIZE = 1024
+
+    def __init__(self, path: str, is_project_file) -> None:
+        with open(path, "wb") as fh:
+            fh.write(b"\0" * self.SIZE)
+        self._file = open(path, "r+b")  # noqa: SIM115 - open for the life of the worker
+        self._map = mmap.mmap(self._file.fileno(), self.SIZE)
+        self._is_project_file = is_project_file
+        self._project: dict[str, bool] = {}
+
+    def _write(self, frame) -> None:
+        code = frame.f_code
+        data = f"{code.co_filename}\t{frame.f_lineno}\t{code.co_name}".encode("utf-8", "replace")[:self.SIZE - 1]
+        self._map[:len(data) + 1] = data + b"\0"
+
+    def _owned(self, frame) -> bool:
+        name = frame.f_code.co_filename
+        owned = self._project.get(name)
+        if owned is None:
+            owned = self._project[name] = self._is_project_file(name)
+        return owned
+
+    def _local(self, frame, event, arg):
+        if event == "line":
+            self._write(frame)
+        elif event == "return" and frame.f_back is not None and self._owned(frame.f_back):
+            self._write(frame.f_back)  # back in the caller's line, which may launch the next op
+        return self._local
+
+    def _global(self, frame, event, arg):
+        return self._local if self._owned(frame) else None
+
+    def start(self) -> None:
+        sys.settrace(self._global)
+
+    def stop(self) -> None:
+        sys.settrace(None)
+
+
+def read_last_line(path: str) -> tuple[str, int, str] | None:
+    """What a :class:`LastLine` recorded at ``path`` (``None`` when nothing was)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(LastLine.SIZE).split(b"\0", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return None
+    parts = raw.split("\t")
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None
+    return parts[0], int(parts[1]), parts[2]
 
 
 def assert_message(output: str) -> str:

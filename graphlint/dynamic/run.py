@@ -35,14 +35,15 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from graphlint.dynamic.combine import combine, note_replay_and_soak
-from graphlint.dynamic.crash import assert_message, crash_of, read_partial, read_progress
+from graphlint.dynamic.crash import assert_message, crash_of, read_last_line, read_partial, read_progress
 from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 from graphlint.inventory import FAILED, DeviceResult, Inventory, ProbeOutcome
+from graphlint.paths import display_path
 from graphlint.rules import runtime_rules
 
 
@@ -112,6 +113,8 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
         job = workers.relay.job(job)
     with tempfile.TemporaryDirectory(prefix="graphlint-") as tmp:
         job = {**job, "progress": os.path.join(tmp, "progress.json")}
+        if job.get("locate"):
+            job["last_line"] = os.path.join(tmp, "last-line")
         job_path, result_path = os.path.join(tmp, "job.json"), os.path.join(tmp, "result.json")
         with open(job_path, "w", encoding="utf-8") as fh:
             json.dump(job, fh)
@@ -124,8 +127,11 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
             if message:  # the device printed the assert; the Python error only says "device-side assert"
                 result.meta["device_assert"] = message
             return result
-        crash = crash_of(code, output, read_progress(job["progress"]), is_project_file)
+        last_line = read_last_line(job["last_line"]) if job.get("last_line") else None
+        crash = crash_of(code, output, read_progress(job["progress"]), is_project_file, last_line)
         kept = read_partial(job["progress"])
+    if crash.where:
+        crash = replace(crash, where=(display_path(crash.where[0]), *crash.where[1:]))
     where = f"{crash.where[0]}:{crash.where[1]}" if crash.where else ""
     detail = crash.describe()
     result = DeviceResult.from_dict(kept) if kept else DeviceResult(job["label"])
@@ -181,8 +187,8 @@ def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -
     steps = [int(m.group(1)) for p in failing for m in [_STEP.search(p.detail)] if m]
     upto = (min(steps) if steps else job.get("soak_steps") or job.get("replay_steps", 8)) + 1
     # no stop file: the graph worker's (which its death has just created) would stop it at step 0
-    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": "", "stop_file": ""}, workers,
-                    {"CUDA_LAUNCH_BLOCKING": "1"})
+    rerun = _worker({**job, "phase": "reference", "steps": upto, "records_dir": "", "stop_file": "", "locate": True},
+                    workers, {"CUDA_LAUNCH_BLOCKING": "1"})
     outcome = rerun.outcome("reference")
     if outcome is None:
         note = "re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not report"
@@ -239,7 +245,7 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
                 graph.meta.setdefault("device_assert", eager.meta["device_assert"])
             _locate_device_asserts(graph, graph_job, workers)
             if eager is not None:
-                graph.seconds.update({f"reference {k}": v for k, v in eager.seconds.items()})
+                graph.seconds.update({k if k.startswith("reference") else f"reference {k}": v for k, v in eager.seconds.items()})
         parts = [p for p in (trace.result() if trace else None, graph, compiled.result() if compiled else None)
                  if p is not None]
         if trace:

@@ -254,7 +254,7 @@ class StepTracer(TorchDispatchMode):
             per_step = sum(n for (s, _ev), n in counts.items() if s == first_step) or sum(counts.values())
             finding = make_finding(
                 self.rules[code], where, device=self.device_label, region=region.name if region else "",
-                evidence=evidence[0], detail=detail + (f" ({per_step}x per step)" if per_step > 1 else ""),
+                evidence=evidence[0], detail=detail + (f" ({per_step} times per step)" if per_step > 1 else ""),
                 count=per_step,
             )
             out.append(finding.with_(evidence=tuple(evidence), in_graph=_in_graph(region),

@@ -106,7 +106,12 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
         sink = steps.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
         factory = steps.watch(load_factory(job["target"]), job, sink)
         imported = time.perf_counter()
-        result = _run(job, devices, factory, rules, progress)
+        lines = _last_line(job)
+        try:
+            result = _run(job, devices, factory, rules, progress)
+        finally:
+            if lines is not None:
+                lines.stop()
         result.seconds = {"imports": imported - started, **result.seconds}
     except TargetError as exc:  # the factory refused its options: the CLI turns this into exit 2
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],
@@ -120,6 +125,18 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
     result.seconds[f"{phase} worker"] = time.perf_counter() - started
     progress("done")
     return combine([result])
+
+
+def _last_line(job: dict):
+    """The line recorder of a locating re-run (see :class:`graphlint.dynamic.crash.LastLine`)."""
+    if not job.get("last_line"):
+        return None
+    from graphlint.dynamic.crash import LastLine
+    from graphlint.dynamic.frames import is_project_file
+
+    lines = LastLine(job["last_line"], is_project_file)
+    lines.start()
+    return lines
 
 
 def crashed(label: str, probes, exc: BaseException) -> DeviceResult:
