@@ -234,8 +234,9 @@ class Discovery:
                 fn = self.fn(caller)
                 if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name) or fn.device_code:
                     continue
-                if caller[1] == "<module>" or self.only_setup_calls(callers.get(caller, ())):  # a start-up check
-                    continue
+                made_by = callers.get(caller, ())
+                if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
+                    continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
                 for callee, site in self.calls[caller]:
                     if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
                             and not site.reference:
