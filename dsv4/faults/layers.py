@@ -14,7 +14,7 @@ import torch
 from dsv4 import kernels
 from dsv4.attention import Attention, LayerCache
 from dsv4.faults.base import Fault, FaultDecoder, Variant
-from dsv4.faults.step import NOT_EVIDENT, SAME_DEVICE
+from dsv4.faults.step import IN_GRAPH_POOL, NOT_EVIDENT, SAME_DEVICE
 from dsv4.mhc import HyperConnection
 from dsv4.model import Block
 
@@ -48,7 +48,8 @@ class FreshOutputMixing(HyperConnection, Variant):
 class MhcNewOutput(FaultDecoder):
     fault = Fault(
         "mhc-new-output", ("2.8",), "the mHC output written to a tensor made every step, not to a given `out_buf`",
-        static=("GL203",), category="allocation", cpu=("GL290",), gpu=("GL290",), symptom="slower step")
+        static=("GL203",), category="allocation", cpu=("GL290",), symptom="slower eager step",
+        blind={"gpu": IN_GRAPH_POOL})
     variants = {"attn_hc": FreshOutputMixing, "ffn_hc": FreshOutputMixing}
 
 

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from dsv4.faults.base import Fault, FaultDecoder, Variant
-from dsv4.faults.step import NO_BOUNDARY_ON_CPU, NOT_EVIDENT, SAME_DEVICE
+from dsv4.faults.step import IN_GRAPH_POOL, NOT_EVIDENT, NO_BOUNDARY_ON_CPU, SAME_DEVICE
 from dsv4.moe import MoE, swiglu
 from dsv4.router import Router
 
@@ -33,7 +33,8 @@ class ZerosGemmOut(FaultDecoder):
     fault = Fault(
         "zeros-gemm-out", ("2.4", "6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8"),
         "the experts' L1 GEMM output made with `torch.zeros()` every step, not a pre-allocated `out`",
-        static=("GL201",), category="allocation", cpu=("GL290",), gpu=("GL290",), symptom="slower step")
+        static=("GL201",), category="allocation", cpu=("GL290",), symptom="slower eager step",
+        blind={"gpu": IN_GRAPH_POOL})
     variants = {"moe": ZerosGemmOutMoE}
 
 
@@ -48,7 +49,8 @@ class PerStepScaleBuffer(FaultDecoder):
     fault = Fault(
         "per-step-scale-buffer", ("2.1", "2.2", "2.3"),
         "the quantised activation's buffer made with `torch.empty()` every step (the seed's `_scale_a_buf`)",
-        static=("GL201",), category="allocation", cpu=("GL290",), gpu=("GL290",), symptom="slower step")
+        static=("GL201",), category="allocation", cpu=("GL290",), symptom="slower eager step",
+        blind={"gpu": IN_GRAPH_POOL})
     variants = {"moe": ScaleBufferMoE}
 
 
@@ -63,7 +65,8 @@ class FullLimitMoE(MoE, Variant):
 class FullPerStep(FaultDecoder):
     fault = Fault(
         "full-per-step", ("2.5",), "a constant made with `torch.full` every step instead of a buffer filled once",
-        static=("GL201",), category="allocation", cpu=("GL290",), gpu=("GL290",), symptom="slower step")
+        static=("GL201",), category="allocation", cpu=("GL290",), symptom="slower eager step",
+        blind={"gpu": IN_GRAPH_POOL})
     variants = {"moe": FullLimitMoE}
 
 
@@ -78,7 +81,8 @@ class LikeFactoryMoE(MoE, Variant):
 class LikeFactoryClamp(FaultDecoder):
     fault = Fault(
         "like-factory-clamp", ("2.6",), "a `*_like` tensor made to clamp against a scalar (the seed's `zeros_like`)",
-        static=("GL202",), category="allocation", cpu=("GL290",), gpu=("GL290",), symptom="slower step")
+        static=("GL202",), category="allocation", cpu=("GL290",), symptom="slower eager step",
+        blind={"gpu": IN_GRAPH_POOL})
     variants = {"moe": LikeFactoryMoE}
 
 

@@ -21,6 +21,9 @@ NOT_EVIDENT = ('`a.to(b.device)` crosses GPUs only when the caller placed `a` an
                'half reports `.to(<device>)` where a per-layer device is evident in the function itself (in a loop, '
                'or a device picked per layer: GL402) and stays silent elsewhere, where on one GPU it is a free no-op'
                ' (`mask.to(x.device)` is everywhere in single-GPU engines)')
+IN_GRAPH_POOL = ("inside a graph that replays correctly the allocation happens once, at capture, from the graph's "
+                 "private pool, and a replay allocates nothing: the harness reports no GL290 there (measured: the "
+                 "graph step as fast as the clean one; the cost is in eager steps, where the tracer reports GL290)")
 SAME_DEVICE = ("on one device the copy is a no-op (`.to()` returns the tensor itself: nothing is dispatched); "
                "it moves data only when the layers span two GPUs")
 
@@ -92,7 +95,8 @@ class HostSampling(FaultDecoder):
 class PerStepXBuffer(FaultDecoder):
     fault = Fault(
         "per-step-x-buffer", ("2.9",), "the residual streams' buffer allocated every step (the seed's `dec_X_buf`)",
-        static=("GL201",), category="allocation", cpu=("GL290",), gpu=("GL290",), symptom="slower step")
+        static=("GL201",), category="allocation", cpu=("GL290",), symptom="slower eager step",
+        blind={"gpu": IN_GRAPH_POOL})
 
     def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
         cfg = self.model.cfg

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import pytest
 import torch
 
@@ -15,6 +17,17 @@ def _at_root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
+def _installed() -> bool:
+    try:
+        metadata.distribution("cuda-graphlint")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+# The entry point exists only in an installed graphlint; a source tree on PYTHONPATH (the GPU
+# machine) has none, and `pytest -p graphlint.dynamic.pytest_plugin` registers the fixture there.
+@pytest.mark.skipif(not _installed(), reason="cuda-graphlint is not installed: no pytest11 entry point to find")
 def test_fixture_is_registered(graph_capture):
     assert isinstance(graph_capture, GraphCapture)
 
