@@ -19,7 +19,7 @@ from pathlib import Path
 from graphlint.config_file import Config, ConfigError, PathMatcher
 from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
-from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, StaticOptions
+from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES, StaticOptions
 
 CACHE_DIR_NAME = ".graphlint_cache"
 
@@ -69,6 +69,7 @@ def resolve(
         hot_names=config.hot_names if config.hot_names is not None else DEFAULT_HOT_NAMES,
         guards=config.guards if config.guards is not None else DEFAULT_GUARDS,
         prefill_guards=config.prefill_guards if config.prefill_guards is not None else DEFAULT_PREFILL_GUARDS,
+        prefill_names=config.prefill_names if config.prefill_names is not None else DEFAULT_PREFILL_NAMES,
     )
     cli_paths = tuple(Path(p) for p in paths)
     configured = tuple(config.root / p for p in config.paths) if config.paths else ()

@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-LIST_KEYS = ("paths", "exclude", "entry", "select", "ignore", "guards", "prefill-guards", "hot-names", "rule-packs")
+LIST_KEYS = ("paths", "exclude", "entry", "select", "ignore", "guards", "prefill-guards", "prefill-names", "hot-names", "rule-packs")
 KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores")
 
 
@@ -47,6 +47,7 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     guards: tuple[str, ...] | None = None
     prefill_guards: tuple[str, ...] | None = None
+    prefill_names: tuple[str, ...] | None = None
     hot_names: tuple[str, ...] | None = None
     rule_packs: tuple[Path, ...] = field(default=())
 
@@ -122,6 +123,7 @@ def parse_table(table: Any, path: Path) -> Config:
         per_file_ignores=_per_file_ignores(table.get("per-file-ignores", {}), where),
         guards=values.get("guards"),
         prefill_guards=values.get("prefill-guards"),
+        prefill_names=values.get("prefill-names"),
         hot_names=values.get("hot-names"),
         rule_packs=tuple(root / p for p in values.get("rule-packs", ())),
     )

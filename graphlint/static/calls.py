@@ -14,6 +14,7 @@ import libcst as cst
 
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, is_imported_root, resolve
+from graphlint.static.passed import note_captured_param, record_passes
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 
@@ -286,6 +287,10 @@ class CallRecorder:
             desc = self.descriptor(func)
         if desc is not None:
             self.add_call(desc)
+            if call.args:
+                record_passes(self, call, desc)
+        if self.at.in_capture:
+            note_captured_param(self, call)
         self.at.note_call(call, desc)
 
     def does_device_work(self, call: cst.Call) -> bool:

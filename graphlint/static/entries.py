@@ -41,6 +41,7 @@ from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
+from graphlint.static.passed import captured_arguments
 
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
@@ -85,6 +86,9 @@ class Discovery:
         self.seen: set[tuple[FuncId, str]] = set()
         self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
         self._hot = name_matcher(tuple(options.hot_names))
+        self._prefill = name_matcher(tuple(options.prefill_names))
+        self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
+        self.host_requesters: set[FuncId] = set()
         self._made: set[tuple[str, str]] | None = None
 
     def fn(self, fid: FuncId):
@@ -120,7 +124,7 @@ class Discovery:
         reach = reaching(steps | set(graph), callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
-        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if setup_named(fn.name)}
+        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name)}
         compiled_roots = set(self.compiled_roots)
         eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
         eager_host = self.eager_host_logic(eager, steps, setup)
@@ -153,6 +157,11 @@ class Discovery:
                 if site.in_capture:
                     self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}",
                              self.capture_site(caller), (caller, callee))
+        for caller, target, origin, param, order in captured_arguments(self.infos, self.index):
+            self.add("graph", target, f"captured: passed as {param} to a CUDA-graph capture in {origin[1]}",
+                     self.capture_site(origin), (caller, target))
+            known = self.requesters.get(caller)
+            self.requesters[caller] = (target, order) if known is None or order < known[1] else known
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 if fn.compiled:
@@ -196,7 +205,7 @@ class Discovery:
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
-            if fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+            if fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
                 continue
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
             for callee, site in self.calls.get(fid, ()):
@@ -213,21 +222,56 @@ class Discovery:
                 self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
             else:
                 self.add("host", fid, reason, where)
-        for caller in sorted({c for r in replayers if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
-            fn = self.fn(caller)
-            if caller in graph or caller in replayers or fn.captures or setup_named(fn.name) or fn.device_code:
-                continue
-            if caller[1] == "<module>":
-                continue
-            for callee, site in self.calls[caller]:
-                if callee in replayers and callee not in self.loop_bodies["host"] and not site.in_capture \
-                        and not site.reference:
-                    step_loops = site.loops & frozenset(fn.range_loops)
-                    if step_loops:
-                        self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop", loops=step_loops)
-                    else:
-                        self.add("host", caller, f"calls {callee[1]}, which replays, once per step")
+        requesters = self.capture_requesters(replayers, graph, callers)
+        stepped = set(replayers) | requesters
+        new, climbing = set(stepped), set(requesters)
+        # the callers of a replay, once per step; above a function that hands its callable to the
+        # capture (``_decode``: the model's entry behind ``forward``), up to a step loop or a function
+        # nothing calls: the scheduler step staging inputs and sampling around it
+        while new:
+            added, climbed = set(), set()
+            for caller in sorted({c for r in new if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
+                fn = self.fn(caller)
+                if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name) or fn.device_code:
+                    continue
+                made_by = callers.get(caller, ())
+                if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
+                    continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
+                for callee, site in self.calls[caller]:
+                    if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
+                            and not site.reference:
+                        step_loops = site.loops & frozenset(fn.range_loops)
+                        if step_loops:
+                            self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop",
+                                     loops=step_loops)
+                        else:
+                            self.add("host", caller, f"calls {callee[1]}, which replays, once per step")
+                        added.add(caller)
+                        if callee in climbing:
+                            climbed.add(caller)
+                        break
+            stepped |= added
+            new = climbing = climbed
         return replayers
+
+    def capture_requesters(self, replayers: dict[FuncId, int], graph: dict, callers: dict) -> set[FuncId]:
+        """A function that hands a callable to a capture (see :mod:`.passed`) and leads to a replay
+        (``runner.capture(self._step, x)`` on a batch size's first step, ``runner.replay(x)`` after):
+        the host step around that graph. Its eager fallback (``self._step(x)`` for batch sizes with
+        no graph) is graph code's business, like any host step's."""
+        reach = reaching(set(replayers), callers)
+        found = set()
+        for fid, (target, _) in sorted(self.requesters.items()):
+            fn = self.fn(fid)
+            if fid in replayers or fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
+                continue
+            via = next((c for c, site in self.calls.get(fid, ()) if c in reach and not site.reference
+                        and not site.in_capture), None)
+            if via is not None and fid[1] != "<module>":
+                found.add(fid)
+                self.add("host", fid, f"hands {target[1]} to a CUDA-graph capture and replays it through {via[1]}")
+        self.host_requesters = found
+        return found
 
     def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
         """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
@@ -243,7 +287,7 @@ class Discovery:
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
-                if not fn.loops or fid in graph or fn.captures or setup_named(fn.name) or fn.device_code:
+                if not fn.loops or fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
                     continue
                 for loop in fn.loops:
                     targets = [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
@@ -276,7 +320,7 @@ class Discovery:
                 fid = (info.path, qual)
                 if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
                     continue
-                if not self.hot_named(fn.name) or setup_named(fn.name):
+                if not self.hot_named(fn.name) or self.not_hot(fn.name):
                     continue
                 if not self.captures:
                     if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
@@ -285,7 +329,7 @@ class Discovery:
                         self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
                                                "nothing is captured, and nothing here calls it")
                     continue
-                if fid in graph or fid in replayers or fn.captures:
+                if fid in graph or fid in replayers or fid in self.host_requesters or fn.captures:
                     continue
                 root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
                              and not site.in_capture and not site.reference), None)
@@ -311,6 +355,11 @@ class Discovery:
 
     def hot_named(self, name: str) -> bool:
         return self._hot.match(name) is not None
+
+    def not_hot(self, name: str) -> bool:
+        """Setup, warm-up and capture functions, and prefill-only ones (``prefill-names``: a
+        scheduler step calling both ``_prefill`` and ``_decode`` runs the first once per prompt)."""
+        return setup_named(name) or self._prefill.match(name) is not None
 
     def only_setup_calls(self, callers: list[FuncId]) -> bool:
         """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""

@@ -103,6 +103,15 @@ class FunctionInfo(Compact):
     returns: Descriptor | None = None
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
+    #: parameter names in order, ``self``/``cls`` left out (matching a call's arguments when linking)
+    params: tuple[str, ...] = ()
+    #: parameters called inside a capture (``with torch.cuda.graph(g): fn(x)``): what callers pass
+    #: there is captured (see :mod:`.passed`)
+    captured_params: tuple[str, ...] = ()
+    #: arguments that may be callables, per call: (callee, slot, kind, value, order) with slot the
+    #: position or keyword, kind "param" (value: a parameter of this function, passed on) or
+    #: "callable" (value: a descriptor, ``self._token_forward``, a module function)
+    passes: list[tuple] = field(default_factory=list)
 
 
 @dataclass

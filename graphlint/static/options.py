@@ -15,6 +15,9 @@ DEFAULT_GUARDS: tuple[str, ...] = ("VERBOSE", "DEBUG", "*debug*", "*verbose*", "
 #: (``if seqlen > 1:``) selects a branch the decode step never takes.
 DEFAULT_PREFILL_GUARDS: tuple[str, ...] = ("*prefill", "is_extend", "training", "is_training", "seqlen", "seq_len",
                                            "q_len")
+#: Names of functions that only prefill runs (``_prefill``, ``prepare_prefill_inputs``): not hot,
+#: like the branches ``DEFAULT_PREFILL_GUARDS`` select, when reached from a decode path.
+DEFAULT_PREFILL_NAMES: tuple[str, ...] = ("*prefill*",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class StaticOptions:
     hot_names: tuple[str, ...] = DEFAULT_HOT_NAMES
     guards: tuple[str, ...] = DEFAULT_GUARDS
     prefill_guards: tuple[str, ...] = DEFAULT_PREFILL_GUARDS
+    prefill_names: tuple[str, ...] = DEFAULT_PREFILL_NAMES
 
     def cache_key(self, rules_fingerprint: str) -> str:
         """Key for per-file summaries: everything that changes what a summary contains.

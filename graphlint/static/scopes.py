@@ -67,10 +67,13 @@ class ScopeWalker:
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
+        names = []
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value in ("self", "cls"):
                 continue
+            names.append(param.name.value)
             self.declare_parameter(param, implicit)
+        self.func.params = tuple(names)
         self.local_defs.append({})
         try:
             self.suite(stmt.body)

@@ -191,6 +191,10 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
+            elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None:
+                typed = self.calls.class_annotation(stmt.annotation.annotation)  # ``self.model: Model = model``
+                if typed is not None:
+                    self.calls.add_submodule(stmt.target.attr.value, [typed])
         elif isinstance(stmt, cst.AugAssign):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)

@@ -405,3 +405,69 @@ def test_a_replay_whose_capture_is_not_found_is_not_called_nothing_captured(tmp_
     head = capsys.readouterr().out.splitlines()[0]
     assert head == ("Decode step: 2 entries (CUDA graphs are replayed, but their captured code was not found; "
                     "the rest is an eager decode path)")
+
+
+PASSED = """
+import torch
+
+class Graphs:
+    def __init__(self):
+        self.g = torch.cuda.CUDAGraph()
+
+    def capture(self, fn, x):
+        return self._capture(fn, x)
+
+    def _capture(self, fn, x):
+        with torch.cuda.graph(self.g):
+            self.out = fn(x)
+        return self.out
+
+    def replay(self, x):
+        self.g.replay()
+        return self.out
+
+class Model:
+    def __init__(self):
+        self.graphs = Graphs()
+
+    def run(self, x, first: bool):
+        n = x.sum().item()
+        if first:
+            return self.graphs.capture(self._step, x)
+        return self.graphs.replay(x)
+
+    def _step(self, x):
+        return x * x.max().item()
+
+    def encode(self, x):
+        return x.mean().item()
+"""
+
+
+def test_a_callable_passed_to_a_captured_parameter_is_graph_code_and_its_caller_the_host_step():
+    """``fn(x)`` inside the capture with ``fn`` a parameter, passed on from ``capture`` to ``_capture``:
+    what ``run`` hands over is captured; ``run`` leads to the replay, so it is the host step; the
+    name heuristic is off (``encode`` is no entry)."""
+    assert entries({"m.py": PASSED}) == [("graph", "Model._step"), ("host", "Graphs.replay"), ("host", "Model.run")]
+    assert found(PASSED) == [(12, "GL501", "info"), (25, "GL101", "warning"), (31, "GL101", "error")]
+
+
+def test_a_parameter_called_outside_the_capture_or_never_handed_a_callable_captures_nothing():
+    src = PASSED.replace("            self.out = fn(x)", "            self.out = x * 2").replace(
+        "        return self.out\n\n    def replay", "        fn(x)\n        return self.out\n\n    def replay")
+    assert ("graph", "Model._step") not in entries({"m.py": src})
+
+
+def test_prefill_named_functions_are_not_hot_and_configurable():
+    src = """
+import torch
+
+def decode(batch, waiting):
+    prefill_reqs(waiting)
+    return batch.argmax(-1)
+
+def prefill_reqs(reqs):
+    return reqs.sum().item()
+"""
+    assert found(src) == []
+    assert found(src, prefill_names=()) == [(9, "GL101", "error")]
