@@ -41,8 +41,8 @@ class Fault:
     sync-debug, capture); ``gpu_region``: runtime rules reported for the whole region (replay
     mismatches and empty graphs name the region, not a line); ``symptom``: what the GPU shows
     (``capture error``, ``empty graph``, ``stale replay``, ``slower step``, ``slower eager step``:
-    only where a region runs eagerly, ``memory growth``, ``none``). ``blind`` says, per half or probe, why it cannot see the fault (every empty
-    expectation has its reason). ``gpus=2``: the fault only does harm across two devices (issue
+    only where a region runs eagerly, ``memory growth``, ``none``). ``blind`` says, per half or
+    probe, why it cannot see the fault (every empty expectation has its reason). ``gpus=2``: the fault only does harm across two devices (issue
     13); one GPU shows what it can, and ``gpu2`` names the runtime rules expected at the planted
     line with the layers split over two GPUs (not yet run: no machine with two was lent).
     ``control``: a row the seed marks fine by design: nothing may report it.

@@ -34,9 +34,9 @@ FuncId = tuple[str, str]
 
 def record_passes(recorder: Any, call: cst.Call, callee: Descriptor) -> None:
     """At walk time (``recorder``: the walker's :class:`graphlint.static.calls.CallRecorder`): the
-    call's arguments that may be callables, and, inside a capture, a call of a parameter."""
+    call's arguments that may be callables."""
     at = recorder.at
-    func, fn, facts = call.func, at.func, recorder.oracle.fn
+    fn, facts = at.func, recorder.oracle.fn
     for i, arg in enumerate(call.args):
         if arg.star:
             break  # positions after ``*args`` are unknown
