@@ -25,6 +25,7 @@ class BindingRecorder:
                 return
         self.oracle.bind(target, value)
         self.oracle.taint(target, value)
+        self.note_class_binding(target, value)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
             if path is None and isinstance(value, cst.Call) and not self.oracle.is_tensor(value):

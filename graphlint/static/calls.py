@@ -17,6 +17,7 @@ from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo
 from graphlint.static.names import dotted_name, is_imported_root, resolve
 from graphlint.static.passed import note_captured_param, record_passes
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
+from graphlint.static.returned import ReturnRecorder
 from graphlint.static.tensors import TensorOracle
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -68,7 +69,7 @@ class Position(Protocol):
     def note_call(self, call: cst.Call, desc: Descriptor | None) -> None: ...
 
 
-class CallRecorder(BindingRecorder):
+class CallRecorder(BindingRecorder, ReturnRecorder):
     """Names the callees of the function the walker is in and records its call sites. A
     collaborator of the walker, not a part of it: it reads the walker's :class:`Position` through
     ``at`` and keeps only its own record of the calls seen so far."""
@@ -80,6 +81,7 @@ class CallRecorder(BindingRecorder):
         self.local_names, self.local_defs, self.class_stack = at.local_names, at.local_defs, at.class_stack
         self.by_callee = at.by_callee
         self.keys: dict[str, dict] = {}  # function -> {(descriptor, in_capture, once): CallSite}
+        self.init_returns()
 
     def begin_function(self, qualname: str) -> None:
         self.keys[qualname] = {}

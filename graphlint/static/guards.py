@@ -122,19 +122,19 @@ def guarded_ifexp(node: cst.IfExp, imports: dict[str, str], guards: Sequence[str
     return preorder(node.body if branch == "body" else node.orelse) if branch else iter(())
 
 
-def _self_attr(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+def _self_attr(node: cst.BaseExpression, owners: tuple[str, ...] = ("self",)) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in owners:
         return node.attr.value
     return None
 
 
-def _self_slot(node: cst.BaseExpression) -> str | None:
-    """``self.x`` -> "x"; ``self.x["k"]`` (a constant key) -> "x['k']"."""
+def _self_slot(node: cst.BaseExpression, owners: tuple[str, ...] = ("self",)) -> str | None:
+    """``self.x`` -> "x"; ``self.x["k"]`` (a constant key) -> "x['k']"; ``cls.x`` too if ``owners`` says."""
     if (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
             and isinstance(node.slice[0].slice.value, cst.SimpleString)):
-        attr = _self_attr(node.value)
+        attr = _self_attr(node.value, owners)
         return f"{attr}[{node.slice[0].slice.value.raw_value!r}]" if attr is not None else None
-    return _self_attr(node)
+    return _self_attr(node, owners)
 
 
 def _getattr_self(node: cst.BaseExpression, func: str) -> str | None:
@@ -147,9 +147,12 @@ def _getattr_self(node: cst.BaseExpression, func: str) -> str | None:
     return args[1].value.raw_value if isinstance(args[1].value, cst.SimpleString) else None
 
 
+LAZY_OWNERS = ("self", "cls")
+
+
 def is_lazy_init(stmt: cst.If) -> bool:
     """``if self.x is None:`` (or ``getattr(self, "x", None) is None``, ``not hasattr(self, "x")``)
-    whose body assigns ``self.x``."""
+    whose body assigns ``self.x``; also a class-level cache, ``if cls._buf is None: cls._buf = ...``."""
     test = stmt.test
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         attr = _getattr_self(test.expression, "hasattr")
@@ -160,13 +163,13 @@ def is_lazy_init(stmt: cst.If) -> bool:
         and isinstance(test.comparisons[0].comparator, cst.Name)
         and test.comparisons[0].comparator.value == "None"
     ):
-        attr = _self_slot(test.left) or _getattr_self(test.left, "getattr")
+        attr = _self_slot(test.left, LAZY_OWNERS) or _getattr_self(test.left, "getattr")
     else:
         return False
     if attr is None:
         return False
     return any(
-        isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_slot(node.target) == attr
+        isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_slot(node.target, LAZY_OWNERS) == attr
         for node in preorder(stmt.body)
     )
 

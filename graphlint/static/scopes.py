@@ -79,6 +79,9 @@ class ScopeWalker:
             self.suite(stmt.body)
         finally:
             self.local_defs.pop()
+            made = self.calls.returned_class(qualname)
+            if stmt.returns is None:
+                self.func.returns = made  # ``return StepState(...)`` in every return types it too
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
              self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops) = saved

@@ -212,6 +212,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 self.calls.record_module_call(stmt.value)
+            elif isinstance(stmt, cst.Return):
+                self.calls.note_return(stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
