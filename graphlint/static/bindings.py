@@ -10,10 +10,25 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import Descriptor
 from graphlint.static.names import dotted_name
 from graphlint.static.regions import COMPILE_CALLS
 from graphlint.static.tensors import MODULE_CONTAINERS
+
+
+#: ``nn.Module`` methods that return the module itself
+MODULE_SELF_METHODS = frozenset(("eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "double",
+                                 "requires_grad_", "to_empty", "share_memory"))
+
+
+def module_itself(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``model.eval()``, ``model.to(device)``: the object they are called on, which they return
+    (only names already typed as objects are followed, so a tensor's ``.to()`` is never one)."""
+    if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in MODULE_SELF_METHODS and isinstance(value.func.value, cst.Name)):
+        return value.func.value
+    return None
 
 
 class BindingRecorder:
@@ -26,8 +41,11 @@ class BindingRecorder:
         self.oracle.bind(target, value)
         self.oracle.taint(target, value)
         self.note_class_binding(target, value)
+        note_cpu_binding(target, value, self.oracle)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
+            if path is None and (same := module_itself(value)) is not None:
+                path = self.object_path(same)  # ``model = model.eval()``: still the annotated module
             if path is None and isinstance(value, cst.Call) and not self.oracle.is_tensor(value):
                 made = self.module_types(value)  # ``runner = self._runner_ready()`` with ``-> RegionRunner``
                 path = (made[0], ()) if len(made) == 1 and made[0][0] == "returns" else None

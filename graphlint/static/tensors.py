@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, preorder
+from graphlint.static.masks import made_bool
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.readbacks import is_readback
 from graphlint.static.staging import is_pinned_value
@@ -105,6 +106,7 @@ class FunctionFacts:
     callables: dict[str, list] = field(default_factory=dict)
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
+    cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
     optional: set[str] = field(default_factory=set)
 
@@ -225,7 +227,7 @@ class TensorOracle:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
             return self.is_bool_tensor(node.left) or self.is_bool_tensor(node.right)
         if isinstance(node, cst.Call):
-            if self.torch_call_kind(node.func) == "bool":
+            if self.torch_call_kind(node.func) == "bool" or made_bool(node, self.imports):
                 return True
             func = node.func
             return (

@@ -41,6 +41,9 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
         return is_python_data(node.body, ctx) and is_python_data(node.orelse, ctx)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple", "range"):
         return True
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "sum"
+            and len(node.args) == 2 and isinstance(node.args[1].value, (cst.List, cst.Tuple))):
+        return True  # ``sum(rows, [])``: Python lists concatenated
     if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
         facts = ctx.oracle.fn
         return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors)

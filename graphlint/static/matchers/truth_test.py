@@ -2,6 +2,7 @@
 
 Python needs a host bool, so the tensor is read back: a sync that fails capture. Each operand
 of ``and``/``or``/``not`` is checked on its own, so ``if self.use_cache and x is None`` is fine.
+A tensor known to live on the host (:mod:`graphlint.static.cputensors`) is no sync.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
 
 
@@ -32,6 +34,6 @@ class TruthTest(Matcher):
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         for operand in operands(node.test):
-            if ctx.oracle.is_tensor(operand):
+            if ctx.oracle.is_tensor(operand) and not is_cpu_tensor(operand, ctx.oracle):
                 ctx.report(self.rule, operand, WHERE[type(node).__name__])
                 return

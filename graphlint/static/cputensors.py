@@ -1,0 +1,54 @@
+"""Tensors that live on the host: branching on them reads host memory, no device sync.
+
+``done = torch.tensor([False] * n)`` (no ``device=``), ``done = done | (tok == eos).cpu()``,
+``if done.all(): break``: the sync is the ``.cpu()`` (reported where it is); the ``if`` only reads
+host memory. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results
+and ``torch.tensor``/``torch.as_tensor`` without a ``device`` argument (not the other factories, which
+``with torch.device("cuda"):`` or ``set_default_device`` may place on the GPU), names bound to them
+in the function, and what element-wise operators, comparisons, indexing and reductions make of
+them alone.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.names import resolve
+from graphlint.static.tensors import TensorOracle
+
+HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
+#: methods that keep a tensor where it is
+SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int", "long", "float", "clone",
+                                 "logical_or", "logical_and", "logical_not", "view", "reshape", "flatten"))
+
+
+def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in oracle.fn.cpu
+    if isinstance(node, cst.Subscript):
+        return is_cpu_tensor(node.value, oracle)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cpu":
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value in SAME_DEVICE_METHODS:
+            return is_cpu_tensor(func.value, oracle)
+        return (resolve(func, oracle.imports) in HOST_FACTORIES
+                and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
+                and len([a for a in node.args if a.keyword is None]) <= 1)
+    if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+        parts = ([node.left, node.right] if isinstance(node, cst.BinaryOperation)
+                 else [node.left, *(c.comparator for c in node.comparisons)])
+        tensors = [p for p in parts if oracle.is_tensor(p)]
+        return bool(tensors) and all(is_cpu_tensor(p, oracle) for p in tensors)
+    if isinstance(node, cst.UnaryOperation):
+        return is_cpu_tensor(node.expression, oracle)
+    return False
+
+
+def note_cpu_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+    if isinstance(target, cst.Name):
+        if is_cpu_tensor(value, oracle):
+            oracle.fn.cpu.add(target.value)
+        else:
+            oracle.fn.cpu.discard(target.value)
