@@ -160,7 +160,8 @@ class Placement:
             return (eager or graph or host or (fid,)), severity, ""
         compiled_ok = params.get("in_compiled") is not False
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
-                params.get("eager_host") is False and fid in self.eager_host):
+                params.get("eager_host") is False and fid in self.eager_host) and not (
+                params.get("eager_pinned") is False and "pinned" in cand.flags):
             return eager, severity, ""
         if (graph or cand.in_capture) and params.get("in_graph") is not False:
             return graph or (fid,), severity, ""

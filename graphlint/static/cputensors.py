@@ -2,7 +2,8 @@
 
 ``done = torch.tensor([False] * n)`` (no ``device=``), ``done = done | (tok == eos).cpu()``,
 ``if done.all(): break``: the sync is the ``.cpu()`` (reported where it is); the ``if`` only reads
-host memory. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results
+host memory; ``.tolist()``/``.numpy()``/``.item()`` of one (or of pinned memory) copies nothing from
+the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results
 and ``torch.tensor``/``torch.as_tensor`` without a ``device`` argument (not the other factories, which
 ``with torch.device("cuda"):`` or ``set_default_device`` may place on the GPU), names bound to them
 in the function, and what element-wise operators, comparisons, indexing and reductions make of
@@ -14,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.names import resolve
+from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensors import TensorOracle
 
 HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
@@ -44,6 +46,11 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return is_cpu_tensor(node.expression, oracle)
     return False
+
+
+def on_host(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A host tensor: known CPU (above) or pinned memory (``pin_memory=True``, ``.pin_memory()``)."""
+    return is_cpu_tensor(node, oracle) or is_pinned_value(node, oracle)
 
 
 def note_cpu_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:

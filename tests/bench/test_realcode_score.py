@@ -45,7 +45,7 @@ class Decoder:
         token = logits.argmax().item()
         scratch = torch.zeros(4, device="cuda")
         counts = torch.bincount(experts).tolist()
-        staged = torch.tensor([token], pin_memory=True).cuda(non_blocking=True)
+        staged = torch.tensor([token]).cuda()
         return token, scratch, counts, staged
 '''
 # graphlint on ENGINE: 9 GL101 host-sync error; 10 GL201 allocation warning; 11 GL102 host-sync
@@ -57,7 +57,7 @@ LABELS = [
     "eng/decoder.py\t10\tallocation\tfalse\tfinding\tpretend it is lazy init",
     "eng/decoder.py\t11\thost-sync\ttrue\tfinding\ttolist every step",
     "eng/decoder.py\t11\tdata-dependent\ttrue\tfinding\tbincount",
-    "eng/decoder.py\t12\tcross-device\tfalse\tfinding\tpinned non_blocking staging",
+    "eng/decoder.py\t12\tcross-device\tfalse\tfinding\tpretend the copy is wanted (a false error)",
     "eng/decoder.py\t13\thost-sync\ttrue\thazard\ta hazard graphlint does not see",
 ]
 

@@ -26,10 +26,12 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
 #: ``eager_host: false`` -- not reported in an eager engine's host logic (the per-token loop's own
 #: code and what it calls besides the model step): what only a graph would freeze;
+#: ``eager_pinned: false`` -- not reported in eager code on pinned ``non_blocking`` staging
+#: (``torch.tensor(x, pin_memory=True).cuda(non_blocking=True)``): the correct copy there too;
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
-                                "in_graph": bool, "eager_host": bool, "multi_device_severity": str,
+                                "in_graph": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str}
 
 

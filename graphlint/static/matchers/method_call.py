@@ -16,6 +16,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.rules import RuleError
+from graphlint.static.cputensors import on_host
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
 from graphlint.static.names import is_imported_root
@@ -44,6 +45,8 @@ class MethodCall(Matcher):
             return
         if self.receiver == "any" and ctx.oracle.is_host_data(func.value):
             return  # ``np.float32(v).item()``, ``sizes.item()`` on a list: no device behind it
+        if self.rule.category == "host-sync" and on_host(func.value, ctx.oracle):
+            return  # ``pinned.numpy()``, ``done.cpu().tolist()``: host memory, no sync
         if self.receiver == "tensor" and not ctx.oracle.is_tensor(func.value):
             return
         if self.receiver == "weight" and not ctx.oracle.is_weight(func.value):
