@@ -71,6 +71,12 @@ def _slot_name(params: tuple[str, ...], slot: int | str) -> str | None:
     return slot if slot in params else None
 
 
+def _captured_slot(by_path: dict, captured: dict, target: FuncId, slot: int | str) -> tuple[str | None, FuncId | None]:
+    """The parameter of ``target`` that an argument in ``slot`` binds, and where it is captured."""
+    name = _slot_name(by_path[target[0]].functions[target[1]].params, slot)
+    return name, captured.get(target, {}).get(name) if name else None
+
+
 def captured_arguments(infos: list[ModuleInfo], index: Any) -> list[tuple[FuncId, FuncId, FuncId, str, int]]:
     """(caller, captured callable, capturing function, its parameter, order of the call in the
     caller) for every callable passed to a captured parameter, directly or through parameters
@@ -95,8 +101,7 @@ def captured_arguments(infos: list[ModuleInfo], index: Any) -> list[tuple[FuncId
             if kind != "param":
                 continue
             for target in targets:
-                name = _slot_name(by_path[target[0]].functions[target[1]].params, slot)
-                origin = captured.get(target, {}).get(name) if name else None
+                name, origin = _captured_slot(by_path, captured, target, slot)
                 if origin is not None and value not in captured.get(fid, {}):
                     captured.setdefault(fid, {})[value] = origin
                     changed = True
@@ -105,8 +110,7 @@ def captured_arguments(infos: list[ModuleInfo], index: Any) -> list[tuple[FuncId
         if kind != "callable":
             continue
         for target in targets:
-            name = _slot_name(by_path[target[0]].functions[target[1]].params, slot)
-            origin = captured.get(target, {}).get(name) if name else None
+            name, origin = _captured_slot(by_path, captured, target, slot)
             if origin is None:
                 continue
             for t_info, t_qual in index.targets(info, cls, value):
