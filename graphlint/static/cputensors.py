@@ -4,10 +4,11 @@
 ``if done.all(): break``: the sync is the ``.cpu()`` (reported where it is); the ``if`` only reads
 host memory; ``.tolist()``/``.numpy()``/``.item()`` of one (or of pinned memory) copies nothing from
 the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results
-and ``torch.tensor``/``torch.as_tensor`` without a ``device`` argument (not the other factories, which
-``with torch.device("cuda"):`` or ``set_default_device`` may place on the GPU), names bound to them
-in the function, and what element-wise operators, comparisons, indexing and reductions make of
-them alone.
+and ``torch.tensor``/``torch.as_tensor`` of host data without a ``device`` argument (the usual way to
+hold host flags; sized factories such as ``torch.zeros(n)`` are left out, as code that sets a default
+device, ``with torch.device("cuda"):``, uses them; under such a default even ``torch.tensor`` lands on
+the GPU and its branch goes unreported: a miss, never a false alarm), names bound to them in the
+function, and what element-wise operators, comparisons, indexing and reductions make of them alone.
 """
 
 from __future__ import annotations
