@@ -8,8 +8,7 @@ from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.contexts import FuncId
 from graphlint.static.entries import Contexts, Discovery, Entry
-from graphlint.static.facts import FileSummary
-from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions

@@ -56,9 +56,10 @@ def record_passes(recorder: Any, call: cst.Call, callee: Descriptor) -> None:
 
 
 def note_captured_param(recorder: Any, call: cst.Call) -> None:
-    """``fn(x)`` inside a capture, ``fn`` a parameter of the capturing function."""
+    """``fn(x)``, ``fn`` a parameter of the capturing function (the recorder calls this only inside a
+    capture)."""
     at, func = recorder.at, call.func
-    if at.in_capture and isinstance(func, cst.Name) and func.value in at.func.params:
+    if isinstance(func, cst.Name) and func.value in at.func.params:
         facts = recorder.oracle.fn
         if func.value not in facts.objects and func.value not in facts.callables \
                 and func.value not in at.func.captured_params:
