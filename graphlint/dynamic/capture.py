@@ -4,13 +4,15 @@ Capture runs on an explicit ``torch.cuda.Stream(device=dev)`` under ``torch.cuda
 (a bare ``torch.cuda.graph(g)`` records on whichever device its shared side stream was made
 for). A failed capture reports the error *and* its original cause (``__context__``): the
 outer "operation failed due to a previous error during capture" names nothing useful. After
-a failure the CUDA context may be poisoned; :func:`context_healthy` proves recovery with a
-tiny capture-and-replay before any further capture is trusted.
+a failure the CUDA context may be poisoned; :func:`release_failed_capture` frees what the failed
+capture left, and :func:`context_healthy` proves recovery with a tiny capture-and-replay that
+allocates, before any further capture is trusted.
 """
 
 from __future__ import annotations
 
 import warnings
+import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -69,8 +71,25 @@ def replay(capture: Capture, device) -> None:
         current.wait_stream(capture.stream)
 
 
+def release_failed_capture(device) -> None:
+    """Free what a failed capture left before the next one opens.
+
+    On the H200 (2026-12-03, dsv4 tiny eager decoder) one layer in four then failed its capture at
+    its first allocation with "operation failed due to a previous error during capture", blaming
+    ``mhc.py:19``; with the failed graph collected and the allocator's cache emptied here, every
+    layer failed for its own reason (the pageable copy at ``moe.py:58``)."""
+    gc.collect()  # the failed CUDAGraph and the tensors of its frames, now
+    dev = torch.device(device)
+    try:
+        torch.cuda.synchronize(dev)
+        torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001 - a dead context: context_healthy says so next
+        pass
+
+
 def context_healthy(device) -> tuple[bool, str]:
-    """Capture and replay ``t += 1`` on ``device``: a context that does this right has recovered."""
+    """Capture and replay ``t = t + 1`` on ``device`` (an allocation from the graph's pool, where a
+    failed capture's leftovers show): a context that does this right has recovered."""
     dev = torch.device(device)
     try:
         with torch.cuda.device(dev):
@@ -80,7 +99,7 @@ def context_healthy(device) -> tuple[bool, str]:
             graph = torch.cuda.CUDAGraph()
             stream.wait_stream(torch.cuda.current_stream(dev))
             with torch.cuda.graph(graph, stream=stream):
-                probe.add_(1)
+                probe.copy_(probe + 1)
             torch.cuda.current_stream(dev).wait_stream(stream)
             graph.replay()
             graph.replay()

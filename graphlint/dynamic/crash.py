@@ -25,6 +25,9 @@ _TB_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+),? in (?P
 _NOISE = re.compile(r"^\s*(frame #\d+|Exception raised from|0x[0-9a-f]+|\[|Compile with|For debugging|"
                     r"CUDA kernel errors might|Search for `cudaErrorAssert`|Device-side assertions)")
 DEVICE_ASSERT = "device-side assert"
+# A capture whose first failing operation reports this never reached its own hazard: the capture
+# was already invalid when it began, left so by an earlier failure in the process.
+CASCADE_TEXT = "operation failed due to a previous error during capture"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class Crash:
     @property
     def device_assert(self) -> bool:
         return DEVICE_ASSERT in self.error or "Assertion" in self.error
+
+
+def is_cascade(capture_detail: str) -> bool:
+    """A capture failed because of an earlier one, not because of anything in its region (the
+    detail's first error, before " (then: ...)", is the cascade text)."""
+    return CASCADE_TEXT in capture_detail.split(" (then: ")[0]
 
 
 class Progress:

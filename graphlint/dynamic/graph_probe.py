@@ -30,7 +30,7 @@ import time
 from typing import Callable
 
 from graphlint.dynamic.addresses import AddressWatch
-from graphlint.dynamic.capture import capture_region, context_healthy, replay, watch_self_captures
+from graphlint.dynamic.capture import capture_region, context_healthy, release_failed_capture, replay, watch_self_captures
 from graphlint.dynamic.combine import combine
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
@@ -182,6 +182,7 @@ class GraphProbe:
         if cap.status in (FAILED, EMPTY):
             self.capture_problems.append((region.name, cap.status, cap.where, cap.detail))
         if cap.status == FAILED:
+            release_failed_capture(region.device)
             healthy, why = context_healthy(region.device)
             if not healthy:
                 self.poisoned = f"CUDA context did not recover after capturing {region.name} failed: {why}"

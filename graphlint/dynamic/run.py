@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from graphlint.dynamic.combine import combine, note_replay_and_soak
-from graphlint.dynamic.crash import assert_message, crash_of, read_last_line, read_partial, read_progress
+from graphlint.dynamic.crash import assert_message, crash_of, is_cascade, read_last_line, read_partial, read_progress
 from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 from graphlint.inventory import FAILED, DeviceResult, Inventory, ProbeOutcome
@@ -152,22 +152,35 @@ def _result_file(path: str) -> DeviceResult | None:
 
 def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) -> DeviceResult:
     """The graph phase again, in a fresh worker that does not capture the regions that failed."""
-    failed = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
-    if not failed or not first.meta.get("handed_off"):
+    failures = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
+    if not failures or not first.meta.get("handed_off"):
         return first
+    # a capture that failed only because an earlier one had is tried again there, where it is first
+    failed = {name: detail for name, detail in failures.items() if not is_cascade(detail)}
+    retried = [name for name in failures if name not in failed]
     second = _worker({**job, "known_failed": failed, "watch_launches": False, "hand_off_failed": False}, workers)
     if not second.capture:  # the second worker died or could not build the target: keep the first
         note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
         first.probes = [ProbeOutcome(p.probe, "error", f"a fresh process without the failed captures failed: {note}")
                         if p.probe in ("replay", "soak") else p for p in first.probes]
         return first
-    kept = [f for f in first.findings if f.rule in ("GL590", "GL593")]  # what only the first process saw
+    # what only the first process saw, but not the cascades: their verdict is the second process's
+    kept = [f for f in first.findings if f.rule in ("GL590", "GL593") and f.region not in retried]
     second.findings = kept + second.findings
-    second.probes = [first.outcome("capture") or p if p.probe == "capture" else p for p in second.probes]
+    # the capture counts are the first process's, unless it re-captured cascades (then its own)
+    second.probes = [(_with_retried(p, retried, second.capture) if retried else first.outcome("capture") or p)
+                     if p.probe == "capture" else p for p in second.probes]
     note_replay_and_soak(second, f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
                                 "capture failed (they ran eagerly)")
     second.seconds.update({f"first {k}": v for k, v in first.seconds.items()})
     return second
+
+
+def _with_retried(outcome: ProbeOutcome, retried: list[str], capture: dict) -> ProbeOutcome:
+    """The second process's capture outcome, saying which cascades it re-captured."""
+    verdicts = ", ".join(f"{name} {capture.get(name, {}).get('status', '?')}" for name in retried)
+    return ProbeOutcome(outcome.probe, outcome.status, f"{outcome.detail}; re-captured in a fresh process, because "
+                        f"their first capture failed only after an earlier one had: {verdicts}", outcome.where)
 
 
 _STEP = re.compile(r"at step (\d+)")
@@ -193,7 +206,8 @@ def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -
     if outcome is None:
         note = "re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not report"
     elif outcome.status == "error":
-        note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: {outcome.detail}"
+        detail = _same_error(outcome.detail, [p.detail for p in failing])
+        note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1: {detail}"
     elif outcome.detail != f"eager instance, steps 0-{upto - 1}":  # capped or stopped: no verdict
         note = f"re-run eagerly with CUDA_LAUNCH_BLOCKING=1 did not reach step {upto - 1}: {outcome.detail}"
     else:
@@ -202,6 +216,15 @@ def _locate_device_asserts(result: DeviceResult, job: dict, workers: _Workers) -
     where = outcome.where if outcome is not None else ""
     result.probes = [ProbeOutcome(p.probe, p.status, f"{p.detail}; {note}", p.where or where) if p in failing else p
                      for p in result.probes]
+
+
+def _same_error(detail: str, first: list[str]) -> str:
+    """The re-run's detail with an error the first report already quotes said as "the same
+    device-side assert" (on the H200 both die of the one assert, and the note read it twice)."""
+    error = detail.split(": ", 1)[1].split(" (last project frame")[0] if ": " in detail else ""
+    if error and any(error in text for text in first):
+        return detail.replace(error, "the same device-side assert", 1)
+    return detail
 
 
 def _jobs(req: Request, cuda: bool, device_count: int) -> list[dict]:

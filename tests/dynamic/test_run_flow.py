@@ -270,3 +270,21 @@ def test_the_diagnostic_switches_restore_the_one_process_soak_and_drop_the_profi
     graph = next(j for j in jobs if j["phase"] == "graph")
     assert graph["reference"] == "here" and graph["watch_launches"] is False
     assert device.outcome("soak").status == "ran" and device.soak["steps"] == 24
+
+
+def test_a_rerun_dying_of_the_same_assert_quotes_it_once(monkeypatch):
+    """The H200 report of 2026-12-03: the soak and its CUDA_LAUNCH_BLOCKING re-run die of the one
+    assert; the note names the re-run's step, region and line and does not repeat the message."""
+    message = "device-side assert in indexSelectSmallIndex (Indexing.cu:1515): Assertion `srcIndex < n` failed."
+    monkeypatch.setattr(run_module, "_worker", lambda job, workers=None, env=None: DeviceResult(
+        "cuda:0", probes=[ProbeOutcome("reference", "error", "worker killed by SIGABRT at step 32 in lookup during "
+                                       f"reference: {message} (last project frame eng.py:33 in lookup)", "eng.py:33")]))
+    result = DeviceResult("cuda:0", probes=[ProbeOutcome("soak", "error", "worker killed by SIGABRT at step 32 in "
+                                                         f"lookup during soak: {message}")])
+    run_module._locate_device_asserts(result, {"phase": "graph", "soak_steps": 64}, run_module._Workers())
+    soak = result.outcome("soak")
+    assert soak.detail.count("indexSelectSmallIndex") == 1, soak.detail
+    assert soak.detail.endswith("re-run eagerly with CUDA_LAUNCH_BLOCKING=1: worker killed by SIGABRT at step 32 in "
+                                "lookup during reference: the same device-side assert (last project frame eng.py:33 "
+                                "in lookup)"), soak.detail
+    assert soak.where == "eng.py:33"

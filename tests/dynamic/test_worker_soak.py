@@ -174,3 +174,57 @@ def test_a_torchrun_rank_says_its_replay_ran_after_failed_captures():
                           probes=[ProbeOutcome("capture", "ran", "0/1"), ProbeOutcome("replay", "ran", "identical")])
     details = {p.probe: p.detail for p in caveat_failed_captures(result).probes}
     assert details["capture"] == "0/1" and "held 1 failed capture(s)" in details["replay"]
+
+
+CASCADE = ("AcceleratorError: CUDA error: operation failed due to a previous error during capture (then: "
+           "AcceleratorError: CUDA error: operation failed due to a previous error during capture)")
+
+
+def test_a_capture_that_failed_only_after_another_is_captured_again_in_the_fresh_process(monkeypatch):
+    """The H200 eager dsv4 inventory of 2026-12-03: after layer0's capture failed at its pageable
+    copy, later layers failed at their first allocation ("a previous error during capture", GL590 at
+    mhc.py:19, a static miss that was no hazard). Such a cascade is not a verdict: the fresh process
+    captures it again and its own result (here: the same pageable copy) is the one reported."""
+    import torch
+
+    from graphlint.dynamic import run as run_module
+    from graphlint.finding import Finding
+    from graphlint.inventory import ProbeOutcome
+
+    own = Finding("GL590", "capture-failed", "capture-hygiene", "error", "moe.py", 58, 0, "pageable copy",
+                  source="dynamic", device="cuda:0", region="layer0")
+    cascade = own.with_(path="mhc.py", line=19, message="previous error", region="layer1")
+    again = own.with_(region="layer1")
+    jobs = []
+
+    def fake_worker(job, workers=None, env=None):
+        jobs.append(job)
+        if "known_failed" not in job:
+            return DeviceResult("cuda:0", findings=[own, cascade], meta={"handed_off": "1"},
+                                capture={"layer0": {"status": "failed", "detail": "RuntimeError: pageable copy"},
+                                         "layer1": {"status": "failed", "detail": CASCADE}},
+                                probes=[ProbeOutcome("capture", "ran", "0/2"), ProbeOutcome("replay", "skipped", "x")])
+        return DeviceResult("cuda:0", findings=[again],
+                            capture={"layer0": {"status": "failed", "detail": "RuntimeError: pageable copy"},
+                                     "layer1": {"status": "failed", "detail": "RuntimeError: pageable copy"}},
+                            probes=[ProbeOutcome("capture", "ran", "0/2 capturable regions captured"),
+                                    ProbeOutcome("replay", "ran", "identical within tolerance")])
+
+    monkeypatch.setattr(run_module, "_worker", fake_worker)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    inv = run_module.run_inventory(run_module.Request(target="t.py:make_target", trace=False))
+    second = next(j for j in jobs if "known_failed" in j)
+    assert second["known_failed"] == {"layer0": "RuntimeError: pageable copy"}  # layer1 is captured again
+    (device,) = inv.devices
+    assert {(f.rule, f.path, f.line) for f in device.findings} == {("GL590", "moe.py", 58)}  # none at mhc.py:19
+    capture = device.outcome("capture").detail
+    assert capture.startswith("0/2 capturable regions captured; re-captured in a fresh process") and "layer1 failed" in capture
+
+
+def test_only_a_first_error_from_an_earlier_capture_is_a_cascade():
+    from graphlint.dynamic.crash import is_cascade
+
+    assert is_cascade(CASCADE)
+    assert not is_cascade("RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph capture (then: "
+                          "AcceleratorError: CUDA error: operation failed due to a previous error during capture)")
