@@ -182,8 +182,11 @@ class GraphProbe:
         if cap.status in (FAILED, EMPTY):
             self.capture_problems.append((region.name, cap.status, cap.where, cap.detail))
         if cap.status == FAILED:
+            started = time.perf_counter()
             release_failed_capture(region.device)
             healthy, why = context_healthy(region.device)
+            recovery = "recovery after failed captures (in the capture step)"
+            self.result.seconds[recovery] = self.result.seconds.get(recovery, 0.0) + time.perf_counter() - started
             if not healthy:
                 self.poisoned = f"CUDA context did not recover after capturing {region.name} failed: {why}"
 
