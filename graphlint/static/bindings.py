@@ -3,7 +3,8 @@
 ``x = self.layers[0]``, ``self.ffn = MLP() if dense else MoE()``, ``self.fns = (self._a, self._b)``,
 ``self.layers.append(Block())``: the half of :class:`graphlint.static.calls.CallRecorder` that
 reads bindings rather than calls. It names callees with the recorder's own ``descriptor``,
-``object_path`` and ``callee_name`` (a base class of the recorder, not used on its own).
+``object_path`` and ``callee_name`` and tells its ``returns`` each binding (a base class of the
+recorder, not used on its own).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class BindingRecorder:
                 return
         self.oracle.bind(target, value)
         self.oracle.taint(target, value)
-        self.note_class_binding(target, value)
+        self.returns.note_binding(self.at.func, target, value)
         note_cpu_binding(target, value, self.oracle)
         if isinstance(target, cst.Name):
             path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None

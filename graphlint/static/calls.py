@@ -69,10 +69,11 @@ class Position(Protocol):
     def note_call(self, call: cst.Call, desc: Descriptor | None) -> None: ...
 
 
-class CallRecorder(BindingRecorder, ReturnRecorder):
+class CallRecorder(BindingRecorder):
     """Names the callees of the function the walker is in and records its call sites. A
     collaborator of the walker, not a part of it: it reads the walker's :class:`Position` through
-    ``at`` and keeps only its own record of the calls seen so far."""
+    ``at`` and keeps only its own record of the calls seen so far. ``returns`` is its own
+    collaborator; the walker reaches it through the recorder."""
 
     def __init__(self, at: Position) -> None:
         self.at = at
@@ -81,7 +82,7 @@ class CallRecorder(BindingRecorder, ReturnRecorder):
         self.local_names, self.local_defs, self.class_stack = at.local_names, at.local_defs, at.class_stack
         self.by_callee = at.by_callee
         self.keys: dict[str, dict] = {}  # function -> {(descriptor, in_capture, once): CallSite}
-        self.init_returns()
+        self.returns = ReturnRecorder(self.descriptor, at.class_stack)
 
     def begin_function(self, qualname: str) -> None:
         self.keys[qualname] = {}

@@ -2,9 +2,9 @@
 
 ``def _create_state(self, batch): state = self.state_class(); ...; return state`` types its result
 like ``-> StepState`` would, so ``state = self._create_state(batch); state.prepare(self)`` reaches
-``StepState.prepare`` (and its overrides) when linking. A mixin of
-:class:`graphlint.static.calls.CallRecorder` (reads its ``descriptor``, ``class_stack`` and the
-walker's position through ``at``).
+``StepState.prepare`` (and its overrides) when linking. A collaborator of
+:class:`graphlint.static.calls.CallRecorder`, which owns it and tells it every binding; the walker
+tells it every ``return`` and asks for the class when the function ends.
 
 Decided: only instantiations count -- ``Cls(...)``, a class attribute holding a class called on
 ``self`` (``state_class = StepState`` in the class body, ``self.state_class()``), or a local name
@@ -16,32 +16,41 @@ not to type the local itself.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 
-from graphlint.static.facts import Descriptor
+from graphlint.static.facts import ClassInfo, Descriptor, FunctionInfo
 from graphlint.static.names import dotted_name
 
 _MIXED = ("mixed",)  # returns disagree or are not instances: untyped
 
 
 class ReturnRecorder:
-    def init_returns(self) -> None:
+    """The class each function of one file returns, learnt as the walker passes its bindings and
+    ``return`` statements. ``describe`` is how the call recorder names a class reference
+    (imports, nested defs); ``class_stack`` is the walker's, read for class bodies. The function a
+    binding or return belongs to is passed with it."""
+
+    def __init__(self, describe: Callable[[cst.BaseExpression], Descriptor | None],
+                 class_stack: list[ClassInfo]) -> None:
+        self.describe, self.class_stack = describe, class_stack
         self.class_refs: dict[str, dict[str, Descriptor]] = {}  # class -> {attr: class it holds}
         self.instances: dict[str, dict[str, Descriptor]] = {}  # function -> {local name: its class}
         self.returned: dict[str, Descriptor] = {}  # function -> class returned so far (or _MIXED)
 
-    def note_class_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def note_binding(self, func: FunctionInfo, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``state_class = StepState`` in a class body; ``state = StepState()`` in a function."""
         if not isinstance(target, cst.Name):
             return
-        if self.at.func.qualname == "<module>":
+        if func.qualname == "<module>":
             if self.class_stack and isinstance(value, (cst.Name, cst.Attribute)):
                 desc = self._class_reference(value)
                 if desc is not None:
                     self.class_refs.setdefault(self.class_stack[-1].qualname, {})[target.value] = desc
             return
-        local = self.instances.setdefault(self.at.func.qualname, {})
-        made = self.instance_class(value)
+        local = self.instances.setdefault(func.qualname, {})
+        made = self.instance_class(func, value)
         if made is not None:
             local[target.value] = made
         else:
@@ -49,25 +58,27 @@ class ReturnRecorder:
 
     def _class_reference(self, node: cst.BaseExpression) -> Descriptor | None:
         name = dotted_name(node) or ""
-        return self.descriptor(node) if name.rsplit(".", 1)[-1][:1].isupper() else None
+        return self.describe(node) if name.rsplit(".", 1)[-1][:1].isupper() else None
 
-    def instance_class(self, value: cst.BaseExpression | None) -> Descriptor | None:
-        """The class ``value`` is a fresh instance of, when one expression shows it."""
+    def instance_class(self, func: FunctionInfo, value: cst.BaseExpression | None) -> Descriptor | None:
+        """The class ``value`` (an expression in ``func``) is a fresh instance of, when one
+        expression shows it."""
         if isinstance(value, cst.Name):
-            return self.instances.get(self.at.func.qualname, {}).get(value.value)
+            return self.instances.get(func.qualname, {}).get(value.value)
         if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
             return None
-        func = value.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-                and self.at.func.cls):
-            return self.class_refs.get(self.at.func.cls, {}).get(func.attr.value)
-        return self._class_reference(func)
+        callee = value.func
+        if (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value == "self"
+                and func.cls):
+            return self.class_refs.get(func.cls, {}).get(callee.attr.value)
+        return self._class_reference(callee)
 
-    def note_return(self, value: cst.BaseExpression | None) -> None:
+    def note_return(self, func: FunctionInfo, value: cst.BaseExpression | None) -> None:
+        """A ``return`` of ``func``: it keeps the function typed only while every return agrees."""
         if value is None or (isinstance(value, cst.Name) and value.value == "None"):
             return
-        qual = self.at.func.qualname
-        made = self.instance_class(value)
+        qual = func.qualname
+        made = self.instance_class(func, value)
         known = self.returned.get(qual)
         self.returned[qual] = made if made is not None and known in (None, made) else _MIXED
 

@@ -79,7 +79,7 @@ class ScopeWalker:
             self.suite(stmt.body)
         finally:
             self.local_defs.pop()
-            made = self.calls.returned_class(qualname)
+            made = self.calls.returns.returned_class(qualname)
             if stmt.returns is None:
                 self.func.returns = made  # ``return StepState(...)`` in every return types it too
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,

@@ -213,7 +213,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 self.calls.record_module_call(stmt.value)
             elif isinstance(stmt, cst.Return):
-                self.calls.note_return(stmt.value)
+                self.calls.returns.note_return(self.func, stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
