@@ -1,21 +1,38 @@
 """What assignments tell the call graph: objects, sub-modules and callables bound to names.
 
 ``x = self.layers[0]``, ``self.ffn = MLP() if dense else MoE()``, ``self.fns = (self._a, self._b)``,
-``self.layers.append(Block())``: the half of :class:`graphlint.static.calls.CallRecorder` that
-reads bindings rather than calls. It names callees with the recorder's own ``descriptor``,
-``object_path`` and ``callee_name`` and tells its ``returns`` each binding (a base class of the
-recorder, not used on its own).
+``self.layers.append(Block())``: a collaborator of :class:`graphlint.static.calls.CallRecorder`,
+which owns it, hands it each pair an assignment binds and names callees for it (:class:`CalleeNames`).
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import libcst as cst
 
 from graphlint.static.cputensors import note_cpu_binding
-from graphlint.static.facts import Descriptor
+from graphlint.static.facts import ClassInfo, Descriptor
 from graphlint.static.names import dotted_name
 from graphlint.static.regions import COMPILE_CALLS
-from graphlint.static.tensors import MODULE_CONTAINERS
+from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
+
+
+class CalleeNames(Protocol):
+    """How the call recorder names what a binding may later call: all the binding recorder asks
+    of it."""
+
+    def callee_name(self, func: cst.BaseExpression) -> str | None: ...
+
+    def descriptor(self, func: cst.BaseExpression) -> Descriptor | None: ...
+
+    def callable_descriptor(self, node: cst.BaseExpression) -> Descriptor | None: ...
+
+    def local_callable(self, node: cst.Name) -> Descriptor | None: ...
+
+    def getattr_descriptor(self, call: cst.Call) -> Descriptor | None: ...
+
+    def object_path(self, node: cst.BaseExpression) -> tuple | None: ...
 
 
 #: ``nn.Module`` methods that return the module itself
@@ -33,20 +50,23 @@ def module_itself(value: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 class BindingRecorder:
+    """Writes what one binding says into the function's facts (``oracle.fn``) and the enclosing
+    class (the top of the walker's ``class_stack``): kept apart from the call recorder because it
+    reads assignments, not calls."""
+
+    def __init__(self, names: CalleeNames, oracle: TensorOracle, class_stack: list[ClassInfo]) -> None:
+        self.names, self.oracle, self.class_stack = names, oracle, class_stack
+
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            if len(target.elements) == len(value.elements):
-                for t, v in zip(target.elements, value.elements):
-                    self.bind(t.value, v.value)
-                return
+        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart)."""
+        names = self.names
         self.oracle.bind(target, value)
         self.oracle.taint(target, value)
-        self.returns.note_binding(self.at.func, target, value)
         note_cpu_binding(target, value, self.oracle)
         if isinstance(target, cst.Name):
-            path = self.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
+            path = names.object_path(value) if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) else None
             if path is None and (same := module_itself(value)) is not None:
-                path = self.object_path(same)  # ``model = model.eval()``: still the annotated module
+                path = names.object_path(same)  # ``model = model.eval()``: still the annotated module
             if path is None and isinstance(value, cst.Call) and not self.oracle.is_tensor(value):
                 made = self.module_types(value)  # ``runner = self._runner_ready()`` with ``-> RegionRunner``
                 path = (made[0], ()) if len(made) == 1 and made[0][0] == "returns" else None
@@ -93,15 +113,14 @@ class BindingRecorder:
         if isinstance(value, cst.IfExp):
             return self.callable_refs(value.body) + self.callable_refs(value.orelse)
         if isinstance(value, cst.Call):
-            if self.callee_name(value.func) in COMPILE_CALLS and value.args:
+            if self.names.callee_name(value.func) in COMPILE_CALLS and value.args:
                 return self.callable_refs(value.args[0].value)
-            desc = self.getattr_descriptor(value)
+            desc = self.names.getattr_descriptor(value)
             return [desc] if desc is not None else []
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
             return [("member", ("self", ()), value.attr.value)]
-        if isinstance(value, cst.Name) and (value.value in self.local_names or any(value.value in s for s in self.local_defs)):
-            desc = self.descriptor(value)
-            return [desc] if desc is not None else []
+        if isinstance(value, cst.Name) and (desc := self.names.local_callable(value)) is not None:
+            return [desc]
         return []
 
     def add_submodule(self, attr: str, types: list[Descriptor]) -> None:
@@ -132,9 +151,9 @@ class BindingRecorder:
             types = [t for arg in value.args for t in self.module_types(arg.value)]
             return types or [("dotted", "torch.nn." + last)]
         if last[:1].isupper():
-            desc = self.descriptor(value.func)
+            desc = self.names.descriptor(value.func)
             return [desc] if desc is not None else []
-        func = self.callable_descriptor(value.func) if isinstance(value.func, (cst.Name, cst.Attribute)) else None
+        func = self.names.callable_descriptor(value.func) if isinstance(value.func, (cst.Name, cst.Attribute)) else None
         return [("returns", func)] if func is not None else []  # ``create_backend(...) -> Backend``
 
     def record_module_call(self, call: cst.Call) -> None:

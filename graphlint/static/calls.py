@@ -2,7 +2,9 @@
 
 Kept apart from :class:`graphlint.static.walker.Walker` because it is about *naming* callees
 (descriptors, see :mod:`graphlint.static.facts`), not about walking statements; the walker asks
-its :class:`CallRecorder` and tells it where it is (:class:`Position`).
+its :class:`CallRecorder` and tells it where it is (:class:`Position`). The recorder in turn owns
+two collaborators that use its names: a :class:`.bindings.BindingRecorder` (what assignments bind)
+and a :class:`.returned.ReturnRecorder` (the class a function returns).
 """
 
 from __future__ import annotations
@@ -69,11 +71,11 @@ class Position(Protocol):
     def note_call(self, call: cst.Call, desc: Descriptor | None) -> None: ...
 
 
-class CallRecorder(BindingRecorder):
+class CallRecorder:
     """Names the callees of the function the walker is in and records its call sites. A
     collaborator of the walker, not a part of it: it reads the walker's :class:`Position` through
-    ``at`` and keeps only its own record of the calls seen so far. ``returns`` is its own
-    collaborator; the walker reaches it through the recorder."""
+    ``at`` and keeps only its own record of the calls seen so far. ``bindings`` and ``returns``
+    are its own collaborators; the walker reaches them through it."""
 
     def __init__(self, at: Position) -> None:
         self.at = at
@@ -82,10 +84,22 @@ class CallRecorder(BindingRecorder):
         self.local_names, self.local_defs, self.class_stack = at.local_names, at.local_defs, at.class_stack
         self.by_callee = at.by_callee
         self.keys: dict[str, dict] = {}  # function -> {(descriptor, in_capture, once): CallSite}
+        self.bindings = BindingRecorder(self, at.oracle, at.class_stack)
         self.returns = ReturnRecorder(self.descriptor, at.class_stack)
 
     def begin_function(self, qualname: str) -> None:
         self.keys[qualname] = {}
+
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """An assignment, pair by pair for ``a, b = x, y``: what it binds for the call graph, and
+        the instances a ``return`` may give back."""
+        if (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+                and len(target.elements) == len(value.elements)):
+            for t, v in zip(target.elements, value.elements):
+                self.bind(t.value, v.value)
+            return
+        self.bindings.bind(target, value)
+        self.returns.note_binding(self.at.func, target, value)
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -111,6 +125,12 @@ class CallRecorder(BindingRecorder):
             return None if func.value in BUILTIN_NAMES else ("name", func.value)
         if isinstance(func, cst.Attribute) and is_imported_root(func, self.imports):
             return ("dotted", resolve(func, self.imports))
+        return None
+
+    def local_callable(self, node: cst.Name) -> Descriptor | None:
+        """A def or class of this file (module level or an enclosing function) named by ``node``."""
+        if node.value in self.local_names or any(node.value in scope for scope in self.local_defs):
+            return self.descriptor(node)
         return None
 
     def class_annotation(self, node: cst.BaseExpression) -> Descriptor | None:

@@ -194,7 +194,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None:
                 typed = self.calls.class_annotation(stmt.annotation.annotation)  # ``self.model: Model = model``
                 if typed is not None:
-                    self.calls.add_submodule(stmt.target.attr.value, [typed])
+                    self.calls.bindings.add_submodule(stmt.target.attr.value, [typed])
         elif isinstance(stmt, cst.AugAssign):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
@@ -211,7 +211,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         else:
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
-                self.calls.record_module_call(stmt.value)
+                self.calls.bindings.record_module_call(stmt.value)
             elif isinstance(stmt, cst.Return):
                 self.calls.returns.note_return(self.func, stmt.value)
 
