@@ -46,10 +46,8 @@ def record_passes(recorder: Any, call: cst.Call, callee: Descriptor) -> None:
             name = value.value
             if name in fn.params and name not in facts.objects:  # hot-named functions presume every parameter a tensor
                 fn.passes.append((callee, slot, "param", name, at.order))
-            elif name in recorder.local_names or any(name in scope for scope in recorder.local_defs):
-                desc = recorder.descriptor(value)
-                if desc is not None:
-                    fn.passes.append((callee, slot, "callable", desc, at.order))
+            elif (desc := recorder.local_callable(value)) is not None:
+                fn.passes.append((callee, slot, "callable", desc, at.order))
         elif (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"
               and recorder.oracle.cls is not None and value.attr.value not in recorder.oracle.cls.tensor_attrs):
             fn.passes.append((callee, slot, "callable", ("member", ("self", ()), value.attr.value), at.order))
