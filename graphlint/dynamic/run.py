@@ -18,7 +18,9 @@ ran without their kernels, and torch 2.11's allocator keeps parts of an abandone
 both dsv4 graph decoders replayed wrong (max|dlogit| 5.9, argmax 1/16) after six failed captures in
 their process and right after a clean one. The first process gives the capture matrix, GL590 and
 the kernels that escaped a capture; the second, which holds no failed capture, gives replay, soak
-and timing. (Ranks under torchrun probe in place and cannot do this.)
+and timing, and captures again any region whose first capture failed only because an earlier one
+had ("a previous error during capture": no verdict on the region itself). (Ranks under torchrun
+probe in place and cannot do this.)
 """
 
 from __future__ import annotations
