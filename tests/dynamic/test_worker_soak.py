@@ -219,7 +219,8 @@ def test_a_capture_that_failed_only_after_another_is_captured_again_in_the_fresh
     (device,) = inv.devices
     assert {(f.rule, f.path, f.line) for f in device.findings} == {("GL590", "moe.py", 58)}  # none at mhc.py:19
     capture = device.outcome("capture").detail
-    assert capture.startswith("0/2 capturable regions captured; re-captured in a fresh process") and "layer1 failed" in capture
+    assert capture.startswith("0/2 capturable regions captured; re-captured in a fresh process")
+    assert "layer1 failed" in capture
 
 
 def test_only_a_first_error_from_an_earlier_capture_is_a_cascade():
