@@ -27,7 +27,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries, region_sources, staged, with_staged
+from graphlint.dynamic.frames import (UserFrame, current_user_frame, region_entries, region_sources, staged,
+                                      with_staged)
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.verdicts import make_finding
 from graphlint.inventory import DeviceResult, ProbeOutcome
