@@ -15,6 +15,22 @@ TARGETS = ROOT / "fixtures" / "targets"
 PLANT = re.compile(r"#\s*plant:\s*((?:GL\d{3}\s*)+)")
 
 
+def standby_aware(fake):
+    """A fake ``run._worker`` that sees the jobs it saw before the standby graph worker existed: a
+    standby job waits for its go file (so call this outside any lock) and, when it is not needed,
+    is answered without reaching ``fake``; when it is, ``fake`` gets the second graph job."""
+    from graphlint.dynamic.worker import await_go
+    from graphlint.inventory import DeviceResult
+
+    def worker(job, workers=None, env=None):
+        if job.get("standby"):
+            job = await_go(job)
+            if job is None:
+                return DeviceResult("standby", meta={"standby": "not needed"})
+        return fake(job, workers, env)
+    return worker
+
+
 def plants(path: Path) -> set[tuple[str, int]]:
     """{(code, line)} of every ``# plant: GLxxx ...`` mark in ``path``."""
     marks = set()

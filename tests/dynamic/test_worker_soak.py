@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from dynamic_helpers import ROOT, spec
+from dynamic_helpers import ROOT, spec, standby_aware
 from graphlint.dynamic.graph_probe import output_diff
 from graphlint.dynamic.run import _worker
 from graphlint.dynamic.soak import mismatched
@@ -152,7 +152,7 @@ def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
                             probes=[ProbeOutcome("capture", "ran", "1/2"),
                                     ProbeOutcome("replay", "ran", "identical within tolerance")])
 
-    monkeypatch.setattr(run_module, "_worker", fake_worker)
+    monkeypatch.setattr(run_module, "_worker", standby_aware(fake_worker))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     inv = run_module.run_inventory(run_module.Request(target="t.py:make_target"))
@@ -210,7 +210,7 @@ def test_a_capture_that_failed_only_after_another_is_captured_again_in_the_fresh
                             probes=[ProbeOutcome("capture", "ran", "0/2 capturable regions captured"),
                                     ProbeOutcome("replay", "ran", "identical within tolerance")])
 
-    monkeypatch.setattr(run_module, "_worker", fake_worker)
+    monkeypatch.setattr(run_module, "_worker", standby_aware(fake_worker))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     inv = run_module.run_inventory(run_module.Request(target="t.py:make_target", trace=False))
