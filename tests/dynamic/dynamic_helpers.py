@@ -31,6 +31,16 @@ def standby_aware(fake):
     return worker
 
 
+def inventory_with_workers(monkeypatch, fake, **request):
+    """``run_inventory`` on one pretended GPU, every worker job answered by ``fake`` (standby-aware)."""
+    from graphlint.dynamic import run as run_module
+
+    monkeypatch.setattr(run_module, "_worker", standby_aware(fake))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    return run_module.run_inventory(run_module.Request(target="t.py:make_target", **request))
+
+
 def plants(path: Path) -> set[tuple[str, int]]:
     """{(code, line)} of every ``# plant: GLxxx ...`` mark in ``path``."""
     marks = set()
