@@ -264,7 +264,8 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
             codes.append(f.rule)
     switched_off = {(f.path, f.line): (SUPPRESSED if f.suppressed else IGNORED, f.rule)
                     for f in static if f not in active}
-    how = (f"the {len(entries)} probed region function(s) as decode entries" if entries
+    how = (f"the {len(entries)} function(s) the probed step ran (its regions, and what stage() called) as "
+           "decode entries" if entries
            else "its default decode entries (a region's function is not the target's own code)" if outside
            else "its default decode entries (some regions are closures, which cannot be named as entries)")
     result = CrossRef(True, f"`graphlint check` on {', '.join(paths)} with {how}{suffix}", static_rules=static_lines)

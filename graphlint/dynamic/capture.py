@@ -11,8 +11,8 @@ allocates, before any further capture is trusted.
 
 from __future__ import annotations
 
-import warnings
 import gc
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -74,8 +74,8 @@ def replay(capture: Capture, device) -> None:
 def release_failed_capture(device) -> None:
     """Free what a failed capture left before the next one opens.
 
-    On the H200 (2026-12-03, dsv4 tiny eager decoder) one layer in four then failed its capture at
-    its first allocation with "operation failed due to a previous error during capture", blaming
+    On the H200 (2026-12-03, dsv4's eager decoder) some later layers then failed their capture at
+    their first allocation with "operation failed due to a previous error during capture", blaming
     ``mhc.py:19``; with the failed graph collected and the allocator's cache emptied here, every
     layer failed for its own reason (the pageable copy at ``moe.py:58``)."""
     gc.collect()  # the failed CUDAGraph and the tensors of its frames, now

@@ -152,3 +152,38 @@ def region_entries(regions) -> list[str]:
     closure), because a partial entry list would hide that region's code from the static half."""
     entries = [region_entry(r) for r in regions]
     return list(dict.fromkeys(entries)) if all(entries) else []
+
+
+def staged(stage, step: int) -> list[str]:
+    """Call ``stage(step)`` and return ``path.py:Qual.name`` of every function of the target's own
+    project it ran, in call order.
+
+    ``stage()`` is the host half of every step: a buffer it rebinds is what a graph then reads
+    stale (GL292), and the static half flags such lines (GL204) only when it is told they are on
+    the decode path. The region functions alone do not say so, so the cross-reference adds these.
+    One call under ``sys.setprofile``: nothing is traced after it."""
+    codes: dict = {}
+
+    def profile(frame, event, _arg):
+        if event == "call":
+            codes.setdefault(frame.f_code, None)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        stage(step)
+    finally:
+        sys.setprofile(previous)
+    entries = []
+    for code in codes:
+        qualname = getattr(code, "co_qualname", code.co_name)
+        if ("<" not in qualname and is_user_file(code.co_filename)
+                and project.is_project_file(code.co_filename, strict=True)):
+            entries.append(f"{display_path(code.co_filename)}:{qualname}")
+    return list(dict.fromkeys(entries))
+
+
+def with_staged(entries: list[str], stage_functions: list[str]) -> list[str]:
+    """The regions' entries and the functions ``stage()`` ran; ``[]`` stays ``[]`` (the static half
+    then uses its default entries, which a list of stage functions alone would narrow)."""
+    return list(dict.fromkeys([*entries, *stage_functions])) if entries else []

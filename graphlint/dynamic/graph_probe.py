@@ -30,10 +30,11 @@ import time
 from typing import Callable
 
 from graphlint.dynamic.addresses import AddressWatch
-from graphlint.dynamic.capture import capture_region, context_healthy, release_failed_capture, replay, watch_self_captures
+from graphlint.dynamic.capture import (capture_region, context_healthy, release_failed_capture, replay,
+                                       watch_self_captures)
 from graphlint.dynamic.combine import combine
 from graphlint.dynamic.crash import Progress
-from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources
+from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources, staged, with_staged
 from graphlint.dynamic.graph_report import GraphRecord, graph_result
 from graphlint.dynamic.launches import CaptureWatch
 from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
@@ -299,7 +300,10 @@ class GraphProbe:
         on the graphs."""
         for target, regions in ((self.eager_target, self.eager_regions), (self.graph_target, self.graph_regions)):
             self.running = "stage(0)"
-            target.stage(0)
+            if target is self.graph_target:
+                self.result.entries = with_staged(self.result.entries, staged(target.stage, 0))
+            else:
+                target.stage(0)
             for region in regions:
                 self.running = f"{region.name} (warm-up)"
                 region.fn()

@@ -1,9 +1,10 @@
 """Run the probes on every selected device and collect one :class:`Inventory`.
 
 Placement ``per-gpu`` (default): the target is built on each GPU alone; ``span``: once over all
-selected GPUs (pipeline-parallel engines). Per device (or span) three worker processes start at
-once: the tracer, the graph worker (capture, replay window, graph half of the soak) and, when there
-is a soak, the eager reference (the slow half of the soak); GPUs run in parallel too. A capture
+selected GPUs (pipeline-parallel engines). Per device (or span) the worker processes start at
+once: the tracer, the graph worker (capture, replay window, graph half of the soak), when there is
+a soak the eager reference (the slow half of the soak), and a standby graph worker that imports and
+then waits, in case a capture fails (below); GPUs run in parallel too. A capture
 that poisons a CUDA context or a crash takes down only its own process: the parent reads the
 worker's progress file and output (:mod:`graphlint.dynamic.crash`) and reports the step, the probe
 and the first useful error line; a device-side assert is re-run once, eagerly, with
@@ -18,7 +19,9 @@ ran without their kernels, and torch 2.11's allocator keeps parts of an abandone
 both dsv4 graph decoders replayed wrong (max|dlogit| 5.9, argmax 1/16) after six failed captures in
 their process and right after a clean one. The first process gives the capture matrix, GL590 and
 the kernels that escaped a capture; the second, which holds no failed capture, gives replay, soak
-and timing. (Ranks under torchrun probe in place and cannot do this.)
+and timing, and captures again any region whose first capture failed only because an earlier one
+had ("a previous error during capture": no verdict on the region itself). (Ranks under torchrun
+probe in place and cannot do this.)
 """
 
 from __future__ import annotations
@@ -120,7 +123,8 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
             json.dump(job, fh)
         code, output = workers.run([sys.executable, "-X", "faulthandler", "-m", "graphlint.dynamic.worker", job_path,
                                     result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-                                   f"{job['label']} {job['phase']}" + (" (CUDA_LAUNCH_BLOCKING=1)" if env else ""))
+                                   f"{job['label']} {job['phase']}" + (" (CUDA_LAUNCH_BLOCKING=1)" if env else "")
+                                   + (" standby" if job.get("standby") else ""))
         result = _result_file(result_path)  # written even if the process then died (a dead context at exit)
         if result is not None:
             message = assert_message(output)
@@ -150,15 +154,47 @@ def _result_file(path: str) -> DeviceResult | None:
         return None
 
 
-def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers) -> DeviceResult:
-    """The graph phase again, in a fresh worker that does not capture the regions that failed."""
+#: How the fresh graph worker after failed captures differs from the first: the first counted the
+#: kernels that escaped a capture (no profiler here), and a failure here is not handed off again.
+SECOND_GRAPH_JOB = {"watch_launches": False, "hand_off_failed": False}
+
+class _Standby:
+    """The fresh graph worker that replay needs after failed captures, started with the others: it
+    imports torch and the target while the first graph worker captures, then waits for its verdict
+    (a file). It builds nothing before it is needed (an engine's instances stay off the GPU), and
+    it is told to quit when no capture failed."""
+
+    def __init__(self, pool: ThreadPoolExecutor, job: dict, workers: _Workers, directory: str) -> None:
+        self.path, self.sent = os.path.join(directory, "standby-go"), False
+        self.future = pool.submit(_worker, {**job, "standby": self.path}, workers)
+
+    def run(self, known_failed: dict[str, str]) -> DeviceResult:
+        self._send({"known_failed": known_failed})
+        return self.future.result()
+
+    def cancel(self) -> None:
+        if not self.sent:
+            self._send({"cancel": True})
+
+    def _send(self, go: dict) -> None:
+        with open(self.path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(go, fh)
+        os.replace(self.path + ".tmp", self.path)  # the worker reads it whole or not at all
+        self.sent = True
+
+
+def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers,
+                             standby: _Standby | None = None) -> DeviceResult:
+    """The graph phase again, in a fresh worker that does not capture the regions that failed
+    (``standby``'s, when one was started)."""
     failures = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
     if not failures or not first.meta.get("handed_off"):
         return first
     # a capture that failed only because an earlier one had is tried again there, where it is first
     failed = {name: detail for name, detail in failures.items() if not is_cascade(detail)}
     retried = [name for name in failures if name not in failed]
-    second = _worker({**job, "known_failed": failed, "watch_launches": False, "hand_off_failed": False}, workers)
+    second = (standby.run(failed) if standby is not None else
+              _worker({**job, **SECOND_GRAPH_JOB, "known_failed": failed}, workers))
     if not second.capture:  # the second worker died or could not build the target: keep the first
         note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
         first.probes = [ProbeOutcome(p.probe, "error", f"a fresh process without the failed captures failed: {note}")
@@ -255,7 +291,11 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
                                            "records_dir": directory, "stop_file": stop}, workers) if soaking else None)
         graph = None
         if req.graph:
-            graph = _without_failed_captures(graph_job, _worker(graph_job, workers), workers)
+            standby = _Standby(pool, {**graph_job, **SECOND_GRAPH_JOB}, workers, directory)
+            try:
+                graph = _without_failed_captures(graph_job, _worker(graph_job, workers), workers, standby)
+            finally:
+                standby.cancel()
             if "graph_idle_from" in graph.meta or not graph.records.get("soak"):
                 open(stop, "w").close()  # no graph left to compare with: the eager reference can stop
             on_done(f"{base['label']} capture, replay")

@@ -19,6 +19,7 @@ spelled here. An observation no loaded rule claims is not recorded.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections import Counter
 from contextlib import contextmanager
 
@@ -26,7 +27,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from graphlint.dynamic.frames import UserFrame, current_user_frame, region_entries, region_sources
+from graphlint.dynamic.frames import (UserFrame, current_user_frame, region_entries, region_sources, staged,
+                                      with_staged)
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.verdicts import make_finding
 from graphlint.inventory import DeviceResult, ProbeOutcome
@@ -112,7 +114,8 @@ class StepTracer(TorchDispatchMode):
         # (rule, path, line) -> [where, region, detail, Counter of (step, evidence), {region name: True}]
         self.hits: dict[tuple[str, str, int], list] = {}
         self.signatures: dict[int, dict[tuple, tuple]] = {}
-        self.made: dict[tuple, tuple] = {}  # op key -> (data_ptr, shape, stride, dtype) of its output, last step
+        # op key -> ((data_ptr, shape, stride, dtype), a weak reference) of its output, this step
+        self.made: dict[tuple, tuple] = {}
         self._made_before: dict[tuple, tuple] = {}  # the same, the step before
         self._occurrence: Counter = Counter()
         self._syncs_in_op = 0
@@ -212,16 +215,23 @@ class StepTracer(TorchDispatchMode):
         return (*key, self._occurrence[key])
 
     def _check_growth(self, key, func, args, kwargs, out, where) -> None:
-        """growing-state-tensor: this op took the tensor it made the step before and made another shape."""
+        """growing-state-tensor: this op took the tensor it made the step before and made another shape.
+
+        "The tensor it made" must still be alive (a weak reference), not merely have had the address:
+        a temporary freed after step 1 and a new one of the same shape at the same address in step 2
+        (address reuse, by malloc or the caching allocator) is nothing kept, and made this rule
+        flaky on dsv4's sliding-window keys (``torch.cat`` of a fresh stack)."""
         made = _tensor_signature(out)
         if made is None:
             return
-        self.made[key] = made
-        before = self._made_before.get(key)
+        first = out[0] if isinstance(out, (tuple, list)) else out
+        self.made[key] = (made, weakref.ref(first))
+        before, kept = self._made_before.get(key, (None, None))
         if before is None or before[1] == made[1]:
             return
         inputs, _ = tree_flatten((args, kwargs))
-        if any(_tensor_signature(t) == before for t in inputs if isinstance(t, torch.Tensor)):
+        # alive, its address cannot have been reused: an input there with its layout is that tensor
+        if kept() is not None and any(_tensor_signature(t) == before for t in inputs if isinstance(t, torch.Tensor)):
             self.hit("growing-state-tensor", where, f"tracer:{func}", f"{func} turned the {before[3]}"
                      f"{list(before[1])} it made at step {self.step - 1} into {list(made[1])} at step {self.step}")
 
@@ -373,10 +383,10 @@ def trace_phase(factory, devices, options, rules, label: str) -> DeviceResult:
     hazards), then trace steps 1 and 2."""
     target = factory(devices, **options)
     regions = regions_of(target)
-    target.stage(0)
+    stage_functions = staged(target.stage, 0)
     for region in regions:
         region.fn()
     cuda = any(torch.device(d).type == "cuda" for d in devices)
     findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
     return DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
-                        entries=region_entries(regions), sources=region_sources(regions))
+                        entries=with_staged(region_entries(regions), stage_functions), sources=region_sources(regions))

@@ -81,6 +81,24 @@ def _run(job: dict, devices, factory, rules, progress):
     return trace_phase(factory, devices, options, rules, label)
 
 
+def await_go(job: dict) -> dict | None:
+    """A standby graph worker (see ``run._Standby``) waits here, its imports done, for the first graph
+    worker's verdict: the job to run (with ``known_failed``), or ``None`` when it is not needed (or
+    its parent died: it never outlives the run)."""
+    path = job.get("standby")
+    if not path:
+        return job
+    parent = os.getppid()
+    while not os.path.exists(path):
+        if os.getppid() != parent:
+            return None
+        time.sleep(0.02)
+    with open(path, encoding="utf-8") as fh:
+        go = json.load(fh)
+    job = {k: v for k, v in job.items() if k != "standby"}
+    return None if go.get("cancel") else {**job, "known_failed": go["known_failed"]}
+
+
 def run_phase(job: dict, on_step=None) -> DeviceResult:
     """``on_step(label, probe, step, total)`` hears each step staged (in a worker process: the
     job's ``progress_file`` does; see :mod:`graphlint.dynamic.progress`)."""
@@ -106,6 +124,12 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
         sink = steps.file_sink(job["progress_file"]) if job.get("progress_file") else on_step
         factory = steps.watch(load_factory(job["target"]), job, sink)
         imported = time.perf_counter()
+        if job.get("standby"):
+            job = await_go(job)
+            if job is None:
+                return DeviceResult(label, meta={"standby": "not needed"})
+            waited, imported = time.perf_counter() - imported, time.perf_counter()
+            started += waited  # its imports overlapped the first graph worker: they are not this run's time
         lines = _last_line(job)
         try:
             result = _run(job, devices, factory, rules, progress)

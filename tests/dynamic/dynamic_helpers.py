@@ -15,6 +15,32 @@ TARGETS = ROOT / "fixtures" / "targets"
 PLANT = re.compile(r"#\s*plant:\s*((?:GL\d{3}\s*)+)")
 
 
+def standby_aware(fake):
+    """A fake ``run._worker`` that sees the jobs it saw before the standby graph worker existed: a
+    standby job waits for its go file (so call this outside any lock) and, when it is not needed,
+    is answered without reaching ``fake``; when it is, ``fake`` gets the second graph job."""
+    from graphlint.dynamic.worker import await_go
+    from graphlint.inventory import DeviceResult
+
+    def worker(job, workers=None, env=None):
+        if job.get("standby"):
+            job = await_go(job)
+            if job is None:
+                return DeviceResult("standby", meta={"standby": "not needed"})
+        return fake(job, workers, env)
+    return worker
+
+
+def inventory_with_workers(monkeypatch, fake, **request):
+    """``run_inventory`` on one pretended GPU, every worker job answered by ``fake`` (standby-aware)."""
+    from graphlint.dynamic import run as run_module
+
+    monkeypatch.setattr(run_module, "_worker", standby_aware(fake))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    return run_module.run_inventory(run_module.Request(target="t.py:make_target", **request))
+
+
 def plants(path: Path) -> set[tuple[str, int]]:
     """{(code, line)} of every ``# plant: GLxxx ...`` mark in ``path``."""
     marks = set()

@@ -111,3 +111,29 @@ def test_an_escaped_kernel_matches_the_launch_the_static_half_flags(tmp_path, mo
     xref = cross_reference([escaped], [])
     assert xref.of(escaped) == CONFIRMED
     assert xref.rules_at(escaped) == ["GL504 at kern.py:11"]
+
+
+def test_the_functions_stage_runs_are_decode_entries_so_a_rebound_buffer_there_is_no_static_miss():
+    """The H200 eager dsv4 inventory (2026-12-03) called GL292 at ``EagerDecoder.stage`` a static
+    miss, yet ``graphlint check`` flags that line (GL204): the cross-reference's entries were the
+    region functions only, and ``stage()`` is the host half of every step."""
+    from graphlint.dynamic.run import Request, run_inventory
+
+    (device,) = run_inventory(Request(target="fixtures/targets/rebound_buffers.py:make_target", cpu=True)).devices
+    assert device.entries[-2:] == ["fixtures/targets/rebound_buffers.py:Wrapper.stage",
+                                   "fixtures/targets/rebound_buffers.py:TinyEngine.stage"]
+    stale = Finding("GL292", "stale-buffer-address", "allocation", "error", "fixtures/targets/rebound_buffers.py", 31,
+                    0, "rebound", evidence=("replay:data_ptr",), source="dynamic", device="cuda:0", region="embed")
+    target = "fixtures/targets/rebound_buffers.py:make_target"
+    assert cross_reference([stale], device.entries[:-2], target=target).of(stale) == DYNAMIC_ONLY
+    xref = cross_reference([stale], device.entries, target=target)
+    assert xref.of(stale) == CONFIRMED and xref.rules_at(stale) == ["GL204"]
+
+
+def test_stage_functions_never_narrow_the_default_entries():
+    from graphlint.dynamic.frames import staged, with_staged
+
+    calls = []
+    assert staged(calls.append, 3) == [] and calls == [3]  # a builtin: nothing of the project ran
+    assert with_staged([], ["t.py:T.stage"]) == []
+    assert with_staged(["t.py:T.embed"], ["t.py:T.stage", "t.py:T.embed"]) == ["t.py:T.embed", "t.py:T.stage"]

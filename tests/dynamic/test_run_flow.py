@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import graph_emulator
-from dynamic_helpers import ROOT, TARGETS, plants, spec
+from dynamic_helpers import ROOT, TARGETS, plants, spec, standby_aware
 from graphlint.dynamic import run as run_module
 from graphlint.dynamic.worker import run_phase
 from graphlint.gate import capture_failures
@@ -32,7 +32,7 @@ def jobs(monkeypatch):
         with one_at_a_time:
             return run_phase({**job, "devices": ["cpu"]})
 
-    monkeypatch.setattr(run_module, "_worker", in_process)
+    monkeypatch.setattr(run_module, "_worker", standby_aware(in_process))
     return seen
 
 
@@ -288,3 +288,65 @@ def test_a_rerun_dying_of_the_same_assert_quotes_it_once(monkeypatch):
                                 "lookup during reference: the same device-side assert (last project frame eng.py:33 "
                                 "in lookup)"), soak.detail
     assert soak.where == "eng.py:33"
+
+
+def test_the_fresh_graph_worker_is_started_with_the_others_and_told_to_quit_or_run(monkeypatch, tmp_path):
+    """Issue 9 item 7: after failed captures, replay needs a fresh process; it is started with the
+    other workers and imports torch and the target while the first graph worker captures, then
+    waits for the verdict. Without a failed capture it is told to quit; with one, it runs without it."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    raw, go = [], {}
+
+    def first_graph(job, failed: bool):
+        return DeviceResult("cuda:0", meta={"handed_off": "1"} if failed else {},
+                            capture={"a": {"status": "failed" if failed else "captured", "detail": "sync"}},
+                            probes=[ProbeOutcome("capture", "ran", "0/1"), ProbeOutcome("replay", "skipped", "x")])
+
+    for failed in (False, True):
+        raw.clear()
+
+        def fake(job, workers=None, env=None, failed=failed):
+            if job.get("standby"):
+                raw.append(job)
+                result = standby_aware(lambda j, w, e: DeviceResult("cuda:0", capture={"a": {"status": "failed",
+                                                                                              "detail": "sync"}},
+                                                                   probes=[ProbeOutcome("replay", "ran", "identical")],
+                                                                   meta={"ran": repr(j["known_failed"])}))(job)
+                go[failed] = open(job["standby"]).read()
+                return result
+            return first_graph(job, failed)
+
+        monkeypatch.setattr(run_module, "_worker", fake)
+        inv = run_module.run_inventory(run_module.Request(target="t.py:make_target", trace=False))
+        (standby,) = raw
+        assert standby["phase"] == "graph" and standby["watch_launches"] is False and not standby["hand_off_failed"]
+        (device,) = inv.devices
+        if failed:
+            assert device.meta["ran"] == "{'a': 'sync'}" and device.outcome("replay").detail.startswith("identical")
+        else:
+            assert "ran" not in device.meta and device.capture["a"]["status"] == "captured"
+    assert '"cancel": true' in go[False] and '"known_failed": {"a": "sync"}' in go[True]
+
+
+def test_a_standby_worker_process_waits_then_quits_or_runs(tmp_path):
+    """The real worker process: its imports done, it waits for the go file; a cancel ends it with
+    nothing run, a go runs its phase."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    results = {}
+    for verdict in ("cancel", "run"):
+        go, job_path, out = tmp_path / f"go-{verdict}", tmp_path / f"job-{verdict}.json", tmp_path / f"out-{verdict}.json"
+        job_path.write_text(json.dumps({"target": spec("plain_module.py"), "devices": ["cpu"], "label": "cpu",
+                                        "phase": "trace", "standby": str(go)}))
+        proc = subprocess.Popen([sys.executable, "-m", "graphlint.dynamic.worker", str(job_path), str(out)], cwd=ROOT)
+        time.sleep(1.0)
+        assert proc.poll() is None  # waiting, not running
+        go.write_text(json.dumps({"cancel": True} if verdict == "cancel" else {"known_failed": {}}))
+        assert proc.wait(timeout=120) == 0
+        results[verdict] = DeviceResult.from_dict(json.loads(out.read_text()))
+    assert results["cancel"].meta["standby"] == "not needed" and not results["cancel"].probes
+    assert results["run"].outcome("tracer").status == "ran"

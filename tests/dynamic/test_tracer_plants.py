@@ -81,3 +81,30 @@ def test_bundled_eager_decoder_is_the_before_picture():
     rules = {f.rule for f in device.findings}
     assert {"GL290", "GL393"} <= rules  # per-step arange/zeros, Python positions and host counts
     assert all(f.path.startswith("dsv4/") for f in device.findings)
+
+
+def test_a_growing_tensor_must_be_the_one_kept_not_one_at_its_old_address():
+    """dsv4's eager inventory on the CPU reported GL394 at attention.py:105 in one run of three: the
+    window's keys, a fresh ``torch.cat`` every step, had landed at the previous step's address. A
+    view at that address stands in for the reuse here, deterministically."""
+    from graphlint.dynamic.frames import UserFrame
+    from graphlint.dynamic.tracer import StepTracer
+
+    import torch
+
+    where, key, buffer = UserFrame("eng.py", 5, "step"), ("eng.py", 5, "aten.cat.default", 1), torch.zeros(8)
+
+    def two_steps(keep: bool) -> dict:
+        tracer = StepTracer(runtime_rules(), "cpu")
+        tracer.begin_step(1)
+        made = buffer[0:2]  # what step 1's op returned
+        tracer._check_growth(key, "aten.cat.default", (), {}, made, where)
+        if not keep:
+            del made  # a temporary: gone before the next step
+        tracer.begin_step(2)
+        same_place = buffer[0:2]  # step 2's input: same address, shape and stride
+        tracer._check_growth(key, "aten.cat.default", ([same_place],), {}, torch.zeros(3), where)
+        return tracer.hits
+
+    assert not two_steps(keep=False)
+    assert [code for code, _path, _line in two_steps(keep=True)] == ["GL394"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from dynamic_helpers import ROOT, spec
+from dynamic_helpers import ROOT, inventory_with_workers, spec
 from graphlint.dynamic.graph_probe import output_diff
 from graphlint.dynamic.run import _worker
 from graphlint.dynamic.soak import mismatched
@@ -127,9 +127,6 @@ def test_a_probe_error_points_at_the_users_line_not_into_torch(tmp_path):
 
 
 def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
-    import torch
-
-    from graphlint.dynamic import run as run_module
     from graphlint.finding import Finding
     from graphlint.inventory import ProbeOutcome
 
@@ -152,10 +149,7 @@ def test_failed_captures_send_replay_and_soak_to_a_fresh_process(monkeypatch):
                             probes=[ProbeOutcome("capture", "ran", "1/2"),
                                     ProbeOutcome("replay", "ran", "identical within tolerance")])
 
-    monkeypatch.setattr(run_module, "_worker", fake_worker)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    inv = run_module.run_inventory(run_module.Request(target="t.py:make_target"))
+    inv = inventory_with_workers(monkeypatch, fake_worker)
     assert sorted(j["phase"] for j in jobs) == ["graph", "graph", "trace"]
     second = next(j for j in jobs if "known_failed" in j)
     assert second["known_failed"] == {"a": "sync"} and second["watch_launches"] is False
@@ -185,9 +179,6 @@ def test_a_capture_that_failed_only_after_another_is_captured_again_in_the_fresh
     copy, later layers failed at their first allocation ("a previous error during capture", GL590 at
     mhc.py:19, a static miss that was no hazard). Such a cascade is not a verdict: the fresh process
     captures it again and its own result (here: the same pageable copy) is the one reported."""
-    import torch
-
-    from graphlint.dynamic import run as run_module
     from graphlint.finding import Finding
     from graphlint.inventory import ProbeOutcome
 
@@ -210,16 +201,14 @@ def test_a_capture_that_failed_only_after_another_is_captured_again_in_the_fresh
                             probes=[ProbeOutcome("capture", "ran", "0/2 capturable regions captured"),
                                     ProbeOutcome("replay", "ran", "identical within tolerance")])
 
-    monkeypatch.setattr(run_module, "_worker", fake_worker)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    inv = run_module.run_inventory(run_module.Request(target="t.py:make_target", trace=False))
+    inv = inventory_with_workers(monkeypatch, fake_worker, trace=False)
     second = next(j for j in jobs if "known_failed" in j)
     assert second["known_failed"] == {"layer0": "RuntimeError: pageable copy"}  # layer1 is captured again
     (device,) = inv.devices
     assert {(f.rule, f.path, f.line) for f in device.findings} == {("GL590", "moe.py", 58)}  # none at mhc.py:19
     capture = device.outcome("capture").detail
-    assert capture.startswith("0/2 capturable regions captured; re-captured in a fresh process") and "layer1 failed" in capture
+    assert capture.startswith("0/2 capturable regions captured; re-captured in a fresh process")
+    assert "layer1 failed" in capture
 
 
 def test_only_a_first_error_from_an_earlier_capture_is_a_cascade():
