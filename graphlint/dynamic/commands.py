@@ -123,7 +123,8 @@ def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = Tr
 def _collect(req, args):
     """Run the probes (under torchrun: this rank's part). ``None`` on ranks other than 0."""
     from graphlint.dynamic.distributed import run_rank, under_torchrun
-    from graphlint.dynamic.run import gpu_count, planned_steps, run_inventory, validate_gpus
+    from graphlint.dynamic.gpus import gpu_count, validate_gpus
+    from graphlint.dynamic.run import planned_steps, run_inventory
     from graphlint.rules import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
@@ -243,7 +244,7 @@ def cmd_inventory(args) -> int:
 
 @_guarded
 def cmd_capture_test(args) -> int:
-    from graphlint.dynamic.run import gpu_count
+    from graphlint.dynamic.gpus import gpu_count
     from graphlint.gate import capture_failures
 
     cuda = not args.cpu and gpu_count() > 0

@@ -26,7 +26,6 @@ probe in place and cannot do this.)
 
 from __future__ import annotations
 
-import ctypes
 import datetime
 import json
 import os
@@ -43,6 +42,7 @@ from typing import Any, Callable
 
 from graphlint.dynamic.combine import combine, note_replay_and_soak
 from graphlint.dynamic.crash import assert_message, crash_of, is_cascade, read_last_line, read_partial, read_progress
+from graphlint.dynamic.gpus import gpu_count
 from graphlint.dynamic.verdicts import settle_graph_allocations
 from graphlint.dynamic.worker import GRAPH_PROBES, probes_of, run_phase
 from graphlint.inventory import FAILED, DeviceResult, Inventory, ProbeOutcome
@@ -314,41 +314,6 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
         if trace:
             on_done(f"{base['label']} tracer")
     return settle_graph_allocations(combine(parts))
-
-
-def _nvml_count() -> int | None:
-    """GPUs NVML sees (what ``torch.cuda.device_count`` reports without CUDA_VISIBLE_DEVICES), without
-    importing torch: the workers start about 3 s earlier. ``None`` when NVML cannot say."""
-    if "CUDA_VISIBLE_DEVICES" in os.environ:
-        return None  # its syntax (indices, UUIDs, MIG) is torch's to read
-    try:
-        nvml = ctypes.CDLL("libnvidia-ml.so.1")
-        if nvml.nvmlInit_v2() != 0:
-            return None
-        count = ctypes.c_uint(0)
-        ok = nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0
-        nvml.nvmlShutdown()
-        return count.value if ok else None
-    except (OSError, AttributeError):
-        return None
-
-
-def gpu_count() -> int:
-    """Visible CUDA devices (0 without CUDA): NVML when it can say, else torch."""
-    count = _nvml_count()
-    if count is None:
-        import torch
-
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    return count
-
-
-def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
-    """An error message for GPU indices that do not exist, else ''."""
-    bad = [g for g in gpus or [] if not 0 <= g < device_count]
-    if bad:
-        return f"--gpus {','.join(map(str, bad))}: only {device_count} CUDA device(s) visible"
-    return ""
 
 
 def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
