@@ -74,6 +74,7 @@ class _Workers:
     def __init__(self, relay=None) -> None:
         self.relay = relay  # a graphlint.dynamic.progress.Relay: each worker's steps reach the bar
         self.lock, self.live, self.cancelled = threading.Lock(), set(), False
+        self.released: dict[str, float] = {}  # a standby's go file -> when it was told to run
         self.started = time.monotonic()
         self.timeout = float(os.environ.get("GRAPHLINT_WORKER_TIMEOUT", "1800"))
         self.verbose = os.environ.get("GRAPHLINT_VERBOSE", "") not in ("", "0")
@@ -82,7 +83,8 @@ class _Workers:
         if self.verbose:
             print(f"graphlint: [{time.monotonic() - self.started:6.1f} s] {text}", file=sys.stderr, flush=True)
 
-    def run(self, args: list[str], env: dict[str, str], what: str = "") -> tuple[int, str]:
+    def run(self, args: list[str], env: dict[str, str], what: str = "", standby: str = "") -> tuple[int, str]:
+        """``standby``: the worker's go file; its timeout counts from the go, not while it waits."""
         with self.lock:
             if self.cancelled:
                 return -15, "cancelled: the target was refused"
@@ -90,7 +92,7 @@ class _Workers:
             self.live.add(proc)
         self.log(f"{what} worker started (pid {proc.pid})")
         try:
-            output, _ = proc.communicate(timeout=self.timeout)
+            output = self._communicate(proc, standby)
         except subprocess.TimeoutExpired:
             proc.kill()
             output, _ = proc.communicate()
@@ -99,6 +101,17 @@ class _Workers:
             self.live.discard(proc)
         self.log(f"{what} worker finished (exit {proc.returncode})")
         return proc.returncode, output or ""
+
+    def _communicate(self, proc: subprocess.Popen, standby: str) -> str:
+        if not standby:
+            return proc.communicate(timeout=self.timeout)[0]
+        while True:
+            try:
+                return proc.communicate(timeout=0.5)[0]  # retried: no output is lost
+            except subprocess.TimeoutExpired:
+                released = self.released.get(standby)
+                if released is not None and time.monotonic() - released > self.timeout:
+                    raise
 
     def cancel(self) -> None:
         with self.lock:
@@ -124,7 +137,7 @@ def _worker(job: dict, workers: _Workers | None = None, env: dict[str, str] | No
         code, output = workers.run([sys.executable, "-X", "faulthandler", "-m", "graphlint.dynamic.worker", job_path,
                                     result_path], {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
                                    f"{job['label']} {job['phase']}" + (" (CUDA_LAUNCH_BLOCKING=1)" if env else "")
-                                   + (" standby" if job.get("standby") else ""))
+                                   + (" standby" if job.get("standby") else ""), job.get("standby", ""))
         result = _result_file(result_path)  # written even if the process then died (a dead context at exit)
         if result is not None:
             message = assert_message(output)
@@ -165,7 +178,7 @@ class _Standby:
     it is told to quit when no capture failed."""
 
     def __init__(self, pool: ThreadPoolExecutor, job: dict, workers: _Workers, directory: str) -> None:
-        self.path, self.sent = os.path.join(directory, "standby-go"), False
+        self.path, self.sent, self.workers = os.path.join(directory, "standby-go"), False, workers
         self.future = pool.submit(_worker, {**job, "standby": self.path}, workers)
 
     def run(self, known_failed: dict[str, str]) -> DeviceResult:
@@ -181,6 +194,7 @@ class _Standby:
             json.dump(go, fh)
         os.replace(self.path + ".tmp", self.path)  # the worker reads it whole or not at all
         self.sent = True
+        self.workers.released[self.path] = time.monotonic()
 
 
 def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers,

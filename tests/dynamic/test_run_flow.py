@@ -350,3 +350,19 @@ def test_a_standby_worker_process_waits_then_quits_or_runs(tmp_path):
         results[verdict] = DeviceResult.from_dict(json.loads(out.read_text()))
     assert results["cancel"].meta["standby"] == "not needed" and not results["cancel"].probes
     assert results["run"].outcome("tracer").status == "ran"
+
+
+def test_a_standby_worker_timeout_counts_from_its_go_not_while_it_waits(monkeypatch):
+    """GRAPHLINT_WORKER_TIMEOUT bounds a worker's work: a standby that waited for a long first graph
+    worker is not killed for the wait, and one that runs too long after its go is."""
+    import sys
+    import time
+
+    monkeypatch.setenv("GRAPHLINT_WORKER_TIMEOUT", "1")
+    workers = run_module._Workers()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(2.5)"]
+    code, output = workers.run(sleeper, {}, "waiting", standby="go-a")  # never told to run: only waited
+    assert code == 0 and "TimeoutError" not in output
+    workers.released["go-b"] = time.monotonic()
+    code, output = workers.run(sleeper, {}, "running", standby="go-b")
+    assert code != 0 and "killed after 1 s (GRAPHLINT_WORKER_TIMEOUT)" in output
