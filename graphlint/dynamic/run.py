@@ -220,8 +220,11 @@ def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers,
     # the capture counts are the first process's, unless it re-captured cascades (then its own)
     second.probes = [(_with_retried(p, retried, second.capture) if retried else first.outcome("capture") or p)
                      if p.probe == "capture" else p for p in second.probes]
+    failed_again = [name for name in retried if second.capture.get(name, {}).get("status") == FAILED]
     note_replay_and_soak(second, f"; in a fresh process that captured all but the {len(failed)} region(s) whose "
-                                "capture failed (they ran eagerly)")
+                                "capture failed (they ran eagerly)"
+                         + (f", where re-capturing {', '.join(failed_again)} failed again, which can leave state "
+                            "behind; fix it first, then re-run" if failed_again else ""))
     second.seconds.update({f"first {k}": v for k, v in first.seconds.items()})
     return second
 

@@ -209,6 +209,7 @@ def test_a_capture_that_failed_only_after_another_is_captured_again_in_the_fresh
     capture = device.outcome("capture").detail
     assert capture.startswith("0/2 capturable regions captured; re-captured in a fresh process")
     assert "layer1 failed" in capture
+    assert "where re-capturing layer1 failed again, which can leave state behind" in device.outcome("replay").detail
 
 
 def test_only_a_first_error_from_an_earlier_capture_is_a_cascade():
