@@ -77,7 +77,10 @@ def release_failed_capture(device) -> None:
     On the H200 (2026-12-03, dsv4's eager decoder) some later layers then failed their capture at
     their first allocation with "operation failed due to a previous error during capture", blaming
     ``mhc.py:19``; with the failed graph collected and the allocator's cache emptied here, every
-    layer failed for its own reason (the pageable copy at ``moe.py:58``)."""
+    layer failed for its own reason (the pageable copy at ``moe.py:58``). ``torch.cuda.graph`` no
+    longer collects garbage when it opens a capture (``torch.compiler.config.force_cudagraph_gc`` is
+    off by default), so without this the failed graph, in a reference cycle with its traceback,
+    lives on until some later collection."""
     gc.collect()  # the failed CUDAGraph and the tensors of its frames, now
     dev = torch.device(device)
     try:

@@ -65,6 +65,12 @@ def is_project_file(filename: str) -> bool:
     return is_user_file(filename) and project.is_project_file(filename)
 
 
+def is_own_file(filename: str) -> bool:
+    """A source file of the target's own project, which the static cross-check may read: a user
+    file (not graphlint, torch or the standard library) strictly inside the project."""
+    return is_user_file(filename) and project.is_project_file(filename, strict=True)
+
+
 def _from_pairs(pairs: list[tuple[str, int, str]]) -> UserFrame | None:
     """``pairs`` innermost first; returns the innermost project frame (else the innermost
     non-torch, non-stdlib frame) with the chain of such frames."""
@@ -177,8 +183,7 @@ def staged(stage, step: int) -> list[str]:
     entries = []
     for code in codes:
         qualname = getattr(code, "co_qualname", code.co_name)
-        if ("<" not in qualname and is_user_file(code.co_filename)
-                and project.is_project_file(code.co_filename, strict=True)):
+        if "<" not in qualname and is_own_file(code.co_filename):
             entries.append(f"{display_path(code.co_filename)}:{qualname}")
     return list(dict.fromkeys(entries))
 

@@ -167,19 +167,17 @@ def _result_file(path: str) -> DeviceResult | None:
         return None
 
 
-#: How the fresh graph worker after failed captures differs from the first: the first counted the
-#: kernels that escaped a capture (no profiler here), and a failure here is not handed off again.
-SECOND_GRAPH_JOB = {"watch_launches": False, "hand_off_failed": False}
-
 class _Standby:
     """The fresh graph worker that replay needs after failed captures, started with the others: it
     imports torch and the target while the first graph worker captures, then waits for its verdict
     (a file). It builds nothing before it is needed (an engine's instances stay off the GPU), and
-    it is told to quit when no capture failed."""
+    it is told to quit when no capture failed. Unlike the first graph worker it runs no profiler
+    (the first counted the kernels that escaped a capture) and hands no failure off again."""
 
-    def __init__(self, pool: ThreadPoolExecutor, job: dict, workers: _Workers, directory: str) -> None:
+    def __init__(self, pool: ThreadPoolExecutor, graph_job: dict, workers: _Workers, directory: str) -> None:
         self.path, self.sent, self.workers = os.path.join(directory, "standby-go"), False, workers
-        self.future = pool.submit(_worker, {**job, "standby": self.path}, workers)
+        job = {**graph_job, "watch_launches": False, "hand_off_failed": False, "standby": self.path}
+        self.future = pool.submit(_worker, job, workers)
 
     def run(self, known_failed: dict[str, str]) -> DeviceResult:
         self._send({"known_failed": known_failed})
@@ -197,18 +195,15 @@ class _Standby:
         self.workers.released[self.path] = time.monotonic()
 
 
-def _without_failed_captures(job: dict, first: DeviceResult, workers: _Workers,
-                             standby: _Standby | None = None) -> DeviceResult:
-    """The graph phase again, in a fresh worker that does not capture the regions that failed
-    (``standby``'s, when one was started)."""
+def _without_failed_captures(first: DeviceResult, standby: _Standby) -> DeviceResult:
+    """The graph phase again, in the standby worker, which does not capture the regions that failed."""
     failures = {name: cell["detail"] for name, cell in first.capture.items() if cell["status"] == FAILED}
     if not failures or not first.meta.get("handed_off"):
         return first
     # a capture that failed only because an earlier one had is tried again there, where it is first
     failed = {name: detail for name, detail in failures.items() if not is_cascade(detail)}
     retried = [name for name in failures if name not in failed]
-    second = (standby.run(failed) if standby is not None else
-              _worker({**job, **SECOND_GRAPH_JOB, "known_failed": failed}, workers))
+    second = standby.run(failed)
     if not second.capture:  # the second worker died or could not build the target: keep the first
         note = "; ".join(p.detail for p in second.probes if p.status == "error")[:300]
         first.probes = [ProbeOutcome(p.probe, "error", f"a fresh process without the failed captures failed: {note}")
@@ -308,9 +303,9 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
                                            "records_dir": directory, "stop_file": stop}, workers) if soaking else None)
         graph = None
         if req.graph:
-            standby = _Standby(pool, {**graph_job, **SECOND_GRAPH_JOB}, workers, directory)
+            standby = _Standby(pool, graph_job, workers, directory)
             try:
-                graph = _without_failed_captures(graph_job, _worker(graph_job, workers), workers, standby)
+                graph = _without_failed_captures(_worker(graph_job, workers), standby)
             finally:
                 standby.cancel()
             if "graph_idle_from" in graph.meta or not graph.records.get("soak"):

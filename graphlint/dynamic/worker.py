@@ -44,13 +44,11 @@ def _meta(devices) -> dict[str, str]:
 
 def _own_modules() -> list[str]:
     """Source files of the target's own modules loaded in this process (for the static cross-check)."""
-    from graphlint.dynamic.frames import is_user_file
-    from graphlint.dynamic.project import is_project_file
+    from graphlint.dynamic.frames import is_own_file
     from graphlint.paths import display_path
 
     files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
-    return sorted(display_path(f) for f in files
-                  if f and f.endswith(".py") and is_user_file(f) and is_project_file(f, strict=True))
+    return sorted(display_path(f) for f in files if f and f.endswith(".py") and is_own_file(f))
 
 
 def _run(job: dict, devices, factory, rules, progress):
