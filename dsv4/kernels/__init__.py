@@ -6,6 +6,10 @@ kernel was compiled for that device by :func:`warmup`; otherwise the torch refer
 they can (see :mod:`dsv4.kernels.registry`). Nothing is
 ever compiled lazily, so a first call inside a CUDA-graph capture cannot trigger compilation.
 Every kernel launch is given torch's current stream, so the ops capture into CUDA graphs.
+
+Under ``torch.compile`` a launch is an opaque call (:func:`_opaque`): dynamo cannot trace CuTeDSL's
+launch path (it fails on the stream handle), so each kernel is a graph break instead of an error,
+which is what ``graphlint inventory --probe compile`` then reports beside graphlint's findings.
 """
 
 from __future__ import annotations
@@ -17,6 +21,25 @@ from dsv4.kernels.registry import backend, compiled_kernel, warmup
 
 __all__ = ["backend", "nvfp4_fake_quant", "rms_norm", "sinkhorn", "warmup"]
 
+_OPAQUE_REASON = "a CuTeDSL kernel launch: dynamo cannot trace it"
+
+
+def _launch(kernel, *args, **kwargs) -> torch.Tensor:
+    return kernel(*args, **kwargs)
+
+
+try:
+    _launch_opaque = torch.compiler.disable(_launch, reason=_OPAQUE_REASON)
+except TypeError:  # a torch without disable(reason=)
+    _launch_opaque = torch.compiler.disable(_launch)
+
+
+def _opaque(kernel, *args, **kwargs) -> torch.Tensor:
+    """The launch, kept out of a graph torch.compile traces; a plain call otherwise (no overhead)."""
+    if torch.compiler.is_compiling():
+        return _launch_opaque(kernel, *args, **kwargs)
+    return kernel(*args, **kwargs)
+
 
 def rms_norm(
     x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor | None = None
@@ -26,7 +49,7 @@ def rms_norm(
     kernel = compiled_kernel("rms_norm", (x, weight), out, x.dtype) if fits else None
     if kernel is None:
         return reference.rms_norm(x, weight, eps, out=out)
-    return kernel(x, weight, eps, out=out)
+    return _opaque(kernel, x, weight, eps, out=out)
 
 
 def sinkhorn(
@@ -37,7 +60,7 @@ def sinkhorn(
     kernel = compiled_kernel("sinkhorn", (logits,), out, torch.float32) if square else None
     if kernel is None:
         return reference.sinkhorn(logits, iters, eps, out=out)
-    return kernel(logits, iters, eps, out=out)
+    return _opaque(kernel, logits, iters, eps, out=out)
 
 
 def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -45,7 +68,7 @@ def nvfp4_fake_quant(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.
     kernel = compiled_kernel("nvfp4_fake_quant", (x,), out, x.dtype)
     if kernel is None:
         return reference.nvfp4_fake_quant(x, out=out)
-    return kernel(x, out=out)
+    return _opaque(kernel, x, out=out)
 
 
 def _launch_without_stream(op: str, *args, **kwargs) -> torch.Tensor:

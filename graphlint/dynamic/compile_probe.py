@@ -6,13 +6,17 @@ Users choosing between hand capture and torch.compile want both answers in one r
 then runs a few steps through ``torch.compile(region, mode="reduce-overhead")`` and records the
 recompiles (dynamo's ``recompiles`` log: which guard failed) and the reasons inductor gives for
 not using CUDA graphs ("skipping cudagraphs due to ..."). Each record names the innermost project
-line, so the report can put it beside graphlint's own finding at that line. Records only: the
-report decides how to show them; nothing here is a rule finding.
+line, so the report can put it beside graphlint's own finding at that line; so does an error
+torch.compile raises (dynamo's own user stack, else the message's or the traceback's frames).
+Each step begins with ``torch.compiler.cudagraph_mark_step_begin()``, as a compiled decode loop
+must: without it CUDA-graph trees treat the previous step's outputs as still in use. Records
+only: the report decides how to show them; nothing here is a rule finding.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
 from contextlib import contextmanager
@@ -27,6 +31,7 @@ from graphlint.paths import display_path
 
 COMPILE_STEPS = 3
 _SKIP_FUNCTION = "log_cudagraph_skip_and_bump_counter"
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,30 @@ def _project_line(frames) -> tuple[str, int]:
         if is_project_file(filename):
             return display_path(filename), lineno
     return "", 0
+
+
+def _error_event(region: str, exc: BaseException) -> CompileEvent:
+    """An error torch.compile raised, at the innermost project line it names: dynamo's user stack
+    (``real_stack``, on the error or what caused it), the frames its message quotes (a CUDA-graph
+    tree names where an overwritten output was made), or the traceback."""
+    chain, seen = [], exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    candidates = [[(f.filename, f.lineno) for f in getattr(e, "real_stack", None) or ()] for e in chain]
+    candidates += [[(f, int(n)) for f, n in _FILE_LINE.findall(str(e))] for e in chain]
+    candidates += [_traceback_pairs(e.__traceback__) for e in chain]
+    path, line = next((found for found in map(_project_line, candidates) if found[0]), ("", 0))
+    return CompileEvent(region, "error", error_line(exc), path, line)
+
+
+
+def _traceback_pairs(tb) -> list[tuple[str, int]]:
+    pairs = []
+    while tb is not None:
+        pairs.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return pairs
 
 
 def _first_line(text: str) -> str:
@@ -95,11 +124,9 @@ def _listening() -> Iterator[tuple[_Lines, list[str]]]:
 
 
 def _recompile_events(region: str, messages: list[str]) -> list[CompileEvent]:
-    import re
-
     out = []
     for message in messages:
-        where = re.findall(r'File "([^"]+)", line (\d+)', message)
+        where = _FILE_LINE.findall(message)
         path, line = _project_line((f, int(n)) for f, n in where) if where else ("", 0)
         guard = re.search(r"- \S+: (.+?)\s+#", message)
         out.append(CompileEvent(region, "recompile", (guard.group(1) if guard else _first_line(message))[:300], path, line))
@@ -126,7 +153,7 @@ def compile_events(target, regions, steps: int = COMPILE_STEPS, backend: str | N
         try:
             explained = torch._dynamo.explain(region.fn)()
         except Exception as exc:  # noqa: BLE001 - one region that cannot be explained is reported, not fatal
-            events.append(CompileEvent(region.name, "error", error_line(exc)))
+            events.append(_error_event(region.name, exc))
             continue
         for reason in explained.break_reasons:
             path, line = _project_line((f.filename, f.lineno) for f in reason.user_stack or ())
@@ -135,20 +162,32 @@ def compile_events(target, regions, steps: int = COMPILE_STEPS, backend: str | N
     torch._dynamo.reset()
     options = {"backend": backend} if backend else {"mode": "reduce-overhead"}
     compiled = {r.name: torch.compile(r.fn, **options) for r in capturable}
+    step_begins = getattr(torch.compiler, "cudagraph_mark_step_begin", lambda: None)
     with _listening() as (handler, skips):
         for step in range(2, 2 + steps):
+            step_begins()
             target.stage(step)
             for region in regions:
                 before = len(handler.messages)
                 try:
                     compiled.get(region.name, region.fn)()
-                except Exception as exc:  # noqa: BLE001
-                    events.append(CompileEvent(region.name, "error", error_line(exc)))
+                except Exception as exc:  # noqa: BLE001 - the region runs eagerly from then on
+                    events.append(_error_event(region.name, exc))
                     compiled.pop(region.name, None)
                 events += _recompile_events(region.name, handler.messages[before:])
         events += [CompileEvent("", "cudagraphs skipped", _first_line(s)) for s in dict.fromkeys(skips)]
     torch._dynamo.reset()
     return list(dict.fromkeys(events))
+
+
+def event_counts(events: list[CompileEvent]) -> str:
+    """``2 errors, 0 graph breaks, ...``: errors first, and only when there are any (a region
+    torch.compile failed on must never read as one that compiled cleanly)."""
+    counts = {kind: sum(e.kind == kind for e in events) for kind in ("error", "graph break", "recompile",
+                                                                     "cudagraphs skipped")}
+    if not counts["error"]:
+        del counts["error"]
+    return ", ".join(f"{n} {kind}{'s' if n != 1 and kind != 'cudagraphs skipped' else ''}" for kind, n in counts.items())
 
 
 def run_compile_probe(factory, devices, options, label: str, progress: Progress | None = None) -> DeviceResult:
@@ -160,9 +199,7 @@ def run_compile_probe(factory, devices, options, label: str, progress: Progress 
     for region in regions:
         region.fn()
     events = compile_events(target, regions)
-    counts = {kind: sum(e.kind == kind for e in events) for kind in ("graph break", "recompile", "cudagraphs skipped")}
-    detail = (f"torch.compile(mode='reduce-overhead'), {COMPILE_STEPS} steps: "
-              + ", ".join(f"{n} {kind}{'s' if n != 1 and kind != 'cudagraphs skipped' else ''}" for kind, n in counts.items()))
+    detail = f"torch.compile(mode='reduce-overhead'), {COMPILE_STEPS} steps: {event_counts(events)}"
     result = DeviceResult(label, probes=[ProbeOutcome("compile", "ran", detail)])
     result.records["compile"] = [asdict(e) for e in events]
     result.seconds["compile probe"] = time.perf_counter() - started

@@ -41,11 +41,15 @@ def synchronize(devices) -> None:
 
 
 def memory(devices) -> tuple[int, int]:
-    """(live bytes, cumulative allocation count) over the CUDA devices (host-side counters)."""
+    """(live bytes, cumulative allocation count) over the CUDA devices (host-side counters).
+
+    Read twice a step, so from one nested dict per device: ``memory_stats()`` flattens and sorts
+    every counter of the allocator, and ``memory_allocated()`` is one more ``memory_stats()``."""
     live = count = 0
     for dev in cuda_devices(devices):
-        live += torch.cuda.memory_allocated(dev)
-        count += torch.cuda.memory_stats(dev).get("allocation.all.allocated", 0)
+        stats = torch.cuda.memory_stats_as_nested_dict(dev)
+        live += stats.get("allocated_bytes", {}).get("all", {}).get("current", 0)
+        count += stats.get("allocation", {}).get("all", {}).get("allocated", 0)
     return live, count
 
 

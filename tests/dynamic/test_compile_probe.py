@@ -51,3 +51,76 @@ def test_the_report_puts_each_event_beside_graphlints_findings():
     text = render_markdown(Inventory("t", "c", "d", "torch", True, devices=[dev]), CrossRef(True, "checked"))
     assert "| cuda:0 | step | recompile | self.pos == 2 | `eng.py:7` | GL393 |" in text
     assert "| cuda:0 | step | graph break | Dynamic shape operator | `eng.py:9` | nothing (a line graphlint does not flag) |" in text
+
+
+def _line_of(fn, text: str) -> int:
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_an_error_torch_compile_raises_is_placed_at_the_user_line_dynamo_was_tracing():
+    from graphlint.dynamic.compile_probe import _error_event
+
+    def step(x):
+        y = x * 2
+        torch._dynamo.graph_break()  # an error under fullgraph=True
+        return y + 1
+
+    torch._dynamo.reset()
+    try:
+        torch.compile(step, backend="eager", fullgraph=True)(torch.ones(3))
+    except Exception as exc:  # noqa: BLE001 - whatever dynamo raises, it must be located
+        event = _error_event("step", exc)
+    else:
+        raise AssertionError("fullgraph=True compiled a graph break")
+    finally:
+        torch._dynamo.reset()
+    assert (event.kind, event.path, event.line) == ("error", "tests/dynamic/test_compile_probe.py", _line_of(step, "graph_break()"))
+
+
+def test_an_error_naming_where_an_output_was_made_is_placed_there_and_a_cause_is_followed():
+    from graphlint.dynamic.compile_probe import _error_event
+
+    made = TARGETS / "hazards.py"
+    overwritten = RuntimeError("Error: accessing tensor output of CUDAGraphs that has been overwritten by a "
+                               f'subsequent run. Stack trace: File "{made}", line 12, in embed')
+    assert (_error_event("r", overwritten).path, _error_event("r", overwritten).line) == ("fixtures/targets/hazards.py", 12)
+    try:
+        try:
+            raise overwritten
+        except RuntimeError as inner:
+            raise ValueError("wrapped") from inner
+    except ValueError as outer:
+        event = _error_event("r", outer)
+    assert (event.reason, event.path, event.line) == ("ValueError: wrapped", "fixtures/targets/hazards.py", 12)
+
+
+def test_an_error_without_a_named_line_falls_back_to_the_traceback():
+    from graphlint.dynamic.compile_probe import _error_event
+
+    def region():
+        raise AssertionError()
+
+    try:
+        region()
+    except AssertionError as exc:
+        event = _error_event("embed", exc)
+    assert (event.path, event.line) == ("tests/dynamic/test_compile_probe.py", _line_of(region, "raise AssertionError"))
+
+
+def test_the_probe_line_counts_errors_first_and_only_when_there_are_some():
+    from graphlint.dynamic.compile_probe import CompileEvent, event_counts
+
+    clean = [CompileEvent("a", "graph break", "x")]
+    assert event_counts(clean) == "1 graph break, 0 recompiles, 0 cudagraphs skipped"
+    failing = clean + [CompileEvent("a", "error", "AttributeError: x"), CompileEvent("b", "error", "y")]
+    assert event_counts(failing) == "2 errors, 1 graph break, 0 recompiles, 0 cudagraphs skipped"
+
+
+def test_each_compiled_step_begins_a_new_cuda_graph_tree_step(monkeypatch):
+    marks = []
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1))
+    _events("plain_module.py")
+    assert len(marks) == 3  # COMPILE_STEPS

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from graphlint.dynamic.crash import LastLine, crash_of, first_useful_error, read_last_line
+from graphlint.dynamic.crash import LastLine, Progress, crash_of, first_useful_error, read_last_line, read_progress
 
 ASSERT_OUTPUT = """\
 /pytorch/aten/src/ATen/native/cuda/Indexing.cu:1515: indexSelectSmallIndex: block: [0,0,0], thread: [0,0,0] \
@@ -63,6 +63,23 @@ def test_the_recorded_line_survives_a_process_that_aborts(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert proc.returncode < 0  # killed by SIGABRT, as the H200's worker was
     assert read_last_line(str(record)) == (str(victim), 6, "lookup")
+
+
+def test_progress_is_the_last_write_of_a_process_that_aborts_and_shorter_writes_leave_no_tail(tmp_path):
+    path = tmp_path / "progress"
+    script = textwrap.dedent(f"""\
+        import os
+        from graphlint.dynamic.crash import Progress
+        progress = Progress({str(path)!r})
+        progress("reference", 41, "stage(41) with a long description of what ran")
+        progress("reference", 42, "layer3")
+        os.abort()
+        """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert proc.returncode < 0
+    assert read_progress(str(path)) == {"probe": "reference", "step": 42, "running": "layer3"}
+    assert read_progress(str(tmp_path / "never-written")) == {}
+    Progress(None)("soak", 1)  # no path: nothing is written, nothing fails
 
 
 def test_the_recorder_follows_the_caller_back_and_ignores_other_files(tmp_path):

@@ -218,3 +218,25 @@ def test_only_a_first_error_from_an_earlier_capture_is_a_cascade():
     assert is_cascade(CASCADE)
     assert not is_cascade("RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph capture (then: "
                           "AcceleratorError: CUDA error: operation failed due to a previous error during capture)")
+
+
+def test_the_per_step_memory_reading_equals_torchs_own_counters(monkeypatch):
+    """``memory()`` reads the allocator's nested counters once; it must give what
+    ``memory_allocated()`` and ``memory_stats()["allocation.all.allocated"]`` give."""
+    import torch
+
+    from graphlint.dynamic.series import memory
+
+    counters = {0: {"allocated_bytes": {"all": {"current": 4096, "peak": 8192}, "small_pool": {"current": 512}},
+                    "allocation": {"all": {"allocated": 37, "current": 5}}, "num_ooms": 0},
+                1: {"allocated_bytes": {"all": {"current": 100}}, "allocation": {"all": {"allocated": 3}}}}
+
+    def nested(device=None):
+        return counters[torch.device(device).index]
+
+    monkeypatch.setattr(torch.cuda.memory, "memory_stats_as_nested_dict", nested)
+    monkeypatch.setattr(torch.cuda, "memory_stats_as_nested_dict", nested)
+    devices = [torch.device("cuda:0"), torch.device("cuda:1"), torch.device("cpu")]
+    expected = (sum(torch.cuda.memory_allocated(d) for d in devices[:2]),
+                sum(torch.cuda.memory_stats(d)["allocation.all.allocated"] for d in devices[:2]))
+    assert memory(devices) == expected == (4196, 40)

@@ -85,3 +85,31 @@ def test_cpu_tensors_use_the_torch_backend(monkeypatch):
 def test_dsv4_kernels_env_picks_the_backend(monkeypatch, value, forced):
     monkeypatch.setenv("DSV4_KERNELS", value)  # empty: the default, cutedsl where it can run
     assert kernels.registry.forced_torch() is forced
+
+
+def test_under_torch_compile_a_kernel_launch_is_a_graph_break_not_traced(monkeypatch):
+    """CuTeDSL's launch path is not traceable (on the GPU dynamo failed at its stream handle, so
+    every region errored); the launch must be an opaque call: one graph break at the op's line."""
+    launched = []
+
+    def fake_launcher(x, weight, eps, out=None):  # stands in for a compiled CuTeDSL kernel
+        launched.append(torch.compiler.is_compiling())
+        return reference.rms_norm(x, weight, eps, out=out)
+
+    monkeypatch.setattr(kernels, "compiled_kernel", lambda *args: fake_launcher)
+
+    def step(x, w):
+        y = x * 2
+        return kernels.rms_norm(y, w, 1e-6) + 1
+
+    x, w = torch.randn(2, 8), torch.ones(8)
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(step)(x, w)
+    assert explained.graph_break_count == 1
+    [reason] = explained.break_reasons
+    assert any(f.filename == __file__ and "kernels.rms_norm" in (f.line or "") for f in reason.user_stack)
+    torch._dynamo.reset()
+    compiled = torch.compile(step, backend="eager")
+    torch.testing.assert_close(compiled(x, w), step(x, w))
+    assert launched and not any(launched)  # the launcher itself ran eagerly, outside the trace
+    torch._dynamo.reset()
