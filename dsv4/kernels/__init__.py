@@ -21,17 +21,15 @@ from dsv4.kernels.registry import backend, compiled_kernel, warmup
 
 __all__ = ["backend", "nvfp4_fake_quant", "rms_norm", "sinkhorn", "warmup"]
 
-_OPAQUE_REASON = "a CuTeDSL kernel launch: dynamo cannot trace it"
-
 
 def _launch(kernel, *args, **kwargs) -> torch.Tensor:
     return kernel(*args, **kwargs)
 
 
-try:
-    _launch_opaque = torch.compiler.disable(_launch, reason=_OPAQUE_REASON)
-except TypeError:  # a torch without disable(reason=)
-    _launch_opaque = torch.compiler.disable(_launch)
+# torch's own lazy form of torch.compiler.disable: torch._dynamo is imported at the first call
+# (only ever made while compiling), not here. Importing it costs a worker 4-5 s on the H200
+# machine, and the eager reference, which never compiles, must not pay that.
+_launch_opaque = (getattr(torch, "_disable_dynamo", None) or torch.compiler.disable)(_launch)
 
 
 def _opaque(kernel, *args, **kwargs) -> torch.Tensor:

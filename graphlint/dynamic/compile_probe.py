@@ -32,6 +32,8 @@ from graphlint.paths import display_path
 COMPILE_STEPS = 3
 _SKIP_FUNCTION = "log_cudagraph_skip_and_bump_counter"
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+_GUARD = re.compile(r"^\s*- \S+: (.+?)(?:\s+#.*)?$", re.M)  # "- 0/1: len(args) == 3  # source"
+_RECOMPILED = re.compile(r"^Recompiling function \S+ in (.+):(\d+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,19 @@ def _recompile_events(region: str, messages: list[str]) -> list[CompileEvent]:
     for message in messages:
         where = _FILE_LINE.findall(message)
         path, line = _project_line((f, int(n)) for f, n in where) if where else ("", 0)
-        guard = re.search(r"- \S+: (.+?)\s+#", message)
+        if not path:  # no source line for the guard: the function recompiled, at its ``def``
+            function = _RECOMPILED.search(message)
+            path, line = _project_line([(function.group(1), int(function.group(2)))]) if function else ("", 0)
+        guard = _GUARD.search(message)
         out.append(CompileEvent(region, "recompile", (guard.group(1) if guard else _first_line(message))[:300], path, line))
     return out
+
+
+def _skip_event(region: str, message: str) -> CompileEvent:
+    """Inductor's "skipping cudagraphs due to ..." at the project line of its "Found from" stack."""
+    path, line = _project_line((f, int(n)) for f, n in _FILE_LINE.findall(message))
+    reason = _first_line(message).split(". Found from", 1)[0]
+    return CompileEvent(region, "cudagraphs skipped", reason, path, line)
 
 
 def compile_events(target, regions, steps: int = COMPILE_STEPS, backend: str | None = None) -> list[CompileEvent]:
@@ -168,14 +180,14 @@ def compile_events(target, regions, steps: int = COMPILE_STEPS, backend: str | N
             step_begins()
             target.stage(step)
             for region in regions:
-                before = len(handler.messages)
+                before, skipped = len(handler.messages), len(skips)
                 try:
                     compiled.get(region.name, region.fn)()
                 except Exception as exc:  # noqa: BLE001 - the region runs eagerly from then on
                     events.append(_error_event(region.name, exc))
                     compiled.pop(region.name, None)
                 events += _recompile_events(region.name, handler.messages[before:])
-        events += [CompileEvent("", "cudagraphs skipped", _first_line(s)) for s in dict.fromkeys(skips)]
+                events += [_skip_event(region.name, message) for message in skips[skipped:]]
     torch._dynamo.reset()
     return list(dict.fromkeys(events))
 

@@ -123,6 +123,10 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
         factory = steps.watch(load_factory(job["target"]), job, sink)
         imported = time.perf_counter()
         if job.get("standby"):
+            # torch imports dynamo lazily, at the first op a dispatch mode (the tracer, the address
+            # watch) sees: 4-5 s of the capture step on the H200 machine, paid here while waiting
+            import torch._dynamo  # noqa: F401
+
             job = await_go(job)
             if job is None:
                 return DeviceResult(label, meta={"standby": "not needed"})

@@ -67,3 +67,14 @@ def test_warmup_compiles_only_the_variants_of_the_models_dtypes(monkeypatch):
     kernels.warmup("cuda:0")  # every variant: only the fp16 ones are left
     assert len(asked) == 2 and len(asked[1]) == 4 and all(torch.float16 in key for _op, key in asked[1])
     assert len(registry.variants()) == 11 and len(registry.variants((torch.float32,))) == 3
+
+
+def test_importing_the_engine_does_not_import_dynamo():
+    """torch.compile support (opaque kernel launches) must not cost the eager reference worker the
+    4-5 s of importing torch._dynamo it paid on the H200 when dsv4.kernels imported it eagerly."""
+    import subprocess
+    import sys
+
+    code = "import sys, dsv4.target; print('torch._dynamo' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"

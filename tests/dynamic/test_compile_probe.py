@@ -124,3 +124,30 @@ def test_each_compiled_step_begins_a_new_cuda_graph_tree_step(monkeypatch):
     monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1))
     _events("plain_module.py")
     assert len(marks) == 3  # COMPILE_STEPS
+
+
+def test_a_recompile_reads_its_guard_with_or_without_a_source_comment():
+    from graphlint.dynamic.compile_probe import _recompile_events
+
+    hazards = TARGETS / "hazards.py"
+    commented = (f"Recompiling function step in {hazards}:10\n    triggered by the following guard failure(s):\n"
+                 f'    - 0/0: self.pos == 2  # x = self.buf[self.pos]  # File "{hazards}", line 14, in step')
+    bare = (f"Recompiling function _opaque in {hazards}:37\n    triggered by the following guard failure(s):\n"
+            "    - 3/0: len(args) == 3\n    - 3/1: ___check_obj_id(kernel, 1403)")
+    first, second = _recompile_events("layer0", [commented, bare])
+    assert (first.reason, first.path, first.line) == ("self.pos == 2", "fixtures/targets/hazards.py", 14)
+    # torch names no line for this guard: the function recompiled, at its def, and the first guard
+    assert (second.reason, second.path, second.line) == ("len(args) == 3", "fixtures/targets/hazards.py", 37)
+
+
+def test_a_cudagraph_skip_is_placed_at_its_found_from_frame_and_named_without_it():
+    from graphlint.dynamic.compile_probe import _skip_event
+
+    made = TARGETS / "hazards.py"
+    message = (f"skipping cudagraphs due to mutated inputs (2 instances). Found from : \n"
+               f'   File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1775, in _call\n'
+               f'   File "{made}", line 21, in commit\n    self.cache[pos].copy_(kv)\n')
+    event = _skip_event("layer1", message)
+    assert event == type(event)("layer1", "cudagraphs skipped", "skipping cudagraphs due to mutated inputs (2 instances)",
+                                "fixtures/targets/hazards.py", 21)
+    assert _skip_event("head", "skipping cudagraphs due to cpu device (arg0)").path == ""

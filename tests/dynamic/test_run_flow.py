@@ -352,6 +352,23 @@ def test_a_standby_worker_process_waits_then_quits_or_runs(tmp_path):
     assert results["run"].outcome("tracer").status == "ran"
 
 
+def test_a_standby_worker_imports_dynamo_while_it_waits(tmp_path):
+    """Dynamo is imported lazily by torch at the first op a dispatch mode sees (4-5 s of the capture
+    step on the H200 machine); the standby pays that before its go, even when told to quit."""
+    import json
+    import subprocess
+    import sys
+
+    go = tmp_path / "go"
+    go.write_text(json.dumps({"cancel": True}))
+    job = {"target": spec("plain_module.py"), "devices": ["cpu"], "label": "cpu", "phase": "trace", "standby": str(go)}
+    code = ("import json, sys; from graphlint.dynamic.worker import run_phase; "
+            f"result = run_phase(json.loads({json.dumps(json.dumps(job))})); "
+            "print(result.meta.get('standby'), 'torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, check=True)
+    assert out.stdout.split()[-3:] == ["not", "needed", "True"]
+
+
 def test_a_standby_worker_timeout_counts_from_its_go_not_while_it_waits(monkeypatch):
     """GRAPHLINT_WORKER_TIMEOUT bounds a worker's work: a standby that waited for a long first graph
     worker is not killed for the wait, and one that runs too long after its go is."""
