@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 from graphlint.dynamic.crash import Progress
-from graphlint.dynamic.frames import error_line, is_project_file
+from graphlint.dynamic.frames import error_line, is_project_file, traceback_frames
 from graphlint.dynamic.target import regions_of
 from graphlint.inventory import DeviceResult, ProbeOutcome
 from graphlint.paths import display_path
@@ -72,18 +72,9 @@ def _error_event(region: str, exc: BaseException) -> CompileEvent:
         seen = seen.__cause__ or seen.__context__
     candidates = [[(f.filename, f.lineno) for f in getattr(e, "real_stack", None) or ()] for e in chain]
     candidates += [[(f, int(n)) for f, n in _FILE_LINE.findall(str(e))] for e in chain]
-    candidates += [_traceback_pairs(e.__traceback__) for e in chain]
+    candidates += [[(f, n) for f, n, _ in traceback_frames(e.__traceback__)] for e in chain]
     path, line = next((found for found in map(_project_line, candidates) if found[0]), ("", 0))
     return CompileEvent(region, "error", error_line(exc), path, line)
-
-
-
-def _traceback_pairs(tb) -> list[tuple[str, int]]:
-    pairs = []
-    while tb is not None:
-        pairs.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
-        tb = tb.tb_next
-    return pairs
 
 
 def _first_line(text: str) -> str:

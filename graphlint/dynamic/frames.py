@@ -105,13 +105,18 @@ def error_line(exc: BaseException, limit: int | None = 300) -> str:
     return line[:limit] if limit else line
 
 
+def traceback_frames(tb: types.TracebackType | None) -> list[tuple[str, int, str]]:
+    """(file, line, function) of each traceback entry, outermost first."""
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name))
+        tb = tb.tb_next
+    return frames
+
+
 def traceback_user_frame(tb: types.TracebackType | None) -> UserFrame | None:
     """The innermost user frame of an exception's traceback (where it was raised)."""
-    pairs = []
-    while tb is not None:
-        pairs.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name))
-        tb = tb.tb_next
-    return _from_pairs(list(reversed(pairs)))
+    return _from_pairs(list(reversed(traceback_frames(tb))))
 
 
 def _unwrap(fn):
