@@ -369,6 +369,20 @@ def test_a_standby_worker_imports_dynamo_while_it_waits(tmp_path):
     assert out.stdout.split()[-3:] == ["not", "needed", "True"]
 
 
+def test_the_eager_reference_worker_never_imports_dynamo(tmp_path):
+    """Only the phases with dispatch modes import it; the reference, the soak's critical path, does not."""
+    import json
+    import subprocess
+    import sys
+
+    job = {"target": spec("plain_module.py"), "devices": ["cpu"], "label": "cpu", "phase": "reference", "steps": 2}
+    code = ("import json, sys; from graphlint.dynamic.worker import run_phase; "
+            f"result = run_phase(json.loads({json.dumps(json.dumps(job))})); "
+            "print(result.outcome('reference').status, 'torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, check=True)
+    assert out.stdout.split()[-2:] == ["ran", "False"]
+
+
 def test_a_standby_worker_timeout_counts_from_its_go_not_while_it_waits(monkeypatch):
     """GRAPHLINT_WORKER_TIMEOUT bounds a worker's work: a standby that waited for a long first graph
     worker is not killed for the wait, and one that runs too long after its go is."""
