@@ -27,6 +27,19 @@ REGION_CLASS = "graphlint.dynamic.target.Region"
 GRAPH_CALLS = frozenset((*GRAPHED_CALLS, *COMPILE_CALLS))
 
 
+#: methods of Python's containers, strings and tensors: calling one is no call into the project
+COMMON_METHODS = frozenset(
+    "append extend insert remove pop popleft appendleft clear copy count index sort reverse get items keys "
+    "values update setdefault add discard format join split rsplit strip lstrip rstrip startswith endswith "
+    "replace lower upper encode decode read write close item tolist numpy cpu cuda to size dim view reshape "
+    "contiguous float half bfloat16 long int bool detach clone fill_ zero_ copy_ unsqueeze squeeze permute "
+    "transpose expand flatten sum mean max min argmax softmax masked_fill_ index_select narrow split chunk "
+    "numel type_as new_empty new_zeros new_ones new_full record_stream synchronize wait put join is_set set "
+    "acquire release qsize empty full exists mkdir open sub match group info debug warning error exception "
+    "eval train parameters named_parameters buffers named_modules modules state_dict load_state_dict "
+    "register_buffer register_forward_hook apply requires_grad_".split())
+
+
 #: annotations of containers whose element type types what indexing them gives
 CONTAINERS = frozenset(("list", "sequence", "mutablesequence", "tuple", "iterable", "collection"))
 
@@ -100,6 +113,7 @@ class CallRecorder:
             return
         self.bindings.bind(target, value)
         self.returns.note_binding(self.at.func, target, value)
+        self.at.flows.assign(target, value)
 
     # -- callees -----------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
@@ -189,7 +203,7 @@ class CallRecorder:
         """A nested def used as a value (returned, passed, stored) will be called by whoever gets it."""
         for scope in reversed(self.local_defs):
             if node.value in scope:
-                self.add_call(("ref", ("local", scope[node.value])))
+                self.add_call(("ref", ("local", scope[node.value])), ("n", node.value))
                 return
 
     def argument_references(self, call: cst.Call) -> None:
@@ -198,17 +212,20 @@ class CallRecorder:
         for arg in call.args:
             value = arg.value
             if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-                self.add_call(("ref", ("member", ("self", ()), value.attr.value)))
+                self.add_call(("ref", ("member", ("self", ()), value.attr.value)),
+                              ("a", ("n", "self"), value.attr.value))
             elif isinstance(value, cst.Name) and value.value in self.local_names:
-                self.add_call(("ref", ("name", value.value)))
+                self.add_call(("ref", ("name", value.value)), ("n", value.value))
 
-    def add_call(self, desc: Descriptor) -> None:
+    def add_call(self, desc: Descriptor, expr: tuple | None = None, plain: bool = False) -> None:
+        """A call site (``expr``: the callee in flow IR, what the call graph resolves)."""
         if self.at.setup_depth and not self.at.in_capture:
             return
-        key = (desc, self.at.in_capture, self.at.once)
+        key = (desc, expr, self.at.in_capture, self.at.once)
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
-            seen[key] = CallSite(desc, self.at.in_capture, reference=desc[0] == "ref", once=self.at.once)
+            seen[key] = CallSite(desc, self.at.in_capture, reference=desc[0] == "ref", once=self.at.once,
+                                 expr=expr, plain=plain)
             self.at.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.at.order  # the first call: what comes after it saw its effect
@@ -299,23 +316,48 @@ class CallRecorder:
             elif isinstance(func.value, cst.Name) and func.value.value in oracle.fn.callables:
                 refs = oracle.fn.callables[func.value.value]  # ``fns = (self._a, self._b); fns[i](x)``
                 for ref in refs[1:]:
-                    self.add_call(ref)
+                    self.add_call(ref, self.at.call_expr)
                 desc = refs[0]
         elif isinstance(func, cst.Name) and func.value in oracle.fn.objects:  # ``model(x)``, ``model: TinyLM``
             desc = ("member", oracle.fn.objects[func.value], None)
         elif isinstance(func, cst.Name) and func.value in oracle.fn.callables:
             for ref in oracle.fn.callables[func.value][1:]:
-                self.add_call(ref)
+                self.add_call(ref, self.at.call_expr)
             desc = oracle.fn.callables[func.value][0]
         else:
             desc = self.descriptor(func)
+        expr = self.at.call_expr
+        if desc is None and expr is not None:
+            desc = ("ir", expr)  # nothing the name resolution knows: the points-to graph may
         if desc is not None:
-            self.add_call(desc)
+            self.add_call(desc, expr, self.looks_like_project_call(func))
             if call.args:
                 record_passes(self, call, desc)
         if self.at.in_capture:
             note_captured_param(self, call)
         self.at.note_call(call, desc)
+
+    def looks_like_project_call(self, func: cst.BaseExpression) -> bool:
+        """A callee the project should define: a local, a parameter, ``self``'s or another
+        object's attribute, a relative import -- not a builtin, an absolute import (``torch.*``,
+        the standard library), a tensor's method or a common method of Python's containers and
+        strings (see :attr:`graphlint.static.callgraph.CallGraph.unresolved`)."""
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        name = root.value
+        if name in self.imports:
+            return self.imports[name].startswith(".")
+        if name in BUILTIN_NAMES and func is root:
+            return False
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in COMMON_METHODS or func.attr.value.startswith("__"):
+                return False
+            if self.oracle.is_tensor(func.value):
+                return False
+        return True
 
     def does_device_work(self, call: cst.Call) -> bool:
         """A torch op, a sub-module call, a tensor method, ``.cuda()``/``.to()``: this function

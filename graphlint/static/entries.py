@@ -77,8 +77,9 @@ class Discovery:
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
-                 options: StaticOptions):
+                 options: StaticOptions, graph=None):
         self.infos, self.index, self.calls, self.options = infos, index, calls, options
+        self.graph = graph
         self.by_path = {info.path: info for info in infos}
         self.entries: list[Entry] = []
         self.loop_bodies: dict[str, dict[FuncId, frozenset[int]]] = {c: {} for c in CONTEXTS}
@@ -282,7 +283,7 @@ class Discovery:
             for info in self.infos
             for qual, fn in info.functions.items()
             for loop in fn.loops
-            if any((t.path, q) in reach for d in loop.calls for t, q in self.index.targets(info, fn.cls, d))
+            if any(t in reach for t in self.loop_targets(info, qual, loop))
         } | set(self.loop_bodies["host"])
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
@@ -290,7 +291,7 @@ class Discovery:
                 if not fn.loops or fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
                     continue
                 for loop in fn.loops:
-                    targets = [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
+                    targets = self.loop_targets(info, qual, loop)
                     if any(t in looping for t in targets):
                         continue  # it calls a function that loops over tokens itself: a loop over requests
                     where, loops = (info.path, loop.where), frozenset((loop.id,))
@@ -335,6 +336,12 @@ class Discovery:
                              and not site.in_capture and not site.reference), None)
                 if root is not None and not self.only_setup_calls(callers.get(fid, ())):
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+    def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
+        if self.graph is not None:
+            return self.graph.loop_targets(info, qual, loop)
+        fn = info.functions[qual]
+        return [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
 
     def class_live(self, info: ModuleInfo, cls: str) -> bool:
         """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).

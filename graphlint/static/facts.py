@@ -56,6 +56,12 @@ class CallSite(Compact):
     #: made inside a loop over devices or under ``torch.cuda.device(<loop variable>)``: what it
     #: calls may capture on several devices from one process (GL501 is an error there)
     multi_device: bool = False
+    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the
+    #: points-to call graph resolves (:class:`graphlint.static.callgraph.CallGraph`)
+    expr: tuple | None = None
+    #: looks like a call into the project (on ``self``, a local, a parameter, an attribute, a
+    #: relative import): counted as *unresolved* when it resolves to nothing
+    plain: bool = False
 
 
 @dataclass
@@ -163,6 +169,8 @@ class LoopInfo(Compact):
     id: int  # the loop statement's ordinal in its function
     where: tuple
     calls: list[Descriptor] = field(default_factory=list)
+    #: the same calls' callees in :mod:`.flowir` form (what the call graph resolves)
+    exprs: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -176,6 +184,24 @@ class Site(Compact):
     kind: str
     function: str
     where: tuple = ()
+
+
+@dataclass
+class ScopeFlow(Compact):
+    """One scope's bindings for the points-to analysis (see :mod:`graphlint.static.flows`)."""
+
+    kind: str  # "module" | "class" | "function"
+    parent: str = ""  # the enclosing function's qualname (closures), "" at module level
+    cls: str = ""  # for a method, and a class body: the class's qualname
+    #: "m" a method, "s" a staticmethod, "c" a classmethod, "p" a property, "" a plain function
+    fkind: str = ""
+    params: tuple[str, ...] = ()  # positional parameters in order, ``self`` included
+    kwonly: tuple[str, ...] = ()
+    vararg: str = ""
+    kwarg: str = ""
+    locals: frozenset[str] | set[str] = field(default_factory=set)  # names this scope binds
+    outer: tuple[str, ...] = ()  # ``global`` / ``nonlocal`` names
+    stmts: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -193,6 +219,8 @@ class ModuleInfo(Compact):
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
+    #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
+    flows: dict[str, ScopeFlow] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from graphlint.finding import Finding
 from graphlint.rules import Rule
+from graphlint.static.callgraph import CallGraph
 from graphlint.static.contexts import FuncId
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
@@ -22,14 +23,14 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
     index = Index(infos)
+    graph = CallGraph(infos, index)
     calls: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
     for info in infos:
         for qual in sorted(info.functions):
             fn = info.functions[qual]
             out: dict[FuncId, CallSite] = {}
             for call in [] if fn.device_code else fn.calls:  # DSL code calls DSL code, not the host
-                for target_info, target_qual in index.targets(info, fn.cls, call.target):
-                    callee = (target_info.path, target_qual)
+                for callee in graph.site_targets(info, qual, call):
                     known = out.get(callee)
                     if known is None:  # the summary's own site (never mutated: summaries are cached)
                         out[callee] = call
@@ -39,7 +40,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                                                known.reference and call.reference,
                                                multi_device=known.multi_device or call.multi_device)
             calls[(info.path, qual)] = sorted(out.items())
-    contexts = Discovery(infos, index, calls, options).run()
+    contexts = Discovery(infos, index, calls, options, graph).run()
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     return _findings(infos, rules, options, contexts, index)

@@ -62,7 +62,7 @@ class LoopFrame:
     writes: dict[str, int] = field(default_factory=dict)
     mutated: set[str] = field(default_factory=set)
     deps: dict[str, set[str]] = field(default_factory=dict)
-    calls: list[tuple[int, Descriptor, set[str]]] = field(default_factory=list)
+    calls: list[tuple[int, Descriptor, tuple | None, set[str]]] = field(default_factory=list)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         seen, todo = set(), list(reads)
@@ -108,11 +108,13 @@ class LoopTracker:
         if not frame.eligible:
             return
         calls: list[Descriptor] = []
-        for order, desc, reads in frame.calls:
-            if desc not in calls and frame.feeds_back(order, reads):
+        exprs: list[tuple] = []
+        for order, desc, expr, reads in frame.calls:
+            if (desc, expr) not in zip(calls, exprs) and frame.feeds_back(order, reads):
                 calls.append(desc)
+                exprs.append(expr)
         if calls:
-            info = LoopInfo(frame.id, frame.where, calls)
+            info = LoopInfo(frame.id, frame.where, calls, exprs)
             self.func.loops.append(info)
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
@@ -150,7 +152,7 @@ class LoopTracker:
             reads |= _names(func.value) - {"self"}  # ``model.forward(...)``: the receiver is an input too
         for frame in self.loop_frames:
             if frame.eligible and not callee & frame.targets:
-                frame.calls.append((self.order, desc, reads))
+                frame.calls.append((self.order, desc, getattr(self, "call_expr", None), reads))
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""

@@ -53,6 +53,7 @@ class ScopeWalker:
         saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
                  self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
                  self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops)
+        self.flows.function(stmt, qualname, self.class_name)
         self.func = self._new_function(qualname, name, self.class_name)
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
@@ -78,6 +79,7 @@ class ScopeWalker:
         try:
             self.suite(stmt.body)
         finally:
+            self.flows.end()
             self.local_defs.pop()
             made = self.calls.returns.returned_class(qualname)
             if stmt.returns is None:
@@ -117,6 +119,7 @@ class ScopeWalker:
             if desc is not None:
                 info.bases.append(desc)
         self.info.classes[qualname] = info
+        self.flows.klass(stmt, qualname)
         saved_cls = self.oracle.cls
         self.class_stack.append(info)
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
@@ -131,6 +134,7 @@ class ScopeWalker:
             self.once_flags[qualname] = flags
             self.drop_one_time_steps(qualname, flags)
         finally:
+            self.flows.end()
             self.class_stack.pop()
             self.oracle.cls = saved_cls
         info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)

@@ -16,6 +16,7 @@ from graphlint.rules import Rule
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import ClassInfo, ModuleInfo
+from graphlint.static.flows import FlowRecorder
 from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
@@ -90,12 +91,14 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.init_loops()
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
+        self.flows = FlowRecorder(self.info.flows)  # what each scope binds, for the points-to analysis
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []
         self.stmt: cst.CSTNode | None = None
         self.store_targets: set[int] = set()
         self.call_name: str | None = None  # resolved callee of the Call being visited
+        self.call_expr: tuple | None = None  # its callee in flow IR (see :mod:`.flowir`)
 
     # -- MatchContext ------------------------------------------------------------------
     @property
@@ -168,8 +171,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
     def small(self, stmt: cst.BaseSmallStatement) -> None:
         self.stmt = stmt
         self.oracle.readback_seen = False
+        self.flows.statement()
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
             record_import(stmt, self.imports)
+            self.flows.imported(stmt)
+            return
+        if isinstance(stmt, (cst.Global, cst.Nonlocal)):
+            self.flows.globals_([n.name.value for n in stmt.names])
             return
         if isinstance(stmt, cst.Assign):
             if isinstance(stmt.value, cst.Name) and stmt.value.value == "True" and self.oracle.cls is not None:
@@ -182,6 +190,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
         elif isinstance(stmt, cst.AnnAssign):
+            self.flows.annotated(stmt.target, stmt.annotation.annotation)
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
             self.store_targets = set()
@@ -212,12 +221,17 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.expr(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 self.calls.bindings.record_module_call(stmt.value)
+            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
+                inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
+                self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
             elif isinstance(stmt, cst.Return):
                 self.calls.returns.note_return(self.func, stmt.value)
+                self.flows.returns(stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
         self.oracle.readback_seen = False
+        self.flows.statement()
         if isinstance(stmt, cst.FunctionDef):
             self.function(stmt)
         elif isinstance(stmt, cst.ClassDef):
@@ -284,6 +298,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.store_targets = set()
             self.expr(stmt.iter)
             self.bind_loop_target(stmt.target, stmt.iter)
+            self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
         self.loop_ids.append(loop_id)
         self.enter_loop(stmt)
@@ -320,6 +335,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         try:
             for item in stmt.items:
                 self.expr(item.item)
+                if item.asname is not None:
+                    self.flows.assign(item.asname.name, item.item)
             self.in_capture = outer or captures
             self.suite(stmt.body)
         finally:
@@ -363,6 +380,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.call_name = self.calls.callee_name(func)
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True
+                self.call_expr = self.flows.call(node)
                 self.calls.call_site(node)
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
                 if type(func) is cst.Attribute:

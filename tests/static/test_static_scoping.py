@@ -216,9 +216,10 @@ def test_callbacks_closures_and_typed_parameters_are_followed():
                 region.fn()
     """
     chains = sorted(f.chain for f in analyze({"m.py": src}, entries=("m.py:Decoder.step",)))
+    # the points-to call graph follows the callbacks into ``Region.fn`` and out of ``region.fn()``
     assert chains == [
-        ("m.py:Decoder.step", "m.py:Decoder.regions", "m.py:Decoder._closure", "m.py:Decoder._closure.inner"),
-        ("m.py:Decoder.step", "m.py:Decoder.regions", "m.py:Decoder._layer", "m.py:Block.forward_eager"),
+        ("m.py:Decoder.step", "m.py:Decoder._closure.inner"),
+        ("m.py:Decoder.step", "m.py:Decoder._layer", "m.py:Block.forward_eager"),
     ]
     typed = analyze({"m.py": src}, entries=("m.py:run_all",))
     assert [f.chain for f in typed] == [("m.py:run_all", "m.py:Block.forward_eager")]

@@ -1,0 +1,120 @@
+"""The whole-program call graph: every call site's targets, from the points-to analysis.
+
+:class:`CallGraph` compiles every file's flow facts (:mod:`.flowlink`), solves them to a fixpoint
+(:mod:`.pointsto`) and answers, per call site the walker recorded (:class:`CallSite`, whose
+``expr`` is the callee in :mod:`.flowir` form), which functions it may run: what calling each
+value that reaches the callee does (:meth:`graphlint.static.objects.Objects.callees`: a function,
+a bound method, a class's ``__init__``, an instance's ``forward``/``__call__``, a partial's
+function, every element of an ``nn.Sequential``). A callback passed as an argument
+(``reference`` sites) is the functions and bound methods it holds, never a class.
+
+:attr:`CallGraph.unresolved` is, per function, the call sites that look like calls into the
+project -- on ``self``, a local, a parameter, an attribute, a relative import (``CallSite.plain``)
+-- whose callee holds no value: the places where graphlint cannot see what runs. Calls of
+``torch.*``, tensor methods, builtins, the standard library and other imports from outside the
+project are never counted (they are not marked ``plain``, or their root is an import that no
+analysed module provides).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.flowlink import Linker
+from graphlint.static.index import Index
+from graphlint.static.objects import Objects
+from graphlint.static.pointsto import Solver
+
+FuncId = tuple[str, str]
+
+
+class CallGraph:
+    def __init__(self, infos: list[ModuleInfo], index: Index):
+        self.infos, self.index = infos, index
+        self.solver = Solver()
+        by_path = {info.path: info for info in infos}
+        self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
+        self.linker = Linker(infos, index, self.objects)
+        self.linker.compile_all()
+        self.solver.run()
+        #: function -> its call sites that look like project calls but resolve to nothing
+        self.unresolved: dict[FuncId, list[CallSite]] = {}
+
+    def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:
+        """The functions ``site`` (a call site of ``qual`` in ``path``) may run; records it in
+        :attr:`unresolved` when it looks like a project call and runs nothing."""
+        expr = site.expr
+        if expr is None:
+            return []
+        key = (path, qual, expr)
+        node = self.linker.memo.get(key)
+        if node is None:
+            if qual not in self.linker.by_path[path].flows:
+                return []
+            node = self.linker.eval(path, qual, expr)
+            self.solver.run()  # a site no statement compiled (rare): solve what it adds
+        found: dict[FuncId, None] = {}
+        for value in sorted(self.solver.values(node), key=repr):
+            if site.reference and value[0] == "C":
+                continue
+            for fid, _, _ in self.objects.callees(value):
+                if fid is not None:
+                    found[fid] = None
+        out = sorted(found)
+        if not out and site.plain and not site.reference and not self.external(path, qual, expr):
+            self.unresolved.setdefault((path, qual), []).append(site)
+        return out
+
+    def site_targets(self, info: ModuleInfo, qual: str, site: CallSite) -> list[FuncId]:
+        """The call graph's edges out of one call site: the points-to targets, and what name
+        resolution (:class:`Index`) finds for the site's descriptor."""
+        found = dict.fromkeys(self.targets(info.path, qual, site))
+        fn = info.functions[qual]
+        for target_info, target_qual in self.index.targets(info, fn.cls, site.target):
+            found[(target_info.path, target_qual)] = None
+        if found and site.plain and self.unresolved.get((info.path, qual), [None])[-1] is site:
+            self.unresolved[(info.path, qual)].pop()
+        return list(found)
+
+    def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
+        """What a per-token loop's feeding calls run."""
+        fn = info.functions[qual]
+        found: dict[FuncId, None] = {}
+        for desc, expr in zip(loop.calls, loop.exprs or [None] * len(loop.calls)):
+            if expr is not None:
+                found.update(dict.fromkeys(self.targets(info.path, qual, CallSite(desc, expr=expr))))
+            found.update(dict.fromkeys((t.path, q) for t, q in self.index.targets(info, fn.cls, desc)))
+        return list(found)
+
+    def external(self, path: str, qual: str, expr: tuple) -> bool:
+        """Whether the callee is rooted at an import no analysed module provides."""
+        root = expr
+        while root[0] in ("a", "s"):
+            root = root[1]
+        if root[0] != "n":
+            return False
+        name = self.linker.static_name(path, qual, root)
+        if name is None:
+            return False
+        if name.startswith("builtins."):
+            return True
+        parts = name.split(".")
+        return not any(self.index.find_module(".".join(parts[:cut])) is not None
+                       or ".".join(parts[:cut]) in self.linker.packages for cut in range(len(parts), 0, -1))
+
+    def unresolved_count(self, functions) -> int:
+        """Unresolved project calls inside ``functions`` (e.g. the decode path)."""
+        return sum(len(self.unresolved.get(fid, ())) for fid in functions)
+
+
+def _self_fields(infos: list[ModuleInfo]) -> dict[tuple[str, str], set[str]]:
+    """(path, class) -> attributes its methods store on ``self`` (``self.x = ...``)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for info in infos:
+        for flow in info.flows.values():
+            if flow.kind != "function" or not flow.cls:
+                continue
+            for stmt in flow.stmts:
+                target = stmt[1] if stmt[0] == "=" else None
+                if target is not None and target[0] == "a" and target[1] == ("n", "self"):
+                    out.setdefault((info.path, flow.cls), set()).add(target[2])
+    return out

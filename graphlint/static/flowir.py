@@ -1,0 +1,193 @@
+"""Expressions as the points-to analysis reads them: a tiny, picklable IR of nested tuples.
+
+Per-file facts (:mod:`.flows`) record what every assignment, return and call of a file moves
+around, in this IR; the whole-program solver (:mod:`.pointsto`) evaluates it. Only what can carry
+a class, a function, a bound method, a module, an instance or a container is kept: literals,
+arithmetic, comparisons and f-strings are ``None`` (they never hold a callable), which keeps
+summaries small. Tags (short: every summary is pickled):
+
+- ``("n", name)``: a name, resolved when linking (function locals, enclosing functions, module
+  globals, imports, builtins, as Python scopes them);
+- ``("a", base, attr)``: an attribute; ``("s", base)``: an element (subscript, iteration, ``.get()``);
+- ``("c", func, args, kwargs)``: a call's result; an argument is an IR or ``("*", ir)``, a keyword
+  ``(name, ir)`` or ``("**", ir)``;
+- ``("l", site, elements, callable)``: a container literal made at ``site`` (a file-wide number),
+  ``callable`` for ``nn.Sequential``-like ones (calling it calls every element);
+- ``("o", alternatives)``: ``a if c else b``, ``a or b``;
+- ``("d", qualname)`` / ``("k", qualname)``: a def / class of this file;
+- ``("i", dotted)``: an import (``..mod.name`` keeps its dots);
+- ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
+- ``("sup", class_qualname)``: ``super()`` in a method of that class;
+- ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
+- ``("g", base, prefix)``: ``getattr(base, name)`` with a computed name (every attribute
+  starting with the f-string's literal prefix);
+- ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
+  ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+IR = tuple
+CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+class IRBuilder:
+    """cst expressions -> IR. ``bind`` is told the names a comprehension or walrus binds (they
+    become locals of the enclosing function: flow-insensitive, as the whole analysis is);
+    ``cls`` answers the enclosing class, for ``super()``."""
+
+    def __init__(self, bind: Callable[[cst.BaseExpression, IR | None], None], cls: Callable[[], str]):
+        self.bind, self.cls = bind, cls
+        self.site = 0
+        self.memo: dict[int, IR | None] = {}  # per statement: nested calls are converted once
+
+    def new_site(self) -> int:
+        self.site += 1
+        return self.site
+
+    def clear(self) -> None:
+        self.memo.clear()
+
+    def expr(self, node: cst.BaseExpression | None) -> IR | None:
+        if node is None:
+            return None
+        key = id(node)
+        if key in self.memo:
+            return self.memo[key]
+        out = self.memo[key] = self._expr(node)
+        return out
+
+    def _expr(self, node: cst.BaseExpression) -> IR | None:
+        kind = type(node)
+        if kind is cst.Name:
+            return None if node.value in CONSTANTS else ("n", node.value)
+        if kind is cst.Attribute:
+            base = self.expr(node.value)
+            return ("a", base, node.attr.value) if base is not None else None
+        if kind is cst.Call:
+            return self.call(node)
+        if kind is cst.Subscript:
+            base = self.expr(node.value)
+            return ("s", base) if base is not None else None
+        if kind in (cst.List, cst.Tuple, cst.Set):
+            return ("l", self.new_site(), self.elements(node.elements), 0)
+        if kind is cst.Dict:
+            values = tuple(v for el in node.elements if (v := self.expr(
+                el.value if isinstance(el, cst.DictElement) else None)) is not None)
+            stars = tuple(("*s", v) for el in node.elements if isinstance(el, cst.StarredDictElement)
+                          and (v := self.expr(el.value)) is not None)
+            return ("l", self.new_site(), values + stars, 0)
+        if kind in COMPREHENSIONS:
+            return self.comprehension(node)
+        if kind is cst.IfExp:
+            return self.union((self.expr(node.body), self.expr(node.orelse)))
+        if kind is cst.BooleanOperation:
+            return self.union((self.expr(node.left), self.expr(node.right)))
+        if kind is cst.Await:
+            return self.expr(node.expression)
+        if kind is cst.NamedExpr:
+            value = self.expr(node.value)
+            self.bind(node.target, value)
+            return value
+        return None
+
+    @staticmethod
+    def union(alternatives: tuple) -> IR | None:
+        alts = tuple(a for a in alternatives if a is not None)
+        if not alts:
+            return None
+        return alts[0] if len(alts) == 1 else ("o", alts)
+
+    def elements(self, elements) -> tuple:
+        out = []
+        for el in elements:
+            value = self.expr(el.value)
+            if value is not None:
+                out.append(("*s", value) if isinstance(el, cst.StarredElement) else value)
+        return tuple(out)
+
+    def comprehension(self, node) -> IR:
+        clause = node.for_in
+        while clause is not None:  # ``for k, v in d.items()``: the targets are (flow-insensitive) locals
+            source = self.expr(clause.iter)
+            self.bind(clause.target, ("s", source) if source is not None else None)
+            clause = clause.inner_for_in
+        elt = self.expr(node.value if isinstance(node, cst.DictComp) else node.elt)
+        return ("l", self.new_site(), (elt,) if elt is not None else (), 0)
+
+    def call(self, node: cst.Call) -> IR | None:
+        func = node.func
+        if type(func) is cst.Name and func.value == "super" and not node.args:
+            cls = self.cls()
+            return ("sup", cls) if cls else None
+        if type(func) is cst.Name and func.value == "getattr" and len(node.args) >= 2:
+            base, name = self.expr(node.args[0].value), node.args[1].value
+            if base is None:
+                return None
+            if isinstance(name, cst.SimpleString):
+                got = ("a", base, name.raw_value)
+            else:
+                prefix = ""
+                if isinstance(name, cst.FormattedString) and name.parts and isinstance(
+                        name.parts[0], cst.FormattedStringText):
+                    prefix = name.parts[0].value
+                got = ("g", base, prefix)
+            default = self.expr(node.args[2].value) if len(node.args) > 2 else None
+            return self.union((got, default))
+        f = self.expr(func)
+        if f is None:
+            return None
+        return ("c", f, *self.arguments(node.args))
+
+    def arguments(self, args) -> tuple[tuple, tuple]:
+        positional, keywords = [], []
+        for arg in args:
+            value = self.expr(arg.value)
+            if arg.star == "**":
+                if value is not None:
+                    keywords.append(("**", value))
+            elif arg.keyword is not None:
+                keywords.append((arg.keyword.value, value))
+            elif arg.star == "*":
+                positional.append(("*", value))
+            else:
+                positional.append(value)
+        while positional and positional[-1] is None:
+            positional.pop()
+        return tuple(positional), tuple(k for k in keywords if k[1] is not None)
+
+    def annotation(self, node: cst.BaseExpression | None) -> IR | None:
+        """``Llama``, ``Optional["Cache"]``, ``A | None``, ``list[Layer]`` -> what a value so
+        annotated holds: an instance of the class (or a subclass), or a container of them."""
+        if node is None:
+            return None
+        if isinstance(node, cst.SimpleString):
+            text = node.raw_value
+            return ("t", ("n", text)) if text.isidentifier() and text[:1].isupper() else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            return self.union((self.annotation(node.left), self.annotation(node.right)))
+        if isinstance(node, cst.Subscript):
+            wrapper = _last(node.value)
+            items = tuple(self.annotation(el.slice.value) for el in node.slice if isinstance(el.slice, cst.Index))
+            if wrapper in ("Optional", "Union"):
+                return self.union(items)
+            if wrapper.lower() in ("list", "sequence", "mutablesequence", "tuple", "iterable", "collection",
+                                   "modulelist"):
+                elements = tuple(i for i in items if i is not None)
+                return ("l", self.new_site(), elements, 0) if elements else None
+            return None
+        if not _last(node)[:1].isupper():
+            return None
+        cls = self.expr(node)
+        return ("t", cls) if cls is not None else None
+
+
+def _last(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else ""

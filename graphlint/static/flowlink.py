@@ -1,0 +1,315 @@
+"""Every file's flow facts (:mod:`.flows`) -> constraints of one whole-program points-to problem.
+
+Names are scoped as Python scopes them (a function's locals, its enclosing functions', the
+module's globals, ``from x import *`` included; class bodies are their own scope, not seen by their
+methods); imports resolve to the project's modules (relative ones against the importing module,
+absolute ones by module-name suffix, so ``src/`` layouts work), and a name another module
+re-exports is read from that module's global. A few library calls are modelled because values
+flow through them: ``functools.partial``, ``torch.compile`` and ``make_graphed_callables``
+(return their argument), ``nn.ModuleList``/``ModuleDict``/``Sequential`` and the builtins that
+copy a container (``list``, ``tuple``, ``dict``, ``sorted``, ``enumerate``, ``zip``, ``iter``,
+``next``), ``type(x)``, ``setattr(x, "name", v)``, and the container methods (``append``,
+``extend``, ``update``, ``setdefault``, ``get``, ``pop``, ``values``, ``items``...). Everything
+else from outside the project is opaque: its results hold nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from graphlint.static.facts import ModuleInfo, ScopeFlow
+from graphlint.static.index import Index
+from graphlint.static.names import module_name
+from graphlint.static.objects import Objects
+from graphlint.static.pointsto import Solver, Value
+
+BUILTINS = frozenset(dir(builtins))
+#: calls that return (a wrapper of) their first argument
+PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
+                          "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
+                          "builtins.staticmethod", "builtins.classmethod", "builtins.property"))
+#: calls that make a container holding the elements of their arguments
+COPIES = frozenset(("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
+                    "builtins.reversed", "builtins.iter", "builtins.enumerate", "builtins.zip", "builtins.dict",
+                    "collections.OrderedDict", "collections.deque"))
+MODULE_CONTAINERS = frozenset(("ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
+#: container methods: "store" puts the last argument in, "extend" its elements, "get" reads an
+#: element, "same" returns the container (its view: ``.items()``, ``.values()``)
+CONTAINER_METHODS = {"append": "store", "add": "store", "insert": "store", "appendleft": "store",
+                     "extend": "extend", "update": "extend", "setdefault": "store-get", "get": "get", "pop": "get",
+                     "popitem": "get", "popleft": "get", "values": "same", "items": "same", "keys": "same",
+                     "copy": "same", "__getitem__": "get"}
+
+
+class Linker:
+    """Compiles the flow facts of ``infos`` into ``objects``' solver (call :meth:`compile_all`)."""
+
+    def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
+        self.infos, self.index, self.o, self.s = infos, index, objects, objects.s
+        self.by_path = {info.path: info for info in infos}
+        self.memo: dict[tuple, int] = {}
+        self.empty = self.s.fresh()
+        self.module_locals: dict[str, set[str]] = {}
+        self.names = {info.path: module_name(info.path) for info in infos}
+        self.packages = {".".join(n.split(".")[:i]) for n in self.names.values() for i in range(1, n.count(".") + 1)}
+        objects.module_attr = self.module_attr
+
+    # -- the whole program ---------------------------------------------------------------------
+    def compile_all(self) -> None:
+        for info in self.infos:
+            self.globals_of(info.path, set())
+        for info in self.infos:
+            for qual, flow in info.flows.items():
+                self.compile_scope(info.path, qual, flow)
+
+    def globals_of(self, path: str, seen: set[str]) -> set[str]:
+        """A module's global names, ``from x import *`` included (public names, transitively)."""
+        known = self.module_locals.get(path)
+        if known is not None:
+            return known
+        flow = self.by_path[path].flows.get("<module>")
+        names = set(flow.locals) if flow is not None else set()
+        self.module_locals[path] = names
+        seen.add(path)
+        for stmt in flow.stmts if flow is not None else ():
+            if stmt[0] != "*":
+                continue
+            source = self.module_of(path, stmt[1])
+            if source is None or source.path in seen:
+                continue
+            for name in sorted(self.globals_of(source.path, seen)):
+                if not name.startswith("_"):
+                    names.add(name)
+                    self.s.edge(self.s.node(("v", source.path, "<module>", name)),
+                                self.s.node(("v", path, "<module>", name)))
+        return names
+
+    def module_of(self, path: str, dotted: str) -> ModuleInfo | None:
+        return self.index.find_module(self.index.absolute(self.by_path[path], dotted))
+
+    def compile_scope(self, path: str, qual: str, flow: ScopeFlow) -> None:
+        if flow.vararg:
+            self.s.add(self.s.node(("v", path, qual, flow.vararg)), (("L", path, ("*", qual), 0),))
+        if flow.kwarg:
+            self.s.add(self.s.node(("v", path, qual, flow.kwarg)), (("L", path, ("**", qual), 0),))
+        for stmt in flow.stmts:
+            kind = stmt[0]
+            if kind == "=":
+                self.assign(path, qual, stmt[1], self.eval(path, qual, stmt[2]))
+            elif kind == "e":
+                self.eval(path, qual, stmt[1])
+            elif kind == "r":
+                self.s.edge(self.eval(path, qual, stmt[1]), self.o.ret(path, qual))
+
+    def assign(self, path: str, qual: str, target: tuple, value: int) -> None:
+        kind = target[0]
+        if kind == "n":
+            node = self.var(path, qual, target[1])
+            if node is not None:
+                self.s.edge(value, node)
+        elif kind == "a":
+            self.o.store(self.eval(path, qual, target[1]), target[2], value)
+        elif kind == "s":
+            self.o.store_elements(self.eval(path, qual, target[1]), value)
+
+    # -- names ---------------------------------------------------------------------------------
+    def var(self, path: str, qual: str, name: str) -> int | None:
+        flows = self.by_path[path].flows
+        scope = qual
+        while scope and scope != "<module>":
+            flow = flows.get(scope)
+            if flow is None or name in flow.outer:
+                break
+            if name in flow.locals and (flow.kind == "function" or scope == qual):
+                if flow.kind == "class":
+                    return self.o.cattr(path, flow.cls, name)
+                return self.s.node(("v", path, scope, name))
+            scope = flow.parent
+        if name in self.module_locals.get(path, ()):
+            return self.s.node(("v", path, "<module>", name))
+        return None
+
+    def static_name(self, path: str, qual: str, ir: tuple) -> str | None:
+        """The dotted name of a callee outside the project's own bindings: ``torch.compile``,
+        ``builtins.list``, ``functools.partial`` (through the file's imports)."""
+        if ir[0] == "a":
+            base = self.static_name(path, qual, ir[1])
+            return f"{base}.{ir[2]}" if base else None
+        if ir[0] != "n":
+            return None
+        name = ir[1]
+        info = self.by_path[path]
+        if name in info.imports:
+            dotted = info.imports[name]
+            return self.index.absolute(info, dotted) if dotted.startswith(".") else dotted
+        if name in BUILTINS and self.var(path, qual, name) is None:
+            return f"builtins.{name}"
+        return None
+
+    # -- expressions -----------------------------------------------------------------------------
+    def eval(self, path: str, qual: str, ir: tuple) -> int:
+        key = (path, qual, ir)
+        node = self.memo.get(key)
+        if node is None:
+            node = self.memo[key] = self._eval(path, qual, ir)
+        return node
+
+    def _eval(self, path: str, qual: str, ir: tuple) -> int:
+        tag, s = ir[0], self.s
+        if tag == "n":
+            node = self.var(path, qual, ir[1])
+            return self.empty if node is None else node
+        if tag == "c":
+            return self.call(path, qual, ir)
+        dst = s.fresh()
+        if tag == "a":
+            self.o.load(self.eval(path, qual, ir[1]), ir[2], dst)
+        elif tag == "s":
+            self.o.elements(self.eval(path, qual, ir[1]), dst)
+        elif tag == "l":
+            container = ("L", path, ir[1], ir[3])
+            s.add(dst, (container,))
+            self.fill(path, qual, container, ir[2])
+        elif tag == "o":
+            for alt in ir[1]:
+                s.edge(self.eval(path, qual, alt), dst)
+        elif tag == "d":
+            s.add(dst, (("F", path, ir[1]),))
+        elif tag == "k":
+            s.add(dst, (("C", path, ir[1]),))
+        elif tag == "self":
+            s.add(dst, (("S", path, ir[1]),))
+        elif tag == "sup":
+            s.add(dst, (("Sup", path, ir[1]),))
+        elif tag == "t":
+            s.watch(self.eval(path, qual, ir[1]),
+                    lambda values: s.add(dst, [("S", v[1], v[2]) for v in values if v[0] == "C"]))
+        elif tag == "i":
+            self.imported(path, ir[1], dst)
+        elif tag == "g":
+            self.getattr_prefix(self.eval(path, qual, ir[1]), ir[2], dst)
+        elif tag == "dec":
+            inner = self.eval(path, qual, ir[2])
+            s.edge(inner, dst)
+            self.o.call(self.eval(path, qual, ir[1]), (inner,), (), dst, None)
+        return dst
+
+    def fill(self, path: str, qual: str, container: Value, elements: tuple) -> None:
+        target = self.o.elems(container)
+        for el in elements:
+            if el[0] == "*s":
+                self.o.elements(self.eval(path, qual, el[1]), target)
+            else:
+                self.s.edge(self.eval(path, qual, el), target)
+
+    def call(self, path: str, qual: str, ir: tuple) -> int:
+        _, func, args, kws = ir
+        dst = self.s.fresh()
+        fnode = self.eval(path, qual, func)
+        arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
+                          else (self.eval(path, qual, a) if a is not None else self.empty) for a in args)
+        kw_nodes = tuple((k, self.eval(path, qual, v)) for k, v in kws)
+        self.o.call(fnode, arg_nodes, kw_nodes, dst, ((path, qual), func))
+        name = self.static_name(path, qual, func)
+        if name is not None:
+            self.library_call(name, arg_nodes, kw_nodes, dst)
+        elif func[0] == "a" and func[2] in CONTAINER_METHODS:
+            self.container_method(self.eval(path, qual, func[1]), CONTAINER_METHODS[func[2]], arg_nodes,
+                                  kw_nodes, dst)
+        return dst
+
+    def library_call(self, name: str, args: tuple, kws: tuple, dst: int) -> None:
+        plain = [a for a in args if type(a) is int]
+        last = name.rsplit(".", 1)[-1]
+        container = ("L", "", ("call", dst), 0)
+        if name in PASS_THROUGH and plain:
+            self.s.edge(plain[0], dst)
+        elif name == "functools.partial" and plain:
+            bound = len(args) - 1
+            self.s.watch(plain[0], lambda values: self.s.add(dst, [("Pa", v, bound) for v in values]))
+            self.o.call(plain[0], args[1:], kws, None, None)
+        elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):
+            self.s.add(dst, (container,))
+            for arg in args:
+                self.o.elements(arg[1] if type(arg) is tuple else arg, self.o.elems(container))
+            for _, node in kws:
+                self.s.edge(node, self.o.elems(container))
+        elif name.startswith("torch.nn") and last == "Sequential":
+            container = ("L", "", ("call", dst), 1)
+            self.s.add(dst, (container,))
+            for arg in args:
+                if type(arg) is tuple:
+                    self.o.elements(arg[1], self.o.elems(container))
+                else:
+                    self.s.edge(arg, self.o.elems(container))
+        elif name == "builtins.next" and plain:
+            self.o.elements(plain[0], dst)
+        elif name == "builtins.type" and plain:
+            self.s.watch(plain[0], lambda values: self.s.add(
+                dst, [("C", v[1], v[2]) for v in values if v[0] in ("I", "S")]))
+
+    def container_method(self, recv: int, kind: str, args: tuple, kws: tuple, dst: int) -> None:
+        plain = [a for a in args if type(a) is int]
+        if kind == "store" and plain:
+            self.o.store_elements(recv, plain[-1])
+        elif kind == "store-get":
+            if plain:
+                self.o.store_elements(recv, plain[-1])
+            self.o.elements(recv, dst)
+        elif kind == "extend":
+            for arg in plain:
+                spread = self.s.fresh()
+                self.o.elements(arg, spread)
+                self.o.store_elements(recv, spread)
+            for _, node in kws:
+                self.o.store_elements(recv, node)
+        elif kind == "get":
+            self.o.elements(recv, dst)
+            if len(plain) > 1:
+                self.s.edge(plain[-1], dst)
+        elif kind == "same":
+            self.s.edge(recv, dst)
+
+    def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
+        """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``."""
+        def on(values):
+            for v in values:
+                if v[0] in ("I", "S"):
+                    for info, name in self.o.family(v):
+                        for attr in sorted(self.o.fields.get((info.path, name), ())):
+                            if attr.startswith(prefix):
+                                self.s.edge(self.o.field(info.path, name, attr), dst)
+        self.s.watch(obj, on)
+
+    # -- modules -----------------------------------------------------------------------------------
+    def imported(self, path: str, dotted: str, dst: int) -> None:
+        absolute = self.index.absolute(self.by_path[path], dotted)
+        parts = absolute.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            module = self.index.find_module(head)
+            if module is None and head not in self.packages:
+                continue
+            node = self.s.fresh()
+            self.s.add(node, (("Mod", module.path) if module is not None else ("Ns", head),))
+            for attr in parts[cut:]:
+                nxt = self.s.fresh()
+                self.o.load(node, attr, nxt)
+                node = nxt
+            self.s.edge(node, dst)
+            return
+
+    def module_attr(self, v: Value, attr: str, dst: int) -> None:
+        if v[0] == "Mod":
+            if attr in self.module_locals.get(v[1], ()):
+                self.s.edge(self.s.node(("v", v[1], "<module>", attr)), dst)
+                return
+            name = self.names.get(v[1], "")
+        else:
+            name = v[1]
+        sub = f"{name}.{attr}"
+        module = self.index.by_name.get(sub)
+        if module is not None:
+            self.s.add(dst, (("Mod", module.path),))
+        elif sub in self.packages:
+            self.s.add(dst, (("Ns", sub),))

@@ -1,0 +1,224 @@
+"""Per-file facts for the points-to analysis: what each scope's statements move around.
+
+While the walker passes a file it tells a :class:`FlowRecorder` every scope it enters (module,
+class body, function), every binding (assignments pair by pair, ``for`` targets, ``with ... as``,
+imports, defs and classes with their decorators, parameters with their defaults and
+annotations), every ``return``/``yield`` and every call. The recorder keeps them per scope as
+:class:`graphlint.static.facts.ScopeFlow` records of :mod:`.flowir` tuples: small, picklable,
+cached with the file's summary. Nothing is resolved here -- a name may be bound by another file;
+:mod:`.pointsto` solves all files together when linking.
+
+Statements (``ScopeFlow.stmts``): ``("=", target, value)`` with a target ``("n", name)``,
+``("a", base, attr)`` or ``("s", base)`` (a store into a container); ``("e", call)`` (a call whose
+result is not bound: its arguments still flow into the callee); ``("r", value)`` (``return`` and
+``yield``); ``("*", dotted)`` (``from x import *``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.facts import ScopeFlow
+from graphlint.static.flowir import IR, IRBuilder
+from graphlint.static.names import dotted_name
+
+#: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
+METHOD_KINDS = {"staticmethod": "s", "classmethod": "c", "property": "p", "cached_property": "p",
+                "functools.cached_property": "p", "abc.abstractproperty": "p"}
+
+
+class FlowRecorder:
+    """Collects one file's :class:`ScopeFlow` records into ``flows`` (the summary's)."""
+
+    def __init__(self, flows: dict[str, ScopeFlow]):
+        self.flows = flows
+        self.ir = IRBuilder(self._bind_name, self._class)
+        self.stack: list[ScopeFlow] = []
+        self.names: list[str] = []  # qualnames, parallel to ``stack``
+        self.begin("<module>", ScopeFlow(kind="module"))
+
+    # -- scopes ------------------------------------------------------------------------------
+    def begin(self, qual: str, flow: ScopeFlow) -> None:
+        self.flows[qual] = flow
+        self.stack.append(flow)
+        self.names.append(qual)
+
+    def end(self) -> None:
+        flow = self.stack.pop()
+        self.names.pop()
+        flow.locals = frozenset(flow.locals)
+
+    @property
+    def scope(self) -> ScopeFlow:
+        return self.stack[-1]
+
+    def _class(self) -> str:
+        """The class whose method (or nested function) is being walked, for ``super()``."""
+        for flow, name in zip(reversed(self.stack), reversed(self.names)):
+            if flow.kind == "function" and flow.cls:
+                return flow.cls
+        return ""
+
+    def _parent(self) -> str:
+        """The nearest enclosing function (class bodies do not enclose their methods' names)."""
+        for flow, name in zip(reversed(self.stack), reversed(self.names)):
+            if flow.kind == "function":
+                return name
+        return ""
+
+    def function(self, stmt: cst.FunctionDef, qual: str, cls: str) -> None:
+        """Enter a def: bind it in the enclosing scope, then open its scope with its parameters."""
+        kind = ""
+        in_class = self.scope.kind == "class"
+        decorators = []
+        for dec in stmt.decorators:
+            name = dotted_name(dec.decorator) or ""
+            if in_class and name in METHOD_KINDS:
+                kind = METHOD_KINDS[name]
+            elif name.endswith((".setter", ".deleter")):
+                kind = "x"  # rebinding a property's setter: the name keeps the getter
+            else:
+                decorators.append(dec.decorator)
+        if kind != "x":
+            self.bind_def(stmt.name.value, ("d", qual), decorators)
+        method = in_class and kind != "s"
+        flow = ScopeFlow(kind="function", parent=self._parent(), cls=cls if in_class else "",
+                         fkind=(kind or "m") if in_class and kind != "x" else ("m" if in_class else ""))
+        self.begin(qual, flow)
+        params = stmt.params
+        positional = [*params.posonly_params, *params.params]
+        flow.params = tuple(p.name.value for p in positional)
+        flow.kwonly = tuple(p.name.value for p in params.kwonly_params)
+        if isinstance(params.star_arg, cst.Param):
+            flow.vararg = params.star_arg.name.value
+        if params.star_kwarg is not None:
+            flow.kwarg = params.star_kwarg.name.value
+        flow.locals = set(flow.params) | set(flow.kwonly) | {n for n in (flow.vararg, flow.kwarg) if n}
+        for i, param in enumerate((*positional, *params.kwonly_params)):
+            target = ("n", param.name.value)
+            if i == 0 and method and positional and param is positional[0]:
+                self.add(("=", target, ("k", cls) if kind == "c" else ("self", cls)))
+                continue
+            default = self.ir.expr(param.default)
+            if default is not None:
+                self.add(("=", target, default))
+            if param.annotation is not None:
+                typed = self.ir.annotation(param.annotation.annotation)
+                if typed is not None:
+                    self.add(("=", target, typed))
+        self.ir.clear()
+
+    def klass(self, stmt: cst.ClassDef, qual: str) -> None:
+        decorators = [d.decorator for d in stmt.decorators]
+        self.bind_def(stmt.name.value, ("k", qual), decorators)
+        self.begin(qual, ScopeFlow(kind="class", parent=self._parent(), cls=qual, locals=set()))
+
+    def bind_def(self, name: str, value: IR, decorators: list) -> None:
+        for dec in reversed(decorators):  # the one nearest the def applies first
+            deco = self.ir.expr(dec)
+            if deco is not None:
+                value = ("dec", deco, value)
+        self.scope.locals.add(name)
+        self.add(("=", ("n", name), value))
+        self.ir.clear()
+
+    # -- statements ----------------------------------------------------------------------------
+    def add(self, stmt: tuple) -> None:
+        self.scope.stmts.append(stmt)
+
+    def statement(self) -> None:
+        """A new statement starts: nodes of the last one may be freed (the IR memo keys on ids)."""
+        self.ir.clear()
+
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart)."""
+        self._bind(target, self.ir.expr(value) if value is not None else None)
+
+    def _bind_name(self, target: cst.BaseExpression, value: IR | None) -> None:
+        self._bind(target, value)
+
+    def _bind(self, target: cst.BaseExpression, value: IR | None) -> None:
+        kind = type(target)
+        if kind is cst.Name:
+            self.scope.locals.add(target.value)
+            if value is not None:
+                self.add(("=", ("n", target.value), value))
+        elif kind in (cst.Tuple, cst.List):
+            for el in target.elements:  # ``a, b = pair()``: each name may hold any element
+                inner = el.value
+                self._bind(inner, value if isinstance(el, cst.StarredElement) or value is None else ("s", value))
+        elif kind is cst.StarredElement:
+            self._bind(target.value, value)
+        elif value is not None and kind is cst.Attribute:
+            base = self.ir.expr(target.value)
+            if base is not None:
+                self.add(("=", ("a", base, target.attr.value), value))
+        elif value is not None and kind is cst.Subscript:
+            base = self.ir.expr(target.value)
+            if base is not None:
+                self.add(("=", ("s", base), value))
+
+    def annotated(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
+        """``self.model: Llama = model``, ``cache: Cache`` in a dataclass body: the annotated class."""
+        typed = self.ir.annotation(annotation)
+        if typed is not None:
+            self._bind(target, typed)
+        elif isinstance(target, cst.Name):
+            self.scope.locals.add(target.value)
+
+    def loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        source = self.ir.expr(iterable)
+        self._bind(target, ("s", source) if source is not None else None)
+
+    def call(self, node: cst.Call) -> IR | None:
+        """Every call: its IR (the callee part is what the call graph resolves)."""
+        ir = self.ir.expr(node)
+        func, args = node.func, node.args
+        if (type(func) is cst.Name and func.value == "setattr" and len(args) == 3
+                and isinstance(args[1].value, cst.SimpleString)):  # ``setattr(obj, "name", v)``
+            obj, value = self.ir.expr(args[0].value), self.ir.expr(args[2].value)
+            if obj is not None and value is not None:
+                self.add(("=", ("a", obj, args[1].value.raw_value), value))
+        if ir is not None and ir[0] == "c":
+            self.add(("e", ir))
+            return ir[1]
+        return None
+
+    def returns(self, value: cst.BaseExpression | None) -> None:
+        ir = self.ir.expr(value) if value is not None else None
+        if ir is not None:
+            self.add(("r", ir))
+
+    def imported(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self._import(alias.asname.name.value, full)
+                else:
+                    root = full.split(".", 1)[0]
+                    self._import(root, root)
+            return
+        module = dotted_name(node.module) if node.module is not None else ""
+        prefix = "." * len(node.relative) + (module or "")
+        if isinstance(node.names, cst.ImportStar):
+            self.add(("*", prefix))
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            sep = "" if prefix.endswith(".") or not prefix else "."
+            self._import(local, f"{prefix}{sep}{alias.name.value}")
+
+    def _import(self, local: str, dotted: str) -> None:
+        self.scope.locals.add(local)
+        self.add(("=", ("n", local), ("i", dotted)))
+
+    def globals_(self, names: list[str]) -> None:
+        """``global x`` / ``nonlocal x``: the name is not a local of this scope."""
+        self.scope.outer = (*self.scope.outer, *names)

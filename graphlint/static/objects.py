@@ -1,0 +1,255 @@
+"""What Python does with the points-to analysis's abstract values: attribute loads and stores,
+elements of containers, and calls.
+
+Values (tuples, see :mod:`.pointsto`):
+
+- ``("F", path, qual)`` a function (or a method reached through its class: ``Cls.m``);
+- ``("M", path, qual)`` a bound method (``self.m``, ``model.forward``): called with ``self`` filled;
+- ``("C", path, cls)`` a class; ``("I", path, cls)`` an instance of exactly that class (``Cls()``);
+- ``("S", path, cls)`` an instance of the class *or a subclass*: ``self`` in its methods, a
+  parameter annotated with it. A method called on it runs the class's (inherited) method or any
+  override; its fields are those of the class, its bases and its subclasses;
+- ``("Mod", path)`` a module of the project, ``("Ns", name)`` a package without ``__init__``;
+- ``("L", path, site, callable)`` a container made at ``site`` (list, tuple, dict, set,
+  ``ModuleList``; ``callable`` for ``nn.Sequential``, which calls every element);
+- ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
+- ``("Sup", path, cls)`` ``super()`` in a method of ``cls``.
+
+Calling an instance runs its ``forward`` (``nn.Module.__call__``) or else its ``__call__``;
+calling a class makes an instance and runs its ``__init__``. An instance of a ``list``/``dict``
+subclass keeps its elements in the field ``[]``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from graphlint.static.facts import ModuleInfo, ScopeFlow
+from graphlint.static.index import Index
+from graphlint.static.pointsto import Solver, Value
+
+FuncId = tuple[str, str]
+ELEMENTS = "[]"
+
+
+class Objects:
+    def __init__(self, solver: Solver, index: Index, by_path: dict[str, ModuleInfo],
+                 fields: dict[tuple[str, str], set[str]]):
+        self.s, self.index, self.by_path = solver, index, by_path
+        self.fields = fields  # (path, class) -> attributes its methods store on ``self``
+        self.installed: set[tuple] = set()
+        #: (caller, site key) -> functions it calls; filled as callee values arrive
+        self.calls: dict[tuple, set[FuncId]] = {}
+
+    # -- nodes -------------------------------------------------------------------------------
+    def flow(self, path: str, qual: str) -> ScopeFlow | None:
+        info = self.by_path.get(path)
+        return info.flows.get(qual) if info is not None else None
+
+    def ret(self, path: str, qual: str) -> int:
+        return self.s.node(("r", path, qual))
+
+    def field(self, path: str, cls: str, attr: str) -> int:
+        return self.s.node(("fd", path, cls, attr))
+
+    def cattr(self, path: str, cls: str, attr: str) -> int:
+        return self.s.node(("ca", path, cls, attr))
+
+    def elems(self, container: Value) -> int:
+        return self.s.node(("el", container[1], container[2]))
+
+    def once(self, key: tuple) -> bool:
+        """True the first time ``key`` is asked: each derived constraint is installed once."""
+        if key in self.installed:
+            return False
+        self.installed.add(key)
+        return True
+
+    # -- the class hierarchy -------------------------------------------------------------------
+    def ref(self, value: Value):
+        return (self.by_path[value[1]], value[2])
+
+    def family(self, value: Value) -> list:
+        """The classes whose members an instance may use: its MRO, and for a cone its subclasses."""
+        ref = self.ref(value)
+        found = list(self.index.mro(ref))
+        if value[0] == "S":
+            found.extend(self.index.subclasses(ref))
+        return found
+
+    def class_attr(self, classes: list, attr: str) -> list[tuple[str, str]]:
+        """(path, class) of the first class in ``classes`` whose body binds ``attr``."""
+        for info, name in classes:
+            flow = info.flows.get(name)
+            if flow is not None and attr in flow.locals:
+                return [(info.path, name)]
+        return []
+
+    # -- loads and stores ----------------------------------------------------------------------
+    def load(self, obj: int, attr: str, dst: int) -> None:
+        self.s.watch(obj, lambda values: [self.load_value(v, attr, dst) for v in values])
+
+    def load_value(self, v: Value, attr: str, dst: int) -> None:
+        tag = v[0]
+        if tag in ("I", "S"):
+            if not self.once(("ld", v, attr, dst)):
+                return
+            mro = self.index.mro(self.ref(v))
+            for info, name in mro:
+                self.s.edge(self.field(info.path, name, attr), dst)
+            owners = self.class_attr(mro, attr)
+            if tag == "S":
+                for info, name in self.index.subclasses(self.ref(v)):
+                    if attr in self.fields.get((info.path, name), ()):
+                        self.s.edge(self.field(info.path, name, attr), dst)
+                    flow = info.flows.get(name)
+                    if flow is not None and attr in flow.locals:
+                        owners.append((info.path, name))
+            for path, name in owners:
+                self.bound(self.cattr(path, name, attr), dst, True)
+        elif tag == "C":
+            for path, name in self.class_attr(self.index.mro(self.ref(v)), attr):
+                self.bound(self.cattr(path, name, attr), dst, False)
+        elif tag == "Sup":
+            for path, name in self.class_attr(self.index.mro(self.ref(v))[1:], attr):
+                self.bound(self.cattr(path, name, attr), dst, True)
+        elif tag in ("Mod", "Ns"):
+            self.module_attr(v, attr, dst)
+
+    module_attr: Callable[[Value, str, int], None]  # set by the linker (it knows the modules)
+
+    def bound(self, src: int, dst: int, via_instance: bool) -> None:
+        """A class attribute read through an instance: its functions become bound methods, a
+        property gives what its getter returns."""
+        if not self.once(("b", src, dst, via_instance)):
+            return
+
+        def on(values):
+            out = []
+            for v in values:
+                if v[0] == "F":
+                    flow = self.flow(v[1], v[2])
+                    kind = flow.fkind if flow is not None else ""
+                    if kind == "p" and via_instance:
+                        self.s.edge(self.ret(v[1], v[2]), dst)
+                        continue
+                    if (kind == "m" and via_instance) or kind == "c":
+                        v = ("M", v[1], v[2])
+                out.append(v)
+            self.s.add(dst, out)
+
+        self.s.watch(src, on)
+
+    def store(self, obj: int, attr: str, src: int) -> None:
+        def on(values):
+            for v in values:
+                if v[0] in ("I", "S"):
+                    self.s.edge(src, self.field(v[1], v[2], attr))
+                elif v[0] == "C":
+                    self.s.edge(src, self.cattr(v[1], v[2], attr))
+                elif v[0] == "Mod":
+                    self.s.edge(src, self.s.node(("v", v[1], "<module>", attr)))
+        self.s.watch(obj, on)
+
+    def elements(self, src: int, dst: int) -> None:
+        def on(values):
+            for v in values:
+                if v[0] == "L":
+                    self.s.edge(self.elems(v), dst)
+                elif v[0] in ("I", "S"):
+                    for info, name in self.index.mro(self.ref(v)):
+                        self.s.edge(self.field(info.path, name, ELEMENTS), dst)
+        self.s.watch(src, on)
+
+    def store_elements(self, obj: int, src: int) -> None:
+        def on(values):
+            for v in values:
+                if v[0] == "L":
+                    self.s.edge(src, self.elems(v))
+                elif v[0] in ("I", "S"):
+                    self.s.edge(src, self.field(v[1], v[2], ELEMENTS))
+        self.s.watch(obj, on)
+
+    # -- calls -------------------------------------------------------------------------------
+    def callees(self, v: Value, shift: int = 0) -> list[tuple[FuncId, int, Value | None]]:
+        """What calling ``v`` runs: (function, arguments' first parameter, result value or None
+        for "what it returns")."""
+        tag = v[0]
+        if tag == "F":
+            return [((v[1], v[2]), shift, None)]
+        if tag == "M":
+            return [((v[1], v[2]), 1 + shift, None)]
+        if tag == "C":
+            init = self.index.find_method(self.ref(v), "__init__")
+            made = ("I", v[1], v[2])
+            return [((init[0].path, init[1]), 1 + shift, made)] if init else [(None, 0, made)]
+        if tag in ("I", "S"):
+            ref = self.ref(v)
+            hit = self.index.call_forward(ref)
+            found = [hit] if hit else []
+            if tag == "S" or (hit and hit[0].functions[hit[1]].abstract):
+                method = hit[1].rsplit(".", 1)[-1] if hit else "forward"
+                found.extend(self.index.overrides(ref, method))
+            return [((info.path, qual), 1 + shift, None) for info, qual in found]
+        if tag == "Pa":
+            return self.callees(v[1], shift + v[2])
+        return []
+
+    def call(self, func: int, args: tuple, kws: tuple, dst: int | None, site: tuple | None) -> None:
+        """``func(*args, **kws)``: ``args`` are nodes or ("*", node), ``kws`` (name, node) or
+        ("**", node). Binds arguments to parameters, results to ``dst``, and records the edges
+        of ``site`` ((caller, key)) in :attr:`calls`."""
+
+        def on(values):
+            for v in values:
+                if v[0] == "L" and v[3]:  # nn.Sequential: every element is called
+                    self.call(self.elems(v), args, kws, dst, site)
+                    continue
+                for fid, first, made in self.callees(v):
+                    if made is not None and dst is not None:
+                        self.s.add(dst, (made,))
+                    if fid is None:
+                        continue
+                    if site is not None:
+                        self.calls.setdefault(site, set()).add(fid)
+                    if self.once(("call", fid, first, id(args), id(kws), dst)):
+                        self.bind(fid, first, args, kws)
+                        if made is None and dst is not None:
+                            self.s.edge(self.ret(*fid), dst)
+
+        self.s.watch(func, on)
+
+    def bind(self, fid: FuncId, first: int, args: tuple, kws: tuple) -> None:
+        flow = self.flow(*fid)
+        if flow is None:
+            return
+        path, qual = fid
+        var = self.s.node
+        params = flow.params
+        position = first
+        for arg in args:
+            if type(arg) is tuple:  # ("*", node): its elements may fill any later parameter
+                spread = self.s.fresh()
+                self.elements(arg[1], spread)
+                for name in params[position:]:
+                    self.s.edge(spread, var(("v", path, qual, name)))
+                if flow.vararg:
+                    self.s.edge(spread, self.s.node(("el", path, ("*", qual))))
+                break
+            if position < len(params):
+                self.s.edge(arg, var(("v", path, qual, params[position])))
+            elif flow.vararg:
+                self.s.edge(arg, self.s.node(("el", path, ("*", qual))))
+            position += 1
+        for name, node in kws:
+            if name == "**":
+                spread = self.s.fresh()
+                self.elements(node, spread)
+                for other in (*params[position:], *flow.kwonly):
+                    self.s.edge(spread, var(("v", path, qual, other)))
+                if flow.kwarg:
+                    self.s.edge(spread, self.s.node(("el", path, ("**", qual))))
+            elif name in params or name in flow.kwonly:
+                self.s.edge(node, var(("v", path, qual, name)))
+            elif flow.kwarg:
+                self.s.edge(node, self.s.node(("el", path, ("**", qual))))

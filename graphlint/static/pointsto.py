@@ -1,0 +1,124 @@
+"""The points-to solver: sets of abstract values per node, propagated to a fixpoint.
+
+Flow-insensitive and inclusion-based (Andersen-style, as PyCG is): a *node* is anything that holds
+values -- a variable of a scope, a return value, an instance field per class, a class attribute,
+a container's elements, an intermediate expression -- and its set only grows. Constraints are
+either plain copy edges (``dst ⊇ src``) or *watchers*: a function run on every value that newly
+reaches a node, which may add values and install further edges (an attribute load learns which
+class it reads from only when an instance reaches its object). Propagation is by difference: a
+node's watchers and successors see each new value once, so the cost is proportional to the edges
+times the values that cross them, not to the number of rounds.
+
+Values are small tuples (see :mod:`.objects`). A budget bounds the work on huge inputs: past it
+the solver stops and says so (``exhausted``); the call graph is then what was found so far.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable, Hashable, Iterable
+
+Value = tuple
+Watcher = Callable[[Iterable[Value]], None]
+
+
+class Solver:
+    def __init__(self, budget: int = 4_000_000):
+        self.ids: dict[Hashable, int] = {}
+        self.pts: list[set[Value]] = []
+        self.succ: list[list[int] | None] = []
+        self.watchers: list[list[Watcher] | None] = []
+        self.edges: set[tuple[int, int]] = set()
+        self.pending: dict[int, set[Value]] = {}
+        self.queue: deque[int] = deque()
+        self.budget = budget
+        self.work = 0
+        self.exhausted = False
+
+    # -- nodes -----------------------------------------------------------------------------
+    def node(self, key: Hashable) -> int:
+        """The node named ``key`` (made on first use)."""
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = self.fresh()
+        return found
+
+    def fresh(self) -> int:
+        """An anonymous node (an intermediate expression)."""
+        self.pts.append(set())
+        self.succ.append(None)
+        self.watchers.append(None)
+        return len(self.pts) - 1
+
+    def values(self, node: int) -> set[Value]:
+        return self.pts[node]
+
+    # -- constraints -------------------------------------------------------------------------
+    def add(self, node: int, values: Iterable[Value]) -> None:
+        have = self.pts[node]
+        new = [v for v in values if v not in have]
+        if not new:
+            return
+        have.update(new)
+        pending = self.pending.get(node)
+        if pending is None:
+            self.pending[node] = set(new)
+            self.queue.append(node)
+        else:
+            pending.update(new)
+
+    def edge(self, src: int, dst: int) -> None:
+        """``dst ⊇ src`` from now on."""
+        if src == dst or (src, dst) in self.edges:
+            return
+        self.edges.add((src, dst))
+        succ = self.succ[src]
+        if succ is None:
+            self.succ[src] = [dst]
+        else:
+            succ.append(dst)
+        if self.pts[src]:
+            self.add(dst, tuple(self.pts[src]))
+
+    def watch(self, node: int, watcher: Watcher) -> None:
+        """Run ``watcher`` on the node's values, now and whenever new ones arrive."""
+        known = self.watchers[node]
+        if known is None:
+            self.watchers[node] = [watcher]
+        else:
+            known.append(watcher)
+        if self.pts[node]:
+            watcher(tuple(self.pts[node]))
+
+    # -- fixpoint ----------------------------------------------------------------------------
+    def run(self) -> None:
+        queue, pending, pts = self.queue, self.pending, self.pts
+        while queue:
+            if self.work > self.budget:
+                self.exhausted = True
+                queue.clear()
+                pending.clear()
+                return
+            node = queue.popleft()
+            delta = pending.pop(node, None)
+            if not delta:
+                continue
+            self.work += len(delta)
+            succ = self.succ[node]
+            if succ:
+                for dst in succ:
+                    have = pts[dst]
+                    new = delta - have
+                    if new:
+                        have |= new
+                        waiting = pending.get(dst)
+                        if waiting is None:
+                            pending[dst] = set(new)
+                            queue.append(dst)
+                        else:
+                            waiting |= new
+            watchers = self.watchers[node]
+            if watchers:
+                values = tuple(delta)
+                for watcher in list(watchers):
+                    watcher(values)
