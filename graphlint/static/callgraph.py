@@ -40,8 +40,7 @@ class CallGraph:
         self.unresolved: dict[FuncId, list[CallSite]] = {}
 
     def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:
-        """The functions ``site`` (a call site of ``qual`` in ``path``) may run; records it in
-        :attr:`unresolved` when it looks like a project call and runs nothing."""
+        """The functions ``site`` (a call site of ``qual`` in ``path``) may run, by points-to."""
         expr = site.expr
         if expr is None:
             return []
@@ -53,26 +52,25 @@ class CallGraph:
             node = self.linker.eval(path, qual, expr)
             self.solver.run()  # a site no statement compiled (rare): solve what it adds
         found: dict[FuncId, None] = {}
-        for value in sorted(self.solver.values(node), key=repr):
+        for value in self.solver.values(node):
             if site.reference and value[0] == "C":
                 continue
             for fid, _, _ in self.objects.callees(value):
                 if fid is not None:
                     found[fid] = None
-        out = sorted(found)
-        if not out and site.plain and not site.reference and not self.external(path, qual, expr):
-            self.unresolved.setdefault((path, qual), []).append(site)
-        return out
+        return sorted(found)
 
     def site_targets(self, info: ModuleInfo, qual: str, site: CallSite) -> list[FuncId]:
         """The call graph's edges out of one call site: the points-to targets, and what name
-        resolution (:class:`Index`) finds for the site's descriptor."""
+        resolution (:class:`Index`) finds for the site's descriptor; recorded in :attr:`unresolved`
+        when it looks like a project call and runs nothing."""
         found = dict.fromkeys(self.targets(info.path, qual, site))
         fn = info.functions[qual]
         for target_info, target_qual in self.index.targets(info, fn.cls, site.target):
             found[(target_info.path, target_qual)] = None
-        if found and site.plain and self.unresolved.get((info.path, qual), [None])[-1] is site:
-            self.unresolved[(info.path, qual)].pop()
+        if not found and site.plain and not site.reference and site.expr is not None \
+                and not self.external(info.path, qual, site.expr):
+            self.unresolved.setdefault((info.path, qual), []).append(site)
         return list(found)
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:

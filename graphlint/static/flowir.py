@@ -27,11 +27,20 @@ summaries small. Tags (short: every summary is pickled):
 
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 import libcst as cst
 
 IR = tuple
+#: top-level modules whose calls are opaque to the analysis (their results hold nothing it tracks):
+#: the standard library and the numeric stack an engine imports. Dropped when a file is
+#: summarized, which keeps the facts of library-heavy code small; the calls that pass a callable
+#: through (:data:`KEPT`) stay.
+EXTERNAL_ROOTS = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "triton", "cutlass"}
+KEPT = frozenset(("compile", "make_graphed_callables", "partial", "ModuleList", "ModuleDict", "Sequential",
+                  "ParameterList", "ParameterDict", "OrderedDict", "deque", "script", "cached_property",
+                  "lru_cache", "cache", "wraps"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
@@ -41,10 +50,14 @@ class IRBuilder:
     become locals of the enclosing function: flow-insensitive, as the whole analysis is);
     ``cls`` answers the enclosing class, for ``super()``."""
 
-    def __init__(self, bind: Callable[[cst.BaseExpression, IR | None], None], cls: Callable[[], str]):
-        self.bind, self.cls = bind, cls
+    def __init__(self, bind: Callable[[cst.BaseExpression, IR | None], None], cls: Callable[[], str],
+                 imports: dict[str, str], is_tensor: Callable[[cst.BaseExpression], bool]):
+        self.bind, self.cls, self.imports, self.is_tensor = bind, cls, imports, is_tensor
         self.site = 0
         self.memo: dict[int, IR | None] = {}  # per statement: nested calls are converted once
+        #: every IR tuple made in this file, by value: equal subtrees are one object, which the
+        #: summary's pickle then writes once (``self.x`` is in most statements of a class)
+        self.shared: dict[IR, IR] = {}
 
     def new_site(self) -> int:
         self.site += 1
@@ -59,7 +72,10 @@ class IRBuilder:
         key = id(node)
         if key in self.memo:
             return self.memo[key]
-        out = self.memo[key] = self._expr(node)
+        out = self._expr(node)
+        if out is not None:
+            out = self.shared.setdefault(out, out)
+        self.memo[key] = out
         return out
 
     def _expr(self, node: cst.BaseExpression) -> IR | None:
@@ -139,13 +155,30 @@ class IRBuilder:
                 got = ("g", base, prefix)
             default = self.expr(node.args[2].value) if len(node.args) > 2 else None
             return self.union((got, default))
+        if self.opaque(func):
+            return None
         f = self.expr(func)
         if f is None:
             return None
         return ("c", f, *self.arguments(node.args))
 
+    def opaque(self, func: cst.BaseExpression) -> bool:
+        """A call of the standard library or the numeric stack (``torch.zeros``, ``os.path.join``),
+        or a tensor's method (``x.view(...)``): nothing the analysis tracks comes out."""
+        root = func
+        while type(root) is cst.Attribute:
+            root = root.value
+        if type(root) is not cst.Name:
+            return False
+        last = func.attr.value if type(func) is cst.Attribute else func.value
+        dotted = self.imports.get(root.value)
+        if dotted is not None and dotted.split(".", 1)[0] in EXTERNAL_ROOTS and last not in KEPT:
+            return True
+        return type(func) is cst.Attribute and type(func.value) is cst.Name and self.is_tensor(func.value)
+
     def arguments(self, args) -> tuple[tuple, tuple]:
         positional, keywords = [], []
+        starred = False  # after ``*xs`` positions are unknown
         for arg in args:
             value = self.expr(arg.value)
             if arg.star == "**":
@@ -153,8 +186,12 @@ class IRBuilder:
                     keywords.append(("**", value))
             elif arg.keyword is not None:
                 keywords.append((arg.keyword.value, value))
+            elif starred:
+                continue
             elif arg.star == "*":
-                positional.append(("*", value))
+                starred = True
+                if value is not None:
+                    positional.append(("*", value))
             else:
                 positional.append(value)
         while positional and positional[-1] is None:

@@ -88,10 +88,10 @@ class Linker:
         return self.index.find_module(self.index.absolute(self.by_path[path], dotted))
 
     def compile_scope(self, path: str, qual: str, flow: ScopeFlow) -> None:
-        if flow.vararg:
-            self.s.add(self.s.node(("v", path, qual, flow.vararg)), (("L", path, ("*", qual), 0),))
-        if flow.kwarg:
-            self.s.add(self.s.node(("v", path, qual, flow.kwarg)), (("L", path, ("**", qual), 0),))
+        for name, star in ((flow.vararg, "*"), (flow.kwarg, "**")):
+            if name:
+                container = ("L", path, (star, qual), 0)
+                self.s.add_gated(self.s.node(("v", path, qual, name)), container, self.o.elems(container))
         for stmt in flow.stmts:
             kind = stmt[0]
             if kind == "=":
@@ -168,22 +168,22 @@ class Linker:
             self.o.elements(self.eval(path, qual, ir[1]), dst)
         elif tag == "l":
             container = ("L", path, ir[1], ir[3])
-            s.add(dst, (container,))
+            s.add_gated(dst, container, self.o.elems(container))
             self.fill(path, qual, container, ir[2])
         elif tag == "o":
             for alt in ir[1]:
                 s.edge(self.eval(path, qual, alt), dst)
         elif tag == "d":
-            s.add(dst, (("F", path, ir[1]),))
+            s.add_values(dst, (("F", path, ir[1]),))
         elif tag == "k":
-            s.add(dst, (("C", path, ir[1]),))
+            s.add_values(dst, (("C", path, ir[1]),))
         elif tag == "self":
-            s.add(dst, (("S", path, ir[1]),))
+            s.add_values(dst, (("S", path, ir[1]),))
         elif tag == "sup":
-            s.add(dst, (("Sup", path, ir[1]),))
+            s.add_values(dst, (("Sup", path, ir[1]),))
         elif tag == "t":
             s.watch(self.eval(path, qual, ir[1]),
-                    lambda values: s.add(dst, [("S", v[1], v[2]) for v in values if v[0] == "C"]))
+                    lambda values: s.add_values(dst, [("S", v[1], v[2]) for v in values if v[0] == "C"]))
         elif tag == "i":
             self.imported(path, ir[1], dst)
         elif tag == "g":
@@ -226,17 +226,17 @@ class Linker:
             self.s.edge(plain[0], dst)
         elif name == "functools.partial" and plain:
             bound = len(args) - 1
-            self.s.watch(plain[0], lambda values: self.s.add(dst, [("Pa", v, bound) for v in values]))
+            self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
             self.o.call(plain[0], args[1:], kws, None, None)
         elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):
-            self.s.add(dst, (container,))
+            self.s.add_gated(dst, container, self.o.elems(container))
             for arg in args:
                 self.o.elements(arg[1] if type(arg) is tuple else arg, self.o.elems(container))
             for _, node in kws:
                 self.s.edge(node, self.o.elems(container))
         elif name.startswith("torch.nn") and last == "Sequential":
             container = ("L", "", ("call", dst), 1)
-            self.s.add(dst, (container,))
+            self.s.add_gated(dst, container, self.o.elems(container))
             for arg in args:
                 if type(arg) is tuple:
                     self.o.elements(arg[1], self.o.elems(container))
@@ -245,7 +245,7 @@ class Linker:
         elif name == "builtins.next" and plain:
             self.o.elements(plain[0], dst)
         elif name == "builtins.type" and plain:
-            self.s.watch(plain[0], lambda values: self.s.add(
+            self.s.watch(plain[0], lambda values: self.s.add_values(
                 dst, [("C", v[1], v[2]) for v in values if v[0] in ("I", "S")]))
 
     def container_method(self, recv: int, kind: str, args: tuple, kws: tuple, dst: int) -> None:
@@ -291,7 +291,7 @@ class Linker:
             if module is None and head not in self.packages:
                 continue
             node = self.s.fresh()
-            self.s.add(node, (("Mod", module.path) if module is not None else ("Ns", head),))
+            self.s.add_values(node, (("Mod", module.path) if module is not None else ("Ns", head),))
             for attr in parts[cut:]:
                 nxt = self.s.fresh()
                 self.o.load(node, attr, nxt)
@@ -310,6 +310,6 @@ class Linker:
         sub = f"{name}.{attr}"
         module = self.index.by_name.get(sub)
         if module is not None:
-            self.s.add(dst, (("Mod", module.path),))
+            self.s.add_values(dst, (("Mod", module.path),))
         elif sub in self.packages:
-            self.s.add(dst, (("Ns", sub),))
+            self.s.add_values(dst, (("Ns", sub),))

@@ -30,9 +30,9 @@ METHOD_KINDS = {"staticmethod": "s", "classmethod": "c", "property": "p", "cache
 class FlowRecorder:
     """Collects one file's :class:`ScopeFlow` records into ``flows`` (the summary's)."""
 
-    def __init__(self, flows: dict[str, ScopeFlow]):
+    def __init__(self, flows: dict[str, ScopeFlow], imports: dict[str, str], is_tensor):
         self.flows = flows
-        self.ir = IRBuilder(self._bind_name, self._class)
+        self.ir = IRBuilder(self._bind_name, self._class, imports, is_tensor)
         self.stack: list[ScopeFlow] = []
         self.names: list[str] = []  # qualnames, parallel to ``stack``
         self.begin("<module>", ScopeFlow(kind="module"))
@@ -180,7 +180,8 @@ class FlowRecorder:
             if obj is not None and value is not None:
                 self.add(("=", ("a", obj, args[1].value.raw_value), value))
         if ir is not None and ir[0] == "c":
-            self.add(("e", ir))
+            if ir[2] or ir[3]:  # arguments flow into the callee; the callee alone is the call site's
+                self.add(("e", ir))
             return ir[1]
         return None
 

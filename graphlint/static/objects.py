@@ -38,6 +38,20 @@ class Objects:
         self.s, self.index, self.by_path = solver, index, by_path
         self.fields = fields  # (path, class) -> attributes its methods store on ``self``
         self.installed: set[tuple] = set()
+        self._sources: dict[tuple, list[int]] = {}
+        self._views: dict[tuple, int] = {}
+        self._subclasses: dict[tuple, set] = {}
+        #: attribute -> classes whose methods store it on ``self`` / whose body binds it
+        self.stored: dict[str, list[tuple[str, str]]] = {}
+        self.in_body: dict[str, list[tuple[str, str]]] = {}
+        for cls, attrs in fields.items():
+            for attr in attrs:
+                self.stored.setdefault(attr, []).append(cls)
+        for path, info in by_path.items():
+            for qual, flow in info.flows.items():
+                if flow.kind == "class":
+                    for attr in flow.locals:
+                        self.in_body.setdefault(attr, []).append((path, qual))
         #: (caller, site key) -> functions it calls; filled as callee values arrive
         self.calls: dict[tuple, set[FuncId]] = {}
 
@@ -91,38 +105,56 @@ class Objects:
 
     def load_value(self, v: Value, attr: str, dst: int) -> None:
         tag = v[0]
-        if tag in ("I", "S"):
-            if not self.once(("ld", v, attr, dst)):
-                return
-            mro = self.index.mro(self.ref(v))
-            for info, name in mro:
-                self.s.edge(self.field(info.path, name, attr), dst)
-            owners = self.class_attr(mro, attr)
-            if tag == "S":
-                for info, name in self.index.subclasses(self.ref(v)):
-                    if attr in self.fields.get((info.path, name), ()):
-                        self.s.edge(self.field(info.path, name, attr), dst)
-                    flow = info.flows.get(name)
-                    if flow is not None and attr in flow.locals:
-                        owners.append((info.path, name))
-            for path, name in owners:
-                self.bound(self.cattr(path, name, attr), dst, True)
-        elif tag == "C":
-            for path, name in self.class_attr(self.index.mro(self.ref(v)), attr):
-                self.bound(self.cattr(path, name, attr), dst, False)
-        elif tag == "Sup":
-            for path, name in self.class_attr(self.index.mro(self.ref(v))[1:], attr):
-                self.bound(self.cattr(path, name, attr), dst, True)
+        if tag in ("I", "S", "C", "Sup"):
+            for src in self.sources(v, attr):
+                self.s.edge(src, dst)
         elif tag in ("Mod", "Ns"):
             self.module_attr(v, attr, dst)
 
     module_attr: Callable[[Value, str, int], None]  # set by the linker (it knows the modules)
 
-    def bound(self, src: int, dst: int, via_instance: bool) -> None:
-        """A class attribute read through an instance: its functions become bound methods, a
-        property gives what its getter returns."""
-        if not self.once(("b", src, dst, via_instance)):
-            return
+    def sources(self, v: Value, attr: str) -> list[int]:
+        """The nodes ``v.attr`` reads (cached per value and attribute): instance fields along the
+        MRO (and, for a cone, the subclasses that store it), and the first class attribute found,
+        seen through the instance (functions bound)."""
+        key = (v, attr)
+        found = self._sources.get(key)
+        if found is not None:
+            return found
+        found = []
+        tag = v[0]
+        mro = self.index.mro(self.ref(v))
+        if tag in ("I", "S"):
+            found.extend(self.field(info.path, name, attr) for info, name in mro)
+            owners = self.class_attr(mro, attr)
+            if tag == "S":
+                family = self.subclass_set(v)
+                found.extend(self.field(*c, attr) for c in self.stored.get(attr, ()) if c in family)
+                owners.extend(c for c in self.in_body.get(attr, ()) if c in family)
+            found.extend(self.bound_view(self.cattr(path, name, attr), True) for path, name in owners)
+        elif tag == "C":
+            found.extend(self.bound_view(self.cattr(p, n, attr), False) for p, n in self.class_attr(mro, attr))
+        else:  # super(): the bases' members, bound to the same instance
+            found.extend(self.bound_view(self.cattr(p, n, attr), True) for p, n in self.class_attr(mro[1:], attr))
+        self._sources[key] = found
+        return found
+
+    def subclass_set(self, v: Value) -> set[tuple[str, str]]:
+        key = (v[1], v[2])
+        found = self._subclasses.get(key)
+        if found is None:
+            found = self._subclasses[key] = {(i.path, n) for i, n in self.index.subclasses(self.ref(v))}
+        return found
+
+    def bound_view(self, src: int, via_instance: bool) -> int:
+        """A class attribute read through an instance (``via_instance``) or its class: functions
+        become bound methods, a property gives what its getter returns. One node per attribute
+        and way of reading it, shared by every load."""
+        key = (src, via_instance)
+        view = self._views.get(key)
+        if view is not None:
+            return view
+        view = self._views[key] = self.s.fresh()
 
         def on(values):
             out = []
@@ -131,14 +163,15 @@ class Objects:
                     flow = self.flow(v[1], v[2])
                     kind = flow.fkind if flow is not None else ""
                     if kind == "p" and via_instance:
-                        self.s.edge(self.ret(v[1], v[2]), dst)
+                        self.s.edge(self.ret(v[1], v[2]), view)
                         continue
                     if (kind == "m" and via_instance) or kind == "c":
                         v = ("M", v[1], v[2])
                 out.append(v)
-            self.s.add(dst, out)
+            self.s.add_values(view, out)
 
         self.s.watch(src, on)
+        return view
 
     def store(self, obj: int, attr: str, src: int) -> None:
         def on(values):
@@ -207,7 +240,7 @@ class Objects:
                     continue
                 for fid, first, made in self.callees(v):
                     if made is not None and dst is not None:
-                        self.s.add(dst, (made,))
+                        self.s.add_values(dst, (made,))
                     if fid is None:
                         continue
                     if site is not None:

@@ -91,7 +91,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.init_loops()
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
-        self.flows = FlowRecorder(self.info.flows)  # what each scope binds, for the points-to analysis
+        self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor)  # what each scope binds, for the points-to analysis
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []
