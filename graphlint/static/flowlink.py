@@ -91,7 +91,7 @@ class Linker:
         for name, star in ((flow.vararg, "*"), (flow.kwarg, "**")):
             if name:
                 container = ("L", path, (star, qual), 0)
-                self.s.add_gated(self.s.node(("v", path, qual, name)), container, self.o.elems(container))
+                self.s.add_values(self.s.node(("v", path, qual, name)), (container,))
         for stmt in flow.stmts:
             kind = stmt[0]
             if kind == "=":
@@ -168,7 +168,7 @@ class Linker:
             self.o.elements(self.eval(path, qual, ir[1]), dst)
         elif tag == "l":
             container = ("L", path, ir[1], ir[3])
-            s.add_gated(dst, container, self.o.elems(container))
+            s.add_values(dst, (container,))
             self.fill(path, qual, container, ir[2])
         elif tag == "o":
             for alt in ir[1]:
@@ -229,14 +229,14 @@ class Linker:
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
             self.o.call(plain[0], args[1:], kws, None, None)
         elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):
-            self.s.add_gated(dst, container, self.o.elems(container))
+            self.s.add_values(dst, (container,))
             for arg in args:
                 self.o.elements(arg[1] if type(arg) is tuple else arg, self.o.elems(container))
             for _, node in kws:
                 self.s.edge(node, self.o.elems(container))
         elif name.startswith("torch.nn") and last == "Sequential":
             container = ("L", "", ("call", dst), 1)
-            self.s.add_gated(dst, container, self.o.elems(container))
+            self.s.add_values(dst, (container,))
             for arg in args:
                 if type(arg) is tuple:
                     self.o.elements(arg[1], self.o.elems(container))

@@ -13,12 +13,6 @@ Values are small tuples (see :mod:`.objects`), interned as ints in order of firs
 ints are compact and fast, and iterate in the same order in every process (tuples of strings
 would follow the per-process hash seed), so the result never depends on the run.
 
-A container is *gated* (:meth:`Solver.add_gated`): its value enters the program only once its
-elements hold something. Most lists, tuples and dicts of a codebase hold tensors, numbers and
-strings, which no node tracks; letting each of them flow into every generic parameter it reaches
-is what made the installed torch package cost millions of values for nothing (measured: 8.3
-million values, 70% of them containers, on 600 files; gating leaves a fraction).
-
 A node holding more than :data:`CAP` values is *megamorphic*: it keeps what it has and takes
 nothing more (containers' elements and module globals -- registries of model classes -- up to
 :data:`WIDE_CAP`). A call through such a node has more targets than any reader could use, and
@@ -45,7 +39,6 @@ class Solver:
         self.ids: dict[Hashable, int] = {}
         self.value_ids: dict[Value, int] = {}
         self.value_of: list[Value] = []  # value id -> the value
-        self.waiting: dict[int, list[tuple[int, int]]] = {}  # element node -> (node, gated value)
         self.pts: list[set[int]] = []
         self.succ: list[list[int] | None] = []
         self.watchers: list[list[Watcher] | None] = []
@@ -96,19 +89,6 @@ class Solver:
     def add_values(self, node: int, values: Iterable[Value]) -> None:
         self.add(node, [self.vid(v) for v in values])
 
-    def add_gated(self, node: int, value: Value, elements: int) -> None:
-        """``value`` (a container whose elements are ``elements``) reaches ``node`` once its
-        elements hold anything."""
-        if self.pts[elements]:
-            self.add(node, (self.vid(value),))
-        else:
-            self.waiting.setdefault(elements, []).append((node, self.vid(value)))
-
-    def opened(self, node: int) -> None:
-        """``node`` just got its first values: the containers it gates flow now."""
-        for dst, vid in self.waiting.pop(node, ()):
-            self.add(dst, (vid,))
-
     def add(self, node: int, values: Iterable[int]) -> None:
         have = self.pts[node]
         new = [v for v in values if v not in have]
@@ -116,10 +96,7 @@ class Solver:
             new = self._cut(node, have, new)
         if not new:
             return
-        first = not have
         have.update(new)
-        if first and node in self.waiting:
-            self.opened(node)
         pending = self.pending.get(node)
         if pending is None:
             self.pending[node] = set(new)
@@ -172,10 +149,7 @@ class Solver:
                     if new and len(have) + len(new) > CAP:
                         new = set(self._cut(dst, have, new))
                     if new:
-                        first = not have
                         have |= new
-                        if first and dst in self.waiting:
-                            self.opened(dst)
                         waiting = pending.get(dst)
                         if waiting is None:
                             pending[dst] = set(new)

@@ -1,0 +1,75 @@
+"""The points-to call graph, PyCG-style: one folder per language flow under
+``fixtures/static/callgraph/<flow>/`` holds the code and ``callgraph.json``, the expected edges
+(caller -> callees, as ``path:qualname`` relative to the folder) of the functions it names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphlint.static.callgraph import CallGraph
+from graphlint.static.facts import ModuleInfo
+from graphlint.static.index import Index
+from graphlint.static.summarize import summarize_file
+
+from static_helpers import builtin_rules, options
+
+ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "static" / "callgraph"
+FLOWS = sorted(p.name for p in ROOT.iterdir() if (p / "callgraph.json").exists())
+
+
+def call_graph(folder: Path) -> tuple[CallGraph, list[ModuleInfo]]:
+    rules = builtin_rules()
+    opts = options(rules)
+    infos = []
+    for path in sorted(folder.rglob("*.py")):
+        summary = summarize_file(path.relative_to(folder).as_posix(), path.read_bytes(), rules, opts)
+        assert not summary.errors, summary.errors
+        infos.append(summary.data)
+    infos.sort(key=lambda i: i.path)
+    return CallGraph(infos, Index(infos)), infos
+
+
+def edges(graph: CallGraph, infos: list[ModuleInfo]) -> dict[str, list[str]]:
+    out = {}
+    for info in infos:
+        for qual, fn in info.functions.items():
+            callees = {f"{p}:{q}" for site in fn.calls if not site.reference
+                       for p, q in graph.site_targets(info, qual, site)}
+            out[f"{info.path}:{qual}"] = sorted(callees)
+    return out
+
+
+def test_every_flow_has_a_fixture():
+    assert len(FLOWS) >= 20
+
+
+@pytest.mark.parametrize("flow", FLOWS)
+def test_call_graph(flow):
+    folder = ROOT / flow
+    expected = json.loads((folder / "callgraph.json").read_text())
+    graph, infos = call_graph(folder)
+    found = edges(graph, infos)
+    assert {caller: found.get(caller) for caller in expected} == expected
+
+
+def test_unresolved_project_calls_are_listed_and_library_calls_are_not(tmp_path):
+    (tmp_path / "main.py").write_text(
+        "import os\nimport torch\n\n"
+        "class Runner:\n"
+        "    def __init__(self, model):\n"
+        "        self.model = model\n\n"
+        "    def step(self, x):\n"
+        "        self.model.forward(x)\n"      # the model is never built here: unresolved
+        "        torch.zeros(3)\n"             # a library call: never counted
+        "        os.path.join('a', 'b')\n"
+        "        x.view(-1)\n"
+        "        len(x)\n"
+    )
+    graph, infos = call_graph(tmp_path)
+    edges(graph, infos)
+    unresolved = {fid: [s.expr for s in sites] for fid, sites in graph.unresolved.items()}
+    assert unresolved == {("main.py", "Runner.step"): [("a", ("a", ("n", "self"), "model"), "forward")]}
+    assert graph.unresolved_count([("main.py", "Runner.step")]) == 1
