@@ -277,6 +277,9 @@ class CallRecorder:
                 self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
             elif key != "*":
                 self.info.attr_writes.add(key)
+        if (type(func) is cst.Attribute and func.attr.value == "backward") or (
+                self.at.call_name or "").startswith(("torch.autograd.backward", "torch.autograd.grad")):
+            self.at.func.trains = True
         if not self.at.func.device_work and self.does_device_work(call):
             self.at.func.device_work = True
         desc: Descriptor | None = None

@@ -43,6 +43,8 @@ from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
 from graphlint.static.passed import captured_arguments
 
+#: bases that make a class training machinery, never decode code
+TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
 
@@ -91,6 +93,7 @@ class Discovery:
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
         self._made: set[tuple[str, str]] | None = None
+        self.training = self.training_code()
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
@@ -124,8 +127,10 @@ class Discovery:
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
         reach = reaching(steps | set(graph), callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
+        # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
+        self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
-        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name)}
+        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
         compiled_roots = set(self.compiled_roots)
         eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
         eager_host = self.eager_host_logic(eager, steps, setup)
@@ -206,7 +211,7 @@ class Discovery:
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
-            if fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
+            if fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
                 continue
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
             for callee, site in self.calls.get(fid, ()):
@@ -233,7 +238,7 @@ class Discovery:
             added, climbed = set(), set()
             for caller in sorted({c for r in new if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
                 fn = self.fn(caller)
-                if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name) or fn.device_code:
+                if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name, caller) or fn.device_code:
                     continue
                 made_by = callers.get(caller, ())
                 if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
@@ -264,7 +269,7 @@ class Discovery:
         found = set()
         for fid, (target, _) in sorted(self.requesters.items()):
             fn = self.fn(fid)
-            if fid in replayers or fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
+            if fid in replayers or fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
                 continue
             via = next((c for c, site in self.calls.get(fid, ()) if c in reach and not site.reference
                         and not site.in_capture), None)
@@ -288,7 +293,7 @@ class Discovery:
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
-                if not fn.loops or fid in graph or fn.captures or self.not_hot(fn.name) or fn.device_code:
+                if not fn.loops or fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
                     continue
                 for loop in fn.loops:
                     targets = self.loop_targets(info, qual, loop)
@@ -321,9 +326,9 @@ class Discovery:
                 fid = (info.path, qual)
                 if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
                     continue
-                if not self.hot_named(fn.name) or self.not_hot(fn.name):
+                if not self.hot_named(fn.name) or self.not_hot(fn.name, fid):
                     continue
-                if not self.captures:
+                if not self.evidence:
                     if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
                         continue  # nothing here builds one: someone else calls it (see ``class_live``)
                     if not callers.get(fid):  # called from the analysed code: hot only if its caller is
@@ -363,10 +368,26 @@ class Discovery:
     def hot_named(self, name: str) -> bool:
         return self._hot.match(name) is not None
 
-    def not_hot(self, name: str) -> bool:
-        """Setup, warm-up and capture functions, and prefill-only ones (``prefill-names``: a
-        scheduler step calling both ``_prefill`` and ``_decode`` runs the first once per prompt)."""
-        return setup_named(name) or self._prefill.match(name) is not None
+    def not_hot(self, name: str, fid: FuncId | None = None) -> bool:
+        """Setup, warm-up and capture functions, prefill-only ones (``prefill-names``: a
+        scheduler step calling both ``_prefill`` and ``_decode`` runs the first once per prompt),
+        and training code (see :meth:`training_code`)."""
+        return setup_named(name) or self._prefill.match(name) is not None or (
+            fid is not None and fid in self.training)
+
+    def training_code(self) -> set[FuncId]:
+        """Never decode code: a function that calls ``.backward()`` (or ``torch.autograd``), and the
+        methods of optimizers, LR schedulers, data loaders, datasets and samplers (a class with
+        ``torch.optim``'s or ``torch.utils.data``'s classes among its bases, at any depth)."""
+        found = set()
+        for info in self.infos:
+            family = {name for name in info.classes if any(
+                base[0] == "dotted" and isinstance(base[1], str) and base[1].startswith(TRAINING_BASES)
+                for cinfo, cname in self.index.mro((info, name)) for base in cinfo.classes[cname].bases)}
+            for qual, fn in info.functions.items():
+                if fn.trains or (fn.cls in family):
+                    found.add((info.path, qual))
+        return found
 
     def only_setup_calls(self, callers: list[FuncId]) -> bool:
         """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""

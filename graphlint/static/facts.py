@@ -102,6 +102,8 @@ class FunctionInfo(Compact):
     range_loops: list[int] = field(default_factory=list)
     #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     device_work: bool = False
+    #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
+    trains: bool = False
     #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``):
     #: a call of it runs one of its overrides
     abstract: bool = False

@@ -7,9 +7,12 @@ tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, stati
 
 - it is a ``while`` loop or a ``for`` over ``range(...)`` (loops over layers, experts, batches or
   devices iterate a collection);
-- a call in its body takes a value that the body rebinds at or after that call, or mutates
-  anywhere (``x = f(x)``, ``tokens[:, pos] = next_token``, ``out.append(...)``, ``pos += 1``),
-  directly or through a name assigned from it earlier in the body (``idx_cond = idx[:, -n:]``);
+- a call in its body feeds its own output back: what the call returns (the names its statement
+  binds or the container it mutates) flows, through the body's assignments and container stores,
+  into a value the call reads on the next iteration (``x = f(x)``; ``logits = model(tokens[:,
+  prev:cur]); nxt = sample(logits); tokens[:, cur] = nxt``; ``tok, p = decode_one_token(model, tok,
+  pos)``). A loop over images, layers or requests that only collects results (``embs.append(
+  vision(img[i]))``, ``start = end``) does not;
 - the callee is not chosen by the loop variable (``self.layers[i](x)`` is a layer loop).
 
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
@@ -62,19 +65,25 @@ class LoopFrame:
     writes: dict[str, int] = field(default_factory=dict)
     mutated: set[str] = field(default_factory=set)
     deps: dict[str, set[str]] = field(default_factory=dict)
+    #: statement ordinal -> names bound / containers mutated there; container -> what was put in it
+    made_at: dict[int, set[str]] = field(default_factory=dict)
+    filled: dict[str, set[str]] = field(default_factory=dict)
     calls: list[tuple[int, Descriptor, tuple | None, set[str]]] = field(default_factory=list)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
-        seen, todo = set(), list(reads)
-        while todo and len(seen) < 64:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in self.mutated or self.writes.get(name, -1) >= order:
-                return True
-            todo.extend(self.deps.get(name, ()))
-        return False
+        """Whether the output of the call at ``order`` reaches what it reads."""
+        derived = set(self.made_at.get(order, ()))
+        if not derived or not reads:
+            return False
+        changed = True
+        while changed and len(derived) < 256:
+            changed = False
+            for table in (self.deps, self.filled):
+                for name, sources in table.items():
+                    if name not in derived and sources & derived:
+                        derived.add(name)
+                        changed = True
+        return bool(reads & derived)
 
 
 class LoopTracker:
@@ -128,11 +137,16 @@ class LoopTracker:
             for frame in self.loop_frames:
                 if not frame.eligible:
                     continue
+                made = frame.made_at.setdefault(self.order, set())
                 if base is not None or augmented:
                     frame.mutated.update([base] if base else names)
+                    for name in [base] if base else names:
+                        frame.filled.setdefault(name, set()).update(reads | ({name} if augmented else set()))
+                        made.add(name)
                 for name in names:
                     frame.writes[name] = self.order
-                    frame.deps[name] = reads
+                    frame.deps[name] = reads | frame.deps.get(name, set())  # every binding in the body
+                    made.add(name)
 
     def note_call(self, call: cst.Call, desc: Descriptor | None) -> None:
         if not self.tracking:
@@ -141,9 +155,12 @@ class LoopTracker:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             method = func.attr.value
             if method in MUTATING_METHODS or (method.endswith("_") and not method.startswith("_")):
+                args = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.mutated.add(func.value.value)
+                        frame.filled.setdefault(func.value.value, set()).update(args)
+                        frame.made_at.setdefault(self.order, set()).add(func.value.value)
         if desc is None:
             return
         callee = _names(func)
