@@ -1,7 +1,9 @@
 """Per-file summary cache in ``.graphlint_cache/`` (next to the config file, else in the cwd).
 
-Only phase 1 (``summarize_file``) is cached: linking is recomputed from the summaries on every
-run, so a changed caller re-heats an unchanged callee without any dependency bookkeeping.
+Phase 1 (``summarize_file``) is cached per file. Linking is recomputed from the summaries
+whenever any of them changed, so a changed caller re-heats an unchanged callee without any
+dependency bookkeeping; a run over exactly the same summaries and options reuses the last link
+result (``linked/``: the whole-program points-to solve is most of a warm run's work otherwise).
 An entry is keyed by the file's path, its content sha256, :meth:`StaticOptions.cache_key`
 (guards + rules fingerprint), the hot-name patterns, the graphlint version and a fingerprint of
 the analyzer's own source files (so an editable install never serves summaries from older
@@ -93,6 +95,42 @@ class SummaryCache:
             os.replace(tmp, target)
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             self.enabled = False  # read-only checkout, full disk, unpicklable data: run uncached
+
+    def linked_key(self, options: StaticOptions, files: list[tuple[str, str, str]]) -> str:
+        """What a link result depends on: every summary (path, content hash, cross-file facts it
+        was made with) and the link-time options (entries, enabled rules, prefill names)."""
+        payload = json.dumps([self.salt, list(options.entries), sorted(options.enabled),
+                              list(options.prefill_names), sorted(files)])
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def get_linked(self, key: str):
+        """The findings and entries of a run over exactly the same summaries (the whole-program
+        call graph is the costly part of a warm run; nothing changed, nothing to solve)."""
+        if not self.enabled:
+            return None
+        try:
+            with (self.directory / "linked" / key).open("rb") as handle:
+                stored, value = pickle.load(handle)
+        except Exception:
+            return None
+        return value if stored == key else None
+
+    def put_linked(self, key: str, value) -> None:
+        if not self.enabled:
+            return
+        target = self.directory / "linked" / key
+        try:
+            self._prepare()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            for old in target.parent.iterdir():  # one result is enough: the last run's
+                if not old.name.startswith(".tmp-"):
+                    old.unlink(missing_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump((key, value), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            self.enabled = False
 
     def _prepare(self) -> None:
         """Mark the directory the way pytest and ruff do, so git and backup tools skip it."""

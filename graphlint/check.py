@@ -200,8 +200,6 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
 
 
 def _run(settings: Settings, progress: Progress | None) -> RunResult:
-    from graphlint.static.link import link
-
     result = RunResult(findings=[])
     if progress:
         progress(0, None, "finding files")
@@ -211,8 +209,9 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
         where = ", ".join(display_path(p) for p in settings.analysis_paths)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
+    variants: dict[str, str] = {}
     try:
-        result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress)
+        result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress, variants)
     except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
         result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
     result.lines = sum(s.lines for s in summaries.values())
@@ -220,11 +219,30 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
     if progress:
         progress(0, None, "linking")
     try:
-        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
+        linked = _link(summaries, settings, result, variants)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
     return result
+
+
+def _link(summaries: dict[str, FileSummary], settings: Settings, result: RunResult, variants: dict[str, str]):
+    """Link, or reuse the last link result when every summary and option is the same."""
+    from graphlint.cache import SummaryCache
+    from graphlint.static.link import link
+
+    cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
+    key = cache.linked_key(settings.options, [(p, s.sha256, variants.get(p, "")) for p, s in summaries.items()]) \
+        if cache else ""
+    stored = cache.get_linked(key) if cache else None
+    if stored is not None:
+        linked, entries = stored
+        result.entries.extend(entries)
+        return linked
+    linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
+    if cache:
+        cache.put_linked(key, (linked, list(result.entries)))
+    return linked
 
 
 def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
@@ -286,7 +304,8 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
 
 
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Source], settings: Settings,
-                          meta: list[Finding], progress: Progress | None = None) -> int:
+                          meta: list[Finding], progress: Progress | None = None,
+                          variants: dict[str, str] | None = None) -> int:
     """Summarize again the files that import another file's ``-> Tensor`` functions, or whose
     classes inherit facts from their bases, with those names as facts (see
     :mod:`graphlint.static.crossfile`, :mod:`graphlint.static.inherited`); cached under the names too.
@@ -305,6 +324,8 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Sour
     items = []
     for path, names in sorted(plan.items()):
         source, variant = by_path[path], ",".join(sorted(names))
+        if variants is not None:
+            variants[path] = variant
         cached = cache.get(path, source.sha256, variant) if cache else None
         if cached is not None:
             summaries[path] = cached

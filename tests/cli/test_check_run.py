@@ -138,7 +138,7 @@ def test_settings_that_shape_summaries_invalidate_the_cache(project):
 def test_corrupt_cache_entry_is_rewritten(project):
     project.write("pkg/model.py", project.hot_item)
     expected = run(_settings()).findings
-    entries = [p for p in (project.root / ".graphlint_cache").rglob("*") if p.is_file() and p.parent.name != ".graphlint_cache"]
+    entries = [p for p in (project.root / ".graphlint_cache" / "summaries").rglob("*") if p.is_file()]
     assert len(entries) == 1
     entries[0].write_bytes(b"\x80\x04garbage")
     again = run(_settings())
