@@ -29,7 +29,7 @@ from collections import deque
 from typing import Callable, Hashable, Iterable
 
 Value = tuple
-CAP = 16
+CAP = 32
 WIDE_CAP = 4096
 Watcher = Callable[[Iterable[int]], None]
 
@@ -57,7 +57,7 @@ class Solver:
         found = self.ids.get(key)
         if found is None:
             found = self.ids[key] = self.fresh()
-            if key[0] == "el" or (key[0] == "v" and key[2] == "<module>"):
+            if key[0] == "el" or (key[0] == "v" and key[2] == "<module>") or (key[0] == "fd" and key[3] == "[]"):
                 self.wide.add(found)
         return found
 
