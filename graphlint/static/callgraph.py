@@ -42,7 +42,7 @@ class CallGraph:
     def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:
         """The functions ``site`` (a call site of ``qual`` in ``path``) may run, by points-to."""
         expr = site.expr
-        if expr is None:
+        if expr is None or (path, qual) in self.linker.wrappers:
             return []
         key = (path, qual, expr)
         node = self.linker.memo.get(key)
@@ -51,23 +51,33 @@ class CallGraph:
                 return []
             node = self.linker.eval(path, qual, expr)
             self.solver.run()  # a site no statement compiled (rare): solve what it adds
+        if site.reference and site.via is not None and (self.runs_project(path, qual, site.via)
+                                                        or self.linker.background(path, qual, site.via)):
+            return []  # handed to a project function (its parameter carries it to where it is called) or
+            # to another thread
         found: dict[FuncId, None] = {}
-        for value in self.solver.values(node):
+        values = self.solver.values(node)
+        for value in values:
             if site.reference and value[0] == "C":
                 continue
+            if value[0] == "L" and value[3]:  # ``nn.Sequential``: calling it calls every element
+                values.extend(v for v in self.solver.values(self.objects.elems(value)) if v not in values)
             for fid, _, _ in self.objects.callees(value):
                 if fid is not None:
                     found[fid] = None
         return sorted(found)
 
+    def runs_project(self, path: str, qual: str, expr: tuple) -> bool:
+        """Whether calling ``expr`` (in ``qual`` of ``path``) runs some function of the project."""
+        node = self.linker.memo.get((path, qual, expr))
+        if node is None:
+            return False
+        return any(fid is not None for value in self.solver.values(node) for fid, _, _ in self.objects.callees(value))
+
     def site_targets(self, info: ModuleInfo, qual: str, site: CallSite) -> list[FuncId]:
-        """The call graph's edges out of one call site: the points-to targets, and what name
-        resolution (:class:`Index`) finds for the site's descriptor; recorded in :attr:`unresolved`
-        when it looks like a project call and runs nothing."""
-        found = dict.fromkeys(self.targets(info.path, qual, site))
-        fn = info.functions[qual]
-        for target_info, target_qual in self.index.targets(info, fn.cls, site.target):
-            found[(target_info.path, target_qual)] = None
+        """The call graph's edges out of one call site (its points-to targets); recorded in
+        :attr:`unresolved` when it looks like a project call and runs nothing."""
+        found = self.targets(info.path, qual, site)
         if not found and site.plain and not site.reference and site.expr is not None \
                 and not self.external(info.path, qual, site.expr):
             self.unresolved.setdefault((info.path, qual), []).append(site)
@@ -75,12 +85,10 @@ class CallGraph:
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         """What a per-token loop's feeding calls run."""
-        fn = info.functions[qual]
         found: dict[FuncId, None] = {}
         for desc, expr in zip(loop.calls, loop.exprs or [None] * len(loop.calls)):
             if expr is not None:
                 found.update(dict.fromkeys(self.targets(info.path, qual, CallSite(desc, expr=expr))))
-            found.update(dict.fromkeys((t.path, q) for t, q in self.index.targets(info, fn.cls, desc)))
         return list(found)
 
     def external(self, path: str, qual: str, expr: tuple) -> bool:

@@ -209,23 +209,26 @@ class CallRecorder:
     def argument_references(self, call: cst.Call) -> None:
         """``Region("embed", self._embed)``, ``partial(self._layer, i)``: a bound method or module
         function passed as an argument is a callback, called later on the caller's behalf."""
+        via = self.at.call_expr or (("i", self.at.call_name) if self.at.call_name else None)
         for arg in call.args:
             value = arg.value
             if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
                 self.add_call(("ref", ("member", ("self", ()), value.attr.value)),
-                              ("a", ("n", "self"), value.attr.value))
+                              ("a", ("n", "self"), value.attr.value), via=via)
             elif isinstance(value, cst.Name) and value.value in self.local_names:
-                self.add_call(("ref", ("name", value.value)), ("n", value.value))
+                self.add_call(("ref", ("name", value.value)), ("n", value.value), via=via)
 
-    def add_call(self, desc: Descriptor, expr: tuple | None = None, plain: bool = False) -> None:
-        """A call site (``expr``: the callee in flow IR, what the call graph resolves)."""
+    def add_call(self, desc: Descriptor, expr: tuple | None = None, plain: bool = False,
+                 via: tuple | None = None) -> None:
+        """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``via``: for
+        a reference, the callee it is passed to)."""
         if self.at.setup_depth and not self.at.in_capture:
             return
-        key = (desc, expr, self.at.in_capture, self.at.once)
+        key = (desc, expr, self.at.in_capture, self.at.once, via)
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
             seen[key] = CallSite(desc, self.at.in_capture, reference=desc[0] == "ref", once=self.at.once,
-                                 expr=expr, plain=plain)
+                                 expr=expr, plain=plain, via=via)
             self.at.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.at.order  # the first call: what comes after it saw its effect

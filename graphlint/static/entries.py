@@ -122,10 +122,11 @@ class Discovery:
         replayers = self.host_steps(compiled_graph, graph, callers)
         replay_reach = reaching(set(replayers), callers)
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
-        # function doing device work, or captured code (an iterative solver's loop reaches none of them)
+        # function doing device work, or a captured callable (an iterative solver's loop reaches none
+        # of them; a helper captured code also calls -- a kernel loader, a radix-tree compare -- is no model)
         steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
-        reach = reaching(steps | set(graph), callers)
+        reach = reaching(steps | graph_roots, callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
@@ -297,15 +298,20 @@ class Discovery:
                     continue
                 for loop in fn.loops:
                     targets = self.loop_targets(info, qual, loop)
-                    if any(t in looping for t in targets):
-                        continue  # it calls a function that loops over tokens itself: a loop over requests
+                    models = [t for t in targets if t in reach or t in replay_reach]
+                    if models and all(t in looping for t in models):
+                        continue  # it runs the model only through functions that loop over tokens themselves:
+                        # a loop over requests (a call that drafts several tokens in a loop of its own, beside
+                        # the step's own model call, does not make it one)
                     where, loops = (info.path, loop.where), frozenset((loop.id,))
-                    stepped = next((t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])),
-                                   None)
-                    if stepped is not None:
+                    replaying = {t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])}
+                    stepped = min(replaying, default=None)
+                    # evidence is per decode path: a loop whose model call runs eagerly is an eager decode
+                    # loop, even if another of its calls leads to some replay (a draft model's generate)
+                    model = next((t for t in targets if t in reach and t not in replaying), None)
+                    if stepped is not None and model is None:
                         self.add("host", fid, f"per-token loop calling {stepped[1]}, which replays", where, loops=loops)
                         continue
-                    model = next((t for t in targets if t in reach), None)
                     if model is not None and not self.options.entries:
                         self.add("eager", fid, f"per-token loop calling {model[1]}", where, loops=loops)
 

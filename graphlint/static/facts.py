@@ -62,6 +62,10 @@ class CallSite(Compact):
     #: looks like a call into the project (on ``self``, a local, a parameter, an attribute, a
     #: relative import): counted as *unresolved* when it resolves to nothing
     plain: bool = False
+    #: for a reference: the callee of the call it is passed to (flow IR; None when graphlint
+    #: models no such callee: a library call). A callable handed to a project function is followed
+    #: through that function's parameter instead; only one handed to a library is a callback edge
+    via: tuple | None = None
 
 
 @dataclass

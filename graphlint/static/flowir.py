@@ -19,6 +19,7 @@ summaries small. Tags (short: every summary is pickled):
 - ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
+- ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
 - ``("g", base, prefix)``: ``getattr(base, name)`` with a computed name (every attribute
   starting with the f-string's literal prefix);
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
@@ -89,7 +90,11 @@ class IRBuilder:
             return self.call(node)
         if kind is cst.Subscript:
             base = self.expr(node.value)
-            return ("s", base) if base is not None else None
+            if base is None:
+                return None
+            if any(type(el.slice) is cst.Slice for el in node.slice):
+                return base  # ``self.layers[:n]``: a slice holds the same elements
+            return ("s", base)
         if kind in (cst.List, cst.Tuple, cst.Set):
             return ("l", self.new_site(), self.elements(node.elements), 0)
         if kind is cst.Dict:

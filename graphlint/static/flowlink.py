@@ -30,14 +30,19 @@ PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_
                           "builtins.staticmethod", "builtins.classmethod", "builtins.property"))
 #: calls that make a container holding the elements of their arguments
 COPIES = frozenset(("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
-                    "builtins.reversed", "builtins.iter", "builtins.enumerate", "builtins.zip", "builtins.dict",
+                    "builtins.reversed", "builtins.iter", "builtins.dict",
                     "collections.OrderedDict", "collections.deque"))
+#: calls that run a callable they are handed later, on another thread or process: what it does is
+#: not the step's own work (a weight reload in the background, a shutdown hook)
+BACKGROUND = frozenset(("threading.Thread", "threading.Timer", "multiprocessing.Process", "torch.multiprocessing.Process",
+                        "torch.multiprocessing.spawn", "atexit.register", "signal.signal"))
+BACKGROUND_METHODS = frozenset(("submit", "run_in_executor", "apply_async", "start_new_thread"))
 MODULE_CONTAINERS = frozenset(("ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
 #: container methods: "store" puts the last argument in, "extend" its elements, "get" reads an
-#: element, "same" returns the container (its view: ``.items()``, ``.values()``)
+#: element, "same" returns the container (its view: ``.values()``), "pairs" its (key, value) tuples
 CONTAINER_METHODS = {"append": "store", "add": "store", "insert": "store", "appendleft": "store",
                      "extend": "extend", "update": "extend", "setdefault": "store-get", "get": "get", "pop": "get",
-                     "popitem": "get", "popleft": "get", "values": "same", "items": "same", "keys": "same",
+                     "popitem": "get", "popleft": "get", "values": "same", "items": "pairs", "keys": "same",
                      "copy": "same", "__getitem__": "get"}
 
 
@@ -50,6 +55,7 @@ class Linker:
         self.memo: dict[tuple, int] = {}
         self.empty = self.s.fresh()
         self.module_locals: dict[str, set[str]] = {}
+        self.wrappers: set[tuple[str, str]] = set()  # decorators' wrapper closures (see ``wrapper``)
         self.names = {info.path: module_name(info.path) for info in infos}
         self.packages = {".".join(n.split(".")[:i]) for n in self.names.values() for i in range(1, n.count(".") + 1)}
         objects.module_attr = self.module_attr
@@ -179,6 +185,9 @@ class Linker:
             s.add_values(dst, (("C", path, ir[1]),))
         elif tag == "self":
             s.add_values(dst, (("S", path, ir[1]),))
+        elif tag == "cls":  # ``Sub.from_dict(d)`` runs ``cls(**d)`` with ``cls`` = Sub
+            ref = (self.by_path[path], ir[1])
+            s.add_values(dst, [("C", i.path, n) for i, n in (ref, *self.index.subclasses(ref))])
         elif tag == "sup":
             s.add_values(dst, (("Sup", path, ir[1]),))
         elif tag == "t":
@@ -191,8 +200,23 @@ class Linker:
         elif tag == "dec":
             inner = self.eval(path, qual, ir[2])
             s.edge(inner, dst)
-            self.o.call(self.eval(path, qual, ir[1]), (inner,), (), dst, None)
+            made = s.fresh()
+            self.o.call(self.eval(path, qual, ir[1]), (inner,), (), made, None)
+            s.watch(made, lambda values: s.add_values(dst, [v for v in values if not self.wrapper(v)]))
         return dst
+
+    def wrapper(self, v: Value) -> bool:
+        """A closure a decorator returns (``def wrapper(*a): return fn(*a)``): one function shared by
+        every function so decorated, whose ``fn(*a)`` would call all of them. The decorated name
+        holds the function itself instead (what the wrapper calls), never the shared wrapper; the
+        call graph leaves the wrapper's own calls out (:attr:`wrappers`)."""
+        if v[0] != "F":
+            return False
+        flow = self.o.flow(v[1], v[2])
+        if flow is None or not flow.parent:
+            return False
+        self.wrappers.add((v[1], v[2]))
+        return True
 
     def fill(self, path: str, qual: str, container: Value, elements: tuple) -> None:
         target = self.o.elems(container)
@@ -218,6 +242,12 @@ class Linker:
                                   kw_nodes, dst)
         return dst
 
+    def background(self, path: str, qual: str, func: tuple) -> bool:
+        """Whether calling ``func`` hands its arguments to another thread or process (:data:`BACKGROUND`)."""
+        if func[0] == "i":  # a library call the summary kept only by name
+            return func[1] in BACKGROUND
+        return (func[0] == "a" and func[2] in BACKGROUND_METHODS) or self.static_name(path, qual, func) in BACKGROUND
+
     def library_call(self, name: str, args: tuple, kws: tuple, dst: int) -> None:
         plain = [a for a in args if type(a) is int]
         last = name.rsplit(".", 1)[-1]
@@ -228,6 +258,8 @@ class Linker:
             bound = len(args) - 1
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
             self.o.call(plain[0], args[1:], kws, None, None)
+        elif name in ("builtins.enumerate", "builtins.zip"):
+            self.pairs(dst, [a[1] if type(a) is tuple else a for a in args])
         elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):
             self.s.add_values(dst, (container,))
             for arg in args:
@@ -269,6 +301,17 @@ class Linker:
                 self.s.edge(plain[-1], dst)
         elif kind == "same":
             self.s.edge(recv, dst)
+        elif kind == "pairs":
+            self.pairs(dst, [recv])
+
+    def pairs(self, dst: int, sources: list[int]) -> None:
+        """``enumerate(xs)``, ``zip(xs, ys)``, ``d.items()``: a container of tuples whose elements are
+        the sources' elements (``for i, layer in enumerate(self.layers)`` unpacks a layer)."""
+        outer, pair = ("L", "", ("call", dst), 0), ("L", "", ("pair", dst), 0)
+        self.s.add_values(dst, (outer,))
+        self.s.add_values(self.o.elems(outer), (pair,))
+        for src in sources:
+            self.o.elements(src, self.o.elems(pair))
 
     def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
         """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``."""

@@ -97,7 +97,7 @@ class FlowRecorder:
         for i, param in enumerate((*positional, *params.kwonly_params)):
             target = ("n", param.name.value)
             if i == 0 and method and positional and param is positional[0]:
-                self.add(("=", target, ("k", cls) if kind == "c" else ("self", cls)))
+                self.add(("=", target, ("cls", cls) if kind == "c" else ("self", cls)))
                 continue
             default = self.ir.expr(param.default)
             if default is not None:
@@ -106,6 +106,10 @@ class FlowRecorder:
                 typed = self.ir.annotation(param.annotation.annotation)
                 if typed is not None:
                     self.add(("=", target, typed))
+        if stmt.returns is not None:  # ``def make(...) -> Backend``: an instance of it or a subclass
+            typed = self.ir.annotation(stmt.returns.annotation)
+            if typed is not None:
+                self.add(("r", typed))
         self.ir.clear()
 
     def klass(self, stmt: cst.ClassDef, qual: str) -> None:

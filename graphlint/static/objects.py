@@ -185,6 +185,8 @@ class Objects:
         self.s.watch(obj, on)
 
     def elements(self, src: int, dst: int) -> None:
+        """``src[k]``, ``for x in src``: a container's elements; an instance's stored elements (a
+        ``list``/``dict`` subclass) and what its class's ``__getitem__`` returns (a registry object)."""
         def on(values):
             for v in values:
                 if v[0] == "L":
@@ -192,6 +194,9 @@ class Objects:
                 elif v[0] in ("I", "S"):
                     for info, name in self.index.mro(self.ref(v)):
                         self.s.edge(self.field(info.path, name, ELEMENTS), dst)
+                    getitem = self.index.find_method(self.ref(v), "__getitem__")
+                    if getitem is not None:
+                        self.s.edge(self.ret(getitem[0].path, getitem[1]), dst)
         self.s.watch(src, on)
 
     def store_elements(self, obj: int, src: int) -> None:

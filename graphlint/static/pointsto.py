@@ -29,7 +29,7 @@ from collections import deque
 from typing import Callable, Hashable, Iterable
 
 Value = tuple
-CAP = 32
+CAP = 64
 WIDE_CAP = 4096
 Watcher = Callable[[Iterable[int]], None]
 

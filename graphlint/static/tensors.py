@@ -341,7 +341,9 @@ class TensorOracle:
             for el in elements:
                 self._set(el, tensor, False)
             return
-        tensor = value is not None and self.is_tensor(value)
+        # an UPPER_CASE name holds a constant by convention (``BLOCK_SEQ = block_seq``: a kernel's
+        # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
+        tensor = value is not None and self.is_tensor(value) and not _constant_name(target)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
@@ -392,3 +394,8 @@ class TensorOracle:
                 return
         (names.add if tensor else names.discard)(key)
         (bools.add if boolean else bools.discard)(key)
+
+
+def _constant_name(target: cst.BaseExpression) -> bool:
+    """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
+    return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")
