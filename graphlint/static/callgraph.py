@@ -39,26 +39,24 @@ class CallGraph:
         #: function -> its call sites that look like project calls but resolve to nothing
         self.unresolved: dict[FuncId, list[CallSite]] = {}
 
-    def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:
-        """The functions ``site`` (a call site of ``qual`` in ``path``) may run, by points-to."""
-        expr = site.expr
-        if expr is None or (path, qual) in self.linker.wrappers:
-            return []
-        key = (path, qual, expr)
-        node = self.linker.memo.get(key)
+    def node(self, path: str, qual: str, expr: tuple) -> int | None:
+        """The solver's node for ``expr`` in scope ``qual`` of ``path`` (compiled now if no statement
+        compiled it: a region's callable, a reference never called)."""
+        node = self.linker.memo.get((path, qual, expr))
         if node is None:
             if qual not in self.linker.by_path[path].flows:
-                return []
+                return None
             node = self.linker.eval(path, qual, expr)
-            self.solver.run()  # a site no statement compiled (rare): solve what it adds
-        if site.reference and site.via is not None and (self.runs_project(path, qual, site.via)
-                                                        or self.linker.background(path, qual, site.via)):
-            return []  # handed to a project function (its parameter carries it to where it is called) or
-            # to another thread
+            self.solver.run()
+        return node
+
+    def callees(self, node: int, classes: bool = True) -> list[FuncId]:
+        """What calling the values of ``node`` runs (``classes=False``: a callback passed as a
+        value, whose class would not be called)."""
         found: dict[FuncId, None] = {}
         values = self.solver.values(node)
         for value in values:
-            if site.reference and value[0] == "C":
+            if not classes and value[0] == "C":
                 continue
             if value[0] == "L" and value[3]:  # ``nn.Sequential``: calling it calls every element
                 values.extend(v for v in self.solver.values(self.objects.elems(value)) if v not in values)
@@ -67,29 +65,59 @@ class CallGraph:
                     found[fid] = None
         return sorted(found)
 
+    def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:
+        """The functions ``site`` (a call site of ``qual`` in ``path``) may run, by points-to."""
+        if (path, qual) in self.linker.wrappers:
+            return []
+        node = self.node(path, qual, site.expr)
+        if node is None:
+            return []
+        if site.reference and site.via is not None and (self.runs_project(path, qual, site.via)
+                                                        or self.linker.background(path, qual, site.via)):
+            return []  # handed to a project function (its parameter carries it to where it is called) or
+            # to another thread
+        return self.callees(node, classes=not site.reference)
+
     def runs_project(self, path: str, qual: str, expr: tuple) -> bool:
         """Whether calling ``expr`` (in ``qual`` of ``path``) runs some function of the project."""
         node = self.linker.memo.get((path, qual, expr))
-        if node is None:
-            return False
-        return any(fid is not None for value in self.solver.values(node) for fid, _, _ in self.objects.callees(value))
+        return node is not None and bool(self.callees(node))
 
     def site_targets(self, info: ModuleInfo, qual: str, site: CallSite) -> list[FuncId]:
         """The call graph's edges out of one call site (its points-to targets); recorded in
         :attr:`unresolved` when it looks like a project call and runs nothing."""
         found = self.targets(info.path, qual, site)
-        if not found and site.plain and not site.reference and site.expr is not None \
-                and not self.external(info.path, qual, site.expr):
+        if not found and site.plain and not site.reference and not self.external(info.path, qual, site.expr):
             self.unresolved.setdefault((info.path, qual), []).append(site)
-        return list(found)
+        return found
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         """What a per-token loop's feeding calls run."""
         found: dict[FuncId, None] = {}
-        for desc, expr in zip(loop.calls, loop.exprs or [None] * len(loop.calls)):
-            if expr is not None:
-                found.update(dict.fromkeys(self.targets(info.path, qual, CallSite(desc, expr=expr))))
+        for expr in loop.exprs:
+            found.update(dict.fromkeys(self.targets(info.path, qual, CallSite(expr))))
         return list(found)
+
+    def region_functions(self, info: ModuleInfo, region) -> list[FuncId]:
+        """What a declared region runs (``Region(name, fn)``, ``torch.compile(fn)``,
+        ``make_graphed_callables(fn)``): the callables ``fn`` holds -- a method, a ``partial``'s
+        function, the closures a factory call returns (``self._graph_a_fn(i)``)."""
+        node = self.node(info.path, region.function, region.expr)
+        return [] if node is None else self.callees(node, classes=False)
+
+    def handed(self, info: ModuleInfo, qual: str) -> list[tuple[FuncId, int]]:
+        """(callable, statement ordinal) for every function or bound method ``qual`` passes as an
+        argument (``runner.capture(self._token_forward, x)``), whoever receives it."""
+        found = []
+        for site in info.functions[qual].calls:
+            if site.reference:
+                node = self.node(info.path, qual, site.expr)
+                found.extend((fid, site.order) for fid in (self.callees(node, classes=False) if node else ()))
+        return found
+
+    def instantiated(self) -> set[tuple[str, str]]:
+        """(path, class) of every class some analysed code calls (builds an instance of)."""
+        return self.objects.made
 
     def external(self, path: str, qual: str, expr: tuple) -> bool:
         """Whether the callee is rooted at an import no analysed module provides."""

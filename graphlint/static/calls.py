@@ -1,25 +1,26 @@
-"""Call sites, object paths and sub-module types: what the linker needs to build the call graph.
+"""Call sites: what the walker records of each call for the linker, the rules and the call graph.
 
-Kept apart from :class:`graphlint.static.walker.Walker` because it is about *naming* callees
-(descriptors, see :mod:`graphlint.static.facts`), not about walking statements; the walker asks
-its :class:`CallRecorder` and tells it where it is (:class:`Position`). The recorder in turn owns
-two collaborators that use its names: a :class:`.bindings.BindingRecorder` (what assignments bind)
-and a :class:`.returned.ReturnRecorder` (the class a function returns).
+Kept apart from :class:`graphlint.static.walker.Walker` because it is about calls, not about
+walking statements; the walker asks its :class:`CallRecorder` and tells it where it is
+(:class:`Position`). A call site records its callee as a :mod:`.flowir` expression (what the
+whole-program points-to analysis resolves when linking, :mod:`.callgraph`), where it sits (inside a
+capture, which loops, its statement ordinal), and what the call itself says: a capture begins or
+ends, a graph replays, a device is selected, training runs, a ``Region``/``torch.compile``/
+``make_graphed_callables`` declares graph code. The recorder owns a :class:`.bindings.BindingRecorder`
+(what assignments tell the tensor facts).
 """
 
 from __future__ import annotations
 
 import builtins
-from typing import Protocol
+from typing import Any, Protocol
 
 import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
-from graphlint.static.names import dotted_name, is_imported_root, resolve
-from graphlint.static.passed import note_captured_param, record_passes
+from graphlint.static.names import is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
-from graphlint.static.returned import ReturnRecorder
 from graphlint.static.tensors import TensorOracle
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -38,17 +39,6 @@ COMMON_METHODS = frozenset(
     "acquire release qsize empty full exists mkdir open sub match group info debug warning error exception "
     "eval train parameters named_parameters buffers named_modules modules state_dict load_state_dict "
     "register_buffer register_forward_hook apply requires_grad_".split())
-
-
-#: annotations of containers whose element type types what indexing them gives
-CONTAINERS = frozenset(("list", "sequence", "mutablesequence", "tuple", "iterable", "collection"))
-
-
-def _members(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The alternatives of ``A | B`` (flattened); else [node]."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-        return _members(node.left) + _members(node.right)
-    return [node]
 
 
 class Position(Protocol):
@@ -70,7 +60,9 @@ class Position(Protocol):
     order: int
     loop_ids: list[int]
     call_name: str | None
+    call_expr: tuple | None
     selecting: set[str]
+    flows: Any  # the walker's graphlint.static.flows.FlowRecorder
 
     @property
     def multi_device(self) -> bool: ...
@@ -81,14 +73,14 @@ class Position(Protocol):
 
     def replay_call(self, call: cst.Call) -> None: ...
 
-    def note_call(self, call: cst.Call, desc: Descriptor | None) -> None: ...
+    def note_call(self, call: cst.Call, expr: tuple | None) -> None: ...
 
 
 class CallRecorder:
-    """Names the callees of the function the walker is in and records its call sites. A
-    collaborator of the walker, not a part of it: it reads the walker's :class:`Position` through
-    ``at`` and keeps only its own record of the calls seen so far. ``bindings`` and ``returns``
-    are its own collaborators; the walker reaches them through it."""
+    """Records the call sites of the function the walker is in. A collaborator of the walker, not
+    a part of it: it reads the walker's :class:`Position` through ``at`` and keeps only its own
+    record of the calls seen so far. ``bindings`` is its own collaborator; the walker reaches it
+    through it."""
 
     def __init__(self, at: Position) -> None:
         self.at = at
@@ -96,26 +88,24 @@ class CallRecorder:
         self.imports, self.oracle, self.info, self.module = at.imports, at.oracle, at.info, at.module
         self.local_names, self.local_defs, self.class_stack = at.local_names, at.local_defs, at.class_stack
         self.by_callee = at.by_callee
-        self.keys: dict[str, dict] = {}  # function -> {(descriptor, in_capture, once): CallSite}
-        self.bindings = BindingRecorder(self, at.oracle, at.class_stack)
-        self.returns = ReturnRecorder(self.descriptor, at.class_stack)
+        self.keys: dict[str, dict] = {}  # function -> {(expr, in_capture, once, via): CallSite}
+        self.bindings = BindingRecorder(at.oracle, at.class_stack)
 
     def begin_function(self, qualname: str) -> None:
         self.keys[qualname] = {}
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """An assignment, pair by pair for ``a, b = x, y``: what it binds for the call graph, and
-        the instances a ``return`` may give back."""
+        """An assignment, pair by pair for ``a, b = x, y``: what it binds for the tensor facts and
+        for the points-to analysis."""
         if (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
                 and len(target.elements) == len(value.elements)):
             for t, v in zip(target.elements, value.elements):
                 self.bind(t.value, v.value)
             return
         self.bindings.bind(target, value)
-        self.returns.note_binding(self.at.func, target, value)
         self.at.flows.assign(target, value)
 
-    # -- callees -----------------------------------------------------------------------
+    # -- names -------------------------------------------------------------------------
     def callee_name(self, func: cst.BaseExpression) -> str | None:
         """The qualified name a rule pack would use for this callee. A def of this very module is
         qualified with the module name, and the longest suffix some rule names is used
@@ -128,107 +118,44 @@ class CallRecorder:
             return func.value
         return resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
 
-    def descriptor(self, func: cst.BaseExpression) -> Descriptor | None:
-        """A class or function reference, for the linker to resolve."""
-        if isinstance(func, cst.Name):
-            if func.value in self.imports:
-                return ("dotted", self.imports[func.value])
-            for scope in reversed(self.local_defs):
-                if func.value in scope:
-                    return ("local", scope[func.value])
-            return None if func.value in BUILTIN_NAMES else ("name", func.value)
-        if isinstance(func, cst.Attribute) and is_imported_root(func, self.imports):
-            return ("dotted", resolve(func, self.imports))
+    def base_descriptor(self, node: cst.BaseExpression) -> Descriptor | None:
+        """A class's base, for name resolution to find (see :mod:`graphlint.static.facts`)."""
+        if isinstance(node, cst.Name):
+            if node.value in self.imports:
+                return ("dotted", self.imports[node.value])
+            return None if node.value in BUILTIN_NAMES else ("name", node.value)
+        if isinstance(node, cst.Attribute) and is_imported_root(node, self.imports):
+            return ("dotted", resolve(node, self.imports))
         return None
 
-    def local_callable(self, node: cst.Name) -> Descriptor | None:
-        """A def or class of this file (module level or an enclosing function) named by ``node``."""
-        if node.value in self.local_names or any(node.value in scope for scope in self.local_defs):
-            return self.descriptor(node)
-        return None
-
-    def class_annotation(self, node: cst.BaseExpression) -> Descriptor | None:
-        """``model: DSV4Model`` / ``Optional[Cache]`` / ``"Cache"`` -> a class descriptor."""
-        if isinstance(node, cst.SimpleString):
-            text = node.raw_value
-            return ("name", text) if text.isidentifier() and text[:1].isupper() else None
-        if isinstance(node, cst.BinaryOperation):
-            return self.class_annotation(node.left) or self.class_annotation(node.right)
-        if isinstance(node, cst.Subscript):
-            name = dotted_name(node.value) or ""
-            if name.rsplit(".", 1)[-1] == "Optional" and node.slice and isinstance(node.slice[0].slice, cst.Index):
-                return self.class_annotation(node.slice[0].slice.value)
-            return None
-        name = dotted_name(node)
-        if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
-            return None
-        return self.descriptor(node)
-
-    def element_classes(self, node: cst.BaseExpression) -> list[Descriptor]:
-        """``list[Layer | Other] | None``, ``Sequence[Layer]`` -> the classes the container holds."""
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-            return self.element_classes(node.left) + self.element_classes(node.right)
-        if not isinstance(node, cst.Subscript):
-            return []
-        wrapper = (dotted_name(node.value) or "").rsplit(".", 1)[-1]
-        elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
-        if wrapper in ("Optional", "Union"):
-            return [d for el in elements for d in self.element_classes(el)]
-        if wrapper.lower() not in CONTAINERS:
-            return []
-        return [d for el in elements for m in _members(el) if (d := self.class_annotation(m)) is not None]
-
-    def object_path(self, node: cst.BaseExpression) -> tuple | None:
-        """``self.model.blocks[i]`` -> ("self", ("model", "blocks")); subscripts are transparent."""
-        attrs: list[str] = []
-        while True:
-            if isinstance(node, cst.Attribute):
-                attrs.append(node.attr.value)
-                node = node.value
-            elif isinstance(node, cst.Subscript):
-                node = node.value
-            else:
-                break
-        if not isinstance(node, cst.Name):
-            return None
-        if node.value == "self":
-            root, base = "self", ()
-        elif node.value in self.oracle.fn.objects:
-            root, base = self.oracle.fn.objects[node.value]
-        else:
-            return None
-        return (root, (*base, *reversed(attrs)))
-
+    # -- call sites --------------------------------------------------------------------
     def name_reference(self, node: cst.Name) -> None:
         """A nested def used as a value (returned, passed, stored) will be called by whoever gets it."""
         for scope in reversed(self.local_defs):
             if node.value in scope:
-                self.add_call(("ref", ("local", scope[node.value])), ("n", node.value))
+                self.add_call(("n", node.value), reference=True)
                 return
 
     def argument_references(self, call: cst.Call) -> None:
-        """``Region("embed", self._embed)``, ``partial(self._layer, i)``: a bound method or module
-        function passed as an argument is a callback, called later on the caller's behalf."""
+        """``threading.Thread(target=self._loop)``, ``partial(self._layer, i)``: a bound method or
+        module function passed as an argument is a callback, called later on the caller's behalf
+        (``via`` says by what: see :attr:`CallSite.via`)."""
         via = self.at.call_expr or (("i", self.at.call_name) if self.at.call_name else None)
         for arg in call.args:
             value = arg.value
             if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-                self.add_call(("ref", ("member", ("self", ()), value.attr.value)),
-                              ("a", ("n", "self"), value.attr.value), via=via)
+                self.add_call(("a", ("n", "self"), value.attr.value), reference=True, via=via)
             elif isinstance(value, cst.Name) and value.value in self.local_names:
-                self.add_call(("ref", ("name", value.value)), ("n", value.value), via=via)
+                self.add_call(("n", value.value), reference=True, via=via)
 
-    def add_call(self, desc: Descriptor, expr: tuple | None = None, plain: bool = False,
-                 via: tuple | None = None) -> None:
-        """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``via``: for
-        a reference, the callee it is passed to)."""
+    def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None) -> None:
+        """A call site (``expr``: the callee in flow IR, what the call graph resolves)."""
         if self.at.setup_depth and not self.at.in_capture:
             return
-        key = (desc, expr, self.at.in_capture, self.at.once, via)
+        key = (expr, reference, self.at.in_capture, self.at.once, via)
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
-            seen[key] = CallSite(desc, self.at.in_capture, reference=desc[0] == "ref", once=self.at.once,
-                                 expr=expr, plain=plain, via=via)
+            seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via)
             self.at.func.calls.append(seen[key])
         site = seen[key]
         site.order = site.order or self.at.order  # the first call: what comes after it saw its effect
@@ -242,38 +169,25 @@ class CallRecorder:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         fn = keywords.get("fn", positional[1] if len(positional) > 1 else None)
         capturable = keywords.get("capturable")
-        target = self.callable_descriptor(fn) if fn is not None else None
-        if target is not None:
+        expr = self.at.flows.ir.expr(fn) if fn is not None else None
+        if expr is not None:
             eager = isinstance(capturable, cst.Name) and capturable.value == "False"
-            decl = RegionDecl(self.at.func.qualname, self.at.func.cls, target, not eager)
+            decl = RegionDecl(self.at.func.qualname, self.at.func.cls, expr, not eager)
             self.info.regions.append(decl)
             self.at.place_later(decl, call)
 
-    def callable_descriptor(self, node: cst.BaseExpression) -> Descriptor | None:
-        """What calling ``node()`` later runs: a method, a def, ``partial(f, ...)``'s ``f``, or the
-        closures a factory call returns."""
-        if isinstance(node, cst.Call):
-            if resolve(node.func, self.imports) in ("functools.partial", "partial") and node.args:
-                return self.callable_descriptor(node.args[0].value)
-            inner = self.callable_descriptor(node.func)
-            return ("returns", inner) if inner is not None else None
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-            return ("member", ("self", ()), node.attr.value)
-        if isinstance(node, cst.Name) and node.value in self.oracle.fn.objects:  # ``block: Block`` -> its forward
-            return ("member", self.oracle.fn.objects[node.value], None)
-        return self.descriptor(node)
-
     def call_site(self, call: cst.Call) -> None:
+        at = self.at
         if call.args:
             self.argument_references(call)
-            if self.at.call_name == REGION_CLASS:
+            if at.call_name == REGION_CLASS:
                 self.region_declaration(call)
-            elif self.at.call_name in GRAPH_CALLS:
-                self.at.graph_call(call, self.at.call_name)
+            elif at.call_name in GRAPH_CALLS:
+                at.graph_call(call, at.call_name)
         func = call.func
-        if self.at.call_name in SET_DEVICE:
-            self.at.selecting.add(self.at.func.qualname)
-        elif self.at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
+        if at.call_name in SET_DEVICE:
+            at.selecting.add(at.func.qualname)
+        elif at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
             key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
             if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
@@ -281,67 +195,24 @@ class CallRecorder:
             elif key != "*":
                 self.info.attr_writes.add(key)
         if (type(func) is cst.Attribute and func.attr.value == "backward") or (
-                self.at.call_name or "").startswith(("torch.autograd.backward", "torch.autograd.grad")):
-            self.at.func.trains = True
-        if not self.at.func.device_work and self.does_device_work(call):
-            self.at.func.device_work = True
-        desc: Descriptor | None = None
-        oracle = self.oracle
-        if isinstance(func, cst.Name) and func.value in oracle.fn.module_aliases:
-            desc = ("member", ("self", (oracle.fn.module_aliases[func.value],)), None)
-        elif isinstance(func, cst.Attribute):
-            base, method = func.value, func.attr.value
+                at.call_name or "").startswith(("torch.autograd.backward", "torch.autograd.grad")):
+            at.func.trains = True
+        if not at.func.device_work and self.does_device_work(call):
+            at.func.device_work = True
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
             if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
-                self.at.func.captures = True
-                self.at.in_capture = method == "capture_begin"
-                if self.at.in_capture:
-                    self.info.sites.append(site := Site("capture", self.at.func.qualname))
-                    self.at.place_later(site, call)
+                at.func.captures = True
+                at.in_capture = method == "capture_begin"
+                if at.in_capture:
+                    self.info.sites.append(site := Site("capture", at.func.qualname))
+                    at.place_later(site, call)
             elif method == "replay":
-                self.at.replay_call(call)
-            path = self.object_path(base)
-            if isinstance(base, cst.Name) and base.value in oracle.fn.module_aliases:
-                desc = ("member", ("self", (oracle.fn.module_aliases[base.value],)), method)
-            elif path is not None:
-                desc = ("member", path, method)
-            elif isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
-                desc = ("super", method)
-            elif isinstance(base, cst.Name) and base.value in self.local_names and base.value[:1].isupper():
-                desc = ("member", (("name", base.value), ()), method)  # ``Criteria._has_type(x)``: a static method
-            else:
-                desc = self.descriptor(func)
-        elif isinstance(func, cst.Call):
-            desc = self.getattr_descriptor(func)
-        elif isinstance(func, cst.Subscript):
-            source = oracle.module_source(func)
-            path = self.object_path(func)
-            if source is not None:
-                desc = ("member", ("self", (source,)), None)
-            elif path is not None and path[1]:
-                desc = ("member", path, None)
-            elif isinstance(func.value, cst.Name) and func.value.value in oracle.fn.callables:
-                refs = oracle.fn.callables[func.value.value]  # ``fns = (self._a, self._b); fns[i](x)``
-                for ref in refs[1:]:
-                    self.add_call(ref, self.at.call_expr)
-                desc = refs[0]
-        elif isinstance(func, cst.Name) and func.value in oracle.fn.objects:  # ``model(x)``, ``model: TinyLM``
-            desc = ("member", oracle.fn.objects[func.value], None)
-        elif isinstance(func, cst.Name) and func.value in oracle.fn.callables:
-            for ref in oracle.fn.callables[func.value][1:]:
-                self.add_call(ref, self.at.call_expr)
-            desc = oracle.fn.callables[func.value][0]
-        else:
-            desc = self.descriptor(func)
-        expr = self.at.call_expr
-        if desc is None and expr is not None:
-            desc = ("ir", expr)  # nothing the name resolution knows: the points-to graph may
-        if desc is not None:
-            self.add_call(desc, expr, self.looks_like_project_call(func))
-            if call.args:
-                record_passes(self, call, desc)
-        if self.at.in_capture:
-            note_captured_param(self, call)
-        self.at.note_call(call, desc)
+                at.replay_call(call)
+        expr = at.call_expr
+        if expr is not None:
+            self.add_call(expr, self.looks_like_project_call(func))
+        at.note_call(call, expr)
 
     def looks_like_project_call(self, func: cst.BaseExpression) -> bool:
         """A callee the project should define: a local, a parameter, ``self``'s or another
@@ -376,19 +247,3 @@ class CallRecorder:
             if func.attr.value in ("cuda", "to") or (type(receiver) is cst.Name and receiver.value in oracle.fn.tensors):
                 return True
         return oracle.is_module_call(func)
-
-    def getattr_descriptor(self, call: cst.Call) -> Descriptor | None:
-        """``getattr(self, "attn")(x)``: that member; ``getattr(self, name)(x)`` / ``getattr(self,
-        f"layer{i}")(x)``: every sub-module of the class (whose attribute starts with the literal
-        prefix), resolved when linking."""
-        if not (isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) >= 2):
-            return None
-        owner, name = call.args[0].value, call.args[1].value
-        if not (isinstance(owner, cst.Name) and owner.value == "self"):
-            return None
-        if isinstance(name, cst.SimpleString):
-            return ("member", ("self", ()), name.raw_value)
-        prefix = ""
-        if isinstance(name, cst.FormattedString) and name.parts and isinstance(name.parts[0], cst.FormattedStringText):
-            prefix = name.parts[0].value
-        return ("getattr", prefix)

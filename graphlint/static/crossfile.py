@@ -50,10 +50,15 @@ def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozens
 
 
 def _called(info: ModuleInfo, index: Index) -> set[str]:
-    """The absolute dotted names this file calls through its imports."""
-    return {
-        index.absolute(info, call.target[1])
-        for fn in info.functions.values()
-        for call in fn.calls
-        if call.target[0] == "dotted" and isinstance(call.target[1], str)
-    }
+    """The absolute dotted names this file calls through its imports (``ops.fused(x)`` with
+    ``import pkg.ops as ops``: ``pkg.ops.fused``)."""
+    out = set()
+    for fn in info.functions.values():
+        for call in fn.calls:
+            attrs, expr = [], call.expr
+            while expr[0] == "a":
+                attrs.append(expr[2])
+                expr = expr[1]
+            if expr[0] == "n" and expr[1] in info.imports and not call.reference:
+                out.add(index.absolute(info, ".".join((info.imports[expr[1]], *reversed(attrs)))))
+    return out

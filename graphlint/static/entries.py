@@ -35,13 +35,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from graphlint.static.callgraph import CallGraph
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
-from graphlint.static.passed import captured_arguments
 
 #: bases that make a class training machinery, never decode code
 TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
@@ -79,7 +79,7 @@ class Discovery:
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
-                 options: StaticOptions, graph=None):
+                 options: StaticOptions, graph: CallGraph):
         self.infos, self.index, self.calls, self.options = infos, index, calls, options
         self.graph = graph
         self.by_path = {info.path: info for info in infos}
@@ -133,7 +133,10 @@ class Discovery:
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
         compiled_roots = set(self.compiled_roots)
-        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
+        # evidence is per decode path: a function that replays, or calls a replay once per step, is a
+        # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder)
+        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]}
+        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup | host_steps, compiled_roots)
         eager_host = self.eager_host_logic(eager, steps, setup)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
@@ -164,11 +167,13 @@ class Discovery:
                 if site.in_capture:
                     self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}",
                              self.capture_site(caller), (caller, callee))
-        for caller, target, origin, param, order in captured_arguments(self.infos, self.index):
-            self.add("graph", target, f"captured: passed as {param} to a CUDA-graph capture in {origin[1]}",
-                     self.capture_site(origin), (caller, target))
-            known = self.requesters.get(caller)
-            self.requesters[caller] = (target, order) if known is None or order < known[1] else known
+        captured = {fid for fid, _ in self.roots["graph"]}
+        for info in self.infos:  # ``runner.capture(self._token_forward, x)``: hands over what is captured
+            for qual in sorted(info.functions):
+                for target, order in self.graph.handed(info, qual) if captured else ():
+                    known = self.requesters.get((info.path, qual))
+                    if target in captured and (known is None or order < known[1]):
+                        self.requesters[(info.path, qual)] = (target, order)
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 if fn.compiled:
@@ -178,8 +183,7 @@ class Discovery:
                     self.add("graph", (info.path, qual), "@torch.compile with CUDA graphs (mode='reduce-overhead')")
             for region in info.regions:
                 caller = (info.path, region.function)
-                for target_info, target_qual in self.index.region_functions(info, region):
-                    fid = (target_info.path, target_qual)
+                for fid in self.graph.region_functions(info, region):
                     where, chain = (info.path, region.where), (caller, fid)
                     if region.kind == "region" and not region.capturable:
                         if not self.options.entries:
@@ -262,7 +266,8 @@ class Discovery:
         return replayers
 
     def capture_requesters(self, replayers: dict[FuncId, int], graph: dict, callers: dict) -> set[FuncId]:
-        """A function that hands a callable to a capture (see :mod:`.passed`) and leads to a replay
+        """A function that hands a callable to a capture (``runner.capture(self._step, x)``, whose
+        ``fn(x)`` inside ``torch.cuda.graph`` the points-to resolves to ``_step``) and leads to a replay
         (``runner.capture(self._step, x)`` on a batch size's first step, ``runner.replay(x)`` after):
         the host step around that graph. Its eager fallback (``self._step(x)`` for batch sizes with
         no graph) is graph code's business, like any host step's."""
@@ -349,10 +354,7 @@ class Discovery:
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly")
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
-        if self.graph is not None:
-            return self.graph.loop_targets(info, qual, loop)
-        fn = info.functions[qual]
-        return [(t.path, q) for d in loop.calls for t, q in self.index.targets(info, fn.cls, d)]
+        return self.graph.loop_targets(info, qual, loop)
 
     def class_live(self, info: ModuleInfo, cls: str) -> bool:
         """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).
@@ -360,14 +362,7 @@ class Discovery:
         (another model's logits processor, a watermark detector run on finished text). ``forward``
         is exempt: models are built by loaders and user code and called through ``nn.Module``."""
         if self._made is None:
-            self._made = set()
-            for module in self.infos:
-                for fn in module.functions.values():
-                    for call in fn.calls:
-                        if call.target[0] in ("name", "dotted"):
-                            ref = self.index.class_ref(module, call.target)
-                            if ref is not None:
-                                self._made.add((ref[0].path, ref[1]))
+            self._made = self.graph.instantiated()
         family = {(i.path, name) for i, name in [(info, cls), *self.index.subclasses((info, cls))]}
         return bool(family & self._made)
 

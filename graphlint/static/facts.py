@@ -2,21 +2,15 @@
 errors) and, in its ``data``, the facts the linker reads (:class:`ModuleInfo`: functions, classes, calls,
 hazard candidates).
 
-Plain, picklable records. Call targets and class references are *descriptors* resolved only
-at link time, because the class or function they name may live in a file summarized by
-another worker:
+Plain, picklable records. What a call site may run is decided when linking, by the whole-program
+points-to analysis (:mod:`.callgraph`): a site records its callee as a :mod:`.flowir` expression,
+because the class or function it names may live in a file summarized by another worker. The one
+thing still named by *descriptor* is a class's bases (``ClassInfo.bases``), which name resolution
+(:class:`graphlint.static.index.Index`) turns into the class hierarchy the analysis runs on:
 
-- ``("name", "f")``: a bare name that is not an import (a def/class of this module, a builtin);
-- ``("dotted", "pkg.mod.f")`` / ``("dotted", "..mod.f")``: resolved through the file's imports,
-  relative imports keep their leading dots;
-- ``("member", (root, attrs), "m" | None)``: ``self.m()``, ``self.a.b[i].m()``, ``model.blocks[i](x)``:
-  follow the sub-module types of ``attrs`` from ``root`` ("self" or a class descriptor from a
-  parameter annotation), then method ``m`` (or, if ``m`` is itself a sub-module attribute or
-  None, its ``forward``);
-- ``("super", "m")``: ``super().m(...)``;
-- ``("local", "outer.inner")``: a nested def of the calling function, called or used as a value;
-- ``("ref", <descriptor>)``: a bound method or module function passed as an argument
-  (``Region("embed", self._embed)``, ``partial(self._layer, i)``): a callback, called later.
+- ``("name", "Base")``: a bare name that is not an import (a class of this module);
+- ``("dotted", "pkg.mod.Base")`` / ``("dotted", "..mod.Base")``: through the file's imports,
+  relative imports keep their leading dots.
 """
 
 from __future__ import annotations
@@ -44,27 +38,27 @@ class Compact:
 
 @dataclass
 class CallSite(Compact):
-    target: Descriptor
+    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the
+    #: points-to call graph resolves (:class:`graphlint.static.callgraph.CallGraph`)
+    expr: tuple
     in_capture: bool = False  # inside ``with torch.cuda.graph(...)``
     #: statement ordinal (within the calling function) of the first such call: what comes after a replay
     order: int = 0
     #: ids of every loop (the loop statement's ordinal) some instance of this call sits in
     loops: frozenset[int] = frozenset()
-    #: only ever passed as a value (``partial(self._layer, i)``, ``torch.compile(f)``), never called here
+    #: only ever passed as a value (``partial(self._layer, i)``, ``threading.Thread(target=f)``),
+    #: never called here: a callback, called later on the caller's behalf
     reference: bool = False
     once: str = ""  # made under ``if not self.<once>:`` (dropped when the class sets that flag True)
     #: made inside a loop over devices or under ``torch.cuda.device(<loop variable>)``: what it
     #: calls may capture on several devices from one process (GL501 is an error there)
     multi_device: bool = False
-    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the
-    #: points-to call graph resolves (:class:`graphlint.static.callgraph.CallGraph`)
-    expr: tuple | None = None
     #: looks like a call into the project (on ``self``, a local, a parameter, an attribute, a
     #: relative import): counted as *unresolved* when it resolves to nothing
     plain: bool = False
-    #: for a reference: the callee of the call it is passed to (flow IR; None when graphlint
-    #: models no such callee: a library call). A callable handed to a project function is followed
-    #: through that function's parameter instead; only one handed to a library is a callback edge
+    #: for a reference: the callee of the call it is passed to (flow IR, or ``("i", dotted)`` for a
+    #: library call). A callable handed to a project function is followed through that function's
+    #: parameter instead; only one handed to a library is a callback edge
     via: tuple | None = None
 
 
@@ -111,19 +105,8 @@ class FunctionInfo(Compact):
     #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``):
     #: a call of it runs one of its overrides
     abstract: bool = False
-    #: class descriptor of its return annotation (``-> BaseAttnBackend``), for ``self.x = make(...)``
-    returns: Descriptor | None = None
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
-    #: parameter names in order, ``self``/``cls`` left out (matching a call's arguments when linking)
-    params: tuple[str, ...] = ()
-    #: parameters called inside a capture (``with torch.cuda.graph(g): fn(x)``): what callers pass
-    #: there is captured (see :mod:`.passed`)
-    captured_params: tuple[str, ...] = ()
-    #: arguments that may be callables, per call: (callee, slot, kind, value, order) with slot the
-    #: position or keyword, kind "param" (value: a parameter of this function, passed on) or
-    #: "callable" (value: a descriptor, ``self._token_forward``, a module function)
-    passes: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -131,19 +114,11 @@ class ClassInfo(Compact):
     qualname: str
     bases: list[Descriptor] = field(default_factory=list)
     methods: set[str] = field(default_factory=set)
-    #: ``self.attn = Attention(...)`` -> {"attn": [("name", "Attention")]}; ModuleList elements too.
-    submodules: dict[str, list[Descriptor]] = field(default_factory=dict)
     #: what its subclasses inherit (see :mod:`graphlint.static.inherited`): parameters and buffers,
     #: tensor attributes, methods annotated ``-> Tensor``
     weight_attrs: set[str] = field(default_factory=set)
     tensor_attrs: set[str] = field(default_factory=set)
     tensor_methods: set[str] = field(default_factory=set)
-    #: attributes holding callables rather than modules: ``self.ops = (self._attn, self._mlp)``,
-    #: ``self._fwd = torch.compile(self._forward)`` -> {"ops": [member descriptors...]}
-    callables: dict[str, list[Descriptor]] = field(default_factory=dict)
-    #: ``self.backend = make_backend(...)`` -> {"backend": [("returns", <make_backend>)]}: typed by the
-    #: factory's return annotation when linking (kept apart: most such attributes are tensors)
-    made: dict[str, list[Descriptor]] = field(default_factory=dict)
 
 
 @dataclass
@@ -155,12 +130,13 @@ class RegionDecl(Compact):
     - "compiled": ``torch.compile(fn)`` (inductor: no per-step allocations, no CUDA graph);
     - "compiled-graph": ``torch.compile(fn, mode="reduce-overhead")`` and other cudagraph modes.
 
-    ``target`` is a descriptor of ``fn``; ``("returns", d)`` means the closures that the function
-    ``d`` returns (``self._graph_a_fn(i)``). ``where`` is where it is declared (see :class:`Site`)."""
+    ``expr`` is ``fn`` in :mod:`.flowir` form: what it holds when linking is what runs (a method, a
+    ``partial``'s function, the closures a factory call returns: ``self._graph_a_fn(i)``). ``where``
+    is where it is declared (see :class:`Site`)."""
 
     function: str  # the function that declares the region
     cls: str
-    target: Descriptor
+    expr: tuple
     capturable: bool = True
     kind: str = "region"
     where: tuple = ()
@@ -174,8 +150,7 @@ class LoopInfo(Compact):
 
     id: int  # the loop statement's ordinal in its function
     where: tuple
-    calls: list[Descriptor] = field(default_factory=list)
-    #: the same calls' callees in :mod:`.flowir` form (what the call graph resolves)
+    #: the calls' callees in :mod:`.flowir` form (what the call graph resolves)
     exprs: list[tuple] = field(default_factory=list)
 
 

@@ -21,7 +21,7 @@ from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.index import Index
 from graphlint.static.names import module_name
 from graphlint.static.objects import Objects
-from graphlint.static.pointsto import Solver, Value
+from graphlint.static.pointsto import Value
 
 BUILTINS = frozenset(dir(builtins))
 #: calls that return (a wrapper of) their first argument
@@ -201,7 +201,7 @@ class Linker:
             inner = self.eval(path, qual, ir[2])
             s.edge(inner, dst)
             made = s.fresh()
-            self.o.call(self.eval(path, qual, ir[1]), (inner,), (), made, None)
+            self.o.call(self.eval(path, qual, ir[1]), (inner,), (), made)
             s.watch(made, lambda values: s.add_values(dst, [v for v in values if not self.wrapper(v)]))
         return dst
 
@@ -233,7 +233,7 @@ class Linker:
         arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
                           else (self.eval(path, qual, a) if a is not None else self.empty) for a in args)
         kw_nodes = tuple((k, self.eval(path, qual, v)) for k, v in kws)
-        self.o.call(fnode, arg_nodes, kw_nodes, dst, ((path, qual), func))
+        self.o.call(fnode, arg_nodes, kw_nodes, dst)
         name = self.static_name(path, qual, func)
         if name is not None:
             self.library_call(name, arg_nodes, kw_nodes, dst)
@@ -257,7 +257,7 @@ class Linker:
         elif name == "functools.partial" and plain:
             bound = len(args) - 1
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
-            self.o.call(plain[0], args[1:], kws, None, None)
+            self.o.call(plain[0], args[1:], kws, None)
         elif name in ("builtins.enumerate", "builtins.zip"):
             self.pairs(dst, [a[1] if type(a) is tuple else a for a in args])
         elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):

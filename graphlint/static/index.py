@@ -1,14 +1,10 @@
-"""Name resolution over every summarized module: the call graph's edges.
+"""Name resolution over every summarized module: modules by name, and the class hierarchy.
 
-Resolution is by name, within the files given: module functions, ``self.m()`` through the
-class's bases (MRO order, bases resolved through imports) and to subclasses' overrides, sub-modules
-assigned in any method (``self.attn = Attention()``, ``nn.ModuleList([Block() ...])``, either side
-of ``MLP() if dense else MoE()``) whose call reaches ``forward``, callables kept on ``self``
-(``self.ops = (self._attn, self._mlp)``, ``self._fwd = torch.compile(self._forward)``),
-``getattr(self, name)(x)`` (every sub-module: the name is data), absolute imports matched by
-module-name suffix (so ``src/`` layouts work) and relative imports resolved against the
-importing module. Calls we cannot resolve (other libraries, dynamic dispatch) end the chain
-there, which errs on the side of silence.
+What a call runs is the points-to analysis's business (:mod:`.callgraph`); it needs, from names,
+only two things no value flow gives it: which module a dotted import names (absolute imports
+matched by module-name suffix, so ``src/`` layouts work; relative imports against the importing
+module), and each class's bases (``ClassInfo.bases``, resolved through imports) -- the MRO along
+which attributes are looked up, and the subclasses whose overrides a method call on ``self`` may run.
 """
 
 from __future__ import annotations
@@ -96,7 +92,7 @@ class Index:
             return self.resolve(module, ".".join([module.imports[first], *rest]), depth + 1)
         return None
 
-    def class_ref(self, info: ModuleInfo, desc: Descriptor, cls: str = "", depth: int = 0) -> ClassRef | None:
+    def class_ref(self, info: ModuleInfo, desc: Descriptor) -> ClassRef | None:
         kind = desc[0]
         if kind == "name" and desc[1] in info.classes:
             return (info, desc[1])
@@ -104,11 +100,6 @@ class Index:
             hit = self.resolve(info, desc[1])
             if hit is not None and hit[0] == "class":
                 return (hit[1], hit[2])
-        if kind == "returns" and depth < MAX_DEPTH:  # ``self.b = make_backend(...)`` with ``-> Backend``
-            for target_info, qual in self.targets(info, cls, desc[1], depth + 1):
-                returns = target_info.functions[qual].returns
-                if returns is not None:
-                    return self.class_ref(target_info, returns, target_info.functions[qual].cls, depth + 1)
         return None
 
     def mro(self, ref: ClassRef) -> list[ClassRef]:
@@ -160,104 +151,5 @@ class Index:
                                     if method in info.classes[name].methods]
         return list(self._overrides[key])
 
-    def submodule_types(self, ref: ClassRef, attr: str) -> list[ClassRef]:
-        types: list[ClassRef] = []
-        for info, name in self.mro(ref):
-            cls = info.classes[name]
-            for desc in (*cls.submodules.get(attr, ()), *cls.made.get(attr, ())):
-                sub = self.class_ref(info, desc, name)
-                if sub is not None and sub not in types:
-                    types.append(sub)
-        return types
-
     def call_forward(self, ref: ClassRef) -> tuple[ModuleInfo, str] | None:
         return self.find_method(ref, "forward") or self.find_method(ref, "__call__")
-
-    def callables(self, ref: ClassRef, attr: str) -> list[tuple[ModuleInfo, str, Descriptor]]:
-        """What ``self.<attr>`` may hold besides modules: (module, class, descriptor) per callable."""
-        return [(info, name, desc) for info, name in self.mro(ref) for desc in info.classes[name].callables.get(attr, ())]
-
-    def attr_targets(self, t: ClassRef, attr: str, depth: int) -> list[tuple[ModuleInfo, str]]:
-        """Calling ``self.<attr>(...)`` on an instance of ``t``: sub-modules' forward, kept callables."""
-        found = [self.call_forward(sub) for sub in self.submodule_types(t, attr)]
-        if depth < MAX_DEPTH:
-            for info, cls, desc in self.callables(t, attr):
-                found.extend(self.targets(info, cls, desc, depth + 1))
-        return found
-
-    def member_targets(self, info: ModuleInfo, own: ClassRef | None, path: tuple, method: str | None, depth: int = 0):
-        """``self.model.blocks[i].forward_eager(...)``: follow sub-module types attribute by attribute."""
-        root, attrs = path
-        start = own if root == "self" else self.class_ref(info, root, own[1] if own else "", depth)
-        if start is None:
-            return []
-        types = [start]
-        for attr in attrs[:-1] if method is None else attrs:
-            types = [sub for t in types for sub in self.submodule_types(t, attr)]
-        if method is None:
-            if not attrs:
-                return [self.call_forward(start), *(self.overrides(start, "forward") if root != "self" else ())]
-            return [hit for t in types for hit in self.attr_targets(t, attrs[-1], depth)]
-        # ``self.m()`` in a base, or ``model.forward()`` on a parameter typed with an (abstract) base
-        # class: every override in the given files may be what runs
-        found = self.overrides(start, method) if not attrs else []
-        for t in types:
-            hit = self.find_method(t, method)
-            if hit is not None:
-                found.append(hit)
-                if attrs and hit[0].functions[hit[1]].abstract:  # ``self.backend.prepare(...)`` on an interface
-                    found.extend(self.overrides(t, method))
-            else:  # ``self.attn(x)`` written as a member call of a sub-module attribute
-                found.extend(self.attr_targets(t, method, depth))
-        return found
-
-    def getattr_targets(self, own: ClassRef | None, prefix: str) -> list[tuple[ModuleInfo, str]]:
-        """``getattr(self, name)(x)``: the forward of every sub-module whose attribute starts with ``prefix``."""
-        if own is None:
-            return []
-        attrs = {a for info, name in self.mro(own) for a in info.classes[name].submodules if a.startswith(prefix)}
-        return [self.call_forward(sub) for a in sorted(attrs) for sub in self.submodule_types(own, a)]
-
-    def region_functions(self, info: ModuleInfo, region) -> list[tuple[ModuleInfo, str]]:
-        """The functions a declared region runs; for a factory (``self._graph_a_fn(i)``), the
-        closures it defines and hands out, or the factory itself if it defines none."""
-        desc = region.target
-        if desc[0] != "returns":
-            return self.targets(info, region.cls, desc)
-        found = []
-        for factory_info, factory in self.targets(info, region.cls, desc[1]):
-            fn = factory_info.functions[factory]
-            descs = [c.target[1] if c.target[0] == "ref" else c.target for c in fn.calls]
-            names = dict.fromkeys(d[1] for d in descs if d[0] == "local" and d[1] in factory_info.functions)
-            closures = [(factory_info, name) for name in names]
-            found.extend(closures or [(factory_info, factory)])
-        return found
-
-    def targets(self, info: ModuleInfo, cls: str, desc: Descriptor, depth: int = 0) -> list[tuple[ModuleInfo, str]]:
-        kind = desc[0]
-        if kind == "ref":  # a callback: only functions and methods, never a class (that is no call)
-            inner = desc[1]
-            if inner[0] == "name" and inner[1] not in info.functions:
-                return []
-            return self.targets(info, cls, inner, depth)
-        own = (info, cls) if cls in info.classes else None
-        found: list[tuple[ModuleInfo, str] | None] = []
-        if kind == "local":
-            found.append((info, desc[1]) if desc[1] in info.functions else None)
-        elif kind == "name":
-            if desc[1] in info.functions:
-                found.append((info, desc[1]))
-            elif desc[1] in info.classes:
-                found.append(self.find_method((info, desc[1]), "__init__"))
-        elif kind == "dotted":
-            hit = self.resolve(info, desc[1])
-            if hit is not None:
-                ref = (hit[1], hit[2])
-                found.append(ref if hit[0] == "function" else self.find_method(ref, "__init__"))
-        elif kind == "member":
-            found.extend(self.member_targets(info, own, desc[1], desc[2], depth))
-        elif kind == "getattr":
-            found.extend(self.getattr_targets(own, desc[1]))
-        elif own is not None and kind == "super":
-            found.append(self.find_method(own, desc[1], skip_first=True))
-        return [f for f in found if f is not None]

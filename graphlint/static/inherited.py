@@ -29,10 +29,18 @@ def _used(info: ModuleInfo, qualname: str) -> tuple[set[str], set[str]]:
     for fn in info.functions.values():
         if fn.cls != qualname:
             continue
-        for call in fn.calls:
-            target = call.target
-            if target[0] == "member" and target[1][0] == "self":
-                (attrs.add(target[1][1][0]) if target[1][1] else methods.add(target[2] or ""))
+        for call in fn.calls:  # ``self.m(...)``: a method; ``self.a.m(...)``, ``self.a[i](...)``: an attribute
+            path, expr = [], call.expr
+            while expr[0] in ("a", "s"):
+                if expr[0] == "a":
+                    path.append(expr[2])
+                expr = expr[1]
+            if call.reference or expr != ("n", "self") or not path:
+                continue
+            if len(path) == 1 and call.expr[0] == "a":
+                methods.add(path[0])
+            else:
+                attrs.add(path[-1])
     return attrs, methods
 
 

@@ -1,5 +1,5 @@
-"""Phase 2: summaries -> call graph (:mod:`.index`) -> decode entries and contexts (:mod:`.entries`)
--> findings, each with the severity its context gives it.
+"""Phase 2: summaries -> whole-program points-to call graph (:mod:`.callgraph`) -> decode entries and
+contexts (:mod:`.entries`) -> findings, each with the severity its context gives it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
                     if known is None:  # the summary's own site (never mutated: summaries are cached)
                         out[callee] = call
                     else:  # the same callee reached by two spellings: one edge, everything it knows
-                        out[callee] = CallSite(known.target, known.in_capture or call.in_capture,
+                        out[callee] = CallSite(known.expr, known.in_capture or call.in_capture,
                                                min(known.order, call.order), known.loops | call.loops,
                                                known.reference and call.reference,
                                                multi_device=known.multi_device or call.multi_device)

@@ -29,11 +29,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.facts import Descriptor, FunctionInfo, LoopInfo
+from graphlint.static.facts import FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
 if TYPE_CHECKING:
-    from graphlint.static.calls import CallRecorder
     from graphlint.static.tensors import TensorOracle
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
@@ -68,7 +67,7 @@ class LoopFrame:
     #: statement ordinal -> names bound / containers mutated there; container -> what was put in it
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
-    calls: list[tuple[int, Descriptor, tuple | None, set[str]]] = field(default_factory=list)
+    calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads."""
@@ -93,7 +92,6 @@ class LoopTracker:
     order: int
     path: list
     oracle: "TensorOracle"
-    calls: "CallRecorder"
 
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
@@ -116,15 +114,12 @@ class LoopTracker:
         self.tracking -= frame.eligible
         if not frame.eligible:
             return
-        calls: list[Descriptor] = []
         exprs: list[tuple] = []
-        for order, desc, expr, reads in frame.calls:
-            if (desc, expr) not in zip(calls, exprs) and frame.feeds_back(order, reads):
-                calls.append(desc)
+        for order, expr, reads in frame.calls:
+            if expr not in exprs and frame.feeds_back(order, reads):
                 exprs.append(expr)
-        if calls:
-            info = LoopInfo(frame.id, frame.where, calls, exprs)
-            self.func.loops.append(info)
+        if exprs:
+            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
@@ -148,7 +143,7 @@ class LoopTracker:
                     frame.deps[name] = reads | frame.deps.get(name, set())  # every binding in the body
                     made.add(name)
 
-    def note_call(self, call: cst.Call, desc: Descriptor | None) -> None:
+    def note_call(self, call: cst.Call, expr: tuple | None) -> None:
         if not self.tracking:
             return
         func = call.func
@@ -161,7 +156,7 @@ class LoopTracker:
                         frame.mutated.add(func.value.value)
                         frame.filled.setdefault(func.value.value, set()).update(args)
                         frame.made_at.setdefault(self.order, set()).add(func.value.value)
-        if desc is None:
+        if expr is None:
             return
         callee = _names(func)
         reads = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
@@ -169,7 +164,7 @@ class LoopTracker:
             reads |= _names(func.value) - {"self"}  # ``model.forward(...)``: the receiver is an input too
         for frame in self.loop_frames:
             if frame.eligible and not callee & frame.targets:
-                frame.calls.append((self.order, desc, getattr(self, "call_expr", None), reads))
+                frame.calls.append((self.order, expr, reads))
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
@@ -189,10 +184,6 @@ class LoopTracker:
         source = self.oracle.module_source(iterable)
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source
-            return
-        path = self.calls.object_path(iterable)
-        if path is not None and path[1] and isinstance(target, cst.Name):
-            self.oracle.fn.objects[target.value] = path
             return
         tensor = self.oracle.is_tensor(iterable)
         for name in preorder(target):

@@ -52,8 +52,7 @@ class Objects:
                 if flow.kind == "class":
                     for attr in flow.locals:
                         self.in_body.setdefault(attr, []).append((path, qual))
-        #: (caller, site key) -> functions it calls; filled as callee values arrive
-        self.calls: dict[tuple, set[FuncId]] = {}
+        self.made: set[tuple[str, str]] = set()  # (path, class) of every class called
 
     # -- nodes -------------------------------------------------------------------------------
     def flow(self, path: str, qual: str) -> ScopeFlow | None:
@@ -233,23 +232,23 @@ class Objects:
             return self.callees(v[1], shift + v[2])
         return []
 
-    def call(self, func: int, args: tuple, kws: tuple, dst: int | None, site: tuple | None) -> None:
+    def call(self, func: int, args: tuple, kws: tuple, dst: int | None) -> None:
         """``func(*args, **kws)``: ``args`` are nodes or ("*", node), ``kws`` (name, node) or
-        ("**", node). Binds arguments to parameters, results to ``dst``, and records the edges
-        of ``site`` ((caller, key)) in :attr:`calls`."""
+        ("**", node). Binds arguments to parameters and results to ``dst``; records the classes
+        called in :attr:`made`."""
 
         def on(values):
             for v in values:
                 if v[0] == "L" and v[3]:  # nn.Sequential: every element is called
-                    self.call(self.elems(v), args, kws, dst, site)
+                    self.call(self.elems(v), args, kws, dst)
                     continue
                 for fid, first, made in self.callees(v):
-                    if made is not None and dst is not None:
-                        self.s.add_values(dst, (made,))
+                    if made is not None:
+                        self.made.add(made[1:])
+                        if dst is not None:
+                            self.s.add_values(dst, (made,))
                     if fid is None:
                         continue
-                    if site is not None:
-                        self.calls.setdefault(site, set()).add(fid)
                     if self.once(("call", fid, first, id(args), id(kws), dst)):
                         self.bind(fid, first, args, kws)
                         if made is None and dst is not None:

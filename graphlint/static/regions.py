@@ -108,7 +108,7 @@ class RegionRecorder:
     loop_ids: list[int]
     path: list
     stmt: cst.CSTNode | None
-    calls: Any  # the walker's graphlint.static.calls.CallRecorder
+    flows: Any  # the walker's graphlint.static.flows.FlowRecorder (its ``ir`` names a callable)
 
     def init_regions(self) -> None:
         self.device_loops = 0  # enclosing ``for`` loops over devices, in this function
@@ -190,10 +190,10 @@ class RegionRecorder:
             self.func.captures = True
         targets = [el.value for el in first.elements] if isinstance(first, (cst.Tuple, cst.List)) else [first]
         for node in targets:
-            desc = self.calls.callable_descriptor(node)
-            if desc is None:
+            expr = self.flows.ir.expr(node)
+            if expr is None:
                 continue
-            decl = RegionDecl(self.func.qualname, self.func.cls, desc, True, kind)
+            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind)
             self.info.regions.append(decl)
             self.place_later(decl, call)
 

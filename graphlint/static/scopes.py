@@ -12,6 +12,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from graphlint.static.bindings import annotates_object
 from graphlint.static.facts import ClassInfo, FunctionInfo
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.names import is_device_code, resolve
@@ -58,8 +59,6 @@ class ScopeWalker:
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
-        if stmt.returns is not None:
-            self.func.returns = self.calls.class_annotation(stmt.returns.annotation)
         self.oracle.fn = FunctionFacts()
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
@@ -68,22 +67,15 @@ class ScopeWalker:
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
-        names = []
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name.value in ("self", "cls"):
-                continue
-            names.append(param.name.value)
-            self.declare_parameter(param, implicit)
-        self.func.params = tuple(names)
+            if param.name.value not in ("self", "cls"):
+                self.declare_parameter(param, implicit)
         self.local_defs.append({})
         try:
             self.suite(stmt.body)
         finally:
             self.flows.end()
             self.local_defs.pop()
-            made = self.calls.returns.returned_class(qualname)
-            if stmt.returns is None:
-                self.func.returns = made  # ``return StepState(...)`` in every return types it too
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
              self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops) = saved
@@ -101,12 +93,8 @@ class ScopeWalker:
             facts.positions.add(name)
         elif param.annotation is not None or param.default is not None:
             facts.hosts.add(name)
-        if param.annotation is not None:
-            cls = self.calls.class_annotation(param.annotation.annotation)
-            if cls is not None:
-                facts.objects[name] = (cls, ())
-            elif elements := self.calls.element_classes(param.annotation.annotation):
-                facts.local_modules[name] = elements  # ``layers: list[Layer] | None``
+        if param.annotation is not None and annotates_object(param.annotation.annotation):
+            facts.modules.add(name)  # ``model: Llama``, ``layers: list[Layer] | None``
 
     def klass(self, stmt: cst.ClassDef) -> None:
         name = stmt.name.value
@@ -115,7 +103,7 @@ class ScopeWalker:
             self.local_names.add(name)
         info = ClassInfo(qualname=qualname)
         for arg in stmt.bases:
-            desc = self.calls.descriptor(arg.value)
+            desc = self.calls.base_descriptor(arg.value)
             if desc is not None:
                 info.bases.append(desc)
         self.info.classes[qualname] = info

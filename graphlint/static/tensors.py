@@ -86,10 +86,6 @@ class FunctionFacts:
     bools: set[str] = field(default_factory=set)
     #: local name -> the ``self`` attribute holding the sub-module(s) it names (``for layer in self.layers``)
     module_aliases: dict[str, str] = field(default_factory=dict)
-    #: local name -> object path for call resolution: (root, attrs) with root "self" or a class
-    #: descriptor from a parameter annotation (``model: DSV4Model``); ``for b in model.blocks``
-    #: gives ``b`` the path (("name", "DSV4Model"), ("blocks",)).
-    objects: dict[str, tuple] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``params.POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
@@ -100,10 +96,9 @@ class FunctionFacts:
     hosts: set[str] = field(default_factory=set)
     #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
     picked_devices: set[str] = field(default_factory=set)
-    #: local lists of sub-modules (``layers = []; layers.append(Block())``) -> their types
-    local_modules: dict[str, list] = field(default_factory=dict)
-    #: local names bound to callables: ``fn = self._step``, ``ops = (self._a, self._b)`` -> descriptors
-    callables: dict[str, list] = field(default_factory=dict)
+    #: local names holding sub-modules or objects of a class (``attn = Attention()``, ``layers = [Block()
+    #: ...]``, ``model: Llama``): what ``self.x = name`` makes a sub-module attribute (see :mod:`.bindings`)
+    modules: set[str] = field(default_factory=set)
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
     cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
+from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import ClassInfo, ModuleInfo
@@ -200,10 +201,9 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.note_assignment([stmt.target], stmt.value)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
-            elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None:
-                typed = self.calls.class_annotation(stmt.annotation.annotation)  # ``self.model: Model = model``
-                if typed is not None:
-                    self.calls.bindings.add_submodule(stmt.target.attr.value, [typed])
+            elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
+                    and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
+                self.calls.bindings.add_submodule(stmt.target.attr.value)
         elif isinstance(stmt, cst.AugAssign):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
@@ -225,7 +225,6 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
             elif isinstance(stmt, cst.Return):
-                self.calls.returns.note_return(self.func, stmt.value)
                 self.flows.returns(stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
