@@ -20,8 +20,11 @@ summaries small. Tags (short: every summary is pickled):
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
 - ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
-- ``("g", base, prefix)``: ``getattr(base, name)`` with a computed name (every attribute
-  starting with the f-string's literal prefix);
+- ``("g", base, prefix[, name])``: ``getattr(base, name)`` with a computed name: the attributes
+  the names that reach ``name`` spell (``getattr(type(self), MODES[mode])``), and every field
+  starting with the f-string's literal prefix;
+- ``("str", text)``: an identifier-like string held in a container literal (``{"greedy": "_sample"}``,
+  ``("q_proj", "k_proj")``): the names a computed ``getattr`` may look up;
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
   ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function).
 """
@@ -98,8 +101,8 @@ class IRBuilder:
         if kind in (cst.List, cst.Tuple, cst.Set):
             return ("l", self.new_site(), self.elements(node.elements), 0)
         if kind is cst.Dict:
-            values = tuple(v for el in node.elements if (v := self.expr(
-                el.value if isinstance(el, cst.DictElement) else None)) is not None)
+            values = tuple(v for el in node.elements if isinstance(el, cst.DictElement)
+                           and (v := self.element(el.value)) is not None)
             stars = tuple(("*s", v) for el in node.elements if isinstance(el, cst.StarredDictElement)
                           and (v := self.expr(el.value)) is not None)
             return ("l", self.new_site(), values + stars, 0)
@@ -124,10 +127,17 @@ class IRBuilder:
             return None
         return alts[0] if len(alts) == 1 else ("o", alts)
 
+    def element(self, node: cst.BaseExpression) -> IR | None:
+        """An element of a container literal: strings that could name an attribute are kept."""
+        if type(node) is cst.SimpleString:
+            text = node.raw_value
+            return ("str", text) if text.isidentifier() else None
+        return self.expr(node)
+
     def elements(self, elements) -> tuple:
         out = []
         for el in elements:
-            value = self.expr(el.value)
+            value = self.element(el.value)
             if value is not None:
                 out.append(("*s", value) if isinstance(el, cst.StarredElement) else value)
         return tuple(out)
@@ -152,12 +162,12 @@ class IRBuilder:
                 return None
             if isinstance(name, cst.SimpleString):
                 got = ("a", base, name.raw_value)
+            elif isinstance(name, cst.FormattedString):
+                first = name.parts[0] if name.parts else None
+                got = ("g", base, first.value if isinstance(first, cst.FormattedStringText) else "")
             else:
-                prefix = ""
-                if isinstance(name, cst.FormattedString) and name.parts and isinstance(
-                        name.parts[0], cst.FormattedStringText):
-                    prefix = name.parts[0].value
-                got = ("g", base, prefix)
+                names = self.expr(name)
+                got = ("g", base, "", names) if names is not None else ("g", base, "")
             default = self.expr(node.args[2].value) if len(node.args) > 2 else None
             return self.union((got, default))
         if self.opaque(func):

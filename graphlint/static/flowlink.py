@@ -196,7 +196,12 @@ class Linker:
         elif tag == "i":
             self.imported(path, ir[1], dst)
         elif tag == "g":
-            self.getattr_prefix(self.eval(path, qual, ir[1]), ir[2], dst)
+            obj = self.eval(path, qual, ir[1])
+            self.getattr_prefix(obj, ir[2], dst)
+            if len(ir) > 3:
+                self.getattr_names(obj, self.eval(path, qual, ir[3]), dst)
+        elif tag == "str":
+            s.add_values(dst, (("Str", ir[1]),))
         elif tag == "dec":
             inner = self.eval(path, qual, ir[2])
             s.edge(inner, dst)
@@ -323,6 +328,14 @@ class Linker:
                             if attr.startswith(prefix):
                                 self.s.edge(self.o.field(info.path, name, attr), dst)
         self.s.watch(obj, on)
+
+    def getattr_names(self, obj: int, names: int, dst: int) -> None:
+        """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells."""
+        def on(values):
+            for v in values:
+                if v[0] == "Str" and self.o.once(("getattr", obj, v[1], dst)):
+                    self.o.load(obj, v[1], dst)
+        self.s.watch(names, on)
 
     # -- modules -----------------------------------------------------------------------------------
     def imported(self, path: str, dotted: str, dst: int) -> None:

@@ -135,7 +135,11 @@ class FlowRecorder:
         self.ir.clear()
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart)."""
+        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart). ``__all__``
+        binds nothing a call could run (only names, which would bloat the facts)."""
+        if isinstance(target, cst.Name) and target.value == "__all__":
+            self.scope.locals.add("__all__")
+            return
         self._bind(target, self.ir.expr(value) if value is not None else None)
 
     def _bind_name(self, target: cst.BaseExpression, value: IR | None) -> None:
