@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from graphlint.static.callgraph import CallGraph
+from graphlint.static.coldcode import ColdCode, setup_named
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
@@ -43,9 +44,6 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
 
-#: bases that make a class training machinery, never decode code
-TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
-SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
 
 
@@ -68,13 +66,6 @@ class Contexts:
     entries: list[Entry] = field(default_factory=list)
 
 
-_SETUP = name_matcher(SETUP_NAMES)
-
-
-def setup_named(name: str) -> bool:
-    return _SETUP.match(name) is not None
-
-
 class Discovery:
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
@@ -89,11 +80,11 @@ class Discovery:
         self.seen: set[tuple[FuncId, str]] = set()
         self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
         self._hot = name_matcher(tuple(options.hot_names))
-        self._prefill = name_matcher(tuple(options.prefill_names))
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
         self._made: set[tuple[str, str]] | None = None
-        self.training = self.training_code()
+        #: ``not_hot(name, fid)``: set-up, prefill-only or training code (see :mod:`.coldcode`)
+        self.not_hot = ColdCode(infos, index, options)
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
@@ -136,7 +127,8 @@ class Discovery:
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
         # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder)
         host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]}
-        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup | host_steps, compiled_roots)
+        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup | host_steps | self.drivers(),
+                                       compiled_roots)
         eager_host = self.eager_host_logic(eager, steps, setup)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
@@ -145,6 +137,14 @@ class Discovery:
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host)
         return Contexts(placement, self.entries)
+
+    def drivers(self) -> set[FuncId]:
+        """Functions that start a decode loop of their own without being one: ``generate()`` picking
+        ``_sample`` or ``_beam_search``. What they do runs once per decode they start; entered from
+        another decode path (a draft model's ``generate()`` called every assisted step) only the
+        loops they start count, and those are entries of their own."""
+        return {caller for caller, edges in self.calls.items() if caller not in self.looping
+                and any(callee in self.looping and not site.reference for callee, site in edges)}
 
     def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
         """An eager engine's host logic: the per-token loops' own code and what it calls outside the
@@ -289,7 +289,7 @@ class Discovery:
         """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
         decode path when it reaches a model step (``reach``); never a loop over requests (its call
         runs a per-token loop of its own)."""
-        looping = {
+        self.looping = looping = {
             (info.path, qual)
             for info in self.infos
             for qual, fn in info.functions.items()
@@ -368,27 +368,6 @@ class Discovery:
 
     def hot_named(self, name: str) -> bool:
         return self._hot.match(name) is not None
-
-    def not_hot(self, name: str, fid: FuncId | None = None) -> bool:
-        """Setup, warm-up and capture functions, prefill-only ones (``prefill-names``: a
-        scheduler step calling both ``_prefill`` and ``_decode`` runs the first once per prompt),
-        and training code (see :meth:`training_code`)."""
-        return setup_named(name) or self._prefill.match(name) is not None or (
-            fid is not None and fid in self.training)
-
-    def training_code(self) -> set[FuncId]:
-        """Never decode code: a function that calls ``.backward()`` (or ``torch.autograd``), and the
-        methods of optimizers, LR schedulers, data loaders, datasets and samplers (a class with
-        ``torch.optim``'s or ``torch.utils.data``'s classes among its bases, at any depth)."""
-        found = set()
-        for info in self.infos:
-            family = {name for name in info.classes if any(
-                base[0] == "dotted" and isinstance(base[1], str) and base[1].startswith(TRAINING_BASES)
-                for cinfo, cname in self.index.mro((info, name)) for base in cinfo.classes[cname].bases)}
-            for qual, fn in info.functions.items():
-                if fn.trains or (fn.cls in family):
-                    found.add((info.path, qual))
-        return found
 
     def only_setup_calls(self, callers: list[FuncId]) -> bool:
         """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""

@@ -17,6 +17,8 @@ summaries small. Tags (short: every summary is pickled):
 - ``("d", qualname)`` / ``("k", qualname)``: a def / class of this file;
 - ``("i", dotted)``: an import (``..mod.name`` keeps its dots);
 - ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
+- ``("la", ("t", class_ir))``: a container annotated as holding such instances (``list[Layer]``):
+  one container per class, shared by every such annotation;
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
 - ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
@@ -46,6 +48,11 @@ KEPT = frozenset(("compile", "make_graphed_callables", "partial", "ModuleList", 
                   "ParameterList", "ParameterDict", "OrderedDict", "deque", "script", "cached_property",
                   "lru_cache", "cache", "wraps"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
+#: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every
+#: other builtin call (``isinstance``, ``len``, ``print``...) is opaque
+BUILTINS_KEPT = frozenset(("list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "dict", "next", "type",
+                           "enumerate", "zip", "setattr", "staticmethod", "classmethod", "property", "map", "filter"))
+OPAQUE_BUILTINS = frozenset(n for n in dir(__import__("builtins")) if not n.startswith("_")) - BUILTINS_KEPT
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
@@ -99,7 +106,10 @@ class IRBuilder:
                 return base  # ``self.layers[:n]``: a slice holds the same elements
             return ("s", base)
         if kind in (cst.List, cst.Tuple, cst.Set):
-            return ("l", self.new_site(), self.elements(node.elements), 0)
+            elements = self.elements(node.elements)
+            if kind is cst.Tuple and not elements:
+                return None  # an immutable container of nothing tracked holds nothing, ever
+            return ("l", self.new_site(), elements, 0)
         if kind is cst.Dict:
             values = tuple(v for el in node.elements if isinstance(el, cst.DictElement)
                            and (v := self.element(el.value)) is not None)
@@ -149,6 +159,8 @@ class IRBuilder:
             self.bind(clause.target, ("s", source) if source is not None else None)
             clause = clause.inner_for_in
         elt = self.expr(node.value if isinstance(node, cst.DictComp) else node.elt)
+        if elt is None and isinstance(node, cst.GeneratorExp):
+            return None  # a generator of nothing tracked yields nothing, ever
         return ("l", self.new_site(), (elt,) if elt is not None else (), 0)
 
     def call(self, node: cst.Call) -> IR | None:
@@ -185,6 +197,8 @@ class IRBuilder:
             root = root.value
         if type(root) is not cst.Name:
             return False
+        if func is root and root.value in OPAQUE_BUILTINS and root.value not in self.imports:
+            return True
         last = func.attr.value if type(func) is cst.Attribute else func.value
         dotted = self.imports.get(root.value)
         if dotted is not None and dotted.split(".", 1)[0] in EXTERNAL_ROOTS and last not in KEPT:
@@ -231,7 +245,8 @@ class IRBuilder:
             if wrapper.lower() in ("list", "sequence", "mutablesequence", "tuple", "iterable", "collection",
                                    "modulelist"):
                 elements = tuple(i for i in items if i is not None)
-                return ("l", self.new_site(), elements, 0) if elements else None
+                return ("la", elements[0]) if len(elements) == 1 and elements[0][0] == "t" else (
+                    ("l", self.new_site(), elements, 0) if elements else None)
             return None
         if not _last(node)[:1].isupper():
             return None

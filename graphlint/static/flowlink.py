@@ -193,6 +193,14 @@ class Linker:
         elif tag == "t":
             s.watch(self.eval(path, qual, ir[1]),
                     lambda values: s.add_values(dst, [("S", v[1], v[2]) for v in values if v[0] == "C"]))
+        elif tag == "la":  # ``layers: list[Layer]``: the one container of Layer instances
+            def typed(values):
+                for v in values:
+                    if v[0] == "C":
+                        box = ("L", "", ("ann", v[1], v[2]), 0)
+                        s.add_values(dst, (box,))
+                        s.add_values(self.o.elems(box), (("S", v[1], v[2]),))
+            s.watch(self.eval(path, qual, ir[1][1]), typed)
         elif tag == "i":
             self.imported(path, ir[1], dst)
         elif tag == "g":
@@ -265,6 +273,10 @@ class Linker:
             self.o.call(plain[0], args[1:], kws, None)
         elif name in ("builtins.enumerate", "builtins.zip"):
             self.pairs(dst, [a[1] if type(a) is tuple else a for a in args])
+        elif (name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS)) \
+                and len(plain) == 1 and len(args) == 1 and not kws:
+            self.s.edge(plain[0], dst)  # ``list(xs)``, ``nn.ModuleList(layers)``: the same elements (one
+            # container for both: a store into the copy reaches the original, which costs no call edge)
         elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):
             self.s.add_values(dst, (container,))
             for arg in args:

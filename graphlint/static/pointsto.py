@@ -40,9 +40,9 @@ class Solver:
         self.value_ids: dict[Value, int] = {}
         self.value_of: list[Value] = []  # value id -> the value
         self.pts: list[set[int]] = []
-        self.succ: list[list[int] | None] = []
+        self.succ: list[set[int] | None] = []
         self.watchers: list[list[Watcher] | None] = []
-        self.edges: set[tuple[int, int]] = set()
+        self.full = bytearray()  # 1 for a node at its cap: it takes nothing more, so nothing is tried
         self.pending: dict[int, set[Value]] = {}
         self.queue: deque[int] = deque()
         self.budget = budget
@@ -63,9 +63,10 @@ class Solver:
 
     def _cut(self, node: int, have: set[int], new) -> list[int]:
         room = (WIDE_CAP if node in self.wide else CAP) - len(have)
-        if len(new) <= room:
+        if len(new) < room:
             return list(new)
         self.saturated += 1
+        self.full[node] = 1
         return sorted(new)[:max(room, 0)]
 
     def fresh(self) -> int:
@@ -73,6 +74,7 @@ class Solver:
         self.pts.append(set())
         self.succ.append(None)
         self.watchers.append(None)
+        self.full.append(0)
         return len(self.pts) - 1
 
     def values(self, node: int) -> list[Value]:
@@ -90,6 +92,8 @@ class Solver:
         self.add(node, [self.vid(v) for v in values])
 
     def add(self, node: int, values: Iterable[int]) -> None:
+        if self.full[node]:
+            return
         have = self.pts[node]
         new = [v for v in values if v not in have]
         if len(have) + len(new) > CAP:
@@ -106,15 +110,16 @@ class Solver:
 
     def edge(self, src: int, dst: int) -> None:
         """``dst ⊇ src`` from now on."""
-        if src == dst or (src, dst) in self.edges:
+        if src == dst:
             return
-        self.edges.add((src, dst))
         succ = self.succ[src]
         if succ is None:
-            self.succ[src] = [dst]
+            self.succ[src] = {dst}
+        elif dst in succ:
+            return
         else:
-            succ.append(dst)
-        if self.pts[src]:
+            succ.add(dst)
+        if self.pts[src] and not self.full[dst]:
             self.add(dst, list(self.pts[src]))
 
     def watch(self, node: int, watcher: Watcher) -> None:
@@ -129,7 +134,7 @@ class Solver:
 
     # -- fixpoint ----------------------------------------------------------------------------
     def run(self) -> None:
-        queue, pending, pts = self.queue, self.pending, self.pts
+        queue, pending, pts, full = self.queue, self.pending, self.pts, self.full
         while queue:
             if self.work > self.budget:
                 self.exhausted = True
@@ -144,6 +149,8 @@ class Solver:
             succ = self.succ[node]
             if succ:
                 for dst in succ:
+                    if full[dst]:
+                        continue
                     have = pts[dst]
                     new = delta - have
                     if new and len(have) + len(new) > CAP:

@@ -54,6 +54,8 @@ class AttrMutation(Matcher):
         if isinstance(node, cst.Subscript):
             if ctx.oracle.is_host_attr(node.value):
                 return  # ``self.io_pairs[self.current]``: a Python list picked by a Python int, no tensor
+            if isinstance(node.value, cst.Name) and not ctx.oracle.is_tensor(node.value):
+                return  # ``text[self.print_len:]``: a local not known to hold a tensor (a string, a list)
             exprs = [el.slice for el in node.slice]
         else:
             func = node.func

@@ -1,0 +1,53 @@
+"""What is never hot, whatever calls it: set-up, warm-up and capture functions, prefill-only
+functions, and training code.
+
+Decided by name for the first two (``__init__``, ``*warm*``, ``*capture*``, ``*dummy*``,
+``setup*``, ``*profile*``; ``prefill-names``, default ``*prefill*``: a scheduler step calling both
+``_prefill`` and ``_decode`` runs the first once per prompt), and by evidence for training: a
+function that calls ``.backward()`` (or ``torch.autograd``), and the methods of optimizers, LR
+schedulers, data loaders, datasets and samplers -- classes with ``torch.optim``'s or
+``torch.utils.data``'s classes among their bases, at any depth (an optimizer's ``step()`` matches
+``*step*``; it is training).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import ModuleInfo
+from graphlint.static.index import Index
+from graphlint.static.names import name_matcher
+from graphlint.static.options import StaticOptions
+
+FuncId = tuple[str, str]
+#: bases that make a class training machinery, never decode code
+TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
+SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
+_SETUP = name_matcher(SETUP_NAMES)
+
+
+def setup_named(name: str) -> bool:
+    return _SETUP.match(name) is not None
+
+
+def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
+    """Functions that train: they call ``.backward()``, or belong to a training class."""
+    found = set()
+    for info in infos:
+        family = {name for name in info.classes if any(
+            base[0] == "dotted" and isinstance(base[1], str) and base[1].startswith(TRAINING_BASES)
+            for cinfo, cname in index.mro((info, name)) for base in cinfo.classes[cname].bases)}
+        for qual, fn in info.functions.items():
+            if fn.trains or fn.cls in family:
+                found.add((info.path, qual))
+    return found
+
+
+class ColdCode:
+    """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
+
+    def __init__(self, infos: list[ModuleInfo], index: Index, options: StaticOptions):
+        self._prefill = name_matcher(tuple(options.prefill_names))
+        self.training = training_code(infos, index)
+
+    def __call__(self, name: str, fid: FuncId | None = None) -> bool:
+        return setup_named(name) or self._prefill.match(name) is not None or (
+            fid is not None and fid in self.training)
