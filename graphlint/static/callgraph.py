@@ -6,7 +6,15 @@
 value that reaches the callee does (:meth:`graphlint.static.objects.Objects.callees`: a function,
 a bound method, a class's ``__init__``, an instance's ``forward``/``__call__``, a partial's
 function, every element of an ``nn.Sequential``). A callback passed as an argument
-(``reference`` sites) is the functions and bound methods it holds, never a class.
+(``reference`` sites) is the functions and bound methods it holds, never a class, and an edge of
+its own only when a library receives it on this thread: one handed to a project function is
+followed through that function's parameter, one handed to ``threading.Thread`` or an executor
+runs elsewhere.
+
+This is the only call resolution: name resolution (:class:`graphlint.static.index.Index`) is not
+unioned in. It answers two questions no value flow can -- which module a dotted import names, and
+each class's bases (the MRO, and the subclasses whose overrides a call on ``self`` may run) --
+and the points-to asks it both while solving.
 
 :attr:`CallGraph.unresolved` is, per function, the call sites that look like calls into the
 project -- on ``self``, a local, a parameter, an attribute, a relative import (``CallSite.plain``)
@@ -35,24 +43,46 @@ class CallGraph:
         self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
         self.linker = Linker(infos, index, self.objects)
         self.linker.compile_all()
+        self._compile_queries(infos)
+        self.linker.forget()  # the compile memo is most of the memory the solve does not need
         self.solver.run()
+        self.solver.done()  # frees the watchers: nothing is compiled or solved after this
         #: function -> its call sites that look like project calls but resolve to nothing
         self.unresolved: dict[FuncId, list[CallSite]] = {}
+        self._callees: dict[tuple[int, bool], list[FuncId]] = {}
+
+    def _compile_queries(self, infos: list[ModuleInfo]) -> None:
+        """The expressions the call graph will be asked about that no statement compiled (the callee
+        of a call without arguments, a callable passed as a value, a region's callable), compiled
+        before the one solve."""
+        linker = self.linker
+        for info in infos:
+            flows = info.flows
+            for qual, fn in info.functions.items():
+                if qual not in flows:
+                    continue
+                exprs = [site.expr for site in fn.calls] + [e for loop in fn.loops for e in loop.exprs]
+                exprs += [site.via for site in fn.calls if site.via is not None and site.via[0] != "i"]
+                for expr in exprs:
+                    linker.eval(info.path, qual, expr, keep=True)
+            for region in info.regions:
+                if region.function in flows:
+                    linker.eval(info.path, region.function, region.expr, keep=True)
 
     def node(self, path: str, qual: str, expr: tuple) -> int | None:
-        """The solver's node for ``expr`` in scope ``qual`` of ``path`` (compiled now if no statement
-        compiled it: a region's callable, a reference never called)."""
-        node = self.linker.memo.get((path, qual, expr))
-        if node is None:
-            if qual not in self.linker.by_path[path].flows:
-                return None
-            node = self.linker.eval(path, qual, expr)
-            self.solver.run()
-        return node
+        """The solver's node for ``expr`` in scope ``qual`` of ``path`` (None: not compiled)."""
+        return self.linker.known(path, qual, expr)
 
     def callees(self, node: int, classes: bool = True) -> list[FuncId]:
         """What calling the values of ``node`` runs (``classes=False``: a callback passed as a
         value, whose class would not be called)."""
+        key = (node, classes)
+        known = self._callees.get(key)
+        if known is None:
+            known = self._callees[key] = self._resolve(node, classes)
+        return known
+
+    def _resolve(self, node: int, classes: bool) -> list[FuncId]:
         found: dict[FuncId, None] = {}
         values = self.solver.values(node)
         for value in values:
@@ -80,7 +110,7 @@ class CallGraph:
 
     def runs_project(self, path: str, qual: str, expr: tuple) -> bool:
         """Whether calling ``expr`` (in ``qual`` of ``path``) runs some function of the project."""
-        node = self.linker.memo.get((path, qual, expr))
+        node = self.linker.known(path, qual, expr)
         return node is not None and bool(self.callees(node))
 
     def site_targets(self, info: ModuleInfo, qual: str, site: CallSite) -> list[FuncId]:
@@ -138,6 +168,20 @@ class CallGraph:
     def unresolved_count(self, functions) -> int:
         """Unresolved project calls inside ``functions`` (e.g. the decode path)."""
         return sum(len(self.unresolved.get(fid, ())) for fid in functions)
+
+    def unresolved_in(self, hot) -> list[tuple[FuncId, CallSite]]:
+        """The unresolved calls of the ``hot`` functions (function -> None for all of it, or the
+        ids of the loops whose calls are hot: a per-token loop's body), one per callee spelling,
+        sorted by function; ``flowir.render(site.expr)`` spells the callee (``self.model_forward``)."""
+        found = []
+        for fid in sorted(hot):
+            loops, seen = hot[fid], set()
+            for site in self.unresolved.get(fid, ()):
+                if (loops is not None and not site.loops & loops) or site.expr in seen:
+                    continue
+                seen.add(site.expr)
+                found.append((fid, site))
+        return found
 
 
 def _self_fields(infos: list[ModuleInfo]) -> dict[tuple[str, str], set[str]]:

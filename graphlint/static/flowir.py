@@ -248,13 +248,45 @@ class IRBuilder:
                 return ("la", elements[0]) if len(elements) == 1 and elements[0][0] == "t" else (
                     ("l", self.new_site(), elements, 0) if elements else None)
             return None
-        if not _last(node)[:1].isupper():
-            return None
+        if not _last(node)[:1].isupper() or self.external(node):
+            return None  # a builtin, or a class of the libraries calls into are opaque for: no value of ours
         cls = self.expr(node)
         return ("t", cls) if cls is not None else None
+
+    def external(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` (``torch.Tensor``, ``Tensor``, ``Optional``) names something imported
+        from the standard library or the numeric stack (:data:`EXTERNAL_ROOTS`)."""
+        while type(node) is cst.Attribute:
+            node = node.value
+        dotted = self.imports.get(node.value) if type(node) is cst.Name else None
+        return dotted is not None and dotted.split(".", 1)[0] in EXTERNAL_ROOTS
 
 
 def _last(node: cst.BaseExpression) -> str:
     while isinstance(node, cst.Attribute):
         return node.attr.value
     return node.value if isinstance(node, cst.Name) else ""
+
+
+def render(ir: IR | None) -> str:
+    """An IR expression as the code it came from, roughly: ``self.model.forward``, ``REG[...]``."""
+    if ir is None:
+        return "..."
+    tag = ir[0]
+    if tag == "n":
+        return ir[1]
+    if tag == "a":
+        return f"{render(ir[1])}.{ir[2]}"
+    if tag == "s":
+        return f"{render(ir[1])}[...]"
+    if tag == "c":
+        return f"{render(ir[1])}(...)"
+    if tag == "g":
+        return f"getattr({render(ir[1])}, ...)"
+    if tag == "i":
+        return ir[1]
+    if tag in ("self", "cls"):
+        return tag
+    if tag == "sup":
+        return "super()"
+    return "..."

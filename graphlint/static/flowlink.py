@@ -52,7 +52,8 @@ class Linker:
     def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
         self.infos, self.index, self.o, self.s = infos, index, objects, objects.s
         self.by_path = {info.path: info for info in infos}
-        self.memo: dict[tuple, int] = {}
+        self.memo: dict[tuple[str, str], dict[tuple, int]] = {}  # (path, scope) -> IR -> node
+        self.kept: dict[tuple, int] = {}  # (path, scope, IR) -> node, for the call graph's questions
         self.empty = self.s.fresh()
         self.module_locals: dict[str, set[str]] = {}
         self.wrappers: set[tuple[str, str]] = set()  # decorators' wrapper closures (see ``wrapper``)
@@ -94,6 +95,9 @@ class Linker:
         return self.index.find_module(self.index.absolute(self.by_path[path], dotted))
 
     def compile_scope(self, path: str, qual: str, flow: ScopeFlow) -> None:
+        if flow.cls and flow.fkind in ("m", "p", "c") and flow.params:  # ``self``, or ``cls`` in a classmethod
+            self.s.edge(self.eval(path, qual, ("cls" if flow.fkind == "c" else "self", flow.cls)),
+                        self.s.node(("v", path, qual, flow.params[0])))
         for name, star in ((flow.vararg, "*"), (flow.kwarg, "**")):
             if name:
                 container = ("L", path, (star, qual), 0)
@@ -101,7 +105,10 @@ class Linker:
         for stmt in flow.stmts:
             kind = stmt[0]
             if kind == "=":
-                self.assign(path, qual, stmt[1], self.eval(path, qual, stmt[2]))
+                value = self.eval(path, qual, stmt[2])
+                if stmt[2][0] == "s" and stmt[1][0] == "n":  # ``for layer in self.layers``: an element
+                    self.s.elementwise(self.var(path, qual, stmt[1][1]))
+                self.assign(path, qual, stmt[1], value)
             elif kind == "e":
                 self.eval(path, qual, stmt[1])
             elif kind == "r":
@@ -153,12 +160,26 @@ class Linker:
         return None
 
     # -- expressions -----------------------------------------------------------------------------
-    def eval(self, path: str, qual: str, ir: tuple) -> int:
-        key = (path, qual, ir)
-        node = self.memo.get(key)
+    def eval(self, path: str, qual: str, ir: tuple, keep: bool = False) -> int:
+        """The node of ``ir`` in scope ``qual`` of ``path`` (compiled once); ``keep``: one the call
+        graph will ask about after :meth:`forget` (a call site's callee, a region's callable)."""
+        scope = self.memo.get((path, qual))
+        if scope is None:
+            scope = self.memo[(path, qual)] = {}
+        node = scope.get(ir)
         if node is None:
-            node = self.memo[key] = self._eval(path, qual, ir)
+            node = scope[ir] = self._eval(path, qual, ir)
+        if keep:
+            self.kept[(path, qual, ir)] = node
         return node
+
+    def forget(self) -> None:
+        """Compiling is over: keep only the nodes the call graph asks about."""
+        self.memo = {}
+
+    def known(self, path: str, qual: str, ir: tuple) -> int | None:
+        """The node ``ir`` was compiled to in that scope, if the call graph kept it."""
+        return self.kept.get((path, qual, ir))
 
     def _eval(self, path: str, qual: str, ir: tuple) -> int:
         tag, s = ir[0], self.s
@@ -171,6 +192,7 @@ class Linker:
         if tag == "a":
             self.o.load(self.eval(path, qual, ir[1]), ir[2], dst)
         elif tag == "s":
+            s.elementwise(dst)
             self.o.elements(self.eval(path, qual, ir[1]), dst)
         elif tag == "l":
             container = ("L", path, ir[1], ir[3])

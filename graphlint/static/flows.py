@@ -19,7 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
-from graphlint.static.flowir import IR, IRBuilder
+from graphlint.static.flowir import EXTERNAL_ROOTS, IR, IRBuilder
 from graphlint.static.names import dotted_name
 
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
@@ -97,8 +97,7 @@ class FlowRecorder:
         for i, param in enumerate((*positional, *params.kwonly_params)):
             target = ("n", param.name.value)
             if i == 0 and method and positional and param is positional[0]:
-                self.add(("=", target, ("cls", cls) if kind == "c" else ("self", cls)))
-                continue
+                continue  # ``self`` / ``cls``: bound when linking, from ``fkind`` and ``cls``
             default = self.ir.expr(param.default)
             if default is not None:
                 self.add(("=", target, default))
@@ -225,8 +224,11 @@ class FlowRecorder:
             self._import(local, f"{prefix}{sep}{alias.name.value}")
 
     def _import(self, local: str, dotted: str) -> None:
+        """The name is bound either way; an import of the standard library or the numeric stack
+        holds no value of ours (their calls are opaque, see ``flowir``), so it records nothing."""
         self.scope.locals.add(local)
-        self.add(("=", ("n", local), ("i", dotted)))
+        if dotted.startswith(".") or dotted.split(".", 1)[0] not in EXTERNAL_ROOTS:
+            self.add(("=", ("n", local), ("i", dotted)))
 
     def globals_(self, names: list[str]) -> None:
         """``global x`` / ``nonlocal x``: the name is not a local of this scope."""

@@ -239,8 +239,9 @@ class Objects:
 
         def on(values):
             for v in values:
-                if v[0] == "L" and v[3]:  # nn.Sequential: every element is called
-                    self.call(self.elems(v), args, kws, dst)
+                if v[0] == "L" and v[3]:  # nn.Sequential: every element is called (once: one may hold another)
+                    if self.once(("sequential", v, id(args), id(kws), dst)):
+                        self.call(self.elems(v), args, kws, dst)
                     continue
                 for fid, first, made in self.callees(v):
                     if made is not None:

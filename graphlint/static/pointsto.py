@@ -11,16 +11,20 @@ times the values that cross them, not to the number of rounds.
 
 Values are small tuples (see :mod:`.objects`), interned as ints in order of first use: sets of
 ints are compact and fast, and iterate in the same order in every process (tuples of strings
-would follow the per-process hash seed), so the result never depends on the run.
+would follow the per-process hash seed), so the result never depends on the run. Most nodes never
+hold a value (a load from something that turns out to be a tensor): a node's set, its successors
+and its watchers exist only once it has some.
 
 A node holding more than :data:`CAP` values is *megamorphic*: it keeps what it has and takes
-nothing more (containers' elements and module globals -- registries of model classes -- up to
-:data:`WIDE_CAP`). A call through such a node has more targets than any reader could use, and
+nothing more (a variable bound to a container's elements -- ``for p in processors`` -- up to
+:data:`ELEMENT_CAP`; containers' elements and module globals -- registries of model classes -- up
+to :data:`WIDE_CAP`). A call through such a node has more targets than any reader could use, and
 generic library code (torch's dynamo passes every ``VariableTracker`` through every helper) would
 otherwise spread each value to tens of thousands of nodes; the engines measured never come near
-(lightllm's largest node holds a few dozen). Values are cut in id order, so the result stays
-the same in every run. A budget bounds the work on huge inputs: past it the solver stops and says
-so (``exhausted``); the call graph is then what was found so far.
+(transformers' logits-processor loop holds 33, lightllm's largest node a few dozen). Values are
+cut in id order, so the result stays the same in every run. A budget bounds the work on huge
+inputs: past it the solver stops and says so (``exhausted``); the call graph is then what was
+found so far.
 """
 
 from __future__ import annotations
@@ -29,27 +33,29 @@ from collections import deque
 from typing import Callable, Hashable, Iterable
 
 Value = tuple
-CAP = 64
+CAP = 16
+ELEMENT_CAP = 64
 WIDE_CAP = 4096
 Watcher = Callable[[Iterable[int]], None]
+EMPTY: frozenset[int] = frozenset()
 
 
 class Solver:
-    def __init__(self, budget: int = 4_000_000):
+    def __init__(self, budget: int = 20_000_000):
         self.ids: dict[Hashable, int] = {}
         self.value_ids: dict[Value, int] = {}
         self.value_of: list[Value] = []  # value id -> the value
-        self.pts: list[set[int]] = []
-        self.succ: list[set[int] | None] = []
-        self.watchers: list[list[Watcher] | None] = []
-        self.full = bytearray()  # 1 for a node at its cap: it takes nothing more, so nothing is tried
-        self.pending: dict[int, set[Value]] = {}
+        self.count = 0  # nodes made
+        self.pts: dict[int, set[int]] = {}  # only nodes that hold something
+        self.succ: dict[int, int | set[int]] = {}
+        self.watchers: dict[int, list[Watcher]] = {}
+        self.caps: dict[int, int] = {}  # nodes allowed more than CAP
+        self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
+        self.pending: dict[int, set[int]] = {}
         self.queue: deque[int] = deque()
         self.budget = budget
         self.work = 0
         self.exhausted = False
-        self.wide: set[int] = set()  # nodes allowed WIDE_CAP values
-        self.saturated = 0  # nodes that reached their cap
 
     # -- nodes -----------------------------------------------------------------------------
     def node(self, key: Hashable) -> int:
@@ -58,27 +64,28 @@ class Solver:
         if found is None:
             found = self.ids[key] = self.fresh()
             if key[0] == "el" or (key[0] == "v" and key[2] == "<module>") or (key[0] == "fd" and key[3] == "[]"):
-                self.wide.add(found)
+                self.caps[found] = WIDE_CAP
         return found
-
-    def _cut(self, node: int, have: set[int], new) -> list[int]:
-        room = (WIDE_CAP if node in self.wide else CAP) - len(have)
-        if len(new) < room:
-            return list(new)
-        self.saturated += 1
-        self.full[node] = 1
-        return sorted(new)[:max(room, 0)]
 
     def fresh(self) -> int:
         """An anonymous node (an intermediate expression)."""
-        self.pts.append(set())
-        self.succ.append(None)
-        self.watchers.append(None)
-        self.full.append(0)
-        return len(self.pts) - 1
+        self.count += 1
+        return self.count - 1
+
+    def elementwise(self, node: int | None) -> None:
+        """``node`` holds a container's elements (``for p in processors``): up to :data:`ELEMENT_CAP`."""
+        if node is not None and node not in self.caps:
+            self.caps[node] = ELEMENT_CAP
+
+    def _cut(self, node: int, have: set[int], new) -> list[int]:
+        room = self.caps.get(node, CAP) - len(have)
+        if len(new) < room:
+            return list(new)
+        self.full.add(node)
+        return sorted(new)[:max(room, 0)]
 
     def values(self, node: int) -> list[Value]:
-        return [self.value_of[v] for v in sorted(self.pts[node])]
+        return [self.value_of[v] for v in sorted(self.pts.get(node, EMPTY))]
 
     def vid(self, value: Value) -> int:
         found = self.value_ids.get(value)
@@ -92,9 +99,11 @@ class Solver:
         self.add(node, [self.vid(v) for v in values])
 
     def add(self, node: int, values: Iterable[int]) -> None:
-        if self.full[node]:
+        if node in self.full:
             return
-        have = self.pts[node]
+        have = self.pts.get(node)
+        if have is None:
+            have = self.pts[node] = set()
         new = [v for v in values if v not in have]
         if len(have) + len(new) > CAP:
             new = self._cut(node, have, new)
@@ -112,29 +121,44 @@ class Solver:
         """``dst ⊇ src`` from now on."""
         if src == dst:
             return
-        succ = self.succ[src]
+        succ = self.succ.get(src)  # one successor is an int (most nodes have one), more a set
         if succ is None:
-            self.succ[src] = {dst}
+            self.succ[src] = dst
+        elif type(succ) is int:
+            if succ == dst:
+                return
+            self.succ[src] = {succ, dst}
         elif dst in succ:
             return
         else:
             succ.add(dst)
-        if self.pts[src] and not self.full[dst]:
-            self.add(dst, list(self.pts[src]))
+        have = self.pts.get(src)
+        if have and dst not in self.full:
+            self.add(dst, list(have))
 
     def watch(self, node: int, watcher: Watcher) -> None:
         """Run ``watcher`` on the node's values, now and whenever new ones arrive."""
-        known = self.watchers[node]
+        known = self.watchers.get(node)
         if known is None:
             self.watchers[node] = [watcher]
         else:
             known.append(watcher)
-        if self.pts[node]:
-            watcher([self.value_of[v] for v in self.pts[node]])
+        have = self.pts.get(node)
+        if have:
+            watcher([self.value_of[v] for v in have])
+
+    def done(self) -> None:
+        """The solve is over: drop the watchers (closures over the analysis, which would otherwise
+        keep it alive in reference cycles until the cyclic collector found them) and the edges."""
+        self.watchers = {}
+        self.succ = {}
+        self.pending.clear()
 
     # -- fixpoint ----------------------------------------------------------------------------
     def run(self) -> None:
-        queue, pending, pts, full = self.queue, self.pending, self.pts, self.full
+        queue, pending, pts, full, succs, watching = \
+            self.queue, self.pending, self.pts, self.full, self.succ, self.watchers
+        caps = self.caps
         while queue:
             if self.work > self.budget:
                 self.exhausted = True
@@ -146,14 +170,16 @@ class Solver:
             if not delta:
                 continue
             self.work += len(delta)
-            succ = self.succ[node]
-            if succ:
-                for dst in succ:
-                    if full[dst]:
+            succ = succs.get(node)
+            if succ is not None:
+                for dst in (succ,) if type(succ) is int else succ:
+                    if dst in full:
                         continue
-                    have = pts[dst]
+                    have = pts.get(dst)
+                    if have is None:
+                        have = pts[dst] = set()
                     new = delta - have
-                    if new and len(have) + len(new) > CAP:
+                    if new and len(have) + len(new) > CAP and len(have) + len(new) > caps.get(dst, CAP):
                         new = set(self._cut(dst, have, new))
                     if new:
                         have |= new
@@ -163,7 +189,7 @@ class Solver:
                             queue.append(dst)
                         else:
                             waiting |= new
-            watchers = self.watchers[node]
+            watchers = watching.get(node)
             if watchers:
                 value_of = self.value_of
                 values = [value_of[v] for v in delta]

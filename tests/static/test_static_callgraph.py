@@ -73,3 +73,27 @@ def test_unresolved_project_calls_are_listed_and_library_calls_are_not(tmp_path)
     unresolved = {fid: [s.expr for s in sites] for fid, sites in graph.unresolved.items()}
     assert unresolved == {("main.py", "Runner.step"): [("a", ("a", ("n", "self"), "model"), "forward")]}
     assert graph.unresolved_count([("main.py", "Runner.step")]) == 1
+
+
+def test_unresolved_calls_of_the_hot_functions_only_inside_their_hot_loops(tmp_path):
+    """The seam the decode-path headline reads: per hot function (None: all of it; else the loops
+    whose calls are hot), its unresolved calls, spelled back from the flow IR."""
+    from graphlint.static.flowir import render
+
+    (tmp_path / "main.py").write_text(
+        "class Runner:\n"
+        "    def __init__(self, model_forward):\n"
+        "        self.model_forward = model_forward\n\n"
+        "    def run(self, x, n):\n"
+        "        self.setup(x)\n"                   # before the loop: not hot when only the loop is
+        "        for _ in range(n):\n"
+        "            x = self.model_forward(x)\n"  # nothing passes a forward here: unresolved
+        "        return x\n"
+    )
+    graph, infos = call_graph(tmp_path)
+    edges(graph, infos)
+    fid = ("main.py", "Runner.run")
+    loop = next(iter(infos[0].functions["Runner.run"].loops)).id
+    whole = [render(site.expr) for _, site in graph.unresolved_in({fid: None})]
+    assert whole == ["self.setup", "self.model_forward"]
+    assert [render(site.expr) for _, site in graph.unresolved_in({fid: frozenset((loop,))})] == ["self.model_forward"]
