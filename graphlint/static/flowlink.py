@@ -53,7 +53,9 @@ class Linker:
         self.infos, self.index, self.o, self.s = infos, index, objects, objects.s
         self.by_path = {info.path: info for info in infos}
         self.memo: dict[tuple[str, str], dict[tuple, int]] = {}  # (path, scope) -> IR -> node
-        self.kept: dict[tuple, int] = {}  # (path, scope, IR) -> node, for the call graph's questions
+        #: (path, scope, id of an IR tuple) -> node, for the call graph's questions: by identity, as they
+        #: are asked with the very tuples the summary holds (hashing nested tuples costs their size)
+        self.kept: dict[tuple, int] = {}
         self.empty = self.s.fresh()
         self.module_locals: dict[str, set[str]] = {}
         self.wrappers: set[tuple[str, str]] = set()  # decorators' wrapper closures (see ``wrapper``)
@@ -170,7 +172,7 @@ class Linker:
         if node is None:
             node = scope[ir] = self._eval(path, qual, ir)
         if keep:
-            self.kept[(path, qual, ir)] = node
+            self.kept[(path, qual, id(ir))] = node
         return node
 
     def forget(self) -> None:
@@ -179,7 +181,7 @@ class Linker:
 
     def known(self, path: str, qual: str, ir: tuple) -> int | None:
         """The node ``ir`` was compiled to in that scope, if the call graph kept it."""
-        return self.kept.get((path, qual, ir))
+        return self.kept.get((path, qual, id(ir)))
 
     def _eval(self, path: str, qual: str, ir: tuple) -> int:
         tag, s = ir[0], self.s

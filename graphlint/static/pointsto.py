@@ -158,18 +158,18 @@ class Solver:
     def run(self) -> None:
         queue, pending, pts, full, succs, watching = \
             self.queue, self.pending, self.pts, self.full, self.succ, self.watchers
-        caps = self.caps
+        caps, work, budget, popleft, push = self.caps, self.work, self.budget, queue.popleft, queue.append
         while queue:
-            if self.work > self.budget:
+            if work > budget:
                 self.exhausted = True
                 queue.clear()
                 pending.clear()
-                return
-            node = queue.popleft()
+                break
+            node = popleft()
             delta = pending.pop(node, None)
             if not delta:
                 continue
-            self.work += len(delta)
+            work += len(delta)
             succ = succs.get(node)
             if succ is not None:
                 for dst in (succ,) if type(succ) is int else succ:
@@ -177,21 +177,33 @@ class Solver:
                         continue
                     have = pts.get(dst)
                     if have is None:
-                        have = pts[dst] = set()
+                        new = pts[dst] = set(delta)
+                        if len(new) > CAP and len(new) > caps.get(dst, CAP):
+                            new.clear()
+                            new.update(self._cut(dst, new, delta))
+                        pending[dst] = set(new)
+                        push(dst)
+                        continue
                     new = delta - have
-                    if new and len(have) + len(new) > CAP and len(have) + len(new) > caps.get(dst, CAP):
+                    if not new:
+                        continue
+                    size = len(have) + len(new)
+                    if size > CAP and size > caps.get(dst, CAP):
                         new = set(self._cut(dst, have, new))
-                    if new:
-                        have |= new
-                        waiting = pending.get(dst)
-                        if waiting is None:
-                            pending[dst] = set(new)
-                            queue.append(dst)
-                        else:
-                            waiting |= new
+                        if not new:
+                            continue
+                    have |= new
+                    if dst in pending:
+                        pending[dst] |= new
+                    else:
+                        pending[dst] = new
+                        push(dst)
             watchers = watching.get(node)
             if watchers:
                 value_of = self.value_of
                 values = [value_of[v] for v in delta]
+                self.work = work
                 for watcher in list(watchers):
                     watcher(values)
+                queue, work = self.queue, self.work
+        self.work = work
