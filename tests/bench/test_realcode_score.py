@@ -217,8 +217,8 @@ def test_a_line_labelled_twice_for_one_category_is_refused(tmp_path):
         score_mod.read_labels(write_labels(tmp_path / "x.labels.tsv", [row, row]))
 
 
-@pytest.mark.parametrize("manifest, at_least", [(fetch_mod.MANIFEST, 5), (fetch_mod.HOLDOUT, 3)],
-                         ids=["tuned", "held-out"])
+@pytest.mark.parametrize("manifest, at_least", [(fetch_mod.MANIFEST, 5), (fetch_mod.HOLDOUT, 3), (fetch_mod.FRESH, 3)],
+                         ids=["tuned", "held-out", "fresh"])
 def test_committed_manifest_and_labels_are_well_formed(manifest, at_least):
     """The real engines' labels parse and every engine has one (the engines themselves are not needed)."""
     engines = fetch_mod.load_manifest(manifest)
