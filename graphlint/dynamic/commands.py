@@ -104,6 +104,9 @@ def register(sub) -> None:
     ct.add_argument("--require-gpu", action="store_true", help="exit 2 instead of running the tracer when there is no CUDA device")
     ct.add_argument("--format", choices=("text", "json"), default="text")
     ct.set_defaults(handler=cmd_capture_test)
+    from graphlint.dynamic import record_command
+
+    record_command.register(sub)
 
 
 def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = True):

@@ -1,0 +1,293 @@
+"""Record which of a project's functions run, and in which role: the engine of ``graphlint record``,
+of ``inventory --record`` and of the functions ``stage()`` runs (:func:`graphlint.dynamic.frames.staged`).
+
+Every start of a project function is appended to one log (a code id per start, 4 bytes); a role
+is a set of spans of that log, and each start takes the strongest role whose span holds it
+(captured > host > eager > loop). Spans come from:
+
+- graph events (:meth:`Recorder.capture_begin` / ``capture_end`` / ``replay``, fed by
+  :mod:`graphlint.dynamic.graph_hooks` or by a test's emulator): a capture is ``captured``; the
+  starts between two replays of the same graph are ``host``;
+- eager decode loops (:mod:`graphlint.dynamic.eager_steps`): ``eager`` and ``loop``;
+- declared windows (:meth:`Recorder.window`): the target protocol's roles, which the probes know.
+
+Only the project's files count (``is_source``, asked once per code object). The cost is kept off
+everything else: on Python >= 3.12 with ``sys.monitoring``, whose callback returns ``DISABLE`` for
+a code object that is not the project's, so torch's and the standard library's functions cost one
+callback each for the whole run; before 3.12 with ``sys.setprofile``, whose callback sees every
+call and returns at once for the rest (measured in docs/benchmarks.md). Torch-free.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from array import array
+from collections import Counter
+from contextlib import contextmanager
+from typing import Callable
+
+from graphlint.decode_path import ROLES, DecodePath, RecordedFunction, RecordedStep
+
+PRIORITY = {"loop": 1, "eager": 2, "host": 3, "captured": 4}
+ROLE_OF = {p: r for r, p in PRIORITY.items()}
+_TOOL_IDS = (2, 3, 4)  # sys.monitoring.PROFILER_ID, then the unnamed free ids
+
+
+def qualname(code) -> str:
+    """The qualname the static analyzer uses: nested functions without ``<locals>``."""
+    name = getattr(code, "co_qualname", None) or _qualname_310(code)
+    return name.replace(".<locals>", "")
+
+
+def _qualname_310(code) -> str:
+    """Python 3.10 has no ``co_qualname``: the function object's ``__qualname__`` (asked once per code)."""
+    import gc
+
+    for ref in gc.get_referrers(code):
+        if getattr(ref, "__code__", None) is code and hasattr(ref, "__qualname__"):
+            return ref.__qualname__
+    return code.co_name
+
+
+class Recorder:
+    """``is_source(filename)``: whether a file is the project's. ``detect_steps``: also find eager
+    decode loops (``graphlint record``; the target protocol declares its roles instead)."""
+
+    def __init__(self, is_source: Callable[[str], bool], *, detect_steps: bool = False, backend: str = "") -> None:
+        self.is_source = is_source
+        self.ids: dict = {}  # code -> id (>= 0) or -1: not the project's
+        self.codes: list = []  # id -> code, in order of first start
+        self.log = array("i")
+        self.spans: dict[str, list[tuple[int, int]]] = {role: [] for role in ROLES}
+        self.events: list[int] = []  # log positions of capture begins and replays
+        self.forced: dict[int, str] = {}  # id -> role of every start (a torch.compile'd CUDA-graph function)
+        self.compiled_graph_codes: set = set()
+        self._capture_depth, self._capture_start = 0, 0
+        self._last_replay: dict = {}
+        self.captures = self.replays = 0
+        self.backend = backend or ("monitoring" if hasattr(sys, "monitoring") else "profile")
+        self._tool: int | None = None
+        self._previous_profile = None
+        self.running = False
+        if detect_steps:
+            from graphlint.dynamic.eager_steps import EagerSteps
+
+            self.steps: EagerSteps | None = EagerSteps(self)
+        else:
+            self.steps = None
+
+    # -- what the hooks and probes call -------------------------------------------------------
+    @property
+    def capturing(self) -> bool:
+        return self._capture_depth > 0
+
+    def capture_begin(self) -> None:
+        if self._capture_depth == 0:
+            self._capture_start = len(self.log)
+            self.events.append(len(self.log))
+            self.captures += 1
+        self._capture_depth += 1
+
+    def capture_end(self) -> None:
+        if self._capture_depth == 0:
+            return
+        self._capture_depth -= 1
+        if self._capture_depth == 0:
+            self.spans["captured"].append((self._capture_start, len(self.log)))
+
+    def replay(self, graph_key) -> None:
+        """A replay of the graph ``graph_key``: what ran since its previous replay is the host step."""
+        now = len(self.log)
+        self.events.append(now)
+        self.replays += 1
+        previous = self._last_replay.get(graph_key)
+        if previous is not None and now > previous:
+            self.spans["host"].append((previous, now))
+        self._last_replay[graph_key] = now
+
+    def compiled_graph(self, code) -> None:
+        """``torch.compile(fn, mode="reduce-overhead")``: ``fn``'s body runs in a CUDA graph tree."""
+        self.compiled_graph_codes.add(code)
+        cid = self.ids.get(code)
+        if cid is not None and cid >= 0:
+            self.forced[cid] = "captured"
+
+    @contextmanager
+    def window(self, role: str):
+        """Every project function started inside runs in ``role`` (unless a stronger one holds)."""
+        start = len(self.log)
+        try:
+            yield
+        finally:
+            self.spans[role].append((start, len(self.log)))
+
+    # -- switching on and off -----------------------------------------------------------------
+    @contextmanager
+    def recording(self):
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        if self.backend == "monitoring" and self._start_monitoring():
+            self.running = True
+            return
+        self.backend = "profile"
+        self._previous_profile = sys.getprofile()
+        threading.setprofile(self._profile)
+        sys.setprofile(self._profile)
+        self.running = True
+
+    def stop(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        if self._tool is not None:
+            mon = sys.monitoring
+            mon.set_events(self._tool, 0)
+            for event in (mon.events.PY_START, mon.events.PY_RESUME, mon.events.PY_RETURN, mon.events.PY_YIELD,
+                          mon.events.PY_UNWIND):
+                mon.register_callback(self._tool, event, None)
+            mon.free_tool_id(self._tool)
+            self._tool = None
+        else:
+            sys.setprofile(self._previous_profile)
+            threading.setprofile(None)
+        if self.steps is not None:
+            self.steps.flush()
+
+    def _start_monitoring(self) -> bool:
+        mon = sys.monitoring
+        tool = next((t for t in _TOOL_IDS if mon.get_tool(t) is None), None)
+        if tool is None:  # three profilers at once: fall back to sys.setprofile
+            return False
+        mon.use_tool_id(tool, "graphlint record")
+        self._tool = tool
+        events = mon.events.PY_START
+        mon.register_callback(tool, mon.events.PY_START, self._mon_start)
+        if self.steps is not None:
+            mon.register_callback(tool, mon.events.PY_RESUME, self._mon_resume)
+            mon.register_callback(tool, mon.events.PY_RETURN, self._mon_return)
+            mon.register_callback(tool, mon.events.PY_YIELD, self._mon_return)
+            mon.register_callback(tool, mon.events.PY_UNWIND, self._mon_unwind)
+            events |= mon.events.PY_RESUME | mon.events.PY_RETURN | mon.events.PY_YIELD | mon.events.PY_UNWIND
+        mon.restart_events()  # locations an earlier recorder (another project) disabled count again
+        mon.set_events(tool, events)
+        return True
+
+    # -- the callbacks: as little as possible per call ----------------------------------------
+    def _register(self, code) -> int:
+        filename = code.co_filename
+        if filename.startswith("<") or not self.is_source(filename):
+            self.ids[code] = -1
+            return -1
+        cid = self.ids[code] = len(self.codes)
+        self.codes.append(code)
+        if code in self.compiled_graph_codes:
+            self.forced[cid] = "captured"
+        return cid
+
+    def _mon_start(self, code, offset):
+        cid = self.ids.get(code)
+        if cid is None:
+            cid = self._register(code)
+        if cid < 0:
+            return sys.monitoring.DISABLE
+        if self.steps is not None:
+            self.steps.start(cid, sys._getframe(1))
+        self.log.append(cid)
+        return None
+
+    def _mon_resume(self, code, offset):
+        cid = self.ids.get(code)
+        if cid is None or cid < 0:
+            return sys.monitoring.DISABLE
+        self.steps.resume(cid, sys._getframe(1))
+        return None
+
+    def _mon_return(self, code, offset, value):
+        cid = self.ids.get(code)
+        if cid is None or cid < 0:
+            return sys.monitoring.DISABLE
+        self.steps.end(sys._getframe(1), value)
+        return None
+
+    def _mon_unwind(self, code, offset, exc):  # cannot be disabled: keep it cheap
+        cid = self.ids.get(code)
+        if cid is not None and cid >= 0:
+            self.steps.end(sys._getframe(1), None)
+
+    def _profile(self, frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            cid = self.ids.get(code)
+            if cid is None:
+                cid = self._register(code)
+            if cid < 0:
+                return
+            if self.steps is not None:
+                if code.co_flags & 0x2A0 and frame.f_lasti > 0:  # a generator or coroutine resumed
+                    self.steps.resume(cid, frame)
+                    return
+                self.steps.start(cid, frame)
+            self.log.append(cid)
+        elif event == "return" and self.steps is not None:
+            cid = self.ids.get(frame.f_code)
+            if cid is not None and cid >= 0:
+                self.steps.end(frame, arg)
+
+    # -- the result -----------------------------------------------------------------------------
+    def roles(self) -> dict[int, Counter]:
+        """code id -> Counter(role -> starts in that role)."""
+        n = len(self.log)
+        strongest = bytearray(n)
+        spans = {role: list(self.spans[role]) for role in ROLES}
+        if self.steps is not None:
+            spans["eager"] += self.steps.eager_spans
+            spans["loop"] += self.steps.loop_spans
+        for role in sorted(ROLES, key=PRIORITY.get):
+            mark = PRIORITY[role]
+            for start, end in spans[role]:
+                if end > start:
+                    strongest[start:end] = bytes((mark,)) * (end - start)
+        out: dict[int, Counter] = {}
+        forced = {cid: PRIORITY[role] for cid, role in self.forced.items()}
+        for (cid, mark), calls in Counter(zip(self.log, strongest)).items():
+            mark = max(mark, forced.get(cid, 0))
+            if mark:
+                out.setdefault(cid, Counter())[ROLE_OF[mark]] += calls
+        if self.steps is not None:
+            for owner, role in self.steps.owners():
+                out.setdefault(owner, Counter())[role] += 1
+        return out
+
+    def result(self, name: Callable[[object], tuple[str, str] | None], command: str = "") -> DecodePath:
+        """The record: ``name(code)`` gives (path, qualname) as the file spells them, or None to
+        leave a function out (a lambda, a comprehension)."""
+        functions, names = [], {}
+        owners = {owner for owner, _ in self.steps.owners()} if self.steps is not None else set()
+        for cid, roles in self.roles().items():
+            named = name(self.codes[cid])
+            if named is None or (named[1] == "<module>" and cid not in owners):
+                continue  # import-time code runs once, unless a decode loop is written at module level
+            names[cid] = f"{named[0]}:{named[1]}"
+            functions.append(RecordedFunction(named[0], named[1], tuple((r, roles[r]) for r in ROLES if roles[r])))
+        steps = []
+        if self.steps is not None:
+            for owner, callee, kind, calls in self.steps.found():
+                callee_name = name(self.codes[callee])
+                if owner in names and callee_name is not None:
+                    steps.append(RecordedStep(names[owner], f"{callee_name[0]}:{callee_name[1]}", kind, calls))
+        merged = {}
+        for f in functions:  # two code objects of one name (a redefinition): one entry
+            known = merged.get((f.path, f.function))
+            if known is not None:
+                roles = Counter(dict(known.roles)) + Counter(dict(f.roles))
+                f = RecordedFunction(f.path, f.function, tuple((r, roles[r]) for r in ROLES if roles[r]))
+            merged[(f.path, f.function)] = f
+        return DecodePath(list(merged.values()), steps, command)
