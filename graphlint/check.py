@@ -341,7 +341,8 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
     kept = [f for f in findings if (f.path in live or f.path not in summaries) and f.rule in enabled_for(f.path)]
     kept = apply_suppressions(sorted(kept, key=Finding.sort_key), live, settings.rules, enabled_for)
     if settings.report_paths is not None:
-        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths)]
+        record = settings.options.decode_path  # a stale decode path is the run's business, like its config
+        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths) or (record and f.path == record)]
     return sorted(kept, key=Finding.sort_key)
 
 

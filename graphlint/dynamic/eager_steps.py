@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from bisect import bisect_left
 
 MIN_STEPS = 3
 MAX_CHECKS = 8
@@ -46,19 +45,20 @@ _PRIMITIVE = (int, float, complex, bool, str, bytes, type(None))
 
 
 class _Activation:
-    __slots__ = ("frame", "cid", "children", "site")
+    __slots__ = ("frame", "cid", "children", "site", "events")
 
-    def __init__(self, frame, cid: int) -> None:
-        self.frame, self.cid = frame, cid
+    def __init__(self, frame, cid: int, events: int) -> None:
+        self.frame, self.cid, self.events = frame, cid, events  # events: graph events before it started
         self.children: dict | None = None  # (call offset, callee id) -> _Calls
         self.site: tuple | None = None  # (parent, key, calls) when a project function called it
 
 
 class _Calls:
-    __slots__ = ("count", "spans", "last")
+    __slots__ = ("count", "spans", "last", "graphs")
 
     def __init__(self) -> None:
         self.count, self.spans, self.last = 0, [], _MISSING  # spans: start, end, start, end, ...
+        self.graphs = False  # a call captured or replayed a CUDA graph
 
 
 class EagerSteps:
@@ -75,7 +75,7 @@ class EagerSteps:
     # -- events ------------------------------------------------------------------------------
     def start(self, cid: int, frame) -> None:
         stack = self._stack()
-        act = _Activation(frame, cid)
+        act = _Activation(frame, cid, len(self.rec.events))
         if stack:
             parent = stack[-1]
             key = (parent.frame.f_lasti, cid)
@@ -93,7 +93,7 @@ class EagerSteps:
 
     def resume(self, cid: int, frame) -> None:
         """A generator resumed: on the stack again, but no new call."""
-        self._stack().append(_Activation(frame, cid))
+        self._stack().append(_Activation(frame, cid, len(self.rec.events)))
 
     def end(self, frame, value) -> None:
         stack = self._stack()
@@ -124,6 +124,7 @@ class EagerSteps:
         if act.site is not None:
             parent, key, calls = act.site
             calls.spans.append(len(self.rec.log))
+            calls.graphs |= len(self.rec.events) != act.events
             verdict = self.verdict.get((parent.cid, *key))
             if verdict is not True and verdict is not False:
                 calls.last = value  # kept only while the site is undecided
@@ -139,18 +140,13 @@ class EagerSteps:
             if calls.count < MIN_STEPS or len(spans) % 2 or self.verdict.get((act.cid, offset, callee)) is not True:
                 continue
             pairs = list(zip(spans[0::2], spans[1::2]))
-            kind = "host" if any(self._graph_event_in(s, e) for s, e in pairs) else "eager"
+            kind = "host" if calls.graphs else "eager"
             if kind == "eager":
                 self.eager_spans += pairs
                 self.loop_spans += [(end, start) for (_, end), (start, _) in zip(pairs, pairs[1:]) if start > end]
             found = (act.cid, callee, kind)
             self._found[found] = self._found.get(found, 0) + calls.count
             self._owners.append((act.cid, "loop" if kind == "eager" else "host"))
-
-    def _graph_event_in(self, start: int, end: int) -> bool:
-        events = self.rec.events
-        i = bisect_left(events, start)
-        return i < len(events) and events[i] < end
 
     def _judge(self, site: tuple, calls: _Calls, frame) -> None:
         verdict = self.verdict.get(site, (0, 0))

@@ -157,7 +157,8 @@ def _runner(argv: list[str]):
 
 
 def _exit_code(run) -> int:
-    """What ``python CMD`` would exit with."""
+    """What ``python CMD`` would exit with (``sys.argv`` and ``sys.path`` are given back after)."""
+    argv, path = list(sys.argv), list(sys.path)
     try:
         result = run()
     except SystemExit as exc:
@@ -173,6 +174,8 @@ def _exit_code(run) -> int:
             tb = tb.tb_next
         traceback.print_exception(kind, value, tb)
         return 1
+    finally:
+        sys.argv[:], sys.path[:] = argv, path
     return _status(result)  # an entry point's return value is its exit status (console scripts sys.exit it)
 
 
@@ -242,11 +245,17 @@ def relative_path(filename: str, base: str, roots: list[str]) -> str:
 
 
 def _command(argv: list[str], cwd: str) -> str:
+    return portable_command((["python"] if argv[0] == "-m" or argv[0].endswith(".py") else []) + argv, cwd)
+
+
+def portable_command(words: list[str], cwd: str) -> str:
     """The command as a user would type it again: absolute paths under the working directory made
     relative, others cut to their name (the file holds no absolute path)."""
-    words = ["python"] if argv[0] == "-m" or argv[0].endswith(".py") else []
-    for word in argv:
-        if os.path.isabs(word):
-            word = os.path.relpath(word, cwd) if word.startswith(cwd.rstrip(os.sep) + os.sep) else os.path.basename(word)
-        words.append(word)
-    return shlex.join(words)
+    out = []
+    for word in words:
+        key, eq, value = word.partition("=") if word.startswith("-") else ("", "", word)
+        if os.path.isabs(value):
+            value = os.path.relpath(value, cwd) if value.startswith(cwd.rstrip(os.sep) + os.sep) \
+                else os.path.basename(value)
+        out.append(key + eq + value)
+    return shlex.join(out)
