@@ -10,8 +10,9 @@ Definition (what ``graphlint record`` calls an *eager step*):
    call returned, by one of:
    - *state*: an object that is a part of the previous result (an element of a returned tuple or
      list, a value of a returned dict or ``ModelOutput``, an attribute of a returned object), not
-     a tensor or a number -- a KV cache handed back (``past_key_values``);
-   - *token*: an integer tensor (or int) that the previous call returned, whole or as a part
+     a tensor or a number, beside a floating tensor (the logits) -- a KV cache handed back
+     (``past_key_values``);
+   - *token*: an integer tensor that the previous call returned, whole or as a part
      (``next_token, probs = decode_one(model, cur_token, pos)``);
    - *greedy token*: an int (or the last element of an integer tensor) equal to the argmax of the
      last row of a floating tensor the previous call returned, at two calls in a row
@@ -20,8 +21,9 @@ Definition (what ``graphlint record`` calls an *eager step*):
    A result passed back whole is not enough (``x = block(x)`` is a layer loop), nor is a loop
    index (a layer index counts up by one just like a position). A site is judged at most
    ``MAX_CHECKS`` times, never while a graph is being captured; once decided it costs nothing.
-3. **The step and the loop.** When F's activation ends, each such site is a decode loop: the
-   calls of S are *eager* steps, and what F starts between two of them (prepare the next input,
+3. **The step and the loop.** When F's activation ends, such a site is its decode loop (when
+   several qualify -- the logits processor and the stopping check feed back too -- the one whose
+   calls ran the most project code, the model): the calls of S are *eager* steps, and what F starts between two of them (prepare the next input,
    sample, stop, bookkeeping: at any depth) is the loop's *host logic* (role ``loop``); F itself
    is the loop's owner. A step whose calls capture or replay a CUDA graph is a host loop instead
    (its functions are ``host`` already, from the replays): its owner is recorded as ``host``.
@@ -41,30 +43,32 @@ import threading
 MIN_STEPS = 3
 MAX_CHECKS = 8
 _MISSING = object()
+_DEAD = object()  # a site decided not to be a decode loop, in an activation's sites
 _PRIMITIVE = (int, float, complex, bool, str, bytes, type(None))
 
 
-class _Activation:
-    __slots__ = ("frame", "cid", "children", "site", "events")
-
-    def __init__(self, frame, cid: int, events: int) -> None:
-        self.frame, self.cid, self.events = frame, cid, events  # events: graph events before it started
-        self.children: dict | None = None  # (call offset, callee id) -> _Calls
-        self.site: tuple | None = None  # (parent, key, calls) when a project function called it
+# An activation (a project function running, on this thread's stack) is a list, the cheapest
+# object to make once per call: [frame, code id, graph events before it, its sites ({(call offset,
+# callee id): calls}, made on its first call), the calls (below) of the call that started it or None].
+FRAME, CID, EVENTS, CHILDREN, CALLS = range(5)
 
 
-class _Calls:
-    __slots__ = ("count", "spans", "last", "graphs")
+# The calls of one site in one activation of its caller, also a list: [site (owner id, call offset,
+# callee id), spans (start, end, start, end, ... as log positions), the last call's result while
+# the site is undecided (else _MISSING), its verdict (True / False / None: undecided), whether a
+# call captured or replayed a CUDA graph].
+SITE, SPANS, LAST, DECIDED, GRAPHS = range(5)
 
-    def __init__(self) -> None:
-        self.count, self.spans, self.last = 0, [], _MISSING  # spans: start, end, start, end, ...
-        self.graphs = False  # a call captured or replayed a CUDA graph
+
+def _calls(site: tuple, known) -> list:
+    return [site, [], _MISSING, known if known is True or known is False else None, False]
 
 
 class EagerSteps:
     def __init__(self, recorder) -> None:
         self.rec = recorder
-        self.stacks: dict[int, list[_Activation]] = {}
+        self._local = threading.local()
+        self.stacks: list[list[list]] = []
         #: site (owner id, offset, callee id) -> True / False, or (checks so far, argmax hits in a row)
         self.verdict: dict[tuple, object] = {}
         self.eager_spans: list[tuple[int, int]] = []
@@ -72,101 +76,147 @@ class EagerSteps:
         self._found: dict[tuple, int] = {}  # (owner, callee, kind) -> calls
         self._owners: list[tuple[int, str]] = []
 
-    # -- events ------------------------------------------------------------------------------
-    def start(self, cid: int, frame) -> None:
-        stack = self._stack()
-        act = _Activation(frame, cid, len(self.rec.events))
-        if stack:
-            parent = stack[-1]
-            key = (parent.frame.f_lasti, cid)
-            if parent.children is None:
-                parent.children = {}
-            calls = parent.children.get(key)
-            if calls is None:
-                calls = parent.children[key] = _Calls()
-            elif calls.last is not _MISSING:
-                self._judge((parent.cid, *key), calls, frame)
-            calls.count += 1
-            calls.spans.append(len(self.rec.log))
-            act.site = (parent, key, calls)
-        stack.append(act)
+    # -- events: called for every start and end of a project function, so kept short -----------
+    def callbacks(self):
+        """(start(cid, frame), resume(cid, frame), end(frame, value)): closures over locals, for the
+        recorder's callbacks (a method call and attribute lookups per event measurably cost)."""
+        log, events, verdict, local, stacks = self.rec.log, self.rec.events, self.verdict, self._local, self.stacks
+        judge, finish, missing, dead = self._judge, self._finish, _MISSING, _DEAD
 
-    def resume(self, cid: int, frame) -> None:
-        """A generator resumed: on the stack again, but no new call."""
-        self._stack().append(_Activation(frame, cid, len(self.rec.events)))
+        def stack_of_thread() -> list:
+            stack = local.stack = []
+            stacks.append(stack)
+            return stack
 
-    def end(self, frame, value) -> None:
-        stack = self._stack()
-        i = len(stack) - 1
-        while i >= 0 and stack[i].frame is not frame:
-            i -= 1
-        if i < 0:
-            return  # started before the recorder, or on the way out of a resumed generator's caller
-        while len(stack) > i:
-            act = stack.pop()
-            self._finish(act, value if act.frame is frame else None)
+        def start(cid: int, frame) -> None:
+            try:
+                stack = local.stack
+            except AttributeError:
+                stack = stack_of_thread()
+            calls = None
+            if stack:
+                parent = stack[-1]
+                key = (parent[FRAME].f_lasti, cid)
+                children = parent[CHILDREN]
+                if children is None:
+                    children = parent[CHILDREN] = {}
+                calls = children.get(key)
+                if calls is None:
+                    site = (parent[CID], *key)
+                    known = verdict.get(site)
+                    calls = children[key] = _calls(site, known) if known is not False else dead
+                elif calls is not dead and calls[LAST] is not missing:
+                    judge(calls, frame)
+                    if calls[DECIDED] is False:
+                        calls = children[key] = dead
+                if calls is dead:  # no decode loop here: nothing more to keep
+                    calls = None
+                else:
+                    calls[SPANS].append(len(log))
+            stack.append([frame, cid, len(events), None, calls])
+
+        def resume(cid: int, frame) -> None:
+            """A generator resumed: on the stack again, but no new call."""
+            try:
+                stack = local.stack
+            except AttributeError:
+                stack = stack_of_thread()
+            stack.append([frame, cid, len(events), None, None])
+
+        def end(frame, value) -> None:
+            try:
+                stack = local.stack
+            except AttributeError:
+                return
+            if stack and stack[-1][FRAME] is frame:
+                act = stack.pop()
+                if act[CHILDREN] is None and act[CALLS] is not None:  # the common case: a leaf call
+                    calls = act[CALLS]
+                    calls[SPANS].append(len(log))
+                    if len(events) != act[EVENTS]:
+                        calls[GRAPHS] = True
+                    calls[LAST] = value if calls[DECIDED] is None else missing
+                else:
+                    finish(act, value)
+                return
+            i = len(stack) - 1
+            while i >= 0 and stack[i][FRAME] is not frame:
+                i -= 1
+            if i < 0:
+                return  # started before the recorder, or on the way out of a resumed generator's caller
+            while len(stack) > i:
+                act = stack.pop()
+                finish(act, value if act[FRAME] is frame else None)
+
+        return start, resume, end
 
     def flush(self) -> None:
         """The recording stops: what is still running ends now (a loop cut short by ``sys.exit``)."""
-        for stack in self.stacks.values():
+        for stack in self.stacks:
             while stack:
                 self._finish(stack.pop(), None)
 
-    # -- what they decide -------------------------------------------------------------------
-    def _stack(self) -> list[_Activation]:
-        ident = threading.get_ident()
-        stack = self.stacks.get(ident)
-        if stack is None:
-            stack = self.stacks[ident] = []
-        return stack
-
-    def _finish(self, act: _Activation, value) -> None:
-        if act.site is not None:
-            parent, key, calls = act.site
-            calls.spans.append(len(self.rec.log))
-            calls.graphs |= len(self.rec.events) != act.events
-            verdict = self.verdict.get((parent.cid, *key))
-            if verdict is not True and verdict is not False:
-                calls.last = value  # kept only while the site is undecided
-            else:
-                calls.last = _MISSING
-        if act.children:
+    def _finish(self, act: list, value) -> None:
+        calls = act[CALLS]
+        if calls is not None:
+            calls[SPANS].append(len(self.rec.log))
+            if len(self.rec.events) != act[EVENTS]:
+                calls[GRAPHS] = True
+            calls[LAST] = value if calls[DECIDED] is None else _MISSING  # kept only while undecided
+        if act[CHILDREN]:
             self._close(act)
-        act.frame = act.children = act.site = None
+        act.clear()
 
-    def _close(self, act: _Activation) -> None:
-        for (offset, callee), calls in act.children.items():
-            spans = calls.spans
-            if calls.count < MIN_STEPS or len(spans) % 2 or self.verdict.get((act.cid, offset, callee)) is not True:
+    # -- what they decide -------------------------------------------------------------------
+    def _close(self, act: list) -> None:
+        """The activation of a function ends: is one of its sites its decode loop? Of the sites that
+        qualify, the one whose calls ran the most project code is the step (the model, not the logits
+        processor or the stopping check that also feed their result back)."""
+        best, weight = None, -1
+        for calls in act[CHILDREN].values():
+            if calls is _DEAD:
                 continue
-            pairs = list(zip(spans[0::2], spans[1::2]))
-            kind = "host" if calls.graphs else "eager"
-            if kind == "eager":
-                self.eager_spans += pairs
-                self.loop_spans += [(end, start) for (_, end), (start, _) in zip(pairs, pairs[1:]) if start > end]
-            found = (act.cid, callee, kind)
-            self._found[found] = self._found.get(found, 0) + calls.count
-            self._owners.append((act.cid, "loop" if kind == "eager" else "host"))
+            spans = calls[SPANS]
+            if len(spans) < 2 * MIN_STEPS or len(spans) % 2 or self.verdict.get(calls[SITE]) is not True:
+                continue
+            ran = sum(spans[1::2]) - sum(spans[0::2])
+            if ran > weight:
+                best, weight = calls, ran
+        if best is None:
+            return
+        spans = best[SPANS]
+        pairs = list(zip(spans[0::2], spans[1::2]))
+        kind = "host" if best[GRAPHS] else "eager"
+        if kind == "eager":
+            self.eager_spans += pairs
+            self.loop_spans += [(end, start) for (_, end), (start, _) in zip(pairs, pairs[1:]) if start > end]
+        found = (act[CID], best[SITE][2], kind)
+        self._found[found] = self._found.get(found, 0) + len(spans) // 2
+        self._owners.append((act[CID], "loop" if kind == "eager" else "host"))
 
-    def _judge(self, site: tuple, calls: _Calls, frame) -> None:
+    def _judge(self, calls: list, frame) -> None:
+        site = calls[SITE]
         verdict = self.verdict.get(site, (0, 0))
-        if verdict is True or verdict is False or self.rec.capturing:
+        if verdict is True or verdict is False:
+            calls[DECIDED], calls[LAST] = verdict, _MISSING
+            return
+        if self.rec.capturing:
             return
         checks, hits = verdict
         try:
-            how = fed_back(calls.last, frame)
+            how = fed_back(calls[LAST], frame)
         except Exception:  # noqa: BLE001 - an exotic argument: no verdict from this call
             how = None
-        if how in ("state", "token"):
-            self.verdict[site] = True
-            return
         hits = hits + 1 if how == "greedy" else 0
-        if hits >= 2:
-            self.verdict[site] = True
+        if how in ("state", "token") or hits >= 2:
+            verdict = True
         elif checks + 1 >= MAX_CHECKS:
-            self.verdict[site] = False
+            verdict = False
         else:
-            self.verdict[site] = (checks + 1, hits)
+            verdict = (checks + 1, hits)
+        self.verdict[site] = verdict
+        if verdict is True or verdict is False:
+            calls[DECIDED], calls[LAST] = verdict, _MISSING
 
     # -- the result ---------------------------------------------------------------------------
     def found(self) -> list[tuple[int, int, str, int]]:
@@ -186,27 +236,26 @@ def fed_back(previous, frame) -> str | None:
         return None
     torch = sys.modules.get("torch")
     tensor = torch.Tensor if torch is not None else ()
+    if not tensor:
+        return None  # a decode step returns tensors
     parts = _parts(previous, tensor)
     by_id = {id(p): p for p in parts}
-    for arg in args:
+    logits = next((p for p in [previous, *parts] if isinstance(p, tensor) and p.is_floating_point()
+                   and p.dim() >= 1 and p.shape[-1] >= 2), None)
+    for arg in args:  # identity says nothing of an int (small ints are shared): those go by value below
         if arg is previous:
-            if _is_token(arg, tensor):
+            if isinstance(arg, tensor) and _is_token(arg, tensor):
                 return "token"
             continue
         if id(arg) in by_id:
-            if _is_token(arg, tensor):
+            if isinstance(arg, tensor) and _is_token(arg, tensor):
                 return "token"
-            if not isinstance(arg, _PRIMITIVE) and not (tensor and isinstance(arg, tensor)) \
-                    and not isinstance(arg, type) and not callable(arg):
-                return "state"
-    if tensor:
-        for part in [previous, *parts]:
-            if isinstance(part, tensor) and part.is_floating_point() and part.dim() >= 1 and part.shape[-1] >= 2 \
-                    and part.numel() <= 1 << 26:
-                token = int(part.detach().reshape(-1, part.shape[-1])[-1].argmax())
-                if any(_token_value(arg, tensor) == token for arg in args):
-                    return "greedy"
-                break
+            if logits is not None and not isinstance(arg, (_PRIMITIVE, tensor, type)) and not callable(arg):
+                return "state"  # a cache handed back beside the logits
+    if logits is not None and logits.numel() <= 1 << 26:
+        token = int(logits.detach().reshape(-1, logits.shape[-1])[-1].argmax())
+        if any(_token_value(arg, tensor) == token for arg in args):
+            return "greedy"
     return None
 
 

@@ -106,7 +106,7 @@ def cmd_record(args) -> int:
         counted = ", ".join(f"{n} {r}" for r, n in roles.items()) or "no function in a decode role"
         print(f"graphlint: recorded {len(record.functions)} functions ({counted}; {recorder.captures} captures, "
               f"{recorder.replays} replays, {len(record.steps)} decode loops) in {elapsed:.1f} s: wrote "
-              f"{os.path.relpath(output, cwd)}", file=sys.stderr)
+              f"{args.output}", file=sys.stderr)
     return code
 
 

@@ -139,8 +139,11 @@ class Recorder:
             return
         self.backend = "profile"
         self._previous_profile = sys.getprofile()
+        self._profile = _profile_callback(self)
+        self._imports = _ImportsUnprofiled(self._profile, self._previous_profile)
         threading.setprofile(self._profile)
         sys.setprofile(self._profile)
+        self._imports.install()
         self.running = True
 
     def stop(self) -> None:
@@ -156,6 +159,7 @@ class Recorder:
             mon.free_tool_id(self._tool)
             self._tool = None
         else:
+            self._imports.uninstall()
             sys.setprofile(self._previous_profile)
             threading.setprofile(None)
         if self.steps is not None:
@@ -169,12 +173,13 @@ class Recorder:
         mon.use_tool_id(tool, "graphlint record")
         self._tool = tool
         events = mon.events.PY_START
-        mon.register_callback(tool, mon.events.PY_START, self._mon_start)
+        callbacks = _monitoring_callbacks(self)
+        mon.register_callback(tool, mon.events.PY_START, callbacks[0])
         if self.steps is not None:
-            mon.register_callback(tool, mon.events.PY_RESUME, self._mon_resume)
-            mon.register_callback(tool, mon.events.PY_RETURN, self._mon_return)
-            mon.register_callback(tool, mon.events.PY_YIELD, self._mon_return)
-            mon.register_callback(tool, mon.events.PY_UNWIND, self._mon_unwind)
+            mon.register_callback(tool, mon.events.PY_RESUME, callbacks[1])
+            mon.register_callback(tool, mon.events.PY_RETURN, callbacks[2])
+            mon.register_callback(tool, mon.events.PY_YIELD, callbacks[2])
+            mon.register_callback(tool, mon.events.PY_UNWIND, callbacks[3])
             events |= mon.events.PY_RESUME | mon.events.PY_RETURN | mon.events.PY_YIELD | mon.events.PY_UNWIND
         mon.restart_events()  # locations an earlier recorder (another project) disabled count again
         mon.set_events(tool, events)
@@ -182,8 +187,10 @@ class Recorder:
 
     # -- the callbacks: as little as possible per call ----------------------------------------
     def _register(self, code) -> int:
-        filename = code.co_filename
-        if filename.startswith("<") or not self.is_source(filename):
+        filename, name = code.co_filename, code.co_name
+        if filename.startswith("<") or (name[0] == "<" and name != "<module>") or not self.is_source(filename):
+            # a comprehension, lambda or generator expression is part of its function: never named
+            # in the record, and its calls are its function's calls
             self.ids[code] = -1
             return -1
         cid = self.ids[code] = len(self.codes)
@@ -191,55 +198,6 @@ class Recorder:
         if code in self.compiled_graph_codes:
             self.forced[cid] = "captured"
         return cid
-
-    def _mon_start(self, code, offset):
-        cid = self.ids.get(code)
-        if cid is None:
-            cid = self._register(code)
-        if cid < 0:
-            return sys.monitoring.DISABLE
-        if self.steps is not None:
-            self.steps.start(cid, sys._getframe(1))
-        self.log.append(cid)
-        return None
-
-    def _mon_resume(self, code, offset):
-        cid = self.ids.get(code)
-        if cid is None or cid < 0:
-            return sys.monitoring.DISABLE
-        self.steps.resume(cid, sys._getframe(1))
-        return None
-
-    def _mon_return(self, code, offset, value):
-        cid = self.ids.get(code)
-        if cid is None or cid < 0:
-            return sys.monitoring.DISABLE
-        self.steps.end(sys._getframe(1), value)
-        return None
-
-    def _mon_unwind(self, code, offset, exc):  # cannot be disabled: keep it cheap
-        cid = self.ids.get(code)
-        if cid is not None and cid >= 0:
-            self.steps.end(sys._getframe(1), None)
-
-    def _profile(self, frame, event, arg):
-        if event == "call":
-            code = frame.f_code
-            cid = self.ids.get(code)
-            if cid is None:
-                cid = self._register(code)
-            if cid < 0:
-                return
-            if self.steps is not None:
-                if code.co_flags & 0x2A0 and frame.f_lasti > 0:  # a generator or coroutine resumed
-                    self.steps.resume(cid, frame)
-                    return
-                self.steps.start(cid, frame)
-            self.log.append(cid)
-        elif event == "return" and self.steps is not None:
-            cid = self.ids.get(frame.f_code)
-            if cid is not None and cid >= 0:
-                self.steps.end(frame, arg)
 
     # -- the result -----------------------------------------------------------------------------
     def roles(self) -> dict[int, Counter]:
@@ -291,3 +249,106 @@ class Recorder:
                 f = RecordedFunction(f.path, f.function, tuple((r, roles[r]) for r in ROLES if roles[r]))
             merged[(f.path, f.function)] = f
         return DecodePath(list(merged.values()), steps, command)
+
+
+def _monitoring_callbacks(rec: Recorder):
+    """``sys.monitoring`` callbacks (PY_START, PY_RESUME, PY_RETURN/PY_YIELD, PY_UNWIND): a code
+    object that is not the project's is disabled at its first event and never calls back again."""
+    ids_get, register, log_append, getframe = rec.ids.get, rec._register, rec.log.append, sys._getframe
+    disable = sys.monitoring.DISABLE
+    start, resume, end = rec.steps.callbacks() if rec.steps is not None else (None, None, None)
+
+    def on_start(code, offset):
+        cid = ids_get(code)
+        if cid is None:
+            cid = register(code)
+        if cid < 0:
+            return disable
+        if start is not None:
+            start(cid, getframe(1))
+        log_append(cid)
+
+    def on_resume(code, offset):
+        cid = ids_get(code)
+        if cid is None or cid < 0:
+            return disable
+        resume(cid, getframe(1))
+
+    def on_return(code, offset, value):
+        cid = ids_get(code)
+        if cid is None or cid < 0:
+            return disable
+        end(getframe(1), value)
+
+    def on_unwind(code, offset, exc):  # cannot be disabled: kept cheap
+        cid = ids_get(code)
+        if cid is not None and cid >= 0:
+            end(getframe(1), None)
+    return on_start, on_resume, on_return, on_unwind
+
+
+def _profile_callback(rec: Recorder):
+    """The ``sys.setprofile`` callback (Python < 3.12): it sees every call and C call of the
+    process, so everything it touches is a local: a function that is not the project's costs one
+    dict lookup per call and per return."""
+    ids_get, register, log_append = rec.ids.get, rec._register, rec.log.append
+    start, resume, end = rec.steps.callbacks() if rec.steps is not None else (None, None, None)
+    generator_flags = 0x2A0  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+
+    def profile(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            cid = ids_get(code)
+            if cid is None:
+                cid = register(code)
+            if cid < 0:
+                return
+            if start is not None:
+                if code.co_flags & generator_flags and frame.f_lasti > 0:  # resumed, not called
+                    resume(cid, frame)
+                    return
+                start(cid, frame)
+            log_append(cid)
+        elif event == "return" and end is not None:
+            cid = ids_get(frame.f_code)
+            if cid is not None and cid >= 0:
+                end(frame, arg)
+    return profile
+
+
+class _ImportsUnprofiled:
+    """While a module is imported, the profile callback is off: import-time code is never a decode
+    step, and importing torch and transformers runs millions of calls that would each pay for the
+    callback (``sys.monitoring`` disables those functions after their first call instead). A
+    function the project calls while importing is not recorded."""
+
+    def __init__(self, profile, previous) -> None:
+        self.profile, self.previous, self.depth = profile, previous, 0
+        self.original = None
+
+    def install(self) -> None:
+        import builtins
+
+        self.original = builtins.__import__
+        original, guard = self.original, self
+
+        def __import__(name, globals=None, locals=None, fromlist=(), level=0):
+            if name in sys.modules and not fromlist:  # already imported: a lookup, nothing runs
+                return original(name, globals, locals, fromlist, level)
+            guard.depth += 1
+            if guard.depth == 1:
+                sys.setprofile(guard.previous)
+            try:
+                return original(name, globals, locals, fromlist, level)
+            finally:
+                guard.depth -= 1
+                if guard.depth == 0:
+                    sys.setprofile(guard.profile)
+        builtins.__import__ = __import__
+
+    def uninstall(self) -> None:
+        import builtins
+
+        if self.original is not None:
+            builtins.__import__ = self.original
+            self.original = None
