@@ -49,6 +49,17 @@ def region_role(region) -> str:
     return "captured" if region.capturable else "eager"
 
 
+def run_step(target, regions, number: int) -> None:
+    """One step of a target with its roles marked (the benchmark and tests; the probes interleave
+    the same marks with their own work)."""
+    with step(number):
+        with role("host"):
+            target.stage(number)
+        for region in regions:
+            with role(region_role(region)):
+                region.fn()
+
+
 def finish(path: str) -> None:
     """Write what was recorded (display paths) to ``path``; nothing when nothing recorded."""
     global ACTIVE

@@ -75,13 +75,14 @@ class EagerSteps:
         self.loop_spans: list[tuple[int, int]] = []
         self._found: dict[tuple, int] = {}  # (owner, callee, kind) -> calls
         self._owners: list[tuple[int, str]] = []
+        self.edges: set[tuple[int, int]] | None = None  # (caller id, callee id) when asked for (benchmarks)
 
     # -- events: called for every start and end of a project function, so kept short -----------
     def callbacks(self):
         """(start(cid, frame), resume(cid, frame), end(frame, value)): closures over locals, for the
         recorder's callbacks (a method call and attribute lookups per event measurably cost)."""
         log, events, verdict, local, stacks = self.rec.log, self.rec.events, self.verdict, self._local, self.stacks
-        judge, finish, missing, dead = self._judge, self._finish, _MISSING, _DEAD
+        judge, finish, missing, dead, edges = self._judge, self._finish, _MISSING, _DEAD, self.edges
 
         def stack_of_thread() -> list:
             stack = local.stack = []
@@ -96,6 +97,8 @@ class EagerSteps:
             calls = None
             if stack:
                 parent = stack[-1]
+                if edges is not None:
+                    edges.add((parent[CID], cid))
                 key = (parent[FRAME].f_lasti, cid)
                 children = parent[CHILDREN]
                 if children is None:

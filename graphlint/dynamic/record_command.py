@@ -13,8 +13,9 @@ distribution (``vllm-bench``), resolved through ``importlib.metadata``. Decision
   source directory, except installed packages below it (``site-packages``, ``dist-packages``: a
   ``.venv`` inside the checkout), hidden directories and graphlint itself. To record a library's
   functions (transformers' modeling code), name its directory.
-* **Paths** in the file are relative to the output file's directory; a file outside it is written
-  relative to the parent of its ``--source`` directory (``transformers/models/...``).
+* **Paths** in the file are relative to the output file's directory; an installed package's file
+  relative to its ``site-packages`` (``transformers/models/...``, whatever the environment), and
+  any other file outside that directory relative to the parent of its ``--source`` directory.
 * Subprocesses the command starts (``torchrun``, a multiprocessing pool) are not recorded: run
   ``graphlint record`` in the process that decodes.
 
@@ -232,8 +233,13 @@ class Namer:
 
 
 def relative_path(filename: str, base: str, roots: list[str]) -> str:
-    """POSIX, relative to ``base`` when under it; else to the parent of the root holding it; else
-    its last two components (never absolute)."""
+    """POSIX, never absolute: an installed package's file relative to its ``site-packages`` (the
+    same on every machine, wherever the environment lives); else relative to ``base`` when under
+    it; else to the parent of the root holding it; else its last two components."""
+    parts = Path(os.path.normpath(filename)).parts
+    installed = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+    if installed and installed[-1] < len(parts) - 1:
+        return Path(*parts[installed[-1] + 1:]).as_posix()
     for spelled in dict.fromkeys((os.path.normpath(filename), os.path.realpath(filename))):
         if spelled.startswith(base.rstrip(os.sep) + os.sep):
             return Path(os.path.relpath(spelled, base)).as_posix()
