@@ -140,7 +140,7 @@ class Recorder:
         self.backend = "profile"
         self._previous_profile = sys.getprofile()
         self._profile = _profile_callback(self)
-        self._imports = _ImportsUnprofiled(self._profile, self._previous_profile)
+        self._imports = _Imports(self._profile, self._previous_profile)
         threading.setprofile(self._profile)
         sys.setprofile(self._profile)
         self._imports.install()
@@ -151,6 +151,7 @@ class Recorder:
             return
         self.running = False
         if self._tool is not None:
+            self._imports.uninstall()
             mon = sys.monitoring
             mon.set_events(self._tool, 0)
             for event in (mon.events.PY_START, mon.events.PY_RESUME, mon.events.PY_RETURN, mon.events.PY_YIELD,
@@ -173,7 +174,9 @@ class Recorder:
         mon.use_tool_id(tool, "graphlint record")
         self._tool = tool
         events = mon.events.PY_START
-        callbacks = _monitoring_callbacks(self)
+        self._imports = _Imports()
+        self._imports.install()
+        callbacks = _monitoring_callbacks(self, self._imports)
         mon.register_callback(tool, mon.events.PY_START, callbacks[0])
         if self.steps is not None:
             mon.register_callback(tool, mon.events.PY_RESUME, callbacks[1])
@@ -251,7 +254,7 @@ class Recorder:
         return DecodePath(list(merged.values()), steps, command)
 
 
-def _monitoring_callbacks(rec: Recorder):
+def _monitoring_callbacks(rec: Recorder, imports: "_Imports"):
     """``sys.monitoring`` callbacks (PY_START, PY_RESUME, PY_RETURN/PY_YIELD, PY_UNWIND): a code
     object that is not the project's is disabled at its first event and never calls back again."""
     ids_get, register, log_append, getframe = rec.ids.get, rec._register, rec.log.append, sys._getframe
@@ -264,6 +267,8 @@ def _monitoring_callbacks(rec: Recorder):
             cid = register(code)
         if cid < 0:
             return disable
+        if imports.depth:
+            return None
         if start is not None:
             start(cid, getframe(1))
         log_append(cid)
@@ -294,6 +299,7 @@ def _profile_callback(rec: Recorder):
     ids_get, register, log_append = rec.ids.get, rec._register, rec.log.append
     start, resume, end = rec.steps.callbacks() if rec.steps is not None else (None, None, None)
     generator_flags = 0x2A0  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+    first_offsets: dict = {}
 
     def profile(frame, event, arg):
         if event == "call":
@@ -303,10 +309,15 @@ def _profile_callback(rec: Recorder):
                 cid = register(code)
             if cid < 0:
                 return
-            if start is not None:
-                if code.co_flags & generator_flags and frame.f_lasti > 0:  # resumed, not called
-                    resume(cid, frame)
+            if code.co_flags & generator_flags:  # a "call" event also when a generator resumes
+                first = first_offsets.get(code)
+                if first is None:
+                    first = first_offsets[code] = _first_resume(code)
+                if frame.f_lasti > first:
+                    if resume is not None:
+                        resume(cid, frame)
                     return
+            if start is not None:
                 start(cid, frame)
             log_append(cid)
         elif event == "return" and end is not None:
@@ -316,13 +327,25 @@ def _profile_callback(rec: Recorder):
     return profile
 
 
-class _ImportsUnprofiled:
-    """While a module is imported, the profile callback is off: import-time code is never a decode
-    step, and importing torch and transformers runs millions of calls that would each pay for the
-    callback (``sys.monitoring`` disables those functions after their first call instead). A
-    function the project calls while importing is not recorded."""
+def _first_resume(code) -> int:
+    """The instruction a generator's frame is at when it starts (3.11+: its first ``RESUME``; 3.10: -1)."""
+    import dis
 
-    def __init__(self, profile, previous) -> None:
+    resume = dis.opmap.get("RESUME")
+    if resume is None:
+        return -1
+    raw = code.co_code
+    return next((i for i in range(0, len(raw), 2) if raw[i] == resume), -1)
+
+
+class _Imports:
+    """Import-time code is never a decode step: while a module is imported, nothing is recorded (a
+    function the project calls while importing is not). Under ``sys.setprofile`` the callback is
+    switched off meanwhile (``profile`` given): importing torch and transformers runs millions of
+    calls that would each pay for it; under ``sys.monitoring``, which disables a library's function
+    after its first call anyway, the callbacks only look at ``depth``."""
+
+    def __init__(self, profile=None, previous=None) -> None:
         self.profile, self.previous, self.depth = profile, previous, 0
         self.original = None
 
@@ -336,13 +359,13 @@ class _ImportsUnprofiled:
             if name in sys.modules and not fromlist:  # already imported: a lookup, nothing runs
                 return original(name, globals, locals, fromlist, level)
             guard.depth += 1
-            if guard.depth == 1:
+            if guard.depth == 1 and guard.profile is not None:
                 sys.setprofile(guard.previous)
             try:
                 return original(name, globals, locals, fromlist, level)
             finally:
                 guard.depth -= 1
-                if guard.depth == 0:
+                if guard.depth == 0 and guard.profile is not None:
                     sys.setprofile(guard.profile)
         builtins.__import__ = __import__
 
