@@ -235,7 +235,8 @@ class Namer:
 def relative_path(filename: str, base: str, roots: list[str]) -> str:
     """POSIX, never absolute: an installed package's file relative to its ``site-packages`` (the
     same on every machine, wherever the environment lives); else relative to ``base`` when under
-    it; else to the parent of the root holding it; else its last two components."""
+    it, or when ``base`` lies in the same source root (``../../dsv4/engine.py`` from
+    ``reports/run/``); else to the parent of the root holding it; else its last two components."""
     parts = Path(os.path.normpath(filename)).parts
     installed = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
     if installed and installed[-1] < len(parts) - 1:
@@ -246,6 +247,8 @@ def relative_path(filename: str, base: str, roots: list[str]) -> str:
     real = os.path.realpath(filename)
     for root in sorted(roots, key=len, reverse=True):
         if real.startswith(root.rstrip(os.sep) + os.sep):
+            if base == root or base.startswith(root.rstrip(os.sep) + os.sep):  # the file sits deeper in the project
+                return Path(os.path.relpath(real, base)).as_posix()
             return Path(os.path.relpath(real, os.path.dirname(root))).as_posix()
     return Path(*Path(real).parts[-2:]).as_posix()
 

@@ -221,3 +221,17 @@ def test_the_graph_probe_records_its_capture_step(monkeypatch, tmp_path):
     assert found["dsv4/graph.py:GraphDecoder.stage"] == {"host": 1}
     assert found["dsv4/model.py:Block.post_attention"] == {"captured": 2}
     assert "dsv4/engine.py:EagerDecoder.step" not in found  # only the recorded step's code
+
+
+def test_paths_are_relative_to_the_record_wherever_it_is_written(tmp_path):
+    from graphlint.dynamic.record_command import relative_path
+
+    project, site = tmp_path / "proj", tmp_path / "venv" / "lib" / "site-packages"
+    (project / "reports" / "h200").mkdir(parents=True)
+    (project / "dsv4").mkdir()
+    (site / "transformers").mkdir(parents=True)
+    engine, lib = str(project / "dsv4" / "engine.py"), str(site / "transformers" / "generation.py")
+    assert relative_path(engine, str(project), [str(project)]) == "dsv4/engine.py"
+    assert relative_path(engine, str(project / "reports" / "h200"), [str(project)]) == "../../dsv4/engine.py"
+    assert relative_path(engine, str(tmp_path / "elsewhere"), [str(project)]) == "proj/dsv4/engine.py"
+    assert relative_path(lib, str(project), [str(project), str(site / "transformers")]) == "transformers/generation.py"
