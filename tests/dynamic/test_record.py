@@ -235,3 +235,44 @@ def test_paths_are_relative_to_the_record_wherever_it_is_written(tmp_path):
     assert relative_path(engine, str(project / "reports" / "h200"), [str(project)]) == "../../dsv4/engine.py"
     assert relative_path(engine, str(tmp_path / "elsewhere"), [str(project)]) == "proj/dsv4/engine.py"
     assert relative_path(lib, str(project), [str(project), str(site / "transformers")]) == "transformers/generation.py"
+
+
+def test_torch_compile_with_cuda_graphs_marks_its_function_captured(project):
+    """``torch.compile(mode="reduce-overhead")`` runs its function in a graph tree: its own frame is
+    all the recorder sees, and it is graph code. Nothing is compiled here (only the wrapping)."""
+    import torch
+
+    from graphlint.dynamic.graph_hooks import GraphHooks
+    from graphlint.dynamic.recorder import Recorder
+    from graphlint.dynamic.record_command import Sources
+
+    Path("compiled.py").write_text(textwrap.dedent("""\
+        import torch
+
+        def step(x):
+            return x + 1
+
+        def plain(x):
+            return x * 2
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x - 1
+        """))
+    sys.path.insert(0, str(project))
+    try:
+        import compiled
+    finally:
+        sys.path.remove(str(project))
+    rec = Recorder(Sources([str(project)], str(project)))
+    with GraphHooks(rec):
+        torch.compile(compiled.step, mode="reduce-overhead")
+        torch.compile(options={"triton.cudagraphs": True})(compiled.Head())
+        torch.compile(compiled.plain, backend="eager")  # no CUDA graphs: an ordinary compiled function
+        with rec.recording(), rec.window("host"):
+            compiled.step(torch.ones(1))
+            compiled.Head()(torch.ones(1))
+            compiled.plain(torch.ones(1))
+    assert torch.compile.__name__ == "compile" and not hasattr(torch.compile, "__wrapped__")
+    assert {rec.codes[cid].co_name: dict(roles) for cid, roles in rec.roles().items()} == {
+        "step": {"captured": 1}, "forward": {"captured": 1}, "plain": {"host": 1}}
