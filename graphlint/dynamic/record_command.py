@@ -2,8 +2,8 @@
 
 Runs a Python command in this process, as ``coverage run`` does, and writes what ran each decode
 step (:mod:`graphlint.decode_path`). CMD is a script (``bench/generate.py``, also spelled
-``python bench/generate.py``), ``-m module``, or the name of a console entry point of an installed
-distribution (``vllm-bench``), resolved through ``importlib.metadata``. Decisions:
+``python bench/generate.py``), ``-m module``, ``-c code``, or the name of a console entry point of
+an installed distribution (``vllm-bench``), resolved through ``importlib.metadata``. Decisions:
 
 * **The command's exit status is ours** (0 for a clean end, ``sys.exit``'s code, 1 for an
   exception, whose traceback is printed, 130 for Ctrl-C), and the record is written whatever
@@ -135,8 +135,17 @@ def _runner(argv: list[str]):
             sys.path[0:1] = [os.getcwd()]
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         return run_module
+    if argv[0] == "-c" and len(argv) > 1:
+        source, rest = argv[1], argv[2:]
+
+        def run_string():
+            sys.argv = ["-c", *rest]
+            sys.path[0:1] = [os.getcwd()]
+            exec(compile(source, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        return run_string
     if argv[0].startswith("-"):
-        raise LookupError(f"graphlint record runs a script, -m module or an entry point, not python {argv[0]}")
+        raise LookupError(f"graphlint record runs a script, -m module, -c code or an entry point, not python "
+                          f"{argv[0]}")
     path = Path(argv[0])
     if path.is_file():
         def run_script():
@@ -183,8 +192,8 @@ def _exit_code(run) -> int:
 def _status(code) -> int:
     if code is None:
         return 0
-    if isinstance(code, int) and not isinstance(code, bool):
-        return code & 0xFF
+    if isinstance(code, int):  # sys.exit(True) is 1, as in python
+        return int(code) & 0xFF
     print(code, file=sys.stderr)
     return 1
 
@@ -254,7 +263,7 @@ def relative_path(filename: str, base: str, roots: list[str]) -> str:
 
 
 def _command(argv: list[str], cwd: str) -> str:
-    return portable_command((["python"] if argv[0] == "-m" or argv[0].endswith(".py") else []) + argv, cwd)
+    return portable_command((["python"] if argv[0].startswith("-") or argv[0].endswith(".py") else []) + argv, cwd)
 
 
 def portable_command(words: list[str], cwd: str) -> str:

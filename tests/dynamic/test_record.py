@@ -108,7 +108,7 @@ def test_the_graph_hooks_are_removed_after_the_run(project, monkeypatch):
 
 
 @pytest.mark.parametrize("tail, status", [("sys.exit(3)", 3), ("raise RuntimeError('boom at step 5')", 1),
-                                          ("sys.exit('fatal: no model')", 1)])
+                                          ("sys.exit('fatal: no model')", 1), ("sys.exit(True)", 1)])
 def test_the_commands_exit_status_is_ours_and_the_record_survives_it(project, capsys, tail, status):
     Path("dies.py").write_text(textwrap.dedent(f"""\
         import sys
@@ -151,6 +151,9 @@ def test_module_and_entry_point_commands(project, monkeypatch):
     rc, data = record("tinylm", "4", output="ep.json")
     assert rc == 0 and roles(data)["engine.py:TinyLM.forward"] == {"eager": 4}
     assert data["command"] == "tinylm 4"
+    rc, data = record("python", "-c", "import torch; from engine import TinyLM, generate; "
+                      "generate(TinyLM(), torch.tensor([3]), 3)", output="c.json")
+    assert rc == 0 and roles(data)["engine.py:TinyLM.forward"] == {"eager": 3}
 
 
 def test_usage_errors_write_nothing(project, capsys):
