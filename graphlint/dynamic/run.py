@@ -386,10 +386,8 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
 
 def _recording(job: dict, req: Request) -> dict:
     """The job with the file its recorder writes (``inventory --record``; see :mod:`.declared`)."""
-    if not req.record_dir:
-        return job
     name = f"{job['label']}-{job['phase']}.json".replace(":", "").replace(",", "_")
-    return {**job, "record_file": os.path.join(req.record_dir, name)}
+    return {**job, "record_file": os.path.join(req.record_dir, name)} if req.record_dir else job
 
 
 def planned_steps(req: Request, cuda: bool, device_count: int) -> int:
