@@ -225,7 +225,22 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
+    _warn_unmatched(summaries, settings, result.warnings)
     return result
+
+
+def _warn_unmatched(summaries: dict[str, FileSummary], settings: Settings, warnings: list[str]) -> None:
+    """A decode path whose files are nowhere among the analysed ones checks nothing of them: say so."""
+    from graphlint.static.facts import ModuleInfo
+    from graphlint.static.recorded import unmatched_paths
+
+    paths = unmatched_paths([s.data for s in summaries.values() if isinstance(s.data, ModuleInfo) and not s.skip_file],
+                            settings.options)
+    if paths:
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        warnings.append(f"decode path {settings.options.decode_path}: {len(paths)} recorded file(s) match no analysed "
+                        f"file ({shown}): their functions are not checked (check the paths it was recorded with, "
+                        "or add their directory to the checked paths)")
 
 
 def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:

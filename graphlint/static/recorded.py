@@ -111,3 +111,12 @@ def stale_findings(infos: list[ModuleInfo], rules: dict[str, Rule], options) -> 
             out.append(Finding.from_rule(rule, options.decode_path or entry.path, entry.line or 1, message=message,
                                          source="static"))
     return out
+
+
+def unmatched_paths(infos: list[ModuleInfo], options) -> list[str]:
+    """Recorded paths that are not the project's own (see ``RecordedEntry.local``) and match no
+    analysed file: their functions are checked nowhere, which the check says in a warning."""
+    if not options.recorded:
+        return []
+    files = matched_files(infos, options.recorded)
+    return sorted({e.path for e in options.recorded if not e.local and e.path not in files})

@@ -204,3 +204,12 @@ def test_check_with_a_decode_path_never_imports_torch(project, tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], cwd=project.root, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "GL101" in proc.stdout or "host-sync" in proc.stdout
+
+
+def test_recorded_files_that_match_nothing_are_named_in_a_warning(project):
+    project.write("src/engine.py", ENGINE)
+    record = DecodePath([RecordedFunction("elsewhere/engine.py", "mix_scaled", (("eager", 8),))])
+    write_record(project, record)
+    result = project.run("src", "--decode-path", "decode-path.json")
+    assert "decode path decode-path.json: 1 recorded file(s) match no analysed file (elsewhere/engine.py)" \
+        in result.err
