@@ -183,23 +183,24 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
     return results
 
 
-def run(settings: Settings, progress: Progress | None = None) -> RunResult:
+def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None) -> RunResult:
     """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
 
     The cyclic garbage collector is paused for the run: the summaries are millions of small,
     acyclic objects, and its full collections while they are loaded from the cache and linked
     took about as long as the loading itself (measured: warm runs on 600 files, 0.21 s -> 0.07 s
-    to load the summaries). Nothing here makes reference cycles worth collecting mid-run."""
+    to load the summaries). Nothing here makes reference cycles worth collecting mid-run.
+    ``contexts_out`` receives which functions are hot where (``bench/record_vs_static.py``)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run(settings, progress)
+        return _run(settings, progress, contexts_out)
     finally:
         if enabled:
             gc.enable()
 
 
-def _run(settings: Settings, progress: Progress | None) -> RunResult:
+def _run(settings: Settings, progress: Progress | None, contexts_out: list | None = None) -> RunResult:
     from graphlint.static.link import link
 
     result = RunResult(findings=[])
@@ -220,11 +221,26 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
     if progress:
         progress(0, None, "linking")
     try:
-        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
+        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries, contexts_out)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
+    _warn_unmatched(summaries, settings, result.warnings)
     return result
+
+
+def _warn_unmatched(summaries: dict[str, FileSummary], settings: Settings, warnings: list[str]) -> None:
+    """A decode path whose files are nowhere among the analysed ones checks nothing of them: say so."""
+    from graphlint.static.facts import ModuleInfo
+    from graphlint.static.recorded import unmatched_paths
+
+    paths = unmatched_paths([s.data for s in summaries.values() if isinstance(s.data, ModuleInfo) and not s.skip_file],
+                            settings.options)
+    if paths:
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        warnings.append(f"decode path {settings.options.decode_path}: {len(paths)} recorded file(s) match no analysed "
+                        f"file ({shown}): their functions are not checked (check the paths it was recorded with, "
+                        "or add their directory to the checked paths)")
 
 
 def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
@@ -341,7 +357,8 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
     kept = [f for f in findings if (f.path in live or f.path not in summaries) and f.rule in enabled_for(f.path)]
     kept = apply_suppressions(sorted(kept, key=Finding.sort_key), live, settings.rules, enabled_for)
     if settings.report_paths is not None:
-        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths)]
+        record = settings.options.decode_path  # a stale decode path is the run's business, like its config
+        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths) or (record and f.path == record)]
     return sorted(kept, key=Finding.sort_key)
 
 

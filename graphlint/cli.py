@@ -79,6 +79,8 @@ def _add_check(sub) -> None:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings fail the check")
     check.add_argument("--strict", action="store_true", help="warnings fail the check too")
     check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
+    check.add_argument("--decode-path", metavar="FILE",
+                       help="a recorded run (graphlint record): its functions are the decode step, each in its role")
     check.add_argument("--show-entries", action="store_true",
                        help="also print the decode entries and why each was chosen (stderr unless --format text)")
     check.set_defaults(handler=cmd_check)
@@ -90,6 +92,7 @@ def _add_check(sub) -> None:
     entries.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories")
     entries.add_argument("--entry", action="append", default=[], metavar="FILE:QUALNAME",
                          help="decode entry point (repeatable); replaces configured entries")
+    entries.add_argument("--decode-path", metavar="FILE", help="a recorded run (graphlint record) as the decode step")
     entries.add_argument("--format", choices=("text", "json"), default="text")
     entries.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the CPUs available)")
     entries.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
@@ -108,7 +111,7 @@ def _register_dynamic(sub) -> None:
 
         commands.register(sub)
     except Exception as exc:  # a broken dynamic half must not take `check` down with it
-        for name in ("inventory", "capture-test"):
+        for name in ("inventory", "capture-test", "record"):
             if name not in sub.choices:
                 broken = sub.add_parser(name, help=f"unavailable ({type(exc).__name__})")
                 broken.set_defaults(handler=lambda args, exc=exc: _fail(f"the dynamic commands failed to load: {exc}"))
@@ -158,7 +161,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
-                       jobs=args.jobs, use_cache=not args.no_cache)
+                       jobs=args.jobs, use_cache=not args.no_cache, decode_path=args.decode_path)
     from graphlint.progress import CheckProgress, wanted
 
     progress = CheckProgress() if wanted(args.no_progress) else None
@@ -211,7 +214,8 @@ def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.static.entry_lines import entry_rows
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
-    settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache)
+    settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache,
+                       decode_path=args.decode_path)
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)

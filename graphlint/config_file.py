@@ -26,7 +26,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 LIST_KEYS = ("paths", "exclude", "entry", "select", "ignore", "guards", "prefill-guards", "prefill-names", "hot-names", "rule-packs")
-KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores")
+KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", "decode-path")
 
 
 class ConfigError(Exception):
@@ -50,6 +50,7 @@ class Config:
     prefill_names: tuple[str, ...] | None = None
     hot_names: tuple[str, ...] | None = None
     rule_packs: tuple[Path, ...] = field(default=())
+    decode_path: Path | None = None  # a recorded run's decode path (graphlint record), for check
 
 
 def find_config(start: Path) -> Path | None:
@@ -126,7 +127,16 @@ def parse_table(table: Any, path: Path) -> Config:
         prefill_names=values.get("prefill-names"),
         hot_names=values.get("hot-names"),
         rule_packs=tuple(root / p for p in values.get("rule-packs", ())),
+        decode_path=_decode_path(table.get("decode-path"), root, where),
     )
+
+
+def _decode_path(value: Any, root: Path, where: str) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where} decode-path: expected a file name (a string), got {_describe(value)}")
+    return root / value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

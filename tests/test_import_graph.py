@@ -28,6 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphlint"
 STAGES = [
     ("graphlint", "shared"),  # the package root: its version
     ("graphlint.paths", "shared"),  # the one spelling of a file path, for both halves
+    ("graphlint.decode_path", "shared"),  # the record file: written by the dynamic half, read by the static
     ("graphlint.rules", "rules"),
     ("graphlint.config_file", "rules"),  # [tool.graphlint]: which rules, which files
     ("graphlint.finding", "finding"),
@@ -48,6 +49,7 @@ STAGES = [
     ("graphlint.docs", "front end"),  # rules/*.yaml -> docs/rules.md, README table
     ("graphlint.dynamic.commands", "front end"),  # inventory / capture-test
     ("graphlint.dynamic.pytest_plugin", "front end"),
+    ("graphlint.dynamic.record_command", "front end"),  # graphlint record: runs a command in-process
 ]
 
 MAY_IMPORT = {

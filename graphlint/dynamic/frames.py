@@ -172,25 +172,14 @@ def staged(stage, step: int) -> list[str]:
     ``stage()`` is the host half of every step: a buffer it rebinds is what a graph then reads
     stale (GL292), and the static half flags such lines (GL204) only when it is told they are on
     the decode path. The region functions alone do not say so, so the cross-reference adds these.
-    One call under ``sys.setprofile``: nothing is traced after it."""
-    codes: dict = {}
+    One call under the recorder (:mod:`graphlint.dynamic.recorder`): nothing is recorded after it."""
+    from graphlint.dynamic.recorder import Recorder, qualname
 
-    def profile(frame, event, _arg):
-        if event == "call":
-            codes.setdefault(frame.f_code, None)
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
+    recorder = Recorder(is_own_file)
+    with recorder.recording():
         stage(step)
-    finally:
-        sys.setprofile(previous)
-    entries = []
-    for code in codes:
-        qualname = getattr(code, "co_qualname", code.co_name)
-        if "<" not in qualname and is_own_file(code.co_filename):
-            entries.append(f"{display_path(code.co_filename)}:{qualname}")
-    return list(dict.fromkeys(entries))
+    return list(dict.fromkeys(f"{display_path(code.co_filename)}:{qualname(code)}" for code in recorder.codes
+                              if "<" not in getattr(code, "co_qualname", code.co_name)))
 
 
 def with_staged(entries: list[str], stage_functions: list[str]) -> list[str]:

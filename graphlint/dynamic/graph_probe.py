@@ -29,6 +29,7 @@ import contextlib
 import time
 from typing import Callable
 
+from graphlint.dynamic import declared
 from graphlint.dynamic.addresses import AddressWatch
 from graphlint.dynamic.capture import (capture_region, context_healthy, release_failed_capture, replay,
                                        watch_self_captures)
@@ -128,7 +129,8 @@ class GraphProbe:
 
     def _graph_step(self, step: int) -> None:
         self.running = f"stage({step})"
-        self.graph_target.stage(step)
+        with declared.role("host"):
+            self.graph_target.stage(step)
         if step >= 2:
             self.addresses.ran("stage()", step)
         before, start = memory(self.devices), time.perf_counter()
@@ -137,18 +139,20 @@ class GraphProbe:
                 self.running = region.name
                 self.progress(self.probe_now, step, region.name)
                 if step == 1 and region.capturable:
-                    self._capture(region)
+                    with declared.role("captured"):
+                        self._capture(region)
                     if self.poisoned:
                         return  # nothing more can run on this context
                 cap = self.captures.get(region.name)
                 if cap is not None and cap.status in (CAPTURED, EMPTY) and region.name not in self.demoted:
                     if step >= 2 and self._moved(region, step):
-                        region.fn()
+                        region.fn()  # a demoted graph, eagerly from now on: recorded at its capture
                         self.addresses.ran(region.name, step)
                     else:
                         replay(cap, region.device)
                 else:
-                    region.fn()
+                    with declared.role(declared.region_role(region)):
+                        region.fn()
                     if step >= 2:
                         self.addresses.ran(region.name, step)
         if step == 1:
@@ -262,7 +266,8 @@ class GraphProbe:
                     open(self.stop_file, "w").close()
                 return  # nothing replays as a graph: the reference worker's eager series is the soak
             if not idle:
-                self._graph_step(step)
+                with declared.step(step):  # inventory --record: this step's roles
+                    self._graph_step(step)
             if hand_off_failed and step == 1 and self.failed_here():
                 self.handed_off = True
                 return

@@ -27,6 +27,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from graphlint.dynamic import declared
 from graphlint.dynamic.frames import (UserFrame, current_user_frame, region_entries, region_sources, staged,
                                       with_staged)
 from graphlint.dynamic.target import Region, regions_of
@@ -358,14 +359,16 @@ def run_tracer(target, regions: list[Region], rules, device_label: str, *, cuda:
     if cuda:
         _activate_gpu_trace()
     for step in steps:
-        target.stage(step)
+        with declared.step(step), declared.role("host"):  # inventory --record on the CPU: step 1's roles
+            target.stage(step)
         tracer.begin_step(step)
         _ACTIVE = tracer
         try:
             with _sync_debug(tracer, cuda), tracer:
                 for region in regions:
                     tracer.region = region
-                    region.fn()
+                    with declared.step(step), declared.role(declared.region_role(region)):
+                        region.fn()
                 tracer.region = None
         finally:
             _ACTIVE = None

@@ -42,6 +42,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
 from graphlint.static.passed import captured_arguments
+from graphlint.static.recorded import add_recorded
 
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
 CONTEXTS = ("graph", "eager", "host")
@@ -112,6 +113,7 @@ class Discovery:
 
     # -- the three contexts ------------------------------------------------------------------
     def run(self) -> Contexts:
+        add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
         graph = bfs(self.roots["graph"], self.calls)
         callers = callers_of(self.calls)
@@ -314,6 +316,8 @@ class Discovery:
                     if (norm_path(info.path), qual) in wanted:
                         self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
             return
+        if self.options.recorded:
+            return  # a recorded run says what is hot: no name heuristic (see :mod:`.recorded`)
         tests_hot = any(p.startswith("test") for p in self.options.hot_names)
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):

@@ -12,12 +12,14 @@ from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
+from graphlint.static.recorded import stale_findings
 
 
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
-         entries_out: list[Entry] | None = None) -> list[Finding]:
+         entries_out: list[Entry] | None = None, contexts_out: list[Contexts] | None = None) -> list[Finding]:
     """Findings of every hot candidate; ``entries_out``, when given, receives the decode step's
-    entries with their reasons (``graphlint entries``)."""
+    entries with their reasons (``graphlint entries``), ``contexts_out`` the contexts themselves
+    (which functions are hot where: ``bench/record_vs_static.py``)."""
     infos = sorted(
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
@@ -42,7 +44,9 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     contexts = Discovery(infos, index, calls, options).run()
     if entries_out is not None:
         entries_out.extend(contexts.entries)
-    return _findings(infos, rules, options, contexts, index)
+    if contexts_out is not None:
+        contexts_out.append(contexts)
+    return _findings(infos, rules, options, contexts, index) + stale_findings(infos, rules, options)
 
 
 class Unset:
