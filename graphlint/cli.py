@@ -114,6 +114,13 @@ def _register_dynamic(sub) -> None:
                 broken.set_defaults(handler=lambda args, exc=exc: _fail(f"the dynamic commands failed to load: {exc}"))
 
 
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
 def _fail(message: str) -> int:
     print(f"graphlint: error: {message}", file=sys.stderr)
     return EXIT_ERROR
@@ -131,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     from graphlint.config_file import ConfigError
     from graphlint.rules import RuleError
 
+    args.record_command = "record" in _commands(parser)  # the guidance names it only where it exists
     try:
         return int(handler(args) or 0)
     except (ConfigError, RuleError, BaselineError, RunError) as exc:
@@ -181,6 +189,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
         failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
+        decode_path=_decode_record(result, full=args.format in ("json", "sarif")),
+        record_command=getattr(args, "record_command", False),
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
     report = render(args.format, shown, ctx)
@@ -203,6 +213,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check_exit_code(findings, ctx.failing, args.exit_zero)
 
 
+def _decode_record(result, full: bool) -> dict | None:
+    """The decode path as the reports' plain record; ``full`` reads every line (JSON, SARIF)."""
+    if result.decode_path is None:
+        return None
+    from graphlint.static.decode_record import decode_path_record
+
+    return decode_path_record(result.decode_path, full=full)
+
+
 def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.check import run
     from graphlint.check_settings import resolve
@@ -215,7 +234,8 @@ def cmd_entries(args: argparse.Namespace) -> int:
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(entry_rows(result.entries), args.format))
+    sys.stdout.write(render_entries(entry_rows(result.entries), args.format, _decode_record(result, full=True),
+                                    getattr(args, "record_command", False)))
     return EXIT_CLEAN
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.contexts import FuncId
+from graphlint.static.decode_path import DecodePath, decode_path
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
@@ -15,9 +16,9 @@ from graphlint.static.options import StaticOptions
 
 
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
-         entries_out: list[Entry] | None = None) -> list[Finding]:
+         entries_out: list[Entry] | None = None, decode_out: list[DecodePath] | None = None) -> list[Finding]:
     """Findings of every hot candidate; ``entries_out``, when given, receives the decode step's
-    entries with their reasons (``graphlint entries``)."""
+    entries with their reasons (``graphlint entries``), ``decode_out`` the :class:`DecodePath`."""
     infos = sorted(
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
@@ -42,6 +43,8 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     contexts = Discovery(infos, index, calls, options).run()
     if entries_out is not None:
         entries_out.extend(contexts.entries)
+    if decode_out is not None:
+        decode_out.append(decode_path(infos, index, calls, contexts, options, rules))
     return _findings(infos, rules, options, contexts, index)
 
 
