@@ -17,6 +17,7 @@ Input is the plain record of :func:`graphlint.static.decode_record.decode_path_r
 from __future__ import annotations
 
 SHOWN = 3  # locations listed per kind before "and N more"
+NOTES = 5  # files with unreached functions noted in a report before "and N more files"
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -77,19 +78,28 @@ def headline(record: dict, record_command: bool = False, listed_below: bool = Fa
     return out
 
 
-def unreached_notes(record: dict) -> list[str]:
+def unreached_notes(record: dict, limit: int | None = NOTES) -> list[str]:
     """One line per file: its functions named like decode code that hold a hazard and that no decode
-    path reaches, each with why, and how to check them anyway."""
+    path reaches, each with why, and how to check them anyway (the first ``limit`` files)."""
     by_file: dict[str, list[dict]] = {}
     for row in record["unreached"]:
         by_file.setdefault(row["path"], []).append(row)
     out = []
     for path, rows in by_file.items():
         hazards = sum(len(r["hazards"]) for r in rows)
-        listed = "; ".join(f"{r['function']} ({r['why']})" for r in rows)
-        entry = f"--entry {path}:{rows[0]['function']}"
-        out.append(f"note: {path}: not on the decode path, so {_plural(hazards, 'hazard')} not checked: {listed}. "
-                   f"If it runs every token, give it with {entry}.")
+        one = len(rows) == 1
+        whys = {r["why"] for r in rows}
+        if len(whys) == 1:
+            listed = f"{', '.join(r['function'] for r in rows)} ({whys.pop()})"
+        else:
+            listed = "; ".join(f"{r['function']} ({r['why']})" for r in rows)
+        it = "it" if one else "them"
+        out.append(f"note: {path}: named like decode code but not on the decode path: {listed}; "
+                   f"{_plural(hazards, 'hazard')} in {it} {'is' if hazards == 1 else 'are'} not checked. "
+                   f"If {'it runs' if one else 'they run'} every token, give {it} with --entry "
+                   f"{path}:{rows[0]['function']}.")
+    if limit is not None and len(out) > limit:
+        out = out[:limit] + [f"note: and {len(out) - limit} more files like these (`graphlint entries` lists them)."]
     return out
 
 

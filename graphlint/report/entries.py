@@ -29,7 +29,7 @@ def render_entries(rows: list[dict], fmt: str = "text", decode: dict | None = No
             payload["decode_path"] = decode
         return json.dumps(payload, indent=2) + "\n"
     head = [*headline(decode, record_command, listed_below=True), ""] if decode is not None else []
-    tail = [*unresolved_listing(decode), *unreached_notes(decode)] if decode is not None else []
+    tail = [*unresolved_listing(decode), *unreached_notes(decode, limit=None)] if decode is not None else []
     if not rows:
         if decode is not None:
             return "\n".join([*head[:-1], *tail]) + "\n"

@@ -101,7 +101,7 @@ def unreached(infos: list[ModuleInfo], calls: Calls, hot: set[FuncId], options: 
     callers: dict[FuncId, list[FuncId]] = {}
     for caller, edges in calls.items():
         for callee, site in edges:
-            if callee in lines and not site.reference:
+            if callee in lines and callee != caller and not site.reference:
                 callers.setdefault(callee, []).append(caller)
     out = []
     for fid in sorted(lines):
@@ -114,11 +114,11 @@ def _why(fid: FuncId, callers: list[FuncId], options: StaticOptions, names_on: b
     if callers:
         names = sorted({c[1] for c in callers})
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        return f"called only from {shown}, not on the decode path"
+        return f"called only from {shown}, off the decode path"
     if options.entries:
-        return "nothing calls it, and the decode path is the given entries"
+        return "no caller; the decode path is the given entries"
     if names_on and fid[1].endswith("__call__"):
-        return "nothing here builds its class: someone else calls it"
+        return "its class is never built here: someone else calls it"
     if names_on:
-        return "nothing on the decode path calls it"
-    return "nothing calls it, and the decode path comes from the captures found"
+        return "no caller on the decode path"
+    return "no caller; the decode path comes from the captures found"

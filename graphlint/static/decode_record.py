@@ -16,7 +16,7 @@ from pathlib import Path
 
 from graphlint.static.decode_path import DecodePath
 from graphlint.static.entry_lines import entry_rows
-from graphlint.static.unresolved import UnresolvedCall, spelling
+from graphlint.static.unresolved import UnresolvedCall, callee_name, spelling
 
 
 def decode_path_record(path: DecodePath, full: bool = True) -> dict:
@@ -82,7 +82,9 @@ def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:
         line, text = _call_site(node, c.call) if node is not None else (0, "")
         if not line and node is not None:
             line = getattr(node, "lineno", 0)
-        rows.append({"path": path, "line": line, "function": qual, "call": text or spelling(c.call)})
+        row = {"path": path, "line": line, "function": qual, "call": text or spelling(c.call)}
+        if row not in rows:  # one call site the summary typed two ways is still one call
+            rows.append(row)
     return sorted(rows, key=lambda r: (r["path"], r["line"], r["call"]))
 
 
@@ -123,7 +125,14 @@ def _own_nodes(fn: ast.AST):
 
 def _call_site(fn: ast.AST, desc: tuple) -> tuple[int, str]:
     """(line, source spelling) of the first call in ``fn`` the descriptor names, or (0, "")."""
-    want = _callee_name(desc)
+    want = callee_name(desc)
+    if want is None and desc[0] == "member":  # ``attention_interface(...)``: a local bound to a typed object
+        bound = {t.id for n in _own_nodes(fn) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        args = getattr(fn, "args", None)
+        bound |= {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args else set()
+        want = next((n.func.id for n in _own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id in bound), None)
     for node in _own_nodes(fn):
         if not isinstance(node, ast.Call):
             continue
@@ -138,16 +147,3 @@ def _call_site(fn: ast.AST, desc: tuple) -> tuple[int, str]:
         if hit:
             return node.lineno, ast.unparse(node.func)
     return 0, ""
-
-
-def _callee_name(desc: tuple) -> str | None:
-    """The last name of the callee as written: ``m`` of ``self.a.m()``, ``f`` of ``pkg.f()``."""
-    kind = desc[0]
-    if kind == "member":
-        (root, attrs), method = desc[1], desc[2]
-        return method or (attrs[-1] if attrs else None)
-    if kind in ("name", "local", "dotted"):
-        return str(desc[1]).rsplit(".", 1)[-1]
-    if kind == "super":
-        return desc[1]
-    return None

@@ -41,9 +41,13 @@ from graphlint.static.passed import captured_arguments
 
 FuncId = tuple[str, str]
 
-#: methods of builtin containers: ``self.pending.append(r)``, ``self.cache_meta.items()``. (Not
-#: ``str``/``bytes``: their ``decode``/``split`` would hide ``self.model.decode(x)``.)
-CONTAINER_METHODS = frozenset(n for t in (list, dict, set, tuple) for n in dir(t) if not n.startswith("_"))
+#: methods of builtin containers and strings: ``self.pending.append(r)``, ``self.cache_meta.items()``,
+#: ``req.prefix.startswith(s)``; not the generic verbs of ``str`` (``decode``, ``split``, ``format``...):
+#: they would hide ``self.model.decode(x)``
+GENERIC_VERBS = frozenset("decode encode format format_map translate replace split rsplit splitlines join partition "
+                          "rpartition find rfind".split())
+CONTAINER_METHODS = frozenset(n for t in (list, dict, set, tuple, str) for n in dir(t)
+                              if not n.startswith("_") and n not in GENERIC_VERBS)
 #: methods of ``nn.Module`` besides ``forward`` (tests/static/test_decode_path.py checks each on torch)
 MODULE_METHODS = frozenset("""
     add_module apply bfloat16 buffers children cpu cuda double eval extra_repr float get_buffer
@@ -65,7 +69,13 @@ TENSOR_METHODS = frozenset("""
     softmax sort split sqrt square squeeze squeeze_ stride sub sub_ sum t tanh to tolist topk
     transpose type type_as unbind unflatten unsqueeze unsqueeze_ view view_as where zero_
 """.split())
-KNOWN_METHODS = CONTAINER_METHODS | MODULE_METHODS | TENSOR_METHODS
+#: methods of ``torch.cuda.CUDAGraph``, ``Stream`` and ``Event`` (``self.graphs[bs].replay()``)
+CUDA_OBJECT_METHODS = frozenset("""
+    capture_begin capture_end elapsed_time pool query record replay reset synchronize wait_event wait_stream
+""".split())
+#: methods of a ``logging.Logger`` (``logger.info(...)`` on a logger a project module made)
+LOGGING_METHODS = frozenset("debug info warning warning_once error exception critical log".split())
+KNOWN_METHODS = CONTAINER_METHODS | MODULE_METHODS | TENSOR_METHODS | CUDA_OBJECT_METHODS | LOGGING_METHODS
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -85,6 +95,7 @@ def unresolved_calls(infos: list[ModuleInfo], index: Index,
     ``None`` (the whole function is hot) or the ids of the loops whose calls are (a per-token
     loop's body), sorted by function."""
     by_path = {info.path: info for info in infos}
+    judge = _Judge(infos, index)
     found: list[UnresolvedCall] = []
     for fid in sorted(hot):
         info = by_path.get(fid[0])
@@ -92,40 +103,16 @@ def unresolved_calls(infos: list[ModuleInfo], index: Index,
         if fn is None or fn.device_code:
             continue
         loops = hot[fid]
-        seen: set[Descriptor] = set()
+        seen: set = set()
         for site in fn.calls:
             if loops is not None and not site.loops & loops:
                 continue
-            if site.target in seen or not _unresolved(infos, info, fn, site, index):
+            key = callee_name(site.target) or site.target  # ``node.is_root()`` typed two ways is one call
+            if key in seen or not judge.unresolved(info, fn, site):
                 continue
-            seen.add(site.target)
+            seen.add(key)
             found.append(UnresolvedCall(fid, site.target))
     return found
-
-
-def _unresolved(infos: list[ModuleInfo], info: ModuleInfo, fn: FunctionInfo, site: CallSite, index: Index) -> bool:
-    desc = site.target
-    kind = desc[0]
-    if kind == "ref" or index.targets(info, fn.cls, desc):
-        return False  # a callable passed on is called elsewhere; a call with a target is seen
-    if kind == "name":
-        name = desc[1]
-        if name in fn.captured_params:  # ``fn(x)`` in a capture: graph code if a caller hands one over
-            return not _handed_over(infos, index, info, fn)
-        return name not in _BUILTINS and name not in info.classes
-    if kind == "dotted":
-        return project_name(index, info, desc[1]) and index.resolve(info, desc[1]) is None
-    if kind == "member":
-        return _member_unresolved(info, fn, desc, index)
-    if kind == "getattr":
-        return True  # ``getattr(self, name)(x)`` with no sub-module to pick from
-    return False  # ``super().m()`` without a target: inherited from a base outside the project
-
-
-def _handed_over(infos: list[ModuleInfo], index: Index, info: ModuleInfo, fn: FunctionInfo) -> bool:
-    """Whether some caller hands a callable to this capturing function's parameters (see :mod:`.passed`)."""
-    fid = (info.path, fn.qualname)
-    return any(origin == fid for _, _, origin, _, _ in captured_arguments(infos, index))
 
 
 def project_name(index: Index, info: ModuleInfo, dotted: str) -> bool:
@@ -134,70 +121,116 @@ def project_name(index: Index, info: ModuleInfo, dotted: str) -> bool:
     return any(index.find_module(".".join(parts[:cut])) is not None for cut in range(len(parts) - 1, 0, -1))
 
 
-def _member_unresolved(info: ModuleInfo, fn: FunctionInfo, desc: Descriptor, index: Index) -> bool:
-    (root, attrs), method = desc[1], desc[2]
-    if method in KNOWN_METHODS:  # a method of a container, a tensor or a module (not an attribute called)
-        return False
-    if root == "self":
-        if fn.cls not in info.classes:
-            return True  # ``self`` outside a class: nothing to follow
-        types: list[ClassRef] = [(info, fn.cls)]
-    else:
-        start = index.class_ref(info, root, fn.cls)
-        if start is None:  # ``model: nn.Module`` / ``model: SomeUnresolvedName``: the object is not seen
-            return not _external_class(index, info, root)
-        types = [start]
-    walk = list(attrs) if method is not None else list(attrs[:-1])
-    last = None if method is not None else (attrs[-1] if attrs else None)
-    for attr in walk:
-        kinds = _attr_kinds(index, types, attr)
-        if "tensor" in kinds or (kinds and kinds <= {"external"}):
-            return False  # a tensor, or a module built from a class outside the project
-        nxt = [sub for t in types for sub in index.submodule_types(t, attr)]
-        if not nxt:
-            return True  # nothing says what the attribute holds
-        types = nxt
-    if last is not None:  # ``self.proj(x)``: calling the attribute itself
-        kinds = _attr_kinds(index, types, last)
-        return not ("tensor" in kinds or (kinds and kinds <= {"external"}))
-    if method is None:
-        return False  # calling a typed object: its ``forward`` is inherited from outside
-    if any(_written(index, t, method) for t in types):
-        return True  # ``self.model_forward = model.forward`` then ``self.model_forward(**kw)``
-    return not any(_external_base(index, t) for t in types)
+class _Judge:
+    """Decides, call site by call site, whether an empty target set is a blind spot or a known external."""
+
+    def __init__(self, infos: list[ModuleInfo], index: Index):
+        self.infos, self.index = infos, index
+        self._derived: set[str] | None = None
+        self._handed: set[FuncId] | None = None
+
+    def unresolved(self, info: ModuleInfo, fn: FunctionInfo, site: CallSite) -> bool:
+        desc, index = site.target, self.index
+        kind = desc[0]
+        if kind == "ref" or index.targets(info, fn.cls, desc):
+            return False  # a callable passed on is called elsewhere; a call with a target is seen
+        if kind == "name":
+            name = desc[1]
+            if name in fn.captured_params:  # ``fn(x)`` in a capture: graph code if a caller hands one over
+                return (info.path, fn.qualname) not in self.handed()
+            return name not in _BUILTINS and name not in info.classes
+        if kind == "dotted":  # a project module's global: ``logger.info`` from ``from .log import logger``
+            return (project_name(index, info, desc[1]) and index.resolve(info, desc[1]) is None
+                    and desc[1].rsplit(".", 1)[-1] not in KNOWN_METHODS)
+        if kind == "member":
+            return self.member(info, fn, desc)
+        if kind == "getattr":
+            return True  # ``getattr(self, name)(x)`` with no sub-module to pick from
+        return False  # ``super().m()`` without a target: inherited from a base outside the project
+
+    def handed(self) -> set[FuncId]:
+        """Capturing functions some caller hands a callable to (see :mod:`.passed`)."""
+        if self._handed is None:
+            self._handed = {origin for _, _, origin, _, _ in captured_arguments(self.infos, self.index)}
+        return self._handed
+
+    def member(self, info: ModuleInfo, fn: FunctionInfo, desc: Descriptor) -> bool:
+        (root, attrs), method = desc[1], desc[2]
+        if method in KNOWN_METHODS:  # a method of a container, a tensor or a module (not an attribute called)
+            return False
+        index = self.index
+        if root == "self":
+            if fn.cls not in info.classes:
+                return True  # ``self`` outside a class: nothing to follow
+            types: list[ClassRef] = [(info, fn.cls)]
+        else:
+            start = index.class_ref(info, root, fn.cls)
+            if start is None:  # ``model: nn.Module`` is some project model; ``tok: Tokenizer`` is not
+                return not self.external(info, root)
+            types = [start]
+        walk = list(attrs) if method is not None else list(attrs[:-1])
+        for attr in walk:
+            kinds = self.holds(types, attr)
+            if "tensor" in kinds or (kinds and kinds <= {"external"}):
+                return False  # a tensor, or a module built from a class outside the project
+            types = [sub for t in types for sub in index.submodule_types(t, attr)]
+            if not types:
+                return True  # nothing says what the attribute holds
+        if method is None:
+            if not attrs:
+                return False  # calling a typed object: its ``forward`` is inherited from outside
+            kinds = self.holds(types, attrs[-1])  # ``self.proj(x)``: calling the attribute itself
+            return not ("tensor" in kinds or (kinds and kinds <= {"external"}))
+        kinds = self.holds(types, method)  # ``self.wqkv(x)`` is recorded as a method call too
+        if kinds:
+            return not ("tensor" in kinds or kinds <= {"external"})
+        if any(f"{name}:{method}" in owner.attr_writes for t in types for owner, name in index.mro(t)):
+            return True  # ``self.model_forward = model.forward`` then ``self.model_forward(**kw)``
+        return not any(index.class_ref(owner, base) is None for t in types for owner, name in index.mro(t)
+                       for base in owner.classes[name].bases)  # else inherited from a base outside
+
+    def holds(self, types: Iterable[ClassRef], attr: str) -> set[str]:
+        """What the classes say ``attr`` holds: "tensor", "external" (built from a class outside the
+        project), "project" (a class or callable of the project); empty when nothing says."""
+        kinds: set[str] = set()
+        for t in types:
+            for owner, name in self.index.mro(t):
+                cls = owner.classes[name]
+                if attr in cls.tensor_attrs or attr in cls.weight_attrs:
+                    kinds.add("tensor")
+                for d in (*cls.submodules.get(attr, ()), *cls.made.get(attr, ())):
+                    kinds.add("external" if self.external(owner, d) else "project")
+                for d in cls.callables.get(attr, ()):  # ``self.norm = flashinfer.rmsnorm`` is external
+                    kinds.add("external" if d[0] == "dotted" and not project_name(self.index, owner, d[1])
+                              else "project")
+        return kinds
+
+    def external(self, info: ModuleInfo, desc: Descriptor) -> bool:
+        """A class from outside the analysed modules that no analysed class derives from
+        (``nn.Linear``, a tokenizer). An object typed ``nn.Module`` may be any project model."""
+        if desc[0] != "dotted" or project_name(self.index, info, desc[1]):
+            return False
+        return self.index.absolute(info, desc[1]) not in self.derived()
+
+    def derived(self) -> set[str]:
+        """The classes outside the project that analysed classes derive from (``torch.nn.Module``)."""
+        if self._derived is None:
+            self._derived = {self.index.absolute(info, base[1]) for info in self.infos for cls in info.classes.values()
+                             for base in cls.bases if base[0] == "dotted" and self.index.class_ref(info, base) is None}
+        return self._derived
 
 
-def _attr_kinds(index: Index, types: Iterable[ClassRef], attr: str) -> set[str]:
-    """What the classes say ``attr`` holds: "tensor", "external" (built from a class outside the
-    project), "project" (a class or callable of the project); empty when nothing says."""
-    kinds: set[str] = set()
-    for t in types:
-        for owner, name in index.mro(t):
-            cls = owner.classes[name]
-            if attr in cls.tensor_attrs or attr in cls.weight_attrs:
-                kinds.add("tensor")
-            for d in (*cls.submodules.get(attr, ()), *cls.made.get(attr, ())):
-                kinds.add("external" if _external_class(index, owner, d) else "project")
-            if attr in cls.callables:
-                kinds.add("project")
-    return kinds
-
-
-def _external_class(index: Index, info: ModuleInfo, desc: Descriptor) -> bool:
-    """A class descriptor naming something outside the analysed modules (``nn.Linear``)."""
-    return desc[0] == "dotted" and not project_name(index, info, desc[1])
-
-
-def _external_base(index: Index, ref: ClassRef) -> bool:
-    """Whether the class, or a base of it, derives from a class outside the project (``nn.Module``):
-    a method found nowhere in the project may be inherited from there."""
-    return any(index.class_ref(owner, base) is None for owner, name in index.mro(ref)
-               for base in owner.classes[name].bases)
-
-
-def _written(index: Index, ref: ClassRef, attr: str) -> bool:
-    """``self.<attr> = value`` somewhere in the class or its bases: a callable kept on the instance."""
-    return any(f"{name}:{attr}" in owner.attr_writes for owner, name in index.mro(ref))
+def callee_name(desc: Descriptor) -> str | None:
+    """The last name of the callee as written: ``m`` of ``self.a.m()``, ``f`` of ``pkg.f()``."""
+    kind = desc[0]
+    if kind == "member":
+        (root, attrs), method = desc[1], desc[2]
+        return method or (attrs[-1] if attrs else None)
+    if kind in ("name", "local", "dotted"):
+        return str(desc[1]).rsplit(".", 1)[-1]
+    if kind == "super":
+        return desc[1]
+    return None
 
 
 def spelling(call: Descriptor) -> str:
@@ -205,7 +238,10 @@ def spelling(call: Descriptor) -> str:
     kind = call[0]
     if kind == "member":
         (root, attrs), method = call[1], call[2]
-        head = "self" if root == "self" else f"<{root[1]}>" if root[0] in ("name", "dotted") else "<object>"
+        head = "self" if root == "self" else (f"<{str(root[1]).rsplit('.', 1)[-1]} object>"
+                                              if root[0] in ("name", "dotted") else "<object>")
+        if root != "self" and root[0] == "returns":
+            head = f"<result of {spelling(root[1])}>"
         return ".".join((head, *attrs, *((method,) if method else ())))
     if kind == "getattr":
         return f"getattr(self, {call[1]!r}...)" if call[1] else "getattr(self, name)"
