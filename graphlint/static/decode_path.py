@@ -88,7 +88,9 @@ def unreached(infos: list[ModuleInfo], calls: Calls, hot: set[FuncId], options: 
         for cand in info.candidates:
             fid = (info.path, cand.function)
             rule = rules.get(cand.code)
-            if fid in hot or rule is None or cand.code not in options.enabled or rule.params.get("scope", "hot") != "hot":
+            if fid in hot or rule is None or cand.code not in options.enabled:
+                continue
+            if rule.params.get("scope", "hot") != "hot":  # reported wherever it is: nothing goes unchecked
                 continue
             fn = info.functions.get(cand.function)
             if fn is None or cand.function == "<module>" or fn.device_code or not match.match(fn.name):

@@ -58,7 +58,7 @@ MODULE_METHODS = frozenset("""
 """.split())
 #: long-standing ``torch.Tensor`` methods (checked against the installed torch by the same test)
 TENSOR_METHODS = frozenset("""
-    abs add add_ addmm all amax amin any argmax argmin argsort bernoulli_ bmm bool byte cat ceil
+    abs add add_ addmm all amax amin any argmax argmin argsort bernoulli_ bmm bool byte ceil
     chunk clamp clamp_ clone contiguous copy_ cos count_nonzero cpu cuda cumsum data_ptr detach
     diag dim div div_ dtype element_size eq exp exp_ expand expand_as fill_ flatten flip float
     floor gather ge gt half index_add_ index_copy_ index_fill_ index_put_ index_select int isnan
@@ -73,7 +73,8 @@ TENSOR_METHODS = frozenset("""
 CUDA_OBJECT_METHODS = frozenset("""
     capture_begin capture_end elapsed_time pool query record replay reset synchronize wait_event wait_stream
 """.split())
-#: methods of a ``logging.Logger`` (``logger.info(...)`` on a logger a project module made)
+#: methods of a ``logging.Logger`` (``logger.info(...)`` on a logger a project module made; ``warning_once``
+#: is what transformers' loggers add)
 LOGGING_METHODS = frozenset("debug info warning warning_once error exception critical log".split())
 KNOWN_METHODS = CONTAINER_METHODS | MODULE_METHODS | TENSOR_METHODS | CUDA_OBJECT_METHODS | LOGGING_METHODS
 _BUILTINS = frozenset(dir(builtins))
