@@ -8,23 +8,28 @@ calls inside them the call graph could not follow (:mod:`.unresolved`), and the 
 like decode code that hold a hazard but are never reached (a new ``decode_step`` nothing calls is
 not checked, and the report says so instead of a silent "No findings").
 
-Built from what linking already has -- entries, contexts, the call edges and the index -- by
-:func:`decode_path`; lines are looked up only when a report prints them
-(:mod:`graphlint.static.decode_record`).
+Built from what linking already has -- entries, contexts and the call edges -- by
+:func:`decode_path`, which asks the call graph for its unresolved calls through one callable
+(today :func:`graphlint.static.unresolved.unresolved_calls` over the index; a points-to call
+graph passes its own ``CallGraph.unresolved``); lines are looked up only when a report prints
+them (:mod:`graphlint.static.decode_record`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from graphlint.rules import Rule
 from graphlint.static.contexts import Calls, FuncId
 from graphlint.static.entries import Contexts, Entry, setup_named
 from graphlint.static.facts import ModuleInfo
-from graphlint.static.index import Index
 from graphlint.static.names import name_matcher
 from graphlint.static.options import StaticOptions
-from graphlint.static.unresolved import UnresolvedCall, unresolved_calls
+from graphlint.static.unresolved import UnresolvedCall
+
+#: the call graph's unresolved calls of the hot functions (see :func:`.unresolved.unresolved_calls`)
+FindUnresolved = Callable[[Mapping[FuncId, "frozenset[int] | None"]], list[UnresolvedCall]]
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,8 @@ class DecodePath:
         return bool(self.entries) and not self.evidence
 
 
-def decode_path(infos: list[ModuleInfo], index: Index, calls: Calls, contexts: Contexts,
-                options: StaticOptions, rules: dict[str, Rule]) -> DecodePath:
+def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, options: StaticOptions,
+                rules: dict[str, Rule], find_unresolved: FindUnresolved) -> DecodePath:
     placement = contexts.placement
     hot: dict[FuncId, frozenset[int] | None] = {}
     for context in ("graph", "eager", "host"):
@@ -72,7 +77,7 @@ def decode_path(infos: list[ModuleInfo], index: Index, calls: Calls, contexts: C
     guessed = {f for f in placement.guessed if f in hot}
     return DecodePath(
         entries=list(contexts.entries), functions=len(hot), guessed_functions=len(guessed),
-        unresolved=unresolved_calls(infos, index, hot),
+        unresolved=find_unresolved(hot),
         unreached=unreached(infos, calls, set(hot), options, rules, names_on), names_on=names_on,
     )
 

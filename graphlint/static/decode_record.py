@@ -16,6 +16,7 @@ from pathlib import Path
 
 from graphlint.static.decode_path import DecodePath
 from graphlint.static.entry_lines import entry_rows
+from graphlint.static.positions import locate
 from graphlint.static.unresolved import UnresolvedCall, callee_name, spelling
 
 
@@ -80,6 +81,8 @@ def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:
         path, qual = c.function
         node = _function_node(trees.get(path), qual)
         line, text = _call_site(node, c.call) if node is not None else (0, "")
+        if c.where and path in trees:  # the call graph knows the position: trust it over the name
+            line = locate(trees[path], *c.where)[0]
         if not line and node is not None:
             line = getattr(node, "lineno", 0)
         row = {"path": path, "line": line, "function": qual, "call": text or spelling(c.call)}

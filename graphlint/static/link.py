@@ -8,6 +8,7 @@ from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.contexts import FuncId
 from graphlint.static.decode_path import DecodePath, decode_path
+from graphlint.static.unresolved import unresolved_calls
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
@@ -44,7 +45,9 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if decode_out is not None:
-        decode_out.append(decode_path(infos, index, calls, contexts, options, rules))
+        # the one line a points-to call graph changes: ``find_unresolved=graph.unresolved``
+        decode_out.append(decode_path(infos, calls, contexts, options, rules,
+                                      find_unresolved=lambda hot: unresolved_calls(infos, index, hot)))
     return _findings(infos, rules, options, contexts, index)
 
 

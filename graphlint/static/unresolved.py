@@ -25,8 +25,10 @@ tensors and containers; such a call on an object the code gives no type is a doc
 
 **The seam.** :func:`unresolved_calls` is the one place that decides, from today's
 :class:`graphlint.static.index.Index`. A call graph that knows its own unresolved sites (the
-points-to graph's ``CallGraph.unresolved``) replaces it by returning the same
-:class:`UnresolvedCall` records for the same ``hot`` argument.
+points-to graph's ``CallGraph.unresolved``) replaces it in :func:`graphlint.static.link.link`
+(one line: ``find_unresolved=graph.unresolved``) by taking the same ``hot`` argument and
+returning the same :class:`UnresolvedCall` records -- with ``where`` filled if it knows the
+position, and keeping the known externals above out.
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ class UnresolvedCall:
 
     function: FuncId
     call: Descriptor
+    #: where the call is, when the call graph knows (a :class:`graphlint.static.facts.Site` position:
+    #: statement path, anchor class, rank); empty: found by the callee's name when printed
+    where: tuple = ()
 
 
 def unresolved_calls(infos: list[ModuleInfo], index: Index,

@@ -268,3 +268,35 @@ def test_the_record_sorts_entries_and_finds_lines(tmp_path, monkeypatch):
     brief = decode_path_record(path, full=False)  # the text headline: counts, evidence lines only
     assert brief["unresolved"] == [] and brief["unresolved_calls"] == 1
     assert brief["captured_regions"] == record["captured_regions"]
+
+
+def test_the_seam_takes_any_call_graphs_unresolved_calls_and_their_positions(tmp_path, monkeypatch):
+    """What a points-to call graph plugs in: ``find_unresolved(hot)`` returning
+    :class:`UnresolvedCall` records, with the position it knows (statement path, anchor, rank)."""
+    from graphlint.static.decode_path import decode_path as build
+    from graphlint.static.entries import Discovery
+    from graphlint.static.facts import ModuleInfo
+    from graphlint.static.index import Index
+    from graphlint.static.unresolved import UnresolvedCall
+
+    monkeypatch.chdir(tmp_path)
+    files = engine("y = self.model_forward(x)\nreturn self.model_forward(y)\n")  # by name: the first
+    (tmp_path / "eng.py").write_text(files["eng.py"])
+    infos = [s.data for s in summarize(files) if isinstance(s.data, ModuleInfo)]
+    index = Index(infos)
+    calls = {(i.path, q): [((t.path, tq), site) for site in fn.calls for t, tq in index.targets(i, fn.cls, site.target)]
+             for i in infos for q, fn in i.functions.items()}
+    contexts = Discovery(infos, index, calls, options()).run()
+    asked = []
+
+    def graph_unresolved(hot):
+        asked.append(dict(hot))
+        # the second statement of Engine.run (class body 2, method 3), its first call: not the first by name
+        return [UnresolvedCall(("eng.py", "Engine.run"), ("member", ("self", ()), "model_forward"),
+                               ((("body", 2), ("body", 3), ("body", 1)), "Call", 1))]
+
+    path = build(infos, calls, contexts, options(), builtin_rules(), find_unresolved=graph_unresolved)
+    assert asked == [{("eng.py", "Engine.run"): None, ("eng.py", "Engine.step"): None}]
+    row = decode_path_record(path)["unresolved"]
+    assert row == [{"path": "eng.py", "line": files["eng.py"].splitlines().index(
+        "        return self.model_forward(y)") + 1, "function": "Engine.run", "call": "self.model_forward"}]
