@@ -139,3 +139,18 @@ def test_no_decode_path_at_all_says_nothing_was_checked(project):
     first = project.run("src").out.splitlines()[0]
     assert first.startswith("No decode path found: nothing is captured or replayed, no per-token loop, no entry is "
                             "given and no function matches hot-names, so no hazard was checked.")
+
+
+def test_github_annotations_say_when_the_path_was_guessed_or_code_is_unchecked(project):
+    project.write("src/model.py", GUESSED)
+    lines = project.run("src", "--format", "github").out.splitlines()
+    assert lines[0].startswith("::warning title=graphlint decode path::Decode path guessed from function names")
+    assert lines[1].startswith("::warning file=src/model.py,line=4,") and len(lines) == 2
+    project.write("src/model.py", ENGINE)
+    assert "decode path" not in project.run("src", "--format", "github").out  # evidence: nothing to say
+    project.write("src/new.py", "import torch\n\n\ndef decode_step(logits: torch.Tensor):\n"
+                                "    return logits.argmax().item()\n")
+    notices = [n for n in project.run("src", "--format", "github").out.splitlines() if n.startswith("::notice")]
+    assert notices == ["::notice file=src/new.py,line=5,title=graphlint unchecked::decode_step is named like decode "
+                       "code but is not on the decode path (no caller; the decode path comes from the captures "
+                       "found): 1 hazard(s) not checked; give it with --entry src/new.py:decode_step"]
