@@ -17,7 +17,7 @@ Input is the plain record of :func:`graphlint.static.decode_record.decode_path_r
 from __future__ import annotations
 
 SHOWN = 3  # locations listed per kind before "and N more"
-NOTES = 5  # files with unreached functions noted in a report before "and N more files"
+NOTES = 3  # files with unreached functions noted one by one in a report; more get one summary line
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -80,10 +80,18 @@ def headline(record: dict, record_command: bool = False, listed_below: bool = Fa
 
 def unreached_notes(record: dict, limit: int | None = NOTES) -> list[str]:
     """One line per file: its functions named like decode code that hold a hazard and that no decode
-    path reaches, each with why, and how to check them anyway (the first ``limit`` files)."""
+    path reaches, each with why, and how to check them anyway. Over ``limit`` files (a whole engine
+    checked, not a commit's few files), one line says how many and where to see them."""
     by_file: dict[str, list[dict]] = {}
     for row in record["unreached"]:
         by_file.setdefault(row["path"], []).append(row)
+    if limit is not None and len(by_file) > limit:
+        rows = record["unreached"]
+        hazards = sum(len(r["hazards"]) for r in rows)
+        shown = ", ".join(f"{r['path']}:{r['function']}" for r in rows[:2])
+        return [f"note: {len(rows)} functions named like decode code in {len(by_file)} files are not on the decode "
+                f"path, so {_plural(hazards, 'hazard')} in them {'is' if hazards == 1 else 'are'} not checked "
+                f"({shown}, ...): `graphlint entries` lists them with why."]
     out = []
     for path, rows in by_file.items():
         hazards = sum(len(r["hazards"]) for r in rows)
@@ -98,8 +106,6 @@ def unreached_notes(record: dict, limit: int | None = NOTES) -> list[str]:
                    f"{_plural(hazards, 'hazard')} in {it} {'is' if hazards == 1 else 'are'} not checked. "
                    f"If {'it runs' if one else 'they run'} every token, give {it} with --entry "
                    f"{path}:{rows[0]['function']}.")
-    if limit is not None and len(out) > limit:
-        out = out[:limit] + [f"note: and {len(out) - limit} more files like these (`graphlint entries` lists them)."]
     return out
 
 

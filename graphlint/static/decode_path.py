@@ -119,7 +119,7 @@ def unreached(infos: list[ModuleInfo], calls: Calls, hot: set[FuncId], options: 
 
 def _why(fid: FuncId, callers: list[FuncId], options: StaticOptions, names_on: bool) -> str:
     if callers:
-        names = sorted({c[1] for c in callers})
+        names = sorted({"module-level code" if c[1] == "<module>" else c[1] for c in callers})
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         return f"called only from {shown}, off the decode path"
     if options.entries:

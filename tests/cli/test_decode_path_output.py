@@ -154,3 +154,16 @@ def test_github_annotations_say_when_the_path_was_guessed_or_code_is_unchecked(p
     assert notices == ["::notice file=src/new.py,line=5,title=graphlint unchecked::decode_step is named like decode "
                        "code but is not on the decode path (no caller; the decode path comes from the captures "
                        "found): 1 hazard(s) not checked; give it with --entry src/new.py:decode_step"]
+
+
+def test_many_files_of_unreached_decode_code_are_one_line(project):
+    project.write("src/engine.py", ENGINE)
+    for i in range(4):
+        project.write(f"src/old{i}.py", "import torch\n\n\ndef decode_step(logits: torch.Tensor):\n"
+                                        "    return logits.argmax().item()\n")
+    notes = [line for line in project.run("src").out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: 4 functions named like decode code in 4 files are not on the decode path, so 4 hazards "
+                     "in them are not checked (src/old0.py:decode_step, src/old1.py:decode_step, ...): "
+                     "`graphlint entries` lists them with why."]
+    listed = project.run("--raw", "entries", "--no-cache", "src").out
+    assert sum(line.startswith("note: src/old") for line in listed.splitlines()) == 4
