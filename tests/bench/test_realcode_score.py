@@ -306,3 +306,14 @@ def test_manifest_mistakes_are_refused(tmp_path, body, message):
     manifest.write_text(f"[engines.e]\n{body}\n")
     with pytest.raises(fetch_mod.ManifestError, match=message):
         fetch_mod.load_manifest(manifest)
+
+
+def test_the_entries_page_has_the_summary_table_and_each_engines_headline(bench, capsys):
+    entries_mod = load("realcode_entries")
+    meta, checkouts, _ = bench
+    assert entries_mod.main([str(checkouts), "--manifest", str(meta / "engines.toml"), "--note", "at test"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("# What `graphlint entries` says the decode path is, per engine of `engines.toml`")
+    # the tiny engine: its per-token loop in generate (line 17) reaches Decoder.decode; nothing unresolved
+    assert "| tiny | 0 | 0 | 1 | 0 | 0 | 2 | 0 | 0 | 0 |" in page
+    assert "## tiny\n\n```\nDecode path: no captured region, no host step, 1 per-token loop (eng/decoder.py:17).\n" in page
