@@ -189,7 +189,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
         failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
-        decode_path=_decode_record(result, full=args.format in ("json", "sarif")),
+        decode_path=_decode_record(result, "entries" if args.format in ("json", "sarif") else "headline"),
         record_command=getattr(args, "record_command", False),
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
@@ -213,13 +213,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check_exit_code(findings, ctx.failing, args.exit_zero)
 
 
-def _decode_record(result, full: bool) -> dict | None:
-    """The decode path as the reports' plain record; ``full`` reads every line (JSON, SARIF)."""
+def _decode_record(result, lines: str) -> dict | None:
+    """The decode path as the reports' plain record, with the lines ``lines`` asks for (see
+    :func:`graphlint.static.decode_record.decode_path_record`: each file read costs a parse)."""
     if result.decode_path is None:
         return None
     from graphlint.static.decode_record import decode_path_record
 
-    return decode_path_record(result.decode_path, full=full)
+    return decode_path_record(result.decode_path, lines)
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
@@ -234,7 +235,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(entry_rows(result.entries), args.format, _decode_record(result, full=True),
+    sys.stdout.write(render_entries(entry_rows(result.entries), args.format, _decode_record(result, "all"),
                                     getattr(args, "record_command", False)))
     return EXIT_CLEAN
 

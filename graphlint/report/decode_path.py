@@ -5,9 +5,10 @@ A hook that cannot see the model it guards must say so, so before the findings c
 * when no evidence was found (nothing captured or replayed, no per-token loop, no ``--entry``), one
   line saying the decode path was guessed from function names, that its findings are therefore at
   most warnings, and how to give the path instead;
-* one or two lines of what the decode path is: captured regions (file:line), host steps,
-  per-token loops, other entries, the number of functions on it and of the unresolved calls among
-  them (calls the call graph could not follow: where graphlint stops seeing the engine);
+* one or two lines of what the decode path is: captured regions (file:line), host steps and
+  per-token loops (by function), other entries, the number of functions on it and of the
+  unresolved calls among them (calls the call graph could not follow: where graphlint stops
+  seeing the engine);
 * one note per reported file whose functions are named like decode code and hold a hazard but are
   never reached, instead of a silent "No findings".
 
@@ -30,6 +31,14 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
 
 def _at(rows: list[dict]) -> str:
     places = [f"{r['path']}:{r['line']}" if r.get("line") else r["path"] for r in rows]
+    return _listed(places)
+
+
+def _named(rows: list[dict]) -> str:
+    return _listed([r["function"] for r in rows])
+
+
+def _listed(places: list[str]) -> str:
     if not places:
         return ""
     more = f" and {len(places) - SHOWN} more" if len(places) > SHOWN else ""
@@ -59,8 +68,8 @@ def headline(record: dict, record_command: bool = False, listed_below: bool = Fa
         first = f"Decode path: {_plural(len(guessed), 'entry', 'entries')} chosen by name"
     else:
         parts = [_count(len(captured), "captured region") + _at(captured),
-                 _count(len(host), "host step") + _at(host),
-                 _count(len(loops), "per-token loop") + _at(loops)]
+                 _count(len(host), "host step") + _named(host),
+                 _count(len(loops), "per-token loop") + _named(loops)]
         if eager:
             parts.append(_plural(len(eager), "other entry", "other entries"))
         if guessed:

@@ -15,44 +15,59 @@ import ast
 from pathlib import Path
 
 from graphlint.static.decode_path import DecodePath
+from graphlint.static.entries import Entry
 from graphlint.static.entry_lines import entry_rows
 from graphlint.static.positions import locate
 from graphlint.static.unresolved import UnresolvedCall, callee_name, spelling
 
+SHOWN = 3  # locations per kind the text headline prints (graphlint.report.decode_path.SHOWN)
 
-def decode_path_record(path: DecodePath, full: bool = True) -> dict:
+
+def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN) -> dict:
     """``{"guessed", "names_on", "captured_regions", "host_steps", "token_loops", "eager_entries",
     "guessed_entries", "functions", "guessed_functions", "unresolved_calls", "unresolved",
-    "unreached"}``. Without ``full`` (the text headline: counts, and the lines of the evidence),
-    ``unresolved`` is empty and guessed entries and unreached functions carry no line: their files
-    are not read."""
-    regions: dict[tuple[str, int], dict] = {}
-    host, loops, given, guessed = [], [], [], []
-    by_key = {(e.context, e.function): e for e in path.entries}
-    shown = path.entries if full else [e for e in path.entries if not e.guessed]
-    rows = entry_rows(shown) + ([] if full else [
-        {"context": e.context, "path": e.function[0], "line": 0, "function": e.function[1], "reason": e.reason,
-         "evidence": None, "loop_only": bool(e.loops)} for e in path.entries if e.guessed])
-    for row in rows:
-        entry = by_key[(row["context"], (row["path"], row["function"]))]
-        at = row["evidence"] or {"path": row["path"], "line": row["line"]}
-        if entry.context == "graph":
-            region = regions.setdefault((at["path"], at["line"]), {**at, "functions": []})
-            region["functions"].append(row["function"])
-        elif entry.context == "host":
-            host.append({"path": row["path"], "line": row["line"], "function": row["function"],
-                         "loop_only": row["loop_only"], "reason": row["reason"]})
-        elif entry.guessed:
-            guessed.append({"path": row["path"], "line": row["line"], "function": row["function"]})
-        elif row["loop_only"]:
-            loops.append({**at, "function": row["function"], "reason": row["reason"]})
-        else:
-            given.append({"path": row["path"], "line": row["line"], "function": row["function"],
-                          "reason": row["reason"]})
+    "unreached"}``, with the lines ``lines`` asks for -- each costs one ``ast`` parse per file read:
+
+    * ``"headline"`` (text, markdown, github: counts, the first ``shown`` captured regions at their
+      lines, host steps and loops by name): only those regions carry lines (the files of the
+      captures, usually one); ``unresolved`` is empty. A generate loop in a 4,000-line file cost
+      the headline 0.1-0.25 s per run when it printed that loop's line too;
+    * ``"entries"`` (check's JSON and SARIF): every entry with its lines (the entries' files, as
+      ``graphlint entries`` reads them); the unresolved calls by function and callee, no line (on
+      all of torch their 196 files take 10 s to read);
+    * ``"all"`` (``graphlint entries``): the unresolved calls at their lines too.
+
+    An unreached function's ``line`` is its first unchecked hazard's, known without reading."""
+    full = lines != "headline"
+    kinds: dict[str, list[Entry]] = {"graph": [], "host": [], "loop": [], "eager": [], "guessed": []}
+    for e in sorted(path.entries, key=_source_order):
+        kinds["graph" if e.context == "graph" else "host" if e.context == "host" else "guessed" if e.guessed
+              else "loop" if e.loops else "eager"].append(e)
+    regions: dict[tuple, list[Entry]] = {}  # one per capture site or declaration, else per function
+    for e in kinds["graph"]:
+        regions.setdefault(e.where if e.where[1] else (e.function[0], ("def", e.function[1])), []).append(e)
+    picked = path.entries if full else [e for group in list(regions.values())[:shown] for e in group]
+    rows = {(r["context"], (r["path"], r["function"])): r for r in entry_rows(picked)}
+
+    def row(e: Entry) -> dict:
+        return rows.get((e.context, e.function)) or {"path": e.function[0], "line": 0, "function": e.function[1],
+                                                      "reason": e.reason, "evidence": None, "loop_only": bool(e.loops)}
+
+    def at(r: dict) -> dict:
+        return dict(r["evidence"] or {"path": r["path"], "line": r["line"]})
+
+    captured = [{**at(row(group[0])), "functions": [e.function[1] for e in group]} for group in regions.values()]
+    host = [{k: row(e)[k] for k in ("path", "line", "function", "loop_only", "reason")} for e in kinds["host"]]
+    loops = [{**at(row(e)), "function": e.function[1], "reason": e.reason} for e in kinds["loop"]]
+    given = [{k: row(e)[k] for k in ("path", "line", "function", "reason")} for e in kinds["eager"]]
+    guessed = [{k: row(e)[k] for k in ("path", "line", "function")} for e in kinds["guessed"]]
+    if full:  # every line is known: source order by line
+        for rows_of_kind in (captured, host, loops, given, guessed):
+            rows_of_kind.sort(key=lambda r: (r["path"], r["line"]))
     return {
         "guessed": path.guessed,
         "names_on": path.names_on,
-        "captured_regions": sorted(regions.values(), key=lambda r: (r["path"], r["line"])),
+        "captured_regions": captured,
         "host_steps": host,
         "token_loops": loops,
         "eager_entries": given,
@@ -60,17 +75,23 @@ def decode_path_record(path: DecodePath, full: bool = True) -> dict:
         "functions": path.functions,
         "guessed_functions": path.guessed_functions,
         "unresolved_calls": len(path.unresolved),
-        "unresolved": unresolved_rows(path.unresolved) if full else [],
-        "unreached": unreached_rows(path, full),
+        "unresolved": (unresolved_rows(path.unresolved) if lines == "all" else
+                       [{"path": c.function[0], "function": c.function[1], "call": spelling(c.call)}
+                        for c in path.unresolved] if full else []),
+        "unreached": unreached_rows(path),
     }
 
 
-def unreached_rows(path: DecodePath, lines: bool = True) -> list[dict]:
-    trees = _trees({u.function[0] for u in path.unreached}) if lines else {}
-    return [{"path": u.function[0], "line": getattr(_function_node(trees.get(u.function[0]), u.function[1]),
-                                                     "lineno", 0),
-             "function": u.function[1], "why": u.why,
-             "hazards": [{"line": line, "rule": code} for line, code in u.hazards]} for u in path.unreached]
+def _source_order(e: Entry) -> tuple:
+    """Entries in source order without reading a file: by path, then the evidence's statement path."""
+    path, where = e.where if e.where[1] else (e.function[0], ())
+    return (path, 0, where, e.function[1]) if where else (path, 1, (), e.function[1])
+
+
+def unreached_rows(path: DecodePath) -> list[dict]:
+    return [{"path": u.function[0], "line": u.hazards[0][0] if u.hazards else 0, "function": u.function[1],
+             "why": u.why, "hazards": [{"line": line, "rule": code} for line, code in u.hazards]}
+            for u in path.unreached]
 
 
 def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:

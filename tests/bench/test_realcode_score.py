@@ -314,6 +314,6 @@ def test_the_entries_page_has_the_summary_table_and_each_engines_headline(bench,
     assert entries_mod.main([str(checkouts), "--manifest", str(meta / "engines.toml"), "--note", "at test"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("# What `graphlint entries` says the decode path is, per engine of `engines.toml`")
-    # the tiny engine: its per-token loop in generate (line 17) reaches Decoder.decode; nothing unresolved
+    # the tiny engine: its per-token loop in generate reaches Decoder.decode; nothing unresolved
     assert "| tiny | 0 | 0 | 1 | 0 | 0 | 2 | 0 | 0 | 0 |" in page
-    assert "## tiny\n\n```\nDecode path: no captured region, no host step, 1 per-token loop (eng/decoder.py:17).\n" in page
+    assert "## tiny\n\n```\nDecode path: no captured region, no host step, 1 per-token loop (generate).\n" in page

@@ -265,9 +265,12 @@ def test_the_record_sorts_entries_and_finds_lines(tmp_path, monkeypatch):
     assert record["unresolved"] == [{"path": "eng.py", "line": call, "function": "Engine.run",
                                      "call": "self.model_forward"}]
     assert record["unresolved_calls"] == 1 and record["functions"] == 2 and not record["guessed"]
-    brief = decode_path_record(path, full=False)  # the text headline: counts, evidence lines only
+    brief = decode_path_record(path, "headline")  # the text headline: counts, evidence lines only
     assert brief["unresolved"] == [] and brief["unresolved_calls"] == 1
     assert brief["captured_regions"] == record["captured_regions"]
+    json_level = decode_path_record(path, "entries")  # check's JSON/SARIF: entries' lines, calls unlocated
+    assert json_level["unresolved"] == [{"path": "eng.py", "function": "Engine.run", "call": "self.model_forward"}]
+    assert json_level["host_steps"] == record["host_steps"]
 
 
 def test_the_seam_takes_any_call_graphs_unresolved_calls_and_their_positions(tmp_path, monkeypatch):
