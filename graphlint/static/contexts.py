@@ -20,7 +20,9 @@ candidate, whether and how it is reported:
   ``info``.
 
 A candidate in several contexts takes the strictest that applies to its rule: eager or graph
-(the rule's severity), else host (at most a warning; ``info`` for the result read-back).
+(the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
+candidate eager only through entries chosen by their name (``hot-names``, no evidence) is at most
+a warning: a guess never fails the gate.
 """
 
 from __future__ import annotations

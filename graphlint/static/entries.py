@@ -19,7 +19,8 @@ Hot means "what the GPU does every token", in one of three contexts:
   ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a scheduler
   loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine that captures
   nothing; a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot
-  only if its caller is). The per-token loops' own code and what it calls outside the model step
+  only if its caller is). Those are guesses (``Entry.guessed``): what only they reach is at most
+  a warning. The per-token loops' own code and what it calls outside the model step
   is the engine's *host logic* (between replays, once the step is captured): rules marked
   ``eager_host: false`` skip it.
 
@@ -135,8 +136,8 @@ class Discovery:
         eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
         guessed_only: set[FuncId] = set()
         if self.guessed_roots:  # what evidence reaches keeps its severity, and its chain from the evidence
-            sure, _ = spread([r for r in self.roots["eager"] if r not in self.guessed_roots], self.calls, setup,
-                             compiled_roots)
+            guessed = set(self.guessed_roots)
+            sure, _ = spread([r for r in self.roots["eager"] if r not in guessed], self.calls, setup, compiled_roots)
             guessed_only = set(eager) - set(sure)
             eager = {**eager, **sure}
         eager_host = self.eager_host_logic(eager, steps, setup)
