@@ -29,7 +29,7 @@ import os
 import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -63,6 +63,7 @@ class RunResult:
     cache_hits: int = 0
     warnings: list[str] = field(default_factory=list)
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
+    decode_path: object = None  # graphlint.static.decode_path.DecodePath: what the check took for the decode path
 
 
 @dataclass
@@ -220,12 +221,17 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     check_entries(summaries, settings)
     if progress:
         progress(0, None, "linking")
+    decode: list = []
     try:
-        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries, contexts_out)
+        linked = link(list(summaries.values()), settings.rules, settings.options, result.entries,
+                      contexts_out, decode)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
     _warn_unmatched(summaries, settings, result.warnings)
+    if decode:
+        result.decode_path = decode[0]
+        decode[0].unreached = _unchecked(decode[0].unreached, summaries, settings)
     return result
 
 
@@ -360,6 +366,32 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
         record = settings.options.decode_path  # a stale decode path is the run's business, like its config
         kept = [f for f in kept if _in_report_set(f.path, settings.report_paths) or (record and f.path == record)]
     return sorted(kept, key=Finding.sort_key)
+
+
+def _unchecked(unreached: list, summaries: dict[str, FileSummary], settings: Settings) -> list:
+    """The unreached hot-named functions worth a note: in a reported file, with a hazard of a rule
+    enabled for that file and not suppressed (a suppressed ``.item()`` hides nothing)."""
+    out = []
+    for item in unreached:
+        path = item.function[0]
+        if settings.report_paths is not None and not _in_report_set(path, settings.report_paths):
+            continue
+        codes = set(settings.options.enabled)
+        for matcher, ignored in settings.per_file_ignores:
+            if matcher(Path(path)):
+                codes -= ignored
+        summary = summaries.get(path)
+        hazards = tuple((line, code) for line, code in item.hazards if code in codes and not (
+            summary and _suppressed(summary, line, code, settings.rules)))
+        if hazards:
+            out.append(replace(item, hazards=hazards))
+    return out
+
+
+def _suppressed(summary: FileSummary, line: int, code: str, rules: dict) -> bool:
+    name = rules[code].name if code in rules else code
+    return any(s.first_line <= line <= s.last_line and (not s.codes or code in {c.upper() for c in s.codes}
+                                                        or name in s.codes) for s in summary.suppressions)
 
 
 def _in_report_set(path: str, report_paths: tuple[Path, ...]) -> bool:

@@ -184,6 +184,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
         failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
+        decode_path=_decode_record(result, "entries" if args.format in ("json", "sarif") else "headline"),
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
     report = render(args.format, shown, ctx)
@@ -206,6 +207,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check_exit_code(findings, ctx.failing, args.exit_zero)
 
 
+def _decode_record(result, lines: str) -> dict | None:
+    """The decode path as the reports' plain record, with the lines ``lines`` asks for (see
+    :func:`graphlint.static.decode_record.decode_path_record`: each file read costs a parse)."""
+    if result.decode_path is None:
+        return None
+    from graphlint.static.decode_record import decode_path_record
+
+    return decode_path_record(result.decode_path, lines)
+
+
 def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.check import run
     from graphlint.check_settings import resolve
@@ -219,7 +230,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(entry_rows(result.entries), args.format))
+    sys.stdout.write(render_entries(entry_rows(result.entries), args.format, _decode_record(result, "all")))
     return EXIT_CLEAN
 
 

@@ -37,8 +37,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 NAME = PYPROJECT["project"]["name"]
 
-HAZARD = "def decode_step(x):\n    return x.sum().item()\n"
-FIXED = "def decode_step(x):\n    return x.sum()\n"
+#: a decode step and the per-token loop that runs it (evidence: a name alone is a guess, at most a warning)
+LOOP = "\n\ndef generate(x, steps):\n    for _ in range(steps):\n        x = decode_step(x)\n    return x\n"
+HAZARD = "def decode_step(x):\n    return x.sum().item()\n" + LOOP
+FIXED = "def decode_step(x):\n    return x.sum()\n" + LOOP
 
 
 def _block(heading: str, language: str) -> str:

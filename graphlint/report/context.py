@@ -25,6 +25,9 @@ class ReportContext:
     show_chain: bool = False
     color: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: what the check took for the decode path (:func:`graphlint.static.decode_record.decode_path_record`);
+    #: None where no decode path was computed (a report of another run)
+    decode_path: dict | None = None
 
 
 def use_color(output: str | None) -> bool:

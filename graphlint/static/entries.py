@@ -19,7 +19,8 @@ Hot means "what the GPU does every token", in one of three contexts:
   ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a scheduler
   loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine that captures
   nothing; a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot
-  only if its caller is). The per-token loops' own code and what it calls outside the model step
+  only if its caller is). Those are guesses (``Entry.guessed``): what only they reach is at most
+  a warning. The per-token loops' own code and what it calls outside the model step
   is the engine's *host logic* (between replays, once the step is captured): rules marked
   ``eager_host: false`` skip it.
 
@@ -59,12 +60,15 @@ class Entry:
     #: :class:`graphlint.static.facts.Site` stores it (resolved to a line only when printed)
     where: tuple[str, tuple] = ("", ())
     loops: frozenset[int] = frozenset()  # only these loops of the function (a per-token loop's body)
+    #: chosen by its name alone (``hot-names``), no evidence: what only it reaches is at most a warning
+    guessed: bool = False
 
 
 @dataclass
 class Contexts:
     placement: Placement
     entries: list[Entry] = field(default_factory=list)
+    captures: bool = False  # a captured callable was found (the name heuristic is then off)
 
 
 _SETUP = name_matcher(SETUP_NAMES)
@@ -86,6 +90,7 @@ class Discovery:
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
         self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
+        self.guessed_roots: list[tuple[FuncId, Chain]] = []  # eager roots chosen by name alone
         self._hot = name_matcher(tuple(options.hot_names))
         self._prefill = name_matcher(tuple(options.prefill_names))
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
@@ -96,7 +101,7 @@ class Discovery:
         return self.by_path[fid[0]].functions[fid[1]]
 
     def add(self, context: str, fid: FuncId, reason: str, where=("", ()), chain: Chain | None = None,
-            loops: frozenset[int] = frozenset()) -> None:
+            loops: frozenset[int] = frozenset(), guessed: bool = False) -> None:
         if loops:
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
@@ -107,9 +112,11 @@ class Discovery:
             self.roots[context].append((fid, chain or (fid,)))
             if context == "eager":
                 self.step_entries.add(fid)
+            if guessed:
+                self.guessed_roots.append(self.roots[context][-1])
         if (fid, context) not in self.seen and not self.fn(fid).abstract:  # an interface has no body to list
             self.seen.add((fid, context))
-            self.entries.append(Entry(fid, context, reason, where, loops))
+            self.entries.append(Entry(fid, context, reason, where, loops, guessed))
 
     # -- the three contexts ------------------------------------------------------------------
     def run(self) -> Contexts:
@@ -129,14 +136,21 @@ class Discovery:
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name)}
         compiled_roots = set(self.compiled_roots)
         eager, eager_compiled = spread(self.roots["eager"], self.calls, setup, compiled_roots)
+        guessed_only: set[FuncId] = set()
+        if self.guessed_roots:  # what evidence reaches keeps its severity, and its chain from the evidence
+            guessed = set(self.guessed_roots)
+            sure, _ = spread([r for r in self.roots["eager"] if r not in guessed], self.calls, setup, compiled_roots)
+            guessed_only = set(eager) - set(sure)
+            eager = {**eager, **sure}
         eager_host = self.eager_host_logic(eager, steps, setup)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
-                              multi_device=called_per_device(self.calls), eager_host=eager_host)
-        return Contexts(placement, self.entries)
+                              multi_device=called_per_device(self.calls), eager_host=eager_host,
+                              guessed=guessed_only)
+        return Contexts(placement, self.entries, self.captures)
 
     def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
         """An eager engine's host logic: the per-token loops' own code and what it calls outside the
@@ -331,7 +345,7 @@ class Discovery:
                         continue  # nothing here builds one: someone else calls it (see ``class_live``)
                     if not callers.get(fid):  # called from the analysed code: hot only if its caller is
                         self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
-                                               "nothing is captured, and nothing here calls it")
+                                               "nothing is captured, and nothing here calls it", guessed=True)
                     continue
                 if fid in graph or fid in replayers or fid in self.host_requesters or fn.captures:
                     continue

@@ -7,6 +7,8 @@ from __future__ import annotations
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.contexts import FuncId
+from graphlint.static.decode_path import DecodePath, decode_path
+from graphlint.static.unresolved import unresolved_calls
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
@@ -16,10 +18,12 @@ from graphlint.static.recorded import stale_findings
 
 
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
-         entries_out: list[Entry] | None = None, contexts_out: list[Contexts] | None = None) -> list[Finding]:
+         entries_out: list[Entry] | None = None, contexts_out: list[Contexts] | None = None,
+         decode_out: list[DecodePath] | None = None) -> list[Finding]:
     """Findings of every hot candidate; ``entries_out``, when given, receives the decode step's
     entries with their reasons (``graphlint entries``), ``contexts_out`` the contexts themselves
-    (which functions are hot where: ``bench/record_vs_static.py``)."""
+    (which functions are hot where: ``bench/record_vs_static.py``), ``decode_out`` the
+    :class:`DecodePath`."""
     infos = sorted(
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
@@ -46,6 +50,10 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
         entries_out.extend(contexts.entries)
     if contexts_out is not None:
         contexts_out.append(contexts)
+    if decode_out is not None:
+        # the one line a points-to call graph changes: ``find_unresolved=graph.unresolved``
+        decode_out.append(decode_path(infos, calls, contexts, options, rules,
+                                      find_unresolved=lambda hot: unresolved_calls(infos, index, hot)))
     return _findings(infos, rules, options, contexts, index) + stale_findings(infos, rules, options)
 
 

@@ -134,7 +134,7 @@ def test_the_torch_check_does_not_import_torch():
 
 def test_without_torch_check_still_works(tmp_path):
     (tmp_path / "m.py").write_text("def decode_step(x):\n    return x.item()\n")
-    result = _graphlint("check", "m.py", "--no-cache", cwd=tmp_path, code=BLOCK_TORCH)
+    result = _graphlint("check", "m.py", "--no-cache", "--entry", "m.py:decode_step", cwd=tmp_path, code=BLOCK_TORCH)
     assert result.returncode == 1 and "GL101" in result.stdout, result.stderr
 
 
