@@ -111,7 +111,7 @@ def recorded_entries(record_file: Path | None, origin: str) -> tuple[tuple[Recor
     recorded files that exist: they are analysed too, so that with only some files passed (pre-commit)
     the record still finds its functions and the call graph still extends it. A missing or broken
     file is a configuration error (exit 2)."""
-    from graphlint.decode_path import DecodePathError, load
+    from graphlint.decode_path_file import DecodePathError, load
 
     if record_file is None:
         return (), ()

@@ -28,7 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphlint"
 STAGES = [
     ("graphlint", "shared"),  # the package root: its version
     ("graphlint.paths", "shared"),  # the one spelling of a file path, for both halves
-    ("graphlint.decode_path", "shared"),  # the record file: written by the dynamic half, read by the static
+    ("graphlint.decode_path_file", "shared"),  # the record file: written by the dynamic half, read by the static
     ("graphlint.rules", "rules"),
     ("graphlint.config_file", "rules"),  # [tool.graphlint]: which rules, which files
     ("graphlint.finding", "finding"),

@@ -261,7 +261,7 @@ def _write_record(req, output: str, directory: str) -> None:
     import shlex
     from pathlib import Path
 
-    from graphlint.decode_path import DecodePath, RecordedFunction, RecordedStep, load, merge, write
+    from graphlint.decode_path_file import RecordedDecodePath, RecordedFunction, RecordedStep, load, merge, write
     from graphlint.dynamic.project import target_roots
     from graphlint.dynamic.record_command import portable_command, relative_path
 
@@ -279,7 +279,7 @@ def _write_record(req, output: str, directory: str) -> None:
         path, _, qual = text.rpartition(":")
         return f"{spelled(path)}:{qual}"
 
-    write(DecodePath([RecordedFunction(spelled(f.path), f.function, f.roles) for f in record.functions],
+    write(RecordedDecodePath([RecordedFunction(spelled(f.path), f.function, f.roles) for f in record.functions],
                      [RecordedStep(named(s.loop), named(s.step), s.kind, s.calls) for s in record.steps],
                      portable_command(shlex.split(req.command) if req.command else
                                       ["graphlint", "inventory", "--target", req.target], cwd)), output)

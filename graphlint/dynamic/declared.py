@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 
-from graphlint.decode_path import write
+from graphlint.decode_path_file import write
 from graphlint.dynamic.recorder import Recorder, qualname
 
 RECORDED_STEP = 1

@@ -1,7 +1,7 @@
 """``graphlint record [-o decode-path.json] [--source DIR ...] -- CMD [ARGS...]``.
 
 Runs a Python command in this process, as ``coverage run`` does, and writes what ran each decode
-step (:mod:`graphlint.decode_path`). CMD is a script (``bench/generate.py``, also spelled
+step (:mod:`graphlint.decode_path_file`). CMD is a script (``bench/generate.py``, also spelled
 ``python bench/generate.py``), ``-m module``, ``-c code``, or the name of a console entry point of
 an installed distribution (``vllm-bench``), resolved through ``importlib.metadata``. Decisions:
 
@@ -63,7 +63,7 @@ def register(sub) -> None:
 
 
 def cmd_record(args) -> int:
-    from graphlint import decode_path
+    from graphlint import decode_path_file
     from graphlint.dynamic.graph_hooks import GraphHooks
     from graphlint.dynamic.recorder import Recorder
 
@@ -99,7 +99,7 @@ def cmd_record(args) -> int:
         hooks.uninstall()
         elapsed = time.perf_counter() - started
         record = recorder.result(Namer(str(output.parent), roots, cwd), _command(argv, cwd))
-        decode_path.write(record, output)
+        decode_path_file.write(record, output)
         roles = {}
         for f in record.functions:
             for role, _ in f.roles:

@@ -27,7 +27,7 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Callable
 
-from graphlint.decode_path import ROLES, DecodePath, RecordedFunction, RecordedStep
+from graphlint.decode_path_file import ROLES, RecordedDecodePath, RecordedFunction, RecordedStep
 
 PRIORITY = {"loop": 1, "eager": 2, "host": 3, "captured": 4}
 ROLE_OF = {p: r for r, p in PRIORITY.items()}
@@ -227,7 +227,7 @@ class Recorder:
                 out.setdefault(owner, Counter())[role] += 1
         return out
 
-    def result(self, name: Callable[[object], tuple[str, str] | None], command: str = "") -> DecodePath:
+    def result(self, name: Callable[[object], tuple[str, str] | None], command: str = "") -> RecordedDecodePath:
         """The record: ``name(code)`` gives (path, qualname) as the file spells them, or None to
         leave a function out (a lambda, a comprehension)."""
         functions, names = [], {}
@@ -251,7 +251,7 @@ class Recorder:
                 roles = Counter(dict(known.roles)) + Counter(dict(f.roles))
                 f = RecordedFunction(f.path, f.function, tuple((r, roles[r]) for r in ROLES if roles[r]))
             merged[(f.path, f.function)] = f
-        return DecodePath(list(merged.values()), steps, command)
+        return RecordedDecodePath(list(merged.values()), steps, command)
 
 
 def _monitoring_callbacks(rec: Recorder, imports: "_Imports"):

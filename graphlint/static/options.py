@@ -26,7 +26,7 @@ class RecordedEntry:
 
     path: str  # display path when the file is where the record says, else as recorded (matched by suffix)
     function: str
-    roles: tuple[str, ...]  # graphlint.decode_path.ROLES
+    roles: tuple[str, ...]  # graphlint.decode_path_file.ROLES
     step: str = ""  # for the function that owns a decode loop: "path:qualname" of the function it steps
     line: int = 0  # its line in the decode-path file
     local: bool = True  # its directory exists next to the record: a missing file or function is stale

@@ -1,7 +1,7 @@
 """A recorded run as the decode step's entries (``graphlint check --decode-path FILE``).
 
 ``graphlint record`` writes which functions a real run executed each step, and in which role
-(:mod:`graphlint.decode_path`). Here they become entries of :class:`~graphlint.static.entries.Discovery`,
+(:mod:`graphlint.decode_path_file`). Here they become entries of :class:`~graphlint.static.entries.Discovery`,
 the way ``--entry`` entries do, each with the context of its role:
 
 - ``captured`` -> **graph** (every rule, strictly);

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from graphlint.decode_path import DecodePath, RecordedFunction, RecordedStep, dumps
+from graphlint.decode_path_file import RecordedDecodePath, RecordedFunction, RecordedStep, dumps
 
 ENGINE = """\
 import torch
@@ -45,7 +45,7 @@ def generate(model, token, steps: int):
     return token
 """
 
-RECORD = DecodePath(
+RECORD = RecordedDecodePath(
     [RecordedFunction("src/engine.py", "TinyLM.forward", (("eager", 8),)),
      RecordedFunction("src/engine.py", "mix_scaled", (("eager", 8),)),
      RecordedFunction("src/engine.py", "sample", (("loop", 7),)),
@@ -54,7 +54,7 @@ RECORD = DecodePath(
     "python run.py")
 
 
-def write_record(project, record: DecodePath = RECORD, name: str = "decode-path.json"):
+def write_record(project, record: RecordedDecodePath = RECORD, name: str = "decode-path.json"):
     return project.write(name, dumps(record))
 
 
@@ -102,7 +102,7 @@ def test_each_role_gets_its_context(project):
                 return x
             return x + 1
         """)
-    record = DecodePath([RecordedFunction("src/roles.py", "in_graph", (("captured", 1),)),
+    record = RecordedDecodePath([RecordedFunction("src/roles.py", "in_graph", (("captured", 1),)),
                          RecordedFunction("src/roles.py", "in_host", (("host", 4),)),
                          RecordedFunction("src/roles.py", "in_loop", (("loop", 4),)),
                          RecordedFunction("src/roles.py", "in_step", (("eager", 4),))])
@@ -121,7 +121,7 @@ def test_each_role_gets_its_context(project):
 def test_the_call_graph_extends_the_record_to_code_it_has_not_seen(project):
     project.write("src/engine.py", ENGINE.replace("    return x * 0.5\n", "    return helper(x)\n")
                   + "\n\ndef helper(x: torch.Tensor):\n    return x.sum().item()\n")
-    record = DecodePath([RecordedFunction("src/engine.py", "mix_plain", (("captured", 1),))])
+    record = RecordedDecodePath([RecordedFunction("src/engine.py", "mix_plain", (("captured", 1),))])
     write_record(project, record)
     found = project.findings("src", "--decode-path", "decode-path.json", "--show-chain")
     helper = [f for f in found if f["function"] == "helper"]
@@ -132,7 +132,7 @@ def test_the_call_graph_extends_the_record_to_code_it_has_not_seen(project):
 def test_a_stale_record_is_a_warning_where_the_function_went_missing(project):
     project.write("src/engine.py", ENGINE.replace("def sample(", "def pick_token("))
     project.write("src/gone.py", "def decode_step(x):\n    return x\n")
-    record = DecodePath([*RECORD.functions, RecordedFunction("src/gone.py", "decode_step", (("eager", 2),)),
+    record = RecordedDecodePath([*RECORD.functions, RecordedFunction("src/gone.py", "decode_step", (("eager", 2),)),
                          RecordedFunction("src/deleted.py", "step", (("host", 2),))])
     path = write_record(project, record)
     (project.root / "src/gone.py").unlink()
@@ -163,7 +163,7 @@ def test_precommit_passes_some_files_and_the_record_still_loads(project):
 
 def test_a_library_recorded_with_source_is_matched_by_path_suffix(project):
     project.write("vendor/lib/tinylm/engine.py", ENGINE)
-    record = DecodePath([RecordedFunction("tinylm/engine.py", "mix_scaled", (("eager", 8),))])
+    record = RecordedDecodePath([RecordedFunction("tinylm/engine.py", "mix_scaled", (("eager", 8),))])
     write_record(project, record)
     found = project.findings("vendor", "--decode-path", "decode-path.json")
     assert hazard_lines(found, project.item_code()) == [("vendor/lib/tinylm/engine.py", 9, project.item_code())]
@@ -208,7 +208,7 @@ def test_check_with_a_decode_path_never_imports_torch(project, tmp_path):
 
 def test_recorded_files_that_match_nothing_are_named_in_a_warning(project):
     project.write("src/engine.py", ENGINE)
-    record = DecodePath([RecordedFunction("elsewhere/engine.py", "mix_scaled", (("eager", 8),))])
+    record = RecordedDecodePath([RecordedFunction("elsewhere/engine.py", "mix_scaled", (("eager", 8),))])
     write_record(project, record)
     result = project.run("src", "--decode-path", "decode-path.json")
     assert "decode path decode-path.json: 1 recorded file(s) match no analysed file (elsewhere/engine.py)" \

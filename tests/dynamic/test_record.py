@@ -13,7 +13,7 @@ import pytest
 
 import graph_emulator
 from graphlint.cli import main
-from graphlint.decode_path import load
+from graphlint.decode_path_file import load
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "record"

@@ -72,14 +72,14 @@ class RecordedStep:
 
 
 @dataclass
-class DecodePath:
+class RecordedDecodePath:
     functions: list[RecordedFunction] = field(default_factory=list)
     steps: list[RecordedStep] = field(default_factory=list)
     command: str = ""
     source: str = ""  # the file it was read from (display path), for messages
 
 
-def dumps(record: DecodePath) -> str:
+def dumps(record: RecordedDecodePath) -> str:
     """The file's text: stable, sorted, one function per line."""
     functions = sorted(record.functions, key=lambda f: (f.path, f.function))
     steps = sorted(record.steps, key=lambda s: (s.loop, s.step, s.kind))
@@ -93,7 +93,7 @@ def dumps(record: DecodePath) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(record: DecodePath, path: str | os.PathLike) -> None:
+def write(record: RecordedDecodePath, path: str | os.PathLike) -> None:
     """Atomically: a reader (or a crash half-way) never sees half a file."""
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")
@@ -101,7 +101,7 @@ def write(record: DecodePath, path: str | os.PathLike) -> None:
     os.replace(tmp, target)
 
 
-def load(path: str | os.PathLike, shown: str = "") -> DecodePath:
+def load(path: str | os.PathLike, shown: str = "") -> RecordedDecodePath:
     shown = shown or os.fspath(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -112,7 +112,7 @@ def load(path: str | os.PathLike, shown: str = "") -> DecodePath:
     return loads(text, shown)
 
 
-def loads(text: str, shown: str = "<decode path>") -> DecodePath:
+def loads(text: str, shown: str = "<decode path>") -> RecordedDecodePath:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -130,7 +130,7 @@ def loads(text: str, shown: str = "<decode path>") -> DecodePath:
     functions = [_function(item, shown, lines) for item in _list(data, "functions", shown)]
     steps = [_step(item, shown) for item in _list(data, "steps", shown, required=False)]
     command = data.get("command", "")
-    return DecodePath(functions, steps, command if isinstance(command, str) else "", shown)
+    return RecordedDecodePath(functions, steps, command if isinstance(command, str) else "", shown)
 
 
 def _list(data: dict, key: str, shown: str, required: bool = True) -> list:
@@ -183,7 +183,7 @@ def _lines(text: str) -> dict[tuple[str, str], int]:
     return out
 
 
-def merge(records: list[DecodePath]) -> DecodePath:
+def merge(records: list[RecordedDecodePath]) -> RecordedDecodePath:
     """One record from several (the devices of one inventory): every role of every function, each
     with its largest count (the devices ran the same steps)."""
     functions: dict[tuple[str, str], dict[str, int]] = {}
@@ -195,7 +195,7 @@ def merge(records: list[DecodePath]) -> DecodePath:
                 roles[role] = max(roles.get(role, 0), calls)
         for s in record.steps:
             steps[(s.loop, s.step, s.kind)] = max(steps.get((s.loop, s.step, s.kind), 0), s.calls)
-    return DecodePath(
+    return RecordedDecodePath(
         [RecordedFunction(p, q, tuple((r, roles[r]) for r in ROLES if r in roles)) for (p, q), roles in functions.items()],
         [RecordedStep(loop, step, kind, calls) for (loop, step, kind), calls in steps.items()],
         next((r.command for r in records if r.command), ""))
