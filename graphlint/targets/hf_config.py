@@ -249,13 +249,13 @@ def _shrunk(name: str, value: Any, plan: _Plan, how: str) -> Any:
                                                  for v in value.values()):
         return {k: _rope(v, plan.f) for k, v in value.items()}  # per layer type (Gemma 3: sliding and full)
     layers = plan.layers
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         if layers and hf_layers.is_per_layer(value, layers.original):
             return [_keep(_scalar(name, v, plan), v) if is_int(v) else v for v in layers.take(value)]
         if layers and hf_layers.is_index_list(name, value, layers.original):
             return [layers.position(i) for i in value if i in layers.kept]
         if value and all(is_int(v) for v in value) and _WIDTHS.search(name):  # Reformer's axial_pos_embds_dim
-            return [_width(v, plan.f.width) for v in value]
+            return type(value)(_width(v, plan.f.width) for v in value)
         return _SAME
     return _scalar(name, value, plan) if is_int(value) else _SAME
 
