@@ -314,18 +314,23 @@ def _rope(params: dict, f: Factors) -> dict:
             out[key] = sections
         elif all(isinstance(v, (int, float)) for v in value):
             out[key] = value[:: f.head_dim] if len(value) >= f.head_dim else value
-    for key in ("original_max_position_embeddings",):
-        if is_int(params.get(key)):
-            out[key] = min(params[key], POSITIONS)
+    if is_int(params.get("original_max_position_embeddings")):  # strictly below the new max positions
+        out["original_max_position_embeddings"] = min(params["original_max_position_embeddings"], POSITIONS // 2)
     return out
 
 
 def _cap_token_ids(values: dict, out: dict) -> None:
-    """Special token ids past the new vocabulary move to its top, distinct, in name order."""
+    """Special token ids past the new vocabulary move to its top, distinct, in name order. A multimodal
+    config has no vocabulary of its own: its text part's counts, and the ids its parts use are taken."""
+    parts = [v for v in out.values() if isinstance(v, dict) and is_int(v.get("vocab_size"))]
     vocab = out.get("vocab_size", values.get("vocab_size"))
     if not is_int(vocab):
+        vocab = min((p["vocab_size"] for p in parts), default=None)
+    if not is_int(vocab):
         return
-    free = iter(range(vocab - 1, vocab // 2, -1))
+    taken = {i for p in parts for n, v in p.items() if _TOKEN_IDS.search(n)
+             for i in (v if isinstance(v, list) else [v]) if is_int(i)}
+    free = iter(i for i in range(vocab - 1, vocab // 2, -1) if i not in taken)
     remap: dict[int, int] = {}
 
     def cap(v):
