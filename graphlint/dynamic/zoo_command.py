@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 import tempfile
 import time
@@ -115,16 +116,92 @@ def _run(args, archs: list[str], options: dict, gpus, tf_version: str) -> int:
     if args.from_json:
         with open(args.from_json, encoding="utf-8") as fh:
             data = json.load(fh)
-        runs, meta = data["runs"], data["zoo"]
-    else:
-        jobs = args.jobs or default_jobs(cpu)
-        command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
-        req = ZooRequest(archs, steps=args.steps, jobs=jobs, timeout=args.timeout, budget=args.budget, cpu=cpu,
-                         options=options, gpus=gpus, command=command)
-        with _Progress(len(archs), args.no_progress) as progress:
-            runs = [r.to_dict() for r in run_zoo(req, progress.event)]
-        meta = _meta(runs, command, jobs, options, tf_version, time.monotonic() - started, cpu)
-    return _report(args, runs, meta, options, cpu)
+        runs, meta = localize(data["runs"]), data["zoo"]
+        if meta.get("transformers") != tf_version and not args.no_cross:
+            print(f"graphlint: warning: the zoo ran transformers {meta.get('transformers')}, this is {tf_version}: "
+                  "its lines are not these files' lines, so the cross-reference is skipped", file=sys.stderr)
+            args.no_cross = True
+        with _Rows(options, cpu, not args.no_cross) as rows:
+            ordered = rows.of(runs)
+        return _report(args, runs, ordered, meta)
+    jobs = args.jobs or default_jobs(cpu)
+    command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
+    req = ZooRequest(archs, steps=args.steps, jobs=jobs, timeout=args.timeout, budget=args.budget, cpu=cpu,
+                     options=options, gpus=gpus, command=command)
+    with _Rows(options, cpu, not args.no_cross) as rows, _Progress(len(archs), args.no_progress) as progress:
+        def event(arch: str, what: str, payload: dict) -> None:
+            if what == "done":
+                rows.add(payload)  # cross-referenced in a thread while the others still run
+            progress.event(arch, what, payload)
+
+        runs = [r.to_dict() for r in run_zoo(req, event)]
+        probed = time.monotonic() - started
+        ordered = rows.of(runs)
+    meta = _meta(runs, command, jobs, options, tf_version, time.monotonic() - started, cpu)
+    meta["cross_reference_tail"] = round(meta["seconds"] - probed, 1)  # what the static half added at the end
+    return _report(args, runs, ordered, meta)
+
+
+class _Rows:
+    """Rows built (and cross-referenced) one architecture at a time, in one thread, as runs finish;
+    summaries cached across architectures in one directory."""
+
+    def __init__(self, options: dict, cpu: bool, cross: bool) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.options, self.cpu, self.cross = options, cpu, cross
+        self.cache = tempfile.TemporaryDirectory(prefix="graphlint-zoo-xref-")
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphlint-zoo-xref")
+        self.futures: dict[str, object] = {}
+
+    def __enter__(self) -> "_Rows":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.pool.shutdown(wait=True)
+        self.cache.cleanup()
+
+    def add(self, run: dict) -> None:
+        from graphlint.zoo import build_rows
+
+        self.futures[run["arch"]] = self.pool.submit(build_rows, [run], self.options, self.cpu, cross=self.cross,
+                                                     cache_dir=self.cache.name)
+
+    def of(self, runs: list[dict]) -> list:
+        for run in runs:
+            if run["arch"] not in self.futures:
+                self.add(run)
+        return [self.futures[run["arch"]].result()[0] for run in runs]
+
+
+_LIBRARY_PATH = re.compile(r"^(?P<site>.*?[/\\](?:site|dist)-packages[/\\])(?P<file>[^:]+?\.py)(?P<rest>(:.*)?)$")
+
+
+def localize(data):
+    """A zoo's JSON from another machine, its installed-library paths (``/usr/lib/.../site-packages/
+    transformers/masking_utils.py``, also inside ``path:Qual.name`` entries) moved to where this
+    interpreter has those libraries, so ``--from`` can cross-reference a GPU run here."""
+    import importlib.util
+
+    if isinstance(data, dict):
+        return {k: localize(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [localize(v) for v in data]
+    if not isinstance(data, str):
+        return data
+    match = _LIBRARY_PATH.match(data)
+    if match is None or os.path.exists(match["site"] + match["file"]):
+        return data
+    top = re.split(r"[/\\]", match["file"])[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return data
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        return data
+    local = os.path.join(os.path.dirname(locations[0]), match["file"])
+    return local + match["rest"] if os.path.exists(local) else data
 
 
 def _meta(runs: list[dict], command: str, jobs: int, options: dict, tf_version: str, seconds: float, cpu: bool) -> dict:
@@ -145,12 +222,10 @@ def default_output(meta: dict) -> str:
     return os.path.join(folder, f"zoo-{slug}-{day}.md")
 
 
-def _report(args, runs: list[dict], meta: dict, options: dict, cpu: bool) -> int:
+def _report(args, runs: list[dict], rows: list, meta: dict) -> int:
     from graphlint.report.zoo import load_repros, render_json, render_markdown
-    from graphlint.zoo import build_rows, score
+    from graphlint.zoo import score
 
-    with tempfile.TemporaryDirectory(prefix="graphlint-zoo-xref-") as cache:
-        rows = build_rows(runs, {k: v for k, v in options.items()}, cpu, cross=not args.no_cross, cache_dir=cache)
     scores = [score(rows), score(rows, ("error", "warning"))] if not args.no_cross else []
     output = args.output or default_output(meta)
     os.makedirs(os.path.dirname(output) or ".", exist_ok=True)

@@ -205,3 +205,19 @@ def test_unknown_architectures_are_a_usage_error(tmp_path):
     run = subprocess.run([sys.executable, "-m", "graphlint", "zoo", "--arch", "llama,lama2", "--cpu"],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 2 and "lama2" in run.stderr and "graphlint zoo --list" in run.stderr
+
+
+def test_from_moves_another_machines_library_paths_here():
+    """``graphlint zoo --from`` cross-references a GPU run on this machine: its transformers paths
+    (also inside ``path:Qual.name`` entries) become this interpreter's."""
+    transformers = pytest.importorskip("transformers", reason="graphlint zoo needs the [hf] extra")
+    from pathlib import Path
+
+    from graphlint.dynamic.zoo_command import localize
+
+    here = Path(transformers.__file__).parent / "masking_utils.py"
+    gpu = "/usr/local/lib/python3.12/site-packages/transformers/masking_utils.py"
+    moved = localize({"ran": [f"{gpu}:sdpa_mask"], "findings": [{"path": gpu, "line": 510}],
+                      "other": ["x.py", "/opt/site-packages/no_such_library/a.py", 3]})
+    assert moved["ran"] == [f"{here}:sdpa_mask"] and moved["findings"][0] == {"path": str(here), "line": 510}
+    assert moved["other"] == ["x.py", "/opt/site-packages/no_such_library/a.py", 3]
