@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, STATIC_ONLY, CrossRef, cross_reference
+from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef, cross_reference
 from graphlint.finding import Finding
 from graphlint.inventory import FAILED, DeviceResult, Inventory
 

@@ -80,6 +80,8 @@ def default_jobs(cpu: bool, cpus: int | None = None) -> int:
     return max(1, min(8, cpus)) if cpu else max(1, min(6, cpus // 2))
 
 
+BUDGET_MARGIN = 45.0  # an architecture is not started with less of the budget left: it could not finish
+
 Event = Callable[[str, str, dict], None]  # (arch, "start" | "step" | "done", payload)
 
 
@@ -109,7 +111,7 @@ def _environment(req: ZooRequest, jobs: int) -> dict[str, str]:
 
 def _one(req: ZooRequest, arch: str, gpu: int, tmp: str, env: dict, deadline: float | None, on_event: Event) -> ArchRun:
     now = time.monotonic()
-    if deadline is not None and now >= deadline - 5:
+    if deadline is not None and now >= deadline - BUDGET_MARGIN:
         run = ArchRun(arch, "not run", detail="the zoo's --budget ran out before it started")
         on_event(arch, "done", run.to_dict())
         return run
@@ -225,14 +227,23 @@ def run_one(job: dict) -> dict[str, Any]:
             with lock, open(progress, "a", encoding="utf-8") as fh:
                 fh.write(f"{label}\t{probe}\t{step}\t{total}\n")
 
+    from graphlint.dynamic.gpus import gpu_count
+
     req = Request(target=TARGET, options={"arch": job["arch"], **job.get("options", {})}, gpus=job.get("gpus"),
                   soak_steps=job.get("steps", 0), cpu=job.get("cpu", False), command=job.get("command", ""))
+    observed: dict[str, Any] = {}
+    # on a GPU the workers do the probing and this process waits: it observes meanwhile, in a thread
+    # (sys.setprofile is per thread); on the CPU the tracer runs here, so it observes afterwards
+    cuda = not req.cpu and gpu_count() > 0
+    thread = threading.Thread(target=lambda: observed.update(observe(job, True)), daemon=True) if cuda else None
+    if thread is not None:
+        thread.start()
     inv = run_inventory(req, on_step=on_step)
-    out: dict[str, Any] = {"arch": job["arch"], "inventory": inv.to_dict()}
-    if progress:
-        with open(progress, "a", encoding="utf-8") as fh:
-            fh.write("recording the functions the step runs\n")
-    out.update(observe(job, inv.cuda))
+    if thread is not None:
+        thread.join()
+    else:
+        observed = observe(job, False)
+    out: dict[str, Any] = {"arch": job["arch"], "inventory": inv.to_dict(), **observed}
     out["seconds"] = time.perf_counter() - started
     return out
 

@@ -229,21 +229,22 @@ def _report(args, runs: list[dict], rows: list, meta: dict) -> int:
     scores = [score(rows), score(rows, ("error", "warning"))] if not args.no_cross else []
     output = args.output or default_output(meta)
     os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+    repros = load_repros(args.repro_index)
     with open(output, "w", encoding="utf-8") as fh:
-        fh.write(render_markdown(meta, rows, scores, load_repros(args.repro_index)))
+        fh.write(render_markdown(meta, rows, scores, repros))
     json_path = os.path.splitext(output)[0] + ".json"
     with open(json_path, "w", encoding="utf-8") as fh:
         fh.write(render_json(meta, rows, scores, runs))
     if args.drafts:
-        _drafts(args.drafts, rows, meta)
+        _drafts(args.drafts, rows, meta, repros)
     done = sum(r.status == "done" for r in rows)
     print(f"graphlint: wrote {output} and {json_path}: {len(rows)} architecture(s), {done} ran to a verdict, "
           f"{meta.get('seconds', 0):.0f} s", file=sys.stderr)
     return EXIT_CLEAN
 
 
-def _drafts(folder: str, rows, meta: dict) -> None:
-    from graphlint.report.zoo import draft_name, render_draft
+def _drafts(folder: str, rows, meta: dict, repros: dict) -> None:
+    from graphlint.report.zoo import draft_name, render_draft, repro_key
     from graphlint.rules import load_rules
     from graphlint.zoo import distinct_blockers
 
@@ -254,7 +255,7 @@ def _drafts(folder: str, rows, meta: dict) -> None:
         if not (b.rule and b.line):
             continue
         with open(os.path.join(folder, draft_name(number, key)), "w", encoding="utf-8") as fh:
-            fh.write(render_draft(key, members, rules, meta, b.line_text))
+            fh.write(render_draft(key, members, rules, meta, b.line_text, repros.get(repro_key(b.rule, b.path, b.function))))
 
 
 class _Progress:

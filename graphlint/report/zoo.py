@@ -80,7 +80,7 @@ def render_markdown(meta: dict[str, Any], rows: list[Row], scores: list[dict[str
             "the step captured and replayed against an eager instance. *Static*: the static half run on the "
             "transformers files the findings blame, with the functions the step ran as entries.", ""]
     out += ["## Architectures", ""]
-    table = [(f"`{r.arch}`", r.config, r.cache, r.captures or "—", r.replay or "—", _seconds(r.eager_s),
+    table = [(f"`{r.arch}`", r.config, r.cache[:160], r.captures or "—", r.replay or "—", _seconds(r.eager_s),
               _seconds(r.graph_s), _speedup(r), _blocker(r), r.static or "—", f"{r.seconds:.0f}")
              for r in rows]
     out += [md_table(("Architecture", "Config", "Cache", "Captures", "Replay", "Eager s/token", "Graph s/token",
@@ -150,7 +150,8 @@ def draft_name(number: int, key: str) -> str:
     return f"{number:02d}-" + re.sub(r"[^A-Za-z0-9]+", "-", key).strip("-").lower()[:80] + ".md"
 
 
-def render_draft(key: str, members: list[Row], rules: dict, meta: dict[str, Any], line_text: str = "") -> str:
+def render_draft(key: str, members: list[Row], rules: dict, meta: dict[str, Any], line_text: str = "",
+                 repro: dict | None = None) -> str:
     """A draft upstream issue for one distinct blocker (nothing is filed from here)."""
     b = members[0].blocker
     rule = rules.get(b.rule)
@@ -167,6 +168,9 @@ def render_draft(key: str, members: list[Row], rules: dict, meta: dict[str, Any]
     if rule is not None:
         out += ["## Why it breaks capture", "", " ".join(rule.why.split()), "", "## Suggested fix", "",
                 " ".join(rule.fix.split()), ""]
-    out += ["## Reproduce", "", "```bash", f"PYTHONPATH=. {members[0].command} --steps 16", "```", "",
-            f"graphlint's static check on the same line: {members[0].static or 'not run'}.", ""]
+    out += ["## Reproduce", "", "```bash", f"PYTHONPATH=. {members[0].command} --steps 16", "```", ""]
+    if repro:
+        out += [f"A plain torch + transformers reproducer: `{repro['script']}`; the hand-written draft: "
+                f"`{repro['issue']}`.", ""]
+    out += [f"graphlint's static check on the same line: {members[0].static or 'not run'}.", ""]
     return "\n".join(out)
