@@ -12,11 +12,12 @@ and every width (hidden size, intermediate and MoE sizes, LoRA ranks, embeddings
 heads * head_dim``, a Mamba block's ``expand * hidden = heads * head_dim``, MLA's
 ``qk_head_dim = nope + rope``) stays consistent without knowing it. Counts are set, not divided:
 experts (4 routed, 2 per token, 1 shared, groups kept meaningful), a vocabulary of
-:data:`VOCAB`, positions enough for ``max_len``. Layers: the shortest prefix of the model's own
-per-layer pattern (``layer_types``, Jamba's ``layers_block_type``, MoE layer lists, ...) that
-still holds every kind of layer, dense-first layers cut to one: a Gemma 3 keeps its 5 sliding
-and 1 full layer, a DeepSeek its dense layer then an MoE one. Sliding windows and attention
-chunks become :data:`WINDOW` tokens, fewer than the decode steps, so the window is crossed.
+:data:`VOCAB`, positions enough for ``max_len``. Layers: one of every kind the config states or
+derives, at the model's own positions (:mod:`graphlint.targets.hf_layers`): a Gemma 3 keeps a
+sliding and a full layer, a DeepSeek its dense first layer and an MoE one, a Gemma 3n its
+KV-storing and KV-reusing layers. Sliding windows and attention chunks become :data:`WINDOW`
+tokens, fewer than a zoo's decode steps, so the window is crossed. What each attribute name
+means, and the arithmetic, is :mod:`graphlint.targets.hf_sizes`.
 
 Per-architecture exceptions: none. An architecture the rules cannot shrink fails to build or
 to run a step, and says so; ``tests/dynamic/test_hf_config.py`` counts them.
@@ -25,109 +26,14 @@ to run a step, and says so; ``tests/dynamic/test_hf_config.py`` counts them.
 from __future__ import annotations
 
 import dataclasses
-import math
-import re
 from typing import Any
 
 from graphlint.targets import hf_layers
 from graphlint.targets.hf_layers import Layers, is_int
-
-HEADS, HEAD_DIM, HIDDEN = 4, 16, 64
-VOCAB = 512
-WINDOW = 8  # sliding windows and attention chunks, in tokens: a decode of > 8 steps crosses one
-POSITIONS = 4096  # max_position_embeddings and the like: room for any max_len a zoo uses
-EXPERTS, PER_TOKEN = 4, 2
-
-_LAYERS = re.compile(r"^(num_hidden_layers|n_layers?|num_layers|num_decoder_layers|decoder_layers|"
-                     r"num_encoder_layers|encoder_layers|num_blocks|num_layers_per_stack)$")
-_HEADS = re.compile(r"(^|_)(heads|n_head|num_kv_heads|num_query_groups|n_groups|mamba_n_groups|n_heads|"
-                    r"n_mamba_heads|attention_heads|num_heads|heads_per_\w+|o_groups)$|heads$")
-_HEAD_DIMS = re.compile(r"(head_dim|d_head|head_size|kv_channels|dim_head|rotary_dim|d_state|state_size|"
-                        r"ssm_state_size|d_rel)$")
-_WIDTHS = re.compile(r"(hidden_size|intermediate_size|_size_mlp|ffn_dim|ffn_hidden_size|d_model|n_embd|n_inner|"
-                     r"lora_rank|d_inner|dff|dim_ff|d_ssm|lru_width|embedding_size|embed_dim|embedding_dim|"
-                     r"laurel_rank|dt_rank|time_step_rank|loop_gate_rank|hc_lowrank|gated_norm_rank|"
-                     r"word_embed_proj_dim|expert_ffn_hidden_size|input_embedding_size|output_embedding_size|"
-                     r"d_ff|emb_dim|prompt_mid_dim|attention_head_dim|backbone_hidden_size|intermediate_dim|"
-                     r"latent_size|d_embed|hidden_dim|_in_dim|_out_dim|embds_dim)$")
-_EXPERTS = re.compile(r"^(num_experts|num_local_experts|n_routed_experts|moe_num_experts|num_routed_experts|"
-                      r"num_moe_experts|moe_num_routed_experts|zero_expert_num)$")
-_PER_TOKEN = re.compile(r"^(num_experts_per_tok|num_experts_per_token|moe_topk|moe_k|top_k_experts|"
-                        r"num_selected_experts|router_topk|moe_top_k|experts_per_token)$")
-_SHARED = re.compile(r"^(n_shared_experts|num_shared_experts|moe_num_shared_experts|shared_experts)$")
-_WINDOWS = re.compile(r"(sliding_window|sliding_window_size|attention_window_size|attention_chunk_size|window_size|"
-                      r"local_attention|local_attention_window_len|keep_window_size)$")
-_POSITIONS = re.compile(r"^(max_position_embeddings|n_positions|n_ctx|max_seq_len|context_length|"
-                        r"max_target_positions|max_sequence_length|model_max_length|seq_length)$")
-_VOCABS = re.compile(r"^(vocab_size|decoder_vocab_size|unpadded_vocab_size|output_vocab_size|"
-                     r"vocab_size_per_layer_input)$")
-_TOKEN_IDS = re.compile(r"(_token_id|_token_index|_token_ids|_index)$")
-_GROUPS = ("n_group", "num_expert_group")  # expert groups (DeepSeek routing): 2 groups of 2
-_TOPK_GROUPS = ("topk_group",)
-
-
-@dataclasses.dataclass
-class Factors:
-    heads: int = 1  # fh: attention heads are divided by this
-    head_dim: int = 1  # fd: head dimensions (and SSM state sizes) by this
-
-    @property
-    def width(self) -> int:  # fw = fh * fd: every width
-        return self.heads * self.head_dim
-
-
-def _first(values: dict, names) -> Any:
-    return next((values[n] for n in names if isinstance(values.get(n), int) and not isinstance(values.get(n), bool)), None)
-
-
-def _divisor_near(value: int, target: int) -> int:
-    """The divisor of ``value`` closest to ``target`` from below (``value`` itself when smaller)."""
-    if value <= target:
-        return value
-    return max(d for d in range(1, target + 1) if value % d == 0)
-
-
-def factors(values: dict[str, Any]) -> Factors:
-    heads = _first(values, ("num_attention_heads", "n_head", "num_heads", "n_heads", "decoder_attention_heads",
-                            "attention_heads", "mamba_n_heads", "num_decoder_attention_heads"))
-    hidden = _first(values, ("hidden_size", "d_model", "n_embd", "embedding_dim", "embed_dim", "dim"))
-    head_dim = _first(values, ("head_dim", "attention_head_size", "d_head", "kv_channels", "dim_head",
-                               "mamba_d_head", "attention_head_dim"))
-    if head_dim is None and heads and hidden and hidden % heads == 0:
-        head_dim = hidden // heads
-    out = Factors()
-    if heads:
-        out.heads = heads // _divisor_near(heads, HEADS)
-    if head_dim:
-        target = _divisor_near(head_dim, HEAD_DIM)
-        out.head_dim = head_dim // (target if target % 2 == 0 or target == head_dim else target - 1 or 1)
-    if not heads and hidden:  # no attention (Mamba, RWKV): the widths alone
-        out.head_dim = hidden // _divisor_near(hidden, HIDDEN)
-    return out
-
-
-def _width(value: int, f: int) -> int:
-    """``value / f`` as a multiple of 8 (16 bytes in bf16: grouped GEMMs need aligned strides), at
-    least 8; exact when it divides (a width that is a product of heads and head dims stays one)."""
-    if f <= 1 or value <= 8:
-        return value
-    if value % f == 0 and (value // f) % 8 == 0:
-        return value // f
-    return max(8, 8 * round(value / f / 8))
-
-
-def _heads(value: int, f: int, heads: int | None) -> int:
-    new = max(1, math.ceil(value / f)) if f > 1 else value
-    if heads and new and heads % new:  # key/value heads (and groups) must divide the query heads
-        new = max(d for d in range(1, new + 1) if heads % d == 0)
-    return new
-
-
-def _head_dim(value: int, f: int) -> int:
-    if f <= 1 or value <= 0:
-        return value
-    new = max(2, value // f) if value % f == 0 else max(2, round(value / f))
-    return new + (new % 2)  # rotary halves need an even size
+from graphlint.targets.hf_sizes import (EXPERT_COUNTS, EXPERTS, GROUPS, HEAD_COUNTS, HEAD_DIMS, LAYER_COUNTS,
+                                        PER_TOKEN, PER_TOKEN_COUNTS, POSITION_COUNTS, POSITIONS, QUERY_HEADS,
+                                        SHARED_COUNTS, TOKEN_IDS, TOPK_GROUPS, VOCAB, VOCABS, WIDTHS, WINDOW, WINDOWS,
+                                        Factors, factors, first, head_dim, heads, rope, width)
 
 
 @dataclasses.dataclass
@@ -172,7 +78,7 @@ def _fields(cls) -> set[str]:
 
 
 def layer_count(values: dict[str, Any]) -> int:
-    return _first(values, ("num_hidden_layers", *sorted(n for n in values if _LAYERS.match(n)))) or 0
+    return first(values, ("num_hidden_layers", *sorted(n for n in values if LAYER_COUNTS.match(n)))) or 0
 
 
 def select_layers(config, how: str = "pick") -> Layers | None:
@@ -190,8 +96,8 @@ def shrink(config, how: str = "pick") -> dict[str, Any]:
     ``how``: ``pick`` or ``prefix``, the layer selection (:mod:`graphlint.targets.hf_layers`)."""
     values = _values(config)
     f = factors(values)
-    heads_name = next((n for n in _QUERY_HEADS if is_int(values.get(n))), None)
-    plan = _Plan(values, f, _heads(values[heads_name], f.heads, None) if heads_name else None,
+    heads_name = next((n for n in QUERY_HEADS if is_int(values.get(n))), None)
+    plan = _Plan(values, f, heads(values[heads_name], f.heads, None) if heads_name else None,
                  select_layers(config, how))
     out: dict[str, Any] = {}
     for name, value in values.items():
@@ -219,20 +125,19 @@ def _fill_unset(values: dict, out: dict, query_heads: int | None) -> None:
     for name in ("num_key_value_heads", "num_kv_heads"):
         if name in values and values[name] is None and query_heads:
             out[name] = query_heads
-    moe = any(_EXPERTS.match(n) or _PER_TOKEN.match(n) for n in values)
+    moe = any(EXPERT_COUNTS.match(n) or PER_TOKEN_COUNTS.match(n) for n in values)
     for name, value in values.items():
-        if value is None and moe and _EXPERTS.match(name):
+        if value is None and moe and EXPERT_COUNTS.match(name):
             out[name] = EXPERTS
-        elif value is None and moe and _PER_TOKEN.match(name):
+        elif value is None and moe and PER_TOKEN_COUNTS.match(name):
             out[name] = PER_TOKEN
-        elif value is None and moe and _SHARED.match(name):
+        elif value is None and moe and SHARED_COUNTS.match(name):
             out[name] = 1
     if values.get("is_decoder") is False:
         out["is_decoder"] = True
 
 
 _SAME = object()
-_QUERY_HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads", "decoder_attention_heads", "attention_heads")
 
 
 def _keep(new: Any, old: Any) -> Any:
@@ -244,25 +149,25 @@ def _shrunk(name: str, value: Any, plan: _Plan, how: str) -> Any:
         fields = _fields(type(value))  # to_dict's bookkeeping keys (_name_or_path) are refused by some classes
         return {**{k: v for k, v in value.to_dict().items() if k in fields or not fields}, **shrink(value, how)}
     if isinstance(value, dict) and ("rope_type" in value or "rope_theta" in value):
-        return _rope(value, plan.f)
+        return rope(value, plan.f)
     if isinstance(value, dict) and value and all(isinstance(v, dict) and ("rope_type" in v or "rope_theta" in v)
                                                  for v in value.values()):
-        return {k: _rope(v, plan.f) for k, v in value.items()}  # per layer type (Gemma 3: sliding and full)
+        return {k: rope(v, plan.f) for k, v in value.items()}  # per layer type (Gemma 3: sliding and full)
     layers = plan.layers
     if isinstance(value, (list, tuple)):
         if layers and hf_layers.is_per_layer(value, layers.original):
             return [_keep(_scalar(name, v, plan), v) if is_int(v) else v for v in layers.take(value)]
         if layers and hf_layers.is_index_list(name, value, layers.original):
             return [layers.position(i) for i in value if i in layers.kept]
-        if value and all(is_int(v) for v in value) and _WIDTHS.search(name):  # Reformer's axial_pos_embds_dim
-            return type(value)(_width(v, plan.f.width) for v in value)
+        if value and all(is_int(v) for v in value) and WIDTHS.search(name):  # Reformer's axial_pos_embds_dim
+            return type(value)(width(v, plan.f.width) for v in value)
         return _SAME
     return _scalar(name, value, plan) if is_int(value) else _SAME
 
 
 def _scalar(name: str, value: int, plan: _Plan) -> Any:
     f, layers = plan.f, plan.layers
-    if layers and _LAYERS.match(name):
+    if layers and LAYER_COUNTS.match(name):
         return len(layers) if value == layers.original else min(value, len(layers))
     if layers and 0 < value <= layers.original:
         if hf_layers.LEADING.match(name):
@@ -273,50 +178,32 @@ def _scalar(name: str, value: int, plan: _Plan) -> Any:
             return layers.first_at_or_after(value)
         if hf_layers.RANGE_END.match(name):
             return layers.last_at_or_before(value)
-    if _EXPERTS.match(name):
+    if EXPERT_COUNTS.match(name):
         return min(value, EXPERTS) if value > 1 else value
-    if _PER_TOKEN.match(name):
+    if PER_TOKEN_COUNTS.match(name):
         return min(value, PER_TOKEN)
-    if _SHARED.match(name):
+    if SHARED_COUNTS.match(name):
         return min(value, 1)
-    if name in _GROUPS:
+    if name in GROUPS:
         return 2 if value > 1 else value
-    if name in _TOPK_GROUPS:
+    if name in TOPK_GROUPS:
         return 1 if value > 1 else value
-    if _VOCABS.match(name):
+    if VOCABS.match(name):
         return min(value, VOCAB)
-    if _POSITIONS.match(name):
+    if POSITION_COUNTS.match(name):
         return min(value, POSITIONS)
-    if _WINDOWS.search(name):
+    if WINDOWS.search(name):
         return min(value, WINDOW) if value > 0 else value
-    if name in _QUERY_HEADS:
-        return plan.query_heads if value == plan.values.get(name) and plan.query_heads else _heads(value, f.heads, None)
-    if _HEADS.search(name):
+    if name in QUERY_HEADS:
+        return plan.query_heads if value == plan.values.get(name) and plan.query_heads else heads(value, f.heads, None)
+    if HEAD_COUNTS.search(name):
         shares = "key_value" in name or "kv" in name or "group" in name
-        return _heads(value, f.heads, plan.query_heads if shares else None)
-    if _HEAD_DIMS.search(name):
-        return _head_dim(value, f.head_dim)
-    if _WIDTHS.search(name):
-        return _width(value, f.width)
+        return heads(value, f.heads, plan.query_heads if shares else None)
+    if HEAD_DIMS.search(name):
+        return head_dim(value, f.head_dim)
+    if WIDTHS.search(name):
+        return width(value, f.width)
     return _SAME
-
-
-def _rope(params: dict, f: Factors) -> dict:
-    """Rotary parameters: per-frequency lists (LongRoPE factors) and M-RoPE sections follow the head dim."""
-    out = dict(params)
-    for key, value in params.items():
-        if not isinstance(value, list) or not value or f.head_dim <= 1:
-            continue
-        if key == "mrope_section" and all(is_int(v) for v in value):
-            total = sum(value) // f.head_dim
-            sections = [max(1, v // f.head_dim) for v in value]
-            sections[-1] += total - sum(sections)
-            out[key] = sections
-        elif all(isinstance(v, (int, float)) for v in value):
-            out[key] = value[:: f.head_dim] if len(value) >= f.head_dim else value
-    if is_int(params.get("original_max_position_embeddings")):  # strictly below the new max positions
-        out["original_max_position_embeddings"] = min(params["original_max_position_embeddings"], POSITIONS // 2)
-    return out
 
 
 def _cap_token_ids(values: dict, out: dict) -> None:
@@ -328,7 +215,7 @@ def _cap_token_ids(values: dict, out: dict) -> None:
         vocab = min((p["vocab_size"] for p in parts), default=None)
     if not is_int(vocab):
         return
-    taken = {i for p in parts for n, v in p.items() if _TOKEN_IDS.search(n)
+    taken = {i for p in parts for n, v in p.items() if TOKEN_IDS.search(n)
              for i in (v if isinstance(v, list) else [v]) if is_int(i)}
     free = iter(i for i in range(vocab - 1, vocab // 2, -1) if i not in taken)
     remap: dict[int, int] = {}
@@ -341,7 +228,7 @@ def _cap_token_ids(values: dict, out: dict) -> None:
         return remap[v]
 
     for name, value in values.items():
-        if not _TOKEN_IDS.search(name) or name in out:
+        if not TOKEN_IDS.search(name) or name in out:
             continue
         new = [cap(v) for v in value] if isinstance(value, list) else cap(value)
         if new != value:
@@ -354,7 +241,7 @@ def reserved_ids(config) -> set[int]:
     ids: set[int] = set()
     for c in {id(config): config, id(text): text}.values():
         for name, value in _values(c).items():
-            if _TOKEN_IDS.search(name) and not name.startswith(("pad", "bos", "eos", "decoder_start")):
+            if TOKEN_IDS.search(name) and not name.startswith(("pad", "bos", "eos", "decoder_start")):
                 ids |= {v for v in (value if isinstance(value, list) else [value]) if is_int(v)}
     return ids
 
@@ -420,25 +307,25 @@ def describe(config) -> str:
     text = config.get_text_config(decoder=True)
     v = _values(text)
     parts = []
-    layers = _first(v, [n for n in v if _LAYERS.match(n)])
+    layers = first(v, [n for n in v if LAYER_COUNTS.match(n)])
     if layers:
         parts.append(f"{layers} layers")
-    hidden = _first(v, ("hidden_size", "d_model", "n_embd"))
+    hidden = first(v, ("hidden_size", "d_model", "n_embd"))
     if hidden:
         parts.append(f"hidden {hidden}")
-    heads = _first(v, ("num_attention_heads", "n_head", "num_heads", "n_heads"))
-    kv = _first(v, ("num_key_value_heads", "num_kv_heads"))
-    dim = _first(v, ("head_dim",))
+    heads = first(v, ("num_attention_heads", "n_head", "num_heads", "n_heads"))
+    kv = first(v, ("num_key_value_heads", "num_kv_heads"))
+    dim = first(v, ("head_dim",))
     if heads:
         parts.append(f"{heads}{f'/{kv}' if kv and kv != heads else ''} heads" + (f" x {dim}" if dim else ""))
-    experts = _first(v, [n for n in v if _EXPERTS.match(n)])
+    experts = first(v, [n for n in v if EXPERT_COUNTS.match(n)])
     if experts and experts > 1:
-        k = _first(v, [n for n in v if _PER_TOKEN.match(n)])
+        k = first(v, [n for n in v if PER_TOKEN_COUNTS.match(n)])
         parts.append(f"{experts} experts" + (f" ({k} per token)" if k else ""))
     kinds = sorted({str(t) for t in (getattr(text, "layer_types", None) or [])})
     if len(kinds) > 1:
         parts.append("/".join(kinds))
-    window = _first(v, [n for n in v if _WINDOWS.search(n)])
+    window = first(v, [n for n in v if WINDOWS.search(n)])
     if window:
         parts.append(f"window {window}")
     return ", ".join(parts)
