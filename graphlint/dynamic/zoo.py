@@ -237,6 +237,8 @@ def run_one(job: dict) -> dict[str, Any]:
     cuda = not req.cpu and gpu_count() > 0
     thread = threading.Thread(target=lambda: observed.update(observe(job, True)), daemon=True) if cuda else None
     if thread is not None:
+        import torch  # noqa: F401 - imported here first, not by two threads at once
+
         thread.start()
     inv = run_inventory(req, on_step=on_step)
     if thread is not None:
