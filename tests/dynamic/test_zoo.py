@@ -222,3 +222,45 @@ def test_from_moves_another_machines_library_paths_here():
                       "other": ["x.py", "/opt/site-packages/no_such_library/a.py", 3]})
     assert moved["ran"] == [f"{here}:sdpa_mask"] and moved["findings"][0] == {"path": str(here), "line": 510}
     assert moved["other"] == ["x.py", "/opt/site-packages/no_such_library/a.py", 3]
+
+
+@pytest.mark.slow
+def test_rows_of_emulated_gpu_inventories_tell_a_stale_sliding_window_from_a_clean_llama(monkeypatch, tmp_path):
+    """The inventory's process layout on a pretended GPU (the CPU graph emulator, workers in this
+    process, as tests/dynamic/test_run_flow.py does), then the zoo's rows: gemma2's sliding-window
+    mask replays stale (its Python int offset was recorded at capture), llama replays like eager."""
+    pytest.importorskip("transformers", reason="graphlint zoo needs the [hf] extra")
+    import threading
+
+    import torch
+
+    import graph_emulator
+    from dynamic_helpers import standby_aware
+    from graphlint.dynamic import run as run_module
+    from graphlint.dynamic.worker import run_phase
+
+    graph_emulator.install(monkeypatch)
+    monkeypatch.chdir(tmp_path)  # this test's frames (the fake worker's) are then no project's: transformers' win
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    one_at_a_time = threading.Lock()
+
+    def in_process(job, workers=None, env=None):
+        with one_at_a_time:
+            return run_phase({**job, "devices": ["cpu"]})
+
+    monkeypatch.setattr(run_module, "_worker", standby_aware(in_process))
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = []
+    for arch in ("llama", "gemma2"):
+        request = run_module.Request(target=runner.TARGET, soak_steps=16, options={"arch": arch, "max_len": 32})
+        with ThreadPoolExecutor(1) as pool:  # nor the test function's frame on the stack
+            inv = pool.submit(run_module.run_inventory, request).result()
+        runs.append({"arch": arch, "status": "done", "seconds": 1.0, "detail": "",
+                     "result": {"arch": arch, "inventory": inv.to_dict(), "ran": []}})
+    llama, gemma2 = build_rows(runs, {}, False, cross=False)
+    assert (llama.captures, llama.replay, llama.verdict) == ("yes", "identical", "captures, replays like eager")
+    assert llama.blocker is None
+    assert gemma2.verdict == "captures, replays stale" and gemma2.replay.startswith("differs")
+    assert gemma2.blocker.rule == "GL391" and gemma2.blocker.where.startswith("transformers/masking_utils.py:")
