@@ -119,7 +119,8 @@ def first_blocker(run: dict[str, Any]) -> Blocker | None:
         return Blocker("crash", reason="the arch process wrote no inventory")
     refused = dev.meta.get("target_error") or next(
         (p.detail for p in dev.probes if p.status == "error" and p.detail.startswith("TargetError")), "")
-    if refused or (dev.probes and all(p.status == "error" for p in dev.probes)):
+    # a probe that failed before any region existed failed to build the target (or its first step)
+    if refused or (not dev.regions and any(p.status == "error" for p in dev.probes)):
         probe = next(p for p in dev.probes if p.status == "error") if dev.probes else None
         where = (probe.where if probe else "").rpartition(":")
         return Blocker("build", path=where[0], line=int(where[2]) if where[2].isdigit() else 0,
@@ -157,7 +158,9 @@ def _verdict(run: dict, dev: DeviceResult | None, blocker: Blocker | None, cuda:
         return "target not built", "", ""
     if not cuda:
         captures, replay = "skipped (no CUDA)", "skipped (no CUDA)"
-        return ("tracer: " + (f"{blocker.rule} would block capture" if blocker else "no blocker seen")), captures, replay
+        if blocker is None:
+            return "tracer: no blocker seen", captures, replay
+        return f"tracer: {blocker.rule or blocker.kind} would block capture", captures, replay
     statuses = [cell["status"] for cell in dev.capture.values()] if dev else []
     captures = "yes" if statuses and all(s in ("captured", "stale") for s in statuses) else "no" if statuses else ""
     outcome = dev.outcome("replay") if dev else None

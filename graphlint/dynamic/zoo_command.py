@@ -309,5 +309,6 @@ def _done_line(done: int, total: int, payload: dict) -> str:
     if payload["status"] != "done":
         return f"{head}: {payload['status']}: {payload['detail'][:200]}"
     row = build_rows([payload], {}, False, cross=False)[0]
-    blocker = f" ({row.blocker.rule or row.blocker.kind} {row.blocker.where})" if row.blocker else ""
+    blocker = (f" ({' '.join(p for p in (row.blocker.rule or row.blocker.kind, row.blocker.where) if p)}: "
+               f"{row.blocker.reason[:100]})" if row.blocker else "")
     return f"{head}: {row.verdict}{blocker} in {payload['seconds']:.0f} s"

@@ -57,6 +57,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 CACHES = ("static", "dynamic", "model", "auto")
+MAX_LEN = 256  # the default cache length in tokens
 DTYPES = ("float32", "bfloat16", "float16")
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                 "pytorch_model.bin.index.json")
@@ -251,10 +252,12 @@ class CausalLMTarget:
 
 
 def make_target(devices: Sequence[Any], *, model: str = "tiny-llama", arch: str = "", cache: str = "",
-                max_len: int = 256, batch: int = 1, dtype: str = "float32", attn: str = "",
+                max_len: int | None = None, batch: int = 1, dtype: str = "float32", attn: str = "",
                 seed: int = 0) -> CausalLMTarget:
     """Bad options raise :class:`TargetError` (exit 2 from the CLI), before any model is built.
-    ``cache`` defaults to ``auto`` with ``arch`` and to ``static`` otherwise."""
+    ``cache`` defaults to ``auto`` with ``arch`` and to ``static`` otherwise; ``max_len`` to
+    :data:`MAX_LEN`, or the model's ``max_position_embeddings`` when that is smaller (a given
+    ``max_len`` past it is refused)."""
     import torch
 
     cache = cache or ("auto" if arch else "static")
@@ -262,7 +265,7 @@ def make_target(devices: Sequence[Any], *, model: str = "tiny-llama", arch: str 
         raise TargetError(f"cache={cache!r}: expected one of {', '.join(CACHES)}")
     if dtype not in DTYPES:
         raise TargetError(f"dtype={dtype!r}: expected one of {', '.join(DTYPES)}")
-    if not isinstance(max_len, int) or max_len < 2:
+    if max_len is not None and (not isinstance(max_len, int) or max_len < 2):
         raise TargetError(f"max_len={max_len!r}: expected an integer >= 2 (the cache length in tokens)")
     if not isinstance(batch, int) or batch < 1:
         raise TargetError(f"batch={batch!r}: expected an integer >= 1 (sequences decoded together)")
@@ -272,7 +275,9 @@ def make_target(devices: Sequence[Any], *, model: str = "tiny-llama", arch: str 
     device = torch.device(devices[0])
     lm, source = load_model(str(model), dtype=dtype, attn=attn, seed=seed, arch=str(arch or ""))
     limit = getattr(lm.config.get_text_config(decoder=True), "max_position_embeddings", None)
-    if limit and 0 < limit < max_len:  # -1 (XLNet): no limit
+    if max_len is None:
+        max_len = min(MAX_LEN, limit) if isinstance(limit, int) and limit >= 2 else MAX_LEN
+    if isinstance(limit, int) and 0 < limit < max_len:  # -1 (XLNet): no limit
         raise TargetError(f"max_len={max_len} is more than the model's max_position_embeddings ({limit})")
     lm = lm.to(device).eval().requires_grad_(False)
     return CausalLMTarget(lm, device, cache, max_len, source, batch)

@@ -127,6 +127,13 @@ def test_cache_auto_falls_back_when_the_model_refuses_a_static_cache():
     assert describe(tiny_config("mixtral")).endswith("4 experts (2 per token)")
 
 
+def test_the_default_cache_length_fits_a_model_with_few_positions():
+    target = hf.make_target(CPU, arch="blenderbot")  # 128 learned positions
+    assert target.max_len == 128 == target.lm.config.max_position_embeddings
+    with pytest.raises(hf.TargetError, match="max_position_embeddings"):
+        hf.make_target(CPU, arch="blenderbot", max_len=256)
+
+
 def test_a_misspelt_architecture_is_refused_with_suggestions():
     with pytest.raises(hf.TargetError, match=r"arch='mixtrl'.*did you mean mixtral"):
         hf.make_target(CPU, arch="mixtrl")
