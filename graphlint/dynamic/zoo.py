@@ -95,10 +95,18 @@ def run_zoo(req: ZooRequest, on_event: Event | None = None) -> list[ArchRun]:
     gpus = req.gpus or [0]
     env = _environment(req, jobs)
     with tempfile.TemporaryDirectory(prefix="graphlint-zoo-") as tmp, ThreadPoolExecutor(jobs) as pool:
-        futures = [pool.submit(_one, req, arch, gpus[i % len(gpus)], tmp, env, deadline, on_event)
+        futures = [pool.submit(_guarded, req, arch, gpus[i % len(gpus)], tmp, env, deadline, on_event)
                    for i, arch in enumerate(archs)]
         runs = [f.result() for f in futures]
     return runs
+
+
+def _guarded(req: ZooRequest, arch: str, *args) -> ArchRun:
+    """:func:`_one`, whose own failure (a full disk, a broken callback) is that architecture's row."""
+    try:
+        return _one(req, arch, *args)
+    except Exception as exc:  # noqa: BLE001 - one architecture's trouble never ends the zoo
+        return ArchRun(arch, "crashed", detail=f"the zoo could not run it: {type(exc).__name__}: {exc}")
 
 
 def _environment(req: ZooRequest, jobs: int) -> dict[str, str]:
