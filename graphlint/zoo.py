@@ -146,8 +146,9 @@ def first_blocker(run: dict[str, Any]) -> Blocker | None:
 
 
 def _from(f: Finding, kind: str) -> Blocker:
-    reason = f.message.split(": ", 1)[-1] if ": " in f.message else f.message
-    return Blocker(kind, f.rule, f.path, f.line, " ".join(reason.split())[:240], f.function, f.line_text)
+    """The rule's message and the probe's detail: "a Python value that changes every step is passed to
+    an op ...: aten.add.Tensor got 1 at step 1 and 2 at step 2"."""
+    return Blocker(kind, f.rule, f.path, f.line, " ".join(f.message.split())[:300], f.function, f.line_text)
 
 
 def _verdict(run: dict, dev: DeviceResult | None, blocker: Blocker | None, cuda: bool) -> tuple[str, str, str]:

@@ -310,5 +310,5 @@ def _done_line(done: int, total: int, payload: dict) -> str:
         return f"{head}: {payload['status']}: {payload['detail'][:200]}"
     row = build_rows([payload], {}, False, cross=False)[0]
     blocker = (f" ({' '.join(p for p in (row.blocker.rule or row.blocker.kind, row.blocker.where) if p)}: "
-               f"{row.blocker.reason[:100]})" if row.blocker else "")
+               f"{row.blocker.reason[:140]})" if row.blocker else "")
     return f"{head}: {row.verdict}{blocker} in {payload['seconds']:.0f} s"

@@ -37,7 +37,7 @@ def _blocker(row: Row) -> str:
     if b is None:
         return "none"
     head = f"{b.rule} `{b.where}`" if b.rule else f"{b.kind}" + (f" `{b.where}`" if b.path else "")
-    return f"{head}: {b.reason[:160]}"
+    return f"{head}: {b.reason[:240]}"
 
 
 def counts(rows: list[Row]) -> dict[str, int]:
