@@ -243,7 +243,7 @@ def _static_verdict(row: Row, xref: CrossRef) -> str:
     bucket = next((f["bucket"] for f in row.findings if f["path"] == b.path and f["line"] == b.line), "")
     if bucket == CONFIRMED:
         codes = next((f["static_rules"] for f in row.findings if f["path"] == b.path and f["line"] == b.line), [])
-        return f"confirmed by both ({', '.join(codes)})" + _other_hazard(b.rule, codes)
+        return f"confirmed by both ({', '.join(codes)})"  # by line: the codes say what the static half saw there
     if bucket == DYNAMIC_ONLY:
         return "static miss"
     return bucket or "not matched"
@@ -254,16 +254,6 @@ def _rules() -> dict:
     from graphlint.rules import load_rules
 
     return load_rules()
-
-
-def _other_hazard(rule: str, codes: list[str]) -> str:
-    """``; same line, other hazard`` when no static rule at the line is of the probe rule's category: the
-    halves are matched by line, and a line that allocates and takes a frozen Python int is flagged for
-    the first by the static half and blamed for the second by the probes."""
-    rules = _rules()
-    wanted = rules[rule].category if rule in rules else ""
-    found = {rules[c.split(" ")[0]].category for c in codes if c.split(" ")[0] in rules}
-    return f"; same line, other hazard (static: {', '.join(sorted(found))})" if wanted and found and wanted not in found else ""
 
 
 def score(rows: list[Row], severities: tuple[str, ...] = ("error",)) -> dict[str, Any]:
