@@ -328,7 +328,9 @@ def main(argv: list[str]) -> int:
     with open(result_path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(result, fh, default=str)
     os.replace(result_path + ".tmp", result_path)
-    return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the result is written: no exit-time teardown (a stuck observer, CUDA at exit) may hang it
 
 
 if __name__ == "__main__":
