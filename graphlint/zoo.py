@@ -181,7 +181,7 @@ def _verdict(run: dict, dev: DeviceResult | None, blocker: Blocker | None, cuda:
     return "captures, replays like eager", captures, replay
 
 
-def library_files(dev: DeviceResult, ran: list[str]) -> list[str]:
+def library_files(dev: DeviceResult) -> list[str]:
     """The files the cross-reference checks: every file an error or warning blames, and the file of
     the model's forward (the step's entry)."""
     files = {f.path for f in dev.findings if f.line > 0}
@@ -227,10 +227,11 @@ def _cache(result: dict) -> str:
 
 
 def _cross(dev: DeviceResult, ran: list[str], cache_dir: str | None) -> CrossRef:
-    files = library_files(dev, ran)
+    """``ran`` empty (the arch process could not observe its step): the regions' entries alone."""
+    files = library_files(dev)
     if not files:
         return CrossRef(False, "nothing to cross-reference: no finding points at a source file")
-    return cross_reference(dev.findings, ran, library_files=files, cache_dir=cache_dir)
+    return cross_reference(dev.findings, ran or dev.entries, library_files=files, cache_dir=cache_dir)
 
 
 def _static_verdict(row: Row, xref: CrossRef) -> str:
