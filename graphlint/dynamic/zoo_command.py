@@ -117,6 +117,7 @@ def _run(args, archs: list[str], options: dict, gpus, tf_version: str) -> int:
         with open(args.from_json, encoding="utf-8") as fh:
             data = json.load(fh)
         runs, meta = localize(data["runs"]), data["zoo"]
+        cpu, options = bool(meta.get("cpu", cpu)), meta.get("options", options)  # the run's, not this machine's
         if meta.get("transformers") != tf_version and not args.no_cross:
             print(f"graphlint: warning: the zoo ran transformers {meta.get('transformers')}, this is {tf_version}: "
                   "its lines are not these files' lines, so the cross-reference is skipped", file=sys.stderr)
