@@ -303,9 +303,11 @@ def causal_lm_architectures() -> list[str]:
 
 
 def describe(config) -> str:
-    """``2 layers, hidden 64, 4/2 heads x 16, 4 experts (2 per token)``: a row's config column."""
-    text = config.get_text_config(decoder=True)
-    v = _values(text)
+    """``2 layers, hidden 64, 4/2 heads x 16, 4 experts (2 per token)``: a row's config column. A
+    config with a vocabulary of its own describes itself (Bart's ``get_text_config`` is another one)."""
+    own = _values(config)
+    text = config if is_int(own.get("vocab_size")) else config.get_text_config(decoder=True)
+    v = own if text is config else _values(text)
     parts = []
     layers = first(v, [n for n in v if LAYER_COUNTS.match(n)])
     if layers:
