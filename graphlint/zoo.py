@@ -86,6 +86,14 @@ class Row:
         data["blocker"] = {**asdict(self.blocker), "where": self.blocker.where} if self.blocker else None
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Row":
+        data = dict(data)
+        blocker = data.pop("blocker", None)
+        if blocker:
+            blocker = Blocker(**{k: v for k, v in blocker.items() if k != "where"})
+        return cls(**data, blocker=blocker)
+
 
 def short(path: str) -> str:
     """``transformers/masking_utils.py`` for a file of an installed library; other paths as they are."""

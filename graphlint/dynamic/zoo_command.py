@@ -120,8 +120,14 @@ def _run(args, archs: list[str], options: dict, gpus, tf_version: str) -> int:
         cpu, options = bool(meta.get("cpu", cpu)), meta.get("options", options)  # the run's, not this machine's
         if meta.get("transformers") != tf_version and not args.no_cross:
             print(f"graphlint: warning: the zoo ran transformers {meta.get('transformers')}, this is {tf_version}: "
-                  "its lines are not these files' lines, so the cross-reference is skipped", file=sys.stderr)
+                  "its lines are not these files' lines, so its own cross-reference is kept", file=sys.stderr)
             args.no_cross = True
+        if args.no_cross and data.get("rows"):  # keep the run's own cross-reference (another transformers here)
+            from graphlint.zoo import Row
+
+            kept = [Row.from_dict(r) for r in data["rows"]]
+            args.no_cross = not data.get("scores")
+            return _report(args, runs, kept, meta, data.get("scores"))
         with _Rows(options, cpu, not args.no_cross) as rows:
             ordered = rows.of(runs)
         return _report(args, runs, ordered, meta)
@@ -223,11 +229,12 @@ def default_output(meta: dict) -> str:
     return os.path.join(folder, f"zoo-{slug}-{day}.md")
 
 
-def _report(args, runs: list[dict], rows: list, meta: dict) -> int:
+def _report(args, runs: list[dict], rows: list, meta: dict, scores: list | None = None) -> int:
     from graphlint.report.zoo import load_repros, render_json, render_markdown
     from graphlint.zoo import score
 
-    scores = [score(rows), score(rows, ("error", "warning"))] if not args.no_cross else []
+    if scores is None:
+        scores = [score(rows), score(rows, ("error", "warning"))] if not args.no_cross else []
     output = args.output or default_output(meta)
     os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
     repros = load_repros(args.repro_index)

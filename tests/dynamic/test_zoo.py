@@ -199,6 +199,15 @@ def test_the_zoo_on_three_architectures_with_the_tracer_only(tmp_path):
                             "-o", str(tmp_path / "again.md")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "again.json").read_text())["rows"] == data["rows"]
+    other = {**data, "zoo": {**data["zoo"], "transformers": "5.17.0"}}  # a GPU run's JSON, rendered here
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    kept = subprocess.run([sys.executable, "-m", "graphlint", "zoo", "--from", str(tmp_path / "other.json"), "-o",
+                           str(tmp_path / "kept.md"), "--drafts", str(tmp_path / "drafts2")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert kept.returncode == 0 and "its own cross-reference is kept" in kept.stderr, kept.stderr
+    kept_json = json.loads((tmp_path / "kept.json").read_text())
+    assert kept_json["rows"] == data["rows"] and kept_json["scores"] == data["scores"]
+    assert len(list((tmp_path / "drafts2").iterdir())) == 1
 
 
 def test_unknown_architectures_are_a_usage_error(tmp_path):
