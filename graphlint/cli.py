@@ -101,17 +101,18 @@ def _add_check(sub) -> None:
 
 
 def _register_dynamic(sub) -> None:
-    """``inventory`` / ``capture-test`` come from the dynamic half, when it is installed."""
+    """``inventory`` / ``capture-test`` / ``zoo`` come from the dynamic half, when it is installed."""
     import importlib.util
 
     if importlib.util.find_spec("graphlint.dynamic.commands") is None:
         return
     try:
-        from graphlint.dynamic import commands
+        from graphlint.dynamic import commands, zoo_command
 
         commands.register(sub)
+        zoo_command.register(sub)
     except Exception as exc:  # a broken dynamic half must not take `check` down with it
-        for name in ("inventory", "capture-test", "record"):
+        for name in ("inventory", "capture-test", "record", "zoo"):
             if name not in sub.choices:
                 broken = sub.add_parser(name, help=f"unavailable ({type(exc).__name__})")
                 broken.set_defaults(handler=lambda args, exc=exc: _fail(f"the dynamic commands failed to load: {exc}"))

@@ -41,6 +41,7 @@ STAGES = [
     ("graphlint.targets", "dynamic"),  # ready-made targets for the probes
     ("graphlint.gate", "findings"),
     ("graphlint.crossref", "findings"),  # pairs the probes' findings with the static check's
+    ("graphlint.zoo", "findings"),  # a transformers zoo's rows, blockers and the static half's scores
     ("graphlint.baseline", "findings"),
     ("graphlint.report", "reports"),
     ("graphlint.cli", "front end"),
@@ -48,6 +49,7 @@ STAGES = [
     ("graphlint.progress", "front end"),  # the terminal's progress bars
     ("graphlint.docs", "front end"),  # rules/*.yaml -> docs/rules.md, README table
     ("graphlint.dynamic.commands", "front end"),  # inventory / capture-test
+    ("graphlint.dynamic.zoo_command", "front end"),  # zoo
     ("graphlint.dynamic.pytest_plugin", "front end"),
     ("graphlint.dynamic.record_command", "front end"),  # graphlint record: runs a command in-process
 ]

@@ -162,7 +162,7 @@ def test_inventory_of_a_json_config_from_the_command_line(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "graphlint", "inventory", "--target", SPEC, "--option",
                               "cache=paged", "--cpu"], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
-        "graphlint: error: cache='paged': expected one of static, dynamic"]
+        "graphlint: error: cache='paged': expected one of static, dynamic, model, auto"]
 
 
 def test_without_transformers_the_target_names_the_extra(tmp_path):
