@@ -183,7 +183,7 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
     return results
 
 
-def run(settings: Settings, progress: Progress | None = None) -> RunResult:
+def run(settings: Settings, progress: Progress | None = None, stdin: tuple[str, bytes] | None = None) -> RunResult:
     """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
 
     The cyclic garbage collector is paused for the run: the summaries are millions of small,
@@ -193,19 +193,22 @@ def run(settings: Settings, progress: Progress | None = None) -> RunResult:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run(settings, progress)
+        return _run(settings, progress, stdin)
     finally:
         if enabled:
             gc.enable()
 
 
-def _run(settings: Settings, progress: Progress | None) -> RunResult:
+def _run(settings: Settings, progress: Progress | None, stdin: tuple[str, bytes] | None = None) -> RunResult:
     from graphlint.static.link import link
 
     result = RunResult(findings=[])
     if progress:
         progress(0, None, "finding files")
     sources = [read_source(p) for p in discover(settings, result.warnings)]
+    if stdin is not None:  # `check -`: the editor's buffer stands in for the file (which may not exist)
+        sources = [_Source(s.path, stdin[1], hashlib.sha256(stdin[1]).hexdigest()) if s.path == stdin[0] else s
+                   for s in sources]
     result.files = len(sources)
     if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
         where = ", ".join(display_path(p) for p in settings.analysis_paths)
