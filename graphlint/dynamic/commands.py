@@ -128,12 +128,15 @@ def _collect(req, args):
     from graphlint.rules import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
+    from graphlint.dynamic.factory_check import precheck
+
+    precheck(req.target, req.options)  # typos from the factory's source: before torch, workers, building
     if under_torchrun():
         _preflight(req)
         return run_rank(req)
     count = 0 if req.cpu else gpu_count()
     cuda = count > 0
-    problem = validate_gpus(req.gpus, count) if cuda else ""
+    problem = validate_gpus(req.gpus, count, req.cpu)
     if problem:
         raise ValueError(problem)
     preflight = lambda: _preflight(req)  # noqa: E731 - runs while the workers start
