@@ -235,7 +235,9 @@ def cmd_inventory(args) -> int:
         entries = sorted({e for d in inv.devices for e in d.entries})
         sources = sorted({s for d in inv.devices for s in d.sources})
         modules = sorted({m for d in inv.devices for m in d.modules})
-        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared)
+        ran = list(dict.fromkeys(s for d in inv.devices for s in d.ran))
+        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared,
+                               ran=ran)
     finally:
         prepared.close()
     _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)

@@ -34,7 +34,8 @@ from graphlint.dynamic.capture import (capture_region, context_healthy, release_
                                        watch_self_captures)
 from graphlint.dynamic.combine import combine
 from graphlint.dynamic.crash import Progress
-from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources, staged, with_staged
+from graphlint.dynamic.frames import (error_line, function_frame, ran_during, region_entries, region_sources, staged,
+                                      with_staged)
 from graphlint.dynamic.graph_report import GraphRecord, graph_result
 from graphlint.dynamic.launches import CaptureWatch
 from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
@@ -301,12 +302,15 @@ class GraphProbe:
         for target, regions in ((self.eager_target, self.eager_regions), (self.graph_target, self.graph_regions)):
             self.running = "stage(0)"
             if target is self.graph_target:
-                self.result.entries = with_staged(self.result.entries, staged(target.stage, 0))
+                self.result.entries = with_staged(self.result.entries, staged(target.stage, 0, self.result.ran))
             else:
                 target.stage(0)
             for region in regions:
                 self.running = f"{region.name} (warm-up)"
-                region.fn()
+                if target is self.graph_target:
+                    self.result.ran += ran_during(region.fn)
+                else:
+                    region.fn()
         synchronize(self.devices)
         self.running = "output()"
         diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())
