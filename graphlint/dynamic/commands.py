@@ -92,6 +92,9 @@ def register(sub) -> None:
                      help="optional probes: compile = what torch.compile(mode='reduce-overhead') does with each "
                      "capturable region (graph breaks, recompiles, cudagraph skips), beside graphlint's findings")
     inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    inv.add_argument("--plots", choices=("svg", "png", "none"), default="svg",
+                     help="with -o FILE.md: draw the soak (memory, |graph - eager|, time per region) next to it "
+                     "and embed the pictures (needs matplotlib: the [plots] extra; default svg)")
     inv.set_defaults(handler=cmd_inventory)
     ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
                         epilog=CAPTURE_TEST_EPILOG, formatter_class=raw,
@@ -240,11 +243,27 @@ def cmd_inventory(args) -> int:
                                ran=ran)
     finally:
         prepared.close()
-    _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
+    if args.format == "json":
+        _write(render_json(inv, xref), args.output)
+    else:
+        _write(render_markdown(inv, xref, _pictures(inv, args.output, args.plots)), args.output)
     failed = capture_failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
         print(written_line(args.output, inv, failed), file=sys.stderr)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def _pictures(inv, output: str | None, fmt: str):
+    """The soak's pictures, drawn next to the markdown report (none without a report file)."""
+    from pathlib import Path
+
+    from graphlint.report.plots import Pictures, drawable, write_pictures
+
+    if fmt == "none" or not drawable(inv):
+        return None
+    if not output:
+        return Pictures([], "Pictures of the soak are drawn next to the report with -o FILE.md.")
+    return write_pictures(inv, Path(output), fmt)
 
 
 @_guarded

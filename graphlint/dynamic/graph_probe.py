@@ -38,7 +38,7 @@ from graphlint.dynamic.frames import (error_line, function_frame, ran_during, re
                                       with_staged)
 from graphlint.dynamic.graph_report import GraphRecord, graph_result
 from graphlint.dynamic.launches import CaptureWatch
-from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
+from graphlint.dynamic.series import RegionClock, StepSeries, memory, step_limit, synchronize, tensors_of
 from graphlint.dynamic.soak import mismatched
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.tracer import StepTracer
@@ -103,6 +103,7 @@ class GraphProbe:
         self.capture_step_done = False
         self.stop_where = ""
         self.graph_series, self.eager_series = StepSeries("graph"), StepSeries("eager")
+        self.clock = RegionClock()  # seconds per region, for the report's per-region s/token
 
     # -- one step of each instance --------------------------------------------------------
     def _eager_step(self, step: int) -> None:
@@ -118,14 +119,16 @@ class GraphProbe:
         else:
             self._run_eager_regions()
         synchronize(self.devices)
-        self.eager_series.record(step, start, before, memory(self.devices), self.eager_target.output())
+        self.eager_series.record(step, start, before, memory(self.devices), self.eager_target.output(),
+                                 self.clock.collect())
 
     def _run_eager_regions(self) -> None:
         for region in self.eager_regions:
             self.running = f"{region.name} of the eager instance"
             self.progress(self.probe_now, self.step_now, self.running)
             self.tracer.region = region
-            region.fn()
+            with self.clock.region(region.name, region.device):
+                region.fn()
 
     def _graph_step(self, step: int) -> None:
         self.running = f"stage({step})"
@@ -142,21 +145,23 @@ class GraphProbe:
                     if self.poisoned:
                         return  # nothing more can run on this context
                 cap = self.captures.get(region.name)
-                if cap is not None and cap.status in (CAPTURED, EMPTY) and region.name not in self.demoted:
-                    if step >= 2 and self._moved(region, step):
-                        region.fn()
-                        self.addresses.ran(region.name, step)
+                with self.clock.region(region.name, region.device, on=step >= 2):  # not the capture step
+                    if cap is not None and cap.status in (CAPTURED, EMPTY) and region.name not in self.demoted:
+                        if step >= 2 and self._moved(region, step):
+                            region.fn()
+                            self.addresses.ran(region.name, step)
+                        else:
+                            replay(cap, region.device)
                     else:
-                        replay(cap, region.device)
-                else:
-                    region.fn()
-                    if step >= 2:
-                        self.addresses.ran(region.name, step)
+                        region.fn()
+                        if step >= 2:
+                            self.addresses.ran(region.name, step)
         if step == 1:
             self.addresses.captured_step_done()
             self.capture_step_done = True
         synchronize(self.devices)
-        self.graph_series.record(step, start, before, memory(self.devices), self.graph_target.output())
+        self.graph_series.record(step, start, before, memory(self.devices), self.graph_target.output(),
+                                 self.clock.collect())
 
     def _moved(self, region: Region, step: int) -> bool:
         moved = self.addresses.moved(region, step)

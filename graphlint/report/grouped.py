@@ -22,7 +22,7 @@ from rich.text import Text
 
 from graphlint.finding import Finding
 from graphlint.report.context import ReportContext, rule_message
-from graphlint.report.text import SEVERITY_STYLE, _print_summary, first_sentence
+from graphlint.report.text import SEVERITY_STYLE, first_sentence, print_summary
 
 
 def _console(out: io.StringIO, ctx: ReportContext) -> Console:
@@ -41,7 +41,7 @@ def render_concise(findings: list[Finding], ctx: ReportContext) -> str:
     for f in findings:
         suppressed = f"  [dim](suppressed: {escape(f.suppression_reason or 'no reason given')})[/]" if f.suppressed else ""
         console.print(f"[bold]{escape(f.path)}[/]:{f.line}:{f.col}: {_code(f)} {escape(f.message)}{suppressed}")
-    _print_summary(console, findings, ctx)
+    print_summary(console, findings, ctx)
     return out.getvalue()
 
 
@@ -69,7 +69,7 @@ def render_grouped(findings: list[Finding], ctx: ReportContext) -> str:
         for code in sorted(helped):
             f = helped[code]
             console.print(Text.assemble(f"  {code} {f.name}: ", first_sentence(f.fix)))
-    _print_summary(console, findings, ctx)
+    print_summary(console, findings, ctx)
     return out.getvalue()
 
 
@@ -99,5 +99,5 @@ def render_statistics(findings: list[Finding], ctx: ReportContext, fmt: str = "t
             style = SEVERITY_STYLE.get(r["severity"], "")
             console.print(f"{r['count']:>{width}}  [{style}]{r['code']}[/]  {escape(r['name']):<{name}}  "
                           f"{r['severity']:<7}  {escape(r['message'])}")
-    _print_summary(console, findings, ctx)
+    print_summary(console, findings, ctx)
     return out.getvalue()

@@ -27,7 +27,7 @@ def render_text(findings: list[Finding], ctx: ReportContext) -> str:
     )
     for finding in findings:
         _print_finding(console, finding, ctx)
-    _print_summary(console, findings, ctx)
+    print_summary(console, findings, ctx)
     return out.getvalue()
 
 
@@ -74,7 +74,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
+def print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
     info = summary(findings, ctx)
     if findings:
         console.print()
