@@ -77,6 +77,7 @@ def _project(tmp_path: Path, source: str) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_the_workflow_steps_gate_a_project(tmp_path):
     """Each ``graphlint`` step of the workflow, run as the job runs it (a shell in the checkout)."""
     steps = _graphlint_steps()

@@ -3,6 +3,8 @@ full-graph decoder's report listed 28 rows of the eager reference decoder it nev
 
 from __future__ import annotations
 
+import pytest
+
 from graphlint.crossref import STATIC_ONLY, cross_reference
 
 TWO_DECODERS = """\
@@ -39,6 +41,7 @@ def test_static_only_rows_come_from_the_functions_the_step_ran(tmp_path, monkeyp
     assert "never ran" not in eager.detail
 
 
+@pytest.mark.slow
 def test_the_tracer_records_the_spans_of_what_stage_and_the_regions_ran(monkeypatch):
     from pathlib import Path
 

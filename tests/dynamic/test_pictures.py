@@ -37,6 +37,7 @@ def _inventory(leak: int = 0, drift: bool = False) -> Inventory:
 XREF = CrossRef(False, "skipped: synthetic")
 
 
+@pytest.mark.slow  # imports matplotlib
 def test_the_soak_is_drawn_next_to_the_report_and_embedded(tmp_path):
     pytest.importorskip("matplotlib", reason="the [plots] extra (matplotlib) is not installed")
     report = tmp_path / "inventory.md"
@@ -54,6 +55,7 @@ def test_the_soak_is_drawn_next_to_the_report_and_embedded(tmp_path):
     assert "| cuda:0 | layer0 | 0.011 | 0.0015 | 7.33x |" in soak
 
 
+@pytest.mark.slow  # imports matplotlib
 def test_pictures_are_byte_stable_and_png_on_request(tmp_path):
     pytest.importorskip("matplotlib", reason="the [plots] extra (matplotlib) is not installed")
     (tmp_path / "a").mkdir()
@@ -83,6 +85,7 @@ def test_nothing_to_draw_without_a_soak():
     assert "## Soak" in render_markdown(inv, XREF, None)
 
 
+@pytest.mark.slow
 def test_the_soak_records_what_the_pictures_draw_on_the_emulated_graph(monkeypatch):
     import graph_emulator
 

@@ -59,6 +59,7 @@ def _graphlint(*args: str, cwd: Path, code: str | None = None) -> subprocess.Com
 
 
 @pytest.mark.parametrize("package", [True, False], ids=["package", "flat-folder-with-pyproject"])
+@pytest.mark.slow
 def test_inventory_loads_a_target_from_an_uninstalled_project(tmp_path, package):
     project = _project(tmp_path / "proj", package=package)
     here = _graphlint("inventory", "--target", "mymodel/target.py:make_target", "--no-soak", "--cpu",
@@ -70,6 +71,7 @@ def test_inventory_loads_a_target_from_an_uninstalled_project(tmp_path, package)
     assert '"status": "ran"' in elsewhere.stdout
 
 
+@pytest.mark.slow
 def test_a_module_spec_imports_from_the_working_directory(tmp_path):
     project = _project(tmp_path / "proj", package=True)
     result = _graphlint("capture-test", "--target", "mymodel.target:make_target", "--cpu", cwd=project)
@@ -77,6 +79,7 @@ def test_a_module_spec_imports_from_the_working_directory(tmp_path):
     assert "capture-test passed (tracer only" in result.stdout
 
 
+@pytest.mark.slow
 def test_worker_processes_load_the_target_the_same_way(tmp_path, monkeypatch):
     """On a GPU every phase runs in ``python -m graphlint.dynamic.worker``: it must find the project too."""
     from graphlint.dynamic.run import _worker
@@ -154,6 +157,7 @@ def test_callable_lacking_an_option(graph_capture):
 """
 
 
+@pytest.mark.slow
 def test_fixture_loads_like_the_cli_and_reports_errors_like_it(tmp_path):
     project = _project(tmp_path / "proj", package=True)
     (project / "tests").mkdir()
@@ -175,6 +179,7 @@ def test_fixture_loads_like_the_cli_and_reports_errors_like_it(tmp_path):
     assert "During handling" not in out
 
 
+@pytest.mark.slow
 def test_fixture_finds_a_relative_target_from_the_rootdir(tmp_path):
     project = _project(tmp_path / "proj", package=True)
     (project / "pytest.ini").write_text("[pytest]\n")
@@ -187,6 +192,7 @@ def test_fixture_finds_a_relative_target_from_the_rootdir(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_the_readme_pytest_example_runs_as_written(tmp_path):
     """docs/inventory.md's ``graph_capture`` block, verbatim, in an uninstalled project whose
     ``my_engine/target.py`` is its worked example: passes on a CPU (tracer only, the

@@ -1,0 +1,37 @@
+"""The suite's speed policy: ``python -m pytest`` runs the fast tests (about a minute on 2 cores);
+tests marked ``slow`` run in CI and on demand.
+
+A test is ``@pytest.mark.slow`` when it takes 1.5 s or more (setup and call) on the project's 2-core
+CPU machine: it starts worker processes, builds an engine, runs an inventory or the seed lab, or
+installs graphlint into a fresh environment (pre-commit, pip). Everything else -- the static
+analyzer, the rules' examples, the CLI, the reports -- stays in the default run. (The import-graph
+check, 2.7 s, stays in it too: it is the architecture's guard.)
+
+* ``python -m pytest`` -- the fast tests (``addopts = -m "not slow"`` in pyproject.toml);
+* ``python -m pytest -m "slow or not slow" -n 2`` -- everything, on two workers (what ``.ci/run``
+  runs: the README's quick-start test command);
+* ``python -m pytest -m slow`` -- only the slow ones.
+
+So that the default run stays fast as tests are added, the terminal summary names every test
+*not* marked slow that took more than :data:`REPORT_OVER` seconds (twice the policy's threshold,
+which leaves room for a loaded machine).
+"""
+
+from __future__ import annotations
+
+REPORT_OVER = 3.0
+
+_too_slow: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when in ("setup", "call") and "slow" not in report.keywords:
+        _too_slow[report.nodeid] = _too_slow.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    slow = sorted(((s, n) for n, s in _too_slow.items() if s > REPORT_OVER), reverse=True)
+    if slow:
+        terminalreporter.section("tests to mark @pytest.mark.slow (tests/conftest.py)")
+        for seconds, nodeid in slow:
+            terminalreporter.write_line(f"{seconds:6.1f}s {nodeid}")
