@@ -213,6 +213,9 @@ def _run(settings: Settings, progress: Progress | None, stdin: tuple[str, bytes]
     if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
         where = ", ".join(display_path(p) for p in settings.analysis_paths)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
+    for path in settings.report_paths or ():  # `check docs/` beside configured paths: say it, not "No findings"
+        if sources and not any(_in_report_set(s.path, (path,)) for s in sources):
+            result.warnings.append(f"No Python files found under {display_path(path)}: nothing there was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     try:
         result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress)

@@ -129,3 +129,13 @@ def test_rule_messages_name_what_the_rule_matches_never_a_bare_ellipsis():
     assert rule_message(rules["GL301"]).startswith("`torch.bincount` has")
     assert rule_message(rules["GL103"]).startswith("`.cpu()/.numpy()` moves")
     assert rule_message(rules["GL420"]).startswith("`<host tensor>` is pageable")
+
+
+def test_a_path_without_python_files_beside_configured_paths_is_said_not_passed_silently(project):
+    project.config('paths = ["src"]\n')
+    project.write("src/engine.py", TWICE)
+    project.write("docs/guide.md", "# a guide\n")
+    result = project.run("docs")
+    assert result.rc == 0 and "No Python files found under docs: nothing there was checked" in result.err
+    both = project.run("docs", "src/engine.py")
+    assert both.rc == 1 and "under docs" in both.err and "under src" not in both.err

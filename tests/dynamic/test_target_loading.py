@@ -189,28 +189,3 @@ def test_fixture_finds_a_relative_target_from_the_rootdir(tmp_path):
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_graph.py"],
                          cwd=project / "tests", capture_output=True, text=True, timeout=240, env=env)
     assert "1 passed" in run.stdout, run.stdout[-3000:]
-
-
-
-@pytest.mark.slow
-def test_the_readme_pytest_example_runs_as_written(tmp_path):
-    """docs/inventory.md's ``graph_capture`` block, verbatim, in an uninstalled project whose
-    ``my_engine/target.py`` is its worked example: passes on a CPU (tracer only, the
-    GPU test skipped) and on a GPU (both pass, capture tested)."""
-    import re
-
-    import torch
-
-    guide = (Path(__file__).resolve().parents[2] / "docs" / "inventory.md").read_text()
-    section = guide[guide.index("**pytest**: the plugin"):]
-    example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    project = tmp_path / "proj"
-    (project / "my_engine").mkdir(parents=True)
-    (project / "my_engine" / "target.py").write_text(MODEL)
-    (project / "tests").mkdir()
-    (project / "tests" / "test_graph.py").write_text(example)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"], cwd=project,
-                         capture_output=True, text=True, timeout=600, env=env)
-    expected = "2 passed" if torch.cuda.is_available() else "1 passed, 1 skipped"
-    assert expected in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
