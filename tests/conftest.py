@@ -7,10 +7,12 @@ installs graphlint into a fresh environment (pre-commit, pip). Everything else -
 analyzer, the rules' examples, the CLI, the reports -- stays in the default run. (The import-graph
 check, 2.7 s, stays in it too: it is the architecture's guard.)
 
-* ``python -m pytest`` -- the fast tests (``addopts = -m "not slow"`` in pyproject.toml);
+* ``python -m pytest`` (or a file, ``python -m pytest tests/test_snippets.py``) -- the fast tests:
+  :func:`pytest_configure` makes the marker expression ``not slow`` when none is given;
 * ``python -m pytest -m "slow or not slow" -n 2`` -- everything, on two workers (what ``.ci/run``
-  runs: the README's quick-start test command);
-* ``python -m pytest -m slow`` -- only the slow ones.
+  runs: the README's quick-start test command); ``-m slow`` -- only the slow ones;
+* a test named by its node id (``tests/test_snippets.py::test_the_precommit_snippet_runs_as_written``)
+  runs whether it is slow or not: naming it is asking for it.
 
 So that the default run stays fast as tests are added, the terminal summary names every test
 *not* marked slow that took more than :data:`REPORT_OVER` seconds (twice the policy's threshold,
@@ -20,6 +22,11 @@ which leaves room for a loaded machine).
 from __future__ import annotations
 
 REPORT_OVER = 3.0
+
+
+def pytest_configure(config):
+    if not config.option.markexpr and not any("::" in str(arg) for arg in config.args):
+        config.option.markexpr = "not slow"
 
 _too_slow: dict[str, float] = {}
 
