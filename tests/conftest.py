@@ -21,7 +21,15 @@ which leaves room for a loaded machine).
 
 from __future__ import annotations
 
+import os
+
 REPORT_OVER = 3.0
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each xdist worker is one of the cores: torch's own thread pool (and the worker processes the
+    # tests start, which inherit this) would put two threads on each core and spin in OpenMP's
+    # barriers, which cost the whole suite more time than the second worker saved.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_configure(config):
