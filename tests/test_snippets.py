@@ -68,7 +68,8 @@ LINES: dict[str, int | str] = {
     "graphlint inventory --option fault=mhc-item": 1,
     "python -m dsv4.faults report -o seedlab.md --json seedlab.json":
         "probes all 33 faults (minutes on a CPU); tests/dsv4/test_seedlab_cli.py runs `report` on two",
-    "graphlint inventory": 1,
+    "graphlint inventory": "README's second line runs this command, writing the report to inventory.md instead of "
+                           "stdout",
     "graphlint inventory --decoder full-graph --preset small":
         "the small preset (274 M parameters) is the H200's size: 40 s of a 2-core CPU for a tracer-only run; the same "
         "decoder, tiny, runs in the capture-test line",
