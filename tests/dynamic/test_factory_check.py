@@ -109,3 +109,12 @@ def test_the_cli_refuses_a_typo_in_a_fraction_of_a_second_without_importing_torc
     assert result.returncode == 2, result.stderr
     assert "did you mean eager?" in result.stderr and "ab-graph, full-graph" in result.stderr
     assert elapsed < 3.0, f"{elapsed:.1f} s"  # it took 4-6 s when the factory refused it after importing torch
+
+
+def test_the_import_time_check_also_suggests_a_factory(tmp_path):
+    from graphlint.dynamic.target import load_factory
+
+    path = tmp_path / "built.py"
+    path.write_text("def _make(devices):\n    pass\n\nmake_target = _make\n")
+    with pytest.raises(TargetError, match=r"has no callable 'make_targt'; did you mean .*built.py:make_target\?"):
+        load_factory(f"{path}:make_targt")
