@@ -14,6 +14,9 @@ check, 2.7 s, stays in it too: it is the architecture's guard.)
 * a test named by its node id (``tests/test_snippets.py::test_the_precommit_snippet_runs_as_written``)
   runs whether it is slow or not: naming it is asking for it.
 
+``-n 2`` is for the CPU (CI has no GPU): on a GPU machine run the GPU tests without ``-n``, or two
+workers share the device and its timings.
+
 So that the default run stays fast as tests are added, the terminal summary names every test
 *not* marked slow that took more than :data:`REPORT_OVER` seconds (twice the policy's threshold,
 which leaves room for a loaded machine).
