@@ -184,7 +184,8 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
     return results
 
 
-def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None) -> RunResult:
+def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None,
+        stdin: tuple[str, bytes] | None = None) -> RunResult:
     """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
 
     The cyclic garbage collector is paused for the run: the summaries are millions of small,
@@ -195,23 +196,30 @@ def run(settings: Settings, progress: Progress | None = None, contexts_out: list
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run(settings, progress, contexts_out)
+        return _run(settings, progress, contexts_out, stdin)
     finally:
         if enabled:
             gc.enable()
 
 
-def _run(settings: Settings, progress: Progress | None, contexts_out: list | None = None) -> RunResult:
+def _run(settings: Settings, progress: Progress | None, contexts_out: list | None = None,
+         stdin: tuple[str, bytes] | None = None) -> RunResult:
     from graphlint.static.link import link
 
     result = RunResult(findings=[])
     if progress:
         progress(0, None, "finding files")
     sources = [read_source(p) for p in discover(settings, result.warnings)]
+    if stdin is not None:  # `check -`: the editor's buffer stands in for the file (which may not exist)
+        sources = [_Source(s.path, stdin[1], hashlib.sha256(stdin[1]).hexdigest()) if s.path == stdin[0] else s
+                   for s in sources]
     result.files = len(sources)
     if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
         where = ", ".join(display_path(p) for p in settings.analysis_paths)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
+    for path in settings.report_paths or ():  # `check docs/` beside configured paths: say it, not "No findings"
+        if sources and not any(_in_report_set(s.path, (path,)) for s in sources):
+            result.warnings.append(f"No Python files found under {display_path(path)}: nothing there was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     try:
         result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress)

@@ -94,6 +94,9 @@ def register(sub) -> None:
     inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
     inv.add_argument("--record", metavar="FILE", help="also write the target's decode path (as graphlint record "
                      "does) for graphlint check --decode-path: stage() is host, capturable regions captured")
+    inv.add_argument("--plots", choices=("svg", "png", "none"), default="svg",
+                     help="with -o FILE.md: draw the soak (memory, |graph - eager|, time per region) next to it "
+                     "and embed the pictures (needs matplotlib: the [plots] extra; default svg)")
     inv.set_defaults(handler=cmd_inventory)
     ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
                         epilog=CAPTURE_TEST_EPILOG, formatter_class=raw,
@@ -133,12 +136,15 @@ def _collect(req, args):
     from graphlint.rules import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
+    from graphlint.dynamic.factory_check import precheck
+
+    precheck(req.target, req.options)  # typos from the factory's source: before torch, workers, building
     if under_torchrun():
         _preflight(req)
         return run_rank(req)
     count = 0 if req.cpu else gpu_count()
     cuda = count > 0
-    problem = validate_gpus(req.gpus, count) if cuda else ""
+    problem = validate_gpus(req.gpus, count, req.cpu)
     if problem:
         raise ValueError(problem)
     preflight = lambda: _preflight(req)  # noqa: E731 - runs while the workers start
@@ -243,12 +249,17 @@ def cmd_inventory(args) -> int:
         entries = sorted({e for d in inv.devices for e in d.entries})
         sources = sorted({s for d in inv.devices for s in d.sources})
         modules = sorted({m for d in inv.devices for m in d.modules})
-        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared)
+        ran = list(dict.fromkeys(s for d in inv.devices for s in d.ran))
+        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared,
+                               ran=ran)
     finally:
         prepared.close()
         if records is not None:
             records.cleanup()
-    _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
+    if args.format == "json":
+        _write(render_json(inv, xref), args.output)
+    else:
+        _write(render_markdown(inv, xref, _pictures(inv, args.output, args.plots)), args.output)
     failed = capture_failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
         print(written_line(args.output, inv, failed), file=sys.stderr)
@@ -284,6 +295,19 @@ def _write_record(req, output: str, directory: str) -> None:
                      portable_command(shlex.split(req.command) if req.command else
                                       ["graphlint", "inventory", "--target", req.target], cwd)), output)
     print(f"graphlint: wrote the decode path of {len(record.functions)} functions to {output}", file=sys.stderr)
+
+
+def _pictures(inv, output: str | None, fmt: str):
+    """The soak's pictures, drawn next to the markdown report (none without a report file)."""
+    from pathlib import Path
+
+    from graphlint.report.plots import Pictures, drawable, write_pictures
+
+    if fmt == "none" or not drawable(inv):
+        return None
+    if not output:
+        return Pictures([], "Pictures of the soak are drawn next to the report with -o FILE.md.")
+    return write_pictures(inv, Path(output), fmt)
 
 
 @_guarded

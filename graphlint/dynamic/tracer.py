@@ -29,7 +29,7 @@ from torch.utils._pytree import tree_flatten
 
 from graphlint.dynamic import declared
 from graphlint.dynamic.frames import (UserFrame, current_user_frame, region_entries, region_sources, staged,
-                                      with_staged)
+                                      ran_during, with_staged)
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.verdicts import make_finding
 from graphlint.inventory import DeviceResult, ProbeOutcome
@@ -386,10 +386,11 @@ def trace_phase(factory, devices, options, rules, label: str) -> DeviceResult:
     hazards), then trace steps 1 and 2."""
     target = factory(devices, **options)
     regions = regions_of(target)
-    stage_functions = staged(target.stage, 0)
-    for region in regions:
-        region.fn()
+    ran: list[str] = []
+    stage_functions = staged(target.stage, 0, ran)
+    ran += ran_during(lambda: [region.fn() for region in regions])
     cuda = any(torch.device(d).type == "cuda" for d in devices)
     findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
     return DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
-                        entries=with_staged(region_entries(regions), stage_functions), sources=region_sources(regions))
+                        entries=with_staged(region_entries(regions), stage_functions), sources=region_sources(regions),
+                        ran=list(dict.fromkeys(ran)))

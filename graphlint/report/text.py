@@ -30,7 +30,7 @@ def render_text(findings: list[Finding], ctx: ReportContext) -> str:
         _print_decode_path(console, ctx)
     for finding in findings:
         _print_finding(console, finding, ctx)
-    _print_summary(console, findings, ctx)
+    print_summary(console, findings, ctx)
     return out.getvalue()
 
 
@@ -62,19 +62,34 @@ def _print_decode_path(console: Console, ctx: ReportContext) -> None:
     console.print()
 
 
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx")
+
+
 def first_sentence(text: str) -> str:
     """The fix's first sentence: a hint under the finding, as ruff's ``= help:``; the rest (why,
-    examples) is one ``graphlint explain CODE`` away."""
+    examples) is one ``graphlint explain CODE`` away. A period inside parentheses or backticks, or
+    after an abbreviation (``(e.g. the number of experts)``), does not end the sentence."""
     text = " ".join(text.split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
+    depth, code = 0, False
+    for i, char in enumerate(text):
+        if char == "`":
+            code = not code
+        elif not code and char in "([":
+            depth += 1
+        elif not code and char in ")]":
+            depth = max(0, depth - 1)
+        elif char == "." and not code and not depth and text[i + 1:i + 2] == " ":
+            word = text[:i].rsplit(" ", 1)[-1].lstrip("(").lower()
+            if word not in _ABBREVIATIONS:
+                return text[: i + 1]
+    return text
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
+def print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
     info = summary(findings, ctx)
     if findings:
         console.print()

@@ -144,6 +144,7 @@ def test_markdown_table(bench, capsys):
     assert "| **overall** |" in out
 
 
+@pytest.mark.slow
 def test_unlabelled_findings_fail_unless_allowed(bench, capsys):
     meta, checkouts, _ = bench
     write_labels(meta / "tiny.labels.tsv", [row for row in LABELS if "\t10\t" not in row])
@@ -248,6 +249,7 @@ def test_held_out_engines_are_kept_apart_from_the_tuned_set():
     assert held["lightllm"].captures and not held["llama"].captures
 
 
+@pytest.mark.slow
 def test_a_manifest_can_keep_its_labels_in_a_subdirectory(bench, capsys):
     """What the held-out manifest relies on: `labels = "holdout/x.labels.tsv"` is read relative to it."""
     meta, checkouts, _ = bench

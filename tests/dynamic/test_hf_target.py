@@ -26,6 +26,8 @@ transformers = pytest.importorskip("transformers", reason="graphlint.targets.hf 
 
 from graphlint.targets import hf  # noqa: E402  (after the importorskip)
 
+pytestmark = pytest.mark.slow  # every test here imports transformers or builds a model (tests/conftest.py)
+
 RULES = runtime_rules()
 CPU = [torch.device("cpu")]
 SPEC = "graphlint.targets.hf:make_target"
