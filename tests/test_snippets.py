@@ -26,8 +26,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL, YAML = ("bash", "sh", "shell"), ("yaml", "yml")
-HAZARD = "def decode_step(x):\n    return x.sum().item()\n"
-FIXED = "def decode_step(x):\n    return x.sum()\n"
+#: A per-token loop is the evidence that decode_step is the decode path (a name alone is a guess, whose
+#: findings are at most warnings and never fail a hook or a gate).
+LOOP = "\n\ndef generate(x, steps):\n    for _ in range(steps):\n        x = decode_step(x)\n    return x\n"
+HAZARD = "def decode_step(x):\n    return x.sum().item()\n" + LOOP
+FIXED = "def decode_step(x):\n    return x.sum()\n" + LOOP
 ENGINE = "import torch\n\n\nclass Decoder:\n    def step(self, x: torch.Tensor):\n        return x.sum().item()\n"
 PLACEHOLDER = "https://example.invalid/FILL-IN/graphlint"
 
