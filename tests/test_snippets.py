@@ -1,11 +1,13 @@
 """Every shell and YAML snippet of README.md and docs/*.md works as written, or is named here with
 the reason it cannot run offline; docs/inventory.md's pytest example runs with its worked target.
 
-Each line of a ```bash block is one command. :data:`LINES` says, for every one of them, the exit
-status it must give when run as written (in a throwaway copy of this checkout, with the paths the
-snippet assumes made: ``src/engine.py``, ``my_engine/target.py`` = the guide's worked target,
-``path/to/config.json``...), or why it is not run here. A snippet line missing from the table fails
-:func:`test_every_snippet_line_is_run_or_says_why_not`: a new snippet has to say how it is tested.
+Each line of a ```bash block is one command. :data:`LINES` (in tests/snippet_lines.py) says, for
+every one of them, the exit status it must give when run as written (in a throwaway copy of this
+checkout, with the paths the snippet assumes made: ``src/engine.py``, ``my_engine/target.py`` = the
+guide's worked target, ``path/to/config.json``, a benchmark and a smoke test for ``graphlint
+record``...; a git repository for a block that commits), or why it is not run here. A snippet line
+missing from the table fails :func:`test_every_snippet_line_is_run_or_says_why_not`: a new snippet
+has to say how it is tested.
 The YAML snippets (pre-commit, the Actions workflow) have tests of their own below.
 """
 
@@ -22,79 +24,25 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snippet_lines import INSTALL_TORCH, LINES, SAYS, TORCH_FREE  # tests/ is on sys.path (no __init__.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL, YAML = ("bash", "sh", "shell"), ("yaml", "yml")
-HAZARD = "def decode_step(x):\n    return x.sum().item()\n"
-FIXED = "def decode_step(x):\n    return x.sum()\n"
+#: A per-token loop is the evidence that decode_step is the decode path (a name alone is a guess, whose
+#: findings are at most warnings and never fail a hook or a gate).
+LOOP = "\n\ndef generate(x, steps):\n    for _ in range(steps):\n        x = decode_step(x)\n    return x\n"
+HAZARD = "def decode_step(x):\n    return x.sum().item()\n" + LOOP
+FIXED = "def decode_step(x):\n    return x.sum()\n" + LOOP
 ENGINE = "import torch\n\n\nclass Decoder:\n    def step(self, x: torch.Tensor):\n        return x.sum().item()\n"
 PLACEHOLDER = "https://example.invalid/FILL-IN/graphlint"
-
-INSTALL_TORCH = "python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 -e '.[engine,plots]' && "
-CI = "python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 -e '.[test]' && python -m pytest -q -m \"slow or not slow\" -n 2"
-TORCH_FREE = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && { graphlint check dsv4/; echo \"graphlint check: exit status $? (1 expected)\"; }"
-
-#: command (its trailing comment dropped) -> exit status when run as written, or why it is not run.
-LINES: dict[str, int | str] = {
-    TORCH_FREE: "test_the_torch_free_first_run_works_as_written (a fresh venv in a copy of the checkout)",
-    INSTALL_TORCH + "{ graphlint check dsv4/; graphlint inventory -o inventory.md; echo \"graphlint inventory: exit "
-    "status $? (1 expected)\"; }": 0,  # run after its install prefix (INSTALL_TORCH): see _as_run
-    CI: ".ci/run runs this very line on every CI run",
-    "graphlint check dsv4/": 1,
-    "graphlint check src/ --entry src/engine.py:Decoder.step": 1,
-    "graphlint entries src/": 0,
-    "graphlint explain GL101": 0,
-    "graphlint inventory --target my_engine/target.py:make_target -o inventory.md": 0,
-    "graphlint capture-test --target my_engine/target.py:make_target": 0,
-    "graphlint check --select host-sync,GL3 --ignore GL305": 1,
-    "graphlint check --format sarif -o graphlint.sarif": 1,
-    "graphlint check --statistics": 1,
-    "graphlint check --show-chain --show-suppressed": 1,
-    "graphlint rules": 0,
-    "graphlint check --write-baseline .graphlint-baseline.json": 0,
-    "graphlint check --baseline .graphlint-baseline.json": 0,
-    "python bench/realcode_fetch.py /tmp/realcode && python bench/realcode_score.py /tmp/realcode --markdown":
-        "clones six public engines from GitHub (network)",
-    "python bench/realcode_fetch.py /tmp/holdout --manifest bench/realcode/holdout.toml": "clones engines from GitHub (network)",
-    "python bench/realcode_score.py /tmp/holdout --manifest bench/realcode/holdout.toml --markdown":
-        "scores the engines the line above clones (network)",
-    "python -m dsv4 generate --preset small --steps 128 --decoder full-graph":
-        "the H200's size (274 M random parameters, minutes on a 2-core CPU); tests/dsv4/test_dsv4_cli.py runs it tiny",
-    "python bench/decode_bench.py --preset small --steps 128 --repeats 5":
-        "a GPU benchmark of the small preset (minutes on a CPU); tests/dsv4/test_dsv4_cli.py runs the bench tiny",
-    "python -m dsv4.faults list": 0,
-    "python -m dsv4 generate --fault bincount-counts --device cpu": 0,
-    "graphlint inventory --option fault=mhc-item": 1,
-    "python -m dsv4.faults report -o seedlab.md --json seedlab.json":
-        "probes all 33 faults (minutes on a CPU); tests/dsv4/test_seedlab_cli.py runs `report` on two",
-    "graphlint inventory": "README's second line runs this command, writing the report to inventory.md instead of "
-                           "stdout",
-    "graphlint inventory --decoder full-graph --preset small":
-        "the small preset (274 M parameters) is the H200's size: 40 s of a 2-core CPU for a tracer-only run; the same "
-        "decoder, tiny, runs in the capture-test line",
-    "graphlint inventory --target my_engine/target.py:make_target --option dim=64 -o inventory.md": 0,
-    "graphlint inventory --gpus 0,2 --steps 512 --format json": "needs CUDA devices 0 and 2 (without them: exit 2)",
-    "graphlint capture-test --decoder full-graph --soak": 0,
-    "graphlint inventory --probe compile":
-        "torch.compile of every region: 140 s of CPU here; tests/dynamic/test_compile_probe.py runs the probe small",
-    "graphlint inventory --target fixtures/targets/plain_module.py:make_target": 0,
-    "graphlint inventory --target graphlint.targets.hf:make_target --option model=tiny-llama": 0,
-    "graphlint inventory --target graphlint.targets.hf:make_target --option model=path/to/config.json --option "
-    "cache=dynamic": 1,
-    "graphlint capture-test --target graphlint.targets.hf:make_target --option model=path/to/saved_model": 0,
-}
-#: What a line must also print (stdout and stderr together).
-SAYS = {
-    "graphlint check dsv4/": "Found 31 findings",
-    "graphlint check src/ --entry src/engine.py:Decoder.step": "src/engine.py:6:16: GL101 [host-sync-item]",
-    "graphlint check --statistics": "host-sync",
-    "graphlint capture-test --target my_engine/target.py:make_target": "capture-test passed (tracer only",
-    "graphlint inventory --target my_engine/target.py:make_target -o inventory.md": "wrote inventory.md",
-    "graphlint inventory --target graphlint.targets.hf:make_target --option model=path/to/config.json --option "
-    "cache=dynamic": "GL394",
-}
-
+#: A user's benchmark and smoke test that `graphlint record` runs: a few tiny eager dsv4 steps on the CPU.
+DSV4_STEPS = 'from dsv4.__main__ import main\n\nsys.exit(main(["generate", "--device", "cpu", "--steps", "8"]))\n'
+MY_BENCH = ("import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path(__file__).resolve().parent.parent))\n"
+            + DSV4_STEPS)  # this copy's dsv4/, not the installed one: a script's sys.path starts at bench/
+SERVE = 'import sys\n\nassert sys.argv[1:] == ["--smoke-test"], sys.argv\n' + DSV4_STEPS
+GIT_IDENTITY = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+                for what, value in (("NAME", "snippet test"), ("EMAIL", "snippets@example.invalid"))}
 
 def _blocks(languages) -> list[tuple[str, int, str, str]]:
     """(file, line of the fence, language, body) of every fenced block in ``languages``."""
@@ -154,6 +102,10 @@ def _workspace(tmp_path: Path) -> Path:
     (work / "src" / "engine.py").write_text(ENGINE)
     (work / "my_engine").mkdir(exist_ok=True)
     (work / "my_engine" / "target.py").write_text(_worked_target())
+    (work / "bench" / "my_decode_bench.py").write_text(MY_BENCH)
+    (work / "mypkg").mkdir(exist_ok=True)
+    (work / "mypkg" / "__init__.py").write_text("")
+    (work / "mypkg" / "serve.py").write_text(SERVE)
     return work
 
 
@@ -190,11 +142,15 @@ def test_shell_snippets_run_as_written(block, tmp_path):
     work = _workspace(tmp_path)
     if "path/to/" in body:
         _hf_paths(work)
+    if any(c.startswith("git ") for c in _commands(body)):
+        if shutil.which("git") is None:
+            pytest.skip("the snippet commits with git, which is not installed here")
+        _git("init", "-q", cwd=work)
     for command in _commands(body):
         expected = LINES[command]
         if not isinstance(expected, int) or FIRST[command] != (file, line):
             continue
-        run = _bash(_as_run(command), work, NO_COLOR="1")
+        run = _bash(_as_run(command), work, NO_COLOR="1", **GIT_IDENTITY)
         said = run.stdout + run.stderr
         assert run.returncode == expected, f"{file}:{line}: {command}\n{said[-3000:]}"
         assert SAYS.get(command, "") in said, f"{file}:{line}: {command}\n{said[-3000:]}"
