@@ -19,6 +19,9 @@ Re-running is cheap: an engine already at its pinned version is left alone.
 
 ``bench/realcode/holdout.toml`` (same schema) lists the engines kept aside as an independent check of
 an analyzer tuned on ``engines.toml``: measured, never tuned on (bench/realcode/README.md).
+``bench/realcode/fresh.toml`` (the same, plus ``sample``/``sample_seed`` for sampled labels and
+``[[engines.<name>.plant]]`` tables for planted hazards, read by the scorer) holds the engines of
+issue 19's independent measurement.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ else:  # pragma: no cover - Python 3.10 only
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "realcode" / "engines.toml"
 HOLDOUT = HERE / "realcode" / "holdout.toml"  # held-out engines: measured, never tuned on
+FRESH = HERE / "realcode" / "fresh.toml"  # issue 19's fresh engines: labelled before the rebuild, never tuned on
 DEFAULT_MIRROR = Path("/work/.mirror")
 PYPI_MARKER = ".realcode-wheel-sha256"  # written into a wheel checkout: what it was made from
 
@@ -57,6 +61,9 @@ class Engine:
     commit: str = ""  # ... and the pinned commit
     pypi: str = ""  # or a pip requirement pinned to one version ...
     sha256: str = ""  # ... and its wheel's sha256
+    sample: int = 0  # >0: label every error and this many other findings, drawn with sample_seed
+    sample_seed: int = 0
+    plants: tuple[dict, ...] = ()  # [[engines.<name>.plant]] tables, read by realcode_plant.py
 
     @property
     def version(self) -> str:
@@ -83,7 +90,8 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Engine]:
         where = f"{path} [engines.{name}]"
         if not isinstance(spec, dict):
             raise ManifestError(f"{where} must be a table")
-        known = {"description", "paths", "captures", "labels", "repo", "commit", "pypi", "sha256"}
+        known = {"description", "paths", "captures", "labels", "repo", "commit", "pypi", "sha256",
+                 "sample", "sample_seed", "plant"}
         unknown = set(spec) - known
         if unknown:
             raise ManifestError(f"{where}: unknown keys {sorted(unknown)}")
@@ -96,6 +104,11 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Engine]:
             raise ManifestError(f"{where}: sha256 must be the wheel's 64-digit sha256")
         if not spec.get("paths"):
             raise ManifestError(f"{where}: paths is required (what graphlint checks)")
+        for key in ("sample", "sample_seed"):
+            if not isinstance(spec.get(key, 0), int) or spec.get(key, 0) < 0:
+                raise ManifestError(f"{where}: {key} must be a non-negative integer")
+        if not isinstance(spec.get("plant", []), list):
+            raise ManifestError(f"{where}: plant must be an array of tables ([[engines.{name}.plant]])")
         engines[name] = Engine(
             name=name,
             description=spec.get("description", ""),
@@ -106,6 +119,9 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Engine]:
             commit=spec.get("commit", ""),
             pypi=spec.get("pypi", ""),
             sha256=spec.get("sha256", ""),
+            sample=spec.get("sample", 0),
+            sample_seed=spec.get("sample_seed", 0),
+            plants=tuple(spec.get("plant", [])),
         )
     return engines
 

@@ -30,12 +30,22 @@ Matching and counting (decided here, documented in bench/realcode/README.md):
   findings / scored findings; recall = true labels hit / true labels.
 * A scored finding that matches no label is UNLABELLED: figures with unlabelled findings are
   not honest yet, so the exit status is 1 unless ``--allow-unlabelled``.
+* Sampled labels (an engine with ``sample = N`` and ``sample_seed = S`` in its manifest, as
+  ``fresh.toml`` has): every error must be labelled, and of the warnings only a seeded sample of N
+  (``random.Random(S).sample`` of their sorted ``path:line:column:rule`` keys). An unlabelled
+  warning outside the sample is counted (``unsampled``), not blocking; precision (all) is then
+  over the labelled findings only, and the report says how many were left out.
 
     python bench/realcode_score.py /tmp/realcode                      # every engine
     python bench/realcode_score.py /tmp/realcode bench/realcode/nano-vllm.labels.tsv
     python bench/realcode_score.py /tmp/realcode --markdown           # the table in docs/benchmarks.md
     python bench/realcode_score.py /tmp/realcode --unlabelled-tsv     # rows to label, verdict '?'
     python bench/realcode_score.py /tmp/holdout --manifest bench/realcode/holdout.toml   # held-out set
+    python bench/realcode_score.py /tmp/fresh --manifest bench/realcode/fresh.toml       # fresh set (sampled)
+    python bench/realcode_score.py /tmp/fresh --manifest bench/realcode/fresh.toml --plants   # planted hazards
+
+``--plants`` applies each ``[[engines.<name>.plant]]`` of the manifest to a copy of its engine and
+reports whether graphlint finds it at its line (``bench/realcode_plant.py``) instead of scoring labels.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -51,6 +62,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realcode_fetch import MANIFEST, Engine, ManifestError, load_manifest  # noqa: E402
+from realcode_plant import PlantError, check_plant, parse_plants, print_results  # noqa: E402
 
 CATEGORIES = ("host-sync", "allocation", "data-dependent", "cross-device", "capture-hygiene")
 KINDS = ("finding", "hazard", "clean")
@@ -172,6 +184,7 @@ class Score:
     true_scored: int = 0
     hazards: int = 0  # true labels
     hits: int = 0  # true labels matched by a scored finding
+    unsampled: int = 0  # unlabelled warnings outside an engine's seeded sample (not blocking)
     unlabelled: list[dict] = field(default_factory=list)
     false_errors: list[tuple[dict, Label]] = field(default_factory=list)
     false_warnings: list[tuple[dict, Label]] = field(default_factory=list)
@@ -184,15 +197,30 @@ class Score:
         return self.errors + self.warnings
 
     def add(self, other: Score) -> None:
-        for name in ("errors", "warnings", "infos", "true_errors", "true_scored", "hazards", "hits"):
+        for name in ("errors", "warnings", "infos", "true_errors", "true_scored", "hazards", "hits", "unsampled"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("unlabelled", "false_errors", "false_warnings", "mismatches", "missed", "meta"):
             getattr(self, name).extend(getattr(other, name))
 
 
-def score(name: str, findings: list[dict], labels: list[Label]) -> Score:
-    """Match every finding to a label and count; the arithmetic is the module docstring's."""
+def sample_key(finding: dict) -> str:
+    return f"{finding['path']}:{finding['line']}:{finding.get('column', 0)}:{finding['rule']}"
+
+
+def warning_sample(findings: list[dict], size: int, seed: int) -> set[str]:
+    """The warnings that must be labelled: a seeded sample of ``size``, reproducible from the findings alone."""
+    pool = sorted({sample_key(f) for f in findings if f["severity"] == "warning" and f["category"] != "meta"})
+    return set(random.Random(seed).sample(pool, min(size, len(pool))))
+
+
+def score(name: str, findings: list[dict], labels: list[Label], sample: int = 0, seed: int = 0) -> Score:
+    """Match every finding to a label and count; the arithmetic is the module docstring's.
+
+    ``sample`` > 0: unlabelled warnings outside ``warning_sample(findings, sample, seed)`` are counted
+    in ``unsampled`` instead of blocking, and left out of precision (all).
+    """
     result, hit = Score(name), set()
+    in_sample = warning_sample(findings, sample, seed) if sample else None
     for finding in findings:
         severity = finding["severity"]
         if finding["category"] == "meta":
@@ -205,7 +233,10 @@ def score(name: str, findings: list[dict], labels: list[Label]) -> Score:
         result.warnings += severity == "warning"
         label = match(finding, labels)
         if label is None:
-            result.unlabelled.append(finding)
+            if in_sample is not None and severity == "warning" and sample_key(finding) not in in_sample:
+                result.unsampled += 1
+            else:
+                result.unlabelled.append(finding)
             continue
         if label.category != finding["category"]:
             result.mismatches.append((finding, label))
@@ -235,7 +266,7 @@ def score_engine(engine: Engine, checkout_dir: Path) -> Score:
         raise RuntimeError(f"{root} does not exist: run bench/realcode_fetch.py {checkout_dir} {engine.name}")
     labels = read_labels(engine.labels) if engine.labels.is_file() else []
     check_lines_exist(labels, root)
-    result = score(engine.name, run_graphlint(root, engine.paths), labels)
+    result = score(engine.name, run_graphlint(root, engine.paths), labels, engine.sample, engine.sample_seed)
     result.version, result.captures = engine.version, engine.captures
     return result
 
@@ -251,7 +282,7 @@ def print_text(scores: list[Score], total: Score) -> None:
               f"({s.errors} errors, {s.warnings} warnings; {s.infos} info not scored)")
         u = len(s.unlabelled)
         print(f"   precision (errors) {ratio(s.true_errors, s.errors, u)}   precision (all) "
-              f"{ratio(s.true_scored, s.findings, u)}   recall {ratio(s.hits, s.hazards, u)}")
+              f"{precision_all(s)}   recall {ratio(s.hits, s.hazards, u)}")
         if s is total:
             break
         if s.captures:
@@ -273,6 +304,12 @@ def print_text(scores: list[Score], total: Score) -> None:
           f"{sum(len(s.false_errors) for s in captured)}")
 
 
+def precision_all(s: Score) -> str:
+    """precision (all); with sampled labels it is over the labelled findings and says how many were not."""
+    figure = ratio(s.true_scored, s.findings - s.unsampled, len(s.unlabelled))
+    return f"{figure} (+{s.unsampled} unlabelled outside the sample)" if s.unsampled else figure
+
+
 def print_markdown(scores: list[Score], total: Score) -> None:
     print("| engine | commit | captures | findings | precision (errors) | precision (all) | recall |")
     print("|---|---|---|---:|---:|---:|---:|")
@@ -282,7 +319,7 @@ def print_markdown(scores: list[Score], total: Score) -> None:
         version = f"`{s.version}`" if s.version else ""
         captures = ("yes" if s.captures else "no") if s is not total else ""
         print(f"| {name} | {version} | {captures} | {s.findings} ({s.errors} errors) | "
-              f"{ratio(s.true_errors, s.errors, u)} | {ratio(s.true_scored, s.findings, u)} | "
+              f"{ratio(s.true_errors, s.errors, u)} | {precision_all(s)} | "
               f"{ratio(s.hits, s.hazards, u)} |")
 
 
@@ -294,6 +331,21 @@ def print_unlabelled_tsv(scores: list[Score]) -> None:
             print("\t".join((f["path"], str(f["line"]), f["category"], "?", "finding", "?")))
 
 
+def run_plants(engines: list[Engine], checkout_dir: Path, markdown: bool) -> int:
+    """Every plant of ``engines``, each measured alone on a planted copy; a miss is a figure, not a failure."""
+    plants = [(engine, plant) for engine in engines for plant in parse_plants(engine.name, engine.plants)]
+    if not plants:
+        raise ManifestError("no [[engines.<name>.plant]] tables in the manifest for these engines")
+    results = []
+    for engine, plant in plants:
+        root = checkout_dir / engine.name
+        if not root.is_dir():
+            raise RuntimeError(f"{root} does not exist: run bench/realcode_fetch.py {checkout_dir} {engine.name}")
+        results.append(check_plant(plant, root, engine.paths, run_graphlint))
+    print_results(results, markdown)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout_dir", type=Path, help="where realcode_fetch.py put the engines")
@@ -302,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print only the table docs/benchmarks.md shows")
     parser.add_argument("--unlabelled-tsv", action="store_true", help="print unlabelled findings as label rows")
     parser.add_argument("--allow-unlabelled", action="store_true", help="exit 0 even with unlabelled findings")
+    parser.add_argument("--plants", action="store_true", help="check the manifest's planted hazards instead")
     args = parser.parse_args(argv)
     try:
         engines = load_manifest(args.manifest)
@@ -310,8 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         if None in chosen:
             unknown = [str(p) for p in args.labels if p.resolve() not in by_labels]
             raise ManifestError(f"no engine in {args.manifest} has these labels: {', '.join(unknown)}")
+        if args.plants:
+            return run_plants(chosen, args.checkout_dir, args.markdown)
         scores = [score_engine(engine, args.checkout_dir) for engine in chosen]
-    except (ManifestError, LabelError, RuntimeError) as exc:
+    except (ManifestError, LabelError, PlantError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     total = Score("overall")

@@ -9,6 +9,7 @@ ratio pattern) use DeepSeek-V3.2-like values and are marked "assumed" below.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,42 @@ class DSV4Config:
     def compressed_slots(self, layer: int) -> int:
         ratio = self.compress_ratios[layer]
         return self.max_seq_len // ratio if ratio else 0
+
+
+class ConfigOverrides(TypedDict, total=False):
+    """What ``make_target(..., **options)`` (``--option KEY=VALUE``) may override: every
+    :class:`DSV4Config` field. graphlint reads this class from the source to refuse a misspelt
+    option before it imports anything (``graphlint.dynamic.factory_check``); a test holds the two
+    equal."""
+
+    vocab_size: int
+    dim: int
+    n_layers: int
+    n_heads: int
+    head_dim: int
+    rope_dim: int
+    q_lora_rank: int
+    o_groups: int
+    o_lora_rank: int
+    n_experts: int
+    n_active_experts: int
+    moe_inter_dim: int
+    n_hash_layers: int
+    window: int
+    compress_ratios: tuple[int, ...]
+    index_n_heads: int
+    index_head_dim: int
+    index_topk: int
+    max_seq_len: int
+    hc_mult: int
+    sinkhorn_iters: int
+    swiglu_limit: float
+    route_scale: float
+    rope_theta: float
+    norm_eps: float
+    hc_eps: float
+    dtype: str
+    fake_quant_experts: bool
 
 
 PRESETS: dict[str, DSV4Config] = {

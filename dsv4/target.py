@@ -15,19 +15,26 @@ region of its own (``to_cuda:N``, capturable=False), as in the engine.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import torch
 
 from dsv4 import kernels
 from dsv4.ab_graph import ABGraphDecoder
-from dsv4.config import DSV4Config, get_config
+from dsv4.config import ConfigOverrides, DSV4Config, get_config
 from dsv4.engine import EagerDecoder
 from dsv4.full_graph import FullGraphDecoder
 from dsv4.model import DSV4Model
 from graphlint.dynamic.target import Region, TargetError
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
 DECODERS = {"eager": EagerDecoder, "ab-graph": ABGraphDecoder, "full-graph": FullGraphDecoder}
+# What --decoder and --preset take, spelled where graphlint reads them without importing this file
+# (a misspelt name is refused at once); tests hold them equal to DECODERS and PRESETS.
+DecoderName = Literal["eager", "ab-graph", "full-graph"]
+PresetName = Literal["tiny", "small", "flash", "pro"]
 
 
 def teacher_token(step: int, vocab_size: int) -> int:
@@ -63,8 +70,8 @@ class DSV4Target:
         return self.decoder.logits()
 
 
-def make_target(devices: Sequence[Any], *, decoder: str | None = None, preset: str = "tiny", seed: int = 0,
-                fault: str | None = None, **options: Any) -> DSV4Target:
+def make_target(devices: Sequence[Any], *, decoder: DecoderName | None = None, preset: PresetName = "tiny",
+                seed: int = 0, fault: str | None = None, **options: Unpack[ConfigOverrides]) -> DSV4Target:
     """Bad arguments raise TargetError (a ValueError), which graphlint reports as a usage error.
     ``decoder`` defaults to eager, or to full-graph with a ``fault`` (the only decoder it plants in)."""
     decoder = decoder or ("full-graph" if fault else "eager")
@@ -77,10 +84,15 @@ def make_target(devices: Sequence[Any], *, decoder: str | None = None, preset: s
             raise TargetError(f"unknown fault {fault!r} (`python -m dsv4.faults list` names them all)")
         if decoder != "full-graph":
             raise TargetError(f"faults are planted in the full-graph decoder, not {decoder!r}")
-    known = {f.name for f in fields(DSV4Config)}
-    unknown = sorted(set(options) - known)
+    known = [f.name for f in fields(DSV4Config)]
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise TargetError(f"unknown option(s) {', '.join(unknown)}; options are DSV4Config fields")
+        import difflib
+
+        guesses = [g for u in unknown for g in difflib.get_close_matches(u, known, n=1)]
+        hint = f"; did you mean {', '.join(guesses)}?" if guesses else ""
+        raise TargetError(f"unknown option(s) {', '.join(unknown)}{hint} (options: decoder, preset, seed, fault and "
+                          f"the DSV4Config fields {', '.join(known)})")
     if preset in ("flash", "pro"):
         raise TargetError(f"preset {preset!r} records the public sizes and is never built; use tiny or small")
     try:

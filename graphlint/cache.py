@@ -17,6 +17,7 @@ switched off for the run, never an error.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -98,9 +99,11 @@ class SummaryCache:
 
     def linked_key(self, options: StaticOptions, files: list[tuple[str, str, str]]) -> str:
         """What a link result depends on: every summary (path, content hash, cross-file facts it
-        was made with) and the link-time options (entries, enabled rules, prefill names)."""
+        was made with) and the link-time options (entries, enabled rules, prefill names, the
+        recorded decode path with whether each recorded file still exists: GL004 reads that)."""
+        recorded = [[*dataclasses.astuple(e), os.path.exists(e.path)] for e in options.recorded]
         payload = json.dumps([self.salt, list(options.entries), sorted(options.enabled),
-                              list(options.prefill_names), sorted(files)])
+                              list(options.prefill_names), options.decode_path, recorded, sorted(files)])
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def get_linked(self, key: str):

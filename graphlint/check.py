@@ -29,7 +29,7 @@ import os
 import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -63,6 +63,7 @@ class RunResult:
     cache_hits: int = 0
     warnings: list[str] = field(default_factory=list)
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
+    decode_path: object = None  # graphlint.static.decode_path.DecodePath: what the check took for the decode path
 
 
 @dataclass
@@ -183,31 +184,40 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
     return results
 
 
-def run(settings: Settings, progress: Progress | None = None) -> RunResult:
+def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None,
+        stdin: tuple[str, bytes] | None = None) -> RunResult:
     """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
 
     The cyclic garbage collector is paused for the run: the summaries are millions of small,
     acyclic objects, and its full collections while they are loaded from the cache and linked
     took about as long as the loading itself (measured: warm runs on 600 files, 0.21 s -> 0.07 s
-    to load the summaries). Nothing here makes reference cycles worth collecting mid-run."""
+    to load the summaries). Nothing here makes reference cycles worth collecting mid-run.
+    ``contexts_out`` receives which functions are hot where (``bench/record_vs_static.py``)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run(settings, progress)
+        return _run(settings, progress, contexts_out, stdin)
     finally:
         if enabled:
             gc.enable()
 
 
-def _run(settings: Settings, progress: Progress | None) -> RunResult:
+def _run(settings: Settings, progress: Progress | None, contexts_out: list | None = None,
+         stdin: tuple[str, bytes] | None = None) -> RunResult:
     result = RunResult(findings=[])
     if progress:
         progress(0, None, "finding files")
     sources = [read_source(p) for p in discover(settings, result.warnings)]
+    if stdin is not None:  # `check -`: the editor's buffer stands in for the file (which may not exist)
+        sources = [_Source(s.path, stdin[1], hashlib.sha256(stdin[1]).hexdigest()) if s.path == stdin[0] else s
+                   for s in sources]
     result.files = len(sources)
     if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
         where = ", ".join(display_path(p) for p in settings.analysis_paths)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
+    for path in settings.report_paths or ():  # `check docs/` beside configured paths: say it, not "No findings"
+        if sources and not any(_in_report_set(s.path, (path,)) for s in sources):
+            result.warnings.append(f"No Python files found under {display_path(path)}: nothing there was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     variants: dict[str, str] = {}
     try:
@@ -218,31 +228,55 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
     check_entries(summaries, settings)
     if progress:
         progress(0, None, "linking")
+    decode: list = []
     try:
-        linked = _link(summaries, settings, result, variants)
+        linked = _link(summaries, settings, result, variants, contexts_out, decode)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     result.findings = _apply_settings([*meta, *linked], summaries, settings)
+    _warn_unmatched(summaries, settings, result.warnings)
+    if decode:
+        result.decode_path = decode[0]
+        decode[0].unreached = _unchecked(decode[0].unreached, summaries, settings)
     return result
 
 
-def _link(summaries: dict[str, FileSummary], settings: Settings, result: RunResult, variants: dict[str, str]):
-    """Link, or reuse the last link result when every summary and option is the same."""
+def _link(summaries: dict[str, FileSummary], settings: Settings, result: RunResult, variants: dict[str, str],
+          contexts_out: list | None, decode: list):
+    """Link, or reuse the last link result when every summary and option is the same (not when
+    the caller asks for the contexts themselves: those are not stored)."""
     from graphlint.cache import SummaryCache
     from graphlint.static.link import link
 
-    cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
+    cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) \
+        if settings.cache_dir and contexts_out is None else None
     key = cache.linked_key(settings.options, [(p, s.sha256, variants.get(p, "")) for p, s in summaries.items()]) \
         if cache else ""
     stored = cache.get_linked(key) if cache else None
     if stored is not None:
-        linked, entries = stored
+        linked, entries, path = stored
         result.entries.extend(entries)
+        if path is not None:
+            decode.append(path)
         return linked
-    linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
+    linked = link(list(summaries.values()), settings.rules, settings.options, result.entries, contexts_out, decode)
     if cache:
-        cache.put_linked(key, (linked, list(result.entries)))
+        cache.put_linked(key, (linked, list(result.entries), decode[0] if decode else None))
     return linked
+
+
+def _warn_unmatched(summaries: dict[str, FileSummary], settings: Settings, warnings: list[str]) -> None:
+    """A decode path whose files are nowhere among the analysed ones checks nothing of them: say so."""
+    from graphlint.static.facts import ModuleInfo
+    from graphlint.static.recorded import unmatched_paths
+
+    paths = unmatched_paths([s.data for s in summaries.values() if isinstance(s.data, ModuleInfo) and not s.skip_file],
+                            settings.options)
+    if paths:
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        warnings.append(f"decode path {settings.options.decode_path}: {len(paths)} recorded file(s) match no analysed "
+                        f"file ({shown}): their functions are not checked (check the paths it was recorded with, "
+                        "or add their directory to the checked paths)")
 
 
 def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
@@ -362,8 +396,35 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
     kept = [f for f in findings if (f.path in live or f.path not in summaries) and f.rule in enabled_for(f.path)]
     kept = apply_suppressions(sorted(kept, key=Finding.sort_key), live, settings.rules, enabled_for)
     if settings.report_paths is not None:
-        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths)]
+        record = settings.options.decode_path  # a stale decode path is the run's business, like its config
+        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths) or (record and f.path == record)]
     return sorted(kept, key=Finding.sort_key)
+
+
+def _unchecked(unreached: list, summaries: dict[str, FileSummary], settings: Settings) -> list:
+    """The unreached hot-named functions worth a note: in a reported file, with a hazard of a rule
+    enabled for that file and not suppressed (a suppressed ``.item()`` hides nothing)."""
+    out = []
+    for item in unreached:
+        path = item.function[0]
+        if settings.report_paths is not None and not _in_report_set(path, settings.report_paths):
+            continue
+        codes = set(settings.options.enabled)
+        for matcher, ignored in settings.per_file_ignores:
+            if matcher(Path(path)):
+                codes -= ignored
+        summary = summaries.get(path)
+        hazards = tuple((line, code) for line, code in item.hazards if code in codes and not (
+            summary and _suppressed(summary, line, code, settings.rules)))
+        if hazards:
+            out.append(replace(item, hazards=hazards))
+    return out
+
+
+def _suppressed(summary: FileSummary, line: int, code: str, rules: dict) -> bool:
+    name = rules[code].name if code in rules else code
+    return any(s.first_line <= line <= s.last_line and (not s.codes or code in {c.upper() for c in s.codes}
+                                                        or name in s.codes) for s in summary.suppressions)
 
 
 def _in_report_set(path: str, report_paths: tuple[Path, ...]) -> bool:

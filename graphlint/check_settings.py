@@ -19,7 +19,8 @@ from pathlib import Path
 from graphlint.config_file import Config, ConfigError, PathMatcher
 from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
-from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES, StaticOptions
+from graphlint.static.options import (DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES,
+                                     RecordedEntry, StaticOptions)
 
 CACHE_DIR_NAME = ".graphlint_cache"
 
@@ -47,8 +48,10 @@ def resolve(
     ignore: list[str] = (),
     jobs: int | None = None,
     use_cache: bool = True,
+    decode_path: str | None = None,
 ) -> Settings:
-    """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work."""
+    """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work.
+    ``decode_path``: ``--decode-path`` (else the configured ``decode-path``), see :func:`recorded_entries`."""
     rules = load_rules(config.rule_packs)
     from graphlint.static.matchers import build_matchers
 
@@ -63,8 +66,13 @@ def resolve(
         entry_list = [_entry(e, Path.cwd(), entry_origin) for e in entries]
     else:
         entry_list = [_entry(e, config.root, entry_origin) for e in config.entry]
+    record_file = Path(decode_path) if decode_path else config.decode_path
+    recorded, recorded_files = recorded_entries(record_file, "--decode-path" if decode_path else
+                                                f"{display_path(config.path) if config.path else 'config'} decode-path")
     options = StaticOptions(
         enabled=frozenset(enabled),
+        recorded=recorded,
+        decode_path=display_path(record_file) if record_file is not None else "",
         entries=tuple(entry_list),
         hot_names=config.hot_names if config.hot_names is not None else DEFAULT_HOT_NAMES,
         guards=config.guards if config.guards is not None else DEFAULT_GUARDS,
@@ -80,6 +88,8 @@ def resolve(
         analysis, report = configured + cli_paths, cli_paths
     else:
         analysis, report = cli_paths or configured or (Path("."),), None
+    if recorded_files:  # the recorded files join the call graph; only the checked paths are reported
+        analysis, report = analysis + recorded_files, report or analysis
     if jobs is not None and jobs < 1:
         raise ConfigError("--jobs must be at least 1")
     return Settings(
@@ -94,6 +104,47 @@ def resolve(
         jobs=jobs or default_jobs(),
         entry_origin=entry_origin,
     )
+
+
+def recorded_entries(record_file: Path | None, origin: str) -> tuple[tuple[RecordedEntry, ...], tuple[Path, ...]]:
+    """The decode path's functions as :class:`RecordedEntry` (paths as the check spells them), and the
+    recorded files that exist: they are analysed too, so that with only some files passed (pre-commit)
+    the record still finds its functions and the call graph still extends it. A missing or broken
+    file is a configuration error (exit 2)."""
+    from graphlint.decode_path_file import DecodePathError, load
+
+    if record_file is None:
+        return (), ()
+    shown = display_path(record_file)
+    if not record_file.is_file():
+        raise ConfigError(f"{origin}: decode path {shown} does not exist (`graphlint record -o {shown} -- CMD` "
+                          "writes it)")
+    try:
+        record = load(record_file, shown)
+    except DecodePathError as exc:
+        raise ConfigError(str(exc)) from None
+    base = record_file.parent
+
+    def spelled(path: str) -> tuple[str, bool, Path | None]:
+        local = base / path
+        if local.is_file():
+            return display_path(local), True, local
+        if local.parent.is_dir():  # the project's file, gone since the recording: stale
+            return display_path(local), True, None
+        return path, False, None  # another root's (a library recorded with --source): matched by suffix
+
+    steps = {}
+    for step in record.steps:
+        path, _, qual = step.step.rpartition(":")
+        steps.setdefault(step.loop, f"{spelled(path)[0]}:{qual}")
+    entries, files = [], {}
+    for f in record.functions:
+        path, local, existing = spelled(f.path)
+        entries.append(RecordedEntry(path, f.function, tuple(role for role, _ in f.roles),
+                                     steps.get(f"{f.path}:{f.function}", ""), f.line, local))
+        if existing is not None:
+            files.setdefault(path, existing)
+    return tuple(entries), tuple(files.values())
 
 
 def default_jobs() -> int:

@@ -61,13 +61,21 @@ def _add_check(sub) -> None:
         description="Statically check everything the decode entries reach in PATHS (default: the "
         "configured paths, else .). Never imports torch.",
     )
-    check.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories")
+    check.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories; '-' reads one file from stdin")
     check.add_argument("--entry", action="append", default=[], metavar="FILE:QUALNAME",
                        help="decode entry point, e.g. dsv4/engine.py:EagerDecoder.step (repeatable)")
     check.add_argument("--select", action="append", default=None, metavar="RULES",
                        help="enable only these: ALL, codes, prefixes (GL1), names or categories (comma-separated, repeatable)")
     check.add_argument("--ignore", action="append", default=[], metavar="RULES", help="disable these (same syntax)")
-    check.add_argument("--format", choices=("text", "json", "sarif", "markdown", "github"), default="text")
+    from graphlint.report import FORMATS
+
+    check.add_argument("--format", "--output-format", choices=FORMATS, default="text",
+                       help="text (default: each finding with its line and help), concise (one line each), "
+                       "grouped (by file, each rule's help once), json, sarif, markdown, github")
+    check.add_argument("--statistics", action="store_true",
+                       help="print how many findings each rule has instead of the findings (text or json)")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="with PATHS '-': the path the source read from stdin is checked as (editors)")
     check.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     check.add_argument("--write-baseline", metavar="FILE", help="record the current findings as the baseline")
@@ -79,6 +87,8 @@ def _add_check(sub) -> None:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings fail the check")
     check.add_argument("--strict", action="store_true", help="warnings fail the check too")
     check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
+    check.add_argument("--decode-path", metavar="FILE",
+                       help="a recorded run (graphlint record): its functions are the decode step, each in its role")
     check.add_argument("--show-entries", action="store_true",
                        help="also print the decode entries and why each was chosen (stderr unless --format text)")
     check.set_defaults(handler=cmd_check)
@@ -90,6 +100,7 @@ def _add_check(sub) -> None:
     entries.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories")
     entries.add_argument("--entry", action="append", default=[], metavar="FILE:QUALNAME",
                          help="decode entry point (repeatable); replaces configured entries")
+    entries.add_argument("--decode-path", metavar="FILE", help="a recorded run (graphlint record) as the decode step")
     entries.add_argument("--format", choices=("text", "json"), default="text")
     entries.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the CPUs available)")
     entries.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
@@ -98,17 +109,18 @@ def _add_check(sub) -> None:
 
 
 def _register_dynamic(sub) -> None:
-    """``inventory`` / ``capture-test`` come from the dynamic half, when it is installed."""
+    """``inventory`` / ``capture-test`` / ``zoo`` come from the dynamic half, when it is installed."""
     import importlib.util
 
     if importlib.util.find_spec("graphlint.dynamic.commands") is None:
         return
     try:
-        from graphlint.dynamic import commands
+        from graphlint.dynamic import commands, zoo_command
 
         commands.register(sub)
+        zoo_command.register(sub)
     except Exception as exc:  # a broken dynamic half must not take `check` down with it
-        for name in ("inventory", "capture-test"):
+        for name in ("inventory", "capture-test", "record", "zoo"):
             if name not in sub.choices:
                 broken = sub.add_parser(name, help=f"unavailable ({type(exc).__name__})")
                 broken.set_defaults(handler=lambda args, exc=exc: _fail(f"the dynamic commands failed to load: {exc}"))
@@ -156,14 +168,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     from graphlint.gate import check_exit_code, failing_severities
     from graphlint.report import ReportContext, render, use_color
 
-    config = load_config(Path(args.config) if args.config else None, paths=args.paths)
-    settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
-                       jobs=args.jobs, use_cache=not args.no_cache)
+    stdin = _stdin_source(args)
+    where = ([stdin[0]] if os.path.exists(stdin[0]) else [str(Path(stdin[0]).parent)]) if stdin else args.paths
+    config = load_config(Path(args.config) if args.config else None, paths=where)
+    settings = resolve(config, paths=[] if stdin else args.paths, entries=args.entry, select=args.select,
+                       ignore=args.ignore, jobs=args.jobs, use_cache=not args.no_cache,
+                       decode_path=args.decode_path)
+    if stdin:
+        settings = _checking_stdin(settings, config, stdin[0])
+    if args.statistics and args.format not in ("text", "concise", "grouped", "json"):
+        return _fail(f"--statistics prints text or json, not --format {args.format}")
     from graphlint.progress import CheckProgress, wanted
 
     progress = CheckProgress() if wanted(args.no_progress) else None
     try:
-        result = run(settings, progress.update if progress else None)
+        result = run(settings, progress.update if progress else None, stdin=stdin)
     finally:
         if progress:
             progress.close()
@@ -181,9 +200,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
         failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
+        decode_path=_decode_record(result, "entries" if args.format in ("json", "sarif") else "headline"),
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
-    report = render(args.format, shown, ctx)
+    if args.statistics:
+        from graphlint.report.grouped import render_statistics
+
+        report = render_statistics(shown, ctx, "json" if args.format == "json" else "text")
+    else:
+        report = render(args.format, shown, ctx)
     if args.show_entries:
         from graphlint.report.entries import render_entries
         from graphlint.static.entry_lines import entry_rows
@@ -203,6 +228,44 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check_exit_code(findings, ctx.failing, args.exit_zero)
 
 
+def _decode_record(result, lines: str) -> dict | None:
+    """The decode path as the reports' plain record, with the lines ``lines`` asks for (see
+    :func:`graphlint.static.decode_record.decode_path_record`: each file read costs a parse)."""
+    if result.decode_path is None:
+        return None
+    from graphlint.static.decode_record import decode_path_record
+
+    return decode_path_record(result.decode_path, lines)
+
+
+def _stdin_source(args: argparse.Namespace) -> tuple[str, bytes] | None:
+    """``check -`` (or ``--stdin-filename`` with no PATHS): (the path it is checked as, the source).
+    The path need not exist (an unsaved buffer); the configuration is found from its directory, and
+    with configured ``paths`` the call graph still comes from them (the file replaces its copy on disk)."""
+    if "-" not in args.paths and not (args.stdin_filename and not args.paths):
+        if args.stdin_filename:
+            raise _usage("--stdin-filename needs '-' as the only path (the source comes from stdin)")
+        return None
+    if args.paths not in ([], ["-"]):
+        raise _usage("'-' (stdin) must be the only path")
+    from graphlint.paths import display_path
+
+    return display_path(Path(args.stdin_filename or "-")), sys.stdin.buffer.read()
+
+
+def _checking_stdin(settings, config, path: str):
+    import dataclasses
+
+    configured = tuple(config.root / p for p in config.paths) if config.paths else ()
+    return dataclasses.replace(settings, analysis_paths=(*configured, Path(path)), report_paths=(Path(path),))
+
+
+def _usage(message: str) -> Exception:
+    from graphlint.config_file import ConfigError
+
+    return ConfigError(message)
+
+
 def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.check import run
     from graphlint.check_settings import resolve
@@ -211,11 +274,12 @@ def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.static.entry_lines import entry_rows
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
-    settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache)
+    settings = resolve(config, paths=args.paths, entries=args.entry, jobs=args.jobs, use_cache=not args.no_cache,
+                       decode_path=args.decode_path)
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(entry_rows(result.entries), args.format))
+    sys.stdout.write(render_entries(entry_rows(result.entries), args.format, _decode_record(result, "all")))
     return EXIT_CLEAN
 
 
@@ -231,23 +295,17 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.format == "json":
         import json
 
+        from graphlint.report import rule_kind
+
         fields = ("code", "name", "category", "severity", "message", "why", "fix", "dynamic", "pack")
-        payload = [{k: getattr(rule, k) for k in fields} for rule in rules.values()]
+        payload = [{**{k: getattr(rule, k) for k in fields}, "kind": rule_kind(rule)} for rule in rules.values()]
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return EXIT_CLEAN
-    from rich.console import Console
-    from rich.table import Table
+    from graphlint.report import use_color
+    from graphlint.report.rules_table import render_rules
 
-    from graphlint.report import rule_message
-
-    table = Table(title=f"graphlint rules ({len(rules)})", title_justify="left")
-    for column in ("code", "name", "category", "severity", "kind", "message"):
-        table.add_column(column, no_wrap=column != "message")
-    for rule in rules.values():
-        kind = "dynamic" if rule.dynamic else ("meta" if rule.category == "meta" else "static")
-        table.add_row(rule.code, rule.name, rule.category, rule.severity, kind, rule_message(rule))
-    width = None if sys.stdout.isatty() else 200  # piped: do not squeeze the table into 80 columns
-    Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, width=width).print(table)
+    width = os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else None
+    sys.stdout.write(render_rules(rules, terminal_width=width, color=use_color(None)))
     return EXIT_CLEAN
 
 

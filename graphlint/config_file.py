@@ -1,7 +1,9 @@
 """``[tool.graphlint]`` in pyproject.toml: find it, read it, refuse anything surprising.
 
-The table is found by walking up from the working directory to the first ``pyproject.toml``
-that has a ``[tool.graphlint]`` table (or taken from ``--config FILE``). Every path in it is
+The settings are found by walking up from the checked paths (else the working directory) to the
+first directory holding a ``.graphlint.toml``, a ``graphlint.toml`` (settings at the top level, as in
+ruff.toml) or a ``pyproject.toml`` with a ``[tool.graphlint]`` table, in that order (or taken from
+``--config FILE``). Every path in it is
 relative to the directory of that file (the *project root*), so the result does not depend on
 where graphlint is started from. Lists replace the built-in defaults rather than extending them
 (``guards = []`` really turns guards off); the defaults are listed in docs/check.md so they can be
@@ -26,7 +28,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 LIST_KEYS = ("paths", "exclude", "entry", "select", "ignore", "guards", "prefill-guards", "prefill-names", "hot-names", "rule-packs")
-KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores")
+KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", "decode-path")
 
 
 class ConfigError(Exception):
@@ -50,15 +52,39 @@ class Config:
     prefill_names: tuple[str, ...] | None = None
     hot_names: tuple[str, ...] | None = None
     rule_packs: tuple[Path, ...] = field(default=())
+    decode_path: Path | None = None  # a recorded run's decode path (graphlint record), for check
+
+
+#: The files that configure graphlint, looked for in this order in each directory (ruff's order for
+#: ``.ruff.toml``, ``ruff.toml``, ``pyproject.toml``); the nearest directory with one wins.
+CONFIG_NAMES = (".graphlint.toml", "graphlint.toml", "pyproject.toml")
+
+
+def graphlint_table(path: Path) -> dict[str, Any] | None:
+    """The settings in ``path``: ``[tool.graphlint]`` of a pyproject.toml (None without one); in a
+    graphlint.toml the top-level keys, as in ruff.toml, or its ``[tool.graphlint]`` table (so a table
+    moves between the two files unchanged) -- not both. Any graphlint.toml counts, even an empty one."""
+    data = _read_toml(path)
+    tool = data.get("tool")
+    nested = tool.get("graphlint") if isinstance(tool, dict) else None
+    if path.name == "pyproject.toml":
+        return nested
+    if nested is None:
+        return None if list(data) == ["tool"] else data  # only other tools' tables: not graphlint's file
+    others = sorted(k for k in data if k != "tool")
+    if others:
+        raise ConfigError(f"{path}: settings both at the top level ({', '.join(others)}) and in [tool.graphlint]; "
+                          "keep one of the two")
+    return nested
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.graphlint]`` table."""
+    """The nearest configuration at or above ``start`` (:data:`CONFIG_NAMES`): a .graphlint.toml or
+    graphlint.toml, or a pyproject.toml with a ``[tool.graphlint]`` table."""
     for directory in (start, *start.parents):
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            tool = _read_toml(candidate).get("tool", {})
-            if isinstance(tool, dict) and "graphlint" in tool:
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file() and graphlint_table(candidate) is not None:
                 return candidate
     return None
 
@@ -76,16 +102,15 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None, paths: Se
         path = explicit.resolve()
         if not path.is_file():
             raise ConfigError(f"config file {explicit} does not exist")
-        tool = _read_toml(path).get("tool", {})
-        if not isinstance(tool, dict) or "graphlint" not in tool:
-            raise ConfigError(f"{explicit}: no [tool.graphlint] table")
+        if graphlint_table(path) is None:
+            raise ConfigError(f"{explicit}: no [tool.graphlint] table" + (
+                "" if path.name == "pyproject.toml" else " and no graphlint settings at its top level"))
     else:
         start = _common_directory(paths, cwd)
         path = (find_config(start) if start else None) or find_config(cwd)
         if path is None:
             return Config(path=None, root=cwd)
-    table = _read_toml(path)["tool"]["graphlint"]
-    return parse_table(table, path)
+    return parse_table(graphlint_table(path), path)
 
 
 def _common_directory(paths: Sequence[str], cwd: Path) -> Path | None:
@@ -102,7 +127,7 @@ def _common_directory(paths: Sequence[str], cwd: Path) -> Path | None:
 
 
 def parse_table(table: Any, path: Path) -> Config:
-    where = f"{path} [tool.graphlint]"
+    where = f"{path} [tool.graphlint]" if path.name == "pyproject.toml" else str(path)
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
     for key in table:
@@ -126,7 +151,16 @@ def parse_table(table: Any, path: Path) -> Config:
         prefill_names=values.get("prefill-names"),
         hot_names=values.get("hot-names"),
         rule_packs=tuple(root / p for p in values.get("rule-packs", ())),
+        decode_path=_decode_path(table.get("decode-path"), root, where),
     )
+
+
+def _decode_path(value: Any, root: Path, where: str) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where} decode-path: expected a file name (a string), got {_describe(value)}")
+    return root / value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -225,17 +225,32 @@ def _kernel_lines(static: list[Finding]) -> list[tuple[str, Finding]]:
 
 
 def cross_reference(findings: list[Finding], entries: list[str], sources: list[str] = (),
-                    modules: list[str] = (), *, target: str = "", prepared: Prepared | None = None) -> CrossRef:
+                    modules: list[str] = (), *, target: str = "", prepared: Prepared | None = None,
+                    library_files: list[str] | None = None, cache_dir: str | None = None,
+                    ran: list[str] = ()) -> CrossRef:
     """Run the static half on the dynamic findings' files, the regions' ``sources`` and the target's
     own ``modules`` (each widened to its package; only the project of ``target``, the spec, counts),
-    and bucket every finding. ``prepared``: summaries started earlier (see :func:`prepare`)."""
-    files = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries}
-                   | set(sources) | set(modules))
-    files, left_out = own_files([f for f in files if Path(f).is_file()], target)
-    kept_entries = [e for e in entries if e.rsplit(":", 1)[0] in files]
-    outside = len(kept_entries) != len(entries)  # a region's function is not the target's own code
-    entries = [] if outside else kept_entries  # partial entries would hide a region
-    paths = _packages(sorted({_package_root(f) for f in files}))
+    and bucket every finding. ``prepared``: summaries started earlier (see :func:`prepare`).
+
+    ``library_files``: check exactly these files instead, wherever they are (an installed library's
+    files that the findings blame: ``graphlint zoo``), with the ``entries`` that lie in them (the
+    functions the step ran there); nothing is widened, so no runaway. ``cache_dir`` keeps the
+    summaries of files several calls share. ``ran``: ``path:first-last`` of the functions the probed
+    step ran (``DeviceResult.ran``); when given, static-only findings are listed only inside them --
+    the package also holds code the probed decoder never runs (the eager reference beside a
+    full-graph decoder), which is not its report's."""
+    if library_files is not None:
+        files, left_out = sorted(f for f in set(library_files) if Path(f).is_file()), ""
+        entries, outside = [e for e in entries if e.rsplit(":", 1)[0] in files], False
+        paths = files
+    else:
+        files = sorted({f.path for f in findings if f.line > 0} | {e.rsplit(":", 1)[0] for e in entries}
+                       | set(sources) | set(modules))
+        files, left_out = own_files([f for f in files if Path(f).is_file()], target)
+        kept_entries = [e for e in entries if e.rsplit(":", 1)[0] in files]
+        outside = len(kept_entries) != len(entries)  # a region's function is not the target's own code
+        entries = [] if outside else kept_entries  # partial entries would hide a region
+        paths = _packages(sorted({_package_root(f) for f in files}))
     suffix = f" ({left_out})" if left_out else ""
     if not paths:
         return CrossRef(False, "nothing to cross-reference: no finding points at a source file of the target's own "
@@ -247,7 +262,7 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
     if prepared is not None:
         prepared.wait()
     try:
-        static, enabled = _static_findings(paths, entries, prepared.cache_dir if prepared else None)
+        static, enabled = _static_findings(paths, entries, prepared.cache_dir if prepared else cache_dir)
     except _Runaway as runaway:
         return CrossRef(False, f"skipped: {', '.join(paths)} hold {runaway.count} Python files, more than the "
                         f"{MAX_FILES} a target's own code is expected to have; run `graphlint check` on the engine's "
@@ -285,12 +300,31 @@ def cross_reference(findings: list[Finding], entries: list[str], sources: list[s
         else:
             result.status[key] = DYNAMIC_ONLY
     dynamic_lines = {(f.path, f.line) for f in findings}
-    seen = set()
+    spans = _spans(ran)
+    seen, elsewhere = set(), set()
     for f in active:
         key = (f.path, f.line, f.category)
-        if key[:2] not in dynamic_lines and key not in seen and f.path in files:
-            seen.add(key)
-            result.status[key] = STATIC_ONLY
-            result.static_only.append(f)
+        if key[:2] in dynamic_lines or key in seen or f.path not in files:
+            continue
+        seen.add(key)
+        if spans and not any(first <= f.line <= last for first, last in spans.get(f.path, ())):
+            elsewhere.add(key[:2])
+            continue
+        result.status[key] = STATIC_ONLY
+        result.static_only.append(f)
+    if elsewhere:
+        result.detail += (f"; {len(elsewhere)} line(s) it flags in code the probed step never ran (not this "
+                          "decoder's code) are left out")
     return result
+
+
+def _spans(ran: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """``{"dsv4/moe.py": [(40, 71), ...]}`` from ``DeviceResult.ran``'s ``path:first-last``."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for item in ran:
+        path, _, lines = item.rpartition(":")
+        first, _, last = lines.partition("-")
+        if path and first.isdigit() and last.isdigit():
+            spans.setdefault(path, []).append((int(first), int(last)))
+    return spans
 

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from graphlint.report import rule_message
+from graphlint.report.context import rule_kind
 from graphlint.rules import BUILTIN_PACK_DIR, CATEGORIES, Rule, load_rules, mark_example, marked_positions
 
 ROOT = BUILTIN_PACK_DIR.parent
@@ -45,9 +46,7 @@ def anchor(rule: Rule) -> str:
 
 
 def kind(rule: Rule) -> str:
-    if rule.category == "meta":
-        return "meta"
-    return "runtime" if rule.dynamic else "static"
+    return rule_kind(rule)  # one word for the docs, `graphlint rules` and its JSON
 
 
 def _cell(text: str) -> str:

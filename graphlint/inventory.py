@@ -47,6 +47,7 @@ class DeviceResult:
     modules: list[str] = field(default_factory=list)  # the target's own source files, for the static cross-check
     records: dict[str, Any] = field(default_factory=dict)  # raw observations a later step analyses (soak series)
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per phase/probe, for the timing lines
+    ran: list[str] = field(default_factory=list)  # "path:first-last" of the target's functions a step ran
 
     def outcome(self, probe: str) -> ProbeOutcome | None:
         return next((p for p in self.probes if p.probe == probe), None)

@@ -9,10 +9,37 @@ each line names its phase and counts its unit: files for ``check`` ("analysing 4
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from typing import Any
 
 UNITS = {"analysing": "files", "cross-file pass": "files"}
+
+#: The locks of the bars drawing now. rich's refresh thread keeps the clock ticking while a phase
+#: sends no news (one 25,000-line file held the whole-torch check's bar still for 40-50 s, and it
+#: looked hung); the check forks its workers, so each fork waits until no thread is drawing (holds
+#: these locks): a child never starts with a half-written stderr buffer or a held rich lock.
+_DRAWING: list[threading.RLock] = []
+
+
+def _hold_for_fork() -> None:
+    for lock in _DRAWING:
+        lock.acquire()
+
+
+def _release_after_fork() -> None:
+    for lock in reversed(_DRAWING):
+        lock.release()
+
+
+def _release_in_child() -> None:
+    _release_after_fork()
+    _DRAWING.clear()  # the child draws nothing
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork, after_in_child=_release_in_child)
 
 
 def wanted(no_progress: bool, stream: Any = None) -> bool:
@@ -26,7 +53,13 @@ def _progress(console, auto_refresh: bool):
 
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
                     TimeElapsedColumn(), console=console or Console(stderr=True), transient=True,
-                    auto_refresh=auto_refresh)
+                    auto_refresh=auto_refresh, refresh_per_second=4)
+
+
+def _fork_safe_lock(progress) -> threading.RLock | None:
+    """The lock rich's refresh thread draws under (``Live._lock``), when this rich has one."""
+    lock = getattr(getattr(progress, "live", None), "_lock", None)
+    return lock if hasattr(lock, "acquire") and hasattr(os, "register_at_fork") else None
 
 
 def _set(progress, task, description: str, done: int, total: int | None, unit: str, refresh: bool = False) -> None:
@@ -40,16 +73,21 @@ def _set(progress, task, description: str, done: int, total: int | None, unit: s
 
 
 class CheckProgress:
-    """``graphlint check``'s bar, driven by the check's ``(done, total, phase)`` callback.
-
-    Refreshed from ``update`` rather than by rich's refresh thread: the check forks worker
-    processes, and forking while another thread may hold a lock is how pools deadlock.
+    """``graphlint check``'s bar, driven by the check's ``(done, total, phase)`` callback, its clock
+    and spinner kept moving by rich's refresh thread between callbacks. The check forks worker
+    processes, and forking while another thread holds a lock is how pools deadlock: every fork
+    waits for the drawing lock (:data:`_DRAWING`); where that lock cannot be found, the bar is
+    drawn from ``update`` only, as before.
     """
 
     def __init__(self, console=None) -> None:
-        self._progress = _progress(console, auto_refresh=False)
+        probe = _progress(console, auto_refresh=True)
+        self._lock = _fork_safe_lock(probe)
+        self._progress = probe if self._lock is not None else _progress(console, auto_refresh=False)
         self._task = self._progress.add_task("graphlint: finding files", total=None, count="")
         self._files = 0
+        if self._lock is not None:
+            _DRAWING.append(self._lock)
         self._progress.start()
 
     def update(self, done: int, total: int | None, phase: str = "analysing") -> None:
@@ -62,6 +100,8 @@ class CheckProgress:
 
     def close(self) -> None:
         self._progress.stop()
+        if self._lock is not None and self._lock in _DRAWING:
+            _DRAWING.remove(self._lock)
 
 
 class InventoryProgress:

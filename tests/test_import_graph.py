@@ -28,6 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphlint"
 STAGES = [
     ("graphlint", "shared"),  # the package root: its version
     ("graphlint.paths", "shared"),  # the one spelling of a file path, for both halves
+    ("graphlint.decode_path_file", "shared"),  # the record file: written by the dynamic half, read by the static
     ("graphlint.rules", "rules"),
     ("graphlint.config_file", "rules"),  # [tool.graphlint]: which rules, which files
     ("graphlint.finding", "finding"),
@@ -40,6 +41,7 @@ STAGES = [
     ("graphlint.targets", "dynamic"),  # ready-made targets for the probes
     ("graphlint.gate", "findings"),
     ("graphlint.crossref", "findings"),  # pairs the probes' findings with the static check's
+    ("graphlint.zoo", "findings"),  # a transformers zoo's rows, blockers and the static half's scores
     ("graphlint.baseline", "findings"),
     ("graphlint.report", "reports"),
     ("graphlint.cli", "front end"),
@@ -47,7 +49,9 @@ STAGES = [
     ("graphlint.progress", "front end"),  # the terminal's progress bars
     ("graphlint.docs", "front end"),  # rules/*.yaml -> docs/rules.md, README table
     ("graphlint.dynamic.commands", "front end"),  # inventory / capture-test
+    ("graphlint.dynamic.zoo_command", "front end"),  # zoo
     ("graphlint.dynamic.pytest_plugin", "front end"),
+    ("graphlint.dynamic.record_command", "front end"),  # graphlint record: runs a command in-process
 ]
 
 MAY_IMPORT = {

@@ -80,6 +80,7 @@ def test_the_howto_example_is_itself_a_correct_marker():
     assert marked_positions(snippet) == ((1, 12),)  # under `logits`, where GL101 is reported
 
 
+@pytest.mark.slow
 def test_docs_markers_shows_where_the_markers_of_an_unmarked_pack_go(tmp_path, capsys):
     from graphlint import docs
 

@@ -25,6 +25,7 @@ def combine(parts: list[DeviceResult]) -> DeviceResult:
         first.entries = first.entries or other.entries
         first.sources = first.sources or other.sources
         first.modules = sorted(set(first.modules) | set(other.modules))
+        first.ran = list(dict.fromkeys([*first.ran, *other.ran]))
         first.records.update(other.records)
         first.seconds.update(other.seconds)
         first.meta.update(other.meta)

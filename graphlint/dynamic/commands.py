@@ -92,6 +92,11 @@ def register(sub) -> None:
                      help="optional probes: compile = what torch.compile(mode='reduce-overhead') does with each "
                      "capturable region (graph breaks, recompiles, cudagraph skips), beside graphlint's findings")
     inv.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    inv.add_argument("--record", metavar="FILE", help="also write the target's decode path (as graphlint record "
+                     "does) for graphlint check --decode-path: stage() is host, capturable regions captured")
+    inv.add_argument("--plots", choices=("svg", "png", "none"), default="svg",
+                     help="with -o FILE.md: draw the soak (memory, |graph - eager|, time per region) next to it "
+                     "and embed the pictures (needs matplotlib: the [plots] extra; default svg)")
     inv.set_defaults(handler=cmd_inventory)
     ct = sub.add_parser("capture-test", help="CI gate: capture + replay-vs-eager; non-zero exit on any failure",
                         epilog=CAPTURE_TEST_EPILOG, formatter_class=raw,
@@ -104,6 +109,9 @@ def register(sub) -> None:
     ct.add_argument("--require-gpu", action="store_true", help="exit 2 instead of running the tracer when there is no CUDA device")
     ct.add_argument("--format", choices=("text", "json"), default="text")
     ct.set_defaults(handler=cmd_capture_test)
+    from graphlint.dynamic import record_command
+
+    record_command.register(sub)
 
 
 def build_request(args, *, soak_steps: int, trace: bool = True, graph: bool = True):
@@ -128,12 +136,15 @@ def _collect(req, args):
     from graphlint.rules import runtime_rules
 
     runtime_rules()  # a broken rule pack is a configuration error (exit 2), not a probe error
+    from graphlint.dynamic.factory_check import precheck
+
+    precheck(req.target, req.options)  # typos from the factory's source: before torch, workers, building
     if under_torchrun():
         _preflight(req)
         return run_rank(req)
     count = 0 if req.cpu else gpu_count()
     cuda = count > 0
-    problem = validate_gpus(req.gpus, count) if cuda else ""
+    problem = validate_gpus(req.gpus, count, req.cpu)
     if problem:
         raise ValueError(problem)
     preflight = lambda: _preflight(req)  # noqa: E731 - runs while the workers start
@@ -222,24 +233,81 @@ def cmd_inventory(args) -> int:
     from graphlint.gate import capture_failures
     from graphlint.report.inventory import render_json, render_markdown, written_line
 
+    import tempfile
+
     req = build_request(args, soak_steps=0 if args.no_soak else args.steps)
+    records = tempfile.TemporaryDirectory(prefix="graphlint-record-") if args.record else None
+    req.record_dir = records.name if records else ""
     # the target's package is summarised while the probes run (by the one process that reports)
     prepared = prepare(req.target if os.environ.get("RANK", "0") in ("", "0") else "")
     try:
         inv = _collect(req, args)
+        if records is not None and inv is not None:
+            _write_record(req, args.record, records.name)
         if inv is None:
             return EXIT_CLEAN
         entries = sorted({e for d in inv.devices for e in d.entries})
         sources = sorted({s for d in inv.devices for s in d.sources})
         modules = sorted({m for d in inv.devices for m in d.modules})
-        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared)
+        ran = list(dict.fromkeys(s for d in inv.devices for s in d.ran))
+        xref = cross_reference(inv.findings(), entries, sources, modules, target=req.target, prepared=prepared,
+                               ran=ran)
     finally:
         prepared.close()
-    _write((render_json if args.format == "json" else render_markdown)(inv, xref), args.output)
+        if records is not None:
+            records.cleanup()
+    if args.format == "json":
+        _write(render_json(inv, xref), args.output)
+    else:
+        _write(render_markdown(inv, xref, _pictures(inv, args.output, args.plots)), args.output)
     failed = capture_failures(inv)
     if args.output:  # the report went to a file: say on the terminal what it holds
         print(written_line(args.output, inv, failed), file=sys.stderr)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def _write_record(req, output: str, directory: str) -> None:
+    """Merge the workers' records (the capturing workers' when there are any, else the tracer's)
+    into ``output``, with paths relative to its directory."""
+    import shlex
+    from pathlib import Path
+
+    from graphlint.decode_path_file import RecordedDecodePath, RecordedFunction, RecordedStep, load, merge, write
+    from graphlint.dynamic.project import target_roots
+    from graphlint.dynamic.record_command import portable_command, relative_path
+
+    files = sorted(Path(directory).glob("*.json"))
+    chosen = [f for f in files if f.stem.endswith("-graph")] or files
+    record = merge([load(f) for f in chosen])
+    cwd = os.getcwd()
+    base = os.path.realpath(os.path.dirname(os.path.join(cwd, output)) or cwd)
+    roots = [*target_roots(req.target)[0], cwd]
+
+    def spelled(path: str) -> str:
+        return relative_path(os.path.join(cwd, path), base, roots)
+
+    def named(text: str) -> str:
+        path, _, qual = text.rpartition(":")
+        return f"{spelled(path)}:{qual}"
+
+    write(RecordedDecodePath([RecordedFunction(spelled(f.path), f.function, f.roles) for f in record.functions],
+                     [RecordedStep(named(s.loop), named(s.step), s.kind, s.calls) for s in record.steps],
+                     portable_command(shlex.split(req.command) if req.command else
+                                      ["graphlint", "inventory", "--target", req.target], cwd)), output)
+    print(f"graphlint: wrote the decode path of {len(record.functions)} functions to {output}", file=sys.stderr)
+
+
+def _pictures(inv, output: str | None, fmt: str):
+    """The soak's pictures, drawn next to the markdown report (none without a report file)."""
+    from pathlib import Path
+
+    from graphlint.report.plots import Pictures, drawable, write_pictures
+
+    if fmt == "none" or not drawable(inv):
+        return None
+    if not output:
+        return Pictures([], "Pictures of the soak are drawn next to the report with -o FILE.md.")
+    return write_pictures(inv, Path(output), fmt)
 
 
 @_guarded

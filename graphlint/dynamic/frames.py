@@ -165,32 +165,50 @@ def region_entries(regions) -> list[str]:
     return list(dict.fromkeys(entries)) if all(entries) else []
 
 
-def staged(stage, step: int) -> list[str]:
+def _called(call) -> list:
+    """The code objects of the target's own project ``call()`` ran, in call order. One call under
+    the recorder (:mod:`graphlint.dynamic.recorder`): nothing is recorded after it."""
+    from graphlint.dynamic.recorder import Recorder
+
+    recorder = Recorder(is_own_file)
+    with recorder.recording():
+        call()
+    return list(recorder.codes)
+
+
+def _spans(codes) -> list[str]:
+    """``path.py:first-last``: the lines of each of the target's own functions among ``codes``."""
+    spans = []
+    for code in codes:
+        if not is_own_file(code.co_filename):
+            continue
+        lines = [line for *_, line in code.co_lines() if line is not None] if hasattr(code, "co_lines") else []
+        spans.append(f"{display_path(code.co_filename)}:{code.co_firstlineno}-{max(lines, default=code.co_firstlineno)}")
+    return list(dict.fromkeys(spans))
+
+
+def ran_during(call) -> list[str]:
+    """``path.py:first-last`` of every function of the target's own project ``call()`` ran: the code
+    a probed step ran, so the cross-reference lists static findings only there (a clean full-graph
+    decoder's report must not list the eager decoder's hazards beside it)."""
+    return _spans(_called(call))
+
+
+def staged(stage, step: int, ran: list[str] | None = None) -> list[str]:
     """Call ``stage(step)`` and return ``path.py:Qual.name`` of every function of the target's own
-    project it ran, in call order.
+    project it ran, in call order (with ``ran``: their line spans are appended to it, as
+    :func:`ran_during` gives them).
 
     ``stage()`` is the host half of every step: a buffer it rebinds is what a graph then reads
     stale (GL292), and the static half flags such lines (GL204) only when it is told they are on
-    the decode path. The region functions alone do not say so, so the cross-reference adds these.
-    One call under ``sys.setprofile``: nothing is traced after it."""
-    codes: dict = {}
+    the decode path. The region functions alone do not say so, so the cross-reference adds these."""
+    from graphlint.dynamic.recorder import qualname
 
-    def profile(frame, event, _arg):
-        if event == "call":
-            codes.setdefault(frame.f_code, None)
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        stage(step)
-    finally:
-        sys.setprofile(previous)
-    entries = []
-    for code in codes:
-        qualname = getattr(code, "co_qualname", code.co_name)
-        if "<" not in qualname and is_own_file(code.co_filename):
-            entries.append(f"{display_path(code.co_filename)}:{qualname}")
-    return list(dict.fromkeys(entries))
+    codes = _called(lambda: stage(step))
+    if ran is not None:
+        ran += _spans(codes)
+    return list(dict.fromkeys(f"{display_path(code.co_filename)}:{qualname(code)}" for code in codes
+                              if "<" not in getattr(code, "co_qualname", code.co_name)))
 
 
 def with_staged(entries: list[str], stage_functions: list[str]) -> list[str]:

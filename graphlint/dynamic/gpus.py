@@ -34,8 +34,15 @@ def gpu_count() -> int:
     return count
 
 
-def validate_gpus(gpus: list[int] | None, device_count: int) -> str:
-    """An error message for GPU indices that do not exist, else ''."""
+def validate_gpus(gpus: list[int] | None, device_count: int, cpu: bool = False) -> str:
+    """An error message for GPU indices that do not exist, else ''. Asking for GPUs where there is
+    none (or together with ``--cpu``) is a usage error too, never silently a CPU run: a CI job that
+    meant to test capture on GPU 0 must not pass on the tracer alone."""
+    if gpus and cpu:
+        return f"--gpus {','.join(map(str, gpus))} and --cpu contradict each other (--cpu probes on the CPU only)"
+    if gpus and device_count == 0:
+        return (f"--gpus {','.join(map(str, gpus))}: no CUDA device is visible here (torch sees none); without "
+                "--gpus the tracer runs on the CPU and says that capture was skipped")
     bad = [g for g in gpus or [] if not 0 <= g < device_count]
     if bad:
         return f"--gpus {','.join(map(str, bad))}: only {device_count} CUDA device(s) visible"

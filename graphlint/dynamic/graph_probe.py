@@ -29,15 +29,17 @@ import contextlib
 import time
 from typing import Callable
 
+from graphlint.dynamic import declared
 from graphlint.dynamic.addresses import AddressWatch
 from graphlint.dynamic.capture import (capture_region, context_healthy, release_failed_capture, replay,
                                        watch_self_captures)
 from graphlint.dynamic.combine import combine
 from graphlint.dynamic.crash import Progress
-from graphlint.dynamic.frames import error_line, function_frame, region_entries, region_sources, staged, with_staged
+from graphlint.dynamic.frames import (error_line, function_frame, ran_during, region_entries, region_sources, staged,
+                                      with_staged)
 from graphlint.dynamic.graph_report import GraphRecord, graph_result
 from graphlint.dynamic.launches import CaptureWatch
-from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize, tensors_of
+from graphlint.dynamic.series import RegionClock, StepSeries, memory, step_limit, synchronize, tensors_of
 from graphlint.dynamic.soak import mismatched
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.tracer import StepTracer
@@ -102,6 +104,7 @@ class GraphProbe:
         self.capture_step_done = False
         self.stop_where = ""
         self.graph_series, self.eager_series = StepSeries("graph"), StepSeries("eager")
+        self.clock = RegionClock()  # seconds per region, for the report's per-region s/token
 
     # -- one step of each instance --------------------------------------------------------
     def _eager_step(self, step: int) -> None:
@@ -117,18 +120,21 @@ class GraphProbe:
         else:
             self._run_eager_regions()
         synchronize(self.devices)
-        self.eager_series.record(step, start, before, memory(self.devices), self.eager_target.output())
+        self.eager_series.record(step, start, before, memory(self.devices), self.eager_target.output(),
+                                 self.clock.collect())
 
     def _run_eager_regions(self) -> None:
         for region in self.eager_regions:
             self.running = f"{region.name} of the eager instance"
             self.progress(self.probe_now, self.step_now, self.running)
             self.tracer.region = region
-            region.fn()
+            with self.clock.region(region.name, region.device):
+                region.fn()
 
     def _graph_step(self, step: int) -> None:
         self.running = f"stage({step})"
-        self.graph_target.stage(step)
+        with declared.role("host"):
+            self.graph_target.stage(step)
         if step >= 2:
             self.addresses.ran("stage()", step)
         before, start = memory(self.devices), time.perf_counter()
@@ -137,25 +143,29 @@ class GraphProbe:
                 self.running = region.name
                 self.progress(self.probe_now, step, region.name)
                 if step == 1 and region.capturable:
-                    self._capture(region)
+                    with declared.role("captured"):
+                        self._capture(region)
                     if self.poisoned:
                         return  # nothing more can run on this context
                 cap = self.captures.get(region.name)
-                if cap is not None and cap.status in (CAPTURED, EMPTY) and region.name not in self.demoted:
-                    if step >= 2 and self._moved(region, step):
-                        region.fn()
-                        self.addresses.ran(region.name, step)
+                with self.clock.region(region.name, region.device, on=step >= 2):  # not the capture step
+                    if cap is not None and cap.status in (CAPTURED, EMPTY) and region.name not in self.demoted:
+                        if step >= 2 and self._moved(region, step):
+                            region.fn()  # a demoted graph, eagerly from now on: recorded at its capture
+                            self.addresses.ran(region.name, step)
+                        else:
+                            replay(cap, region.device)
                     else:
-                        replay(cap, region.device)
-                else:
-                    region.fn()
-                    if step >= 2:
-                        self.addresses.ran(region.name, step)
+                        with declared.role(declared.region_role(region)):
+                            region.fn()
+                        if step >= 2:
+                            self.addresses.ran(region.name, step)
         if step == 1:
             self.addresses.captured_step_done()
             self.capture_step_done = True
         synchronize(self.devices)
-        self.graph_series.record(step, start, before, memory(self.devices), self.graph_target.output())
+        self.graph_series.record(step, start, before, memory(self.devices), self.graph_target.output(),
+                                 self.clock.collect())
 
     def _moved(self, region: Region, step: int) -> bool:
         moved = self.addresses.moved(region, step)
@@ -262,7 +272,8 @@ class GraphProbe:
                     open(self.stop_file, "w").close()
                 return  # nothing replays as a graph: the reference worker's eager series is the soak
             if not idle:
-                self._graph_step(step)
+                with declared.step(step):  # inventory --record: this step's roles
+                    self._graph_step(step)
             if hand_off_failed and step == 1 and self.failed_here():
                 self.handed_off = True
                 return
@@ -301,12 +312,15 @@ class GraphProbe:
         for target, regions in ((self.eager_target, self.eager_regions), (self.graph_target, self.graph_regions)):
             self.running = "stage(0)"
             if target is self.graph_target:
-                self.result.entries = with_staged(self.result.entries, staged(target.stage, 0))
+                self.result.entries = with_staged(self.result.entries, staged(target.stage, 0, self.result.ran))
             else:
                 target.stage(0)
             for region in regions:
                 self.running = f"{region.name} (warm-up)"
-                region.fn()
+                if target is self.graph_target:
+                    self.result.ran += ran_during(region.fn)
+                else:
+                    region.fn()
         synchronize(self.devices)
         self.running = "output()"
         diff, scale = output_diff(self.graph_target.output(), self.eager_target.output())

@@ -58,6 +58,11 @@ def import_roots(file: Path | None = None) -> list[Path]:
     return list(dict.fromkeys(r for r in roots if r is not None))
 
 
+def prepend_roots(file: Path | None) -> None:
+    """Put the target's project on ``sys.path`` as importing it will (a module spec: ``file`` None)."""
+    _prepend(import_roots(file))
+
+
 def _prepend(roots: list[Path]) -> None:
     for root in reversed(roots):
         entry = str(root)

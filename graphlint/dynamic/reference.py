@@ -14,7 +14,7 @@ import time
 
 from graphlint.dynamic.crash import Progress
 from graphlint.dynamic.frames import error_line, traceback_user_frame
-from graphlint.dynamic.series import StepSeries, memory, step_limit, synchronize
+from graphlint.dynamic.series import RegionClock, StepSeries, memory, step_limit, synchronize
 from graphlint.dynamic.target import regions_of
 from graphlint.inventory import DeviceResult, ProbeOutcome
 
@@ -31,7 +31,7 @@ def run_reference(factory, devices, options, total: int, label: str, *, records_
     limit = step_limit(target)
     if limit is not None:
         total = min(total, limit)
-    series = StepSeries("eager")
+    series, clock = StepSeries("eager"), RegionClock()
     result = DeviceResult(label)
     result.seconds["reference build"] = time.perf_counter() - started
     running = ""
@@ -49,9 +49,10 @@ def run_reference(factory, devices, options, total: int, label: str, *, records_
             for region in regions:
                 running = region.name
                 progress("reference", step, running)
-                region.fn()
+                with clock.region(region.name, region.device):
+                    region.fn()
             synchronize(devices)
-            series.record(step, start, before, memory(devices), target.output())
+            series.record(step, start, before, memory(devices), target.output(), clock.collect())
         except Exception as exc:  # noqa: BLE001 - what ran before is kept; the stop is reported
             where = traceback_user_frame(exc.__traceback__)
             at = f"{where.path}:{where.line}" if where else ""

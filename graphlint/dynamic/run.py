@@ -63,6 +63,7 @@ class Request:
     command: str = ""
     cpu: bool = False  # probe on the CPU even when CUDA is available (tracer only)
     compile: bool = False  # also the torch.compile(mode="reduce-overhead") probe (--probe compile)
+    record_dir: str = ""  # inventory --record: each tracing or capturing worker writes its record here
 
 
 class _Workers:
@@ -296,8 +297,9 @@ def _slot(req: Request, base: dict, records: str, workers: _Workers, on_done) ->
     graph_job = {**base, "phase": "graph", "hand_off_failed": True, "records_dir": directory,
                  "reference": "elsewhere" if soaking else "here", "stop_file": stop,
                  "watch_launches": os.environ.get("GRAPHLINT_LAUNCH_WATCH", "1") != "0"}
+    graph_job = _recording(graph_job, req)
     with ThreadPoolExecutor(max_workers=4) as pool:
-        trace = pool.submit(_worker, {**base, "phase": "trace"}, workers) if req.trace else None
+        trace = pool.submit(_worker, _recording({**base, "phase": "trace"}, req), workers) if req.trace else None
         compiled = pool.submit(_worker, {**base, "phase": "compile"}, workers) if req.compile else None
         reference = (pool.submit(_worker, {**base, "phase": "reference", "steps": req.soak_steps,
                                            "records_dir": directory, "stop_file": stop}, workers) if soaking else None)
@@ -364,7 +366,7 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
             inv.devices = [f.result() for f in futures]
             return inv
         (base,) = _jobs(req, False, 0)
-        phases = [run_phase({**base, "phase": "trace"}, on_step)]
+        phases = [run_phase(_recording({**base, "phase": "trace"}, req), on_step)]
         if req.compile:
             phases.append(run_phase({**base, "phase": "compile"}))
         inv.devices = [combine(phases)]
@@ -380,6 +382,12 @@ def run_inventory(req: Request, on_done: Callable[[str], None] | None = None,
             pool.shutdown(wait=True)
         relay.__exit__(None, None, None)
         shutil.rmtree(records, ignore_errors=True)
+
+
+def _recording(job: dict, req: Request) -> dict:
+    """The job with the file its recorder writes (``inventory --record``; see :mod:`.declared`)."""
+    name = f"{job['label']}-{job['phase']}.json".replace(":", "").replace(",", "_")
+    return {**job, "record_file": os.path.join(req.record_dir, name)} if req.record_dir else job
 
 
 def planned_steps(req: Request, cuda: bool, device_count: int) -> int:

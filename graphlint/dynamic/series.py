@@ -11,10 +11,11 @@ spaced subset of :data:`MAX_ELEMENTS` of them, the same subset in both series.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -53,6 +54,44 @@ def memory(devices) -> tuple[int, int]:
     return live, count
 
 
+class RegionClock:
+    """Seconds each region of one step took: CUDA events around it on its device's current stream
+    (read once the step has synchronized: no sync between regions, so the timing does not change
+    how the step overlaps), ``perf_counter`` on the CPU. For the report's s/token per region."""
+
+    def __init__(self) -> None:
+        self._marks: list[tuple] = []
+
+    @contextlib.contextmanager
+    def region(self, name: str, device: Any, on: bool = True) -> Iterator[None]:
+        if not on:
+            yield
+            return
+        dev = torch.device(device)
+        if dev.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(torch.cuda.current_stream(dev))
+            yield
+            end.record(torch.cuda.current_stream(dev))
+            self._marks.append((name, start, end))
+        else:
+            began = time.perf_counter()
+            yield
+            self._marks.append((name, time.perf_counter() - began))
+
+    def collect(self) -> dict[str, float]:
+        """Each timed region's seconds since the last collect (call after synchronizing)."""
+        out: dict[str, float] = {}
+        marks, self._marks = self._marks, []
+        try:
+            for name, *mark in marks:
+                seconds = mark[0].elapsed_time(mark[1]) / 1000 if len(mark) == 2 else mark[0]
+                out[name] = out.get(name, 0.0) + seconds
+        except RuntimeError:  # an event of a step that failed (or a lost context): no timing, no crash
+            return {}
+        return out
+
+
 @dataclass
 class StepSeries:
     """What one instance did at each recorded step. ``outputs`` is a tensor [steps, k] while the
@@ -65,13 +104,18 @@ class StepSeries:
     allocations: list[int] = field(default_factory=list)
     outputs: Any = None
     stopped: str = ""  # why it ended early ("" when it ran every step)
+    live: list[int] = field(default_factory=list)  # live device bytes after each step (the memory picture)
+    region_seconds: list[dict[str, float]] = field(default_factory=list)  # per step: region -> seconds ({}: untimed)
     _rows: list = field(default_factory=list, repr=False)
 
-    def record(self, step: int, started: float, before: tuple[int, int], after: tuple[int, int], output: Any) -> None:
+    def record(self, step: int, started: float, before: tuple[int, int], after: tuple[int, int], output: Any,
+               regions: dict[str, float] | None = None) -> None:
         self.steps.append(step)
         self.seconds.append(time.perf_counter() - started)
         self.live_delta.append(after[0] - before[0])
         self.allocations.append(after[1] - before[1])
+        self.live.append(after[0])
+        self.region_seconds.append(dict(regions or {}))
         flat = [t.detach().reshape(-1).float() for t in tensors_of(output)]
         row = torch.cat([t.to(flat[0].device) for t in flat]) if flat else torch.zeros(0)
         if row.numel() > MAX_ELEMENTS:
@@ -96,7 +140,8 @@ class StepSeries:
             path = os.path.join(directory, f"{self.kind}-outputs.pt")
             torch.save(self.outputs, path)
         return {"kind": self.kind, "steps": self.steps, "seconds": self.seconds, "live_delta": self.live_delta,
-                "allocations": self.allocations, "outputs": path, "stopped": self.stopped}
+                "allocations": self.allocations, "outputs": path, "stopped": self.stopped, "live": self.live,
+                "region_seconds": self.region_seconds}
 
     @classmethod
     def load(cls, data: dict[str, Any]) -> "StepSeries":

@@ -13,6 +13,7 @@ in parallel (what the inventory does: the eager step is the slow half).
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from dataclasses import dataclass, field
 
@@ -134,8 +135,44 @@ def analyse_soak(graph, eager, ctx: SoakContext) -> tuple[dict, list, ProbeOutco
                                           capture=ctx.capture, region_frames=ctx.region_frames)
     else:
         figures.update({"max_diff_first_quarter": 0.0, "max_diff_last_quarter": 0.0})
+    figures["series"] = per_step(graph, eager, window, start)
+    figures["regions"] = region_seconds(graph, eager, start)
     compared = (f"{len(window)} steps after the replay window, graph vs eager" if window else
                 f"no region replays as a graph from step {ctx.idle_from}, so nothing was compared; the eager "
                 f"instance ran {len([s for s in eager.steps if s >= start])} steps (memory growth checked)")
     detail = compared + (f" ({ctx.cap_note})" if ctx.cap_note else "") + (f"; stopped early: {'; '.join(stopped)}" if stopped else "")
     return figures, findings, ProbeOutcome("soak", "error" if stopped else "ran", detail)
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def per_step(graph, eager, window: list[tuple[int, float, float]], start: int) -> dict:
+    """What the report draws, step by step over the soak: each instance's live device bytes and
+    max|graph - eager| (None where a step was not recorded, or its outputs changed shape)."""
+    def live(series) -> dict[int, int]:
+        return {s: b for s, b in zip(series.steps, getattr(series, "live", [])) if s >= start} if series else {}
+
+    graph_live, eager_live = live(graph), live(eager)
+    diff = {step: d for step, d, _scale in window}
+    steps = sorted(set(graph_live) | set(eager_live) | set(diff))
+    return {"steps": steps, "graph_live_bytes": [graph_live.get(s) for s in steps],
+            "eager_live_bytes": [eager_live.get(s) for s in steps],
+            "max_abs_diff": [_finite(diff.get(s)) for s in steps]}
+
+
+def region_seconds(graph, eager, start: int) -> dict[str, dict[str, float]]:
+    """Median seconds per region over the soak window, graph and eager instance: where a step's
+    time goes, and which regions the graphs speed up."""
+    out: dict[str, dict[str, float]] = {}
+    for series in (graph, eager):
+        if series is None:
+            continue
+        per_region: dict[str, list[float]] = {}
+        for step, timed in zip(series.steps, getattr(series, "region_seconds", []) or []):
+            for name, seconds in (timed.items() if step >= start else ()):
+                per_region.setdefault(name, []).append(seconds)
+        for name, values in per_region.items():
+            out.setdefault(name, {})[f"{series.kind}_s"] = statistics.median(values)
+    return out

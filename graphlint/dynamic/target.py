@@ -162,7 +162,11 @@ def load_factory(spec: str) -> Callable[..., Any]:
             raise TargetError(f"cannot import target module {where}: {_located(exc)}") from exc
     factory = getattr(module, name, None)
     if not callable(factory):
-        raise TargetError(f"{where} has no callable {name!r}")
+        import difflib
+
+        callables = [n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n, None))]
+        guess = difflib.get_close_matches(name, callables, n=1)
+        raise TargetError(f"{where} has no callable {name!r}" + (f"; did you mean {where}:{guess[0]}?" if guess else ""))
     return factory
 
 

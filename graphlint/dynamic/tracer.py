@@ -27,8 +27,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from graphlint.dynamic import declared
 from graphlint.dynamic.frames import (UserFrame, current_user_frame, region_entries, region_sources, staged,
-                                      with_staged)
+                                      ran_during, with_staged)
 from graphlint.dynamic.target import Region, regions_of
 from graphlint.dynamic.verdicts import make_finding
 from graphlint.inventory import DeviceResult, ProbeOutcome
@@ -358,14 +359,16 @@ def run_tracer(target, regions: list[Region], rules, device_label: str, *, cuda:
     if cuda:
         _activate_gpu_trace()
     for step in steps:
-        target.stage(step)
+        with declared.step(step), declared.role("host"):  # inventory --record on the CPU: step 1's roles
+            target.stage(step)
         tracer.begin_step(step)
         _ACTIVE = tracer
         try:
             with _sync_debug(tracer, cuda), tracer:
                 for region in regions:
                     tracer.region = region
-                    region.fn()
+                    with declared.step(step), declared.role(declared.region_role(region)):
+                        region.fn()
                 tracer.region = None
         finally:
             _ACTIVE = None
@@ -383,10 +386,11 @@ def trace_phase(factory, devices, options, rules, label: str) -> DeviceResult:
     hazards), then trace steps 1 and 2."""
     target = factory(devices, **options)
     regions = regions_of(target)
-    stage_functions = staged(target.stage, 0)
-    for region in regions:
-        region.fn()
+    ran: list[str] = []
+    stage_functions = staged(target.stage, 0, ran)
+    ran += ran_during(lambda: [region.fn() for region in regions])
     cuda = any(torch.device(d).type == "cuda" for d in devices)
     findings, outcomes, _ = run_tracer(target, regions, rules, label, cuda=cuda)
     return DeviceResult(label, findings=findings, probes=outcomes, regions=[r.name for r in regions],
-                        entries=with_staged(region_entries(regions), stage_functions), sources=region_sources(regions))
+                        entries=with_staged(region_entries(regions), stage_functions), sources=region_sources(regions),
+                        ran=list(dict.fromkeys(ran)))

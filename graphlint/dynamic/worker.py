@@ -17,6 +17,7 @@ import sys
 import time
 import traceback
 
+from graphlint.dynamic import declared
 from graphlint.dynamic.combine import combine
 from graphlint.inventory import DeviceResult, ProbeOutcome
 from graphlint.rules import runtime_rules
@@ -135,11 +136,16 @@ def run_phase(job: dict, on_step=None) -> DeviceResult:
             waited, imported = time.perf_counter() - imported, time.perf_counter()
             started += waited  # its imports overlapped the first graph worker: they are not this run's time
         lines = _last_line(job)
+        recording = bool(job.get("record_file")) and phase in ("graph", "trace")
+        if recording:  # inventory --record (see graphlint.dynamic.declared)
+            declared.begin()
         try:
             result = _run(job, devices, factory, rules, progress)
         finally:
             if lines is not None:
                 lines.stop()
+            if recording:
+                declared.finish(job["record_file"])
         result.seconds = {"imports": imported - started, **result.seconds}
     except TargetError as exc:  # the factory refused its options: the CLI turns this into exit 2
         result = DeviceResult(label, probes=[ProbeOutcome(p, "error", f"TargetError: {exc}") for p in probes],

@@ -10,16 +10,20 @@ dynamic inventory report reuses.
 from __future__ import annotations
 
 from graphlint.finding import Finding
-from graphlint.report.context import ReportContext, rule_message, summary, use_color
+from graphlint.report.context import ReportContext, rule_kind, rule_message, summary, use_color
 
-__all__ = ["FORMATS", "ReportContext", "render", "rule_message", "summary", "use_color"]
+__all__ = ["FORMATS", "ReportContext", "render", "rule_kind", "rule_message", "summary", "use_color"]
 
-FORMATS = ("text", "json", "sarif", "markdown", "github")
+FORMATS = ("text", "concise", "grouped", "json", "sarif", "markdown", "github")
 
 
 def render(fmt: str, findings: list[Finding], ctx: ReportContext) -> str:
     if fmt == "text":
         from graphlint.report.text import render_text as renderer
+    elif fmt == "concise":
+        from graphlint.report.grouped import render_concise as renderer
+    elif fmt == "grouped":
+        from graphlint.report.grouped import render_grouped as renderer
     elif fmt == "json":
         from graphlint.report.json_report import render_json as renderer
     elif fmt == "sarif":

@@ -25,6 +25,9 @@ class ReportContext:
     show_chain: bool = False
     color: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: what the check took for the decode path (:func:`graphlint.static.decode_record.decode_path_record`);
+    #: None where no decode path was computed (a report of another run)
+    decode_path: dict | None = None
 
 
 def use_color(output: str | None) -> bool:
@@ -38,9 +41,39 @@ def use_color(output: str | None) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
 
 
+#: Params that list what a rule's matcher matches, in the order a table should prefer them.
+_MATCHED = ("ops", "callees", "methods", "factories")
+#: What ``{name}`` stands for when the rule lists no names (its matcher finds a kind of code).
+_PLACEHOLDER = {"attr-mutation": "self.<attribute>", "growing-concat": "torch.cat", "host-copy": "<host tensor>"}
+
+
 def rule_message(rule: Rule) -> str:
-    """A rule's message without the per-finding ``{name}`` placeholder (for tables and help)."""
-    return re.sub(r"\s*\(\{name\}\)", "", rule.message).replace("{name}", "...")
+    """A rule's message for tables and help, its per-finding ``{name}`` filled in with what the rule
+    matches (``torch.bincount``, ``.cpu()/.numpy()``, ``torch.zeros/torch.empty/...``) or, for a rule
+    that finds a kind of code rather than names, a ``<placeholder>``; a trailing ``({name})``, which
+    only says where the finding is, is dropped."""
+    message = re.sub(r"\s*\(\{name\}\)", "", rule.message)
+    if "{name}" not in message:
+        return message
+    return message.replace("{name}", _matched_names(rule))
+
+
+def _matched_names(rule: Rule) -> str:
+    params = rule.params or {}
+    key = next((k for k in _MATCHED if params.get(k)), None)
+    if rule.matcher in _PLACEHOLDER or key is None:  # host-copy lists factories, but names the tensor
+        return _PLACEHOLDER.get(rule.matcher or "", "<name>")
+    names = [f".{n}()" if key == "methods" else (f"torch.{n}" if key == "ops" else n) for n in params[key]]
+    shown = "/".join(names[:3])
+    return shown + "/..." if len(names) > 3 else shown
+
+
+def rule_kind(rule: Rule) -> str:
+    """``static``, ``runtime`` (reported by ``inventory``/``capture-test``) or ``meta``: one word for
+    the CLI table, ``rules --format json`` and the generated docs."""
+    if rule.category == "meta":
+        return "meta"
+    return "runtime" if rule.dynamic else "static"
 
 
 def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from graphlint.report.decode_path import headline, unreached_notes, unresolved_listing
+
 CONTEXT_HELP = {
     "graph": "captured code: every rule, strictly",
     "host": "host step around a replay: per-step costs only (warnings), the result read-back is info",
@@ -16,20 +18,29 @@ CONTEXT_HELP = {
 }
 
 
-def render_entries(rows: list[dict], fmt: str = "text") -> str:
+def render_entries(rows: list[dict], fmt: str = "text", decode: dict | None = None) -> str:
+    """``decode``: the decode path's record (:func:`graphlint.static.decode_record.decode_path_record`),
+    whose headline opens the listing and whose unresolved calls and unreached functions close it."""
     if fmt == "json":
         captures = any(r["context"] == "graph" for r in rows)
-        return json.dumps({"captures": captures, "entries": rows}, indent=2) + "\n"
+        payload = {"captures": captures, "entries": rows}
+        if decode is not None:
+            payload["decode_path"] = decode
+        return json.dumps(payload, indent=2) + "\n"
+    head = [*headline(decode, listed_below=True), ""] if decode is not None else []
+    tail = [*unresolved_listing(decode), *unreached_notes(decode, limit=None)] if decode is not None else []
     if not rows:
+        if decode is not None:
+            return "\n".join([*head[:-1], *tail]) + "\n"
         return "No decode entries found: nothing is captured, no per-token loop, no function matches hot-names.\n"
     kinds = sorted({r["context"] for r in rows}, key=("graph", "host", "eager").index)
     if "graph" in kinds:
-        head = "the engine captures CUDA graphs"
+        what = "the engine captures CUDA graphs"
     elif "host" in kinds:  # e.g. a graph captured through a callable graphlint could not resolve
-        head = "CUDA graphs are replayed, but their captured code was not found; the rest is an eager decode path"
+        what = "CUDA graphs are replayed, but their captured code was not found; the rest is an eager decode path"
     else:
-        head = "nothing is captured: eager decode path"
-    out = [f"Decode step: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} ({head})", ""]
+        what = "nothing is captured: eager decode path"
+    out = [*head, f"Decode step: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} ({what})", ""]
     for r in rows:
         where = f"{r['path']}:{r['line']}" if r["line"] else r["path"]
         scope = " (loop body only)" if r["loop_only"] else ""
@@ -38,4 +49,8 @@ def render_entries(rows: list[dict], fmt: str = "text") -> str:
         at = f"  [{evidence['path']}:{evidence['line']}]" if evidence else ""
         out.append(f"       {r['reason']}{at}")
     out += ["", *(f"{k}: {CONTEXT_HELP[k]}" for k in kinds)]
+    if decode is not None and decode["guessed_entries"]:
+        out.append("eager entries chosen by name (hot-names): what only they reach is at most a warning")
+    if tail:
+        out += ["", *tail]
     return "\n".join(out) + "\n"

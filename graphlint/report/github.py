@@ -3,12 +3,18 @@
 ``::error file=a.py,line=3,col=9,title=GL101 host-sync-item::message``. Severity maps to the
 command (error / warning / notice). Suppressed findings are never annotated, even with
 ``--show-suppressed``: a reviewer cannot act on them. Escaping follows @actions/core.
+
+In CI the annotations are all anyone reads, so what the text report opens with comes too when
+it changes what the check means: a ``::warning`` when the decode path was only guessed (its
+errors are warnings) or not found, and a ``::notice`` at the first unchecked hazard of each
+function named like decode code that nothing on the decode path reaches.
 """
 
 from __future__ import annotations
 
 from graphlint.finding import Finding
 from graphlint.report.context import ReportContext
+from graphlint.report.decode_path import headline
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -21,8 +27,22 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(findings: list[Finding], ctx: ReportContext) -> str:
+def _decode_path_annotations(record: dict) -> list[str]:
     lines = []
+    first = headline(record)[0]
+    if record["guessed"] or first.startswith("No decode path"):
+        lines.append(f"::warning title={_prop('graphlint decode path')}::{_data(first)}")
+    for row in record["unreached"]:
+        line = row["hazards"][0]["line"] if row["hazards"] else 1
+        message = (f"{row['function']} is named like decode code but is not on the decode path ({row['why']}): "
+                   f"{len(row['hazards'])} hazard(s) not checked; give it with --entry {row['path']}:{row['function']}")
+        lines.append(f"::notice file={_prop(row['path'])},line={line},title={_prop('graphlint unchecked')}::"
+                     f"{_data(message)}")
+    return lines
+
+
+def render_github(findings: list[Finding], ctx: ReportContext) -> str:
+    lines = _decode_path_annotations(ctx.decode_path) if ctx.decode_path and ctx.files else []
     for f in findings:
         if f.suppressed:
             continue

@@ -15,6 +15,7 @@ from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
 from graphlint.finding import Finding
 from graphlint.inventory import CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory, captured_count
 from graphlint.report.markdown import md_cell
+from graphlint.report.plots import Pictures
 from graphlint.rules import CATEGORIES
 
 _CELL = {"captured": "✅ captured", "failed": "❌ failed", "empty": "❌ empty graph", "eager": "— eager",
@@ -171,12 +172,41 @@ def _matrix(inv: Inventory) -> list[str]:
     return out + [""]
 
 
-def _soak(inv: Inventory) -> list[str]:
+def _soak(inv: Inventory, pictures: Pictures | None = None) -> list[str]:
     out = ["## Soak (graph vs eager over many steps)", ""]
     soaked = [d for d in inv.devices if d.soak]
     if not soaked:
         why = [f"{d.device}: {p.detail}" for d in inv.devices if (p := d.outcome("soak")) and p.status != "ran"]
         return out + ["Not run" + (": " + "; ".join(why) if why else " (--no-soak; capture-test soaks only with --soak).") + "", ""]
+    return out + _soak_table(soaked) + _pictures(pictures, "memory", "diff") + _regions(soaked) \
+        + _pictures(pictures, "regions") + ([f"_{pictures.note}_", ""] if pictures and pictures.note else [])
+
+
+def _pictures(pictures: Pictures | None, *keys: str) -> list[str]:
+    out = []
+    for key in keys:
+        picture = pictures.get(key) if pictures else None
+        if picture is not None:
+            out += [f"![{picture.caption}]({picture.file})", "", f"_{picture.caption}_", ""]
+    return out
+
+
+def _regions(soaked: list[DeviceResult]) -> list[str]:
+    """Median s/token per region, eager instance against graph instance (the soak's region clock)."""
+    rows = [(d.device, name, t) for d in soaked for name, t in (d.soak.get("regions") or {}).items()]
+    if not rows:
+        return []
+    out = ["### Time per region (median s/token over the soak)", "",
+           "| Device | Region | Eager s/token | Graph s/token | Speedup |", "|---|---|---|---|---|"]
+    for device, name, t in rows:
+        eager, graph = t.get("eager_s"), t.get("graph_s")
+        ratio = f"{eager / graph:.2f}x" if eager and graph else "—"
+        out.append(f"| {device} | {name} | {_per_step(eager or 0.0)} | {_per_step(graph or 0.0)} | {ratio} |")
+    return out + [""]
+
+
+def _soak_table(soaked: list[DeviceResult]) -> list[str]:
+    out = []
     out += ["| Device | Steps | Graph live bytes/step | Eager live bytes/step | Allocations/step (graph) | "
             "max diff, first quarter | max diff, last quarter | First mismatch | Graph s/token | Eager s/token |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -225,15 +255,16 @@ def _compile(inv: Inventory, xref: CrossRef) -> list[str]:
     return out + [""]
 
 
-def render_markdown(inv: Inventory, xref: CrossRef) -> str:
+def render_markdown(inv: Inventory, xref: CrossRef, pictures: Pictures | None = None) -> str:
+    """``pictures``: drawn next to the report file (:mod:`graphlint.report.plots`), embedded in the soak."""
     gpus = sorted({d.meta.get("gpu", "") for d in inv.devices} - {""})
     head = ["# CUDA Graph Readiness — Inventory", "",
             f"Date: {inv.date}  ", f"Target: `{inv.target}`  ", f"Command: `{inv.command}`  ",
             f"torch {inv.torch}; devices: {', '.join(d.device for d in inv.devices)}"
             + (f" ({', '.join(gpus)})" if gpus else ""), ""]
     notes = [f"> {n}" for n in inv.notes] + ([""] if inv.notes else [])
-    body = (_summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv) + _compile(inv, xref)
-            + _static_only(xref))
+    body = (_summary(inv, xref) + _category_tables(inv, xref) + _matrix(inv) + _soak(inv, pictures)
+            + _compile(inv, xref) + _static_only(xref))
     return "\n".join(head + notes + body).rstrip() + "\n"
 
 

@@ -39,4 +39,6 @@ def render_json(findings: list[Finding], ctx: ReportContext) -> str:
         "findings": [finding_record(f, fp) for f, fp in zip(findings, prints)],
         "summary": summary(findings, ctx),
     }
+    if ctx.decode_path is not None:
+        payload["decode_path"] = ctx.decode_path
     return json.dumps(payload, indent=2) + "\n"

@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 
 from graphlint.finding import Finding
 from graphlint.report.context import ReportContext, summary
+from graphlint.report.decode_path import headline, unreached_notes
 from graphlint.rules import CATEGORIES
 
 
@@ -38,6 +39,9 @@ def render_markdown(findings: list[Finding], ctx: ReportContext) -> str:
         f"{info['findings']} finding(s) in {info['files_with_findings']} of {info['files']} file(s); "
         f"{info['suppressed']} suppressed, {info['baselined']} baselined.\n",
     ]
+    if ctx.decode_path is not None and ctx.files:
+        parts.append("\n\n".join(line.strip() for line in (*headline(ctx.decode_path),
+                                                          *unreached_notes(ctx.decode_path))) + "\n")
     by_category: dict[str, list[Finding]] = {}
     for finding in findings:
         by_category.setdefault(finding.category, []).append(finding)

@@ -89,5 +89,7 @@ def render_sarif(findings: list[Finding], ctx: ReportContext) -> str:
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, fp, index) for f, fp in zip(findings, prints)],
     }
+    if ctx.decode_path is not None:  # what the check took for the decode path (docs/check.md)
+        run["properties"] = {"decodePath": ctx.decode_path}
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"

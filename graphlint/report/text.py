@@ -15,6 +15,7 @@ from rich.text import Text
 from graphlint.finding import Finding
 from graphlint.gate import fails
 from graphlint.report.context import ReportContext, summary
+from graphlint.report.decode_path import headline, unreached_count, unreached_notes
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -25,9 +26,11 @@ def render_text(findings: list[Finding], ctx: ReportContext) -> str:
         file=out, force_terminal=ctx.color, no_color=not ctx.color, color_system="standard" if ctx.color else None,
         width=100_000, highlight=False, soft_wrap=True,
     )
+    if ctx.decode_path is not None and ctx.files:
+        _print_decode_path(console, ctx)
     for finding in findings:
         _print_finding(console, finding, ctx)
-    _print_summary(console, findings, ctx)
+    print_summary(console, findings, ctx)
     return out.getvalue()
 
 
@@ -47,19 +50,46 @@ def _print_finding(console: Console, f: Finding, ctx: ReportContext) -> None:
         console.print(f"    [dim]suppressed: {escape(reason)}[/]")
 
 
+def _print_decode_path(console: Console, ctx: ReportContext) -> None:
+    """What the decode path is, before the findings (see :mod:`graphlint.report.decode_path`)."""
+    record = ctx.decode_path
+    lines = headline(record)
+    for i, line in enumerate(lines):
+        warn = i == 0 and (record["guessed"] or len(lines) == 1)
+        console.print(Text(line, style="yellow" if warn else "dim"))
+    for note in unreached_notes(record):
+        console.print(Text(note, style="yellow"))
+    console.print()
+
+
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx")
+
+
 def first_sentence(text: str) -> str:
     """The fix's first sentence: a hint under the finding, as ruff's ``= help:``; the rest (why,
-    examples) is one ``graphlint explain CODE`` away."""
+    examples) is one ``graphlint explain CODE`` away. A period inside parentheses or backticks, or
+    after an abbreviation (``(e.g. the number of experts)``), does not end the sentence."""
     text = " ".join(text.split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
+    depth, code = 0, False
+    for i, char in enumerate(text):
+        if char == "`":
+            code = not code
+        elif not code and char in "([":
+            depth += 1
+        elif not code and char in ")]":
+            depth = max(0, depth - 1)
+        elif char == "." and not code and not depth and text[i + 1:i + 2] == " ":
+            word = text[:i].rsplit(" ", 1)[-1].lstrip("(").lower()
+            if word not in _ABBREVIATIONS:
+                return text[: i + 1]
+    return text
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
+def print_summary(console: Console, findings: list[Finding], ctx: ReportContext) -> None:
     info = summary(findings, ctx)
     if findings:
         console.print()
@@ -72,6 +102,10 @@ def _print_summary(console: Console, findings: list[Finding], ctx: ReportContext
     if not info["files"]:
         console.print("No Python files checked.")
         return
+    unchecked = unreached_count(ctx.decode_path)
+    if unchecked:
+        tail += (f" ({_plural(unchecked, 'function')} named like decode code "
+                 f"{'is' if unchecked == 1 else 'are'} not on the decode path: see the note above)")
     if not info["findings"]:
         console.print(f"[green]No findings[/] in {_plural(info['files'], 'file')}{tail}.")
         return

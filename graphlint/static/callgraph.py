@@ -20,8 +20,8 @@ and the points-to asks it both while solving.
 project -- on ``self``, a local, a parameter, an attribute, a relative import (``CallSite.plain``)
 -- whose callee holds no value: the places where graphlint cannot see what runs. Calls of
 ``torch.*``, tensor methods, builtins, the standard library and other imports from outside the
-project are never counted (they are not marked ``plain``, or their root is an import that no
-analysed module provides).
+project are never counted (they are not marked ``plain``, their root is an import that no
+analysed module provides, or the callee holds a library object: ``self.proj = nn.Linear(...)``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
-from graphlint.static.objects import Objects
+from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import Solver
 
 FuncId = tuple[str, str]
@@ -117,9 +117,18 @@ class CallGraph:
         """The call graph's edges out of one call site (its points-to targets); recorded in
         :attr:`unresolved` when it looks like a project call and runs nothing."""
         found = self.targets(info.path, qual, site)
-        if not found and site.plain and not site.reference and not self.external(info.path, qual, site.expr):
+        if not found and site.plain and not site.reference and not self.external(info.path, qual, site.expr) \
+                and not self.foreign(info.path, qual, site.expr):
             self.unresolved.setdefault((info.path, qual), []).append(site)
         return found
+
+    def foreign(self, path: str, qual: str, expr: tuple) -> bool:
+        """Whether the callee holds a library object (``self.proj = nn.Linear(...)``, ``tok: Tokenizer``);
+        never a computed ``getattr(self, name)``, which may pick any field, one of them a library's."""
+        if expr[0] == "g":
+            return False
+        node = self.node(path, qual, expr)
+        return node is not None and FOREIGN in self.solver.values(node)
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         """What a per-token loop's feeding calls run."""

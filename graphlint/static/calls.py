@@ -22,23 +22,11 @@ from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo
 from graphlint.static.names import is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
+from graphlint.static.unresolved import KNOWN_METHODS
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
 GRAPH_CALLS = frozenset((*GRAPHED_CALLS, *COMPILE_CALLS))
-
-
-#: methods of Python's containers, strings and tensors: calling one is no call into the project
-COMMON_METHODS = frozenset(
-    "append extend insert remove pop popleft appendleft clear copy count index sort reverse get items keys "
-    "values update setdefault add discard format join split rsplit strip lstrip rstrip startswith endswith "
-    "replace lower upper encode decode read write close item tolist numpy cpu cuda to size dim view reshape "
-    "contiguous float half bfloat16 long int bool detach clone fill_ zero_ copy_ unsqueeze squeeze permute "
-    "transpose expand flatten sum mean max min argmax softmax masked_fill_ index_select narrow split chunk "
-    "numel type_as new_empty new_zeros new_ones new_full record_stream synchronize wait put join is_set set "
-    "acquire release qsize empty full exists mkdir open sub match group info debug warning error exception "
-    "eval train parameters named_parameters buffers named_modules modules state_dict load_state_dict "
-    "register_buffer register_forward_hook apply requires_grad_".split())
 
 
 class Position(Protocol):
@@ -219,22 +207,22 @@ class CallRecorder:
         object's attribute, a relative import -- not a builtin, an absolute import (``torch.*``,
         the standard library), a tensor's method or a common method of Python's containers and
         strings (see :attr:`graphlint.static.callgraph.CallGraph.unresolved`)."""
+        if (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"
+                and "getattr" not in self.imports and func.args):  # ``getattr(self, name)(x)``
+            return self.looks_like_project_call(func.args[0].value)
         root = func
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
         if not isinstance(root, cst.Name):
             return False
         name = root.value
+        if isinstance(func, cst.Attribute) and (func.attr.value in KNOWN_METHODS or func.attr.value.startswith("__")):
+            return False  # ``logger.info``, ``self.queue.append``, ``x.view``: whatever holds it
         if name in self.imports:
             return self.imports[name].startswith(".")
         if name in BUILTIN_NAMES and func is root:
             return False
-        if isinstance(func, cst.Attribute):
-            if func.attr.value in COMMON_METHODS or func.attr.value.startswith("__"):
-                return False
-            if self.oracle.is_tensor(func.value):
-                return False
-        return True
+        return not (isinstance(func, cst.Attribute) and self.oracle.is_tensor(func.value))
 
     def does_device_work(self, call: cst.Call) -> bool:
         """A torch op, a sub-module call, a tensor method, ``.cuda()``/``.to()``: this function

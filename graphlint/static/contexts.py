@@ -20,7 +20,9 @@ candidate, whether and how it is reported:
   ``info``.
 
 A candidate in several contexts takes the strictest that applies to its rule: eager or graph
-(the rule's severity), else host (at most a warning; ``info`` for the result read-back).
+(the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
+candidate eager only through entries chosen by their name (``hot-names``, no evidence) is at most
+a warning: a guess never fails the gate.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ Chain = tuple[FuncId, ...]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
 RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
+GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
 
 
 def bfs(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId] | frozenset = frozenset()) -> dict:
@@ -130,11 +133,13 @@ class Placement:
 
     def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
                  compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
-                 multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset()):
+                 multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset(),
+                 guessed: set[FuncId] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
         self.eager_host = eager_host  # an eager engine's host logic (see ``Discovery.eager_host_logic``)
+        self.guessed = guessed  # eager only through entries chosen by name (``hot-names``) alone
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -162,7 +167,11 @@ class Placement:
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
                 params.get("eager_host") is False and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
-            return eager, severity, ""
+            captured = (graph or cand.in_capture) and params.get("in_graph") is not False
+            if fid in self.guessed and severity == "error" and not captured:  # a guess never fails the gate
+                return eager, "warning", GUESSED_NOTE
+            if not captured or fid not in self.guessed:
+                return eager, severity, ""
         if (graph or cand.in_capture) and params.get("in_graph") is not False:
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:

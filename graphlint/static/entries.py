@@ -15,13 +15,14 @@ Hot means "what the GPU does every token", in one of three contexts:
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
   capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
   a hot-named function that runs a captured callable eagerly (``EagerDecoder.step`` calling the
-  captured ``_layer``); and -- only when nothing is captured anywhere -- every function matching
-  ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a scheduler
-  loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine that captures
-  nothing; a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot
-  only if its caller is). The per-token loops' own code and what it calls outside the model step
-  is the engine's *host logic* (between replays, once the step is captured): rules marked
-  ``eager_host: false`` skip it.
+  captured ``_layer``); and -- only without evidence (nothing captured or replayed, no per-token
+  loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the
+  fallback, not the rule: a scheduler loop named ``decode()`` or an encoder's ``forward`` is an
+  entry only in an engine with no such evidence; a ``_prepare_decoder_inputs`` that
+  ``generate()`` calls once, before its loop, is hot only if its caller is). Those are guesses
+  (``Entry.guessed``): what only they reach is at most a warning. The per-token loops' own code
+  and what it calls outside the model step is the engine's *host logic* (between replays, once
+  the step is captured): rules marked ``eager_host: false`` skip it.
 
 Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``,
 ``*dummy*``, ``setup*``, ``*profile*``, any function that captures, and a function that runs
@@ -43,6 +44,7 @@ from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import name_matcher, norm_path
+from graphlint.static.recorded import add_recorded
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -58,12 +60,17 @@ class Entry:
     #: :class:`graphlint.static.facts.Site` stores it (resolved to a line only when printed)
     where: tuple[str, tuple] = ("", ())
     loops: frozenset[int] = frozenset()  # only these loops of the function (a per-token loop's body)
+    #: chosen by its name alone (``hot-names``), no evidence: what only it reaches is at most a warning
+    guessed: bool = False
 
 
 @dataclass
 class Contexts:
     placement: Placement
     entries: list[Entry] = field(default_factory=list)
+    captures: bool = False  # a captured callable was found
+    #: a capture, a replay or a per-token loop was found: the hot-names guess is then off
+    evidence: bool = False
 
 
 class Discovery:
@@ -79,6 +86,7 @@ class Discovery:
         self.roots: dict[str, list[tuple[FuncId, Chain]]] = {c: [] for c in CONTEXTS}
         self.seen: set[tuple[FuncId, str]] = set()
         self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
+        self.guessed_roots: list[tuple[FuncId, Chain]] = []  # eager roots chosen by name alone
         self._hot = name_matcher(tuple(options.hot_names))
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
@@ -90,7 +98,7 @@ class Discovery:
         return self.by_path[fid[0]].functions[fid[1]]
 
     def add(self, context: str, fid: FuncId, reason: str, where=("", ()), chain: Chain | None = None,
-            loops: frozenset[int] = frozenset()) -> None:
+            loops: frozenset[int] = frozenset(), guessed: bool = False) -> None:
         if loops:
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
@@ -101,12 +109,15 @@ class Discovery:
             self.roots[context].append((fid, chain or (fid,)))
             if context == "eager":
                 self.step_entries.add(fid)
+            if guessed:
+                self.guessed_roots.append(self.roots[context][-1])
         if (fid, context) not in self.seen and not self.fn(fid).abstract:  # an interface has no body to list
             self.seen.add((fid, context))
-            self.entries.append(Entry(fid, context, reason, where, loops))
+            self.entries.append(Entry(fid, context, reason, where, loops, guessed))
 
     # -- the three contexts ------------------------------------------------------------------
     def run(self) -> Contexts:
+        add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
         graph = bfs(self.roots["graph"], self.calls)
         callers = callers_of(self.calls)
@@ -127,16 +138,23 @@ class Discovery:
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
         # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder)
         host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]}
-        eager, eager_compiled = spread(self.roots["eager"], self.calls, setup | host_steps | self.drivers(),
-                                       compiled_roots)
+        stop = setup | host_steps | self.drivers()
+        eager, eager_compiled = spread(self.roots["eager"], self.calls, stop, compiled_roots)
+        guessed_only: set[FuncId] = set()
+        if self.guessed_roots:  # what evidence reaches keeps its severity, and its chain from the evidence
+            guessed = set(self.guessed_roots)
+            sure, _ = spread([r for r in self.roots["eager"] if r not in guessed], self.calls, stop, compiled_roots)
+            guessed_only = set(eager) - set(sure)
+            eager = {**eager, **sure}
         eager_host = self.eager_host_logic(eager, steps, setup)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
-                              multi_device=called_per_device(self.calls), eager_host=eager_host)
-        return Contexts(placement, self.entries)
+                              multi_device=called_per_device(self.calls), eager_host=eager_host,
+                              guessed=guessed_only)
+        return Contexts(placement, self.entries, self.captures, self.evidence)
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking
@@ -331,6 +349,8 @@ class Discovery:
                     if (norm_path(info.path), qual) in wanted:
                         self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
             return
+        if self.options.recorded:
+            return  # a recorded run says what is hot: no name heuristic (see :mod:`.recorded`)
         tests_hot = any(p.startswith("test") for p in self.options.hot_names)
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
@@ -344,7 +364,7 @@ class Discovery:
                         continue  # nothing here builds one: someone else calls it (see ``class_live``)
                     if not callers.get(fid):  # called from the analysed code: hot only if its caller is
                         self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
-                                               "nothing is captured, and nothing here calls it")
+                                               "nothing is captured, and nothing here calls it", guessed=True)
                     continue
                 if fid in graph or fid in replayers or fid in self.host_requesters or fn.captures:
                     continue

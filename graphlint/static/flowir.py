@@ -28,7 +28,10 @@ summaries small. Tags (short: every summary is pickled):
 - ``("str", text)``: an identifier-like string held in a container literal (``{"greedy": "_sample"}``,
   ``("q_proj", "k_proj")``): the names a computed ``getattr`` may look up;
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
-  ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function).
+  ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function);
+- ``("x",)``: an instance of a class of the standard library or the numeric stack
+  (``nn.Linear(4, 4)``, ``torch.cuda.Stream()``): a library object, which calling runs no project
+  code (other calls of those libraries are ``None``: tensors and numbers hold no callable).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ IR = tuple
 #: summarized, which keeps the facts of library-heavy code small; the calls that pass a callable
 #: through (:data:`KEPT`) stay.
 EXTERNAL_ROOTS = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "triton", "cutlass"}
+FOREIGN = ("x",)
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "ModuleList", "ModuleDict", "Sequential",
                   "ParameterList", "ParameterDict", "OrderedDict", "deque", "script", "cached_property",
                   "lru_cache", "cache", "wraps"))
@@ -183,7 +187,7 @@ class IRBuilder:
             default = self.expr(node.args[2].value) if len(node.args) > 2 else None
             return self.union((got, default))
         if self.opaque(func):
-            return None
+            return FOREIGN if _last(func)[:1].isupper() and self.external(func) else None
         f = self.expr(func)
         if f is None:
             return None

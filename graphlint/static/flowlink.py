@@ -20,7 +20,7 @@ import builtins
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.index import Index
 from graphlint.static.names import module_name
-from graphlint.static.objects import Objects
+from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import Value
 
 BUILTINS = frozenset(dir(builtins))
@@ -215,6 +215,8 @@ class Linker:
         elif tag == "sup":
             s.add_values(dst, (("Sup", path, ir[1]),))
         elif tag == "t":
+            if self.foreign(self.static_name(path, qual, ir[1])):  # ``tok: Tokenizer`` of a library
+                s.add_values(dst, (FOREIGN,))
             s.watch(self.eval(path, qual, ir[1]),
                     lambda values: s.add_values(dst, [("S", v[1], v[2]) for v in values if v[0] == "C"]))
         elif tag == "la":  # ``layers: list[Layer]``: the one container of Layer instances
@@ -234,6 +236,8 @@ class Linker:
                 self.getattr_names(obj, self.eval(path, qual, ir[3]), dst)
         elif tag == "str":
             s.add_values(dst, (("Str", ir[1]),))
+        elif tag == "x":
+            s.add_values(dst, (FOREIGN,))
         elif tag == "dec":
             inner = self.eval(path, qual, ir[2])
             s.edge(inner, dst)
@@ -274,10 +278,21 @@ class Linker:
         name = self.static_name(path, qual, func)
         if name is not None:
             self.library_call(name, arg_nodes, kw_nodes, dst)
+            if self.foreign(name):
+                self.s.add_values(dst, (FOREIGN,))
         elif func[0] == "a" and func[2] in CONTAINER_METHODS:
             self.container_method(self.eval(path, qual, func[1]), CONTAINER_METHODS[func[2]], arg_nodes,
                                   kw_nodes, dst)
         return dst
+
+    def foreign(self, name: str | None) -> bool:
+        """Whether the dotted ``name`` (:meth:`static_name`) is from a library: no analysed module or
+        package provides it, and it is no builtin (builtins copy and pass on the project's values)."""
+        if name is None or name.startswith("builtins.") or name in PASS_THROUGH or name == "functools.partial":
+            return False
+        parts = name.split(".")
+        return not any(self.index.find_module(".".join(parts[:cut])) is not None
+                       or ".".join(parts[:cut]) in self.packages for cut in range(len(parts), 0, -1))
 
     def background(self, path: str, qual: str, func: tuple) -> bool:
         """Whether calling ``func`` hands its arguments to another thread or process (:data:`BACKGROUND`)."""

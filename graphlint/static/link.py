@@ -8,17 +8,23 @@ from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.callgraph import CallGraph
 from graphlint.static.contexts import FuncId
+from graphlint.static.decode_path import DecodePath, decode_path
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
+from graphlint.static.recorded import stale_findings
+from graphlint.static.unresolved import from_call_graph
 
 
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
-         entries_out: list[Entry] | None = None) -> list[Finding]:
+         entries_out: list[Entry] | None = None, contexts_out: list[Contexts] | None = None,
+         decode_out: list[DecodePath] | None = None) -> list[Finding]:
     """Findings of every hot candidate; ``entries_out``, when given, receives the decode step's
-    entries with their reasons (``graphlint entries``)."""
+    entries with their reasons (``graphlint entries``), ``contexts_out`` the contexts themselves
+    (which functions are hot where: ``bench/record_vs_static.py``), ``decode_out`` the
+    :class:`DecodePath`."""
     infos = sorted(
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
@@ -43,7 +49,12 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     contexts = Discovery(infos, index, calls, options, graph).run()
     if entries_out is not None:
         entries_out.extend(contexts.entries)
-    return _findings(infos, rules, options, contexts, index)
+    if contexts_out is not None:
+        contexts_out.append(contexts)
+    if decode_out is not None:
+        decode_out.append(decode_path(infos, calls, contexts, options, rules,
+                                      find_unresolved=lambda hot: from_call_graph(graph, hot)))
+    return _findings(infos, rules, options, contexts, index) + stale_findings(infos, rules, options)
 
 
 class Unset:

@@ -13,7 +13,10 @@ Values (tuples, see :mod:`.pointsto`):
 - ``("L", path, site, callable)`` a container made at ``site`` (list, tuple, dict, set,
   ``ModuleList``; ``callable`` for ``nn.Sequential``, which calls every element);
 - ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
-- ``("Sup", path, cls)`` ``super()`` in a method of ``cls``.
+- ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
+- ``("X",)`` something from outside the project (what a library call returns, an instance of a
+  library class, an attribute or element of one): calling it runs no project code, and a call
+  site whose callee holds only it is *resolved* to the library, not a blind spot.
 
 Calling an instance runs its ``forward`` (``nn.Module.__call__``) or else its ``__call__``;
 calling a class makes an instance and runs its ``__init__``. An instance of a ``list``/``dict``
@@ -30,6 +33,7 @@ from graphlint.static.pointsto import Solver, Value
 
 FuncId = tuple[str, str]
 ELEMENTS = "[]"
+FOREIGN: Value = ("X",)
 
 
 class Objects:
@@ -109,6 +113,8 @@ class Objects:
                 self.s.edge(src, dst)
         elif tag in ("Mod", "Ns"):
             self.module_attr(v, attr, dst)
+        elif tag == "X":  # an attribute of a library object is the library's too
+            self.s.add_values(dst, (FOREIGN,))
 
     module_attr: Callable[[Value, str, int], None]  # set by the linker (it knows the modules)
 
@@ -190,6 +196,8 @@ class Objects:
             for v in values:
                 if v[0] == "L":
                     self.s.edge(self.elems(v), dst)
+                elif v[0] == "X":
+                    self.s.add_values(dst, (FOREIGN,))
                 elif v[0] in ("I", "S"):
                     for info, name in self.index.mro(self.ref(v)):
                         self.s.edge(self.field(info.path, name, ELEMENTS), dst)
@@ -239,6 +247,10 @@ class Objects:
 
         def on(values):
             for v in values:
+                if v[0] == "X":  # calling a library object: what it returns is the library's
+                    if dst is not None:
+                        self.s.add_values(dst, (FOREIGN,))
+                    continue
                 if v[0] == "L" and v[3]:  # nn.Sequential: every element is called (once: one may hold another)
                     if self.once(("sequential", v, id(args), id(kws), dst)):
                         self.call(self.elems(v), args, kws, dst)

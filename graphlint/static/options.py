@@ -21,6 +21,18 @@ DEFAULT_PREFILL_NAMES: tuple[str, ...] = ("*prefill*",)
 
 
 @dataclass(frozen=True)
+class RecordedEntry:
+    """A function a recorded run executed (``check --decode-path``, see :mod:`graphlint.static.recorded`)."""
+
+    path: str  # display path when the file is where the record says, else as recorded (matched by suffix)
+    function: str
+    roles: tuple[str, ...]  # graphlint.decode_path_file.ROLES
+    step: str = ""  # for the function that owns a decode loop: "path:qualname" of the function it steps
+    line: int = 0  # its line in the decode-path file
+    local: bool = True  # its directory exists next to the record: a missing file or function is stale
+
+
+@dataclass(frozen=True)
 class StaticOptions:
     """What the analyzer needs to know besides the source.
 
@@ -29,7 +41,8 @@ class StaticOptions:
     function name). ``guards`` are fnmatch patterns on the last name of an ``if`` test
     (``if VERBOSE:``, ``if self._profile_detail:``) whose body is never hot; ``prefill_guards``
     the same for prefill/training-only branches (``if is_prefill:``, ``if seqlen > 1:``).
-    ``enabled`` is the set of rule codes to report.
+    ``enabled`` is the set of rule codes to report. ``recorded`` (a decode-path file) adds
+    entries with the context of each role and replaces the ``hot_names`` guess.
     """
 
     enabled: frozenset[str] = frozenset()
@@ -38,6 +51,9 @@ class StaticOptions:
     guards: tuple[str, ...] = DEFAULT_GUARDS
     prefill_guards: tuple[str, ...] = DEFAULT_PREFILL_GUARDS
     prefill_names: tuple[str, ...] = DEFAULT_PREFILL_NAMES
+    #: ``--decode-path``: what a recorded run executed, and the file it came from (display path)
+    recorded: tuple[RecordedEntry, ...] = ()
+    decode_path: str = ""
 
     def cache_key(self, rules_fingerprint: str) -> str:
         """Key for per-file summaries: everything that changes what a summary contains.

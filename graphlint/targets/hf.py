@@ -1,18 +1,23 @@
-"""A target for Hugging Face causal LMs: one decode step of ``AutoModelForCausalLM``, batch 1.
+"""A target for Hugging Face causal LMs: one decode step of ``AutoModelForCausalLM``.
 
     graphlint inventory --target graphlint.targets.hf:make_target --option model=tiny-llama
     graphlint inventory --target graphlint.targets.hf:make_target --option model=path/to/config.json \
         --option cache=dynamic
+    graphlint inventory --target graphlint.targets.hf:make_target --option arch=mixtral --option batch=4
 
 ``model`` is a directory saved with ``save_pretrained`` (its weights are loaded; a directory
 holding only ``config.json`` gets random weights), a JSON config file (random weights, any
-size), or the built-in preset ``tiny-llama``. Nothing is ever downloaded: the GPU machines this
-runs on often have no network, and an inventory must not depend on one.
+size), or the built-in preset ``tiny-llama``. ``arch`` is any model type of the installed
+transformers (``mixtral``, ``gemma2``, ``deepseek_v3``): its config class's defaults shrunk to a
+few layers and a small width by :mod:`graphlint.targets.hf_config`, random weights. Nothing is
+ever downloaded: the GPU machines this runs on often have no network, and an inventory must not
+depend on one.
 
 Decisions:
 
-* **Decode from an empty cache, teacher-forced.** Step ``s`` feeds token
-  ``(7919 s + 13) % vocab`` at position ``s % max_len``; at position 0 the cache restarts (a
+* **Decode from an empty cache, teacher-forced.** Step ``s`` feeds row ``b`` of the batch token
+  ``(7919 s + 13 + 104729 b) % vocab`` (the next one up when that is a multimodal placeholder id,
+  an image or audio token) at position ``s % max_len``; at position 0 the cache restarts (a
   static cache is zeroed in place, a dynamic one is replaced), so a soak of any length runs and
   two instances built alike see identical inputs. No prompt: a prefill is not a decode step.
 * **One region per decode step** (``decode``): the model's whole forward, as ``generate`` with a
@@ -20,8 +25,14 @@ Decisions:
   filled by ``stage`` (host side, never captured).
 * **cache=static** (default) is transformers' ``StaticCache`` with ``max_cache_len=max_len``:
   fixed-size buffers updated in place, its write position a device tensor, so the step can be
-  captured. **cache=dynamic** is the model's default ``DynamicCache``, which concatenates a new
-  key/value per step: the tracer reports what that does, and on a GPU capture or replay fails.
+  captured. It is built from the config's ``layer_types``, so it is whatever the architecture
+  needs: sliding-window layers (a ring of ``sliding_window`` slots), full layers, linear-attention
+  and conv states of hybrid models. **cache=dynamic** is ``DynamicCache``, which concatenates a
+  new key/value per step: the tracer reports what that does, and on a GPU capture or replay
+  fails. **cache=model** passes no cache at step 0 and then the one the model returned (MiniMax
+  refuses any cache but its own). **cache=auto** (the default with ``arch``) is the first of
+  static, dynamic and model whose cache builds and runs one throwaway step; the target's
+  ``cache_note`` says which and why.
 * Random weights come from ``torch.manual_seed(seed)``, so the replay probe's two instances are
   identical. ``dtype`` defaults to float32 so graph and eager agree to rounding.
 * One device: the model goes on ``devices[0]``; more than one (``--placement span``) is refused
@@ -45,14 +56,18 @@ PRESETS: dict[str, dict[str, Any]] = {
         "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "tie_word_embeddings": False,
     },
 }
-CACHES = ("static", "dynamic")
+CACHES = ("static", "dynamic", "model", "auto")
+MAX_LEN = 256  # the default cache length in tokens
 DTYPES = ("float32", "bfloat16", "float16")
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                 "pytorch_model.bin.index.json")
 
 
-def teacher_token(step: int, vocab_size: int) -> int:
-    return (7919 * step + 13) % vocab_size
+def teacher_token(step: int, vocab_size: int, row: int = 0, reserved: frozenset[int] = frozenset()) -> int:
+    token = (7919 * step + 13 + 104729 * row) % vocab_size
+    while token in reserved and len(reserved) < vocab_size:
+        token = (token + 1) % vocab_size
+    return token
 
 
 def _transformers():
@@ -64,19 +79,25 @@ def _transformers():
     return transformers
 
 
-def load_model(model: str, *, dtype: str, attn: str, seed: int):
-    """(model, how it was made) from a preset, a JSON config file or a saved directory."""
+def load_model(model: str, *, dtype: str, attn: str, seed: int, arch: str = ""):
+    """(model, how it was made) from an architecture name, a preset, a JSON config file or a saved directory."""
     import torch
 
     tf = _transformers()
     torch_dtype = getattr(torch, dtype)
-    if model in PRESETS:
+    if arch:
+        from graphlint.targets.hf_config import describe
+
+        config = _tiny(arch)
+        source = f"{arch}: its config's defaults shrunk ({describe(config)}), random weights"
+    elif model in PRESETS:
         config, source = tf.AutoConfig.for_model(**PRESETS[model]), f"preset {model}, random weights"
     else:
         path = Path(model)
         if path.is_dir() and any((path / name).is_file() for name in WEIGHT_FILES):
-            lm = tf.AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, attn_implementation=attn,
-                                                         local_files_only=True, trust_remote_code=False)
+            lm = tf.AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, local_files_only=True,
+                                                         trust_remote_code=False,
+                                                         **({"attn_implementation": attn} if attn else {}))
             return lm, f"{path} (weights loaded)"
         config_file = path / "config.json" if path.is_dir() else path
         if not config_file.is_file():
@@ -90,26 +111,53 @@ def load_model(model: str, *, dtype: str, attn: str, seed: int):
                               f"{type(exc).__name__}: {exc}") from None
         source = f"{config_file}, random weights"
     torch.manual_seed(seed)  # the replay probe builds two instances: same weights for both
-    lm = tf.AutoModelForCausalLM.from_config(config, attn_implementation=attn)
+    from graphlint.targets.hf_config import causal_lm_class
+
+    cls = causal_lm_class(arch) if arch else None
+    kwargs = {"attn_implementation": attn} if attn else {}  # '': transformers' choice (sdpa where supported)
+    if cls is not None:  # the architecture's own causal-LM class, also where the Auto mapping keys another config
+        lm = cls._from_config(config, **kwargs)
+    else:
+        lm = tf.AutoModelForCausalLM.from_config(config, **kwargs)
     return lm.to(torch_dtype), source
+
+
+def _tiny(arch: str):
+    from graphlint.targets.hf_config import causal_lm_architectures, tiny_config
+
+    known = causal_lm_architectures()
+    if arch not in known:
+        import difflib
+
+        close = difflib.get_close_matches(arch, known, n=3)
+        raise TargetError(f"arch={arch!r}: not a causal-LM architecture of transformers "
+                          f"{_transformers().__version__}" + (f" (did you mean {', '.join(close)}?)" if close else
+                                                                "; `graphlint zoo --list` lists them"))
+    return tiny_config(arch)
 
 
 class CausalLMTarget:
     """The target protocol around a causal LM and its cache (see the module docstring)."""
 
-    def __init__(self, lm, device, cache: str, max_len: int, source: str) -> None:
-        import torch
-
-        self.lm, self.kind, self.max_len, self.source = lm, cache, max_len, source
-        self.devices = [device]
-        self.vocab = lm.config.get_text_config(decoder=True).vocab_size
-        self.input_ids = torch.zeros((1, 1), dtype=torch.long, device=device)
-        self.position_ids = torch.zeros((1, 1), dtype=torch.long, device=device)
-        # transformers renamed forward's ``past_key_values`` to ``cache`` (5.2x); take either
+    def __init__(self, lm, device, cache: str, max_len: int, source: str, batch: int = 1) -> None:
         import inspect
 
+        import torch
+
+        from graphlint.targets.hf_config import reserved_ids
+
+        self.lm, self.kind, self.max_len, self.source, self.batch = lm, cache, max_len, source, batch
+        self.devices = [device]
+        self.vocab = lm.config.get_text_config(decoder=True).vocab_size
+        self.reserved = frozenset(i for i in reserved_ids(lm.config) if 0 <= i < self.vocab)
+        self.input_ids = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self.position_ids = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        # transformers renamed forward's ``past_key_values`` to ``cache`` (5.2x); take either
         params = inspect.signature(lm.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.cache_note = ""
+        if cache == "auto":
+            self.kind, self.cache_note = self._working_cache()
         self.cache = self._new_cache()
         self._logits = None
 
@@ -117,7 +165,42 @@ class CausalLMTarget:
         tf = _transformers()
         if self.kind == "static":
             return tf.StaticCache(config=self.lm.config, max_cache_len=self.max_len)
-        return tf.DynamicCache(config=self.lm.config)
+        if self.kind == "dynamic":
+            return tf.DynamicCache(config=self.lm.config)
+        return None  # "model": the model makes its own at step 0
+
+    def _working_cache(self) -> tuple[str, str]:
+        """The first cache kind that builds and runs one throwaway step (``cache=auto``)."""
+        import torch
+
+        refused = []
+        for kind in ("static", "dynamic", "model"):
+            self.kind = kind
+            try:
+                cache = self._new_cache()
+                with torch.no_grad():  # two steps: a cache can accept the first token and fail at the second
+                    for step in (0, 1):
+                        self.position_ids.fill_(step)
+                        out = self._forward(cache, torch.full_like(self.input_ids, teacher_token(step, self.vocab)))
+                        cache = out.past_key_values if kind == "model" else cache
+            except Exception as exc:  # noqa: BLE001 - the next kind is tried; the note says why
+                self.position_ids.zero_()
+                refused.append(f"{kind}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+                continue
+            self.position_ids.zero_()
+            return kind, "; ".join(refused)
+        raise TargetError("no cache works with this model: " + "; ".join(refused))
+
+    @property
+    def cache_layout(self) -> str:
+        """``StaticCache: StaticLayer x1, StaticSlidingWindowLayer x5``: what the step writes into."""
+        layers = getattr(self.cache, "layers", None)
+        if self.cache is None or layers is None:
+            return type(self.cache).__name__ if self.cache is not None else "the model's own cache"
+        from collections import Counter
+
+        counts = Counter(type(layer).__name__ for layer in layers)
+        return f"{type(self.cache).__name__}: " + ", ".join(f"{name} x{n}" for name, n in counts.items())
 
     def stage(self, step: int) -> None:
         position = step % self.max_len
@@ -126,12 +209,18 @@ class CausalLMTarget:
                 self.cache.reset()  # in place: the buffers a captured graph reads stay where they are
             else:
                 self.cache = self._new_cache()
-        self.input_ids.fill_(teacher_token(step, self.vocab))
+        for row in range(self.batch):
+            self.input_ids[row].fill_(teacher_token(step, self.vocab, row, self.reserved))
         self.position_ids.fill_(position)
 
+    def _forward(self, cache, input_ids):
+        return self.lm(input_ids=input_ids, position_ids=self.position_ids, use_cache=True,
+                       **{self._cache_arg: cache})
+
     def _decode(self) -> None:
-        out = self.lm(input_ids=self.input_ids, position_ids=self.position_ids, use_cache=True,
-                      **{self._cache_arg: self.cache})
+        out = self._forward(self.cache, self.input_ids)
+        if self.kind == "model":
+            self.cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         self._logits = out.logits
 
     def regions(self) -> list[Region]:
@@ -162,24 +251,33 @@ class CausalLMTarget:
         return self._logits
 
 
-def make_target(devices: Sequence[Any], *, model: str = "tiny-llama", cache: str = "static", max_len: int = 256,
-                dtype: str = "float32", attn: str = "sdpa", seed: int = 0) -> CausalLMTarget:
-    """Bad options raise :class:`TargetError` (exit 2 from the CLI), before any model is built."""
+def make_target(devices: Sequence[Any], *, model: str = "tiny-llama", arch: str = "", cache: str = "",
+                max_len: int | None = None, batch: int = 1, dtype: str = "float32", attn: str = "",
+                seed: int = 0) -> CausalLMTarget:
+    """Bad options raise :class:`TargetError` (exit 2 from the CLI), before any model is built.
+    ``cache`` defaults to ``auto`` with ``arch`` and to ``static`` otherwise; ``max_len`` to
+    :data:`MAX_LEN`, or the model's ``max_position_embeddings`` when that is smaller (a given
+    ``max_len`` past it is refused)."""
     import torch
 
+    cache = cache or ("auto" if arch else "static")
     if cache not in CACHES:
         raise TargetError(f"cache={cache!r}: expected one of {', '.join(CACHES)}")
     if dtype not in DTYPES:
         raise TargetError(f"dtype={dtype!r}: expected one of {', '.join(DTYPES)}")
-    if not isinstance(max_len, int) or max_len < 2:
+    if max_len is not None and (not isinstance(max_len, int) or max_len < 2):
         raise TargetError(f"max_len={max_len!r}: expected an integer >= 2 (the cache length in tokens)")
+    if not isinstance(batch, int) or batch < 1:
+        raise TargetError(f"batch={batch!r}: expected an integer >= 1 (sequences decoded together)")
     if len(devices) != 1:
         raise TargetError(f"graphlint.targets.hf runs a model on one device, got {len(devices)}: "
                           "use --placement per-gpu (the default)")
     device = torch.device(devices[0])
-    lm, source = load_model(str(model), dtype=dtype, attn=attn, seed=seed)
+    lm, source = load_model(str(model), dtype=dtype, attn=attn, seed=seed, arch=str(arch or ""))
     limit = getattr(lm.config.get_text_config(decoder=True), "max_position_embeddings", None)
-    if limit and max_len > limit:
+    if max_len is None:
+        max_len = min(MAX_LEN, limit) if isinstance(limit, int) and limit >= 2 else MAX_LEN
+    if isinstance(limit, int) and 0 < limit < max_len:  # -1 (XLNet): no limit
         raise TargetError(f"max_len={max_len} is more than the model's max_position_embeddings ({limit})")
     lm = lm.to(device).eval().requires_grad_(False)
-    return CausalLMTarget(lm, device, cache, max_len, source)
+    return CausalLMTarget(lm, device, cache, max_len, source, batch)

@@ -15,12 +15,20 @@ import pytest
 
 from graphlint.cli import main
 
-#: A decode step with one host sync (``.item()`` on a tensor argument) on line 4.
+#: A decode step with one host sync (``.item()`` on a tensor argument) on line 4, and the per-token
+#: loop that runs it: evidence of the decode path (a name alone is only a guess, whose findings are
+#: at most warnings).
 HOT_ITEM = """\
 import torch
 
 def decode_step(x: torch.Tensor):
     return x.sum().item()
+
+
+def generate(x: torch.Tensor, steps: int):
+    for _ in range(steps):
+        x = decode_step(x)
+    return x
 """
 
 

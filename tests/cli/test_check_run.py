@@ -150,7 +150,7 @@ def test_corrupt_cache_entry_is_rewritten(project):
 
 def test_precommit_files_use_configured_paths_for_the_call_graph(project):
     code = project.item_code()
-    project.config('paths = ["pkg"]\n')
+    project.config('paths = ["pkg"]\nentry = ["pkg/model.py:decode_step"]\n')
     project.write("pkg/__init__.py", "")
     project.write("pkg/helpers.py", "import torch\n\ndef helper(x: torch.Tensor):\n    return x.item()\n")
     project.write("pkg/model.py", "import torch\nfrom .helpers import helper\n\n"

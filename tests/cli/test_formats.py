@@ -16,6 +16,12 @@ import torch
 def decode_step(x: torch.Tensor):
     y = x.sum().item()  # graphlint: ignore -- logged | once
     return x.item()
+
+
+def generate(x: torch.Tensor, steps: int):
+    for _ in range(steps):
+        x = decode_step(x)
+    return x
 """
 
 
@@ -44,7 +50,7 @@ def test_text_plain_when_not_a_tty(two, monkeypatch):
 
 def test_json_schema(two):
     data = two.run("src", "--format", "json").json()
-    assert set(data) == {"version", "findings", "summary"}
+    assert set(data) == {"version", "findings", "summary", "decode_path"}
     first = data["findings"][0]
     for key in ("rule", "category", "severity", "path", "line", "col", "message", "chain"):
         assert key in first

@@ -69,6 +69,7 @@ def test_warmup_compiles_only_the_variants_of_the_models_dtypes(monkeypatch):
     assert len(registry.variants()) == 11 and len(registry.variants((torch.float32,))) == 3
 
 
+@pytest.mark.slow
 def test_importing_the_engine_does_not_import_dynamo():
     """torch.compile support (opaque kernel launches) must not cost the eager reference worker the
     4-5 s of importing torch._dynamo it paid on the H200 when dsv4.kernels imported it eagerly."""

@@ -18,6 +18,7 @@ def eager_run(tiny_model):
 
 
 @pytest.mark.parametrize("decoder_cls", [ABGraphDecoder, FullGraphDecoder])
+@pytest.mark.slow
 def test_graph_decoders_agree_with_eager_for_64_greedy_steps(tiny_model, eager_run, decoder_cls):
     tokens, logits = generate(decoder_cls(tiny_model), PROMPT, STEPS)
     assert tokens == eager_run[0]

@@ -146,6 +146,7 @@ def clean_outputs():
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_every_fault_runs_eagerly_like_the_clean_decoder(name, clean_outputs):
     """In fp32 a fault changes nothing the eager step computes: it is a capture hazard, not a bug."""
     for a, b in zip(_outputs(fault=name), clean_outputs):
@@ -154,6 +155,7 @@ def test_every_fault_runs_eagerly_like_the_clean_decoder(name, clean_outputs):
 
 # -- the matrix: static half ---------------------------------------------------------------------
 @pytest.mark.parametrize("name", REAL)
+@pytest.mark.slow
 def test_static_half_reports_the_planted_line(name, static):
     fault, obs = FAULTS[name].fault, static[name]
     assert not obs.static_note, obs.static_note
@@ -167,6 +169,7 @@ def test_static_half_reports_the_planted_line(name, static):
 
 
 @pytest.mark.parametrize("name", CONTROLS)
+@pytest.mark.slow
 def test_static_half_leaves_the_controls_alone(name, static):
     assert static[name].static == [] and static[name].static_stray == []
 
@@ -179,6 +182,7 @@ def test_the_lab_config_is_the_default_one_without_the_exclusion():
     assert (lab.root / lab.paths[0]).resolve() == ROOT / "dsv4"
 
 
+@pytest.mark.slow
 def test_default_check_of_dsv4_excludes_the_lab_and_the_lab_check_finds_it():
     entry = static_entry("cuda-synchronize")
     common = [sys.executable, "-m", "graphlint", "check", "--format", "json", "--no-cache", "--no-progress", "--exit-zero"]
@@ -198,6 +202,7 @@ def test_default_check_of_dsv4_excludes_the_lab_and_the_lab_check_finds_it():
 
 # -- the matrix: the CPU tracer --------------------------------------------------------------------
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_tracer_reports_the_planted_line_on_the_cpu(name, traced):
     fault, obs = FAULTS[name].fault, traced[name]
     assert obs.probes["tracer"].startswith("ran"), obs.probes
@@ -207,6 +212,7 @@ def test_tracer_reports_the_planted_line_on_the_cpu(name, traced):
         assert all("tracer" in probes for probes in obs.dynamic.values())
 
 
+@pytest.mark.slow
 def test_verdicts_on_the_cpu(static, traced):
     """No fault is missed by both halves on the CPU unless its spec says the GPU sees it."""
     for name in NAMES:
@@ -226,6 +232,7 @@ EMULATED = {  # what the replay protocol must make of these faults; the real GPU
 
 
 @pytest.mark.parametrize("name", sorted(EMULATED))
+@pytest.mark.slow
 def test_replay_protocol_on_the_emulated_graph(name, monkeypatch):
     sys.path.insert(0, str(ROOT / "tests" / "dynamic"))
     try:

@@ -18,6 +18,7 @@ from graphlint.dynamic.target import TargetError
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_generate_with_a_fault_runs_the_full_graph_variant(capsys):
     assert dsv4_main(["generate", "--fault", "mhc-item", "--steps", "3", "--device", "cpu"]) == 0
     tokens, summary = capsys.readouterr().out.strip().splitlines()
@@ -43,6 +44,7 @@ def test_the_target_takes_a_fault_by_name_and_refuses_what_it_cannot_build():
         make_target(["cpu"], fault="bincount-counts", decoder="ab-graph")
 
 
+@pytest.mark.slow
 def test_inventory_takes_the_fault_option_and_reports_the_planted_line(tmp_path):
     from dsv4.faults import planted
 
@@ -65,6 +67,7 @@ def test_list_names_every_fault_with_its_planted_line(capsys):
     assert all(".py:" in line for line in out)
 
 
+@pytest.mark.slow
 def test_report_on_the_cpu_writes_the_table_and_the_observations(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     markdown, saved = tmp_path / "lab.md", tmp_path / "lab.json"

@@ -81,3 +81,51 @@ def install(monkeypatch) -> None:
     monkeypatch.setattr(probe_module, "capture_region", capture_region)
     monkeypatch.setattr(probe_module, "replay", replay)
     monkeypatch.setattr(probe_module, "context_healthy", lambda device: (True, "emulated"))
+
+
+class _EmulatedCUDAGraph:
+    """``torch.cuda.CUDAGraph``'s methods on the CPU: capture records ops, replay re-runs them."""
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def capture_begin(self, *args, **kwargs) -> None:
+        self._recorder = _Recorder()
+        self._recorder.__enter__()
+
+    def capture_end(self) -> None:
+        recorder, self._recorder = self._recorder, None
+        recorder.__exit__(None, None, None)
+        self._graph = _Graph(recorder.ops)
+        self._graph.replays = 1  # recording already ran the step: unlike CUDA, nothing to replay now
+
+    def replay(self) -> None:
+        replay(Capture("graph", CAPTURED, self._graph), "cpu")
+
+
+def _graph_init(self, cuda_graph, pool=None, stream=None, *args, **kwargs) -> None:
+    self.cuda_graph = cuda_graph
+
+
+def _graph_enter(self) -> None:
+    self.cuda_graph.capture_begin()
+
+
+def _graph_exit(self, *exc) -> None:
+    self.cuda_graph.capture_end()
+
+
+def emulate_cuda_graph_api(monkeypatch) -> None:
+    """``torch.cuda.CUDAGraph()``, ``with torch.cuda.graph(g):`` and ``g.replay()`` work on the CPU
+    (an engine's own capture code, run under ``graphlint record``). Patched before the recorder's
+    hooks, which then wrap these methods as they would wrap torch's."""
+    from torch.cuda import graphs
+
+    for name in ("__new__", "__init__", "capture_begin", "capture_end", "replay"):
+        monkeypatch.setattr(graphs.CUDAGraph, name, _EmulatedCUDAGraph.__dict__[name])
+    monkeypatch.setattr(graphs.graph, "__init__", _graph_init)
+    monkeypatch.setattr(graphs.graph, "__enter__", _graph_enter)
+    monkeypatch.setattr(graphs.graph, "__exit__", _graph_exit)

@@ -6,6 +6,7 @@ CPU, with dynamo's eager backend (the same breaks and guards as inductor's, with
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from dynamic_helpers import TARGETS, plant_lines
@@ -14,6 +15,8 @@ from graphlint.dynamic.compile_probe import compile_events
 from graphlint.dynamic.target import load_factory
 from graphlint.inventory import DeviceResult, Inventory
 from graphlint.report.inventory import render_markdown
+
+pytestmark = pytest.mark.slow  # torch.compile warms up dynamo and inductor (tests/conftest.py)
 
 
 def _events(name: str):

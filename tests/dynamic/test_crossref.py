@@ -113,6 +113,7 @@ def test_an_escaped_kernel_matches_the_launch_the_static_half_flags(tmp_path, mo
     assert xref.rules_at(escaped) == ["GL504 at kern.py:11"]
 
 
+@pytest.mark.slow
 def test_the_functions_stage_runs_are_decode_entries_so_a_rebound_buffer_there_is_no_static_miss():
     """The H200 eager dsv4 inventory (2026-12-03) called GL292 at ``EagerDecoder.stage`` a static
     miss, yet ``graphlint check`` flags that line (GL204): the cross-reference's entries were the

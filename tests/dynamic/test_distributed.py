@@ -30,6 +30,7 @@ def _rank(rank: int, world: int, port: int, out: str) -> None:
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CI (CPU, gloo) path; with CUDA each rank takes cuda:LOCAL_RANK")
+@pytest.mark.slow
 def test_two_gloo_ranks_gather_on_rank_zero(tmp_path):
     out = tmp_path / "inv.json"
     mp.spawn(_rank, args=(2, _free_port(), str(out)), nprocs=2, join=True)

@@ -26,6 +26,8 @@ transformers = pytest.importorskip("transformers", reason="graphlint.targets.hf 
 
 from graphlint.targets import hf  # noqa: E402  (after the importorskip)
 
+pytestmark = pytest.mark.slow  # every test here imports transformers or builds a model (tests/conftest.py)
+
 RULES = runtime_rules()
 CPU = [torch.device("cpu")]
 SPEC = "graphlint.targets.hf:make_target"
@@ -162,7 +164,7 @@ def test_inventory_of_a_json_config_from_the_command_line(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "graphlint", "inventory", "--target", SPEC, "--option",
                               "cache=paged", "--cpu"], capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
-        "graphlint: error: cache='paged': expected one of static, dynamic"]
+        "graphlint: error: cache='paged': expected one of static, dynamic, model, auto"]
 
 
 def test_without_transformers_the_target_names_the_extra(tmp_path):

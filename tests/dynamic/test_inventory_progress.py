@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from dynamic_helpers import TARGETS
@@ -18,6 +19,7 @@ def test_the_tracer_phase_in_this_process_reports_each_step():
     assert planned_steps(Request(target=SPEC, cpu=True), False, 0) == 3
 
 
+@pytest.mark.slow
 def test_a_worker_process_reports_through_its_progress_file():
     events = []
     job = {"target": SPEC, "options": {}, "devices": ["cpu"], "label": "cpu", "phase": "trace",

@@ -77,6 +77,7 @@ def test_only_the_checkout_is_the_project_on_a_debian_host(debian, tmp_path):
     assert frames.is_project_file(str(script)) and not project.is_project_file(str(script), strict=True)
 
 
+@pytest.mark.slow
 def test_the_worker_lists_the_targets_modules_not_sitecustomize(debian, monkeypatch):
     """What put /usr/lib/python3.12 into the H200 cross-reference: the symlinked sitecustomize."""
     for name, path in [("sitecustomize", debian.sitecustomize), ("aptpkg", debian.system),

@@ -41,6 +41,7 @@ def test_rule_examples_under_the_emulated_protocol(code, kind, tmp_path):
         assert lines == marked
 
 
+@pytest.mark.slow
 def test_hazards_mismatch_is_blamed_on_the_frozen_lines():
     path = TARGETS / "hazards.py"
     result = run_graph_phase(load_factory(f"{path}:make_target"), CPU, {}, RULES, "cpu")
@@ -187,6 +188,7 @@ def test_a_nondeterministic_factory_is_a_replay_error_not_a_blamed_mismatch():
 
 
 @pytest.mark.parametrize("decoder", ["ab-graph", "full-graph"])
+@pytest.mark.slow
 def test_dsv4_graph_decoders_replay_like_eager_through_a_soak_past_max_seq_len(decoder):
     # sort/topk return tuples: the emulator must replay every output, or the indexer's top-k goes stale
     options = {"decoder": decoder, "n_layers": 2, "compress_ratios": (4, 16), "max_seq_len": 16}

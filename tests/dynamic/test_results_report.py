@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 import torch
 
 from dynamic_helpers import ROOT
@@ -151,6 +152,7 @@ def test_a_soak_left_out_on_request_says_how_it_was_left_out():
     assert "Not run (--no-soak; capture-test soaks only with --soak)." in render_markdown(inv, CrossRef(False, "x"))
 
 
+@pytest.mark.slow
 def test_closure_regions_widen_the_cross_check_to_their_package(tmp_path, monkeypatch):
     """A closure region cannot be a static entry, but its file places the step in a package: the
     static half must check that package, not only the directory of the files findings sit in."""

@@ -64,6 +64,7 @@ def test_rebound_buffers_through_the_workers(jobs):
     assert "no region replays as a graph from step 8" in device.outcome("soak").detail
 
 
+@pytest.mark.slow
 def test_failed_captures_are_measured_again_without_them(jobs):
     _inv, device = _inventory("hazards.py", soak=0)
     graphs = [j for j in jobs if j["phase"] == "graph"]
@@ -218,6 +219,7 @@ ABORTS = (
     "    return Aborts(devices, at)\n")
 
 
+@pytest.mark.slow
 def test_a_graph_worker_that_dies_in_the_soak_keeps_what_it_saw_before(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     (tmp_path / "aborts.py").write_text(ABORTS)
@@ -230,6 +232,7 @@ def test_a_graph_worker_that_dies_in_the_soak_keeps_what_it_saw_before(tmp_path,
     assert soak.status == "error" and soak.detail.startswith("worker killed by SIGABRT at step 12 in body of the eager instance during soak")
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_is_a_crash_with_its_step_and_cause(tmp_path, monkeypatch):
     """A real worker process killed by SIGABRT mid-soak: the parent reads its progress file and output."""
     monkeypatch.chdir(ROOT)
@@ -329,6 +332,7 @@ def test_the_fresh_graph_worker_is_started_with_the_others_and_told_to_quit_or_r
     assert '"cancel": true' in go[False] and '"known_failed": {"a": "sync"}' in go[True]
 
 
+@pytest.mark.slow
 def test_a_standby_worker_process_waits_then_quits_or_runs(tmp_path):
     """The real worker process: its imports done, it waits for the go file; a cancel ends it with
     nothing run, a go runs its phase."""
@@ -352,6 +356,7 @@ def test_a_standby_worker_process_waits_then_quits_or_runs(tmp_path):
     assert results["run"].outcome("tracer").status == "ran"
 
 
+@pytest.mark.slow
 def test_a_standby_worker_imports_dynamo_while_it_waits(tmp_path):
     """Dynamo is imported lazily by torch at the first op a dispatch mode sees (4-5 s of the capture
     step on the H200 machine); the standby pays that before its go, even when told to quit."""
@@ -369,6 +374,7 @@ def test_a_standby_worker_imports_dynamo_while_it_waits(tmp_path):
     assert out.stdout.split()[-3:] == ["not", "needed", "True"]
 
 
+@pytest.mark.slow
 def test_the_eager_reference_worker_never_imports_dynamo(tmp_path):
     """Only the phases with dispatch modes import it; the reference, the soak's critical path, does not."""
     import json
@@ -383,6 +389,7 @@ def test_the_eager_reference_worker_never_imports_dynamo(tmp_path):
     assert out.stdout.split()[-2:] == ["ran", "False"]
 
 
+@pytest.mark.slow
 def test_a_standby_worker_timeout_counts_from_its_go_not_while_it_waits(monkeypatch):
     """GRAPHLINT_WORKER_TIMEOUT bounds a worker's work: a standby that waited for a long first graph
     worker is not killed for the wait, and one that runs too long after its go is."""

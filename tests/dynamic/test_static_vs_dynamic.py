@@ -9,6 +9,8 @@ visible here and in the inventory as "dynamic only", so a regression on either s
 
 from __future__ import annotations
 
+import pytest
+
 from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, cross_reference
 from graphlint.dynamic.run import Request, run_inventory
 from graphlint.dynamic.target import DEFAULT_TARGET
@@ -16,6 +18,7 @@ from graphlint.dynamic.target import DEFAULT_TARGET
 from dynamic_helpers import ROOT
 
 
+@pytest.mark.slow
 def test_static_half_flags_every_line_the_tracer_sees_on_the_eager_engine(monkeypatch):
     monkeypatch.chdir(ROOT)
     inv = run_inventory(Request(target=DEFAULT_TARGET, options={"decoder": "eager"}, cpu=True))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphlint.dynamic.run import Request, run_inventory
 from graphlint.dynamic.target import DEFAULT_TARGET
 from graphlint.rules import runtime_rules
@@ -64,6 +66,7 @@ def test_eager_region_findings_are_marked_outside_the_graph(tmp_path):
     assert finding.rule == "GL190" and finding.in_graph is False
 
 
+@pytest.mark.slow
 def test_bundled_graph_decoders_have_no_runtime_hazard_in_their_captured_regions():
     """dsv4's graph decoders, traced on the CPU: nothing in a capturable region (the A/B
     decoder's attention is deliberately eager, and only it may allocate per step)."""
@@ -75,6 +78,7 @@ def test_bundled_graph_decoders_have_no_runtime_hazard_in_their_captured_regions
         assert all(f.region.endswith(".attention") for f in device.findings)
 
 
+@pytest.mark.slow
 def test_bundled_eager_decoder_is_the_before_picture():
     inv = run_inventory(Request(target=DEFAULT_TARGET, options={"decoder": "eager"}, cpu=True))
     (device,) = inv.devices

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 
 from dynamic_helpers import ROOT, inventory_with_workers, spec
 from graphlint.dynamic.graph_probe import output_diff
@@ -15,6 +16,7 @@ def _job(target: str, phase: str = "trace") -> dict:
             "replay_steps": 8, "soak_steps": 0}
 
 
+@pytest.mark.slow
 def test_worker_process_returns_its_findings(monkeypatch):
     monkeypatch.chdir(ROOT)
     result = _worker(_job(spec("hazards.py")))
@@ -22,6 +24,7 @@ def test_worker_process_returns_its_findings(monkeypatch):
     assert result.meta["torch"] and result.entries
 
 
+@pytest.mark.slow
 def test_a_target_that_raises_becomes_a_probe_error_not_a_crash(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     broken = tmp_path / "broken.py"
@@ -116,6 +119,7 @@ def test_series_survive_the_trip_between_processes(tmp_path):
     assert again.region_frames == ctx.region_frames and again.capture == ctx.capture
 
 
+@pytest.mark.slow
 def test_a_probe_error_points_at_the_users_line_not_into_torch(tmp_path):
     from graphlint.dynamic.worker import run_phase
 

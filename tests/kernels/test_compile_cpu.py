@@ -93,6 +93,7 @@ def test_the_lane_guard_check_finds_the_shuffle_that_hung():
 
 
 @pytest.mark.parametrize("module, dtypes", CASES)
+@pytest.mark.slow
 def test_kernel_compiles_for_hopper(compile_ptx, module, dtypes):
     ptx = compile_ptx(module, dtypes)
     assert ".target sm_90a" in ptx

@@ -35,6 +35,7 @@ def test_a_stack_dump_before_the_deadline_reads_as_a_hang(monkeypatch):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
+@pytest.mark.slow
 def test_a_child_that_fails_reports_its_exit_and_last_step():
     last, outcome, output = diagnose._run_one("rms_norm", 0, 120.0)
     assert outcome.startswith("exit ") and last == "import", output

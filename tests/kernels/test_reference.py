@@ -87,6 +87,7 @@ def test_dsv4_kernels_env_picks_the_backend(monkeypatch, value, forced):
     assert kernels.registry.forced_torch() is forced
 
 
+@pytest.mark.slow
 def test_under_torch_compile_a_kernel_launch_is_a_graph_break_not_traced(monkeypatch):
     """CuTeDSL's launch path is not traceable (on the GPU dynamo failed at its stream handle, so
     every region errored); the launch must be an opaque call: one graph break at the op's line."""

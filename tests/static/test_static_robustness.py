@@ -66,6 +66,7 @@ def test_summaries_pickle_and_carry_line_counts():
     assert again.data.candidates == s.data.candidates
 
 
+@pytest.mark.slow
 def test_fifty_thousand_lines_are_fast():
     body = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n\n" for i in range(12500))
     start = time.perf_counter()
@@ -215,6 +216,7 @@ def program(header: str, methods: list[list[str]]) -> str:
     junk=st.binary(max_size=6),
     drop=st.integers(min_value=0, max_value=40),
 )
+@pytest.mark.slow
 def test_generated_and_mutated_python_never_crashes(header, methods, cut, junk, drop):
     rules = builtin_rules()
     opts = options(rules)

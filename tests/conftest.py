@@ -1,0 +1,55 @@
+"""The suite's speed policy: ``python -m pytest`` runs the fast tests (about a minute on 2 cores);
+tests marked ``slow`` run in CI and on demand.
+
+A test is ``@pytest.mark.slow`` when it takes 1.5 s or more (setup and call) on the project's 2-core
+CPU machine: it starts worker processes, builds an engine, runs an inventory or the seed lab, or
+installs graphlint into a fresh environment (pre-commit, pip). Everything else -- the static
+analyzer, the rules' examples, the CLI, the reports -- stays in the default run. (The import-graph
+check, 2.7 s, stays in it too: it is the architecture's guard.)
+
+* ``python -m pytest`` (or a file, ``python -m pytest tests/test_snippets.py``) -- the fast tests:
+  :func:`pytest_configure` makes the marker expression ``not slow`` when none is given;
+* ``python -m pytest -m "slow or not slow" -n 2`` -- everything, on two workers (what ``.ci/run``
+  runs: the README's quick-start test command); ``-m slow`` -- only the slow ones;
+* a test named by its node id (``tests/test_snippets.py::test_the_precommit_snippet_runs_as_written``)
+  runs whether it is slow or not: naming it is asking for it.
+
+``-n 2`` is for the CPU (CI has no GPU): on a GPU machine run the GPU tests without ``-n``, or two
+workers share the device and its timings.
+
+So that the default run stays fast as tests are added, the terminal summary names every test
+*not* marked slow that took more than :data:`REPORT_OVER` seconds (twice the policy's threshold,
+which leaves room for a loaded machine).
+"""
+
+from __future__ import annotations
+
+import os
+
+REPORT_OVER = 3.0
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each xdist worker is one of the cores: torch's own thread pool (and the worker processes the
+    # tests start, which inherit this) would put two threads on each core and spin in OpenMP's
+    # barriers, which cost the whole suite more time than the second worker saved.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_configure(config):
+    if not config.option.markexpr and not any("::" in str(arg) for arg in config.args):
+        config.option.markexpr = "not slow"
+
+_too_slow: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when in ("setup", "call") and "slow" not in report.keywords:
+        _too_slow[report.nodeid] = _too_slow.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    slow = sorted(((s, n) for n, s in _too_slow.items() if s > REPORT_OVER), reverse=True)
+    if slow:
+        terminalreporter.section("tests to mark @pytest.mark.slow (tests/conftest.py)")
+        for seconds, nodeid in slow:
+            terminalreporter.write_line(f"{seconds:6.1f}s {nodeid}")
