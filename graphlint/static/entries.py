@@ -34,16 +34,16 @@ not per-step allocations (rules with ``in_compiled: false``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from graphlint.static.callgraph import CallGraph
-from graphlint.static.coldcode import ColdCode, setup_named
+from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.names import name_matcher, norm_path
+from graphlint.static.named_entries import NamedEntries
+from graphlint.static.names import name_matcher
 from graphlint.static.recorded import add_recorded
 
 CONTEXTS = ("graph", "eager", "host")
@@ -73,7 +73,7 @@ class Contexts:
     evidence: bool = False
 
 
-class Discovery:
+class Discovery(NamedEntries):
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -338,60 +338,8 @@ class Discovery:
                     if model is not None and not self.options.entries:
                         self.add("eager", fid, f"per-token loop calling {model[1]}", where, loops=loops)
 
-    def eager_entries(self, graph_roots, compiled_graph, replayers, graph, callers) -> None:
-        if self.options.entries:
-            wanted = set()
-            for entry in self.options.entries:
-                path, _, qual = entry.rpartition(":")
-                wanted.add((norm_path(path), qual))
-            for info in self.infos:
-                for qual in sorted(info.functions):
-                    if (norm_path(info.path), qual) in wanted:
-                        self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
-            return
-        if self.options.recorded:
-            return  # a recorded run says what is hot: no name heuristic (see :mod:`.recorded`)
-        tests_hot = any(p.startswith("test") for p in self.options.hot_names)
-        for info in self.infos:
-            for qual, fn in sorted(info.functions.items()):
-                fid = (info.path, qual)
-                if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
-                    continue
-                if not self.hot_named(fn.name) or self.not_hot(fn.name, fid):
-                    continue
-                if not self.evidence:
-                    if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
-                        continue  # nothing here builds one: someone else calls it (see ``class_live``)
-                    if not callers.get(fid):  # called from the analysed code: hot only if its caller is
-                        self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
-                                               "nothing is captured, and nothing here calls it", guessed=True)
-                    continue
-                if fid in graph or fid in replayers or fid in self.host_requesters or fn.captures:
-                    continue
-                root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
-                             and not site.in_capture and not site.reference), None)
-                if root is not None and not self.only_setup_calls(callers.get(fid, ())):
-                    self.add("eager", fid, f"runs the captured {root[1]} eagerly")
-
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)
-
-    def class_live(self, info: ModuleInfo, cls: str) -> bool:
-        """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).
-        A ``__call__`` runs on an instance: a class nothing here builds is called by someone else
-        (another model's logits processor, a watermark detector run on finished text). ``forward``
-        is exempt: models are built by loaders and user code and called through ``nn.Module``."""
-        if self._made is None:
-            self._made = self.graph.instantiated()
-        family = {(i.path, name) for i, name in [(info, cls), *self.index.subclasses((info, cls))]}
-        return bool(family & self._made)
-
-    def hot_named(self, name: str) -> bool:
-        return self._hot.match(name) is not None
-
-    def only_setup_calls(self, callers: list[FuncId]) -> bool:
-        """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""
-        return bool(callers) and all(self.fn(c).captures or setup_named(self.fn(c).name) for c in callers)
 
 
 def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:
@@ -402,7 +350,3 @@ def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, p
 def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, caller: FuncId, site: CallSite) -> bool:
     """Whether this call replays: it runs the torch.compile'd CUDA-graph version of ``callee``."""
     return not (site.in_capture or site.reference) and compiled_in(compiled_graph, callee, caller[0])
-
-
-def _pattern(name: str, options: StaticOptions) -> str:
-    return next(p for p in options.hot_names if fnmatchcase(name, p))

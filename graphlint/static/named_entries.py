@@ -1,0 +1,77 @@
+"""Entries from configuration and names, the part of :class:`graphlint.static.entries.Discovery`
+that needs no evidence: ``--entry`` / ``entry`` functions, the ``hot-names`` guess (only without
+evidence: nothing captured, replayed or looped per token; never with a recorded decode path), and
+hot-named functions that run a captured callable eagerly.
+
+A mixin: it reads the discovery's call graph, options and found evidence (``self.evidence``,
+``self.calls``, ``self.graph``...) and adds entries through ``self.add``.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+from graphlint.static.coldcode import setup_named
+from graphlint.static.facts import ModuleInfo
+from graphlint.static.names import norm_path
+from graphlint.static.options import StaticOptions
+
+FuncId = tuple[str, str]
+
+
+class NamedEntries:
+    def eager_entries(self, graph_roots, compiled_graph, replayers, graph, callers) -> None:
+        if self.options.entries:
+            wanted = set()
+            for entry in self.options.entries:
+                path, _, qual = entry.rpartition(":")
+                wanted.add((norm_path(path), qual))
+            for info in self.infos:
+                for qual in sorted(info.functions):
+                    if (norm_path(info.path), qual) in wanted:
+                        self.add("eager", (info.path, qual), "configured entry (--entry / entry)")
+            return
+        if self.options.recorded:
+            return  # a recorded run says what is hot: no name heuristic (see :mod:`.recorded`)
+        tests_hot = any(p.startswith("test") for p in self.options.hot_names)
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
+                    continue
+                if not self.hot_named(fn.name) or self.not_hot(fn.name, fid):
+                    continue
+                if not self.evidence:
+                    if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):
+                        continue  # nothing here builds one: someone else calls it (see ``class_live``)
+                    if not callers.get(fid):  # called from the analysed code: hot only if its caller is
+                        self.add("eager", fid, f"name matches hot-names ({_pattern(fn.name, self.options)}); "
+                                               "nothing is captured, and nothing here calls it", guessed=True)
+                    continue
+                if fid in graph or fid in replayers or fid in self.host_requesters or fn.captures:
+                    continue
+                root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
+                             and not site.in_capture and not site.reference), None)
+                if root is not None and not self.only_setup_calls(callers.get(fid, ())):
+                    self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+
+    def class_live(self, info: ModuleInfo, cls: str) -> bool:
+        """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).
+        A ``__call__`` runs on an instance: a class nothing here builds is called by someone else
+        (another model's logits processor, a watermark detector run on finished text). ``forward``
+        is exempt: models are built by loaders and user code and called through ``nn.Module``."""
+        if self._made is None:
+            self._made = self.graph.instantiated()
+        family = {(i.path, name) for i, name in [(info, cls), *self.index.subclasses((info, cls))]}
+        return bool(family & self._made)
+
+    def hot_named(self, name: str) -> bool:
+        return self._hot.match(name) is not None
+
+    def only_setup_calls(self, callers: list[FuncId]) -> bool:
+        """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""
+        return bool(callers) and all(self.fn(c).captures or setup_named(self.fn(c).name) for c in callers)
+
+
+def _pattern(name: str, options: StaticOptions) -> str:
+    return next(p for p in options.hot_names if fnmatchcase(name, p))
