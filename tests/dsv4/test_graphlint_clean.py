@@ -23,8 +23,12 @@ def test_only_the_eager_decoder_has_findings(tmp_path):
     data = json.loads(report.read_text())
     findings = data["findings"] if isinstance(data, dict) else data
     allowed = ("dsv4/engine.py:EagerDecoder", "dsv4/kernels/")  # kernels/ has its own owner and tests
+    # ab_graph's attention region is deliberately eager (Region(..., capturable=False)) and runs the
+    # eager decoder's Attention.attend_eager: the same hazards, reached through that region's closure
+    eager_region = "dsv4/ab_graph.py:ABGraphDecoder._attention_fn.attention"
     outside_eager = [f"{f['path']}:{f['line']} {f['rule']} via {f['chain'][0] if f['chain'] else '?'}"
-                     for f in findings if not f["chain"] or not f["chain"][0].startswith(allowed)]
+                     for f in findings if not f["chain"] or not (f["chain"][0].startswith(allowed)
+                                                                 or eager_region in f["chain"][:2])]
     assert outside_eager == []
     names = {f["name"] for f in findings}
     assert {"host-sync-tolist", "data-dependent-bincount"} <= names  # the reference's bincount(...).tolist()
