@@ -97,3 +97,26 @@ def test_unresolved_calls_of_the_hot_functions_only_inside_their_hot_loops(tmp_p
     whole = [render(site.expr) for _, site in graph.unresolved_in({fid: None})]
     assert whole == ["self.setup", "self.model_forward"]
     assert [render(site.expr) for _, site in graph.unresolved_in({fid: frozenset((loop,))})] == ["self.model_forward"]
+
+
+def test_a_library_object_is_resolved_to_the_library_not_unresolved(tmp_path):
+    """Library objects are a points-to value of their own: a module built from a library class,
+    a parameter typed by one, what such an object's attribute or call gives. Calling them runs
+    no project code and is no blind spot; an attribute nothing gives a value still is."""
+    (tmp_path / "main.py").write_text(
+        "from torch import nn\n"
+        "from tokenizers import Tokenizer\n\n"
+        "class Runner:\n"
+        "    def __init__(self, model):\n"
+        "        self.proj = nn.Linear(4, 4)\n"
+        "        self.model = model\n\n"
+        "    def step(self, x, tok: Tokenizer):\n"
+        "        tok.decode(x)\n"             # a library class's method
+        "        y = self.proj(x)\n"          # a module built from torch's class
+        "        self.proj.extra(y)\n"        # an attribute of a library object
+        "        return self.model.run(y)\n"  # nothing gives self.model a value: unresolved
+    )
+    graph, infos = call_graph(tmp_path)
+    edges(graph, infos)
+    unresolved = {fid: [s.expr for s in sites] for fid, sites in graph.unresolved.items()}
+    assert unresolved == {("main.py", "Runner.step"): [("a", ("a", ("n", "self"), "model"), "run")]}
