@@ -27,8 +27,6 @@ import gc
 import hashlib
 import os
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -36,6 +34,7 @@ from typing import Callable
 from graphlint.check_settings import Settings
 from graphlint.finding import Finding
 from graphlint.paths import display_path
+from graphlint.static.budget import error_code
 from graphlint.static.facts import FileSummary
 from graphlint.static.suppressions import apply_suppressions
 
@@ -156,31 +155,21 @@ def _summarize(item: tuple) -> tuple[FileSummary | None, str]:
 
         return summarize_file(path, data, _worker_state["rules"], _worker_state["options"], *facts), ""
     except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, f"internal error while analysing this file: {type(exc).__name__}: {exc}"
 
 
 def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | None, done: int,
                    total: int, phase: str = "analysing") -> list[tuple[FileSummary | None, str]]:
-    jobs = min(settings.jobs, len(items))
-    if jobs > 1 and len(items) >= PARALLEL_THRESHOLD:
-        try:
-            results = []
-            chunk = max(1, min(32, len(items) // (jobs * 8)))
-            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings.rules, settings.options)) as pool:
-                for result in pool.map(_summarize, items, chunksize=chunk):
-                    results.append(result)
-                    if progress:
-                        progress(done + len(results), total, phase)
-            return results
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died (OOM, signal): redo everything in this process
-    _init_worker(settings.rules, settings.options)
-    results = []
-    for item in items:
-        results.append(_summarize(item))
-        if progress:
-            progress(done + len(results), total, phase)
-    return results
+    """Every item in worker processes (:mod:`graphlint.workers`): ``--jobs`` of them from
+    :data:`PARALLEL_THRESHOLD` items up, else one. (None, message) for a file that failed."""
+    import graphlint.static.summarize  # noqa: F401  (imported once here, inherited by forked workers)
+    from graphlint.workers import Limits, run_tasks
+
+    jobs = settings.jobs if len(items) >= PARALLEL_THRESHOLD else 1
+    outcomes = run_tasks(items, _summarize, jobs=jobs, limits=Limits(settings.file_timeout, settings.file_memory),
+                         initializer=_init_worker, initargs=(settings.rules, settings.options),
+                         progress=(lambda n: progress(done + n, total, phase)) if progress else None)
+    return [result if result is not None else (None, message) for result, _, message in outcomes]
 
 
 def run(settings: Settings, progress: Progress | None = None) -> RunResult:
@@ -270,17 +259,16 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
     if progress:
         progress(done, len(sources), "analysing")
     outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
-    for source, (summary, crash) in zip(misses, outcomes):
-        if summary is None:
-            meta.append(Finding.from_rule(rules[INTERNAL_ERROR], source.path, 1,
-                                          message=f"internal error while analysing this file: {crash}"))
+    for source, (summary, failure) in zip(misses, outcomes):
+        if summary is None:  # a crash, a timeout, too much memory: never cached
+            meta.append(Finding.from_rule(rules[error_code(failure)], source.path, 1, message=failure))
             summary = FileSummary(path=source.path, sha256=source.sha256, lines=source.data.count(b"\n"))
         elif cache:
             cache.put(summary, source.sha256)
         summaries[source.path] = summary
     for summary in summaries.values():
         for line, col, message in summary.errors:
-            code = INTERNAL_ERROR if message.lower().startswith("internal error") else PARSE_ERROR
+            code = error_code(message)
             meta.append(Finding.from_rule(rules[code], summary.path, max(line, 1), max(col, 0), message=message))
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
@@ -313,10 +301,10 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Sour
     if progress and items:
         progress(0, len(items), "cross-file pass")
     outcomes = _summarize_all(items, settings, progress, 0, len(items), "cross-file pass")
-    for (path, _, names), (summary, crash) in zip(items, outcomes):
+    for (path, _, names), (summary, failure) in zip(items, outcomes):
         if summary is None:  # the first summary stands; say why the second one is missing
-            meta.append(Finding.from_rule(settings.rules[INTERNAL_ERROR], path, 1,
-                                          message=f"internal error while adding facts from other files: {crash}"))
+            meta.append(Finding.from_rule(settings.rules[error_code(failure)], path, 1,
+                                          message=f"{failure} (while adding facts from other files)"))
             continue
         if cache:
             cache.put(summary, by_path[path].sha256, ",".join(sorted(names)))

@@ -16,10 +16,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphlint.config_file import Config, ConfigError, PathMatcher
+from graphlint.config_file import Config, ConfigError, PathMatcher, parse_budget
+from graphlint.config_values import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT, default_target
 from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
-from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES, StaticOptions
+from graphlint.static.options import (DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_SIZE,
+                                      DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES, StaticOptions)
 
 CACHE_DIR_NAME = ".graphlint_cache"
 
@@ -36,6 +38,8 @@ class Settings:
     cache_dir: Path | None  # None: --no-cache
     jobs: int
     entry_origin: str = "--entry"  # where the entries came from, for error messages
+    file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds per file (graphlint.workers); 0: none
+    file_memory: int = DEFAULT_FILE_MEMORY  # bytes per worker; 0: none
 
 
 def resolve(
@@ -47,13 +51,17 @@ def resolve(
     ignore: list[str] = (),
     jobs: int | None = None,
     use_cache: bool = True,
+    budget: dict[str, str] | None = None,
 ) -> Settings:
-    """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work."""
+    """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work.
+
+    ``budget``: the command line's ``--target-version``, ``--max-depth``... by config key, as typed."""
     rules = load_rules(config.rule_packs)
     from graphlint.static.matchers import build_matchers
 
     build_matchers(rules)  # a bad matcher kind or params in a pack: exit 2 now, not GL002 per file
     enabled = _enabled_codes(rules, config, select, ignore)
+    limits = _limits(config, budget or {})
     per_file = tuple(
         (PathMatcher([glob], config.root), frozenset(_expand(rules, codes, f"per-file-ignores {glob!r}")))
         for glob, codes in config.per_file_ignores
@@ -70,7 +78,10 @@ def resolve(
         guards=config.guards if config.guards is not None else DEFAULT_GUARDS,
         prefill_guards=config.prefill_guards if config.prefill_guards is not None else DEFAULT_PREFILL_GUARDS,
         prefill_names=config.prefill_names if config.prefill_names is not None else DEFAULT_PREFILL_NAMES,
+        **_static_budget(limits),
     )
+    if any(not str(p).strip() for p in paths):
+        raise ConfigError("an empty path on the command line names nothing")
     cli_paths = tuple(Path(p) for p in paths)
     configured = tuple(config.root / p for p in config.paths) if config.paths else ()
     for path, origin in [*((p, "command line") for p in cli_paths), *((p, str(config.path)) for p in configured)]:
@@ -93,7 +104,31 @@ def resolve(
         cache_dir=config.root / CACHE_DIR_NAME if use_cache else None,
         jobs=jobs or default_jobs(),
         entry_origin=entry_origin,
+        file_timeout=limits.get("file-timeout", DEFAULT_FILE_TIMEOUT),
+        file_memory=limits.get("file-memory", DEFAULT_FILE_MEMORY),
     )
+
+
+def _limits(config: Config, cli: dict[str, str]) -> dict:
+    """Config values, then the command line's (parsed from their TOML-like spelling)."""
+    limits = dict(config.budget)
+    for key, text in cli.items():
+        value: object = text
+        if key in ("max-depth", "file-timeout"):
+            try:
+                value = float(text) if key == "file-timeout" else int(text)
+            except ValueError:
+                pass  # parse_budget says what is wrong with it
+        limits.update(parse_budget({key: value}, f"--{key}"))
+    limits.setdefault("target-version", default_target(config.requires_python))
+    return limits
+
+
+def _static_budget(limits: dict) -> dict:
+    """The limits that shape a summary (and so its cache key): StaticOptions' fields."""
+    return {"target_version": limits["target-version"],
+            "max_depth": limits.get("max-depth", DEFAULT_MAX_DEPTH),
+            "max_file_size": limits.get("max-file-size", DEFAULT_MAX_FILE_SIZE)}
 
 
 def default_jobs() -> int:
@@ -108,6 +143,8 @@ def _enabled_codes(rules: dict[str, Rule], config: Config, select: list[str] | N
     where = f"{config.path} " if config.path else ""
     enabled = select_rules(rules, _checked(rules, config.select or ["ALL"], f"{where}select"),
                            _checked(rules, config.ignore, f"{where}ignore"))
+    if select is not None and not _split(select):
+        raise ConfigError("--select names no rule (ALL, codes, prefixes, names or categories)")
     if select:
         enabled = select_rules(rules, _split(select), ())
     for selector in _split(ignore):

@@ -81,6 +81,7 @@ def _add_check(sub) -> None:
     check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
     check.add_argument("--show-entries", action="store_true",
                        help="also print the decode entries and why each was chosen (stderr unless --format text)")
+    _add_budget(check)
     check.set_defaults(handler=cmd_check)
     entries = sub.add_parser(
         "entries", help="print the decode step graphlint found: entries, their context, and why",
@@ -95,6 +96,26 @@ def _add_check(sub) -> None:
     entries.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
     entries.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
     entries.set_defaults(handler=cmd_entries)
+
+
+BUDGET_FLAGS = {  # flag -> (metavar, help); each is also a [tool.graphlint] key (docs/check.md)
+    "target-version": ("VERSION", "Python grammar of the checked code, e.g. 3.12 (default: this Python, "
+                                  "or requires-python's floor when newer)"),
+    "max-depth": ("N", "do not analyse files nesting deeper (default 1500)"),
+    "max-file-size": ("SIZE", "do not analyse bigger files (default 4MB)"),
+    "file-timeout": ("SECONDS", "stop analysing one file after this long (default 60)"),
+    "file-memory": ("SIZE", "stop analysing one file once its process holds this much memory (default 4GB)"),
+}
+
+
+def _add_budget(parser) -> None:
+    group = parser.add_argument_group("per-file budget (an over-budget file is one GL004 finding; 0: no limit)")
+    for flag, (metavar, text) in BUDGET_FLAGS.items():
+        group.add_argument(f"--{flag}", metavar=metavar, help=text)
+
+
+def _budget(args: argparse.Namespace) -> dict[str, str]:
+    return {flag: value for flag in BUDGET_FLAGS if (value := getattr(args, flag.replace("-", "_"))) is not None}
 
 
 def _register_dynamic(sub) -> None:
@@ -158,7 +179,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     config = load_config(Path(args.config) if args.config else None, paths=args.paths)
     settings = resolve(config, paths=args.paths, entries=args.entry, select=args.select, ignore=args.ignore,
-                       jobs=args.jobs, use_cache=not args.no_cache)
+                       jobs=args.jobs, use_cache=not args.no_cache, budget=_budget(args))
     from graphlint.progress import CheckProgress, wanted
 
     progress = CheckProgress() if wanted(args.no_progress) else None

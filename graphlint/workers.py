@@ -1,0 +1,230 @@
+"""Run one task per file in child processes, so that no file can take the run down with it.
+
+A file can crash libcst's native parser (a segfault: nothing to catch), make it allocate
+gigabytes, or take minutes. So the check never parses in its own process. Each worker handles one
+file at a time, and the parent always knows which file each worker holds:
+
+* a worker that dies (a signal, the kernel's OOM killer) costs its file a finding, never the run:
+  a new worker takes its place and the other files go on;
+* a file that runs past ``timeout`` seconds, or makes its worker's resident memory pass
+  ``memory`` bytes (read from ``/proc``, so Linux only), has its worker killed and replaced;
+* every file that failed is retried once on its own, after the others (an OOM kill may have hit
+  the wrong worker; a loaded machine may have slowed a big file down); a second failure is final.
+
+Workers are forked where the platform allows it (they inherit the parent's imports: starting one
+costs milliseconds, so even one file gets one). Each runs the tasks on a thread with a 256 MB
+stack and a recursion limit of 20,000: the analysis recurses once per level of a file's nesting,
+and :mod:`graphlint.static.budget` lets files nest 1,500 levels deep.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from typing import Any, Callable
+
+STACK_SIZE = 256 << 20
+RECURSION_LIMIT = 20_000
+POLL_S = 0.1
+
+Outcome = tuple[Any, str, str]  # (result or None, failure code or "", failure message)
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 0.0  # seconds per file; 0: none
+    memory: int = 0  # bytes of resident memory per worker; 0: none
+
+
+def context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods and sys.platform != "darwin" else None)
+
+
+def _serve(conn, task, initializer, initargs) -> None:
+    """A worker's life: its tasks run on a big-stack thread (see the module docstring)."""
+    def loop() -> None:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        if initializer is not None:
+            initializer(*initargs)
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                return
+            if message is None:
+                return
+            index, item = message
+            conn.send((index, task(item)))
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    threading.stack_size(STACK_SIZE)
+    thread = threading.Thread(target=loop, name="graphlint-worker")
+    thread.start()
+    thread.join()
+
+
+class _Worker:
+    def __init__(self, ctx, task, initializer, initargs):
+        parent, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve, args=(child, task, initializer, initargs), daemon=True)
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.index: int | None = None  # the item it holds
+        self.started = 0.0
+
+    def give(self, index: int, item: Any) -> None:
+        """Hand over one item; a worker that died in between is found by its sentinel."""
+        self.index, self.started = index, time.monotonic()
+        try:
+            self.conn.send((index, item))
+        except OSError:
+            pass
+
+    def stop(self, kill: bool = False) -> None:
+        if kill and self.process.is_alive():
+            self.process.kill()
+        else:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.process.join(5 if not kill else None)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def run_tasks(items: list, task: Callable[[Any], Any], *, jobs: int, limits: Limits = Limits(),
+              initializer: Callable | None = None, initargs: tuple = (),
+              progress: Callable[[int], None] | None = None) -> list[Outcome]:
+    """``task(item)`` for every item, in worker processes; outcomes in the order of ``items``.
+
+    ``progress(done)`` is called as items finish. A failed item's outcome is ``(None, code,
+    message)``: GL004 for time and memory, GL002 for a worker that died. Where no process can be
+    started at all (a sandbox), the tasks run here, unprotected, as they always did before."""
+    if not items:
+        return []
+    outcomes: list[Outcome | None] = [None] * len(items)
+    try:
+        failed = _run(items, range(len(items)), task, max(1, min(jobs, len(items))), limits, initializer,
+                      initargs, outcomes, progress)
+    except _CannotStart:
+        if initializer is not None:
+            initializer(*initargs)
+        for index, item in enumerate(items):
+            outcomes[index] = (task(item), "", "")
+            if progress:
+                progress(index + 1)
+        return outcomes  # type: ignore[return-value]
+    for index, _ in failed:  # once more, each on its own
+        again = _run(items, [index], task, 1, limits, initializer, initargs, outcomes, None)
+        if again:
+            code, message = again[0][1]
+            outcomes[index] = (None, code, message + ", also when retried on its own")
+    return outcomes  # type: ignore[return-value]
+
+
+class _CannotStart(Exception):
+    pass
+
+
+def _start(ctx, task, initializer, initargs) -> _Worker:
+    try:
+        return _Worker(ctx, task, initializer, initargs)
+    except OSError as exc:
+        raise _CannotStart(str(exc)) from exc
+
+
+def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, progress):
+    ctx = context()
+    pending = deque(indices)
+    failed: list[tuple[int, tuple[str, str]]] = []
+    workers: list[_Worker] = []
+    done = sum(o is not None for o in outcomes)
+    try:
+        workers = [_start(ctx, task, initializer, initargs) for _ in range(jobs)]
+        for worker in workers:
+            if pending:
+                index = pending.popleft()
+                worker.give(index, items[index])
+        while any(w.index is not None for w in workers):
+            busy = [w for w in workers if w.index is not None]
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], POLL_S)
+            for slot, worker in enumerate(workers):
+                if worker.index is None:
+                    continue
+                failure = None
+                if worker.conn in ready or worker.process.sentinel in ready:
+                    try:
+                        index, result = worker.conn.recv()
+                    except (EOFError, OSError):
+                        failure = _death(worker)
+                    else:
+                        outcomes[index] = (result, "", "")
+                        done += 1
+                        worker.index = None
+                        if progress:
+                            progress(done)
+                else:
+                    failure = _over_limits(worker, limits)
+                if failure is not None:
+                    failed.append((worker.index, failure))
+                    worker.stop(kill=True)
+                    worker = workers[slot] = _start(ctx, task, initializer, initargs)
+                if worker.index is None and pending:
+                    index = pending.popleft()
+                    worker.give(index, items[index])
+    finally:
+        for worker in workers:
+            worker.stop(kill=worker.index is not None)
+    for index, (code, message) in failed:
+        outcomes[index] = (None, code, message)
+    return failed
+
+
+def _death(worker: _Worker) -> tuple[str, str]:
+    worker.process.join(1)
+    code = worker.process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == getattr(signal, "SIGKILL", 9):
+            return "GL004", f"not analysed: its process was killed ({name}: most likely out of memory)"
+        return "GL002", f"internal error: the process analysing this file died ({name})"
+    return "GL002", f"internal error: the process analysing this file exited (exit code {code})"
+
+
+def _over_limits(worker: _Worker, limits: Limits) -> tuple[str, str] | None:
+    if limits.timeout and time.monotonic() - worker.started > limits.timeout:
+        return "GL004", (f"not analysed: took more than {limits.timeout:g} s (file-timeout); raise file-timeout "
+                         "or exclude the file")
+    if limits.memory:
+        rss = resident_bytes(worker.process.pid)
+        if rss > limits.memory:
+            return "GL004", (f"not analysed: needed more than {limits.memory >> 20} MB of memory (file-memory); "
+                             "raise file-memory or exclude the file")
+    return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes(pid: int | None) -> int:
+    """A process's resident memory (0 where ``/proc`` cannot tell: not Linux, or it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
