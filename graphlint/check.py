@@ -62,6 +62,7 @@ class RunResult:
     cache_hits: int = 0
     warnings: list[str] = field(default_factory=list)
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
+    gate_off: str = ""  # why nothing could fail the check (see :func:`gate_off`), else ""
 
 
 @dataclass
@@ -72,48 +73,68 @@ class _Source:
     error: str = ""
 
 
-def discover(settings: Settings, warnings: list[str]) -> list[Path]:
-    """Every file to analyse, deduplicated by real path, in a stable order."""
+@dataclass
+class Walked:
+    """What discovery saw besides the files: for the gate-off notice and GL000s on directories."""
+
+    excluded: int = 0  # entries under walked directories (and named roots) that ``exclude`` matched
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (directory, why) it could not be listed
+
+
+def discover(settings: Settings, warnings: list[str], walked: Walked | None = None) -> list[Path]:
+    """Every file to analyse, deduplicated by real path, in a stable order. Iterative: a directory
+    tree as deep as the file system allows cannot exhaust the stack."""
+    walked = walked if walked is not None else Walked()
     found: dict[str, Path] = {}
     visited_dirs: set[tuple[int, int]] = set()
 
     def add(path: Path) -> None:
         found.setdefault(os.path.realpath(path), path)
 
-    def walk(directory: Path) -> None:
+    def entries_of(directory: Path) -> list[os.DirEntry] | None:
         try:
             info = directory.stat()
         except OSError as exc:
             warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
-            return
+            return None
         if (info.st_dev, info.st_ino) in visited_dirs:
             warnings.append(f"skipping {display_path(directory)}: symlink loop or directory already visited")
-            return
+            return None
         visited_dirs.add((info.st_dev, info.st_ino))
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as exc:
-            warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
-            return
-        for entry in entries:
-            path = Path(entry.path)
-            if settings.exclude(path):
-                continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
-                    walk(path)
-            elif entry.name.endswith(".py"):
-                add(path)
+            with os.scandir(directory) as listing:
+                return sorted(listing, key=lambda e: e.name)
+        except OSError as exc:  # unreadable: whatever it holds goes unchecked, so it is a finding
+            walked.unreadable.append((display_path(directory), f"cannot read directory: {exc.strerror or exc}"))
+            return None
+
+    def walk(top: Path) -> None:
+        stack = [top]
+        while stack:
+            entries = entries_of(stack.pop())
+            subdirs = []
+            for entry in entries or ():
+                path = Path(entry.path)
+                if settings.exclude(path):
+                    walked.excluded += 1
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
+                        subdirs.append(path)
+                elif entry.name.endswith(".py"):
+                    add(path)
+            stack.extend(reversed(subdirs))  # depth first, in sorted order
 
     roots: dict[str, Path] = {}
     for root in settings.analysis_paths:  # `check dsv4/` with `paths = ["dsv4"]` names it twice
         roots.setdefault(os.path.realpath(root), root)
     for root in roots.values():
         if settings.exclude(root):
+            walked.excluded += root.is_dir()  # a named file that is excluded: pre-commit's normal case
             continue
         if root.is_dir():
             walk(root)
@@ -194,10 +215,13 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
     result = RunResult(findings=[])
     if progress:
         progress(0, None, "finding files")
-    sources = [read_source(p) for p in discover(settings, result.warnings)]
+    walked = Walked()
+    sources = [read_source(p) for p in discover(settings, result.warnings, walked)]
     result.files = len(sources)
-    if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
-        where = ", ".join(display_path(p) for p in settings.analysis_paths)
+    where = ", ".join(display_path(p) for p in settings.analysis_paths)
+    if not sources and walked.excluded:
+        result.gate_off = f"exclude matches every Python file under {where}: nothing was checked"
+    elif not sources and not walked.unreadable:  # as ruff: a warning and exit 0 (a missing path is exit 2 earlier)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     try:
@@ -212,8 +236,33 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
         linked = link(list(summaries.values()), settings.rules, settings.options, result.entries)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
-    result.findings = _apply_settings([*meta, *linked], summaries, settings)
+    unreadable = [Finding.from_rule(settings.rules[PARSE_ERROR], path, 1, message=why) for path, why in walked.unreadable]
+    result.findings = _apply_settings([*meta, *unreadable, *linked], summaries, settings)
+    result.gate_off = result.gate_off or gate_off(settings, summaries)
     return result
+
+
+def gate_off(settings: Settings, summaries: dict[str, FileSummary]) -> str:
+    """Why the check cannot fail on any hazard, or "": no static rule enabled, none left in any
+    file by ``per-file-ignores``, every file marked ``skip-file``. Said on stderr and in the JSON
+    and SARIF output; ``--strict`` makes it exit 2 (a CI gate must not pass by checking nothing)."""
+    static = {code for code, rule in settings.rules.items() if rule.category != "meta" and not rule.dynamic}
+    if not static & settings.options.enabled:
+        return "no rule is enabled (select/ignore): nothing was checked"
+    live = [path for path, s in summaries.items() if not s.skip_file]
+    if summaries and not live:
+        return "every checked file is marked `# graphlint: skip-file`: nothing was checked"
+    if live and all(not _enabled_for(settings, path) & static for path in live):
+        return "per-file-ignores turn every rule off in every checked file: nothing was checked"
+    return ""
+
+
+def _enabled_for(settings: Settings, path: str) -> set[str]:
+    codes = set(settings.options.enabled)
+    for matcher, ignored in settings.per_file_ignores:
+        if matcher(Path(path)):
+            codes -= ignored
+    return codes
 
 
 def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
@@ -318,11 +367,7 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
 
     def enabled_for(path: str) -> set[str]:
         if path not in enabled_by_path:
-            codes = set(settings.options.enabled)
-            for matcher, ignored in settings.per_file_ignores:
-                if matcher(Path(path)):
-                    codes -= ignored
-            enabled_by_path[path] = codes
+            enabled_by_path[path] = _enabled_for(settings, path)
         return enabled_by_path[path]
 
     live = {path: s for path, s in summaries.items() if not s.skip_file}

@@ -10,6 +10,7 @@ on a file (GL002: the result is incomplete, and the fix is in graphlint or an ``
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
 from pathlib import Path
@@ -202,6 +203,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         suppressed=sum(f.suppressed for f in findings), baselined=baselined,
         failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
+        gate_off=result.gate_off,
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
     report = render(args.format, shown, ctx)
@@ -216,12 +218,42 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stderr.write(listing)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    if args.output:
-        Path(args.output).write_text(report, encoding="utf-8")
-    else:
-        sys.stdout.write(report)
-        sys.stdout.flush()
+    if result.gate_off:  # the gate is never off without a word; --strict makes it an error
+        level, tail = ("error", "") if args.strict else ("warning", " (--strict makes this an error)")
+        print(f"graphlint: {level}: the check is off: {result.gate_off}{tail}", file=sys.stderr)
+    write_report(report, args.output)
+    if result.gate_off and args.strict:
+        return EXIT_ERROR
     return check_exit_code(findings, ctx.failing, args.exit_zero)
+
+
+def write_report(report: str, output: str | None) -> None:
+    """File and directory names are carried as the bytes they are: a name that is not UTF-8 is
+    decoded with surrogate escapes when read and written back as the same bytes here."""
+    if output:
+        Path(output).write_bytes(report.encode("utf-8", "surrogateescape"))
+        return
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream: no bytes to carry
+        sys.stdout.write(report.encode("ascii", "backslashreplace").decode("ascii"))
+        return
+    buffer.write(report.encode(sys.stdout.encoding or "utf-8", "graphlint-bytes"))
+    buffer.flush()
+
+
+def _carry_bytes(exc: UnicodeError):
+    """Encoding error handler: a surrogate-escaped byte of a file name goes out as that byte;
+    a character the terminal's encoding lacks becomes ``?``."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    chunk = exc.object[exc.start:exc.end]
+    if all("\udc80" <= c <= "\udcff" for c in chunk):
+        return bytes(ord(c) - 0xDC00 for c in chunk), exc.end
+    return "?" * len(chunk), exc.end
+
+
+codecs.register_error("graphlint-bytes", _carry_bytes)
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
@@ -236,7 +268,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(entry_rows(result.entries), args.format))
+    write_report(render_entries(entry_rows(result.entries), args.format), None)
     return EXIT_CLEAN
 
 

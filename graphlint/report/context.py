@@ -25,6 +25,7 @@ class ReportContext:
     show_chain: bool = False
     color: bool = False
     warnings: list[str] = field(default_factory=list)
+    gate_off: str = ""  # why nothing could fail the check (graphlint.check.gate_off), else ""
 
 
 def use_color(output: str | None) -> bool:
@@ -61,4 +62,5 @@ def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:
         "failing": sum(fails(f, ctx.failing) for f in findings),
         "failing_severities": sorted(ctx.failing, key=SEVERITIES.index),
         "warnings": list(ctx.warnings),
+        "gate_off": ctx.gate_off or None,
     }
