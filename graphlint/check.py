@@ -248,7 +248,7 @@ def gate_off(settings: Settings, summaries: dict[str, FileSummary]) -> str:
     and SARIF output; ``--strict`` makes it exit 2 (a CI gate must not pass by checking nothing)."""
     static = {code for code, rule in settings.rules.items() if rule.category != "meta" and not rule.dynamic}
     if not static & settings.options.enabled:
-        return "no rule is enabled (select/ignore): nothing was checked"
+        return "select/ignore enable no rule: nothing was checked"
     live = [path for path, s in summaries.items() if not s.skip_file]
     if summaries and not live:
         return "every checked file is marked `# graphlint: skip-file`: nothing was checked"

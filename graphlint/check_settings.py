@@ -119,7 +119,7 @@ def _limits(config: Config, cli: dict[str, str]) -> dict:
                 value = float(text) if key == "file-timeout" else int(text)
             except ValueError:
                 pass  # parse_budget says what is wrong with it
-        limits.update(parse_budget({key: value}, f"--{key}"))
+        limits.update(parse_budget({key: value}, ""))
     limits.setdefault("target-version", default_target(config.requires_python))
     return limits
 

@@ -10,7 +10,7 @@ CPython cannot judge files using the new syntax, and libcst reads them alone.
 
 The budget (see :mod:`graphlint.static.budget` and :mod:`graphlint.workers`; 0 turns a limit off):
 
-* ``max-file-size`` (``"4MB"``): bigger files are not analysed;
+* ``max-file-size`` (``"2MB"``): bigger files are not analysed;
 * ``max-depth`` (1500): files nesting deeper are not analysed;
 * ``file-timeout`` (60 seconds): the analysis of one file is stopped after that long;
 * ``file-memory`` (``"4GB"``): ... or once its process holds that much memory (Linux).
@@ -37,17 +37,19 @@ _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 
 
 
 def parse_budget(values: dict[str, Any], where: str) -> dict[str, Any]:
-    """The scalar keys of a config table (or of the command line), checked and converted."""
+    """The scalar keys of a config table (``where``: the table) or of the command line (``where``
+    empty: each is named by its flag), checked and converted."""
     out: dict[str, Any] = {}
     for key, value in values.items():
+        label = f"{where} {key}" if where else f"--{key}"
         if key == "target-version":
-            out[key] = parse_version(value, f"{where} {key}")
+            out[key] = parse_version(value, label)
         elif key == "max-depth":
-            out[key] = _count(value, f"{where} {key}")
+            out[key] = _count(value, label)
         elif key in ("max-file-size", "file-memory"):
-            out[key] = parse_size(value, f"{where} {key}")
+            out[key] = parse_size(value, label)
         elif key == "file-timeout":
-            out[key] = _seconds(value, f"{where} {key}")
+            out[key] = _seconds(value, label)
     return out
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import tokenize
 from itertools import accumulate
@@ -149,11 +150,14 @@ class _Spans:
             return 1 << 30  # no position (arguments, withitem, comprehension): look inside
         if node.end_lineno == line:
             return node.end_col_offset - node.col_offset
-        if self.starts is None:
-            lines = self.text.split("\n")
-            self.starts = [0, *accumulate(len(s.encode("utf-8", "surrogatepass")) + 1 for s in lines)]
-        end = min(node.end_lineno, len(self.starts)) - 1
-        return self.starts[end] + node.end_col_offset - self.starts[line - 1] - node.col_offset
+        if self.starts is None:  # lines end as Python's tokenizer ends them: \r\n, \r or \n
+            pieces = re.split(r"(\r\n|\r|\n)", self.text)
+            sizes = (len(pieces[i].encode("utf-8", "surrogatepass")) + len(pieces[i + 1])
+                     for i in range(0, len(pieces) - 1, 2))
+            self.starts = [0, *accumulate(sizes)]
+        last = len(self.starts) - 1
+        start, end = self.starts[min(line - 1, last)], self.starts[min(node.end_lineno - 1, last)]
+        return end + node.end_col_offset - start - node.col_offset
 
 
 def _check_expression(node: ast.AST, base: int, limit: int, spans: _Spans) -> None:

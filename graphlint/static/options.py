@@ -21,7 +21,7 @@ DEFAULT_PREFILL_GUARDS: tuple[str, ...] = ("*prefill", "is_extend", "training", 
 DEFAULT_PREFILL_NAMES: tuple[str, ...] = ("*prefill*",)
 #: Per-file limits checked before parsing (see :mod:`graphlint.static.budget`; 0 turns one off).
 DEFAULT_MAX_DEPTH = 1500  # CPython parses about 3,000 levels; libcst needs ~3 s for a 1,500-long chain
-DEFAULT_MAX_FILE_SIZE = 4 << 20  # torch's largest file is 1.4 MB; libcst needs ~600 bytes per byte
+DEFAULT_MAX_FILE_SIZE = 2 << 20  # torch's largest file is 1.4 MB; libcst needs 15-40 s and 0.6-1.6 GB per MB
 
 
 @dataclass(frozen=True)
