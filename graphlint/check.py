@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from graphlint.check_settings import Settings
+from graphlint.check_settings import Settings, enabled_for_file, gate_off
 from graphlint.finding import Finding
 from graphlint.paths import display_path
 from graphlint.static.budget import error_code
@@ -242,29 +242,6 @@ def _run(settings: Settings, progress: Progress | None) -> RunResult:
     return result
 
 
-def gate_off(settings: Settings, summaries: dict[str, FileSummary]) -> str:
-    """Why the check cannot fail on any hazard, or "": no static rule enabled, none left in any
-    file by ``per-file-ignores``, every file marked ``skip-file``. Said on stderr and in the JSON
-    and SARIF output; ``--strict`` makes it exit 2 (a CI gate must not pass by checking nothing)."""
-    static = {code for code, rule in settings.rules.items() if rule.category != "meta" and not rule.dynamic}
-    if not static & settings.options.enabled:
-        return "select/ignore enable no rule: nothing was checked"
-    live = [path for path, s in summaries.items() if not s.skip_file]
-    if summaries and not live:
-        return "every checked file is marked `# graphlint: skip-file`: nothing was checked"
-    if live and all(not _enabled_for(settings, path) & static for path in live):
-        return "per-file-ignores turn every rule off in every checked file: nothing was checked"
-    return ""
-
-
-def _enabled_for(settings: Settings, path: str) -> set[str]:
-    codes = set(settings.options.enabled)
-    for matcher, ignored in settings.per_file_ignores:
-        if matcher(Path(path)):
-            codes -= ignored
-    return codes
-
-
 def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None:
     """An entry that names no function is a configuration error (exit 2), never a warning: under
     pre-commit nobody reads warnings, and a typo'd entry makes the hook check nothing at all."""
@@ -367,7 +344,7 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
 
     def enabled_for(path: str) -> set[str]:
         if path not in enabled_by_path:
-            enabled_by_path[path] = _enabled_for(settings, path)
+            enabled_by_path[path] = enabled_for_file(settings, path)
         return enabled_by_path[path]
 
     live = {path: s for path, s in summaries.items() if not s.skip_file}

@@ -181,3 +181,27 @@ def _entry(spec: str, base: Path, where: str) -> str:
     if not path.is_file():
         raise ConfigError(f"{where}: entry file {file_part} does not exist")
     return f"{display_path(path)}:{qualname}"
+
+
+def gate_off(settings: Settings, summaries: dict) -> str:
+    """Why the check cannot fail on any hazard, or "": no static rule enabled, none left in any
+    file by ``per-file-ignores``, every file marked ``skip-file``. Said on stderr and in the JSON
+    and SARIF output; ``--strict`` makes it exit 2 (a CI gate must not pass by checking nothing)."""
+    static = {code for code, rule in settings.rules.items() if rule.category != "meta" and not rule.dynamic}
+    if not static & settings.options.enabled:
+        return "select/ignore enable no rule: nothing was checked"
+    live = [path for path, s in summaries.items() if not s.skip_file]
+    if summaries and not live:
+        return "every checked file is marked `# graphlint: skip-file`: nothing was checked"
+    if live and all(not enabled_for_file(settings, path) & static for path in live):
+        return "per-file-ignores turn every rule off in every checked file: nothing was checked"
+    return ""
+
+
+def enabled_for_file(settings: Settings, path: str) -> set[str]:
+    """The rules enabled for one file: the selection minus its per-file-ignores."""
+    codes = set(settings.options.enabled)
+    for matcher, ignored in settings.per_file_ignores:
+        if matcher(Path(path)):
+            codes -= ignored
+    return codes

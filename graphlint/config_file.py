@@ -68,10 +68,9 @@ def find_config(start: Path) -> Path | None:
         if not candidate.is_file():  # a directory or a broken symlink may have held the settings
             raise ConfigError(f"{candidate} is not a readable file ({_what(candidate)}): graphlint cannot "
                               "tell whether it configures this project")
-        if candidate.is_file():
-            tool = _read_toml(candidate).get("tool", {})
-            if isinstance(tool, dict) and "graphlint" in tool:
-                return candidate
+        tool = _read_toml(candidate).get("tool", {})
+        if isinstance(tool, dict) and "graphlint" in tool:
+            return candidate
     return None
 
 
