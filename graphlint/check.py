@@ -2,19 +2,23 @@
 
 Decisions worth knowing:
 
-* Discovery walks directories for ``*.py`` in sorted order, skips hidden directories and the
-  usual build/venv/cache directories, follows directory symlinks but never enters a directory
-  twice (a symlink loop is skipped with a warning), and reads only regular files. ``exclude``
-  globs apply to explicitly named files too (pre-commit passes every changed file; excluded
-  ones must stay excluded, ruff's ``force-exclude``).
-* Summaries run in a process pool of ``--jobs`` workers, but only from
-  :data:`PARALLEL_THRESHOLD` uncached files up: below that, starting workers costs more than
-  it saves, and pre-commit already runs hooks in parallel. ``pool.map`` keeps input order, and
-  the final findings are sorted, so output never depends on ``--jobs``.
+* Discovery walks directories for ``*.py`` in sorted order (iteratively), skips hidden
+  directories and the usual build/venv/cache directories, follows directory symlinks but never
+  enters a directory twice (a symlink loop is skipped with a warning), and reads only regular
+  files; a directory it cannot list is a GL000. ``exclude`` globs apply to explicitly named files
+  too (pre-commit passes every changed file; excluded ones must stay excluded, ruff's
+  ``force-exclude``).
+* Files are summarized in worker processes only (:mod:`graphlint.workers`): ``--jobs`` of them
+  from :data:`PARALLEL_THRESHOLD` uncached files up, else one (pre-commit already runs hooks in
+  parallel). Outcomes keep input order and the final findings are sorted, so output never
+  depends on ``--jobs``.
 * Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
-  GL000 finding; an analyzer crash on one file is a GL002 finding naming the file (the CLI
-  still reports everything, then exits 2). Only a crash of the linking phase (which sees every
-  file at once) aborts the run.
+  GL000 finding; one over the per-file budget (size, depth, time, memory) a GL004; an analyzer
+  crash on one file, or a worker dying on it, a GL002 naming the file (the CLI still reports
+  everything, then exits 2). Only a crash of the linking phase (which sees every file at once)
+  aborts the run.
+* A run that can fail on nothing (every rule off, every file excluded) says so:
+  :func:`graphlint.check_settings.gate_off`.
 * ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
   and what only it calls is not hot. That is what marking e.g. an intentionally eager
   reference decoder should do; the check additionally drops any finding the linker still

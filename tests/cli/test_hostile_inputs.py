@@ -50,6 +50,13 @@ def test_configuration_that_cannot_work_is_one_line_exit_2(project, body, messag
     assert line.startswith("graphlint: error: ") and message in line, line
 
 
+def test_a_utf8_bom_in_the_config_is_no_mistake(project):
+    project.write("pyproject.toml", b"\xef\xbb\xbf[tool.graphlint]\nselect = ['meta']\n")
+    project.write("src/model.py", project.hot_item)
+    result = project.run("src")
+    assert result.rc == 0 and "select/ignore enable no rule" in result.err  # the config was read
+
+
 @pytest.mark.parametrize("kind", ["directory", "broken link", "link loop"])
 def test_a_pyproject_that_is_no_file_is_an_error_not_skipped(project, kind):
     project.write("sub/src/m.py", "x = 1\n")
