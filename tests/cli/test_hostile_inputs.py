@@ -190,16 +190,33 @@ def test_symlink_loops_named_or_walked_and_unreadable_directories(project, monke
     assert "Traceback" not in result.err
 
 
+def test_a_symlink_loop_named_outside_the_working_directory(project, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "loop.py").symlink_to("loop.py")
+    result = project.run(str(outside / "loop.py"), "--format", "json")
+    assert result.rc == 1 and "Traceback" not in result.err, result.err  # Path.resolve raised RuntimeError
+    assert [f["rule"] for f in result.json()["findings"]] == ["GL000"]
+
+
 def test_a_directory_tree_deeper_than_the_recursion_limit(project):
+    made = []
     deep = project.root / "src"
-    for _ in range(1100):
-        deep = deep / "d"
-        try:
-            deep.mkdir(parents=True)
-        except OSError:  # the file system's limit on a path's length
-            break
-    (deep / "m.py").write_text(project.hot_item)
-    assert project.item_code() in project.codes("src")
+    try:
+        for _ in range(1100):
+            deep = deep / "d"
+            try:
+                deep.mkdir(parents=True)
+            except OSError:  # the file system's limit on a path's length
+                deep = deep.parent
+                break
+            made.append(deep)
+        (deep / "m.py").write_text(project.hot_item)
+        assert project.item_code() in project.codes("src")
+    finally:  # bottom up, by hand: shutil.rmtree (and so pytest's clean-up) recurses and would fail
+        (deep / "m.py").unlink(missing_ok=True)
+        for directory in reversed(made):
+            directory.rmdir()
 
 
 def _findings(project, *args):
