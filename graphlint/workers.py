@@ -6,8 +6,9 @@ file at a time, and the parent always knows which file each worker holds:
 
 * a worker that dies (a signal, the kernel's OOM killer) costs its file a finding, never the run:
   a new worker takes its place and the other files go on;
-* a file that runs past ``timeout`` seconds, or makes its worker's resident memory pass
-  ``memory`` bytes (read from ``/proc``, so Linux only), has its worker killed and replaced;
+* a file that runs past ``timeout`` seconds, or makes its worker hold more than ``memory`` bytes
+  of its own (resident, not shared with the parent; read from ``/proc``, so Linux only), has its
+  worker killed and replaced;
 * every file that failed is retried once on its own, after the others (an OOM kill may have hit
   the wrong worker; a loaded machine may have slowed a big file down); a second failure is final.
 
@@ -250,7 +251,16 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def resident_bytes(pid: int | None) -> int:
-    """A process's resident memory (0 where ``/proc`` cannot tell: not Linux, or it is gone)."""
+    """The memory a process holds of its own: resident pages not shared with another process
+    (a forked worker shares its parent's pages until it writes them; those are not its cost).
+    From ``/proc/PID/smaps_rollup`` (Linux 4.14+), else all resident pages from ``statm``; 0 where
+    ``/proc`` cannot tell (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+            fields = dict(line.split(b":", 1) for line in handle.read().splitlines()[1:] if b":" in line)
+        return (int(fields[b"Private_Clean"].split()[0]) + int(fields[b"Private_Dirty"].split()[0])) * 1024
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
     try:
         with open(f"/proc/{pid}/statm", "rb") as handle:
             return int(handle.read().split()[1]) * _PAGE

@@ -69,8 +69,10 @@ def version_text(version: tuple[int, int]) -> str:
 
 def check_size(source: bytes, limit: int) -> None:
     if limit and len(source) > limit:
-        raise OverBudget(f"the file is {_size(len(source))}, over max-file-size ({_size(limit)}); "
-                         "raise max-file-size or exclude the file")
+        size, most = _size(len(source)), _size(limit)
+        if size == most:  # "2 MB, over max-file-size (2 MB)" says nothing
+            size, most = f"{len(source):,} bytes", f"{limit:,} bytes"
+        raise OverBudget(f"the file is {size}, over max-file-size ({most}); raise max-file-size or exclude the file")
 
 
 def python_tree(text: str, target: tuple[int, int]) -> ast.Module | None:

@@ -104,7 +104,9 @@ def test_newer_syntax_than_this_python_is_a_finding_unless_the_target_allows_it(
 def test_size_limit_and_a_file_just_under_it():
     big = b"x = 1\n" * 1000
     (error,) = summarize(big, max_file_size=len(big) - 1).errors
-    assert error[2].startswith("not analysed: the file is 5.9 KB, over max-file-size (5.9 KB)")
+    assert error[2].startswith("not analysed: the file is 6,000 bytes, over max-file-size (5,999 bytes)")
+    (error,) = summarize(big, max_file_size=1024).errors
+    assert error[2].startswith("not analysed: the file is 5.9 KB, over max-file-size (1 KB)")
     assert summarize(big, max_file_size=len(big)).errors == []
     assert summarize(big, max_file_size=0).errors == []  # 0: no limit
 
