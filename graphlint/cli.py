@@ -23,7 +23,8 @@ exit codes:
   1  at least one failing finding: severity error; with --strict also warning
   2  usage, configuration or internal error (bad option, unknown rule code,
      broken pyproject.toml, unreadable baseline, or graphlint crashed: on one
-     file (GL002, reported; the other files are still checked) or while linking)
+     file (GL002, reported; the other files are still checked) or while linking);
+     with --strict also a check that is off (every rule ignored, every file excluded)
 """
 
 
@@ -78,7 +79,8 @@ def _add_check(sub) -> None:
     check.add_argument("--show-chain", action="store_true", help="show the call chain from the decode entry")
     check.add_argument("--no-progress", action="store_true", help="no progress bar (it is only shown on a terminal)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings fail the check")
-    check.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    check.add_argument("--strict", action="store_true",
+                       help="warnings fail the check too, and a check that is off (nothing enabled or included) is exit 2")
     check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
     check.add_argument("--show-entries", action="store_true",
                        help="also print the decode entries and why each was chosen (stderr unless --format text)")
@@ -110,7 +112,7 @@ BUDGET_FLAGS = {  # flag -> (metavar, help); each is also a [tool.graphlint] key
 
 
 def _add_budget(parser) -> None:
-    group = parser.add_argument_group("per-file budget (an over-budget file is one GL004 finding; 0: no limit)")
+    group = parser.add_argument_group("grammar and per-file budget (an over-budget file is one GL004 finding; 0: no limit)")
     for flag, (metavar, text) in BUDGET_FLAGS.items():
         group.add_argument(f"--{flag}", metavar=metavar, help=text)
 
