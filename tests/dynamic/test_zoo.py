@@ -9,6 +9,7 @@ architecture whatever happens, and no process left running. What the GPU shows i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -223,14 +224,19 @@ def test_from_moves_another_machines_library_paths_here():
     transformers = pytest.importorskip("transformers", reason="graphlint zoo needs the [hf] extra")
     from pathlib import Path
 
-    from graphlint.dynamic.zoo_command import localize
+    from graphlint.dynamic.zoo_command import _unlocalize, localize
 
     here = Path(transformers.__file__).parent / "masking_utils.py"
     gpu = "/usr/local/lib/python3.12/site-packages/transformers/masking_utils.py"
     moved = localize({"ran": [f"{gpu}:sdpa_mask"], "findings": [{"path": gpu, "line": 510}],
-                      "other": ["x.py", "/opt/site-packages/no_such_library/a.py", 3]})
+                      "other": ["x.py", "/opt/site-packages/no_such_library/a.py", 3], "reason": f"KeyError: 'x' (at {gpu}:81)"})
     assert moved["ran"] == [f"{here}:sdpa_mask"] and moved["findings"][0] == {"path": str(here), "line": 510}
     assert moved["other"] == ["x.py", "/opt/site-packages/no_such_library/a.py", 3]
+    assert moved["reason"] == f"KeyError: 'x' (at {gpu}:81)"  # a message naming a path is not a path
+    roots: dict[str, str] = {}  # and back, for what the report renders: the run's paths, not this machine's
+    localize({"ran": [f"{gpu}:sdpa_mask"]}, roots)
+    assert roots == {str(here.parent.parent) + os.sep: "/usr/local/lib/python3.12/site-packages/"}
+    assert _unlocalize({"reason": [f"ValueError (at {here}:12)"]}, roots) == {"reason": [f"ValueError (at {gpu}:12)"]}
 
 
 @pytest.mark.slow
