@@ -54,10 +54,10 @@ ARCHS = {  # name: (config class, model class, config, the line that reads the c
 MAX_LEN = 32
 
 
-def build(arch, device, seed=0):
+def build(arch, device, seed=0, dtype=torch.float32):
     config_name, model_name, config, _ = ARCHS[arch]
     torch.manual_seed(seed)
-    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).to(device).eval()
+    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).to(device, dtype).eval()
     return model, transformers.StaticCache(config=model.config, max_cache_len=MAX_LEN)
 
 
@@ -110,7 +110,7 @@ def show_on_cpu(arch):
 
 def capture(arch, with_mask):
     device = torch.device("cuda")
-    model, cache = build(arch, device)
+    model, cache = build(arch, device, dtype=torch.bfloat16)  # as the zoo ran
     tokens = torch.zeros(1, 1, dtype=torch.long, device=device)
     positions = torch.zeros(1, 1, dtype=torch.long, device=device)
     mask = torch.zeros(1, MAX_LEN, dtype=torch.long, device=device) if with_mask else None
@@ -127,7 +127,7 @@ def capture(arch, with_mask):
             where = f" at {frames[-1].filename.split('transformers/')[-1]}:{frames[-1].lineno}" if frames else ""
             print(f"{label}: capture FAILED{where}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
             return
-        eager_model, eager_cache = build(arch, device)
+        eager_model, eager_cache = build(arch, device, dtype=torch.bfloat16)
         eager_tokens, eager_positions = torch.zeros_like(tokens), torch.zeros_like(positions)
         eager_mask = torch.zeros_like(mask) if with_mask else None
         step(eager_model, eager_cache, eager_tokens, eager_positions, 0, eager_mask)
@@ -141,6 +141,15 @@ def capture(arch, with_mask):
             ref = step(eager_model, eager_cache, eager_tokens, eager_positions, position, eager_mask)
             worst = max(worst, (out - ref).abs().max().item())
         print(f"{label}: captured; replay over 5 steps, max |graph - eager| = {worst:.3g}")
+
+
+def run_children(argvs):
+    """Each case in a fresh process (a failed capture can leave its process unable to capture again), all
+    at once (they are small; the GPU command gives each script 60 s); outputs in order."""
+    procs = [subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for argv in argvs]
+    for proc in procs:
+        print(proc.communicate()[0], end="", flush=True)
 
 
 if __name__ == "__main__":
@@ -159,7 +168,5 @@ if __name__ == "__main__":
     if args.cuda:
         if not torch.cuda.is_available():
             raise SystemExit("--cuda needs a GPU")
-        for arch in archs:  # each in a fresh process: a failed capture can leave its process unable to capture
-            extra = ["--with-mask"] if args.with_mask else []
-            subprocess.run([sys.executable, __file__, "--arch", arch, "--one", *extra], check=False)
+        run_children([["--arch", arch, "--one", *(["--with-mask"] if args.with_mask else [])] for arch in archs])
     raise SystemExit(1 if missing else 0)

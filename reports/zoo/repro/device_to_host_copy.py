@@ -43,10 +43,10 @@ ARCHS = {  # name: (config class, model class, config, the line that copies to t
 }
 
 
-def build(arch, device, seed=0):
+def build(arch, device, seed=0, dtype=torch.float32):
     config_name, model_name, config, _ = ARCHS[arch]
     torch.manual_seed(seed)
-    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).to(device).eval()
+    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).to(device, dtype).eval()
     return model, transformers.StaticCache(config=model.config, max_cache_len=32)
 
 
@@ -137,12 +137,21 @@ def try_capture(fn, label):
 
 def capture(arch):
     device = torch.device("cuda")
-    model, cache = build(arch, device)
+    model, cache = build(arch, device, dtype=torch.bfloat16)  # as the zoo ran
     tokens = torch.zeros(1, 1, dtype=torch.long, device=device)
     positions = torch.zeros(1, 1, dtype=torch.long, device=device)
     with torch.no_grad():
         step(model, cache, tokens, positions, 0)
         try_capture(lambda: step(model, cache, tokens, positions, 1), f"{arch} decode step")
+
+
+def run_children(argvs):
+    """Each case in a fresh process (a failed capture can leave its process unable to capture again), all
+    at once (they are small; the GPU command gives each script 60 s); outputs in order."""
+    procs = [subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for argv in argvs]
+    for proc in procs:
+        print(proc.communicate()[0], end="", flush=True)
 
 
 if __name__ == "__main__":
@@ -161,6 +170,5 @@ if __name__ == "__main__":
         if not torch.cuda.is_available():
             raise SystemExit("--cuda needs a GPU")
         cases = (["histc:1", "histc:4"] if args.arch == "all" else []) + archs
-        for case in cases:  # each in a fresh process: a failed capture can leave its process unable to capture
-            subprocess.run([sys.executable, __file__, "--one", case], check=False)
+        run_children([["--one", case] for case in cases])
     raise SystemExit(1 if missing else 0)

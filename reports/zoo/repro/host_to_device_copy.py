@@ -63,10 +63,10 @@ ARCHS = {
 DYNAMIC = {"bloom", "cpmant", "deepseek_v4"}
 
 
-def build(arch, device, seed=0):
+def build(arch, device, seed=0, dtype=torch.float32):
     config_name, model_name, config, _ = ARCHS[arch]
     torch.manual_seed(seed)
-    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).to(device).eval()
+    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).to(device, dtype).eval()
     if arch in DYNAMIC:
         return model, transformers.DynamicCache(config=model.config)
     return model, transformers.StaticCache(config=model.config, max_cache_len=32)
@@ -131,7 +131,7 @@ def show_on_cpu(arch):
 
 def capture(arch):
     device = torch.device("cuda")
-    model, cache = build(arch, device)
+    model, cache = build(arch, device, dtype=torch.bfloat16)  # as the zoo ran
     tokens = torch.zeros(1, 1, dtype=torch.long, device=device)
     positions = torch.zeros(1, 1, dtype=torch.long, device=device)
     with torch.no_grad():
@@ -149,6 +149,15 @@ def capture(arch):
     print(f"{arch}: captured (not expected in transformers 5.17: {ARCHS[arch][3]} copies host data)")
 
 
+def run_children(argvs):
+    """Each case in a fresh process (a failed capture can leave its process unable to capture again), all
+    at once (they are small; the GPU command gives each script 60 s); outputs in order."""
+    procs = [subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for argv in argvs]
+    for proc in procs:
+        print(proc.communicate()[0], end="", flush=True)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--cuda", action="store_true", help="capture each model's decode step on the GPU")
@@ -164,6 +173,5 @@ if __name__ == "__main__":
     if args.cuda:
         if not torch.cuda.is_available():
             raise SystemExit("--cuda needs a GPU")
-        for arch in archs:  # each in a fresh process: a failed capture can leave its process unable to capture
-            subprocess.run([sys.executable, __file__, "--arch", arch, "--one"], check=False)
+        run_children([["--arch", arch, "--one"] for arch in archs])
     raise SystemExit(1 if missing else 0)
