@@ -78,10 +78,12 @@ def capture_and_compare(steps=8):
     tokens = [torch.zeros(1, 1, dtype=torch.long, device=device) for _ in range(2)]
     positions = [torch.zeros(1, 1, dtype=torch.long, device=device) for _ in range(2)]
     with torch.no_grad():
-        _, eager_cache = step(eager, None, tokens[0], positions[0], 0)
-        _, graph_cache = step(graphed, None, tokens[1], positions[1], 0)
-        torch.cuda.synchronize()
         graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        _, eager_cache = step(eager, None, tokens[0], positions[0], 0)
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):  # step 0 on the capture stream: cuDNN makes its handle and
+            _, graph_cache = step(graphed, None, tokens[1], positions[1], 0)  # workspace there, not in the capture
+        torch.cuda.synchronize()
         with torch.cuda.graph(graph, stream=stream):  # captured at step 1 (the capture runs no kernels)
             out, graph_cache = step(graphed, graph_cache, tokens[1], positions[1], 1)
         for position in range(1, steps):
