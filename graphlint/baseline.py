@@ -10,9 +10,11 @@ gets occurrence 1 and is new. The same fingerprint is SARIF's ``partialFingerpri
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -49,7 +51,7 @@ def aligned_fingerprints(findings: list[Finding], base: Path | None = None) -> l
 
 def _digest(key: tuple[str, ...], occurrence: int) -> str:
     text = "\0".join((*key, str(occurrence)))
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]  # any file name's bytes
 
 
 def _path_from(path: str, base: Path | None) -> str:
@@ -68,9 +70,15 @@ def write_baseline(path: Path, findings: list[Finding]) -> int:
         for fp, f in zip(prints, kept)
     ]
     payload = {"tool": "graphlint", "version": FORMAT_VERSION, "findings": entries}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:  # a unique temporary name: two runs writing the same baseline never collide
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(payload, indent=2) + "\n")  # ASCII: a name that is not UTF-8 is escaped
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return len(entries)
 
 

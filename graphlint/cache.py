@@ -17,6 +17,7 @@ switched off for the run, never an error.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -67,7 +68,7 @@ class SummaryCache:
 
     def _entry(self, path: str, sha256: str, variant: str = "") -> Path:
         """``variant``: facts from other files the summary was made with (see static.crossfile)."""
-        key = hashlib.sha256(f"{self.salt}\0{path}\0{sha256}\0{variant}".encode()).hexdigest()
+        key = hashlib.sha256(f"{self.salt}\0{path}\0{sha256}\0{variant}".encode("utf-8", "surrogateescape")).hexdigest()
         return self.directory / "summaries" / key[:2] / key[2:]
 
     def get(self, path: str, sha256: str, variant: str = "") -> FileSummary | None:
@@ -86,15 +87,20 @@ class SummaryCache:
     def put(self, summary: FileSummary, sha256: str, variant: str = "") -> None:
         if not self.enabled:
             return
-        target = self._entry(summary.path, sha256, variant)
         try:
+            target = self._entry(summary.path, sha256, variant)
             self._prepare()
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump((summary.path, sha256, summary), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    pickle.dump((summary.path, sha256, summary), handle, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
             self.enabled = False  # read-only checkout, full disk, unpicklable data: run uncached
 
     def linked_key(self, options: StaticOptions, files: list[tuple[str, str, str]]) -> str:
@@ -129,10 +135,15 @@ class SummaryCache:
                 if not old.name.startswith(".tmp-"):
                     old.unlink(missing_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump((key, value), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    pickle.dump((key, value), handle, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
             self.enabled = False
 
     def _prepare(self) -> None:
@@ -140,7 +151,9 @@ class SummaryCache:
         if (self.directory / ".gitignore").exists():
             return
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / ".gitignore").write_text("# created by graphlint\n*\n")
-        (self.directory / "CACHEDIR.TAG").write_text(
-            "Signature: 8a477f597d28d172789f06886806bc55\n# graphlint summary cache\n"
-        )
+        for name, text in ((".gitignore", "# created by graphlint\n*\n"),
+                           ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n# graphlint summary cache\n")):
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")  # atomic, as the entries
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+            os.replace(tmp, self.directory / name)

@@ -2,19 +2,23 @@
 
 Decisions worth knowing:
 
-* Discovery walks directories for ``*.py`` in sorted order, skips hidden directories and the
-  usual build/venv/cache directories, follows directory symlinks but never enters a directory
-  twice (a symlink loop is skipped with a warning), and reads only regular files. ``exclude``
-  globs apply to explicitly named files too (pre-commit passes every changed file; excluded
-  ones must stay excluded, ruff's ``force-exclude``).
-* Summaries run in a process pool of ``--jobs`` workers, but only from
-  :data:`PARALLEL_THRESHOLD` uncached files up: below that, starting workers costs more than
-  it saves, and pre-commit already runs hooks in parallel. ``pool.map`` keeps input order, and
-  the final findings are sorted, so output never depends on ``--jobs``.
+* Discovery walks directories for ``*.py`` in sorted order (iteratively), skips hidden
+  directories and the usual build/venv/cache directories, follows directory symlinks but never
+  enters a directory twice (a symlink loop is skipped with a warning), and reads only regular
+  files; a directory it cannot list is a GL000. ``exclude`` globs apply to explicitly named files
+  too (pre-commit passes every changed file; excluded ones must stay excluded, ruff's
+  ``force-exclude``).
+* Files are summarized in worker processes only (:mod:`graphlint.workers`): ``--jobs`` of them
+  from :data:`PARALLEL_THRESHOLD` uncached files up, else one (pre-commit already runs hooks in
+  parallel). Outcomes keep input order and the final findings are sorted, so output never
+  depends on ``--jobs``.
 * Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
-  GL000 finding; an analyzer crash on one file is a GL002 finding naming the file (the CLI
-  still reports everything, then exits 2). Only a crash of the linking phase (which sees every
-  file at once) aborts the run.
+  GL000 finding; one over the per-file budget (size, depth, time, memory) a GL005; an analyzer
+  crash on one file, or a worker dying on it, a GL002 naming the file (the CLI still reports
+  everything, then exits 2). Only a crash of the linking phase (which sees every file at once)
+  aborts the run.
+* A run that can fail on nothing (every rule off, every file excluded) says so:
+  :func:`graphlint.check_settings.gate_off`.
 * ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
   and what only it calls is not hot. That is what marking e.g. an intentionally eager
   reference decoder should do; the check additionally drops any finding the linker still
@@ -27,15 +31,14 @@ import gc
 import hashlib
 import os
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from graphlint.check_settings import Settings
+from graphlint.check_settings import Settings, enabled_for_file, gate_off
 from graphlint.finding import Finding
 from graphlint.paths import display_path
+from graphlint.static.budget import error_code
 from graphlint.static.facts import FileSummary
 from graphlint.static.suppressions import apply_suppressions
 
@@ -64,6 +67,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
     decode_path: object = None  # graphlint.static.decode_path.DecodePath: what the check took for the decode path
+    gate_off: str = ""  # why nothing could fail the check (see :func:`gate_off`), else ""
 
 
 @dataclass
@@ -74,48 +78,68 @@ class _Source:
     error: str = ""
 
 
-def discover(settings: Settings, warnings: list[str]) -> list[Path]:
-    """Every file to analyse, deduplicated by real path, in a stable order."""
+@dataclass
+class Walked:
+    """What discovery saw besides the files: for the gate-off notice and GL000s on directories."""
+
+    excluded: int = 0  # entries under walked directories (and named roots) that ``exclude`` matched
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (directory, why) it could not be listed
+
+
+def discover(settings: Settings, warnings: list[str], walked: Walked | None = None) -> list[Path]:
+    """Every file to analyse, deduplicated by real path, in a stable order. Iterative: a directory
+    tree as deep as the file system allows cannot exhaust the stack."""
+    walked = walked if walked is not None else Walked()
     found: dict[str, Path] = {}
     visited_dirs: set[tuple[int, int]] = set()
 
     def add(path: Path) -> None:
         found.setdefault(os.path.realpath(path), path)
 
-    def walk(directory: Path) -> None:
+    def entries_of(directory: Path) -> list[os.DirEntry] | None:
         try:
             info = directory.stat()
         except OSError as exc:
             warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
-            return
+            return None
         if (info.st_dev, info.st_ino) in visited_dirs:
             warnings.append(f"skipping {display_path(directory)}: symlink loop or directory already visited")
-            return
+            return None
         visited_dirs.add((info.st_dev, info.st_ino))
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as exc:
-            warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
-            return
-        for entry in entries:
-            path = Path(entry.path)
-            if settings.exclude(path):
-                continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
-                    walk(path)
-            elif entry.name.endswith(".py"):
-                add(path)
+            with os.scandir(directory) as listing:
+                return sorted(listing, key=lambda e: e.name)
+        except OSError as exc:  # unreadable: whatever it holds goes unchecked, so it is a finding
+            walked.unreadable.append((display_path(directory), f"cannot read directory: {exc.strerror or exc}"))
+            return None
+
+    def walk(top: Path) -> None:
+        stack = [top]
+        while stack:
+            entries = entries_of(stack.pop())
+            subdirs = []
+            for entry in entries or ():
+                path = Path(entry.path)
+                if settings.exclude(path):
+                    walked.excluded += 1
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
+                        subdirs.append(path)
+                elif entry.name.endswith(".py"):
+                    add(path)
+            stack.extend(reversed(subdirs))  # depth first, in sorted order
 
     roots: dict[str, Path] = {}
     for root in settings.analysis_paths:  # `check dsv4/` with `paths = ["dsv4"]` names it twice
         roots.setdefault(os.path.realpath(root), root)
     for root in roots.values():
         if settings.exclude(root):
+            walked.excluded += root.is_dir()  # a named file that is excluded: pre-commit's normal case
             continue
         if root.is_dir():
             walk(root)
@@ -157,31 +181,21 @@ def _summarize(item: tuple) -> tuple[FileSummary | None, str]:
 
         return summarize_file(path, data, _worker_state["rules"], _worker_state["options"], *facts), ""
     except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, f"internal error while analysing this file: {type(exc).__name__}: {exc}"
 
 
 def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | None, done: int,
                    total: int, phase: str = "analysing") -> list[tuple[FileSummary | None, str]]:
-    jobs = min(settings.jobs, len(items))
-    if jobs > 1 and len(items) >= PARALLEL_THRESHOLD:
-        try:
-            results = []
-            chunk = max(1, min(32, len(items) // (jobs * 8)))
-            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings.rules, settings.options)) as pool:
-                for result in pool.map(_summarize, items, chunksize=chunk):
-                    results.append(result)
-                    if progress:
-                        progress(done + len(results), total, phase)
-            return results
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died (OOM, signal): redo everything in this process
-    _init_worker(settings.rules, settings.options)
-    results = []
-    for item in items:
-        results.append(_summarize(item))
-        if progress:
-            progress(done + len(results), total, phase)
-    return results
+    """Every item in worker processes (:mod:`graphlint.workers`): ``--jobs`` of them from
+    :data:`PARALLEL_THRESHOLD` items up, else one. (None, message) for a file that failed."""
+    import graphlint.static.summarize  # noqa: F401  (imported once here, inherited by forked workers)
+    from graphlint.workers import Limits, run_tasks
+
+    jobs = settings.jobs if len(items) >= PARALLEL_THRESHOLD else 1
+    outcomes = run_tasks(items, _summarize, jobs=jobs, limits=Limits(settings.file_timeout, settings.file_memory),
+                         initializer=_init_worker, initargs=(settings.rules, settings.options),
+                         progress=(lambda n: progress(done + n, total, phase)) if progress else None)
+    return [result if result is not None else (None, message) for result, _, message in outcomes]
 
 
 def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None,
@@ -207,13 +221,16 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     result = RunResult(findings=[])
     if progress:
         progress(0, None, "finding files")
-    sources = [read_source(p) for p in discover(settings, result.warnings)]
+    walked = Walked()
+    sources = [read_source(p) for p in discover(settings, result.warnings, walked)]
     if stdin is not None:  # `check -`: the editor's buffer stands in for the file (which may not exist)
         sources = [_Source(s.path, stdin[1], hashlib.sha256(stdin[1]).hexdigest()) if s.path == stdin[0] else s
                    for s in sources]
     result.files = len(sources)
-    if not sources:  # as ruff: a warning and exit 0 (the paths exist: a missing one is exit 2 earlier)
-        where = ", ".join(display_path(p) for p in settings.analysis_paths)
+    where = ", ".join(display_path(p) for p in settings.analysis_paths)
+    if not sources and walked.excluded:
+        result.gate_off = f"exclude matches every Python file under {where}: nothing was checked"
+    elif not sources and not walked.unreadable:  # as ruff: a warning and exit 0 (a missing path is exit 2 earlier)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
     for path in settings.report_paths or ():  # `check docs/` beside configured paths: say it, not "No findings"
         if sources and not any(_in_report_set(s.path, (path,)) for s in sources):
@@ -229,11 +246,15 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     if progress:
         progress(0, None, "linking")
     decode: list = []
+    from graphlint.workers import run_deep
+
     try:
-        linked = _link(summaries, settings, result, variants, contexts_out, decode)
+        linked = run_deep(_link, summaries, settings, result, variants, contexts_out, decode)
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
-    result.findings = _apply_settings([*meta, *linked], summaries, settings)
+    unreadable = [Finding.from_rule(settings.rules[PARSE_ERROR], path, 1, message=why) for path, why in walked.unreadable]
+    result.findings = _apply_settings([*meta, *unreadable, *linked], summaries, settings)
+    result.gate_off = result.gate_off or gate_off(settings, summaries)
     _warn_unmatched(summaries, settings, result.warnings)
     if decode:
         result.decode_path = decode[0]
@@ -322,17 +343,16 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
     if progress:
         progress(done, len(sources), "analysing")
     outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
-    for source, (summary, crash) in zip(misses, outcomes):
-        if summary is None:
-            meta.append(Finding.from_rule(rules[INTERNAL_ERROR], source.path, 1,
-                                          message=f"internal error while analysing this file: {crash}"))
+    for source, (summary, failure) in zip(misses, outcomes):
+        if summary is None:  # a crash, a timeout, too much memory: never cached
+            meta.append(Finding.from_rule(rules[error_code(failure)], source.path, 1, message=failure))
             summary = FileSummary(path=source.path, sha256=source.sha256, lines=source.data.count(b"\n"))
         elif cache:
             cache.put(summary, source.sha256)
         summaries[source.path] = summary
     for summary in summaries.values():
         for line, col, message in summary.errors:
-            code = INTERNAL_ERROR if message.lower().startswith("internal error") else PARSE_ERROR
+            code = error_code(message)
             meta.append(Finding.from_rule(rules[code], summary.path, max(line, 1), max(col, 0), message=message))
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
@@ -368,10 +388,10 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Sour
     if progress and items:
         progress(0, len(items), "cross-file pass")
     outcomes = _summarize_all(items, settings, progress, 0, len(items), "cross-file pass")
-    for (path, _, names), (summary, crash) in zip(items, outcomes):
+    for (path, _, names), (summary, failure) in zip(items, outcomes):
         if summary is None:  # the first summary stands; say why the second one is missing
-            meta.append(Finding.from_rule(settings.rules[INTERNAL_ERROR], path, 1,
-                                          message=f"internal error while adding facts from other files: {crash}"))
+            meta.append(Finding.from_rule(settings.rules[error_code(failure)], path, 1,
+                                          message=f"{failure} (while adding facts from other files)"))
             continue
         if cache:
             cache.put(summary, by_path[path].sha256, ",".join(sorted(names)))
@@ -385,11 +405,7 @@ def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], 
 
     def enabled_for(path: str) -> set[str]:
         if path not in enabled_by_path:
-            codes = set(settings.options.enabled)
-            for matcher, ignored in settings.per_file_ignores:
-                if matcher(Path(path)):
-                    codes -= ignored
-            enabled_by_path[path] = codes
+            enabled_by_path[path] = enabled_for_file(settings, path)
         return enabled_by_path[path]
 
     live = {path: s for path, s in summaries.items() if not s.skip_file}

@@ -16,11 +16,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphlint.config_file import Config, ConfigError, PathMatcher
+from graphlint.config_file import Config, ConfigError, PathMatcher, parse_budget
+from graphlint.config_values import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT, default_target
 from graphlint.paths import display_path
 from graphlint.rules import Rule, RuleError, expand_selector, load_rules, select_rules
-from graphlint.static.options import (DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES,
-                                     RecordedEntry, StaticOptions)
+from graphlint.static.options import (DEFAULT_GUARDS, DEFAULT_HOT_NAMES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_SIZE,
+                                      DEFAULT_PREFILL_GUARDS, DEFAULT_PREFILL_NAMES, RecordedEntry, StaticOptions)
 
 CACHE_DIR_NAME = ".graphlint_cache"
 
@@ -37,6 +38,8 @@ class Settings:
     cache_dir: Path | None  # None: --no-cache
     jobs: int
     entry_origin: str = "--entry"  # where the entries came from, for error messages
+    file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds per file (graphlint.workers); 0: none
+    file_memory: int = DEFAULT_FILE_MEMORY  # bytes per worker; 0: none
 
 
 def resolve(
@@ -49,14 +52,18 @@ def resolve(
     jobs: int | None = None,
     use_cache: bool = True,
     decode_path: str | None = None,
+    budget: dict[str, str] | None = None,
 ) -> Settings:
     """Raise :class:`ConfigError` (or :class:`RuleError`) for anything that cannot work.
-    ``decode_path``: ``--decode-path`` (else the configured ``decode-path``), see :func:`recorded_entries`."""
+
+    ``decode_path``: ``--decode-path`` (else the configured ``decode-path``), see :func:`recorded_entries`.
+    ``budget``: the command line's ``--target-version``, ``--max-depth``... by config key, as typed."""
     rules = load_rules(config.rule_packs)
     from graphlint.static.matchers import build_matchers
 
     build_matchers(rules)  # a bad matcher kind or params in a pack: exit 2 now, not GL002 per file
     enabled = _enabled_codes(rules, config, select, ignore)
+    limits = _limits(config, budget or {})
     per_file = tuple(
         (PathMatcher([glob], config.root), frozenset(_expand(rules, codes, f"per-file-ignores {glob!r}")))
         for glob, codes in config.per_file_ignores
@@ -78,7 +85,10 @@ def resolve(
         guards=config.guards if config.guards is not None else DEFAULT_GUARDS,
         prefill_guards=config.prefill_guards if config.prefill_guards is not None else DEFAULT_PREFILL_GUARDS,
         prefill_names=config.prefill_names if config.prefill_names is not None else DEFAULT_PREFILL_NAMES,
+        **_static_budget(limits),
     )
+    if any(not str(p).strip() for p in paths):
+        raise ConfigError("an empty path on the command line names nothing")
     cli_paths = tuple(Path(p) for p in paths)
     configured = tuple(config.root / p for p in config.paths) if config.paths else ()
     for path, origin in [*((p, "command line") for p in cli_paths), *((p, str(config.path)) for p in configured)]:
@@ -103,6 +113,8 @@ def resolve(
         cache_dir=config.root / CACHE_DIR_NAME if use_cache else None,
         jobs=jobs or default_jobs(),
         entry_origin=entry_origin,
+        file_timeout=limits.get("file-timeout", DEFAULT_FILE_TIMEOUT),
+        file_memory=limits.get("file-memory", DEFAULT_FILE_MEMORY),
     )
 
 
@@ -147,6 +159,28 @@ def recorded_entries(record_file: Path | None, origin: str) -> tuple[tuple[Recor
     return tuple(entries), tuple(files.values())
 
 
+def _limits(config: Config, cli: dict[str, str]) -> dict:
+    """Config values, then the command line's (parsed from their TOML-like spelling)."""
+    limits = dict(config.budget)
+    for key, text in cli.items():
+        value: object = text
+        if key in ("max-depth", "file-timeout"):
+            try:
+                value = float(text) if key == "file-timeout" else int(text)
+            except ValueError:
+                pass  # parse_budget says what is wrong with it
+        limits.update(parse_budget({key: value}, ""))
+    limits.setdefault("target-version", default_target(config.requires_python))
+    return limits
+
+
+def _static_budget(limits: dict) -> dict:
+    """The limits that shape a summary (and so its cache key): StaticOptions' fields."""
+    return {"target_version": limits["target-version"],
+            "max_depth": limits.get("max-depth", DEFAULT_MAX_DEPTH),
+            "max_file_size": limits.get("max-file-size", DEFAULT_MAX_FILE_SIZE)}
+
+
 def default_jobs() -> int:
     """CPUs this process may run on (a container's share, not the host's core count)."""
     try:
@@ -159,6 +193,8 @@ def _enabled_codes(rules: dict[str, Rule], config: Config, select: list[str] | N
     where = f"{config.path} " if config.path else ""
     enabled = select_rules(rules, _checked(rules, config.select or ["ALL"], f"{where}select"),
                            _checked(rules, config.ignore, f"{where}ignore"))
+    if select is not None and not _split(select):
+        raise ConfigError("--select names no rule (ALL, codes, prefixes, names or categories)")
     if select:
         enabled = select_rules(rules, _split(select), ())
     for selector in _split(ignore):
@@ -195,3 +231,27 @@ def _entry(spec: str, base: Path, where: str) -> str:
     if not path.is_file():
         raise ConfigError(f"{where}: entry file {file_part} does not exist")
     return f"{display_path(path)}:{qualname}"
+
+
+def gate_off(settings: Settings, summaries: dict) -> str:
+    """Why the check cannot fail on any hazard, or "": no static rule enabled, none left in any
+    file by ``per-file-ignores``, every file marked ``skip-file``. Said on stderr and in the JSON
+    and SARIF output; ``--strict`` makes it exit 2 (a CI gate must not pass by checking nothing)."""
+    static = {code for code, rule in settings.rules.items() if rule.category != "meta" and not rule.dynamic}
+    if not static & settings.options.enabled:
+        return "select/ignore enable no rule: nothing was checked"
+    live = [path for path, s in summaries.items() if not s.skip_file]
+    if summaries and not live:
+        return "every checked file is marked `# graphlint: skip-file`: nothing was checked"
+    if live and all(not enabled_for_file(settings, path) & static for path in live):
+        return "per-file-ignores turn every rule off in every checked file: nothing was checked"
+    return ""
+
+
+def enabled_for_file(settings: Settings, path: str) -> set[str]:
+    """The rules enabled for one file: the selection minus its per-file-ignores."""
+    codes = set(settings.options.enabled)
+    for matcher, ignored in settings.per_file_ignores:
+        if matcher(Path(path)):
+            codes -= ignored
+    return codes

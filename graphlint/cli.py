@@ -10,6 +10,7 @@ on a file (GL002: the result is incomplete, and the fix is in graphlint or an ``
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
 from pathlib import Path
@@ -22,7 +23,8 @@ exit codes:
   1  at least one failing finding: severity error; with --strict also warning
   2  usage, configuration or internal error (bad option, unknown rule code,
      broken pyproject.toml, unreadable baseline, or graphlint crashed: on one
-     file (GL002, reported; the other files are still checked) or while linking)
+     file (GL002, reported; the other files are still checked) or while linking);
+     with --strict also a check that is off (every rule ignored, every file excluded)
 """
 
 
@@ -85,12 +87,14 @@ def _add_check(sub) -> None:
     check.add_argument("--show-chain", action="store_true", help="show the call chain from the decode entry")
     check.add_argument("--no-progress", action="store_true", help="no progress bar (it is only shown on a terminal)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings fail the check")
-    check.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    check.add_argument("--strict", action="store_true",
+                       help="warnings fail the check too, and a check that is off (nothing enabled or included) is exit 2")
     check.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
     check.add_argument("--decode-path", metavar="FILE",
                        help="a recorded run (graphlint record): its functions are the decode step, each in its role")
     check.add_argument("--show-entries", action="store_true",
                        help="also print the decode entries and why each was chosen (stderr unless --format text)")
+    _add_budget(check)
     check.set_defaults(handler=cmd_check)
     entries = sub.add_parser(
         "entries", help="print the decode step graphlint found: entries, their context, and why",
@@ -106,6 +110,26 @@ def _add_check(sub) -> None:
     entries.add_argument("--no-cache", action="store_true", help="neither read nor write .graphlint_cache/")
     entries.add_argument("--config", metavar="FILE", help="use this pyproject.toml instead of searching for one")
     entries.set_defaults(handler=cmd_entries)
+
+
+BUDGET_FLAGS = {  # flag -> (metavar, help); each is also a [tool.graphlint] key (docs/check.md)
+    "target-version": ("VERSION", "Python grammar of the checked code, e.g. 3.12 (default: this Python, "
+                                  "or requires-python's floor when newer)"),
+    "max-depth": ("N", "do not analyse files nesting deeper (default 1500)"),
+    "max-file-size": ("SIZE", "do not analyse bigger files (default 2MB)"),
+    "file-timeout": ("SECONDS", "stop analysing one file after this long (default 60)"),
+    "file-memory": ("SIZE", "stop analysing one file once its process holds this much memory (default 4GB)"),
+}
+
+
+def _add_budget(parser) -> None:
+    group = parser.add_argument_group("grammar and per-file budget (an over-budget file is one GL005 finding; 0: no limit)")
+    for flag, (metavar, text) in BUDGET_FLAGS.items():
+        group.add_argument(f"--{flag}", metavar=metavar, help=text)
+
+
+def _budget(args: argparse.Namespace) -> dict[str, str]:
+    return {flag: value for flag in BUDGET_FLAGS if (value := getattr(args, flag.replace("-", "_"))) is not None}
 
 
 def _register_dynamic(sub) -> None:
@@ -173,7 +197,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = load_config(Path(args.config) if args.config else None, paths=where)
     settings = resolve(config, paths=[] if stdin else args.paths, entries=args.entry, select=args.select,
                        ignore=args.ignore, jobs=args.jobs, use_cache=not args.no_cache,
-                       decode_path=args.decode_path)
+                       decode_path=args.decode_path, budget=_budget(args))
     if stdin:
         settings = _checking_stdin(settings, config, stdin[0])
     if args.statistics and args.format not in ("text", "concise", "grouped", "json"):
@@ -201,6 +225,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         failing=failing_severities(args.strict),
         show_chain=args.show_chain, color=use_color(args.output), warnings=result.warnings,
         decode_path=_decode_record(result, "entries" if args.format in ("json", "sarif") else "headline"),
+        gate_off=result.gate_off,
     )
     shown = findings if args.show_suppressed else [f for f in findings if not f.suppressed]
     if args.statistics:
@@ -220,11 +245,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stderr.write(listing)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    if args.output:
-        Path(args.output).write_text(report, encoding="utf-8")
-    else:
-        sys.stdout.write(report)
-        sys.stdout.flush()
+    if result.gate_off:  # the gate is never off without a word; --strict makes it an error
+        level, tail = ("error", "") if args.strict else ("warning", " (--strict makes this an error)")
+        print(f"graphlint: {level}: the check is off: {result.gate_off}{tail}", file=sys.stderr)
+    write_report(report, args.output)
+    if result.gate_off and args.strict:
+        return EXIT_ERROR
     return check_exit_code(findings, ctx.failing, args.exit_zero)
 
 
@@ -266,6 +292,35 @@ def _usage(message: str) -> Exception:
     return ConfigError(message)
 
 
+def write_report(report: str, output: str | None) -> None:
+    """File and directory names are carried as the bytes they are: a name that is not UTF-8 is
+    decoded with surrogate escapes when read and written back as the same bytes here."""
+    if output:
+        Path(output).write_bytes(report.encode("utf-8", "surrogateescape"))
+        return
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream: no bytes to carry
+        sys.stdout.write(report.encode("ascii", "backslashreplace").decode("ascii"))
+        return
+    buffer.write(report.encode(sys.stdout.encoding or "utf-8", "graphlint-bytes"))
+    buffer.flush()
+
+
+def _carry_bytes(exc: UnicodeError):
+    """Encoding error handler: a surrogate-escaped byte of a file name goes out as that byte;
+    a character the terminal's encoding lacks becomes ``?``."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    chunk = exc.object[exc.start:exc.end]
+    if all("\udc80" <= c <= "\udcff" for c in chunk):
+        return bytes(ord(c) - 0xDC00 for c in chunk), exc.end
+    return "?" * len(chunk), exc.end
+
+
+codecs.register_error("graphlint-bytes", _carry_bytes)
+
+
 def cmd_entries(args: argparse.Namespace) -> int:
     from graphlint.check import run
     from graphlint.check_settings import resolve
@@ -279,7 +334,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_entries(entry_rows(result.entries), args.format, _decode_record(result, "all")))
+    write_report(render_entries(entry_rows(result.entries), args.format, _decode_record(result, "all")), None)
     return EXIT_CLEAN
 
 

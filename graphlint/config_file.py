@@ -18,7 +18,7 @@ import difflib
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,7 +28,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 LIST_KEYS = ("paths", "exclude", "entry", "select", "ignore", "guards", "prefill-guards", "prefill-names", "hot-names", "rule-packs")
-KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", "decode-path")
+#: The per-file budget and the grammar (graphlint.config_values): scalars, each also a CLI flag.
+SCALAR_KEYS = ("target-version", "max-depth", "max-file-size", "file-timeout", "file-memory")
+KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", "decode-path", *SCALAR_KEYS)
+#: Fnmatch name patterns (not paths): a pattern that can match no name is a mistake.
+NAME_PATTERN_KEYS = ("guards", "prefill-guards", "prefill-names", "hot-names")
 
 
 class ConfigError(Exception):
@@ -53,6 +57,9 @@ class Config:
     hot_names: tuple[str, ...] | None = None
     rule_packs: tuple[Path, ...] = field(default=())
     decode_path: Path | None = None  # a recorded run's decode path (graphlint record), for check
+    #: target-version, max-depth, max-file-size, file-timeout, file-memory, as parsed values
+    budget: tuple[tuple[str, Any], ...] = ()
+    requires_python: str = ""  # [project] requires-python of the same pyproject.toml
 
 
 #: The files that configure graphlint, looked for in this order in each directory (ruff's order for
@@ -84,7 +91,12 @@ def find_config(start: Path) -> Path | None:
     for directory in (start, *start.parents):
         for name in CONFIG_NAMES:
             candidate = directory / name
-            if candidate.is_file() and graphlint_table(candidate) is not None:
+            if not os.path.lexists(candidate):
+                continue
+            if not candidate.is_file():  # a directory or a broken symlink may have held the settings
+                raise ConfigError(f"{candidate} is not a readable file ({_what(candidate)}): graphlint cannot "
+                                  "tell whether it configures this project")
+            if graphlint_table(candidate) is not None:
                 return candidate
     return None
 
@@ -97,11 +109,12 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None, paths: Se
     uses ``../other``'s settings), and from the working directory when no path is given or
     nothing is found above the paths.
     """
-    cwd = (cwd or Path.cwd()).resolve()
+    cwd = _resolve(cwd or Path.cwd())
     if explicit is not None:
-        path = explicit.resolve()
+        path = _resolve(explicit)
         if not path.is_file():
-            raise ConfigError(f"config file {explicit} does not exist")
+            what = "does not exist" if not os.path.lexists(explicit) else f"is not a readable file ({_what(explicit)})"
+            raise ConfigError(f"config file {explicit} {what}")
         if graphlint_table(path) is None:
             raise ConfigError(f"{explicit}: no [tool.graphlint] table" + (
                 "" if path.name == "pyproject.toml" else " and no graphlint settings at its top level"))
@@ -110,16 +123,48 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None, paths: Se
         path = (find_config(start) if start else None) or find_config(cwd)
         if path is None:
             return Config(path=None, root=cwd)
-    return parse_table(graphlint_table(path), path)
+    data = _read_toml(path)
+    config = parse_table(graphlint_table(path), path)
+    project = data.get("project")
+    requires = project.get("requires-python") if isinstance(project, dict) else None
+    if not isinstance(requires, str) and path.name != "pyproject.toml":  # graphlint.toml: its neighbour's
+        sibling = path.parent / "pyproject.toml"
+        try:
+            project = _read_toml(sibling).get("project") if sibling.is_file() else None
+        except ConfigError:
+            project = None
+        requires = project.get("requires-python") if isinstance(project, dict) else None
+    if isinstance(requires, str):
+        config = replace(config, requires_python=requires)
+    return config
+
+
+def _resolve(path: Path) -> Path:
+    """``Path.resolve`` that survives a symlink loop (3.11 raises RuntimeError for one)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def _what(path: Path) -> str:
+    if os.path.isdir(path):
+        return "a directory"
+    if os.path.islink(path) and not os.path.exists(path):
+        return "a broken or looping symlink"
+    return "not a regular file" if os.path.exists(path) else "unreadable"
 
 
 def _common_directory(paths: Sequence[str], cwd: Path) -> Path | None:
     """The deepest existing directory holding every path (a file stands for its directory)."""
     dirs = []
     for raw in paths:
-        path = (cwd / raw).resolve()
-        if not path.exists():
-            continue  # a missing path is reported later, with the rest of the usage errors
+        path = _resolve(cwd / raw)
+        try:
+            if not path.exists():
+                continue  # a missing path is reported later, with the rest of the usage errors
+        except OSError:  # a symlink loop, a name too long: reported later too
+            continue
         dirs.append(path if path.is_dir() else path.parent)
     if not dirs:
         return None
@@ -136,6 +181,8 @@ def parse_table(table: Any, path: Path) -> Config:
             hint = f"; did you mean {guess[0]!r}?" if guess else f" (known keys: {', '.join(KNOWN_KEYS)})"
             raise ConfigError(f"{where}: unknown key {key!r}{hint}")
     values = {key: _string_list(table[key], f"{where} {key}") for key in LIST_KEYS if key in table}
+    _check_values(values, where)
+    budget = parse_budget({key: table[key] for key in SCALAR_KEYS if key in table}, where)
     root = path.parent
     return Config(
         path=path,
@@ -152,6 +199,7 @@ def parse_table(table: Any, path: Path) -> Config:
         hot_names=values.get("hot-names"),
         rule_packs=tuple(root / p for p in values.get("rule-packs", ())),
         decode_path=_decode_path(table.get("decode-path"), root, where),
+        budget=tuple(budget.items()),
     )
 
 
@@ -163,14 +211,60 @@ def _decode_path(value: Any, root: Path, where: str) -> Path | None:
     return root / value
 
 
+def parse_budget(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """The budget keys (:mod:`graphlint.config_values`), checked and converted."""
+    from graphlint import config_values
+
+    try:
+        return config_values.parse_budget(values, where)
+    except config_values.ConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _check_values(values: dict[str, tuple[str, ...]], where: str) -> None:
+    """Values that can match nothing are mistakes, never silently "check nothing" or "check all"."""
+    if values.get("paths") == ():
+        raise ConfigError(f"{where} paths = []: checks nothing (remove the key to check the project root)")
+    if values.get("select") == ():
+        raise ConfigError(f'{where} select = []: enables no rule (remove the key for ALL, or name the rules)')
+    for key, items in values.items():
+        for item in items:
+            if not item.strip():
+                raise ConfigError(f"{where} {key}: an empty string names nothing")
+            if key in ("exclude", *NAME_PATTERN_KEYS):
+                check_pattern(item, f"{where} {key}")
+
+
+def check_pattern(pattern: str, where: str) -> None:
+    """A glob with an unclosed ``[`` matches only names with a literal ``[`` in them: a typo."""
+    if not pattern.strip() or not pattern.strip().strip("/").lstrip("./"):
+        raise ConfigError(f"{where}: {pattern!r} is an empty pattern")
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "]") else i + 1)
+            if end < 0:
+                raise ConfigError(f"{where}: {pattern!r} has an unclosed '[' (write '[[]' for a literal '[')")
+            i = end
+        i += 1
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """TOML is UTF-8 by definition: other bytes, and nesting deeper than the parser's recursion,
+    are a one-line error like any other broken file."""
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            data = handle.read()
+        return tomllib.loads(data.decode("utf-8-sig"))  # a BOM (Windows editors) is no mistake
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path} is not valid TOML: line {line} is not UTF-8 (TOML files must be UTF-8)") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+    except (RecursionError, MemoryError) as exc:
+        raise ConfigError(f"{path} is not usable TOML: nested too deeply ({type(exc).__name__})") from exc
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -182,7 +276,11 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
 def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{where} per-file-ignores: expected a table of glob = [codes], got {_describe(value)}")
-    return tuple((glob, _string_list(codes, f"{where} per-file-ignores {glob!r}")) for glob, codes in value.items())
+    out = []
+    for glob, codes in value.items():
+        check_pattern(glob, f"{where} per-file-ignores")
+        out.append((glob, _string_list(codes, f"{where} per-file-ignores {glob!r}")))
+    return tuple(out)
 
 
 def _describe(value: Any) -> str:

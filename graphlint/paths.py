@@ -29,5 +29,5 @@ def _display_path(path: str, cwd: str) -> str:
         pass
     try:
         return absolute.resolve().relative_to(here.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11's resolve)
         return absolute.as_posix()

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef, cross_reference
+from graphlint.dynamic.verdicts import pin_mismatch_on_growth
 from graphlint.finding import Finding
 from graphlint.inventory import FAILED, DeviceResult, Inventory
 
@@ -115,7 +116,10 @@ def device_of(run: dict[str, Any]) -> tuple[Inventory | None, DeviceResult | Non
     if not data:
         return None, None
     inv = Inventory.from_dict(data)
-    return inv, (inv.devices[0] if inv.devices else None)
+    dev = inv.devices[0] if inv.devices else None
+    if dev is not None:  # a run recorded before the combined result pinned it (idempotent)
+        dev.findings = pin_mismatch_on_growth(dev.findings)
+    return inv, dev
 
 
 def first_blocker(run: dict[str, Any]) -> Blocker | None:

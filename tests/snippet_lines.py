@@ -89,6 +89,11 @@ LINES: dict[str, int | str] = {
     "python bench/realcode_fetch.py /tmp/fresh --manifest bench/realcode/fresh.toml": "clones engines from GitHub (network)",
     "python bench/realcode_score.py /tmp/fresh --manifest bench/realcode/fresh.toml --markdown":
         "scores the engines the line above clones (network)",
+    "python bench/fuzz.py --files 10000": "10,000 mutated files: minutes of both cores; tests/static/test_static_fuzz.py "
+                                          "runs the fuzzer on a few",
+    "python bench/fuzz.py --files 300 --seed 7 --keep /tmp/crashers": "300 mutated files of the installed torch: about "
+                                                                       "a minute; tests/static/test_static_fuzz.py runs "
+                                                                       "the fuzzer on a few",
     "python bench/realcode_score.py /tmp/fresh --manifest bench/realcode/fresh.toml --plants --markdown":
         "scores the engines the line above clones (network)",
 }

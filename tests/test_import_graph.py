@@ -31,12 +31,14 @@ STAGES = [
     ("graphlint.decode_path_file", "shared"),  # the record file: written by the dynamic half, read by the static
     ("graphlint.rules", "rules"),
     ("graphlint.config_file", "rules"),  # [tool.graphlint]: which rules, which files
+    ("graphlint.config_values", "rules"),  # [tool.graphlint]: the per-file budget, the target Python
     ("graphlint.finding", "finding"),
     ("graphlint.inventory", "finding"),  # what the probes observed, per device: plain records
     ("graphlint.static", "static"),
     ("graphlint.check", "static"),  # the static check: files, cache, workers, link, suppressions
     ("graphlint.check_settings", "static"),
     ("graphlint.cache", "static"),
+    ("graphlint.workers", "static"),  # one process per file at a time: a crash costs a file, not the run
     ("graphlint.dynamic", "dynamic"),
     ("graphlint.targets", "dynamic"),  # ready-made targets for the probes
     ("graphlint.gate", "findings"),

@@ -2,13 +2,15 @@
 
 The tracer, the graph worker (capture, replay, soak) and the compile probe each observe one
 device in a process of their own; :func:`combine` makes their results one
-:class:`~graphlint.inventory.DeviceResult`, and :func:`merge_findings` is the only place where
+:class:`~graphlint.inventory.DeviceResult` (where a replay mismatch located only at its region meets
+the tracer's growing state: :func:`~graphlint.dynamic.verdicts.pin_mismatch_on_growth`), and :func:`merge_findings` is the only place where
 findings of several probes become one finding per line.
 """
 
 from __future__ import annotations
 
 from graphlint.finding import Finding
+from graphlint.dynamic.verdicts import pin_mismatch_on_growth
 from graphlint.inventory import FAILED, DeviceResult, ProbeOutcome
 
 
@@ -29,7 +31,7 @@ def combine(parts: list[DeviceResult]) -> DeviceResult:
         first.records.update(other.records)
         first.seconds.update(other.seconds)
         first.meta.update(other.meta)
-    first.findings = merge_findings(first.findings)
+    first.findings = merge_findings(pin_mismatch_on_growth(first.findings))
     return first
 
 

@@ -16,6 +16,8 @@ from graphlint.inventory import CAPTURED, EMPTY, STALE, DeviceResult, ProbeOutco
 from graphlint.rules import Rule, observation_codes
 
 MISMATCHES = ("GL391", "GL392")
+GROWING = "GL394"  # the tracer's growing-state-tensor
+REGION_ONLY = "no escaped kernel, rebound buffer or step-varying Python value found (located at the region, not the line)"
 
 
 def make_finding(rule: Rule, where, *, device: str, region: str, evidence: str, detail: str = "",
@@ -93,8 +95,33 @@ def mismatch_findings(rules, observation: str, label: str, evidence: str, detail
     suspects = ([n for n in region_frames if capture.get(n, {}).get("status") == EMPTY]
                 or [n for n in region_frames if n in replayed][:1])
     return [finding(rules, observation, region_frames[n], label, n, evidence,
-                    f"{detail}; no escaped kernel, rebound buffer or step-varying Python value found "
-                    "(located at the region, not the line)") for n in suspects]
+                    f"{detail}; {REGION_ONLY}") for n in suspects]
+
+
+def pin_mismatch_on_growth(findings: list[Finding]) -> list[Finding]:
+    """A replay mismatch the graph probe could locate only at its region, pinned on the line whose kept
+    state grows every step (the tracer's GL394 in that region), when there is one.
+
+    A graph replays the tensors of the step it was captured at: a cache that replaces its tensors by
+    longer ones every step (``self.keys = torch.cat([self.keys, k])``) replays stale, and that line,
+    in the model's own cache, is what to fix, not the target's step function the region fell back on
+    (MiniMax's ``MiniMaxCache`` in the transformers zoo). The tracer runs in a process of its own, so
+    only the combined result sees both; idempotent (a pinned mismatch no longer says REGION_ONLY). The
+    message leads with "not capturable as is": a zoo row keeps the first 300 characters."""
+    growing = [f for f in findings if f.rule == GROWING and f.line > 0]
+    if not growing:
+        return findings
+    out = []
+    for f in findings:
+        g = next((g for g in growing if g.device == f.device and (not f.region or f.region in (g.region, *g.regions))),
+                 None) if f.rule in MISMATCHES and REGION_ONLY in f.message else None
+        if g is not None:
+            grows = g.message.split(": ", 1)[-1]
+            f = f.with_(path=g.path, line=g.line, function=g.function, line_text=g.line_text, chain=g.chain,
+                        message=f.message.replace(REGION_ONLY, "not capturable as is: its own state grows every "
+                                                  f"step ({grows})"))
+        out.append(f)
+    return out
 
 
 def settle_graph_allocations(result: DeviceResult) -> DeviceResult:

@@ -116,7 +116,8 @@ def _run(args, archs: list[str], options: dict, gpus, tf_version: str) -> int:
     if args.from_json:
         with open(args.from_json, encoding="utf-8") as fh:
             data = json.load(fh)
-        runs, meta = localize(data["runs"]), data["zoo"]
+        moved: dict[str, str] = {}  # this machine's library root -> the run's
+        runs, meta = localize(data["runs"], moved), data["zoo"]
         cpu, options = bool(meta.get("cpu", cpu)), meta.get("options", options)  # the run's, not this machine's
         if meta.get("transformers") != tf_version and not args.no_cross:
             print(f"graphlint: warning: the zoo ran transformers {meta.get('transformers')}, this is {tf_version}: "
@@ -130,7 +131,10 @@ def _run(args, archs: list[str], options: dict, gpus, tf_version: str) -> int:
             return _report(args, runs, kept, meta, data.get("scores"))
         with _Rows(options, cpu, not args.no_cross) as rows:
             ordered = rows.of(runs)
-        return _report(args, runs, ordered, meta)
+        from graphlint.zoo import Row  # the report names the run's paths, not this machine's
+
+        ordered = [Row.from_dict(_unlocalize(r.to_dict(), moved)) for r in ordered]
+        return _report(args, data["runs"], ordered, meta)
     jobs = args.jobs or default_jobs(cpu)
     command = "graphlint " + " ".join(sys.argv[1:]) if sys.argv and "graphlint" in sys.argv[0] else ""
     req = ZooRequest(archs, steps=args.steps, jobs=jobs, timeout=args.timeout, budget=args.budget, cpu=cpu,
@@ -181,19 +185,21 @@ class _Rows:
         return [self.futures[run["arch"]].result()[0] for run in runs]
 
 
-_LIBRARY_PATH = re.compile(r"^(?P<site>.*?[/\\](?:site|dist)-packages[/\\])(?P<file>[^:]+?\.py)(?P<rest>(:.*)?)$")
+# a whole string that is a path (no blanks before the file: "AttributeError: ... (at /x/site-packages/y.py:3)" is a
+# message, left as it is)
+_LIBRARY_PATH = re.compile(r"^(?P<site>(?:[A-Za-z]:)?[^\s:]*?[/\\](?:site|dist)-packages[/\\])(?P<file>[^:]+?\.py)(?P<rest>(:.*)?)$")
 
 
-def localize(data):
+def localize(data, moved: dict[str, str] | None = None):
     """A zoo's JSON from another machine, its installed-library paths (``/usr/lib/.../site-packages/
     transformers/masking_utils.py``, also inside ``path:Qual.name`` entries) moved to where this
     interpreter has those libraries, so ``--from`` can cross-reference a GPU run here."""
     import importlib.util
 
     if isinstance(data, dict):
-        return {k: localize(v) for k, v in data.items()}
+        return {k: localize(v, moved) for k, v in data.items()}
     if isinstance(data, list):
-        return [localize(v) for v in data]
+        return [localize(v, moved) for v in data]
     if not isinstance(data, str):
         return data
     match = _LIBRARY_PATH.match(data)
@@ -208,7 +214,24 @@ def localize(data):
     if not locations:
         return data
     local = os.path.join(os.path.dirname(locations[0]), match["file"])
-    return local + match["rest"] if os.path.exists(local) else data
+    if not os.path.exists(local):
+        return data
+    if moved is not None:
+        moved[os.path.join(os.path.dirname(locations[0]), "")] = match["site"]
+    return local + match["rest"]
+
+
+def _unlocalize(data, moved: dict[str, str]):
+    """:func:`localize` undone in rendered rows (paths inside reasons too): a report re-rendered here
+    names the files as the run saw them, and its JSON carries the run's own records."""
+    if isinstance(data, dict):
+        return {k: _unlocalize(v, moved) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_unlocalize(v, moved) for v in data]
+    if isinstance(data, str):
+        for local, remote in moved.items():
+            data = data.replace(local, remote)
+    return data
 
 
 def _meta(runs: list[dict], command: str, jobs: int, options: dict, tf_version: str, seconds: float, cpu: bool) -> dict:

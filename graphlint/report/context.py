@@ -28,6 +28,7 @@ class ReportContext:
     #: what the check took for the decode path (:func:`graphlint.static.decode_record.decode_path_record`);
     #: None where no decode path was computed (a report of another run)
     decode_path: dict | None = None
+    gate_off: str = ""  # why nothing could fail the check (graphlint.check.gate_off), else ""
 
 
 def use_color(output: str | None) -> bool:
@@ -94,4 +95,5 @@ def summary(findings: list[Finding], ctx: ReportContext) -> dict[str, Any]:
         "failing": sum(fails(f, ctx.failing) for f in findings),
         "failing_severities": sorted(ctx.failing, key=SEVERITIES.index),
         "warnings": list(ctx.warnings),
+        "gate_off": ctx.gate_off or None,
     }

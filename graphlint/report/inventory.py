@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
 from graphlint.finding import Finding
+from graphlint.gate import fails
 from graphlint.inventory import CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory, captured_count
 from graphlint.report.markdown import md_cell
 from graphlint.report.plots import Pictures
@@ -60,9 +61,18 @@ def tested(inv) -> str:
 
 
 def written_line(path: str, inv: Inventory, failed: list[str]) -> str:
-    """What the terminal says when the report went to a file."""
-    return (f"graphlint: wrote {path}: {len(inv.findings())} finding(s), {len(failed)} failing the gate; "
-            f"{tested(inv)}")
+    """What the terminal says when the report went to a file. ``failed`` is the gate's reasons
+    (``gate.capture_failures``): failing findings per device, and regions that did not capture, went
+    stale or whose probe crashed, so it is counted apart from the findings, not as more of them."""
+    failing = sum(fails(f) for d in inv.devices for f in d.findings)
+    other = len(failed) - failing
+    if not failed:
+        gate = "the gate passes"
+    else:
+        parts = [f"{failing} failing finding(s)" if failing else "",
+                 f"{other} region(s) not captured, stale or not probed" if other > 0 else ""]
+        gate = "the gate fails: " + ", ".join(p for p in parts if p)
+    return f"graphlint: wrote {path}: {len(inv.findings())} finding(s); {gate}; {tested(inv)}"
 
 
 def _rows(inv: Inventory) -> list[tuple[Finding, list[str]]]:

@@ -10,6 +10,7 @@ Relative paths are relative to ``%SRCROOT%`` (the checkout when run from the rep
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -43,7 +44,8 @@ def _rule_descriptor(rule: Rule) -> dict:
 
 
 def _location(finding: Finding) -> dict:
-    artifact = {"uri": quote(finding.path), "uriBaseId": "%SRCROOT%"}  # a URI: "my dir" -> "my%20dir"
+    # a URI of the name's bytes: "my dir" -> "my%20dir", a name that is not UTF-8 -> "%FF"
+    artifact = {"uri": quote(os.fsencode(finding.path)), "uriBaseId": "%SRCROOT%"}
     if Path(finding.path).is_absolute():
         artifact = {"uri": Path(finding.path).as_uri()}
     region = {"startLine": finding.line}
@@ -89,7 +91,14 @@ def render_sarif(findings: list[Finding], ctx: ReportContext) -> str:
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, fp, index) for f, fp in zip(findings, prints)],
     }
+    properties = {}
     if ctx.decode_path is not None:  # what the check took for the decode path (docs/check.md)
-        run["properties"] = {"decodePath": ctx.decode_path}
+        properties["decodePath"] = ctx.decode_path
+    if ctx.gate_off:  # the gate was off: say so where code scanning shows the run
+        properties["gateOff"] = ctx.gate_off
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [
+            {"level": "warning", "message": {"text": f"the check is off: {ctx.gate_off}"}}]}]
+    if properties:
+        run["properties"] = properties
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"

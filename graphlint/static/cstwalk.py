@@ -67,6 +67,22 @@ def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(list(children(current))))
 
 
+def operands(node: cst.BinaryOperation) -> list[cst.BaseExpression]:
+    """The operands of a chain of binary operations, in source order (``a + b * c`` -> a, b, c):
+    an expression's facts are decided over them once, not again at every level of a 1,000-term
+    sum (which made a question about it quadratic)."""
+    out: list[cst.BaseExpression] = []
+    stack: list[cst.BaseExpression] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.BinaryOperation):
+            stack.append(current.right)
+            stack.append(current.left)
+        else:
+            out.append(current)
+    return out
+
+
 def bound_names(target: cst.BaseExpression) -> list[str]:
     """The names an assignment target binds: ``a``, ``a, (b, *c)``; not ``x[i]`` or ``self.a``
     (a subscript store mutates its base and only *reads* its index expressions)."""

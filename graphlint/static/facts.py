@@ -219,6 +219,8 @@ class Suppression:
     codes: tuple[str, ...] = ()
     reason: str = ""
     comment_col: int = 0  # 1-based column of ``# graphlint:`` (where GL001/GL003 point)
+    #: why the comment is malformed (``ignore(GL102)``, ``ignore GL102``): it suppresses nothing, GL003 says so
+    problem: str = ""
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass
 
 DEFAULT_HOT_NAMES: tuple[str, ...] = ("forward", "__call__", "*decode*", "*step*")
@@ -18,6 +19,9 @@ DEFAULT_PREFILL_GUARDS: tuple[str, ...] = ("*prefill", "is_extend", "training", 
 #: Names of functions that only prefill runs (``_prefill``, ``prepare_prefill_inputs``): not hot,
 #: like the branches ``DEFAULT_PREFILL_GUARDS`` select, when reached from a decode path.
 DEFAULT_PREFILL_NAMES: tuple[str, ...] = ("*prefill*",)
+#: Per-file limits checked before parsing (see :mod:`graphlint.static.budget`; 0 turns one off).
+DEFAULT_MAX_DEPTH = 1500  # CPython parses about 3,000 levels; libcst needs ~3 s for a 1,500-long chain
+DEFAULT_MAX_FILE_SIZE = 2 << 20  # torch's largest file is 1.4 MB; libcst needs 15-40 s and 0.6-1.6 GB per MB
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,10 @@ class StaticOptions:
     #: ``--decode-path``: what a recorded run executed, and the file it came from (display path)
     recorded: tuple[RecordedEntry, ...] = ()
     decode_path: str = ""
+    #: the Python whose grammar the checked code is written in (``target-version``)
+    target_version: tuple[int, int] = sys.version_info[:2]
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
 
     def cache_key(self, rules_fingerprint: str) -> str:
         """Key for per-file summaries: everything that changes what a summary contains.
@@ -63,7 +71,8 @@ class StaticOptions:
         """
         payload = json.dumps(
             {"guards": list(self.guards), "prefill_guards": list(self.prefill_guards),
-             "hot_names": list(self.hot_names), "rules": rules_fingerprint},
+             "hot_names": list(self.hot_names), "rules": rules_fingerprint,
+             "budget": [list(self.target_version), self.max_depth, self.max_file_size]},
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]

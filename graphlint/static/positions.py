@@ -46,22 +46,36 @@ def cst_roots(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return roots
 
 
+class Ranker:
+    """:func:`anchor_rank` for every candidate of a file: each statement is ranked once (a
+    statement with n candidates cost n walks of it before: a 1,000-term sum of ``.item()``
+    calls took seconds)."""
+
+    def __init__(self) -> None:
+        self._ranks: dict[int, dict[int, tuple[str, int]]] = {}
+
+    def rank(self, stmt: cst.CSTNode, anchor: cst.CSTNode) -> tuple[str, int]:
+        """(class name, 1-based rank) of ``anchor`` in ``stmt``; ("", 0) when it cannot be ranked."""
+        if type(anchor).__name__ not in ANCHOR_CLASSES:  # ``x.sum() > 0``: its first call, subscript or attribute
+            anchor = next((n for n in preorder(anchor) if type(n).__name__ in ANCHOR_CLASSES), None)
+            if anchor is None:
+                return "", 0
+        table = self._ranks.get(id(stmt))
+        if table is None:
+            table = self._ranks[id(stmt)] = {}
+            counts = dict.fromkeys(ANCHOR_CLASSES, 0)
+            for root in cst_roots(stmt):
+                for node in preorder(root):
+                    cls = type(node).__name__
+                    if cls in counts:
+                        counts[cls] += 1
+                        table[id(node)] = (cls, counts[cls])
+        return table.get(id(anchor), ("", 0))
+
+
 def anchor_rank(stmt: cst.CSTNode, anchor: cst.CSTNode) -> tuple[str, int]:
     """(class name, 1-based rank) of ``anchor`` in ``stmt``; ("", 0) when it cannot be ranked."""
-    cls = type(anchor).__name__
-    if cls not in ANCHOR_CLASSES:  # ``x.sum() > 0``: place it at its first call, subscript or attribute
-        inner = next((n for n in preorder(anchor) if type(n).__name__ in ANCHOR_CLASSES), None)
-        if inner is None:
-            return "", 0
-        anchor, cls = inner, type(inner).__name__
-    rank = 0
-    for root in cst_roots(stmt):
-        for node in preorder(root):
-            if type(node).__name__ == cls:
-                rank += 1
-                if node is anchor:
-                    return cls, rank
-    return "", 0
+    return Ranker().rank(stmt, anchor)
 
 
 def _ast_statement(tree: ast.Module, path: StmtPath) -> ast.AST | None:
@@ -79,21 +93,48 @@ def _ast_statement(tree: ast.Module, path: StmtPath) -> ast.AST | None:
     return node
 
 
+class Locator:
+    """:func:`locate` for every candidate of a file: each statement's nodes are sorted once."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self._statements: dict[StmtPath, ast.AST | None] = {}
+        self._found: dict[tuple[StmtPath, str], list[ast.AST]] = {}
+
+    def locate(self, path: StmtPath, cls: str, rank: int) -> tuple[int, int]:
+        """(line, 0-based byte column) of the ranked node, or of its statement as a fallback."""
+        if path not in self._statements:
+            self._statements[path] = _ast_statement(self.tree, path)
+        stmt = self._statements[path]
+        if stmt is None:
+            return 1, 0
+        if rank:
+            found = self._found.get((path, cls))
+            if found is None:
+                fields = AST_HEADER_FIELDS.get(type(stmt))
+                roots = [stmt] if fields is None else [v for f in fields for v in _as_list(getattr(stmt, f))]
+                wanted = getattr(ast, cls)
+                found = [n for root in roots for n in ast.walk(root) if isinstance(n, wanted)]
+                found.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+                self._found[(path, cls)] = found
+            if rank <= len(found):
+                node = found[rank - 1]
+                return node.lineno, node.col_offset
+        return stmt.lineno, stmt.col_offset
+
+
 def locate(tree: ast.Module, path: StmtPath, cls: str, rank: int) -> tuple[int, int]:
     """(line, 0-based byte column) of the ranked node, or of its statement as a fallback."""
-    stmt = _ast_statement(tree, path)
-    if stmt is None:
-        return 1, 0
-    if rank:
-        fields = AST_HEADER_FIELDS.get(type(stmt))
-        roots = [stmt] if fields is None else [v for f in fields for v in _as_list(getattr(stmt, f))]
-        wanted = getattr(ast, cls)
-        found = [n for root in roots for n in ast.walk(root) if isinstance(n, wanted)]
-        found.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
-        if rank <= len(found):
-            node = found[rank - 1]
-            return node.lineno, node.col_offset
-    return stmt.lineno, stmt.col_offset
+    return Locator(tree).locate(path, cls, rank)
+
+
+def cst_position(positions, stmt: cst.CSTNode, anchor: cst.CSTNode) -> tuple[int, int]:
+    """(line, 1-based character column) from libcst's own positions, for a file only libcst can
+    parse (syntax newer than the running Python): the node :class:`Ranker` would rank."""
+    if type(anchor).__name__ not in ANCHOR_CLASSES:
+        anchor = next((n for n in preorder(anchor) if type(n).__name__ in ANCHOR_CLASSES), None) or stmt
+    where = positions.get(anchor) or positions.get(stmt)
+    return (where.start.line, where.start.column + 1) if where is not None else (1, 1)
 
 
 def _as_list(value: object) -> list:

@@ -1,8 +1,13 @@
-"""Phase 1: one file's bytes -> a picklable :class:`FileSummary`. Never raises."""
+"""Phase 1: one file's bytes -> a picklable :class:`FileSummary`. Never raises (but lets a
+:class:`BaseException` such as the worker's per-file timeout through).
+
+Before libcst parses a file, :mod:`graphlint.static.budget` checks its size, asks CPython's parser
+(for the target Python version) whether it is Python at all, and how deeply it nests; the same
+``ast`` tree then places the findings. Only when the target is newer than the running Python and
+``ast`` cannot read the file does libcst decide alone, and place findings from its own tree."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import io
 import tokenize
@@ -10,11 +15,11 @@ import tokenize
 import libcst as cst
 
 from graphlint.rules import Rule
-from graphlint.static.facts import FileSummary
-from graphlint.static.facts import Candidate
+from graphlint.static.budget import NOT_ANALYSED, OverBudget, SourceRejected, check_brackets, check_depth, check_size, python_tree
+from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
-from graphlint.static.positions import anchor_rank, locate
+from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
 
@@ -36,6 +41,13 @@ def summarize_file(path: str, source: bytes, rules: dict[str, Rule], options: St
     summary = FileSummary(path=path, sha256=hashlib.sha256(source).hexdigest())
     try:
         _summarize(summary, source, rules, options, imported_tensor_functions)
+    except MemoryError:
+        summary.errors.append((1, 0, f"{NOT_ANALYSED}ran out of memory while analysing it"))
+        summary.data = None
+    except RecursionError:  # deeper than this thread's stack allows (workers give it a large one)
+        summary.errors.append((1, 0, f"{NOT_ANALYSED}code nested too deeply to analyse (RecursionError); "
+                                     "lower max-depth or exclude the file"))
+        summary.data = None
     except Exception as exc:  # the contract: never raise, report instead
         summary.errors.append((1, 0, f"internal error while analysing this file: {exc!r}"))
         summary.data = None
@@ -45,7 +57,11 @@ def summarize_file(path: str, source: bytes, rules: dict[str, Rule], options: St
 def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], options: StaticOptions,
                imported_tensor_functions: frozenset[str]) -> None:
     try:
+        check_size(source, options.max_file_size)
         text = decode(source)
+    except OverBudget as exc:
+        summary.errors.append((1, 0, exc.message))
+        return
     except ValueError as exc:
         summary.errors.append((1, 0, str(exc)))
         return
@@ -58,63 +74,83 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         summary.errors.append((line, 0, "syntax error: source contains a null byte"))
         return
     try:
+        tree = python_tree(text, options.target_version)
+        if tree is not None:
+            check_depth(tree, text, options.max_depth)
+        else:
+            check_brackets(text)  # more than CPython allows crashes libcst's parser
+    except SourceRejected as exc:
+        summary.errors.append((exc.line, exc.col, exc.message))
+        return
+    except OverBudget as exc:
+        summary.errors.append((exc.line, 0, exc.message))
+        return
+    try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        summary.errors.append(_parse_error(text, exc))
+        summary.errors.append(_parse_error(exc, tree))
         return
     except RecursionError:
         summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
         return
     walker = Walker(summary.path, build_matchers(rules), options)
-    try:
-        info = walker.run(module, imported_tensor_functions)
-    except RecursionError:
-        summary.errors.append((1, 0, "internal error: code nested too deeply to analyse"))
-        return
-    tree = _ast_tree(text) if walker.raw or walker.errors else None  # positions only when needed
-    info.candidates = _place(walker.raw, text, tree)
-    for path, message in walker.errors:
-        summary.errors.append((locate(tree, path, "", 0)[0] if tree is not None else 1, 0, message))
+    info = walker.run(module, imported_tensor_functions)
+    if tree is not None:
+        locator = Locator(tree)
+        info.candidates = _place(walker.raw, text, locator)
+        for path, message in walker.errors:
+            summary.errors.append((locator.locate(path, "", 0)[0], 0, message))
+    else:
+        info.candidates = _place_by_cst(walker.raw, text, module)
+        summary.errors.extend((1, 0, message) for _, message in walker.errors)
     summary.data = info
 
 
-def _parse_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
-    """Python's own message and position (libcst's "error at 5:0" often points past the mistake);
-    code Python accepts but libcst cannot parse is said to be exactly that."""
-    try:
-        ast.parse(text)
-    except SyntaxError as err:
-        return err.lineno or 1, err.offset or 0, f"syntax error: {err.msg}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    else:
+def _parse_error(exc: cst.ParserSyntaxError, tree) -> tuple[int, int, str]:
+    """libcst rejects what CPython accepted (``tree``): said to be exactly that; without a tree
+    (syntax newer than the running Python), libcst's own words."""
+    if tree is not None:
         return exc.raw_line, 0, f"valid Python that libcst cannot parse: {exc.message}"
     return exc.raw_line, exc.raw_column + 1, f"syntax error: {exc.message}"
 
 
-def _ast_tree(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # newer syntax than this Python's ast: positions fall back to line 1
-
-
-def _place(raw: list[RawCandidate], text: str, tree: ast.Module | None) -> list[Candidate]:
-    """Turn walker reports into positioned candidates."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # not splitlines(): \f is no line end
+def _place(raw: list[RawCandidate], text: str, locator: Locator) -> list[Candidate]:
+    """Turn walker reports into positioned candidates (``ast`` byte columns -> characters)."""
+    lines = _lines(text)
+    ranker = Ranker()
     placed: dict[tuple, Candidate] = {}
     for r in raw:
-        line, byte_col = 1, 0
-        if tree is not None:
-            cls, rank = anchor_rank(r.stmt, r.anchor)
-            line, byte_col = locate(tree, r.path, cls, rank)
+        cls, rank = ranker.rank(r.stmt, r.anchor)
+        line, byte_col = locator.locate(r.path, cls, rank)
         source_line = lines[line - 1] if 0 < line <= len(lines) else ""
         col = len(source_line.encode()[:byte_col].decode(errors="ignore")) + 1
-        key = (r.rule.code, line, col)
-        if key not in placed:
-            placed[key] = Candidate(
-                code=r.rule.code, line=line, col=col, function=r.function,
-                line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
-                order=r.order, loops=r.loops, flags=r.flags,
-            )
+        _add(placed, r, line, col, source_line)
     return sorted(placed.values(), key=lambda c: (c.line, c.col, c.code))
+
+
+def _place_by_cst(raw: list[RawCandidate], text: str, module: cst.Module) -> list[Candidate]:
+    """The same from libcst's positions: only for files the running Python cannot parse (a
+    generic metadata provider costs several parses, so never on the common path)."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider) if raw else {}
+    lines = _lines(text)
+    placed: dict[tuple, Candidate] = {}
+    for r in raw:
+        line, col = cst_position(positions, r.stmt, r.anchor)
+        _add(placed, r, line, col, lines[line - 1] if 0 < line <= len(lines) else "")
+    return sorted(placed.values(), key=lambda c: (c.line, c.col, c.code))
+
+
+def _lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # not splitlines(): \f is no line end
+
+
+def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, source_line: str) -> None:
+    key = (r.rule.code, line, col)
+    if key not in placed:
+        placed[key] = Candidate(
+            code=r.rule.code, line=line, col=col, function=r.function,
+            line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
+            order=r.order, loops=r.loops, flags=r.flags,
+        )

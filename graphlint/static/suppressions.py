@@ -7,8 +7,12 @@ What a comment says:
 - on a line of its own: covers the next statement (its header only, for ``if``/``def``...; a
   decorated ``def``/``class`` is one statement from its first decorator to the end of its header);
 - ``[GL101, host-sync-item]`` limits it to those codes or names; bare ``ignore`` means all rules;
-- text after ``--`` is the reason, shown with ``--show-suppressed``;
-- ``# graphlint: skip-file`` anywhere in a comment skips the file.
+- text after ``--`` is the reason, shown with ``--show-suppressed``; another tool's ``# noqa``
+  may follow;
+- ``# graphlint: skip-file`` anywhere in a comment skips the file;
+- anything else after ``# graphlint:`` (``ignore(GL102)``, ``ignore GL102``, ``ignore: GL102``,
+  an unclosed ``ignore[GL102``, ``ignroe[...]``) is malformed: it suppresses nothing and is GL003.
+  A suppression is syntax: a typo must never turn into a blanket ignore.
 
 The file is tokenized only when it contains ``graphlint:`` at all, so clean files pay nothing.
 
@@ -23,6 +27,8 @@ What it does:
   suppressed nothing is unused too, but only when every static rule is enabled for the file.
 * A code or name that no rule has is GL003 (invalid-suppression): it is almost always a
   typo, and the finding it meant to silence is still reported.
+* GL000, GL002 and GL005 -- the file went unchecked -- cannot be suppressed by a comment (one
+  naming them is GL003); exclude the file, or ignore the code in the configuration, where it shows.
 * ``# noqa`` is never honoured: it belongs to other linters, and honouring it would hide
   capture hazards behind a flake8 suppression written for a different reason.
 """
@@ -38,10 +44,14 @@ from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.facts import FileSummary, Suppression
 
+PREFIX = re.compile(r"#\s*graphlint\s*:\s*")
+#: The whole directive after ``# graphlint:``; another tool's ``# noqa`` may follow it.
 DIRECTIVE = re.compile(
-    r"#\s*graphlint\s*:\s*(?P<kind>ignore|skip-file)\b\s*(?:\[(?P<codes>[^\]]*)\])?\s*(?:--\s*(?P<reason>.*))?",
+    r"(?P<kind>ignore|skip-file)(?:\s*\[(?P<codes>[^\[\]]*)\])?\s*(?:--\s*(?P<reason>.*?))?\s*(?:#.*)?",
 )
 UNUSED, INVALID = "GL001", "GL003"
+#: Findings about the file itself: a comment in the file must not hide that it went unchecked.
+UNSUPPRESSIBLE = frozenset({"GL000", "GL002", "GL005"})
 SKIP_TOKENS = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENCODING)
 
 
@@ -58,10 +68,12 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                match = DIRECTIVE.search(tok.string)
-                if match:
-                    col = tok.start[1] + match.start() + 1
-                    comments.append((tok.start[0], col, tok.start[0] != last_code_line, match))
+                prefix = PREFIX.search(tok.string)
+                if prefix:
+                    col = tok.start[1] + prefix.start() + 1
+                    match = DIRECTIVE.fullmatch(tok.string, prefix.end())
+                    comments.append((tok.start[0], col, tok.start[0] != last_code_line,
+                                     match or tok.string[prefix.end():].strip()))
                 continue
             if tok.type == tokenize.NEWLINE and start is not None:
                 if not decorator:
@@ -80,15 +92,29 @@ def parse_suppressions(text: str) -> tuple[list[Suppression], bool]:
     result: list[Suppression] = []
     skip_file = False
     for line, col, own_line, match in comments:
+        first, last = _covered(statements, line, own_line)
+        if isinstance(match, str):  # ``ignore(GL102)``, ``ignore GL102``, ``ignore[GL102``: suppresses nothing
+            result.append(Suppression(line, first, last, (), "", col, problem=_malformed(match)))
+            continue
         if match["kind"] == "skip-file":
-            skip_file = True
+            skip_file = skip_file or match["codes"] is None
+            if match["codes"] is not None:
+                result.append(Suppression(line, first, last, (), "", col, problem="`skip-file` takes no codes"))
             continue
         codes = tuple(c.strip() for c in (match["codes"] or "").split(",") if c.strip())
         if match["codes"] is not None and not codes:
             codes = ("[]",)  # ``ignore[]`` names no rule: an invalid suppression (GL003), never a blanket one
-        first, last = _covered(statements, line, own_line)
         result.append(Suppression(line, first, last, codes, (match["reason"] or "").strip(), col))
     return result, skip_file
+
+
+def _malformed(text: str) -> str:
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    if text.startswith("ignore"):
+        return (f"malformed suppression `{shown}`: it suppresses nothing; write `# graphlint: ignore[CODE, ...]` "
+                "(a reason after `--`)")
+    return (f"unknown graphlint directive `{shown}`: it does nothing; `# graphlint:` takes `ignore[CODE, ...]`, "
+            "`ignore` or `skip-file`")
 
 
 def _covered(statements: list[tuple[int, int]], line: int, own_line: bool) -> tuple[int, int]:
@@ -126,6 +152,8 @@ def apply_suppressions(
     out: list[Finding] = []
     for finding in findings:
         for index, (sup, known, unknown) in enumerate(resolved.get(finding.path, ())):
+            if sup.problem or finding.rule in UNSUPPRESSIBLE:
+                continue
             blanket = not sup.codes
             if sup.first_line <= finding.line <= sup.last_line and (blanket or finding.rule in known):
                 used.add((finding.path, index, "*" if blanket else finding.rule))
@@ -138,15 +166,22 @@ def apply_suppressions(
     for path, entries in resolved.items():
         enabled = enabled_for(path)
         for index, (sup, known, unknown) in enumerate(entries):
+            if sup.problem and INVALID in enabled:
+                out.append(_comment_finding(rules[INVALID], path, sup, sup.problem))
+                continue
             if unknown and INVALID in enabled:
                 names = ", ".join(unknown)
                 out.append(_comment_finding(rules[INVALID], path, sup, f"suppression names unknown rule(s): {names}"))
+            fixed = sorted(known & UNSUPPRESSIBLE)
+            if fixed and INVALID in enabled:
+                out.append(_comment_finding(rules[INVALID], path, sup, f"{', '.join(fixed)} cannot be suppressed by a "
+                                            "comment: it says the file went unchecked (fix it, or exclude the file)"))
             if UNUSED not in enabled:
                 continue
             if not sup.codes and (path, index, "*") not in used and static_codes <= enabled:
                 out.append(_comment_finding(rules[UNUSED], path, sup,
                                             "unused blanket suppression: no finding on the lines it covers"))
-            stale = sorted(c for c in known if c in enabled and (path, index, c) not in used)
+            stale = sorted(c for c in known - UNSUPPRESSIBLE if c in enabled and (path, index, c) not in used)
             if stale:
                 listed = ", ".join(f"{c} ({rules[c].name})" for c in stale)
                 out.append(_comment_finding(rules[UNUSED], path, sup, f"unused suppression for {listed}"))

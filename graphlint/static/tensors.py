@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, children, preorder
+from graphlint.static.cstwalk import bound_names, children, operands, preorder
 from graphlint.static.masks import made_bool
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.readbacks import is_readback
@@ -192,7 +192,7 @@ class TensorOracle:
                 return self.is_tensor(func.value)
             return False
         if isinstance(node, cst.BinaryOperation):
-            return self.is_tensor(node.left) or self.is_tensor(node.right)
+            return any(map(self.is_tensor, operands(node)))
         if isinstance(node, cst.UnaryOperation):
             return not isinstance(node.operator, cst.Not) and self.is_tensor(node.expression)
         if isinstance(node, cst.Comparison):
@@ -250,8 +250,9 @@ class TensorOracle:
             )
         if isinstance(node, cst.Subscript):
             return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
-        if isinstance(node, cst.BinaryOperation):
-            return not self.is_tensor(node) and (self.is_host_data(node.left) or self.is_host_data(node.right))
+        if isinstance(node, cst.BinaryOperation):  # no operand a tensor, one of them host data
+            leaves = operands(node)
+            return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
 
     @staticmethod

@@ -357,6 +357,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.drop_matcher(m, exc)
 
     def drop_matcher(self, m: Matcher, exc: Exception) -> None:
+        if isinstance(exc, (RecursionError, MemoryError)):
+            raise exc  # the file is over the budget, not the rule broken: see graphlint.static.budget
         self.errors.append((tuple(self.path), f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
         self.matchers.remove(m)
         for table in (self.dispatch, self.by_callee, self.by_method):

@@ -49,7 +49,7 @@ def test_strict_makes_warnings_fail(project):
 
 def test_select_and_ignore(project):
     code = project.item_code()
-    project.write("src/model.py", project.hot_item + "\ndef other(x):\n    pass  # graphlint: ignore[GL000]\n")
+    project.write("src/model.py", project.hot_item + "\ndef other(x):\n    pass  # graphlint: ignore[GL105]\n")
     assert sorted(project.codes("src")) == ["GL001", code]
     category = project.findings("src")[0]["category"]
     for selector in (code, code[:3], category, "ALL", f"GL000,{code}"):

@@ -20,7 +20,7 @@ def test_graphlint_toml_settings_sit_at_the_top_level(project):
 
 def test_in_one_directory_dot_graphlint_then_graphlint_then_pyproject(project):
     code = project.item_code()
-    project.write("src/model.py", project.hot_item + "y = 1  # graphlint: ignore[GL000]\n")
+    project.write("src/model.py", project.hot_item + "y = 1  # graphlint: ignore[GL105]\n")
     project.config('ignore = ["GL001"]\n')  # pyproject.toml: hides the unused suppression
     assert project.codes("src") == [code]
     project.write("graphlint.toml", f'ignore = ["{code}"]\n')  # wins: the unused suppression is back

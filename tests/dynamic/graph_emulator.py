@@ -87,10 +87,20 @@ class _EmulatedCUDAGraph:
     """``torch.cuda.CUDAGraph``'s methods on the CPU: capture records ops, replay re-runs them."""
 
     def __new__(cls, *args, **kwargs):
-        return object.__new__(cls)
+        # A CUDA build's CUDAGraph is a C extension type: object.__new__ refuses it, and its own
+        # __new__ makes an idle graph handle, which is harmless. A CPU build's dummy type has none.
+        try:
+            return torch._C._CUDAGraph.__new__(cls)
+        except (AttributeError, RuntimeError, TypeError):
+            return object.__new__(cls)
 
     def __init__(self, *args, **kwargs) -> None:
-        pass
+        # a CUDA build (pybind11) insists that an overriding __init__ calls the extension type's:
+        # that makes an idle graph handle and nothing else; the CPU build's dummy base raises
+        try:
+            torch._C._CUDAGraph.__init__(self)
+        except (AttributeError, RuntimeError, TypeError):
+            pass
 
     def capture_begin(self, *args, **kwargs) -> None:
         self._recorder = _Recorder()

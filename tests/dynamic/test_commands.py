@@ -62,7 +62,7 @@ def test_inventory_markdown_has_the_seed_shape(tmp_path, capsys):
     assert "**Capture skipped: no CUDA device.**" in text
     assert f"| `fixtures/targets/hazards.py` | {ITEM_LINE} | GL190" in text
     said = capsys.readouterr().err
-    assert f"wrote {report}:" in said and "failing the gate; capture skipped (no CUDA device" in said
+    assert f"wrote {report}:" in said and "8 finding(s); the gate fails: 7 failing finding(s); capture skipped (no CUDA device" in said
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ architecture whatever happens, and no process left running. What the GPU shows i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -223,14 +224,19 @@ def test_from_moves_another_machines_library_paths_here():
     transformers = pytest.importorskip("transformers", reason="graphlint zoo needs the [hf] extra")
     from pathlib import Path
 
-    from graphlint.dynamic.zoo_command import localize
+    from graphlint.dynamic.zoo_command import _unlocalize, localize
 
     here = Path(transformers.__file__).parent / "masking_utils.py"
     gpu = "/usr/local/lib/python3.12/site-packages/transformers/masking_utils.py"
     moved = localize({"ran": [f"{gpu}:sdpa_mask"], "findings": [{"path": gpu, "line": 510}],
-                      "other": ["x.py", "/opt/site-packages/no_such_library/a.py", 3]})
+                      "other": ["x.py", "/opt/site-packages/no_such_library/a.py", 3], "reason": f"KeyError: 'x' (at {gpu}:81)"})
     assert moved["ran"] == [f"{here}:sdpa_mask"] and moved["findings"][0] == {"path": str(here), "line": 510}
     assert moved["other"] == ["x.py", "/opt/site-packages/no_such_library/a.py", 3]
+    assert moved["reason"] == f"KeyError: 'x' (at {gpu}:81)"  # a message naming a path is not a path
+    roots: dict[str, str] = {}  # and back, for what the report renders: the run's paths, not this machine's
+    localize({"ran": [f"{gpu}:sdpa_mask"]}, roots)
+    assert roots == {str(here.parent.parent) + os.sep: "/usr/local/lib/python3.12/site-packages/"}
+    assert _unlocalize({"reason": [f"ValueError (at {here}:12)"]}, roots) == {"reason": [f"ValueError (at {gpu}:12)"]}
 
 
 @pytest.mark.slow
@@ -273,3 +279,25 @@ def test_rows_of_emulated_gpu_inventories_tell_a_stale_sliding_window_from_a_cle
     assert llama.blocker is None
     assert gemma2.verdict == "captures, replays stale" and gemma2.replay.startswith("differs")
     assert gemma2.blocker.rule == "GL391" and gemma2.blocker.where.startswith("transformers/masking_utils.py:")
+
+
+def test_a_stale_replay_located_only_at_its_region_is_pinned_on_the_growing_cache_line():
+    """MiniMax on the H200: its own cache (a DynamicLayer) grows every step; the mismatch fell back on
+    the target's ``_decode`` until the tracer's GL394 in the same region pinned it in transformers."""
+    from graphlint.dynamic.combine import combine
+    from graphlint.dynamic.verdicts import REGION_ONLY
+
+    cache = "/venv/site-packages/transformers/cache_utils.py"
+    grows = _finding("GL394", cache, 146, f"{RULES['GL394'].message}: aten.cat.default turned the keys [1, 1, 1, 16] "
+                     "it made at step 1 into [1, 1, 2, 16] at step 2")
+    region_only = _finding("GL391", "graphlint/targets/hf.py", 220, f"{RULES['GL391'].message}: step 2: max 0.03; {REGION_ONLY}")
+    blocker = first_blocker(_run("minimax", [grows, region_only]))
+    assert (blocker.rule, blocker.where, blocker.kind) == ("GL391", "transformers/cache_utils.py:146", "replay")
+    assert "not capturable as is: its own state grows every step (aten.cat.default turned the keys" in blocker.reason
+    assert REGION_ONLY not in blocker.reason
+    located = _finding("GL391", MASK, 510, "replay differs: aten.add.Tensor got 1 at step 1 and 2 at step 2")
+    assert first_blocker(_run("gemma2", [grows, located])).where == "transformers/masking_utils.py:510"  # a line: kept
+    elsewhere = _finding("GL394", cache, 146, region="prefill")
+    assert first_blocker(_run("other", [elsewhere, region_only])).where == "graphlint/targets/hf.py:220"  # another region
+    tracer, graph = DeviceResult("cuda:0", findings=[grows]), DeviceResult("cuda:0", findings=[region_only])
+    assert [(f.rule, f.line) for f in combine([tracer, graph]).findings] == [("GL391", 146), ("GL394", 146)]

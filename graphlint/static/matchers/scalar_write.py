@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import operands
 from graphlint.static.matchers.base import Matcher, MatchContext
 
 HOST_CALLS = frozenset("int float len min max round abs".split())
@@ -35,10 +36,9 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
         return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
     if isinstance(node, cst.UnaryOperation):
         return is_host_value(node.expression, ctx)
-    if isinstance(node, cst.BinaryOperation):
-        if oracle.is_tensor(node.left) or oracle.is_tensor(node.right):
-            return False
-        return is_host_value(node.left, ctx) or is_host_value(node.right, ctx)
+    if isinstance(node, cst.BinaryOperation):  # no operand a tensor, one of them a host value
+        leaves = operands(node)
+        return not any(map(oracle.is_tensor, leaves)) and any(is_host_value(leaf, ctx) for leaf in leaves)
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Name):  # ``int(n)``, but not ``float("inf")``: a constant

@@ -1,0 +1,2 @@
+def decode(x:  # graphlint: ignore
+    return x
