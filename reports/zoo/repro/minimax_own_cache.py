@@ -73,6 +73,12 @@ def show_on_cpu():
 
 
 def capture_and_compare(steps=8):
+    """cuDNN's SDPA is off here: with it (torch's choice for bf16 on the H200) the capture fails
+    first, inside ``sdpa_attention.py:158`` (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+    seen on the H200), because the keys are one longer every step and cuDNN builds and allocates a
+    plan for each new length, inside the capture. That is the same growth seen from another side;
+    without it the capture succeeds and the replay shows what growth does to a graph."""
+    torch.backends.cuda.enable_cudnn_sdp(False)
     device = torch.device("cuda")
     eager, graphed = build(device, dtype=torch.bfloat16), build(device, dtype=torch.bfloat16)  # as the zoo ran
     tokens = [torch.zeros(1, 1, dtype=torch.long, device=device) for _ in range(2)]
