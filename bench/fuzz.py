@@ -154,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             for f in result.get("findings") or []:
                 totals[f["rule"]] += 1
                 if f["rule"] == "GL005":
-                    totals["GL005: " + f["message"].split(";")[0][len("not analysed: "):][:60]] += 1
+                    limit = next((k for k in ("max-depth", "max-file-size", "file-timeout", "memory") if k in f["message"]),
+                                 "other")
+                    totals["GL005 " + limit] += 1
             if not args.no_clean:
                 clean = Path(tmp) / f"clean{done:06d}"
                 clean.mkdir()
@@ -201,7 +203,9 @@ def _report(args, walls, totals, how_counts, failures, elapsed) -> None:
         print(f", clean {walls['clean']:.1f} s, mutated / clean = {walls['mutated'] / walls['clean']:.2f}", end="")
     print(f"\nmax RSS of one process (graphlint or a worker): {max_child_rss_mb():.0f} MB")
     print("mutations: " + ", ".join(f"{k} {v}" for k, v in how_counts.most_common()))
-    print("meta findings: " + (", ".join(f"{k} {v}" for k, v in sorted(totals.items()) if k.startswith("GL0")) or "none"))
+    meta = [f"{k} {v}" for k, v in sorted(totals.items()) if k.startswith("GL0") and " " not in k]
+    limits = [f"{k.split(' ', 1)[1]} {v}" for k, v in sorted(totals.items()) if k.startswith("GL005 ")]
+    print("meta findings: " + (", ".join(meta) or "none") + (f" (GL005 by limit: {', '.join(limits)})" if limits else ""))
     print(f"failing batches: {len(failures)}")
     for name, problems in failures:
         for problem in problems[:20]:
