@@ -27,7 +27,10 @@ def test_every_script_and_draft_is_in_the_index_and_every_entry_exists():
     for e in ENTRIES:
         assert set(e) == {"rule", "file", "function", "script", "issue"}, e
         assert (REPRO / e["script"]).is_file() and (REPRO / e["issue"]).is_file(), e
-        assert e["rule"].startswith("GL") and e["file"].startswith("transformers/") and e["function"], e
+        # "build": a model that does not build or decode from transformers' own defaults, where the bug is
+        # (the zoo's "target not built" rows); it names no rule, so the report links none to it
+        assert (e["rule"].startswith("GL") or e["rule"] == "build") and e["file"].startswith("transformers/"), e
+        assert e["function"], e
     keys = [(e["rule"], e["file"], e["function"]) for e in ENTRIES]
     assert len(keys) == len(set(keys)), "one blocker, one reproducer"
 

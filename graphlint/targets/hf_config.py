@@ -26,6 +26,7 @@ to run a step, and says so; ``tests/dynamic/test_hf_config.py`` counts them.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from graphlint.targets import hf_layers
@@ -261,15 +262,51 @@ def tiny_config(arch: str):
     cls = config_class(arch)
     default = cls()
     try:
-        config = cls(**shrink(default, "pick"))
+        kwargs = shrink(default, "pick")
+        config = cls(**kwargs)
         if not _same_kinds(default, config):
             raise ValueError("the picked layers derive other kinds of layer")
     except Exception:  # noqa: BLE001 - the config's validators decide; the prefix is the fallback
-        config = cls(**shrink(default, "prefix"))
+        kwargs = shrink(default, "prefix")
+        config = cls(**kwargs)
+    config = with_attention_layer(cls, kwargs, config)
     wanted = getattr(causal_lm_class(arch), "config_class", None)
     if wanted is not None and not isinstance(config, wanted):
         config = next((sub for sub in vars(config).values() if isinstance(sub, wanted)), config)
     return config
+
+
+def with_attention_layer(cls, kwargs: dict[str, Any], config):
+    """A hybrid whose defaults state no attention layer gets one: its last layer.
+
+    Bamba and Granite 4.0-H default to every layer ``linear_attention`` (their released models put
+    attention layers among them), and their forward builds an attention mask that asks the cache
+    for a length only an attention layer holds, so the default cannot decode at all. A config
+    whose layers are all ``linear_attention`` and which has a way to state attention layers --
+    a ``layer_types`` field, or an unset attention index list (``attn_layer_indices``) -- is rebuilt
+    with its last layer ``full_attention``; a pure state-space model (Mamba) has no such way and
+    is left as it is. The rebuilt config must derive exactly that, or the original is kept."""
+    types = list(getattr(config, "layer_types", None) or [])
+    if not types or set(types) != {LINEAR}:
+        return config
+    wanted = [LINEAR] * (len(types) - 1) + [ATTENTION]
+    fields, values = _fields(cls), _values(config)
+    if "layer_types" in fields:
+        change = {"layer_types": wanted}
+    else:
+        index = next((n for n in sorted(fields) if _ATTENTION_INDEX.search(n) and values.get(n) is None), None)
+        if index is None:
+            return config
+        change = {index: [len(types) - 1]}
+    try:
+        rebuilt = cls(**{**kwargs, **change})
+    except Exception:  # noqa: BLE001 - the config refuses: the default's kinds stay
+        return config
+    return rebuilt if list(getattr(rebuilt, "layer_types", None) or []) == wanted else config
+
+
+LINEAR, ATTENTION = "linear_attention", "full_attention"
+_ATTENTION_INDEX = re.compile(r"^(attn|attention)_layer_(indices|idxs|ids)$")
 
 
 def _same_kinds(default, tiny) -> bool:

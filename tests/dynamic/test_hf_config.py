@@ -110,6 +110,20 @@ def test_a_period_derived_pattern_falls_back_to_a_prefix():
     assert jamba.num_hidden_layers == jamba.attn_layer_offset + 1
 
 
+def test_a_hybrid_whose_defaults_have_no_attention_layer_gets_one_and_a_pure_ssm_stays_as_it_is():
+    """Bamba and Granite 4.0-H default to all-Mamba layers, which their forward cannot decode (it
+    builds an attention mask from a cache with no attention layer): the last layer becomes attention,
+    stated the way each config states it. Mamba has no attention layers to state."""
+    bamba, granite = tiny_config("bamba"), tiny_config("granitemoehybrid")
+    assert bamba.attn_layer_indices == [bamba.num_hidden_layers - 1]
+    assert bamba.layers_block_type == ["linear_attention"] * (bamba.num_hidden_layers - 1) + ["full_attention"]
+    assert granite.layer_types[-1] == "full_attention" and set(granite.layer_types) == {"linear_attention",
+                                                                                         "full_attention"}
+    assert set(tiny_config("mamba2").layer_types) == {"linear_attention"}
+    target = hf.make_target(CPU, arch="bamba", max_len=16)
+    assert "LinearAttention" in target.cache_layout and _steps(target, 2).shape[:2] == (1, 1)
+
+
 def test_special_token_ids_stay_inside_the_vocabulary_and_are_not_fed():
     gemma3 = tiny_config("gemma3")
     text = gemma3.get_text_config(decoder=True)
