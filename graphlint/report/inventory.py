@@ -13,7 +13,6 @@ from collections import defaultdict
 
 from graphlint.crossref import CONFIRMED, DYNAMIC_ONLY, CrossRef
 from graphlint.finding import Finding
-from graphlint.gate import fails
 from graphlint.inventory import CAPTURED, EAGER, EMPTY, FAILED, NOT_RUN, DeviceResult, Inventory, captured_count
 from graphlint.report.markdown import md_cell
 from graphlint.report.plots import Pictures
@@ -62,16 +61,16 @@ def tested(inv) -> str:
 
 def written_line(path: str, inv: Inventory, failed: list[str]) -> str:
     """What the terminal says when the report went to a file. ``failed`` is the gate's reasons
-    (``gate.capture_failures``): failing findings per device, and regions that did not capture, went
-    stale or whose probe crashed, so it is counted apart from the findings, not as more of them."""
-    failing = sum(fails(f) for d in inv.devices for f in d.findings)
-    other = len(failed) - failing
-    if not failed:
-        gate = "the gate passes"
-    else:
-        parts = [f"{failing} failing finding(s)" if failing else "",
-                 f"{other} region(s) not captured, stale or not probed" if other > 0 else ""]
-        gate = "the gate fails: " + ", ".join(p for p in parts if p)
+    (``gate.capture_failures``): regions that did not capture or went stale, probes that crashed
+    (a target that does not build crashes every probe: its error is quoted, so the terminal says
+    why without opening the report), and failing findings, each counted apart from the findings."""
+    errors = [line for line in failed if ": probe error " in line]
+    regions = [line for line in failed if ": capture " in line and line not in errors]
+    failing = len(failed) - len(errors) - len(regions)
+    parts = [f"{failing} failing finding(s)" if failing else "",
+             f"{len(regions)} region(s) not captured or stale" if regions else "",
+             f"{len(errors)} probe error(s): {errors[0].split(': probe error ', 1)[1][:200]}" if errors else ""]
+    gate = "the gate fails: " + ", ".join(p for p in parts if p) if failed else "the gate passes"
     return f"graphlint: wrote {path}: {len(inv.findings())} finding(s); {gate}; {tested(inv)}"
 
 

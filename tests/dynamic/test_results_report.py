@@ -90,6 +90,21 @@ def test_failures_ignore_warnings_and_eager_regions():
                                               "m.py:3 GL190 GL190 message [cuda:0]"]
 
 
+def test_the_written_line_counts_findings_regions_and_probe_errors_apart():
+    from graphlint.report.inventory import written_line
+
+    inv = _stale_inventory()
+    said = written_line("inv.md", inv, capture_failures(inv))
+    assert said.startswith("graphlint: wrote inv.md: 0 finding(s); the gate fails: 4 region(s) not captured or stale;")
+    inv.devices[0].capture = {}
+    inv.devices[0].probes = [ProbeOutcome(p, "error", "AttributeError: no rope_theta (at cfg.py:3)")
+                             for p in ("tracer", "capture")]  # a target that does not build
+    said = written_line("inv.md", inv, capture_failures(inv))
+    assert "the gate fails: 1 probe error(s): AttributeError: no rope_theta (at cfg.py:3);" in said
+    inv.devices[0].probes = []
+    assert "; the gate passes; " in written_line("inv.md", inv, capture_failures(inv))
+
+
 def test_markdown_report_sections_and_static_miss_highlight():
     xref = CrossRef(True, "checked", status={("m.py", 3, "host-sync"): DYNAMIC_ONLY})
     text = render_markdown(_inventory(), xref)
