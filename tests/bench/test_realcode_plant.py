@@ -145,6 +145,7 @@ severity = "error"
 """
 
 
+@pytest.mark.slow
 def test_plants_end_to_end_on_copies(tmp_path: Path, capsys):
     engine = tmp_path / "checkouts" / "tiny" / "eng"
     engine.mkdir(parents=True)

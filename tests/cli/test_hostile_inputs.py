@@ -201,6 +201,7 @@ def test_a_symlink_loop_named_outside_the_working_directory(project, tmp_path):
     assert [f["rule"] for f in result.json()["findings"]] == ["GL000"]
 
 
+@pytest.mark.slow
 def test_a_directory_tree_deeper_than_the_recursion_limit(project):
     made = []
     deep = project.root / "src"
@@ -267,6 +268,7 @@ def test_a_broken_cache_gives_the_same_findings_as_no_cache(project, damage, mon
         assert [(f["path"], f["rule"], f["line"], f["message"]) for f in result.json()["findings"]] == expected
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_one_cache_at_the_same_moment(project):
     for i in range(40):
         project.write(f"src/m{i}.py", project.hot_item.replace("decode_step", f"decode_step{i}"))

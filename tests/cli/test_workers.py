@@ -69,6 +69,7 @@ def test_a_crash_that_does_not_happen_again_alone_costs_nothing(project, monkeyp
     assert result.rc == 1 and ("src/bad.py", code) in rules_by_path(result) and marker.exists()
 
 
+@pytest.mark.slow
 def test_a_hang_is_stopped_at_the_file_timeout(project, monkeypatch):
     project_with_bad_file(project, n=3)
     misbehave(monkeypatch, lambda path: time.sleep(60))

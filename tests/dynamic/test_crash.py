@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from graphlint.dynamic.crash import LastLine, Progress, crash_of, first_useful_error, read_last_line, read_progress
 
 ASSERT_OUTPUT = """\
@@ -39,6 +41,7 @@ def test_a_crash_without_a_project_frame_takes_the_recorded_line():
     assert crash_of(-6, ASSERT_OUTPUT, {}, project).where is None
 
 
+@pytest.mark.slow
 def test_the_recorded_line_survives_a_process_that_aborts(tmp_path):
     """The mechanism itself: a MAP_SHARED page written before ``abort()`` is there for the parent."""
     victim = tmp_path / "victim.py"

@@ -58,6 +58,7 @@ def test_factors_divide_heads_and_head_dims_and_widths_by_their_product():
     assert mamba.width == 64
 
 
+@pytest.mark.slow
 def test_llama_keeps_grouped_query_attention_and_a_small_vocab():
     config = tiny_config("llama")
     assert config.hidden_size == config.num_attention_heads * config.head_dim == 64

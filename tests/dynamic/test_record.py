@@ -192,6 +192,7 @@ def test_only_the_sources_count(project, tmp_path_factory):
     assert json.loads(Path("decode-path.json").read_text())["functions"] == []
 
 
+@pytest.mark.slow
 def test_inventory_record_writes_the_protocols_roles(tmp_path):
     """On the CPU the tracer's first step is recorded: stage() is host, the capturable region captured."""
     target = ROOT / "fixtures" / "targets" / "plain_module.py"

@@ -131,6 +131,7 @@ FAKE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_crash_and_a_hang_are_rows_and_the_hang_is_killed_with_its_children(tmp_path, monkeypatch):
     script = tmp_path / "fake_arch.py"
     script.write_text(FAKE)
@@ -152,6 +153,7 @@ def test_a_crash_and_a_hang_are_rows_and_the_hang_is_killed_with_its_children(tm
     assert {(a, w) for a, w in events} >= {("ok", "start"), ("ok", "done"), ("crash", "step"), ("hang", "done")}
 
 
+@pytest.mark.slow
 def test_a_budget_that_ran_out_leaves_the_rest_not_run(tmp_path, monkeypatch):
     script = tmp_path / "fake_arch.py"
     script.write_text(FAKE)
@@ -211,6 +213,7 @@ def test_the_zoo_on_three_architectures_with_the_tracer_only(tmp_path):
     assert len(list((tmp_path / "drafts2").iterdir())) == 1
 
 
+@pytest.mark.slow
 def test_unknown_architectures_are_a_usage_error(tmp_path):
     pytest.importorskip("transformers", reason="graphlint zoo needs the [hf] extra")
     run = subprocess.run([sys.executable, "-m", "graphlint", "zoo", "--arch", "llama,lama2", "--cpu"],
