@@ -59,12 +59,11 @@ class Linker:
         self.kept: dict[tuple, int] = {}
         self.empty = self.s.fresh()
         self.module_locals: dict[str, set[str]] = {}
-        #: decorators' wrapper closures -> the functions they wrap (see :meth:`decorated`)
-        self.wrapped: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self.names = {info.path: module_name(info.path) for info in infos}
         self.packages = {".".join(n.split(".")[:i]) for n in self.names.values() for i in range(1, n.count(".") + 1)}
         objects.module_attr = self.module_attr
-        self.implicit = Implicit(infos, objects)  # what attribute loads, subscripts and stores run
+        self.implicit = Implicit(infos, objects)  # decorators, and what loads, subscripts and stores run
+        self.wrapped = self.implicit.wrapped  # decorators' wrapper closures -> the functions they wrap
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -256,52 +255,8 @@ class Linker:
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
         elif tag == "dec":
-            self.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
+            self.implicit.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
         return dst
-
-    def decorated(self, deco: int, inner: int, dst: int) -> None:
-        """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
-        wrapper(*a): return fn(*a)``) is one function shared by every function so decorated, whose
-        ``fn(*a)`` would call all of them: the name holds a *wrapped* value instead, ``("W", path,
-        wrapper, inner)``, whose call runs the wrapper and that one inner function
-        (:meth:`Objects.callees`); the wrapper's own calls of what it wraps are left out
-        (:attr:`wrapped`). The function itself is held too: a decorator graphlint cannot see (a
-        library's) returns it, and a known one that registers it returns it as well."""
-        s = self.s
-        s.edge(inner, dst)
-        made = s.fresh()
-        self.o.call(deco, (inner,), (), made)
-        closures: list[Value] = []
-        inners: list[Value] = []
-
-        def wrap(closure_values, inner_values):
-            out = [("W", c[1], c[2], i) for c in closure_values for i in inner_values]
-            for c in closure_values:
-                found = self.wrapped.setdefault((c[1], c[2]), set())
-                for i in inner_values:
-                    found.update(fid for fid, _, _ in self.o.callees(i) if fid is not None)
-            s.add_values(dst, out)
-
-        def on_made(values):
-            new = [v for v in values if self.wrapper(v)]
-            s.add_values(dst, [v for v in values if not self.wrapper(v)])
-            closures.extend(new)
-            wrap(new, inners)
-
-        def on_inner(values):
-            new = [v for v in values if v[0] in ("F", "W", "C")]
-            inners.extend(new)
-            wrap(closures, new)
-
-        s.watch(inner, on_inner)
-        s.watch(made, on_made)
-
-    def wrapper(self, v: Value) -> bool:
-        """A closure (a function nested in another): what a decorator returns to wrap a function."""
-        if v[0] != "F":
-            return False
-        flow = self.o.flow(v[1], v[2])
-        return flow is not None and bool(flow.parent)
 
     def fill(self, path: str, qual: str, container: Value, elements: tuple) -> None:
         target = self.o.elems(container)

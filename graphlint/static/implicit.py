@@ -1,5 +1,8 @@
 """Python's implicit calls: code that runs without a call expression in the source.
 
+A decorated function (``@deco def f``) holds what ``deco(f)`` returns: a closure it returns runs
+before ``f`` on every call (:meth:`Implicit.decorated`).
+
 The points-to analysis (:mod:`.flowlink`, :mod:`.objects`) follows values; an attribute load, a
 subscript or a store runs project code only through the class of the object it reaches. Per
 function scope, :class:`Implicit` watches those objects and records what they run:
@@ -39,6 +42,52 @@ class Implicit:
         #: the hook methods some class of the program defines (none defined: no watcher at all)
         self.hooks = {name for info in infos for cls in info.classes.values() for name in HOOKS if name in cls.methods}
         self._methods: dict[tuple, list[FuncId]] = {}
+        #: decorators' wrapper closures -> the functions they wrap (:meth:`decorated`)
+        self.wrapped: dict[FuncId, set[FuncId]] = {}
+
+    def decorated(self, deco: int, inner: int, dst: int) -> None:
+        """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
+        wrapper(*a): return fn(*a)``) is one function shared by every function so decorated, whose
+        ``fn(*a)`` would call all of them: the name holds a *wrapped* value instead, ``("W", path,
+        wrapper, inner)``, whose call runs the wrapper and that one inner function
+        (:meth:`Objects.callees`); the wrapper's own calls of what it wraps are left out
+        (:attr:`wrapped`). The function itself is held too: a decorator graphlint cannot see (a
+        library's) returns it, and a known one that registers it returns it as well."""
+        s = self.s
+        s.edge(inner, dst)
+        made = s.fresh()
+        self.o.call(deco, (inner,), (), made)
+        closures: list[Value] = []
+        inners: list[Value] = []
+
+        def wrap(closure_values, inner_values):
+            out = [("W", c[1], c[2], i) for c in closure_values for i in inner_values]
+            for c in closure_values:
+                found = self.wrapped.setdefault((c[1], c[2]), set())
+                for i in inner_values:
+                    found.update(fid for fid, _, _ in self.o.callees(i) if fid is not None)
+            s.add_values(dst, out)
+
+        def on_made(values):
+            new = [v for v in values if self.wrapper(v)]
+            s.add_values(dst, [v for v in values if not self.wrapper(v)])
+            closures.extend(new)
+            wrap(new, inners)
+
+        def on_inner(values):
+            new = [v for v in values if v[0] in ("F", "W", "C")]
+            inners.extend(new)
+            wrap(closures, new)
+
+        s.watch(inner, on_inner)
+        s.watch(made, on_made)
+
+    def wrapper(self, v: Value) -> bool:
+        """A closure (a function nested in another): what a decorator returns to wrap a function."""
+        if v[0] != "F":
+            return False
+        flow = self.o.flow(v[1], v[2])
+        return flow is not None and bool(flow.parent)
 
     def scope(self, path: str, qual: str) -> FuncId | None:
         flow = self.o.flow(path, qual)
