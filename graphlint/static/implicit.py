@@ -44,6 +44,7 @@ class Implicit:
         self._methods: dict[tuple, list[FuncId]] = {}
         #: decorators' wrapper closures -> the functions they wrap (:meth:`decorated`)
         self.wrapped: dict[FuncId, set[FuncId]] = {}
+        self._runs_wrapped: dict[Value, bool] = {}
 
     def decorated(self, deco: int, inner: int, dst: int) -> None:
         """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
@@ -69,7 +70,7 @@ class Implicit:
             s.add_values(dst, out)
 
         def on_made(values):
-            new = [v for v in values if self.wrapper(v)]
+            new = [v for v in values if self.wrapper(v) and self.runs_wrapped(v)]
             s.add_values(dst, [v for v in values if not self.wrapper(v)])
             closures.extend(new)
             wrap(new, inners)
@@ -88,6 +89,21 @@ class Implicit:
             return False
         flow = self.o.flow(v[1], v[2])
         return flow is not None and bool(flow.parent)
+
+    def runs_wrapped(self, v: Value) -> bool:
+        """Whether a decorator's closure calls a parameter of the function it is nested in (``def
+        wrapper(*a): return fn(*a)`` in ``def deco(fn)``): it wraps that function and runs it. A
+        closure that does not (the inner decorator a dual-use ``@deco``/``@deco(...)`` returns
+        when called with the function) wraps nothing and is not what the name holds."""
+        known = self._runs_wrapped.get(v)
+        if known is None:
+            flow, parent = self.o.flow(v[1], v[2]), self.o.flow(v[1], self.o.flow(v[1], v[2]).parent)
+            params = set(parent.params) | set(parent.kwonly) if parent is not None else set()
+            fn = self.o.by_path[v[1]].functions.get(v[2])
+            sites = fn.calls if fn is not None else ()
+            known = self._runs_wrapped[v] = bool(params) and any(
+                site.expr[0] == "n" and site.expr[1] in params and not site.reference for site in sites)
+        return known
 
     def scope(self, path: str, qual: str) -> FuncId | None:
         flow = self.o.flow(path, qual)
@@ -185,3 +201,4 @@ class Implicit:
                             break
 
         self.s.watch(obj, on)
+
