@@ -33,6 +33,7 @@ from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import Solver
 
 FuncId = tuple[str, str]
+IMPLICIT = ("implicit",)  # the callee of an implicit call's site (:meth:`CallGraph.implicit_sites`)
 
 
 class CallGraph:
@@ -93,12 +94,15 @@ class CallGraph:
             for fid, _, _ in self.objects.callees(value):
                 if fid is not None:
                     found[fid] = None
+            called = self.objects._views.get(("called", value)) if value[0] in ("I", "S") else None
+            for method in self.solver.values(called) if called is not None else ():
+                for fid, _, _ in self.objects.callees(method):
+                    if fid is not None:
+                        found[fid] = None
         return sorted(found)
 
     def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:
         """The functions ``site`` (a call site of ``qual`` in ``path``) may run, by points-to."""
-        if (path, qual) in self.linker.wrappers:
-            return []
         node = self.node(path, qual, site.expr)
         if node is None:
             return []
@@ -106,7 +110,22 @@ class CallGraph:
                                                         or self.linker.background(path, qual, site.via)):
             return []  # handed to a project function (its parameter carries it to where it is called) or
             # to another thread
-        return self.callees(node, classes=not site.reference)
+        found = self.callees(node, classes=not site.reference)
+        wrapped = self.linker.wrapped.get((path, qual))
+        if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that
+            found = [fid for fid in found if fid not in wrapped]
+        return found
+
+    def implicit_sites(self, info: ModuleInfo, qual: str) -> list[tuple[FuncId, CallSite]]:
+        """What ``qual`` runs without a call expression (:mod:`.implicit`: a property's getter,
+        ``__getitem__``...), each with a call site of no particular statement, in every loop of
+        the function (a function hot only in its loops runs them when one of its loops is hot)."""
+        found = self.linker.implicit.edges.get((info.path, qual))
+        if not found:
+            return []
+        fn = info.functions.get(qual)
+        site = CallSite(IMPLICIT, loops=frozenset(loop.id for loop in fn.loops) if fn is not None else frozenset())
+        return [(fid, site) for fid in sorted(found)]
 
     def runs_project(self, path: str, qual: str, expr: tuple) -> bool:
         """Whether calling ``expr`` (in ``qual`` of ``path``) runs some function of the project."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 
 from graphlint.static.facts import ModuleInfo, ScopeFlow
+from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
@@ -58,10 +59,11 @@ class Linker:
         self.kept: dict[tuple, int] = {}
         self.empty = self.s.fresh()
         self.module_locals: dict[str, set[str]] = {}
-        self.wrappers: set[tuple[str, str]] = set()  # decorators' wrapper closures (see ``wrapper``)
         self.names = {info.path: module_name(info.path) for info in infos}
         self.packages = {".".join(n.split(".")[:i]) for n in self.names.values() for i in range(1, n.count(".") + 1)}
         objects.module_attr = self.module_attr
+        self.implicit = Implicit(infos, objects)  # decorators, and what loads, subscripts and stores run
+        self.wrapped = self.implicit.wrapped  # decorators' wrapper closures -> the functions they wrap
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -113,6 +115,12 @@ class Linker:
                 self.assign(path, qual, stmt[1], value)
             elif kind == "e":
                 self.eval(path, qual, stmt[1])
+            elif kind == "set":
+                target = stmt[1]
+                obj = self.eval(path, qual, target[1])
+                (self.implicit.store if target[0] == "a" else self.implicit.store_item)(path, qual, obj)
+            elif kind == "in":
+                self.implicit.contains(path, qual, self.eval(path, qual, stmt[1]))
             elif kind == "r":
                 self.s.edge(self.eval(path, qual, stmt[1]), self.o.ret(path, qual))
 
@@ -123,9 +131,13 @@ class Linker:
             if node is not None:
                 self.s.edge(value, node)
         elif kind == "a":
-            self.o.store(self.eval(path, qual, target[1]), target[2], value)
+            obj = self.eval(path, qual, target[1])
+            self.o.store(obj, target[2], value)
+            self.implicit.store(path, qual, obj)
         elif kind == "s":
-            self.o.store_elements(self.eval(path, qual, target[1]), value)
+            obj = self.eval(path, qual, target[1])
+            self.o.store_elements(obj, value)
+            self.implicit.store_item(path, qual, obj)
 
     # -- names ---------------------------------------------------------------------------------
     def var(self, path: str, qual: str, name: str) -> int | None:
@@ -192,10 +204,14 @@ class Linker:
             return self.call(path, qual, ir)
         dst = s.fresh()
         if tag == "a":
-            self.o.load(self.eval(path, qual, ir[1]), ir[2], dst)
+            obj = self.eval(path, qual, ir[1])
+            self.o.load(obj, ir[2], dst)
+            self.implicit.load(path, qual, obj, ir[2])
         elif tag == "s":
             s.elementwise(dst)
-            self.o.elements(self.eval(path, qual, ir[1]), dst)
+            obj = self.eval(path, qual, ir[1])
+            self.o.elements(obj, dst)
+            self.implicit.item(path, qual, obj)
         elif tag == "l":
             container = ("L", path, ir[1], ir[3])
             s.add_values(dst, (container,))
@@ -239,25 +255,8 @@ class Linker:
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
         elif tag == "dec":
-            inner = self.eval(path, qual, ir[2])
-            s.edge(inner, dst)
-            made = s.fresh()
-            self.o.call(self.eval(path, qual, ir[1]), (inner,), (), made)
-            s.watch(made, lambda values: s.add_values(dst, [v for v in values if not self.wrapper(v)]))
+            self.implicit.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
         return dst
-
-    def wrapper(self, v: Value) -> bool:
-        """A closure a decorator returns (``def wrapper(*a): return fn(*a)``): one function shared by
-        every function so decorated, whose ``fn(*a)`` would call all of them. The decorated name
-        holds the function itself instead (what the wrapper calls), never the shared wrapper; the
-        call graph leaves the wrapper's own calls out (:attr:`wrappers`)."""
-        if v[0] != "F":
-            return False
-        flow = self.o.flow(v[1], v[2])
-        if flow is None or not flow.parent:
-            return False
-        self.wrappers.add((v[1], v[2]))
-        return True
 
     def fill(self, path: str, qual: str, container: Value, elements: tuple) -> None:
         target = self.o.elems(container)

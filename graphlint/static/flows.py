@@ -11,7 +11,9 @@ cached with the file's summary. Nothing is resolved here -- a name may be bound 
 Statements (``ScopeFlow.stmts``): ``("=", target, value)`` with a target ``("n", name)``,
 ``("a", base, attr)`` or ``("s", base)`` (a store into a container); ``("e", call)`` (a call whose
 result is not bound: its arguments still flow into the callee); ``("r", value)`` (``return`` and
-``yield``); ``("*", dotted)`` (``from x import *``).
+``yield``); ``("*", dotted)`` (``from x import *``); ``("in", container)`` (``k in container``:
+its ``__contains__`` runs); ``("set", target)`` (a store of nothing tracked: the object's
+``__setattr__``/``__setitem__`` runs).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from graphlint.static.names import dotted_name
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
 METHOD_KINDS = {"staticmethod": "s", "classmethod": "c", "property": "p", "cached_property": "p",
                 "functools.cached_property": "p", "abc.abstractproperty": "p"}
+
+#: methods Python makes classmethods without a decorator
+IMPLICIT_CLASSMETHODS = frozenset(("__init_subclass__", "__class_getitem__"))
 
 
 class FlowRecorder:
@@ -79,6 +84,8 @@ class FlowRecorder:
                 kind = "x"  # rebinding a property's setter: the name keeps the getter
             else:
                 decorators.append(dec.decorator)
+        if in_class and not kind and stmt.name.value in IMPLICIT_CLASSMETHODS:
+            kind = "c"
         if kind != "x":
             self.bind_def(stmt.name.value, ("d", qual), decorators)
         method = in_class and kind != "s"
@@ -156,6 +163,8 @@ class FlowRecorder:
                 self._bind(inner, value if isinstance(el, cst.StarredElement) or value is None else ("s", value))
         elif kind is cst.StarredElement:
             self._bind(target.value, value)
+        elif value is None and kind in (cst.Attribute, cst.Subscript):
+            self._store_nothing(target)
         elif value is not None and kind is cst.Attribute:
             base = self.ir.expr(target.value)
             if base is not None:
@@ -164,6 +173,16 @@ class FlowRecorder:
             base = self.ir.expr(target.value)
             if base is not None:
                 self.add(("=", ("s", base), value))
+
+    def _store_nothing(self, target: cst.Attribute | cst.Subscript) -> None:
+        """``out["k"] = 0``, ``out.step = 1``: no value the analysis tracks, but the object's
+        ``__setitem__``/``__setattr__`` runs (``self.x = 0`` is left out: most classes' ``__init__``
+        is full of them, and a class that hooks its own stores is rare)."""
+        if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+            return
+        base = self.ir.expr(target.value)
+        if base is not None:
+            self.add(("set", ("a", base, target.attr.value) if type(target) is cst.Attribute else ("s", base)))
 
     def annotated(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
         """``self.model: Llama = model``, ``cache: Cache`` in a dataclass body: the annotated class."""
@@ -191,6 +210,31 @@ class FlowRecorder:
                 self.add(("e", ir))
             return ir[1]
         return None
+
+    def use(self, node: cst.BaseExpression, top: bool = True) -> None:
+        """An expression whose value no statement records (``if cache.is_static:``, ``key in out``,
+        ``x = a.flag and not b.flag``): the loads in it still run code (a property's getter,
+        ``__getitem__``, ``__contains__``), recorded as ``("e", load)`` and ``("in", container)``.
+        ``top``: the expression itself is such a load (not when its value is assigned)."""
+        kind = type(node)
+        if kind in (cst.Attribute, cst.Subscript):
+            if top:
+                ir = self.ir.expr(node)
+                if ir is not None:
+                    self.add(("e", ir))
+        elif kind is cst.Comparison:
+            self.use(node.left)
+            for target in node.comparisons:
+                if isinstance(target.operator, (cst.In, cst.NotIn)):
+                    ir = self.ir.expr(target.comparator)
+                    if ir is not None:
+                        self.add(("in", ir))
+                self.use(target.comparator)
+        elif kind in (cst.BooleanOperation, cst.BinaryOperation):
+            self.use(node.left)
+            self.use(node.right)
+        elif kind is cst.UnaryOperation:
+            self.use(node.expression)
 
     def returns(self, value: cst.BaseExpression | None) -> None:
         ir = self.ir.expr(value) if value is not None else None

@@ -35,8 +35,10 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
         for qual in sorted(info.functions):
             fn = info.functions[qual]
             out: dict[FuncId, CallSite] = {}
-            for call in [] if fn.device_code else fn.calls:  # DSL code calls DSL code, not the host
-                for callee in graph.site_targets(info, qual, call):
+            sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls]
+            sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
+            for call, callees in sites:  # DSL code calls DSL code, not the host
+                for callee in callees:
                     known = out.get(callee)
                     if known is None:  # the summary's own site (never mutated: summaries are cached)
                         out[callee] = call

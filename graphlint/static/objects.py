@@ -12,6 +12,8 @@ Values (tuples, see :mod:`.pointsto`):
 - ``("Mod", path)`` a module of the project, ``("Ns", name)`` a package without ``__init__``;
 - ``("L", path, site, callable)`` a container made at ``site`` (list, tuple, dict, set,
   ``ModuleList``; ``callable`` for ``nn.Sequential``, which calls every element);
+- ``("W", path, wrapper, value)`` a decorated function (``@deco def f``): the closure ``deco``
+  returned (``wrapper``), which runs ``value`` (a function, a bound method, another ``W``);
 - ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
 - ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
 - ``("X",)`` something from outside the project (what a library call returns, an instance of a
@@ -34,6 +36,7 @@ from graphlint.static.pointsto import Solver, Value
 FuncId = tuple[str, str]
 ELEMENTS = "[]"
 FOREIGN: Value = ("X",)
+RUNS = -1  # a callee's "first parameter" when it runs without the call's arguments or result
 
 
 class Objects:
@@ -166,17 +169,26 @@ class Objects:
             for v in values:
                 if v[0] == "F":
                     flow = self.flow(v[1], v[2])
-                    kind = flow.fkind if flow is not None else ""
-                    if kind == "p" and via_instance:
+                    if flow is not None and flow.fkind == "p" and via_instance:
                         self.s.edge(self.ret(v[1], v[2]), view)
                         continue
-                    if (kind == "m" and via_instance) or kind == "c":
-                        v = ("M", v[1], v[2])
-                out.append(v)
+                out.append(self.bound(v, via_instance))
             self.s.add_values(view, out)
 
         self.s.watch(src, on)
         return view
+
+    def bound(self, v: Value, via_instance: bool) -> Value:
+        """A function read from a class: a method bound to the instance, a classmethod to the class;
+        a decorated one keeps its wrapper and binds what it wraps."""
+        if v[0] == "W":
+            return ("W", v[1], v[2], self.bound(v[3], via_instance))
+        if v[0] == "F":
+            flow = self.flow(v[1], v[2])
+            kind = flow.fkind if flow is not None else ""
+            if (kind == "m" and via_instance) or kind == "c":
+                return ("M", v[1], v[2])
+        return v
 
     def store(self, obj: int, attr: str, src: int) -> None:
         def on(values):
@@ -224,10 +236,16 @@ class Objects:
             return [((v[1], v[2]), shift, None)]
         if tag == "M":
             return [((v[1], v[2]), 1 + shift, None)]
+        if tag == "W":  # a decorated function: its decorator's wrapper runs (RUNS: its parameters are
+            # left unbound -- it is shared by every function so decorated and would mix their
+            # arguments), then the function itself, which gets the arguments and gives the result
+            return [((v[1], v[2]), RUNS, None), *self.callees(v[3], shift)]
         if tag == "C":
             init = self.index.find_method(self.ref(v), "__init__")
             made = ("I", v[1], v[2])
-            return [((init[0].path, init[1]), 1 + shift, made)] if init else [(None, 0, made)]
+            found = [((init[0].path, init[1]), 1 + shift, made)] if init else [(None, 0, made)]
+            post = self.index.find_method(self.ref(v), "__post_init__")  # a dataclass's generated __init__ calls it
+            return found + [((post[0].path, post[1]), RUNS, made)] if post else found
         if tag in ("I", "S"):
             ref = self.ref(v)
             hit = self.index.call_forward(ref)
@@ -255,6 +273,8 @@ class Objects:
                     if self.once(("sequential", v, id(args), id(kws), dst)):
                         self.call(self.elems(v), args, kws, dst)
                     continue
+                if v[0] in ("I", "S") and self.once(("instance", v, id(args), id(kws), dst)):
+                    self.call(self.called_method(v), args, kws, dst)
                 for fid, first, made in self.callees(v):
                     if made is not None:
                         self.made.add(made[1:])
@@ -262,12 +282,25 @@ class Objects:
                             self.s.add_values(dst, (made,))
                     if fid is None:
                         continue
-                    if self.once(("call", fid, first, id(args), id(kws), dst)):
+                    if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
                         self.bind(fid, first, args, kws)
                         if made is None and dst is not None:
                             self.s.edge(self.ret(*fid), dst)
 
         self.s.watch(func, on)
+
+    def called_method(self, v: Value) -> int:
+        """What calling an instance runs, read through the points-to (its class attribute
+        ``forward``, else ``__call__``): a method the class's decorator wrapped, or one its base's
+        ``__init_subclass__`` installed (``cls.forward = wrapper``). The method the class defines is
+        :meth:`callees`' too (by name: a call is bound once)."""
+        key = ("called", v)
+        node = self._views.get(key)
+        if node is None:
+            node = self._views[key] = self.s.fresh()
+            hit = self.index.call_forward(self.ref(v))
+            self.load_value(v, hit[1].rsplit(".", 1)[-1] if hit else "forward", node)
+        return node
 
     def bind(self, fid: FuncId, first: int, args: tuple, kws: tuple) -> None:
         flow = self.flow(*fid)

@@ -190,6 +190,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.calls.bind(target.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
+            self.flows.use(stmt.value, top=False)
         elif isinstance(stmt, cst.AnnAssign):
             self.flows.annotated(stmt.target, stmt.annotation.annotation)
             self.store_targets = {id(stmt.target)}
@@ -217,8 +218,11 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         elif isinstance(stmt, cst.Assert):
             self.visit_node(stmt)
             self.expr(stmt.test)  # not ``msg``: it is evaluated only when the assertion fails
+            self.flows.use(stmt.test)
         else:
             self.expr(stmt)
+            if isinstance(stmt, (cst.Expr, cst.Return)) and stmt.value is not None:
+                self.flows.use(stmt.value)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 self.calls.bindings.record_module_call(stmt.value)
             elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
@@ -263,6 +267,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
+        self.flows.use(stmt.test)
         if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
@@ -303,6 +308,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
+            self.flows.use(stmt.test)
         outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
         over_items = isinstance(stmt, cst.For) and not is_step_loop(stmt)  # ``for layer in self.layers``
         outer_names, outer_modules = self.item_names, self.module_loops

@@ -38,6 +38,7 @@ def edges(graph: CallGraph, infos: list[ModuleInfo]) -> dict[str, list[str]]:
         for qual, fn in info.functions.items():
             callees = {f"{p}:{q}" for site in fn.calls if not site.reference
                        for p, q in graph.site_targets(info, qual, site)}
+            callees |= {f"{p}:{q}" for (p, q), _ in graph.implicit_sites(info, qual)}
             out[f"{info.path}:{qual}"] = sorted(callees)
     return out
 
