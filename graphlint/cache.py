@@ -54,6 +54,15 @@ def analyzer_fingerprint() -> str:
     return hashlib.sha256("\n".join(stats).encode()).hexdigest()[:16]
 
 
+def entry_bytes(summary: FileSummary, sha256: str) -> bytes:
+    """A summary as its cache entry stores it (:meth:`SummaryCache.get` reads it back)."""
+    return pickle.dumps((summary.path, sha256, summary), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def from_entry_bytes(payload: bytes) -> FileSummary:
+    return pickle.loads(payload)[2]
+
+
 class SummaryCache:
     def __init__(self, directory: Path, rules: dict[str, Rule], options: StaticOptions):
         self.directory = directory
@@ -85,16 +94,20 @@ class SummaryCache:
         return summary
 
     def put(self, summary: FileSummary, sha256: str, variant: str = "") -> None:
+        self.put_entry(summary.path, sha256, entry_bytes(summary, sha256), variant)
+
+    def put_entry(self, path: str, sha256: str, payload: bytes, variant: str = "") -> None:
+        """Store an entry made by :func:`entry_bytes` (in a worker: the parent does not pickle again)."""
         if not self.enabled:
             return
         try:
-            target = self._entry(summary.path, sha256, variant)
+            target = self._entry(path, sha256, variant)
             self._prepare()
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    pickle.dump((summary.path, sha256, summary), handle, protocol=pickle.HIGHEST_PROTOCOL)
+                    handle.write(payload)
                 os.replace(tmp, target)
             except BaseException:
                 with contextlib.suppress(OSError):

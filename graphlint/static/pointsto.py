@@ -46,7 +46,10 @@ class Solver:
         self.value_ids: dict[Value, int] = {}
         self.value_of: list[Value] = []  # value id -> the value
         self.count = 0  # nodes made
-        self.pts: dict[int, set[int]] = {}  # only nodes that hold something
+        #: only nodes that hold something; one value is a frozenset shared by every node that holds
+        #: just it (most nodes: a set each was a fifth of the solve's memory), copied on growth
+        self.pts: dict[int, set[int] | frozenset[int]] = {}
+        self.single: dict[int, frozenset[int]] = {}
         self.succ: dict[int, int | set[int]] = {}
         self.watchers: dict[int, list[Watcher]] = {}
         self.caps: dict[int, int] = {}  # nodes allowed more than CAP
@@ -101,21 +104,33 @@ class Solver:
     def add(self, node: int, values: Iterable[int]) -> None:
         if node in self.full:
             return
-        have = self.pts.get(node)
-        if have is None:
-            have = self.pts[node] = set()
+        have = self.pts.get(node, EMPTY)
         new = [v for v in values if v not in have]
         if len(have) + len(new) > CAP:
             new = self._cut(node, have, new)
         if not new:
             return
-        have.update(new)
+        self._grow(node, have, new)
         pending = self.pending.get(node)
         if pending is None:
             self.pending[node] = set(new)
             self.queue.append(node)
         else:
             pending.update(new)
+
+    def _grow(self, node: int, have, new) -> None:
+        """``have`` (the node's values) plus ``new``, none of them in it."""
+        if not have and len(new) == 1:
+            (v,) = new
+            single = self.single.get(v)
+            if single is None:
+                single = self.single[v] = frozenset((v,))
+            self.pts[node] = single
+        elif type(have) is set:
+            have.update(new)
+        else:
+            grown = self.pts[node] = set(have)
+            grown.update(new)
 
     def edge(self, src: int, dst: int) -> None:
         """``dst ⊇ src`` from now on."""
@@ -152,6 +167,7 @@ class Solver:
         keep it alive in reference cycles until the cyclic collector found them) and the edges."""
         self.watchers = {}
         self.succ = {}
+        self.single = {}
         self.pending.clear()
 
     # -- fixpoint ----------------------------------------------------------------------------
@@ -177,10 +193,14 @@ class Solver:
                         continue
                     have = pts.get(dst)
                     if have is None:
-                        new = pts[dst] = set(delta)
+                        new = set(delta)
                         if len(new) > CAP and len(new) > caps.get(dst, CAP):
                             new.clear()
                             new.update(self._cut(dst, new, delta))
+                        if len(new) == 1:
+                            self._grow(dst, EMPTY, new)
+                        else:
+                            pts[dst] = new
                         pending[dst] = set(new)
                         push(dst)
                         continue
@@ -192,6 +212,8 @@ class Solver:
                         new = set(self._cut(dst, have, new))
                         if not new:
                             continue
+                    if type(have) is not set:
+                        have = pts[dst] = set(have)
                     have |= new
                     if dst in pending:
                         pending[dst] |= new
