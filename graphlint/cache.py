@@ -104,15 +104,7 @@ class SummaryCache:
             target = self._entry(path, sha256, variant)
             self._prepare()
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(payload)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            _write_atomic(target, payload)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
             self.enabled = False  # read-only checkout, full disk, unpicklable data: run uncached
 
@@ -147,15 +139,7 @@ class SummaryCache:
             for old in target.parent.iterdir():  # one result is enough: the last run's
                 if not old.name.startswith(".tmp-"):
                     old.unlink(missing_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    pickle.dump((key, value), handle, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            _write_atomic(target, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
         except (OSError, pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
             self.enabled = False
 
@@ -166,7 +150,19 @@ class SummaryCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         for name, text in ((".gitignore", "# created by graphlint\n*\n"),
                            ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n# graphlint summary cache\n")):
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")  # atomic, as the entries
-            with os.fdopen(fd, "w") as handle:
-                handle.write(text)
-            os.replace(tmp, self.directory / name)
+            _write_atomic(self.directory / name, text.encode())  # atomic, as the entries
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename it into place, so a reader
+    (another graphlint at the same moment) sees the old file or the new one, never half of one;
+    the temporary file does not outlive a failure."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

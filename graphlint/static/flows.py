@@ -22,7 +22,7 @@ import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import EXTERNAL_ROOTS, IR, IRBuilder
-from graphlint.static.names import dotted_name
+from graphlint.static.names import dotted_name, record_import
 
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
 METHOD_KINDS = {"staticmethod": "s", "classmethod": "c", "property": "p", "cached_property": "p",
@@ -242,30 +242,14 @@ class FlowRecorder:
             self.add(("r", ir))
 
     def imported(self, node: cst.Import | cst.ImportFrom) -> None:
-        if isinstance(node, cst.Import):
-            for alias in node.names:
-                full = dotted_name(alias.name)
-                if full is None:
-                    continue
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self._import(alias.asname.name.value, full)
-                else:
-                    root = full.split(".", 1)[0]
-                    self._import(root, root)
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            module = dotted_name(node.module) if node.module is not None else ""
+            self.add(("*", "." * len(node.relative) + (module or "")))
             return
-        module = dotted_name(node.module) if node.module is not None else ""
-        prefix = "." * len(node.relative) + (module or "")
-        if isinstance(node.names, cst.ImportStar):
-            self.add(("*", prefix))
-            return
-        for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
-                continue
-            local = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            sep = "" if prefix.endswith(".") or not prefix else "."
-            self._import(local, f"{prefix}{sep}{alias.name.value}")
+        bound: dict[str, str] = {}
+        record_import(node, bound)  # the names an import binds, as the rest of the analysis reads them
+        for local, dotted in bound.items():
+            self._import(local, dotted)
 
     def _import(self, local: str, dotted: str) -> None:
         """The name is bound either way; an import of the standard library or the numeric stack
