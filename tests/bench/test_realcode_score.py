@@ -310,6 +310,7 @@ def test_manifest_mistakes_are_refused(tmp_path, body, message):
         fetch_mod.load_manifest(manifest)
 
 
+@pytest.mark.slow
 def test_the_entries_page_has_the_summary_table_and_each_engines_headline(bench, capsys):
     entries_mod = load("realcode_entries")
     meta, checkouts, _ = bench

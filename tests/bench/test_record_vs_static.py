@@ -54,6 +54,7 @@ def test_a_miss_says_why():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["dsv4-full-graph"])
 def test_the_bundled_engine_is_recorded_and_compared(bench, case):
     result = bench.run_case(case, steps=4)

@@ -129,6 +129,7 @@ def test_pre_commit_passing_only_excluded_files_is_no_gate_off(project):
     assert result.rc == 0 and "the check is off" not in result.err
 
 
+@pytest.mark.slow
 def test_file_names_in_any_bytes_reach_every_output(project, tmp_path):
     project.write("src/ok.py", project.hot_item)
     odd = os.fsencode(project.root / "src") + b"/" + ODD
@@ -153,6 +154,7 @@ def test_file_names_in_any_bytes_reach_every_output(project, tmp_path):
     assert cached.json()["findings"] == again.json()["findings"] == data["findings"]
 
 
+@pytest.mark.slow
 def test_a_name_that_is_not_utf8_reaches_stdout_as_its_bytes(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     with open(os.fsencode(tmp_path) + b"/" + ODD, "wb") as handle:

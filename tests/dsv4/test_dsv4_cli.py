@@ -32,6 +32,7 @@ def test_generate_refuses_a_run_longer_than_the_context():
     assert exit_info.value.code == 2
 
 
+@pytest.mark.slow
 def test_bench_reports_every_decoder_against_eager(tmp_path, capsys):
     spec = importlib.util.spec_from_file_location("decode_bench", BENCH)
     bench = importlib.util.module_from_spec(spec)
@@ -45,6 +46,7 @@ def test_bench_reports_every_decoder_against_eager(tmp_path, capsys):
     assert "floor=" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
 def test_bench_both_kernel_backends_without_cuda_times_the_fallbacks_once(tmp_path, capsys, monkeypatch):
     spec = importlib.util.spec_from_file_location("decode_bench", BENCH)

@@ -22,6 +22,7 @@ def _at_root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
+@pytest.mark.slow
 def test_capture_test_without_cuda_runs_the_tracer_and_says_capture_was_skipped(capsys):
     assert main(["capture-test", "--target", spec("plain_module.py")]) == 0
     out = capsys.readouterr().out

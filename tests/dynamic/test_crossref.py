@@ -49,6 +49,7 @@ def _project(root, config: str = "") -> None:
         (root / "pyproject.toml").write_text(f"[tool.graphlint]\n{config}\n")
 
 
+@pytest.mark.slow
 def test_an_engine_reached_through_an_attribute_is_checked(tmp_path, monkeypatch):
     _project(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -57,6 +58,7 @@ def test_an_engine_reached_through_an_attribute_is_checked(tmp_path, monkeypatch
     assert xref.of(_dynamic("eng/step.py", 6)) == CONFIRMED and xref.rules_at(_dynamic("eng/step.py", 6)) == ["GL201"]
 
 
+@pytest.mark.slow
 def test_an_engine_outside_the_working_directory_is_checked(tmp_path, monkeypatch):
     _project(tmp_path / "elsewhere")
     (tmp_path / "here").mkdir()

@@ -204,6 +204,7 @@ def test_inventory_record_writes_the_protocols_roles(tmp_path):
                                                      "targets/plain_module.py:make_target.feed": {"host": 1}}
 
 
+@pytest.mark.slow
 def test_the_graph_probe_records_its_capture_step(monkeypatch, tmp_path):
     """The capturing worker (here with the CPU emulator) records the same roles as the tracer."""
     import torch
@@ -241,6 +242,7 @@ def test_paths_are_relative_to_the_record_wherever_it_is_written(tmp_path):
     assert relative_path(lib, str(project), [str(project), str(site / "transformers")]) == "transformers/generation.py"
 
 
+@pytest.mark.slow
 def test_torch_compile_with_cuda_graphs_marks_its_function_captured(project):
     """``torch.compile(mode="reduce-overhead")`` runs its function in a graph tree: its own frame is
     all the recorder sees, and it is graph code. Nothing is compiled here (only the wrapping)."""

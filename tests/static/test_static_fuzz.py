@@ -77,6 +77,7 @@ def toml_value(value) -> str:
     return "{" + ", ".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(table=st.dictionaries(KEYS, VALUES, max_size=4), junk=st.binary(max_size=8), cut=st.integers(0, 400))
 def test_generated_configurations_are_used_or_refused_in_one_line(tmp_path, table, junk, cut):
