@@ -2,12 +2,7 @@
 
 Decisions worth knowing:
 
-* Discovery walks directories for ``*.py`` in sorted order (iteratively), skips hidden
-  directories and the usual build/venv/cache directories, follows directory symlinks but never
-  enters a directory twice (a symlink loop is skipped with a warning), and reads only regular
-  files; a directory it cannot list is a GL000. ``exclude`` globs apply to explicitly named files
-  too (pre-commit passes every changed file; excluded ones must stay excluded, ruff's
-  ``force-exclude``).
+* Which files are read: :mod:`graphlint.discovery`.
 * Files are summarized in worker processes only (:mod:`graphlint.workers`): ``--jobs`` of them
   from :data:`PARALLEL_THRESHOLD` uncached files up, else one (pre-commit already runs hooks in
   parallel). Outcomes keep input order and the final findings are sorted, so output never
@@ -30,12 +25,12 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from graphlint.check_settings import Settings, enabled_for_file, gate_off
+from graphlint.discovery import Walked, Source, discover, read_source
 from graphlint.finding import Finding
 from graphlint.paths import display_path
 from graphlint.static.budget import error_code
@@ -44,9 +39,6 @@ from graphlint.static.suppressions import apply_suppressions
 
 PARALLEL_THRESHOLD = 16
 PARSE_ERROR, INTERNAL_ERROR = "GL000", "GL002"
-SKIP_DIRS = frozenset({
-    "__pycache__", "node_modules", "venv", "env", "build", "dist", "site-packages", "__pypackages__",
-})
 
 #: (done, total or None while it cannot be counted, phase): phases are "finding files",
 #: "analysing" (files), "cross-file pass" (files summarized again with other files' facts),
@@ -68,99 +60,6 @@ class RunResult:
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
     decode_path: object = None  # graphlint.static.decode_path.DecodePath: what the check took for the decode path
     gate_off: str = ""  # why nothing could fail the check (see :func:`gate_off`), else ""
-
-
-@dataclass
-class _Source:
-    path: str  # display path, the key everything else uses
-    data: bytes | None = None
-    sha256: str = ""
-    error: str = ""
-
-
-@dataclass
-class Walked:
-    """What discovery saw besides the files: for the gate-off notice and GL000s on directories."""
-
-    excluded: int = 0  # entries under walked directories (and named roots) that ``exclude`` matched
-    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (directory, why) it could not be listed
-
-
-def discover(settings: Settings, warnings: list[str], walked: Walked | None = None) -> list[Path]:
-    """Every file to analyse, deduplicated by real path, in a stable order. Iterative: a directory
-    tree as deep as the file system allows cannot exhaust the stack."""
-    walked = walked if walked is not None else Walked()
-    found: dict[str, Path] = {}
-    visited_dirs: set[tuple[int, int]] = set()
-
-    def add(path: Path) -> None:
-        found.setdefault(os.path.realpath(path), path)
-
-    def entries_of(directory: Path) -> list[os.DirEntry] | None:
-        try:
-            info = directory.stat()
-        except OSError as exc:
-            warnings.append(f"skipping {display_path(directory)}: {exc.strerror or exc}")
-            return None
-        if (info.st_dev, info.st_ino) in visited_dirs:
-            warnings.append(f"skipping {display_path(directory)}: symlink loop or directory already visited")
-            return None
-        visited_dirs.add((info.st_dev, info.st_ino))
-        try:
-            with os.scandir(directory) as listing:
-                return sorted(listing, key=lambda e: e.name)
-        except OSError as exc:  # unreadable: whatever it holds goes unchecked, so it is a finding
-            walked.unreadable.append((display_path(directory), f"cannot read directory: {exc.strerror or exc}"))
-            return None
-
-    def walk(top: Path) -> None:
-        stack = [top]
-        while stack:
-            entries = entries_of(stack.pop())
-            subdirs = []
-            for entry in entries or ():
-                path = Path(entry.path)
-                if settings.exclude(path):
-                    walked.excluded += 1
-                    continue
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
-                        subdirs.append(path)
-                elif entry.name.endswith(".py"):
-                    add(path)
-            stack.extend(reversed(subdirs))  # depth first, in sorted order
-
-    roots: dict[str, Path] = {}
-    for root in settings.analysis_paths:  # `check dsv4/` with `paths = ["dsv4"]` names it twice
-        roots.setdefault(os.path.realpath(root), root)
-    for root in roots.values():
-        if settings.exclude(root):
-            walked.excluded += root.is_dir()  # a named file that is excluded: pre-commit's normal case
-            continue
-        if root.is_dir():
-            walk(root)
-        else:
-            add(root)  # explicitly named: read it even without .py, report if unreadable
-    return sorted(found.values(), key=display_path)
-
-
-def read_source(path: Path) -> _Source:
-    source = _Source(display_path(path))
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            source.error = "not a regular file"
-            return source
-        source.data = path.read_bytes()
-    except OSError as exc:
-        source.error = f"cannot read file: {exc.strerror or exc}"
-        return source
-    source.sha256 = hashlib.sha256(source.data).hexdigest()
-    return source
 
 
 _worker_state: dict = {}
@@ -251,7 +150,7 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     walked = Walked()
     sources = [read_source(p) for p in discover(settings, result.warnings, walked)]
     if stdin is not None:  # `check -`: the editor's buffer stands in for the file (which may not exist)
-        sources = [_Source(s.path, stdin[1], hashlib.sha256(stdin[1]).hexdigest()) if s.path == stdin[0] else s
+        sources = [Source(s.path, stdin[1], hashlib.sha256(stdin[1]).hexdigest()) if s.path == stdin[0] else s
                    for s in sources]
     result.files = len(sources)
     where = ", ".join(display_path(p) for p in settings.analysis_paths)
@@ -367,7 +266,7 @@ def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None
         raise ConfigError(f"{where} names no function in {path}{hint}")
 
 
-def _summaries(sources: list[_Source], settings: Settings, progress: Progress | None):
+def _summaries(sources: list[Source], settings: Settings, progress: Progress | None):
     """Summaries by path (cache first, then workers), plus the GL000/GL002 findings on the way."""
     from graphlint.cache import SummaryCache
 
@@ -400,7 +299,7 @@ def _summaries(sources: list[_Source], settings: Settings, progress: Progress | 
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
 
-def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[_Source], settings: Settings,
+def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Source], settings: Settings,
                           meta: list[Finding], progress: Progress | None = None,
                           variants: dict[str, str] | None = None) -> int:
     """Summarize again the files that import another file's ``-> Tensor`` functions, or whose

@@ -94,7 +94,7 @@ def _everything(paths: list[str], entries: list[str], cache_dir: str | None):
 
 def _too_many(settings) -> int:
     """The number of files ``settings`` would parse when it is more than :data:`MAX_FILES`, else 0."""
-    from graphlint.check import discover
+    from graphlint.discovery import discover
 
     count = len(discover(settings, []))
     return count if count > MAX_FILES else 0
