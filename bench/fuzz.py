@@ -154,9 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             for f in result.get("findings") or []:
                 totals[f["rule"]] += 1
                 if f["rule"] == "GL005":
-                    limit = next((k for k in ("max-depth", "max-file-size", "file-timeout", "memory") if k in f["message"]),
-                                 "other")
-                    totals["GL005 " + limit] += 1
+                    hit = next((k for k in ("max-depth", "max-file-size", "file-timeout", "memory") if k in f["message"]),
+                               "other")
+                    totals["GL005 " + hit] += 1
             if not args.no_clean:
                 clean = Path(tmp) / f"clean{done:06d}"
                 clean.mkdir()
