@@ -16,6 +16,7 @@ import os
 import sys
 import time
 import traceback
+from typing import Any, Callable
 
 from graphlint.dynamic import declared
 from graphlint.dynamic.combine import combine
@@ -184,14 +185,20 @@ def crashed(label: str, probes, exc: BaseException) -> DeviceResult:
     return DeviceResult(label, probes=[ProbeOutcome(p, "error", f"{error_line(exc)} (at {at})", at) for p in probes])
 
 
-def main(argv: list[str]) -> int:
+def run_job_file(argv: list[str], run: Callable[[dict], Any]) -> None:
+    """A worker process's entry (probe phases, zoo architectures): the job from the first file,
+    ``run(job)``'s JSON to the second, whole or absent, whatever happens at exit."""
     job_path, result_path = argv
     with open(job_path, encoding="utf-8") as fh:
         job = json.load(fh)
-    result = run_phase(job)
+    result = run(job)
     with open(result_path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(result.to_dict(), fh, default=str)
-    os.replace(result_path + ".tmp", result_path)  # whole or absent, whatever happens at exit
+        json.dump(result, fh, default=str)
+    os.replace(result_path + ".tmp", result_path)
+
+
+def main(argv: list[str]) -> int:
+    run_job_file(argv, lambda job: run_phase(job).to_dict())
     return 0
 
 

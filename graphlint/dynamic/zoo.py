@@ -321,13 +321,9 @@ def ran_functions(fn: Callable[[], Any]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    job_path, result_path = argv
-    with open(job_path, encoding="utf-8") as fh:
-        job = json.load(fh)
-    result = run_one(job)
-    with open(result_path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(result, fh, default=str)
-    os.replace(result_path + ".tmp", result_path)
+    from graphlint.dynamic.worker import run_job_file
+
+    run_job_file(argv, run_one)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # the result is written: no exit-time teardown (a stuck observer, CUDA at exit) may hang it

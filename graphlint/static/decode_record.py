@@ -12,11 +12,10 @@ pays for positions.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from graphlint.static.decode_path import DecodePath
 from graphlint.static.entries import Entry
-from graphlint.static.entry_lines import entry_rows
+from graphlint.static.entry_lines import entry_rows, parsed_trees
 from graphlint.static.positions import locate
 from graphlint.static.unresolved import UnresolvedCall, callee_name, spelling
 
@@ -96,7 +95,7 @@ def unreached_rows(path: DecodePath) -> list[dict]:
 
 def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:
     """``{"path", "line", "function", "call"}`` per unresolved call, ``call`` as the source spells it."""
-    trees = _trees({c.function[0] for c in calls})
+    trees = parsed_trees({c.function[0] for c in calls})
     rows = []
     for c in calls:
         path, qual = c.function
@@ -110,16 +109,6 @@ def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:
         if row not in rows:  # one call site the summary typed two ways is still one call
             rows.append(row)
     return sorted(rows, key=lambda r: (r["path"], r["line"], r["call"]))
-
-
-def _trees(paths: set[str]) -> dict[str, ast.Module]:
-    out = {}
-    for path in sorted(paths):
-        try:
-            out[path] = ast.parse(Path(path).read_bytes())
-        except (OSError, SyntaxError, ValueError, RecursionError):
-            continue
-    return out
 
 
 def _function_node(tree: ast.Module | None, qual: str) -> ast.AST | None:

@@ -14,7 +14,8 @@ from graphlint.static.entries import Entry
 from graphlint.static.positions import locate
 
 
-def _trees(paths: set[str]) -> dict[str, ast.Module]:
+def parsed_trees(paths: set[str]) -> dict[str, ast.Module]:
+    """Each readable, parsable file's ``ast`` (the few files a report needs lines from)."""
     out = {}
     for path in sorted(paths):
         try:
@@ -52,7 +53,7 @@ def _collect(body: list[ast.stmt], prefix: str, path: str, out: dict) -> None:
 def entry_rows(entries: list[Entry]) -> list[dict]:
     """One row per entry, graph entries first: ``context``, ``path``, ``line`` (of the ``def``),
     ``function``, ``reason``, ``evidence`` (``{"path", "line"}`` or None), ``loop_only``."""
-    trees = _trees({e.function[0] for e in entries} | {e.where[0] for e in entries if e.where[0]})
+    trees = parsed_trees({e.function[0] for e in entries} | {e.where[0] for e in entries if e.where[0]})
     lines = def_lines(entries, trees)
     order = {c: i for i, c in enumerate(("graph", "host", "eager"))}
     rows = []
