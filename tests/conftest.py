@@ -15,7 +15,10 @@ check, 2.7 s, stays in it too: it is the architecture's guard.)
   runs whether it is slow or not: naming it is asking for it.
 
 ``-n 2`` is for the CPU (CI has no GPU): on a GPU machine run the GPU tests without ``-n``, or two
-workers share the device and its timings.
+workers share the device and its timings. On workers, the slow tests are scheduled first (the
+longest jobs first leave no 25-second test alone at the end while the other core idles), and
+pyproject's ``--dist loadgroup`` keeps a module whose expensive module-scoped fixture is shared
+(``pytest.mark.xdist_group``: the seed lab's traced faults) on one worker, so it is built once.
 
 So that the default run stays fast as tests are added, the terminal summary names every test
 *not* marked slow that took more than :data:`REPORT_OVER` seconds (twice the policy's threshold,
@@ -38,6 +41,14 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 def pytest_configure(config):
     if not config.option.markexpr and not any("::" in str(arg) for arg in config.args):
         config.option.markexpr = "not slow"
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("numprocesses", None) or os.environ.get("PYTEST_XDIST_WORKER"):
+        # whole modules, in their own order: a module-scoped fixture is built once per worker only while
+        # its module's tests run together
+        slow_modules = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+        items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow_modules)
+
 
 _too_slow: dict[str, float] = {}
 
