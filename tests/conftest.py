@@ -28,8 +28,16 @@ which leaves room for a loaded machine).
 from __future__ import annotations
 
 import os
+import sys
 
 REPORT_OVER = 3.0
+
+# Bytecode is written, also where PYTHONDONTWRITEBYTECODE says not to (this project's CI machine): the
+# suite starts hundreds of Python processes (CLI runs, workers, snippets), each of which would compile
+# graphlint again -- and the README's test install skips pip's compiling of all of torch and
+# transformers (`pip install --no-compile`), so that what the tests import is compiled once, here.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Each xdist worker is one of the cores: torch's own thread pool (and the worker processes the

@@ -5,7 +5,7 @@ run here, and what it must also print."""
 from __future__ import annotations
 
 INSTALL_TORCH = "python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 -e '.[engine,plots]' && "
-CI = "python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 -e '.[test]' && python -m pytest -q -m \"slow or not slow\" -n 2"
+CI = "python3 -m venv .venv && . .venv/bin/activate && pip install --no-compile torch==2.13.0 -e '.[test]' && python -m pytest -q -m \"slow or not slow\" -n 2"
 TORCH_FREE = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && { graphlint check dsv4/; echo \"graphlint check: exit status $? (1 expected)\"; }"
 
 #: command (its trailing comment dropped) -> exit status when run as written, or why it is not run.
