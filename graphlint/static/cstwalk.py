@@ -93,3 +93,26 @@ def bound_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return bound_names(target.value)
     return []
+
+
+SHAPE_METHODS = frozenset(("size", "dim", "numel", "nelement", "ndimension"))
+
+
+def shape_only(node: cst.BaseExpression | None, shapes: set[str]) -> bool:
+    """A number read from tensor shapes alone (``x.numel()``, ``x.shape[-1] * 2``, a name in
+    ``shapes`` bound from one): the same on every replay of a graph captured for those shapes."""
+    if isinstance(node, cst.Name):
+        return node.value in shapes
+    if isinstance(node, cst.Call):
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in SHAPE_METHODS
+    if isinstance(node, cst.Subscript):
+        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "ndim"
+    if isinstance(node, cst.UnaryOperation):
+        return shape_only(node.expression, shapes)
+    if isinstance(node, cst.BinaryOperation):
+        leaves = operands(node)
+        return all(isinstance(leaf, cst.Integer) or shape_only(leaf, shapes) for leaf in leaves) and any(
+            not isinstance(leaf, cst.Integer) for leaf in leaves)
+    return False

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, children, operands, preorder
+from graphlint.static.cstwalk import bound_names, children, operands, preorder, shape_only
 from graphlint.static.masks import made_bool
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.readbacks import is_readback
@@ -94,6 +94,7 @@ class FunctionFacts:
     #: names known to hold Python data: parameters with a non-tensor annotation or a literal
     #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
     hosts: set[str] = field(default_factory=set)
+    shapes: set[str] = field(default_factory=set)  # hosts read from tensor shapes alone (``cstwalk.shape_only``)
     #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
     picked_devices: set[str] = field(default_factory=set)
     #: local names holding sub-modules or objects of a class (``attn = Attention()``, ``layers = [Block()
@@ -344,6 +345,7 @@ class TensorOracle:
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
+            (self.fn.shapes.add if shape_only(value, self.fn.shapes) else self.fn.shapes.discard)(target.value)
             (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)
             picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").split(".")[-1]
             (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)

@@ -15,7 +15,12 @@ Bounded tensors are not growing ones:
   is a queue or a window, as long as what goes in comes out (decided when the class ends);
 - a local name bound, in the same loop, to the tail of another tensor (``pos = ids[:, -k:]``,
   then ``pos = torch.cat([pos, more])``) is a small per-step temporary: it is rebuilt every call
-  from a fixed-size window, not carried over and grown.
+  from a fixed-size window, not carried over and grown;
+- a tensor concatenated with nothing but itself (``cos = torch.cat([cos, cos], dim=-1)``, the
+  rotate-half layout of rotary tables) is duplicated, not appended to.
+
+A local concatenated onto itself and never returned still counts: what it extends is usually the
+caller's growing tensor (a mask, the ids), copied whole every step.
 
 A cache trimmed from its end (``self.keys = self.keys[..., :n, :]``, a rollback) still grows.
 """
@@ -89,10 +94,17 @@ class GrowingConcat(Matcher):
         first = self.concat_first(value, ctx)
         for target in node.targets:
             if first is not None and _same(target.target, first):  # appended to itself; a prefix is put once
-                self.grows(target.target, value, ctx)
+                if not self.duplicated(value):
+                    self.grows(target.target, value, ctx)
                 break
         for target in node.targets:
             self.note_binding(target.target, value, ctx)
+
+    @staticmethod
+    def duplicated(value: cst.Call) -> bool:
+        """``torch.cat([x, x])``: every part is the first one."""
+        parts = value.args[0].value.elements
+        return len(parts) > 1 and all(_same(p.value, parts[0].value) for p in parts)
 
     def concat_first(self, value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
         """The first tensor of ``torch.cat([first, ...])``, else None."""

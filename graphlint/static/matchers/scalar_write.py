@@ -5,17 +5,22 @@ same stale number. Literal constants are fine (the same every step, ``-float("in
 tensor values are fine (a device copy that replays), and so is an attribute the class only sets
 in ``__init__`` (``self.filter_value``, a config constant): a ``self.x`` written into a tensor is
 reported only once the class assigns ``self.x`` outside ``__init__``.
+
+Shapes are fine too (``buf.fill_(ids.numel())``, ``x.size(0)``, ``x.shape[-1]``): a graph is
+captured for one set of shapes, so on every replay of it they are what they were at capture. A
+tensor whose shape changes from step to step is the hazard itself, reported where it grows
+(GL207; GL394 at run time), not at every number read from it.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import operands
+from graphlint.static.cstwalk import operands, shape_only
 from graphlint.static.matchers.base import Matcher, MatchContext
 
 HOST_CALLS = frozenset("int float len min max round abs".split())
-HOST_METHODS = frozenset("item size dim numel tolist".split())
+HOST_METHODS = frozenset("item tolist".split())  # not size/dim/numel: see the module docstring
 LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
 
 
@@ -23,17 +28,16 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     """A Python number that may differ from step to step: not a literal, not a tensor, and not a
     name we know nothing about (it may well be a tensor we could not prove)."""
     oracle = ctx.oracle
-    if isinstance(node, LITERALS):
+    if isinstance(node, LITERALS) or shape_only(node, oracle.fn.shapes):
         return False
     if isinstance(node, cst.Name):  # only names we know hold Python data (a parameter ``step: int``)
         facts = oracle.fn
-        return node.value in facts.hosts or node.value in facts.positions or node.value in facts.readbacks
+        return (node.value in facts.hosts and node.value not in facts.shapes) or node.value in facts.positions \
+            or node.value in facts.readbacks
     if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
         if oracle.is_self_attr(node) is None:
             return False
         return not oracle.is_tensor(node) and oracle.module_source(node) is None
-    if isinstance(node, cst.Subscript):
-        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
     if isinstance(node, cst.UnaryOperation):
         return is_host_value(node.expression, ctx)
     if isinstance(node, cst.BinaryOperation):  # no operand a tensor, one of them a host value
