@@ -14,8 +14,8 @@ Hot means "what the GPU does every token", in one of three contexts:
   in range(...)`` loop, only that loop's body is the host step.
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
   capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
-  a hot-named function that runs a captured callable eagerly (``EagerDecoder.step`` calling the
-  captured ``_layer``); and -- only without evidence (nothing captured or replayed, no per-token
+  a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
+  guess: an eager twin or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token
   loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the
   fallback, not the rule: a scheduler loop named ``decode()`` or an encoder's ``forward`` is an
   entry only in an engine with no such evidence; a ``_prepare_decoder_inputs`` that

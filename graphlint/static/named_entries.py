@@ -1,7 +1,9 @@
 """Entries from configuration and names, the part of :class:`graphlint.static.entries.Discovery`
 that needs no evidence: ``--entry`` / ``entry`` functions, the ``hot-names`` guess (only without
 evidence: nothing captured, replayed or looped per token; never with a recorded decode path), and
-hot-named functions that run a captured callable eagerly.
+hot-named functions that run a captured callable eagerly and that nothing in the analysed code calls
+(an eager twin of the captured step, an API for users: a guess too, since no decode path was seen
+calling it; one that is called is hot exactly when its callers are).
 
 A mixin: it reads the discovery's call graph, options and found evidence (``self.evidence``,
 ``self.calls``, ``self.graph``...) and adds entries through ``self.add``.
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from graphlint.static.coldcode import setup_named
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
@@ -52,8 +53,8 @@ class NamedEntries:
                     continue
                 root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
                              and not site.in_capture and not site.reference), None)
-                if root is not None and not self.only_setup_calls(callers.get(fid, ())):
-                    self.add("eager", fid, f"runs the captured {root[1]} eagerly")
+                if root is not None and not callers.get(fid):  # called from the analysed code: hot only if its caller is
+                    self.add("eager", fid, f"runs the captured {root[1]} eagerly; nothing here calls it", guessed=True)
 
     def class_live(self, info: ModuleInfo, cls: str) -> bool:
         """Whether the analysed code builds an instance of ``cls`` or of a subclass (``Cls(...)``).
@@ -67,10 +68,6 @@ class NamedEntries:
 
     def hot_named(self, name: str) -> bool:
         return self._hot.match(name) is not None
-
-    def only_setup_calls(self, callers: list[FuncId]) -> bool:
-        """Called, and only by setup: capturing, ``__init__``, warm-up functions (a warm-up run)."""
-        return bool(callers) and all(self.fn(c).captures or setup_named(self.fn(c).name) for c in callers)
 
 
 def _pattern(name: str, options: StaticOptions) -> str:
