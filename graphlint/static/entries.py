@@ -45,6 +45,7 @@ from graphlint.static.index import Index
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.recorded import add_recorded
+from graphlint.static.steploops import find_step_loops
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -234,7 +235,10 @@ class Discovery(NamedEntries):
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
-            if fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
+            # a function that captures and replays (a graph per batch size, captured on first sight):
+            # its code outside the capture branches is its host step (see :mod:`.regions`)
+            if fid in graph or (fn.captures and not fn.replay_order) or self.not_hot(fn.name, fid) \
+                    or fn.device_code or self.setup_only(fid, callers):
                 continue
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
             for callee, site in self.calls.get(fid, ()):
@@ -281,7 +285,16 @@ class Discovery(NamedEntries):
                         break
             stepped |= added
             new = climbing = climbed
+        find_step_loops(self, set(replayers) | requesters, graph, callers)
         return replayers
+
+    def setup_only(self, fid: FuncId, callers: dict) -> bool:
+        """Called, and only by set-up: warm-up, capture or constructor code (a replay checking a
+        fresh graph, a warm-up loop of replays)."""
+        made_by = callers.get(fid, ())
+        return bool(made_by) and all(
+            self.not_hot(self.fn(c).name, c) or c[1].endswith("__init__")
+            or (self.fn(c).captures and not self.fn(c).replay_order) for c in made_by)
 
     def capture_requesters(self, replayers: dict[FuncId, int], graph: dict, callers: dict) -> set[FuncId]:
         """A function that hands a callable to a capture (``runner.capture(self._step, x)``, whose
