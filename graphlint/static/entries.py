@@ -120,7 +120,8 @@ class Discovery(NamedEntries):
     def run(self) -> Contexts:
         add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
-        graph = bfs(self.roots["graph"], self.calls)
+        prefill = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot.prefill(fn.name)}
+        graph = bfs(self.roots["graph"], self.calls, prefill)
         callers = callers_of(self.calls)
         replayers = self.host_steps(compiled_graph, graph, callers)
         replay_reach = reaching(set(replayers), callers)
@@ -137,8 +138,10 @@ class Discovery(NamedEntries):
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
-        # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder)
-        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]}
+        # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder);
+        # what a step loop's body calls besides the way to the replay (an eager decoder's ``step``
+        # beside the graph decoder's, the sampler) is not
+        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"] if fid in replay_reach}
         stop = setup | host_steps | self.drivers()
         eager, eager_compiled = spread(self.roots["eager"], self.calls, stop, compiled_roots)
         guessed_only: set[FuncId] = set()
@@ -235,9 +238,9 @@ class Discovery(NamedEntries):
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
-            # a function that captures and replays (a graph per batch size, captured on first sight):
-            # its code outside the capture branches is its host step (see :mod:`.regions`)
-            if fid in graph or (fn.captures and not fn.replay_order) or self.not_hot(fn.name, fid) \
+            # a function that captures only in a capture branch (a graph per batch size, captured on
+            # first sight) is no capture routine: its code outside the branch is its host step (:mod:`.regions`)
+            if fid in graph or fn.captures or self.not_hot(fn.name, fid) \
                     or fn.device_code or self.setup_only(fid, callers):
                 continue
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
@@ -294,7 +297,7 @@ class Discovery(NamedEntries):
         made_by = callers.get(fid, ())
         return bool(made_by) and all(
             self.not_hot(self.fn(c).name, c) or c[1].endswith("__init__")
-            or (self.fn(c).captures and not self.fn(c).replay_order) for c in made_by)
+            or self.fn(c).captures for c in made_by)
 
     def capture_requesters(self, replayers: dict[FuncId, int], graph: dict, callers: dict) -> set[FuncId]:
         """A function that hands a callable to a capture (``runner.capture(self._step, x)``, whose

@@ -14,7 +14,8 @@ only notices them, in source order, without libcst metadata:
 - a branch of an ``if`` that captures and does not replay (``if bs not in self.graphs: <warm
   up, capture>``, the second call of a capture-on-second-call wrapper) runs once per graph:
   capture-time code, like lazy initialisation. Its calls outside the capture and its per-step
-  candidates are forgotten; what the function does outside such branches -- staging into the
+  candidates are forgotten, and the function is no capture routine for them (``captures`` stays
+  false unless it also captures outside such a branch); what the function does outside them -- staging into the
   static inputs and replaying on every later call -- is its host step. A branch that captures and
   also replays (``if first: capture; g.replay(); return out``) is kept: it is taken for the step;
 - which device a capture runs on, for GL501 (``torch.cuda.graph`` without ``stream=`` uses one
@@ -125,6 +126,7 @@ class RegionRecorder:
         self.selecting: set[str] = set()  # functions seen calling set_device / entering torch.cuda.device(x)
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
+        self.lazy_captures: set[int] = set()  # capture sites inside capture branches (:meth:`capture_branch`)
 
     def place_later(self, record: object, anchor: cst.CSTNode | None) -> None:
         """Record where ``record`` is, to be looked up only if ``graphlint entries`` prints it."""
@@ -218,6 +220,10 @@ class RegionRecorder:
         if "capture" not in mine or "replay" in mine:
             return
         qual = fn.qualname
+        self.lazy_captures.update(id(s) for s in sites[n_sites:] if s.function == qual)
+        # only a capture outside such branches makes the function a capture routine (never the step)
+        fn.captures = any(s.kind == "capture" and s.function == qual and id(s) not in self.lazy_captures
+                          for s in sites) or any(r.kind == "graphed" and r.function == qual for r in self.info.regions)
         self.raw[n_raw:] = [r for r in self.raw[n_raw:] if r.function != qual or r.in_capture
                             or r.rule.params.get("scope", "hot") != "hot"]
         dropped = {id(site) for site in fn.calls[n_calls:] if not site.in_capture}

@@ -51,7 +51,7 @@ def climbs_through(disc: "Discovery", fid: FuncId, graph: dict, callers: dict) -
     fn = disc.fn(fid)
     if fid in graph or fn.device_code or fid[1] == "<module>" or fn.name.startswith("test_"):
         return False
-    if (fn.captures and not fn.replay_order) or disc.not_hot(fn.name, fid):
+    if fn.captures or disc.not_hot(fn.name, fid):
         return False
     made_by = callers.get(fid, ())
     return not (made_by and all(c[1].endswith("__init__") for c in made_by))
