@@ -38,15 +38,15 @@ TaskType.Prefill:``) are never walked (:mod:`.guards`), so their calls are no ed
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import Any
 
 from graphlint.static.contexts import FuncId
 
-if TYPE_CHECKING:
-    from graphlint.static.entries import Discovery
+#: :class:`graphlint.static.entries.Discovery` (not imported: it imports this module)
+Discovery = Any
 
 
-def climbs_through(disc: "Discovery", fid: FuncId, graph: dict, callers: dict) -> bool:
+def climbs_through(disc: Discovery, fid: FuncId, graph: dict, callers: dict) -> bool:
     """Whether the walk up from a replay may go through ``fid`` (see the module docstring)."""
     fn = disc.fn(fid)
     if fid in graph or fn.device_code or fid[1] == "<module>" or fn.name.startswith("test_"):
@@ -57,7 +57,7 @@ def climbs_through(disc: "Discovery", fid: FuncId, graph: dict, callers: dict) -
     return not (made_by and all(c[1].endswith("__init__") for c in made_by))
 
 
-def find_step_loops(disc: "Discovery", starts: set[FuncId], graph: dict, callers: dict) -> None:
+def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: dict) -> None:
     """Adds the host step above ``starts`` (replaying functions): each step loop's body and the
     functions between it and the replay (see the module docstring)."""
     below: dict[FuncId, dict[FuncId, None]] = {}  # caller -> the callees it reaches a replay through
@@ -98,7 +98,7 @@ def find_step_loops(disc: "Discovery", starts: set[FuncId], graph: dict, callers
             disc.add("host", fid, f"calls {on_way[fid][1]}, which leads to a replay, once per step")
 
 
-def _loop_where(disc: "Discovery", fid: FuncId, loops: frozenset[int]) -> tuple[str, tuple]:
+def _loop_where(disc: Discovery, fid: FuncId, loops: frozenset[int]) -> tuple[str, tuple]:
     """Where the first of ``loops`` is, when the walker recorded it (a per-token loop's position)."""
     fn = disc.fn(fid)
     where = next((loop.where for loop in fn.loops if loop.id in loops), ())
