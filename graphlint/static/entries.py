@@ -265,7 +265,7 @@ class Discovery(NamedEntries):
         # capture (``_decode``: the model's entry behind ``forward``), up to a step loop or a function
         # nothing calls: the scheduler step staging inputs and sampling around it
         while new:
-            added, climbed = set(), set()
+            added, climbed, passed = set(), set(), set()
             for caller in sorted({c for r in new if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
                 fn = self.fn(caller)
                 if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name, caller) or fn.device_code:
@@ -285,11 +285,20 @@ class Discovery(NamedEntries):
                         added.add(caller)
                         if callee in climbing:
                             climbed.add(caller)
+                        elif not step_loops and self.forwards(caller):
+                            passed.add(caller)  # a wrapper's callers call the replay through it
                         break
             stepped |= added
-            new = climbing = climbed
+            new, climbing = climbed | passed, climbed
         find_step_loops(self, set(replayers) | requesters, graph, callers)
         return replayers
+
+    def forwards(self, fid: FuncId) -> bool:
+        """A wrapper that only passes its call on (``def call(*a, **k): return graph_wrapper(*a,
+        **k)``): its callers call what it wraps, once per step each."""
+        flow = self.by_path[fid[0]].flows.get(fid[1])
+        stmts = flow.stmts if flow is not None else ()
+        return len(self.fn(fid).calls) == 1 and len(stmts) == 2 and stmts[0][0] == "e" and stmts[1] == ("r", stmts[0][1])
 
     def setup_only(self, fid: FuncId, callers: dict) -> bool:
         """Called, and only by set-up: warm-up, capture or constructor code (a replay checking a

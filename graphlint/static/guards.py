@@ -250,11 +250,24 @@ def fills_default(stmt: cst.If, optional: set[str]) -> bool:
 
 def once_flag(stmt: cst.If) -> str | None:
     """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
-    ``True`` somewhere (decided when the class ends: the setter is often a method written later)."""
+    ``True`` somewhere (decided when the class ends: the setter is often a method written later);
+    also ``if self._first_pass:`` whose block sets ``self._first_pass = False`` (a prompt pass run
+    once, if the class sets the flag ``True``: its constructor arms it)."""
     test = stmt.test
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return _self_attr(test.expression)
-    return None
+    attr = _self_attr(test)  # ``if self._first_pass: ...; self._first_pass = False``: clears itself
+    return attr if attr is not None and _clears(stmt.body, attr) else None
+
+
+def _clears(body: cst.BaseSuite, attr: str) -> bool:
+    """Whether the block (its own statements) sets ``self.<attr> = False``."""
+    for line in body.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "False" \
+                    and any(_self_attr(t.target) == attr for t in small.targets):
+                return True
+    return False
 
 
 def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = (),

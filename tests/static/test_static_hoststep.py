@@ -72,3 +72,15 @@ def test_the_host_step_is_the_step_loop_and_the_way_down_to_the_replay(shape):
 
 def test_nothing_in_the_good_shapes_is_an_error():
     assert all(f.severity != "error" for f in analyze(load(SHAPES / "setup_only")))
+
+
+def test_a_forwarding_wrapper_is_transparent_without_a_step_loop():
+    """No step loop in the analysed files (the token loop is the caller's): the replaying function's
+    direct callers are its host step, and a wrapper that only passes its call on does not count as
+    one (its callers call the replay through it)."""
+    files = {name: data for name, data in load(SHAPES / "second_call").items() if not name.endswith("generate.py")}
+    rules = builtin_rules()
+    entries: list = []
+    link(summarize(files), rules, options(rules), entries_out=entries)
+    assert {e.function[1] for e in entries if e.context == "host"} == {
+        "GraphWrapper.__call__", "graph_wrap.call", "Adapter.__call__"}
