@@ -290,7 +290,9 @@ class Discovery(NamedEntries):
                         break
             stepped |= added
             new, climbing = climbed | passed, climbed
-        find_step_loops(self, set(replayers) | requesters, graph, callers)
+        # above a replay in a step loop of its own nothing runs per step; above the others, the step loop
+        find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
+                        graph, callers)
         return replayers
 
     def forwards(self, fid: FuncId) -> bool:
