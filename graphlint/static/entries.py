@@ -6,12 +6,21 @@ Hot means "what the GPU does every token", in one of three contexts:
   ``capture_end()`` (what they call), ``make_graphed_callables(fn)``, ``torch.compile(fn)`` with
   CUDA graphs, capturable ``Region``\\ s -- and everything they call. Every rule, strictly.
 - **host**: the per-step host code around a replay: a function that calls ``g.replay()`` (or a
-  ``torch.compile``\\ d CUDA-graph function) and, when that replay is not inside a step loop of its
-  own, the functions that call it once per step (staging inputs before, reading the result after).
-  Only rules marked ``host_step`` apply, at most as warnings (nothing there breaks capture; it costs
-  time every step); pinned ``non_blocking`` staging is silent; a read-back after the last replay
-  (the sampled ids the host needs) is ``info``. When the replay sits in a ``while`` / ``for ...
-  in range(...)`` loop, only that loop's body is the host step.
+  ``torch.compile``\\ d CUDA-graph function) -- also one that captures on the first sight of a batch
+  size and replays afterwards: its capture branch is capture-time code (:mod:`.regions`), the rest
+  is its host step -- and, when that replay is not inside a step loop of its own, the functions
+  that call it once per step (its direct callers, a forwarding wrapper's callers), and above them
+  **the step loop** (:mod:`.steploops`): the first ``while`` / ``for ... in range(...)`` loop met
+  walking up the points-to call graph (callbacks passed as arguments included), whose body -- every
+  call in it, before and after the way down to the replay -- and the functions on that way are
+  the host step. Only rules marked ``host_step`` apply, at most as warnings (nothing there breaks
+  capture; it costs time every step); pinned ``non_blocking`` staging is silent; a read-back after
+  the last replay (the sampled ids the host needs) is ``info``. When the replay sits in a
+  ``while`` / ``for ... in range(...)`` loop, only that loop's body is the host step. Never host
+  steps: set-up, warm-up, capture and prefill-named functions, a replaying function only they or
+  constructors call (a warm-up loop of replays, a check after each capture), a function that
+  captures outside a capture branch (a capture routine), prefill-only branches (:mod:`.guards`)
+  and once-per-request code outside the step loop.
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
   capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
   a hot-named function that runs a captured callable eagerly (``EagerDecoder.step`` calling the
