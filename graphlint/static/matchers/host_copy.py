@@ -88,6 +88,10 @@ class HostCopy(Matcher):
                                                                     and blocking.value == "False")):
             return
         source = func.value
+        if isinstance(source, cst.Call) and _on_host(source) and (name := resolve(source.func, ctx.imports)) \
+                in self.factories:  # ``torch.tensor(xs).to(dev, non_blocking=True)``: made and moved at once
+            ctx.report(self.rule, call, f"{name}(...)")
+            return
         if isinstance(source, cst.Name) and source.value in self.host_locals[ctx.function_name]:
             ctx.report(self.rule, call, source.value)
             return
