@@ -48,6 +48,11 @@ class ColdCode:
         self._prefill = name_matcher(tuple(options.prefill_names))
         self.training = training_code(infos, index)
 
+    def prefill(self, name: str) -> bool:
+        """Named like prefill-only code: never captured either (a decode graph holds one token per
+        sequence; ``if varlens is not None: return self.prefill_forward(...)`` is the prompt's path)."""
+        return self._prefill.match(name) is not None
+
     def __call__(self, name: str, fid: FuncId | None = None) -> bool:
         return setup_named(name) or self._prefill.match(name) is not None or (
             fid is not None and fid in self.training)

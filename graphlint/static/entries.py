@@ -6,12 +6,21 @@ Hot means "what the GPU does every token", in one of three contexts:
   ``capture_end()`` (what they call), ``make_graphed_callables(fn)``, ``torch.compile(fn)`` with
   CUDA graphs, capturable ``Region``\\ s -- and everything they call. Every rule, strictly.
 - **host**: the per-step host code around a replay: a function that calls ``g.replay()`` (or a
-  ``torch.compile``\\ d CUDA-graph function) and, when that replay is not inside a step loop of its
-  own, the functions that call it once per step (staging inputs before, reading the result after).
-  Only rules marked ``host_step`` apply, at most as warnings (nothing there breaks capture; it costs
-  time every step); pinned ``non_blocking`` staging is silent; a read-back after the last replay
-  (the sampled ids the host needs) is ``info``. When the replay sits in a ``while`` / ``for ...
-  in range(...)`` loop, only that loop's body is the host step.
+  ``torch.compile``\\ d CUDA-graph function) -- also one that captures on the first sight of a batch
+  size and replays afterwards: its capture branch is capture-time code (:mod:`.regions`), the rest
+  is its host step -- and, when that replay is not inside a step loop of its own, the functions
+  that call it once per step (its direct callers, a forwarding wrapper's callers), and above them
+  **the step loop** (:mod:`.steploops`): the first ``while`` / ``for ... in range(...)`` loop met
+  walking up the points-to call graph (callbacks passed as arguments included), whose body -- every
+  call in it, before and after the way down to the replay -- and the functions on that way are
+  the host step. Only rules marked ``host_step`` apply, at most as warnings (nothing there breaks
+  capture; it costs time every step); pinned ``non_blocking`` staging is silent; a read-back after
+  the last replay (the sampled ids the host needs) is ``info``. When the replay sits in a
+  ``while`` / ``for ... in range(...)`` loop, only that loop's body is the host step. Never host
+  steps: set-up, warm-up, capture and prefill-named functions, a replaying function only they or
+  constructors call (a warm-up loop of replays, a check after each capture), a function that
+  captures outside a capture branch (a capture routine), prefill-only branches (:mod:`.guards`)
+  and once-per-request code outside the step loop.
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
   capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
   a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
@@ -45,6 +54,7 @@ from graphlint.static.index import Index
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.recorded import add_recorded
+from graphlint.static.steploops import find_step_loops
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -119,7 +129,8 @@ class Discovery(NamedEntries):
     def run(self) -> Contexts:
         add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
-        graph = bfs(self.roots["graph"], self.calls)
+        prefill = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot.prefill(fn.name)}
+        graph = bfs(self.roots["graph"], self.calls, prefill)
         callers = callers_of(self.calls)
         replayers = self.host_steps(compiled_graph, graph, callers)
         replay_reach = reaching(set(replayers), callers)
@@ -136,8 +147,10 @@ class Discovery(NamedEntries):
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
-        # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder)
-        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]}
+        # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder);
+        # what a step loop's body calls besides the way to the replay (an eager decoder's ``step``
+        # beside the graph decoder's, the sampler) is not
+        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"] if fid in replay_reach}
         stop = setup | host_steps | self.drivers()
         eager, eager_compiled = spread(self.roots["eager"], self.calls, stop, compiled_roots)
         guessed_only: set[FuncId] = set()
@@ -234,7 +247,10 @@ class Discovery(NamedEntries):
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
-            if fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
+            # a function that captures only in a capture branch (a graph per batch size, captured on
+            # first sight) is no capture routine: its code outside the branch is its host step (:mod:`.regions`)
+            if fid in graph or fn.captures or self.not_hot(fn.name, fid) \
+                    or fn.device_code or self.setup_only(fid, callers):
                 continue
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
             for callee, site in self.calls.get(fid, ()):
@@ -258,7 +274,7 @@ class Discovery(NamedEntries):
         # capture (``_decode``: the model's entry behind ``forward``), up to a step loop or a function
         # nothing calls: the scheduler step staging inputs and sampling around it
         while new:
-            added, climbed = set(), set()
+            added, climbed, passed = set(), set(), set()
             for caller in sorted({c for r in new if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
                 fn = self.fn(caller)
                 if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name, caller) or fn.device_code:
@@ -278,10 +294,30 @@ class Discovery(NamedEntries):
                         added.add(caller)
                         if callee in climbing:
                             climbed.add(caller)
+                        elif not step_loops and self.forwards(caller):
+                            passed.add(caller)  # a wrapper's callers call the replay through it
                         break
             stepped |= added
-            new = climbing = climbed
+            new, climbing = climbed | passed, climbed
+        # above a replay in a step loop of its own nothing runs per step; above the others, the step loop
+        find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
+                        graph, callers)
         return replayers
+
+    def forwards(self, fid: FuncId) -> bool:
+        """A wrapper that only passes its call on (``def call(*a, **k): return graph_wrapper(*a,
+        **k)``): its callers call what it wraps, once per step each."""
+        flow = self.by_path[fid[0]].flows.get(fid[1])
+        stmts = flow.stmts if flow is not None else ()
+        return len(self.fn(fid).calls) == 1 and len(stmts) == 2 and stmts[0][0] == "e" and stmts[1] == ("r", stmts[0][1])
+
+    def setup_only(self, fid: FuncId, callers: dict) -> bool:
+        """Called, and only by set-up: warm-up, capture or constructor code (a replay checking a
+        fresh graph, a warm-up loop of replays)."""
+        made_by = callers.get(fid, ())
+        return bool(made_by) and all(
+            self.not_hot(self.fn(c).name, c) or c[1].endswith("__init__")
+            or self.fn(c).captures for c in made_by)
 
     def capture_requesters(self, replayers: dict[FuncId, int], graph: dict, callers: dict) -> set[FuncId]:
         """A function that hands a callable to a capture (``runner.capture(self._step, x)``, whose

@@ -162,6 +162,9 @@ class Linker:
         if ir[0] == "a":
             base = self.static_name(path, qual, ir[1])
             return f"{base}.{ir[2]}" if base else None
+        if ir[0] == "s":  # ``list[GraphInfo]()``: a generic alias of a builtin container calls its origin
+            base = self.static_name(path, qual, ir[1])
+            return base if base in COPIES else None
         if ir[0] != "n":
             return None
         name = ir[1]

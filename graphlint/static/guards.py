@@ -5,7 +5,8 @@
   pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
   ``not`` moves the guard to the ``else`` branch;
 - prefill-only and training-only branches (``[tool.graphlint] prefill-guards``): ``if is_prefill:``,
-  ``if ctx.is_prefill():``, ``if self.training:``, and a length compared with one token,
+  ``if ctx.is_prefill():``, ``if self.training:``, a mode compared with a prefill member
+  (``if task.kind == TaskType.Prefill:``; ``!=`` selects the ``else``), a length compared with one token,
   ``if seqlen > 1:`` (also ``!= 1``, ``>= 2``, ``1 < seqlen``) -- the decode step feeds one token
   per sequence, so those bodies run for the prompt only; same ``not``/``and`` logic;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
@@ -74,6 +75,9 @@ def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | 
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None
     left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    mode = _prefill_member(left, right, op, patterns)
+    if mode is not None:
+        return mode
     if isinstance(left, cst.Integer):  # ``1 < seqlen`` -> ``seqlen > 1``
         left, right = right, left
         op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
@@ -89,6 +93,20 @@ def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | 
     if isinstance(op, cst.Equal) and bound == 1:
         return "orelse"
     return None
+
+
+def _prefill_member(left: cst.BaseExpression, right: cst.BaseExpression, op: cst.BaseCompOp,
+                    patterns: Sequence[str]) -> str | None:
+    """``task.kind == TaskType.Prefill`` / ``mode is Mode.PREFILL``: "body"; ``!=`` / ``is not``:
+    "orelse". Only an attribute (an enum member, a class constant) counts: ``x == seqlen`` compares
+    two lengths."""
+    member = next((side for side in (right, left) if isinstance(side, cst.Attribute)
+                   and _matches(side.attr.value, patterns)), None)
+    if member is None:
+        return None
+    if isinstance(op, (cst.Equal, cst.Is)):
+        return "body"
+    return "orelse" if isinstance(op, (cst.NotEqual, cst.IsNot)) else None
 
 
 def _last_name(node: cst.BaseExpression) -> str | None:
@@ -232,11 +250,24 @@ def fills_default(stmt: cst.If, optional: set[str]) -> bool:
 
 def once_flag(stmt: cst.If) -> str | None:
     """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
-    ``True`` somewhere (decided when the class ends: the setter is often a method written later)."""
+    ``True`` somewhere (decided when the class ends: the setter is often a method written later);
+    also ``if self._first_pass:`` whose block sets ``self._first_pass = False`` (a prompt pass run
+    once, if the class sets the flag ``True``: its constructor arms it)."""
     test = stmt.test
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return _self_attr(test.expression)
-    return None
+    attr = _self_attr(test)  # ``if self._first_pass: ...; self._first_pass = False``: clears itself
+    return attr if attr is not None and _clears(stmt.body, attr) else None
+
+
+def _clears(body: cst.BaseSuite, attr: str) -> bool:
+    """Whether the block (its own statements) sets ``self.<attr> = False``."""
+    for line in body.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "False" \
+                    and any(_self_attr(t.target) == attr for t in small.targets):
+                return True
+    return False
 
 
 def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = (),

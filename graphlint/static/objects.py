@@ -141,7 +141,10 @@ class Objects:
                 owners.extend(c for c in self.in_body.get(attr, ()) if c in family)
             found.extend(self.bound_view(self.cattr(path, name, attr), True) for path, name in owners)
         elif tag == "C":
-            found.extend(self.bound_view(self.cattr(p, n, attr), False) for p, n in self.class_attr(mro, attr))
+            # a class attribute no class body binds is one stored from outside (``Backend.executor =
+            # Executor.build(args)`` at start-up, read as ``Backend.executor.step()``): any class of the MRO
+            owners = self.class_attr(mro, attr) or [(info.path, name) for info, name in mro]
+            found.extend(self.bound_view(self.cattr(p, n, attr), False) for p, n in owners)
         else:  # super(): the bases' members, bound to the same instance
             found.extend(self.bound_view(self.cattr(p, n, attr), True) for p, n in self.class_attr(mro[1:], attr))
         self._sources[key] = found

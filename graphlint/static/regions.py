@@ -9,7 +9,15 @@ only notices them, in source order, without libcst metadata:
 - ``@torch.compile`` / ``torch.compile(fn, ...)``: ``fn`` is compiled; with a CUDA-graph mode
   (``mode="reduce-overhead"`` or ``"max-autotune"``, ``backend="cudagraphs"``,
   ``options={"triton.cudagraphs": True}``) it is graph code, and calling it replays;
-- ``g.replay()``: the function replays a graph (the host step's core);
+- ``g.replay()``: the function replays a graph (the host step's core) -- not a replay in a loop
+  that also captures (``for bs in sizes: capture; g.replay()``: a check right after each capture);
+- a branch of an ``if`` that captures and does not replay (``if bs not in self.graphs: <warm
+  up, capture>``, the second call of a capture-on-second-call wrapper) runs once per graph:
+  capture-time code, like lazy initialisation. Its calls outside the capture and its per-step
+  candidates are forgotten, and the function is no capture routine for them (``captures`` stays
+  false unless it also captures outside such a branch); what the function does outside them -- staging into the
+  static inputs and replaying on every later call -- is its host step. A branch that captures and
+  also replays (``if first: capture; g.replay(); return out``) is kept: it is taken for the step;
 - which device a capture runs on, for GL501 (``torch.cuda.graph`` without ``stream=`` uses one
   side stream per process, made on the device current at its first use): a capture (or
   ``set_device``) inside a loop over devices (``for dev in devices:``, a loop whose target or
@@ -109,6 +117,8 @@ class RegionRecorder:
     path: list
     stmt: cst.CSTNode | None
     flows: Any  # the walker's graphlint.static.flows.FlowRecorder (its ``ir`` names a callable)
+    raw: list  # the walker's candidates
+    calls: Any  # the walker's graphlint.static.calls.CallRecorder
 
     def init_regions(self) -> None:
         self.device_loops = 0  # enclosing ``for`` loops over devices, in this function
@@ -116,6 +126,7 @@ class RegionRecorder:
         self.selecting: set[str] = set()  # functions seen calling set_device / entering torch.cuda.device(x)
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
+        self.lazy_captures: set[int] = set()  # capture sites inside capture branches (:meth:`capture_branch`)
 
     def place_later(self, record: object, anchor: cst.CSTNode | None) -> None:
         """Record where ``record`` is, to be looked up only if ``graphlint entries`` prints it."""
@@ -197,8 +208,33 @@ class RegionRecorder:
             self.info.regions.append(decl)
             self.place_later(decl, call)
 
+    def capture_branch(self, walk) -> None:
+        """Walks one branch of an ``if`` (``walk()``); a branch that captures is capture-time code
+        (see the module docstring): forget what it did for the step."""
+        fn, sites = self.func, self.info.sites
+        n_raw, n_calls, n_sites = len(self.raw), len(fn.calls), len(sites)
+        walk()
+        # a branch that also replays is the step itself (``if use_graphs: [if bs not in graphs:
+        # capture]; replay``), not the capture's
+        mine = [s.kind for s in sites[n_sites:] if s.function == fn.qualname]
+        if "capture" not in mine or "replay" in mine:
+            return
+        qual = fn.qualname
+        self.lazy_captures.update(id(s) for s in sites[n_sites:] if s.function == qual)
+        # only a capture outside such branches makes the function a capture routine (never the step)
+        fn.captures = any(s.kind == "capture" and s.function == qual and id(s) not in self.lazy_captures
+                          for s in sites) or any(r.kind == "graphed" and r.function == qual for r in self.info.regions)
+        self.raw[n_raw:] = [r for r in self.raw[n_raw:] if r.function != qual or r.in_capture
+                            or r.rule.params.get("scope", "hot") != "hot"]
+        dropped = {id(site) for site in fn.calls[n_calls:] if not site.in_capture}
+        if dropped:
+            fn.calls[n_calls:] = [site for site in fn.calls[n_calls:] if id(site) not in dropped]
+            seen = self.calls.keys[qual]
+            for key in [k for k, site in seen.items() if id(site) in dropped]:
+                del seen[key]
+
     def replay_call(self, call: cst.Call) -> None:
-        if not call.args:
+        if not call.args and not (self.loop_nodes and self.capture_loop()):
             self.func.replay_order = self.func.replay_order or self.order
             self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
             self.info.sites.append(site := Site("replay", self.func.qualname))

@@ -271,14 +271,14 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
-                self.suite(stmt.body)
+                self.capture_branch(lambda: self.suite(stmt.body))
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
             outer = (self.once, self.needs)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             try:
-                self.suite(stmt.body)
+                self.capture_branch(lambda: self.suite(stmt.body))
             finally:
                 self.once, self.needs = outer
         if stmt.orelse is None or guarded == "orelse":
@@ -291,7 +291,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             finally:
                 self.path.pop()
         else:
-            self.suite(stmt.orelse.body, "orelse")
+            self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"))
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)

@@ -47,3 +47,25 @@ def test_a_pageable_host_tensor_copied_in_the_step_is_reported(init, body):
 ])
 def test_pinned_device_and_host_to_host_copies_are_fine(init, body):
     assert _copies(init, body) == []
+
+
+@pytest.mark.parametrize("body", [
+    "host = torch.zeros(1)\n        return host.to(device, non_blocking=True)",
+    "host = torch.zeros(1)\n        host = host.to(device, non_blocking=True)\n        return host",
+    "host = torch.arange(4)\n        return host.to(device=device)",
+    "return torch.arange(4).to(device, non_blocking=True)",
+])
+def test_a_pageable_host_tensor_moved_with_to_is_the_same_copy(body):
+    assert _copies("pass", body) == ["GL420"]
+
+
+@pytest.mark.parametrize("body", [
+    "host = torch.zeros(1, pin_memory=True)\n        return host.to(device, non_blocking=True)",
+    "host = torch.zeros(1)\n        return host.to(torch.float16)",
+    "host = torch.zeros(1)\n        return host.to(device, non_blocking=False)",
+    "host = torch.zeros(1, device=device)\n        return host.to(device, non_blocking=True)",
+    "kw = {'pin_memory': True}\n        host = torch.zeros(1, **kw)\n        return host.to(device, non_blocking=True)",
+    "return torch.arange(4, pin_memory=True).to(device, non_blocking=True)",
+])
+def test_pinned_dtype_and_device_moves_are_fine(body):
+    assert _copies("pass", body) == []

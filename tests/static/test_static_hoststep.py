@@ -1,0 +1,86 @@
+"""The host step of a serving engine, found from evidence (issue 19 item 2): one folder per shape
+under ``fixtures/static/hoststep/``, each linked on its own, reporting exactly its ``# expect:``
+markers with their severities (see ``test_static_fixture``), and taking exactly the functions
+listed here for the host step.
+
+- ``scheduler_loop``: a ``while not self.stopped`` loop three calls above the replay: the loop's
+  other calls (the batch it builds, the stop check) and the functions on the way (metadata with an
+  ``.item()``, sampling) are host code; the prefill branch, the warm-up loop and once-per-request
+  code are not.
+- ``callback_loop``: the step functions are callbacks a generic loop receives as arguments.
+- ``capture_and_replay``: one function captures a batch size on first sight and replays after;
+  its staging is host code, its capture branch (warm-up, output buffer) is not.
+- ``second_call``: a wrapper that runs eagerly on its first call, captures on its second and
+  replays after, driven by a token loop.
+- ``setup_only`` (GOOD): warm-up loops that replay, a loop over batch sizes capturing and checking
+  each graph, a function capturing and replaying in one go: no host step, nothing reported; a
+  benchmark loop timing replays is a host step whose findings are warnings only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from static_helpers import analyze, builtin_rules, options, summarize
+from test_static_fixture import expected, load, markers
+
+from graphlint.static.link import link
+
+ROOT = Path(__file__).resolve().parents[2]
+SHAPES = ROOT / "fixtures" / "static" / "hoststep"
+
+HOST = {  # shape -> the functions taken for the host step, "(loop)" when only a loop's body
+    "scheduler_loop": {"graph_runner.py:GraphRunner.replay", "model_runner.py:ModelRunner.forward",
+                       "executor.py:Executor.step", "scheduler.py:Scheduler.serve (loop)"},
+    "callback_loop": {"graphs.py:DecodeGraph.run", "worker.py:Worker.run_model", "loop.py:run_loop (loop)"},
+    "capture_and_replay": {"model.py:Model.decode", "engine.py:Engine.decode_step", "engine.py:Engine.generate (loop)"},
+    "second_call": {"wrapper.py:GraphWrapper.__call__", "wrapper.py:graph_wrap.call",
+                    "adapter.py:Adapter.__call__", "generate.py:generate (loop)"},
+    "setup_only": {"bench.py:bench_replays (loop)"},
+}
+
+
+def host_step(shape: str) -> set[str]:
+    files = load(SHAPES / shape)
+    rules = builtin_rules()
+    entries: list = []
+    link(summarize(files), rules, options(rules), entries_out=entries)
+    prefix = f"fixtures/static/hoststep/{shape}/"
+    return {f"{e.function[0].removeprefix(prefix)}:{e.function[1]}" + (" (loop)" if e.loops else "")
+            for e in entries if e.context == "host"}
+
+
+@pytest.mark.parametrize("shape", sorted(p.name for p in SHAPES.iterdir() if p.is_dir()))
+def test_each_shape_reports_exactly_its_markers_with_their_severity(shape):
+    files = load(SHAPES / shape)
+    findings = analyze(files)
+    found = {(f.path, f.line, f.rule) for f in findings}
+    assert sorted(found - expected(files)) == [], "unexpected findings"
+    assert sorted(expected(files) - found) == [], "missed hazards"
+    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
+    for path, line, code in markers(files):
+        if "/" in code:
+            rule, severity = code.split("/")
+            assert severities[(path, line, rule)] == severity, (path, line, rule)
+
+
+@pytest.mark.parametrize("shape", sorted(HOST))
+def test_the_host_step_is_the_step_loop_and_the_way_down_to_the_replay(shape):
+    assert host_step(shape) == HOST[shape]
+
+
+def test_nothing_in_the_good_shapes_is_an_error():
+    assert all(f.severity != "error" for f in analyze(load(SHAPES / "setup_only")))
+
+
+def test_a_forwarding_wrapper_is_transparent_without_a_step_loop():
+    """No step loop in the analysed files (the token loop is the caller's): the replaying function's
+    direct callers are its host step, and a wrapper that only passes its call on does not count as
+    one (its callers call the replay through it)."""
+    files = {name: data for name, data in load(SHAPES / "second_call").items() if not name.endswith("generate.py")}
+    rules = builtin_rules()
+    entries: list = []
+    link(summarize(files), rules, options(rules), entries_out=entries)
+    assert {e.function[1] for e in entries if e.context == "host"} == {
+        "GraphWrapper.__call__", "graph_wrap.call", "Adapter.__call__"}
