@@ -7,6 +7,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.rules import RuleError
+from graphlint.static.cstwalk import operands
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
@@ -47,7 +48,35 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
     if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
         facts = ctx.oracle.fn
         return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors)
+    if isinstance(node, cst.Subscript):  # ``list(range(n))[::-1]``, ``sizes[:k]``: a slice of Python data
+        return is_python_data(node.value, ctx) or is_host_value(node, ctx)
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and python_number(node, ctx):
+        return True
     return is_host_value(node, ctx)
+
+
+def python_number(node: cst.BaseExpression, ctx: Any) -> bool:
+    """Arithmetic of a number literal (or known host value) with config-like values and ``math``:
+    ``self.config.hidden_size ** 0.5``, ``-1e4 * scale``, ``math.sqrt(d) / 2``. Every operand must be
+    vouched for: a literal, a known host value, a ``math``/``numpy`` result, or an attribute the
+    oracle does not know as a tensor; a bare name we know nothing of may be a tensor, so it is not."""
+    from graphlint.static.matchers.scalar_write import is_host_value
+
+    oracle = ctx.oracle
+    leaves = operands(node) if isinstance(node, cst.BinaryOperation) else [node.expression]
+    anchored = False
+    for leaf in leaves:
+        while isinstance(leaf, cst.UnaryOperation):
+            leaf = leaf.expression
+        if oracle.is_tensor(leaf):
+            return False
+        if isinstance(leaf, (cst.Integer, cst.Float)) or oracle.is_host_data(leaf) or is_host_value(leaf, ctx):
+            anchored = True
+        elif isinstance(leaf, cst.BinaryOperation) and python_number(leaf, ctx):
+            anchored = True
+        elif not isinstance(leaf, cst.Attribute):  # ``self.config.eps``: config-like; a bare name: unknown
+            return False
+    return anchored
 
 
 def zero_size(call: cst.Call) -> bool:
