@@ -24,6 +24,9 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     #: the method's own parameters (``Tensor.cuda(device, non_blocking, memory_format)``): a call passing
     #: another keyword or more positionals is a same-named method of another object (``quantizer.cuda(q, meta=m)``)
     "signature": list,
+    #: ``[min, max, i]``: only when these two arguments (keywords, or positionals ``i`` and ``i + 1``) are
+    #: both absent or both the same number literal (``torch.histc``'s default range ``0, 0``)
+    "equal_bounds": list,
 }
 #: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
 UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
@@ -98,6 +101,29 @@ def zero_size(call: cst.Call) -> bool:
     return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
 
 
+def number(node: cst.BaseExpression | None) -> float | None:
+    """The value of a number literal (``0``, ``-1``, ``2.5``), else None."""
+    sign = 1
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        sign, node = (-sign if isinstance(node.operator, cst.Minus) else sign), node.expression
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return sign * node.evaluated_value
+    return None
+
+
+def same_bounds(call: cst.Call, spec: list, offset: int) -> bool:
+    """Both bounds left out (their defaults are equal) or both the same literal: decided, not guessed."""
+    low_name, high_name, index = spec
+    args = positional(call)
+    i = int(index) - offset
+    low = keyword(call, low_name) or (args[i] if 0 <= i < len(args) else None)
+    high = keyword(call, high_name) or (args[i + 1] if 0 <= i + 1 < len(args) else None)
+    if low is None and high is None:
+        return True
+    low_value, high_value = number(low) if low is not None else 0, number(high) if high is not None else 0
+    return low_value is not None and low_value == high_value
+
+
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
@@ -123,8 +149,10 @@ class CallConditions:
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
         self.signature = params.get("signature")
+        self.equal_bounds = params.get("equal_bounds")
         #: conditions that read arguments by position or keyword cannot be decided through ``*args``
-        self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position))
+        self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position,
+                                                      self.equal_bounds))
         self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
@@ -140,6 +168,8 @@ class CallConditions:
             return False
         if self.signature is not None and (len(args) > len(self.signature) or any(
                 a.keyword is not None and a.keyword.value not in self.signature for a in call.args)):
+            return False
+        if self.equal_bounds is not None and not same_bounds(call, self.equal_bounds, offset):
             return False
         if self.nargs is not None and len(call.args) != self.nargs:
             return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where

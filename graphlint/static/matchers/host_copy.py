@@ -8,6 +8,15 @@ bound to such a call in the same function, and for ``self`` attributes bound to 
 the class (a staging buffer made in ``__init__``, copied in the step); the copy is reported only
 once the class is read to its end, and not into another such host tensor (no transfer). A ``pin_memory=`` argument of any value, ``.pin_memory()`` or
 another object's attribute is never assumed pageable.
+
+The same host tensor moved with ``.to(<device>)`` / ``.cuda()`` is the same copy: a constant rebuilt
+on the CPU every step and then moved (``inv_freq = 1.0 / base ** (torch.arange(0, d, 2).float() / d)``,
+``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same way
+(Phi-MoE's rotary embedding on an H200). For ``.to`` only what the step itself builds counts: a local
+bound in the function to a host factory or to arithmetic over such locals (views and dtype casts
+keep a tensor on the host), or a factory call inline; a ``self`` attribute is often moved once and
+kept (``self.cos = self.cos.to(x.device)``), so it is left to the ``copy_`` form. A factory under a
+default device (``with torch.device("cuda"):``) is on the GPU: a false alarm here, as for ``copy_``.
 """
 
 from __future__ import annotations
@@ -17,8 +26,14 @@ from collections import defaultdict
 import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
-from graphlint.static.matchers.call_args import keyword
+from graphlint.static.cstwalk import operands
+from graphlint.static.matchers.call_args import keyword, positional
+from graphlint.static.matchers.device_copy import device_kind
 from graphlint.static.names import resolve
+
+#: methods whose result stays where the tensor is (a view, a cast, a copy on the same device)
+KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_as view reshape unsqueeze squeeze "
+                        "contiguous clone repeat flatten t transpose permute flip neg exp log sqrt rsqrt pow".split())
 
 
 def _on_host(call: cst.Call) -> bool:
@@ -44,19 +59,52 @@ class HostCopy(Matcher):
         self.host_locals: dict[str, set[str]] = defaultdict(set)
         self.uses: dict[str, list] = defaultdict(list)
 
+    def host_factory(self, node: cst.BaseExpression, ctx: MatchContext) -> bool:
+        return isinstance(node, cst.Call) and resolve(node.func, ctx.imports) in self.factories and _on_host(node)
+
+    def built_on_host(self, node: cst.BaseExpression, ctx: MatchContext) -> bool:
+        """A tensor this function builds on the host: a host factory, a local bound to one, a view or
+        cast of one, or arithmetic over one with no other known tensor (a non-scalar host tensor cannot meet a CUDA one)."""
+        while True:
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.UnaryOperation):
+                node = node.expression
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                  and node.func.attr.value in KEEP_DEVICE and not self.host_factory(node, ctx)):
+                node = node.func.value
+            else:
+                break
+        if isinstance(node, cst.Name):
+            return node.value in self.host_locals[ctx.function_name]
+        if isinstance(node, cst.BinaryOperation):  # a host operand decides, unless a known tensor joins in
+            host = [self.built_on_host(leaf, ctx) for leaf in operands(node)]
+            return any(host) and not any(ctx.oracle.is_tensor(leaf) and not on for leaf, on in zip(operands(node), host))
+        return self.host_factory(node, ctx)
+
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         if isinstance(node, cst.Assign):
-            pageable = isinstance(node.value, cst.Call) and resolve(node.value.func, ctx.imports) in self.factories \
-                and _on_host(node.value)
+            pageable = self.host_factory(node.value, ctx)
+            built = pageable or self.built_on_host(node.value, ctx)
             for target in (t.target for t in node.targets):
                 attr = ctx.oracle.is_self_attr(target)
                 if attr is not None and pageable:
                     self.host_attrs.add(attr)
                 elif isinstance(target, cst.Name):
                     names = self.host_locals[ctx.function_name]
-                    (names.add if pageable else names.discard)(target.value)
+                    (names.add if built else names.discard)(target.value)
             return
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self.moves_to_device(node, ctx):
+            if self.built_on_host(func.value, ctx):
+                root = func.value
+                while isinstance(root, (cst.Subscript, cst.Call)) and not self.host_factory(root, ctx):
+                    root = root.value if isinstance(root, cst.Subscript) else root.func
+                    root = root.value if isinstance(root, cst.Attribute) else root
+                name = root.value if isinstance(root, cst.Name) else resolve(root.func, ctx.imports) + "(...)" \
+                    if isinstance(root, cst.Call) else "a host tensor"
+                ctx.report(self.rule, node, name)
+            return
         if not isinstance(func, cst.Attribute) or func.attr.value != "copy_" or not node.args:
             return
         source, local = node.args[0].value, self.host_locals[ctx.function_name]
@@ -68,6 +116,15 @@ class HostCopy(Matcher):
         attr = ctx.oracle.is_self_attr(source)
         if attr is not None:
             self.uses[attr].append((ctx.defer(self.rule, node, f"self.{attr}"), ctx.oracle.is_self_attr(func.value)))
+
+    @staticmethod
+    def moves_to_device(call: cst.Call, ctx: MatchContext) -> bool:
+        """``.cuda()``, ``.to("cuda")``, ``.to(x.device)``, ``.to(dtype=..., device=dev)``; not a dtype."""
+        if call.func.attr.value == "cuda":
+            return not any(a.keyword is not None and a.keyword.value not in ("device", "non_blocking") for a in call.args)
+        args = positional(call)
+        device = keyword(call, "device") or (args[0] if args else None)
+        return device is not None and device_kind(device, ctx) in ("literal", "other")
 
     def end_class(self, ctx: MatchContext) -> None:
         for attr, pending in self.uses.items():
