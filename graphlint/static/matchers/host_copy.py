@@ -13,8 +13,9 @@ The same host tensor moved with ``.to(<device>)`` / ``.cuda()`` is the same copy
 on the CPU every step and then moved (``inv_freq = 1.0 / base ** (torch.arange(0, d, 2).float() / d)``,
 ``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same way
 (Phi-MoE's rotary embedding on an H200). For ``.to`` only what the step itself builds counts: a local
-bound in the function to a host factory or to arithmetic over such locals (views and dtype casts
-keep a tensor on the host), or a factory call inline; a ``self`` attribute is often moved once and
+bound in the function to a host factory, to arithmetic over such locals (views and dtype casts
+keep a tensor on the host) or to what a ``device=None`` builder returns when called without a
+device (:mod:`graphlint.static.hostbuilders`), or a factory call inline; a ``self`` attribute is often moved once and
 kept (``self.cos = self.cos.to(x.device)``), so it is left to the ``copy_`` form. A factory under a
 default device (``with torch.device("cuda"):``) is on the GPU: a false alarm here, as for ``copy_``.
 """
@@ -27,6 +28,7 @@ import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.cstwalk import operands
+from graphlint.static.hostbuilders import builder_call
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
 from graphlint.static.names import resolve
@@ -85,14 +87,20 @@ class HostCopy(Matcher):
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         if isinstance(node, cst.Assign):
             pageable = self.host_factory(node.value, ctx)
-            built = pageable or self.built_on_host(node.value, ctx)
+            oracle = ctx.oracle
+            built = pageable or self.built_on_host(node.value, ctx) or builder_call(
+                node.value, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor)
+            names = self.host_locals[ctx.function_name]
             for target in (t.target for t in node.targets):
                 attr = ctx.oracle.is_self_attr(target)
                 if attr is not None and pageable:
                     self.host_attrs.add(attr)
                 elif isinstance(target, cst.Name):
-                    names = self.host_locals[ctx.function_name]
                     (names.add if built else names.discard)(target.value)
+                elif isinstance(target, (cst.Tuple, cst.List)):  # ``inv_freq, scale = rope_init(config)``
+                    for el in target.elements:
+                        if isinstance(el.value, cst.Name):
+                            (names.add if built else names.discard)(el.value.value)
             return
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self.moves_to_device(node, ctx):
