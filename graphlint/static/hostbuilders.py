@@ -32,11 +32,13 @@ def _device_position(fn: cst.FunctionDef, in_class: bool) -> int | None:
     return None
 
 
-def host_builders(stmts: Sequence[cst.CSTNode], in_class: bool) -> dict[str, int]:
-    """Name -> the position of its ``device`` parameter."""
+def host_builders(stmts: Sequence[cst.CSTNode], in_class: bool, module: dict[str, int] | None = None) -> dict[str, int]:
+    """Name -> the position of its ``device`` parameter; in a class, also the attributes ``__init__``
+    binds to one of its methods or to one of the ``module``'s builders (``self.init_fn = build``)."""
     defs = [s for s in stmts if isinstance(s, cst.FunctionDef)]
     names = {fn.name.value: at for fn in defs if (at := _device_position(fn, in_class)) is not None}
-    if not in_class or not names:
+    module = module or {}
+    if not in_class or not (names or module):
         return names
     for fn in defs:
         if fn.name.value != "__init__":
@@ -46,8 +48,11 @@ def host_builders(stmts: Sequence[cst.CSTNode], in_class: bool) -> dict[str, int
                 pairs = ([(t.target, small.value) for t in small.targets] if isinstance(small, cst.Assign)
                          else [(small.target, small.value)] if isinstance(small, cst.AnnAssign) else [])
                 for target, value in pairs:
-                    if _self_attr(value) in names and _self_attr(target) is not None:
-                        names[_self_attr(target)] = names[_self_attr(value)]
+                    attr, method = _self_attr(target), _self_attr(value)
+                    if attr is not None and method in names:
+                        names[attr] = names[method]
+                    elif attr is not None and isinstance(value, cst.Name) and value.value in module:
+                        names[attr] = module[value.value]
     return names
 
 

@@ -118,7 +118,7 @@ class ScopeWalker:
         saved_cls = self.oracle.cls
         self.class_stack.append(info)
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
-                                             host_builders=host_builders(stmt.body.body, in_class=True))
+                                             host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
         seed_inherited(facts, self.inherited.get(qualname, ()))
         try:

@@ -132,6 +132,8 @@ class HostCopy(Matcher):
             return not any(a.keyword is not None and a.keyword.value not in ("device", "non_blocking") for a in call.args)
         args = positional(call)
         device = keyword(call, "device") or (args[0] if args else None)
+        if isinstance(device, cst.Name) and device.value in ctx.oracle.fn.optional:
+            return False  # a builder's own ``device=None``: ``.to(None)`` when the step leaves it out
         return device is not None and device_kind(device, ctx) in ("literal", "other")
 
     def end_class(self, ctx: MatchContext) -> None:
