@@ -71,6 +71,7 @@ def test_no_host_data_is_not_gl204(body):
     ("y = x[..., -2:-1, :]", []),  # a slice: a view
     ("y = x[(0, 1)]", []),  # a tuple is two indices
     ("y = torch.tensor([1, 2, 3])[[0, 2]]", []),  # a host tensor: nothing crosses to the device
+    ("m = torch.ones(8, dtype=torch.bool)\nm[list(range(2))] = False", []),  # made with no device: host
     ("rows = [[1], [2]]\ny = rows[0]", []),  # a Python list of lists
 ])
 def test_a_python_list_index_on_a_device_tensor_is_gl208(body, rules):
@@ -92,7 +93,8 @@ def test_a_cache_length_used_as_a_size_is_a_position(body, rules):
     ("inv = 1.0 / (10000.0 ** (torch.arange(0, 8, 2).float() / 8))\ny = inv[None, :].expand(2, -1).to(x.device)",
      ["GL420"]),
     ("y = torch.tensor(0, dtype=torch.int64).to(x.device)", ["GL420"]),
-    ("y = torch.arange(4).cuda()", ["GL420", "GL403"]),
+    ("y = torch.arange(4).cuda()", ["GL403"]),  # ``.cuda()`` is GL403's: one finding per copy
+    ("y = torch.arange(4).to('cuda')", ["GL401"]),  # and a hard-coded device GL401's
     ("inv, scale = self.init_fn(self.config)\ny = inv.to(device=x.device)", ["GL420"]),
     ("inv, scale = self.init_fn(self.config, x.device)\ny = inv.to(x.device)", []),  # given the device
     ("inv, scale = self.init_fn(self.config, device=x.device)\ny = inv.to(x.device)", []),
@@ -112,3 +114,8 @@ def test_a_host_tensor_the_step_builds_and_moves_is_gl420(body, rules):
 ])
 def test_histc_without_a_range_reads_it_on_the_host(body, rules):
     assert _rules(body) == rules
+
+
+def test_an_op_result_indexed_by_a_list_is_on_the_device():
+    """Only factories given no device build on the host; an op's result is where its inputs are."""
+    assert _rules("h = torch.matmul(x, x)\ny = h[..., [0], :]") == ["GL208"]

@@ -9,7 +9,8 @@ the class (a staging buffer made in ``__init__``, copied in the step); the copy 
 once the class is read to its end, and not into another such host tensor (no transfer). A ``pin_memory=`` argument of any value, ``.pin_memory()`` or
 another object's attribute is never assumed pageable.
 
-The same host tensor moved with ``.to(<device>)`` / ``.cuda()`` is the same copy: a constant rebuilt
+The same host tensor moved with ``.to(<device>)`` is the same copy (``.to("cuda")`` and ``.cuda()`` are
+GL401's and GL403's wherever they are): a constant rebuilt
 on the CPU every step and then moved (``inv_freq = 1.0 / base ** (torch.arange(0, d, 2).float() / d)``,
 ``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same way
 (Phi-MoE's rotary embedding on an H200). For ``.to`` only what the step itself builds counts: a local
@@ -103,7 +104,7 @@ class HostCopy(Matcher):
                             (names.add if built else names.discard)(el.value.value)
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and self.moves_to_device(node, ctx):
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and self.moves_to_device(node, ctx):
             if self.built_on_host(func.value, ctx):
                 root = func.value
                 while isinstance(root, (cst.Subscript, cst.Call)) and not self.host_factory(root, ctx):
@@ -127,14 +128,13 @@ class HostCopy(Matcher):
 
     @staticmethod
     def moves_to_device(call: cst.Call, ctx: MatchContext) -> bool:
-        """``.cuda()``, ``.to("cuda")``, ``.to(x.device)``, ``.to(dtype=..., device=dev)``; not a dtype."""
-        if call.func.attr.value == "cuda":
-            return not any(a.keyword is not None and a.keyword.value not in ("device", "non_blocking") for a in call.args)
+        """``.to(x.device)``, ``.to(dtype=..., device=dev)``; not a dtype, and not ``.to("cuda")`` or
+        ``.cuda()``, which GL401 and GL403 report wherever they are (one finding per copy)."""
         args = positional(call)
         device = keyword(call, "device") or (args[0] if args else None)
         if isinstance(device, cst.Name) and device.value in ctx.oracle.fn.optional:
             return False  # a builder's own ``device=None``: ``.to(None)`` when the step leaves it out
-        return device is not None and device_kind(device, ctx) in ("literal", "other")
+        return device is not None and device_kind(device, ctx) == "other"
 
     def end_class(self, ctx: MatchContext) -> None:
         for attr, pending in self.uses.items():

@@ -5,18 +5,27 @@ inside the indexing op: on a CUDA tensor that is a pageable host-to-device copy 
 a capture refuses ("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the
 CPU tensor is pinned"; Falcon's multi-query ``_split_heads`` on an H200). Only list displays,
 list comprehensions and ``list(...)`` count: a tuple is several indices, and a name may hold an
-int. Tensors the oracle knows to live on the host (:mod:`graphlint.static.cputensors`) copy
-nothing, and neither does a receiver it does not know as a tensor (a Python list of lists).
+int. A host tensor copies nothing: one the oracle knows (:mod:`graphlint.static.cputensors`) or a
+local the function bound to a torch factory given no device (``mask = torch.ones(n, dtype=torch.bool)``
+then ``mask[list(ids)] = False``; under a default CUDA device that is a miss, never a false alarm),
+and neither does a receiver not known as a tensor (a Python list of lists).
 """
 
 from __future__ import annotations
+
+from collections import defaultdict
 
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.matchers.call_args import keyword
+from graphlint.static.names import resolve
 
 LISTS = (cst.List, cst.ListComp)
+#: factories: given no device they build on the host (an op's result is where its inputs are)
+FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange tensor as_tensor rand randn randint eye "
+                      "linspace".split())
 
 
 def _is_list(node: cst.BaseExpression) -> bool:
@@ -27,10 +36,25 @@ def _is_list(node: cst.BaseExpression) -> bool:
 
 class ListIndex(Matcher):
     kind = "list-index"
-    node_types = ("Subscript",)
+    node_types = ("Assign", "Subscript")
 
-    def visit(self, node: cst.Subscript, ctx: MatchContext) -> None:
+    def setup(self, params: dict) -> None:
+        self.host_locals: dict[str, set[str]] = defaultdict(set)  # function -> locals made on the host
+
+    def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
+        if isinstance(node, cst.Assign):
+            value = node.value
+            host = (isinstance(value, cst.Call) and resolve(value.func, ctx.imports) in FACTORIES
+                    and keyword(value, "device") is None)
+            names = self.host_locals[ctx.function_name]
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    (names.add if host else names.discard)(target.target.value)
+            return
         if not any(isinstance(el.slice, cst.Index) and _is_list(el.slice.value) for el in node.slice):
             return
-        if ctx.oracle.is_tensor(node.value) and not is_cpu_tensor(node.value, ctx.oracle):
+        receiver = node.value
+        if isinstance(receiver, cst.Name) and receiver.value in self.host_locals[ctx.function_name]:
+            return
+        if ctx.oracle.is_tensor(receiver) and not is_cpu_tensor(receiver, ctx.oracle):
             ctx.report(self.rule, node, "a Python list index")
