@@ -9,8 +9,10 @@ using it as a size reads it back on the host, which a capture refuses (six BART-
 on an H200: ``torch.ones(batch, past + seq_len)``). Recognised: a call of a method whose name,
 less a ``get_`` prefix, is a sequence length (:data:`LENGTH_METHODS`, the position names' ``len``
 vocabulary) on an object that is not an imported module, also when guarded
-(``cache.get_seq_length() if cache is not None else 0``). Attributes are not: ``config.seq_length``
-is a constant, and a mutated ``self`` counter is GL307's.
+(``cache.get_seq_length() if cache is not None else 0``). Not on ``self``: an object consulting its
+own length is its bookkeeping (trimming a draft cache in speculative decoding), and the length
+enters a step where a caller reads it. Attributes are not: ``config.seq_length`` is a constant,
+and a mutated ``self`` counter is GL307's.
 """
 
 from __future__ import annotations
@@ -41,4 +43,6 @@ def reads_state_length(value: cst.BaseExpression | None, oracle: TensorOracle) -
     receiver = value.func.value
     # no receiver test against the oracle's tensors: an unannotated ``past_key_values=None`` of a
     # forward is presumed a tensor, and no ``torch.Tensor`` method has such a name
+    if isinstance(receiver, cst.Name) and receiver.value == "self":
+        return False  # the object's own bookkeeping (``crop``, ``reorder``): the step's callers read it
     return is_length_method(value.func.attr.value) and not is_imported_root(receiver, oracle.imports)

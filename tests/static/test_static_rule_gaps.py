@@ -84,6 +84,7 @@ def test_a_python_list_index_on_a_device_tensor_is_gl208(body, rules):
     ("past = cache.get_seq_length()\ny = torch.arange(past, past + 1, device=x.device)", ["GL310"]),
     ("cap = cache.get_max_cache_shape()\ny = torch.ones(1, cap, device=x.device)", []),  # a capacity
     ("limit = self.config.seq_length\ny = torch.ones(1, limit, device=x.device)", []),  # a config field
+    ("own = self.get_seq_length()\ny = torch.ones(1, own, device=x.device)", []),  # an object's own bookkeeping
 ])
 def test_a_cache_length_used_as_a_size_is_a_position(body, rules):
     assert _rules(body) == rules
