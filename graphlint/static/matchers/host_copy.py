@@ -85,13 +85,27 @@ class HostCopy(Matcher):
             return any(host) and not any(ctx.oracle.is_tensor(leaf) and not on for leaf, on in zip(operands(node), host))
         return self.host_factory(node, ctx)
 
+    def derived_on_host(self, value: cst.BaseExpression, names: set[str], ctx: MatchContext) -> bool:
+        """:meth:`built_on_host` for an assigned value that is no factory call, asked only where it can
+        hold (most assignments are calls of other functions: a dict lookup, no name resolution)."""
+        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+            return self.built_on_host(value, ctx)
+        if isinstance(value, (cst.Name, cst.Subscript)):
+            return bool(names) and self.built_on_host(value, ctx)
+        if not isinstance(value, cst.Call):
+            return False
+        oracle = ctx.oracle
+        if builder_call(value, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
+            return True
+        return (isinstance(value.func, cst.Attribute) and value.func.attr.value in KEEP_DEVICE
+                and self.built_on_host(value, ctx))
+
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         if isinstance(node, cst.Assign):
-            pageable = self.host_factory(node.value, ctx)
-            oracle = ctx.oracle
-            built = pageable or self.built_on_host(node.value, ctx) or builder_call(
-                node.value, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor)
+            value = node.value
+            pageable = self.host_factory(value, ctx)
             names = self.host_locals[ctx.function_name]
+            built = pageable or self.derived_on_host(value, names, ctx)
             for target in (t.target for t in node.targets):
                 attr = ctx.oracle.is_self_attr(target)
                 if attr is not None and pageable:

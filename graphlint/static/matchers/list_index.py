@@ -26,6 +26,7 @@ LISTS = (cst.List, cst.ListComp)
 #: factories: given no device they build on the host (an op's result is where its inputs are)
 FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange tensor as_tensor rand randn randint eye "
                       "linspace".split())
+SHORT_FACTORIES = frozenset(name.rsplit(".", 1)[1] for name in FACTORIES)
 
 
 def _is_list(node: cst.BaseExpression) -> bool:
@@ -43,10 +44,13 @@ class ListIndex(Matcher):
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         if isinstance(node, cst.Assign):
-            value = node.value
-            host = (isinstance(value, cst.Call) and resolve(value.func, ctx.imports) in FACTORIES
-                    and keyword(value, "device") is None)
-            names = self.host_locals[ctx.function_name]
+            value, names = node.value, self.host_locals[ctx.function_name]
+            func = value.func if isinstance(value, cst.Call) else None
+            short = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            host = (short in SHORT_FACTORIES and keyword(value, "device") is None
+                    and resolve(func, ctx.imports) in FACTORIES)  # the name first: most calls are no factory
+            if not host and not names:
+                return
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     (names.add if host else names.discard)(target.target.value)
