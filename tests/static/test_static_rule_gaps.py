@@ -94,6 +94,7 @@ def test_a_cache_length_used_as_a_size_is_a_position(body, rules):
     ("inv = 1.0 / (10000.0 ** (torch.arange(0, 8, 2).float() / 8))\ny = inv[None, :].expand(2, -1).to(x.device)",
      ["GL420"]),
     ("y = torch.tensor(0, dtype=torch.int64).to(x.device)", ["GL420"]),
+    ("row = torch.arange(4)[None]\nalias = row\ny = alias.to(x.device)", ["GL420"]),
     ("y = torch.arange(4).cuda()", ["GL403"]),  # ``.cuda()`` is GL403's: one finding per copy
     ("y = torch.arange(4).to('cuda')", ["GL401"]),  # and a hard-coded device GL401's
     ("inv, scale = self.init_fn(self.config)\ny = inv.to(device=x.device)", ["GL420"]),

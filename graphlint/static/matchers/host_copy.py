@@ -88,10 +88,10 @@ class HostCopy(Matcher):
     def derived_on_host(self, value: cst.BaseExpression, names: set[str], ctx: MatchContext) -> bool:
         """:meth:`built_on_host` for an assigned value that is no factory call, asked only where it can
         hold (most assignments are calls of other functions: a dict lookup, no name resolution)."""
-        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
             return self.built_on_host(value, ctx)
-        if isinstance(value, (cst.Name, cst.Subscript)):
-            return bool(names) and self.built_on_host(value, ctx)
+        if isinstance(value, cst.Name):
+            return value.value in names
         if not isinstance(value, cst.Call):
             return False
         oracle = ctx.oracle
