@@ -102,6 +102,8 @@ def test_a_cache_length_used_as_a_size_is_a_position(body, rules):
     ("inv, scale = self.init_fn(self.config, device=x.device)\ny = inv.to(x.device)", []),
     ("inv = torch.arange(4).float()\ny = inv.to(torch.float16)", []),  # a dtype: no copy
     ("inv = torch.arange(4, device=x.device)\ny = inv.to(x.device)", []),  # on the device already
+    ("h = self.encode(x)\ny = (torch.tensor(2.0) * h).to(x.device)", []),  # a 0-dim scalar may meet a CUDA ``h``
+    ("h = self.encode(x)\ny = (torch.arange(4) * h).to(x.device)", ["GL420"]),  # a sized one cannot
 ])
 def test_a_host_tensor_the_step_builds_and_moves_is_gl420(body, rules):
     assert _rules(body) == sorted(rules)

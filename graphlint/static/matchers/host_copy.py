@@ -1,24 +1,27 @@
-"""``device_buf.copy_(host)`` in the step, ``host`` a pageable host tensor.
+"""``device_buf.copy_(host)`` or ``host.to(x.device)`` in the step, ``host`` a pageable host tensor.
 
 A tensor made by a torch factory with no ``device=`` (or a CPU one) and no ``pin_memory=`` lives
 in pageable host memory. Copied to the device inside a capture it fails the capture ("Cannot copy
 between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned"); in the
-eager step it is a synchronous copy every step, ``non_blocking=True`` or not. Known for local names
-bound to such a call in the same function, and for ``self`` attributes bound to one anywhere in
-the class (a staging buffer made in ``__init__``, copied in the step); the copy is reported only
-once the class is read to its end, and not into another such host tensor (no transfer). A ``pin_memory=`` argument of any value, ``.pin_memory()`` or
-another object's attribute is never assumed pageable.
+eager step it is a synchronous copy every step, ``non_blocking=True`` or not.
 
-The same host tensor moved with ``.to(<device>)`` is the same copy (``.to("cuda")`` and ``.cuda()`` are
-GL401's and GL403's wherever they are): a constant rebuilt
-on the CPU every step and then moved (``inv_freq = 1.0 / base ** (torch.arange(0, d, 2).float() / d)``,
-``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same way
-(Phi-MoE's rotary embedding on an H200). For ``.to`` only what the step itself builds counts: a local
-bound in the function to a host factory, to arithmetic over such locals (views and dtype casts
-keep a tensor on the host) or to what a ``device=None`` builder returns when called without a
-device (:mod:`graphlint.static.hostbuilders`), or a factory call inline; a ``self`` attribute is often moved once and
-kept (``self.cos = self.cos.to(x.device)``), so it is left to the ``copy_`` form. A factory under a
-default device (``with torch.device("cuda"):``) is on the GPU: a false alarm here, as for ``copy_``.
+``copy_``: known for local names bound to such a call in the same function, and for ``self``
+attributes bound to one anywhere in the class (a staging buffer made in ``__init__``, copied in
+the step); the copy is reported only once the class is read to its end, and not into another such
+host tensor (no transfer). A ``pin_memory=`` argument of any value, ``.pin_memory()`` or another
+object's attribute is never assumed pageable.
+
+``.to(<variable device>)``: a constant rebuilt on the CPU every step and then moved
+(``inv_freq = 1.0 / base ** (torch.arange(0, d, 2).float() / d)``, then
+``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same
+way (Phi-MoE's rotary embedding on an H200). Only what the step itself builds counts: a factory
+call inline, or a local bound in the function to a host factory, to arithmetic over such locals
+(views and dtype casts keep a tensor on the host) or to what a ``device=None`` builder returns
+when called without a device (:mod:`graphlint.static.hostbuilders`). A ``self`` attribute is often
+moved once and kept (``self.cos = self.cos.to(x.device)``): left to the ``copy_`` form.
+``.to("cuda")`` and ``.cuda()`` are GL401's and GL403's wherever they are (one finding per copy).
+A factory under a default device (``with torch.device("cuda"):``) is on the GPU: a false alarm
+here, for both forms.
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from collections import defaultdict
 
 import libcst as cst
 
-from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.cstwalk import operands
 from graphlint.static.hostbuilders import builder_call
+from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
 from graphlint.static.names import resolve
@@ -51,6 +54,14 @@ def _on_host(call: cst.Call) -> bool:
     return False
 
 
+def _scalar_tensor(node: cst.BaseExpression) -> bool:
+    """``torch.tensor(2.0)``: a 0-dim tensor (its first argument no list, tuple or comprehension)."""
+    if not isinstance(node, cst.Call) or not node.args or not isinstance(node.func, (cst.Attribute, cst.Name)):
+        return False
+    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
+    return name in ("tensor", "as_tensor") and not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
+
+
 class HostCopy(Matcher):
     kind = "host-copy"
     node_types = ("Assign", "Call")
@@ -67,7 +78,7 @@ class HostCopy(Matcher):
 
     def built_on_host(self, node: cst.BaseExpression, ctx: MatchContext) -> bool:
         """A tensor this function builds on the host: a host factory, a local bound to one, a view or
-        cast of one, or arithmetic over one with no other known tensor (a non-scalar host tensor cannot meet a CUDA one)."""
+        cast of one, or arithmetic over one (:meth:`host_arithmetic`)."""
         while True:
             if isinstance(node, cst.Subscript):
                 node = node.value
@@ -80,10 +91,20 @@ class HostCopy(Matcher):
                 break
         if isinstance(node, cst.Name):
             return node.value in self.host_locals[ctx.function_name]
-        if isinstance(node, cst.BinaryOperation):  # a host operand decides, unless a known tensor joins in
-            host = [self.built_on_host(leaf, ctx) for leaf in operands(node)]
-            return any(host) and not any(ctx.oracle.is_tensor(leaf) and not on for leaf, on in zip(operands(node), host))
+        if isinstance(node, cst.BinaryOperation):
+            return self.host_arithmetic(operands(node), ctx)
         return self.host_factory(node, ctx)
+
+    def host_arithmetic(self, leaves: list[cst.BaseExpression], ctx: MatchContext) -> bool:
+        """A host operand decides, unless a known tensor joins in. A 0-dim ``torch.tensor(2.0)`` may meet
+        a CUDA tensor (it is taken as a scalar): with one, every other operand must be known not a
+        tensor; a sized host tensor cannot meet a CUDA one, so other names may stay unknown."""
+        host = [self.built_on_host(leaf, ctx) for leaf in leaves]
+        if not any(host) or any(ctx.oracle.is_tensor(leaf) for leaf, on in zip(leaves, host) if not on):
+            return False
+        sized = any(on and not _scalar_tensor(leaf) for leaf, on in zip(leaves, host))
+        return sized or all(on or isinstance(leaf, (cst.Integer, cst.Float, cst.Attribute))
+                            or ctx.oracle.is_host_data(leaf) for leaf, on in zip(leaves, host))
 
     def derived_on_host(self, value: cst.BaseExpression, names: set[str], ctx: MatchContext) -> bool:
         """:meth:`built_on_host` for an assigned value that is no factory call, asked only where it can
