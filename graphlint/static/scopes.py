@@ -14,6 +14,7 @@ import libcst as cst
 
 from graphlint.static.bindings import annotates_object
 from graphlint.static.facts import ClassInfo, FunctionInfo
+from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.names import is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
@@ -22,6 +23,12 @@ from graphlint.static.tensors import ClassFacts, FunctionFacts
 
 class ScopeWalker:
     """Mixin of :class:`graphlint.static.walker.Walker` (which provides the attributes used here)."""
+
+    def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
+        """What the module's functions return, known before any call to them is walked."""
+        self.info.tensor_functions = self.tensor_returning(body)
+        self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
+        self.oracle.host_builders = host_builders(body, in_class=False)
 
     def tensor_returning(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
         """Functions of this body annotated ``-> Tensor``, known before any call to them is seen."""
@@ -110,7 +117,8 @@ class ScopeWalker:
         self.flows.klass(stmt, qualname)
         saved_cls = self.oracle.cls
         self.class_stack.append(info)
-        self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body))
+        self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
+                                             host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
         seed_inherited(facts, self.inherited.get(qualname, ()))
         try:

@@ -74,6 +74,7 @@ class ClassFacts:
     bool_attrs: set[str] = field(default_factory=set)
     module_attrs: set[str] = field(default_factory=set)
     tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
+    host_builders: dict[str, int] = field(default_factory=dict)  # ``device=None`` methods (static.hostbuilders)
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
@@ -115,6 +116,7 @@ class TensorOracle:
         self.fn = FunctionFacts()
         self.cls: ClassFacts | None = None
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
+        self.host_builders: dict[str, int] = {}  # module functions taking ``device=None`` (static.hostbuilders)
         self.readback_seen = False  # the walker saw a read-back call in the current statement
 
     # -- queries -----------------------------------------------------------------------

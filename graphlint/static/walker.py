@@ -142,8 +142,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         ``-> Tensor`` (found by :mod:`graphlint.static.crossfile`), and facts this file's classes
         inherit from their bases (``Cls.weight:gate``, see :mod:`graphlint.static.inherited`)."""
         self.inherited = inherited_by_class(imported_tensor_functions)
-        self.info.tensor_functions = self.tensor_returning(module.body)
-        self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
+        self.module_facts(module.body, imported_tensor_functions)
         self.body(module.body, "body")
         return self.info
 

@@ -7,6 +7,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.rules import RuleError
+from graphlint.static.cstwalk import operands
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
@@ -23,6 +24,9 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     #: the method's own parameters (``Tensor.cuda(device, non_blocking, memory_format)``): a call passing
     #: another keyword or more positionals is a same-named method of another object (``quantizer.cuda(q, meta=m)``)
     "signature": list,
+    #: ``[min, max, i]``: only when these two arguments (keywords, or positionals ``i`` and ``i + 1``) are
+    #: both absent or both the same number literal (``torch.histc``'s default range ``0, 0``)
+    "equal_bounds": list,
 }
 #: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
 UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
@@ -47,7 +51,35 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
     if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
         facts = ctx.oracle.fn
         return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors)
+    if isinstance(node, cst.Subscript):  # ``list(range(n))[::-1]``, ``sizes[:k]``: a slice of Python data
+        return is_python_data(node.value, ctx) or is_host_value(node, ctx)
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and python_number(node, ctx):
+        return True
     return is_host_value(node, ctx)
+
+
+def python_number(node: cst.BaseExpression, ctx: Any) -> bool:
+    """Arithmetic of a number literal (or known host value) with config-like values and ``math``:
+    ``self.config.hidden_size ** 0.5``, ``-1e4 * scale``, ``math.sqrt(d) / 2``. Every operand must be
+    vouched for: a literal, a known host value, a ``math``/``numpy`` result, or an attribute the
+    oracle does not know as a tensor; a bare name we know nothing of may be a tensor, so it is not."""
+    from graphlint.static.matchers.scalar_write import is_host_value
+
+    oracle = ctx.oracle
+    leaves = operands(node) if isinstance(node, cst.BinaryOperation) else [node.expression]
+    anchored = False
+    for leaf in leaves:
+        while isinstance(leaf, cst.UnaryOperation):
+            leaf = leaf.expression
+        if oracle.is_tensor(leaf):
+            return False
+        if isinstance(leaf, (cst.Integer, cst.Float)) or oracle.is_host_data(leaf) or is_host_value(leaf, ctx):
+            anchored = True
+        elif isinstance(leaf, cst.BinaryOperation) and python_number(leaf, ctx):
+            anchored = True
+        elif not isinstance(leaf, cst.Attribute):  # ``self.config.eps``: config-like; a bare name: unknown
+            return False
+    return anchored
 
 
 def zero_size(call: cst.Call) -> bool:
@@ -67,6 +99,29 @@ def zero_size(call: cst.Call) -> bool:
     else:
         sizes = args
     return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
+
+
+def number(node: cst.BaseExpression | None) -> float | None:
+    """The value of a number literal (``0``, ``-1``, ``2.5``), else None."""
+    sign = 1
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        sign, node = (-sign if isinstance(node.operator, cst.Minus) else sign), node.expression
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return sign * node.evaluated_value
+    return None
+
+
+def same_bounds(call: cst.Call, spec: list, offset: int) -> bool:
+    """Both bounds left out (their defaults are equal) or both the same literal: decided, not guessed."""
+    low_name, high_name, index = spec
+    args = positional(call)
+    i = int(index) - offset
+    low = keyword(call, low_name) or (args[i] if 0 <= i < len(args) else None)
+    high = keyword(call, high_name) or (args[i + 1] if 0 <= i + 1 < len(args) else None)
+    if low is None and high is None:
+        return True
+    low_value, high_value = number(low) if low is not None else 0, number(high) if high is not None else 0
+    return low_value is not None and low_value == high_value
 
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
@@ -94,8 +149,10 @@ class CallConditions:
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
         self.signature = params.get("signature")
+        self.equal_bounds = params.get("equal_bounds")
         #: conditions that read arguments by position or keyword cannot be decided through ``*args``
-        self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position))
+        self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position,
+                                                      self.equal_bounds))
         self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
@@ -111,6 +168,8 @@ class CallConditions:
             return False
         if self.signature is not None and (len(args) > len(self.signature) or any(
                 a.keyword is not None and a.keyword.value not in self.signature for a in call.args)):
+            return False
+        if self.equal_bounds is not None and not same_bounds(call, self.equal_bounds, offset):
             return False
         if self.nargs is not None and len(call.args) != self.nargs:
             return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where

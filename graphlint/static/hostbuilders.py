@@ -1,0 +1,79 @@
+"""Functions that build on the host unless told a device: ``def rope_params(config, device=None)``.
+
+torch's own factories take ``device=None`` and then build on the CPU (the default device); code
+that builds constants follows the convention (a rotary table's ``inv_freq``, a mask, a bias
+table): called with ``device`` left out it returns host tensors, and moving one with
+``.to(x.device)`` every step is a pageable copy a capture refuses (Phi-MoE's rotary embedding
+re-runs its ``rope_init_fn(config)`` each step on an H200). Known before any call is walked, as
+the ``-> Tensor`` functions are: the functions of a module or class body with a ``device``
+parameter defaulting to ``None``, and, in a class, the ``self`` attributes its ``__init__`` binds
+to one of its methods (``self.rope_init_fn = self.compute_default_rope_parameters``). A call
+counts (:mod:`graphlint.static.matchers.host_copy`) only with no device and no tensor argument:
+a function that takes the data it works on returns it where that data is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+
+def _device_position(fn: cst.FunctionDef, in_class: bool) -> int | None:
+    """Where ``device=None`` is among the positional parameters a caller passes (``self`` left out of
+    a method's); 1,000 for a keyword-only one; None without it."""
+    positional = [p.name.value for p in fn.params.params]
+    is_static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators)
+    if in_class and not is_static and positional[:1] in (["self"], ["cls"]):
+        positional = positional[1:]
+    for i, p in enumerate((*fn.params.params, *fn.params.kwonly_params)):
+        if p.name.value == "device" and isinstance(p.default, cst.Name) and p.default.value == "None":
+            return positional.index("device") if "device" in positional else 1000
+    return None
+
+
+def host_builders(stmts: Sequence[cst.CSTNode], in_class: bool, module: dict[str, int] | None = None) -> dict[str, int]:
+    """Name -> the position of its ``device`` parameter; in a class, also the attributes ``__init__``
+    binds to one of its methods or to one of the ``module``'s builders (``self.init_fn = build``)."""
+    defs = [s for s in stmts if isinstance(s, cst.FunctionDef)]
+    names = {fn.name.value: at for fn in defs if (at := _device_position(fn, in_class)) is not None}
+    module = module or {}
+    if not in_class or not (names or module):
+        return names
+    for fn in defs:
+        if fn.name.value != "__init__":
+            continue
+        for stmt in fn.body.body:
+            for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                pairs = ([(t.target, small.value) for t in small.targets] if isinstance(small, cst.Assign)
+                         else [(small.target, small.value)] if isinstance(small, cst.AnnAssign) else [])
+                for target, value in pairs:
+                    attr, method = _self_attr(target), _self_attr(value)
+                    if attr is not None and method in names:
+                        names[attr] = names[method]
+                    elif attr is not None and isinstance(value, cst.Name) and value.value in module:
+                        names[attr] = module[value.value]
+    return names
+
+
+def _self_attr(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def builder_call(node: cst.BaseExpression, module: dict[str, int], cls: dict[str, int], is_tensor) -> bool:
+    """``self.rope_init_fn(self.config)``, ``rope_params(config)``: a host builder given no device and
+    no tensor."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = _self_attr(func)
+    at = cls.get(name) if name is not None else module.get(func.value) if isinstance(func, cst.Name) else None
+    if at is None or any(a.star for a in node.args):
+        return False
+    if any(a.keyword is not None and a.keyword.value == "device" for a in node.args):
+        return False
+    if len([a for a in node.args if a.keyword is None]) > at:
+        return False  # the device passed by position
+    return not any(is_tensor(a.value) for a in node.args)

@@ -1,0 +1,51 @@
+"""A per-step length read from state the step carries: ``past = cache.get_seq_length()``.
+
+A position enters a function as a parameter named like one (``params.POSITION_NAMES``); it also
+enters as the length a stateful object reports of itself: a KV cache's ``get_seq_length()``, a
+sequence's ``cur_len()``. That value grows by one every decode step, so used as a size or an index
+it is a per-step Python value frozen into a graph (GL308/GL310, as any position); and where the
+object keeps its length on the device so that it can be captured (transformers' ``StaticCache``),
+using it as a size reads it back on the host, which a capture refuses (six BART-style decoders
+on an H200: ``torch.ones(batch, past + seq_len)``). Recognised: a call of a method whose name,
+less a ``get_`` prefix, is a sequence length (:data:`LENGTH_METHODS`, the position names' ``len``
+vocabulary) on an object that is not an imported module, also when guarded
+(``cache.get_seq_length() if cache is not None else 0``). Not on ``self``: an object consulting its
+own length is its bookkeeping (trimming a draft cache in speculative decoding), and the length
+enters a step where a caller reads it. Attributes are not: ``config.seq_length`` is a constant,
+and a mutated ``self`` counter is GL307's.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import translate
+
+import libcst as cst
+
+from graphlint.static.names import is_imported_root
+from graphlint.static.tensors import TensorOracle
+
+#: method names (``get_`` dropped) that report how long a growing sequence is now; ``max_length``,
+#: ``max_cache_len`` and other capacities are constants and do not match
+LENGTH_METHODS = ("seq_len", "seqlen", "seq_length", "*_seq_len", "*_seq_length", "cache_len", "cache_length",
+                  "past_len", "past_length", "cur_len", "cur_length", "n_past", "num_tokens_seen")
+
+
+_LENGTH = re.compile("|".join(translate(pat) for pat in LENGTH_METHODS))  # one match per binding, not 13
+
+
+def is_length_method(name: str) -> bool:
+    return _LENGTH.match(name[4:] if name.startswith("get_") else name) is not None
+
+
+def reads_state_length(value: cst.BaseExpression | None, oracle: TensorOracle) -> bool:
+    if isinstance(value, cst.IfExp):  # ``cache.get_seq_length() if cache is not None else 0``
+        return reads_state_length(value.body, oracle) or reads_state_length(value.orelse, oracle)
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    receiver = value.func.value
+    # no receiver test against the oracle's tensors: an unannotated ``past_key_values=None`` of a
+    # forward is presumed a tensor, and no ``torch.Tensor`` method has such a name
+    if isinstance(receiver, cst.Name) and receiver.value == "self":
+        return False  # the object's own bookkeeping (``crop``, ``reorder``): the step's callers read it
+    return is_length_method(value.func.attr.value) and not is_imported_root(receiver, oracle.imports)
