@@ -47,7 +47,7 @@ class Objects:
         self.installed: set[tuple] = set()
         self._sources: dict[tuple, list[int]] = {}
         self._views: dict[tuple, int] = {}
-        self._subclasses: dict[tuple, set] = {}
+        self._subclasses: dict[tuple, set] = {}  # (path, class) -> its cone; ("sib", ...) its siblings
         #: attribute -> classes whose methods store it on ``self`` / whose body binds it
         self.stored: dict[str, list[tuple[str, str]]] = {}
         self.in_body: dict[str, list[tuple[str, str]]] = {}
@@ -136,7 +136,7 @@ class Objects:
             found.extend(self.field(info.path, name, attr) for info, name in mro)
             owners = self.class_attr(mro, attr)
             if tag == "S":
-                family = self.subclass_set(v)
+                family = self.subclass_set(v) | self.siblings(v)
                 found.extend(self.field(*c, attr) for c in self.stored.get(attr, ()) if c in family)
                 owners.extend(c for c in self.in_body.get(attr, ()) if c in family)
             found.extend(self.bound_view(self.cattr(path, name, attr), True) for path, name in owners)
@@ -152,6 +152,20 @@ class Objects:
         found = self._subclasses.get(key)
         if found is None:
             found = self._subclasses[key] = {(i.path, n) for i, n in self.index.subclasses(self.ref(v))}
+        return found
+
+    def siblings(self, v: Value) -> set[tuple[str, str]]:
+        """The other bases of the class's subclasses: ``self`` in a mixin's method (``GenerationMixin``)
+        is an instance of a class that also derives from a sibling base (``PreTrainedModel``), whose
+        members ``self.is_remote_code()`` and ``self.config`` then are. Only classes outside the
+        class's own MRO and cone: those are looked up already (cached per class)."""
+        key = ("sib", v[1], v[2])
+        found = self._subclasses.get(key)
+        if found is None:
+            own = {(i.path, n) for i, n in self.index.mro(self.ref(v))}
+            cone = self.subclass_set(v)
+            found = self._subclasses[key] = {(i.path, n) for sub in self.index.subclasses(self.ref(v))
+                                             for i, n in self.index.mro(sub)} - own - cone
         return found
 
     def bound_view(self, src: int, via_instance: bool) -> int:

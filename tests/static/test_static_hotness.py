@@ -26,6 +26,33 @@ def test_setup_and_warmup_code_is_not_hot():
     assert analyze({"m.py": src}) == []
 
 
+def test_a_predicate_named_like_setup_is_hot_where_its_caller_is():
+    """``is_dummy`` asks about a state every step; ``dummy_run`` is a warm-up phase."""
+    src = """
+    import torch
+
+    class Cache:
+        @property
+        def is_dummy(self):
+            return self.flags.sum().item() > 0
+
+        def dummy_run(self, x):
+            torch.cuda.synchronize()
+
+    class Decoder:
+        def __init__(self):
+            self.cache = Cache()
+
+        def decode(self, x):
+            self.cache.dummy_run(x)
+            if self.cache.is_dummy:
+                return x
+            return x
+    """
+    found = analyze({"m.py": src})
+    assert [(f.rule, f.function) for f in found] == [("GL101", "Cache.is_dummy")]
+
+
 def test_guards_hide_code_and_callees_reached_only_from_guards():
     src = f"""
     import torch
