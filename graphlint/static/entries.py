@@ -134,6 +134,7 @@ class Discovery(NamedEntries):
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
+        setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
         # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder)

@@ -72,6 +72,7 @@ class Linker:
         for info in self.infos:
             for qual, flow in info.flows.items():
                 self.compile_scope(info.path, qual, flow)
+        self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
 
     def globals_of(self, path: str, seen: set[str]) -> set[str]:
         """A module's global names, ``from x import *`` included (public names, transitively)."""

@@ -16,6 +16,7 @@ Values (tuples, see :mod:`.pointsto`):
   returned (``wrapper``), which runs ``value`` (a function, a bound method, another ``W``);
 - ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
 - ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
+- ``("Gi", path, cls)`` the ``__init__`` ``@dataclass`` generated for ``cls`` (:mod:`.generated`);
 - ``("X",)`` something from outside the project (what a library call returns, an instance of a
   library class, an attribute or element of one): calling it runs no project code, and a call
   site whose callee holds only it is *resolved* to the library, not a blind spot.
@@ -30,6 +31,7 @@ from __future__ import annotations
 from typing import Callable
 
 from graphlint.static.facts import ModuleInfo, ScopeFlow
+from graphlint.static.generated import Generated
 from graphlint.static.index import Index
 from graphlint.static.pointsto import Solver, Value
 
@@ -60,6 +62,7 @@ class Objects:
                     for attr in flow.locals:
                         self.in_body.setdefault(attr, []).append((path, qual))
         self.made: set[tuple[str, str]] = set()  # (path, class) of every class called
+        self.generated = Generated(index, self)  # dataclasses' __init__, metaclasses' __setattr__
 
     # -- nodes -------------------------------------------------------------------------------
     def flow(self, path: str, qual: str) -> ScopeFlow | None:
@@ -255,11 +258,15 @@ class Objects:
             # arguments), then the function itself, which gets the arguments and gives the result
             return [((v[1], v[2]), RUNS, None), *self.callees(v[3], shift)]
         if tag == "C":
-            init = self.index.find_method(self.ref(v), "__init__")
+            init = self.generated.init_of(self.ref(v))
             made = ("I", v[1], v[2])
-            found = [((init[0].path, init[1]), 1 + shift, made)] if init else [(None, 0, made)]
-            post = self.index.find_method(self.ref(v), "__post_init__")  # a dataclass's generated __init__ calls it
+            if init is not None and init[0] == "Gi":  # a dataclass's generated __init__ (:mod:`.generated`)
+                return [(None, 0, made), *((fid, RUNS, made) for fid in self.generated.runs(init))]
+            found = [(init, 1 + shift, made)] if init else [(None, 0, made)]
+            post = self.index.find_method(self.ref(v), "__post_init__")
             return found + [((post[0].path, post[1]), RUNS, made)] if post else found
+        if tag == "Gi":
+            return [(fid, RUNS, None) for fid in self.generated.runs(v)]
         if tag in ("I", "S"):
             ref = self.ref(v)
             hit = self.index.call_forward(ref)
@@ -289,6 +296,12 @@ class Objects:
                     continue
                 if v[0] in ("I", "S") and self.once(("instance", v, id(args), id(kws), dst)):
                     self.call(self.called_method(v), args, kws, dst)
+                if v[0] == "C" and self.once(("hooked", v, id(args), id(kws))):
+                    hook = self.generated.hook_of(v)
+                    if hook is not None:  # a metaclass-installed __init__: called with the new instance
+                        instance = self.s.fresh()
+                        self.s.add_values(instance, (("I", v[1], v[2]),))
+                        self.call(hook, (instance, *args), kws, None)
                 for fid, first, made in self.callees(v):
                     if made is not None:
                         self.made.add(made[1:])

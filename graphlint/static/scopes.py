@@ -15,7 +15,7 @@ import libcst as cst
 from graphlint.static.bindings import annotates_object
 from graphlint.static.facts import ClassInfo, FunctionInfo
 from graphlint.static.inherited import seed_inherited
-from graphlint.static.names import is_device_code, resolve
+from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
@@ -106,6 +106,11 @@ class ScopeWalker:
             desc = self.calls.base_descriptor(arg.value)
             if desc is not None:
                 info.bases.append(desc)
+        for arg in stmt.keywords:
+            if arg.keyword is not None and arg.keyword.value == "metaclass":
+                info.metaclass = self.calls.base_descriptor(arg.value)
+        info.dataclass = any((dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                              or "").rsplit(".", 1)[-1] == "dataclass" for d in stmt.decorators)
         self.info.classes[qualname] = info
         self.flows.klass(stmt, qualname)
         saved_cls = self.oracle.cls

@@ -53,6 +53,41 @@ def test_a_predicate_named_like_setup_is_hot_where_its_caller_is():
     assert [(f.rule, f.function) for f in found] == [("GL101", "Cache.is_dummy")]
 
 
+def test_the_init_a_metaclass_wraps_around_a_dataclass_runs_each_time_one_is_built():
+    """A record built every step: the wrapper a metaclass installs as its ``__init__`` is no set-up
+    code for being named ``__init__`` (a module's constructor still is)."""
+    src = """
+    import dataclasses
+    import torch
+
+    class Meta(type):
+        def __setattr__(cls, name, value):
+            init = value
+
+            def __init__(self, *args, **kwargs):
+                kwargs["n"] = kwargs["t"].sum().item()
+                init(self, *args, **kwargs)
+
+            super().__setattr__(name, __init__)
+
+    class Output(metaclass=Meta):
+        pass
+
+    @dataclasses.dataclass
+    class StepOutput(Output):
+        t: object = None
+
+    class Decoder:
+        def __init__(self):
+            self.n = torch.zeros(1).sum().item()
+
+        def decode(self, x):
+            return StepOutput(t=x)
+    """
+    found = analyze({"m.py": src})
+    assert [(f.rule, f.function) for f in found] == [("GL101", "Meta.__setattr__.__init__")]
+
+
 def test_guards_hide_code_and_callees_reached_only_from_guards():
     src = f"""
     import torch
