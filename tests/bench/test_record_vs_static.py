@@ -55,6 +55,27 @@ def test_a_miss_says_why():
     }
 
 
+def test_the_checked_files_are_every_module_the_run_imported_from_the_source(tmp_path, monkeypatch):
+    """A module none of whose functions ran (a package ``__init__`` re-exporting a class) is checked too."""
+    rvs = load()
+    pkg = tmp_path / "rvs_pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .sub.outputs import Output\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "outputs.py").write_text("class Output:\n    pass\n")
+    (pkg / "unused.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.startswith("rvs_pkg")]:
+        monkeypatch.delitem(sys.modules, name)
+    __import__("rvs_pkg")
+    try:
+        found = [Path(f).relative_to(pkg).as_posix() for f in rvs.imported_files(str(pkg))]
+    finally:
+        for name in [m for m in sys.modules if m.startswith("rvs_pkg")]:
+            del sys.modules[name]
+    assert found == ["__init__.py", "sub/__init__.py", "sub/outputs.py"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["dsv4-full-graph"])
 def test_the_bundled_engine_is_recorded_and_compared(bench, case):
