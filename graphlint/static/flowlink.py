@@ -249,8 +249,11 @@ class Linker:
         elif tag == "g":
             obj = self.eval(path, qual, ir[1])
             self.getattr_prefix(obj, ir[2], dst)
+            for name in sorted(n for n in self.implicit.properties if ir[2] and n.startswith(ir[2])):
+                self.o.load(obj, name, dst)  # ``getattr(cfg, f"output_{k}")``: a property so named runs
+                self.implicit.load(path, qual, obj, name)
             if len(ir) > 3:
-                self.getattr_names(obj, self.eval(path, qual, ir[3]), dst)
+                self.getattr_names(obj, self.eval(path, qual, ir[3]), dst, (path, qual))
         elif tag == "str":
             s.add_values(dst, (("Str", ir[1]),))
         elif tag == "x":
@@ -380,12 +383,14 @@ class Linker:
                                 self.s.edge(self.o.field(info.path, name, attr), dst)
         self.s.watch(obj, on)
 
-    def getattr_names(self, obj: int, names: int, dst: int) -> None:
-        """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells."""
+    def getattr_names(self, obj: int, names: int, dst: int, scope: tuple[str, str]) -> None:
+        """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells
+        (a property's getter runs, in ``scope``)."""
         def on(values):
             for v in values:
                 if v[0] == "Str" and self.o.once(("getattr", obj, v[1], dst)):
                     self.o.load(obj, v[1], dst)
+                    self.implicit.load(*scope, obj, v[1])
         self.s.watch(names, on)
 
     # -- modules -----------------------------------------------------------------------------------

@@ -296,6 +296,8 @@ class Objects:
                     continue
                 if v[0] in ("I", "S") and self.once(("instance", v, id(args), id(kws), dst)):
                     self.call(self.called_method(v), args, kws, dst)
+                if v[0] == "W" and self.once(("wrapper-self", v)):
+                    self.wrapper_self(v)
                 if v[0] == "C" and self.once(("hooked", v, id(args), id(kws))):
                     hook = self.generated.hook_of(v)
                     if hook is not None:  # a metaclass-installed __init__: called with the new instance
@@ -315,6 +317,19 @@ class Objects:
                             self.s.edge(self.ret(*fid), dst)
 
         self.s.watch(func, on)
+
+    def wrapper_self(self, v: Value) -> None:
+        """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its
+        first parameter holds the class of each method it wraps (a cone, like ``self``), so what
+        it reads on it (``self.config``) resolves; its other parameters stay unbound."""
+        while v[0] == "W":
+            inner = v[3]
+            while inner[0] == "W":
+                inner = inner[3]
+            wrapper, method = self.flow(v[1], v[2]), self.flow(inner[1], inner[2]) if inner[0] == "M" else None
+            if wrapper is not None and wrapper.params and method is not None and method.cls:
+                self.s.add_values(self.s.node(("v", v[1], v[2], wrapper.params[0])), (("S", inner[1], method.cls),))
+            v = v[3]
 
     def called_method(self, v: Value) -> int:
         """What calling an instance runs, read through the points-to (its class attribute

@@ -48,6 +48,9 @@ class ScopeWalker:
         elif self.class_stack:
             qualname = f"{self.class_name}.{name}"
             self.class_stack[-1].methods.add(name)
+            accessor = property_accessor(stmt, name)
+            if accessor:  # ``@flag.setter def flag``: its own function, the getter keeps ``Config.flag``
+                qualname = f"{qualname}.{accessor}"
         else:
             qualname = name
             self.local_names.add(name)
@@ -162,3 +165,15 @@ def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:
             continue
         return False
     return True
+
+
+def property_accessor(stmt: cst.FunctionDef, name: str) -> str:
+    """``setter``/``deleter`` for ``@name.setter``/``@name.deleter`` (a property's other accessors,
+    which Python binds to the same name as the getter), else ""."""
+    for dec in stmt.decorators:
+        node = dec.decorator
+        if isinstance(node, cst.Attribute) and node.attr.value in ("setter", "deleter") \
+                and isinstance(node.value, cst.Name) and node.value.value == name:
+            return node.attr.value
+    return ""
+
