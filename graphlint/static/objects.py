@@ -227,6 +227,9 @@ class Objects:
                     self.s.edge(self.elems(v), dst)
                 elif v[0] == "X":
                     self.s.add_values(dst, (FOREIGN,))
+                elif v[0] == "Sup":  # ``super().__getitem__(k)`` in a container subclass: what it holds
+                    for info, name in self.family(("S", v[1], v[2])):
+                        self.s.edge(self.field(info.path, name, ELEMENTS), dst)
                 elif v[0] in ("I", "S"):
                     for info, name in self.index.mro(self.ref(v)):
                         self.s.edge(self.field(info.path, name, ELEMENTS), dst)
@@ -310,6 +313,8 @@ class Objects:
                         if dst is not None:
                             self.s.add_values(dst, (made,))
                     if fid is None:
+                        if made is not None and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
+                            self.library_init(made, args, kws)
                         continue
                     if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
                         self.bind(fid, first, args, kws)
@@ -317,6 +322,15 @@ class Objects:
                             self.s.edge(self.ret(*fid), dst)
 
         self.s.watch(func, on)
+
+    def library_init(self, made: Value, args: tuple, kws: tuple) -> None:
+        """A class with no ``__init__`` of the project is built by a library's: a ``dict``/``list``
+        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values."""
+        target = self.field(made[1], made[2], ELEMENTS)
+        for arg in args:
+            self.elements(arg[1] if type(arg) is tuple else arg, target)
+        for name, node in kws:
+            (self.elements if name == "**" else self.s.edge)(node, target)
 
     def wrapper_self(self, v: Value) -> None:
         """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its
