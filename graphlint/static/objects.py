@@ -325,7 +325,10 @@ class Objects:
 
     def library_init(self, made: Value, args: tuple, kws: tuple) -> None:
         """A class with no ``__init__`` of the project is built by a library's: a ``dict``/``list``
-        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values."""
+        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values.
+        A dataclass's arguments are its fields, not elements."""
+        if self.generated.init_of(self.ref(made)) is not None:
+            return
         target = self.field(made[1], made[2], ELEMENTS)
         for arg in args:
             self.elements(arg[1] if type(arg) is tuple else arg, target)
