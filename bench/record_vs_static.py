@@ -10,7 +10,8 @@ Each case is recorded on the CPU, then checked statically *without* the record:
   ``graphlint check`` checks this repository (``dsv4/``, with its configuration);
 - ``hf-llama``, ``hf-qwen2``, ``hf-qwen3``, ``hf-mistral``, ``hf-gemma``: a tiny model of each
   architecture decoding with ``model.generate`` (bench/hf_generate.py) under ``graphlint record
-  --source <transformers>``: its eager decode step and loop; checked over the recorded files.
+  --source <transformers>``: its eager decode step and loop; checked over the files of every
+  transformers module the run imported (:func:`imported_files`).
 
 For each recorded (function, role) the static contexts are looked up: ``same`` when the function
 is hot in the role's context (captured -> graph, host -> host, eager and loop -> eager), else a
@@ -80,7 +81,18 @@ def record_hf(model: str, steps: int):
         hf_generate.main(["--model", model, "--steps", str(steps)])
     namer = Namer(str(ROOT), [source], str(ROOT))
     functions, edges = _named(recorder, lambda code: namer(code)[0])
-    return functions, edges, os.path.dirname(source)
+    return functions, edges, os.path.dirname(source), imported_files(source)
+
+
+def imported_files(source: str) -> list[str]:
+    """Every module of ``source`` the run imported: the code Python executed, not only the files a
+    recorded function lives in. A module none of whose functions ran still binds what the run used
+    (``utils/__init__.py`` re-exports ``ModelOutput``; ``modeling_outputs.py`` holds the dataclasses
+    the forward returns), so a check over the recorded files alone misses values no check of the
+    package would (decided on branch ``resolve``: the bench was wrong, not the check)."""
+    prefix = os.path.join(source, "")
+    return sorted({f for m in list(sys.modules.values()) if (f := getattr(m, "__file__", None))
+                   and f.startswith(prefix) and f.endswith(".py")})
 
 
 def _named(recorder, path_of):
@@ -159,8 +171,8 @@ def run_case(case: str, steps: int) -> dict:
         functions, edges = record_dsv4(case[5:])
         hot = static_contexts(["dsv4"], ROOT)
     else:
-        functions, edges, base = record_hf(case[3:], steps)
-        files = sorted({os.path.join(base, p) for p, _ in functions})
+        functions, edges, base, imported = record_hf(case[3:], steps)
+        files = sorted({os.path.join(base, p) for p, _ in functions} | set(imported))
         with tempfile.TemporaryDirectory() as empty:  # no [tool.graphlint] of this repository
             hot = static_contexts(files, None) if files else {}
             del empty

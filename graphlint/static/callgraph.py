@@ -94,7 +94,8 @@ class CallGraph:
             for fid, _, _ in self.objects.callees(value):
                 if fid is not None:
                     found[fid] = None
-            called = self.objects._views.get(("called", value)) if value[0] in ("I", "S") else None
+            called = self.objects._views.get(("called", value)) if value[0] in ("I", "S") else (
+                self.objects.generated.hook_of(value) if value[0] == "C" and classes else None)
             for method in self.solver.values(called) if called is not None else ():
                 for fid, _, _ in self.objects.callees(method):
                     if fid is not None:
@@ -171,6 +172,15 @@ class CallGraph:
             if site.reference:
                 node = self.node(info.path, qual, site.expr)
                 found.extend((fid, site.order) for fid in (self.callees(node, classes=False) if node else ()))
+        return found
+
+    def record_inits(self) -> set[FuncId]:
+        """The ``__init__`` wrappers a metaclass installed on dataclasses (:mod:`.generated`): a
+        dataclass is a record, built wherever one is needed (a model's output, every step), so the
+        ``__init__`` name does not make them set-up code the way a module's constructor is."""
+        found = set()
+        for node in self.objects.generated.hooked.values():
+            found.update((v[1], v[2]) for v in self.solver.values(node) if v[0] == "F")
         return found
 
     def instantiated(self) -> set[tuple[str, str]]:

@@ -157,6 +157,8 @@ class CallRecorder:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         fn = keywords.get("fn", positional[1] if len(positional) > 1 else None)
         capturable = keywords.get("capturable")
+        while isinstance(fn, cst.Call) and isinstance(fn.func, cst.Call) and fn.args:  # ``torch.no_grad()(fn)``:
+            fn = fn.args[0].value  # a decorator applied in place runs the function it wraps
         expr = self.at.flows.ir.expr(fn) if fn is not None else None
         if expr is not None:
             eager = isinstance(capturable, cst.Name) and capturable.value == "False"

@@ -2,7 +2,7 @@
 functions, and training code.
 
 Decided by name for the first two (``__init__``, ``*warm*``, ``*capture*``, ``*dummy*``,
-``setup*``, ``*profile*``; ``prefill-names``, default ``*prefill*``: a scheduler step calling both
+``setup*``, ``*profile*``, but never a predicate such as ``is_dummy``; ``prefill-names``, default ``*prefill*``: a scheduler step calling both
 ``_prefill`` and ``_decode`` runs the first once per prompt), and by evidence for training: a
 function that calls ``.backward()`` (or ``torch.autograd``), and the methods of optimizers, LR
 schedulers, data loaders, datasets and samplers -- classes with ``torch.optim``'s or
@@ -24,8 +24,13 @@ SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*"
 _SETUP = name_matcher(SETUP_NAMES)
 
 
+#: a predicate asks about a state, it is no phase: ``is_dummy`` (a cache property read every step),
+#: ``is_capturing()``, ``has_warmed_up`` run wherever their callers run
+PREDICATE_PREFIXES = ("is_", "_is_", "has_", "_has_")
+
+
 def setup_named(name: str) -> bool:
-    return _SETUP.match(name) is not None
+    return _SETUP.match(name) is not None and not name.startswith(PREDICATE_PREFIXES)
 
 
 def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:

@@ -145,12 +145,14 @@ class Discovery(NamedEntries):
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
+        setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
         # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder);
         # what a step loop's body calls besides the way to the replay (an eager decoder's ``step``
-        # beside the graph decoder's, the sampler) is not
-        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"] if fid in replay_reach}
+        # beside the graph decoder's, the sampler) is not, nor a protocol stage no replay follows
+        host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]
+                                       if fid in replay_reach and fid not in self.protocol_stages}
         stop = setup | host_steps | self.drivers()
         eager, eager_compiled = spread(self.roots["eager"], self.calls, stop, compiled_roots)
         guessed_only: set[FuncId] = set()
@@ -192,6 +194,7 @@ class Discovery(NamedEntries):
         with the modules whose calls run the compiled version (None: every caller's, a decorator).
         ``f = torch.compile(f)`` rebinds ``f`` in the module that says so; calls elsewhere stay eager."""
         self.compiled_roots: list[FuncId] = []
+        self.protocol_stages: set[FuncId] = set()
         compiled_graph: dict[FuncId, set[str] | None] = {}
         for caller in sorted(self.calls):
             for callee, site in self.calls[caller]:
@@ -214,6 +217,7 @@ class Discovery(NamedEntries):
                     self.add("graph", (info.path, qual), "@torch.compile with CUDA graphs (mode='reduce-overhead')")
             for region in info.regions:
                 caller = (info.path, region.function)
+                self.protocol_stage(info, region)
                 for fid in self.graph.region_functions(info, region):
                     where, chain = (info.path, region.where), (caller, fid)
                     if region.kind == "region" and not region.capturable:
@@ -234,6 +238,17 @@ class Discovery(NamedEntries):
         # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on
         self.captures = bool(self.roots["graph"])
         return {fid for fid, _ in self.roots["graph"]}, compiled_graph
+
+    def protocol_stage(self, info: ModuleInfo, region) -> None:
+        """The target protocol (:mod:`graphlint.dynamic.target`): a class whose ``regions()`` declares
+        its step's ``Region``s has its ``stage(step)`` run before them every step -- a host step,
+        though only the harness (or the engine's own driver) calls it."""
+        cls, _, method = region.function.rpartition(".")
+        stage = (info.path, f"{cls}.stage")
+        if method == "regions" and region.kind == "region" and stage[1] in info.functions \
+                and stage not in self.protocol_stages:
+            self.protocol_stages.add(stage)  # no replayer: an eager decode step that stages runs it eagerly too
+            self.add("host", stage, f"stage() of a target whose regions() declares Regions ({cls})", (info.path, region.where))
 
     def capture_site(self, fid: FuncId) -> tuple[str, tuple]:
         info = self.by_path[fid[0]]

@@ -119,6 +119,9 @@ class ClassInfo(Compact):
     weight_attrs: set[str] = field(default_factory=set)
     tensor_attrs: set[str] = field(default_factory=set)
     tensor_methods: set[str] = field(default_factory=set)
+    #: ``@dataclass`` (called or not): calling it runs a generated ``__init__`` (:mod:`.generated`)
+    dataclass: bool = False
+    metaclass: Descriptor | None = None  # ``class C(Base, metaclass=Meta)``
 
 
 @dataclass

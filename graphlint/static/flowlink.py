@@ -72,6 +72,7 @@ class Linker:
         for info in self.infos:
             for qual, flow in info.flows.items():
                 self.compile_scope(info.path, qual, flow)
+        self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
 
     def globals_of(self, path: str, seen: set[str]) -> set[str]:
         """A module's global names, ``from x import *`` included (public names, transitively)."""
@@ -251,8 +252,11 @@ class Linker:
         elif tag == "g":
             obj = self.eval(path, qual, ir[1])
             self.getattr_prefix(obj, ir[2], dst)
+            for name in sorted(n for n in self.implicit.properties if ir[2] and n.startswith(ir[2])):
+                self.o.load(obj, name, dst)  # ``getattr(cfg, f"output_{k}")``: a property so named runs
+                self.implicit.load(path, qual, obj, name)
             if len(ir) > 3:
-                self.getattr_names(obj, self.eval(path, qual, ir[3]), dst)
+                self.getattr_names(obj, self.eval(path, qual, ir[3]), dst, (path, qual))
         elif tag == "str":
             s.add_values(dst, (("Str", ir[1]),))
         elif tag == "x":
@@ -382,12 +386,14 @@ class Linker:
                                 self.s.edge(self.o.field(info.path, name, attr), dst)
         self.s.watch(obj, on)
 
-    def getattr_names(self, obj: int, names: int, dst: int) -> None:
-        """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells."""
+    def getattr_names(self, obj: int, names: int, dst: int, scope: tuple[str, str]) -> None:
+        """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells
+        (a property's getter runs, in ``scope``)."""
         def on(values):
             for v in values:
                 if v[0] == "Str" and self.o.once(("getattr", obj, v[1], dst)):
                     self.o.load(obj, v[1], dst)
+                    self.implicit.load(*scope, obj, v[1])
         self.s.watch(names, on)
 
     # -- modules -----------------------------------------------------------------------------------

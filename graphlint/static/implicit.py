@@ -151,7 +151,7 @@ class Implicit:
         mro = self.index.mro(self.o.ref(v))
         found = self.o.class_attr(mro, attr)
         if v[0] == "S":
-            family = self.o.subclass_set(v)
+            family = self.o.subclass_set(v) | self.o.siblings(v)
             found.extend(c for c in self.o.in_body.get(attr, ()) if c in family)
         return found
 

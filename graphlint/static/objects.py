@@ -16,6 +16,7 @@ Values (tuples, see :mod:`.pointsto`):
   returned (``wrapper``), which runs ``value`` (a function, a bound method, another ``W``);
 - ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
 - ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
+- ``("Gi", path, cls)`` the ``__init__`` ``@dataclass`` generated for ``cls`` (:mod:`.generated`);
 - ``("X",)`` something from outside the project (what a library call returns, an instance of a
   library class, an attribute or element of one): calling it runs no project code, and a call
   site whose callee holds only it is *resolved* to the library, not a blind spot.
@@ -30,6 +31,7 @@ from __future__ import annotations
 from typing import Callable
 
 from graphlint.static.facts import ModuleInfo, ScopeFlow
+from graphlint.static.generated import Generated
 from graphlint.static.index import Index
 from graphlint.static.pointsto import Solver, Value
 
@@ -47,7 +49,7 @@ class Objects:
         self.installed: set[tuple] = set()
         self._sources: dict[tuple, list[int]] = {}
         self._views: dict[tuple, int] = {}
-        self._subclasses: dict[tuple, set] = {}
+        self._subclasses: dict[tuple, set] = {}  # (path, class) -> its cone; ("sib", ...) its siblings
         #: attribute -> classes whose methods store it on ``self`` / whose body binds it
         self.stored: dict[str, list[tuple[str, str]]] = {}
         self.in_body: dict[str, list[tuple[str, str]]] = {}
@@ -60,6 +62,7 @@ class Objects:
                     for attr in flow.locals:
                         self.in_body.setdefault(attr, []).append((path, qual))
         self.made: set[tuple[str, str]] = set()  # (path, class) of every class called
+        self.generated = Generated(index, self)  # dataclasses' __init__, metaclasses' __setattr__
 
     # -- nodes -------------------------------------------------------------------------------
     def flow(self, path: str, qual: str) -> ScopeFlow | None:
@@ -136,7 +139,7 @@ class Objects:
             found.extend(self.field(info.path, name, attr) for info, name in mro)
             owners = self.class_attr(mro, attr)
             if tag == "S":
-                family = self.subclass_set(v)
+                family = self.subclass_set(v) | self.siblings(v)
                 found.extend(self.field(*c, attr) for c in self.stored.get(attr, ()) if c in family)
                 owners.extend(c for c in self.in_body.get(attr, ()) if c in family)
             found.extend(self.bound_view(self.cattr(path, name, attr), True) for path, name in owners)
@@ -155,6 +158,20 @@ class Objects:
         found = self._subclasses.get(key)
         if found is None:
             found = self._subclasses[key] = {(i.path, n) for i, n in self.index.subclasses(self.ref(v))}
+        return found
+
+    def siblings(self, v: Value) -> set[tuple[str, str]]:
+        """The other bases of the class's subclasses: ``self`` in a mixin's method (``GenerationMixin``)
+        is an instance of a class that also derives from a sibling base (``PreTrainedModel``), whose
+        members ``self.is_remote_code()`` and ``self.config`` then are. Only classes outside the
+        class's own MRO and cone: those are looked up already (cached per class)."""
+        key = ("sib", v[1], v[2])
+        found = self._subclasses.get(key)
+        if found is None:
+            own = {(i.path, n) for i, n in self.index.mro(self.ref(v))}
+            cone = self.subclass_set(v)
+            found = self._subclasses[key] = {(i.path, n) for sub in self.index.subclasses(self.ref(v))
+                                             for i, n in self.index.mro(sub)} - own - cone
         return found
 
     def bound_view(self, src: int, via_instance: bool) -> int:
@@ -213,6 +230,9 @@ class Objects:
                     self.s.edge(self.elems(v), dst)
                 elif v[0] == "X":
                     self.s.add_values(dst, (FOREIGN,))
+                elif v[0] == "Sup":  # ``super().__getitem__(k)`` in a container subclass: what it holds
+                    for info, name in self.family(("S", v[1], v[2])):
+                        self.s.edge(self.field(info.path, name, ELEMENTS), dst)
                 elif v[0] in ("I", "S"):
                     for info, name in self.index.mro(self.ref(v)):
                         self.s.edge(self.field(info.path, name, ELEMENTS), dst)
@@ -244,11 +264,15 @@ class Objects:
             # arguments), then the function itself, which gets the arguments and gives the result
             return [((v[1], v[2]), RUNS, None), *self.callees(v[3], shift)]
         if tag == "C":
-            init = self.index.find_method(self.ref(v), "__init__")
+            init = self.generated.init_of(self.ref(v))
             made = ("I", v[1], v[2])
-            found = [((init[0].path, init[1]), 1 + shift, made)] if init else [(None, 0, made)]
-            post = self.index.find_method(self.ref(v), "__post_init__")  # a dataclass's generated __init__ calls it
+            if init is not None and init[0] == "Gi":  # a dataclass's generated __init__ (:mod:`.generated`)
+                return [(None, 0, made), *((fid, RUNS, made) for fid in self.generated.runs(init))]
+            found = [(init, 1 + shift, made)] if init else [(None, 0, made)]
+            post = self.index.find_method(self.ref(v), "__post_init__")
             return found + [((post[0].path, post[1]), RUNS, made)] if post else found
+        if tag == "Gi":
+            return [(fid, RUNS, None) for fid in self.generated.runs(v)]
         if tag in ("I", "S"):
             ref = self.ref(v)
             hit = self.index.call_forward(ref)
@@ -278,12 +302,22 @@ class Objects:
                     continue
                 if v[0] in ("I", "S") and self.once(("instance", v, id(args), id(kws), dst)):
                     self.call(self.called_method(v), args, kws, dst)
+                if v[0] == "W" and self.once(("wrapper-self", v)):
+                    self.wrapper_self(v)
+                if v[0] == "C" and self.once(("hooked", v, id(args), id(kws))):
+                    hook = self.generated.hook_of(v)
+                    if hook is not None:  # a metaclass-installed __init__: called with the new instance
+                        instance = self.s.fresh()
+                        self.s.add_values(instance, (("I", v[1], v[2]),))
+                        self.call(hook, (instance, *args), kws, None)
                 for fid, first, made in self.callees(v):
                     if made is not None:
                         self.made.add(made[1:])
                         if dst is not None:
                             self.s.add_values(dst, (made,))
                     if fid is None:
+                        if made is not None and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
+                            self.library_init(made, args, kws)
                         continue
                     if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
                         self.bind(fid, first, args, kws)
@@ -291,6 +325,31 @@ class Objects:
                             self.s.edge(self.ret(*fid), dst)
 
         self.s.watch(func, on)
+
+    def library_init(self, made: Value, args: tuple, kws: tuple) -> None:
+        """A class with no ``__init__`` of the project is built by a library's: a ``dict``/``list``
+        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values.
+        A dataclass's arguments are its fields, not elements."""
+        if self.generated.init_of(self.ref(made)) is not None:
+            return
+        target = self.field(made[1], made[2], ELEMENTS)
+        for arg in args:
+            self.elements(arg[1] if type(arg) is tuple else arg, target)
+        for name, node in kws:
+            (self.elements if name == "**" else self.s.edge)(node, target)
+
+    def wrapper_self(self, v: Value) -> None:
+        """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its
+        first parameter holds the class of each method it wraps (a cone, like ``self``), so what
+        it reads on it (``self.config``) resolves; its other parameters stay unbound."""
+        while v[0] == "W":
+            inner = v[3]
+            while inner[0] == "W":
+                inner = inner[3]
+            wrapper, method = self.flow(v[1], v[2]), self.flow(inner[1], inner[2]) if inner[0] == "M" else None
+            if wrapper is not None and wrapper.params and method is not None and method.cls:
+                self.s.add_values(self.s.node(("v", v[1], v[2], wrapper.params[0])), (("S", inner[1], method.cls),))
+            v = v[3]
 
     def called_method(self, v: Value) -> int:
         """What calling an instance runs, read through the points-to (its class attribute

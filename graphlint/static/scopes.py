@@ -16,7 +16,7 @@ from graphlint.static.bindings import annotates_object
 from graphlint.static.facts import ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
-from graphlint.static.names import is_device_code, resolve
+from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
@@ -55,6 +55,9 @@ class ScopeWalker:
         elif self.class_stack:
             qualname = f"{self.class_name}.{name}"
             self.class_stack[-1].methods.add(name)
+            accessor = property_accessor(stmt, name)
+            if accessor:  # ``@flag.setter def flag``: its own function, the getter keeps ``Config.flag``
+                qualname = f"{qualname}.{accessor}"
         else:
             qualname = name
             self.local_names.add(name)
@@ -113,6 +116,11 @@ class ScopeWalker:
             desc = self.calls.base_descriptor(arg.value)
             if desc is not None:
                 info.bases.append(desc)
+        for arg in stmt.keywords:
+            if arg.keyword is not None and arg.keyword.value == "metaclass":
+                info.metaclass = self.calls.base_descriptor(arg.value)
+        info.dataclass = any((dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                              or "").rsplit(".", 1)[-1] == "dataclass" for d in stmt.decorators)
         self.info.classes[qualname] = info
         self.flows.klass(stmt, qualname)
         saved_cls = self.oracle.cls
@@ -165,3 +173,15 @@ def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:
             continue
         return False
     return True
+
+
+def property_accessor(stmt: cst.FunctionDef, name: str) -> str:
+    """``setter``/``deleter`` for ``@name.setter``/``@name.deleter`` (a property's other accessors,
+    which Python binds to the same name as the getter), else ""."""
+    for dec in stmt.decorators:
+        node = dec.decorator
+        if isinstance(node, cst.Attribute) and node.attr.value in ("setter", "deleter") \
+                and isinstance(node.value, cst.Name) and node.value.value == name:
+            return node.attr.value
+    return ""
+

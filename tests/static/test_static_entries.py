@@ -108,6 +108,30 @@ class Decoder:
     assert [(c, s) for _, c, s in found(looped)] == [("GL302", "error"), ("GL102", "error")]
 
 
+def test_the_stage_of_a_target_whose_regions_declare_regions_is_a_host_step():
+    """The target protocol runs ``stage(step)`` before the regions every step; the harness calls it,
+    so no analysed code does. A region wrapped in place (``torch.no_grad()(fn)``) is its function."""
+    src = """
+from graphlint.dynamic.target import Region
+import torch
+
+class Target:
+    def __init__(self):
+        self.ids = torch.zeros(1, dtype=torch.long)
+
+    def stage(self, step):
+        self.ids = torch.tensor([step % 7], device="cuda")
+
+    def _forward(self):
+        return self.ids + 1
+
+    def regions(self):
+        return [Region("step", torch.no_grad()(self._forward))]
+"""
+    assert entries({"m.py": src}) == [("graph", "Target._forward"), ("host", "Target.stage")]
+    assert [(c, s) for _, c, s in found(src)] == [("GL204", "warning")]
+
+
 def test_per_token_loop_bodies_are_hot_and_the_code_around_them_is_not():
     src = """
 import torch

@@ -26,6 +26,68 @@ def test_setup_and_warmup_code_is_not_hot():
     assert analyze({"m.py": src}) == []
 
 
+def test_a_predicate_named_like_setup_is_hot_where_its_caller_is():
+    """``is_dummy`` asks about a state every step; ``dummy_run`` is a warm-up phase."""
+    src = """
+    import torch
+
+    class Cache:
+        @property
+        def is_dummy(self):
+            return self.flags.sum().item() > 0
+
+        def dummy_run(self, x):
+            torch.cuda.synchronize()
+
+    class Decoder:
+        def __init__(self):
+            self.cache = Cache()
+
+        def decode(self, x):
+            self.cache.dummy_run(x)
+            if self.cache.is_dummy:
+                return x
+            return x
+    """
+    found = analyze({"m.py": src})
+    assert [(f.rule, f.function) for f in found] == [("GL101", "Cache.is_dummy")]
+
+
+def test_the_init_a_metaclass_wraps_around_a_dataclass_runs_each_time_one_is_built():
+    """A record built every step: the wrapper a metaclass installs as its ``__init__`` is no set-up
+    code for being named ``__init__`` (a module's constructor still is)."""
+    src = """
+    import dataclasses
+    import torch
+
+    class Meta(type):
+        def __setattr__(cls, name, value):
+            init = value
+
+            def __init__(self, *args, **kwargs):
+                kwargs["n"] = kwargs["t"].sum().item()
+                init(self, *args, **kwargs)
+
+            super().__setattr__(name, __init__)
+
+    class Output(metaclass=Meta):
+        pass
+
+    @dataclasses.dataclass
+    class StepOutput(Output):
+        t: object = None
+
+    class Decoder:
+        def __init__(self):
+            self.n = torch.zeros(1).sum().item()
+
+        def decode(self, x):
+            return StepOutput(t=x)
+    """
+    found = analyze({"m.py": src})
+    assert [(f.rule, f.function) for f in found] == [("GL101", "Meta.__setattr__.__init__")]
+
+
 def test_guards_hide_code_and_callees_reached_only_from_guards():
     src = f"""
     import torch
