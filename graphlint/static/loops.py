@@ -15,6 +15,17 @@ tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, stati
   vision(img[i]))``, ``start = end``) does not;
 - the callee is not chosen by the loop variable (``self.layers[i](x)`` is a layer loop).
 
+State kept on ``self`` is a value like a local: ``self.ids`` is one name (``self.ids =
+torch.cat([self.ids, nxt])``, ``self.tokens.append(t)``, ``self.out[:, i] = t``), so output fed
+back through an attribute counts and two unrelated attributes do not feed each other.
+
+An iterator's ``__next__`` (``__anext__``) is a loop too: the iteration protocol calls it once per
+item, so its whole body is one pseudo-loop (id :data:`PROTOCOL_LOOP`) that feeds back when a call's
+output reaches the ``self`` state that call reads on the next ``next()`` -- ``logits =
+self.model(self.ids); ...; self.ids = torch.cat([self.ids, nxt])``. A data loader's ``__next__``
+(``self.at += n``) feeds nothing back into a call; the linker keeps only loops whose call reaches
+a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own.
+
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
 assignments' dependencies are collected only inside eligible loops, so other code pays nothing.
@@ -29,30 +40,81 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.facts import FunctionInfo, LoopInfo
+from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
+PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
+
+
+def _self_attr(node: cst.CSTNode) -> str | None:
+    """``self.ids`` -> "self.ids": an attribute of ``self`` is one name of the loop's state."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+        return "self." + node.attr.value
+    return None
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in preorder(node) if type(n) is cst.Name}
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Name:
+            out.add(n.value)
+            continue
+        attr = _self_attr(n)
+        if attr is not None:
+            out.add(attr)
+            continue
+        stack.extend(n.children)
+    return out
+
+
+def _bound(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds, ``self.x`` among them (a rebinding of that state)."""
+    attr = _self_attr(target)
+    if attr is not None:
+        return [attr]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _bound(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound(target.value)
+    return bound_names(target)
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:
     while isinstance(node, (cst.Subscript, cst.Attribute)):
+        attr = _self_attr(node)
+        if attr is not None:
+            return attr
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
 
 
+#: iterables that count steps, not items: ``range(n)``, ``itertools.count()`` (a loop left by ``break``)
+STEP_ITERABLES = frozenset(("range", "count", "trange"))
+
+
 def eligible(stmt: cst.For | cst.While) -> bool:
+    """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
+    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
     if isinstance(stmt, cst.While):
         return True
-    it = stmt.iter
-    return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+    return _counts_steps(stmt.iter)
+
+
+def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
+    if not isinstance(it, cst.Call) or depth > 3:
+        return False
+    func = it.func
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    if name in STEP_ITERABLES:
+        return True
+    first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
+    return first is not None and _counts_steps(first, depth + 1)
 
 
 @dataclass
@@ -109,6 +171,16 @@ class LoopTracker:
         if ok:
             self.func.range_loops.append(loop_id)
 
+    def push_protocol_step(self, stmt: cst.FunctionDef) -> bool:
+        """Enter an iterator's ``__next__``: its body is one pass of the protocol's loop."""
+        if stmt.name.value not in PROTOCOL_STEPS or not self.func.cls:
+            return False
+        self.loop_frames.append(LoopFrame(PROTOCOL_LOOP, (tuple(self.path), "", 0), True, set()))
+        self.tracking += 1
+        self.func.range_loops.append(PROTOCOL_LOOP)
+        self.loop_ids.append(PROTOCOL_LOOP)
+        return True
+
     def pop_loop(self) -> None:
         frame = self.loop_frames.pop()
         self.tracking -= frame.eligible
@@ -127,7 +199,7 @@ class LoopTracker:
             return
         reads = _names(value) if value is not None else set()
         for target in targets:
-            names = bound_names(target)
+            names = _bound(target)
             base = _base_name(target) if not names else None
             for frame in self.loop_frames:
                 if not frame.eligible:
@@ -147,15 +219,18 @@ class LoopTracker:
         if not self.tracking:
             return
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        receiver = None
+        if isinstance(func, cst.Attribute):  # ``ids.append(t)``, ``self.tokens.append(t)``, ``buf.copy_(t)``
+            receiver = func.value.value if type(func.value) is cst.Name else _self_attr(func.value)
+        if receiver is not None:
             method = func.attr.value
             if method in MUTATING_METHODS or (method.endswith("_") and not method.startswith("_")):
                 args = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
                 for frame in self.loop_frames:
                     if frame.eligible:
-                        frame.mutated.add(func.value.value)
-                        frame.filled.setdefault(func.value.value, set()).update(args)
-                        frame.made_at.setdefault(self.order, set()).add(func.value.value)
+                        frame.mutated.add(receiver)
+                        frame.filled.setdefault(receiver, set()).update(args)
+                        frame.made_at.setdefault(self.order, set()).add(receiver)
         if expr is None:
             return
         callee = _names(func)

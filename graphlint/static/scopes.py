@@ -71,9 +71,13 @@ class ScopeWalker:
             if param.name.value not in ("self", "cls"):
                 self.declare_parameter(param, implicit)
         self.local_defs.append({})
+        protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
         try:
             self.suite(stmt.body)
         finally:
+            if protocol:
+                self.loop_ids.pop()
+                self.pop_loop()
             self.flows.end()
             self.local_defs.pop()
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
