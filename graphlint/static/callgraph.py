@@ -62,8 +62,7 @@ class CallGraph:
             for qual, fn in info.functions.items():
                 if qual not in flows:
                     continue
-                exprs = [site.expr for site in fn.calls] + [e for loop in (*fn.loops, *fn.iterations)
-                                                             for e in loop.exprs]
+                exprs = [site.expr for site in fn.calls] + [e for loop in fn.loops for e in loop.exprs]
                 exprs += [site.via for site in fn.calls if site.via is not None and site.via[0] != "i"]
                 for expr in exprs:
                     linker.eval(info.path, qual, expr, keep=True)
@@ -155,21 +154,6 @@ class CallGraph:
         found: dict[FuncId, None] = {}
         for expr in loop.exprs:
             found.update(dict.fromkeys(self.targets(info.path, qual, CallSite(expr))))
-        return list(found)
-
-    def iterator_steps(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
-        """The ``__next__`` methods a ``for`` loop over an object runs: those of what the iterable's
-        ``__iter__`` returns (``return self`` in an iterator class)."""
-        node = self.node(info.path, qual, loop.exprs[0])
-        found: dict[FuncId, None] = {}
-        methods = self.linker.implicit.methods
-        for value in self.solver.values(node) if node is not None else ():
-            if value[0] not in ("I", "S"):
-                continue
-            for it in methods(value, "__iter__"):
-                for made in self.solver.values(self.objects.ret(*it)):
-                    if made[0] in ("I", "S"):
-                        found.update(dict.fromkeys(methods(made, "__next__")))
         return list(found)
 
     def region_functions(self, info: ModuleInfo, region) -> list[FuncId]:

@@ -42,7 +42,6 @@ from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per
                                        post_replay)
 from graphlint.static.facts import PROTOCOL_LOOP, CallSite, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.iterators import add_iterator_drivers
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.recorded import add_recorded
@@ -131,7 +130,6 @@ class Discovery(NamedEntries):
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
         reach = reaching(steps | graph_roots, callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
-        add_iterator_drivers(self, graph)  # iterators advancing a per-token iterator, loops driving one
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)

@@ -107,9 +107,6 @@ class FunctionInfo(Compact):
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
-    #: ``for`` loops over an object, not over steps: ``exprs`` holds the iterable (a loop driving a
-    #: per-token iterator runs its body once per token, see :mod:`.entries`)
-    iterations: list["LoopInfo"] = field(default_factory=list)
 
 
 @dataclass

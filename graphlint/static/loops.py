@@ -44,7 +44,6 @@ from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
 if TYPE_CHECKING:
-    from graphlint.static.flows import FlowRecorder
     from graphlint.static.tensors import TensorOracle
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
@@ -155,7 +154,6 @@ class LoopTracker:
     order: int
     path: list
     oracle: "TensorOracle"
-    flows: "FlowRecorder"
 
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
@@ -172,10 +170,6 @@ class LoopTracker:
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
-        elif isinstance(stmt, cst.For):
-            iterable = self.flows.ir.expr(stmt.iter)
-            if iterable is not None and iterable[0] in ("n", "a", "c"):  # a name, an attribute, a call's result
-                self.func.iterations.append(LoopInfo(loop_id, (tuple(self.path), "", 0), [iterable]))
 
     def push_protocol_step(self, stmt: cst.FunctionDef) -> bool:
         """Enter an iterator's ``__next__``: its body is one pass of the protocol's loop."""
