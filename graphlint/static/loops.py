@@ -17,7 +17,9 @@ tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, stati
 
 State kept on ``self`` is a value like a local: ``self.ids`` is one name (``self.ids =
 torch.cat([self.ids, nxt])``, ``self.tokens.append(t)``, ``self.out[:, i] = t``), so output fed
-back through an attribute counts and two unrelated attributes do not feed each other.
+back through an attribute counts and two unrelated attributes do not feed each other. An
+attribute of anything else is its object (``state.items`` reads ``state``, never a local named
+``items``).
 
 An iterator's ``__next__`` (``__anext__``) is a loop too: the iteration protocol calls it once per
 item, so its whole body is one pseudo-loop (id :data:`PROTOCOL_LOOP`) that feeds back when a call's
@@ -68,8 +70,10 @@ def _names(node: cst.CSTNode) -> set[str]:
         attr = _self_attr(n)
         if attr is not None:
             out.add(attr)
-            continue
-        stack.extend(n.children)
+        elif type(n) is cst.Attribute:  # ``state.items``: the object, not the attribute's name
+            stack.append(n.value)
+        else:
+            stack.extend(n.children)
     return out
 
 
