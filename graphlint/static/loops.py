@@ -19,7 +19,8 @@ State kept on ``self`` is a value like a local: ``self.ids`` is one name (``self
 torch.cat([self.ids, nxt])``, ``self.tokens.append(t)``, ``self.out[:, i] = t``), so output fed
 back through an attribute counts and two unrelated attributes do not feed each other. An
 attribute of anything else is its object (``state.items`` reads ``state``, never a local named
-``items``).
+``items``). A call of a method of the same class (``tok = self._step()``) reads the ``self``
+attributes that method's body names: decided when the class ends (:meth:`LoopTracker.resolve_state_calls`).
 
 An iterator's ``__next__`` (``__anext__``) is a loop too: the iteration protocol calls it once per
 item, so its whole body is one pseudo-loop (id :data:`PROTOCOL_LOOP`) that feeds back when a call's
@@ -134,12 +135,17 @@ class LoopFrame:
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
+    self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads."""
+        return bool(reads) and bool(reads & self.derived(order))
+
+    def derived(self, order: int) -> set[str]:
+        """What the output of the call at ``order`` flows into, through the body's assignments."""
         derived = set(self.made_at.get(order, ()))
-        if not derived or not reads:
-            return False
+        if not derived:
+            return derived
         changed = True
         while changed and len(derived) < 256:
             changed = False
@@ -148,7 +154,7 @@ class LoopFrame:
                     if name not in derived and sources & derived:
                         derived.add(name)
                         changed = True
-        return bool(reads & derived)
+        return derived
 
 
 class LoopTracker:
@@ -162,6 +168,9 @@ class LoopTracker:
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
         self.tracking = 0  # eligible frames on the stack
+        #: ``self.m()`` calls of a loop whose output reaches ``self`` state, decided when the class
+        #: ends (``m`` may be defined later): (function, loop id, where, callee, method, attributes)
+        self.state_calls: list[tuple[FunctionInfo, int, tuple, tuple, str, set[str]]] = []
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         ok = eligible(stmt)
@@ -196,6 +205,28 @@ class LoopTracker:
                 exprs.append(expr)
         if exprs:
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
+        for order, expr, method in frame.self_calls:
+            state = {n[5:] for n in frame.derived(order) if n.startswith("self.")} if expr not in exprs else None
+            if state:
+                self.state_calls.append((self.func, frame.id, frame.where, expr, method, state))
+
+    def resolve_state_calls(self, stmt: cst.ClassDef, cls: str) -> None:
+        """``tok = self._step(); self.ids = torch.cat([self.ids, tok])``: the call feeds back when the
+        method (of this class body) reads the ``self`` state its output reaches."""
+        mine = [c for c in self.state_calls if c[0].cls == cls]
+        if not mine:
+            return
+        self.state_calls = [c for c in self.state_calls if c[0].cls != cls]
+        methods = {m.name.value: m for m in stmt.body.body if isinstance(m, cst.FunctionDef)}
+        for func, loop_id, where, expr, method, state in mine:
+            body = methods.get(method)
+            if body is None or not state & {n.attr.value for n in preorder(body.body) if _self_attr(n)}:
+                continue
+            loop = next((loop for loop in func.loops if loop.id == loop_id), None)
+            if loop is None:
+                func.loops.append(LoopInfo(loop_id, where, [expr]))
+            elif expr not in loop.exprs:
+                loop.exprs.append(expr)
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
@@ -241,9 +272,13 @@ class LoopTracker:
         reads = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
         if isinstance(func, cst.Attribute):
             reads |= _names(func.value) - {"self"}  # ``model.forward(...)``: the receiver is an input too
+        method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \
+            and func.value.value == "self" else None  # ``self._step()``: it may read the loop's state
         for frame in self.loop_frames:
             if frame.eligible and not callee & frame.targets:
                 frame.calls.append((self.order, expr, reads))
+                if method is not None:
+                    frame.self_calls.append((self.order, expr, method))
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""

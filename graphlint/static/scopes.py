@@ -119,6 +119,7 @@ class ScopeWalker:
         seed_inherited(facts, self.inherited.get(qualname, ()))
         try:
             self.suite(stmt.body)
+            self.resolve_state_calls(stmt, qualname)  # loops calling a method that reads their ``self`` state
             for m in self.matchers:
                 self.guard_matcher(m, lambda m=m: m.end_class(self))
             # ``self._ready = True`` set in a base of this file counts too (``if not self.is_initialized:``)

@@ -30,6 +30,8 @@ def test_iterator_steps_and_generators_are_entries_and_data_iterators_are_not():
     files = {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in sorted(TOKENITER.glob("*.py"))}
     got = entries(files)
     assert got["TokenStream.__next__"] == "per-token iterator step (one next() per token) calling Decoder.forward"
+    # the model step in a method of its own, reading the ``self`` state ``__next__`` grows
+    assert got["Sampled.__next__"] == "per-token iterator step (one next() per token) calling Sampled._logits"
     assert got["Generation.__iter__"].startswith("per-token loop calling")  # a generator ``__iter__``
     assert got["stream_tokens"].startswith("per-token loop calling")  # a generator function
     # a data loader, a tokenizer's generator, a feature extractor over images, training: none
