@@ -17,9 +17,7 @@ tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, stati
 
 State kept on ``self`` is a value like a local: ``self.ids`` is one name (``self.ids =
 torch.cat([self.ids, nxt])``, ``self.tokens.append(t)``, ``self.out[:, i] = t``), so output fed
-back through an attribute counts and two unrelated attributes do not feed each other. An
-attribute of anything else is its object (``state.items`` reads ``state``, never a local named
-``items``). A call of a method of the same class (``tok = self._step()``) reads the ``self``
+back through an attribute counts and two unrelated attributes do not feed each other. A call of a method of the same class (``tok = self._step()``) reads the ``self``
 attributes that method's body names: decided when the class ends (:meth:`LoopTracker.resolve_state_calls`).
 
 An iterator's ``__next__`` (``__anext__``) is a loop too: the iteration protocol calls it once per
@@ -42,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.cstwalk import bound_names, children, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
@@ -61,20 +59,18 @@ def _self_attr(node: cst.CSTNode) -> str | None:
 
 
 def _names(node: cst.CSTNode) -> set[str]:
+    """The names an expression reads; ``self.x`` as one name, ``state.items`` as ``state``."""
     out: set[str] = set()
     stack = [node]
     while stack:
         n = stack.pop()
-        if type(n) is cst.Name:
+        kind = type(n)
+        if kind is cst.Name:
             out.add(n.value)
-            continue
-        attr = _self_attr(n)
-        if attr is not None:
-            out.add(attr)
-        elif type(n) is cst.Attribute:  # ``state.items``: the object, not the attribute's name
-            stack.append(n.value)
+        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
+            out.add("self." + n.attr.value)
         else:
-            stack.extend(n.children)
+            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
     return out
 
 
