@@ -49,7 +49,7 @@ from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
-from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.facts import PROTOCOL_LOOP, CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
@@ -387,7 +387,9 @@ class Discovery(NamedEntries):
                         self.add("host", fid, f"per-token loop calling {stepped[1]}, which replays", where, loops=loops)
                         continue
                     if model is not None and not self.options.entries:
-                        self.add("eager", fid, f"per-token loop calling {model[1]}", where, loops=loops)
+                        kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
+                            else "per-token loop"
+                        self.add("eager", fid, f"{kind} calling {model[1]}", where, loops=loops)
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)

@@ -145,6 +145,11 @@ class RegionDecl(Compact):
     where: tuple = ()
 
 
+#: the id of the pseudo-loop an iterator's ``__next__`` body is (see :mod:`.loops`); real loop ids are
+#: statement ordinals, >= 1
+PROTOCOL_LOOP = 0
+
+
 @dataclass
 class LoopInfo(Compact):
     """A ``for ... in range(...)`` or ``while`` loop whose ``calls`` take a value the loop body

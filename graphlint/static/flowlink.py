@@ -284,6 +284,8 @@ class Linker:
         name = self.static_name(path, qual, func)
         if name is not None:
             self.library_call(name, arg_nodes, kw_nodes, dst)
+            if name == "builtins.next" and arg_nodes and type(arg_nodes[0]) is int:
+                self.implicit.advanced(path, qual, arg_nodes[0])  # ``next(gen)``: its ``__next__``
             if self.foreign(name):
                 self.s.add_values(dst, (FOREIGN,))
         elif func[0] == "a" and func[2] in CONTAINER_METHODS:

@@ -192,6 +192,17 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
+def clears_own_flag(stmt: cst.If) -> bool:
+    """``if self._first_pass: ...; self._first_pass = False``: a branch that switches itself off
+    runs on the first call after its flag is set (the prompt pass of a per-call model wrapper),
+    not every step."""
+    attr = _self_attr(stmt.test)
+    return attr is not None and any(
+        isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "False"
+        and any(_self_attr(t.target) == attr for t in node.targets)
+        for node in preorder(stmt.body))
+
+
 def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
     """``if self.x is not None:`` (or such a conjunct of an ``and``) -> ("x",)."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
@@ -295,9 +306,11 @@ class Guards:
         return guarded_branch(test, self.imports, self.guards, self.prefill)
 
     def runs_once(self, stmt: cst.If, fn) -> bool:
-        """Its body is setup, not the step: lazy initialisation, the default of an argument the
-        loop passes (``fn``: the function's tensor facts), a branch true at one step."""
-        return is_lazy_init(stmt) or fills_default(stmt, fn.optional) or one_step(stmt.test, fn.tensors, self.prefill)
+        """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,
+        the default of an argument the loop passes (``fn``: the function's tensor facts), a branch
+        true at one step."""
+        return (is_lazy_init(stmt) or clears_own_flag(stmt) or fills_default(stmt, fn.optional)
+                or one_step(stmt.test, fn.tensors, self.prefill))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

@@ -12,7 +12,11 @@ function scope, :class:`Implicit` watches those objects and records what they ru
   object's family binds or stores;
 - ``obj.attr = v`` on a class defining ``__setattr__``: it;
 - ``obj[k]`` and ``for x in obj``: ``__getitem__`` (else ``__iter__``); ``obj[k] = v``: ``__setitem__``;
-  ``k in obj``: ``__contains__`` (else ``__iter__``).
+  ``k in obj``: ``__contains__`` (else ``__iter__``);
+- the iteration protocol: ``for x in obj`` also runs the ``__next__`` of what ``obj.__iter__()``
+  returns (``return self`` in an iterator class), and ``next(obj)`` runs ``obj.__next__``: an
+  iterator object's step (a token generator whose ``__next__`` runs the model) is reached from the
+  loop that drives it (what ``__next__`` returns is the loop variable: :meth:`Objects.elements`).
 
 Calls a class or an instance makes implicitly (``__init__``, a dataclass's ``__post_init__``,
 ``forward``/``__call__`` through the points-to, so that a decorated or installed ``forward`` runs
@@ -28,7 +32,8 @@ from graphlint.static.objects import Objects
 from graphlint.static.pointsto import Value
 
 FuncId = tuple[str, str]
-HOOKS = ("__getattribute__", "__getattr__", "__setattr__", "__getitem__", "__iter__", "__setitem__", "__contains__")
+HOOKS = ("__getattribute__", "__getattr__", "__setattr__", "__getitem__", "__iter__", "__setitem__", "__contains__",
+         "__next__")
 
 
 class Implicit:
@@ -174,8 +179,29 @@ class Implicit:
 
     # -- subscripts --------------------------------------------------------------------------
     def item(self, path: str, qual: str, obj: int) -> None:
-        """``obj[k]`` or ``for x in obj`` (one IR for both): ``__getitem__``, else ``__iter__``."""
+        """``obj[k]`` or ``for x in obj`` (one IR for both): ``__getitem__``, else ``__iter__`` and
+        the ``__next__`` of the iterator it returns."""
         self.hook(path, qual, obj, ("__getitem__", "__iter__"))
+        self.iterated(path, qual, obj)
+
+    def iterated(self, path: str, qual: str, obj: int) -> None:
+        """``for x in obj``: the ``__next__`` of each iterator ``obj.__iter__()`` returns, every item."""
+        fid = self.scope(path, qual)
+        if fid is None or "__next__" not in self.hooks or "__iter__" not in self.hooks:
+            return
+
+        def on(values):
+            for v in values:
+                if v[0] in ("I", "S"):
+                    for it in self.methods(v, "__iter__"):
+                        if self.o.once(("iter", fid, it)):
+                            self.advanced(path, qual, self.o.ret(*it))
+
+        self.s.watch(obj, on)
+
+    def advanced(self, path: str, qual: str, obj: int) -> None:
+        """``next(obj)``: ``obj.__next__``."""
+        self.hook(path, qual, obj, ("__next__",))
 
     def contains(self, path: str, qual: str, obj: int) -> None:
         """``k in obj``: ``__contains__``, else ``__iter__``."""

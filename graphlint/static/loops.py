@@ -15,6 +15,18 @@ tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, stati
   vision(img[i]))``, ``start = end``) does not;
 - the callee is not chosen by the loop variable (``self.layers[i](x)`` is a layer loop).
 
+State kept on ``self`` is a value like a local: ``self.ids`` is one name (``self.ids =
+torch.cat([self.ids, nxt])``, ``self.tokens.append(t)``, ``self.out[:, i] = t``), so output fed
+back through an attribute counts and two unrelated attributes do not feed each other. A call of a method of the same class (``tok = self._step()``) reads the ``self``
+attributes that method's body names: decided when the class ends (:meth:`LoopTracker.resolve_state_calls`).
+
+An iterator's ``__next__`` (``__anext__``) is a loop too: the iteration protocol calls it once per
+item, so its whole body is one pseudo-loop (id :data:`PROTOCOL_LOOP`) that feeds back when a call's
+output reaches the ``self`` state that call reads on the next ``next()`` -- ``logits =
+self.model(self.ids); ...; self.ids = torch.cat([self.ids, nxt])``. A data loader's ``__next__``
+(``self.at += n``) feeds nothing back into a call; the linker keeps only loops whose call reaches
+a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own.
+
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
 assignments' dependencies are collected only inside eligible loops, so other code pays nothing.
@@ -28,31 +40,82 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder
-from graphlint.static.facts import FunctionInfo, LoopInfo
+from graphlint.static.cstwalk import bound_names, children, preorder
+from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
+PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
+
+
+def _self_attr(node: cst.CSTNode) -> str | None:
+    """``self.ids`` -> "self.ids": an attribute of ``self`` is one name of the loop's state."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+        return "self." + node.attr.value
+    return None
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in preorder(node) if type(n) is cst.Name}
+    """The names an expression reads; ``self.x`` as one name, ``state.items`` as ``state``."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is cst.Name:
+            out.add(n.value)
+        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
+            out.add("self." + n.attr.value)
+        else:
+            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
+    return out
+
+
+def _bound(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds, ``self.x`` among them (a rebinding of that state)."""
+    attr = _self_attr(target)
+    if attr is not None:
+        return [attr]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _bound(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound(target.value)
+    return bound_names(target)
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:
     while isinstance(node, (cst.Subscript, cst.Attribute)):
+        attr = _self_attr(node)
+        if attr is not None:
+            return attr
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
 
 
+#: iterables that count steps, not items: ``range(n)``, ``itertools.count()`` (a loop left by ``break``)
+STEP_ITERABLES = frozenset(("range", "count", "trange"))
+
+
 def eligible(stmt: cst.For | cst.While) -> bool:
+    """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
+    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
     if isinstance(stmt, cst.While):
         return True
-    it = stmt.iter
-    return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+    return _counts_steps(stmt.iter)
+
+
+def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
+    if not isinstance(it, cst.Call) or depth > 3:
+        return False
+    func = it.func
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    if name in STEP_ITERABLES:
+        return True
+    first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
+    return first is not None and _counts_steps(first, depth + 1)
 
 
 @dataclass
@@ -68,12 +131,17 @@ class LoopFrame:
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
+    self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads."""
+        return bool(reads) and bool(reads & self.derived(order))
+
+    def derived(self, order: int) -> set[str]:
+        """What the output of the call at ``order`` flows into, through the body's assignments."""
         derived = set(self.made_at.get(order, ()))
-        if not derived or not reads:
-            return False
+        if not derived:
+            return derived
         changed = True
         while changed and len(derived) < 256:
             changed = False
@@ -82,7 +150,7 @@ class LoopFrame:
                     if name not in derived and sources & derived:
                         derived.add(name)
                         changed = True
-        return bool(reads & derived)
+        return derived
 
 
 class LoopTracker:
@@ -96,6 +164,9 @@ class LoopTracker:
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
         self.tracking = 0  # eligible frames on the stack
+        #: ``self.m()`` calls of a loop whose output reaches ``self`` state, decided when the class
+        #: ends (``m`` may be defined later): (function, loop id, where, callee, method, attributes)
+        self.state_calls: list[tuple[FunctionInfo, int, tuple, tuple, str, set[str]]] = []
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         ok = eligible(stmt)
@@ -109,6 +180,16 @@ class LoopTracker:
         if ok:
             self.func.range_loops.append(loop_id)
 
+    def push_protocol_step(self, stmt: cst.FunctionDef) -> bool:
+        """Enter an iterator's ``__next__``: its body is one pass of the protocol's loop."""
+        if stmt.name.value not in PROTOCOL_STEPS or not self.func.cls:
+            return False
+        self.loop_frames.append(LoopFrame(PROTOCOL_LOOP, (tuple(self.path), "", 0), True, set()))
+        self.tracking += 1
+        self.func.range_loops.append(PROTOCOL_LOOP)
+        self.loop_ids.append(PROTOCOL_LOOP)
+        return True
+
     def pop_loop(self) -> None:
         frame = self.loop_frames.pop()
         self.tracking -= frame.eligible
@@ -120,6 +201,28 @@ class LoopTracker:
                 exprs.append(expr)
         if exprs:
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
+        for order, expr, method in frame.self_calls:
+            state = {n[5:] for n in frame.derived(order) if n.startswith("self.")} if expr not in exprs else None
+            if state:
+                self.state_calls.append((self.func, frame.id, frame.where, expr, method, state))
+
+    def resolve_state_calls(self, stmt: cst.ClassDef, cls: str) -> None:
+        """``tok = self._step(); self.ids = torch.cat([self.ids, tok])``: the call feeds back when the
+        method (of this class body) reads the ``self`` state its output reaches."""
+        mine = [c for c in self.state_calls if c[0].cls == cls]
+        if not mine:
+            return
+        self.state_calls = [c for c in self.state_calls if c[0].cls != cls]
+        methods = {m.name.value: m for m in stmt.body.body if isinstance(m, cst.FunctionDef)}
+        for func, loop_id, where, expr, method, state in mine:
+            body = methods.get(method)
+            if body is None or not state & {n.attr.value for n in preorder(body.body) if _self_attr(n)}:
+                continue
+            loop = next((loop for loop in func.loops if loop.id == loop_id), None)
+            if loop is None:
+                func.loops.append(LoopInfo(loop_id, where, [expr]))
+            elif expr not in loop.exprs:
+                loop.exprs.append(expr)
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
@@ -127,7 +230,7 @@ class LoopTracker:
             return
         reads = _names(value) if value is not None else set()
         for target in targets:
-            names = bound_names(target)
+            names = _bound(target)
             base = _base_name(target) if not names else None
             for frame in self.loop_frames:
                 if not frame.eligible:
@@ -147,24 +250,31 @@ class LoopTracker:
         if not self.tracking:
             return
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        receiver = None
+        if isinstance(func, cst.Attribute):  # ``ids.append(t)``, ``self.tokens.append(t)``, ``buf.copy_(t)``
+            receiver = func.value.value if type(func.value) is cst.Name else _self_attr(func.value)
+        if receiver is not None:
             method = func.attr.value
             if method in MUTATING_METHODS or (method.endswith("_") and not method.startswith("_")):
                 args = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
                 for frame in self.loop_frames:
                     if frame.eligible:
-                        frame.mutated.add(func.value.value)
-                        frame.filled.setdefault(func.value.value, set()).update(args)
-                        frame.made_at.setdefault(self.order, set()).add(func.value.value)
+                        frame.mutated.add(receiver)
+                        frame.filled.setdefault(receiver, set()).update(args)
+                        frame.made_at.setdefault(self.order, set()).add(receiver)
         if expr is None:
             return
         callee = _names(func)
         reads = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
         if isinstance(func, cst.Attribute):
             reads |= _names(func.value) - {"self"}  # ``model.forward(...)``: the receiver is an input too
+        method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \
+            and func.value.value == "self" else None  # ``self._step()``: it may read the loop's state
         for frame in self.loop_frames:
             if frame.eligible and not callee & frame.targets:
                 frame.calls.append((self.order, expr, reads))
+                if method is not None:
+                    frame.self_calls.append((self.order, expr, method))
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""

@@ -223,7 +223,8 @@ class Objects:
 
     def elements(self, src: int, dst: int) -> None:
         """``src[k]``, ``for x in src``: a container's elements; an instance's stored elements (a
-        ``list``/``dict`` subclass) and what its class's ``__getitem__`` returns (a registry object)."""
+        ``list``/``dict`` subclass) and what its class's ``__getitem__`` returns (a registry object), or its
+        ``__next__`` (an iterator: ``next(it)``, ``for x in it``)."""
         def on(values):
             for v in values:
                 if v[0] == "L":
@@ -239,6 +240,9 @@ class Objects:
                     getitem = self.index.find_method(self.ref(v), "__getitem__")
                     if getitem is not None:
                         self.s.edge(self.ret(getitem[0].path, getitem[1]), dst)
+                    step = self.index.find_method(self.ref(v), "__next__")  # an iterator: ``next(it)``
+                    if step is not None:
+                        self.s.edge(self.ret(step[0].path, step[1]), dst)
         self.s.watch(src, on)
 
     def store_elements(self, obj: int, src: int) -> None:

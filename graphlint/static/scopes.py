@@ -81,9 +81,13 @@ class ScopeWalker:
             if param.name.value not in ("self", "cls"):
                 self.declare_parameter(param, implicit)
         self.local_defs.append({})
+        protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
         try:
             self.suite(stmt.body)
         finally:
+            if protocol:
+                self.loop_ids.pop()
+                self.pop_loop()
             self.flows.end()
             self.local_defs.pop()
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
@@ -131,6 +135,7 @@ class ScopeWalker:
         seed_inherited(facts, self.inherited.get(qualname, ()))
         try:
             self.suite(stmt.body)
+            self.resolve_state_calls(stmt, qualname)  # loops calling a method that reads their ``self`` state
             for m in self.matchers:
                 self.guard_matcher(m, lambda m=m: m.end_class(self))
             # ``self._ready = True`` set in a base of this file counts too (``if not self.is_initialized:``)
