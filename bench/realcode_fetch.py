@@ -21,7 +21,8 @@ Re-running is cheap: an engine already at its pinned version is left alone.
 an analyzer tuned on ``engines.toml``: measured, never tuned on (bench/realcode/README.md).
 ``bench/realcode/fresh.toml`` (the same, plus ``sample``/``sample_seed`` for sampled labels and
 ``[[engines.<name>.plant]]`` tables for planted hazards, read by the scorer) holds the engines of
-issue 19's independent measurement.
+issue 19's independent measurement; ``bench/realcode/fresh2.toml`` (same schema) its second set, measured
+once the first is tuned on.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "realcode" / "engines.toml"
 HOLDOUT = HERE / "realcode" / "holdout.toml"  # held-out engines: measured, never tuned on
 FRESH = HERE / "realcode" / "fresh.toml"  # issue 19's fresh engines: labelled before the rebuild, never tuned on
+FRESH2 = HERE / "realcode" / "fresh2.toml"  # issue 19's second fresh set: the independent check once fresh.toml is tuned on
 DEFAULT_MIRROR = Path("/work/.mirror")
 PYPI_MARKER = ".realcode-wheel-sha256"  # written into a wheel checkout: what it was made from
 

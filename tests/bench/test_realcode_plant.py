@@ -219,3 +219,16 @@ def test_fresh_engines_are_apart_from_the_other_sets_and_their_plants_parse():
     assert sum(e.captures for e in fresh.values()) >= 2 and not all(e.captures for e in fresh.values())
     plants = [p for engine in fresh.values() for p in plant_mod.parse_plants(engine.name, engine.plants)]
     assert {p.engine for p in plants} == set(fresh)  # every fresh engine has planted hazards
+
+
+def test_the_second_fresh_set_is_apart_from_every_other_set_and_its_plants_parse():
+    """fresh2.toml replaces fresh.toml as the independent check: no engine, repository or labels file shared."""
+    fresh2 = fetch_mod.load_manifest(fetch_mod.FRESH2)
+    others = {**fetch_mod.load_manifest(fetch_mod.MANIFEST), **fetch_mod.load_manifest(fetch_mod.HOLDOUT),
+              **fetch_mod.load_manifest(fetch_mod.FRESH)}
+    assert len(fresh2) >= 3 and not set(fresh2) & set(others)
+    assert not {e.repo for e in fresh2.values()} & {e.repo for e in others.values() if e.repo}
+    assert all(e.labels.parent.name == "fresh2" and e.labels.is_file() and e.sample for e in fresh2.values())
+    assert sum(e.captures for e in fresh2.values()) >= 2 and not all(e.captures for e in fresh2.values())
+    plants = [p for engine in fresh2.values() for p in plant_mod.parse_plants(engine.name, engine.plants)]
+    assert {p.engine for p in plants} == set(fresh2)  # every engine of the second set has planted hazards
