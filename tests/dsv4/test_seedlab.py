@@ -29,7 +29,6 @@ NAMES = list(FAULTS)
 REAL = [n for n in NAMES if not FAULTS[n].fault.control]
 CONTROLS = [n for n in NAMES if FAULTS[n].fault.control]
 SMALL = {"n_layers": 2, "compress_ratios": (4, 16)}  # a hash-routed ratio-4 layer and a ratio-16 one: every fault has its place
-pytestmark = pytest.mark.xdist_group("seedlab")  # one worker traces the faults (module fixtures, 25 s)
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "corpus" / "hostile"
 # one `graphlint check` over the whole corpus with worker processes: seconds, so CI's run, not the default
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile-corpus")]  # one worker builds the corpus
+pytestmark = pytest.mark.slow
 
 CASES = tomllib.loads((CORPUS / "cases.toml").read_text())["case"]
 HEADER = b"import torch\n\n"
