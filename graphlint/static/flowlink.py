@@ -4,13 +4,9 @@ Names are scoped as Python scopes them (a function's locals, its enclosing funct
 module's globals, ``from x import *`` included; class bodies are their own scope, not seen by their
 methods); imports resolve to the project's modules (relative ones against the importing module,
 absolute ones by module-name suffix, so ``src/`` layouts work), and a name another module
-re-exports is read from that module's global. A few library calls are modelled because values
-flow through them: ``functools.partial``, ``torch.compile`` and ``make_graphed_callables``
-(return their argument), ``nn.ModuleList``/``ModuleDict``/``Sequential`` and the builtins that
-copy a container (``list``, ``tuple``, ``dict``, ``sorted``, ``enumerate``, ``zip``, ``iter``,
-``next``), ``type(x)``, ``setattr(x, "name", v)``, and the container methods (``append``,
-``extend``, ``update``, ``setdefault``, ``get``, ``pop``, ``values``, ``items``...). Everything
-else from outside the project is opaque: its results hold nothing.
+re-exports is read from that module's global. The library calls and container methods values
+flow through are modelled in :mod:`.libflows`; everything else from outside the project is opaque:
+its results hold nothing.
 """
 
 from __future__ import annotations
@@ -20,34 +16,20 @@ import builtins
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
+from graphlint.static.libflows import CONTAINER_METHODS, COPIES, PASS_THROUGH, LibraryFlows
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import Value
 
 BUILTINS = frozenset(dir(builtins))
-#: calls that return (a wrapper of) their first argument
-PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
-                          "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
-                          "builtins.staticmethod", "builtins.classmethod", "builtins.property"))
-#: calls that make a container holding the elements of their arguments
-COPIES = frozenset(("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
-                    "builtins.reversed", "builtins.iter", "builtins.dict",
-                    "collections.OrderedDict", "collections.deque"))
 #: calls that run a callable they are handed later, on another thread or process: what it does is
 #: not the step's own work (a weight reload in the background, a shutdown hook)
 BACKGROUND = frozenset(("threading.Thread", "threading.Timer", "multiprocessing.Process", "torch.multiprocessing.Process",
                         "torch.multiprocessing.spawn", "atexit.register", "signal.signal"))
 BACKGROUND_METHODS = frozenset(("submit", "run_in_executor", "apply_async", "start_new_thread"))
-MODULE_CONTAINERS = frozenset(("ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
-#: container methods: "store" puts the last argument in, "extend" its elements, "get" reads an
-#: element, "same" returns the container (its view: ``.values()``), "pairs" its (key, value) tuples
-CONTAINER_METHODS = {"append": "store", "add": "store", "insert": "store", "appendleft": "store",
-                     "extend": "extend", "update": "extend", "setdefault": "store-get", "get": "get", "pop": "get",
-                     "popitem": "get", "popleft": "get", "values": "same", "items": "pairs", "keys": "same",
-                     "copy": "same", "__getitem__": "get"}
 
 
-class Linker:
+class Linker(LibraryFlows):
     """Compiles the flow facts of ``infos`` into ``objects``' solver (call :meth:`compile_all`)."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
@@ -307,96 +289,6 @@ class Linker:
         if func[0] == "i":  # a library call the summary kept only by name
             return func[1] in BACKGROUND
         return (func[0] == "a" and func[2] in BACKGROUND_METHODS) or self.static_name(path, qual, func) in BACKGROUND
-
-    def library_call(self, name: str, args: tuple, kws: tuple, dst: int) -> None:
-        plain = [a for a in args if type(a) is int]
-        last = name.rsplit(".", 1)[-1]
-        container = ("L", "", ("call", dst), 0)
-        if name in PASS_THROUGH and plain:
-            self.s.edge(plain[0], dst)
-        elif name == "functools.partial" and plain:
-            bound = len(args) - 1
-            self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
-            self.o.call(plain[0], args[1:], kws, None)
-        elif name in ("builtins.enumerate", "builtins.zip"):
-            self.pairs(dst, [a[1] if type(a) is tuple else a for a in args])
-        elif (name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS)) \
-                and len(plain) == 1 and len(args) == 1 and not kws:
-            self.s.edge(plain[0], dst)  # ``list(xs)``, ``nn.ModuleList(layers)``: the same elements (one
-            # container for both: a store into the copy reaches the original, which costs no call edge)
-        elif name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS):
-            self.s.add_values(dst, (container,))
-            for arg in args:
-                self.o.elements(arg[1] if type(arg) is tuple else arg, self.o.elems(container))
-            for _, node in kws:
-                self.s.edge(node, self.o.elems(container))
-        elif name.startswith("torch.nn") and last == "Sequential":
-            container = ("L", "", ("call", dst), 1)
-            self.s.add_values(dst, (container,))
-            for arg in args:
-                if type(arg) is tuple:
-                    self.o.elements(arg[1], self.o.elems(container))
-                else:
-                    self.s.edge(arg, self.o.elems(container))
-        elif name == "builtins.next" and plain:
-            self.o.elements(plain[0], dst)
-        elif name == "builtins.type" and plain:
-            self.s.watch(plain[0], lambda values: self.s.add_values(
-                dst, [("C", v[1], v[2]) for v in values if v[0] in ("I", "S")]))
-
-    def container_method(self, recv: int, kind: str, args: tuple, kws: tuple, dst: int) -> None:
-        plain = [a for a in args if type(a) is int]
-        if kind == "store" and plain:
-            self.o.store_elements(recv, plain[-1])
-        elif kind == "store-get":
-            if plain:
-                self.o.store_elements(recv, plain[-1])
-            self.o.elements(recv, dst)
-        elif kind == "extend":
-            for arg in plain:
-                spread = self.s.fresh()
-                self.o.elements(arg, spread)
-                self.o.store_elements(recv, spread)
-            for _, node in kws:
-                self.o.store_elements(recv, node)
-        elif kind == "get":
-            self.o.elements(recv, dst)
-            if len(plain) > 1:
-                self.s.edge(plain[-1], dst)
-        elif kind == "same":
-            self.s.edge(recv, dst)
-        elif kind == "pairs":
-            self.pairs(dst, [recv])
-
-    def pairs(self, dst: int, sources: list[int]) -> None:
-        """``enumerate(xs)``, ``zip(xs, ys)``, ``d.items()``: a container of tuples whose elements are
-        the sources' elements (``for i, layer in enumerate(self.layers)`` unpacks a layer)."""
-        outer, pair = ("L", "", ("call", dst), 0), ("L", "", ("pair", dst), 0)
-        self.s.add_values(dst, (outer,))
-        self.s.add_values(self.o.elems(outer), (pair,))
-        for src in sources:
-            self.o.elements(src, self.o.elems(pair))
-
-    def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
-        """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``."""
-        def on(values):
-            for v in values:
-                if v[0] in ("I", "S"):
-                    for info, name in self.o.family(v):
-                        for attr in sorted(self.o.fields.get((info.path, name), ())):
-                            if attr.startswith(prefix):
-                                self.s.edge(self.o.field(info.path, name, attr), dst)
-        self.s.watch(obj, on)
-
-    def getattr_names(self, obj: int, names: int, dst: int, scope: tuple[str, str]) -> None:
-        """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells
-        (a property's getter runs, in ``scope``)."""
-        def on(values):
-            for v in values:
-                if v[0] == "Str" and self.o.once(("getattr", obj, v[1], dst)):
-                    self.o.load(obj, v[1], dst)
-                    self.implicit.load(*scope, obj, v[1])
-        self.s.watch(names, on)
 
     # -- modules -----------------------------------------------------------------------------------
     def imported(self, path: str, dotted: str, dst: int) -> None:
