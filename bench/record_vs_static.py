@@ -11,7 +11,7 @@ Each case is recorded on the CPU, then checked statically *without* the record:
 - ``hf-llama``, ``hf-qwen2``, ``hf-qwen3``, ``hf-mistral``, ``hf-gemma``: a tiny model of each
   architecture decoding with ``model.generate`` (bench/hf_generate.py) under ``graphlint record
   --source <transformers>``: its eager decode step and loop; checked over the files of every
-  transformers module the run imported (:func:`imported_files`).
+  transformers module the run imported (:func:`imported_files`, in a fresh interpreter).
 
 For each recorded (function, role) the static contexts are looked up: ``same`` when the function
 is hot in the role's context (captured -> graph, host -> host, eager and loop -> eager), else a
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -81,7 +82,21 @@ def record_hf(model: str, steps: int):
         hf_generate.main(["--model", model, "--steps", str(steps)])
     namer = Namer(str(ROOT), [source], str(ROOT))
     functions, edges = _named(recorder, lambda code: namer(code)[0])
-    return functions, edges, os.path.dirname(source), imported_files(source)
+    return functions, edges, os.path.dirname(source), fresh_imports(model, steps)
+
+
+def fresh_imports(model: str, steps: int) -> list[str]:
+    """:func:`imported_files` of the same run in a fresh interpreter: in a process that imported
+    more of transformers before (a test worker that built other architectures), ``sys.modules``
+    holds more files, and the checked file set -- so the figure -- would depend on that history."""
+    code = (f"import sys; sys.path[:0] = [{str(ROOT / 'bench')!r}, {str(ROOT)!r}]; import json, transformers, "
+            f"hf_generate, record_vs_static as r, os; hf_generate.main(['--model', {model!r}, '--steps', "
+            f"'{steps}']); print('IMPORTED=' + json.dumps(r.imported_files(os.path.dirname(transformers.__file__))))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    line = next((ln for ln in run.stdout.splitlines() if ln.startswith("IMPORTED=")), None)
+    if line is None:
+        raise RuntimeError(f"the fresh run of {model} failed: {run.stderr[-2000:]}")
+    return json.loads(line[len("IMPORTED="):])
 
 
 def imported_files(source: str) -> list[str]:
