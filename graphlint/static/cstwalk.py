@@ -95,6 +95,13 @@ def bound_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+def self_attr(node: cst.BaseExpression | None, owners: tuple[str, ...] = ("self",)) -> str | None:
+    """``self.x`` -> "x" (or an attribute of another of ``owners``); None for anything else."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in owners:
+        return node.attr.value
+    return None
+
+
 SHAPE_METHODS = frozenset(("size", "dim", "numel", "nelement", "ndimension"))
 
 

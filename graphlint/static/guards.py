@@ -33,7 +33,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import preorder, self_attr
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
 
@@ -140,19 +140,13 @@ def guarded_ifexp(node: cst.IfExp, imports: dict[str, str], guards: Sequence[str
     return preorder(node.body if branch == "body" else node.orelse) if branch else iter(())
 
 
-def _self_attr(node: cst.BaseExpression, owners: tuple[str, ...] = ("self",)) -> str | None:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in owners:
-        return node.attr.value
-    return None
-
-
 def _self_slot(node: cst.BaseExpression, owners: tuple[str, ...] = ("self",)) -> str | None:
     """``self.x`` -> "x"; ``self.x["k"]`` (a constant key) -> "x['k']"; ``cls.x`` too if ``owners`` says."""
     if (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
             and isinstance(node.slice[0].slice.value, cst.SimpleString)):
-        attr = _self_attr(node.value, owners)
+        attr = self_attr(node.value, owners)
         return f"{attr}[{node.slice[0].slice.value.raw_value!r}]" if attr is not None else None
-    return _self_attr(node, owners)
+    return self_attr(node, owners)
 
 
 def _getattr_self(node: cst.BaseExpression, func: str) -> str | None:
@@ -196,10 +190,10 @@ def clears_own_flag(stmt: cst.If) -> bool:
     """``if self._first_pass: ...; self._first_pass = False``: a branch that switches itself off
     runs on the first call after its flag is set (the prompt pass of a per-call model wrapper),
     not every step."""
-    attr = _self_attr(stmt.test)
+    attr = self_attr(stmt.test)
     return attr is not None and any(
         isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "False"
-        and any(_self_attr(t.target) == attr for t in node.targets)
+        and any(self_attr(t.target) == attr for t in node.targets)
         for node in preorder(stmt.body))
 
 
@@ -209,7 +203,7 @@ def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
         return needed_attrs(test.left) + needed_attrs(test.right)
     if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, cst.IsNot) and _is_none(test.comparisons[0].comparator)):
-        attr = _self_attr(test.left)
+        attr = self_attr(test.left)
         return (attr,) if attr is not None else ()
     return ()
 
@@ -221,7 +215,7 @@ def written_attrs(target: cst.BaseExpression, value: cst.BaseExpression | None, 
         for el in target.elements:
             yield from written_attrs(el.value, None, cls)
     elif isinstance(target, cst.Attribute) and not _is_none(value):
-        yield f"{cls}:{target.attr.value}" if cls and _self_attr(target) else target.attr.value
+        yield f"{cls}:{target.attr.value}" if cls and self_attr(target) else target.attr.value
 
 
 def _is_none(node: cst.BaseExpression | None) -> bool:
@@ -261,24 +255,13 @@ def fills_default(stmt: cst.If, optional: set[str]) -> bool:
 
 def once_flag(stmt: cst.If) -> str | None:
     """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
-    ``True`` somewhere (decided when the class ends: the setter is often a method written later);
-    also ``if self._first_pass:`` whose block sets ``self._first_pass = False`` (a prompt pass run
-    once, if the class sets the flag ``True``: its constructor arms it)."""
+    ``True`` somewhere (decided when the class ends: the setter is often a method written later).
+    (``if self._first_pass: ...; self._first_pass = False`` clears itself: :func:`clears_own_flag`
+    makes it set-up before this is asked.)"""
     test = stmt.test
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _self_attr(test.expression)
-    attr = _self_attr(test)  # ``if self._first_pass: ...; self._first_pass = False``: clears itself
-    return attr if attr is not None and _clears(stmt.body, attr) else None
-
-
-def _clears(body: cst.BaseSuite, attr: str) -> bool:
-    """Whether the block (its own statements) sets ``self.<attr> = False``."""
-    for line in body.body:
-        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "False" \
-                    and any(_self_attr(t.target) == attr for t in small.targets):
-                return True
-    return False
+        return self_attr(test.expression)
+    return None
 
 
 def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = (),

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from graphlint.static.cstwalk import self_attr
+
 
 def _device_position(fn: cst.FunctionDef, in_class: bool) -> int | None:
     """Where ``device=None`` is among the positional parameters a caller passes (``self`` left out of
@@ -48,18 +50,12 @@ def host_builders(stmts: Sequence[cst.CSTNode], in_class: bool, module: dict[str
                 pairs = ([(t.target, small.value) for t in small.targets] if isinstance(small, cst.Assign)
                          else [(small.target, small.value)] if isinstance(small, cst.AnnAssign) else [])
                 for target, value in pairs:
-                    attr, method = _self_attr(target), _self_attr(value)
+                    attr, method = self_attr(target), self_attr(value)
                     if attr is not None and method in names:
                         names[attr] = names[method]
                     elif attr is not None and isinstance(value, cst.Name) and value.value in module:
                         names[attr] = module[value.value]
     return names
-
-
-def _self_attr(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return node.attr.value
-    return None
 
 
 def builder_call(node: cst.BaseExpression, module: dict[str, int], cls: dict[str, int], is_tensor) -> bool:
@@ -68,7 +64,7 @@ def builder_call(node: cst.BaseExpression, module: dict[str, int], cls: dict[str
     if not isinstance(node, cst.Call):
         return False
     func = node.func
-    name = _self_attr(func)
+    name = self_attr(func)
     at = cls.get(name) if name is not None else module.get(func.value) if isinstance(func, cst.Name) else None
     if at is None or any(a.star for a in node.args):
         return False

@@ -17,12 +17,9 @@ and a mutated ``self`` counter is GL307's.
 
 from __future__ import annotations
 
-import re
-from fnmatch import translate
-
 import libcst as cst
 
-from graphlint.static.names import is_imported_root
+from graphlint.static.names import is_imported_root, name_matcher
 from graphlint.static.tensors import TensorOracle
 
 #: method names (``get_`` dropped) that report how long a growing sequence is now; ``max_length``,
@@ -31,11 +28,8 @@ LENGTH_METHODS = ("seq_len", "seqlen", "seq_length", "*_seq_len", "*_seq_length"
                   "past_len", "past_length", "cur_len", "cur_length", "n_past", "num_tokens_seen")
 
 
-_LENGTH = re.compile("|".join(translate(pat) for pat in LENGTH_METHODS))  # one match per binding, not 13
-
-
 def is_length_method(name: str) -> bool:
-    return _LENGTH.match(name[4:] if name.startswith("get_") else name) is not None
+    return name_matcher(LENGTH_METHODS).match(name[4:] if name.startswith("get_") else name) is not None
 
 
 def reads_state_length(value: cst.BaseExpression | None, oracle: TensorOracle) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, children, operands, preorder, shape_only
+from graphlint.static.cstwalk import bound_names, children, operands, preorder, self_attr, shape_only
 from graphlint.static.masks import made_bool
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.readbacks import is_readback
@@ -153,9 +153,7 @@ class TensorOracle:
         return attr is not None and cls is not None and attr in cls.host_attrs and attr not in cls.tensor_attrs
 
     def is_self_attr(self, node: cst.BaseExpression) -> str | None:
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-            return node.attr.value
-        return None
+        return self_attr(node)
 
     def is_module_call(self, func: cst.BaseExpression) -> bool:
         if isinstance(func, cst.Subscript):

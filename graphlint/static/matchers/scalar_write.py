@@ -32,8 +32,7 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
         return False
     if isinstance(node, cst.Name):  # only names we know hold Python data (a parameter ``step: int``)
         facts = oracle.fn
-        return (node.value in facts.hosts and node.value not in facts.shapes) or node.value in facts.positions \
-            or node.value in facts.readbacks
+        return node.value in facts.hosts or node.value in facts.positions or node.value in facts.readbacks
     if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
         if oracle.is_self_attr(node) is None:
             return False
