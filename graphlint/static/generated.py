@@ -56,6 +56,14 @@ class Generated:
             self._init[key] = found
         return self._init[key]
 
+    def store_fields(self, made: tuple, kws: tuple) -> None:
+        """``Recipe(modules={...}, fusion=identity)``: the generated ``__init__`` stores each keyword
+        argument in the field of its name (``recipe.fusion(...)`` then runs ``identity``). Positional
+        arguments are not bound: a class body's field order is not in the summary (a known limit)."""
+        for name, node in kws:
+            if name != "**":
+                self.s.edge(node, self.o.field(made[1], made[2], name))
+
     def runs(self, value: tuple) -> list[FuncId]:
         """What the generated ``__init__`` ``value`` calls: ``__setattr__`` and ``__post_init__``."""
         ref = self.o.ref(value)
