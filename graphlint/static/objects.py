@@ -330,7 +330,7 @@ class Objects:
                             self.s.add_values(dst, (made,))
                     if fid is None:
                         if v[0] == "C" and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
-                            self.library_init(made, args, kws)
+                            self.generated.library_init(made, args, kws)
                         continue
                     if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
                         self.bind(fid, first, args, kws)
@@ -338,21 +338,6 @@ class Objects:
                             self.s.edge(self.ret(*fid), dst)
 
         self.s.watch(func, on)
-
-    def library_init(self, made: Value, args: tuple, kws: tuple) -> None:
-        """A class with no ``__init__`` of the project is built by a library's: a ``dict``/``list``
-        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values.
-        A dataclass's arguments are its fields, not elements (:meth:`Generated.store_fields`)."""
-        init = self.generated.init_of(self.ref(made))
-        if init is not None:
-            if init[0] == "Gi":
-                self.generated.store_fields(made, kws)
-            return
-        target = self.field(made[1], made[2], ELEMENTS)
-        for arg in args:
-            self.elements(arg[1] if type(arg) is tuple else arg, target)
-        for name, node in kws:
-            (self.elements if name == "**" else self.s.edge)(node, target)
 
     def wrapper_self(self, v: Value) -> None:
         """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its
