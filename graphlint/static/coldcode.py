@@ -33,6 +33,23 @@ def setup_named(name: str) -> bool:
     return _SETUP.match(name) is not None and not name.startswith(PREDICATE_PREFIXES)
 
 
+_CAPTURE_SETUP = name_matcher(("*warm*", "*capture*"))
+
+
+def capture_setup_loop(edges, loop_id: int, fn_of) -> bool:
+    """A loop whose body captures or warms up for a capture (``for offset in range(n):
+    self.runners[offset] = capture_runner(model, offset)``, one graph per draft offset or batch
+    size) is capture set-up, never a per-token loop, whatever it feeds back: a call in it of a
+    function that captures (outside a capture-on-first-sight branch) or is named like warm-up or
+    capture (not a predicate such as ``is_capturing``). ``edges``: the function's (callee, site)."""
+    for callee, site in edges:
+        if loop_id in site.loops:
+            fn = fn_of(callee)
+            if fn.captures or (_CAPTURE_SETUP.match(fn.name) and not fn.name.startswith(PREDICATE_PREFIXES)):
+                return True
+    return False
+
+
 def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
     """Functions that train: they call ``.backward()``, or belong to a training class."""
     found = set()

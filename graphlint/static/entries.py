@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graphlint.static.callgraph import CallGraph
-from graphlint.static.coldcode import ColdCode
+from graphlint.static.coldcode import ColdCode, capture_setup_loop
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
@@ -373,7 +373,8 @@ class Discovery(NamedEntries):
                 for loop in fn.loops:
                     targets = self.loop_targets(info, qual, loop)
                     models = [t for t in targets if t in reach or t in replay_reach]
-                    if models and all(t in looping for t in models):
+                    if capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn) or (
+                            models and all(t in looping for t in models)):
                         continue  # it runs the model only through functions that loop over tokens themselves:
                         # a loop over requests (a call that drafts several tokens in a loop of its own, beside
                         # the step's own model call, does not make it one)

@@ -307,6 +307,8 @@ class Linker(LibraryFlows):
                 node = nxt
             self.s.edge(node, dst)
             return
+        if not dotted.startswith("."):  # ``from flashinfer import rmsnorm`` (in a function too): a library's
+            self.s.add_values(dst, (FOREIGN,))
 
     def module_attr(self, v: Value, attr: str, dst: int) -> None:
         if v[0] == "Mod":

@@ -56,6 +56,29 @@ class Generated:
             self._init[key] = found
         return self._init[key]
 
+    def library_init(self, made: tuple, args: tuple, kws: tuple) -> None:
+        """A class with no ``__init__`` of the project is built by a library's: a ``dict``/``list``
+        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values.
+        A dataclass's arguments are its fields, not elements (:meth:`store_fields`)."""
+        init = self.init_of(self.o.ref(made))
+        if init is not None:
+            if init[0] == "Gi":
+                self.store_fields(made, kws)
+            return
+        target = self.o.field(made[1], made[2], "[]")  # objects.ELEMENTS
+        for arg in args:
+            self.o.elements(arg[1] if type(arg) is tuple else arg, target)
+        for name, node in kws:
+            (self.o.elements if name == "**" else self.s.edge)(node, target)
+
+    def store_fields(self, made: tuple, kws: tuple) -> None:
+        """``Recipe(modules={...}, fusion=identity)``: the generated ``__init__`` stores each keyword
+        argument in the field of its name (``recipe.fusion(...)`` then runs ``identity``). Positional
+        arguments are not bound: a class body's field order is not in the summary (a known limit)."""
+        for name, node in kws:
+            if name != "**":
+                self.s.edge(node, self.o.field(made[1], made[2], name))
+
     def runs(self, value: tuple) -> list[FuncId]:
         """What the generated ``__init__`` ``value`` calls: ``__setattr__`` and ``__post_init__``."""
         ref = self.o.ref(value)

@@ -17,6 +17,8 @@ Values (tuples, see :mod:`.pointsto`):
 - ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
 - ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
 - ``("Gi", path, cls)`` the ``__init__`` ``@dataclass`` generated for ``cls`` (:mod:`.generated`);
+- ``("Ct", path, cls)`` an alternate constructor ``cls`` inherits from a library base
+  (``Llama.from_pretrained``, :mod:`.libctors`): calling it builds an instance of ``cls``;
 - ``("X",)`` something from outside the project (what a library call returns, an instance of a
   library class, an attribute or element of one): calling it runs no project code, and a call
   site whose callee holds only it is *resolved* to the library, not a blind spot.
@@ -33,6 +35,7 @@ from typing import Callable
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.generated import Generated
 from graphlint.static.index import Index
+from graphlint.static.libctors import LibraryCtors
 from graphlint.static.pointsto import Solver, Value
 
 FuncId = tuple[str, str]
@@ -63,6 +66,7 @@ class Objects:
                         self.in_body.setdefault(attr, []).append((path, qual))
         self.made: set[tuple[str, str]] = set()  # (path, class) of every class called
         self.generated = Generated(index, self)  # dataclasses' __init__, metaclasses' __setattr__
+        self.ctors = LibraryCtors(index)
 
     # -- nodes -------------------------------------------------------------------------------
     def flow(self, path: str, qual: str) -> ScopeFlow | None:
@@ -117,6 +121,8 @@ class Objects:
         if tag in ("I", "S", "C", "Sup"):
             for src in self.sources(v, attr):
                 self.s.edge(src, dst)
+            if tag == "C" and self.ctors.is_ctor(self.ref(v), attr, bool(self.class_attr(self.index.mro(self.ref(v)), attr))):
+                self.s.add_values(dst, (("Ct", v[1], v[2]),))
         elif tag in ("Mod", "Ns"):
             self.module_attr(v, attr, dst)
         elif tag == "X":  # an attribute of a library object is the library's too
@@ -277,6 +283,9 @@ class Objects:
             return found + [((post[0].path, post[1]), RUNS, made)] if post else found
         if tag == "Gi":
             return [(fid, RUNS, None) for fid in self.generated.runs(v)]
+        if tag == "Ct":  # the library's loader runs ``cls(...)`` with arguments of its own
+            init = self.index.find_method(self.ref(v), "__init__")
+            return [((init[0].path, init[1]) if init else None, RUNS if init else 0, ("I", v[1], v[2]))]
         if tag in ("I", "S"):
             ref = self.ref(v)
             hit = self.index.call_forward(ref)
@@ -320,8 +329,8 @@ class Objects:
                         if dst is not None:
                             self.s.add_values(dst, (made,))
                     if fid is None:
-                        if made is not None and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
-                            self.library_init(made, args, kws)
+                        if v[0] == "C" and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
+                            self.generated.library_init(made, args, kws)
                         continue
                     if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
                         self.bind(fid, first, args, kws)
@@ -329,18 +338,6 @@ class Objects:
                             self.s.edge(self.ret(*fid), dst)
 
         self.s.watch(func, on)
-
-    def library_init(self, made: Value, args: tuple, kws: tuple) -> None:
-        """A class with no ``__init__`` of the project is built by a library's: a ``dict``/``list``
-        subclass (``Registry({"swish": Swish})``) holds its arguments' elements and keyword values.
-        A dataclass's arguments are its fields, not elements."""
-        if self.generated.init_of(self.ref(made)) is not None:
-            return
-        target = self.field(made[1], made[2], ELEMENTS)
-        for arg in args:
-            self.elements(arg[1] if type(arg) is tuple else arg, target)
-        for name, node in kws:
-            (self.elements if name == "**" else self.s.edge)(node, target)
 
     def wrapper_self(self, v: Value) -> None:
         """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its

@@ -55,13 +55,44 @@ def _string(node: cst.BaseExpression | None) -> str | None:
     return node.raw_value if isinstance(node, cst.SimpleString) else None
 
 
-def compile_kind(call: cst.Call | None) -> str:
-    """"graph" when ``torch.compile(...)``'s arguments ask for CUDA graphs, else "compile"."""
+def _graph_mode(node: cst.BaseExpression, graph_names: frozenset[str] = frozenset()) -> bool:
+    """A ``mode=`` value asking for CUDA graphs: the literal, either branch of a conditional
+    (``"reduce-overhead" if cuda else "default"``: on the GPU it captures), or a local name the
+    function binds to one."""
+    if isinstance(node, cst.IfExp):
+        return _graph_mode(node.body, graph_names) or _graph_mode(node.orelse, graph_names)
+    if isinstance(node, cst.Name):
+        return node.value in graph_names
+    return _string(node) in CUDAGRAPH_MODES
+
+
+def graph_options(value: cst.BaseExpression, graph_names: frozenset[str] = frozenset()) -> bool:
+    """A value bound to a name that ``torch.compile(f, **name)`` or ``mode=name`` asks for CUDA
+    graphs through: a mode string, or a dict literal / ``dict(...)`` whose ``"mode"`` is one."""
+    if isinstance(value, cst.IfExp):
+        return graph_options(value.body, graph_names) or graph_options(value.orelse, graph_names)
+    if isinstance(value, cst.Dict):
+        return any(isinstance(el, cst.DictElement) and _string(el.key) == "mode"
+                   and _graph_mode(el.value, graph_names) for el in value.elements)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+        return any(arg.keyword is not None and arg.keyword.value == "mode" and _graph_mode(arg.value, graph_names)
+                   for arg in value.args)
+    return _graph_mode(value, graph_names)
+
+
+def compile_kind(call: cst.Call | None, graph_names: frozenset[str] = frozenset()) -> str:
+    """"graph" when ``torch.compile(...)``'s arguments ask for CUDA graphs, else "compile".
+    ``graph_names``: the calling function's locals bound to CUDA-graph options (``kwargs =
+    {"mode": "reduce-overhead"}`` on one branch, then ``torch.compile(f, **kwargs)``): any binding
+    counts, as everywhere in the flow-insensitive analysis -- the branch that captures is the
+    one the decode path is about."""
     if call is None:
         return "compile"
     for arg in call.args:
         key = arg.keyword.value if arg.keyword is not None else ""
-        if key == "mode" and _string(arg.value) in CUDAGRAPH_MODES:
+        if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in graph_names:
+            return "graph"
+        if key == "mode" and _graph_mode(arg.value, graph_names):
             return "graph"
         if key == "backend" and _string(arg.value) == "cudagraphs":
             return "graph"
@@ -127,6 +158,18 @@ class RegionRecorder:
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
         self.lazy_captures: set[int] = set()  # capture sites inside capture branches (:meth:`capture_branch`)
+        #: function -> its locals bound to CUDA-graph compile options (:func:`compile_kind`)
+        self.graph_option_names: dict[str, set[str]] = {}
+
+    def note_compile_options(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """``kwargs = {"mode": "reduce-overhead"}``, ``mode = "reduce-overhead"``: remembered for a
+        later ``torch.compile(f, **kwargs)`` / ``mode=mode`` in the same function."""
+        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        if not names:
+            return
+        known = self.graph_option_names.setdefault(self.func.qualname, set())
+        if graph_options(value, frozenset(known)):
+            known.update(names)
 
     def place_later(self, record: object, anchor: cst.CSTNode | None) -> None:
         """Record where ``record`` is, to be looked up only if ``graphlint entries`` prints it."""
@@ -195,7 +238,8 @@ class RegionRecorder:
             return
         first = call.args[0].value
         if name in COMPILE_CALLS:
-            kind = "compiled-graph" if compile_kind(call) == "graph" else "compiled"
+            graph_names = frozenset(self.graph_option_names.get(self.func.qualname, ()))
+            kind = "compiled-graph" if compile_kind(call, graph_names) == "graph" else "compiled"
         else:
             kind = "graphed"
             self.func.captures = True

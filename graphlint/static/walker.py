@@ -189,6 +189,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.calls.bind(target.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
+            self.note_compile_options([t.target for t in stmt.targets], stmt.value)
             self.flows.use(stmt.value, top=False)
         elif isinstance(stmt, cst.AnnAssign):
             self.flows.annotated(stmt.target, stmt.annotation.annotation)
