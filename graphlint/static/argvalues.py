@@ -61,6 +61,8 @@ class ArgValues:
         splat = self.stores.get("**", [])
         self.splat_all = any(v is None for _, v in splat)
         self.splat = {v[1] for _, v in splat if v is not None}
+        #: a ``setattr`` with a computed name somewhere: it may store anything into any field
+        self.any_field = "*" in self.stores
         self.values: dict[FuncId, dict | None] = {}
         self._fields: dict[tuple, frozenset | None] = {}
         self._callers: dict[FuncId, list[tuple[FuncId, CallSite]]] | None = None
@@ -204,6 +206,8 @@ class ArgValues:
         if key in self._fields:
             return self._fields[key]
         self._fields[key] = TOP  # a field stored from itself: unknown
+        if self.any_field:
+            return TOP
         stores = self.stores.get(attr, [])
         found = set(default)
         result: frozenset | None = frozenset(found) if stores or default else TOP

@@ -23,7 +23,7 @@ from graphlint.static.names import is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
-from graphlint.static.valuefacts import record_construction
+from graphlint.static.valuefacts import record_construction, store_field
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
@@ -188,6 +188,7 @@ class CallRecorder:
         elif at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
             key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
+            store_field(self.at, key, call.args[2].value if len(call.args) > 2 else None)
             if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
                 self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
             elif key != "*":

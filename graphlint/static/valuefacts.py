@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import shape_only
+from graphlint.static.cstwalk import bound_names, preorder, shape_only
 
 UNKNOWN = ("?",)
 #: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
@@ -114,6 +114,14 @@ class ValueFacts:
                 self.stored(el.value)
         elif isinstance(target, cst.StarredElement):
             self.stored(target.value)
+
+    def loop(self, stmt: cst.For | cst.While) -> None:
+        """Entering a loop: a name it binds anywhere may hold last iteration's value at its top
+        (``pending = None`` before the loop, ``pending = work`` at its end): unknown."""
+        for node in preorder(stmt):
+            target = node.target if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For)) else None
+            for name in (bound_names(target) if target is not None else ()):
+                self.assigns[name] = None
 
     def branch(self) -> dict:
         """Entering a branch: its bindings are its own until both sides are merged (:meth:`merge`)."""
@@ -247,3 +255,9 @@ def record_construction(walker, call: cst.Call) -> None:
             _store(walker.info, "**", ("k", name, None))
         elif arg.keyword is not None:
             _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
+
+
+def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
+    """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
+    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
+    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)

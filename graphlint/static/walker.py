@@ -320,6 +320,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
+        self.values.loop(stmt)
         loop_id = self.order
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
