@@ -29,6 +29,9 @@ def render_entries(rows: list[dict], fmt: str = "text", decode: dict | None = No
         return json.dumps(payload, indent=2) + "\n"
     head = [*headline(decode, listed_below=True), ""] if decode is not None else []
     tail = [*unresolved_listing(decode), *unreached_notes(decode, limit=None)] if decode is not None else []
+    if decode is not None and decode.get("decided_branches"):
+        tail.append(f"Branches decided by argument and configuration values: {decode['decided_branches']} "
+                    "(no hot caller or stored configuration value takes them: not on the decode path)")
     if not rows:
         if decode is not None:
             return "\n".join([*head[:-1], *tail]) + "\n"

@@ -23,6 +23,7 @@ from graphlint.static.names import is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
+from graphlint.static.valuefacts import record_construction, store_field
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
@@ -50,6 +51,7 @@ class Position(Protocol):
     call_name: str | None
     call_expr: tuple | None
     selecting: set[str]
+    values: Any  # the walker's graphlint.static.valuefacts.ValueFacts
     flows: Any  # the walker's graphlint.static.flows.FlowRecorder
 
     @property
@@ -136,16 +138,22 @@ class CallRecorder:
             elif isinstance(value, cst.Name) and value.value in self.local_names:
                 self.add_call(("n", value.value), reference=True, via=via)
 
-    def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None) -> None:
-        """A call site (``expr``: the callee in flow IR, what the call graph resolves)."""
+    def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
+                 args: tuple | None = None) -> None:
+        """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``args``: its
+        arguments as :mod:`.valuefacts` values)."""
         if self.at.setup_depth and not self.at.in_capture:
             return
-        key = (expr, reference, self.at.in_capture, self.at.once, via)
+        cond = self.at.values.cond
+        key = (expr, reference, self.at.in_capture, self.at.once, via, cond)
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
-            seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via)
+            seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via,
+                                 cond=cond, args=(args,) if args is not None else None)
             self.at.func.calls.append(seen[key])
         site = seen[key]
+        if site.args is not None and args not in site.args:  # another spelling of the same call
+            site.args = site.args + (args,) if args is not None and len(site.args) < 4 else None
         site.order = site.order or self.at.order  # the first call: what comes after it saw its effect
         site.multi_device = site.multi_device or self.at.multi_device
         if self.at.loop_ids:
@@ -180,6 +188,7 @@ class CallRecorder:
         elif at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
             key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
+            store_field(self.at, key, call.args[2].value if len(call.args) > 2 else None)
             if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
                 self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
             elif key != "*":
@@ -201,7 +210,9 @@ class CallRecorder:
                 at.replay_call(call)
         expr = at.call_expr
         if expr is not None:
-            self.add_call(expr, self.looks_like_project_call(func))
+            self.add_call(expr, self.looks_like_project_call(func), args=self.at.values.args(call))
+        if call.args:
+            record_construction(self.at, call)
         at.note_call(call, expr)
 
     def looks_like_project_call(self, func: cst.BaseExpression) -> bool:

@@ -38,6 +38,8 @@ Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
 RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
+SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
+              " for such shapes; at most a warning)")
 
 
 def bfs(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId] | frozenset = frozenset()) -> dict:
@@ -140,6 +142,8 @@ class Placement:
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
         self.eager_host = eager_host  # an eager engine's host logic (see ``Discovery.eager_host_logic``)
         self.guessed = guessed  # eager only through entries chosen by name (``hot-names``) alone
+        #: captured only through branches on tensor shapes (:func:`graphlint.static.link.shaped`)
+        self.shaped: set[FuncId] = set()
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -173,6 +177,9 @@ class Placement:
             if not captured or fid not in self.guessed:
                 return eager, severity, ""
         if (graph or cand.in_capture) and params.get("in_graph") is not False:
+            if severity == "error" and (fid in self.shaped or any(c == ("shape",) or c == ("not", ("shape",))
+                                                                  for c in cand.cond)):
+                return graph or (fid,), "warning", SHAPE_NOTE
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None

@@ -52,6 +52,8 @@ class DecodePath:
     unresolved: list[UnresolvedCall] = field(default_factory=list)
     unreached: list[Unreached] = field(default_factory=list)
     names_on: bool = False  # the hot-names heuristic ran (no capture, replay or per-token loop; no --entry)
+    #: branches decided by the values reaching them (:mod:`.argvalues`): not on the decode path
+    decided: int = 0
 
     @property
     def evidence(self) -> list[Entry]:
@@ -79,6 +81,7 @@ def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, optio
         entries=list(contexts.entries), functions=len(hot), guessed_functions=len(guessed),
         unresolved=find_unresolved(hot),
         unreached=unreached(infos, calls, set(hot), options, rules, names_on), names_on=names_on,
+        decided=contexts.decided,
     )
 
 

@@ -66,6 +66,7 @@ def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN)
     return {
         "guessed": path.guessed,
         "names_on": path.names_on,
+        "decided_branches": path.decided,
         "captured_regions": captured,
         "host_steps": host,
         "token_loops": loops,

@@ -81,6 +81,9 @@ class Contexts:
     captures: bool = False  # a captured callable was found
     #: a capture, a replay or a per-token loop was found: the hot-names guess is then off
     evidence: bool = False
+    #: branches decided by the values reaching them (:mod:`.argvalues`): no hot caller or stored
+    #: configuration value takes them
+    decided: int = 0
 
 
 class Discovery(NamedEntries):

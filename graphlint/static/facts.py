@@ -60,6 +60,11 @@ class CallSite(Compact):
     #: library call). A callable handed to a project function is followed through that function's
     #: parameter instead; only one handed to a library is a callback edge
     via: tuple | None = None
+    #: the conditions of the branches it sits in (a conjunction, :mod:`.valuefacts` IR): the
+    #: linker drops it where the values reaching it decide one false (:mod:`.argvalues`)
+    cond: tuple = ()
+    #: its arguments, one entry per distinct spelling (:mod:`.valuefacts`); None: not known
+    args: tuple | None = None
 
 
 @dataclass
@@ -79,6 +84,7 @@ class Candidate(Compact):
     #: code inside a loop over devices), "device-selected" (after ``set_device(x)`` or under
     #: ``torch.cuda.device(x)`` in its function)
     flags: frozenset[str] = frozenset()
+    cond: tuple = ()  # as :attr:`CallSite.cond`
 
 
 @dataclass
@@ -107,6 +113,8 @@ class FunctionInfo(Compact):
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
+    #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
+    defaults: dict[str, tuple | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -210,6 +218,9 @@ class ModuleInfo(Compact):
     attr_writes: set[str] = field(default_factory=set)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
+    #: field name -> the values this file stores into a field of that name (``obj.x = v``, a class
+    #: attribute, ``self.x = param``), as :mod:`.valuefacts` values qualified by their function
+    field_stores: dict[str, list] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from graphlint.finding import Finding
 from graphlint.rules import Rule
+from graphlint.static.argvalues import ArgValues
 from graphlint.static.callgraph import CallGraph
-from graphlint.static.contexts import FuncId
+from graphlint.static.contexts import FuncId, bfs
 from graphlint.static.decode_path import DecodePath, decode_path
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
@@ -30,25 +31,27 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     )
     index = Index(infos)
     graph = CallGraph(infos, index)
-    calls: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
+    raw: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
     for info in infos:
         for qual in sorted(info.functions):
             fn = info.functions[qual]
-            out: dict[FuncId, CallSite] = {}
             sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls]
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
-            for call, callees in sites:  # DSL code calls DSL code, not the host
-                for callee in callees:
-                    known = out.get(callee)
-                    if known is None:  # the summary's own site (never mutated: summaries are cached)
-                        out[callee] = call
-                    else:  # the same callee reached by two spellings: one edge, everything it knows
-                        out[callee] = CallSite(known.expr, known.in_capture or call.in_capture,
-                                               min(known.order, call.order), known.loops | call.loops,
-                                               known.reference and call.reference,
-                                               multi_device=known.multi_device or call.multi_device)
-            calls[(info.path, qual)] = sorted(out.items())
-    contexts = Discovery(infos, index, calls, options, graph).run()
+            raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
+    calls = _merge(raw)
+    discovery = Discovery(infos, index, calls, options, graph)
+    contexts = discovery.run()
+    values = ArgValues(infos, raw)
+    for _ in range(2):  # a branch decided dead takes its calls out of the hot code; decide again once
+        values.solve(*_hot(discovery, contexts))
+        if not values.dead_sites:
+            break
+        calls = _merge(raw, values.dead_sites)
+        discovery = Discovery(infos, index, calls, options, graph)
+        contexts = discovery.run()
+    values.solve(*_hot(discovery, contexts))
+    contexts.decided = len(values.decided) + len({(cand_fid, c.cond[:1]) for cand_fid, c in _dead_candidates(infos, values)})
+    contexts.placement.shaped = shaped(discovery, contexts, calls)
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if contexts_out is not None:
@@ -56,7 +59,56 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     if decode_out is not None:
         decode_out.append(decode_path(infos, calls, contexts, options, rules,
                                       find_unresolved=lambda hot: from_call_graph(graph, hot)))
-    return _findings(infos, rules, options, contexts, index) + stale_findings(infos, rules, options)
+    return _findings(infos, rules, options, contexts, index, values) + stale_findings(infos, rules, options)
+
+
+def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
+           dead: set[tuple[FuncId, int]] = frozenset()) -> dict[FuncId, list[tuple[FuncId, CallSite]]]:
+    """One edge per (caller, callee), without the call sites a decided branch holds."""
+    calls = {}
+    for caller, edges in raw.items():
+        out: dict[FuncId, CallSite] = {}
+        for callee, call in edges:
+            if (caller, id(call)) in dead:
+                continue
+            known = out.get(callee)
+            if known is None:  # the summary's own site (never mutated: summaries are cached)
+                out[callee] = call
+            else:  # the same callee reached by two spellings: one edge, everything it knows
+                out[callee] = CallSite(known.expr, known.in_capture or call.in_capture,
+                                       min(known.order, call.order), known.loops | call.loops,
+                                       known.reference and call.reference,
+                                       multi_device=known.multi_device or call.multi_device,
+                                       cond=known.cond if known.cond == call.cond else ())
+        calls[caller] = sorted(out.items())
+    return calls
+
+
+def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId]]:
+    """(hot functions, functions whose calls count -- the hot ones and the per-token loops' own --,
+    functions called from outside: entries, whose parameters are unknown)."""
+    placement = contexts.placement
+    hot = {f for chains in placement.chains.values() for f in chains}
+    loops = {f for bodies in placement.loop_bodies.values() for f in bodies}
+    open_ = loops | {f for roots in discovery.roots.values() for f, chain in roots if len(chain) == 1}
+    return hot | loops, hot | loops, open_
+
+
+def _dead_candidates(infos: list[ModuleInfo], values: ArgValues):
+    return [((info.path, c.function), c) for info in infos for c in info.candidates if values.dead_candidate(info.path, c)]
+
+
+def shaped(discovery: Discovery, contexts: Contexts, calls) -> set[FuncId]:
+    """Captured functions reached only through branches on tensor shapes (``if x.shape[-1] > 64:``):
+    decided when the graph is captured, for shapes static analysis does not know."""
+    graph = set(contexts.placement.chains["graph"])
+    firm = {k: [(c, s) for c, s in v if not any(_shape(x) for x in s.cond)] for k, v in calls.items()}
+    sure = bfs(discovery.roots["graph"], firm)
+    return graph - set(sure)
+
+
+def _shape(c: tuple) -> bool:
+    return c == ("shape",) or (c[0] == "not" and c[1] == ("shape",))
 
 
 class Unset:
@@ -96,7 +148,7 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 
 
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
-              contexts: Contexts, index: Index) -> list[Finding]:
+              contexts: Contexts, index: Index, values: ArgValues) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     for info in infos:
@@ -104,7 +156,7 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             rule = rules.get(cand.code)
             if rule is None or cand.code not in options.enabled:
                 continue
-            if unset.dead(info, cand):
+            if unset.dead(info, cand) or values.dead_candidate(info.path, cand):
                 continue
             fn = info.functions.get(cand.function)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":

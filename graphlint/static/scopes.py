@@ -66,6 +66,7 @@ class ScopeWalker:
                  self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops)
         self.flows.function(stmt, qualname, self.class_name)
         self.func = self._new_function(qualname, name, self.class_name)
+        saved_values = self.values.begin(stmt, self.func)
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
@@ -89,6 +90,7 @@ class ScopeWalker:
                 self.loop_ids.pop()
                 self.pop_loop()
             self.flows.end()
+            self.values.end(saved_values)
             self.local_defs.pop()
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,

@@ -152,5 +152,5 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
-            order=r.order, loops=r.loops, flags=r.flags,
+            order=r.order, loops=r.loops, flags=r.flags, cond=r.cond,
         )

@@ -30,6 +30,7 @@ from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
+from graphlint.static.valuefacts import ValueFacts, record_stores
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
 
@@ -46,6 +47,7 @@ class RawCandidate:
     order: int = 0
     loops: tuple[int, ...] = ()
     flags: frozenset[str] = frozenset()
+    cond: tuple = ()
 
 
 class Walker(ScopeWalker, RegionRecorder, LoopTracker):
@@ -86,6 +88,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
+        self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
         self.order = 0  # statement ordinal within the current function
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         self.init_regions()
@@ -125,7 +128,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
         return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
-                            self.order, tuple(self.loop_ids), frozenset(flags))
+                            self.order, tuple(self.loop_ids), frozenset(flags), self.values.cond)
 
     def emit(self, raw: RawCandidate | None) -> None:
         self.raw.extend((raw,) if raw is not None else ())
@@ -186,6 +189,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.expr(stmt)
             self.store_targets = set()
             for target in stmt.targets:
+                self.values.stored(target.target, stmt.value)
+                record_stores(self, target.target, stmt.value)
                 self.calls.bind(target.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
@@ -196,6 +201,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
             self.store_targets = set()
+            self.values.stored(stmt.target, stmt.value)
+            record_stores(self, stmt.target, stmt.value)
             if stmt.value is not None:
                 self.calls.bind(stmt.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
@@ -206,6 +213,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                     and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
                 self.calls.bindings.add_submodule(stmt.target.attr.value)
         elif isinstance(stmt, cst.AugAssign):
+            self.values.stored(stmt.target)
+            record_stores(self, stmt.target, None)
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
             self.store_targets = set()
@@ -268,6 +277,15 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.visit_node(stmt)
         self.expr(stmt.test)
         self.flows.use(stmt.test)
+        test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
+        before, sides = self.values.branch(), []
+        try:
+            self.if_branches(stmt, guarded, test, outer_cond, before, sides)
+        finally:
+            self.values.merge(before, [*sides, self.values.assigns])
+
+    def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
+                    sides: list) -> None:
         if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
@@ -277,24 +295,33 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         elif guarded != "body":
             outer = (self.once, self.needs)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
+            self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
                 self.capture_branch(lambda: self.suite(stmt.body))
             finally:
                 self.once, self.needs = outer
+                self.values.cond = outer_cond
         if stmt.orelse is None or guarded == "orelse":
             return
-        if isinstance(stmt.orelse, cst.If):
-            self.path.append(("orelse", 0))
-            try:
-                self.stmt = stmt.orelse
-                self.if_(stmt.orelse)
-            finally:
-                self.path.pop()
-        else:
-            self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"))
+        sides.append(self.values.assigns)
+        self.values.assigns = dict(before)
+        self.values.cond = outer_cond + (("not", test),) if test[0] != "?" else outer_cond
+        try:
+            if isinstance(stmt.orelse, cst.If):
+                self.path.append(("orelse", 0))
+                try:
+                    self.stmt = stmt.orelse
+                    self.if_(stmt.orelse)
+                finally:
+                    self.path.pop()
+            else:
+                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"))
+        finally:
+            self.values.cond = outer_cond
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
+        self.values.loop(stmt)
         loop_id = self.order
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
@@ -302,6 +329,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.store_targets = set()
             self.expr(stmt.iter)
             self.bind_loop_target(stmt.target, stmt.iter)
+            self.values.stored(stmt.target)
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
         self.loop_ids.append(loop_id)
@@ -342,6 +370,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.expr(item.item)
                 if item.asname is not None:
                     self.flows.assign(item.asname.name, item.item)
+                    self.values.stored(item.asname.name)
             self.in_capture = outer or captures
             self.suite(stmt.body)
         finally:

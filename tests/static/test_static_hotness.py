@@ -97,9 +97,9 @@ def test_guards_hide_code_and_callees_reached_only_from_guards():
         return {SYNC}
 
     class M:
-        def __init__(self):
-            self.debug = False
-            self._profile_detail = False
+        def __init__(self, debug=False, profile=False):  # options a caller sets: values not known
+            self.debug = debug
+            self._profile_detail = profile
 
         def decode(self, x):
             if VERBOSE:

@@ -1,0 +1,269 @@
+"""Reachability that depends on values: the branches no hot caller's arguments, and no value the
+project stores into a configuration field, can take.
+
+The points-to call graph says which functions are hot; inside one every branch counted as
+reachable. Most remaining false errors on real engines were branches no decode configuration
+takes: ``if attention_mask is not None:`` where the decode loop passes no mask, ``if
+config._attn_implementation == "flash_attention_2":`` in a project that never sets it. This
+module decides such branches, cheaply and on the safe side, from the facts :mod:`.valuefacts`
+records:
+
+- **argument values along the hot call graph**: for every hot function, the set of literals its
+  hot callers (hot in any context, plus per-token loops' own functions and capture sites) pass to
+  each parameter, an omitted argument taking its default and a pass-through parameter its
+  caller's set. Solved optimistically (as sparse conditional constant propagation): a call under
+  a branch counts only once the values reaching its caller can take that branch. Unknown wins
+  over everything: an entry's parameters, ``*args``/``**kwargs``, a callback, a non-literal
+  argument, a binding that does not fit the parameters, more than ``CAP`` values;
+- **configuration fields**: the values of ``config.x`` / ``self.x`` are every value stored into
+  a field named ``x`` anywhere in the analysed code (``obj.x = v``, a class attribute or a
+  dataclass default unless that class is built from ``**kwargs``, a constructor's keyword
+  argument, ``self.x = param`` with what every caller -- hot or not -- passes for it); a field no
+  analysed code stores is unknown (a library sets it), except through ``getattr(obj, "x", v)``.
+
+A call site or candidate whose branch conditions evaluate to false for every value reaching it
+is dead: the call graph loses the edge (what only it reached is no longer hot) and the candidate
+is not reported. Conditions are only ever decided on ``is``/``==``/truthiness against literals,
+``not``, ``and``, ``or`` (:mod:`.valuefacts`); a test computed from tensor shapes is never
+decided here (see ``shaped`` in :mod:`.link`: in captured code it is decided at capture time,
+for shapes static analysis does not know).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import CallSite, ModuleInfo
+
+FuncId = tuple[str, str]
+CAP = 8  # more distinct values than this: unknown
+BOTH = frozenset((True, False))
+TOP = None  # an unknown set of values
+
+
+class SomeObject:
+    """A value that is not None and nothing else is known of: ``is None`` is false, the rest unknown."""
+
+    def __repr__(self) -> str:
+        return "<object>"
+
+
+OBJECT = SomeObject()
+OBJECTS = frozenset((OBJECT,))
+
+
+class ArgValues:
+    def __init__(self, infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]]):
+        self.raw = raw
+        self.fns = {(i.path, q): (i.flows.get(q), fn) for i in infos for q, fn in i.functions.items()}
+        self.stores: dict[str, list[tuple[str, tuple | None]]] = {}
+        for info in infos:
+            for attr, values in info.field_stores.items():
+                self.stores.setdefault(attr, []).extend((info.path, v) for v in values)
+        splat = self.stores.get("**", [])
+        self.splat_all = any(v is None for _, v in splat)
+        self.splat = {v[1] for _, v in splat if v is not None}
+        #: a ``setattr`` with a computed name somewhere: it may store anything into any field
+        self.any_field = "*" in self.stores
+        self.values: dict[FuncId, dict | None] = {}
+        self._fields: dict[tuple, frozenset | None] = {}
+        self._callers: dict[FuncId, list[tuple[FuncId, CallSite]]] | None = None
+        self._all: dict[tuple[FuncId, str], frozenset | None] = {}
+        self.dead_sites: set[tuple[FuncId, int]] = set()
+        self.decided: set[tuple[FuncId, tuple]] = set()
+
+    # -- the solve ------------------------------------------------------------------------
+    def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId]) -> None:
+        """Values of the parameters of ``hot`` functions from the calls of ``callers`` (and capture
+        sites); ``open_`` functions are called from outside: every parameter unknown."""
+        values: dict[FuncId, dict | None] = {f: {} for f in hot}
+        for f in open_:
+            values[f] = TOP
+        self.values = values
+        edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
+                 if callee in hot and callee in self.fns and (caller in callers or caller in hot or site.in_capture)]
+        edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
+                  for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
+        for _ in range(50):
+            changed = False
+            for caller, callee, site in edges:
+                if values.get(callee, {}) is TOP or self.dead(caller, site.cond):
+                    continue
+                changed |= self._flow(caller, callee, site, values)
+            if not changed:
+                break
+        self.dead_sites = {(caller, id(site)) for caller in callers | hot for _, site in self.raw.get(caller, ())
+                           if site.cond and self.dead(caller, site.cond)}
+        self.decided = {(caller, c) for caller in callers | hot for _, site in self.raw.get(caller, ())
+                        if (caller, id(site)) in self.dead_sites for c in site.cond[:1]}
+
+    def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict) -> bool:
+        bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)))
+        if bound is TOP:
+            values[callee] = TOP
+            return True
+        env, changed = values[callee], False
+        for name, found in bound.items():
+            old = env.get(name, frozenset())
+            if old is TOP:
+                continue
+            new = TOP if found is TOP or len(old | found) > CAP else old | found
+            if new != old:
+                env[name], changed = new, True
+        return changed
+
+    def bind(self, callee: FuncId, site: CallSite, evaluate) -> dict | None:
+        """Each parameter's values for one call site (the union over its spellings); TOP when the
+        site's arguments are not known. A spelling that does not fit the parameters (an argument
+        the function does not take: the points-to's over-approximation of what a call may run, a
+        call that would raise ``TypeError``) gives nothing."""
+        flow, fn = self.fns[callee]
+        if flow is None or site.args is None or site.reference:
+            return TOP
+        params = list(flow.params)
+        if flow.fkind in ("m", "c") and params:
+            params = params[1:]
+        out: dict[str, frozenset | None] = {}
+        for positional, keywords, star, double in site.args:
+            ambiguous = flow.fkind == "m" and positional[:1] == (("self",),)  # ``Base.__init__(self, ...)``
+            if (len(positional) > len(params) and not flow.vararg) or any(
+                    k not in params and k not in flow.kwonly and not flow.kwarg for k, _ in keywords):
+                continue  # a TypeError: the points-to's over-approximation, not a call that runs
+            given = dict(keywords)
+            for i, name in enumerate((*params, *flow.kwonly)):
+                if i < len(params) and i < len(positional):
+                    found = TOP if ambiguous else evaluate(positional[i])
+                elif name in given:
+                    found = evaluate(given[name])
+                elif double or (star and i < len(params)) or name not in fn.defaults:
+                    found = TOP
+                else:
+                    found = evaluate(fn.defaults[name])
+                old = out.get(name, frozenset())
+                out[name] = TOP if found is TOP or old is TOP else old | found
+        return out
+
+    # -- values and conditions --------------------------------------------------------------
+    def value(self, v: tuple | None, fid: FuncId, env: dict | None) -> frozenset | None:
+        if v is None:
+            return TOP
+        kind = v[0]
+        if kind == "c":
+            return frozenset((v[1],))
+        if kind == "o":
+            return OBJECTS
+        if kind == "p":
+            return TOP if env is TOP else env.get(v[1], frozenset())
+        if kind == "l":  # a rebound name: every binding whose branch the values can take
+            found: set = set()
+            for value, cond in v[1]:
+                if cond and env is not TOP and any(True not in self.truths(c, fid, env) for c in cond):
+                    continue
+                part = self.value(value, fid, env)
+                if part is TOP:
+                    return TOP
+                found |= part
+            return frozenset(found)
+        if kind == "f":
+            return self.field(v[1])
+        if kind == "g":
+            return self.field(v[1], (v[2],))
+        return TOP
+
+    def truths(self, c: tuple, fid: FuncId, env: dict | None) -> frozenset:
+        kind = c[0]
+        if kind in ("t", "is", "eq"):
+            found = self.value(c[1], fid, env)
+            if found is TOP:
+                return BOTH
+            if OBJECT in found and kind != "is":
+                return BOTH
+            if kind == "t":
+                return frozenset(bool(x) for x in found)
+            if kind == "is":
+                return frozenset(x is not OBJECT and x == c[2] and type(x) is type(c[2]) for x in found)
+            return frozenset(_equal(x, c[2]) for x in found)
+        if kind == "not":
+            return frozenset(not b for b in self.truths(c[1], fid, env))
+        if kind in ("and", "or"):
+            left, right = self.truths(c[1], fid, env), self.truths(c[2], fid, env)
+            if kind == "and":
+                return frozenset(a and b for a in left for b in right)
+            return frozenset(a or b for a in left for b in right)
+        return BOTH
+
+    def dead(self, fid: FuncId, cond: tuple) -> bool:
+        """Whether no value reaching ``fid`` takes every branch of ``cond`` (a conjunction)."""
+        if not cond or fid not in self.values:
+            return False
+        env = self.values[fid]
+        return any(True not in self.truths(c, fid, env) for c in cond)
+
+    def dead_candidate(self, path: str, cand) -> bool:
+        return bool(cand.cond) and self.dead((path, cand.function), cand.cond)
+
+    # -- configuration fields -----------------------------------------------------------------
+    def field(self, attr: str, default: tuple = ()) -> frozenset | None:
+        key = (attr, default)
+        if key in self._fields:
+            return self._fields[key]
+        self._fields[key] = TOP  # a field stored from itself: unknown
+        if self.any_field:
+            return TOP
+        stores = self.stores.get(attr, [])
+        found = set(default)
+        result: frozenset | None = frozenset(found) if stores or default else TOP
+        for path, v in stores:
+            if v is None:
+                result = TOP
+                break
+            if v[0] == "k":
+                part = TOP if v[2] is None or self.splat_all or v[1].rpartition(".")[2] in self.splat else {v[2]}
+            elif v[0] == "p":
+                part = self.any_caller((path, v[1]), v[2])
+            else:
+                part = self.value(v, ("", ""), TOP)
+            if part is TOP:
+                result = TOP
+                break
+            found |= part
+            result = frozenset(found)
+        if result is not TOP and len(result) > CAP:
+            result = TOP
+        self._fields[key] = result
+        return result
+
+    def any_caller(self, fid: FuncId, name: str, depth: int = 0) -> frozenset | None:
+        """What every call of ``fid`` anywhere (hot or not) passes for ``name``: a constructor's
+        parameter stored into a field. Unknown when nothing calls it or past three pass-throughs."""
+        if self._callers is None:
+            self._callers = {}
+            for caller, out in self.raw.items():
+                for callee, site in out:
+                    self._callers.setdefault(callee, []).append((caller, site))
+        key = (fid, name)
+        if key in self._all:
+            return self._all[key]
+        self._all[key] = TOP
+        calls = self._callers.get(fid, ())
+        if fid not in self.fns or not calls or depth > 3:
+            return TOP
+        found: set = set()
+        for caller, site in calls:
+            bound = self.bind(fid, site, lambda v, c=caller: self._anywhere(v, c, depth))
+            part = TOP if bound is TOP else bound.get(name, TOP)
+            if part is TOP:
+                return TOP
+            found |= part
+        self._all[key] = result = frozenset(found) if len(found) <= CAP else TOP
+        return result
+
+    def _anywhere(self, v: tuple | None, caller: FuncId, depth: int) -> frozenset | None:
+        if v is not None and v[0] == "p":
+            return self.any_caller(caller, v[1], depth + 1)
+        return self.value(v, caller, TOP)
+
+
+def _equal(x, y) -> bool:
+    try:
+        return bool(x == y)
+    except Exception:
+        return False

@@ -1,0 +1,263 @@
+"""What one file says about the *values* that decide branches: the walker's half of
+:mod:`.argvalues`.
+
+A branch is decided at link time only from three kinds of value, so that is all recorded here,
+in a tiny IR of plain tuples (cached with the summary):
+
+- a **value**: ``("c", v)`` a literal (None, True, False, a string, an int or float); ``("p",
+  name)`` a parameter of the function, read before the body rebinds it; ``("l", ((value,
+  conditions), ...))`` a name rebound on the way (each binding with the branch conditions it was
+  made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
+  configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
+  of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("o",)`` some object that is not None (an
+  arithmetic result, a container display); ``None``: unknown;
+- a **condition**: ``("t", value)`` its truth, ``("is", value, v)`` / ``("eq", value, v)`` against a
+  literal, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
+  from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
+  :mod:`.argvalues`), ``("?",)`` anything else;
+- a call's **arguments**: ``(positional values, ((keyword, value), ...), has *args, has **kwargs)``.
+
+Every call site and candidate carries the conjunction of the conditions of the branches it sits
+in (``cond``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
+the values it stores into fields (``ModuleInfo.field_stores``). Tensor-valued tests are never
+conditions here: a parameter is a value only through ``is None``/truthiness/``==`` against
+literals, which the decode loop's arguments decide (``if attention_mask is not None:`` where the
+loop passes no mask); a test on tensor data stays the data-dependent rules' business.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import bound_names, preorder, shape_only
+
+UNKNOWN = ("?",)
+#: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
+NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
+              cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
+SHAPE = ("shape",)
+#: attribute receivers whose fields are configuration (``config.x``, ``self.cfg.x``, ``args.x``)
+CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "settings", "hparams")
+
+
+def literal(node: cst.BaseExpression | None) -> tuple | None:
+    """``("c", v)`` for a literal, else None."""
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return ("c", {"None": None, "True": True, "False": False}[node.value])
+    if isinstance(node, cst.SimpleString):
+        try:
+            return ("c", node.evaluated_value)
+        except Exception:  # an f-string prefix or bytes libcst cannot evaluate: no literal
+            return None
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return ("c", node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return ("c", -node.expression.evaluated_value)
+    return None
+
+
+def config_field(node: cst.BaseExpression) -> str | None:
+    """``config.x``, ``self.config.x``, ``self.x``: the field's name."""
+    if not isinstance(node, cst.Attribute):
+        return None
+    owner = node.value
+    if isinstance(owner, cst.Name):
+        name = owner.value
+    elif isinstance(owner, cst.Attribute):
+        name = owner.attr.value
+    else:
+        return None
+    lowered = name.lower().lstrip("_")
+    if name == "self" or lowered in CONFIG_NAMES or lowered.endswith(("config", "_cfg", "_args")):
+        return node.attr.value
+    return None
+
+
+class ValueFacts:
+    """The walker's record of parameters, rebindings and the branch conditions it is inside."""
+
+    def __init__(self) -> None:
+        self.params: frozenset[str] = frozenset()
+        #: name -> what it was bound to so far on this path, each with the branch conditions it was
+        #: bound under (a parameter starts with its caller's value); None: something unknown
+        self.assigns: dict[str, tuple | None] = {}
+        self.cond: tuple = ()  # the conjuncts of the enclosing branches' conditions
+
+    def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
+        saved = (self.params, self.assigns, self.cond)
+        p = stmt.params
+        every = (*p.posonly_params, *p.params, *p.kwonly_params)
+        self.params = frozenset(param.name.value for param in every)
+        self.assigns, self.cond = {}, ()
+        fn.defaults = {param.name.value: literal(param.default) for param in every if param.default is not None}
+        return saved
+
+    def end(self, saved: tuple) -> None:
+        self.params, self.assigns, self.cond = saved
+
+    def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
+        """``name = value``: from here on the name holds what it held (a parameter: its caller's
+        value) or this value, under the branches it was bound in (flow-insensitive within a path:
+        a union, never a loss). Anything but a literal, a parameter, a field or another such local
+        is unknown."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ())
+            found = self.value(value) if value is not None else None
+            if known is None or (found is None and not self.cond) or len(known) >= 4:
+                self.assigns[name] = None  # unknown on every path: nothing left to decide
+            else:  # unknown only under its branch: a branch the values rule out binds nothing
+                self.assigns[name] = (*known, (found, self.cond))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self.stored(el.value)
+        elif isinstance(target, cst.StarredElement):
+            self.stored(target.value)
+
+    def loop(self, stmt: cst.For | cst.While) -> None:
+        """Entering a loop: a name it binds anywhere may hold last iteration's value at its top
+        (``pending = None`` before the loop, ``pending = work`` at its end): unknown."""
+        for node in preorder(stmt):
+            target = node.target if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For)) else None
+            for name in (bound_names(target) if target is not None else ()):
+                self.assigns[name] = None
+
+    def branch(self) -> dict:
+        """Entering a branch: its bindings are its own until both sides are merged (:meth:`merge`)."""
+        return dict(self.assigns)
+
+    def merge(self, before: dict, sides: list[dict]) -> None:
+        merged = dict(before)
+        for side in sides:
+            for name, found in side.items():
+                old = merged.get(name, ((("p", name), ()),) if name in self.params else ())
+                if found is None or old is None:
+                    merged[name] = None
+                elif found != old:
+                    extra = tuple(p for p in found if p not in old)
+                    merged[name] = None if len(old) + len(extra) > 4 else (*old, *extra)
+        self.assigns = merged
+
+    # -- values and conditions -------------------------------------------------------
+    def value(self, node: cst.BaseExpression) -> tuple | None:
+        found = literal(node)
+        if found is not None:
+            return found
+        if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
+            return ("o",)
+        if isinstance(node, cst.Name):
+            if node.value == "self":
+                return ("self",)
+            if node.value not in self.assigns:
+                return ("p", node.value) if node.value in self.params else None
+            known = self.assigns[node.value]
+            return ("l", known) if known and len(repr(known)) < 400 else None
+        attr = config_field(node)
+        if attr is not None:
+            return ("f", attr)
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"
+                and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString)):
+            default = literal(node.args[2].value)
+            key = node.args[1].value.evaluated_value
+            if default is not None and isinstance(key, str) and config_field(cst.Attribute(node.args[0].value, cst.Name(key))):
+                return ("g", key, default[1])
+        return None
+
+    def condition(self, test: cst.BaseExpression, shapes: set[str]) -> tuple:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.condition(test.expression, shapes)
+            return UNKNOWN if inner == UNKNOWN else ("not", inner)
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
+            return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, other = test.comparisons[0].operator, test.comparisons[0].comparator
+            if _shape_test(test.left, other, shapes):
+                return SHAPE
+            value, const = self.value(test.left), literal(other)
+            if const is None or value is None:
+                value, const = self.value(other), literal(test.left)
+            if value is None or const is None or value[0] == "c":
+                return UNKNOWN
+            if isinstance(op, (cst.Is, cst.IsNot)):
+                base = ("is", value, const[1])
+            elif isinstance(op, (cst.Equal, cst.NotEqual)):
+                base = ("eq", value, const[1])
+            else:
+                return UNKNOWN
+            return ("not", base) if isinstance(op, (cst.IsNot, cst.NotEqual)) else base
+        value = self.value(test)
+        return ("t", value) if value is not None and value[0] != "self" else UNKNOWN
+
+    def args(self, call: cst.Call) -> tuple:
+        positional, keywords, star, double = [], [], False, False
+        for arg in call.args:
+            if arg.star == "**":
+                double = True
+            elif arg.star == "*":
+                star = True
+            elif arg.keyword is not None:
+                keywords.append((arg.keyword.value, self.value(arg.value)))
+            elif not star:
+                positional.append(self.value(arg.value))
+        return (tuple(positional), tuple(keywords), star, double)
+
+
+def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:
+    """``x.shape[-1] > 64``, ``q.size(1) == 1``: only shapes and integer constants."""
+    sides = (left, right)
+    return any(shape_only(s, shapes) for s in sides) and all(
+        isinstance(s, cst.Integer) or shape_only(s, shapes) for s in sides)
+
+
+
+def _store(info, attr: str, value: tuple | None) -> None:
+    found = info.field_stores.setdefault(attr, [])
+    if None in found or value in found:
+        return
+    found[:] = [None] if value is None or len(found) >= 8 else [*found, value]
+
+
+def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
+    """A stored value, a parameter qualified by its function (its callers give its values)."""
+    value = walker.values.value(node) if node is not None else None
+    if value is None or value[0] == "self":
+        return None
+    return ("p", walker.func.qualname, value[1]) if value[0] == "p" else value
+
+
+def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
+    default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
+    info = walker.info
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            record_stores(walker, el.value, None)
+    elif isinstance(target, cst.Attribute):
+        _store(info, target.attr.value, _qualified(walker, value))
+    elif isinstance(target, cst.Name) and walker.class_stack and walker.func.qualname == "<module>":
+        const = literal(value) if value is not None else None
+        _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)
+
+
+def record_construction(walker, call: cst.Call) -> None:
+    """``Config(attn="eager")``: a keyword argument of a class construction is a store into that
+    field; ``Config(**d)`` / ``cls(**d)`` makes every class-level default of the class unknown."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if name == "cls" and walker.class_stack:
+        name = walker.class_stack[-1].qualname.rpartition(".")[2]
+    if not name[:1].isupper() and name != "cls":
+        return
+    for arg in call.args:
+        if arg.star == "**":
+            _store(walker.info, "**", ("k", name, None))
+        elif arg.keyword is not None:
+            _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
+
+
+def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
+    """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
+    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
+    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)
