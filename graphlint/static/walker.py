@@ -270,14 +270,14 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
-                self.capture_branch(lambda: self.suite(stmt.body))
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
             outer = (self.once, self.needs)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             try:
-                self.capture_branch(lambda: self.suite(stmt.body))
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
             finally:
                 self.once, self.needs = outer
         if stmt.orelse is None or guarded == "orelse":
@@ -290,7 +290,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             finally:
                 self.path.pop()
         else:
-            self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"))
+            self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body)
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
