@@ -16,6 +16,7 @@ import libcst as cst
 from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import ClassInfo
 from graphlint.static.names import dotted_name
+from graphlint.static.scalars import note_scalar_binding
 from graphlint.static.statelength import reads_state_length
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 
@@ -59,6 +60,7 @@ class BindingRecorder:
             oracle.fn.positions.add(target.value)  # a cache's length: a position (static.statelength)
             oracle.fn.tensors.discard(target.value)  # not the receiver's tensor-ness (``past_key_values=None``)
         note_cpu_binding(target, value, oracle)
+        note_scalar_binding(target, value, oracle)
         if isinstance(target, cst.Name):
             if self.builds_module(value):  # ``layers = [Block() ...]``, ``attn = Attention()``
                 oracle.fn.modules.add(target.value)

@@ -123,3 +123,19 @@ def shape_only(node: cst.BaseExpression | None, shapes: set[str]) -> bool:
         return all(isinstance(leaf, cst.Integer) or shape_only(leaf, shapes) for leaf in leaves) and any(
             not isinstance(leaf, cst.Integer) for leaf in leaves)
     return False
+
+
+JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+
+
+def ends_in_jump(suite: cst.BaseSuite) -> bool:
+    """A block whose last statement is ``break``/``continue``/``return``/``raise``: the code after
+    its ``if`` is never reached from it, so what it binds does not flow there."""
+    body = suite.body
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], JUMPS)
+    return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) and isinstance(last.body[-1], JUMPS)
+

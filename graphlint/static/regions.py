@@ -35,7 +35,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.positions import anchor_rank
@@ -252,12 +252,19 @@ class RegionRecorder:
             self.info.regions.append(decl)
             self.place_later(decl, call)
 
-    def capture_branch(self, walk) -> None:
-        """Walks one branch of an ``if`` (``walk()``); a branch that captures is capture-time code
-        (see the module docstring): forget what it did for the step."""
+    def capture_branch(self, walk, suite: cst.BaseSuite | None = None) -> None:
+        """Walks one branch of an ``if`` (``walk()``, over ``suite``); a branch that captures is
+        capture-time code (see the module docstring): forget what it did for the step. A branch
+        that ends in a jump never reaches the code after the ``if``: the tensor facts it bound are
+        dropped after it (``else: tok = pick(p); break`` leaves ``tok`` the tensor the body made)."""
         fn, sites = self.func, self.info.sites
         n_raw, n_calls, n_sites = len(self.raw), len(fn.calls), len(sites)
+        facts = self.oracle.fn
+        kept = (set(facts.tensors), set(facts.bools), set(facts.scalars)) \
+            if suite is not None and ends_in_jump(suite) else None
         walk()
+        if kept is not None:
+            facts.tensors, facts.bools, facts.scalars = kept
         # a branch that also replays is the step itself (``if use_graphs: [if bs not in graphs:
         # capture]; replay``), not the capture's
         mine = [s.kind for s in sites[n_sites:] if s.function == fn.qualname]

@@ -104,6 +104,7 @@ class FunctionFacts:
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
     cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
+    scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
     optional: set[str] = field(default_factory=set)
 

@@ -289,7 +289,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
-                self.capture_branch(lambda: self.suite(stmt.body))
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
@@ -297,7 +297,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
-                self.capture_branch(lambda: self.suite(stmt.body))
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
             finally:
                 self.once, self.needs = outer
                 self.values.cond = outer_cond
@@ -315,7 +315,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 finally:
                     self.path.pop()
             else:
-                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"))
+                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body)
         finally:
             self.values.cond = outer_cond
 

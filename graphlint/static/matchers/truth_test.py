@@ -3,6 +3,8 @@
 Python needs a host bool, so the tensor is read back: a sync that fails capture. Each operand
 of ``and``/``or``/``not`` is checked on its own, so ``if self.use_cache and x is None`` is fine.
 A tensor known to live on the host (:mod:`graphlint.static.cputensors`) is no sync.
+``eos_id in ids`` with ``ids`` a device tensor is one too: ``Tensor.__contains__`` computes
+``(ids == eos_id).any()`` on the device and reads it back to answer Python's ``in``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ class TruthTest(Matcher):
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         for operand in operands(node.test):
-            if ctx.oracle.is_tensor(operand) and not is_cpu_tensor(operand, ctx.oracle):
+            if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx)) and not is_cpu_tensor(operand, ctx.oracle):
                 ctx.report(self.rule, operand, WHERE[type(node).__name__])
                 return
+
+
+def searches_tensor(test: cst.BaseExpression, ctx: MatchContext) -> bool:
+    """``x in t`` / ``x not in t`` with ``t`` a device tensor: ``Tensor.__contains__`` reads back."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    return any(isinstance(c.operator, (cst.In, cst.NotIn)) and ctx.oracle.is_tensor(c.comparator)
+               and not is_cpu_tensor(c.comparator, ctx.oracle) for c in test.comparisons)

@@ -1,0 +1,72 @@
+"""0-dim device tensors: a full reduction (``n = lengths.max()``, ``t.argmax()``, ``t.sum()``).
+
+Such a value looks like a number, and code uses it as one: ``x[:, : n + 1]``, ``range(n)``. Python
+then asks the tensor for ``__index__``, which copies it to the host -- a read-back as real as
+``.item()``, hidden in the syntax, every step. Indexing *by* a tensor (``x[idx]``) is a gather on
+the device and reads nothing back; only a slice bound or a ``range()`` argument converts.
+
+Decided narrowly, as the tensor oracle is (a wrong guess is a false alarm): a reduction method or
+``torch`` function called on a known tensor with no ``dim`` (no positional argument but the
+tensor, no ``dim=``), what a dtype cast, ``.clone()`` or ``.squeeze()`` keeps of one, arithmetic
+mixing one only with Python numbers (``n + 1``; a full tensor operand broadcasts away the 0-dim),
+and names last bound to one in the function (``FunctionFacts.scalars``). A host tensor
+(:mod:`.cputensors`) converts without a sync and is never one.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.cstwalk import operands
+from graphlint.static.names import resolve
+from graphlint.static.tensors import TensorOracle
+
+#: reductions over every element when called without ``dim``
+REDUCTIONS = frozenset("max min sum argmax argmin amax amin mean prod count_nonzero median nansum norm".split())
+#: methods that keep a 0-dim tensor 0-dim (and on its device)
+KEEPS_SCALAR = frozenset("to long int float half bfloat16 double clone squeeze detach contiguous".split())
+
+
+def _reduces_all(call: cst.Call, positional_tensor: int) -> bool:
+    """No ``dim``: only ``positional_tensor`` positional arguments and no ``dim=``/``axis=``."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    named = {a.keyword.value for a in call.args if a.keyword is not None}
+    return len(positional) == positional_tensor and not named & {"dim", "axis"}
+
+
+def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A 0-dim tensor on the device (see the module docstring)."""
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value in oracle.fn.scalars
+    if kind is cst.Call:
+        func = node.func
+        if type(func) is cst.Attribute:
+            method = func.attr.value
+            if method in REDUCTIONS and _reduces_all(node, 0):
+                return oracle.is_tensor(func.value) and not is_cpu_tensor(func.value, oracle)
+            if method in KEEPS_SCALAR:
+                return is_scalar_tensor(func.value, oracle)
+        name = resolve(func, oracle.imports) or ""
+        if name.startswith("torch.") and name[6:] in REDUCTIONS and _reduces_all(node, 1):
+            arg = node.args[0].value
+            return oracle.is_tensor(arg) and not is_cpu_tensor(arg, oracle)
+        return False
+    if kind is cst.BinaryOperation:
+        leaves = operands(node)
+        scalar = {id(leaf) for leaf in leaves if is_scalar_tensor(leaf, oracle)}
+        return bool(scalar) and all(
+            id(leaf) in scalar or isinstance(leaf, (cst.Integer, cst.Float)) or oracle.is_host_data(leaf)
+            for leaf in leaves)
+    if kind is cst.UnaryOperation:
+        return isinstance(node.operator, cst.Minus) and is_scalar_tensor(node.expression, oracle)
+    return False
+
+
+def note_scalar_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+    if isinstance(target, cst.Name):
+        if is_scalar_tensor(value, oracle):
+            oracle.fn.scalars.add(target.value)
+        else:
+            oracle.fn.scalars.discard(target.value)
