@@ -46,6 +46,7 @@ MANIFEST = HERE / "realcode" / "engines.toml"
 HOLDOUT = HERE / "realcode" / "holdout.toml"  # held-out engines: measured, never tuned on
 FRESH = HERE / "realcode" / "fresh.toml"  # issue 19's fresh engines: labelled before the rebuild, never tuned on
 FRESH2 = HERE / "realcode" / "fresh2.toml"  # issue 19's second fresh set: the independent check once fresh.toml is tuned on
+FRESH3 = HERE / "realcode" / "fresh3.toml"  # the third fresh set: the independent check once fresh2.toml is tuned on (sixth session)
 DEFAULT_MIRROR = Path("/work/.mirror")
 PYPI_MARKER = ".realcode-wheel-sha256"  # written into a wheel checkout: what it was made from
 

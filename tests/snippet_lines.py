@@ -101,6 +101,11 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     "python bench/realcode_score.py /tmp/fresh2 --manifest bench/realcode/fresh2.toml --plants --markdown":
         "scores the engines the line above clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh3 --manifest bench/realcode/fresh3.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh3 --manifest bench/realcode/fresh3.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh3 --manifest bench/realcode/fresh3.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {

@@ -224,8 +224,10 @@ def test_a_line_labelled_twice_for_one_category_is_refused(tmp_path):
         score_mod.read_labels(write_labels(tmp_path / "x.labels.tsv", [row, row]))
 
 
-@pytest.mark.parametrize("manifest, at_least", [(fetch_mod.MANIFEST, 5), (fetch_mod.HOLDOUT, 3), (fetch_mod.FRESH, 3)],
-                         ids=["tuned", "held-out", "fresh"])
+@pytest.mark.parametrize("manifest, at_least", [(fetch_mod.MANIFEST, 5), (fetch_mod.HOLDOUT, 3), (fetch_mod.FRESH, 3),
+                                                 (fetch_mod.FRESH2, 3),
+                                                 (fetch_mod.FRESH3, 3)],
+                         ids=["tuned", "held-out", "fresh", "fresh2", "fresh3"])
 def test_committed_manifest_and_labels_are_well_formed(manifest, at_least):
     """The real engines' labels parse and every engine has one (the engines themselves are not needed)."""
     engines = fetch_mod.load_manifest(manifest)
@@ -235,6 +237,17 @@ def test_committed_manifest_and_labels_are_well_formed(manifest, at_least):
         assert labels, engine.name
         assert all(not lab.path.startswith("/") and "\\" not in lab.path for lab in labels)
         assert any(lab.verdict for lab in labels) and any(not lab.verdict for lab in labels)
+
+
+def test_every_manifest_holds_engines_no_other_manifest_holds():
+    """Each fresh set measures code no earlier set contains: no engine or repository in two manifests."""
+    paths = [fetch_mod.MANIFEST, fetch_mod.HOLDOUT, *sorted(fetch_mod.FRESH.parent.glob("fresh*.toml"))]
+    seen: dict[str, str] = {}
+    for path in paths:
+        for engine in fetch_mod.load_manifest(path).values():
+            for key in {engine.name, engine.repo} - {None, ""}:
+                assert key not in seen, f"{key} is in {seen.get(key)} and {path.name}"
+                seen[key] = path.name
 
 
 def test_held_out_engines_are_kept_apart_from_the_tuned_set():
