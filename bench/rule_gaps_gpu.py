@@ -1,7 +1,9 @@
 """Do the rule-gap rules' bad spellings fail CUDA-graph capture, and their good ones capture?
 
 The rules of branch ``rulegaps`` (GL204's scalar expressions, GL208, GL420's ``.to(device)`` form,
-GL110, a cache length used as a size) were built from the H200 zoo's reproducers; this checks each
+GL110, a cache length used as a size) were built from the H200 zoo's reproducers, those of branch
+``misses`` (GL111, GL105's ``in``, GL303's tensor-valued mask write) from the training engines' labels;
+this checks each
 spelling the rules' examples use, bad and good, on the GPU itself, in plain torch: every case is
 captured in a fresh process (a failed capture can leave a process unable to capture again) and the
 result is printed next to what the rule claims. Exit status 1 when a claim does not hold.
@@ -76,21 +78,48 @@ def capacity_as_size(x):  # GL310's good: the capacity
     return FULL[: x.shape[0], :16].sum() + x
 
 
+def slice_by_tensor(x):  # GL111: a 0-dim device tensor as a slice bound
+    n = x[0].argmax()
+    return x[:, : n + 1].sum()
+
+
+def slice_by_int(x):  # GL111's good: a bound the host already knows
+    return x[:, : WIDTH + 1].sum()
+
+
+def member_of_tensor(x):  # GL105: ``in`` on a device tensor is bool() of a comparison
+    return x * 2 if 3 in x else x
+
+
+def mask_write_tensor(x):  # GL303: a boolean-mask write of a tensor value is index_put_ (nonzero inside)
+    y = x.clone()
+    y[y > 0.5] = x.min()
+    return y
+
+
+def mask_write_number(x):  # GL303's good: a Python number through the mask is a masked fill
+    y = x.clone()
+    y[y > 0.5] = 0.0
+    return y
+
+
 #: name -> (function, does the rule say capture fails)
 CASES = {f.__name__: (f, fails) for f, fails in [
     (scalar_literal, True), (scalar_expression, True), (scalar_math, True), (list_slice, True),
     (python_number, False), (list_index, True), (slice_index, False), (host_table_moved, True),
     (table_on_device, False), (histc_default, True), (histc_ranged, False), (length_as_size, True),
-    (capacity_as_size, False)]}
+    (capacity_as_size, False), (slice_by_tensor, True), (slice_by_int, False), (member_of_tensor, True),
+    (mask_write_tensor, True), (mask_write_number, False)]}
 
 
 def capture_one(name: str) -> bool:
     """True when the capture of ``name`` failed."""
-    global TABLE, LENGTH, FULL
+    global TABLE, LENGTH, FULL, WIDTH
     device = torch.device("cuda")
     TABLE = (1.0 / (10000.0 ** (torch.arange(0, 8, 2).float() / 8))).to(device)
     LENGTH = torch.tensor(5, device=device)  # as transformers' StaticLayer.cumulative_length
     FULL = torch.ones(8, 16, device=device)
+    WIDTH = 3
     fn = CASES[name][0]
     x = torch.rand(2, 8, device=device)
     stream = torch.cuda.Stream()
