@@ -79,6 +79,9 @@ class Candidate(Compact):
     #: code inside a loop over devices), "device-selected" (after ``set_device(x)`` or under
     #: ``torch.cuda.device(x)`` in its function)
     flags: frozenset[str] = frozenset()
+    #: a read-back's: the local names it reads, and its statement path (see :mod:`.stepflow`)
+    reads: tuple[str, ...] = ()
+    branch: tuple = ()
 
 
 @dataclass
@@ -107,6 +110,10 @@ class FunctionInfo(Compact):
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
+    #: how names derive from names, and what each call passes (see :mod:`.stepflow`)
+    derives: list[tuple] = field(default_factory=list)
+    arg_calls: list = field(default_factory=list)
+    implicit_reads: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -210,6 +217,8 @@ class ModuleInfo(Compact):
     attr_writes: set[str] = field(default_factory=set)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
+    #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
+    advanced_attrs: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

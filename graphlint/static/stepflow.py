@@ -1,0 +1,276 @@
+"""Per-function facts for the eager result read-back (:mod:`.stepresult`), recorded while walking.
+
+An eager engine must read each step's result back once to stop, print or append it; which read is
+that one is decided when linking, from how values flow inside the functions the per-token loop
+runs. What that needs of one function, flow-insensitive like the rest of the analyzer:
+
+- ``FunctionInfo.derives``: ``(order, target, sources)`` -- ``target`` is bound from an expression
+  reading ``sources`` (``tok = sample(logits)``; unpacking binds each name; ``for t in toks``;
+  augmented assignment; ``lst.append(v)``, ``lst.extend(v)`` and ``lst[i] = v`` make ``lst`` hold
+  ``v``). A name bound from a call derives from its arguments: a helper's result is computed from
+  what it was given. ``self`` is never a source or a target (it would join every value).
+- ``FunctionInfo.arg_calls``: :class:`ArgCall` per call the points-to may resolve, in each place
+  it is made (``CallSite`` keeps only the first place of a callee): its statement ordinal and
+  path, its loops, its callee IR, the names each argument reads, and whether its result is dropped.
+- ``FunctionInfo.implicit_reads``: ``(order, path, loops, names)`` of a slice bounded by a device tensor
+  (``x[:, :n + 1]``): a read-back no rule reports, which a later read of the same result follows.
+- ``Candidate.reads`` / ``Candidate.branch``: the names a read-back candidate reads (a rule marked
+  ``result_readback`` or ``eager_result``), and its statement path (:func:`dominates`);
+  ``discarded`` in its flags when its value is dropped (``x.item()`` as a statement, or bound to a
+  name the function never mentions again): a read-back nothing uses is never the one the host
+  needs (``returned`` when the function returns it: unused when its caller drops the result); ``not-the-result`` when it reads one all the same but is never the read the host needs: a
+  stop check over a reduction or membership (:func:`stop_check`), or a rule marked
+  ``eager_result: false`` (``nonzero``: the host learns a size, not the step's tokens).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+from graphlint.static.facts import Compact
+
+#: container methods that store their arguments into the receiver (``ids.append(tok)``)
+STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "appendleft"))
+
+
+@dataclass
+class ArgCall(Compact):
+    order: int  # statement ordinal of this call
+    path: tuple  # its statement path (``Walker.path``)
+    loops: frozenset[int]  # the loops it sits in
+    expr: tuple  # the callee, in flow IR (matched against ``CallSite.expr`` when linking)
+    args: tuple[tuple[str, ...], ...]  # names each positional argument reads ("*" for a starred one)
+    kwargs: tuple[tuple[str, tuple[str, ...]], ...]  # (keyword, names it reads)
+    dropped: bool = False  # a statement of its own: what it returns is thrown away
+
+
+def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
+    """The local names an expression reads: not attribute names, keywords or ``self``."""
+    if node is None:
+        return ()
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is cst.Name:
+            if n.value != "self" and n.value not in out:
+                out.append(n.value)
+        elif kind is cst.Attribute:
+            if type(n.value) is cst.Name and n.value.value == "self":
+                out.append("self." + n.attr.value)  # state on ``self`` is one name, like a local
+            else:
+                stack.append(n.value)
+        elif kind is cst.Arg:
+            stack.append(n.value)
+        elif kind not in (cst.SimpleString, cst.Integer, cst.Float):
+            stack.extend(reversed(list(n.children)))
+    return tuple(out)
+
+
+def _targets(target: cst.BaseExpression) -> list[str]:
+    """Plain names an assignment target binds; a store into ``lst[i]`` binds ``lst``."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _targets(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _targets(target.value)
+    if isinstance(target, cst.Subscript):
+        target = target.value
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return ["self." + target.attr.value]
+    return [target.value] if isinstance(target, cst.Name) and target.value != "self" else []
+
+
+def record_assignment(func, order: int, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
+                      augmented: bool = False, advanced: set[str] | None = None) -> None:
+    """``advanced``: the file's attributes advanced in place (``cache.seq_len += n``): per-step state."""
+    sources = names_in(value)
+    for target in targets:
+        if augmented and advanced is not None and type(target) is cst.Attribute:
+            advanced.add(target.attr.value)
+        for name in _targets(target):
+            srcs = (*sources, name) if augmented else sources
+            if srcs:
+                func.derives.append((order, name, srcs))
+
+
+def record_call(func, order: int, path: list, loops: list[int], call: cst.Call, expr: tuple | None,
+                stmt: cst.CSTNode | None = None) -> None:
+    fn = call.func
+    if type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS and call.args:
+        receiver = names_in(fn.value)
+        sources = tuple(n for a in call.args for n in names_in(a.value))
+        if len(receiver) == 1 and sources:
+            func.derives.append((order, receiver[0], sources))
+    if expr is None:
+        return
+    args, kwargs = [], []
+    for a in call.args:
+        names = names_in(a.value)
+        if a.keyword is not None:
+            kwargs.append((a.keyword.value, names))
+        elif a.star:
+            args.append(("*", *names))
+        else:
+            args.append(names)
+    dropped = type(stmt) is cst.Expr and stmt.value is call
+    func.arg_calls.append(ArgCall(order, tuple(path), frozenset(loops), expr, tuple(args), tuple(kwargs), dropped))
+
+
+def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst.Subscript, oracle) -> None:
+    """``x[:, :n + 1]`` with ``n`` a device tensor reads ``n`` back (a slice bound is a Python int):
+    no rule reports it yet, but it is a read of the step's result all the same. Also a bound
+    ``n`` or ``n +/- 1`` whose name the oracle knows no host fact of (``n = (a == b).sum()`` on
+    tensors it cannot type): only a name derived from the step's result counts when linking, and a
+    host value derived from it comes from a read-back that runs first anyway."""
+    for element in node.slice:
+        part = element.slice
+        if type(part) is not cst.Slice:
+            continue
+        for bound in (part.lower, part.upper):
+            if bound is not None and type(bound) is not cst.Integer and (
+                    oracle.is_tensor(bound) or _unknown_count(bound, oracle.fn)):
+                names = names_in(bound)
+                if names:
+                    func.implicit_reads.append((order, tuple(path), frozenset(loops), names))
+
+
+#: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
+STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
+
+
+def stop_check(anchor: cst.CSTNode) -> bool:
+    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``: one bit the engine
+    could keep on the device or test every few steps, not the step's data the host consumes."""
+    for node in preorder(anchor):
+        if type(node) is cst.Call:
+            func = node.func
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            if name in STOP_REDUCTIONS:
+                return True
+        elif type(node) is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):
+            return True
+    return False
+
+
+def _unknown_count(bound: cst.BaseExpression, facts) -> bool:
+    if type(bound) is cst.BinaryOperation and type(bound.right) is cst.Integer:
+        bound = bound.left
+    return type(bound) is cst.Name and not any(
+        bound.value in known for known in (facts.hosts, facts.positions, facts.shapes, facts.readbacks))
+
+
+def read_names(anchor: cst.CSTNode) -> tuple[str, ...]:
+    """What a read-back candidate reads: ``tok`` of ``tok.item()``, ``n`` of ``if n == 0:``."""
+    if type(anchor) is cst.Call and type(anchor.func) is cst.Attribute:
+        return names_in(anchor.func.value)  # the receiver: ``x.tolist()``, not the method's arguments
+    return names_in(anchor)
+
+
+def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
+    """Flag read-back candidates (``raws[start:]``, this function's) whose value nothing uses."""
+    names: dict[str, int] | None = None
+    for raw in raws[start:]:
+        if not (raw.rule.params.get("result_readback") or raw.rule.params.get("eager_result")):
+            continue
+        stmt = raw.stmt
+        if type(stmt) is cst.Expr and stmt.value is raw.anchor:
+            raw.flags = raw.flags | {"discarded"}
+            continue
+        if type(stmt) is cst.Return and stmt.value is not None and any(n is raw.anchor for n in preorder(stmt.value)):
+            raw.flags = raw.flags | {"returned"}  # used only if the caller uses what it returns
+            continue
+        if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
+            continue
+        bound = [n for t in stmt.targets for n in _targets(t.target)]
+        if not bound or len(bound) != len(stmt.targets) or any("." in n for n in bound) \
+                or not all(type(t.target) is cst.Name for t in stmt.targets):
+            continue  # stored on ``self`` or into a container: kept for later
+        if names is None:
+            names = {}
+            for node in preorder(body):
+                if type(node) is cst.Name:
+                    names[node.value] = names.get(node.value, 0) + 1
+        if all(names.get(n, 0) <= 1 for n in bound):  # its own binding is its one mention
+            raw.flags = raw.flags | {"discarded"}
+
+
+def dominates(first: tuple, then: tuple) -> bool:
+    """Whether the statement at path ``first`` runs on every way to the one at ``then`` (within one
+    pass of the function or loop body): ``first``'s block holds ``then`` at a later statement, or
+    ``then`` is ``first`` itself or nested in it (an ``if``'s test runs before its arms). A read
+    inside one arm of an ``if`` does not dominate what follows the ``if``."""
+    k = len(first) - 1
+    if k < 0 or len(then) <= k or then[:k] != first[:k]:
+        return False
+    a, b = first[k], then[k]
+    return a[0] == b[0] and a[1] <= b[1]
+
+
+def follows_a_read(seen: list[tuple], then: tuple) -> bool:
+    """Whether a read at one of the paths ``seen`` runs on every way to ``then``: one of them
+    :func:`dominates` it, or an earlier statement of a block holding ``then`` reads on every way
+    through it -- an ``if`` whose arm and ``else`` arm both read (``elif`` chains included)."""
+    if any(dominates(p, then) for p in seen):
+        return True
+    exact = set(seen)
+
+    def always(stmt: tuple) -> bool:
+        return stmt in exact or (covers(stmt, "body") and covers(stmt, "orelse"))
+
+    def covers(stmt: tuple, arm: str) -> bool:
+        k = len(stmt)
+        return any(len(p) > k and p[:k] == stmt and p[k][0] == arm and always(p[:k + 1]) for p in seen)
+
+    for j, (field, index) in enumerate(then):
+        if any(always(then[:j] + ((field, i),)) for i in range(index)):
+            return True
+    return False
+
+
+LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if type(node) is cst.UnaryOperation:
+        node = node.expression
+    return isinstance(node, LITERALS) or (type(node) is cst.Name and node.value in ("True", "False", "None"))
+
+
+def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
+    """Flag factories (rules marked ``step_data: false``, ``raws[start:]``) that build the step's
+    data rather than a constant: ``step-data`` when the buffer is filled afterwards in the function
+    with values that are not literals (``buf = torch.full((1, k), pad); buf[:, 0] = tok``) or an
+    argument reads a local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each
+    attribute an argument reads, which is per-step state when the project advances it in place
+    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`)."""
+    mine = [r for r in raws[start:] if r.rule.params.get("step_data") is False and type(r.anchor) is cst.Call]
+    if not mine:
+        return
+    filled: set[str] = set()
+    advanced: set[str] = set()
+    for node in preorder(body):
+        kind = type(node)
+        if kind is cst.AugAssign and type(node.target) is cst.Name:
+            advanced.add(node.target.value)
+        elif kind is cst.Assign and not _literal(node.value):
+            filled.update(t.target.value.value for t in node.targets
+                          if type(t.target) is cst.Subscript and type(t.target.value) is cst.Name)
+        elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
+            method = node.func.attr.value
+            if method.endswith("_") and method != "zero_" and any(not _literal(a.value) for a in node.args):
+                filled.add(node.func.value.value)  # ``buf.copy_(ids)``, ``buf.fill_(tok)``
+    for raw in mine:
+        stmt, flags = raw.stmt, set()
+        if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
+                and stmt.targets[0].target.value in filled:
+            flags.add("step-data")
+        args = [a.value for a in raw.anchor.args]
+        if advanced.intersection(n for a in args for n in names_in(a)):
+            flags.add("step-data")
+        flags.update(f"arg-attr:{n.attr.value}" for a in args for n in preorder(a) if type(n) is cst.Attribute)
+        if flags:
+            raw.flags = raw.flags | flags
