@@ -18,7 +18,7 @@ from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
-from graphlint.static.stepflow import mark_discarded, mark_step_data
+from graphlint.static.stepflow import finish_function
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
 
@@ -86,8 +86,7 @@ class ScopeWalker:
         first_raw = len(self.raw)
         try:
             self.suite(stmt.body)
-            mark_discarded(self.raw, first_raw, stmt.body)
-            mark_step_data(self.raw, first_raw, stmt.body)
+            finish_function(self.func, self.raw, first_raw, stmt)
         finally:
             if protocol:
                 self.loop_ids.pop()

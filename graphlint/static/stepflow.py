@@ -29,10 +29,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import children, preorder
 from graphlint.static.facts import Compact
 
 #: container methods that store their arguments into the receiver (``ids.append(tok)``)
+LEAVES = (cst.SimpleString, cst.Integer, cst.Float)
 STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "appendleft"))
 
 
@@ -48,26 +49,22 @@ class ArgCall(Compact):
 
 
 def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
-    """The local names an expression reads: not attribute names, keywords or ``self``."""
+    """The local names an expression reads: not attribute names, keywords or ``self`` (``self.x``
+    is one name of its own)."""
     if node is None:
         return ()
-    out: list[str] = []
+    out: dict[str, None] = {}
     stack = [node]
     while stack:
         n = stack.pop()
         kind = type(n)
         if kind is cst.Name:
-            if n.value != "self" and n.value not in out:
-                out.append(n.value)
-        elif kind is cst.Attribute:
-            if type(n.value) is cst.Name and n.value.value == "self":
-                out.append("self." + n.attr.value)  # state on ``self`` is one name, like a local
-            else:
-                stack.append(n.value)
-        elif kind is cst.Arg:
-            stack.append(n.value)
-        elif kind not in (cst.SimpleString, cst.Integer, cst.Float):
-            stack.extend(reversed(list(n.children)))
+            if n.value != "self":
+                out[n.value] = None
+        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
+            out["self." + n.attr.value] = None  # state on ``self`` is one name, like a local
+        elif kind not in LEAVES:
+            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
     return tuple(out)
 
 
@@ -84,21 +81,49 @@ def _targets(target: cst.BaseExpression) -> list[str]:
     return [target.value] if isinstance(target, cst.Name) and target.value != "self" else []
 
 
-def record_assignment(func, order: int, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
-                      augmented: bool = False, advanced: set[str] | None = None) -> None:
-    """``advanced``: the file's attributes advanced in place (``cache.seq_len += n``): per-step state."""
+def note_assignment(func, order: int, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
+                    augmented: bool = False, advanced: set[str] | None = None) -> None:
+    """Kept as nodes until the function ends (:func:`finish_function`): most functions need none of
+    it. ``advanced``: the file's attributes advanced in place (``cache.seq_len += n``): per-step state."""
+    if augmented and advanced is not None:
+        advanced.update(t.attr.value for t in targets if type(t) is cst.Attribute)
+    if func.qualname != "<module>":  # import-time code is never a step
+        _pending(func).append((order, targets, value, augmented))
+
+
+def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, expr: tuple | None,
+              stmt: cst.CSTNode | None = None) -> None:
+    if func.qualname != "<module>":
+        _pending(func).append((order, tuple(path), loops and frozenset(loops), call, expr,
+                               type(stmt) is cst.Expr and stmt.value is call))
+
+
+def _pending(func) -> list:
+    pending = func.__dict__.get("_stepflow")  # not a field: never pickled with the summary
+    if pending is None:
+        pending = func.__dict__["_stepflow"] = []
+    return pending
+
+
+def _forwards(stmt: cst.FunctionDef, pending: list) -> bool:
+    params = stmt.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+    names.discard("self")
+    return any(type(a.value) is cst.Name and a.value.value in names
+               for item in pending if len(item) == 6 for a in item[3].args)
+
+
+def _record_assignment(func, order: int, targets, value, augmented: bool) -> None:
     sources = names_in(value)
     for target in targets:
-        if augmented and advanced is not None and type(target) is cst.Attribute:
-            advanced.add(target.attr.value)
         for name in _targets(target):
             srcs = (*sources, name) if augmented else sources
             if srcs:
                 func.derives.append((order, name, srcs))
 
 
-def record_call(func, order: int, path: list, loops: list[int], call: cst.Call, expr: tuple | None,
-                stmt: cst.CSTNode | None = None) -> None:
+def _record_call(func, order: int, path: tuple, loops, call: cst.Call, expr: tuple | None, dropped: bool) -> None:
     fn = call.func
     if type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS and call.args:
         receiver = names_in(fn.value)
@@ -116,8 +141,30 @@ def record_call(func, order: int, path: list, loops: list[int], call: cst.Call, 
             args.append(("*", *names))
         else:
             args.append(names)
-    dropped = type(stmt) is cst.Expr and stmt.value is call
-    func.arg_calls.append(ArgCall(order, tuple(path), frozenset(loops), expr, tuple(args), tuple(kwargs), dropped))
+    func.arg_calls.append(ArgCall(order, path, loops or frozenset(), expr, tuple(args), tuple(kwargs), dropped))
+
+
+def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None:
+    """At the end of a function: flag its read-backs and factories (:func:`mark_discarded`,
+    :func:`mark_step_data`), and turn what it noted into ``derives`` and ``arg_calls`` -- only for a
+    function that loops (a per-token loop may be one of its loops), reads something back (a
+    function a loop calls after its model call) or passes a parameter on to a call (a wrapper
+    between the two: ``def callback(x): return self._show(x)``). The facts of every other function
+    are never read, and most functions are none of these."""
+    mark_discarded(raws, start, stmt.body)
+    mark_step_data(raws, start, stmt.body)
+    pending = func.__dict__.pop("_stepflow", None)
+    if not pending:
+        return
+    if not (func.range_loops or func.loops or func.implicit_reads or any(
+            r.function == func.qualname and (r.rule.params.get("result_readback") or r.rule.params.get("eager_result"))
+            for r in raws[start:]) or _forwards(stmt, pending)):
+        return
+    for item in pending:
+        if len(item) == 4:
+            _record_assignment(func, *item)
+        else:
+            _record_call(func, *item)
 
 
 def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst.Subscript, oracle) -> None:

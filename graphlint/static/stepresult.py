@@ -3,7 +3,7 @@
 A captured engine's host step reads the step's result back after the replay (``info``, see
 :mod:`.contexts`). An eager engine must do the same: it reads the sampled token -- or a
 speculative step's accepted length -- once per step to stop, print or append it, and that read is
-not what keeps the step from being captured. So, in an eager per-token loop's host logic:
+not what keeps the step from being captured. So, in an eager per-token loop:
 
 - **the step's result** is what a name bound from the loop's *model call* holds (the first call in
   the loop body that reaches a model step, :mod:`.entries`) and every name derived from such a name
@@ -11,22 +11,27 @@ not what keeps the step from being captured. So, in an eager per-token loop's ho
   evaluate(logits, cands)``: a call's result derives from its arguments), and in a function the
   loop calls *after* the model call, the parameters given such names and what derives from them
   (:mod:`.stepflow` records how names derive, flow-insensitively);
-- **a read of it** is a candidate of a rule marked ``result_readback`` (``.item()``, ``.tolist()``,
-  ``int(t)``, ``if t == 0:``, ``nonzero``...) reading such a name, or a call after the model call
-  passing one to a host function that reads it (the read happens there, at the call);
-- **the first read** in an iteration is one that no other read of the step's result *dominates*
-  (runs before it on every way through the iteration: earlier in an enclosing block, or earlier in
-  its own statement). That read is ``info``; every read it dominates keeps its severity: a second
-  read of the same result is a second sync the engine could fold into the first (``x.tolist()``
-  to print, then ``x.item() == eos`` is two). "The same value" is therefore the step's result as a
-  whole, not one name: reading the token and then the accepted length is two reads.
+- **a read of it** is a candidate of a rule marked ``result_readback`` or ``eager_result``
+  (``.item()``, ``.tolist()``, ``int(t)``, ``if n == 0:``, ``nonzero``...) reading such a name; a
+  call after the model call passing one to a function that reads it (the read happens there, at
+  the call); or a slice bounded by it (``cands[:, : n + 1]``, no rule's finding);
+- **the first read** in an iteration is one that no other read of the step's result runs before on
+  every way through the iteration (:func:`.stepflow.follows_a_read`: earlier in an enclosing
+  block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
+  ``info``; every later one keeps its severity: a second read of the same result is a second sync
+  the engine could fold into the first (``x.tolist()`` to print, then ``x.item() == eos`` is two).
+  "The same value" is therefore the step's result as a whole, not one name: reading the token and
+  then the accepted length is two reads.
 
-Reads before the model call (what gates the step: ``if tok.item() in stop:`` at the top of the
-loop reads the previous step's token a second time), reads inside the model (never host logic) and
-a read whose value nothing uses (``discarded``) keep their severity. A first read in a function the
-loop also calls before its model call keeps it too. Reads in two arms of an ``if`` are each first
-(one runs); a read after an ``if`` whose arm read the result is taken as first too (it is not on
-every way), which errs towards ``info``.
+Never the first read, though each is a read that the reads after it follow: a batch stop check
+over a reduction or membership (``if done.all():``, ``torch.isin``, ``eos in ids``: one bit the
+engine could keep on the device -- the issue names ``if finished.all(): break`` as a hazard), and
+``nonzero``/``torch.where(c)`` (``eager_result: false``: the host learns a size, not the step's
+data). Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
+whose caller drops it). Reads before the model call (what gates the step: ``if tok.item() in
+stop:`` at the top of the loop reads the previous step's token a second time), reads inside the
+model (never followed) and reads of what the step did not produce keep their severity; so does a
+first read in a function the loop also calls before its model call.
 """
 
 from __future__ import annotations
@@ -151,8 +156,9 @@ class ResultReads:
                 if memo not in self.memo:
                     self.memo[memo] = False  # a recursive call reads nothing more
                     callee_fn = self.fn(callee)
-                    self.memo[memo] = self.walk(callee, derived(set(given), callee_fn.derives),
-                                                lambda order, loops: True, first, depth + 1, thrown)
+                    self.memo[memo] = callee_fn is not None and self.walk(
+                        callee, derived(set(given), callee_fn.derives), lambda order, loops: True, first, depth + 1,
+                        thrown)
                 reads = self.memo[memo]
             if reads:
                 seen.append(path)

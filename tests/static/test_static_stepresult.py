@@ -307,3 +307,25 @@ def test_state_kept_on_self_is_the_result_too():
             return self.last
     """)
     assert found == {(13, "GL101"): "info", (15, "GL102"): "error"}
+
+
+def test_a_wrapper_that_passes_the_result_on_leads_to_the_reader():
+    found = severities("""
+    from model import Model
+
+    def show(x):
+        text = str(x.tolist())
+        if x.item() == 0:
+            return None
+        return text
+
+    def generate(model: Model, tok, steps: int):
+        def callback(t):
+            return show(t)
+
+        for _ in range(steps):
+            tok = model(tok).argmax(-1)
+            callback(tok)
+        return tok
+    """)
+    assert found == {(5, "GL102"): "info", (6, "GL101"): "error"}
