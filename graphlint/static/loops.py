@@ -249,7 +249,7 @@ class LoopTracker:
                     made.add(name)
 
     def note_call(self, call: cst.Call, expr: tuple | None) -> None:
-        note_call(self.func, self.order, self.path, self.loop_ids, call, expr, self.stmt)
+        note_call(self.func, self.order, self.path, self.loop_ids, call, expr, self.stmt, self.oracle.is_tensor)
         if not self.tracking:
             return
         func = call.func

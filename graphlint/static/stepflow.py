@@ -1,4 +1,5 @@
-"""Per-function facts for the eager result read-back (:mod:`.stepresult`), recorded while walking.
+"""Per-function facts for the eager result read-back (:mod:`.stepresult`), and the host step's
+step data (:func:`mark_step_data`), recorded while walking.
 
 An eager engine must read each step's result back once to stop, print or append it; which read is
 that one is decided when linking, from how values flow inside the functions the per-token loop
@@ -8,24 +9,34 @@ runs. What that needs of one function, flow-insensitive like the rest of the ana
   reading ``sources`` (``tok = sample(logits)``; unpacking binds each name; ``for t in toks``;
   augmented assignment; ``lst.append(v)``, ``lst.extend(v)`` and ``lst[i] = v`` make ``lst`` hold
   ``v``). A name bound from a call derives from its arguments: a helper's result is computed from
-  what it was given. ``self`` is never a source or a target (it would join every value).
-- ``FunctionInfo.arg_calls``: :class:`ArgCall` per call the points-to may resolve, in each place
-  it is made (``CallSite`` keeps only the first place of a callee): its statement ordinal and
-  path, its loops, its callee IR, the names each argument reads, and whether its result is dropped.
-- ``FunctionInfo.implicit_reads``: ``(order, path, loops, names)`` of a slice bounded by a device tensor
-  (``x[:, :n + 1]``): a read-back no rule reports, which a later read of the same result follows.
+  what it was given. ``self.x`` is one name, like a local (``self.last = sample(logits)``);
+  ``self`` itself is never a source or a target (it would join every value).
+- ``FunctionInfo.arg_calls``: :class:`ArgCall` per call that passes something and may run project
+  code, in each place it is made (``CallSite`` keeps only the first place of a callee): its
+  statement ordinal and path, its loops, its callee IR, the names each argument reads, and whether
+  its result is dropped.
+- ``FunctionInfo.implicit_reads``: ``(order, path, loops, names)`` of a slice bounded by a device
+  tensor (``x[:, :n + 1]``): a read-back no rule reports, which a later read of the result follows.
 - ``Candidate.reads`` / ``Candidate.branch``: the names a read-back candidate reads (a rule marked
-  ``result_readback`` or ``eager_result``), and its statement path (:func:`dominates`);
+  ``result_readback`` or ``eager_result``), and its statement path (:func:`encode_path`);
   ``discarded`` in its flags when its value is dropped (``x.item()`` as a statement, or bound to a
   name the function never mentions again): a read-back nothing uses is never the one the host
-  needs (``returned`` when the function returns it: unused when its caller drops the result); ``not-the-result`` when it reads one all the same but is never the read the host needs: a
-  stop check over a reduction or membership (:func:`stop_check`), or a rule marked
-  ``eager_result: false`` (``nonzero``: the host learns a size, not the step's tokens).
+  needs (``returned`` when the function returns it: unused when its caller drops the result);
+  ``not-the-result`` when it reads one all the same but is never the read the host needs: a stop
+  check over a reduction or membership (:func:`stop_check`), or a rule marked ``eager_result:
+  false`` (``nonzero``: the host learns a size, not the step's tokens).
+
+Kept small, because every summary is cached and most functions are no part of it: derives and
+calls are noted as nodes and turned into facts only when the function ends and only for one that
+loops (its loops' calls), reads something back (the calls passing what derives from its
+parameters) or passes a parameter on as it is (those calls: a wrapper between a loop and a
+reader); nothing at module level.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from sys import intern
 
 import libcst as cst
 
@@ -40,7 +51,7 @@ STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "app
 @dataclass
 class ArgCall(Compact):
     order: int  # statement ordinal of this call
-    path: tuple  # its statement path (``Walker.path``)
+    path: tuple  # its statement path (:func:`encode_path`)
     loops: frozenset[int]  # the loops it sits in
     expr: tuple  # the callee, in flow IR (matched against ``CallSite.expr`` when linking)
     args: tuple[tuple[str, ...], ...]  # names each positional argument reads ("*" for a starred one)
@@ -60,9 +71,9 @@ def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
         kind = type(n)
         if kind is cst.Name:
             if n.value != "self":
-                out[n.value] = None
+                out[intern(n.value)] = None  # one string object per name: the pickle writes it once
         elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
-            out["self." + n.attr.value] = None  # state on ``self`` is one name, like a local
+            out[intern("self." + n.attr.value)] = None  # state on ``self`` is one name, like a local
         elif kind not in LEAVES:
             stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
     return tuple(out)
@@ -92,10 +103,16 @@ def note_assignment(func, order: int, targets: list[cst.BaseExpression], value: 
 
 
 def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, expr: tuple | None,
-              stmt: cst.CSTNode | None = None) -> None:
-    if func.qualname != "<module>":
-        _pending(func).append((order, tuple(path), loops and frozenset(loops), call, expr,
-                               type(stmt) is cst.Expr and stmt.value is call))
+              stmt: cst.CSTNode | None = None, is_tensor=None) -> None:
+    """Only calls that pass something and may run project code: ``x.view(n)`` on a tensor runs none."""
+    if func.qualname == "<module>" or not call.args:
+        return
+    fn = call.func
+    if expr is None and not (type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS):
+        return
+    if is_tensor is not None and type(fn) is cst.Attribute and is_tensor(fn.value):
+        return
+    _pending(func).append((order, encode_path(path), frozenset(loops), call, expr, type(stmt) is cst.Expr and stmt.value is call))
 
 
 def _pending(func) -> list:
@@ -105,13 +122,28 @@ def _pending(func) -> list:
     return pending
 
 
-def _forwards(stmt: cst.FunctionDef, pending: list) -> bool:
+def derived(seeds: set[str], derives: list[tuple]) -> set[str]:
+    """``seeds`` and every name bound, anywhere in the function, from one of them (to a fixpoint)."""
+    out, changed = set(seeds), bool(seeds)
+    while changed:
+        changed = False
+        for _, target, sources in derives:
+            if target not in out and out.intersection(sources):
+                out.add(target)
+                changed = True
+    return out
+
+
+def _shared(table: dict, value):
+    return table.setdefault(value, value)
+
+
+def _params(stmt: cst.FunctionDef) -> set[str]:
     params = stmt.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     names.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
     names.discard("self")
-    return any(type(a.value) is cst.Name and a.value.value in names
-               for item in pending if len(item) == 6 for a in item[3].args)
+    return names
 
 
 def _record_assignment(func, order: int, targets, value, augmented: bool) -> None:
@@ -141,7 +173,7 @@ def _record_call(func, order: int, path: tuple, loops, call: cst.Call, expr: tup
             args.append(("*", *names))
         else:
             args.append(names)
-    func.arg_calls.append(ArgCall(order, path, loops or frozenset(), expr, tuple(args), tuple(kwargs), dropped))
+    func.arg_calls.append(ArgCall(order, path, loops, expr, tuple(args), tuple(kwargs), dropped))
 
 
 def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None:
@@ -156,14 +188,27 @@ def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None
     pending = func.__dict__.pop("_stepflow", None)
     if not pending:
         return
-    if not (func.range_loops or func.loops or func.implicit_reads or any(
-            r.function == func.qualname and (r.rule.params.get("result_readback") or r.rule.params.get("eager_result"))
-            for r in raws[start:]) or _forwards(stmt, pending)):
+    shared: dict = {}  # one tuple per statement path and loop set: the pickle writes each once
+    pending = [item if len(item) == 4 else (item[0], _shared(shared, tuple(item[1])),
+                                            _shared(shared, frozenset(item[2])), *item[3:]) for item in pending]
+    reads = func.implicit_reads or any(
+        r.function == func.qualname and (r.rule.params.get("result_readback") or r.rule.params.get("eager_result"))
+        for r in raws[start:])
+    params = _params(stmt)
+    if reads or func.range_loops or func.loops:
+        for item in pending:
+            if len(item) == 4:
+                _record_assignment(func, *item)
+        # what a caller's result can reach here: the parameters and what derives from them
+        given = derived(params, func.derives) if reads else set()
+        for item in pending:
+            if len(item) == 6 and (item[2] or given.intersection(
+                    n for a in item[3].args for n in names_in(a.value))):  # a loop's calls, or passing a parameter's value
+                _record_call(func, *item)
         return
-    for item in pending:
-        if len(item) == 4:
-            _record_assignment(func, *item)
-        else:
+    for item in pending:  # a wrapper: only the calls it passes a parameter to, as it is
+        if len(item) == 6 and item[4] is not None and any(
+                type(a.value) is cst.Name and a.value.value in params for a in item[3].args):
             _record_call(func, *item)
 
 
@@ -182,7 +227,7 @@ def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst
                     oracle.is_tensor(bound) or _unknown_count(bound, oracle.fn)):
                 names = names_in(bound)
                 if names:
-                    func.implicit_reads.append((order, tuple(path), frozenset(loops), names))
+                    func.implicit_reads.append((order, encode_path(path), frozenset(loops), names))
 
 
 #: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
@@ -245,16 +290,32 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
             raw.flags = raw.flags | {"discarded"}
 
 
+def encode_path(path) -> tuple[int, ...]:
+    """A statement path (``Walker.path``: ``(field, index)`` per block, outermost first) as one int
+    per block, ``index * 256 + field code``: a third of the summary's bytes for the same facts."""
+    return tuple(index * 256 + (FIELDS.get(field) if field in FIELDS else _field_code(field)) for field, index in path)
+
+
+FIELDS = {"body": 0, "orelse": 1, "finalbody": 2}
+
+
+def _field_code(field: str) -> int:
+    kind, _, n = field.partition(".")  # ``handlers.2``, ``cases.5``
+    code = (3 if kind == "handlers" else 128) + (int(n) if n.isdigit() else 0)
+    FIELDS[field] = code = min(code, 255)
+    return code
+
+
 def dominates(first: tuple, then: tuple) -> bool:
-    """Whether the statement at path ``first`` runs on every way to the one at ``then`` (within one
-    pass of the function or loop body): ``first``'s block holds ``then`` at a later statement, or
-    ``then`` is ``first`` itself or nested in it (an ``if``'s test runs before its arms). A read
-    inside one arm of an ``if`` does not dominate what follows the ``if``."""
+    """Whether the statement at path ``first`` (:func:`encode_path`) runs on every way to the one at
+    ``then`` (within one pass of the function or loop body): ``first``'s block holds ``then`` at a
+    later statement, or ``then`` is ``first`` itself or nested in it (an ``if``'s test runs before
+    its arms). A read inside one arm of an ``if`` does not dominate what follows the ``if``."""
     k = len(first) - 1
     if k < 0 or len(then) <= k or then[:k] != first[:k]:
         return False
     a, b = first[k], then[k]
-    return a[0] == b[0] and a[1] <= b[1]
+    return a % 256 == b % 256 and a <= b
 
 
 def follows_a_read(seen: list[tuple], then: tuple) -> bool:
@@ -266,14 +327,14 @@ def follows_a_read(seen: list[tuple], then: tuple) -> bool:
     exact = set(seen)
 
     def always(stmt: tuple) -> bool:
-        return stmt in exact or (covers(stmt, "body") and covers(stmt, "orelse"))
+        return stmt in exact or (covers(stmt, 0) and covers(stmt, 1))  # the body and the ``else``
 
-    def covers(stmt: tuple, arm: str) -> bool:
+    def covers(stmt: tuple, arm: int) -> bool:
         k = len(stmt)
-        return any(len(p) > k and p[:k] == stmt and p[k][0] == arm and always(p[:k + 1]) for p in seen)
+        return any(len(p) > k and p[:k] == stmt and p[k] % 256 == arm and always(p[:k + 1]) for p in seen)
 
-    for j, (field, index) in enumerate(then):
-        if any(always(then[:j] + ((field, i),)) for i in range(index)):
+    for j, level in enumerate(then):
+        if any(always(then[:j] + (i * 256 + level % 256,)) for i in range(level // 256)):
             return True
     return False
 

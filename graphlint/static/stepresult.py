@@ -37,24 +37,11 @@ first read in a function the loop also calls before its model call.
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
-from graphlint.static.stepflow import follows_a_read
+from graphlint.static.stepflow import derived, follows_a_read
 
 FuncId = tuple[str, str]
 Key = tuple[str, int, int, str]  # (path, line, col, code) of a candidate
 MAX_DEPTH = 4
-
-
-def derived(seeds: set[str], derives: list[tuple]) -> set[str]:
-    """``seeds`` and every name bound, anywhere in the function, from one of them (to a fixpoint)."""
-    out = set(seeds)
-    changed = bool(out)
-    while changed:
-        changed = False
-        for _, target, sources in derives:
-            if target not in out and out.intersection(sources):
-                out.add(target)
-                changed = True
-    return out
 
 
 class ResultReads:

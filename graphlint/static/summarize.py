@@ -20,7 +20,7 @@ from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
-from graphlint.static.stepflow import read_names, stop_check
+from graphlint.static.stepflow import encode_path, read_names, stop_check
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
 
@@ -158,5 +158,5 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
-            order=r.order, loops=r.loops, flags=flags, reads=reads, branch=r.path if reads else (),
+            order=r.order, loops=r.loops, flags=flags, reads=reads, branch=encode_path(r.path) if reads else (),
         )

@@ -9,7 +9,7 @@ import textwrap
 
 from static_helpers import analyze
 
-from graphlint.static.stepflow import dominates, follows_a_read
+from graphlint.static.stepflow import dominates, encode_path, follows_a_read
 
 MODEL = """
 import torch
@@ -251,21 +251,25 @@ def test_slicing_by_the_result_reads_it_and_the_next_read_is_the_second():
 
 
 def test_dominance_by_statement_paths():
-    top, later = (("body", 0), ("body", 2)), (("body", 0), ("body", 5))
-    arm = (("body", 0), ("body", 2), ("body", 1))
+    def at(*levels):
+        return encode_path(levels)
+
+    top, later = at(("body", 0), ("body", 2)), at(("body", 0), ("body", 5))
+    arm = at(("body", 0), ("body", 2), ("body", 1))
     assert dominates(top, later) and not dominates(later, top)
     assert dominates(top, arm)  # an ``if``'s test runs before its arms
     assert not dominates(arm, later)  # one arm of an ``if`` does not run on every way
-    assert not dominates(arm, (("body", 0), ("body", 2), ("orelse", 0)))
+    assert not dominates(arm, at(("body", 0), ("body", 2), ("orelse", 0)))
     assert dominates(top, top)  # the same statement: the caller orders by column
-    test, body, other = (("body", 4),), (("body", 4), ("body", 0)), (("body", 4), ("orelse", 0))
-    after = (("body", 5),)
+    test, body, other = at(("body", 4)), at(("body", 4), ("body", 0)), at(("body", 4), ("orelse", 0))
+    after = at(("body", 5))
     assert not follows_a_read([body], after)  # only one arm reads
     assert follows_a_read([body, other], after)  # both arms read: the ``if`` always reads
-    elif_arm = (("body", 4), ("orelse", 0), ("body", 0))
+    elif_arm = at(("body", 4), ("orelse", 0), ("body", 0))
     assert not follows_a_read([body, elif_arm], after)  # an ``elif`` without ``else`` may read nothing
-    assert follows_a_read([body, elif_arm, (("body", 4), ("orelse", 0), ("orelse", 0))], after)
+    assert follows_a_read([body, elif_arm, at(("body", 4), ("orelse", 0), ("orelse", 0))], after)
     assert follows_a_read([test], after) and not follows_a_read([after], test)
+    assert not dominates(at(("handlers.0", 1)), at(("body", 3)))  # other blocks are other suites
 
 
 def test_a_read_a_helper_returns_to_a_caller_that_drops_it_is_unused():
