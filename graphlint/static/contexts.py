@@ -37,6 +37,8 @@ Chain = tuple[FuncId, ...]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
 RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
+EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by design once per step;"
+                     " a second read of it in the step would be reported)")
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
@@ -136,7 +138,8 @@ class Placement:
     def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
                  compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
                  multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset(),
-                 guessed: set[FuncId] | frozenset = frozenset()):
+                 guessed: set[FuncId] | frozenset = frozenset(), eager_results: set | frozenset = frozenset(),
+                 advanced_attrs: set[str] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
@@ -144,6 +147,8 @@ class Placement:
         self.guessed = guessed  # eager only through entries chosen by name (``hot-names``) alone
         #: captured only through branches on tensor shapes (:func:`graphlint.static.link.shaped`)
         self.shaped: set[FuncId] = set()
+        self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
+        self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -172,6 +177,9 @@ class Placement:
                 params.get("eager_host") is False and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
             captured = (graph or cand.in_capture) and params.get("in_graph") is not False
+            if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
+                    and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
+                return eager, "info", EAGER_RESULT_NOTE
             if fid in self.guessed and severity == "error" and not captured:  # a guess never fails the gate
                 return eager, "warning", GUESSED_NOTE
             if not captured or fid not in self.guessed:
@@ -185,9 +193,17 @@ class Placement:
             return None
         if not compiled_ok and fid in self.compiled_only["host"]:
             return None
+        if params.get("step_data") is False and self.step_data(cand):
+            return None
         if params.get("result_readback") and self.after_last_replay(fid, cand):
             return host, "info", RESULT_NOTE
         return host, "warning" if severity == "error" else severity, HOST_NOTE
+
+    def step_data(self, cand: Candidate) -> bool:
+        """A factory that builds the host step's data, not a constant rebuilt every step (see
+        :func:`.stepflow.mark_step_data`): the step's input, staged for the graph."""
+        return "step-data" in cand.flags or any(
+            f.startswith("arg-attr:") and f[9:] in self.advanced_attrs for f in cand.flags)
 
     def after_last_replay(self, fid: FuncId, cand: Candidate) -> bool:
         point = self.points.get(fid)

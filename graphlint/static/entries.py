@@ -55,6 +55,7 @@ from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.recorded import add_recorded
 from graphlint.static.steploops import find_step_loops
+from graphlint.static.stepresult import result_reads
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -165,13 +166,15 @@ class Discovery(NamedEntries):
             guessed_only = set(eager) - set(sure)
             eager = {**eager, **sure}
         eager_host = self.eager_host_logic(eager, steps, setup)
+        results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"])
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
-                              guessed=guessed_only)
+                              guessed=guessed_only, eager_results=results,
+                              advanced_attrs={a for i in self.infos for a in i.advanced_attrs})
         return Contexts(placement, self.entries, self.captures, self.evidence)
 
     def drivers(self) -> set[FuncId]:

@@ -85,6 +85,9 @@ class Candidate(Compact):
     #: ``torch.cuda.device(x)`` in its function)
     flags: frozenset[str] = frozenset()
     cond: tuple = ()  # as :attr:`CallSite.cond`
+    #: a read-back's: the local names it reads, and its statement path (see :mod:`.stepflow`)
+    reads: tuple[str, ...] = ()
+    branch: tuple = ()
 
 
 @dataclass
@@ -115,6 +118,10 @@ class FunctionInfo(Compact):
     loops: list["LoopInfo"] = field(default_factory=list)
     #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
     defaults: dict[str, tuple | None] = field(default_factory=dict)
+    #: how names derive from names, and what each call passes (see :mod:`.stepflow`)
+    derives: list[tuple] = field(default_factory=list)
+    arg_calls: list = field(default_factory=list)
+    implicit_reads: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -221,6 +228,8 @@ class ModuleInfo(Compact):
     #: field name -> the values this file stores into a field of that name (``obj.x = v``, a class
     #: attribute, ``self.x = param``), as :mod:`.valuefacts` values qualified by their function
     field_stores: dict[str, list] = field(default_factory=dict)
+    #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
+    advanced_attrs: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

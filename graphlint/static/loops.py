@@ -43,6 +43,7 @@ import libcst as cst
 from graphlint.static.cstwalk import bound_names, children, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
+from graphlint.static.stepflow import note_assignment, note_call
 
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
@@ -226,6 +227,7 @@ class LoopTracker:
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
+        note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs)
         if not self.tracking:
             return
         reads = _names(value) if value is not None else set()
@@ -247,6 +249,7 @@ class LoopTracker:
                     made.add(name)
 
     def note_call(self, call: cst.Call, expr: tuple | None) -> None:
+        note_call(self.func, self.order, self.path, self.loop_ids, call, expr, self.stmt, self.oracle.is_tensor)
         if not self.tracking:
             return
         func = call.func
@@ -279,6 +282,7 @@ class LoopTracker:
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
         self.oracle.taint(target, iterable)
+        note_assignment(self.func, self.order, [target], iterable)
         if isinstance(target, cst.Name) and _is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``

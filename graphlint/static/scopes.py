@@ -18,6 +18,7 @@ from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.stepflow import finish_function
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
 
@@ -83,8 +84,10 @@ class ScopeWalker:
                 self.declare_parameter(param, implicit)
         self.local_defs.append({})
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
+        first_raw = len(self.raw)
         try:
             self.suite(stmt.body)
+            finish_function(self.func, self.raw, first_raw, stmt)
         finally:
             if protocol:
                 self.loop_ids.pop()

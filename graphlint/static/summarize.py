@@ -20,6 +20,7 @@ from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
+from graphlint.static.stepflow import encode_path, read_names, stop_check
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
 
@@ -149,8 +150,14 @@ def _lines(text: str) -> list[str]:
 def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, source_line: str) -> None:
     key = (r.rule.code, line, col)
     if key not in placed:
+        params = r.rule.params
+        reads = read_names(r.anchor) if params.get("result_readback") or params.get("eager_result") else ()
+        flags = r.flags
+        if reads and (params.get("eager_result") is False or stop_check(r.anchor)):
+            flags = flags | {"not-the-result"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
-            order=r.order, loops=r.loops, flags=r.flags, cond=r.cond,
+            order=r.order, loops=r.loops, flags=flags, cond=r.cond, reads=reads,
+            branch=encode_path(r.path) if reads else (),
         )

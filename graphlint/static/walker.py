@@ -29,6 +29,7 @@ from graphlint.static.readbacks import is_readback, iterations_chosen, only_skip
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
+from graphlint.static.stepflow import record_slice_reads
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuefacts import ValueFacts, record_stores
 
@@ -407,6 +408,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             if skip and id(node) in skip:
                 continue  # inside ``... if DEBUG else ...``'s guarded branch
             name = type(node).__name__
+            if name == "Subscript":  # a slice bounded by a device tensor: a read-back (:mod:`.stepflow`)
+                record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
             if name == "Name":
                 self.calls.name_reference(node)
             elif name in COMPREHENSIONS:

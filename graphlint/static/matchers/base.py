@@ -21,7 +21,12 @@ REGISTRY: dict[str, type["Matcher"]] = {}
 SCOPES = ("hot", "capture", "anywhere")
 #: Parameters every rule may carry, read by the linker (see :mod:`graphlint.static.entries`):
 #: ``host_step`` -- also reported in the host step around a replay (at most a warning there);
-#: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``;
+#: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``; and
+#: in an eager per-token loop, its first read of the step's result is ``info`` (:mod:`..stepresult`);
+#: ``eager_result`` -- ``true``: only the latter (a truth test: ``if n_accepted == 0:``); ``false``: not
+#: the latter, though a read all the same (``nonzero``: the host learns a size, not the step's data);
+#: ``step_data: false`` -- not reported in the host step when it builds the step's data (a buffer
+#: filled afterwards, or built from per-step state), not a constant (:func:`..stepflow.mark_step_data`);
 #: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
 #: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
 #: ``eager_host: false`` -- not reported in an eager engine's host logic (the per-token loop's own
@@ -30,7 +35,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: (``torch.tensor(x, pin_memory=True).cuda(non_blocking=True)``): the correct copy there too;
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value.
-LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "in_compiled": bool,
+LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "eager_result": bool,
+                                "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str}
 

@@ -1,0 +1,384 @@
+"""Per-function facts for the eager result read-back (:mod:`.stepresult`), and the host step's
+step data (:func:`mark_step_data`), recorded while walking.
+
+An eager engine must read each step's result back once to stop, print or append it; which read is
+that one is decided when linking, from how values flow inside the functions the per-token loop
+runs. What that needs of one function, flow-insensitive like the rest of the analyzer:
+
+- ``FunctionInfo.derives``: ``(order, target, sources)`` -- ``target`` is bound from an expression
+  reading ``sources`` (``tok = sample(logits)``; unpacking binds each name; ``for t in toks``;
+  augmented assignment; ``lst.append(v)``, ``lst.extend(v)`` and ``lst[i] = v`` make ``lst`` hold
+  ``v``). A name bound from a call derives from its arguments: a helper's result is computed from
+  what it was given. ``self.x`` is one name, like a local (``self.last = sample(logits)``);
+  ``self`` itself is never a source or a target (it would join every value).
+- ``FunctionInfo.arg_calls``: :class:`ArgCall` per call that passes something and may run project
+  code, in each place it is made (``CallSite`` keeps only the first place of a callee): its
+  statement ordinal and path, its loops, its callee IR, the names each argument reads, and whether
+  its result is dropped.
+- ``FunctionInfo.implicit_reads``: ``(order, path, loops, names)`` of a slice bounded by a device
+  tensor (``x[:, :n + 1]``): a read-back no rule reports, which a later read of the result follows.
+- ``Candidate.reads`` / ``Candidate.branch``: the names a read-back candidate reads (a rule marked
+  ``result_readback`` or ``eager_result``), and its statement path (:func:`encode_path`);
+  ``discarded`` in its flags when its value is dropped (``x.item()`` as a statement, or bound to a
+  name the function never mentions again): a read-back nothing uses is never the one the host
+  needs (``returned`` when the function returns it: unused when its caller drops the result);
+  ``not-the-result`` when it reads one all the same but is never the read the host needs: a stop
+  check over a reduction or membership (:func:`stop_check`), or a rule marked ``eager_result:
+  false`` (``nonzero``: the host learns a size, not the step's tokens).
+
+Kept small, because every summary is cached and most functions are no part of it: derives and
+calls are noted as nodes and turned into facts only when the function ends and only for one that
+loops (its loops' calls), reads something back (the calls passing what derives from its
+parameters) or passes a parameter on as it is (those calls: a wrapper between a loop and a
+reader); nothing at module level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from sys import intern
+
+import libcst as cst
+
+from graphlint.static.cstwalk import children, preorder
+from graphlint.static.facts import Compact
+
+#: container methods that store their arguments into the receiver (``ids.append(tok)``)
+LEAVES = (cst.SimpleString, cst.Integer, cst.Float)
+STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "appendleft"))
+
+
+@dataclass
+class ArgCall(Compact):
+    order: int  # statement ordinal of this call
+    path: tuple  # its statement path (:func:`encode_path`)
+    loops: frozenset[int]  # the loops it sits in
+    expr: tuple  # the callee, in flow IR (matched against ``CallSite.expr`` when linking)
+    args: tuple[tuple[str, ...], ...]  # names each positional argument reads ("*" for a starred one)
+    kwargs: tuple[tuple[str, tuple[str, ...]], ...]  # (keyword, names it reads)
+    dropped: bool = False  # a statement of its own: what it returns is thrown away
+
+
+def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
+    """The local names an expression reads: not attribute names, keywords or ``self`` (``self.x``
+    is one name of its own)."""
+    if node is None:
+        return ()
+    out: dict[str, None] = {}
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is cst.Name:
+            if n.value != "self":
+                out[intern(n.value)] = None  # one string object per name: the pickle writes it once
+        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
+            out[intern("self." + n.attr.value)] = None  # state on ``self`` is one name, like a local
+        elif kind not in LEAVES:
+            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
+    return tuple(out)
+
+
+def _targets(target: cst.BaseExpression) -> list[str]:
+    """Plain names an assignment target binds; a store into ``lst[i]`` binds ``lst``."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _targets(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _targets(target.value)
+    if isinstance(target, cst.Subscript):
+        target = target.value
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return ["self." + target.attr.value]
+    return [target.value] if isinstance(target, cst.Name) and target.value != "self" else []
+
+
+def note_assignment(func, order: int, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
+                    augmented: bool = False, advanced: set[str] | None = None) -> None:
+    """Kept as nodes until the function ends (:func:`finish_function`): most functions need none of
+    it. ``advanced``: the file's attributes advanced in place (``cache.seq_len += n``): per-step state."""
+    if augmented and advanced is not None:
+        advanced.update(t.attr.value for t in targets if type(t) is cst.Attribute)
+    if func.qualname != "<module>":  # import-time code is never a step
+        _pending(func).append((order, targets, value, augmented))
+
+
+def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, expr: tuple | None,
+              stmt: cst.CSTNode | None = None, is_tensor=None) -> None:
+    """Only calls that pass something and may run project code: ``x.view(n)`` on a tensor runs none."""
+    if func.qualname == "<module>" or not call.args:
+        return
+    fn = call.func
+    if expr is None and not (type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS):
+        return
+    if is_tensor is not None and type(fn) is cst.Attribute and is_tensor(fn.value):
+        return
+    _pending(func).append((order, encode_path(path), frozenset(loops), call, expr, type(stmt) is cst.Expr and stmt.value is call))
+
+
+def _pending(func) -> list:
+    pending = func.__dict__.get("_stepflow")  # not a field: never pickled with the summary
+    if pending is None:
+        pending = func.__dict__["_stepflow"] = []
+    return pending
+
+
+def derived(seeds: set[str], derives: list[tuple]) -> set[str]:
+    """``seeds`` and every name bound, anywhere in the function, from one of them (to a fixpoint)."""
+    out, changed = set(seeds), bool(seeds)
+    while changed:
+        changed = False
+        for _, target, sources in derives:
+            if target not in out and out.intersection(sources):
+                out.add(target)
+                changed = True
+    return out
+
+
+def _shared(table: dict, value):
+    return table.setdefault(value, value)
+
+
+def _params(stmt: cst.FunctionDef) -> set[str]:
+    params = stmt.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+    names.discard("self")
+    return names
+
+
+def _record_assignment(func, order: int, targets, value, augmented: bool) -> None:
+    sources = names_in(value)
+    for target in targets:
+        for name in _targets(target):
+            srcs = (*sources, name) if augmented else sources
+            if srcs:
+                func.derives.append((order, name, srcs))
+
+
+def _record_call(func, order: int, path: tuple, loops, call: cst.Call, expr: tuple | None, dropped: bool) -> None:
+    fn = call.func
+    if type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS and call.args:
+        receiver = names_in(fn.value)
+        sources = tuple(n for a in call.args for n in names_in(a.value))
+        if len(receiver) == 1 and sources:
+            func.derives.append((order, receiver[0], sources))
+    if expr is None:
+        return
+    args, kwargs = [], []
+    for a in call.args:
+        names = names_in(a.value)
+        if a.keyword is not None:
+            kwargs.append((a.keyword.value, names))
+        elif a.star:
+            args.append(("*", *names))
+        else:
+            args.append(names)
+    func.arg_calls.append(ArgCall(order, path, loops, expr, tuple(args), tuple(kwargs), dropped))
+
+
+def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None:
+    """At the end of a function: flag its read-backs and factories (:func:`mark_discarded`,
+    :func:`mark_step_data`), and turn what it noted into ``derives`` and ``arg_calls`` -- only for a
+    function that loops (a per-token loop may be one of its loops), reads something back (a
+    function a loop calls after its model call) or passes a parameter on to a call (a wrapper
+    between the two: ``def callback(x): return self._show(x)``). The facts of every other function
+    are never read, and most functions are none of these."""
+    mark_discarded(raws, start, stmt.body)
+    mark_step_data(raws, start, stmt.body)
+    pending = func.__dict__.pop("_stepflow", None)
+    if not pending:
+        return
+    shared: dict = {}  # one tuple per statement path and loop set: the pickle writes each once
+    pending = [item if len(item) == 4 else (item[0], _shared(shared, tuple(item[1])),
+                                            _shared(shared, frozenset(item[2])), *item[3:]) for item in pending]
+    reads = func.implicit_reads or any(
+        r.function == func.qualname and (r.rule.params.get("result_readback") or r.rule.params.get("eager_result"))
+        for r in raws[start:])
+    params = _params(stmt)
+    if reads or func.range_loops or func.loops:
+        for item in pending:
+            if len(item) == 4:
+                _record_assignment(func, *item)
+        # what a caller's result can reach here: the parameters and what derives from them
+        given = derived(params, func.derives) if reads else set()
+        for item in pending:
+            if len(item) == 6 and (item[2] or given.intersection(
+                    n for a in item[3].args for n in names_in(a.value))):  # a loop's calls, or passing a parameter's value
+                _record_call(func, *item)
+        return
+    for item in pending:  # a wrapper: only the calls it passes a parameter to, as it is
+        if len(item) == 6 and item[4] is not None and any(
+                type(a.value) is cst.Name and a.value.value in params for a in item[3].args):
+            _record_call(func, *item)
+
+
+def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst.Subscript, oracle) -> None:
+    """``x[:, :n + 1]`` with ``n`` a device tensor reads ``n`` back (a slice bound is a Python int):
+    no rule reports it yet, but it is a read of the step's result all the same. Also a bound
+    ``n`` or ``n +/- 1`` whose name the oracle knows no host fact of (``n = (a == b).sum()`` on
+    tensors it cannot type): only a name derived from the step's result counts when linking, and a
+    host value derived from it comes from a read-back that runs first anyway."""
+    for element in node.slice:
+        part = element.slice
+        if type(part) is not cst.Slice:
+            continue
+        for bound in (part.lower, part.upper):
+            if bound is not None and type(bound) is not cst.Integer and (
+                    oracle.is_tensor(bound) or _unknown_count(bound, oracle.fn)):
+                names = names_in(bound)
+                if names:
+                    func.implicit_reads.append((order, encode_path(path), frozenset(loops), names))
+
+
+#: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
+STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
+
+
+def stop_check(anchor: cst.CSTNode) -> bool:
+    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``: one bit the engine
+    could keep on the device or test every few steps, not the step's data the host consumes."""
+    for node in preorder(anchor):
+        if type(node) is cst.Call:
+            func = node.func
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            if name in STOP_REDUCTIONS:
+                return True
+        elif type(node) is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):
+            return True
+    return False
+
+
+def _unknown_count(bound: cst.BaseExpression, facts) -> bool:
+    if type(bound) is cst.BinaryOperation and type(bound.right) is cst.Integer:
+        bound = bound.left
+    return type(bound) is cst.Name and not any(
+        bound.value in known for known in (facts.hosts, facts.positions, facts.shapes, facts.readbacks))
+
+
+def read_names(anchor: cst.CSTNode) -> tuple[str, ...]:
+    """What a read-back candidate reads: ``tok`` of ``tok.item()``, ``n`` of ``if n == 0:``."""
+    if type(anchor) is cst.Call and type(anchor.func) is cst.Attribute:
+        return names_in(anchor.func.value)  # the receiver: ``x.tolist()``, not the method's arguments
+    return names_in(anchor)
+
+
+def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
+    """Flag read-back candidates (``raws[start:]``, this function's) whose value nothing uses."""
+    names: dict[str, int] | None = None
+    for raw in raws[start:]:
+        if not (raw.rule.params.get("result_readback") or raw.rule.params.get("eager_result")):
+            continue
+        stmt = raw.stmt
+        if type(stmt) is cst.Expr and stmt.value is raw.anchor:
+            raw.flags = raw.flags | {"discarded"}
+            continue
+        if type(stmt) is cst.Return and stmt.value is not None and any(n is raw.anchor for n in preorder(stmt.value)):
+            raw.flags = raw.flags | {"returned"}  # used only if the caller uses what it returns
+            continue
+        if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
+            continue
+        bound = [n for t in stmt.targets for n in _targets(t.target)]
+        if not bound or len(bound) != len(stmt.targets) or any("." in n for n in bound) \
+                or not all(type(t.target) is cst.Name for t in stmt.targets):
+            continue  # stored on ``self`` or into a container: kept for later
+        if names is None:
+            names = {}
+            for node in preorder(body):
+                if type(node) is cst.Name:
+                    names[node.value] = names.get(node.value, 0) + 1
+        if all(names.get(n, 0) <= 1 for n in bound):  # its own binding is its one mention
+            raw.flags = raw.flags | {"discarded"}
+
+
+def encode_path(path) -> tuple[int, ...]:
+    """A statement path (``Walker.path``: ``(field, index)`` per block, outermost first) as one int
+    per block, ``index * 256 + field code``: a third of the summary's bytes for the same facts."""
+    return tuple(index * 256 + (FIELDS.get(field) if field in FIELDS else _field_code(field)) for field, index in path)
+
+
+FIELDS = {"body": 0, "orelse": 1, "finalbody": 2}
+
+
+def _field_code(field: str) -> int:
+    kind, _, n = field.partition(".")  # ``handlers.2``, ``cases.5``
+    code = (3 if kind == "handlers" else 128) + (int(n) if n.isdigit() else 0)
+    FIELDS[field] = code = min(code, 255)
+    return code
+
+
+def dominates(first: tuple, then: tuple) -> bool:
+    """Whether the statement at path ``first`` (:func:`encode_path`) runs on every way to the one at
+    ``then`` (within one pass of the function or loop body): ``first``'s block holds ``then`` at a
+    later statement, or ``then`` is ``first`` itself or nested in it (an ``if``'s test runs before
+    its arms). A read inside one arm of an ``if`` does not dominate what follows the ``if``."""
+    k = len(first) - 1
+    if k < 0 or len(then) <= k or then[:k] != first[:k]:
+        return False
+    a, b = first[k], then[k]
+    return a % 256 == b % 256 and a <= b
+
+
+def follows_a_read(seen: list[tuple], then: tuple) -> bool:
+    """Whether a read at one of the paths ``seen`` runs on every way to ``then``: one of them
+    :func:`dominates` it, or an earlier statement of a block holding ``then`` reads on every way
+    through it -- an ``if`` whose arm and ``else`` arm both read (``elif`` chains included)."""
+    if any(dominates(p, then) for p in seen):
+        return True
+    exact = set(seen)
+
+    def always(stmt: tuple) -> bool:
+        return stmt in exact or (covers(stmt, 0) and covers(stmt, 1))  # the body and the ``else``
+
+    def covers(stmt: tuple, arm: int) -> bool:
+        k = len(stmt)
+        return any(len(p) > k and p[:k] == stmt and p[k] % 256 == arm and always(p[:k + 1]) for p in seen)
+
+    for j, level in enumerate(then):
+        if any(always(then[:j] + (i * 256 + level % 256,)) for i in range(level // 256)):
+            return True
+    return False
+
+
+LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if type(node) is cst.UnaryOperation:
+        node = node.expression
+    return isinstance(node, LITERALS) or (type(node) is cst.Name and node.value in ("True", "False", "None"))
+
+
+def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
+    """Flag factories (rules marked ``step_data: false``, ``raws[start:]``) that build the step's
+    data rather than a constant: ``step-data`` when the buffer is filled afterwards in the function
+    with values that are not literals (``buf = torch.full((1, k), pad); buf[:, 0] = tok``) or an
+    argument reads a local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each
+    attribute an argument reads, which is per-step state when the project advances it in place
+    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`)."""
+    mine = [r for r in raws[start:] if r.rule.params.get("step_data") is False and type(r.anchor) is cst.Call]
+    if not mine:
+        return
+    filled: set[str] = set()
+    advanced: set[str] = set()
+    for node in preorder(body):
+        kind = type(node)
+        if kind is cst.AugAssign and type(node.target) is cst.Name:
+            advanced.add(node.target.value)
+        elif kind is cst.Assign and not _literal(node.value):
+            filled.update(t.target.value.value for t in node.targets
+                          if type(t.target) is cst.Subscript and type(t.target.value) is cst.Name)
+        elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
+            method = node.func.attr.value
+            if method.endswith("_") and method != "zero_" and any(not _literal(a.value) for a in node.args):
+                filled.add(node.func.value.value)  # ``buf.copy_(ids)``, ``buf.fill_(tok)``
+    for raw in mine:
+        stmt, flags = raw.stmt, set()
+        if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
+                and stmt.targets[0].target.value in filled:
+            flags.add("step-data")
+        args = [a.value for a in raw.anchor.args]
+        if advanced.intersection(n for a in args for n in names_in(a)):
+            flags.add("step-data")
+        flags.update(f"arg-attr:{n.attr.value}" for a in args for n in preorder(a) if type(n) is cst.Attribute)
+        if flags:
+            raw.flags = raw.flags | flags

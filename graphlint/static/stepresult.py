@@ -1,0 +1,175 @@
+"""The eager per-token loop's read-back of the step's result: by design once per step.
+
+A captured engine's host step reads the step's result back after the replay (``info``, see
+:mod:`.contexts`). An eager engine must do the same: it reads the sampled token -- or a
+speculative step's accepted length -- once per step to stop, print or append it, and that read is
+not what keeps the step from being captured. So, in an eager per-token loop:
+
+- **the step's result** is what a name bound from the loop's *model call* holds (the first call in
+  the loop body that reaches a model step, :mod:`.entries`) and every name derived from such a name
+  in the loop's function (``tok = sample(logits)``, ``ids.append(tok)``, ``best, n =
+  evaluate(logits, cands)``: a call's result derives from its arguments), and in a function the
+  loop calls *after* the model call, the parameters given such names and what derives from them
+  (:mod:`.stepflow` records how names derive, flow-insensitively);
+- **a read of it** is a candidate of a rule marked ``result_readback`` or ``eager_result``
+  (``.item()``, ``.tolist()``, ``int(t)``, ``if n == 0:``, ``nonzero``...) reading such a name; a
+  call after the model call passing one to a function that reads it (the read happens there, at
+  the call); or a slice bounded by it (``cands[:, : n + 1]``, no rule's finding);
+- **the first read** in an iteration is one that no other read of the step's result runs before on
+  every way through the iteration (:func:`.stepflow.follows_a_read`: earlier in an enclosing
+  block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
+  ``info``; every later one keeps its severity: a second read of the same result is a second sync
+  the engine could fold into the first (``x.tolist()`` to print, then ``x.item() == eos`` is two).
+  "The same value" is therefore the step's result as a whole, not one name: reading the token and
+  then the accepted length is two reads.
+
+Never the first read, though each is a read that the reads after it follow: a batch stop check
+over a reduction or membership (``if done.all():``, ``torch.isin``, ``eos in ids``: one bit the
+engine could keep on the device -- the issue names ``if finished.all(): break`` as a hazard), and
+``nonzero``/``torch.where(c)`` (``eager_result: false``: the host learns a size, not the step's
+data). Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
+whose caller drops it). Reads before the model call (what gates the step: ``if tok.item() in
+stop:`` at the top of the loop reads the previous step's token a second time), reads inside the
+model (never followed) and reads of what the step did not produce keep their severity; so does a
+first read in a function the loop also calls before its model call.
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
+from graphlint.static.stepflow import derived, follows_a_read
+
+FuncId = tuple[str, str]
+Key = tuple[str, int, int, str]  # (path, line, col, code) of a candidate
+MAX_DEPTH = 4
+
+
+class ResultReads:
+    """Finds each eager per-token loop's first read of its step's result (see the module docstring)."""
+
+    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId]):
+        self.by_path = {i.path: i for i in infos}
+        self.graph = graph
+        self.model = model  # functions that reach a model step (the loop's model call is a call of one)
+        self.reads: dict[FuncId, list[Candidate]] = {}
+        for info in infos:
+            for cand in info.candidates:
+                if cand.reads:
+                    self.reads.setdefault((info.path, cand.function), []).append(cand)
+        self.first: set[Key] = set()
+        self.gating: set[FuncId] = set()  # host functions a loop calls before its model call
+        self.memo: dict[tuple, bool] = {}
+        self.owner: dict[Key, str] = {}  # a first read's function
+
+    def fn(self, fid: FuncId) -> FunctionInfo | None:
+        info = self.by_path.get(fid[0])
+        return info.functions.get(fid[1]) if info is not None else None
+
+    def targets(self, fid: FuncId, expr: tuple) -> list[FuncId]:
+        return self.graph.targets(fid[0], fid[1], CallSite(expr))
+
+    def run(self, loops: dict[FuncId, frozenset[int]]) -> set[Key]:
+        for fid, ids in sorted(loops.items()):
+            self.loop(fid, ids)
+        return {k for k in self.first if (k[0], self.owner[k]) not in self.gating}
+
+    def loop(self, fid: FuncId, ids: frozenset[int]) -> None:
+        fn = self.fn(fid)
+        if fn is None:
+            return
+        in_loop = [c for c in fn.arg_calls if c.loops & ids]
+        model_calls = [c for c in in_loop if any(t in self.model for t in self.targets(fid, c.expr))]
+        if not model_calls:
+            return
+        start = min(c.order for c in model_calls)
+        bound_at = {c.order for c in model_calls}
+        result = derived({t for order, t, _ in fn.derives if order in bound_at}, fn.derives)
+        for call in in_loop:
+            if call.order < start:
+                self.gate(fid, call)
+        self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0)
+
+    def gate(self, fid: FuncId, call) -> None:
+        todo = [t for t in self.targets(fid, call.expr) if t not in self.model]
+        while todo:
+            f = todo.pop()
+            if f in self.gating:
+                continue
+            self.gating.add(f)
+            fn = self.fn(f)
+            for c in fn.arg_calls if fn is not None else ():
+                todo.extend(t for t in self.targets(f, c.expr) if t not in self.model)
+
+    def walk(self, fid: FuncId, result: set[str], within, mark: bool, depth: int, dropped: bool = False) -> bool:
+        """Whether ``fid`` reads the result (names ``result``) in the statements ``within`` accepts;
+        with ``mark``, its first reads are recorded; ``dropped``: its caller throws away what it
+        returns (a read it returns is then used by nothing)."""
+        fn = self.fn(fid)
+        if fn is None or not result:
+            return False
+        events: list[tuple[tuple, tuple, object]] = []
+        for cand in self.reads.get(fid, ()):
+            if within(cand.order, frozenset(cand.loops)) and result.intersection(cand.reads) \
+                    and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
+                events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand))
+        for order, path, loops, names in fn.implicit_reads:
+            if within(order, loops) and result.intersection(names):
+                events.append(((order, 0, 0, -1), path, None))
+        if depth < MAX_DEPTH:
+            for call in fn.arg_calls:
+                if not within(call.order, call.loops):
+                    continue
+                for callee in self.targets(fid, call.expr):
+                    if callee not in self.model:
+                        given = self.given(callee, call, result)
+                        if given:
+                            events.append(((call.order, 1, 0, 0), call.path, (callee, given, call.dropped)))
+        events.sort(key=lambda e: e[0])
+        seen: list[tuple] = []
+        found = False
+        for _, path, event in events:
+            first = mark and not follows_a_read(seen, path)
+            if event is None:  # a slice bounded by the result: read, never reported here
+                reads = True
+            elif isinstance(event, Candidate):
+                reads = True
+                if first and "not-the-result" not in event.flags:
+                    key = (fid[0], event.line, event.col, event.code)
+                    self.first.add(key)
+                    self.owner[key] = fid[1]
+            else:
+                callee, given, thrown = event
+                memo = (callee, given, first, thrown)
+                if memo not in self.memo:
+                    self.memo[memo] = False  # a recursive call reads nothing more
+                    callee_fn = self.fn(callee)
+                    self.memo[memo] = callee_fn is not None and self.walk(
+                        callee, derived(set(given), callee_fn.derives), lambda order, loops: True, first, depth + 1,
+                        thrown)
+                reads = self.memo[memo]
+            if reads:
+                seen.append(path)
+                found = True
+        return found
+
+    def given(self, callee: FuncId, call, result: set[str]) -> frozenset[str]:
+        """The callee's parameters that receive the result."""
+        flow = self.by_path[callee[0]].flows.get(callee[1])
+        if flow is None:
+            return frozenset()
+        params = flow.params[1:] if flow.fkind in ("m", "c") else flow.params
+        out = set()
+        for i, names in enumerate(call.args):
+            if names and names[0] == "*":
+                break
+            if i < len(params) and result.intersection(names):
+                out.add(params[i])
+        for keyword, names in call.kwargs:
+            if result.intersection(names) and (keyword in params or keyword in flow.kwonly):
+                out.add(keyword)
+        return frozenset(out)
+
+
+def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]]) -> set[Key]:
+    """The candidates that are an eager loop's first read of its step's result."""
+    return ResultReads(infos, graph, model).run(loops)

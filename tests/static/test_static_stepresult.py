@@ -1,0 +1,335 @@
+"""The eager per-token loop's read-back of its step's result (graphlint/static/stepresult.py): the
+first read of what the model call produced, in an iteration, is ``info`` (by design once per step);
+a second read, a read that gates the step before the model call, a read inside the model and a
+read whose value nothing uses keep their severity."""
+
+from __future__ import annotations
+
+import textwrap
+
+from static_helpers import analyze
+
+from graphlint.static.stepflow import dominates, encode_path, follows_a_read
+
+MODEL = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, tok):
+        return self.proj(torch.nn.functional.one_hot(tok, 8).float())
+"""
+
+
+def severities(loop: str, model: str = MODEL) -> dict[tuple[int, str], str]:
+    findings = analyze({"model.py": model, "run.py": textwrap.dedent(loop)})
+    return {(f.line, f.rule): f.severity for f in findings if f.path == "run.py"}
+
+
+def test_the_first_read_of_the_sampled_token_is_info_and_a_second_read_is_an_error():
+    found = severities("""
+    from model import Model
+
+    def generate(model: Model, tok, steps: int, eos: int):
+        out = []
+        for _ in range(steps):
+            logits = model(tok)
+            tok = logits.argmax(-1)
+            out.append(tok.item())
+            if tok.item() == eos:
+                break
+        return out
+    """)
+    assert found == {(9, "GL101"): "info", (10, "GL101"): "error"}
+
+
+def test_a_read_that_gates_the_step_before_the_model_call_keeps_its_severity():
+    found = severities("""
+    from model import Model
+
+    def generate(model: Model, tok, steps: int, stop: set):
+        out = []
+        for _ in range(steps):
+            if tok.item() in stop:
+                break
+            logits = model(tok)
+            tok = logits.argmax(-1)
+            out.append(tok.item())
+        return out
+    """)
+    assert found == {(7, "GL101"): "error", (11, "GL101"): "info"}
+
+
+def test_a_callback_after_the_model_call_reads_first_and_the_loop_reads_second():
+    found = severities("""
+    from model import Model
+
+    def show(x, eos: int):
+        text = str(x.tolist())
+        if x.item() == eos:
+            return None
+        return text
+
+    def generate(model: Model, tok, steps: int, eos: int):
+        ids = []
+        for _ in range(steps):
+            logits = model(tok)
+            tok = logits.argmax(-1)
+            ids.append(tok)
+            show(ids[-1], eos)
+            if ids[-1].item() == eos:
+                break
+        return ids
+    """)
+    assert found == {(5, "GL102"): "info", (6, "GL101"): "error", (17, "GL101"): "error"}
+
+
+def test_each_exclusive_branch_has_its_own_first_read_and_what_follows_it_in_the_branch_is_second():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def accept(logits, cands, greedy: bool):
+        if greedy:
+            n = (cands == logits.argmax(-1)).sum()
+            if n.item() == 0:
+                return 0
+            return n
+        n = (cands == logits.topk(2).indices[0]).sum()
+        if n.item() == 0:
+            return 0
+        keep = torch.nonzero(cands == n)
+        return keep
+
+    def generate(model: Model, tok, cands, steps: int, greedy: bool):
+        for _ in range(steps):
+            logits = model(tok)
+            n = accept(logits, cands, greedy)
+            tok = logits.argmax(-1) + n
+        return tok
+    """)
+    assert found == {(8, "GL101"): "info", (12, "GL101"): "info", (14, "GL302"): "error"}
+
+
+def test_a_read_whose_value_nothing_uses_is_no_by_design_read():
+    found = severities("""
+    from model import Model
+
+    def generate(model: Model, tok, steps: int):
+        out = []
+        for _ in range(steps):
+            logits = model(tok)
+            _peak = logits.max().item()
+            tok = logits.argmax(-1)
+            out.append(tok.item())
+        return out
+    """)
+    assert found == {(8, "GL101"): "error", (10, "GL101"): "info"}
+
+
+def test_a_read_inside_the_model_keeps_its_severity():
+    model = MODEL + """
+    def forward(self, tok):
+        if tok.max().item() > 7:
+            tok = tok.clamp(max=7)
+        return self.proj(torch.nn.functional.one_hot(tok, 8).float())
+"""
+    model = model.replace("\n    def forward", "\n    def _unused_forward", 1)
+    findings = analyze({"model.py": textwrap.dedent(model), "run.py": textwrap.dedent("""
+    from model import Model
+
+    def generate(model: Model, tok, steps: int):
+        out = []
+        for _ in range(steps):
+            tok = model(tok).argmax(-1)
+            out.append(tok.item())
+        return out
+    """)})
+    found = {(f.path, f.rule): f.severity for f in findings}
+    assert found[("model.py", "GL101")] == "error"
+    assert found[("run.py", "GL101")] == "info"
+
+
+def test_a_read_of_something_the_step_did_not_produce_keeps_its_severity():
+    found = severities("""
+    from model import Model
+
+    def generate(model: Model, tok, budget, steps: int):
+        out = []
+        for _ in range(steps):
+            logits = model(tok)
+            tok = logits.argmax(-1)
+            if budget.item() < 0:
+                break
+            out.append(tok.item())
+        return out
+    """)
+    assert found == {(9, "GL101"): "error", (11, "GL101"): "info"}
+
+
+def test_a_test_of_the_accepted_length_is_its_first_read_and_a_batch_stop_check_never_is():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def accept(logits: torch.Tensor, cands: torch.Tensor):
+        n = (cands == logits.argmax(-1)).cumprod(-1).sum()
+        if n == 0:
+            return cands[:1]
+        return cands[1:]
+
+    def generate(model: Model, tok, cands, done: torch.Tensor, eos: int, steps: int):
+        for _ in range(steps):
+            logits = model(tok)
+            tok = accept(logits, cands)
+            done = done | (tok == eos)
+            if done.all():
+                break
+        return tok
+    """)
+    assert found == {(7, "GL105"): "info", (16, "GL105"): "error"}
+
+
+def test_a_stop_check_alone_keeps_its_severity():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def generate(model: Model, tok, done: torch.Tensor, eos: int, steps: int):
+        for _ in range(steps):
+            tok = model(tok).argmax(-1)
+            done = done | (tok == eos)
+            if done.all():
+                break
+        return tok
+    """)
+    assert found == {(9, "GL105"): "error"}
+
+
+def test_an_if_whose_every_arm_reads_the_result_comes_before_what_follows_it():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def generate(model: Model, tok, steps: int, greedy: bool):
+        out = []
+        for _ in range(steps):
+            logits = model(tok)
+            if greedy:
+                tok = logits.argmax(-1)
+                n = tok.item()
+            else:
+                tok = torch.multinomial(logits.softmax(-1), 1)
+                n = int(tok)
+            out.append(tok.tolist())
+        return out, n
+    """)
+    assert found == {(11, "GL101"): "info", (13, "GL109"): "error", (14, "GL104"): "info", (15, "GL102"): "error"}
+
+
+def test_slicing_by_the_result_reads_it_and_the_next_read_is_the_second():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def generate(model: Model, tok, cands: torch.Tensor, steps: int):
+        out = []
+        for _ in range(steps):
+            logits = model(tok)
+            n = (cands == logits.argmax(-1)).sum()
+            kept = cands[: n + 1]
+            out.append(kept.tolist())
+            tok = kept[-1:]
+        return out
+    """)
+    assert found == {(11, "GL102"): "error"}
+
+
+def test_dominance_by_statement_paths():
+    def at(*levels):
+        return encode_path(levels)
+
+    top, later = at(("body", 0), ("body", 2)), at(("body", 0), ("body", 5))
+    arm = at(("body", 0), ("body", 2), ("body", 1))
+    assert dominates(top, later) and not dominates(later, top)
+    assert dominates(top, arm)  # an ``if``'s test runs before its arms
+    assert not dominates(arm, later)  # one arm of an ``if`` does not run on every way
+    assert not dominates(arm, at(("body", 0), ("body", 2), ("orelse", 0)))
+    assert dominates(top, top)  # the same statement: the caller orders by column
+    test, body, other = at(("body", 4)), at(("body", 4), ("body", 0)), at(("body", 4), ("orelse", 0))
+    after = at(("body", 5))
+    assert not follows_a_read([body], after)  # only one arm reads
+    assert follows_a_read([body, other], after)  # both arms read: the ``if`` always reads
+    elif_arm = at(("body", 4), ("orelse", 0), ("body", 0))
+    assert not follows_a_read([body, elif_arm], after)  # an ``elif`` without ``else`` may read nothing
+    assert follows_a_read([body, elif_arm, at(("body", 4), ("orelse", 0), ("orelse", 0))], after)
+    assert follows_a_read([test], after) and not follows_a_read([after], test)
+    assert not dominates(at(("handlers.0", 1)), at(("body", 3)))  # other blocks are other suites
+
+
+def test_a_read_a_helper_returns_to_a_caller_that_drops_it_is_unused():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def peek(logits: torch.Tensor):
+        return logits.max().item()
+
+    def generate(model: Model, tok, steps: int):
+        out = []
+        for _ in range(steps):
+            logits = model(tok)
+            peek(logits)
+            tok = logits.argmax(-1)
+            out.append(tok.item())
+        return out
+    """)
+    assert found == {(6, "GL101"): "error", (14, "GL101"): "info"}
+
+
+def test_state_kept_on_self_is_the_result_too():
+    found = severities("""
+    import torch
+    from model import Model
+
+    class Runner:
+        def __init__(self, model: Model):
+            self.model, self.last = model, None
+
+        def run(self, tok, steps: int):
+            self.last = tok
+            for _ in range(steps):
+                self.last = self.model(self.last).argmax(-1)
+                if self.last.item() == 0:
+                    break
+                print(self.last.tolist())
+            return self.last
+    """)
+    assert found == {(13, "GL101"): "info", (15, "GL102"): "error"}
+
+
+def test_a_wrapper_that_passes_the_result_on_leads_to_the_reader():
+    found = severities("""
+    from model import Model
+
+    def show(x):
+        text = str(x.tolist())
+        if x.item() == 0:
+            return None
+        return text
+
+    def generate(model: Model, tok, steps: int):
+        def callback(t):
+            return show(t)
+
+        for _ in range(steps):
+            tok = model(tok).argmax(-1)
+            callback(tok)
+        return tok
+    """)
+    assert found == {(5, "GL102"): "info", (6, "GL101"): "error"}
