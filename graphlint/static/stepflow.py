@@ -214,7 +214,8 @@ def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None
 
 def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst.Subscript, oracle) -> None:
     """``x[:, :n + 1]`` with ``n`` a device tensor reads ``n`` back (a slice bound is a Python int):
-    no rule reports it yet, but it is a read of the step's result all the same. Also a bound
+    GL111 reports it where ``n`` is known to be a 0-dim device tensor (the rule's candidate is then
+    the read, :mod:`.stepresult`), and it is a read of the step's result either way. Also a bound
     ``n`` or ``n +/- 1`` whose name the oracle knows no host fact of (``n = (a == b).sum()`` on
     tensors it cannot type): only a name derived from the step's result counts when linking, and a
     host value derived from it comes from a read-back that runs first anyway."""

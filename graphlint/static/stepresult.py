@@ -14,7 +14,8 @@ not what keeps the step from being captured. So, in an eager per-token loop:
 - **a read of it** is a candidate of a rule marked ``result_readback`` or ``eager_result``
   (``.item()``, ``.tolist()``, ``int(t)``, ``if n == 0:``, ``nonzero``...) reading such a name; a
   call after the model call passing one to a function that reads it (the read happens there, at
-  the call); or a slice bounded by it (``cands[:, : n + 1]``, no rule's finding);
+  the call); or a slice bounded by it (``cands[:, : n + 1]``: GL111's finding where ``n`` is known
+  to be a 0-dim device tensor, else a read all the same that no rule reports);
 - **the first read** in an iteration is one that no other read of the step's result runs before on
   every way through the iteration (:func:`.stepflow.follows_a_read`: earlier in an enclosing
   block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
@@ -112,8 +113,9 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and result.intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand))
+        reported = {(e[0][0], name) for e in events for name in e[2].reads}  # a rule's read at that statement
         for order, path, loops, names in fn.implicit_reads:
-            if within(order, loops) and result.intersection(names):
+            if within(order, loops) and result.intersection(names) and not any((order, n) in reported for n in names):
                 events.append(((order, 0, 0, -1), path, None))
         if depth < MAX_DEPTH:
             for call in fn.arg_calls:

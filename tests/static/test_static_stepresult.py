@@ -247,7 +247,7 @@ def test_slicing_by_the_result_reads_it_and_the_next_read_is_the_second():
             tok = kept[-1:]
         return out
     """)
-    assert found == {(11, "GL102"): "error"}
+    assert found == {(10, "GL111"): "info", (11, "GL102"): "error"}  # the slice is the first read
 
 
 def test_dominance_by_statement_paths():
