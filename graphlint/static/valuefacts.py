@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder, shape_only
+from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 
 UNKNOWN = ("?",)
 #: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
@@ -83,6 +83,23 @@ class ValueFacts:
         #: bound under (a parameter starts with its caller's value); None: something unknown
         self.assigns: dict[str, tuple | None] = {}
         self.cond: tuple = ()  # the conjuncts of the enclosing branches' conditions
+        #: what the rest of the current block runs under after an ``if`` that exits early
+        self.exits: tuple = ()
+
+    def early_exit(self, stmt: cst.If, test: tuple) -> None:
+        """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
+        when ``cond`` is false, so it carries ``not cond`` (:meth:`take_exits`); an ``elif`` chain
+        whose first branches all exit adds each of their negations. A test on tensor shapes is no
+        value (``if x.shape[-1] > 64: return self.prefill(x)``: the rest is the decode path, never
+        weakened to "only for some shapes")."""
+        inner, self.exits = self.exits, ()
+        if test[0] == "?" or _has_shape(test) or not ends_in_jump(stmt.body):
+            return
+        self.exits = (("not", test), *(inner if isinstance(stmt.orelse, cst.If) else ()))
+
+    def take_exits(self) -> tuple:
+        exits, self.exits = self.exits, ()
+        return exits
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond)
@@ -202,6 +219,11 @@ class ValueFacts:
             elif not star:
                 positional.append(self.value(arg.value))
         return (tuple(positional), tuple(keywords), star, double)
+
+
+def _has_shape(c: tuple) -> bool:
+    return c == SHAPE or any(isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), ("shape",))
+                             and _has_shape(part) for part in c[1:])
 
 
 def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:

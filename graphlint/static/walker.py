@@ -151,6 +151,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
 
     # -- statements --------------------------------------------------------------------
     def body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
+        outer_cond = self.values.cond
+        try:
+            self._body(stmts, field)
+        finally:
+            self.values.cond = outer_cond  # an early exit's condition holds to the end of its block only
+
+    def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         for stmt in stmts:
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
@@ -164,6 +171,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                         self.compound(small)
                 finally:
                     self.path.pop()
+                self.values.cond += self.values.take_exits()
                 index += 1
             if self.guards.ends_block(stmt):
                 return  # the rest of this block never runs while capturing (or only with a guard on)
@@ -283,6 +291,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.if_branches(stmt, guarded, test, outer_cond, before, sides)
         finally:
             self.values.merge(before, [*sides, self.values.assigns])
+        if guarded is None:
+            self.values.early_exit(stmt, test)
 
     def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
                     sides: list) -> None:
