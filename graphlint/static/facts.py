@@ -115,6 +115,8 @@ class FunctionInfo(Compact):
     loops: list["LoopInfo"] = field(default_factory=list)
     #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
     defaults: dict[str, tuple | None] = field(default_factory=dict)
+    #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
+    returns_object: bool = False
 
 
 @dataclass

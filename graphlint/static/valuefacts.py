@@ -85,6 +85,12 @@ class ValueFacts:
         self.cond: tuple = ()  # the conjuncts of the enclosing branches' conditions
         #: what the rest of the current block runs under after an ``if`` that exits early
         self.exits: tuple = ()
+        #: the walker's tensor oracle (a torch op's or tensor method's result is never None) and
+        #: the flow IR of each call of the current statement (``("r", callee)``: see :meth:`value`)
+        self.is_tensor = lambda node: False
+        self.call_exprs: dict[int, tuple | None] = {}
+        self.returns_object = True  # every ``return`` of the current function so far gives an object
+        self.in_try = 0  # inside ``try``/``except``/``finally``: a rebinding adds, never replaces
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -102,25 +108,35 @@ class ValueFacts:
         return exits
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
-        saved = (self.params, self.assigns, self.cond)
+        saved = (self.params, self.assigns, self.cond, self.returns_object)
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
-        self.assigns, self.cond = {}, ()
+        self.assigns, self.cond, self.returns_object = {}, (), True
         fn.defaults = {param.name.value: literal(param.default) for param in every if param.default is not None}
         return saved
 
-    def end(self, saved: tuple) -> None:
-        self.params, self.assigns, self.cond = saved
+    def end(self, saved: tuple, stmt: cst.FunctionDef | None = None, fn=None) -> None:
+        """``fn.returns_object``: every ``return`` gives some object and the body never falls off
+        its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
+        if fn is not None and stmt is not None:
+            fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
+        self.params, self.assigns, self.cond, self.returns_object = saved
+
+    def returned(self, value: cst.BaseExpression | None) -> None:
+        found = self.value(value) if value is not None else None
+        if found is None or found[0] != "o":
+            self.returns_object = False
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
-        """``name = value``: from here on the name holds what it held (a parameter: its caller's
-        value) or this value, under the branches it was bound in (flow-insensitive within a path:
-        a union, never a loss). Anything but a literal, a parameter, a field or another such local
-        is unknown."""
+        """``name = value``: from here on the name holds this value, under the branches it was
+        bound in (a branch's bindings are merged with the other side's at its end, :meth:`merge`;
+        a name a loop binds is unknown at the loop's top, :meth:`loop`). Inside ``try`` it may
+        also still hold what it held (the statement may not have run): a union there. Anything
+        but a literal, a parameter, a field, an object or another such local is unknown."""
         if isinstance(target, cst.Name):
             name = target.value
-            known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ())
+            known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) if self.in_try else ()
             found = self.value(value) if value is not None else None
             if known is None or (found is None and not self.cond) or len(known) >= 4:
                 self.assigns[name] = None  # unknown on every path: nothing left to decide
@@ -163,6 +179,11 @@ class ValueFacts:
             return found
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
             return ("o",)
+        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            if _constructs(node.func) or self.is_tensor(node):
+                return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
+            expr = self.call_exprs.get(id(node))
+            return ("r", expr) if expr is not None else None  # what the call graph's targets return
         if isinstance(node, cst.Name):
             if node.value == "self":
                 return ("self",)
@@ -219,6 +240,20 @@ class ValueFacts:
             elif not star:
                 positional.append(self.value(arg.value))
         return (tuple(positional), tuple(keywords), star, double)
+
+
+def _constructs(func: cst.BaseExpression) -> bool:
+    """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def _ends_in_exit(suite: cst.BaseSuite) -> bool:
+    body = suite.body
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
 
 
 def _has_shape(c: tuple) -> bool:

@@ -89,6 +89,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
+        self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
         self.order = 0  # statement ordinal within the current function
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         self.init_regions()
@@ -181,6 +182,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
 
     def small(self, stmt: cst.BaseSmallStatement) -> None:
         self.stmt = stmt
+        self.values.call_exprs.clear()
         self.oracle.readback_seen = False
         self.flows.statement()
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
@@ -247,9 +249,11 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
             elif isinstance(stmt, cst.Return):
                 self.flows.returns(stmt.value)
+                self.values.returned(stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
+        self.values.call_exprs.clear()
         self.oracle.readback_seen = False
         self.flows.statement()
         if isinstance(stmt, cst.FunctionDef):
@@ -267,13 +271,17 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         elif isinstance(stmt, cst.With):
             self.with_(stmt)
         elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            self.suite(stmt.body)
-            for i, handler in enumerate(stmt.handlers):
-                self.suite(handler.body, f"handlers.{i}")
-            if stmt.orelse is not None:
-                self.suite(stmt.orelse.body, "orelse")
-            if stmt.finalbody is not None:
-                self.suite(stmt.finalbody.body, "finalbody")
+            self.values.in_try += 1
+            try:
+                self.suite(stmt.body)
+                for i, handler in enumerate(stmt.handlers):
+                    self.suite(handler.body, f"handlers.{i}")
+                if stmt.orelse is not None:
+                    self.suite(stmt.orelse.body, "orelse")
+                if stmt.finalbody is not None:
+                    self.suite(stmt.finalbody.body, "finalbody")
+            finally:
+                self.values.in_try -= 1
         elif isinstance(stmt, cst.Match):
             self.expr(stmt.subject)
             for i, case in enumerate(stmt.cases):
@@ -426,7 +434,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.call_name = self.calls.callee_name(func)
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True
-                self.call_expr = self.flows.call(node)
+                self.call_expr = self.values.call_exprs[id(node)] = self.flows.call(node)
                 self.calls.call_site(node)
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
                 if type(func) is cst.Attribute:
