@@ -91,6 +91,7 @@ class ValueFacts:
         self.call_exprs: dict[int, tuple | None] = {}
         self.returns_object = True  # every ``return`` of the current function so far gives an object
         self.in_try = 0  # inside ``try``/``except``/``finally``: a rebinding adds, never replaces
+        self.exit_conds: set[tuple] = set()  # the conjuncts early exits added (:meth:`binding_cond`)
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -105,7 +106,14 @@ class ValueFacts:
 
     def take_exits(self) -> tuple:
         exits, self.exits = self.exits, ()
+        self.exit_conds.update(exits)
         return exits
+
+    def binding_cond(self) -> tuple:
+        """The branches a binding is made under, less the early exits before it: whatever reads
+        the name after them runs under the same exits (a read past the exits' block sees one
+        value more, never one less), and the binding stays small."""
+        return tuple(c for c in self.cond if c not in self.exit_conds) if self.exit_conds else self.cond
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object)
@@ -138,10 +146,10 @@ class ValueFacts:
             name = target.value
             known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) if self.in_try else ()
             found = self.value(value) if value is not None else None
-            if known is None or (found is None and not self.cond) or len(known) >= 4:
+            if known is None or (found is None and not self.binding_cond()) or len(known) >= 4:
                 self.assigns[name] = None  # unknown on every path: nothing left to decide
             else:  # unknown only under its branch: a branch the values rule out binds nothing
-                self.assigns[name] = (*known, (found, self.cond))
+                self.assigns[name] = (*known, (found, self.binding_cond()))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self.stored(el.value)

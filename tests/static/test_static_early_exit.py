@@ -87,3 +87,20 @@ def test_the_exit_only_covers_its_own_block():
 def test_a_shape_test_never_decides_the_rest():
     body = "if x.shape[-1] > 64:\n    return x * 2\nx.sum().item()\nreturn x\n"
     assert run("", body) == [7]
+
+
+def test_bindings_after_exits_stay_decidable():
+    """A name bound after early exits keeps its values: the exits' conditions are not copied into
+    every binding (each read past them runs under them anyway), which kept long guard chains from
+    making the name unknown."""
+    guards = "".join(f"if mode == \"m{i}\" and mask is not None and x is None:\n    raise ValueError(mode)\n"
+                     for i in range(6))
+    body = guards + "pad = None\nif mask is not None:\n    pad = mask\nreturn self.pad_fn(torch.relu(x), pad)\n"
+    model = model_with(body) + """
+    def pad_fn(self, x: torch.Tensor, pad):
+        if pad is not None:
+            x.sum().item()
+        return x
+"""
+    assert lines(analyze({"m.py": LOOP.format(args=""), "n.py": model})) == []
+    assert lines(analyze({"m.py": LOOP.format(args=", mask=x + 1"), "n.py": model})) == [24]
