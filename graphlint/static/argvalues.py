@@ -73,15 +73,19 @@ class ArgValues:
         self.decided: set[tuple[FuncId, tuple]] = set()
 
     # -- the solve ------------------------------------------------------------------------
-    def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId]) -> None:
+    def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
+              only_loops: dict[FuncId, frozenset[int]] | None = None) -> None:
         """Values of the parameters of ``hot`` functions from the calls of ``callers`` (and capture
-        sites); ``open_`` functions are called from outside: every parameter unknown."""
+        sites); ``open_`` functions are called from outside: every parameter unknown; of a caller in
+        ``only_loops`` only the calls inside those loops count (a per-token loop's function)."""
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
         for f in open_:
             values[f] = TOP
         self.values = values
+        only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
-                 if callee in hot and callee in self.fns and (caller in callers or caller in hot or site.in_capture)]
+                 if callee in hot and callee in self.fns and (caller in callers or caller in hot or site.in_capture)
+                 and (caller not in only_loops or site.loops & only_loops[caller] or site.in_capture)]
         edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
                   for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
         for _ in range(50):

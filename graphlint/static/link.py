@@ -86,14 +86,21 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
     return calls
 
 
-def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId]]:
+def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId], dict]:
     """(hot functions, functions whose calls count -- the hot ones and the per-token loops' own --,
-    functions called from outside: entries, whose parameters are unknown)."""
+    functions called from outside: entries, whose parameters are unknown, and the loop functions
+    only whose loops' calls count)."""
     placement = contexts.placement
     hot = {f for chains in placement.chains.values() for f in chains}
-    loops = {f for bodies in placement.loop_bodies.values() for f in bodies}
-    open_ = loops | {f for roots in discovery.roots.values() for f, chain in roots if len(chain) == 1}
-    return hot | loops, hot | loops, open_
+    loops: dict[FuncId, frozenset[int]] = {}
+    for bodies in placement.loop_bodies.values():
+        for f, ids in bodies.items():
+            loops[f] = loops.get(f, frozenset()) | ids
+    open_ = set(loops) | {f for roots in discovery.roots.values() for f, chain in roots if len(chain) == 1}
+    # a per-token loop's function that is not hot itself: only the calls in its loops run per token
+    # (what it calls before the loop -- the prompt's pass -- runs once per request)
+    only_loops = {f: ids for f, ids in loops.items() if f not in hot}
+    return hot | set(loops), hot | set(loops), open_, only_loops
 
 
 def _dead_candidates(infos: list[ModuleInfo], values: ArgValues):

@@ -87,9 +87,10 @@ def specialize(raw: Raw, infos: list[ModuleInfo], graph, helpers) -> dict[FuncId
 
 
 def _translated(inner: tuple | None, outer: tuple | None, flow: ScopeFlow) -> tuple | None:
-    """The helper's call's arguments (:mod:`.valuefacts` values) in the caller's terms: a literal or
-    an object stays, one of the helper's parameters becomes what the caller passes for it (one
-    spelling of the caller's call only), anything else is unknown."""
+    """The helper's call's arguments (:mod:`.valuefacts` values) in the caller's terms: a literal, an
+    object or a configuration field stays, one of the helper's parameters becomes what the caller
+    passes for it (one spelling of the caller's call only), a local the helper bound each of its
+    bindings, anything else (a call's result, ``self``) is unknown."""
     if inner is None or outer is None or len(outer) != 1:
         return None
     positional, keywords, star, double = outer[0]
@@ -99,8 +100,10 @@ def _translated(inner: tuple | None, outer: tuple | None, flow: ScopeFlow) -> tu
     given = dict(zip(params, positional)) | dict(keywords)
 
     def value(v):
-        if v is None or v[0] in ("c", "o"):
+        if v is None or v[0] in ("c", "o", "f", "g"):  # literals, objects and fields mean the same here
             return v
+        if v[0] == "l":  # a local the helper bound: each binding, its branch conditions dropped (a superset)
+            return ("l", tuple((value(x), ()) for x, _ in v[1]))
         return given.get(v[1]) if v[0] == "p" else None
     return tuple((tuple(value(v) for v in pos), tuple((k, value(v)) for k, v in kws), st, db)
                  for pos, kws, st, db in inner)

@@ -90,3 +90,26 @@ def test_a_rebinding_replaces_the_value_but_inside_try_it_adds():
     assert not sync_reported("None\n            pos = self.make_positions(x)", helper)
     in_try = "None\n            try:\n                pos = self.make_positions(x)\n            except ValueError:\n                pass"
     assert sync_reported(in_try, helper)
+
+
+def test_the_prompt_pass_before_the_loop_gives_no_values():
+    """Only the calls inside a per-token loop run per token: the prompt's pass before it (no
+    offsets) does not make ``if offsets is None:`` the decode path."""
+    engine = """
+import torch
+
+def generate(model, x, n):
+    out = model(x)
+    for _ in range(n):
+        out = model(x, offsets=x + 1)
+        x = out.argmax(-1)
+    return x
+
+def main():
+    from n import M
+    generate(M(), torch.zeros(3, dtype=torch.long), 4)
+"""
+    found = [f for f in analyze({"m.py": engine, "n.py": MODEL}) if f.path == "n.py"]
+    assert found == []
+    inside = engine.replace("    out = model(x)\n    for _ in range(n):\n", "    for _ in range(n):\n        out = model(x)\n")
+    assert [f.rule for f in analyze({"m.py": inside, "n.py": MODEL}) if f.path == "n.py"] == ["GL101"]
