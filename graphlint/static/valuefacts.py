@@ -10,7 +10,9 @@ in a tiny IR of plain tuples (cached with the summary):
   made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
   configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
   of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("o",)`` some object that is not None (an
-  arithmetic result, a container display); ``None``: unknown;
+  arithmetic result, a container display, a class built, a tensor op's result); ``("r", callee)``
+  what a call returns (the callee in flow IR: not None when every function the call graph gives
+  it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
 - a **condition**: ``("t", value)`` its truth, ``("is", value, v)`` / ``("eq", value, v)`` against a
   literal, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
@@ -18,7 +20,7 @@ in a tiny IR of plain tuples (cached with the summary):
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), has *args, has **kwargs)``.
 
 Every call site and candidate carries the conjunction of the conditions of the branches it sits
-in (``cond``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
+in (``cond``), an early exit's negation included for the rest of its block (``if cond: return``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
 the values it stores into fields (``ModuleInfo.field_stores``). Tensor-valued tests are never
 conditions here: a parameter is a value only through ``is None``/truthiness/``==`` against
 literals, which the decode loop's arguments decide (``if attention_mask is not None:`` where the
