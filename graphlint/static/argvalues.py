@@ -14,7 +14,9 @@ records:
   caller's set. Solved optimistically (as sparse conditional constant propagation): a call under
   a branch counts only once the values reaching its caller can take that branch. Unknown wins
   over everything: an entry's parameters, ``*args``/``**kwargs``, a callback, a non-literal
-  argument, a binding that does not fit the parameters, more than ``CAP`` values;
+  argument, a binding that does not fit the parameters, more than ``CAP`` values; a call's result
+  is "some object" when it builds a class, is a tensor op, or every target the call graph gives it
+  returns some object on every path (``pos = self.make_positions(x)`` then ``f(position_ids=pos)``);
 - **configuration fields**: the values of ``config.x`` / ``self.x`` are every value stored into
   a field named ``x`` anywhere in the analysed code (``obj.x = v``, a class attribute or a
   dataclass default unless that class is built from ``**kwargs``, a constructor's keyword
@@ -71,15 +73,19 @@ class ArgValues:
         self.decided: set[tuple[FuncId, tuple]] = set()
 
     # -- the solve ------------------------------------------------------------------------
-    def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId]) -> None:
+    def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
+              only_loops: dict[FuncId, frozenset[int]] | None = None) -> None:
         """Values of the parameters of ``hot`` functions from the calls of ``callers`` (and capture
-        sites); ``open_`` functions are called from outside: every parameter unknown."""
+        sites); ``open_`` functions are called from outside: every parameter unknown; of a caller in
+        ``only_loops`` only the calls inside those loops count (a per-token loop's function)."""
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
         for f in open_:
             values[f] = TOP
         self.values = values
+        only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
-                 if callee in hot and callee in self.fns and (caller in callers or caller in hot or site.in_capture)]
+                 if callee in hot and callee in self.fns and (caller in callers or caller in hot or site.in_capture)
+                 and (caller not in only_loops or site.loops & only_loops[caller] or site.in_capture)]
         edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
                   for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
         for _ in range(50):
@@ -162,11 +168,20 @@ class ArgValues:
                     return TOP
                 found |= part
             return frozenset(found)
+        if kind == "r":
+            return OBJECTS if self.returns_object(fid, v[1]) else TOP
         if kind == "f":
             return self.field(v[1])
         if kind == "g":
             return self.field(v[1], (v[2],))
         return TOP
+
+    def returns_object(self, fid: FuncId, expr: tuple) -> bool:
+        """Whether every function a call of ``fid`` spelled ``expr`` runs returns some object (a
+        constructor, a function whose every ``return`` gives one): its result is not None."""
+        targets = [callee for callee, site in self.raw.get(fid, ()) if site.expr == expr and not site.reference]
+        return bool(targets) and all(callee in self.fns and (self.fns[callee][1].returns_object
+                                                             or callee[1].endswith(".__init__")) for callee in targets)
 
     def truths(self, c: tuple, fid: FuncId, env: dict | None) -> frozenset:
         kind = c[0]

@@ -30,6 +30,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
 from graphlint.static.objects import FOREIGN, Objects
+from graphlint.static.passedcalls import names, parameter_calls
 from graphlint.static.pointsto import Solver
 
 FuncId = tuple[str, str]
@@ -43,6 +44,10 @@ class CallGraph:
         by_path = {info.path: info for info in infos}
         self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
         self.linker = Linker(infos, index, self.objects)
+        #: functions that call a parameter (:mod:`.passedcalls`), and per caller what they run for it
+        self.helpers = parameter_calls(infos)
+        self.passed: dict[FuncId, dict[tuple, list[FuncId]]] = {}
+        self.linker.keep_args = names(self.helpers)
         self.linker.compile_all()
         self._compile_queries(infos)
         self.linker.forget()  # the compile memo is most of the memory the solve does not need
@@ -166,8 +171,10 @@ class CallGraph:
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         """What a per-token loop's feeding calls run."""
         found: dict[FuncId, None] = {}
+        passed = self.passed.get((info.path, qual), {})
         for expr in loop.exprs:
             found.update(dict.fromkeys(self.targets(info.path, qual, CallSite(expr))))
+            found.update(dict.fromkeys(passed.get(expr, ())))  # what a helper runs for this caller
         return list(found)
 
     def region_functions(self, info: ModuleInfo, region) -> list[FuncId]:

@@ -145,7 +145,9 @@ class CallRecorder:
         if self.at.setup_depth and not self.at.in_capture:
             return
         cond = self.at.values.cond
-        key = (expr, reference, self.at.in_capture, self.at.once, via, cond)
+        # inside or outside a loop apart: the prompt's pass before a per-token loop is not the loop's
+        # call (:mod:`.argvalues` counts only the calls in a loop function's per-token loops)
+        key = (expr, reference, self.at.in_capture, self.at.once, via, cond, bool(self.at.loop_ids))
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
             seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via,

@@ -51,10 +51,10 @@ from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per
                                        post_replay)
 from graphlint.static.facts import PROTOCOL_LOOP, CallSite, ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.hoststeps import HostSteps, compiled_in
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.recorded import add_recorded
-from graphlint.static.steploops import find_step_loops
 from graphlint.static.stepresult import result_reads
 
 CONTEXTS = ("graph", "eager", "host")
@@ -87,7 +87,7 @@ class Contexts:
     decided: int = 0
 
 
-class Discovery(NamedEntries):
+class Discovery(NamedEntries, HostSteps):
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -261,105 +261,6 @@ class Discovery(NamedEntries):
         where = next((s.where for s in info.sites if s.kind == "capture" and s.function == fid[1]), ())
         return (fid[0], where)
 
-    def host_steps(self, compiled_graph: dict, graph: dict, callers: dict) -> dict[FuncId, int]:
-        """Functions that replay, and the per-step functions that call them. Returns replayers."""
-        replayers: dict[FuncId, int] = {}
-        candidates = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
-        candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
-        for fid in sorted(candidates):
-            info, fn = self.by_path[fid[0]], self.fn(fid)
-            # a function that captures only in a capture branch (a graph per batch size, captured on
-            # first sight) is no capture routine: its code outside the branch is its host step (:mod:`.regions`)
-            if fid in graph or fn.captures or self.not_hot(fn.name, fid) \
-                    or fn.device_code or self.setup_only(fid, callers):
-                continue
-            point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
-            for callee, site in self.calls.get(fid, ()):
-                if runs_compiled(compiled_graph, callee, fid, site):
-                    point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
-            if not point:
-                continue
-            replayers[fid] = point
-            step_loops = loops & frozenset(fn.range_loops)
-            where = next(((info.path, s.where) for s in info.sites if s.kind == "replay" and s.function == fid[1]),
-                         (info.path, ()))
-            reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
-            if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
-                self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
-            else:
-                self.add("host", fid, reason, where)
-        requesters = self.capture_requesters(replayers, graph, callers)
-        stepped = set(replayers) | requesters
-        new, climbing = set(stepped), set(requesters)
-        # the callers of a replay, once per step; above a function that hands its callable to the
-        # capture (``_decode``: the model's entry behind ``forward``), up to a step loop or a function
-        # nothing calls: the scheduler step staging inputs and sampling around it
-        while new:
-            added, climbed, passed = set(), set(), set()
-            for caller in sorted({c for r in new if r not in self.loop_bodies["host"] for c in callers.get(r, ())}):
-                fn = self.fn(caller)
-                if caller in graph or caller in stepped or fn.captures or self.not_hot(fn.name, caller) or fn.device_code:
-                    continue
-                made_by = callers.get(caller, ())
-                if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
-                    continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
-                for callee, site in self.calls[caller]:
-                    if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
-                            and not site.reference:
-                        step_loops = site.loops & frozenset(fn.range_loops)
-                        if step_loops:
-                            self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop",
-                                     loops=step_loops)
-                        else:
-                            self.add("host", caller, f"calls {callee[1]}, which replays, once per step")
-                        added.add(caller)
-                        if callee in climbing:
-                            climbed.add(caller)
-                        elif not step_loops and self.forwards(caller):
-                            passed.add(caller)  # a wrapper's callers call the replay through it
-                        break
-            stepped |= added
-            new, climbing = climbed | passed, climbed
-        # above a replay in a step loop of its own nothing runs per step; above the others, the step loop
-        find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
-                        graph, callers)
-        return replayers
-
-    def forwards(self, fid: FuncId) -> bool:
-        """A wrapper that only passes its call on (``def call(*a, **k): return graph_wrapper(*a,
-        **k)``): its callers call what it wraps, once per step each."""
-        flow = self.by_path[fid[0]].flows.get(fid[1])
-        stmts = flow.stmts if flow is not None else ()
-        return len(self.fn(fid).calls) == 1 and len(stmts) == 2 and stmts[0][0] == "e" and stmts[1] == ("r", stmts[0][1])
-
-    def setup_only(self, fid: FuncId, callers: dict) -> bool:
-        """Called, and only by set-up: warm-up, capture or constructor code (a replay checking a
-        fresh graph, a warm-up loop of replays)."""
-        made_by = callers.get(fid, ())
-        return bool(made_by) and all(
-            self.not_hot(self.fn(c).name, c) or c[1].endswith("__init__")
-            or self.fn(c).captures for c in made_by)
-
-    def capture_requesters(self, replayers: dict[FuncId, int], graph: dict, callers: dict) -> set[FuncId]:
-        """A function that hands a callable to a capture (``runner.capture(self._step, x)``, whose
-        ``fn(x)`` inside ``torch.cuda.graph`` the points-to resolves to ``_step``) and leads to a replay
-        (``runner.capture(self._step, x)`` on a batch size's first step, ``runner.replay(x)`` after):
-        the host step around that graph. Its eager fallback (``self._step(x)`` for batch sizes with
-        no graph) is graph code's business, like any host step's."""
-        reach = reaching(set(replayers), callers)
-        found = set()
-        for fid, (target, _) in sorted(self.requesters.items()):
-            fn = self.fn(fid)
-            if fid in replayers or fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
-                continue
-            via = next((c for c, site in self.calls.get(fid, ()) if c in reach and not site.reference
-                        and not site.in_capture), None)
-            if via is not None and fid[1] != "<module>":
-                found.add(fid)
-                self.add("host", fid, f"hands {target[1]} to a CUDA-graph capture and replays it through {via[1]}")
-        self.host_requesters = found
-        return found
-
     def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
         """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
         decode path when it reaches a model step (``reach``); never a loop over requests (its call
@@ -400,13 +301,3 @@ class Discovery(NamedEntries):
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)
-
-
-def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:
-    """Whether a call of ``callee`` from the module ``path`` runs its torch.compile'd CUDA-graph version."""
-    return callee in compiled_graph and (compiled_graph[callee] is None or path in compiled_graph[callee])
-
-
-def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, caller: FuncId, site: CallSite) -> bool:
-    """Whether this call replays: it runs the torch.compile'd CUDA-graph version of ``callee``."""
-    return not (site.in_capture or site.reference) and compiled_in(compiled_graph, callee, caller[0])

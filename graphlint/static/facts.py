@@ -122,6 +122,8 @@ class FunctionInfo(Compact):
     derives: list[tuple] = field(default_factory=list)
     arg_calls: list = field(default_factory=list)
     implicit_reads: list[tuple] = field(default_factory=list)
+    #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
+    returns_object: bool = False
 
 
 @dataclass

@@ -46,6 +46,8 @@ class Linker(LibraryFlows):
         objects.module_attr = self.module_attr
         self.implicit = Implicit(infos, objects)  # decorators, and what loads, subscripts and stores run
         self.wrapped = self.implicit.wrapped  # decorators' wrapper closures -> the functions they wrap
+        #: names of functions that call a parameter: their calls keep their arguments' nodes (:mod:`.passedcalls`)
+        self.keep_args: frozenset[str] = frozenset()
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -262,6 +264,10 @@ class Linker(LibraryFlows):
         arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
                           else (self.eval(path, qual, a) if a is not None else self.empty) for a in args)
         kw_nodes = tuple((k, self.eval(path, qual, v)) for k, v in kws)
+        if self.keep_args and func[0] in ("n", "a") and func[-1] in self.keep_args:  # :mod:`.passedcalls`
+            for a, n in (*zip(args, arg_nodes), *((v, n) for (_, v), (_, n) in zip(kws, kw_nodes))):
+                if a is not None and type(n) is int:
+                    self.kept[(path, qual, id(a))] = n
         self.o.call(fnode, arg_nodes, kw_nodes, dst)
         name = self.static_name(path, qual, func)
         if name is not None:

@@ -15,6 +15,7 @@ from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
+from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
 from graphlint.static.unresolved import from_call_graph
 
@@ -38,6 +39,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
             sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls]
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
+    graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
     calls = _merge(raw)
     discovery = Discovery(infos, index, calls, options, graph)
     contexts = discovery.run()
@@ -84,14 +86,21 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
     return calls
 
 
-def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId]]:
+def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId], dict]:
     """(hot functions, functions whose calls count -- the hot ones and the per-token loops' own --,
-    functions called from outside: entries, whose parameters are unknown)."""
+    functions called from outside: entries, whose parameters are unknown, and the loop functions
+    only whose loops' calls count)."""
     placement = contexts.placement
     hot = {f for chains in placement.chains.values() for f in chains}
-    loops = {f for bodies in placement.loop_bodies.values() for f in bodies}
-    open_ = loops | {f for roots in discovery.roots.values() for f, chain in roots if len(chain) == 1}
-    return hot | loops, hot | loops, open_
+    loops: dict[FuncId, frozenset[int]] = {}
+    for bodies in placement.loop_bodies.values():
+        for f, ids in bodies.items():
+            loops[f] = loops.get(f, frozenset()) | ids
+    open_ = set(loops) | {f for roots in discovery.roots.values() for f, chain in roots if len(chain) == 1}
+    # a per-token loop's function that is not hot itself: only the calls in its loops run per token
+    # (what it calls before the loop -- the prompt's pass -- runs once per request)
+    only_loops = {f: ids for f, ids in loops.items() if f not in hot}
+    return hot | set(loops), hot | set(loops), open_, only_loops
 
 
 def _dead_candidates(infos: list[ModuleInfo], values: ArgValues):

@@ -93,7 +93,7 @@ class ScopeWalker:
                 self.loop_ids.pop()
                 self.pop_loop()
             self.flows.end()
-            self.values.end(saved_values)
+            self.values.end(saved_values, stmt, self.func)
             self.local_defs.pop()
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,

@@ -10,7 +10,9 @@ in a tiny IR of plain tuples (cached with the summary):
   made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
   configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
   of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("o",)`` some object that is not None (an
-  arithmetic result, a container display); ``None``: unknown;
+  arithmetic result, a container display, a class built, a tensor op's result); ``("r", callee)``
+  what a call returns (the callee in flow IR: not None when every function the call graph gives
+  it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
 - a **condition**: ``("t", value)`` its truth, ``("is", value, v)`` / ``("eq", value, v)`` against a
   literal, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
@@ -18,7 +20,7 @@ in a tiny IR of plain tuples (cached with the summary):
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), has *args, has **kwargs)``.
 
 Every call site and candidate carries the conjunction of the conditions of the branches it sits
-in (``cond``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
+in (``cond``), an early exit's negation included for the rest of its block (``if cond: return``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
 the values it stores into fields (``ModuleInfo.field_stores``). Tensor-valued tests are never
 conditions here: a parameter is a value only through ``is None``/truthiness/``==`` against
 literals, which the decode loop's arguments decide (``if attention_mask is not None:`` where the
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder, shape_only
+from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 
 UNKNOWN = ("?",)
 #: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
@@ -83,32 +85,73 @@ class ValueFacts:
         #: bound under (a parameter starts with its caller's value); None: something unknown
         self.assigns: dict[str, tuple | None] = {}
         self.cond: tuple = ()  # the conjuncts of the enclosing branches' conditions
+        #: what the rest of the current block runs under after an ``if`` that exits early
+        self.exits: tuple = ()
+        #: the walker's tensor oracle (a torch op's or tensor method's result is never None) and
+        #: the flow IR of each call of the current statement (``("r", callee)``: see :meth:`value`)
+        self.is_tensor = lambda node: False
+        self.call_exprs: dict[int, tuple | None] = {}
+        self.returns_object = True  # every ``return`` of the current function so far gives an object
+        self.in_try = 0  # inside ``try``/``except``/``finally``: a rebinding adds, never replaces
+        self.exit_conds: set[tuple] = set()  # the conjuncts early exits added (:meth:`binding_cond`)
+
+    def early_exit(self, stmt: cst.If, test: tuple) -> None:
+        """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
+        when ``cond`` is false, so it carries ``not cond`` (:meth:`take_exits`); an ``elif`` chain
+        whose first branches all exit adds each of their negations. A test on tensor shapes is no
+        value (``if x.shape[-1] > 64: return self.prefill(x)``: the rest is the decode path, never
+        weakened to "only for some shapes")."""
+        inner, self.exits = self.exits, ()
+        if test[0] == "?" or _has_shape(test) or not ends_in_jump(stmt.body):
+            return
+        self.exits = (("not", test), *(inner if isinstance(stmt.orelse, cst.If) else ()))
+
+    def take_exits(self) -> tuple:
+        exits, self.exits = self.exits, ()
+        self.exit_conds.update(exits)
+        return exits
+
+    def binding_cond(self) -> tuple:
+        """The branches a binding is made under, less the early exits before it: whatever reads
+        the name after them runs under the same exits (a read past the exits' block sees one
+        value more, never one less), and the binding stays small."""
+        return tuple(c for c in self.cond if c not in self.exit_conds) if self.exit_conds else self.cond
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
-        saved = (self.params, self.assigns, self.cond)
+        saved = (self.params, self.assigns, self.cond, self.returns_object)
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
-        self.assigns, self.cond = {}, ()
+        self.assigns, self.cond, self.returns_object = {}, (), True
         fn.defaults = {param.name.value: literal(param.default) for param in every if param.default is not None}
         return saved
 
-    def end(self, saved: tuple) -> None:
-        self.params, self.assigns, self.cond = saved
+    def end(self, saved: tuple, stmt: cst.FunctionDef | None = None, fn=None) -> None:
+        """``fn.returns_object``: every ``return`` gives some object and the body never falls off
+        its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
+        if fn is not None and stmt is not None:
+            fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
+        self.params, self.assigns, self.cond, self.returns_object = saved
+
+    def returned(self, value: cst.BaseExpression | None) -> None:
+        found = self.value(value) if value is not None else None
+        if found is None or found[0] != "o":
+            self.returns_object = False
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
-        """``name = value``: from here on the name holds what it held (a parameter: its caller's
-        value) or this value, under the branches it was bound in (flow-insensitive within a path:
-        a union, never a loss). Anything but a literal, a parameter, a field or another such local
-        is unknown."""
+        """``name = value``: from here on the name holds this value, under the branches it was
+        bound in (a branch's bindings are merged with the other side's at its end, :meth:`merge`;
+        a name a loop binds is unknown at the loop's top, :meth:`loop`). Inside ``try`` it may
+        also still hold what it held (the statement may not have run): a union there. Anything
+        but a literal, a parameter, a field, an object or another such local is unknown."""
         if isinstance(target, cst.Name):
             name = target.value
-            known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ())
+            known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) if self.in_try else ()
             found = self.value(value) if value is not None else None
-            if known is None or (found is None and not self.cond) or len(known) >= 4:
+            if known is None or (found is None and not self.binding_cond()) or len(known) >= 4:
                 self.assigns[name] = None  # unknown on every path: nothing left to decide
             else:  # unknown only under its branch: a branch the values rule out binds nothing
-                self.assigns[name] = (*known, (found, self.cond))
+                self.assigns[name] = (*known, (found, self.binding_cond()))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self.stored(el.value)
@@ -146,6 +189,11 @@ class ValueFacts:
             return found
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
             return ("o",)
+        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            if _constructs(node.func) or self.is_tensor(node):
+                return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
+            expr = self.call_exprs.get(id(node))
+            return ("r", expr) if expr is not None else None  # what the call graph's targets return
         if isinstance(node, cst.Name):
             if node.value == "self":
                 return ("self",)
@@ -202,6 +250,25 @@ class ValueFacts:
             elif not star:
                 positional.append(self.value(arg.value))
         return (tuple(positional), tuple(keywords), star, double)
+
+
+def _constructs(func: cst.BaseExpression) -> bool:
+    """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def _ends_in_exit(suite: cst.BaseSuite) -> bool:
+    body = suite.body
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+
+
+def _has_shape(c: tuple) -> bool:
+    return c == SHAPE or any(isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), ("shape",))
+                             and _has_shape(part) for part in c[1:])
 
 
 def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:

@@ -2,7 +2,8 @@
 
 Statements are walked explicitly (so we know the enclosing function, class, loop, guard and
 capture region); expressions with a flat pre-order walk that hands each node to the matchers
-that asked for its type. Tensor facts are updated in source order as assignments are passed.
+that asked for its type (:mod:`.dispatch`). Tensor facts are updated in source order as
+assignments are passed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
-from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.cstwalk import bound_names
+from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
 from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
@@ -25,16 +27,12 @@ from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
 from graphlint.static.options import StaticOptions
 from graphlint.static.params import is_tensor_annotation
-from graphlint.static.readbacks import is_readback, iterations_chosen, only_skips
+from graphlint.static.readbacks import iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
-from graphlint.static.stepflow import record_slice_reads
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuefacts import ValueFacts, record_stores
-
-COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
-
 
 @dataclass
 class RawCandidate:
@@ -51,7 +49,7 @@ class RawCandidate:
     cond: tuple = ()
 
 
-class Walker(ScopeWalker, RegionRecorder, LoopTracker):
+class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -61,21 +59,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.oracle = TensorOracle(self.imports)
         self.options = options
         self.guards = Guards(self.imports, options.guards, options.prefill_guards)
-        self.matchers = list(matchers)
-        self.dispatch: dict[str, list[Matcher]] = {}
-        #: Call matchers that only care about some callee names / method names, looked up per call
-        self.by_callee: dict[str, list[Matcher]] = {}
-        self.by_method: dict[str, list[Matcher]] = {}
-        for m in self.matchers:
-            index = m.call_index()
-            for node_type in m.node_types:
-                if node_type == "Call" and index is not None:
-                    for kind, keys in index.items():
-                        table = self.by_callee if kind == "callee" else self.by_method
-                        for key in keys:
-                            table.setdefault(key, []).append(m)
-                else:
-                    self.dispatch.setdefault(node_type, []).append(m)
+        self.init_dispatch(matchers)
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
@@ -90,6 +74,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
+        self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
         self.order = 0  # statement ordinal within the current function
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         self.init_regions()
@@ -152,6 +137,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
 
     # -- statements --------------------------------------------------------------------
     def body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
+        outer_cond = self.values.cond
+        try:
+            self._body(stmts, field)
+        finally:
+            self.values.cond = outer_cond  # an early exit's condition holds to the end of its block only
+
+    def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         for stmt in stmts:
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
@@ -165,6 +157,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                         self.compound(small)
                 finally:
                     self.path.pop()
+                self.values.cond += self.values.take_exits()
                 index += 1
             if self.guards.ends_block(stmt):
                 return  # the rest of this block never runs while capturing (or only with a guard on)
@@ -174,6 +167,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
 
     def small(self, stmt: cst.BaseSmallStatement) -> None:
         self.stmt = stmt
+        self.values.call_exprs.clear()
         self.oracle.readback_seen = False
         self.flows.statement()
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
@@ -240,9 +234,11 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
             elif isinstance(stmt, cst.Return):
                 self.flows.returns(stmt.value)
+                self.values.returned(stmt.value)
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt
+        self.values.call_exprs.clear()
         self.oracle.readback_seen = False
         self.flows.statement()
         if isinstance(stmt, cst.FunctionDef):
@@ -260,13 +256,17 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         elif isinstance(stmt, cst.With):
             self.with_(stmt)
         elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            self.suite(stmt.body)
-            for i, handler in enumerate(stmt.handlers):
-                self.suite(handler.body, f"handlers.{i}")
-            if stmt.orelse is not None:
-                self.suite(stmt.orelse.body, "orelse")
-            if stmt.finalbody is not None:
-                self.suite(stmt.finalbody.body, "finalbody")
+            self.values.in_try += 1
+            try:
+                self.suite(stmt.body)
+                for i, handler in enumerate(stmt.handlers):
+                    self.suite(handler.body, f"handlers.{i}")
+                if stmt.orelse is not None:
+                    self.suite(stmt.orelse.body, "orelse")
+                if stmt.finalbody is not None:
+                    self.suite(stmt.finalbody.body, "finalbody")
+            finally:
+                self.values.in_try -= 1
         elif isinstance(stmt, cst.Match):
             self.expr(stmt.subject)
             for i, case in enumerate(stmt.cases):
@@ -284,6 +284,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
             self.if_branches(stmt, guarded, test, outer_cond, before, sides)
         finally:
             self.values.merge(before, [*sides, self.values.assigns])
+        if guarded is None:
+            self.values.early_exit(stmt, test)
 
     def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
                     sides: list) -> None:
@@ -377,59 +379,3 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker):
         finally:
             self.in_capture = outer
             self.device_contexts -= varying_device
-
-    # -- expressions -------------------------------------------------------------------
-    def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
-        for m in (*self.dispatch.get(type(node).__name__, ()), *extra):
-            try:
-                m.visit(node, self)
-            except Exception as exc:  # one broken rule must not stop the file
-                self.drop_matcher(m, exc)
-
-    def guard_matcher(self, m: Matcher, action) -> None:
-        try:
-            action()
-        except Exception as exc:
-            self.drop_matcher(m, exc)
-
-    def drop_matcher(self, m: Matcher, exc: Exception) -> None:
-        if isinstance(exc, (RecursionError, MemoryError)):
-            raise exc  # the file is over the budget, not the rule broken: see graphlint.static.budget
-        self.errors.append((tuple(self.path), f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
-        self.matchers.remove(m)
-        for table in (self.dispatch, self.by_callee, self.by_method):
-            for handlers in table.values():
-                if m in handlers:
-                    handlers.remove(m)
-
-    def expr(self, root: cst.CSTNode) -> None:
-        dispatch, skip = self.dispatch, set()
-        for node in preorder(root):
-            if skip and id(node) in skip:
-                continue  # inside ``... if DEBUG else ...``'s guarded branch
-            name = type(node).__name__
-            if name == "Subscript":  # a slice bounded by a device tensor: a read-back (:mod:`.stepflow`)
-                record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
-            if name == "Name":
-                self.calls.name_reference(node)
-            elif name in COMPREHENSIONS:
-                self.oracle.taint_comprehension(node.for_in)
-            elif name == "Call":
-                func = node.func
-                self.call_name = self.calls.callee_name(func)
-                if not self.oracle.readback_seen and is_readback(node, self.oracle):
-                    self.oracle.readback_seen = True
-                self.call_expr = self.flows.call(node)
-                self.calls.call_site(node)
-                extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
-                if type(func) is cst.Attribute:
-                    extra = (*extra, *self.by_method.get(func.attr.value, ()))
-                if extra or name in dispatch:
-                    self.visit_node(node, extra)
-            elif name == "IfExp":
-                hidden = list(self.guards.skipped_ifexp(node))
-                if not hidden and name in dispatch:
-                    self.visit_node(node)
-                skip.update(map(id, hidden))
-            elif name in dispatch:
-                self.visit_node(node)

@@ -1,0 +1,97 @@
+"""Which matcher sees which node: the part of :class:`graphlint.static.walker.Walker` that walks
+expressions. Statements are walked explicitly (the walker knows the enclosing function, loop,
+guard and capture region); an expression is walked flat, in pre-order, each node handed to the
+matchers that asked for its type -- a call only to those that asked for its callee or method name
+(looked up per call: most matchers care about a few names, and a call is the commonest node). On
+the way, each call is named and recorded for the call graph (:mod:`.calls`, :mod:`.flows`).
+
+A rule that raises is dropped for the rest of the file with an internal-error note; the file goes
+on (never crash, never lose data).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+from graphlint.static.matchers.base import Matcher
+from graphlint.static.readbacks import is_readback
+from graphlint.static.stepflow import record_slice_reads
+
+COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
+
+
+class MatcherDispatch:
+    def init_dispatch(self, matchers: Sequence[Matcher]) -> None:
+        self.matchers = list(matchers)
+        self.dispatch: dict[str, list[Matcher]] = {}
+        #: Call matchers that only care about some callee names / method names, looked up per call
+        self.by_callee: dict[str, list[Matcher]] = {}
+        self.by_method: dict[str, list[Matcher]] = {}
+        for m in self.matchers:
+            index = m.call_index()
+            for node_type in m.node_types:
+                if node_type == "Call" and index is not None:
+                    for kind, keys in index.items():
+                        table = self.by_callee if kind == "callee" else self.by_method
+                        for key in keys:
+                            table.setdefault(key, []).append(m)
+                else:
+                    self.dispatch.setdefault(node_type, []).append(m)
+
+    def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
+        for m in (*self.dispatch.get(type(node).__name__, ()), *extra):
+            try:
+                m.visit(node, self)
+            except Exception as exc:  # one broken rule must not stop the file
+                self.drop_matcher(m, exc)
+
+    def guard_matcher(self, m: Matcher, action) -> None:
+        try:
+            action()
+        except Exception as exc:
+            self.drop_matcher(m, exc)
+
+    def drop_matcher(self, m: Matcher, exc: Exception) -> None:
+        if isinstance(exc, (RecursionError, MemoryError)):
+            raise exc  # the file is over the budget, not the rule broken: see graphlint.static.budget
+        self.errors.append((tuple(self.path), f"internal error in rule {m.rule.code} ({m.rule.name}): {exc!r}"))
+        self.matchers.remove(m)
+        for table in (self.dispatch, self.by_callee, self.by_method):
+            for handlers in table.values():
+                if m in handlers:
+                    handlers.remove(m)
+
+    def expr(self, root: cst.CSTNode) -> None:
+        dispatch, skip = self.dispatch, set()
+        for node in preorder(root):
+            if skip and id(node) in skip:
+                continue  # inside ``... if DEBUG else ...``'s guarded branch
+            name = type(node).__name__
+            if name == "Subscript":  # a slice bounded by a device tensor: a read-back (:mod:`.stepflow`)
+                record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
+            if name == "Name":
+                self.calls.name_reference(node)
+            elif name in COMPREHENSIONS:
+                self.oracle.taint_comprehension(node.for_in)
+            elif name == "Call":
+                func = node.func
+                self.call_name = self.calls.callee_name(func)
+                if not self.oracle.readback_seen and is_readback(node, self.oracle):
+                    self.oracle.readback_seen = True
+                self.call_expr = self.values.call_exprs[id(node)] = self.flows.call(node)
+                self.calls.call_site(node)
+                extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
+                if type(func) is cst.Attribute:
+                    extra = (*extra, *self.by_method.get(func.attr.value, ()))
+                if extra or name in dispatch:
+                    self.visit_node(node, extra)
+            elif name == "IfExp":
+                hidden = list(self.guards.skipped_ifexp(node))
+                if not hidden and name in dispatch:
+                    self.visit_node(node)
+                skip.update(map(id, hidden))
+            elif name in dispatch:
+                self.visit_node(node)
