@@ -266,6 +266,7 @@ def read_names(anchor: cst.CSTNode) -> tuple[str, ...]:
 def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
     """Flag read-back candidates (``raws[start:]``, this function's) whose value nothing uses."""
     names: dict[str, int] | None = None
+    returned: dict[int, set[int]] = {}  # a return statement's node ids, once per statement (not per read)
     for raw in raws[start:]:
         if not (raw.rule.params.get("result_readback") or raw.rule.params.get("eager_result")):
             continue
@@ -273,7 +274,8 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
         if type(stmt) is cst.Expr and stmt.value is raw.anchor:
             raw.flags = raw.flags | {"discarded"}
             continue
-        if type(stmt) is cst.Return and stmt.value is not None and any(n is raw.anchor for n in preorder(stmt.value)):
+        if type(stmt) is cst.Return and stmt.value is not None and id(raw.anchor) in (
+                returned.get(id(stmt)) or returned.setdefault(id(stmt), {id(n) for n in preorder(stmt.value)})):
             raw.flags = raw.flags | {"returned"}  # used only if the caller uses what it returns
             continue
         if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
