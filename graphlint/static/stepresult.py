@@ -67,7 +67,11 @@ class ResultReads:
         return info.functions.get(fid[1]) if info is not None else None
 
     def targets(self, fid: FuncId, expr: tuple) -> list[FuncId]:
-        return self.graph.targets(fid[0], fid[1], CallSite(expr))
+        """What the call runs, with what a helper runs for this caller (:mod:`.passedcalls`: the
+        helper's call of the model it was handed is this caller's model call)."""
+        found = self.graph.targets(fid[0], fid[1], CallSite(expr))
+        passed = self.graph.passed.get(fid, {}).get(expr, ())
+        return [*found, *(t for t in passed if t not in found)] if passed else found
 
     def run(self, loops: dict[FuncId, frozenset[int]]) -> set[Key]:
         for fid, ids in sorted(loops.items()):

@@ -333,3 +333,33 @@ def test_a_wrapper_that_passes_the_result_on_leads_to_the_reader():
         return tok
     """)
     assert found == {(5, "GL102"): "info", (6, "GL101"): "error"}
+
+
+def test_a_helper_that_runs_the_model_it_is_handed_is_the_loops_model_call():
+    """``run(model, tok)`` calls the model the loop hands it; another caller hands it something else,
+    so the call graph resolves the helper's call per caller (graphlint/static/passedcalls.py): the
+    loop's call of the helper is its model call, and the first read after it is the by-design one."""
+    found = severities("""
+    import torch
+    from model import Model
+
+    def run(fn, tok):
+        return fn(tok)
+
+    def score(tok):
+        return tok * 2
+
+    def warm(tok):
+        return run(score, tok)
+
+    def generate(model: Model, tok, steps: int):
+        out = []
+        for _ in range(steps):
+            logits = run(model, tok)
+            tok = logits.argmax(-1)
+            out.append(tok.item())
+            if tok.item() == 0:
+                break
+        return out
+    """)
+    assert found == {(19, "GL101"): "info", (20, "GL101"): "error"}
