@@ -54,7 +54,9 @@ class Solver:
         self.watchers: dict[int, list[Watcher]] = {}
         self.caps: dict[int, int] = {}  # nodes allowed more than CAP
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
-        self.pending: dict[int, set[int]] = {}
+        #: values a node has not yet passed on; a shared one-value frozenset until it grows (most
+        #: nodes get one value while compiling: a set each was a tenth of the link's peak memory)
+        self.pending: dict[int, set[int] | frozenset[int]] = {}
         self.queue: deque[int] = deque()
         self.budget = budget
         self.work = 0
@@ -112,11 +114,13 @@ class Solver:
             return
         self._grow(node, have, new)
         pending = self.pending.get(node)
-        if pending is None:
-            self.pending[node] = set(new)
+        if pending is None:  # a node's first value: its shared one-value set stands for the delta too
+            self.pending[node] = self.pts[node] if not have and len(new) == 1 else set(new)
             self.queue.append(node)
-        else:
+        elif type(pending) is set:
             pending.update(new)
+        else:
+            self.pending[node] = pending.union(new)
 
     def _grow(self, node: int, have, new) -> None:
         """``have`` (the node's values) plus ``new``, none of them in it."""
@@ -199,9 +203,10 @@ class Solver:
                             new.update(self._cut(dst, new, delta))
                         if len(new) == 1:
                             self._grow(dst, EMPTY, new)
+                            pending[dst] = pts[dst]
                         else:
                             pts[dst] = new
-                        pending[dst] = set(new)
+                            pending[dst] = set(new)
                         push(dst)
                         continue
                     new = delta - have
