@@ -190,7 +190,7 @@ class ScopeFlow(Compact):
     kwonly: tuple[str, ...] = ()
     vararg: str = ""
     kwarg: str = ""
-    locals: frozenset[str] | set[str] = field(default_factory=set)  # names this scope binds
+    locals: frozenset[str] | set[str] | tuple[str, ...] = field(default_factory=set)  # names this scope binds
     outer: tuple[str, ...] = ()  # ``global`` / ``nonlocal`` names
     stmts: list[tuple] = field(default_factory=list)
 

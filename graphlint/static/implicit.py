@@ -53,6 +53,7 @@ class Implicit:
         #: decorators' wrapper closures -> the functions they wrap (:meth:`decorated`)
         self.wrapped: dict[FuncId, set[FuncId]] = {}
         self._runs_wrapped: dict[Value, bool] = {}
+        self._scopes: dict[FuncId, FuncId | None] = {}
 
     def decorated(self, deco: int, inner: int, dst: int) -> None:
         """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
@@ -114,8 +115,13 @@ class Implicit:
         return known
 
     def scope(self, path: str, qual: str) -> FuncId | None:
-        flow = self.o.flow(path, qual)
-        return (path, qual) if flow is not None and flow.kind == "function" else None
+        """One tuple per function, however many watchers hold it."""
+        key = (path, qual)
+        found = self._scopes.get(key, ())
+        if found == ():
+            flow = self.o.flow(path, qual)
+            found = self._scopes[key] = key if flow is not None and flow.kind == "function" else None
+        return found
 
     def methods(self, v: Value, name: str) -> list[FuncId]:
         """The ``name`` methods an instance value runs: its class's (inherited) one and, for a

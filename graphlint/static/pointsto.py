@@ -51,7 +51,7 @@ class Solver:
         self.pts: dict[int, set[int] | frozenset[int]] = {}
         self.single: dict[int, frozenset[int]] = {}
         self.succ: dict[int, int | set[int]] = {}
-        self.watchers: dict[int, list[Watcher]] = {}
+        self.watchers: dict[int, Watcher | list[Watcher]] = {}
         self.caps: dict[int, int] = {}  # nodes allowed more than CAP
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
         #: values a node has not yet passed on; a shared one-value frozenset until it grows (most
@@ -157,11 +157,13 @@ class Solver:
 
     def watch(self, node: int, watcher: Watcher) -> None:
         """Run ``watcher`` on the node's values, now and whenever new ones arrive."""
-        known = self.watchers.get(node)
+        known = self.watchers.get(node)  # one watcher is itself (most nodes have one), more a list
         if known is None:
-            self.watchers[node] = [watcher]
-        else:
+            self.watchers[node] = watcher
+        elif type(known) is list:
             known.append(watcher)
+        else:
+            self.watchers[node] = [known, watcher]
         have = self.pts.get(node)
         if have:
             watcher([self.value_of[v] for v in have])
@@ -230,7 +232,7 @@ class Solver:
                 value_of = self.value_of
                 values = [value_of[v] for v in delta]
                 self.work = work
-                for watcher in list(watchers):
+                for watcher in list(watchers) if type(watchers) is list else (watchers,):
                     watcher(values)
                 queue, work = self.queue, self.work
         self.work = work
