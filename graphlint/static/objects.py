@@ -298,9 +298,8 @@ class Objects:
     def call(self, func: int, args: tuple, kws: tuple, dst: int | None) -> None:
         """``func(*args, **kws)``: ``args`` are nodes or ("*", node), ``kws`` (name, node) or
         ("**", node). Binds arguments to parameters and results to ``dst``; records the classes
-        called in :attr:`made`. (Each watcher is a ``partial``, not a closure: there are hundreds
-        of thousands, and a closure with its cells is twice the memory.)"""
-        self.s.watch(func, partial(self._call_values, args, kws, dst))
+        called in :attr:`made`."""
+        self.s.watch(func, partial(self._call_values, args, kws, dst))  # not a closure: half the memory
 
     def _call_values(self, args: tuple, kws: tuple, dst: int | None, values) -> None:
         for v in values:
