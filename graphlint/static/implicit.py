@@ -27,6 +27,8 @@ statement: a function hot only in its per-token loops runs them when any of its 
 
 from __future__ import annotations
 
+from functools import partial
+
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.objects import Objects
 from graphlint.static.pointsto import Value
@@ -46,10 +48,12 @@ class Implicit:
                            if flow.kind == "function" and flow.fkind == "p"}
         #: the hook methods some class of the program defines (none defined: no watcher at all)
         self.hooks = {name for info in infos for cls in info.classes.values() for name in HOOKS if name in cls.methods}
+        self.getattr_hooks = frozenset(self.hooks & {"__getattribute__", "__getattr__"})  # one set, not one per load
         self._methods: dict[tuple, list[FuncId]] = {}
         #: decorators' wrapper closures -> the functions they wrap (:meth:`decorated`)
         self.wrapped: dict[FuncId, set[FuncId]] = {}
         self._runs_wrapped: dict[Value, bool] = {}
+        self._scopes: dict[FuncId, FuncId | None] = {}
 
     def decorated(self, deco: int, inner: int, dst: int) -> None:
         """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
@@ -111,8 +115,13 @@ class Implicit:
         return known
 
     def scope(self, path: str, qual: str) -> FuncId | None:
-        flow = self.o.flow(path, qual)
-        return (path, qual) if flow is not None and flow.kind == "function" else None
+        """One tuple per function, however many watchers hold it."""
+        key = (path, qual)
+        found = self._scopes.get(key, ())
+        if found == ():
+            flow = self.o.flow(path, qual)
+            found = self._scopes[key] = key if flow is not None and flow.kind == "function" else None
+        return found
 
     def methods(self, v: Value, name: str) -> list[FuncId]:
         """The ``name`` methods an instance value runs: its class's (inherited) one and, for a
@@ -134,23 +143,22 @@ class Implicit:
     # -- attribute loads and stores ------------------------------------------------------------
     def load(self, path: str, qual: str, obj: int, attr: str) -> None:
         fid = self.scope(path, qual)
-        getattr_hooks = self.hooks & {"__getattribute__", "__getattr__"}
+        getattr_hooks = self.getattr_hooks
         if fid is None or not (attr in self.properties or getattr_hooks):
             return
+        self.s.watch(obj, partial(self._loaded, fid, getattr_hooks, attr))  # not a closure: half the memory
 
-        def on(values):
-            for v in values:
-                if v[0] not in ("I", "S"):
-                    continue
-                if "__getattribute__" in getattr_hooks:
-                    self.run(fid, self.methods(v, "__getattribute__"))
-                if "__getattr__" in getattr_hooks and not self.bound(v, attr):
-                    self.run(fid, self.methods(v, "__getattr__"))
-                if attr in self.properties and self.o.once(("property", fid, v, attr)):
-                    for owner in self.owners(v, attr):
-                        self.s.watch(self.o.cattr(*owner, attr), lambda got: self.getters(fid, got))
-
-        self.s.watch(obj, on)
+    def _loaded(self, fid: FuncId, getattr_hooks: frozenset[str], attr: str, values) -> None:
+        for v in values:
+            if v[0] not in ("I", "S"):
+                continue
+            if "__getattribute__" in getattr_hooks:
+                self.run(fid, self.methods(v, "__getattribute__"))
+            if "__getattr__" in getattr_hooks and not self.bound(v, attr):
+                self.run(fid, self.methods(v, "__getattr__"))
+            if attr in self.properties and self.o.once(("property", fid, v, attr)):
+                for owner in self.owners(v, attr):
+                    self.s.watch(self.o.cattr(*owner, attr), partial(self.getters, fid))
 
     def owners(self, v: Value, attr: str) -> list[tuple[str, str]]:
         mro = self.index.mro(self.o.ref(v))
@@ -216,15 +224,14 @@ class Implicit:
         names = tuple(n for n in names if n in self.hooks)
         if fid is None or not names:
             return
+        self.s.watch(obj, partial(self._hooked, fid, names))
 
-        def on(values):
-            for v in values:
-                if v[0] in ("I", "S"):
-                    for name in names:
-                        found = self.methods(v, name)
-                        if found:
-                            self.run(fid, found)
-                            break
-
-        self.s.watch(obj, on)
+    def _hooked(self, fid: FuncId, names: tuple[str, ...], values) -> None:
+        for v in values:
+            if v[0] in ("I", "S"):
+                for name in names:
+                    found = self.methods(v, name)
+                    if found:
+                        self.run(fid, found)
+                        break
 

@@ -30,6 +30,7 @@ subclass keeps its elements in the field ``[]``.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 from graphlint.static.facts import ModuleInfo, ScopeFlow
@@ -114,7 +115,11 @@ class Objects:
 
     # -- loads and stores ----------------------------------------------------------------------
     def load(self, obj: int, attr: str, dst: int) -> None:
-        self.s.watch(obj, lambda values: [self.load_value(v, attr, dst) for v in values])
+        self.s.watch(obj, partial(self._load_values, attr, dst))
+
+    def _load_values(self, attr: str, dst: int, values) -> None:
+        for v in values:
+            self.load_value(v, attr, dst)
 
     def load_value(self, v: Value, attr: str, dst: int) -> None:
         tag = v[0]
@@ -231,25 +236,26 @@ class Objects:
         """``src[k]``, ``for x in src``: a container's elements; an instance's stored elements (a
         ``list``/``dict`` subclass) and what its class's ``__getitem__`` returns (a registry object), or its
         ``__next__`` (an iterator: ``next(it)``, ``for x in it``)."""
-        def on(values):
-            for v in values:
-                if v[0] == "L":
-                    self.s.edge(self.elems(v), dst)
-                elif v[0] == "X":
-                    self.s.add_values(dst, (FOREIGN,))
-                elif v[0] == "Sup":  # ``super().__getitem__(k)`` in a container subclass: what it holds
-                    for info, name in self.family(("S", v[1], v[2])):
-                        self.s.edge(self.field(info.path, name, ELEMENTS), dst)
-                elif v[0] in ("I", "S"):
-                    for info, name in self.index.mro(self.ref(v)):
-                        self.s.edge(self.field(info.path, name, ELEMENTS), dst)
-                    getitem = self.index.find_method(self.ref(v), "__getitem__")
-                    if getitem is not None:
-                        self.s.edge(self.ret(getitem[0].path, getitem[1]), dst)
-                    step = self.index.find_method(self.ref(v), "__next__")  # an iterator: ``next(it)``
-                    if step is not None:
-                        self.s.edge(self.ret(step[0].path, step[1]), dst)
-        self.s.watch(src, on)
+        self.s.watch(src, partial(self._elements_of, dst))
+
+    def _elements_of(self, dst: int, values) -> None:
+        for v in values:
+            if v[0] == "L":
+                self.s.edge(self.elems(v), dst)
+            elif v[0] == "X":
+                self.s.add_values(dst, (FOREIGN,))
+            elif v[0] == "Sup":  # ``super().__getitem__(k)`` in a container subclass: what it holds
+                for info, name in self.family(("S", v[1], v[2])):
+                    self.s.edge(self.field(info.path, name, ELEMENTS), dst)
+            elif v[0] in ("I", "S"):
+                for info, name in self.index.mro(self.ref(v)):
+                    self.s.edge(self.field(info.path, name, ELEMENTS), dst)
+                getitem = self.index.find_method(self.ref(v), "__getitem__")
+                if getitem is not None:
+                    self.s.edge(self.ret(getitem[0].path, getitem[1]), dst)
+                step = self.index.find_method(self.ref(v), "__next__")  # an iterator: ``next(it)``
+                if step is not None:
+                    self.s.edge(self.ret(step[0].path, step[1]), dst)
 
     def store_elements(self, obj: int, src: int) -> None:
         def on(values):
@@ -302,42 +308,41 @@ class Objects:
         """``func(*args, **kws)``: ``args`` are nodes or ("*", node), ``kws`` (name, node) or
         ("**", node). Binds arguments to parameters and results to ``dst``; records the classes
         called in :attr:`made`."""
+        self.s.watch(func, partial(self._call_values, args, kws, dst))  # not a closure: half the memory
 
-        def on(values):
-            for v in values:
-                if v[0] == "X":  # calling a library object: what it returns is the library's
+    def _call_values(self, args: tuple, kws: tuple, dst: int | None, values) -> None:
+        for v in values:
+            if v[0] == "X":  # calling a library object: what it returns is the library's
+                if dst is not None:
+                    self.s.add_values(dst, (FOREIGN,))
+                continue
+            if v[0] == "L" and v[3]:  # nn.Sequential: every element is called (once: one may hold another)
+                if self.once(("sequential", v, id(args), id(kws), dst)):
+                    self.call(self.elems(v), args, kws, dst)
+                continue
+            if v[0] in ("I", "S") and self.once(("instance", v, id(args), id(kws), dst)):
+                self.call(self.called_method(v), args, kws, dst)
+            if v[0] == "W" and self.once(("wrapper-self", v)):
+                self.wrapper_self(v)
+            if v[0] == "C" and self.once(("hooked", v, id(args), id(kws))):
+                hook = self.generated.hook_of(v)
+                if hook is not None:  # a metaclass-installed __init__: called with the new instance
+                    instance = self.s.fresh()
+                    self.s.add_values(instance, (("I", v[1], v[2]),))
+                    self.call(hook, (instance, *args), kws, None)
+            for fid, first, made in self.callees(v):
+                if made is not None:
+                    self.made.add(made[1:])
                     if dst is not None:
-                        self.s.add_values(dst, (FOREIGN,))
+                        self.s.add_values(dst, (made,))
+                if fid is None:
+                    if v[0] == "C" and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
+                        self.generated.library_init(made, args, kws)
                     continue
-                if v[0] == "L" and v[3]:  # nn.Sequential: every element is called (once: one may hold another)
-                    if self.once(("sequential", v, id(args), id(kws), dst)):
-                        self.call(self.elems(v), args, kws, dst)
-                    continue
-                if v[0] in ("I", "S") and self.once(("instance", v, id(args), id(kws), dst)):
-                    self.call(self.called_method(v), args, kws, dst)
-                if v[0] == "W" and self.once(("wrapper-self", v)):
-                    self.wrapper_self(v)
-                if v[0] == "C" and self.once(("hooked", v, id(args), id(kws))):
-                    hook = self.generated.hook_of(v)
-                    if hook is not None:  # a metaclass-installed __init__: called with the new instance
-                        instance = self.s.fresh()
-                        self.s.add_values(instance, (("I", v[1], v[2]),))
-                        self.call(hook, (instance, *args), kws, None)
-                for fid, first, made in self.callees(v):
-                    if made is not None:
-                        self.made.add(made[1:])
-                        if dst is not None:
-                            self.s.add_values(dst, (made,))
-                    if fid is None:
-                        if v[0] == "C" and (args or kws) and self.once(("library-init", v, id(args), id(kws))):
-                            self.generated.library_init(made, args, kws)
-                        continue
-                    if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
-                        self.bind(fid, first, args, kws)
-                        if made is None and dst is not None:
-                            self.s.edge(self.ret(*fid), dst)
-
-        self.s.watch(func, on)
+                if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
+                    self.bind(fid, first, args, kws)
+                    if made is None and dst is not None:
+                        self.s.edge(self.ret(*fid), dst)
 
     def wrapper_self(self, v: Value) -> None:
         """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its

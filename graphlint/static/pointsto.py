@@ -51,10 +51,12 @@ class Solver:
         self.pts: dict[int, set[int] | frozenset[int]] = {}
         self.single: dict[int, frozenset[int]] = {}
         self.succ: dict[int, int | set[int]] = {}
-        self.watchers: dict[int, list[Watcher]] = {}
+        self.watchers: dict[int, Watcher | list[Watcher]] = {}
         self.caps: dict[int, int] = {}  # nodes allowed more than CAP
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
-        self.pending: dict[int, set[int]] = {}
+        #: values a node has not yet passed on; a shared one-value frozenset until it grows (most
+        #: nodes get one value while compiling: a set each was a tenth of the link's peak memory)
+        self.pending: dict[int, set[int] | frozenset[int]] = {}
         self.queue: deque[int] = deque()
         self.budget = budget
         self.work = 0
@@ -112,11 +114,13 @@ class Solver:
             return
         self._grow(node, have, new)
         pending = self.pending.get(node)
-        if pending is None:
-            self.pending[node] = set(new)
+        if pending is None:  # a node's first value: its shared one-value set stands for the delta too
+            self.pending[node] = self.pts[node] if not have and len(new) == 1 else set(new)
             self.queue.append(node)
-        else:
+        elif type(pending) is set:
             pending.update(new)
+        else:
+            self.pending[node] = pending.union(new)
 
     def _grow(self, node: int, have, new) -> None:
         """``have`` (the node's values) plus ``new``, none of them in it."""
@@ -153,11 +157,13 @@ class Solver:
 
     def watch(self, node: int, watcher: Watcher) -> None:
         """Run ``watcher`` on the node's values, now and whenever new ones arrive."""
-        known = self.watchers.get(node)
+        known = self.watchers.get(node)  # one watcher is itself (most nodes have one), more a list
         if known is None:
-            self.watchers[node] = [watcher]
-        else:
+            self.watchers[node] = watcher
+        elif type(known) is list:
             known.append(watcher)
+        else:
+            self.watchers[node] = [known, watcher]
         have = self.pts.get(node)
         if have:
             watcher([self.value_of[v] for v in have])
@@ -199,9 +205,10 @@ class Solver:
                             new.update(self._cut(dst, new, delta))
                         if len(new) == 1:
                             self._grow(dst, EMPTY, new)
+                            pending[dst] = pts[dst]
                         else:
                             pts[dst] = new
-                        pending[dst] = set(new)
+                            pending[dst] = set(new)
                         push(dst)
                         continue
                     new = delta - have
@@ -225,7 +232,7 @@ class Solver:
                 value_of = self.value_of
                 values = [value_of[v] for v in delta]
                 self.work = work
-                for watcher in list(watchers):
+                for watcher in list(watchers) if type(watchers) is list else (watchers,):
                     watcher(values)
                 queue, work = self.queue, self.work
         self.work = work

@@ -142,3 +142,23 @@ def test_budget_settings_are_part_of_the_cache_key():
     keys = {replace(base, **kw).cache_key("r") for kw in ({}, {"max_depth": 10}, {"max_file_size": 10},
                                                            {"target_version": (3, 12)})}
     assert len(keys) == 4
+
+
+def test_parse_without_validation_builds_the_same_tree_and_restores_it():
+    """libcst's per-node validation is skipped only around the one parse of source CPython
+    accepted (summarize.parse_cst): the tree is the one a validated parse builds, and validation
+    is back afterwards, also when the parse fails."""
+    import libcst as cst
+
+    from graphlint.static.summarize import parse_cst
+
+    source = "import torch\n\ndef decode(x, *, n=2):\n    if x.sum() > 0:\n        return x.item()  # c\n    return [y for y in x]\n"
+    validated = cst.parse_module(source)
+    fast = parse_cst(source, checked=True)
+    assert fast.deep_equals(validated) and fast.code == source
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # validation is on again
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_cst("def (:\n", checked=True)
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
