@@ -115,11 +115,17 @@ def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, ex
     _pending(func).append((order, encode_path(path), frozenset(loops), call, expr, type(stmt) is cst.Expr and stmt.value is call))
 
 
+#: id(function facts) -> (those facts, their pending derivations): kept beside the facts, not in
+#: them (slotted: no instance dict), so never pickled with the summary; the facts are held too, so
+#: an id is never reused while its entry lives (a file abandoned mid-walk leaves one entry behind)
+_PENDING: dict[int, tuple[object, list]] = {}
+
+
 def _pending(func) -> list:
-    pending = func.__dict__.get("_stepflow")  # not a field: never pickled with the summary
-    if pending is None:
-        pending = func.__dict__["_stepflow"] = []
-    return pending
+    entry = _PENDING.get(id(func))
+    if entry is None or entry[0] is not func:
+        entry = _PENDING[id(func)] = (func, [])
+    return entry[1]
 
 
 def derived(seeds: set[str], derives: list[tuple]) -> set[str]:
@@ -185,7 +191,8 @@ def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None
     are never read, and most functions are none of these."""
     mark_discarded(raws, start, stmt.body)
     mark_step_data(raws, start, stmt.body)
-    pending = func.__dict__.pop("_stepflow", None)
+    entry = _PENDING.pop(id(func), None)
+    pending = entry[1] if entry is not None and entry[0] is func else None
     if not pending:
         return
     shared: dict = {}  # one tuple per statement path and loop set: the pickle writes each once
