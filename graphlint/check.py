@@ -299,22 +299,43 @@ def _summaries(sources: list[Source], settings: Settings, progress: Progress | N
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
 
+#: rounds of the cross-file pass: what a helper returns can depend on what its callers pass it
+#: (``verify(logits, ...)`` returns a 0-dim tensor only once ``logits`` is known a tensor), and
+#: that on what another helper returns; three rounds reach the flows the engines showed
+CROSS_FILE_ROUNDS = 3
+
+
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Source], settings: Settings,
                           meta: list[Finding], progress: Progress | None = None,
                           variants: dict[str, str] | None = None) -> int:
-    """Summarize again the files that import another file's ``-> Tensor`` functions, or whose
-    classes inherit facts from their bases, with those names as facts (see
-    :mod:`graphlint.static.crossfile`, :mod:`graphlint.static.inherited`); cached under the names too.
+    """Summarize again the files that import another file's ``-> Tensor`` functions, whose
+    classes inherit facts from their bases, or whose calls and parameters learn what values are
+    from other functions, with those names as facts (see :mod:`graphlint.static.crossfile`,
+    :mod:`graphlint.static.inherited`, :mod:`graphlint.static.valueflow`); cached under the names too.
     Returns the cache hits."""
-    from graphlint.cache import SummaryCache
     from graphlint.static.crossfile import imported_tensor_functions
     from graphlint.static.inherited import inherited_class_facts
+    from graphlint.static.valueflow import value_facts_of
 
-    plan = imported_tensor_functions(list(summaries.values()))
-    for path, names in inherited_class_facts(list(summaries.values())).items():
-        plan[path] = plan.get(path, frozenset()) | names
-    if not plan:
-        return 0
+    hits, applied = 0, {}
+    for _ in range(CROSS_FILE_ROUNDS):  # a fact learned in one round may change what a file returns
+        plan = imported_tensor_functions(list(summaries.values()))
+        for facts in (inherited_class_facts, value_facts_of):
+            for path, names in facts(list(summaries.values())).items():
+                plan[path] = plan.get(path, frozenset()) | names
+        plan = {path: names for path, names in plan.items() if applied.get(path) != names}
+        if not plan:
+            break
+        applied.update(plan)
+        hits += _summarize_with_facts(plan, summaries, sources, settings, meta, progress, variants)
+    return hits
+
+
+def _summarize_with_facts(plan: dict[str, frozenset[str]], summaries: dict[str, FileSummary], sources: list[Source],
+                          settings: Settings, meta: list[Finding], progress: Progress | None,
+                          variants: dict[str, str] | None) -> int:
+    from graphlint.cache import SummaryCache
+
     cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
     by_path = {s.path: s for s in sources}
     items = []

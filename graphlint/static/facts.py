@@ -65,6 +65,9 @@ class CallSite(Compact):
     cond: tuple = ()
     #: its arguments, one entry per distinct spelling (:mod:`.valuefacts`); None: not known
     args: tuple | None = None
+    #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined
+    #: over every call of this spelling; None: not known (``*args``, or not recorded)
+    kinds: tuple | None = None
 
 
 @dataclass
@@ -115,6 +118,10 @@ class FunctionInfo(Compact):
     loops: list["LoopInfo"] = field(default_factory=list)
     #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
     defaults: dict[str, tuple | None] = field(default_factory=dict)
+    #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
+    returns: object = None
+    #: parameter -> what the walk knew of it before any caller was consulted ("tensor" or "")
+    param_kinds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
