@@ -53,8 +53,9 @@ class BindingRecorder:
     def __init__(self, oracle: TensorOracle, class_stack: list[ClassInfo]) -> None:
         self.oracle, self.class_stack = oracle, class_stack
 
-    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart)."""
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression, bound: set[str]) -> None:
+        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart); ``bound``: the
+        function's ``FunctionInfo.bound_calls``."""
         oracle = self.oracle
         oracle.bind(target, value)
         oracle.taint(target, value)
@@ -64,7 +65,7 @@ class BindingRecorder:
         note_cpu_binding(target, value, oracle)
         note_scalar_binding(target, value, oracle)
         note_pageable_binding(target, value, oracle)
-        note_origin(target, value, oracle)
+        note_origin(target, value, oracle, bound)
         if oracle.returns:
             bind_returned(target, value, oracle)
         if isinstance(target, cst.Name):

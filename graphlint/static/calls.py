@@ -19,12 +19,12 @@ import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
-from graphlint.static.names import is_imported_root, resolve
+from graphlint.static.names import callee_key, is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.valuefacts import record_construction, store_field
-from graphlint.static.valuekinds import arg_kinds, join_args
+from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
@@ -93,7 +93,7 @@ class CallRecorder:
             for t, v in zip(target.elements, value.elements):
                 self.bind(t.value, v.value)
             return
-        self.bindings.bind(target, value)
+        self.bindings.bind(target, value, self.at.func.bound_calls)
         self.at.flows.assign(target, value)
 
     # -- names -------------------------------------------------------------------------
@@ -211,6 +211,10 @@ class CallRecorder:
                     at.place_later(site, call)
             elif method == "replay":
                 at.replay_call(call)
+        if type(func) is cst.Attribute and type(func.value) is cst.Call:  # ``f(x).to(dev)``: a method of f's result
+            key = callee_key(func.value.func, self.oracle.cls_name)
+            if key is not None and may_be_ours(key, self.oracle):
+                at.func.bound_calls.add(key)
         expr = at.call_expr
         if expr is not None:
             kinds = None

@@ -120,8 +120,10 @@ class FunctionInfo(Compact):
     defaults: dict[str, tuple | None] = field(default_factory=dict)
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
-    #: parameter -> what the walk knew of it before any caller was consulted ("tensor" or "")
-    param_kinds: dict[str, str] = field(default_factory=dict)
+    #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is
+    #: called on (``f(x).to(dev)``): only there does
+    #: a return fact from another walk pay for walking this file again (:mod:`.valueflow`)
+    bound_calls: set[str] = field(default_factory=set)
 
 
 @dataclass

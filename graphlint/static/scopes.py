@@ -83,8 +83,6 @@ class ScopeWalker:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value not in ("self", "cls"):
                 self.declare_parameter(param, implicit)
-                self.func.param_kinds[param.name.value] = "tensor" if param.name.value in self.oracle.fn.tensors else (
-                    "" if param.annotation is None and param.default is None else "known")
         seed_params(self.param_facts.get(qualname, ()), self.oracle)
         self.local_defs.append({})
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop

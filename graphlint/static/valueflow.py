@@ -7,10 +7,18 @@ is named plainly -- ``helper(...)`` (a function of the file, an import, a star i
 finds, per file, the facts its walk did not have:
 
 - ``ret:<callee key>=<shape>``: what a called function returns, for a caller in another file, or
-  above the callee in its own (a helper defined first is known on the first walk already). A
-  method that subclasses override returns what every override agrees on.
-- ``param:<qualname>:<name>=<kind>``: what every caller passes to a parameter the walk knew
-  nothing of (or only presumed a tensor: then only a 0-dim or host tensor says more). Unknown
+  above the callee in its own (a helper defined first is known on the first walk already), that
+  binds the result to names or calls a method on it (``a, b = f(x)``, ``f(x).to(dev)``: walking a
+  file again costs as much as the first walk, and a result only passed on, ``return f(x)``,
+  rarely decides a finding). A fact from the
+  file itself (a helper defined below its caller) rides along when the file is walked again for
+  another fact, and never sends it round alone: on torch's own files that alone cost a sixth
+  of the first walk, for no finding. A method that
+  subclasses override returns what every override agrees on.
+- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor or a pageable host tensor that every
+  caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
+  still read back); a plain tensor is left to the oracle's own presumptions (on torch's own
+  files that fact alone sent large files round again, for no finding). Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
   follow anywhere in the project under the function's name (``obj.helper(...)``, a callback),
   or a parameter a caller leaves at its default, and the parameter says nothing.
@@ -25,11 +33,11 @@ from collections import Counter, defaultdict
 
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.valuekinds import HOST, SCALAR, TENSOR, UNKNOWN, encode, informative, join
+from graphlint.static.valuekinds import HOST, SCALAR, UNKNOWN, encode, informative, join
 
 Target = tuple[ModuleInfo, str]
-#: what a parameter fact may say: a presumed tensor learns only what is narrower
-NEW_KINDS = {"": (TENSOR, SCALAR, HOST), "tensor": (SCALAR, HOST)}
+#: what a parameter fact may say (see the module docstring)
+PARAM_KINDS = (SCALAR, HOST)
 
 
 def value_facts_of(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
@@ -40,6 +48,7 @@ def value_facts_of(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
 def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[str]]:
     """{path: facts}, only for files that gain some."""
     out: dict[str, set[str]] = defaultdict(set)
+    later: dict[str, set[str]] = defaultdict(set)  # same-file forward references: ride along only
     callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # target -> (site, caller's info, caller)
     resolved = Counter()  # (path, qualname) -> call sites resolved to it
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
@@ -60,11 +69,11 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 resolved[target] += 1
                 callers[target].append((site, info, fn))
                 key = _key(fn, site.expr)
-                if key is None or _seen_first(info, fn, hit, order):
+                if key is None or key not in fn.bound_calls or _seen_first(info, fn, hit, order):
                     continue
                 shape = _returns(hit, index)
                 if informative(shape):
-                    out[info.path].add(f"ret:{key}={encode(shape)}")
+                    (later if hit[0] is info else out)[info.path].add(f"ret:{key}={encode(shape)}")
     infos_by_path = {info.path: info for info in infos}
     for (path, qualname), sites in callers.items():
         fn = infos_by_path[path].functions[qualname]
@@ -77,9 +86,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
         for name, kind in _agreed(params, flow.kwonly, sites, index).items():
-            if kind in NEW_KINDS.get(fn.param_kinds.get(name, "known"), ()):
+            if kind in PARAM_KINDS:
                 out[path].add(f"param:{qualname}:{name}={kind}")
-    return {path: frozenset(facts) for path, facts in out.items()}
+    return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 
 
 def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index) -> dict[str, str]:

@@ -19,9 +19,12 @@ two callers) that disagree make the value unknown, and unknown never becomes a t
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.names import callee_key
 from graphlint.static.pageable import is_pageable
 from graphlint.static.scalars import is_scalar_tensor
@@ -31,6 +34,7 @@ TENSOR, SCALAR, HOST, NUMBER, UNKNOWN = "tensor", "scalar", "host", "number", ""
 KINDS = (TENSOR, SCALAR, HOST, NUMBER)
 #: builtins whose result is a Python number
 NUMBER_CALLS = frozenset(("int", "float", "len", "round"))
+BUILTINS = frozenset(dir(builtins))
 NUMBER_METHODS = frozenset(("item", "numel", "dim", "size", "nelement", "ndimension", "element_size"))
 
 
@@ -129,12 +133,15 @@ def bind_returned(target: cst.BaseExpression, value: cst.BaseExpression, oracle:
         set_kind(target, shape, oracle)
 
 
-def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle,
+                bound: set[str]) -> None:
     """``a, b = f(x)``: ``b`` is element 1 of what ``f`` returns (``f#1``; ``f#`` for ``b = f(x)``),
     so an argument ``b`` whose kind the walk does not know yet can still be matched with what ``f``
     returns when the calls are resolved (:mod:`.valueflow`), without walking this file again."""
     origins = oracle.fn.origins
     key = callee_key(value.func, oracle.cls_name) if type(value) is cst.Call else None
+    if key is not None and isinstance(target, (cst.Name, cst.Tuple, cst.List)) and may_be_ours(key, oracle):
+        bound.add(key)
     if type(target) is cst.Name:
         if key is not None:
             origins[target.value] = f"{key}#"
@@ -147,6 +154,15 @@ def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: T
                     origins[el.value.value] = f"{key}#{i}"
                 else:
                     origins.pop(el.value.value, None)
+
+
+def may_be_ours(key: str, oracle: TensorOracle) -> bool:
+    """Not a builtin (``len``) nor a call into the standard library or the numeric stack
+    (``torch.zeros``, ``np.array``): a callee :mod:`.valueflow` may resolve."""
+    root = key.rpartition("|")[2].split(".", 1)[0]
+    if root in oracle.imports:
+        return oracle.imports[root].split(".", 1)[0] not in EXTERNAL_ROOTS
+    return root not in BUILTINS
 
 
 def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> None:
@@ -169,7 +185,9 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
 
 # -- parameters ----------------------------------------------------------------------------
 def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
-    """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args``/``**kw``."""
+    """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args``/``**kw``
+    and when no argument is known (a parameter learns nothing from that call either way, and most
+    calls pass nothing known: the summaries stay small)."""
     positional, named = [], []
     for arg in call.args:
         if arg.star:
@@ -181,6 +199,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
             positional.append(kind)
         else:
             named.append((arg.keyword.value, kind))
+    if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
+        return None
     return tuple(positional), tuple(named)
 
 
