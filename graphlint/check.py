@@ -318,11 +318,13 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Sourc
     from graphlint.static.valueflow import value_facts_of
 
     hits, applied = 0, {}
-    for _ in range(CROSS_FILE_ROUNDS):  # a fact learned in one round may change what a file returns
-        plan = imported_tensor_functions(list(summaries.values()))
-        for facts in (inherited_class_facts, value_facts_of):
-            for path, names in facts(list(summaries.values())).items():
-                plan[path] = plan.get(path, frozenset()) | names
+    fixed = imported_tensor_functions(list(summaries.values()))  # annotations and bases: one round, as ever
+    for path, names in inherited_class_facts(list(summaries.values())).items():
+        fixed[path] = fixed.get(path, frozenset()) | names
+    for _ in range(CROSS_FILE_ROUNDS):  # a value fact learned in one round may change what a file returns
+        plan = dict(fixed)
+        for path, names in value_facts_of(list(summaries.values())).items():
+            plan[path] = plan.get(path, frozenset()) | names
         plan = {path: names for path, names in plan.items() if applied.get(path) != names}
         if not plan:
             break

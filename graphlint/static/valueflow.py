@@ -62,13 +62,16 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 by_name[last] += 1
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
+                key = _key(fn, site.expr)
+                if site.kinds is None and key not in fn.bound_calls:
+                    continue  # passes nothing known (its callee's parameters learn nothing: the count
+                    # of sites under the name then differs) and leaves the result alone
                 hit = _resolve(info, fn, site.expr, index)
                 if hit is None:
                     continue
                 target = (hit[0].path, hit[1])
                 resolved[target] += 1
                 callers[target].append((site, info, fn))
-                key = _key(fn, site.expr)
                 if key is None or key not in fn.bound_calls or _seen_first(info, fn, hit, order):
                     continue
                 shape = _returns(hit, index)
