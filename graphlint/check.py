@@ -299,12 +299,6 @@ def _summaries(sources: list[Source], settings: Settings, progress: Progress | N
     return dict(sorted(summaries.items())), meta, cache.hits if cache else 0
 
 
-#: rounds of the cross-file pass: what a helper returns can depend on what its callers pass it
-#: (``verify(logits, ...)`` returns a 0-dim tensor only once ``logits`` is known a tensor), and
-#: that on what another helper returns; three rounds reach the flows the engines showed
-CROSS_FILE_ROUNDS = 3
-
-
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Source], settings: Settings,
                           meta: list[Finding], progress: Progress | None = None,
                           variants: dict[str, str] | None = None) -> int:
@@ -315,13 +309,13 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Sourc
     Returns the cache hits."""
     from graphlint.static.crossfile import imported_tensor_functions
     from graphlint.static.inherited import inherited_class_facts
-    from graphlint.static.valueflow import value_facts_of
+    from graphlint.static.valueflow import ROUNDS, value_facts_of
 
     hits, applied = 0, {}
     fixed = imported_tensor_functions(list(summaries.values()))  # annotations and bases: one round, as ever
     for path, names in inherited_class_facts(list(summaries.values())).items():
         fixed[path] = fixed.get(path, frozenset()) | names
-    for _ in range(CROSS_FILE_ROUNDS):  # a value fact learned in one round may change what a file returns
+    for _ in range(ROUNDS):  # a value fact learned in one round may change what a file returns
         plan = dict(fixed)
         for path, names in value_facts_of(list(summaries.values())).items():
             plan[path] = plan.get(path, frozenset()) | names

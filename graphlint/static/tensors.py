@@ -122,8 +122,7 @@ class TensorOracle:
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
         self.host_builders: dict[str, int] = {}  # module functions taking ``device=None`` (static.hostbuilders)
         self.readback_seen = False  # the walker saw a read-back call in the current statement
-        #: callee key (``names.callee_key``) -> what it returns, a kind or a tuple of kinds (static.valuekinds)
-        self.returns: dict[str, object] = {}
+        self.returns: dict[str, object] = {}  # callee key -> a kind or a tuple of kinds (static.valuekinds)
         self.cls_name = ""  # the qualname of the class being walked: ``self.m`` is known per class
 
     def returned(self, call: cst.Call):
@@ -189,8 +188,8 @@ class TensorOracle:
             func = node.func
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
                 return True
-            if self.returns and isinstance(self.returned(node), str) and self.returned(node) != "number":
-                return bool(self.returned(node))
+            if self.returns and self.returned(node) in ("tensor", "scalar", "host"):
+                return True
             if isinstance(func, cst.Name):
                 if func.value == "sum" and node.args:  # ``sum(t)`` adds a tensor's elements on the device
                     return self.is_tensor(node.args[0].value)

@@ -38,6 +38,10 @@ from graphlint.static.valuekinds import HOST, SCALAR, UNKNOWN, encode, informati
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
 PARAM_KINDS = (SCALAR, HOST)
+#: rounds of the cross-file pass for value facts: what a helper returns can depend on what its
+#: callers pass it (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is
+#: known one), and that on what another helper returns
+ROUNDS = 3
 
 
 def value_facts_of(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
