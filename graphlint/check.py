@@ -302,19 +302,36 @@ def _summaries(sources: list[Source], settings: Settings, progress: Progress | N
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Source], settings: Settings,
                           meta: list[Finding], progress: Progress | None = None,
                           variants: dict[str, str] | None = None) -> int:
-    """Summarize again the files that import another file's ``-> Tensor`` functions, or whose
-    classes inherit facts from their bases, with those names as facts (see
-    :mod:`graphlint.static.crossfile`, :mod:`graphlint.static.inherited`); cached under the names too.
+    """Summarize again the files that import another file's ``-> Tensor`` functions, whose
+    classes inherit facts from their bases, or whose calls and parameters learn what values are
+    from other functions, with those names as facts (see :mod:`graphlint.static.crossfile`,
+    :mod:`graphlint.static.inherited`, :mod:`graphlint.static.valueflow`); cached under the names too.
     Returns the cache hits."""
-    from graphlint.cache import SummaryCache
     from graphlint.static.crossfile import imported_tensor_functions
     from graphlint.static.inherited import inherited_class_facts
+    from graphlint.static.valueflow import ROUNDS, value_facts_of
 
-    plan = imported_tensor_functions(list(summaries.values()))
+    hits, applied = 0, {}
+    fixed = imported_tensor_functions(list(summaries.values()))  # annotations and bases: one round, as ever
     for path, names in inherited_class_facts(list(summaries.values())).items():
-        plan[path] = plan.get(path, frozenset()) | names
-    if not plan:
-        return 0
+        fixed[path] = fixed.get(path, frozenset()) | names
+    for _ in range(ROUNDS):  # a value fact learned in one round may change what a file returns
+        plan = dict(fixed)
+        for path, names in value_facts_of(list(summaries.values())).items():
+            plan[path] = plan.get(path, frozenset()) | names
+        plan = {path: names for path, names in plan.items() if applied.get(path) != names}
+        if not plan:
+            break
+        applied.update(plan)
+        hits += _summarize_with_facts(plan, summaries, sources, settings, meta, progress, variants)
+    return hits
+
+
+def _summarize_with_facts(plan: dict[str, frozenset[str]], summaries: dict[str, FileSummary], sources: list[Source],
+                          settings: Settings, meta: list[Finding], progress: Progress | None,
+                          variants: dict[str, str] | None) -> int:
+    from graphlint.cache import SummaryCache
+
     cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
     by_path = {s.path: s for s in sources}
     items = []

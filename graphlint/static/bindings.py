@@ -16,9 +16,11 @@ import libcst as cst
 from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import ClassInfo
 from graphlint.static.names import dotted_name
+from graphlint.static.pageable import note_pageable_binding
 from graphlint.static.scalars import note_scalar_binding
 from graphlint.static.statelength import reads_state_length
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
+from graphlint.static.valuekinds import bind_returned, note_origin
 
 #: ``nn.Module`` methods that return the module itself
 MODULE_SELF_METHODS = frozenset(("eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "double",
@@ -51,8 +53,9 @@ class BindingRecorder:
     def __init__(self, oracle: TensorOracle, class_stack: list[ClassInfo]) -> None:
         self.oracle, self.class_stack = oracle, class_stack
 
-    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart)."""
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression, bound: set[str]) -> None:
+        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart); ``bound``: the
+        function's ``FunctionInfo.bound_calls``."""
         oracle = self.oracle
         oracle.bind(target, value)
         oracle.taint(target, value)
@@ -61,6 +64,10 @@ class BindingRecorder:
             oracle.fn.tensors.discard(target.value)  # not the receiver's tensor-ness (``past_key_values=None``)
         note_cpu_binding(target, value, oracle)
         note_scalar_binding(target, value, oracle)
+        note_pageable_binding(target, value, oracle)
+        note_origin(target, value, oracle, bound)
+        if oracle.returns:
+            bind_returned(target, value, oracle)
         if isinstance(target, cst.Name):
             if self.builds_module(value):  # ``layers = [Block() ...]``, ``attn = Attention()``
                 oracle.fn.modules.add(target.value)

@@ -19,11 +19,12 @@ import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
-from graphlint.static.names import is_imported_root, resolve
+from graphlint.static.names import callee_key, is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.valuefacts import record_construction, store_field
+from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
@@ -92,7 +93,7 @@ class CallRecorder:
             for t, v in zip(target.elements, value.elements):
                 self.bind(t.value, v.value)
             return
-        self.bindings.bind(target, value)
+        self.bindings.bind(target, value, self.at.func.bound_calls)
         self.at.flows.assign(target, value)
 
     # -- names -------------------------------------------------------------------------
@@ -139,7 +140,7 @@ class CallRecorder:
                 self.add_call(("n", value.value), reference=True, via=via)
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
-                 args: tuple | None = None) -> None:
+                 args: tuple | None = None, kinds: tuple | None = None) -> None:
         """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``args``: its
         arguments as :mod:`.valuefacts` values)."""
         if self.at.setup_depth and not self.at.in_capture:
@@ -151,8 +152,10 @@ class CallRecorder:
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
             seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via,
-                                 cond=cond, args=(args,) if args is not None else None)
+                                 cond=cond, args=(args,) if args is not None else None, kinds=kinds)
             self.at.func.calls.append(seen[key])
+        else:
+            seen[key].kinds = join_args(seen[key].kinds, kinds)
         site = seen[key]
         if site.args is not None and args not in site.args:  # another spelling of the same call
             site.args = site.args + (args,) if args is not None and len(site.args) < 4 else None
@@ -210,9 +213,17 @@ class CallRecorder:
                     at.place_later(site, call)
             elif method == "replay":
                 at.replay_call(call)
+        if type(func) is cst.Attribute and type(func.value) is cst.Call:  # ``f(x).to(dev)``: a method of f's result
+            key = callee_key(func.value.func, self.oracle.cls_name)
+            if key is not None and may_be_ours(key, self.oracle):
+                at.func.bound_calls.add(key)
         expr = at.call_expr
         if expr is not None:
-            self.add_call(expr, self.looks_like_project_call(func), args=self.at.values.args(call))
+            kinds = None
+            if type(func) is cst.Name or (type(func) is cst.Attribute and type(func.value) is cst.Name and (
+                    func.value.value == "self" or func.value.value in self.imports)):  # what valueflow resolves
+                kinds = arg_kinds(call, self.oracle)
+            self.add_call(expr, self.looks_like_project_call(func), args=self.at.values.args(call), kinds=kinds)
         if call.args:
             record_construction(self.at, call)
         at.note_call(call, expr)

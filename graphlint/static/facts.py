@@ -67,6 +67,9 @@ class CallSite(Compact):
     cond: tuple = ()
     #: its arguments, one entry per distinct spelling (:mod:`.valuefacts`); None: not known
     args: tuple | None = None
+    #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined
+    #: over every call of this spelling; None: not known (``*args``, or not recorded)
+    kinds: tuple | None = None
 
 
 @dataclass(slots=True)
@@ -126,6 +129,12 @@ class FunctionInfo(Compact):
     implicit_reads: list[tuple] = field(default_factory=list)
     #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
     returns_object: bool = False
+    #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
+    returns: object = None
+    #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is
+    #: called on (``f(x).to(dev)``): only there does
+    #: a return fact from another walk pay for walking this file again (:mod:`.valueflow`)
+    bound_calls: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)

@@ -74,6 +74,8 @@ def inherited_by_class(names: frozenset[str]) -> dict[str, list[tuple[str, str]]
     """``Cls.kind:name`` names -> {class qualname: [(kind, name)]} (other names are ignored)."""
     out: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name in names:
+        if name.startswith(("ret:", "param:")):  # the value facts of static.valueflow
+            continue
         owner, sep, attr = name.rpartition(":")
         qualname, _, kind = owner.rpartition(".")
         if sep and kind in KINDS:

@@ -123,3 +123,15 @@ def name_matcher(patterns: tuple[str, ...], ignore_case: bool = False) -> "re.Pa
 def norm_path(path: str) -> str:
     """A path as entries compare it: POSIX separators, no ``./`` or ``a/../``."""
     return posixpath.normpath(path.replace("\\", "/"))
+
+
+def callee_key(func: cst.BaseExpression, cls: str) -> str | None:
+    """How a call site names its callee in the return facts (:mod:`.valuekinds`): ``helper``,
+    ``ops.helper``, ``Cls|self.helper`` (a method is known per class: two classes of one file may
+    both have ``self.step``)."""
+    name = dotted_name(func)
+    if name is None:
+        return None
+    if name.startswith("self."):
+        return f"{cls}|{name}" if name.count(".") == 1 and cls else None
+    return name

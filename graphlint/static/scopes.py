@@ -16,6 +16,7 @@ from graphlint.static.bindings import annotates_object
 from graphlint.static.facts import ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
+from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.stepflow import finish_function
@@ -28,6 +29,7 @@ class ScopeWalker:
     def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
         """What the module's functions return, known before any call to them is walked."""
         self.info.tensor_functions = self.tensor_returning(body)
+        self.oracle.returns, self.param_facts = parse_facts(imported_tensor_functions)
         self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
         self.oracle.host_builders = host_builders(body, in_class=False)
 
@@ -82,6 +84,7 @@ class ScopeWalker:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value not in ("self", "cls"):
                 self.declare_parameter(param, implicit)
+        seed_params(self.param_facts.get(qualname, ()), self.oracle)
         self.local_defs.append({})
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
         first_raw = len(self.raw)
@@ -92,6 +95,7 @@ class ScopeWalker:
             if protocol:
                 self.loop_ids.pop()
                 self.pop_loop()
+            learn_returns(qualname, self.func.cls, self.func.returns, self.oracle)
             self.flows.end()
             self.values.end(saved_values, stmt, self.func)
             self.local_defs.pop()
@@ -132,7 +136,8 @@ class ScopeWalker:
                               or "").rsplit(".", 1)[-1] == "dataclass" for d in stmt.decorators)
         self.info.classes[qualname] = info
         self.flows.klass(stmt, qualname)
-        saved_cls = self.oracle.cls
+        saved_cls, saved_name = self.oracle.cls, self.oracle.cls_name
+        self.oracle.cls_name = qualname
         self.class_stack.append(info)
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
                                              host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
@@ -150,7 +155,7 @@ class ScopeWalker:
         finally:
             self.flows.end()
             self.class_stack.pop()
-            self.oracle.cls = saved_cls
+            self.oracle.cls, self.oracle.cls_name = saved_cls, saved_name
         info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)
 
     def drop_one_time_steps(self, cls: str, flags: set[str]) -> None:

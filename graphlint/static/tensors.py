@@ -30,7 +30,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, operands, preorder, self_attr, shape_only
 from graphlint.static.masks import made_bool
-from graphlint.static.names import dotted_name, resolve
+from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.readbacks import is_readback
 from graphlint.static.staging import is_pinned_value
 
@@ -78,6 +78,7 @@ class ClassFacts:
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
+    pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
 
 
@@ -104,6 +105,8 @@ class FunctionFacts:
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
     cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
+    pageable: set[str] = field(default_factory=set)  # built by a device-less factory (see :mod:`.pageable`)
+    origins: dict[str, str] = field(default_factory=dict)  # name -> ``key#i``: a call's result (static.valuekinds)
     scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
     optional: set[str] = field(default_factory=set)
@@ -119,6 +122,13 @@ class TensorOracle:
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
         self.host_builders: dict[str, int] = {}  # module functions taking ``device=None`` (static.hostbuilders)
         self.readback_seen = False  # the walker saw a read-back call in the current statement
+        self.returns: dict[str, object] = {}  # callee key -> a kind or a tuple of kinds (static.valuekinds)
+        self.cls_name = ""  # the qualname of the class being walked: ``self.m`` is known per class
+
+    def returned(self, call: cst.Call):
+        """What a call of a function whose returns are known gives (static.valuekinds), else None."""
+        key = callee_key(call.func, self.cls_name) if self.returns else None
+        return self.returns.get(key) if key is not None else None
 
     # -- queries -----------------------------------------------------------------------
     def torch_call_kind(self, func: cst.BaseExpression) -> str | None:
@@ -177,6 +187,8 @@ class TensorOracle:
         if isinstance(node, cst.Call):
             func = node.func
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
+                return True
+            if self.returns and self.returned(node) in ("tensor", "scalar", "host"):
                 return True
             if isinstance(func, cst.Name):
                 if func.value == "sum" and node.args:  # ``sum(t)`` adds a tensor's elements on the device

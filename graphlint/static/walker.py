@@ -33,6 +33,7 @@ from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuefacts import ValueFacts, record_stores
+from graphlint.static.valuekinds import UNKNOWN, join, shape_of
 
 @dataclass
 class RawCandidate:
@@ -63,6 +64,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
+        self.param_facts: dict[str, list] = {}  # qualname -> what every caller passes (static.valuekinds)
         self.loop_depth = 0
         self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
         self.item_names: set[str] = set()  # the names those loops bind (``layer`` in ``for layer in ...``)
@@ -232,9 +234,12 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
                 inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
+                self.func.returns = UNKNOWN  # a generator: its caller gets the generator
             elif isinstance(stmt, cst.Return):
                 self.flows.returns(stmt.value)
                 self.values.returned(stmt.value)
+                if self.func.returns != UNKNOWN:
+                    self.func.returns = join(self.func.returns, shape_of(stmt.value, self.oracle))
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt

@@ -194,7 +194,7 @@ def test_tensor_returning_functions_are_known_across_files_and_cached(project):
     tensor in the importing file too (a second summary of that file, cached under the names)."""
     project.write("pkg/__init__.py", "from .ops import fused as exported\n")
     project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n"
-                  "def plain(x):\n    return x\n")
+                  "def plain(x):\n    return TABLE[x]\n")  # an element of who knows what
     project.write("pkg/engine.py", "import torch\nfrom .ops import fused, plain\nfrom pkg import exported\n"
                   "import pkg.ops as ops\n\n"
                   "def decode_step(x: torch.Tensor):\n"
@@ -209,7 +209,10 @@ def test_tensor_returning_functions_are_known_across_files_and_cached(project):
     assert [(f.path, f.line, f.rule) for f in warm.findings] == found
     assert warm.cache_hits == 4  # three first summaries and engine.py's second (__init__.py only re-exports)
     project.write("pkg/ops.py", "import torch\n\ndef fused(x: torch.Tensor):\n    return x * 2\n\n"
-                  "def plain(x):\n    return x\n")  # no longer annotated: nothing is known about it
+                  "def plain(x):\n    return TABLE[x]\n")  # no longer annotated: what it returns says it (valueflow)
+    assert [(f.line, f.rule) for f in run(_settings()).findings] == [(n, "GL105") for n in (8, 11, 17)]
+    project.write("pkg/ops.py", "import torch\n\ndef fused(x):\n    return CACHE.get(x)\n\n"
+                  "def plain(x):\n    return TABLE[x]\n")  # neither annotated nor known from its body
     assert [(f.line, f.rule) for f in run(_settings()).findings] == []
 
 

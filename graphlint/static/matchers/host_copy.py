@@ -5,6 +5,9 @@ in pageable host memory. Copied to the device inside a capture it fails the capt
 between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned"); in the
 eager step it is a synchronous copy every step, ``non_blocking=True`` or not.
 
+Where a tensor was built is one fact, :mod:`graphlint.static.pageable` (shared with the list-index
+rule and the return facts of :mod:`graphlint.static.valuekinds`).
+
 ``copy_``: known for local names bound to such a call in the same function, and for ``self``
 attributes bound to one anywhere in the class (a staging buffer made in ``__init__``, copied in
 the step); the copy is reported only once the class is read to its end, and not into another such
@@ -32,98 +35,20 @@ from collections import defaultdict
 
 import libcst as cst
 
-from graphlint.static.cstwalk import operands
-from graphlint.static.hostbuilders import builder_call
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
 from graphlint.static.names import resolve
-
-#: methods whose result stays where the tensor is (a view, a cast, a copy on the same device)
-KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_as view reshape unsqueeze squeeze "
-                        "contiguous clone repeat flatten t transpose permute flip neg exp log sqrt rsqrt pow".split())
-
-
-def _on_host(call: cst.Call) -> bool:
-    """No ``pin_memory=`` and no device, or a CPU one; never with ``**kwargs`` (``torch.tensor(xs,
-    **CPU_PINNED)``: the dict may pin it)."""
-    if keyword(call, "pin_memory") is not None or any(arg.star == "**" for arg in call.args):
-        return False
-    device = keyword(call, "device")
-    if device is None:
-        return True
-    if isinstance(device, cst.SimpleString):
-        return device.value.strip("'\"").split(":")[0] == "cpu"
-    return False
-
-
-def _scalar_tensor(node: cst.BaseExpression) -> bool:
-    """``torch.tensor(2.0)``: a 0-dim tensor (its first argument no list, tuple or comprehension)."""
-    if not isinstance(node, cst.Call) or not node.args or not isinstance(node.func, (cst.Attribute, cst.Name)):
-        return False
-    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
-    return name in ("tensor", "as_tensor") and not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
+from graphlint.static.pageable import is_factory_call, is_pageable
 
 
 class HostCopy(Matcher):
     kind = "host-copy"
     node_types = ("Assign", "Call")
-    params = {"factories": list}
 
     def setup(self, params: dict) -> None:
-        self.factories = frozenset(self.require(params, "factories"))
-        self.host_attrs: set[str] = set()
-        self.host_locals: dict[str, set[str]] = defaultdict(set)
         self.uses: dict[str, list] = defaultdict(list)
         self.seen = 0  # the id of the ``.to`` call an assignment's visit already matched
-
-    def host_factory(self, node: cst.BaseExpression, ctx: MatchContext) -> bool:
-        return isinstance(node, cst.Call) and resolve(node.func, ctx.imports) in self.factories and _on_host(node)
-
-    def built_on_host(self, node: cst.BaseExpression, ctx: MatchContext) -> bool:
-        """A tensor this function builds on the host: a host factory, a local bound to one, a view or
-        cast of one, or arithmetic over one (:meth:`host_arithmetic`)."""
-        while True:
-            if isinstance(node, cst.Subscript):
-                node = node.value
-            elif isinstance(node, cst.UnaryOperation):
-                node = node.expression
-            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-                  and node.func.attr.value in KEEP_DEVICE and not self.host_factory(node, ctx)):
-                node = node.func.value
-            else:
-                break
-        if isinstance(node, cst.Name):
-            return node.value in self.host_locals[ctx.function_name]
-        if isinstance(node, cst.BinaryOperation):
-            return self.host_arithmetic(operands(node), ctx)
-        return self.host_factory(node, ctx)
-
-    def host_arithmetic(self, leaves: list[cst.BaseExpression], ctx: MatchContext) -> bool:
-        """A host operand decides, unless a known tensor joins in. A 0-dim ``torch.tensor(2.0)`` may meet
-        a CUDA tensor (it is taken as a scalar): with one, every other operand must be known not a
-        tensor; a sized host tensor cannot meet a CUDA one, so other names may stay unknown."""
-        host = [self.built_on_host(leaf, ctx) for leaf in leaves]
-        if not any(host) or any(ctx.oracle.is_tensor(leaf) for leaf, on in zip(leaves, host) if not on):
-            return False
-        sized = any(on and not _scalar_tensor(leaf) for leaf, on in zip(leaves, host))
-        return sized or all(on or isinstance(leaf, (cst.Integer, cst.Float, cst.Attribute))
-                            or ctx.oracle.is_host_data(leaf) for leaf, on in zip(leaves, host))
-
-    def derived_on_host(self, value: cst.BaseExpression, names: set[str], ctx: MatchContext) -> bool:
-        """:meth:`built_on_host` for an assigned value that is no factory call, asked only where it can
-        hold (most assignments are calls of other functions: a dict lookup, no name resolution)."""
-        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
-            return self.built_on_host(value, ctx)
-        if isinstance(value, cst.Name):
-            return value.value in names
-        if not isinstance(value, cst.Call):
-            return False
-        oracle = ctx.oracle
-        if builder_call(value, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
-            return True
-        return (isinstance(value.func, cst.Attribute) and value.func.attr.value in KEEP_DEVICE
-                and self.built_on_host(value, ctx))
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         if isinstance(node, cst.Assign):
@@ -131,19 +56,6 @@ class HostCopy(Matcher):
             if isinstance(value, cst.Call):  # ``ids = ids.to(dev, non_blocking=True)``: before the rebinding
                 self.device_copy(value, ctx)
                 self.seen = id(value)
-            pageable = self.host_factory(value, ctx)
-            names = self.host_locals[ctx.function_name]
-            built = pageable or self.derived_on_host(value, names, ctx)
-            for target in (t.target for t in node.targets):
-                attr = ctx.oracle.is_self_attr(target)
-                if attr is not None and pageable:
-                    self.host_attrs.add(attr)
-                elif isinstance(target, cst.Name):
-                    (names.add if built else names.discard)(target.value)
-                elif isinstance(target, (cst.Tuple, cst.List)):  # ``inv_freq, scale = rope_init(config)``
-                    for el in target.elements:
-                        if isinstance(el.value, cst.Name):
-                            (names.add if built else names.discard)(el.value.value)
             return
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
@@ -152,7 +64,7 @@ class HostCopy(Matcher):
             return
         if not isinstance(func, cst.Attribute) or func.attr.value != "copy_" or not node.args:
             return
-        source, local = node.args[0].value, self.host_locals[ctx.function_name]
+        source, local = node.args[0].value, ctx.oracle.fn.pageable
         if isinstance(func.value, cst.Name) and func.value.value in local:
             return  # host to host
         if isinstance(source, cst.Name) and source.value in local:
@@ -168,9 +80,9 @@ class HostCopy(Matcher):
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "to"):
             return
-        if self.moves_to_device(call, ctx) and self.built_on_host(func.value, ctx):
+        if self.moves_to_device(call, ctx) and is_pageable(func.value, ctx.oracle):
             root = func.value
-            while isinstance(root, (cst.Subscript, cst.Call)) and not self.host_factory(root, ctx):
+            while isinstance(root, (cst.Subscript, cst.Call)) and not is_factory_call(root, ctx.imports):
                 root = root.value if isinstance(root, cst.Subscript) else root.func
                 root = root.value if isinstance(root, cst.Attribute) else root
             name = root.value if isinstance(root, cst.Name) else resolve(root.func, ctx.imports) + "(...)" \
@@ -196,9 +108,10 @@ class HostCopy(Matcher):
         return device is not None and device_kind(device, ctx) == "other"
 
     def end_class(self, ctx: MatchContext) -> None:
+        host_attrs = ctx.oracle.cls.pageable_attrs if ctx.oracle.cls is not None else set()
         for attr, pending in self.uses.items():
-            if attr in self.host_attrs:
+            if attr in host_attrs:
                 for report, destination in pending:
-                    if destination not in self.host_attrs:  # host to host is no transfer
+                    if destination not in host_attrs:  # host to host is no transfer
                         ctx.emit(report)
-        self.host_attrs, self.uses = set(), defaultdict(list)
+        self.uses = defaultdict(list)

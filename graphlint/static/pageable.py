@@ -1,0 +1,125 @@
+"""Tensors built in pageable host memory: a torch factory given no device (and no ``pin_memory``).
+
+One fact, read by every rule that cares where a tensor was made: a pageable tensor moved to the
+device every step (``matchers.host_copy``, GL420: a synchronous copy, refused inside a capture),
+indexed with a Python list without a copy (``matchers.list_index``), returned by a helper to its
+caller (:mod:`.valuekinds`). ``torch.tensor(ids)``, ``torch.zeros(n)``, ``torch.arange(a, b)``, the
+legacy typed constructors (``torch.LongTensor(ids)``: always on the CPU), a local bound to one in
+the function (``FunctionFacts.pageable``), a view, cast or arithmetic of one, what a ``device=None``
+builder returns when called without a device (:mod:`.hostbuilders`) and what a function returns
+that built one (:mod:`.valuekinds`). A factory under a default device (``with
+torch.device("cuda"):``) builds on the GPU: a false alarm for the copy rule, a miss for the others.
+``self`` attributes bound to a factory call are ``ClassFacts.pageable_attrs`` (a staging buffer
+made in ``__init__`` and copied in the step).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import operands
+from graphlint.static.hostbuilders import builder_call
+from graphlint.static.names import resolve
+from graphlint.static.tensors import TensorOracle
+
+#: given no device they build on the host (an op's result is where its inputs are)
+FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange tensor as_tensor from_numpy rand randn "
+                      "randint eye linspace".split())
+#: ``torch.LongTensor(ids)``: the legacy constructors take no device and build on the CPU
+TYPED = frozenset(f"torch.{kind}Tensor" for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte", "Char",
+                                                      "Short", "Int", "Long", "Bool"))
+SHORT_NAMES = frozenset(n.rsplit(".", 1)[1] for n in FACTORIES | TYPED)
+#: methods whose result stays where the tensor is (a view, a cast, a copy on the same device)
+KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_as view reshape unsqueeze squeeze "
+                        "contiguous clone repeat flatten t transpose permute flip neg exp log sqrt rsqrt pow".split())
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def is_factory_call(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """A factory building in pageable host memory: no device (or a CPU one), no ``pin_memory=``, and
+    no ``**kwargs`` (``torch.tensor(xs, **CPU_PINNED)``: the dict may pin it)."""
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    if short not in SHORT_NAMES:  # the name first: most calls are no factory
+        return False
+    name = resolve(func, imports)
+    if name in TYPED:
+        return not any(a.star for a in node.args)
+    if name not in FACTORIES or _keyword(node, "pin_memory") is not None or any(a.star == "**" for a in node.args):
+        return False
+    device = _keyword(node, "device")
+    if device is None:
+        return True
+    return isinstance(device, cst.SimpleString) and device.value.strip("'\"").split(":")[0] == "cpu"
+
+
+def is_scalar_factory(node: cst.BaseExpression) -> bool:
+    """``torch.tensor(2.0)``: a 0-dim tensor (its first argument no list, tuple or comprehension)."""
+    if not isinstance(node, cst.Call) or not node.args or not isinstance(node.func, (cst.Attribute, cst.Name)):
+        return False
+    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
+    return name in ("tensor", "as_tensor") and not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
+
+
+def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A tensor the function holds in pageable host memory (see the module docstring)."""
+    while True:
+        kind = type(node)
+        if kind is cst.Subscript:
+            node = node.value
+        elif kind is cst.UnaryOperation:
+            node = node.expression
+        elif (kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in KEEP_DEVICE
+              and not is_factory_call(node, oracle.imports)):
+            node = node.func.value
+        else:
+            break
+    if kind is cst.Name:
+        return node.value in oracle.fn.pageable
+    if kind is cst.BinaryOperation:
+        return host_arithmetic(operands(node), oracle)
+    if kind is not cst.Call:
+        return False
+    if is_factory_call(node, oracle.imports):
+        return True
+    if builder_call(node, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
+        return True
+    return oracle.returned(node) == "host"  # a helper that built one (static.valuekinds)
+
+
+def host_arithmetic(leaves: list[cst.BaseExpression], oracle: TensorOracle) -> bool:
+    """A host operand decides, unless a known tensor joins in. A 0-dim ``torch.tensor(2.0)`` may meet
+    a CUDA tensor (it is taken as a scalar): with one, every other operand must be known not a
+    tensor; a sized host tensor cannot meet a CUDA one, so other names may stay unknown."""
+    host = [is_pageable(leaf, oracle) for leaf in leaves]
+    if not any(host) or any(oracle.is_tensor(leaf) for leaf, on in zip(leaves, host) if not on):
+        return False
+    sized = any(on and not is_scalar_factory(leaf) for leaf, on in zip(leaves, host))
+    return sized or all(on or isinstance(leaf, (cst.Integer, cst.Float, cst.Attribute))
+                        or oracle.is_host_data(leaf) for leaf, on in zip(leaves, host))
+
+
+def note_pageable_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+    """After an assignment: names bound to a pageable tensor (``inv_freq, scale = rope_init(config)``
+    binds both), ``self`` attributes bound to a factory call."""
+    names = oracle.fn.pageable
+    if type(target) is cst.Name:
+        if is_pageable(value, oracle):
+            names.add(target.value)
+        elif names:
+            names.discard(target.value)
+        return
+    if isinstance(target, (cst.Tuple, cst.List)):
+        built = is_pageable(value, oracle) if type(value) is cst.Call else False
+        for el in target.elements:
+            if type(el.value) is cst.Name:
+                (names.add if built else names.discard)(el.value.value)
+        return
+    attr = oracle.is_self_attr(target)
+    if attr is not None and oracle.cls is not None and is_factory_call(value, oracle.imports):
+        oracle.cls.pageable_attrs.add(attr)

@@ -1,0 +1,200 @@
+"""What values are, carried along resolved calls: returns to callers, arguments to parameters.
+
+Every summary says what each function returns and what each call site passes
+(:mod:`.valuekinds`). After every file is summarized, this resolves the call sites whose callee
+is named plainly -- ``helper(...)`` (a function of the file, an import, a star import),
+``ops.helper(...)`` (an imported module), ``self.helper(...)`` (the class and its bases) -- and
+finds, per file, the facts its walk did not have:
+
+- ``ret:<callee key>=<shape>``: what a called function returns, for a caller in another file, or
+  above the callee in its own (a helper defined first is known on the first walk already), that
+  binds the result to names or calls a method on it (``a, b = f(x)``, ``f(x).to(dev)``: walking a
+  file again costs as much as the first walk, and a result only passed on, ``return f(x)``,
+  rarely decides a finding). A fact from the
+  file itself (a helper defined below its caller) rides along when the file is walked again for
+  another fact, and never sends it round alone: on torch's own files that alone cost a sixth
+  of the first walk, for no finding. A method that
+  subclasses override returns what every override agrees on.
+- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor or a pageable host tensor that every
+  caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
+  still read back); a plain tensor is left to the oracle's own presumptions (on torch's own
+  files that fact alone sent large files round again, for no finding). Unknown
+  wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
+  follow anywhere in the project under the function's name (``obj.helper(...)``, a callback),
+  or a parameter a caller leaves at its default, and the parameter says nothing.
+
+Those files are summarized again with the facts (the second round of :mod:`.crossfile`, cached by
+them too). One round: a fact learned in the second round does not travel further.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
+from graphlint.static.index import Index
+from graphlint.static.valuekinds import HOST, SCALAR, UNKNOWN, encode, informative, join
+
+Target = tuple[ModuleInfo, str]
+#: what a parameter fact may say (see the module docstring)
+PARAM_KINDS = (SCALAR, HOST)
+#: rounds of the cross-file pass for value facts: what a helper returns can depend on what its
+#: callers pass it (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is
+#: known one), and that on what another helper returns
+ROUNDS = 3
+
+
+def value_facts_of(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
+    infos = [s.data for s in summaries if isinstance(s.data, ModuleInfo)]
+    return value_facts(infos, Index(infos))
+
+
+def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[str]]:
+    """{path: facts}, only for files that gain some."""
+    out: dict[str, set[str]] = defaultdict(set)
+    later: dict[str, set[str]] = defaultdict(set)  # same-file forward references: ride along only
+    callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # target -> (site, caller's info, caller)
+    resolved = Counter()  # (path, qualname) -> call sites resolved to it
+    by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
+    for info in infos:
+        order = {q: i for i, q in enumerate(info.functions)}
+        for fn in info.functions.values():
+            for site in fn.calls:
+                last = _last_name(site.expr)
+                if last is None:
+                    continue
+                by_name[last] += 1
+                if site.reference:
+                    continue  # passed as a value: called elsewhere with who knows what
+                key = _key(fn, site.expr)
+                if site.kinds is None and key not in fn.bound_calls:
+                    continue  # passes nothing known (its callee's parameters learn nothing: the count
+                    # of sites under the name then differs) and leaves the result alone
+                hit = _resolve(info, fn, site.expr, index)
+                if hit is None:
+                    continue
+                target = (hit[0].path, hit[1])
+                resolved[target] += 1
+                callers[target].append((site, info, fn))
+                if key is None or key not in fn.bound_calls or _seen_first(info, fn, hit, order):
+                    continue
+                shape = _returns(hit, index)
+                if informative(shape):
+                    (later if hit[0] is info else out)[info.path].add(f"ret:{key}={encode(shape)}")
+    infos_by_path = {info.path: info for info in infos}
+    for (path, qualname), sites in callers.items():
+        fn = infos_by_path[path].functions[qualname]
+        if by_name[fn.name] != resolved[(path, qualname)]:
+            continue  # called somewhere the resolution cannot follow: unknown wins
+        flow = infos_by_path[path].flows.get(qualname)
+        if flow is None:
+            continue
+        params = list(flow.params)
+        if fn.cls and flow.fkind in ("m", "c") and params:
+            params = params[1:]
+        for name, kind in _agreed(params, flow.kwonly, sites, index).items():
+            if kind in PARAM_KINDS:
+                out[path].add(f"param:{qualname}:{name}={kind}")
+    return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
+
+
+def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index) -> dict[str, str]:
+    """Parameter -> the kind every call passes it (a missing argument: unknown)."""
+    agreed: dict[str, str | None] = {}
+    for site, info, fn in sites:
+        if site.kinds is None:
+            return {}
+        positional = [_origin_kind(k, info, fn, index) for k in site.kinds[0]]
+        named = [(n, _origin_kind(k, info, fn, index)) for n, k in site.kinds[1]]
+        if len(positional) > len(params):
+            return {}  # more arguments than parameters: not this function's call (``*args``)
+        passed = dict(zip(params, positional))
+        passed.update(named)
+        for name in (*params, *kwonly):
+            kind = passed.get(name, UNKNOWN)
+            agreed[name] = kind if name not in agreed else (kind if agreed[name] == kind else UNKNOWN)
+    return {name: kind for name, kind in agreed.items() if kind}
+
+
+def _origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index) -> str:
+    """``@f#1`` (an argument bound from element 1 of what ``f`` returns, see
+    :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown."""
+    if not kind.startswith("@"):
+        return kind
+    key, _, element = kind[1:].rpartition("#")
+    owner, _, attr = key.rpartition("self." if "|" in key else ".")
+    expr = ("a", ("n", "self" if "|" in key else owner), attr) if owner else ("n", attr)
+    if not attr or "." in owner.rstrip("|"):
+        return UNKNOWN
+    hit = _resolve(info, fn, expr, index) if key else None
+    shape = _returns(hit, index) if hit is not None else None
+    if not element:
+        return shape if isinstance(shape, str) else UNKNOWN
+    return shape[int(element)] if isinstance(shape, tuple) and int(element) < len(shape) else UNKNOWN
+
+
+def _last_name(expr: tuple) -> str | None:
+    if expr[0] == "n":
+        return expr[1]
+    if expr[0] == "a":
+        return expr[2]
+    return None
+
+
+def _key(fn: FunctionInfo, expr: tuple) -> str | None:
+    """The walker's spelling of the callee (``names.callee_key``)."""
+    if expr[0] == "n":
+        return expr[1]
+    if expr[0] == "a" and expr[1][0] == "n":
+        if expr[1][1] == "self":
+            return f"{fn.cls}|self.{expr[2]}" if fn.cls else None
+        return f"{expr[1][1]}.{expr[2]}"
+    return None
+
+
+def _resolve(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> Target | None:
+    if expr[0] == "n":
+        name = expr[1]
+        if name in info.imports:
+            return _function(index.resolve(info, info.imports[name]))
+        if name in info.functions and not info.functions[name].cls:
+            return (info, name)
+        for stmt in info.flows["<module>"].stmts if "<module>" in info.flows else ():
+            if stmt[0] == "*":  # ``from .utils import *``
+                module = index.find_module(index.absolute(info, stmt[1]))
+                if module is not None and name in module.functions and not module.functions[name].cls:
+                    return (module, name)
+        return None
+    if expr[0] != "a" or expr[1][0] != "n":
+        return None
+    owner, attr = expr[1][1], expr[2]
+    if owner == "self" and fn.cls:
+        return index.find_method((info, fn.cls), attr)
+    if owner in info.imports:
+        return _function(index.resolve(info, f"{info.imports[owner]}.{attr}"))
+    return None
+
+
+def _function(hit) -> Target | None:
+    return (hit[1], hit[2]) if hit is not None and hit[0] == "function" else None
+
+
+def _returns(target: Target, index: Index):
+    """What the function returns; for a method, joined with every override's."""
+    info, qualname = target
+    fn = info.functions[qualname]
+    shape = fn.returns
+    if fn.cls and shape is not None:
+        for other, name in index.overrides((info, fn.cls), fn.name):
+            shape = join(shape, other.functions[name].returns) if other.functions[name].returns is not None else shape
+    return shape
+
+
+def _seen_first(info: ModuleInfo, caller: FunctionInfo, hit: Target, order: dict[str, int]) -> bool:
+    """The first walk already knew it (:func:`.valuekinds.learn_returns`): a module function, or a
+    method of the caller's own class, of this file, walked before the caller."""
+    module, qualname = hit
+    if module is not info or order.get(qualname, 1 << 30) >= order.get(caller.qualname, 0):
+        return False
+    callee = info.functions[qualname]
+    return (not callee.cls and "." not in qualname) or callee.cls == caller.cls

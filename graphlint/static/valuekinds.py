@@ -1,0 +1,234 @@
+"""What a value IS, across function boundaries: a device tensor, a 0-dim device tensor, a pageable
+host tensor, a Python number -- or unknown.
+
+The tensor oracle (:mod:`.tensors`), :mod:`.scalars` and :mod:`.pageable` decide this inside one
+function. Values cross functions through returns (``best, n = evaluate(...)``, with ``n`` a
+``t.max()`` computed there), parameters (``update(ids, n)``) and fields; a rule that only sees
+its own function misses the slice bound, the ``in`` test or the pageable copy on the far side.
+So each function's summary says what each return value (and each element of a returned tuple)
+is, and each call site what each argument is (:func:`arg_kinds`); :mod:`.valueflow` matches them
+along resolved calls after every file is summarized and sends the facts back into the walk of the
+files that use them (the same second round as :mod:`.crossfile`), where :func:`bind_returned`
+and :func:`seed_params` hand them to the oracle. Within one file a function already walked is
+known at once (:func:`learn_returns`): no second round for a helper defined above its caller.
+
+Kinds are decided as narrowly as the oracle decides them, and joined strictly: two returns (or
+two callers) that disagree make the value unknown, and unknown never becomes a tensor.
+``return None`` joins with anything (an optional tensor is still a tensor where it is used).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.flowir import EXTERNAL_ROOTS
+from graphlint.static.names import callee_key
+from graphlint.static.pageable import is_pageable
+from graphlint.static.scalars import is_scalar_tensor
+from graphlint.static.tensors import TensorOracle
+
+TENSOR, SCALAR, HOST, NUMBER, UNKNOWN = "tensor", "scalar", "host", "number", ""
+KINDS = (TENSOR, SCALAR, HOST, NUMBER)
+#: builtins whose result is a Python number
+NUMBER_CALLS = frozenset(("int", "float", "len", "round"))
+BUILTINS = frozenset(dir(builtins))
+NUMBER_METHODS = frozenset(("item", "numel", "dim", "size", "nelement", "ndimension", "element_size"))
+
+
+def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
+    """The narrowest kind the oracle can vouch for; :data:`UNKNOWN` otherwise."""
+    if node is None:
+        return UNKNOWN
+    if is_scalar_tensor(node, oracle):
+        return SCALAR
+    if is_pageable(node, oracle) or is_cpu_tensor(node, oracle):
+        return HOST
+    if oracle.is_tensor(node):
+        return TENSOR
+    if _is_number(node, oracle):
+        return NUMBER
+    return UNKNOWN
+
+
+def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name):
+            return func.value in NUMBER_CALLS and func.value not in oracle.imports
+        return isinstance(func, cst.Attribute) and func.attr.value in NUMBER_METHODS and bool(
+            func.attr.value != "size" or node.args)  # ``x.size()`` is a torch.Size
+    if isinstance(node, cst.Subscript):
+        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and len(node.slice) == 1 \
+            and not isinstance(node.slice[0].slice, cst.Slice)
+    if isinstance(node, cst.BinaryOperation):
+        return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+    return False
+
+
+# -- returns -----------------------------------------------------------------------------
+def shape_of(value: cst.BaseExpression | None, oracle: TensorOracle):
+    """A ``return`` value as a kind, or a tuple of kinds for a tuple display; None for ``return None``."""
+    if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+        return None
+    if isinstance(value, cst.Tuple):
+        return tuple(UNKNOWN if isinstance(el, cst.StarredElement) else kind_of(el.value, oracle)
+                     for el in value.elements)
+    return kind_of(value, oracle)
+
+
+def join(a, b):
+    """Two shapes of one function's returns (or one parameter's arguments): what both say, else unknown."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(x if x == y else UNKNOWN for x, y in zip(a, b))
+    return UNKNOWN
+
+
+def informative(shape) -> bool:
+    """Says something: a kind, or a tuple with one (``(UNKNOWN, UNKNOWN)`` says nothing)."""
+    if isinstance(shape, tuple):
+        return any(shape)
+    return bool(shape)
+
+
+def encode(shape) -> str:
+    return "(" + ",".join(shape) + ")" if isinstance(shape, tuple) else shape
+
+
+def decode(text: str):
+    return tuple(text[1:-1].split(",")) if text.startswith("(") else text
+
+
+def learn_returns(qualname: str, cls: str, shape, oracle: TensorOracle) -> None:
+    """A function of this file was walked: calls below it know what it returns (``helper`` or, in
+    its class, ``self.helper``)."""
+    local = qualname[len(cls) + 1:] if cls else qualname
+    if not informative(shape) or "." in local:
+        return  # a nested function is called by its own name only inside its parent
+    key = f"{cls}|self.{qualname.rsplit('.', 1)[-1]}" if cls else qualname
+    oracle.returns.setdefault(key, shape)  # a cross-file fact (a later definition's) stands
+
+
+def bind_returned(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+    """``a, b = f(x)`` / ``a = f(x)`` with ``f``'s returns known: each name gets its element's kind."""
+    if not isinstance(value, cst.Call):
+        return
+    shape = oracle.returned(value)
+    if shape is None:
+        return
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(shape, tuple) and len(shape) == len(target.elements):
+            for el, kind in zip(target.elements, shape):
+                set_kind(el.value, kind, oracle)
+        return
+    if not isinstance(shape, tuple):
+        set_kind(target, shape, oracle)
+
+
+def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle,
+                bound: set[str]) -> None:
+    """``a, b = f(x)``: ``b`` is element 1 of what ``f`` returns (``f#1``; ``f#`` for ``b = f(x)``),
+    so an argument ``b`` whose kind the walk does not know yet can still be matched with what ``f``
+    returns when the calls are resolved (:mod:`.valueflow`), without walking this file again."""
+    origins = oracle.fn.origins
+    key = callee_key(value.func, oracle.cls_name) if type(value) is cst.Call else None
+    if key is not None and isinstance(target, (cst.Name, cst.Tuple, cst.List)) and may_be_ours(key, oracle):
+        bound.add(key)
+    if type(target) is cst.Name:
+        if key is not None:
+            origins[target.value] = f"{key}#"
+        elif origins:
+            origins.pop(target.value, None)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for i, el in enumerate(target.elements):
+            if type(el.value) is cst.Name:
+                if key is not None and not isinstance(el, cst.StarredElement):
+                    origins[el.value.value] = f"{key}#{i}"
+                else:
+                    origins.pop(el.value.value, None)
+
+
+def may_be_ours(key: str, oracle: TensorOracle) -> bool:
+    """Not a builtin (``len``) nor a call into the standard library or the numeric stack
+    (``torch.zeros``, ``np.array``): a callee :mod:`.valueflow` may resolve."""
+    root = key.rpartition("|")[2].split(".", 1)[0]
+    if root in oracle.imports:
+        return oracle.imports[root].split(".", 1)[0] not in EXTERNAL_ROOTS
+    return root not in BUILTINS
+
+
+def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> None:
+    """Record a name's kind in the function's facts (an unknown kind leaves them as they are)."""
+    if not isinstance(target, cst.Name) or not kind:
+        return
+    fn, name = oracle.fn, target.value
+    if kind == NUMBER:
+        fn.tensors.discard(name)
+        fn.hosts.add(name)
+        return
+    fn.tensors.add(name)
+    fn.hosts.discard(name)
+    if kind == SCALAR:
+        fn.scalars.add(name)
+    elif kind == HOST:
+        fn.cpu.add(name)
+        fn.pageable.add(name)
+
+
+# -- parameters ----------------------------------------------------------------------------
+def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
+    """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args``/``**kw``
+    and when no argument is known (a parameter learns nothing from that call either way, and most
+    calls pass nothing known: the summaries stay small)."""
+    positional, named = [], []
+    for arg in call.args:
+        if arg.star:
+            return None
+        kind = kind_of(arg.value, oracle)
+        if not kind and type(arg.value) is cst.Name:
+            kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
+        if arg.keyword is None:
+            positional.append(kind)
+        else:
+            named.append((arg.keyword.value, kind))
+    if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
+        return None
+    return tuple(positional), tuple(named)
+
+
+def join_args(a: tuple | None, b: tuple | None) -> tuple | None:
+    """The same callee called twice from one function: what both calls pass, per argument."""
+    if a is None or b is None or len(a[0]) != len(b[0]) or {k for k, _ in a[1]} != {k for k, _ in b[1]}:
+        return None
+    named = dict(b[1])
+    return (tuple(x if x == y else UNKNOWN for x, y in zip(a[0], b[0])),
+            tuple((k, v if v == named[k] else UNKNOWN) for k, v in a[1]))
+
+
+def parse_facts(names: frozenset[str]) -> tuple[dict[str, object], dict[str, list[tuple[str, str]]]]:
+    """The second round's facts (:mod:`.valueflow`): ``ret:<callee key>=<shape>`` -> {key: shape};
+    ``param:<qualname>:<name>=<kind>`` (what every caller passes) -> {qualname: [(name, kind)]}."""
+    returns: dict[str, object] = {}
+    params: dict[str, list[tuple[str, str]]] = {}
+    for fact in names:
+        if fact.startswith("ret:"):
+            key, _, shape = fact[4:].rpartition("=")
+            returns[key] = decode(shape)
+        elif fact.startswith("param:"):
+            head, _, kind = fact[6:].rpartition("=")
+            qualname, _, name = head.rpartition(":")
+            params.setdefault(qualname, []).append((name, kind))
+    return returns, params
+
+
+def seed_params(params: list[tuple[str, str]], oracle: TensorOracle) -> None:
+    for name, kind in params:
+        set_kind(cst.Name(name), kind, oracle)
