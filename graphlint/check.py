@@ -25,17 +25,16 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Callable
 
-from graphlint.check_settings import Settings, enabled_for_file, gate_off
+from graphlint.check_filter import apply_settings, in_report_set, unreached_worth_a_note
+from graphlint.check_settings import Settings, gate_off
 from graphlint.discovery import Walked, Source, discover, read_source
 from graphlint.finding import Finding
 from graphlint.paths import display_path
 from graphlint.static.budget import error_code
 from graphlint.static.facts import FileSummary
-from graphlint.static.suppressions import apply_suppressions
 
 PARALLEL_THRESHOLD = 16
 PARSE_ERROR, INTERNAL_ERROR = "GL000", "GL002"
@@ -159,7 +158,7 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     elif not sources and not walked.unreadable:  # as ruff: a warning and exit 0 (a missing path is exit 2 earlier)
         result.warnings.append(f"No Python files found under {where}: nothing was checked")
     for path in settings.report_paths or ():  # `check docs/` beside configured paths: say it, not "No findings"
-        if sources and not any(_in_report_set(s.path, (path,)) for s in sources):
+        if sources and not any(in_report_set(s.path, (path,)) for s in sources):
             result.warnings.append(f"No Python files found under {display_path(path)}: nothing there was checked")
     summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
     variants: dict[str, str] = {}
@@ -182,12 +181,12 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     except Exception as exc:
         raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
     unreadable = [Finding.from_rule(settings.rules[PARSE_ERROR], path, 1, message=why) for path, why in walked.unreadable]
-    result.findings = _apply_settings([*meta, *unreadable, *linked], summaries, settings)
+    result.findings = apply_settings([*meta, *unreadable, *linked], summaries, settings)
     result.gate_off = result.gate_off or gate_off(settings, summaries)
     _warn_unmatched(summaries, settings, result.warnings)
     if decode:
         result.decode_path = decode[0]
-        decode[0].unreached = _unchecked(decode[0].unreached, summaries, settings)
+        decode[0].unreached = unreached_worth_a_note(decode[0].unreached, summaries, settings)
     return result
 
 
@@ -356,56 +355,3 @@ def _summarize_with_facts(plan: dict[str, frozenset[str]], summaries: dict[str, 
             cache.put_entry(path, by_path[path].sha256, payload, ",".join(sorted(names)))
         summaries[path] = summary
     return cache.hits if cache else 0
-
-
-def _apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], settings: Settings) -> list[Finding]:
-    """Enabled rules per file (per-file-ignores), skip-file, suppressions, the reported files."""
-    enabled_by_path: dict[str, set[str]] = {}
-
-    def enabled_for(path: str) -> set[str]:
-        if path not in enabled_by_path:
-            enabled_by_path[path] = enabled_for_file(settings, path)
-        return enabled_by_path[path]
-
-    live = {path: s for path, s in summaries.items() if not s.skip_file}
-    kept = [f for f in findings if (f.path in live or f.path not in summaries) and f.rule in enabled_for(f.path)]
-    kept = apply_suppressions(sorted(kept, key=Finding.sort_key), live, settings.rules, enabled_for)
-    if settings.report_paths is not None:
-        record = settings.options.decode_path  # a stale decode path is the run's business, like its config
-        kept = [f for f in kept if _in_report_set(f.path, settings.report_paths) or (record and f.path == record)]
-    return sorted(kept, key=Finding.sort_key)
-
-
-def _unchecked(unreached: list, summaries: dict[str, FileSummary], settings: Settings) -> list:
-    """The unreached hot-named functions worth a note: in a reported file, with a hazard of a rule
-    enabled for that file and not suppressed (a suppressed ``.item()`` hides nothing)."""
-    out = []
-    for item in unreached:
-        path = item.function[0]
-        if settings.report_paths is not None and not _in_report_set(path, settings.report_paths):
-            continue
-        codes = set(settings.options.enabled)
-        for matcher, ignored in settings.per_file_ignores:
-            if matcher(Path(path)):
-                codes -= ignored
-        summary = summaries.get(path)
-        hazards = tuple((line, code) for line, code in item.hazards if code in codes and not (
-            summary and _suppressed(summary, line, code, settings.rules)))
-        if hazards:
-            out.append(replace(item, hazards=hazards))
-    return out
-
-
-def _suppressed(summary: FileSummary, line: int, code: str, rules: dict) -> bool:
-    name = rules[code].name if code in rules else code
-    return any(s.first_line <= line <= s.last_line and (not s.codes or code in {c.upper() for c in s.codes}
-                                                        or name in s.codes) for s in summary.suppressions)
-
-
-def _in_report_set(path: str, report_paths: tuple[Path, ...]) -> bool:
-    target = os.path.abspath(path)
-    for root in report_paths:
-        base = os.path.abspath(root)
-        if target == base or target.startswith(base.rstrip(os.sep) + os.sep):
-            return True
-    return False

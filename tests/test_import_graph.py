@@ -37,6 +37,7 @@ STAGES = [
     ("graphlint.static", "static"),
     ("graphlint.check", "static"),  # the static check: files, cache, workers, link, suppressions
     ("graphlint.check_settings", "static"),
+    ("graphlint.check_filter", "static"),  # which linked findings the check reports
     ("graphlint.discovery", "static"),  # which files the check reads
     ("graphlint.cache", "static"),
     ("graphlint.workers", "static"),  # one process per file at a time: a crash costs a file, not the run

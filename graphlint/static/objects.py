@@ -33,6 +33,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Callable
 
+from graphlint.static.argbinding import bind_arguments
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.generated import Generated
 from graphlint.static.index import Index
@@ -340,7 +341,7 @@ class Objects:
                         self.generated.library_init(made, args, kws)
                     continue
                 if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
-                    self.bind(fid, first, args, kws)
+                    bind_arguments(self.s, self.flow(*fid), fid, first, args, kws, self.elements)
                     if made is None and dst is not None:
                         self.s.edge(self.ret(*fid), dst)
 
@@ -369,38 +370,3 @@ class Objects:
             hit = self.index.call_forward(self.ref(v))
             self.load_value(v, hit[1].rsplit(".", 1)[-1] if hit else "forward", node)
         return node
-
-    def bind(self, fid: FuncId, first: int, args: tuple, kws: tuple) -> None:
-        flow = self.flow(*fid)
-        if flow is None:
-            return
-        path, qual = fid
-        var = self.s.node
-        params = flow.params
-        position = first
-        for arg in args:
-            if type(arg) is tuple:  # ("*", node): its elements may fill any later parameter
-                spread = self.s.fresh()
-                self.elements(arg[1], spread)
-                for name in params[position:]:
-                    self.s.edge(spread, var(("v", path, qual, name)))
-                if flow.vararg:
-                    self.s.edge(spread, self.s.node(("el", path, ("*", qual))))
-                break
-            if position < len(params):
-                self.s.edge(arg, var(("v", path, qual, params[position])))
-            elif flow.vararg:
-                self.s.edge(arg, self.s.node(("el", path, ("*", qual))))
-            position += 1
-        for name, node in kws:
-            if name == "**":
-                spread = self.s.fresh()
-                self.elements(node, spread)
-                for other in (*params[position:], *flow.kwonly):
-                    self.s.edge(spread, var(("v", path, qual, other)))
-                if flow.kwarg:
-                    self.s.edge(spread, self.s.node(("el", path, ("**", qual))))
-            elif name in params or name in flow.kwonly:
-                self.s.edge(node, var(("v", path, qual, name)))
-            elif flow.kwarg:
-                self.s.edge(node, self.s.node(("el", path, ("**", qual))))

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, children, operands, preorder, self_attr, shape_only
+from graphlint.static.cstwalk import operands, self_attr, shape_only
+from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
-from graphlint.static.readbacks import is_readback
 from graphlint.static.staging import is_pinned_value
 
 HOST_METHODS = frozenset(
@@ -112,7 +112,7 @@ class FunctionFacts:
     optional: set[str] = field(default_factory=set)
 
 
-class TensorOracle:
+class TensorOracle(HostTaint):
     """Answers tensor questions for the function being walked."""
 
     def __init__(self, imports: dict[str, str]):
@@ -269,76 +269,7 @@ class TensorOracle:
             return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
 
-    @staticmethod
-    def uses(node: cst.CSTNode, names: set[str]) -> bool:
-        """A name of ``names`` (``fn.positions``, ``fn.readbacks``) anywhere in ``node``."""
-        if not names:
-            return False
-        return any(type(n) is cst.Name and n.value in names for n in preorder(node))
-
     # -- bindings ----------------------------------------------------------------------
-    def derives_from_position(self, node: cst.CSTNode) -> bool:
-        """Like ``uses`` but an element fetched *by* a position (``arr[pos]``) is not one."""
-        return self._derives(node, self.fn.positions, readbacks=False)
-
-    def derives_from_readback(self, node: cst.CSTNode) -> bool:
-        """A read-back call or name in ``node``; ``len()`` of one is its shape, known without a sync."""
-        return self._derives(node, self.fn.readbacks, readbacks=True)
-
-    def _derives(self, node: cst.CSTNode, names: set[str], readbacks: bool) -> bool:
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            kind = type(current)
-            if kind is cst.Name and current.value in names:
-                return True
-            if kind is cst.Subscript:
-                stack.append(current.value)
-                continue
-            if readbacks and kind is cst.Call:
-                if is_readback(current, self):
-                    return True
-                if type(current.func) is cst.Name and current.func.value == "len":
-                    continue
-            stack.extend(children(current))
-        return False
-
-    def taint(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        """A target computed from a position or a read-back (and not a tensor) is one too.
-
-        Read-backs are looked for only in statements where the walker saw a read-back call
-        (``readback_seen``) or once a name already holds one, so other code pays nothing.
-        """
-        fn = self.fn
-        for names, derives, active in (
-            (fn.positions, self.derives_from_position, bool(fn.positions)),
-            (fn.readbacks, self.derives_from_readback, bool(fn.readbacks) or self.readback_seen),
-        ):
-            if not active and value is not None:
-                continue
-            tainted = value is not None and derives(value) and not self.is_tensor(value)
-            for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
-                (names.add if tainted else names.discard)(name)
-
-    def taint_comprehension(self, comp: cst.CompFor | None) -> None:
-        """Before the element is visited: ``[ring[p % W] for p in range(start, end)]``,
-        ``[x[:c] for c in counts.tolist()]``."""
-        while comp is not None:
-            if not self.readback_seen and not self.fn.readbacks:
-                self.readback_seen = self.derives_from_readback(comp.iter)
-            if self.fn.positions or self.fn.readbacks or self.readback_seen:
-                self.taint(comp.target, comp.iter)
-            comp = comp.inner_for_in
-
-    def taint_augmented(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """``end += n``: the target keeps what it was and gains what the value brings."""
-        if not isinstance(target, cst.Name) or self.is_tensor(value):
-            return
-        if self.derives_from_position(value):
-            self.fn.positions.add(target.value)
-        if (self.fn.readbacks or self.readback_seen) and self.derives_from_readback(value):
-            self.fn.readbacks.add(target.value)
-
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Record what an assignment (or a ``for`` target) makes of its target."""
         if isinstance(target, (cst.Tuple, cst.List)):

@@ -1,0 +1,88 @@
+"""Which host values a per-step position or a device read-back flows into, one function at a time.
+
+Its own module because it is a concern of its own beside "is this a tensor": the position rules
+(``params.POSITION_NAMES``) and the read-back rules (:mod:`.readbacks`) both ask which Python
+names were computed from such a value, through assignments, ``+=`` and comprehensions.
+:class:`HostTaint` is a base of ``tensors.TensorOracle``: it reads the oracle's ``fn`` facts
+(``positions``, ``readbacks``), ``readback_seen`` and ``is_tensor`` (a tensor is never tainted).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import bound_names, children, preorder
+from graphlint.static.readbacks import is_readback
+
+
+class HostTaint:
+    """The taint half of the tensor oracle (see the module's docstring)."""
+
+    @staticmethod
+    def uses(node: cst.CSTNode, names: set[str]) -> bool:
+        """A name of ``names`` (``fn.positions``, ``fn.readbacks``) anywhere in ``node``."""
+        if not names:
+            return False
+        return any(type(n) is cst.Name and n.value in names for n in preorder(node))
+
+    def derives_from_position(self, node: cst.CSTNode) -> bool:
+        """Like ``uses`` but an element fetched *by* a position (``arr[pos]``) is not one."""
+        return self._derives(node, self.fn.positions, readbacks=False)
+
+    def derives_from_readback(self, node: cst.CSTNode) -> bool:
+        """A read-back call or name in ``node``; ``len()`` of one is its shape, known without a sync."""
+        return self._derives(node, self.fn.readbacks, readbacks=True)
+
+    def _derives(self, node: cst.CSTNode, names: set[str], readbacks: bool) -> bool:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = type(current)
+            if kind is cst.Name and current.value in names:
+                return True
+            if kind is cst.Subscript:
+                stack.append(current.value)
+                continue
+            if readbacks and kind is cst.Call:
+                if is_readback(current, self):
+                    return True
+                if type(current.func) is cst.Name and current.func.value == "len":
+                    continue
+            stack.extend(children(current))
+        return False
+
+    def taint(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """A target computed from a position or a read-back (and not a tensor) is one too.
+
+        Read-backs are looked for only in statements where the walker saw a read-back call
+        (``readback_seen``) or once a name already holds one, so other code pays nothing.
+        """
+        fn = self.fn
+        for names, derives, active in (
+            (fn.positions, self.derives_from_position, bool(fn.positions)),
+            (fn.readbacks, self.derives_from_readback, bool(fn.readbacks) or self.readback_seen),
+        ):
+            if not active and value is not None:
+                continue
+            tainted = value is not None and derives(value) and not self.is_tensor(value)
+            for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
+                (names.add if tainted else names.discard)(name)
+
+    def taint_comprehension(self, comp: cst.CompFor | None) -> None:
+        """Before the element is visited: ``[ring[p % W] for p in range(start, end)]``,
+        ``[x[:c] for c in counts.tolist()]``."""
+        while comp is not None:
+            if not self.readback_seen and not self.fn.readbacks:
+                self.readback_seen = self.derives_from_readback(comp.iter)
+            if self.fn.positions or self.fn.readbacks or self.readback_seen:
+                self.taint(comp.target, comp.iter)
+            comp = comp.inner_for_in
+
+    def taint_augmented(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``end += n``: the target keeps what it was and gains what the value brings."""
+        if not isinstance(target, cst.Name) or self.is_tensor(value):
+            return
+        if self.derives_from_position(value):
+            self.fn.positions.add(target.value)
+        if (self.fn.readbacks or self.readback_seen) and self.derives_from_readback(value):
+            self.fn.readbacks.add(target.value)
