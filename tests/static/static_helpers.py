@@ -45,3 +45,18 @@ def analyze(files: dict[str, str | bytes], rules=None, **kw) -> list[Finding]:
 
 def codes(findings: list[Finding]) -> list[str]:
     return [f.rule for f in findings]
+
+
+#: The per-token loop the reachability tests drive a model with: it makes ``model``'s forward hot.
+#: ``{args}`` is what the call passes after ``x`` (``, mask=x``); :func:`decode_loop` fills it.
+DECODE_LOOP = """
+def loop(model, x, n):
+    for _ in range(n):
+        out = model(x{args})
+        x = out.argmax(-1)
+    return x
+"""
+
+
+def decode_loop(args: str = "") -> str:
+    return DECODE_LOOP.format(args=args)

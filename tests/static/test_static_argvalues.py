@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from graphlint.static.link import link
-from static_helpers import analyze, builtin_rules, options, summarize
+from static_helpers import DECODE_LOOP, analyze, builtin_rules, decode_loop, options, summarize
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "static" / "argvalues"
 
@@ -41,15 +41,7 @@ def run(src: str, **files: str):
     return analyze({"m.py": textwrap.dedent(src), **{k: textwrap.dedent(v) for k, v in files.items()}})
 
 
-LOOP = """
-import torch
-
-def loop(model, x, n):
-    for _ in range(n):
-        out = model(x{args})
-        x = out.argmax(-1)
-    return x
-"""
+LOOP = "\nimport torch\n" + DECODE_LOOP
 
 
 def model_with(branch: str) -> str:
@@ -96,13 +88,7 @@ class M(torch.nn.Module):
         if mask is not None:
             x.sum().item()
         return x * 2
-
-def loop(model, x, n):
-    for _ in range(n):
-        out = model(x)
-        x = out.argmax(-1)
-    return x
-
+""" + decode_loop() + """
 def main():
     loop(M(), torch.zeros(3), 4)
 """
@@ -127,13 +113,7 @@ class M(torch.nn.Module):
         if self.cfg.impl == "flash":
             x.sum().item()
         return x * 2
-
-def loop(model, x, n):
-    for _ in range(n):
-        out = model(x)
-        x = out.argmax(-1)
-    return x
-
+""" + decode_loop() + """
 def main():
     {setup}
     loop(M(cfg), torch.zeros(3), 4)
@@ -157,13 +137,7 @@ class M(torch.nn.Module):
         if {test}:
             x.sum().item()
         return x * 2
-
-def loop(model, x, n):
-    for _ in range(n):
-        out = model(x)
-        x = out.argmax(-1)
-    return x
-
+""" + decode_loop() + """
 def main(config):
     loop(M(config), torch.zeros(3), 4)
 """

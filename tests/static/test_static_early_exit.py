@@ -6,17 +6,9 @@ from __future__ import annotations
 
 import textwrap
 
-from static_helpers import analyze
+from static_helpers import DECODE_LOOP, analyze
 
-LOOP = """
-import torch
-
-def loop(model, x, n):
-    for _ in range(n):
-        out = model(x{args})
-        x = out.argmax(-1)
-    return x
-
+LOOP = "\nimport torch\n" + DECODE_LOOP + """
 def main():
     from n import M
     loop(M(), torch.zeros(3), 4)
