@@ -2,7 +2,7 @@
 
 The rules of branch ``rulegaps`` (GL204's scalar expressions, GL208, GL420's ``.to(device)`` form,
 GL110, a cache length used as a size) were built from the H200 zoo's reproducers, those of branch
-``misses`` (GL111, GL105's ``in``, GL303's tensor-valued mask write) from the training engines' labels;
+``misses`` (GL111's slice bound and index, GL105's ``in``, GL303's tensor-valued mask write) from the training engines' labels;
 this checks each
 spelling the rules' examples use, bad and good, on the GPU itself, in plain torch: every case is
 captured in a fresh process (a failed capture can leave a process unable to capture again) and the
@@ -87,6 +87,14 @@ def slice_by_int(x):  # GL111's good: a bound the host already knows
     return x[:, : WIDTH + 1].sum()
 
 
+def index_by_tensor(x):  # GL111: a 0-dim device tensor as an index
+    return x[x[:, 0].argmax()] * 2
+
+
+def index_select_by_tensor(x):  # GL111's good: the same row, selected on the device
+    return x.index_select(0, x[:, 0].argmax().view(1)) * 2
+
+
 def member_of_tensor(x):  # GL105: ``in`` on a device tensor is bool() of a comparison
     return x * 2 if 3 in x else x
 
@@ -108,7 +116,8 @@ CASES = {f.__name__: (f, fails) for f, fails in [
     (scalar_literal, True), (scalar_expression, True), (scalar_math, True), (list_slice, True),
     (python_number, False), (list_index, True), (slice_index, False), (host_table_moved, True),
     (table_on_device, False), (histc_default, True), (histc_ranged, False), (length_as_size, True),
-    (capacity_as_size, False), (slice_by_tensor, True), (slice_by_int, False), (member_of_tensor, True),
+    (capacity_as_size, False), (slice_by_tensor, True), (slice_by_int, False), (index_by_tensor, True),
+    (index_select_by_tensor, False), (member_of_tensor, True),
     (mask_write_tensor, True), (mask_write_number, False)]}
 
 
