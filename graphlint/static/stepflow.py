@@ -117,8 +117,13 @@ def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, ex
 
 #: id(function facts) -> (those facts, their pending derivations): kept beside the facts, not in
 #: them (slotted: no instance dict), so never pickled with the summary; the facts are held too, so
-#: an id is never reused while its entry lives (a file abandoned mid-walk leaves one entry behind)
+#: an id is never reused while its entry lives; cleared after every file (:func:`forget_pending`)
 _PENDING: dict[int, tuple[object, list]] = {}
+
+
+def forget_pending() -> None:
+    """Called after each file: what a walk abandoned mid-function (a budget error) left behind."""
+    _PENDING.clear()
 
 
 def _pending(func) -> list:

@@ -21,7 +21,7 @@ from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
-from graphlint.static.stepflow import encode_path, read_names, stop_check
+from graphlint.static.stepflow import encode_path, forget_pending, read_names, stop_check
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
 
@@ -53,6 +53,8 @@ def summarize_file(path: str, source: bytes, rules: dict[str, Rule], options: St
     except Exception as exc:  # the contract: never raise, report instead
         summary.errors.append((1, 0, f"internal error while analysing this file: {exc!r}"))
         summary.data = None
+    finally:
+        forget_pending()  # a walk abandoned mid-function leaves its step-flow facts behind
     return summary
 
 
