@@ -19,6 +19,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import operands
 from graphlint.static.hostbuilders import builder_call
+from graphlint.static.matchers.call_args import keyword
 from graphlint.static.names import resolve
 from graphlint.static.tensors import TensorOracle
 
@@ -34,10 +35,6 @@ KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_
                         "contiguous clone repeat flatten t transpose permute flip neg exp log sqrt rsqrt pow".split())
 
 
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
 def is_factory_call(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
     """A factory building in pageable host memory: no device (or a CPU one), no ``pin_memory=``, and
     no ``**kwargs`` (``torch.tensor(xs, **CPU_PINNED)``: the dict may pin it)."""
@@ -50,9 +47,9 @@ def is_factory_call(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
     name = resolve(func, imports)
     if name in TYPED:
         return not any(a.star for a in node.args)
-    if name not in FACTORIES or _keyword(node, "pin_memory") is not None or any(a.star == "**" for a in node.args):
+    if name not in FACTORIES or keyword(node, "pin_memory") is not None or any(a.star == "**" for a in node.args):
         return False
-    device = _keyword(node, "device")
+    device = keyword(node, "device")
     if device is None:
         return True
     return isinstance(device, cst.SimpleString) and device.value.strip("'\"").split(":")[0] == "cpu"
