@@ -112,6 +112,8 @@ class FunctionInfo(Compact):
     replay_loops: tuple[int, ...] = ()  # the loops the replays sit in
     #: ids of the ``while`` / ``for ... in range(...)`` loops in the body (step loops, not collections)
     range_loops: list[int] = field(default_factory=list)
+    #: ids of the loops that can stop early: a ``break`` in their own body, a ``return`` (:mod:`.iterations`)
+    loop_exits: list[int] = field(default_factory=list)
     #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     device_work: bool = False
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
