@@ -117,7 +117,7 @@ class Discovery(NamedEntries, HostSteps):
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
             for callee, site in self.calls.get(fid, ()):
-                if site.loops & loops:
+                if site.loops & loops and not loops.intersection(site.first_iter):  # not ``if i == 0:`` only
                     self.roots[context].append((callee, (fid, callee)))
         else:
             self.roots[context].append((fid, chain or (fid,)))

@@ -65,6 +65,8 @@ class CallSite(Compact):
     #: the conditions of the branches it sits in (a conjunction, :mod:`.valuefacts` IR): the
     #: linker drops it where the values reaching it decide one false (:mod:`.argvalues`)
     cond: tuple = ()
+    #: the loops whose first iteration alone makes this call (``if i == 0:``, :mod:`.iterations`)
+    first_iter: tuple[int, ...] = ()
     #: its arguments, one entry per distinct spelling (:mod:`.valuefacts`); None: not known
     args: tuple | None = None
     #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined

@@ -12,8 +12,9 @@ Two facts the eager per-token loop's read-back (:mod:`.stepresult`) and the plac
   start])`` or of ``itertools.count([start])``; the guard is ``counter == <first value>`` (either
   side), ``not counter`` for a first value of 0, or such a test among the conjuncts of an ``and``
   (``if i == 0 and tokenizer.no_speech is not None:``). Only the ``if`` body: its ``else`` runs on
-  every other iteration. A counter advanced by hand in a ``while`` loop (``step += 1``) is not
-  followed.
+  every other iteration. A call made there is a call site of its own (``CallSite.first_iter``):
+  the per-token loop does not make what it runs hot. A counter advanced by hand in a ``while`` loop
+  (``step += 1``) is not followed.
 - **Loops that can stop early** (``FunctionInfo.loop_exits``): a ``break`` in a loop's own body
   (not in a loop nested in it) or a ``return`` anywhere in it. A loop with no way out visits every
   element whatever the data says -- every row of a batch, every beam -- so a read-back in it is one

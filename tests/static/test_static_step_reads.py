@@ -6,7 +6,8 @@
   token decides one by one, and its read may be.
 - A helper handed what an earlier step left (``tokens`` before this step's update rebinds it)
   re-reads the step before's result: not this step's (``StepResult``).
-- ``if i == 0:`` of the per-token loop runs once per decode, not per token (graphlint/static/iterations.py).
+- ``if i == 0:`` of the per-token loop runs once per decode, not per token, and so does what only a
+  call under it runs (graphlint/static/iterations.py).
 - A function that runs or starts a per-token loop is never the model step, so the loop's logit
   filters stay its host logic (GL311/GL312 are not reported there), also when a decode-named
   driver above it reaches it (graphlint/static/entries.py ``eager_host_logic``).
@@ -245,3 +246,30 @@ def test_a_loop_over_data_read_back_before_it_is_chosen_by_that_data():
     """})
     found = {(f.line, f.rule) for f in findings}
     assert (8, "GL312") in found and (10, "GL311") in found
+
+
+def test_what_a_call_on_the_first_iteration_only_runs_is_not_per_token():
+    found = severities("""
+    import torch
+    from model import Model
+
+    def language(logits: torch.Tensor):
+        return logits[:, :4].argmax(-1).tolist()
+
+    def peek(logits: torch.Tensor):
+        return logits.sum().item()
+
+    def generate(model: Model, tok, steps: int):
+        lang, out = None, []
+        for i in range(steps):
+            logits = model(tok)
+            if i == 0:
+                lang = language(logits)
+            if i == 0:
+                peek(logits)
+            peek(logits)
+            tok = logits.argmax(-1)
+        return lang, out
+    """)
+    assert (6, "GL102") not in found  # only the first step calls it
+    assert (9, "GL101") in found  # also called every step
