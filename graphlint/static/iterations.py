@@ -9,12 +9,12 @@ Two facts the eager per-token loop's read-back (:mod:`.stepresult`) and the plac
   is no per-step cost (``no_speech = probs[:, k].tolist()`` on the first step only). A candidate in
   it carries ``first-iter:<loop id>``. The loop's *counter* is the target of ``for ... in
   range(...)`` (its first value: ``range``'s start, else 0), the index of ``enumerate(xs[,
-  start])`` or of ``itertools.count([start])``; the guard is ``counter == <first value>`` (either
-  side), ``not counter`` for a first value of 0, or such a test among the conjuncts of an ``and``
-  (``if i == 0 and tokenizer.no_speech is not None:``). Only the ``if`` body: its ``else`` runs on
-  every other iteration. A call made there is a call site of its own (``CallSite.first_iter``):
-  the per-token loop does not make what it runs hot. A counter advanced by hand in a ``while`` loop
-  (``step += 1``) is not followed.
+  start])`` or of ``itertools.count([start])``, and ``step`` of ``step = 0`` before a loop whose
+  body advances it with ``step += 1`` at its own level (:func:`stepped_counters`); the guard is
+  ``counter == <first value>`` (either side), ``not counter`` for a first value of 0, or such a
+  test among the conjuncts of an ``and`` (``if i == 0 and tokenizer.no_speech is not None:``). Only
+  the ``if`` body: its ``else`` runs on every other iteration. A call made there is a call site of
+  its own (``CallSite.first_iter``): the per-token loop does not make what it runs hot.
 - **Loops that can stop early** (``FunctionInfo.loop_exits``): a ``break`` in a loop's own body
   (not in a loop nested in it) or a ``return`` anywhere in it. A loop with no way out visits every
   element whatever the data says -- every row of a batch, every beam -- so a read-back in it is one
@@ -69,6 +69,23 @@ def loop_counter(stmt: cst.For, loop_id: int) -> Counter | None:
         first = _first_key(start)
         return (loop_id, target.elements[0].value.value, first) if first else None
     return None
+
+
+def stepped_counters(stmt: cst.For | cst.While, loop_id: int, assigns: dict) -> list[Counter]:
+    """Counters advanced by hand: ``step = 0`` before the loop (``assigns``: the walker's bindings on
+    this path, :class:`.valuefacts.ValueFacts`) and ``step += 1`` as a statement of the loop's own
+    body, so on every iteration that runs to its end (one advanced under a branch is not: ``n +=
+    1`` per accepted token says nothing about the first iteration)."""
+    out = []
+    for line in stmt.body.body:
+        for small in line.body if type(line) is cst.SimpleStatementLine else ():
+            if type(small) is cst.AugAssign and type(small.operator) is cst.AddAssign \
+                    and type(small.target) is cst.Name and type(small.value) is cst.Integer:
+                bound = assigns.get(small.target.value)
+                if bound and len(bound) == 1 and not bound[0][1] and bound[0][0][0] == "c" \
+                        and type(bound[0][0][1]) is int:
+                    out.append((loop_id, small.target.value, ("int", bound[0][0][1])))
+    return out
 
 
 def first_iteration_loop(test: cst.BaseExpression, counters: list[Counter]) -> int | None:

@@ -22,7 +22,7 @@ from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
 from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
 from graphlint.static.inherited import inherited_by_class
-from graphlint.static.iterations import EXITS, first_iteration_loop, loop_counter, note_exit
+from graphlint.static.iterations import EXITS, first_iteration_loop, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
@@ -338,8 +338,9 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
-        self.values.loop(stmt)
         loop_id = self.order
+        stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
+        self.values.loop(stmt)
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt.target)
@@ -351,7 +352,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.push_loop(stmt, loop_id)
         self.loop_ids.append(loop_id)
         counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
-        self.counters += (counter,) if counter is not None else ()
+        counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
@@ -373,8 +374,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.item_loops -= over_items
             self.item_names, self.module_loops = outer_names, outer_modules
             self.loop_target = outer_target
-            if counter is not None:
-                self.counters = self.counters[:-1]
+            self.counters = counters
             self.exit_loop(stmt)
             self.loop_ids.pop()
             self.pop_loop()

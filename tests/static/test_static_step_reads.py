@@ -273,3 +273,44 @@ def test_what_a_call_on_the_first_iteration_only_runs_is_not_per_token():
     """)
     assert (6, "GL102") not in found  # only the first step calls it
     assert (9, "GL101") in found  # also called every step
+
+
+def test_a_counter_advanced_by_hand_guards_the_first_iteration_too():
+    found = severities("""
+    from model import Model
+
+    def generate(model: Model, tok, eos: int):
+        done = 0
+        out, first = [], None
+        while True:
+            logits = model(tok)
+            if done == 0:
+                first = logits.max(-1).values.tolist()
+            tok = logits.argmax(-1)
+            out.append(tok.item())
+            if len(out) > 8:
+                break
+            done += 1
+        return out, first
+    """)
+    assert (10, "GL102") not in found
+    assert found[(12, "GL101")] == "info"
+
+
+def test_a_counter_advanced_only_under_a_branch_guards_nothing():
+    found = severities("""
+    from model import Model
+
+    def generate(model: Model, tok, accept: bool):
+        n = 0
+        out = []
+        while len(out) < 8:
+            logits = model(tok)
+            if n == 0:
+                out.append(logits.max(-1).values.tolist())
+            tok = logits.argmax(-1)
+            if accept:
+                n += 1
+        return out
+    """)
+    assert (10, "GL102") in found
