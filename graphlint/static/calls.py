@@ -47,6 +47,7 @@ class Position(Protocol):
     in_capture: bool
     setup_depth: int
     once: str
+    first_iters: tuple[int, ...]  # the loops whose first iteration alone runs this code
     order: int
     loop_ids: list[int]
     call_name: str | None
@@ -148,11 +149,12 @@ class CallRecorder:
         cond = self.at.values.cond
         # inside or outside a loop apart: the prompt's pass before a per-token loop is not the loop's
         # call (:mod:`.argvalues` counts only the calls in a loop function's per-token loops)
-        key = (expr, reference, self.at.in_capture, self.at.once, via, cond, bool(self.at.loop_ids))
+        first = self.at.first_iters  # a call on the first iteration only is another site (:mod:`.iterations`)
+        key = (expr, reference, self.at.in_capture, self.at.once, via, cond, bool(self.at.loop_ids), first)
         seen = self.keys[self.at.func.qualname]
         if key not in seen:
             seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via,
-                                 cond=cond, args=(args,) if args is not None else None, kinds=kinds)
+                                 cond=cond, first_iter=first, args=(args,) if args is not None else None, kinds=kinds)
             self.at.func.calls.append(seen[key])
         else:
             seen[key].kinds = join_args(seen[key].kinds, kinds)

@@ -166,6 +166,8 @@ class Placement:
         elif params.get("selected_device_severity") and "device-selected" in cand.flags:
             severity = params["selected_device_severity"]
         scope = params.get("scope", "hot")
+        if scope == "hot" and cand.flags and self.first_step_only(fid, cand):
+            return None
         graph = self.chain("graph", fid, cand)
         if scope == "capture":
             return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None
@@ -198,6 +200,13 @@ class Placement:
         if params.get("result_readback") and self.after_last_replay(fid, cand):
             return host, "info", RESULT_NOTE
         return host, "warning" if severity == "error" else severity, HOST_NOTE
+
+    def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:
+        """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`): once per
+        decode, like the prompt's pass before the loop, not once per step."""
+        loops = [int(f[11:]) for f in cand.flags if f.startswith("first-iter:")]
+        return bool(loops) and any(loop in self.loop_bodies[kind].get(fid, ()) for loop in loops
+                                   for kind in ("eager", "host"))
 
     def step_data(self, cand: Candidate) -> bool:
         """A factory that builds the host step's data, not a constant rebuilt every step (see

@@ -117,7 +117,7 @@ class Discovery(NamedEntries, HostSteps):
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
             for callee, site in self.calls.get(fid, ()):
-                if site.loops & loops:
+                if site.loops & loops and not loops.intersection(site.first_iter):  # not ``if i == 0:`` only
                     self.roots[context].append((callee, (fid, callee)))
         else:
             self.roots[context].append((fid, chain or (fid,)))
@@ -190,9 +190,13 @@ class Discovery(NamedEntries, HostSteps):
         model step (drafting, acceptance, stop checks written in the loop, bookkeeping) -- what runs
         between replays once the model step is captured. The model step is every model-step
         function (see ``steps`` in :meth:`run`) the loops reach and every eager entry that is no
-        loop (configured, declared, hot-named), with all they call."""
-        roots = [(f, (f,)) for f in sorted(self.step_entries | {f for f in eager if f in steps})]
-        model = bfs(roots, self.calls, stop)
+        loop (configured, declared, hot-named), with all they call -- never a function that runs a
+        per-token loop or starts one: a model step runs one token, so a ``decode()`` that loops over
+        tokens, or that calls such a loop (a window loop's ``decode_with_fallback``), drives the
+        model, and the loop's logit filters and beam update stay its host logic."""
+        loops = set(self.loop_bodies["eager"]) | set(self.loop_bodies["host"]) | self.drivers()
+        roots = [(f, (f,)) for f in sorted(self.step_entries | {f for f in eager if f in steps}) if f not in loops]
+        model = bfs(roots, self.calls, stop | loops)
         return {f for f in (*eager, *self.loop_bodies["eager"]) if f not in model}
 
     def graph_regions(self) -> tuple[set[FuncId], dict[FuncId, set[str] | None]]:

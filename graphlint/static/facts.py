@@ -65,6 +65,8 @@ class CallSite(Compact):
     #: the conditions of the branches it sits in (a conjunction, :mod:`.valuefacts` IR): the
     #: linker drops it where the values reaching it decide one false (:mod:`.argvalues`)
     cond: tuple = ()
+    #: the loops whose first iteration alone makes this call (``if i == 0:``, :mod:`.iterations`)
+    first_iter: tuple[int, ...] = ()
     #: its arguments, one entry per distinct spelling (:mod:`.valuefacts`); None: not known
     args: tuple | None = None
     #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined
@@ -112,6 +114,8 @@ class FunctionInfo(Compact):
     replay_loops: tuple[int, ...] = ()  # the loops the replays sit in
     #: ids of the ``while`` / ``for ... in range(...)`` loops in the body (step loops, not collections)
     range_loops: list[int] = field(default_factory=list)
+    #: ids of the loops that can stop early: a ``break`` in their own body, a ``return`` (:mod:`.iterations`)
+    loop_exits: list[int] = field(default_factory=list)
     #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     device_work: bool = False
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step

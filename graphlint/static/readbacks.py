@@ -4,10 +4,10 @@
 host-sync finding of its own). Names bound from them, and host values computed from those
 names (``for c in counts``, ``offset += c``), are *read-backs* (``FunctionFacts.readbacks``):
 their use as an index, a branch or a size is data-dependent control flow that a CUDA graph
-would freeze (GL311-GL313). In a loop, ``if <read-back>:`` makes the loop's own targets
-read-backs inside its branches, and for the rest of the body when it only skips (``if count ==
-0: continue``): which ``expert`` reaches ``w[expert]`` is the data's choice, and so is the op the
-graph would record.
+would freeze (GL311-GL313). In a loop over data read back before it, ``if <read-back>:`` makes
+the loop's own targets read-backs inside its branches, and for the rest of the body when it only
+skips (``if count == 0: continue``): which ``expert`` reaches ``w[expert]`` is the data's choice,
+and so is the op the graph would record (:func:`iterations_chosen`).
 """
 
 from __future__ import annotations
@@ -50,12 +50,23 @@ def is_readback(node: cst.CSTNode, oracle: TensorFacts) -> bool:
     )
 
 
-def iterations_chosen(stmt: cst.If, loop_target: cst.BaseExpression | None, oracle: TensorFacts) -> set[str]:
-    """The loop's target names that ``if <read-back>:`` makes data-chosen (those not read-backs yet)."""
+def iterations_chosen(stmt: cst.If, loop: tuple | None, oracle: TensorFacts) -> set[str]:
+    """The loop's target names that ``if <read-back>:`` makes data-chosen (those not read-backs yet).
+
+    ``loop``: the innermost ``for``'s target and the read-back names there were when it began. Only
+    a test on data read back *before* the loop chooses its iterations: the loop then walks a host
+    copy of device data (``for e, c in enumerate(counts.tolist()): if c == 0: continue``, a host-side
+    ``nonzero``), so its index is a position in that data. A test on a value the iteration reads back
+    itself (``seq = tokens[k].tolist(); if seq[-1] >= begin: logits[k, begin:] = ...``) leaves the
+    index what it is -- the row the loop visits whatever the data says: the per-row read is reported
+    where it happens and the branch as GL312, and an index by the row number is no device data."""
     readbacks = oracle.fn.readbacks
-    if loop_target is None or not readbacks or not oracle.uses(stmt.test, readbacks):
+    if loop is None or not readbacks:
         return set()
-    return {n.value for n in preorder(loop_target) if type(n) is cst.Name and n.value not in readbacks}
+    target, walked = loop
+    if not walked or not oracle.uses(stmt.test, walked & readbacks):
+        return set()
+    return {n.value for n in preorder(target) if type(n) is cst.Name and n.value not in readbacks}
 
 
 def only_skips(stmt: cst.If) -> bool:

@@ -16,6 +16,17 @@ not what keeps the step from being captured. So, in an eager per-token loop:
   call after the model call passing one to a function that reads it (the read happens there, at
   the call); or a slice bounded by it (``cands[:, : n + 1]``: GL111's finding where ``n`` is known
   to be a 0-dim device tensor, else a read all the same that no rule reports);
+- **this step's result, statement by statement** (:class:`StepResult`): in the loop's own function
+  a name counts from the statement that derives it from the model call's result on; before that
+  statement it holds what an earlier iteration left (``tokens`` handed to a logit filter or a beam
+  update before this step's update rebinds it), and reading that again re-reads the step before's
+  result -- an extra read, which keeps its severity;
+- **never the by-design read**: a read in a loop that visits every element of the step -- nested in
+  the per-token loop, or any loop of a function the loop calls, with no ``break`` or ``return`` out
+  of it (:func:`per_element`): every row or beam read one by one where one transfer of the whole
+  would do (a loop that stops at the first rejected draft token decides element by element, and
+  its read may be the one); a read under ``if i == 0:`` of the per-token loop runs once per decode
+  and is no per-step cost at all (:mod:`.iterations`, dropped when placing);
 - **the first read** in an iteration is one that no other read of the step's result runs before on
   every way through the iteration (:func:`.stepflow.follows_a_read`: earlier in an enclosing
   block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
@@ -88,11 +99,11 @@ class ResultReads:
             return
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
-        result = derived({t for order, t, _ in fn.derives if order in bound_at}, fn.derives)
+        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, fn.derives, start)
         for call in in_loop:
             if call.order < start:
                 self.gate(fid, call)
-        self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0)
+        self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
 
     def gate(self, fid: FuncId, call) -> None:
         todo = [t for t in self.targets(fid, call.expr) if t not in self.model]
@@ -105,36 +116,42 @@ class ResultReads:
             for c in fn.arg_calls if fn is not None else ():
                 todo.extend(t for t in self.targets(f, c.expr) if t not in self.model)
 
-    def walk(self, fid: FuncId, result: set[str], within, mark: bool, depth: int, dropped: bool = False) -> bool:
-        """Whether ``fid`` reads the result (names ``result``) in the statements ``within`` accepts;
-        with ``mark``, its first reads are recorded; ``dropped``: its caller throws away what it
-        returns (a read it returns is then used by nothing)."""
+    def walk(self, fid: FuncId, result, within, mark: bool, depth: int, dropped: bool = False,
+             per_token: frozenset[int] = frozenset()) -> bool:
+        """Whether ``fid`` reads the result (``result``: its names, or a :class:`StepResult` in the
+        loop's own function) in the statements ``within`` accepts; with ``mark``, its first reads are
+        recorded; ``dropped``: its caller throws away what it returns (a read it returns is then used
+        by nothing); ``per_token``: the per-token loops, in the loop's own function (a loop nested in
+        them runs per element, as every loop of a function the loop calls does)."""
         fn = self.fn(fid)
         if fn is None or not result:
             return False
-        events: list[tuple[tuple, tuple, object]] = []
+        at = result.at if isinstance(result, StepResult) else lambda order: result
+        events: list[tuple[tuple, tuple, object, bool]] = []
         for cand in self.reads.get(fid, ()):
-            if within(cand.order, frozenset(cand.loops)) and result.intersection(cand.reads) \
+            if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
-                events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand))
+                events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
+                               per_element(fn, cand.loops, per_token)))
         reported = {(e[0][0], name) for e in events for name in e[2].reads}  # a rule's read at that statement
         for order, path, loops, names in fn.implicit_reads:
-            if within(order, loops) and result.intersection(names) and not any((order, n) in reported for n in names):
-                events.append(((order, 0, 0, -1), path, None))
+            if within(order, loops) and at(order).intersection(names) and not any((order, n) in reported for n in names):
+                events.append(((order, 0, 0, -1), path, None, False))
         if depth < MAX_DEPTH:
             for call in fn.arg_calls:
                 if not within(call.order, call.loops):
                     continue
                 for callee in self.targets(fid, call.expr):
                     if callee not in self.model:
-                        given = self.given(callee, call, result)
+                        given = self.given(callee, call, at(call.order))
                         if given:
-                            events.append(((call.order, 1, 0, 0), call.path, (callee, given, call.dropped)))
+                            events.append(((call.order, 1, 0, 0), call.path, (callee, given, call.dropped),
+                                           per_element(fn, call.loops, per_token)))
         events.sort(key=lambda e: e[0])
         seen: list[tuple] = []
         found = False
-        for _, path, event in events:
-            first = mark and not follows_a_read(seen, path)
+        for _, path, event, each in events:
+            first = mark and not each and not follows_a_read(seen, path)
             if event is None:  # a slice bounded by the result: read, never reported here
                 reads = True
             elif isinstance(event, Candidate):
@@ -174,6 +191,36 @@ class ResultReads:
             if result.intersection(names) and (keyword in params or keyword in flow.kwonly):
                 out.add(keyword)
         return frozenset(out)
+
+
+class StepResult:
+    """The step's result in the loop's own function, statement by statement: the names the model call
+    binds, and what derives from them at statements after it and before this one. A name bound from
+    the result only further down the iteration holds, here, what an earlier iteration left -- the
+    step before's result (``tokens`` handed to a logit filter before this step's update rebinds it):
+    reading it again is no read of this step's result, and keeps its severity."""
+
+    def __init__(self, seeds: set[str], derives: list[tuple], start: int):
+        self.seeds, self.derives, self.start = seeds, derives, start
+        self.memo: dict[int, set[str]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.seeds)
+
+    def at(self, order: int) -> set[str]:
+        names = self.memo.get(order)
+        if names is None:
+            names = self.memo[order] = derived(self.seeds, [d for d in self.derives if self.start < d[0] < order])
+        return names
+
+
+def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
+    """Inside a loop that runs per element of the step -- nested in the per-token loop, or any loop of
+    a function the loop calls -- and visits every element (no ``break`` or ``return`` out of it,
+    :mod:`.iterations`): every row or beam read one by one, where one transfer of the whole would do.
+    Never the by-design read; a loop that stops at the first rejected draft token decides one by one."""
+    outer = max((m for m in loops if m in per_token), default=None) if per_token else None
+    return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]]) -> set[Key]:

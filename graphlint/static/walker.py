@@ -22,6 +22,7 @@ from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
 from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
 from graphlint.static.inherited import inherited_by_class
+from graphlint.static.iterations import EXITS, first_iteration_loop, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
@@ -69,10 +70,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
         self.item_names: set[str] = set()  # the names those loops bind (``layer`` in ``for layer in ...``)
         self.module_loops = 0  # enclosing loops over sub-modules (``for layer in self.layers``)
-        self.loop_target: cst.BaseExpression | None = None  # of the innermost ``for``, for :func:`iterations_chosen`
+        #: the innermost ``for``'s target and the read-backs before it, for :func:`iterations_chosen`
+        self.loop_target: tuple | None = None
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
+        self.counters: tuple = ()  # the enclosing loops' counters; first_iters: the loops whose first
+        self.first_iters: tuple[int, ...] = ()  # iteration alone runs this code (:mod:`.iterations`)
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.in_capture = False
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
@@ -111,6 +115,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
+        flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
         flags.extend(f"needs:{attr}" for attr in self.needs)
         flags.extend(self.device_flags())
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
@@ -151,6 +156,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
             for small in smalls:
                 self.order += 1
+                if type(small) in EXITS:
+                    note_exit(self.func, self.loop_ids, small)
                 self.path.append((field, index))
                 try:
                     if isinstance(small, cst.BaseSmallStatement):
@@ -301,13 +308,15 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
-            outer = (self.once, self.needs)
+            outer = (self.once, self.needs, self.first_iters)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
+            first = first_iteration_loop(stmt.test, self.counters) if self.counters else None
+            self.first_iters += (first,) if first is not None else ()
             self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
             finally:
-                self.once, self.needs = outer
+                self.once, self.needs, self.first_iters = outer
                 self.values.cond = outer_cond
         if stmt.orelse is None or guarded == "orelse":
             return
@@ -329,8 +338,9 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
-        self.values.loop(stmt)
         loop_id = self.order
+        stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
+        self.values.loop(stmt)
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt.target)
@@ -341,11 +351,14 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
         self.loop_ids.append(loop_id)
+        counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
+        counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
             self.flows.use(stmt.test)
-        outer_target, self.loop_target = self.loop_target, getattr(stmt, "target", None)
+        outer_target, self.loop_target = self.loop_target, (stmt.target, frozenset(self.oracle.fn.readbacks)) \
+            if isinstance(stmt, cst.For) else None
         over_items = isinstance(stmt, cst.For) and not is_step_loop(stmt)  # ``for layer in self.layers``
         outer_names, outer_modules = self.item_names, self.module_loops
         if over_items:
@@ -361,6 +374,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.item_loops -= over_items
             self.item_names, self.module_loops = outer_names, outer_modules
             self.loop_target = outer_target
+            self.counters = counters
             self.exit_loop(stmt)
             self.loop_ids.pop()
             self.pop_loop()

@@ -1,0 +1,122 @@
+"""Which iterations of a loop a statement runs in, recorded while walking.
+
+Two facts the eager per-token loop's read-back (:mod:`.stepresult`) and the placement of findings
+(:mod:`.contexts`) need about loops, one function at a time:
+
+- **A first-iteration guard**: ``for i in range(n): ... if i == 0: <body>`` runs ``<body>`` on the
+  loop's first iteration only. When the loop is a per-token loop (decided when linking), that body
+  runs once per decode, like the prompt's pass before the loop, not once per token: what it does
+  is no per-step cost (``no_speech = probs[:, k].tolist()`` on the first step only). A candidate in
+  it carries ``first-iter:<loop id>``. The loop's *counter* is the target of ``for ... in
+  range(...)`` (its first value: ``range``'s start, else 0), the index of ``enumerate(xs[,
+  start])`` or of ``itertools.count([start])``, and ``step`` of ``step = 0`` before a loop whose
+  body advances it with ``step += 1`` at its own level (:func:`stepped_counters`); the guard is
+  ``counter == <first value>`` (either side), ``not counter`` for a first value of 0, or such a
+  test among the conjuncts of an ``and`` (``if i == 0 and tokenizer.no_speech is not None:``). Only
+  the ``if`` body: its ``else`` runs on every other iteration. A call made there is a call site of
+  its own (``CallSite.first_iter``): the per-token loop does not make what it runs hot.
+- **Loops that can stop early** (``FunctionInfo.loop_exits``): a ``break`` in a loop's own body
+  (not in a loop nested in it) or a ``return`` anywhere in it. A loop with no way out visits every
+  element whatever the data says -- every row of a batch, every beam -- so a read-back in it is one
+  transfer per element where one transfer of the whole would do; a loop that stops at the first
+  rejected draft token decides element by element (:mod:`.stepresult`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+EXITS = (cst.Break, cst.Return)
+#: a loop's counter: (loop id, its name, its first value as a key: ("int", n) or ("name", id))
+Counter = tuple[int, str, tuple]
+
+
+def _first_key(node: cst.BaseExpression | None) -> tuple | None:
+    if node is None:
+        return ("int", 0)
+    if type(node) is cst.Integer:
+        try:
+            return ("int", int(node.value, 0))
+        except ValueError:
+            return None
+    if type(node) is cst.Name:
+        return ("name", node.value)
+    return None
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+
+
+def loop_counter(stmt: cst.For, loop_id: int) -> Counter | None:
+    """The counter of ``for i in range(a, b)``, ``for i, x in enumerate(xs, s)``, ``for i in count(s)``."""
+    it, target = stmt.iter, stmt.target
+    if type(it) is not cst.Call:
+        return None
+    name, args = _callee(it), [a for a in it.args if a.keyword is None]
+    if name == "range" and type(target) is cst.Name and 1 <= len(args) <= 3:
+        first = _first_key(args[0].value if len(args) >= 2 else None)
+        return (loop_id, target.value, first) if first else None
+    if name == "count" and type(target) is cst.Name and len(args) <= 1:
+        start = args[0].value if args else next((a.value for a in it.args if a.keyword and a.keyword.value == "start"), None)
+        first = _first_key(start)
+        return (loop_id, target.value, first) if first else None
+    if name == "enumerate" and type(target) is cst.Tuple and len(target.elements) == 2 \
+            and type(target.elements[0].value) is cst.Name and args:
+        start = args[1].value if len(args) > 1 else next(
+            (a.value for a in it.args if a.keyword and a.keyword.value == "start"), None)
+        first = _first_key(start)
+        return (loop_id, target.elements[0].value.value, first) if first else None
+    return None
+
+
+def stepped_counters(stmt: cst.For | cst.While, loop_id: int, assigns: dict) -> list[Counter]:
+    """Counters advanced by hand: ``step = 0`` before the loop (``assigns``: the walker's bindings on
+    this path, :class:`.valuefacts.ValueFacts`) and ``step += 1`` as a statement of the loop's own
+    body, so on every iteration that runs to its end (one advanced under a branch is not: ``n +=
+    1`` per accepted token says nothing about the first iteration)."""
+    out = []
+    for line in stmt.body.body:
+        for small in line.body if type(line) is cst.SimpleStatementLine else ():
+            if type(small) is cst.AugAssign and type(small.operator) is cst.AddAssign \
+                    and type(small.target) is cst.Name and type(small.value) is cst.Integer:
+                bound = assigns.get(small.target.value)
+                if bound and len(bound) == 1 and not bound[0][1] and bound[0][0][0] == "c" \
+                        and type(bound[0][0][1]) is int:
+                    out.append((loop_id, small.target.value, ("int", bound[0][0][1])))
+    return out
+
+
+def first_iteration_loop(test: cst.BaseExpression, counters: list[Counter]) -> int | None:
+    """The loop whose first iteration alone ``if <test>:`` runs its body in, if any."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return first_iteration_loop(test.left, counters) or first_iteration_loop(test.right, counters)
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Name:
+        return next((c[0] for c in reversed(counters) if c[1] == test.expression.value and c[2] == ("int", 0)), None)
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) is cst.Equal):
+        return None
+    sides = (test.left, test.comparisons[0].comparator)
+    for name, other in (sides, sides[::-1]):
+        if type(name) is cst.Name:
+            key = _first_key(other)
+            for loop_id, counter, first in reversed(counters):
+                if counter == name.value:  # the innermost loop binding that name
+                    return loop_id if key is not None and key == first else None
+    return None
+
+
+def note_exit(func, loop_ids: list[int], stmt: cst.BaseSmallStatement) -> None:
+    """``break`` leaves the innermost loop; ``return`` every enclosing one."""
+    if not loop_ids:
+        return
+    if type(stmt) is cst.Break:
+        exits = loop_ids[-1:]
+    elif type(stmt) is cst.Return:
+        exits = loop_ids
+    else:
+        return
+    for loop_id in exits:
+        if loop_id not in func.loop_exits:
+            func.loop_exits.append(loop_id)
