@@ -78,13 +78,14 @@ def callers_of(calls: Calls) -> dict[FuncId, list[FuncId]]:
     return out
 
 
-def reaching(targets: set[FuncId], callers: dict[FuncId, list[FuncId]]) -> set[FuncId]:
-    """``targets`` and every function that calls one of them, at any depth."""
+def reaching(targets: set[FuncId], callers: dict[FuncId, list[FuncId]],
+             stop: set[FuncId] | frozenset = frozenset()) -> set[FuncId]:
+    """``targets`` and every function that calls one of them, at any depth (never entering ``stop``)."""
     found = set(targets)
     queue = deque(found)
     while queue:
         for caller in callers.get(queue.popleft(), ()):
-            if caller not in found:
+            if caller not in found and caller not in stop:
                 found.add(caller)
                 queue.append(caller)
     return found

@@ -189,12 +189,24 @@ def is_lazy_init(stmt: cst.If) -> bool:
 def clears_own_flag(stmt: cst.If) -> bool:
     """``if self._first_pass: ...; self._first_pass = False``: a branch that switches itself off
     runs on the first call after its flag is set (the prompt pass of a per-call model wrapper),
-    not every step."""
+    not every step. So does one on a local flag or countdown of the loop around it (``if
+    skip_frames: ...; skip_frames -= 1``: the first frames of a stream), never a plain ``if x:``."""
     attr = self_attr(stmt.test)
-    return attr is not None and any(
-        isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "False"
-        and any(self_attr(t.target) == attr for t in node.targets)
-        for node in preorder(stmt.body))
+    local = stmt.test.value if isinstance(stmt.test, cst.Name) else None
+    if attr is None and local is None:
+        return False
+
+    def _flag(target: cst.BaseExpression) -> bool:
+        return (self_attr(target) == attr) if attr is not None else (
+            isinstance(target, cst.Name) and target.value == local)
+
+    for node in preorder(stmt.body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Name, cst.Integer)) \
+                and node.value.value in ("False", "0", "None") and any(_flag(t.target) for t in node.targets):
+            return True
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign) and _flag(node.target):
+            return True
+    return False
 
 
 def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
-from graphlint.static.cstwalk import bound_names
+from graphlint.static.cstwalk import bound_names, ends_in_jump
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
@@ -78,6 +78,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
         self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
         self.order = 0  # statement ordinal within the current function
+        self.following: tuple = ()  # the statements after the compound statement being walked
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         self.init_regions()
         self.init_loops()
@@ -147,7 +148,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
-        for stmt in stmts:
+        stmts = tuple(stmts)
+        for position, stmt in enumerate(stmts):
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
             for small in smalls:
                 self.order += 1
@@ -156,6 +158,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                     if isinstance(small, cst.BaseSmallStatement):
                         self.small(small)
                     else:
+                        self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
                         self.compound(small)
                 finally:
                     self.path.pop()
@@ -294,10 +297,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
                     sides: list) -> None:
+        after = self.following
+        # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
+        instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
         if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
             self.setup_depth += 1
             try:
-                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
@@ -305,7 +311,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
-                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
             finally:
                 self.once, self.needs = outer
                 self.values.cond = outer_cond
@@ -318,12 +324,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             if isinstance(stmt.orelse, cst.If):
                 self.path.append(("orelse", 0))
                 try:
-                    self.stmt = stmt.orelse
+                    self.stmt, self.following = stmt.orelse, after
                     self.if_(stmt.orelse)
                 finally:
                     self.path.pop()
             else:
-                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body)
+                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body,
+                                    (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ())))
         finally:
             self.values.cond = outer_cond
 
