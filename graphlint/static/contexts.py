@@ -133,6 +133,14 @@ def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[i
     return points, {f for f in reached_after if f not in before}
 
 
+def in_graph(params: dict, cand: Candidate) -> bool:
+    """Whether the rule applies to the candidate in captured code: not an allocation rule marked
+    ``in_graph: false`` (the graph's pool allocates once, at capture), nor a growing local the
+    function made itself (``in_graph_locals: false``: the capture fixes its shape)."""
+    return params.get("in_graph") is not False and not (
+        params.get("in_graph_locals") is False and "call-local" in cand.flags)
+
+
 class Placement:
     """Decides each candidate's finding from the contexts (see the module docstring)."""
 
@@ -177,7 +185,7 @@ class Placement:
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
                 params.get("eager_host") is False and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
-            captured = (graph or cand.in_capture) and params.get("in_graph") is not False
+            captured = (graph or cand.in_capture) and in_graph(params, cand)
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
                 return eager, "info", EAGER_RESULT_NOTE
@@ -185,7 +193,7 @@ class Placement:
                 return eager, "warning", GUESSED_NOTE
             if not captured or fid not in self.guessed:
                 return eager, severity, ""
-        if (graph or cand.in_capture) and params.get("in_graph") is not False:
+        if (graph or cand.in_capture) and in_graph(params, cand):
             if severity == "error" and (fid in self.shaped or any(c == ("shape",) or c == ("not", ("shape",))
                                                                   for c in cand.cond)):
                 return graph or (fid,), "warning", SHAPE_NOTE
