@@ -265,6 +265,23 @@ def fills_default(stmt: cst.If, optional: set[str]) -> bool:
                for node in preorder(stmt.body))
 
 
+def fills_field_default(stmt: cst.If, test: tuple) -> bool:
+    """``state = self._state`` then ``if state is None: state = self._init_state(n)``: a local read
+    from a field (``test``, :mod:`.valuefacts`' condition: its one binding is the field) and filled
+    in only when the field is unset. The field holds what a start method keeps there (a stream's
+    state, a cache); the branch is the fallback for a call outside it (a non-streaming forward),
+    as :func:`fills_default` is for a parameter the decode loop always passes."""
+    if not (stmt.orelse is None and isinstance(stmt.test, cst.Comparison) and isinstance(stmt.test.left, cst.Name)
+            and test[:1] == ("is",) and test[2] is None and isinstance(test[1], tuple) and test[1][:1] == ("l",)):
+        return False
+    bindings = test[1][1]
+    if not (len(bindings) == 1 and isinstance(bindings[0][0], tuple) and bindings[0][0][:1] == ("f",)):
+        return False
+    name = stmt.test.left.value
+    return any(isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
+               for node in preorder(stmt.body))
+
+
 def once_flag(stmt: cst.If) -> str | None:
     """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
     ``True`` somewhere (decided when the class ends: the setter is often a method written later).

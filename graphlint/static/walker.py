@@ -20,7 +20,7 @@ from graphlint.static.cstwalk import bound_names, ends_in_jump
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
-from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
+from graphlint.static.guards import Guards, fills_field_default, needed_attrs, once_flag, written_attrs
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
@@ -300,7 +300,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         after = self.following
         # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
         instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
-        if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
+        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)):
             self.setup_depth += 1
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)

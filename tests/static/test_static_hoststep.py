@@ -17,7 +17,9 @@ listed here for the host step.
   a streaming state made once per stream (a generic base's ``_init_state``) and called by the
   decoder's step: the staging and the step are host code, the state's set-up, the captured step's
   mask update (visited through the same helper as ``start``) and an uncalled training ``forward``
-  are not; a branch that counts itself down (``if skip: ...; skip -= 1``) is no step.
+  are not; a branch that counts itself down (``if skip: ...; skip -= 1``) is no step, nor a
+  streaming module's fallback state (``state = self._state; if state is None: state = ...``); a
+  local the captured step concatenates onto itself grows nothing (GL207 only on the attribute).
 - ``setup_only`` (GOOD): warm-up loops that replay, a loop over batch sizes capturing and checking
   each graph, a function capturing and replaying in one go: no host step, nothing reported; a
   benchmark loop timing replays is a host step whose findings are warnings only.
