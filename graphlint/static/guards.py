@@ -29,7 +29,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -189,22 +189,41 @@ def is_lazy_init(stmt: cst.If) -> bool:
 def clears_own_flag(stmt: cst.If) -> bool:
     """``if self._first_pass: ...; self._first_pass = False``: a branch that switches itself off
     runs on the first call after its flag is set (the prompt pass of a per-call model wrapper),
-    not every step. So does one on a local flag or countdown of the loop around it (``if
-    skip_frames: ...; skip_frames -= 1``: the first frames of a stream), never a plain ``if x:``."""
+    not every step."""
     attr = self_attr(stmt.test)
-    local = stmt.test.value if isinstance(stmt.test, cst.Name) else None
-    if attr is None and local is None:
+    return attr is not None and any(
+        isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "False"
+        and any(self_attr(t.target) == attr for t in node.targets)
+        for node in preorder(stmt.body))
+
+
+def note_constant(known: dict[tuple[str, str], bool], function: str, stmt: cst.Assign | cst.AnnAssign) -> None:
+    """Records, per (function, local), whether every assignment so far binds it to a literal."""
+    value = stmt.value
+    literal = isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value in ("True", "False"))
+    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+    for target in targets:
+        if isinstance(target, cst.Name):
+            key = (function, target.value)
+            known[key] = known.get(key, True) and literal
+
+
+def counts_down(stmt: cst.If, constant: Callable[[str], bool]) -> bool:
+    """``skip = 1`` ... ``if skip: ...; skip -= 1`` (or ``skip = 0``): a branch on a local that the
+    function binds only to literals (``constant(name)``, so far in its body) and that the branch
+    switches off or counts down runs a fixed number of times per call -- the first frames of a
+    stream -- never once per step. A budget bound from an argument (``left = max_new_tokens``) is
+    no constant: its countdown may be the step itself."""
+    if not isinstance(stmt.test, cst.Name) or not constant(stmt.test.value):
         return False
-
-    def _flag(target: cst.BaseExpression) -> bool:
-        return (self_attr(target) == attr) if attr is not None else (
-            isinstance(target, cst.Name) and target.value == local)
-
+    name = stmt.test.value
     for node in preorder(stmt.body):
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Name, cst.Integer)) \
-                and node.value.value in ("False", "0", "None") and any(_flag(t.target) for t in node.targets):
+                and node.value.value in ("False", "0", "None") \
+                and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
             return True
-        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign) and _flag(node.target):
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign) \
+                and isinstance(node.target, cst.Name) and node.target.value == name:
             return True
     return False
 

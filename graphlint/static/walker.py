@@ -20,7 +20,8 @@ from graphlint.static.cstwalk import bound_names, ends_in_jump
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
-from graphlint.static.guards import Guards, fills_field_default, needed_attrs, once_flag, written_attrs
+from graphlint.static.guards import (Guards, counts_down, fills_field_default, needed_attrs, note_constant, once_flag,
+                                     written_attrs)
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
@@ -79,6 +80,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
         self.order = 0  # statement ordinal within the current function
         self.following: tuple = ()  # the statements after the compound statement being walked
+        #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)
+        self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         self.init_regions()
         self.init_loops()
@@ -194,6 +197,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                 self.calls.bind(target.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
+            note_constant(self.constant_locals, self.func.qualname, stmt)
             self.note_compile_options([t.target for t in stmt.targets], stmt.value)
             self.flows.use(stmt.value, top=False)
         elif isinstance(stmt, cst.AnnAssign):
@@ -207,6 +211,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                 self.calls.bind(stmt.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
                 self.note_assignment([stmt.target], stmt.value)
+                note_constant(self.constant_locals, self.func.qualname, stmt)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
             elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
@@ -300,7 +305,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         after = self.following
         # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
         instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
-        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)):
+        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
+                                  or counts_down(stmt, self.is_constant_local)):
             self.setup_depth += 1
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
@@ -333,6 +339,9 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                                     (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ())))
         finally:
             self.values.cond = outer_cond
+
+    def is_constant_local(self, name: str) -> bool:
+        return self.constant_locals.get((self.func.qualname, name), False)
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)
