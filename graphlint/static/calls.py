@@ -111,7 +111,11 @@ class CallRecorder:
         return resolve(func, self.imports) if type(func) in (cst.Name, cst.Attribute) else None
 
     def base_descriptor(self, node: cst.BaseExpression) -> Descriptor | None:
-        """A class's base, for name resolution to find (see :mod:`graphlint.static.facts`)."""
+        """A class's base, for name resolution to find (see :mod:`graphlint.static.facts`). A
+        generic base (``StreamingModule[StateT]``, ``Base[int]``) is its class: subscripting a
+        generic class only parameterises its type, Python's MRO holds the class itself."""
+        if isinstance(node, cst.Subscript):
+            node = node.value
         if isinstance(node, cst.Name):
             if node.value in self.imports:
                 return ("dotted", self.imports[node.value])

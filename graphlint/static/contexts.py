@@ -78,13 +78,14 @@ def callers_of(calls: Calls) -> dict[FuncId, list[FuncId]]:
     return out
 
 
-def reaching(targets: set[FuncId], callers: dict[FuncId, list[FuncId]]) -> set[FuncId]:
-    """``targets`` and every function that calls one of them, at any depth."""
+def reaching(targets: set[FuncId], callers: dict[FuncId, list[FuncId]],
+             stop: set[FuncId] | frozenset = frozenset()) -> set[FuncId]:
+    """``targets`` and every function that calls one of them, at any depth (never entering ``stop``)."""
     found = set(targets)
     queue = deque(found)
     while queue:
         for caller in callers.get(queue.popleft(), ()):
-            if caller not in found:
+            if caller not in found and caller not in stop:
                 found.add(caller)
                 queue.append(caller)
     return found
@@ -130,6 +131,14 @@ def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[i
                 before.add(callee)
     reached_after = bfs(after, calls, stop | replay_reach)
     return points, {f for f in reached_after if f not in before}
+
+
+def in_graph(params: dict, cand: Candidate) -> bool:
+    """Whether the rule applies to the candidate in captured code: not an allocation rule marked
+    ``in_graph: false`` (the graph's pool allocates once, at capture), nor a growing local the
+    function made itself (``in_graph_locals: false``: the capture fixes its shape)."""
+    return params.get("in_graph") is not False and not (
+        params.get("in_graph_locals") is False and "call-local" in cand.flags)
 
 
 class Placement:
@@ -178,7 +187,7 @@ class Placement:
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
                 params.get("eager_host") is False and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
-            captured = (graph or cand.in_capture) and params.get("in_graph") is not False
+            captured = (graph or cand.in_capture) and in_graph(params, cand)
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
                 return eager, "info", EAGER_RESULT_NOTE
@@ -186,7 +195,7 @@ class Placement:
                 return eager, "warning", GUESSED_NOTE
             if not captured or fid not in self.guessed:
                 return eager, severity, ""
-        if (graph or cand.in_capture) and params.get("in_graph") is not False:
+        if (graph or cand.in_capture) and in_graph(params, cand):
             if severity == "error" and (fid in self.shaped or any(c == ("shape",) or c == ("not", ("shape",))
                                                                   for c in cand.cond)):
                 return graph or (fid,), "warning", SHAPE_NOTE

@@ -134,10 +134,15 @@ class Discovery(NamedEntries, HostSteps):
         add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
         prefill = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot.prefill(fn.name)}
-        graph = bfs(self.roots["graph"], self.calls, prefill)
+        # a function that replays never runs its replay inside a capture (replaying there is an error):
+        # captured code reaching one (a graph wrapper called again under the capture, which then runs
+        # its callable directly) reaches that callable, a graph root already, not the wrapper's staging
+        replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
+        graph = bfs([r for r in self.roots["graph"] if r[0] not in replaying], self.calls, prefill | replaying)
         callers = callers_of(self.calls)
         replayers = self.host_steps(compiled_graph, graph, callers)
-        replay_reach = reaching(set(replayers), callers)
+        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
+        replay_reach = reaching(set(replayers), callers, set(graph))
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
         # function doing device work, or a captured callable (an iterative solver's loop reaches none
         # of them; a helper captured code also calls -- a kernel loader, a radix-tree compare -- is no model)

@@ -89,7 +89,7 @@ class Candidate(Compact):
     loops: tuple[int, ...] = ()  # ids of the loops it sits in, outermost first
     #: context the linker weighs: "pinned" (pinned, non_blocking staging), "multi-device" (capture
     #: code inside a loop over devices), "device-selected" (after ``set_device(x)`` or under
-    #: ``torch.cuda.device(x)`` in its function)
+    #: ``torch.cuda.device(x)`` in its function), "call-local" (a growing local the function bound itself)
     flags: frozenset[str] = frozenset()
     cond: tuple = ()  # as :attr:`CallSite.cond`
     #: a read-back's: the local names it reads, and its statement path (see :mod:`.stepflow`)

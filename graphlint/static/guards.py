@@ -29,7 +29,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -197,6 +197,37 @@ def clears_own_flag(stmt: cst.If) -> bool:
         for node in preorder(stmt.body))
 
 
+def note_constant(known: dict[tuple[str, str], bool], function: str, stmt: cst.Assign | cst.AnnAssign) -> None:
+    """Records, per (function, local), whether every assignment so far binds it to a literal."""
+    value = stmt.value
+    literal = isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value in ("True", "False"))
+    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+    for target in targets:
+        if isinstance(target, cst.Name):
+            key = (function, target.value)
+            known[key] = known.get(key, True) and literal
+
+
+def counts_down(stmt: cst.If, constant: Callable[[str], bool]) -> bool:
+    """``skip = 1`` ... ``if skip: ...; skip -= 1`` (or ``skip = 0``): a branch on a local that the
+    function binds only to literals (``constant(name)``, so far in its body) and that the branch
+    switches off or counts down runs a fixed number of times per call -- the first frames of a
+    stream -- never once per step. A budget bound from an argument (``left = max_new_tokens``) is
+    no constant: its countdown may be the step itself."""
+    if not isinstance(stmt.test, cst.Name) or not constant(stmt.test.value):
+        return False
+    name = stmt.test.value
+    for node in preorder(stmt.body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Name, cst.Integer)) \
+                and node.value.value in ("False", "0", "None") \
+                and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            return True
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign) \
+                and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+    return False
+
+
 def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
     """``if self.x is not None:`` (or such a conjunct of an ``and``) -> ("x",)."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
@@ -249,6 +280,23 @@ def fills_default(stmt: cst.If, optional: set[str]) -> bool:
             and test.left.value in optional):
         return False
     name = test.left.value
+    return any(isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
+               for node in preorder(stmt.body))
+
+
+def fills_field_default(stmt: cst.If, test: tuple) -> bool:
+    """``state = self._state`` then ``if state is None: state = self._init_state(n)``: a local read
+    from a field (``test``, :mod:`.valuefacts`' condition: its one binding is the field) and filled
+    in only when the field is unset. The field holds what a start method keeps there (a stream's
+    state, a cache); the branch is the fallback for a call outside it (a non-streaming forward),
+    as :func:`fills_default` is for a parameter the decode loop always passes."""
+    if not (stmt.orelse is None and isinstance(stmt.test, cst.Comparison) and isinstance(stmt.test.left, cst.Name)
+            and test[:1] == ("is",) and test[2] is None and isinstance(test[1], tuple) and test[1][:1] == ("l",)):
+        return False
+    bindings = test[1][1]
+    if not (len(bindings) == 1 and isinstance(bindings[0][0], tuple) and bindings[0][0][:1] == ("f",)):
+        return False
+    name = stmt.test.left.value
     return any(isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
                for node in preorder(stmt.body))
 

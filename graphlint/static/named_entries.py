@@ -3,7 +3,9 @@ that needs no evidence: ``--entry`` / ``entry`` functions, the ``hot-names`` gue
 evidence: nothing captured, replayed or looped per token; never with a recorded decode path), and
 hot-named functions that run a captured callable eagerly and that nothing in the analysed code calls
 (an eager twin of the captured step, an API for users: a guess too, since no decode path was seen
-calling it; one that is called is hot exactly when its callers are).
+calling it; one that is called is hot exactly when its callers are) -- only while no loop that
+runs the step was found: with a host step loop or a per-token loop the engine's own driver says
+what runs, and an uncalled forward beside it is training, scoring or someone else's API.
 
 A mixin: it reads the discovery's call graph, options and found evidence (``self.evidence``,
 ``self.calls``, ``self.graph``...) and adds entries through ``self.add``.
@@ -53,7 +55,11 @@ class NamedEntries:
                     continue
                 root = next((c for c, site in self.calls.get(fid, ()) if c in graph_roots and c not in compiled_graph
                              and not site.in_capture and not site.reference), None)
-                if root is not None and not callers.get(fid):  # called from the analysed code: hot only if its caller is
+                # called from the analysed code: hot only if its caller is; and once a loop that runs the
+                # step (a host step loop, a per-token loop) is found, an uncalled twin of the captured
+                # callable is no part of that path (a training or scoring ``forward``, a user API)
+                if root is not None and not callers.get(fid) and not self.loop_bodies["host"] \
+                        and not self.loop_bodies["eager"]:
                     self.add("eager", fid, f"runs the captured {root[1]} eagerly; nothing here calls it", guessed=True)
 
     def class_live(self, info: ModuleInfo, cls: str) -> bool:

@@ -5,7 +5,9 @@ The points-to analysis is context-insensitive: a helper ``def forward_step(fn, x
 that a serving step calls with a graph runner's ``run`` and an eager generate loop calls with the
 model itself has one ``fn``, holding both, so both callers seemed to replay *and* run the model
 eagerly -- the generate loop turned into a host step and the model lost its eager role. For such a
-helper (a call of one of its own parameters, not rebound, outside a capture), when every call of it
+helper (a call of one of its own parameters, not rebound, outside a capture and outside a step loop
+-- ``for child in self.children(): fn(child)`` visits a collection, the copies lose nothing a step
+loop needs), when every call of it
 in the analysed code passes a callable the call graph resolves, the helper's edges to what its
 parameter holds are replaced by edges from each caller to what that caller passes, made at the
 caller's call site (its loops, branches and capture state: what the helper runs, it runs when the
@@ -36,9 +38,10 @@ def parameter_calls(infos: list[ModuleInfo]) -> dict[FuncId, list[tuple[str, Cal
             if flow is None or fn.device_code:
                 continue
             params = set(flow.params[1:] if flow.fkind in ("m", "c") else flow.params) | set(flow.kwonly)
+            steps = {*fn.range_loops, *(loop.id for loop in fn.loops)}
             for site in fn.calls:
                 if site.expr[0] == "n" and site.expr[1] in params and not site.in_capture and not site.reference \
-                        and not site.loops and not site.cond and not _rebinds(flow, site.expr[1]):
+                        and not steps.intersection(site.loops) and not site.cond and not _rebinds(flow, site.expr[1]):
                     found.setdefault((info.path, qual), []).append((site.expr[1], site))
     return found
 

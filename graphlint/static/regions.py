@@ -17,7 +17,10 @@ only notices them, in source order, without libcst metadata:
   candidates are forgotten, and the function is no capture routine for them (``captures`` stays
   false unless it also captures outside such a branch); what the function does outside them -- staging into the
   static inputs and replaying on every later call -- is its host step. A branch that captures and
-  also replays (``if first: capture; g.replay(); return out``) is kept: it is taken for the step;
+  also replays is the same when the function replays instead of it too (``if self.graph is None:
+  capture; g.replay(); return out`` / ``else: stage; g.replay()``, a wrapper that captures on its
+  first call): its replay runs the fresh graph once. Otherwise it is kept, taken for the step
+  (``if use_graphs: [if bs not in graphs: capture]; g.replay()``);
 - which device a capture runs on, for GL501 (``torch.cuda.graph`` without ``stream=`` uses one
   side stream per process, made on the device current at its first use): a capture (or
   ``set_device``) inside a loop over devices (``for dev in devices:``, a loop whose target or
@@ -117,6 +120,12 @@ def _attr_names(node: cst.CSTNode) -> set[str]:
         elif type(n) is cst.Attribute:
             out.add(n.attr.value)
     return out
+
+
+def replays(node: cst.CSTNode) -> bool:
+    """A ``g.replay()`` anywhere inside ``node`` (a branch, the statements after an ``if``)."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "replay"
+               and not n.args for n in preorder(node))
 
 
 def loops_over_devices(stmt: cst.For) -> bool:
@@ -252,13 +261,18 @@ class RegionRecorder:
             self.info.regions.append(decl)
             self.place_later(decl, call)
 
-    def capture_branch(self, walk, suite: cst.BaseSuite | None = None) -> None:
+    def capture_branch(self, walk, suite: cst.BaseSuite | None = None, instead: tuple = ()) -> None:
         """Walks one branch of an ``if`` (``walk()``, over ``suite``); a branch that captures is
-        capture-time code (see the module docstring): forget what it did for the step. A branch
-        that ends in a jump never reaches the code after the ``if``: the tensor facts it bound are
-        dropped after it (``else: tok = pick(p); break`` leaves ``tok`` the tensor the body made)."""
+        capture-time code (see the module docstring): forget what it did for the step. So is one
+        that captures and replays once (``if self.graph is None: capture; g.replay(); return out``)
+        when what runs ``instead`` of it -- the ``if``'s other branch, or the code after it when the
+        branch jumps out -- replays too: that is the step of every later call, and the branch's
+        replay only runs the fresh graph once. A branch that ends in a jump never reaches the code
+        after the ``if``: the tensor facts it bound are dropped after it (``else: tok = pick(p);
+        break`` leaves ``tok`` the tensor the body made)."""
         fn, sites = self.func, self.info.sites
         n_raw, n_calls, n_sites = len(self.raw), len(fn.calls), len(sites)
+        replayed = (fn.replay_order, fn.replay_loops)
         facts = self.oracle.fn
         kept = (set(facts.tensors), set(facts.bools), set(facts.scalars)) \
             if suite is not None and ends_in_jump(suite) else None
@@ -266,11 +280,14 @@ class RegionRecorder:
         if kept is not None:
             facts.tensors, facts.bools, facts.scalars = kept
         # a branch that also replays is the step itself (``if use_graphs: [if bs not in graphs:
-        # capture]; replay``), not the capture's
+        # capture]; replay``), not the capture's -- unless the step replays elsewhere
         mine = [s.kind for s in sites[n_sites:] if s.function == fn.qualname]
-        if "capture" not in mine or "replay" in mine:
+        if "capture" not in mine or ("replay" in mine and not any(replays(n) for n in instead)):
             return
         qual = fn.qualname
+        if "replay" in mine:  # the first call's replay of its fresh graph: the step's replay is elsewhere
+            fn.replay_order, fn.replay_loops = replayed
+            sites[n_sites:] = [s for s in sites[n_sites:] if s.kind != "replay" or s.function != qual]
         self.lazy_captures.update(id(s) for s in sites[n_sites:] if s.function == qual)
         # only a capture outside such branches makes the function a capture routine (never the step)
         fn.captures = any(s.kind == "capture" and s.function == qual and id(s) not in self.lazy_captures

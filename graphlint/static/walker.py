@@ -16,11 +16,12 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
-from graphlint.static.cstwalk import bound_names
+from graphlint.static.cstwalk import bound_names, ends_in_jump
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
-from graphlint.static.guards import Guards, needed_attrs, once_flag, written_attrs
+from graphlint.static.guards import (Guards, counts_down, fills_field_default, needed_attrs, note_constant, once_flag,
+                                     written_attrs)
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, first_iteration_loop, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
@@ -82,6 +83,9 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
         self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
         self.order = 0  # statement ordinal within the current function
+        self.following: tuple = ()  # the statements after the compound statement being walked
+        #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)
+        self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         self.init_regions()
         self.init_loops()
@@ -152,7 +156,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
-        for stmt in stmts:
+        stmts = tuple(stmts)
+        for position, stmt in enumerate(stmts):
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
             for small in smalls:
                 self.order += 1
@@ -163,6 +168,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                     if isinstance(small, cst.BaseSmallStatement):
                         self.small(small)
                     else:
+                        self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
                         self.compound(small)
                 finally:
                     self.path.pop()
@@ -198,6 +204,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                 self.calls.bind(target.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
             self.note_assignment([t.target for t in stmt.targets], stmt.value)
+            note_constant(self.constant_locals, self.func.qualname, stmt)
             self.note_compile_options([t.target for t in stmt.targets], stmt.value)
             self.flows.use(stmt.value, top=False)
         elif isinstance(stmt, cst.AnnAssign):
@@ -211,6 +218,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
                 self.calls.bind(stmt.target, stmt.value)
                 self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
                 self.note_assignment([stmt.target], stmt.value)
+                note_constant(self.constant_locals, self.func.qualname, stmt)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
             elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
@@ -301,10 +309,14 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
                     sides: list) -> None:
-        if guarded != "body" and self.guards.runs_once(stmt, self.oracle.fn):
+        after = self.following
+        # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
+        instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
+        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
+                                  or counts_down(stmt, self.is_constant_local)):
             self.setup_depth += 1
             try:
-                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
@@ -314,7 +326,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.first_iters += (first,) if first is not None else ()
             self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
-                self.capture_branch(lambda: self.suite(stmt.body), stmt.body)
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
             finally:
                 self.once, self.needs, self.first_iters = outer
                 self.values.cond = outer_cond
@@ -327,14 +339,18 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             if isinstance(stmt.orelse, cst.If):
                 self.path.append(("orelse", 0))
                 try:
-                    self.stmt = stmt.orelse
+                    self.stmt, self.following = stmt.orelse, after
                     self.if_(stmt.orelse)
                 finally:
                     self.path.pop()
             else:
-                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body)
+                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body,
+                                    (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ())))
         finally:
             self.values.cond = outer_cond
+
+    def is_constant_local(self, name: str) -> bool:
+        return self.constant_locals.get((self.func.qualname, name), False)
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)

@@ -12,6 +12,14 @@ listed here for the host step.
   its staging is host code, its capture branch (warm-up, output buffer) is not.
 - ``second_call``: a wrapper that runs eagerly on its first call, captures on its second and
   replays after, driven by a token loop.
+- ``first_call``: wrappers that capture on their first call *and replay there once*, then stage
+  and replay on every later call (in the ``else``, or after the capture branch returns); stored in
+  a streaming state made once per stream (a generic base's ``_init_state``) and called by the
+  decoder's step: the staging and the step are host code, the state's set-up, the captured step's
+  mask update (visited through the same helper as ``start``) and an uncalled training ``forward``
+  are not; a branch that counts itself down (``if skip: ...; skip -= 1``) is no step, nor a
+  streaming module's fallback state (``state = self._state; if state is None: state = ...``); a
+  local the captured step concatenates onto itself grows nothing (GL207 only on the attribute).
 - ``setup_only`` (GOOD): warm-up loops that replay, a loop over batch sizes capturing and checking
   each graph, a function capturing and replaying in one go: no host step, nothing reported; a
   benchmark loop timing replays is a host step whose findings are warnings only.
@@ -38,6 +46,8 @@ HOST = {  # shape -> the functions taken for the host step, "(loop)" when only a
     "second_call": {"wrapper.py:GraphWrapper.__call__", "wrapper.py:graph_wrap.call",
                     "adapter.py:Adapter.__call__", "generate.py:generate (loop)"},
     "setup_only": {"bench.py:bench_replays (loop)"},
+    "first_call": {"graphed.py:Graphed.__call__", "graphed.py:GraphedAfter.__call__", "decoder.py:Decoder.step",
+                   "serve.py:serve (loop)"},
 }
 
 

@@ -29,6 +29,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: filled afterwards, or built from per-step state), not a constant (:func:`..stepflow.mark_step_data`);
 #: ``in_compiled: false`` -- not reported in ``torch.compile``'d code (allocations);
 #: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
+#: ``in_graph_locals: false`` -- not reported there on a local the captured function made itself
+#: (a report flagged "call-local": a growing concat whose shape capture fixes);
 #: ``eager_host: false`` -- not reported in an eager engine's host logic (the per-token loop's own
 #: code and what it calls besides the model step): what only a graph would freeze;
 #: ``eager_pinned: false`` -- not reported in eager code on pinned ``non_blocking`` staging
@@ -37,7 +39,7 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
-                                "in_graph": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
+                                "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str}
 
 

@@ -23,6 +23,12 @@ A local concatenated onto itself and never returned still counts: what it extend
 caller's growing tensor (a mask, the ids), copied whole every step.
 
 A cache trimmed from its end (``self.keys = self.keys[..., :n, :]``, a rollback) still grows.
+
+Inside captured code a local the function bound itself (``out = attn(x)`` then ``out =
+torch.cat([out, mlp])``, or an accumulation over a loop of the call) grows nothing: the capture
+fixes its shapes and no replay carries it over to the next. Such a report carries the flag
+"call-local", and the rule (``in_graph_locals: false``) skips it in captured code; a parameter
+(the caller's tensor) or an attribute concatenated onto itself there still grows.
 """
 
 from __future__ import annotations
@@ -84,12 +90,13 @@ class GrowingConcat(Matcher):
         self.callees = CONCATS
         self.scope: tuple[str, str] = ("", "")
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
+        self.bound: set[str] = set()  # local names an assignment of this function bound
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
         self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
 
     def visit(self, node: cst.Assign, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
-            self.scope, self.windows = (ctx.class_name, ctx.function_name), {}
+            self.scope, self.windows, self.bound = (ctx.class_name, ctx.function_name), {}, set()
         value = node.value
         first = self.concat_first(value, ctx)
         for target in node.targets:
@@ -123,6 +130,7 @@ class GrowingConcat(Matcher):
             for t, v in zip(target.elements, values):
                 self.note_binding(t.value, v.value, ctx)
         elif isinstance(target, cst.Name):
+            self.bound.add(target.value)
             if tail_window(value):
                 self.windows[target.value] = ctx.loop_depth
             else:
@@ -133,7 +141,10 @@ class GrowingConcat(Matcher):
     def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext) -> None:
         if isinstance(target, cst.Name):
             if self.windows.get(target.value, -1) != ctx.loop_depth:  # a window rebuilt in this loop
-                ctx.report(self.rule, value, "torch.cat")
+                raw = ctx.defer(self.rule, value, "torch.cat")
+                if raw is not None and target.value in self.bound:
+                    raw.flags = raw.flags | {"call-local"}
+                ctx.emit(raw)
             return
         attr = dotted_name(target)
         if not ctx.class_name or attr is None:
