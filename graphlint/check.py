@@ -98,10 +98,13 @@ def _summarize(item: tuple) -> tuple[bytes | None, str]:
 
 
 def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | None, done: int,
-                   total: int, phase: str = "analysing") -> list[tuple[FileSummary | None, str, bytes]]:
+                   total: int, phase: str = "analysing", reserve=None) -> list[tuple[FileSummary | None, str, bytes]]:
     """Every item in worker processes (:mod:`graphlint.workers`): ``--jobs`` of them from
     :data:`PARALLEL_THRESHOLD` items up, else one. (summary, "", its cache entry's bytes), or
-    (None, message, b"") for a file that failed."""
+    (None, message, b"") for a file that failed.
+
+    ``reserve`` (a :class:`graphlint.workers.Reserve`): on the first pass, filled with ``--jobs``
+    idle workers before any summary comes back; later passes run on them (see there why)."""
     from graphlint.cache import from_entry_bytes
 
     import graphlint.static.summarize  # noqa: F401  (imported once here, inherited by forked workers)
@@ -109,13 +112,16 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
 
     jobs = settings.jobs if len(items) >= PARALLEL_THRESHOLD else 1
     _worker_state["parent"] = os.getpid()  # what a forked worker inherits tells it that it is one
+    if reserve is not None and phase == "analysing" and jobs > 1:
+        reserve.start(jobs, _summarize, _init_worker, (settings.rules, settings.options))
     # largest first: the last file handed out is a small one, so no worker idles long at the end
     # (torch's 1.4 MB file last in sorted order kept one core idle for seconds)
     order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
     outcomes = run_tasks([items[i] for i in order], _summarize, jobs=jobs,
                          limits=Limits(settings.file_timeout, settings.file_memory),
                          initializer=_init_worker, initargs=(settings.rules, settings.options),
-                         progress=(lambda n: progress(done + n, total, phase)) if progress else None)
+                         progress=(lambda n: progress(done + n, total, phase)) if progress else None,
+                         reserve=reserve if phase != "analysing" else None)
     ordered: list = [None] * len(items)
     for i, (result, _, message) in zip(order, outcomes):
         payload, failure = result if result is not None else (None, message)
@@ -160,12 +166,15 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     for path in settings.report_paths or ():  # `check docs/` beside configured paths: say it, not "No findings"
         if sources and not any(in_report_set(s.path, (path,)) for s in sources):
             result.warnings.append(f"No Python files found under {display_path(path)}: nothing there was checked")
-    summaries, meta, result.cache_hits = _summaries(sources, settings, progress)
+    from graphlint.workers import Reserve
+
     variants: dict[str, str] = {}
-    try:
-        result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress, variants)
-    except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
-        result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
+    with Reserve() as reserve:  # the cross-file pass's workers, forked before the summaries are loaded
+        summaries, meta, result.cache_hits = _summaries(sources, settings, progress, reserve)
+        try:
+            result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress, variants, reserve)
+        except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
+            result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
     result.lines = sum(s.lines for s in summaries.values())
     for source in sources:  # nothing reads the files' bytes again: not held through the link
         source.data = None
@@ -265,7 +274,7 @@ def check_entries(summaries: dict[str, FileSummary], settings: Settings) -> None
         raise ConfigError(f"{where} names no function in {path}{hint}")
 
 
-def _summaries(sources: list[Source], settings: Settings, progress: Progress | None):
+def _summaries(sources: list[Source], settings: Settings, progress: Progress | None, reserve=None):
     """Summaries by path (cache first, then workers), plus the GL000/GL002 findings on the way."""
     from graphlint.cache import SummaryCache
 
@@ -283,7 +292,8 @@ def _summaries(sources: list[Source], settings: Settings, progress: Progress | N
     done = len(sources) - len(misses)
     if progress:
         progress(done, len(sources), "analysing")
-    outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources))
+    outcomes = _summarize_all([(s.path, s.data) for s in misses], settings, progress, done, len(sources),
+                              reserve=reserve)
     for source, (summary, failure, payload) in zip(misses, outcomes):
         if summary is None:  # a crash, a timeout, too much memory: never cached
             meta.append(Finding.from_rule(rules[error_code(failure)], source.path, 1, message=failure))
@@ -300,7 +310,7 @@ def _summaries(sources: list[Source], settings: Settings, progress: Progress | N
 
 def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Source], settings: Settings,
                           meta: list[Finding], progress: Progress | None = None,
-                          variants: dict[str, str] | None = None) -> int:
+                          variants: dict[str, str] | None = None, reserve=None) -> int:
     """Summarize again the files that import another file's ``-> Tensor`` functions, whose
     classes inherit facts from their bases, or whose calls and parameters learn what values are
     from other functions, with those names as facts (see :mod:`graphlint.static.crossfile`,
@@ -322,13 +332,13 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Sourc
         if not plan:
             break
         applied.update(plan)
-        hits += _summarize_with_facts(plan, summaries, sources, settings, meta, progress, variants)
+        hits += _summarize_with_facts(plan, summaries, sources, settings, meta, progress, variants, reserve)
     return hits
 
 
 def _summarize_with_facts(plan: dict[str, frozenset[str]], summaries: dict[str, FileSummary], sources: list[Source],
                           settings: Settings, meta: list[Finding], progress: Progress | None,
-                          variants: dict[str, str] | None) -> int:
+                          variants: dict[str, str] | None, reserve=None) -> int:
     from graphlint.cache import SummaryCache
 
     cache = SummaryCache(settings.cache_dir, settings.rules, settings.options) if settings.cache_dir else None
@@ -345,7 +355,7 @@ def _summarize_with_facts(plan: dict[str, frozenset[str]], summaries: dict[str, 
             items.append((path, source.data, names))
     if progress and items:
         progress(0, len(items), "cross-file pass")
-    outcomes = _summarize_all(items, settings, progress, 0, len(items), "cross-file pass")
+    outcomes = _summarize_all(items, settings, progress, 0, len(items), "cross-file pass", reserve)
     for (path, _, names), (summary, failure, payload) in zip(items, outcomes):
         if summary is None:  # the first summary stands; say why the second one is missing
             meta.append(Finding.from_rule(settings.rules[error_code(failure)], path, 1,

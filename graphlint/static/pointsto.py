@@ -46,17 +46,18 @@ class Solver:
         self.value_ids: dict[Value, int] = {}
         self.value_of: list[Value] = []  # value id -> the value
         self.count = 0  # nodes made
-        #: only nodes that hold something; one value is a frozenset shared by every node that holds
-        #: just it (most nodes: a set each was a fifth of the solve's memory), copied on growth
-        self.pts: dict[int, set[int] | frozenset[int]] = {}
-        self.single: dict[int, frozenset[int]] = {}
+        #: only nodes that hold something; one value is a 1-tuple shared by every node that holds
+        #: just it (most nodes: a set each was a fifth of the solve's memory; a frozenset each of the
+        #: 150,000 values that reach a node alone on torch, 35 MB), copied into a set on growth
+        self.pts: dict[int, set[int] | tuple[int]] = {}
+        self.single: dict[int, tuple[int]] = {}
         self.succ: dict[int, int | set[int]] = {}
         self.watchers: dict[int, Watcher | list[Watcher]] = {}
         self.caps: dict[int, int] = {}  # nodes allowed more than CAP
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
-        #: values a node has not yet passed on; a shared one-value frozenset until it grows (most
+        #: values a node has not yet passed on; its shared one-value tuple until it grows (most
         #: nodes get one value while compiling: a set each was a tenth of the link's peak memory)
-        self.pending: dict[int, set[int] | frozenset[int]] = {}
+        self.pending: dict[int, set[int] | tuple[int]] = {}
         self.queue: deque[int] = deque()
         self.budget = budget
         self.work = 0
@@ -120,7 +121,8 @@ class Solver:
         elif type(pending) is set:
             pending.update(new)
         else:
-            self.pending[node] = pending.union(new)
+            grown = self.pending[node] = set(pending)
+            grown.update(new)
 
     def _grow(self, node: int, have, new) -> None:
         """``have`` (the node's values) plus ``new``, none of them in it."""
@@ -128,7 +130,7 @@ class Solver:
             (v,) = new
             single = self.single.get(v)
             if single is None:
-                single = self.single[v] = frozenset((v,))
+                single = self.single[v] = (v,)
             self.pts[node] = single
         elif type(have) is set:
             have.update(new)
@@ -211,9 +213,14 @@ class Solver:
                             pending[dst] = set(new)
                         push(dst)
                         continue
-                    new = delta - have
-                    if not new:
-                        continue
+                    if type(delta) is tuple:  # a node's first value, alone
+                        if delta[0] in have:
+                            continue
+                        new = set(delta)
+                    else:  # (a set against a set: the same order of elements as ever)
+                        new = delta - (set(have) if type(have) is tuple else have)
+                        if not new:
+                            continue
                     size = len(have) + len(new)
                     if size > CAP and size > caps.get(dst, CAP):
                         new = set(self._cut(dst, have, new))
@@ -222,8 +229,12 @@ class Solver:
                     if type(have) is not set:
                         have = pts[dst] = set(have)
                     have |= new
-                    if dst in pending:
-                        pending[dst] |= new
+                    waiting = pending.get(dst)
+                    if waiting is not None:
+                        if type(waiting) is set:
+                            waiting |= new
+                        else:
+                            pending[dst] = set(waiting) | new
                     else:
                         pending[dst] = new
                         push(dst)

@@ -21,6 +21,7 @@ from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
+from graphlint.static.sharing import share_equal_values
 from graphlint.static.stepflow import encode_path, forget_pending, read_names, stop_check
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
@@ -108,6 +109,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         info.candidates = _place_by_cst(walker.raw, text, module)
         summary.errors.extend((1, 0, message) for _, message in walker.errors)
     summary.data = info
+    share_equal_values(info, walker.flows.ir.shared)  # the linking process holds every summary at once
 
 
 _POST_INIT = getattr(CSTNode, "__post_init__", None)

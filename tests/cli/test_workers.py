@@ -194,3 +194,32 @@ def _state(pid: int) -> str:
             return next((line for line in f if line.startswith("State:")), "")
     except OSError:
         return "Z"
+
+
+def _own_rss(_):
+    from graphlint.workers import all_resident_bytes
+
+    return os.getpid(), all_resident_bytes(os.getpid())
+
+
+def test_a_reserve_runs_later_tasks_on_workers_forked_before_the_parent_grew():
+    """Workers forked after the parent loaded everything count its pages in their resident
+    memory (torch's cross-file pass: 1.24 GB for a file whose first summary peaked at 0.87 GB);
+    a reserve's workers were forked before, are reused from one call to the next, and stop with it."""
+    from graphlint.workers import Reserve, all_resident_bytes
+
+    with Reserve() as reserve:
+        reserve.start(2, _own_rss)
+        forked_early = {w.process.pid for w in reserve.workers}
+        grown = bytearray(os.urandom(1 << 20) * 96)  # the parent loads 96 MB of summaries
+        first = run_tasks(list(range(6)), _own_rss, jobs=2, reserve=reserve)
+        second = run_tasks(list(range(6)), _own_rss, jobs=2, reserve=reserve)
+        late = run_tasks([0], _own_rss, jobs=1)  # no reserve: forked now, from the grown parent
+        assert {o[0][0] for o in first + second} <= forked_early and len(reserve.workers) == 2
+        assert max(o[0][1] for o in first) + (64 << 20) < late[0][0][1] <= all_resident_bytes(os.getpid())
+        assert run_tasks([0], abs, jobs=1, reserve=reserve)[0][0] == 0  # another task: not the reserve's workers
+    assert not reserve.workers and len(grown) == 96 << 20
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{p}") and "Z" not in _state(p) for p in forked_early):
+        assert time.monotonic() < deadline, "the reserve's workers outlived it"
+        time.sleep(0.1)
