@@ -22,7 +22,9 @@ Hot means "what the GPU does every token", in one of three contexts:
   captures outside a capture branch (a capture routine), prefill-only branches (:mod:`.guards`)
   and once-per-request code outside the step loop.
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
-  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
+  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work
+  (the innermost such loop: one whose every model call runs a decode loop of its own is an outer
+  loop, cold: :mod:`.outerloops`);
   a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
   guess: an eager twin or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token
   loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the

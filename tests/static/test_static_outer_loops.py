@@ -60,3 +60,21 @@ def test_the_outer_loop_is_said_in_the_decode_path(monkeypatch, tmp_path):
     result = _check(monkeypatch, tmp_path, "window_generate.py")
     outer = result.decode_path.outer_loops
     assert [(o.function[1], o.decoder[1]) for o in outer] == [("transcribe", "WindowTask._token_loop")]
+
+
+def test_graphlint_entries_ends_with_each_outer_loop_at_its_line(monkeypatch, tmp_path):
+    from graphlint.report.entries import render_entries
+    from graphlint.static.decode_record import decode_path_record
+    from graphlint.static.entry_lines import entry_rows
+
+    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    record = decode_path_record(result.decode_path)
+    src = (FIXTURES / "window_generate.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(src, 1) if text.strip().startswith("while seek < total"))
+    path = (FIXTURES / "window_generate.py").relative_to(ROOT).as_posix()
+    assert record["outer_loops"] == [{"path": path, "line": line, "function": "transcribe",
+                                      "runs": "WindowTask._token_loop"}]
+    text = render_entries(entry_rows(result.entries), decode=record)
+    assert f"Outer loop, not per token: {path}:{line}  transcribe runs the decode loop of WindowTask._token_loop" in text
+    # the headline's record reads no file for it
+    assert decode_path_record(result.decode_path, lines="headline")["outer_loops"][0]["line"] == 0
