@@ -280,7 +280,7 @@ class Discovery(NamedEntries, HostSteps):
             for loop in fn.loops
             if any(t in reach for t in self.loop_targets(info, qual, loop))
         } | set(self.loop_bodies["host"])
-        self.outer = outer = OuterLoops(self, looping, callers_of(self.calls))
+        self.outer = outer = OuterLoops(self, looping, callers_of(self.calls), reach)
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)

@@ -17,7 +17,10 @@ neither is made outer). One call that reaches the model *without* running a deco
 own ``model(x)`` beside a draft model's ``generate()``) keeps the loop per-token. What decides is
 reachability, not the callee's name: ``decode_with_fallback`` -> ``model.decode`` ->
 ``DecodingTask.run`` -> ``_main_loop`` makes the window loop outer though the encoder, which
-``run`` calls directly once per window, is a model forward too (it runs beside the decode, once).
+``run`` calls directly once per window, is a model forward too: it runs *before* the decode, its
+input, once per decode. A model call *after* the call that leads to a decoder, in the same
+function, runs on what the decode produced -- a speculative step drafting with a draft model's
+``decode_n_tokens`` and verifying with the target model -- and keeps the loop per-token.
 
 **Loops inside the model are no decoders.** A loop in code an ``nn.Module``'s ``forward`` (or a
 ``__call__`` doing device work) reaches -- a weight-shared block applied ``n`` times, a chunked
@@ -60,8 +63,10 @@ class OuterLoop:
 class OuterLoops:
     """Decides, per loop, whether it runs whole decodes (see the module docstring)."""
 
-    def __init__(self, disc: Discovery, looping: set[FuncId], callers: dict[FuncId, list[FuncId]]):
+    def __init__(self, disc: Discovery, looping: set[FuncId], callers: dict[FuncId, list[FuncId]],
+                 reach: set[FuncId]):
         self.calls: Calls = disc.calls
+        self.reach = reach  # functions that reach a model step
         models = [(fid, (fid,)) for fid in sorted(disc.calls) if _model_method(disc, fid)]
         inside = set(bfs(models, disc.calls)) if models else set()
         self.decoders = {fid for fid in looping if fid not in inside}
@@ -91,11 +96,23 @@ class OuterLoops:
             if cur in self.decoders and cur != fid and fid not in self._reach(cur):
                 found.append(cur)
                 continue  # what runs under a decoder is that decoder's business
+            if self._verifies(cur):
+                return []
             for callee, site in self.calls.get(cur, ()):
                 if callee not in seen and callee != fid and not site.reference:
                     seen.add(callee)
                     queue.append(callee)
         return found
+
+    def _verifies(self, fid: FuncId) -> bool:
+        """Whether ``fid`` runs the model on what a decoder it calls produced: a model call after
+        the call that leads to the decoder (a speculative step verifying the draft model's tokens
+        with the target model). A model call before it is the decode's input (an encoder, a
+        prefill), run once per decode like the decoder itself."""
+        edges = [(callee, site) for callee, site in self.calls.get(fid, ()) if not site.reference]
+        first = min((site.order for callee, site in edges if callee in self.runs_decoder), default=None)
+        return first is not None and any(site.order > first and callee in self.reach
+                                         and callee not in self.runs_decoder for callee, site in edges)
 
     def _reach(self, fid: FuncId) -> frozenset[FuncId]:
         """Everything ``fid`` calls, at any depth (cached: the decoders are few)."""

@@ -20,6 +20,7 @@ FIXTURES = ROOT / "fixtures" / "static" / "outerloops"
 
 #: per fixture: the entries (context, function) the check must find
 ENTRIES = {
+    "eager_speculative.py": {("eager", "draft_tokens"), ("eager", "generate")},
     "window_generate.py": {("eager", "WindowTask._token_loop")},
     "fallback_decode.py": {("eager", "generate")},
     "request_serving.py": {("graph", "Net.forward"), ("host", "Engine.step"), ("host", "Engine.run_until_done")},
@@ -78,3 +79,8 @@ def test_graphlint_entries_ends_with_each_outer_loop_at_its_line(monkeypatch, tm
     assert f"Outer loop, not per token: {path}:{line}  transcribe runs the decode loop of WindowTask._token_loop" in text
     # the headline's record reads no file for it
     assert decode_path_record(result.decode_path, lines="headline")["outer_loops"][0]["line"] == 0
+
+
+def test_a_speculative_step_verifying_a_draft_decode_stays_per_token(monkeypatch, tmp_path):
+    result = _check(monkeypatch, tmp_path, "eager_speculative.py")
+    assert [(o.function[1], o.decoder[1]) for o in result.decode_path.outer_loops] == [("answer_all", "generate")]
