@@ -29,6 +29,10 @@ def render_entries(rows: list[dict], fmt: str = "text", decode: dict | None = No
         return json.dumps(payload, indent=2) + "\n"
     head = [*headline(decode, listed_below=True), ""] if decode is not None else []
     tail = [*unresolved_listing(decode), *unreached_notes(decode, limit=None)] if decode is not None else []
+    for o in (decode or {}).get("outer_loops", ()):  # loops that look per-token but run whole decodes
+        where = f"{o['path']}:{o['line']}" if o["line"] else o["path"]
+        tail.append(f"Outer loop, not per token: {where}  {o['function']} runs the decode loop of {o['runs']} "
+                    "once per iteration (per request, window or attempt: not checked)")
     if decode is not None and decode.get("decided_branches"):
         tail.append(f"Branches decided by argument and configuration values: {decode['decided_branches']} "
                     "(no hot caller or stored configuration value takes them: not on the decode path)")

@@ -26,6 +26,7 @@ from graphlint.static.entries import Contexts, Entry
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.names import name_matcher
 from graphlint.static.options import StaticOptions
+from graphlint.static.outerloops import OuterLoop
 from graphlint.static.unresolved import UnresolvedCall
 
 #: the call graph's unresolved calls of the hot functions (see :func:`.unresolved.from_call_graph`)
@@ -54,6 +55,8 @@ class DecodePath:
     names_on: bool = False  # the hot-names heuristic ran (no capture, replay or per-token loop; no --entry)
     #: branches decided by the values reaching them (:mod:`.argvalues`): not on the decode path
     decided: int = 0
+    #: loops that run whole decodes, once per request or window (:mod:`.outerloops`): not checked
+    outer_loops: list[OuterLoop] = field(default_factory=list)
 
     @property
     def evidence(self) -> list[Entry]:
@@ -81,7 +84,7 @@ def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, optio
         entries=list(contexts.entries), functions=len(hot), guessed_functions=len(guessed),
         unresolved=find_unresolved(hot),
         unreached=unreached(infos, calls, set(hot), options, rules, names_on), names_on=names_on,
-        decided=contexts.decided,
+        decided=contexts.decided, outer_loops=list(contexts.outer_loops),
     )
 
 

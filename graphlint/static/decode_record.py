@@ -25,7 +25,7 @@ SHOWN = 3  # locations per kind the text headline prints (graphlint.report.decod
 def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN) -> dict:
     """``{"guessed", "names_on", "captured_regions", "host_steps", "token_loops", "eager_entries",
     "guessed_entries", "functions", "guessed_functions", "unresolved_calls", "unresolved",
-    "unreached"}``, with the lines ``lines`` asks for -- each costs one ``ast`` parse per file read:
+    "unreached", "outer_loops"}``, with the lines ``lines`` asks for -- each costs one ``ast`` parse per file read:
 
     * ``"headline"`` (text, markdown, github: counts, the first ``shown`` captured regions at their
       lines, host steps and loops by name): only those regions carry lines (the files of the
@@ -79,7 +79,21 @@ def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN)
                        [{"path": c.function[0], "function": c.function[1], "call": spelling(c.call)}
                         for c in path.unresolved] if full else []),
         "unreached": unreached_rows(path),
+        "outer_loops": outer_loop_rows(path, with_lines=full),
     }
+
+
+def outer_loop_rows(path: DecodePath, with_lines: bool) -> list[dict]:
+    """``{"path", "line", "function", "runs"}`` per outer loop (:mod:`.outerloops`): a loop that
+    runs the decode ``runs`` holds once per iteration. Lines only when the output lists them."""
+    outer = getattr(path, "outer_loops", ())
+    trees = parsed_trees({o.function[0] for o in outer}) if with_lines and outer else {}
+    rows = []
+    for o in outer:
+        tree = trees.get(o.function[0])
+        line = locate(tree, *o.where)[0] if tree is not None and o.where else 0
+        rows.append({"path": o.function[0], "line": line, "function": o.function[1], "runs": o.decoder[1]})
+    return sorted(rows, key=lambda r: (r["path"], r["line"], r["function"]))
 
 
 def _source_order(e: Entry) -> tuple:

@@ -22,7 +22,9 @@ Hot means "what the GPU does every token", in one of three contexts:
   captures outside a capture branch (a capture routine), prefill-only branches (:mod:`.guards`)
   and once-per-request code outside the step loop.
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
-  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work;
+  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work
+  (the innermost such loop: one whose every model call runs a decode loop of its own is an outer
+  loop, cold: :mod:`.outerloops`);
   a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
   guess: an eager twin or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token
   loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the
@@ -54,6 +56,7 @@ from graphlint.static.index import Index
 from graphlint.static.hoststeps import HostSteps, compiled_in
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
+from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.recorded import add_recorded
 from graphlint.static.stepresult import result_reads
 
@@ -85,6 +88,8 @@ class Contexts:
     #: branches decided by the values reaching them (:mod:`.argvalues`): no hot caller or stored
     #: configuration value takes them
     decided: int = 0
+    #: loops that look per-token but run whole decodes (:mod:`.outerloops`): cold
+    outer_loops: list[OuterLoop] = field(default_factory=list)
 
 
 class Discovery(NamedEntries, HostSteps):
@@ -180,15 +185,18 @@ class Discovery(NamedEntries, HostSteps):
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs})
-        return Contexts(placement, self.entries, self.captures, self.evidence)
+        return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking
         ``_sample`` or ``_beam_search``. What they do runs once per decode they start; entered from
         another decode path (a draft model's ``generate()`` called every assisted step) only the
-        loops they start count, and those are entries of their own."""
+        loops they start count, and those are entries of their own. A loop inside the model (a
+        weight-shared block applied in a loop by a ``forward``) starts no decode: its callers
+        (``decode_one_token``) are the step (:mod:`.outerloops`)."""
+        decoders = self.outer.decoders
         return {caller for caller, edges in self.calls.items() if caller not in self.looping
-                and any(callee in self.looping and not site.reference for callee, site in edges)}
+                and any(callee in decoders and not site.reference for callee, site in edges)}
 
     def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
         """An eager engine's host logic: the per-token loops' own code and what it calls outside the
@@ -272,8 +280,8 @@ class Discovery(NamedEntries, HostSteps):
 
     def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
         """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
-        decode path when it reaches a model step (``reach``); never a loop over requests (its call
-        runs a per-token loop of its own)."""
+        decode path when it reaches a model step (``reach``); never an outer loop, one whose every
+        model-reaching call runs a per-token or step loop of its own (:mod:`.outerloops`)."""
         self.looping = looping = {
             (info.path, qual)
             for info in self.infos
@@ -281,6 +289,7 @@ class Discovery(NamedEntries, HostSteps):
             for loop in fn.loops
             if any(t in reach for t in self.loop_targets(info, qual, loop))
         } | set(self.loop_bodies["host"])
+        self.outer = outer = OuterLoops(self, looping, callers_of(self.calls), reach)
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
@@ -289,11 +298,12 @@ class Discovery(NamedEntries, HostSteps):
                 for loop in fn.loops:
                     targets = self.loop_targets(info, qual, loop)
                     models = [t for t in targets if t in reach or t in replay_reach]
-                    if capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn) or (
-                            models and all(t in looping for t in models)):
-                        continue  # it runs the model only through functions that loop over tokens themselves:
-                        # a loop over requests (a call that drafts several tokens in a loop of its own, beside
-                        # the step's own model call, does not make it one)
+                    if capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn):
+                        continue
+                    decoder = outer.decoder_run(fid, models)
+                    if decoder is not None:  # it runs the model only through decoders: a loop over requests
+                        outer.found.append(OuterLoop(fid, loop.where, decoder))  # (see :mod:`.outerloops`)
+                        continue
                     where, loops = (info.path, loop.where), frozenset((loop.id,))
                     replaying = {t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])}
                     stepped = min(replaying, default=None)

@@ -1,0 +1,86 @@
+"""What makes a loop per-token (:mod:`graphlint.static.outerloops`): a loop whose every model call
+runs a decode of its own (a window, request, prompt or fallback loop) is an outer loop, cold; the
+innermost loop that runs the model step stays the per-token loop. One fixture file per shape in
+``fixtures/static/outerloops/``, each linked on its own; ``# expect:`` markers are its findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphlint.check import run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
+
+from test_static_fixture import expected, load
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "outerloops"
+
+#: per fixture: the entries (context, function) the check must find
+ENTRIES = {
+    "eager_speculative.py": {("eager", "draft_tokens"), ("eager", "generate")},
+    "window_generate.py": {("eager", "WindowTask._token_loop")},
+    "fallback_decode.py": {("eager", "generate")},
+    "request_serving.py": {("graph", "Net.forward"), ("host", "Engine.step"), ("host", "Engine.run_until_done")},
+    "counter_cases.py": {("eager", "decode_n"), ("eager", "generate_direct"), ("eager", "generate_with_helper"),
+                         ("eager", "search"), ("eager", "ping"), ("eager", "pong"),
+                         # loops inside the model or a helper are loops of their own (not this module's business)
+                         ("eager", "Shared.forward"), ("eager", "refresh")},
+}
+
+
+def _check(monkeypatch, tmp_path, name: str):
+    monkeypatch.chdir(ROOT)
+    path = (FIXTURES / name).relative_to(ROOT).as_posix()
+    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = _check(monkeypatch, tmp_path, name)
+    found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
+    path = (FIXTURES / name).relative_to(ROOT).as_posix()
+    assert found == expected({path: (FIXTURES / name).read_bytes()})
+    assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
+
+
+def test_a_window_loop_around_a_decode_task_is_an_outer_loop(monkeypatch, tmp_path):
+    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    assert "transcribe" not in {e.function[1] for e in result.entries}
+    lines = {f.line for f in result.findings}
+    src = (FIXTURES / "window_generate.py").read_text().splitlines()
+    window_body = {i for i, text in enumerate(src, 1) if "tolist()" in text or ".item()" in text}
+    assert window_body and not lines & window_body  # the aligner's and the window loop's read-backs: cold
+    # ``suppress`` is called by both loops: the token loop keeps its allocation reported
+    assert any("torch.zeros" in src[line - 1] for line in lines)
+
+
+def test_the_outer_loop_is_said_in_the_decode_path(monkeypatch, tmp_path):
+    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    outer = result.decode_path.outer_loops
+    assert [(o.function[1], o.decoder[1]) for o in outer] == [("transcribe", "WindowTask._token_loop")]
+
+
+def test_graphlint_entries_ends_with_each_outer_loop_at_its_line(monkeypatch, tmp_path):
+    from graphlint.report.entries import render_entries
+    from graphlint.static.decode_record import decode_path_record
+    from graphlint.static.entry_lines import entry_rows
+
+    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    record = decode_path_record(result.decode_path)
+    src = (FIXTURES / "window_generate.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(src, 1) if text.strip().startswith("while seek < total"))
+    path = (FIXTURES / "window_generate.py").relative_to(ROOT).as_posix()
+    assert record["outer_loops"] == [{"path": path, "line": line, "function": "transcribe",
+                                      "runs": "WindowTask._token_loop"}]
+    text = render_entries(entry_rows(result.entries), decode=record)
+    assert f"Outer loop, not per token: {path}:{line}  transcribe runs the decode loop of WindowTask._token_loop" in text
+    # the headline's record reads no file for it
+    assert decode_path_record(result.decode_path, lines="headline")["outer_loops"][0]["line"] == 0
+
+
+def test_a_speculative_step_verifying_a_draft_decode_stays_per_token(monkeypatch, tmp_path):
+    result = _check(monkeypatch, tmp_path, "eager_speculative.py")
+    assert [(o.function[1], o.decoder[1]) for o in result.decode_path.outer_loops] == [("answer_all", "generate")]
