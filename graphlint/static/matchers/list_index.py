@@ -4,8 +4,9 @@ PyTorch turns the list into an index tensor on the host and copies it to the ten
 inside the indexing op: on a CUDA tensor that is a pageable host-to-device copy every step, which
 a capture refuses ("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the
 CPU tensor is pinned"; Falcon's multi-query ``_split_heads`` on an H200). Only list displays,
-list comprehensions and ``list(...)`` count: a tuple is several indices, and a name may hold an
-int. A host tensor copies nothing: one the oracle knows (:mod:`graphlint.static.cputensors`) or a
+list comprehensions and ``list(...)`` count, and names and ``self`` fields bound only to those
+(``TensorOracle.is_list_value``: ``self.banned = list(ids)`` in ``__init__`` indexing the logits in
+another method): a tuple is several indices, and a name or a field that may hold an int is none. A host tensor copies nothing: one the oracle knows (:mod:`graphlint.static.cputensors`) or a
 tensor built by a torch factory given no device (``mask = torch.ones(n, dtype=torch.bool)`` then
 ``mask[list(ids)] = False``: :mod:`graphlint.static.pageable`; under a default CUDA device that is
 a miss, never a false alarm),
@@ -23,10 +24,10 @@ from graphlint.static.pageable import is_pageable
 LISTS = (cst.List, cst.ListComp)
 
 
-def _is_list(node: cst.BaseExpression) -> bool:
+def _is_list(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     if isinstance(node, LISTS):
         return bool(getattr(node, "elements", True))  # ``x[[]]``: an empty index, nothing copied
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "list"
+    return ctx.oracle.is_list_value(node)
 
 
 class ListIndex(Matcher):
@@ -34,7 +35,7 @@ class ListIndex(Matcher):
     node_types = ("Subscript",)
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
-        if not any(isinstance(el.slice, cst.Index) and _is_list(el.slice.value) for el in node.slice):
+        if not any(isinstance(el.slice, cst.Index) and _is_list(el.slice.value, ctx) for el in node.slice):
             return
         receiver = node.value
         if ctx.oracle.is_tensor(receiver) and not is_pageable(receiver, ctx.oracle) and not on_host(receiver, ctx.oracle):
