@@ -92,6 +92,21 @@ def join(a, b):
     return UNKNOWN
 
 
+def join_dispatch(a, b):
+    """Two functions one call may dispatch to (overrides, the classes a field holds): a kind one of
+    them returns stands where the other says nothing (unknown, ``None``), because the caller gets it
+    whenever that one runs (a ``completed`` flag that is a device tensor in the greedy decoder and a
+    Python bool in beam search is truth-tested with a sync on the greedy path); kinds that disagree
+    are unknown, as in :func:`join`."""
+    if a is None or a == UNKNOWN:
+        return b if b is not None else a
+    if b is None or b == UNKNOWN or a == b:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(x if x == y or not y else y if not x else UNKNOWN for x, y in zip(a, b))
+    return UNKNOWN
+
+
 def informative(shape) -> bool:
     """Says something: a kind, or a tuple with one (``(UNKNOWN, UNKNOWN)`` says nothing)."""
     if isinstance(shape, tuple):
