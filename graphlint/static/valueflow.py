@@ -15,8 +15,8 @@ finds, per file, the facts its walk did not have:
   another fact, and never sends it round alone: on torch's own files that alone cost a sixth
   of the first walk, for no finding. A method that
   subclasses override returns what every override agrees on.
-- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor or a pageable host tensor that every
-  caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
+- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor, a pageable host tensor or a Python
+  list (an index that copies, GL208) that every caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
   still read back); a plain tensor is left to the oracle's own presumptions (on torch's own
   files that fact alone sent large files round again, for no finding). Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
@@ -34,11 +34,11 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.valuekinds import HOST, SCALAR, UNKNOWN, encode, informative, join_dispatch
+from graphlint.static.valuekinds import HOST, LIST, SCALAR, UNKNOWN, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
-PARAM_KINDS = (SCALAR, HOST)
+PARAM_KINDS = (SCALAR, HOST, LIST)
 #: rounds of the cross-file pass for value facts: what a helper returns can depend on what its
 #: callers pass it (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is
 #: known one), and that on what another helper returns

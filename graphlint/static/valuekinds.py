@@ -30,8 +30,8 @@ from graphlint.static.pageable import is_pageable
 from graphlint.static.scalars import is_scalar_tensor
 from graphlint.static.tensors import TensorOracle
 
-TENSOR, SCALAR, HOST, NUMBER, UNKNOWN = "tensor", "scalar", "host", "number", ""
-KINDS = (TENSOR, SCALAR, HOST, NUMBER)
+TENSOR, SCALAR, HOST, NUMBER, LIST, UNKNOWN = "tensor", "scalar", "host", "number", "list", ""
+KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST)
 #: builtins whose result is a Python number
 NUMBER_CALLS = frozenset(("int", "float", "len", "round"))
 BUILTINS = frozenset(dir(builtins))
@@ -50,6 +50,8 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return TENSOR
     if _is_number(node, oracle):
         return NUMBER
+    if oracle.is_list_value(node):  # a Python list (``TensorOracle.is_list_value``): an index that copies
+        return LIST
     return UNKNOWN
 
 
@@ -185,6 +187,11 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
     if not isinstance(target, cst.Name) or not kind:
         return
     fn, name = oracle.fn, target.value
+    if kind == LIST:
+        fn.tensors.discard(name)
+        fn.hosts.add(name)
+        fn.lists.add(name)
+        return
     if kind == NUMBER:
         fn.tensors.discard(name)
         fn.hosts.add(name)

@@ -70,6 +70,8 @@ def _rules(body: str) -> list[str]:
     ("y = x[:, self.ids]", ["GL208"]),  # a field only ever stored a list
     ("rows = [0, 2]\ny = x[rows]", ["GL208"]),  # a name last bound to one
     ("rows = []\nrows.append(n)\ny = x[rows]", ["GL208"]),  # filled later
+    ("y = self.mixer.cache[n][self.ids].detach()", ["GL208"]),  # only a tensor has ``detach``
+    ("y = self.mixer.cache[n][self.ids].tolist()", []),  # an unknown receiver: a numpy array may take a list
     ("y = x[:, self.count]", []),  # an int field
     ("rows = [0, 2]\nrows = 1\ny = x[rows]", []),  # rebound to an int
     ("y = self.norm.weight.to(x.dtype) * x", ["GL206"]),  # a library layer's parameter
