@@ -82,6 +82,7 @@ class ClassFacts:
     pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
     layer_attrs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``self.embed = nn.Embedding(..)``: its tensors
     list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
+    other_attrs: set[str] = field(default_factory=set)  # stored something else besides (not None): never a list
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
 
 
@@ -292,7 +293,7 @@ class TensorOracle(HostTaint):
             return node.value in self.fn.lists
         attr = self.is_self_attr(node)
         return attr is not None and self.cls is not None and attr in self.cls.list_attrs \
-            and attr not in self.cls.tensor_attrs
+            and attr not in self.cls.tensor_attrs and attr not in self.cls.other_attrs
 
     # -- bindings ----------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
@@ -328,6 +329,8 @@ class TensorOracle(HostTaint):
             (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
         elif attr is not None and self.cls is not None and listed:
             self.cls.list_attrs.add(attr)
+        elif attr is not None and self.cls is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+            self.cls.other_attrs.add(attr)  # ``self.ids = 0`` somewhere: the field is not only a list
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):
             made = resolve(value.func, self.imports)
             if made in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

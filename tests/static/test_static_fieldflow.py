@@ -73,6 +73,7 @@ def _rules(body: str) -> list[str]:
     ("y = self.mixer.cache[n][self.ids].detach()", ["GL208"]),  # only a tensor has ``detach``
     ("y = self.mixer.cache[n][self.ids].tolist()", []),  # an unknown receiver: a numpy array may take a list
     ("y = x[:, self.count]", []),  # an int field
+    ("self.ids = n\ny = x[:, self.ids]", []),  # stored an int too: not only a list
     ("rows = [0, 2]\nrows = 1\ny = x[rows]", []),  # rebound to an int
     ("y = self.norm.weight.to(x.dtype) * x", ["GL206"]),  # a library layer's parameter
     ("y = self.mixer.weight.to(x.dtype) * x", []),  # a project module: its fields are its own business
