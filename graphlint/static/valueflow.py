@@ -98,7 +98,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
         for name, kind in _agreed(params, flow.kwonly, sites, index).items():
-            if kind in PARAM_KINDS:
+            if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names):  # a list matters as an index only
                 out[path].add(f"param:{qualname}:{name}={kind}")
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 
