@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
+from graphlint.static.cstwalk import self_attr
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import callee_key, is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
@@ -227,7 +228,8 @@ class CallRecorder:
         if expr is not None:
             kinds = None
             if type(func) is cst.Name or (type(func) is cst.Attribute and type(func.value) is cst.Name and (
-                    func.value.value == "self" or func.value.value in self.imports)):  # what valueflow resolves
+                    func.value.value == "self" or func.value.value in self.imports)) or (
+                    type(func) is cst.Attribute and self_attr(func.value) is not None):  # what valueflow resolves
                 kinds = arg_kinds(call, self.oracle)
             self.add_call(expr, self.looks_like_project_call(func), args=self.at.values.args(call), kinds=kinds)
         if call.args:

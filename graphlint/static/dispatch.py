@@ -72,6 +72,8 @@ class MatcherDispatch:
             name = type(node).__name__
             if name == "Subscript":  # a slice bounded by a device tensor: a read-back (:mod:`.stepflow`)
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
+                self.func.index_names.update(el.slice.value.value for el in node.slice if type(el.slice) is cst.Index
+                                             and type(el.slice.value) is cst.Name)
             if name == "Name":
                 self.calls.name_reference(node)
             elif name in COMPREHENSIONS:

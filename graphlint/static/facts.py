@@ -139,6 +139,9 @@ class FunctionInfo(Compact):
     #: called on (``f(x).to(dev)``): only there does
     #: a return fact from another walk pay for walking this file again (:mod:`.valueflow`)
     bound_calls: set[str] = field(default_factory=set)
+    #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
+    #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
+    index_names: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ import builtins
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
-from graphlint.static.libflows import CONTAINER_METHODS, COPIES, PASS_THROUGH, LibraryFlows
+from graphlint.static.libflows import CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, LibraryFlows
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import Value
@@ -279,6 +279,8 @@ class Linker(LibraryFlows):
         elif func[0] == "a" and func[2] in CONTAINER_METHODS:
             self.container_method(self.eval(path, qual, func[1]), CONTAINER_METHODS[func[2]], arg_nodes,
                                   kw_nodes, dst)
+        elif func[0] == "a" and func[2] in MODULE_METHODS and len(arg_nodes) == 1 and type(arg_nodes[0]) is int:
+            self.module_method(self.eval(path, qual, func[1]), func[2], arg_nodes[0])
         return dst
 
     def foreign(self, name: str | None) -> bool:

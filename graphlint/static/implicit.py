@@ -18,6 +18,11 @@ function scope, :class:`Implicit` watches those objects and records what they ru
   iterator object's step (a token generator whose ``__next__`` runs the model) is reached from the
   loop that drives it (what ``__next__`` returns is the loop variable: :meth:`Objects.elements`).
 
+A forward hook (``m.register_forward_hook(fn)``, ``register_forward_pre_hook``) runs on every call
+of the module it is registered on: an edge from that module's ``forward`` to ``fn``
+(:meth:`Implicit.module_hook`), so a hook registered once, at set-up, is as hot as the layer it
+watches (a KV cache a hook grows with ``torch.cat`` every token).
+
 Calls a class or an instance makes implicitly (``__init__``, a dataclass's ``__post_init__``,
 ``forward``/``__call__`` through the points-to, so that a decorated or installed ``forward`` runs
 its wrapper) are :meth:`graphlint.static.objects.Objects.callees`'. The edges found are the call
@@ -139,6 +144,14 @@ class Implicit:
     def run(self, fid: FuncId, callees) -> None:
         if callees:
             self.edges.setdefault(fid, set()).update(callees)
+
+    def module_hook(self, module: Value, hook: int) -> None:
+        """``module.register_forward_hook(hook)``: each ``forward`` the instance runs runs ``hook``."""
+        for fid in self.methods(module, "forward"):
+            self.s.watch(hook, partial(self._hooked_fn, fid))
+
+    def _hooked_fn(self, fid: FuncId, values) -> None:
+        self.run(fid, [callee for v in values for callee, _, _ in self.o.callees(v) if callee is not None])
 
     # -- attribute loads and stores ------------------------------------------------------------
     def load(self, path: str, qual: str, obj: int, attr: str) -> None:

@@ -5,7 +5,8 @@ through: ``functools.partial``, ``torch.compile`` and ``make_graphed_callables``
 argument), the builtins that copy or pair a container (``list``, ``tuple``, ``dict``, ``sorted``,
 ``enumerate``, ``zip``, ``iter``, ``next``), ``type(x)``, ``nn.ModuleList``/``ModuleDict``/
 ``Sequential``, the container methods (``append``, ``extend``, ``update``, ``setdefault``, ``get``,
-``pop``, ``values``, ``items``...) and ``getattr`` with a computed name. A mixin of
+``pop``, ``values``, ``items``...), ``getattr`` with a computed name, and the ``nn.Module`` methods
+that call a function later (:data:`MODULE_METHODS`: ``apply``, the forward hooks). A mixin of
 :class:`graphlint.static.flowlink.Linker`: it uses the linker's solver ``s``, objects ``o`` and
 implicit calls ``implicit``.
 """
@@ -29,6 +30,11 @@ CONTAINER_METHODS = {"append": "store", "add": "store", "insert": "store", "appe
                      "extend": "extend", "update": "extend", "setdefault": "store-get", "get": "get", "pop": "get",
                      "popitem": "get", "popleft": "get", "values": "same", "items": "pairs", "keys": "same",
                      "copy": "same", "__getitem__": "get"}
+
+#: ``nn.Module`` methods a project module inherits that take a function and call it: ``m.apply(fn)``
+#: calls ``fn`` on ``m`` and every sub-module (now); a forward hook or pre-hook runs on every later
+#: call of ``m`` (its ``forward`` runs it: :meth:`.implicit.Implicit.module_hook`)
+MODULE_METHODS = frozenset(("apply", "register_forward_hook", "register_forward_pre_hook"))
 
 
 class LibraryFlows:
@@ -125,3 +131,37 @@ class LibraryFlows:
                     self.o.load(obj, v[1], dst)
                     self.implicit.load(*scope, obj, v[1])
         self.s.watch(names, on)
+
+    def module_method(self, recv: int, method: str, fn: int) -> None:
+        """``m.apply(fn)`` / ``m.register_forward_hook(fn)`` on project modules that do not bind the
+        method themselves (a class's own ``apply`` -- a logit filter's -- is an ordinary call). For
+        ``apply``, ``fn``'s first parameter gets ``m`` and every module its fields hold, transitively
+        (``nn.Module.apply`` walks the sub-modules; the fields stand for them, containers of layers
+        included)."""
+        def on(values):
+            for v in values:
+                if v[0] in ("I", "S") and not self.o.class_attr(self.o.family(v), method) \
+                        and self.o.once(("module-method", recv, method, fn, v)):
+                    if method != "apply":
+                        self.implicit.module_hook(v, fn)
+                    elif self.o.once(("apply", recv, fn)):
+                        self.o.call(fn, (self.submodules(recv),), (), None)
+        self.s.watch(recv, on)
+
+    def submodules(self, recv: int) -> int:
+        """A node holding what ``recv`` holds and, transitively, every value its instances' fields
+        hold (and the elements of the containers among them)."""
+        subs = self.s.fresh()
+        self.s.edge(recv, subs)
+
+        def on(values):
+            for v in values:
+                if v[0] in ("I", "S"):
+                    for info, name in self.o.family(v):
+                        for attr in sorted(self.o.fields.get((info.path, name), ())):
+                            if self.o.once(("submodule", subs, info.path, name, attr)):
+                                field = self.o.field(info.path, name, attr)
+                                self.s.edge(field, subs)
+                                self.o.elements(field, subs)
+        self.s.watch(subs, on)
+        return subs

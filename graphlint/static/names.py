@@ -128,10 +128,10 @@ def norm_path(path: str) -> str:
 def callee_key(func: cst.BaseExpression, cls: str) -> str | None:
     """How a call site names its callee in the return facts (:mod:`.valuekinds`): ``helper``,
     ``ops.helper``, ``Cls|self.helper`` (a method is known per class: two classes of one file may
-    both have ``self.step``)."""
+    both have ``self.step``), ``Cls|self.field.method`` (a method of what the class's field holds)."""
     name = dotted_name(func)
     if name is None:
         return None
     if name.startswith("self."):
-        return f"{cls}|{name}" if name.count(".") == 1 and cls else None
+        return f"{cls}|{name}" if name.count(".") <= 2 and cls else None
     return name

@@ -11,6 +11,12 @@ tensor, no ``dim=``), what a dtype cast, ``.clone()`` or ``.squeeze()`` keeps of
 mixing one only with Python numbers (``n + 1``; a full tensor operand broadcasts away the 0-dim),
 and names last bound to one in the function (``FunctionFacts.scalars``). A host tensor
 (:mod:`.cputensors`) converts without a sync and is never one.
+
+An element of a 1-D device tensor is one too (``last = stamps[-1]``): a tensor is known 1-D only
+where nothing else is possible -- a mask of itself selecting from it (``t[t.ge(k)]``, the shape
+of a boolean selection is 1-D when the mask has the tensor's own shape), ``flatten``/``ravel``,
+``view(-1)``/``reshape(-1)``, or a name last bound to one (``FunctionFacts.vectors``) -- and the
+element only when indexed by one integer (a literal, or a name known to hold Python data).
 """
 
 from __future__ import annotations
@@ -63,6 +69,34 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             for leaf in leaves)
     if kind is cst.UnaryOperation:
         return isinstance(node.operator, cst.Minus) and is_scalar_tensor(node.expression, oracle)
+    if kind is cst.Subscript:
+        return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and _is_int(node.slice[0].slice.value, oracle) and is_vector(node.value, oracle)
+    return False
+
+
+def _is_int(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value in oracle.fn.hosts)
+
+
+def is_vector(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A 1-D tensor on the device (see the module docstring)."""
+    if isinstance(node, cst.Name):
+        return node.value in oracle.fn.vectors
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method, args = node.func.attr.value, node.args
+        flat = method in ("flatten", "ravel") and not args or method in ("view", "reshape") and len(args) == 1 \
+            and isinstance(args[0].value, cst.UnaryOperation) and isinstance(args[0].value.expression, cst.Integer) \
+            and args[0].value.expression.value == "1"
+        return flat and oracle.is_tensor(node.func.value) and not is_cpu_tensor(node.func.value, oracle)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        mask, source = node.slice[0].slice.value, node.value  # ``t[t.ge(k)]``, ``t[t > 0]``: its own shape
+        root = mask.left if isinstance(mask, cst.Comparison) else \
+            mask.func.value if isinstance(mask, cst.Call) and isinstance(mask.func, cst.Attribute) else None
+        return isinstance(source, cst.Name) and isinstance(root, cst.Name) and root.value == source.value \
+            and oracle.is_bool_tensor(mask) and oracle.is_tensor(source) and not is_cpu_tensor(source, oracle)
     return False
 
 
@@ -72,3 +106,4 @@ def note_scalar_binding(target: cst.BaseExpression, value: cst.BaseExpression, o
             oracle.fn.scalars.add(target.value)
         else:
             oracle.fn.scalars.discard(target.value)
+        (oracle.fn.vectors.add if is_vector(value, oracle) else oracle.fn.vectors.discard)(target.value)

@@ -18,6 +18,7 @@ from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params
 from graphlint.static.names import dotted_name, is_device_code, resolve
+from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.stepflow import finish_function
 from graphlint.static.tensors import ClassFacts, FunctionFacts
@@ -119,6 +120,8 @@ class ScopeWalker:
             facts.positions.add(name)
         elif param.annotation is not None or param.default is not None:
             facts.hosts.add(name)
+        if param.annotation is not None and _annotates_list(param.annotation.annotation):
+            facts.lists.add(name)  # ``ids: list[int]``: indexing a device tensor with it copies it (GL208)
         if param.annotation is not None and annotates_object(param.annotation.annotation):
             facts.modules.add(name)  # ``model: Llama``, ``layers: list[Layer] | None``
 
@@ -146,6 +149,10 @@ class ScopeWalker:
                                              host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
         seed_inherited(facts, self.inherited.get(qualname, ()))
+        for desc in info.bases:  # ``class Linear(nn.Linear)``: ``self.weight`` is the library's parameter
+            owned = layer_tensors(desc[1]) if desc[0] == "dotted" else ()
+            facts.weight_attrs.update(owned)
+            facts.tensor_attrs.update(owned)
         try:
             self.suite(stmt.body)
             self.resolve_state_calls(stmt, qualname)  # loops calling a method that reads their ``self`` state
@@ -172,6 +179,13 @@ class ScopeWalker:
         for qual in functions:
             fn = self.info.functions[qual]
             fn.calls = [c for c in fn.calls if c.once not in flags]
+
+
+def _annotates_list(node: cst.BaseExpression) -> bool:
+    """``list``, ``list[int]``, ``List[int]``, ``typing.List[int]`` (not ``Optional[...]``: it may be None)."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    return (dotted_name(node) or "").rsplit(".", 1)[-1] in ("list", "List")
 
 
 def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:

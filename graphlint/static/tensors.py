@@ -32,6 +32,7 @@ from graphlint.static.cstwalk import operands, self_attr, shape_only
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
+from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
 
 HOST_METHODS = frozenset(
@@ -79,6 +80,9 @@ class ClassFacts:
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
     pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
+    layer_attrs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``self.embed = nn.Embedding(..)``: its tensors
+    list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
+    other_attrs: set[str] = field(default_factory=set)  # stored something else besides (not None): never a list
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
 
 
@@ -108,6 +112,8 @@ class FunctionFacts:
     pageable: set[str] = field(default_factory=set)  # built by a device-less factory (see :mod:`.pageable`)
     origins: dict[str, str] = field(default_factory=dict)  # name -> ``key#i``: a call's result (static.valuekinds)
     scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
+    vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
+    lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
     optional: set[str] = field(default_factory=set)
 
@@ -155,6 +161,9 @@ class TensorOracle(HostTaint):
         while isinstance(node, cst.Subscript):
             node = node.value
         attr = self.is_self_attr(node)
+        if attr is None and isinstance(node, cst.Attribute) and self.cls is not None:  # ``self.embed.weight``
+            layer = self.is_self_attr(node.value)
+            return layer is not None and node.attr.value in self.cls.layer_attrs.get(layer, ())
         return attr is not None and self.cls is not None and attr in self.cls.weight_attrs
 
     def is_host_attr(self, node: cst.BaseExpression) -> bool:
@@ -269,6 +278,23 @@ class TensorOracle(HostTaint):
             return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
 
+    def is_list_value(self, node: cst.BaseExpression) -> bool:
+        """A Python list: a non-empty display, a list comprehension, ``list(...)``, a name last bound to
+        one (``ids = []`` then ``ids.append(i)`` is one too) or a ``self`` field only ever stored one
+        (``self.banned = list(ids)`` in ``__init__``, read in another method). Indexing a device tensor
+        with one copies it to the device (GL208); a name or a field that may hold an int is not one."""
+        if isinstance(node, cst.List):
+            return bool(node.elements)
+        if isinstance(node, cst.ListComp):
+            return True
+        if isinstance(node, cst.Call):
+            return isinstance(node.func, cst.Name) and node.func.value == "list" and "list" not in self.imports
+        if isinstance(node, cst.Name):
+            return node.value in self.fn.lists
+        attr = self.is_self_attr(node)
+        return attr is not None and self.cls is not None and attr in self.cls.list_attrs \
+            and attr not in self.cls.tensor_attrs and attr not in self.cls.other_attrs
+
     # -- bindings ----------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Record what an assignment (or a ``for`` target) makes of its target."""
@@ -298,9 +324,19 @@ class TensorOracle(HostTaint):
             self.cls.pinned_attrs.add(attr)
         if attr is not None and self.cls is not None and not tensor and self.is_host_data(value):
             self.cls.host_attrs.add(attr)
+        listed = value is not None and (self.is_list_value(value) or isinstance(value, cst.List))  # ``ids = []``
+        if isinstance(target, cst.Name):
+            (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
+        elif attr is not None and self.cls is not None and listed:
+            self.cls.list_attrs.add(attr)
+        elif attr is not None and self.cls is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+            self.cls.other_attrs.add(attr)  # ``self.ids = 0`` somewhere: the field is not only a list
         if attr is not None and self.cls is not None and isinstance(value, cst.Call):
-            if resolve(value.func, self.imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            made = resolve(value.func, self.imports)
+            if made in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 self.cls.weight_attrs.add(attr)
+            elif layer_tensors(made):
+                self.cls.layer_attrs[attr] = layer_tensors(made)
         if isinstance(target, cst.Name):
             alias = self.module_source(value)
             if alias is not None:

@@ -15,8 +15,8 @@ finds, per file, the facts its walk did not have:
   another fact, and never sends it round alone: on torch's own files that alone cost a sixth
   of the first walk, for no finding. A method that
   subclasses override returns what every override agrees on.
-- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor or a pageable host tensor that every
-  caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
+- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor, a pageable host tensor or a Python
+  list (an index that copies, GL208) that every caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
   still read back); a plain tensor is left to the oracle's own presumptions (on torch's own
   files that fact alone sent large files round again, for no finding). Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
@@ -33,11 +33,12 @@ from collections import Counter, defaultdict
 
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.valuekinds import HOST, SCALAR, UNKNOWN, encode, informative, join
+from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.valuekinds import HOST, LIST, SCALAR, UNKNOWN, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
-PARAM_KINDS = (SCALAR, HOST)
+PARAM_KINDS = (SCALAR, HOST, LIST)
 #: rounds of the cross-file pass for value facts: what a helper returns can depend on what its
 #: callers pass it (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is
 #: known one), and that on what another helper returns
@@ -54,6 +55,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     out: dict[str, set[str]] = defaultdict(set)
     later: dict[str, set[str]] = defaultdict(set)  # same-file forward references: ride along only
     callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # target -> (site, caller's info, caller)
+    fields = FieldClasses(index)
     resolved = Counter()  # (path, qualname) -> call sites resolved to it
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
     for info in infos:
@@ -70,17 +72,20 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if site.kinds is None and key not in fn.bound_calls:
                     continue  # passes nothing known (its callee's parameters learn nothing: the count
                     # of sites under the name then differs) and leaves the result alone
-                hit = _resolve(info, fn, site.expr, index)
-                if hit is None:
+                hits = _targets(info, fn, site.expr, index, fields)
+                if not hits:
                     continue
-                target = (hit[0].path, hit[1])
-                resolved[target] += 1
-                callers[target].append((site, info, fn))
-                if key is None or key not in fn.bound_calls or _seen_first(info, fn, hit, order):
+                for hit in hits:
+                    target = (hit[0].path, hit[1])
+                    resolved[target] += 1
+                    callers[target].append((site, info, fn))
+                if key is None or key not in fn.bound_calls or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)):
                     continue
-                shape = _returns(hit, index)
+                shape = _dispatched(hits, index)
                 if informative(shape):
-                    (later if hit[0] is info else out)[info.path].add(f"ret:{key}={encode(shape)}")
+                    # a field's method is never known on the first walk, even from this file
+                    rides = all(h[0] is info for h in hits) and key.count(".") < 2
+                    (later if rides else out)[info.path].add(f"ret:{key}={encode(shape)}")
     infos_by_path = {info.path: info for info in infos}
     for (path, qualname), sites in callers.items():
         fn = infos_by_path[path].functions[qualname]
@@ -93,7 +98,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
         for name, kind in _agreed(params, flow.kwonly, sites, index).items():
-            if kind in PARAM_KINDS:
+            if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names):  # a list matters as an index only
                 out[path].add(f"param:{qualname}:{name}={kind}")
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 
@@ -149,7 +154,32 @@ def _key(fn: FunctionInfo, expr: tuple) -> str | None:
         if expr[1][1] == "self":
             return f"{fn.cls}|self.{expr[2]}" if fn.cls else None
         return f"{expr[1][1]}.{expr[2]}"
+    if expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == ("n", "self") and fn.cls:
+        return f"{fn.cls}|self.{expr[1][2]}.{expr[2]}"
     return None
+
+
+def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fields: FieldClasses) -> list[Target]:
+    """Every function the call may run: one, or for ``self.field.m(...)`` the ``m`` of each class
+    the field holds (:mod:`.fieldclasses`; for an annotated field, every override too)."""
+    if expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == ("n", "self") and fn.cls:
+        found: dict[tuple[str, str], Target] = {}
+        for ref, cone in fields.of(info, fn.cls, expr[1][2]):
+            hits = [index.find_method(ref, expr[2]), *(index.overrides(ref, expr[2]) if cone else ())]
+            found.update(((h[0].path, h[1]), h) for h in hits if h is not None)
+        return [found[k] for k in sorted(found)]
+    hit = _resolve(info, fn, expr, index)
+    return [hit] if hit is not None else []
+
+
+def _dispatched(hits: list[Target], index: Index):
+    """What a call that may run any of ``hits`` gives: what they return, joined as dispatch
+    (:func:`.valuekinds.join_dispatch`: one target's device tensor is what the caller gets when
+    that one runs)."""
+    shape = None
+    for hit in hits:
+        shape = join_dispatch(shape, _returns(hit, index))
+    return shape
 
 
 def _resolve(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> Target | None:
@@ -186,7 +216,7 @@ def _returns(target: Target, index: Index):
     shape = fn.returns
     if fn.cls and shape is not None:
         for other, name in index.overrides((info, fn.cls), fn.name):
-            shape = join(shape, other.functions[name].returns) if other.functions[name].returns is not None else shape
+            shape = join_dispatch(shape, other.functions[name].returns)
     return shape
 
 

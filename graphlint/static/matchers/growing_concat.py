@@ -4,8 +4,8 @@ The KV cache of a dynamic cache (``self.keys = torch.cat([self.keys, k], dim=-2)
 generate loop (``input_ids = torch.cat([input_ids, next_ids[:, None]], -1)``): every step copies
 the whole tensor into a new, larger allocation, and its shape changes every step, which a
 captured graph cannot follow. Reported when the assignment's target is itself the first of the
-concatenated tensors (the same name, ``self`` attribute or constant-key item): it grows at its
-end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
+concatenated tensors (the same name, ``self`` attribute, constant-key item or item under the same
+name, ``cache[module]``): it grows at its end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
 once), is an ordinary op.
 
 Bounded tensors are not growing ones:
@@ -42,6 +42,8 @@ from graphlint.static.names import dotted_name, resolve
 
 CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
                      "torch.column_stack", "torch.row_stack"))
+#: methods whose result is the concatenation itself, as far as growing goes
+KEEPS = frozenset(("detach", "contiguous"))
 
 
 def _same(a: cst.CSTNode, b: cst.CSTNode) -> bool:
@@ -49,11 +51,11 @@ def _same(a: cst.CSTNode, b: cst.CSTNode) -> bool:
         return a.value == b.value
     if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
         return a.attr.value == b.attr.value and _same(a.value, b.value)
-    if isinstance(a, cst.Subscript) and isinstance(b, cst.Subscript):  # ``kwargs["mask"]``: constant keys only
-        keys = [(x.slice, y.slice) for x, y in zip(a.slice, b.slice)]
+    if isinstance(a, cst.Subscript) and isinstance(b, cst.Subscript):  # ``kwargs["mask"]``, ``cache[module]``:
+        keys = [(x.slice, y.slice) for x, y in zip(a.slice, b.slice)]  # one constant key, or one name's entry
         return len(a.slice) == len(b.slice) and _same(a.value, b.value) and all(
-            isinstance(x, cst.Index) and isinstance(y, cst.Index) and isinstance(x.value, cst.SimpleString)
-            and isinstance(y.value, cst.SimpleString) and x.value.value == y.value.value for x, y in keys)
+            isinstance(x, cst.Index) and isinstance(y, cst.Index) and type(x.value) is type(y.value)
+            and isinstance(x.value, (cst.SimpleString, cst.Name)) and x.value.value == y.value.value for x, y in keys)
     return False
 
 
@@ -98,6 +100,9 @@ class GrowingConcat(Matcher):
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound = (ctx.class_name, ctx.function_name), {}, set()
         value = node.value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+                and value.func.attr.value in KEEPS:  # ``torch.cat([x, new]).detach()`` grows ``x`` as well
+            value = value.func.value
         first = self.concat_first(value, ctx)
         for target in node.targets:
             if first is not None and _same(target.target, first):  # appended to itself; a prefix is put once

@@ -4,6 +4,12 @@ One rule per hazard, whichever form the code uses. The method form needs a recei
 a tensor (``.unique()`` exists on other types too); argument positions in ``params`` count in
 the function form (``tensor_arg: 1`` is ``repeats`` in ``torch.repeat_interleave(x, repeats)``
 and in ``x.repeat_interleave(repeats)``).
+
+``objects`` names library classes whose methods run the op inside (``{torch.distributions.Categorical:
+[sample]}``: ``Categorical(logits=x).sample()`` runs ``torch.multinomial``): the method called on
+an instance made in the expression or bound in the function (``d = Categorical(...)``, then
+``d.sample()``: the name's origin, :func:`graphlint.static.valuekinds.note_origin`) is reported
+like the op itself.
 """
 
 from __future__ import annotations
@@ -14,21 +20,34 @@ import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
-from graphlint.static.names import is_imported_root
+from graphlint.static.names import is_imported_root, resolve
 
 
 class OpCall(Matcher):
     kind = "op-call"
     node_types = ("Call",)
-    params = {"ops": list, **CALL_PARAMS}
+    params = {"ops": list, "objects": dict, **CALL_PARAMS}
 
     def setup(self, params: dict[str, Any]) -> None:
         self.ops = frozenset(self.require(params, "ops"))
         self.callees = frozenset(f"torch.{op}" for op in self.ops)
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
+        self.objects = {cls: frozenset(methods) for cls, methods in (params.get("objects") or {}).items()}
+        self.object_methods = frozenset().union(*self.objects.values())
 
     def call_index(self) -> dict[str, frozenset[str]] | None:
-        return {"callee": self.callees, "method": self.ops}
+        return {"callee": self.callees, "method": self.ops | self.object_methods}
+
+    def made_by(self, node: cst.BaseExpression, ctx: MatchContext) -> str | None:
+        """The class an instance is made from: ``Cls(...)``, or a name last bound to ``Cls(...)``."""
+        if isinstance(node, cst.Call):
+            return resolve(node.func, ctx.imports)
+        origin = ctx.oracle.fn.origins.get(node.value, "") if isinstance(node, cst.Name) else ""
+        if not origin.endswith("#") or "|" in origin:
+            return None
+        root, _, rest = origin[:-1].partition(".")
+        target = ctx.imports.get(root)
+        return origin[:-1] if target is None else f"{target}.{rest}" if rest else target
 
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         if ctx.call_name in self.callees:
@@ -44,3 +63,8 @@ class OpCall(Matcher):
             and self.conditions.holds(node, ctx, offset=1)
         ):
             ctx.report(self.rule, node, f".{func.attr.value}()")
+        elif isinstance(func, cst.Attribute) and func.attr.value in self.object_methods:
+            made = self.made_by(func.value, ctx)
+            if made is not None and func.attr.value in self.objects.get(made, ()) \
+                    and self.conditions.holds(node, ctx, offset=1):
+                ctx.report(self.rule, node, f"{made.rsplit('.', 1)[-1]}(...).{func.attr.value}()")

@@ -1,0 +1,87 @@
+"""What classes a ``self`` field holds, for the value rounds (:mod:`.valueflow`).
+
+``self.decoder.update(tokens, logits)`` runs the ``update`` of whatever ``__init__`` stored in
+``self.decoder`` (``self.decoder = GreedyDecoder(...)`` on one branch, ``BeamSearchDecoder(...)`` on
+the other; ``self.inference = inference`` with ``inference: Inference``). The points-to analysis
+knows that at link time, but the value facts must reach the files' walks before it runs, so the
+value rounds read the same stores from the summaries' flows directly: per class (and its bases),
+every ``self.<field> = v`` whose ``v`` instantiates a class of the project (``Cls(...)``, either
+arm of ``a if c else b``), is annotated with one (``self.x: Cls = ...``) or is a parameter
+annotated with one. A store of anything else adds nothing (a field is then known only partly:
+:mod:`.valueflow` joins what the classes found return, and a parameter learns nothing from a call
+it cannot count).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import ModuleInfo
+from graphlint.static.index import Index
+
+ClassRef = tuple[ModuleInfo, str]
+
+
+class FieldClasses:
+    def __init__(self, index: Index):
+        self.index = index
+        self._memo: dict[tuple[str, str, str], list[tuple[ClassRef, bool]]] = {}
+
+    def of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
+        """[(class, cone)] the field of ``cls`` may hold; ``cone``: an annotation (a subclass may be
+        stored), else the class itself (``Cls(...)``)."""
+        key = (info.path, cls, field)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._find(info, cls, field)
+        return found
+
+    def _find(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
+        out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
+        target = ("a", ("n", "self"), field)
+        for owner_info, owner in self.index.mro((info, cls)):
+            for flow in owner_info.flows.values():
+                if flow.kind != "function" or flow.cls != owner:
+                    continue
+                stores = [st[2] for st in flow.stmts if st[0] == "=" and st[1] == target]
+                if not stores:
+                    continue
+                annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
+                             and st[2] is not None and st[2][0] == "t"}
+                for value in stores:
+                    self._classes(value, owner_info, annotated, out, 0)
+        return list(out.values())
+
+    def _classes(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:
+        if ir is None or depth > 3:
+            return
+        tag = ir[0]
+        if tag == "o":
+            for alt in ir[1]:
+                self._classes(alt, info, annotated, out, depth + 1)
+        elif tag == "n" and ir[1] in annotated:
+            self._classes(annotated[ir[1]], info, annotated, out, depth + 1)
+        elif tag in ("c", "t"):
+            ref = self._class(info, ir[1])
+            if ref is not None:
+                out.setdefault((ref[0].path, ref[1]), (ref, tag == "t"))
+
+    def _class(self, info: ModuleInfo, ir) -> ClassRef | None:
+        """``("n", "Cls")`` / ``("a", ("n", "mod"), "Cls")`` -> the project class it names."""
+        parts = []
+        while ir[0] == "a":
+            parts.append(ir[2])
+            ir = ir[1]
+        if ir[0] == "k":  # a class of this file
+            return (info, ir[1]) if not parts and ir[1] in info.classes else None
+        if ir[0] != "n":
+            return None
+        dotted = ".".join((ir[1], *reversed(parts)))
+        if dotted in info.classes:
+            return info, dotted
+        root, _, rest = dotted.partition(".")
+        if root not in info.imports:
+            return None
+        try:
+            hit = self.index.resolve(info, f"{info.imports[root]}.{rest}" if rest else info.imports[root])
+        except RecursionError:
+            return None
+        return (hit[1], hit[2]) if hit is not None and hit[0] == "class" else None
