@@ -34,6 +34,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
 CAP = 8  # more distinct values than this: unknown
@@ -186,6 +187,13 @@ class ArgValues:
         targets = [callee for callee, site in self.raw.get(fid, ()) if site.expr == expr and not site.reference]
         return bool(targets) and all(callee in self.fns and (self.fns[callee][1].returns_object
                                                              or callee[1].endswith(".__init__")) for callee in targets)
+
+    def returns_number(self, fid: FuncId, expr_text: str) -> bool:
+        """Whether every function a call of ``fid`` (its callee's flow IR as ``repr``) runs returns a
+        Python number or bool (:mod:`.valuekinds`): a callable object whose ``__call__`` answers
+        ``any(...)`` is no tensor, whatever its attribute looked like."""
+        targets = [callee for callee, site in self.raw.get(fid, ()) if repr(site.expr) == expr_text and not site.reference]
+        return bool(targets) and all(callee in self.fns and self.fns[callee][1].returns == NUMBER for callee in targets)
 
     def truths(self, c: tuple, fid: FuncId, env: dict | None) -> frozenset:
         kind = c[0]

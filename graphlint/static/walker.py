@@ -134,6 +134,10 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
     def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
         self.emit(self.defer(rule, anchor, name))
 
+    def callee_ir(self, call: cst.Call) -> tuple | None:
+        ir = self.flows.ir.expr(call)
+        return ir[1] if ir is not None and ir[0] == "c" else None
+
     def is_store_target(self, node: cst.CSTNode) -> bool:
         return id(node) in self.store_targets
 
