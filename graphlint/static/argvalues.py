@@ -34,6 +34,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
 CAP = 8  # more distinct values than this: unknown
@@ -88,12 +89,15 @@ class ArgValues:
                  and (caller not in only_loops or site.loops & only_loops[caller] or site.in_capture)]
         edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
                   for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
+        # a per-token loop's own call: what it passes from the loop's second iteration on (what only its
+        # first iteration passes runs once per decode, like ``if i == 0:``; :mod:`.iterations`)
+        edges = [(caller, callee, site, later_args(site, only_loops.get(caller))) for caller, callee, site in edges]
         for _ in range(50):
             changed = False
-            for caller, callee, site in edges:
+            for caller, callee, site, args in edges:
                 if values.get(callee, {}) is TOP or self.dead(caller, site.cond):
                     continue
-                changed |= self._flow(caller, callee, site, values)
+                changed |= self._flow(caller, callee, site, values, args)
             if not changed:
                 break
         self.dead_sites = {(caller, id(site)) for caller in callers | hot for _, site in self.raw.get(caller, ())
@@ -101,8 +105,8 @@ class ArgValues:
         self.decided = {(caller, c) for caller in callers | hot for _, site in self.raw.get(caller, ())
                         if (caller, id(site)) in self.dead_sites for c in site.cond[:1]}
 
-    def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict) -> bool:
-        bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)))
+    def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
+        bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)), args)
         if bound is TOP:
             values[callee] = TOP
             return True
@@ -116,19 +120,20 @@ class ArgValues:
                 env[name], changed = new, True
         return changed
 
-    def bind(self, callee: FuncId, site: CallSite, evaluate) -> dict | None:
+    def bind(self, callee: FuncId, site: CallSite, evaluate, args: tuple | None = None) -> dict | None:
         """Each parameter's values for one call site (the union over its spellings); TOP when the
         site's arguments are not known. A spelling that does not fit the parameters (an argument
         the function does not take: the points-to's over-approximation of what a call may run, a
         call that would raise ``TypeError``) gives nothing."""
         flow, fn = self.fns[callee]
-        if flow is None or site.args is None or site.reference:
+        args = site.args if args is None else args
+        if flow is None or args is None or site.reference:
             return TOP
         params = list(flow.params)
         if flow.fkind in ("m", "c") and params:
             params = params[1:]
         out: dict[str, frozenset | None] = {}
-        for positional, keywords, star, double in site.args:
+        for positional, keywords, star, double in args:
             ambiguous = flow.fkind == "m" and positional[:1] == (("self",),)  # ``Base.__init__(self, ...)``
             if (len(positional) > len(params) and not flow.vararg) or any(
                     k not in params and k not in flow.kwonly and not flow.kwarg for k, _ in keywords):
@@ -182,6 +187,13 @@ class ArgValues:
         targets = [callee for callee, site in self.raw.get(fid, ()) if site.expr == expr and not site.reference]
         return bool(targets) and all(callee in self.fns and (self.fns[callee][1].returns_object
                                                              or callee[1].endswith(".__init__")) for callee in targets)
+
+    def returns_number(self, fid: FuncId, expr_text: str) -> bool:
+        """Whether every function a call of ``fid`` (its callee's flow IR as ``repr``) runs returns a
+        Python number or bool (:mod:`.valuekinds`): a callable object whose ``__call__`` answers
+        ``any(...)`` is no tensor, whatever its attribute looked like."""
+        targets = [callee for callee, site in self.raw.get(fid, ()) if repr(site.expr) == expr_text and not site.reference]
+        return bool(targets) and all(callee in self.fns and self.fns[callee][1].returns == NUMBER for callee in targets)
 
     def truths(self, c: tuple, fid: FuncId, env: dict | None) -> frozenset:
         kind = c[0]
@@ -277,8 +289,26 @@ class ArgValues:
         return self.value(v, caller, TOP)
 
 
+def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:
+    """The site's argument spellings, each as the loops in ``loops`` pass it from their second
+    iteration on (``CallSite.later``)."""
+    if not loops or not site.later or site.args is None:
+        return site.args
+    swap = {spelling: later for spelling, loop_id, later in site.later if loop_id in loops}
+    return tuple(swap.get(s, s) for s in site.args) if swap else site.args
+
+
+def never_true(cond: tuple) -> bool:
+    """Whether a condition on literals alone (no parameter, no field) is false for every value:
+    what a loop's later iterations decide locally (:mod:`.iterations`)."""
+    return True not in _LOCAL.truths(cond, ("", ""), TOP)
+
+
 def _equal(x, y) -> bool:
     try:
         return bool(x == y)
     except Exception:
         return False
+
+
+_LOCAL = ArgValues([], {})  # no facts: parameters, fields and calls stay unknown

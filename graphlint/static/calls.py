@@ -146,7 +146,7 @@ class CallRecorder:
                 self.add_call(("n", value.value), reference=True, via=via)
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
-                 args: tuple | None = None, kinds: tuple | None = None) -> None:
+                 args: tuple | None = None, kinds: tuple | None = None, later: tuple | None = None) -> None:
         """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``args``: its
         arguments as :mod:`.valuefacts` values)."""
         if self.at.setup_depth and not self.at.in_capture:
@@ -157,13 +157,16 @@ class CallRecorder:
         first = self.at.first_iters  # a call on the first iteration only is another site (:mod:`.iterations`)
         key = (expr, reference, self.at.in_capture, self.at.once, via, cond, bool(self.at.loop_ids), first)
         seen = self.keys[self.at.func.qualname]
-        if key not in seen:
+        fresh = key not in seen
+        if fresh:
             seen[key] = CallSite(expr, self.at.in_capture, reference=reference, once=self.at.once, plain=plain, via=via,
                                  cond=cond, first_iter=first, args=(args,) if args is not None else None, kinds=kinds)
             self.at.func.calls.append(seen[key])
         else:
             seen[key].kinds = join_args(seen[key].kinds, kinds)
         site = seen[key]
+        if args is not None:
+            note_later(site, args, later, fresh)
         if site.args is not None and args not in site.args:  # another spelling of the same call
             site.args = site.args + (args,) if args is not None and len(site.args) < 4 else None
         site.order = site.order or self.at.order  # the first call: what comes after it saw its effect
@@ -231,7 +234,9 @@ class CallRecorder:
                     func.value.value == "self" or func.value.value in self.imports)) or (
                     type(func) is cst.Attribute and self_attr(func.value) is not None):  # what valueflow resolves
                 kinds = arg_kinds(call, self.oracle)
-            self.add_call(expr, self.looks_like_project_call(func), args=self.at.values.args(call), kinds=kinds)
+            args = self.at.values.args(call)
+            self.add_call(expr, self.looks_like_project_call(func), args=args, kinds=kinds,
+                          later=self.at.values.later_args(call, args))
         if call.args:
             record_construction(self.at, call)
         at.note_call(call, expr)
@@ -269,3 +274,14 @@ class CallRecorder:
             if func.attr.value in ("cuda", "to") or (type(receiver) is cst.Name and receiver.value in oracle.fn.tensors):
                 return True
         return oracle.is_module_call(func)
+
+
+def note_later(site: CallSite, args: tuple, later: tuple | None, fresh: bool) -> None:
+    """One more call of ``args``' spelling: keep what a loop's later iterations pass instead only
+    while every call of that spelling is made under that loop with the same carried names."""
+    known = [entry for entry in site.later if entry[0] == args]
+    seen_plain = not fresh and site.args is not None and args in site.args and not known
+    if later is None or seen_plain or (known and known[0][1:] != later):
+        site.later = tuple(entry for entry in site.later if entry[0] != args)
+    elif not known:
+        site.later = (*site.later, (args, *later))

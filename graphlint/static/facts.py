@@ -69,6 +69,9 @@ class CallSite(Compact):
     first_iter: tuple[int, ...] = ()
     #: its arguments, one entry per distinct spelling (:mod:`.valuefacts`); None: not known
     args: tuple | None = None
+    #: (spelling, loop id, the spelling from that loop's second iteration on): arguments that pass a
+    #: name the loop's body rebinds to a literal (:func:`.iterations.carried_literals`)
+    later: tuple = ()
     #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined
     #: over every call of this spelling; None: not known (``*args``, or not recorded)
     kinds: tuple | None = None

@@ -120,3 +120,59 @@ def note_exit(func, loop_ids: list[int], stmt: cst.BaseSmallStatement) -> None:
     for loop_id in exits:
         if loop_id not in func.loop_exits:
             func.loop_exits.append(loop_id)
+
+
+# -- values carried round a loop ---------------------------------------------------------------
+_BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.AsName)
+_OWN_SCOPE = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def carried_literals(stmt: cst.For | cst.While, literal) -> dict[str, tuple]:
+    """Names the loop's body leaves bound to a literal for the next iteration: ``image = None`` as a
+    statement of the body's own level after the call that used the image. From the second
+    iteration on such a name holds that literal, so a branch that tests it (here, or in a callee it
+    is passed to: :mod:`.argvalues`) may run on the first iteration only -- the same category as
+    ``if i == 0:``. Only when every binding of the name in the loop is such a statement (one under a
+    branch, in a nested loop or a ``try`` may or may not run) and no ``continue`` of this loop can
+    skip it; the last one wins. ``literal``: :func:`.valuefacts.literal`."""
+    body = stmt.body.body
+    last: dict[str, tuple] = {}
+    own: set[int] = set()
+    for line in body:
+        for small in line.body if type(line) is cst.SimpleStatementLine else ():
+            if type(small) is cst.Assign and all(type(t.target) is cst.Name for t in small.targets):
+                value = literal(small.value)
+                if value is not None:
+                    own.update(id(t) for t in small.targets)
+                    last.update((t.target.value, value) for t in small.targets)
+    if not last or _continues(stmt.body):
+        return {}
+    skip = set(bound_targets(stmt.target)) if isinstance(stmt, cst.For) else set()
+    for node in _walk(stmt.body):
+        if isinstance(node, _BINDERS) and id(node) not in own:
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            skip.update(bound_targets(target))
+    return {name: value for name, value in last.items() if name not in skip}
+
+
+def bound_targets(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in bound_targets(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return bound_targets(target.value)
+    return []
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _continues(node: cst.CSTNode) -> bool:
+    """A ``continue`` of this loop (not of a loop nested in it)."""
+    if type(node) is cst.Continue:
+        return True
+    return any(not isinstance(child, _OWN_SCOPE) and _continues(child) for child in node.children)

@@ -165,7 +165,9 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             rule = rules.get(cand.code)
             if rule is None or cand.code not in options.enabled:
                 continue
-            if unset.dead(info, cand) or values.dead_candidate(info.path, cand):
+            if unset.dead(info, cand) or values.dead_candidate(info.path, cand) or any(
+                    f.startswith("object-call:") and values.returns_number((info.path, cand.function), f[12:])
+                    for f in cand.flags):
                 continue
             fn = info.functions.get(cand.function)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":

@@ -38,6 +38,7 @@ UNKNOWN = ("?",)
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
 SHAPE = ("shape",)
+_ABSENT = object()
 #: attribute receivers whose fields are configuration (``config.x``, ``self.cfg.x``, ``args.x``)
 CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "settings", "hparams")
 
@@ -94,6 +95,9 @@ class ValueFacts:
         self.returns_object = True  # every ``return`` of the current function so far gives an object
         self.in_try = 0  # inside ``try``/``except``/``finally``: a rebinding adds, never replaces
         self.exit_conds: set[tuple] = set()  # the conjuncts early exits added (:meth:`binding_cond`)
+        #: name -> (loop id, literal): what the enclosing loops' bodies leave it bound to for their
+        #: next iteration, while this iteration has not rebound it (:func:`.iterations.carried_literals`)
+        self.carried: dict[str, tuple[int, tuple]] = {}
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -118,7 +122,8 @@ class ValueFacts:
         return tuple(c for c in self.cond if c not in self.exit_conds) if self.exit_conds else self.cond
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
-        saved = (self.params, self.assigns, self.cond, self.returns_object)
+        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried)
+        self.carried = {}
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
@@ -131,7 +136,7 @@ class ValueFacts:
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
-        self.params, self.assigns, self.cond, self.returns_object = saved
+        self.params, self.assigns, self.cond, self.returns_object, self.carried = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         found = self.value(value) if value is not None else None
@@ -146,6 +151,7 @@ class ValueFacts:
         but a literal, a parameter, a field, an object or another such local is unknown."""
         if isinstance(target, cst.Name):
             name = target.value
+            self.carried.pop(name, None)
             known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) if self.in_try else ()
             found = self.value(value) if value is not None else None
             if known is None or (found is None and not self.binding_cond()) or len(known) >= 4:
@@ -158,13 +164,52 @@ class ValueFacts:
         elif isinstance(target, cst.StarredElement):
             self.stored(target.value)
 
-    def loop(self, stmt: cst.For | cst.While) -> None:
+    def loop(self, stmt: cst.For | cst.While, loop_id: int = 0, carried: dict[str, tuple] | None = None) -> None:
         """Entering a loop: a name it binds anywhere may hold last iteration's value at its top
-        (``pending = None`` before the loop, ``pending = work`` at its end): unknown."""
+        (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
+        leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
+        calls of later iterations see it (:meth:`later`)."""
         for node in preorder(stmt):
             target = node.target if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For)) else None
             for name in (bound_names(target) if target is not None else ()):
                 self.assigns[name] = None
+                self.carried.pop(name, None)  # an outer loop's literal no longer holds here
+        self.carried.update((name, (loop_id, value)) for name, value in (carried or {}).items())
+
+    def end_loop(self, loop_id: int) -> None:
+        self.carried = {name: c for name, c in self.carried.items() if c[0] != loop_id}
+
+    def later(self, loop_id: int, compute):
+        """``compute()`` with the names ``loop_id`` carries bound to their literal: what a branch
+        or a call sees from that loop's second iteration on."""
+        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, _) in self.carried.items() if lid == loop_id}
+        for name in swapped:
+            self.assigns[name] = ((self.carried[name][1], ()),)
+        try:
+            return compute()
+        finally:
+            for name, old in swapped.items():
+                if old is _ABSENT:
+                    self.assigns.pop(name, None)
+                else:
+                    self.assigns[name] = old
+
+    def later_args(self, call: cst.Call, args: tuple) -> tuple | None:
+        """(loop id, the arguments from the outermost carrying loop's second iteration on), when
+        they differ from ``args``."""
+        if not self.carried:
+            return None
+        loop_id = min(lid for lid, _ in self.carried.values())  # loop ids are ordinals: outer first
+        later = self.later(loop_id, lambda: self.args(call))
+        return (loop_id, later) if later != args else None
+
+    def first_iteration(self, test: cst.BaseExpression, shapes: set[str], never_true) -> int | None:
+        """The innermost loop from whose second iteration on ``if <test>:`` cannot take its body."""
+        for loop_id in sorted({lid for lid, _ in self.carried.values()}, reverse=True):
+            cond = self.later(loop_id, lambda: self.condition(test, shapes))
+            if cond != UNKNOWN and never_true(cond):
+                return loop_id
+        return None
 
     def branch(self) -> dict:
         """Entering a branch: its bindings are its own until both sides are merged (:meth:`merge`)."""

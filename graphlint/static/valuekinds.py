@@ -32,8 +32,8 @@ from graphlint.static.tensors import TensorOracle
 
 TENSOR, SCALAR, HOST, NUMBER, LIST, UNKNOWN = "tensor", "scalar", "host", "number", "list", ""
 KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST)
-#: builtins whose result is a Python number
-NUMBER_CALLS = frozenset(("int", "float", "len", "round"))
+#: builtins whose result is a Python number (or bool: ``any(c(ids) for c in self)``)
+NUMBER_CALLS = frozenset(("int", "float", "len", "round", "bool", "any", "all"))
 BUILTINS = frozenset(dir(builtins))
 NUMBER_METHODS = frozenset(("item", "numel", "dim", "size", "nelement", "ndimension", "element_size"))
 
@@ -67,6 +67,12 @@ def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             and not isinstance(node.slice[0].slice, cst.Slice)
     if isinstance(node, cst.BinaryOperation):
         return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+    if isinstance(node, cst.Comparison):  # of Python numbers: a Python bool (``len(xs) > 0``)
+        return _is_number(node.left, oracle) and all(_is_number(c.comparator, oracle) for c in node.comparisons)
+    if isinstance(node, cst.BooleanOperation):
+        return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True  # ``not x`` is a Python bool whatever ``x`` is (its read-back, if any, is ``x``'s)
     return False
 
 

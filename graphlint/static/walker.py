@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
+from graphlint.static.argvalues import never_true
 from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
 from graphlint.static.cstwalk import bound_names, ends_in_jump
@@ -23,7 +24,7 @@ from graphlint.static.flows import FlowRecorder
 from graphlint.static.guards import (Guards, counts_down, fills_field_default, needed_attrs, note_constant, once_flag,
                                      written_attrs)
 from graphlint.static.inherited import inherited_by_class
-from graphlint.static.iterations import EXITS, first_iteration_loop, loop_counter, note_exit, stepped_counters
+from graphlint.static.iterations import EXITS, carried_literals, first_iteration_loop, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
@@ -34,7 +35,7 @@ from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuefacts import ValueFacts, record_stores
+from graphlint.static.valuefacts import ValueFacts, literal, record_stores
 from graphlint.static.valuekinds import UNKNOWN, join, shape_of
 
 @dataclass
@@ -132,6 +133,10 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
 
     def report(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> None:
         self.emit(self.defer(rule, anchor, name))
+
+    def callee_ir(self, call: cst.Call) -> tuple | None:
+        ir = self.flows.ir.expr(call)
+        return ir[1] if ir is not None and ir[0] == "c" else None
 
     def is_store_target(self, node: cst.CSTNode) -> bool:
         return id(node) in self.store_targets
@@ -323,6 +328,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             outer = (self.once, self.needs, self.first_iters)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             first = first_iteration_loop(stmt.test, self.counters) if self.counters else None
+            if first is None and self.values.carried:  # ``if image is not None:`` with ``image = None`` at the body's end
+                first = self.values.first_iteration(stmt.test, self.oracle.fn.shapes, never_true)
             self.first_iters += (first,) if first is not None else ()
             self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
@@ -356,7 +363,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.visit_node(stmt)
         loop_id = self.order
         stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
-        self.values.loop(stmt)
+        self.values.loop(stmt, loop_id, carried_literals(stmt, literal))
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt.target)
@@ -394,6 +401,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.exit_loop(stmt)
             self.loop_ids.pop()
             self.pop_loop()
+            self.values.end_loop(loop_id)
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")
 

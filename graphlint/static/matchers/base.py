@@ -59,6 +59,8 @@ class MatchContext(Protocol):
 
     def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
 
+    def callee_ir(self, call: "cst.Call") -> tuple | None: ...  # the call's callee in flow IR (CallSite.expr)
+
     def defer(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> Any:
         """A report to ``emit`` later (when the class ends), or never; None where no report is ever
         made (lazy one-time initialisation, import-time code)."""

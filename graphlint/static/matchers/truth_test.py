@@ -2,7 +2,10 @@
 
 Python needs a host bool, so the tensor is read back: a sync that fails capture. Each operand
 of ``and``/``or``/``not`` is checked on its own, so ``if self.use_cache and x is None`` is fine.
-A tensor known to live on the host (:mod:`graphlint.static.cputensors`) is no sync.
+A tensor known to live on the host (:mod:`graphlint.static.cputensors`) is no sync. A call of an
+object (``if self.stop(ids, scores):``, a module-like attribute built from a class) is presumed a
+tensor here and flagged ``object-call:<callee>``: the linker drops it when every ``__call__`` the
+call graph gives it returns a Python value (``any(...)``, ``len(...)``: see ``ArgValues.returns_number``).
 ``eos_id in ids`` with ``ids`` a device tensor is one too: ``Tensor.__contains__`` computes
 ``(ids == eos_id).any()`` on the device and reads it back to answer Python's ``in``.
 """
@@ -37,7 +40,10 @@ class TruthTest(Matcher):
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         for operand in operands(node.test):
             if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx)) and not is_cpu_tensor(operand, ctx.oracle):
-                ctx.report(self.rule, operand, WHERE[type(node).__name__])
+                raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
+                if raw is not None and isinstance(operand, cst.Call) and ctx.oracle.is_module_call(operand.func):
+                    raw.flags = raw.flags | {f"object-call:{ctx.callee_ir(operand)!r}"}
+                ctx.emit(raw)
                 return
 
 
