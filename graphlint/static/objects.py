@@ -127,8 +127,14 @@ class Objects:
         if tag in ("I", "S", "C", "Sup"):
             for src in self.sources(v, attr):
                 self.s.edge(src, dst)
-            if tag == "C" and self.ctors.is_ctor(self.ref(v), attr, bool(self.class_attr(self.index.mro(self.ref(v)), attr))):
-                self.s.add_values(dst, (("Ct", v[1], v[2]),))
+            if tag == "C":
+                bound = bool(self.class_attr(self.index.mro(self.ref(v)), attr))
+                if self.ctors.is_ctor(self.ref(v), attr, bound):
+                    self.s.add_values(dst, (("Ct", v[1], v[2]),))
+                elif self.ctors.is_apply(self.ref(v), attr, bound):  # ``Fn.apply``: ``forward`` with ``ctx`` filled
+                    hit = self.index.find_method(self.ref(v), "forward")
+                    if hit is not None:
+                        self.s.add_values(dst, (("M", hit[0].path, hit[1]),))
         elif tag in ("Mod", "Ns"):
             self.module_attr(v, attr, dst)
         elif tag == "X":  # an attribute of a library object is the library's too
