@@ -123,6 +123,14 @@ class CallGraph:
             found = [fid for fid in found if fid not in wrapped]
         return found
 
+    def runs_wrapped(self, path: str, qual: str, site: CallSite) -> bool:
+        """Whether ``site`` is a decorator's wrapper calling what it wraps (``return fn(*a)``): no
+        edge of its own (each caller of the decorated function runs the one it decorates, through
+        the wrapped value), and no blind spot either."""
+        wrapped = self.linker.wrapped.get((path, qual))
+        node = self.node(path, qual, site.expr) if wrapped else None
+        return node is not None and any(fid in wrapped for fid in self.callees(node, classes=not site.reference))
+
     def implicit_sites(self, info: ModuleInfo, qual: str) -> list[tuple[FuncId, CallSite]]:
         """What ``qual`` runs without a call expression (:mod:`.implicit`: a property's getter,
         ``__getitem__``...), each with a call site of no particular statement, in every loop of
@@ -144,7 +152,8 @@ class CallGraph:
         :attr:`unresolved` when it looks like a project call and runs nothing."""
         found = self.targets(info.path, qual, site)
         if not found and site.plain and not site.reference and not self.external(info.path, qual, site.expr) \
-                and not self.foreign(info.path, qual, site.expr) and not self.builds(info.path, qual, site.expr):
+                and not self.foreign(info.path, qual, site.expr) and not self.builds(info.path, qual, site.expr) \
+                and not self.runs_wrapped(info.path, qual, site):
             self.unresolved.setdefault((info.path, qual), []).append(site)
         return found
 

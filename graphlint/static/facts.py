@@ -228,6 +228,7 @@ class ScopeFlow(Compact):
     kwarg: str = ""
     locals: frozenset[str] | set[str] | tuple[str, ...] = field(default_factory=set)  # names this scope binds
     outer: tuple[str, ...] = ()  # ``global`` / ``nonlocal`` names
+    enclosing: tuple[str, ...] = ()  # the ``nonlocal`` ones: bound in an enclosing function, not the module
     stmts: list[tuple] = field(default_factory=list)
 
 

@@ -131,6 +131,9 @@ class Linker(LibraryFlows):
         while scope and scope != "<module>":
             flow = flows.get(scope)
             if flow is None or name in flow.outer:
+                if flow is not None and name in flow.enclosing:  # ``nonlocal``: the enclosing function's
+                    scope = flow.parent
+                    continue
                 break
             if name in flow.locals and (flow.kind == "function" or scope == qual):
                 if flow.kind == "class":

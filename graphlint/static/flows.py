@@ -261,6 +261,9 @@ class FlowRecorder:
         if dotted.startswith(".") or dotted.split(".", 1)[0] not in EXTERNAL_ROOTS:
             self.add(("=", ("n", local), ("i", dotted)))
 
-    def globals_(self, names: list[str]) -> None:
-        """``global x`` / ``nonlocal x``: the name is not a local of this scope."""
+    def globals_(self, names: list[str], enclosing: bool = False) -> None:
+        """``global x`` / ``nonlocal x``: the name is not a local of this scope; a ``nonlocal`` one
+        is the enclosing function's (a lazily built closure: ``nonlocal f; f = torch.compile(fn)``)."""
         self.scope.outer = (*self.scope.outer, *names)
+        if enclosing:
+            self.scope.enclosing = (*self.scope.enclosing, *names)

@@ -13,7 +13,12 @@ project classmethod is followed through its body, ``cls`` included), called on a
 reaches a base imported from outside the project (a class with project bases only has no hidden
 methods: ``Helper.from_pretrained`` is an error, not a constructor), and only names that say
 "constructor" (:data:`CTOR_NAMES`). Other library classmethods return something else
-(``Function.apply`` returns tensors, ``register_for_auto_class`` nothing) and stay library calls.
+(``register_for_auto_class`` nothing) and stay library calls.
+
+One more library classmethod runs project code: ``Fn.apply(x, group)`` on a subclass of
+``torch.autograd.Function`` runs ``Fn.forward(ctx, x, group)`` (:meth:`LibraryCtors.is_apply`) --
+often bound once as a module global (``all_reduce = AllReduceFunc.apply``) and called through it,
+so without this the collectives and custom kernels of a model layer are a blind spot.
 """
 
 from __future__ import annotations
@@ -25,6 +30,14 @@ from graphlint.static.names import name_matcher
 #: ``from_dict``, ``from_checkpoint``, ``load``, ``load_from_checkpoint``, ``build``, ``create``
 CTOR_NAMES = ("from_*", "_from_*", "load", "load_*", "build", "build_model", "create", "create_model")
 _MATCH = name_matcher(CTOR_NAMES)
+AUTOGRAD_FUNCTION = "autograd.Function"
+
+
+def _dotted(info, name: str) -> str:
+    """A base's name through the file's imports: ``Function`` -> ``torch.autograd.Function``."""
+    head, _, rest = name.partition(".")
+    full = info.imports.get(head, head)
+    return f"{full}.{rest}" if rest else full
 
 
 class LibraryCtors:
@@ -41,6 +54,19 @@ class LibraryCtors:
         if found is None:
             found = self._foreign[key] = any(
                 base[0] == "dotted" and self.index.class_ref(info, base) is None
+                for info, name in self.index.mro(ref) for base in info.classes[name].bases)
+        return found
+
+    def is_apply(self, ref: ClassRef, attr: str, bound_in_project: bool) -> bool:
+        """``Fn.apply`` of a class deriving from ``torch.autograd.Function`` (however imported)."""
+        if attr != "apply" or bound_in_project:
+            return False
+        key = ("apply", ref[0].path, ref[1])
+        found = self._foreign.get(key)
+        if found is None:
+            found = self._foreign[key] = any(
+                base[0] == "dotted" and self.index.class_ref(info, base) is None
+                and _dotted(info, base[1]).endswith(AUTOGRAD_FUNCTION)
                 for info, name in self.index.mro(ref) for base in info.classes[name].bases)
         return found
 

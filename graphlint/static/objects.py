@@ -127,14 +127,38 @@ class Objects:
         if tag in ("I", "S", "C", "Sup"):
             for src in self.sources(v, attr):
                 self.s.edge(src, dst)
-            if tag == "C" and self.ctors.is_ctor(self.ref(v), attr, bool(self.class_attr(self.index.mro(self.ref(v)), attr))):
-                self.s.add_values(dst, (("Ct", v[1], v[2]),))
+            if tag in ("I", "S") and self.inherited_from_library(v, attr):
+                self.s.add_values(dst, (FOREIGN,))
+            if tag == "C":
+                bound = bool(self.class_attr(self.index.mro(self.ref(v)), attr))
+                if self.ctors.is_ctor(self.ref(v), attr, bound):
+                    self.s.add_values(dst, (("Ct", v[1], v[2]),))
+                elif self.ctors.is_apply(self.ref(v), attr, bound):  # ``Fn.apply``: ``forward`` with ``ctx`` filled
+                    hit = self.index.find_method(self.ref(v), "forward")
+                    if hit is not None:
+                        self.s.add_values(dst, (("M", hit[0].path, hit[1]),))
+                        flow = self.flow(hit[0].path, hit[1])  # ``ctx``: the library's context object
+                        if flow is not None and flow.params:
+                            self.s.add_values(self.s.node(("v", hit[0].path, hit[1], flow.params[0])), (FOREIGN,))
         elif tag in ("Mod", "Ns"):
             self.module_attr(v, attr, dst)
         elif tag == "X":  # an attribute of a library object is the library's too
             self.s.add_values(dst, (FOREIGN,))
 
     module_attr: Callable[[Value, str, int], None]  # set by the linker (it knows the modules)
+
+    def inherited_from_library(self, v: Value, attr: str) -> bool:
+        """Whether ``obj.attr`` of an instance can only be what a library base gives it: its class
+        derives from a class imported from outside the project, and no class of its family binds or
+        stores ``attr`` (``ctx.save_for_backward`` in a ``torch.autograd.Function``, a model's
+        ``self.loss_function`` from ``PreTrainedModel``) -- the library's code, not a blind spot."""
+        if attr.startswith("__") or not self.ctors.library_base(self.ref(v)):
+            return False
+        family = self.family(v)
+        if self.class_attr(family, attr):
+            return False
+        stored = self.stored.get(attr, ())
+        return not any((info.path, name) in stored for info, name in family)
 
     def sources(self, v: Value, attr: str) -> list[int]:
         """The nodes ``v.attr`` reads (cached per value and attribute): instance fields along the

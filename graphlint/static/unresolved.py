@@ -47,11 +47,11 @@ TENSOR_METHODS = frozenset("""
     chunk clamp clamp_ clone contiguous copy_ cos count_nonzero cpu cuda cumsum data_ptr detach
     diag dim div div_ dtype element_size eq exp exp_ expand expand_as fill_ flatten flip float
     floor gather ge gt half index_add_ index_copy_ index_fill_ index_put_ index_select int isnan
-    item le log log_softmax long lt masked_fill masked_fill_ masked_scatter_ matmul max mean min
+    is_contiguous item le log log_softmax long lt masked_fill masked_fill_ masked_scatter_ matmul max mean min
     mm mul mul_ narrow ne neg new_empty new_full new_ones new_tensor new_zeros nonzero norm
     numel numpy permute pin_memory pow reciprocal record_stream relu repeat repeat_interleave
     reshape reshape_as round rsqrt scatter scatter_ scatter_add_ select sigmoid sign sin size
-    softmax sort split sqrt square squeeze squeeze_ stride sub sub_ sum t tanh to tolist topk
+    softmax sort split sqrt square squeeze squeeze_ stride sub sub_ sum t tanh tensor_split to tolist topk
     transpose type type_as unbind unflatten unsqueeze unsqueeze_ view view_as where zero_
 """.split())
 #: methods of ``torch.cuda.CUDAGraph``, ``Stream`` and ``Event`` (``self.graphs[bs].replay()``)

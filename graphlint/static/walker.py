@@ -195,7 +195,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.flows.imported(stmt)
             return
         if isinstance(stmt, (cst.Global, cst.Nonlocal)):
-            self.flows.globals_([n.name.value for n in stmt.names])
+            self.flows.globals_([n.name.value for n in stmt.names], isinstance(stmt, cst.Nonlocal))
             return
         if isinstance(stmt, cst.Assign):
             if isinstance(stmt.value, cst.Name) and stmt.value.value == "True" and self.oracle.cls is not None:

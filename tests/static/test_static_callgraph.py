@@ -11,6 +11,7 @@ import pytest
 
 from graphlint.static.callgraph import CallGraph
 from graphlint.static.facts import ModuleInfo
+from graphlint.static.flowir import render
 from graphlint.static.index import Index
 from graphlint.static.summarize import summarize_file
 
@@ -54,6 +55,9 @@ def test_call_graph(flow):
     graph, infos = call_graph(folder)
     found = edges(graph, infos)
     assert {caller: found.get(caller) for caller in expected} == expected
+    if (folder / "unresolved.json").exists():  # the blind spots, where a flow's folder says them
+        blind = {f"{p}:{q}": [render(s.expr).lstrip(".") for s in sites] for (p, q), sites in graph.unresolved.items()}
+        assert blind == json.loads((folder / "unresolved.json").read_text())
 
 
 def test_unresolved_project_calls_are_listed_and_library_calls_are_not(tmp_path):
