@@ -207,6 +207,8 @@ class Placement:
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None
+        if params.get("host_carried_only") and "loop-carried" not in cand.flags:
+            return None  # GL207: only a local grown round the step loop is the host step's (growing_concat)
         if not compiled_ok and fid in self.compiled_only["host"]:
             return None
         if params.get("step_data") is False and self.step_data(cand):

@@ -180,7 +180,7 @@ class Discovery(NamedEntries, HostSteps):
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
-                              host_results=host_result_reads(self.infos, self.graph, replay_reach,
+                              host_results=host_result_reads(self.infos, self.graph, replay_reach | graph_roots,
                                                              self.loop_bodies["host"]))
         return Contexts(placement, self.entries, self.captures, self.evidence)
 

@@ -108,6 +108,7 @@ class ResultReads:
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
         result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, fn.derives, start)
+        result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:
             if call.order < start:
                 self.gate(fid, call)
@@ -140,7 +141,7 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
-                if intermediate(fn, cand):
+                if intermediate(fn, cand, self.reads[fid]):
                     continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
                                per_element(fn, cand.loops, per_token)))
@@ -158,10 +159,16 @@ class ResultReads:
                         if given:
                             events.append(((call.order, 1, 0, 0), call.path, (callee, given, call.dropped),
                                            per_element(fn, call.loops, per_token)))
+        # a later model call in the iteration (a verifier replayed after the draft) makes a result of
+        # its own, which the host reads once too: the reads before it are not followed across it
+        events += [((order, -1, 0, 0), None, "reset", False) for order in (result.resets if isinstance(result, StepResult) else ())]
         events.sort(key=lambda e: e[0])
         seen: list[tuple] = []
         found = False
         for _, path, event, each in events:
+            if event == "reset":
+                seen = []
+                continue
             first = mark and not each and not follows_a_read(seen, path)
             if event is None:  # a slice bounded by the result: read, never reported here
                 reads = True
@@ -213,6 +220,7 @@ class StepResult:
 
     def __init__(self, seeds: set[str], derives: list[tuple], start: int):
         self.seeds, self.derives, self.start = seeds, derives, start
+        self.resets: list[int] = []  # the iteration's later model calls (see :meth:`ResultReads.walk`)
         self.memo: dict[int, set[str]] = {}
 
     def __bool__(self) -> bool:
@@ -234,19 +242,22 @@ def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
     return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
 
 
-def intermediate(fn: FunctionInfo, cand: Candidate) -> bool:
+def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = ()) -> bool:
     """Whether the read's host value (what its statement binds, and what derives from that later)
     meets the data it read (``cand.reads`` and what derives from them without it) in one later
-    statement or call of the function: the host reads to go on computing on the device -- a
+    call, or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
+    0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
     threshold, a count, a scale applied back to the same data -- so the value read is an
     intermediate of the step, not its result."""
+    if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
+        return False
     later = [d for d in fn.derives if d[0] > cand.order]
-    host = derived({t for order, t, srcs in fn.derives if order == cand.order and set(cand.reads).intersection(srcs)},
-                   later)
+    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
     if not host:
         return False
-    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2])]) - host
-    uses = [set(srcs) for _, _, srcs in later]
+    read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
+    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
+    uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order]
     return any(u & host and u & data for u in uses)
@@ -260,7 +271,7 @@ def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict
 def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
                       loops: dict[FuncId, frozenset[int]]) -> tuple[set[Key], set[Key]]:
     """The same definition for a captured engine's host step loops, whose "model call" is the call
-    on the way to the replay: (the first reads of the step's result, every read of it met). A read
+    on the way to the replay (or a captured callable it calls: a compiled step): (the first reads of the step's result, every read of it met). A read
     after the replay the walk met and did not take for the first -- a second read, a per-row read,
     an intermediate the sampler reads -- is no by-design read (:meth:`.contexts.Placement.place`)."""
     reads = ResultReads(infos, graph, replay_reach)

@@ -145,3 +145,69 @@ def test_a_read_per_row_after_the_replay_is_a_warning():
         return out
     """)
     assert found == {(8, "GL101"): "warning"}
+
+
+def test_a_second_replay_in_the_iteration_makes_a_result_of_its_own():
+    found = severities("""
+    from engine import Runner
+
+    def generate(draft: Runner, verify: Runner, tok, steps: int, out: list):
+        for _ in range(steps):
+            guess = draft.run(tok).argmax(-1)
+            g = guess[0].item()
+            tok = verify.run(guess).argmax(-1)
+            t = tok[0].item()
+            out.append((g, t))
+            if tok[1].item() == 2:
+                break
+        return out
+    """)
+    # one read of each replay's result is the host's; reading the verifier's again is one too many
+    assert found == {(7, "GL101"): "info", (9, "GL101"): "info", (11, "GL101"): "warning"}
+
+
+def test_a_value_read_only_to_bind_an_index_is_no_intermediate():
+    found = severities("""
+    from engine import Runner
+
+    def generate(runner: Runner, tok, table, steps: int, out: list):
+        for _ in range(steps):
+            logits = runner.run(tok)
+            tok = logits.argmax(-1)
+            n = tok[0].item()
+            out.append(table[n])
+        return out
+    """)
+    assert found == {(8, "GL101"): "info"}
+
+
+def test_growth_in_the_host_step_is_a_local_carried_round_the_step_loop():
+    """GL207 between replays (rules/allocation.yaml ``host_step: loop-carried``): the ids the step
+    loop grows by torch.cat every token are reported (a warning: the host step's cost); a request's
+    history grown by a method and a local joined once per call are not."""
+    found = severities("""
+    import torch
+    from engine import Runner
+
+    class Request:
+        def __init__(self, ids):
+            self.ids = ids
+
+        def append(self, tok):
+            self.ids = torch.cat([self.ids, tok])
+
+    def guided(logits, extra):
+        both = logits
+        both = torch.cat([both, extra], dim=0)
+        return both.argmax(-1)
+
+    def generate(runner: Runner, tok, extra, req: Request, steps: int):
+        seq = tok
+        for _ in range(steps):
+            logits = runner.run(tok)
+            tok = guided(logits, extra)
+            seq = torch.cat([seq, tok], dim=-1)
+            req.append(tok)
+        return seq
+    """)
+    assert found == {(22, "GL207"): "warning"}
