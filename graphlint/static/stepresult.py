@@ -107,7 +107,10 @@ class ResultReads:
             return
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
-        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, fn.derives, start)
+        # what a statement binds from a read-back of its own sources is the host's copy, not the step's result
+        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
         result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:
             if call.order < start:
@@ -141,7 +144,7 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
-                if intermediate(fn, cand, self.reads[fid]):
+                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))):
                     continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
                                per_element(fn, cand.loops, per_token)))
@@ -242,10 +245,10 @@ def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
     return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
 
 
-def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = ()) -> bool:
+def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
     """Whether the read's host value (what its statement binds, and what derives from that later)
     meets the data it read (``cand.reads`` and what derives from them without it) in one later
-    call, or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
+    call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
     0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
     threshold, a count, a scale applied back to the same data -- so the value read is an
     intermediate of the step, not its result."""
@@ -259,7 +262,7 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = ())
     data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
     uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
-             for c in fn.arg_calls if c.order > cand.order]
+             for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
     return any(u & host and u & data for u in uses)
 
 
