@@ -39,7 +39,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: (``torch.tensor(x, pin_memory=True).cuda(non_blocking=True)``): the correct copy there too;
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value.
-LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool, "result_readback": bool, "eager_result": bool,
+LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool,
+                                "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str}
