@@ -17,7 +17,8 @@ candidate, whether and how it is reported:
   captured for) runs graph code, whose hazards are graph's to report. In each host function, a
   read-back made once the step has replayed -- directly, or in a function called after the replay
   (an overlap scheduler processing the previous step's sampled ids) -- reads the step's result:
-  ``info``.
+  ``info``; in a host step loop, only the read the eager loop's definition takes for the step's
+  first (:func:`.stepresult.host_result_reads`).
 
 A candidate in several contexts takes the strictest that applies to its rule: eager or graph
 (the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
@@ -148,7 +149,8 @@ class Placement:
                  compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
                  multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset(),
                  guessed: set[FuncId] | frozenset = frozenset(), eager_results: set | frozenset = frozenset(),
-                 advanced_attrs: set[str] | frozenset = frozenset()):
+                 advanced_attrs: set[str] | frozenset = frozenset(),
+                 host_results: tuple[set, set] = (frozenset(), frozenset())):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
@@ -158,6 +160,9 @@ class Placement:
         self.shaped: set[FuncId] = set()
         self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
         self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
+        #: a host step loop's first reads of its step's result, and every read of it the walk met
+        #: (:func:`.stepresult.host_result_reads`): the same definition as the eager loop's
+        self.host_first, self.host_judged = host_results
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -202,11 +207,13 @@ class Placement:
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None
+        if params.get("host_carried_only") and "loop-carried" not in cand.flags:
+            return None  # GL207: only a local grown round the step loop is the host step's (growing_concat)
         if not compiled_ok and fid in self.compiled_only["host"]:
             return None
         if params.get("step_data") is False and self.step_data(cand):
             return None
-        if params.get("result_readback") and self.after_last_replay(fid, cand):
+        if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
         return host, "warning" if severity == "error" else severity, HOST_NOTE
 
@@ -222,6 +229,16 @@ class Placement:
         :func:`.stepflow.mark_step_data`): the step's input, staged for the graph."""
         return "step-data" in cand.flags or any(
             f.startswith("arg-attr:") and f[9:] in self.advanced_attrs for f in cand.flags)
+
+    def host_result(self, fid: FuncId, cand: Candidate) -> bool:
+        """The host step's one read of its result: in a host step loop, the read the eager loop's
+        definition takes for the first (:mod:`.stepresult`: not a second read, nor one per row, nor
+        an intermediate the sampler reads to go on); elsewhere (a replaying function no step loop
+        calls, an overlap scheduler's later call) any read once the step has replayed."""
+        key = (fid[0], cand.line, cand.col, cand.code)
+        if key in self.host_first:
+            return True
+        return key not in self.host_judged and self.after_last_replay(fid, cand)
 
     def after_last_replay(self, fid: FuncId, cand: Candidate) -> bool:
         point = self.points.get(fid)

@@ -58,7 +58,7 @@ from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.recorded import add_recorded
-from graphlint.static.stepresult import result_reads
+from graphlint.static.stepresult import host_result_reads, result_reads
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -184,7 +184,9 @@ class Discovery(NamedEntries, HostSteps):
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, eager_results=results,
-                              advanced_attrs={a for i in self.infos for a in i.advanced_attrs})
+                              advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
+                              host_results=host_result_reads(self.infos, self.graph, replay_reach | graph_roots,
+                                                             self.loop_bodies["host"]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def drivers(self) -> set[FuncId]:

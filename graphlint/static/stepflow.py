@@ -22,6 +22,7 @@ runs. What that needs of one function, flow-insensitive like the rest of the ana
   ``discarded`` in its flags when its value is dropped (``x.item()`` as a statement, or bound to a
   name the function never mentions again): a read-back nothing uses is never the one the host
   needs (``returned`` when the function returns it: unused when its caller drops the result);
+  ``bound`` when an assignment binds the value read itself (``top = probs.max().item()``);
   ``not-the-result`` when it reads one all the same but is never the read the host needs: a stop
   check over a reduction or membership (:func:`stop_check`), or a rule marked ``eager_result:
   false`` (``nonzero``: the host learns a size, not the step's tokens).
@@ -292,6 +293,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
             continue
         if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
             continue
+        raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.stepresult.intermediate`)
         bound = [n for t in stmt.targets for n in _targets(t.target)]
         if not bound or len(bound) != len(stmt.targets) or any("." in n for n in bound) \
                 or not all(type(t.target) is cst.Name for t in stmt.targets):

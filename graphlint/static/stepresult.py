@@ -27,6 +27,13 @@ not what keeps the step from being captured. So, in an eager per-token loop:
   would do (a loop that stops at the first rejected draft token decides element by element, and
   its read may be the one); a read under ``if i == 0:`` of the per-token loop runs once per decode
   and is no per-step cost at all (:mod:`.iterations`, dropped when placing);
+- **never a read of the result at all: an intermediate** (:func:`intermediate`): a read whose host
+  value the function then combines with the data it read -- one later statement or call takes both
+  (``max_p = probs[..., 0].item(); cut(probs, max_p * min_p)``, ``probs[probs < thr] = 0``): a
+  threshold, a count or a scale the host needs to launch the rest of the step. The step's result
+  does not exist yet when it is read (the sampler is still computing it), so it is neither the
+  by-design read nor one that later reads follow; it keeps its severity. The read of the finished
+  value (the sampled ids a streamer or stop check reads) is still the step's one read;
 - **the first read** in an iteration is one that no other read of the step's result runs before on
   every way through the iteration (:func:`.stepflow.follows_a_read`: earlier in an enclosing
   block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
@@ -60,6 +67,7 @@ class ResultReads:
     """Finds each eager per-token loop's first read of its step's result (see the module docstring)."""
 
     def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId]):
+        self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
         self.by_path = {i.path: i for i in infos}
         self.graph = graph
         self.model = model  # functions that reach a model step (the loop's model call is a call of one)
@@ -99,7 +107,11 @@ class ResultReads:
             return
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
-        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, fn.derives, start)
+        # what a statement binds from a read-back of its own sources is the host's copy, not the step's result
+        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
+        result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:
             if call.order < start:
                 self.gate(fid, call)
@@ -131,6 +143,9 @@ class ResultReads:
         for cand in self.reads.get(fid, ()):
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
+                self.judged.add((fid[0], cand.line, cand.col, cand.code))
+                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))):
+                    continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
                                per_element(fn, cand.loops, per_token)))
         reported = {(e[0][0], name) for e in events for name in e[2].reads}  # a rule's read at that statement
@@ -147,10 +162,16 @@ class ResultReads:
                         if given:
                             events.append(((call.order, 1, 0, 0), call.path, (callee, given, call.dropped),
                                            per_element(fn, call.loops, per_token)))
+        # a later model call in the iteration (a verifier replayed after the draft) makes a result of
+        # its own, which the host reads once too: the reads before it are not followed across it
+        events += [((order, -1, 0, 0), None, "reset", False) for order in (result.resets if isinstance(result, StepResult) else ())]
         events.sort(key=lambda e: e[0])
         seen: list[tuple] = []
         found = False
         for _, path, event, each in events:
+            if event == "reset":
+                seen = []
+                continue
             first = mark and not each and not follows_a_read(seen, path)
             if event is None:  # a slice bounded by the result: read, never reported here
                 reads = True
@@ -202,6 +223,7 @@ class StepResult:
 
     def __init__(self, seeds: set[str], derives: list[tuple], start: int):
         self.seeds, self.derives, self.start = seeds, derives, start
+        self.resets: list[int] = []  # the iteration's later model calls (see :meth:`ResultReads.walk`)
         self.memo: dict[int, set[str]] = {}
 
     def __bool__(self) -> bool:
@@ -223,6 +245,38 @@ def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
     return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
 
 
+def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
+    """Whether the read's host value (what its statement binds, and what derives from that later)
+    meets the data it read (``cand.reads`` and what derives from them without it) in one later
+    call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
+    0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
+    threshold, a count, a scale applied back to the same data -- so the value read is an
+    intermediate of the step, not its result."""
+    if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
+        return False
+    later = [d for d in fn.derives if d[0] > cand.order]
+    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
+    if not host:
+        return False
+    read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
+    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
+    uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
+    uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
+             for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
+    return any(u & host and u & data for u in uses)
+
+
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]]) -> set[Key]:
     """The candidates that are an eager loop's first read of its step's result."""
     return ResultReads(infos, graph, model).run(loops)
+
+
+def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
+                      loops: dict[FuncId, frozenset[int]]) -> tuple[set[Key], set[Key]]:
+    """The same definition for a captured engine's host step loops, whose "model call" is the call
+    on the way to the replay (or a captured callable it calls: a compiled step): (the first reads of the step's result, every read of it met). A read
+    after the replay the walk met and did not take for the first -- a second read, a per-row read,
+    an intermediate the sampler reads -- is no by-design read (:meth:`.contexts.Placement.place`)."""
+    reads = ResultReads(infos, graph, replay_reach)
+    first = reads.run(loops)
+    return first, reads.judged

@@ -21,6 +21,8 @@ REGISTRY: dict[str, type["Matcher"]] = {}
 SCOPES = ("hot", "capture", "anywhere")
 #: Parameters every rule may carry, read by the linker (see :mod:`graphlint.static.entries`):
 #: ``host_step`` -- also reported in the host step around a replay (at most a warning there);
+#: ``host_carried_only: true`` -- there only when flagged "loop-carried" (GL207: a local grown round
+#: a loop of its function, the step loop's ids; not a request's history nor a once-per-call join);
 #: ``result_readback`` -- there, after the last replay, it reads the step's result: ``info``; and
 #: in an eager per-token loop, its first read of the step's result is ``info`` (:mod:`..stepresult`);
 #: ``eager_result`` -- ``true``: only the latter (a truth test: ``if n_accepted == 0:``); ``false``: not
@@ -37,7 +39,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: (``torch.tensor(x, pin_memory=True).cuda(non_blocking=True)``): the correct copy there too;
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value.
-LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "result_readback": bool, "eager_result": bool,
+LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool,
+                                "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str}

@@ -22,6 +22,12 @@ Bounded tensors are not growing ones:
 A local concatenated onto itself and never returned still counts: what it extends is usually the
 caller's growing tensor (a mask, the ids), copied whole every step.
 
+In the host step between replays only a local carried round a loop of its function grows
+every step (``seq = ids`` before the step loop, ``seq = torch.cat([seq, tok])`` in it: flag
+"loop-carried", the rule's ``host_carried_only``): an attribute grown there is the host's
+per-request bookkeeping (a request's token history, usually in host memory), and a local joined
+once per call (two halves of a batch, two codebooks) is an ordinary op.
+
 A cache trimmed from its end (``self.keys = self.keys[..., :n, :]``, a rollback) still grows.
 
 Inside captured code a local the function bound itself (``out = attn(x)`` then ``out =
@@ -93,12 +99,13 @@ class GrowingConcat(Matcher):
         self.scope: tuple[str, str] = ("", "")
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
+        self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
         self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
 
     def visit(self, node: cst.Assign, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
-            self.scope, self.windows, self.bound = (ctx.class_name, ctx.function_name), {}, set()
+            self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
         value = node.value
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
                 and value.func.attr.value in KEEPS:  # ``torch.cat([x, new]).detach()`` grows ``x`` as well
@@ -136,6 +143,7 @@ class GrowingConcat(Matcher):
                 self.note_binding(t.value, v.value, ctx)
         elif isinstance(target, cst.Name):
             self.bound.add(target.value)
+            self.depth[target.value] = ctx.loop_depth
             if tail_window(value):
                 self.windows[target.value] = ctx.loop_depth
             else:
@@ -149,6 +157,8 @@ class GrowingConcat(Matcher):
                 raw = ctx.defer(self.rule, value, "torch.cat")
                 if raw is not None and target.value in self.bound:
                     raw.flags = raw.flags | {"call-local"}
+                if raw is not None and self.depth.get(target.value, 0) < ctx.loop_depth:
+                    raw.flags = raw.flags | {"loop-carried"}  # bound outside this loop: grows every iteration
                 ctx.emit(raw)
             return
         attr = dotted_name(target)
