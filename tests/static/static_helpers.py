@@ -60,3 +60,25 @@ def loop(model, x, n):
 
 def decode_loop(args: str = "") -> str:
     return DECODE_LOOP.format(args=args)
+
+
+#: a one-layer model for the eager loops whose read-backs the step-result tests judge
+TOY_MODEL = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, tok):
+        return self.proj(torch.nn.functional.one_hot(tok, 8).float())
+"""
+
+
+def loop_severities(loop: str, model: str = TOY_MODEL) -> dict[tuple[int, str], str]:
+    """(line, rule) -> severity of the findings in ``run.py``, an eager loop over ``model.py``."""
+    findings = analyze({"model.py": model, "run.py": textwrap.dedent(loop)})
+    return {(f.line, f.rule): f.severity for f in findings if f.path == "run.py"}

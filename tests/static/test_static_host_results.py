@@ -16,21 +16,9 @@ from __future__ import annotations
 
 import textwrap
 
-from static_helpers import analyze
+from static_helpers import TOY_MODEL, analyze
 
-ENGINE = """
-import torch
-from torch import nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(8, 8)
-
-    def forward(self, tok):
-        return self.proj(torch.nn.functional.one_hot(tok, 8).float())
-
+ENGINE = TOY_MODEL + """
 
 class Runner:
     def __init__(self, model: Model):

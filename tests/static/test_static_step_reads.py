@@ -18,26 +18,10 @@ from __future__ import annotations
 
 import textwrap
 
-from static_helpers import analyze
+from static_helpers import TOY_MODEL, analyze, loop_severities
 
-MODEL = """
-import torch
-from torch import nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(8, 8)
-
-    def forward(self, tok):
-        return self.proj(torch.nn.functional.one_hot(tok, 8).float())
-"""
-
-
-def severities(loop: str, model: str = MODEL) -> dict[tuple[int, str], str]:
-    findings = analyze({"model.py": model, "run.py": textwrap.dedent(loop)})
-    return {(f.line, f.rule): f.severity for f in findings if f.path == "run.py"}
+MODEL = TOY_MODEL
+severities = loop_severities
 
 
 def test_a_read_per_row_in_the_loop_is_never_the_by_design_read():

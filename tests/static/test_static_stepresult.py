@@ -7,28 +7,12 @@ from __future__ import annotations
 
 import textwrap
 
-from static_helpers import analyze
+from static_helpers import TOY_MODEL, analyze, loop_severities
 
 from graphlint.static.stepflow import dominates, encode_path, follows_a_read
 
-MODEL = """
-import torch
-from torch import nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(8, 8)
-
-    def forward(self, tok):
-        return self.proj(torch.nn.functional.one_hot(tok, 8).float())
-"""
-
-
-def severities(loop: str, model: str = MODEL) -> dict[tuple[int, str], str]:
-    findings = analyze({"model.py": model, "run.py": textwrap.dedent(loop)})
-    return {(f.line, f.rule): f.severity for f in findings if f.path == "run.py"}
+MODEL = TOY_MODEL
+severities = loop_severities
 
 
 def test_the_first_read_of_the_sampled_token_is_info_and_a_second_read_is_an_error():
