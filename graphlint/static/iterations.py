@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import bound_names
+
 EXITS = (cst.Break, cst.Return)
 #: a loop's counter: (loop id, its name, its first value as a key: ("int", n) or ("name", id))
 Counter = tuple[int, str, tuple]
@@ -147,22 +149,12 @@ def carried_literals(stmt: cst.For | cst.While, literal) -> dict[str, tuple]:
                     last.update((t.target.value, value) for t in small.targets)
     if not last or _continues(stmt.body):
         return {}
-    skip = set(bound_targets(stmt.target)) if isinstance(stmt, cst.For) else set()
+    skip = set(bound_names(stmt.target)) if isinstance(stmt, cst.For) else set()
     for node in _walk(stmt.body):
         if isinstance(node, _BINDERS) and id(node) not in own:
             target = node.name if isinstance(node, cst.AsName) else node.target
-            skip.update(bound_targets(target))
+            skip.update(bound_names(target))
     return {name: value for name, value in last.items() if name not in skip}
-
-
-def bound_targets(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in bound_targets(el.value)]
-    if isinstance(target, cst.StarredElement):
-        return bound_targets(target.value)
-    return []
 
 
 def _walk(node: cst.CSTNode):
