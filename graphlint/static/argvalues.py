@@ -26,7 +26,10 @@ records:
 A call site or candidate whose branch conditions evaluate to false for every value reaching it
 is dead: the call graph loses the edge (what only it reached is no longer hot) and the candidate
 is not reported. Conditions are only ever decided on ``is``/``==``/truthiness against literals,
-``not``, ``and``, ``or`` (:mod:`.valuefacts`); a test computed from tensor shapes is never
+ordered comparisons with one (``if top_k > 0:`` where every hot caller passes ``-1``) and
+membership in a display of literals, ``not``, ``and``, ``or`` (:mod:`.valuefacts`), and only
+from a complete set of values: one unknown or merely "some object" value leaves both outcomes;
+a pair Python cannot order (``None > 0``) decides nothing; a test computed from tensor shapes is never
 decided here (see ``shaped`` in :mod:`.link`: in captured code it is decided at capture time,
 for shapes static analysis does not know).
 """
@@ -208,6 +211,12 @@ class ArgValues:
             if kind == "is":
                 return frozenset(x is not OBJECT and x == c[2] and type(x) is type(c[2]) for x in found)
             return frozenset(_equal(x, c[2]) for x in found)
+        if kind in ("cmp", "in"):
+            found = self.value(c[1], fid, env)
+            if found is TOP or OBJECT in found:
+                return BOTH  # decided only from a complete set of known values
+            out = {_compare(x, c[2], c[3]) if kind == "cmp" else _member(x, c[2]) for x in found}
+            return BOTH if None in out else frozenset(out)
         if kind == "not":
             return frozenset(not b for b in self.truths(c[1], fid, env))
         if kind in ("and", "or"):
@@ -302,6 +311,28 @@ def never_true(cond: tuple) -> bool:
     """Whether a condition on literals alone (no parameter, no field) is false for every value:
     what a loop's later iterations decide locally (:mod:`.iterations`)."""
     return True not in _LOCAL.truths(cond, ("", ""), TOP)
+
+
+#: what ``x <op> literal`` is, for the ordered comparisons :mod:`.valuefacts` keeps
+_ORDER = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}
+
+
+def _compare(x, op: str, y) -> bool | None:
+    """``x op y`` for one known value; None (undecided) for a pair Python cannot order (``None >
+    0``: a ``TypeError`` if it ran) or a value that is neither a number nor a string."""
+    if not isinstance(x, (int, float, str)):
+        return None
+    try:
+        return bool(_ORDER[op](x, y))
+    except Exception:
+        return None
+
+
+def _member(x, options: tuple) -> bool | None:
+    """``x in (a, b)``: equality as Python's ``in`` has it, for literals (never raises)."""
+    if x is OBJECT:
+        return None
+    return any(_equal(x, o) for o in options)
 
 
 def _equal(x, y) -> bool:

@@ -302,14 +302,49 @@ def fills_field_default(stmt: cst.If, test: tuple) -> bool:
 
 
 def once_flag(stmt: cst.If) -> str | None:
-    """``if not self._prepared:`` -> "_prepared": a one-time step, if the class sets the flag to
-    ``True`` somewhere (decided when the class ends: the setter is often a method written later).
-    (``if self._first_pass: ...; self._first_pass = False`` clears itself: :func:`clears_own_flag`
-    makes it set-up before this is asked.)"""
+    """``if not self._prepared:`` (``== False``, ``is False``) -> "_prepared": a one-time step, if
+    the class sets the flag to ``True`` somewhere (decided when the class ends: the setter is often
+    a method written later). (``if self._first_pass: ...; self._first_pass = False`` clears itself:
+    :func:`clears_own_flag` makes it set-up before this is asked.)
+
+    A guard the branch disarms through a method of its own object -> "attr@m1+m2" (the ``self.m()``
+    calls of the body): lazy growth, ``if seq_len > self.cached_len: self._grow(seq_len)``, and lazy
+    initialisation by a helper, ``if self.table is None: self._build()``. Once ``_grow`` raises
+    ``cached_len`` (or ``_build`` sets ``table``) the test fails on every later step until the
+    sequence outgrows the cache again: set-up amortised over a generation, not a per-step cost
+    (:func:`disarmed` decides it when the class ends, from what its methods assign)."""
     test = stmt.test
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return self_attr(test.expression)
-    return None
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.Equal, cst.Is)) and isinstance(right, cst.Name) and right.value == "False":
+        return self_attr(test.left)
+    attr = None
+    if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+        attr = self_attr(right)  # ``n > self.cached``
+    elif isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        attr = self_attr(test.left)  # ``self.cached < n``
+    elif isinstance(op, cst.Is) and _is_none(right):
+        attr = self_attr(test.left)  # ``self.table is None`` filled by a helper
+    methods = sorted({node.func.attr.value for node in preorder(stmt.body) if isinstance(node, cst.Call)
+                      and isinstance(node.func, cst.Attribute) and self_attr(node.func) is not None})
+    return f"{attr}@{'+'.join(methods)}" if attr is not None and methods else None
+
+
+def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) -> set[str]:
+    """The "attr@methods" flags (:func:`once_flag`) of ``cls``'s reports and calls whose branch
+    calls a method of the class (or of a base in its file) that assigns ``self.attr``."""
+    mine = {q for q, fn in functions.items() if fn.cls == cls}
+    flags = {f[5:] for r in raw if r.function in mine for f in r.flags if f.startswith("once:") and "@" in f}
+    flags |= {c.once for q in mine for c in functions[q].calls if "@" in c.once}
+    out = set()
+    for flag in flags:
+        attr, _, methods = flag.partition("@")
+        if any(attr in writes.get(m, ()) for m in methods.split("+")):
+            out.add(flag)
+    return out
 
 
 def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: Sequence[str] = (),

@@ -13,6 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.bindings import annotates_object
+from graphlint.static.guards import disarmed
 from graphlint.static.facts import ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
@@ -160,7 +161,13 @@ class ScopeWalker:
                 self.guard_matcher(m, lambda m=m: m.end_class(self))
             # ``self._ready = True`` set in a base of this file counts too (``if not self.is_initialized:``)
             flags = facts.set_true.union(*(self.once_flags.get(b[1], ()) for b in info.bases if b[0] == "name"))
+            writes = dict(facts.method_writes)
+            for b in info.bases:  # a base of this file's methods run on ``self`` too
+                for method, attrs in self.method_writes.get(b[1], {}).items() if b[0] == "name" else ():
+                    writes.setdefault(method, set()).update(attrs)
+            self.method_writes[qualname] = writes
             self.once_flags[qualname] = flags
+            flags = flags | disarmed(self.raw, self.info.functions, qualname, writes)
             self.drop_one_time_steps(qualname, flags)
         finally:
             self.flows.end()

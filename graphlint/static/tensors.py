@@ -84,6 +84,8 @@ class ClassFacts:
     list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
     other_attrs: set[str] = field(default_factory=set)  # stored something else besides (not None): never a list
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
+    #: method -> the ``self`` attributes it assigns (``guards.once_flag``'s disarming calls)
+    method_writes: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -307,6 +309,11 @@ class TensorOracle(HostTaint):
             tensor = value is not None and self.is_tensor(value)
             for el in elements:
                 self._set(el, tensor, False)
+            if _unpacks_shape(value):  # ``bsz, seqlen = ids.shape``: Python sizes
+                for el in elements:
+                    if isinstance(el, cst.Name):
+                        self.fn.hosts.add(el.value)
+                        self.fn.shapes.add(el.value)
             return
         # an UPPER_CASE name holds a constant by convention (``BLOCK_SEQ = block_seq``: a kernel's
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
@@ -377,3 +384,13 @@ class TensorOracle(HostTaint):
 def _constant_name(target: cst.BaseExpression) -> bool:
     """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
     return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")
+
+
+def _unpacks_shape(value: cst.BaseExpression | None) -> bool:
+    """``x.shape`` / ``x.size()`` (also ``x.shape[:2]``): what unpacking it binds are sizes."""
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Call) and not value.args:
+        value = value.func
+        return isinstance(value, cst.Attribute) and value.attr.value == "size"
+    return isinstance(value, cst.Attribute) and value.attr.value == "shape"

@@ -14,7 +14,8 @@ in a tiny IR of plain tuples (cached with the summary):
   what a call returns (the callee in flow IR: not None when every function the call graph gives
   it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
 - a **condition**: ``("t", value)`` its truth, ``("is", value, v)`` / ``("eq", value, v)`` against a
-  literal, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
+  literal, ``("cmp", value, op, v)`` an ordered comparison with one (``<``, ``<=``, ``>``, ``>=``;
+  ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
   :mod:`.argvalues`), ``("?",)`` anything else;
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), has *args, has **kwargs)``.
@@ -22,8 +23,8 @@ in a tiny IR of plain tuples (cached with the summary):
 Every call site and candidate carries the conjunction of the conditions of the branches it sits
 in (``cond``), an early exit's negation included for the rest of its block (``if cond: return``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
 the values it stores into fields (``ModuleInfo.field_stores``). Tensor-valued tests are never
-conditions here: a parameter is a value only through ``is None``/truthiness/``==`` against
-literals, which the decode loop's arguments decide (``if attention_mask is not None:`` where the
+conditions here: a parameter is a value only through ``is None``/truthiness/``==``/order/``in``
+against literals, which the decode loop's arguments decide (``if attention_mask is not None:`` where the
 loop passes no mask); a test on tensor data stays the data-dependent rules' business.
 """
 
@@ -38,6 +39,10 @@ UNKNOWN = ("?",)
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
 SHAPE = ("shape",)
+#: ordered comparisons a condition keeps (``("cmp", value, op, literal)``), and each one's mirror
+#: for a literal written on the left (``0 < top_k`` is ``top_k > 0``)
+ORDERED = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
+FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _ABSENT = object()
 #: attribute receivers whose fields are configuration (``config.x``, ``self.cfg.x``, ``args.x``)
 CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "settings", "hparams")
@@ -271,17 +276,35 @@ class ValueFacts:
             value, const = self.value(test.left), literal(other)
             if const is None or value is None:
                 value, const = self.value(other), literal(test.left)
+            if isinstance(op, (cst.In, cst.NotIn)):
+                return self._membership(test.left, op, other)
+            flipped = const is not None and literal(other) is None  # ``0 < top_k``: ``top_k > 0``
             if value is None or const is None or value[0] == "c":
                 return UNKNOWN
             if isinstance(op, (cst.Is, cst.IsNot)):
                 base = ("is", value, const[1])
             elif isinstance(op, (cst.Equal, cst.NotEqual)):
                 base = ("eq", value, const[1])
+            elif type(op) in ORDERED:
+                name = ORDERED[type(op)]
+                return ("cmp", value, FLIPPED[name] if flipped else name, const[1])
             else:
                 return UNKNOWN
             return ("not", base) if isinstance(op, (cst.IsNot, cst.NotEqual)) else base
         value = self.value(test)
         return ("t", value) if value is not None and value[0] != "self" else UNKNOWN
+
+    def _membership(self, left: cst.BaseExpression, op: cst.BaseCompOp, options: cst.BaseExpression) -> tuple:
+        """``mode in ("a", "b")``: a value against a display of literals only (anything else in
+        the display, or a starred element, decides nothing)."""
+        value = self.value(left)
+        if value is None or value[0] in ("c", "self") or not isinstance(options, (cst.Tuple, cst.List, cst.Set)):
+            return UNKNOWN
+        consts = [literal(el.value) if not isinstance(el, cst.StarredElement) else None for el in options.elements]
+        if not consts or any(c is None for c in consts):
+            return UNKNOWN
+        base = ("in", value, tuple(c[1] for c in consts))
+        return ("not", base) if isinstance(op, cst.NotIn) else base
 
     def args(self, call: cst.Call) -> tuple:
         positional, keywords, star, double = [], [], False, False

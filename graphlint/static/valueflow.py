@@ -15,8 +15,10 @@ finds, per file, the facts its walk did not have:
   another fact, and never sends it round alone: on torch's own files that alone cost a sixth
   of the first walk, for no finding. A method that
   subclasses override returns what every override agrees on.
-- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor, a pageable host tensor or a Python
-  list (an index that copies, GL208) that every caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
+- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor, a pageable host tensor, a Python
+  list (an index that copies, GL208) or Python numbers -- an int, a size read from a shape, a
+  tuple of them (``(batch_size, seq_len)``, ``x.shape``: sizes are not tensors, so ``if
+  input_shape[-1] > 1:`` reads nothing back) -- that every caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
   still read back); a plain tensor is left to the oracle's own presumptions (on torch's own
   files that fact alone sent large files round again, for no finding). Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
@@ -34,11 +36,11 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.valuekinds import HOST, LIST, SCALAR, UNKNOWN, encode, informative, join_dispatch
+from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, UNKNOWN, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
-PARAM_KINDS = (SCALAR, HOST, LIST)
+PARAM_KINDS = (SCALAR, HOST, LIST, NUMBER)
 #: rounds of the cross-file pass for value facts: what a helper returns can depend on what its
 #: callers pass it (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is
 #: known one), and that on what another helper returns
@@ -56,8 +58,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     later: dict[str, set[str]] = defaultdict(set)  # same-file forward references: ride along only
     callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # target -> (site, caller's info, caller)
     fields = FieldClasses(index)
-    resolved = Counter()  # (path, qualname) -> call sites resolved to it
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
+    followed = Counter()  # a callee's last name -> those of its call sites resolved (to any function)
     for info in infos:
         order = {q: i for i, q in enumerate(info.functions)}
         for fn in info.functions.values():
@@ -75,9 +77,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 hits = _targets(info, fn, site.expr, index, fields)
                 if not hits:
                     continue
+                followed[last] += 1
                 for hit in hits:
                     target = (hit[0].path, hit[1])
-                    resolved[target] += 1
                     callers[target].append((site, info, fn))
                 if key is None or key not in fn.bound_calls or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)):
                     continue
@@ -89,8 +91,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     infos_by_path = {info.path: info for info in infos}
     for (path, qualname), sites in callers.items():
         fn = infos_by_path[path].functions[qualname]
-        if by_name[fn.name] != resolved[(path, qualname)]:
-            continue  # called somewhere the resolution cannot follow: unknown wins
+        if by_name[fn.name] != followed[fn.name]:
+            continue  # called somewhere the resolution cannot follow: unknown wins (a call resolved to
+            # another function of the same name, a twin class's own method, is no call of this one)
         flow = infos_by_path[path].flows.get(qualname)
         if flow is None:
             continue

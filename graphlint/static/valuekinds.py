@@ -220,7 +220,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
     for arg in call.args:
         if arg.star:
             return None
-        kind = kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else UNKNOWN)
+        kind = kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
+                                              NUMBER if _sizes(arg.value, oracle) else UNKNOWN)
         if not kind and type(arg.value) is cst.Name:
             kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
         if arg.keyword is None:
@@ -230,6 +231,23 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
     if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
         return None
     return tuple(positional), tuple(named)
+
+
+def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """Python sizes, never a tensor: ``x.shape`` / ``x.size()``, or a tuple display of numbers and
+    names bound from shapes (``(batch_size, seq_len)`` after ``batch_size, seq_len = ids.shape``).
+    Only an argument's kind: as a parameter fact it keeps ``if input_shape[-1] > 1:`` from being
+    taken for a device read."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "shape"
+    if isinstance(node, cst.Call):
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" and not node.args
+    if isinstance(node, cst.Tuple) and node.elements:
+        return all(not isinstance(el, cst.StarredElement) and not oracle.is_tensor(el.value)
+                   and (_is_number(el.value, oracle) or oracle.is_host_data(el.value)
+                        or (isinstance(el.value, cst.Name) and el.value.value in oracle.fn.shapes))
+                   for el in node.elements)
+    return False
 
 
 def join_args(a: tuple | None, b: tuple | None) -> tuple | None:

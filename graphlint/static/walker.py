@@ -80,6 +80,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
         self.counters: tuple = ()  # the enclosing loops' counters; first_iters: the loops whose first
         self.first_iters: tuple[int, ...] = ()  # iteration alone runs this code (:mod:`.iterations`)
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
+        self.method_writes: dict[str, dict[str, set[str]]] = {}  # class -> method -> ``self`` attrs it assigns
         self.in_capture = False
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
         self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
@@ -198,8 +199,12 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.flows.globals_([n.name.value for n in stmt.names], isinstance(stmt, cst.Nonlocal))
             return
         if isinstance(stmt, cst.Assign):
-            if isinstance(stmt.value, cst.Name) and stmt.value.value == "True" and self.oracle.cls is not None:
-                self.oracle.cls.set_true.update(a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target)))
+            if self.oracle.cls is not None:
+                written = {a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target))}
+                if isinstance(stmt.value, cst.Name) and stmt.value.value == "True":
+                    self.oracle.cls.set_true.update(written)
+                if written:
+                    self.oracle.cls.method_writes.setdefault(self.func.name, set()).update(written)
             self.store_targets = {id(t.target) for t in stmt.targets}
             self.expr(stmt)
             self.store_targets = set()
