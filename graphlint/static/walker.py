@@ -14,17 +14,16 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
-from graphlint.static.argvalues import never_true
 from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
-from graphlint.static.cstwalk import bound_names, ends_in_jump
+from graphlint.static.branchwalk import BranchWalker
+from graphlint.static.cstwalk import bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
-from graphlint.static.guards import (Guards, counts_down, fills_field_default, needed_attrs, note_constant, once_flag,
-                                     written_attrs)
+from graphlint.static.guards import Guards, note_constant, written_attrs
 from graphlint.static.inherited import inherited_by_class
-from graphlint.static.iterations import EXITS, carried_literals, first_iteration_loop, loop_counter, note_exit, stepped_counters
+from graphlint.static.iterations import EXITS, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
@@ -53,7 +52,7 @@ class RawCandidate:
     cond: tuple = ()
 
 
-class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
+class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWalker):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -301,68 +300,6 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch):
             self.expr(stmt.subject)
             for i, case in enumerate(stmt.cases):
                 self.suite(case.body, f"cases.{i}")
-
-    def if_(self, stmt: cst.If) -> None:
-        guarded = self.guards.branch(stmt.test)
-        if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
-            self.visit_node(stmt)
-        self.expr(stmt.test)
-        self.flows.use(stmt.test)
-        test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
-        before, sides = self.values.branch(), []
-        try:
-            self.if_branches(stmt, guarded, test, outer_cond, before, sides)
-        finally:
-            self.values.merge(before, [*sides, self.values.assigns])
-        if guarded is None:
-            self.values.early_exit(stmt, test)
-
-    def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
-                    sides: list) -> None:
-        after = self.following
-        # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
-        instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
-        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
-                                  or counts_down(stmt, self.is_constant_local)):
-            self.setup_depth += 1
-            try:
-                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
-            finally:
-                self.setup_depth -= 1
-        elif guarded != "body":
-            outer = (self.once, self.needs, self.first_iters)
-            self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
-            first = first_iteration_loop(stmt.test, self.counters) if self.counters else None
-            if first is None and self.values.carried:  # ``if image is not None:`` with ``image = None`` at the body's end
-                first = self.values.first_iteration(stmt.test, self.oracle.fn.shapes, never_true)
-            self.first_iters += (first,) if first is not None else ()
-            self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
-            try:
-                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
-            finally:
-                self.once, self.needs, self.first_iters = outer
-                self.values.cond = outer_cond
-        if stmt.orelse is None or guarded == "orelse":
-            return
-        sides.append(self.values.assigns)
-        self.values.assigns = dict(before)
-        self.values.cond = outer_cond + (("not", test),) if test[0] != "?" else outer_cond
-        try:
-            if isinstance(stmt.orelse, cst.If):
-                self.path.append(("orelse", 0))
-                try:
-                    self.stmt, self.following = stmt.orelse, after
-                    self.if_(stmt.orelse)
-                finally:
-                    self.path.pop()
-            else:
-                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body,
-                                    (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ())))
-        finally:
-            self.values.cond = outer_cond
-
-    def is_constant_local(self, name: str) -> bool:
-        return self.constant_locals.get((self.func.qualname, name), False)
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         self.visit_node(stmt)

@@ -1,0 +1,83 @@
+"""How the walker walks an ``if``: which of its branches run per step, once, or only in a loop's
+first iteration.
+
+A branch's body is set-up (walked with ``setup_depth`` raised, its findings dropped) when its guard
+runs once -- a flag the class sets, a field default filled, a countdown over a literal budget, a
+guard the body disarms (:mod:`.guards`). Otherwise the body is walked under the branch's facts: the
+one-time flag and needed attributes it tests, the first iteration its test picks (a loop counter,
+or a value the loop carries: :mod:`.iterations`, :class:`.valuefacts.ValueFacts`), and its condition
+for the value facts of what follows. A mixin of :class:`.walker.Walker`, which owns the state.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.argvalues import never_true
+from graphlint.static.cstwalk import ends_in_jump
+from graphlint.static.guards import counts_down, fills_field_default, needed_attrs, once_flag
+from graphlint.static.iterations import first_iteration_loop
+
+
+class BranchWalker:
+    def if_(self, stmt: cst.If) -> None:
+        guarded = self.guards.branch(stmt.test)
+        if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
+            self.visit_node(stmt)
+        self.expr(stmt.test)
+        self.flows.use(stmt.test)
+        test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
+        before, sides = self.values.branch(), []
+        try:
+            self.if_branches(stmt, guarded, test, outer_cond, before, sides)
+        finally:
+            self.values.merge(before, [*sides, self.values.assigns])
+        if guarded is None:
+            self.values.early_exit(stmt, test)
+
+    def if_branches(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, before: dict,
+                    sides: list) -> None:
+        after = self.following
+        # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
+        instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
+        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
+                                  or counts_down(stmt, self.is_constant_local)):
+            self.setup_depth += 1
+            try:
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
+            finally:
+                self.setup_depth -= 1
+        elif guarded != "body":
+            outer = (self.once, self.needs, self.first_iters)
+            self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
+            first = first_iteration_loop(stmt.test, self.counters) if self.counters else None
+            if first is None and self.values.carried:  # ``if image is not None:`` with ``image = None`` at the body's end
+                first = self.values.first_iteration(stmt.test, self.oracle.fn.shapes, never_true)
+            self.first_iters += (first,) if first is not None else ()
+            self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
+            try:
+                self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
+            finally:
+                self.once, self.needs, self.first_iters = outer
+                self.values.cond = outer_cond
+        if stmt.orelse is None or guarded == "orelse":
+            return
+        sides.append(self.values.assigns)
+        self.values.assigns = dict(before)
+        self.values.cond = outer_cond + (("not", test),) if test[0] != "?" else outer_cond
+        try:
+            if isinstance(stmt.orelse, cst.If):
+                self.path.append(("orelse", 0))
+                try:
+                    self.stmt, self.following = stmt.orelse, after
+                    self.if_(stmt.orelse)
+                finally:
+                    self.path.pop()
+            else:
+                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body,
+                                    (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ())))
+        finally:
+            self.values.cond = outer_cond
+
+    def is_constant_local(self, name: str) -> bool:
+        return self.constant_locals.get((self.func.qualname, name), False)
