@@ -25,6 +25,7 @@ class BranchWalker:
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
+        self.tested(stmt.test)
         self.flows.use(stmt.test)
         test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
         before, sides = self.values.branch(), []

@@ -64,6 +64,10 @@ class MatcherDispatch:
                 if m in handlers:
                     handlers.remove(m)
 
+    def tested(self, test: cst.BaseExpression) -> None:
+        """Note the names a truth test reads (:attr:`.facts.FunctionInfo.test_names`)."""
+        self.func.test_names.update(node.value for node in preorder(test) if type(node) is cst.Name)
+
     def expr(self, root: cst.CSTNode) -> None:
         dispatch, skip = self.dispatch, set()
         for node in preorder(root):
@@ -74,6 +78,8 @@ class MatcherDispatch:
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
                 self.func.index_names.update(el.slice.value.value for el in node.slice if type(el.slice) is cst.Index
                                              and type(el.slice.value) is cst.Name)
+            elif name == "IfExp" or name == "CompIf":
+                self.tested(node.test)
             if name == "Name":
                 self.calls.name_reference(node)
             elif name in COMPREHENSIONS:

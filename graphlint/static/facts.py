@@ -145,6 +145,13 @@ class FunctionInfo(Compact):
     #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
     #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
     index_names: set[str] = field(default_factory=set)
+    #: names read in a truth test (``if``/``while``/``assert``/``x if c else y``/a comprehension's
+    #: ``if``): only there does a parameter's holding Python numbers matter (GL105: ``if
+    #: input_shape[-1] > 1:`` reads nothing back; :mod:`.valueflow` learns number parameters for these alone)
+    test_names: set[str] = field(default_factory=set)
+    #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
+    #: their number facts can change what the walk decides
+    presumed_tensors: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)

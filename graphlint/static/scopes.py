@@ -116,6 +116,8 @@ class ScopeWalker:
         if param_is_tensor(param, self.imports, implicit):
             facts.tensors.add(name)
             self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in
+            if param.annotation is None:
+                self.func.presumed_tensors.add(name)
             return
         if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
             facts.positions.add(name)

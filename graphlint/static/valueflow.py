@@ -101,7 +101,10 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
         for name, kind in _agreed(params, flow.kwonly, sites, index).items():
-            if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names):  # a list matters as an index only
+            # a list matters as an index only, numbers only in a truth test of a parameter presumed a
+            # tensor (elsewhere the fact would send files round again for nothing: on all of torch, 134 more)
+            if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names) \
+                    and (kind != NUMBER or name in fn.test_names and name in fn.presumed_tensors):
                 out[path].add(f"param:{qualname}:{name}={kind}")
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 

@@ -248,6 +248,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         elif isinstance(stmt, cst.Assert):
             self.visit_node(stmt)
             self.expr(stmt.test)  # not ``msg``: it is evaluated only when the assertion fails
+            self.tested(stmt.test)
             self.flows.use(stmt.test)
         else:
             self.expr(stmt)
@@ -321,6 +322,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
+            self.tested(stmt.test)
             self.flows.use(stmt.test)
         outer_target, self.loop_target = self.loop_target, (stmt.target, frozenset(self.oracle.fn.readbacks)) \
             if isinstance(stmt, cst.For) else None

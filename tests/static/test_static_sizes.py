@@ -68,3 +68,47 @@ def test_a_tensor_passed_to_the_same_parameter_is_still_tested(tmp_path, monkeyp
     found = findings(tmp_path, monkeypatch, "(bsz, seqlen)", "x.sum()")
     line = next(i for i, text in enumerate(textwrap.dedent(MODEL).splitlines(), 1) if "if n > 1:" in text)
     assert found == {(line, "GL105")}
+
+
+def test_a_number_fact_is_learned_only_where_it_can_change_the_walk():
+    """Numbers passed to a parameter matter only in a truth test of a parameter the walk would
+    otherwise take for a tensor; anywhere else the fact would send the file round the cross-file
+    pass again for nothing (on all of torch it sent 134 more files)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from static_helpers import summarize
+
+    from graphlint.static.valueflow import value_facts_of
+
+    callees = textwrap.dedent("""
+        def decode_mask(shape):  # a decode-named function's parameter is presumed a tensor
+            if shape[-1] > 1:
+                return 1
+            return 0
+
+        def decode_offset(shape):
+            return shape[-1] + 1
+
+        def decode_typed(shape: tuple):
+            if shape[-1] > 1:
+                return 1
+            return 0
+
+        def helper(shape):  # not presumed a tensor: nothing to learn
+            if shape[-1] > 1:
+                return 1
+            return 0
+    """)
+    caller = textwrap.dedent("""
+        from m import decode_mask, decode_offset, decode_typed, helper
+
+        def run(ids):
+            bsz, seqlen = ids.shape
+            a = decode_mask((bsz, seqlen))
+            b = decode_offset((bsz, seqlen))
+            c = decode_typed((bsz, seqlen))
+            return a + b + c + helper((bsz, seqlen))
+    """)
+    facts = value_facts_of(summarize({"m.py": callees, "c.py": caller}))
+    assert facts.get("m.py") == frozenset({"param:decode_mask:shape=number"})
