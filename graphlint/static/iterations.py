@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names
+from graphlint.static.cstwalk import bound_names, preorder
 
 EXITS = (cst.Break, cst.Return)
 #: a loop's counter: (loop id, its name, its first value as a key: ("int", n) or ("name", id))
@@ -150,17 +150,11 @@ def carried_literals(stmt: cst.For | cst.While, literal) -> dict[str, tuple]:
     if not last or _continues(stmt.body):
         return {}
     skip = set(bound_names(stmt.target)) if isinstance(stmt, cst.For) else set()
-    for node in _walk(stmt.body):
+    for node in preorder(stmt.body):
         if isinstance(node, _BINDERS) and id(node) not in own:
             target = node.name if isinstance(node, cst.AsName) else node.target
             skip.update(bound_names(target))
     return {name: value for name, value in last.items() if name not in skip}
-
-
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
 
 
 def _continues(node: cst.CSTNode) -> bool:
