@@ -81,7 +81,6 @@ class FieldClasses:
         if root not in info.imports:
             return None
         try:
-            hit = self.index.resolve(info, f"{info.imports[root]}.{rest}" if rest else info.imports[root])
+            return self.index.class_ref(info, ("dotted", f"{info.imports[root]}.{rest}" if rest else info.imports[root]))
         except RecursionError:
             return None
-        return (hit[1], hit[2]) if hit is not None and hit[0] == "class" else None
