@@ -158,7 +158,9 @@ def copy_paths(root: Path, paths: tuple[str, ...], target: Path) -> None:
     for rel in paths:
         source = root / rel
         if source.is_dir():
-            shutil.copytree(source, target / rel, dirs_exist_ok=True)
+            # A checkout may hold a link that points outside it (ktransformers commits one to its
+            # author's home): skip dangling links, as graphlint's own walk does.
+            shutil.copytree(source, target / rel, dirs_exist_ok=True, ignore_dangling_symlinks=True)
         elif source.is_file():
             (target / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / rel)

@@ -232,3 +232,15 @@ def test_the_second_fresh_set_is_apart_from_every_other_set_and_its_plants_parse
     assert sum(e.captures for e in fresh2.values()) >= 2 and not all(e.captures for e in fresh2.values())
     plants = [p for engine in fresh2.values() for p in plant_mod.parse_plants(engine.name, engine.plants)]
     assert {p.engine for p in plants} == set(fresh2)  # every engine of the second set has planted hazards
+
+
+def test_copy_paths_skips_a_dangling_link(tmp_path: Path) -> None:
+    """A checkout may commit a link to its author's machine; the copy skips it and keeps the rest."""
+    root = tmp_path / "engine"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "model.py").write_text("x = 1\n")
+    (root / "pkg" / "elsewhere").symlink_to(tmp_path / "missing" / "pkg")
+    target = tmp_path / "copy"
+    plant_mod.copy_paths(root, ("pkg",), target)
+    assert (target / "pkg" / "model.py").read_text() == "x = 1\n"
+    assert not (target / "pkg" / "elsewhere").exists()
