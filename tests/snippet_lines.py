@@ -113,6 +113,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh4 --manifest bench/realcode/fresh4.toml --note "..." > bench/realcode/fresh4/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh5 --manifest bench/realcode/fresh5.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh5 --manifest bench/realcode/fresh5.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh5 --manifest bench/realcode/fresh5.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh5 --manifest bench/realcode/fresh5.toml --note "..." > bench/realcode/fresh5/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
