@@ -136,3 +136,16 @@ def test_a_loop_that_feeds_nothing_back_passes_no_per_step_int(tmp_path, monkeyp
         "        tok = chunk\n")
     found = findings(tmp_path, monkeypatch, COMPILED, "unused", gen)
     assert not any(rule == "GL308" for rule, _ in found.values())
+
+
+def test_a_read_of_the_loops_own_position_after_the_replay_is_no_result_read(tmp_path, monkeypatch):
+    """The sampled token's read stays the by-design one (``info``); ``where.sum().item()`` after the
+    replay reads the loop's own device position, which the step did not produce: a sync of its own."""
+    gen = GEN.replace("        filled += 1\n", "        filled += 1\n        last = where.sum().item()\n"
+                      "        print(last)\n")
+    found = findings(tmp_path, monkeypatch, COMPILED, "step(model, where, tok.view(1, -1), upto=max_len)", gen)
+    lines = textwrap.dedent(gen).splitlines()
+    token = next(i + 1 for i, line in enumerate(lines) if "tok.item()" in line)
+    position = next(i + 1 for i, line in enumerate(lines) if "where.sum().item()" in line)
+    assert found[("gen.py", token)] == ("GL101", "info")
+    assert found[("gen.py", position)] == ("GL101", "warning")
