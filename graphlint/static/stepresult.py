@@ -114,6 +114,7 @@ class ResultReads:
         copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
         result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
+        result.copied = fn.derives  # what derives from it through its host copies too (:meth:`StepResult.anywhere`)
         result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:
             if call.order < start:
@@ -230,17 +231,19 @@ class StepResult:
     def __init__(self, seeds: set[str], derives: list[tuple], start: int):
         self.seeds, self.derives, self.start = seeds, derives, start
         self.resets: list[int] = []  # the iteration's later model calls (see :meth:`ResultReads.walk`)
+        self.copied: list[tuple] = derives
         self.memo: dict[int, set[str]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.seeds)
 
     def anywhere(self) -> set[str]:
-        """What derives from the result at any statement of the function: a read of none of it reads
+        """What derives from the result at any statement of the function, its host copies included
+        (``for t in toks.cpu(): t.item()`` reads the copy, no device): a read of none of it reads
         something the step did not produce, whatever the order (the loop's own state: a position)."""
         names = self.memo.get(-1)
         if names is None:
-            names = self.memo[-1] = derived(self.seeds, self.derives)
+            names = self.memo[-1] = derived(self.seeds, self.copied)
         return names
 
     def at(self, order: int) -> set[str]:
