@@ -266,8 +266,8 @@ def step_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:
     fn = oracle.fn
     if not names or any(n in fn.tensors for n in names):
         return UNKNOWN
-    if any(n in fn.positions for n in names):
-        return STEP
+    if any(n in fn.positions and n not in fn.origins for n in names):
+        return STEP  # not a call's result: the taint says a position went in, not that one came out
     loop = next((fn.advanced[n] for n in names if n in fn.advanced), None)
     return f"{ADVANCED}{loop}" if loop is not None else UNKNOWN
 

@@ -149,3 +149,17 @@ def test_a_read_of_the_loops_own_position_after_the_replay_is_no_result_read(tmp
     position = next(i + 1 for i, line in enumerate(lines) if "where.sum().item()" in line)
     assert found[("gen.py", token)] == ("GL101", "info")
     assert found[("gen.py", position)] == ("GL101", "warning")
+
+
+def test_what_a_call_given_a_position_returns_is_no_per_step_int(monkeypatch):
+    """dsv4's eager block: ``attn_out = self.attn.attend_eager(..., start, ...)`` is tainted by the
+    position it was given, and so is ``h`` unpacked from ``self.ffn_input(attn_out, ...)``; passed
+    on, that taint is no per-step int: ``MoE.forward_grouped``'s ``torch.zeros(h.shape[0], ...)``
+    stays a per-step allocation (GL201), not a shape sized by a position (GL310)."""
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)
+    settings = resolve(load_config(cwd=repo), paths=["dsv4"], jobs=1, use_cache=False)
+    moe = [(f.line, f.rule) for f in run(settings).findings if f.path.endswith("dsv4/moe.py")]
+    zeros = next(i + 1 for i, line in enumerate((repo / "dsv4/moe.py").read_text().splitlines())
+                 if "out = torch.zeros(h.shape[0]" in line)
+    assert (zeros, "GL201") in moe and (zeros, "GL310") not in moe
