@@ -234,6 +234,7 @@ class CallRecorder:
                     func.value.value == "self" or func.value.value in self.imports)) or (
                     type(func) is cst.Attribute and self_attr(func.value) is not None):  # what valueflow resolves
                 kinds = arg_kinds(call, self.oracle)
+                at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)
             self.add_call(expr, self.looks_like_project_call(func), args=args, kinds=kinds,
                           later=self.at.values.later_args(call, args))

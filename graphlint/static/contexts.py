@@ -18,7 +18,8 @@ candidate, whether and how it is reported:
   read-back made once the step has replayed -- directly, or in a function called after the replay
   (an overlap scheduler processing the previous step's sampled ids) -- reads the step's result:
   ``info``; in a host step loop, only the read the eager loop's definition takes for the step's
-  first (:func:`.stepresult.host_result_reads`).
+  first (:func:`.stepresult.host_result_reads`), and never a read there of what the step did not
+  produce (the loop's device position, read after the replay, is a sync of its own).
 
 A candidate in several contexts takes the strictest that applies to its rule: eager or graph
 (the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
@@ -150,7 +151,7 @@ class Placement:
                  multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset(),
                  guessed: set[FuncId] | frozenset = frozenset(), eager_results: set | frozenset = frozenset(),
                  advanced_attrs: set[str] | frozenset = frozenset(),
-                 host_results: tuple[set, set] = (frozenset(), frozenset())):
+                 host_results: tuple[set, set, set] = (frozenset(), frozenset(), frozenset())):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
@@ -162,7 +163,7 @@ class Placement:
         self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
         #: a host step loop's first reads of its step's result, and every read of it the walk met
         #: (:func:`.stepresult.host_result_reads`): the same definition as the eager loop's
-        self.host_first, self.host_judged = host_results
+        self.host_first, self.host_judged, self.host_others = host_results
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -238,6 +239,8 @@ class Placement:
         key = (fid[0], cand.line, cand.col, cand.code)
         if key in self.host_first:
             return True
+        if key in self.host_others:
+            return False  # the loop's own state read after the replay (a position): an extra sync
         return key not in self.host_judged and self.after_last_replay(fid, cand)
 
     def after_last_replay(self, fid: FuncId, cand: Candidate) -> bool:

@@ -64,6 +64,10 @@ class FieldClasses:
             if ref is not None:
                 out.setdefault((ref[0].path, ref[1]), (ref, tag == "t"))
 
+    def class_of(self, info: ModuleInfo, ir) -> ClassRef | None:
+        """The project class a flow IR class expression names (a parameter's annotation too)."""
+        return self._class(info, ir)
+
     def _class(self, info: ModuleInfo, ir) -> ClassRef | None:
         """``("n", "Cls")`` / ``("a", ("n", "mod"), "Cls")`` -> the project class it names."""
         parts = []

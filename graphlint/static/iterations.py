@@ -90,6 +90,25 @@ def stepped_counters(stmt: cst.For | cst.While, loop_id: int, assigns: dict) -> 
     return out
 
 
+def advanced_names(stmt: cst.For | cst.While) -> set[str]:
+    """Names the loop's body advances: ``n += k`` / ``n -= k`` / ``n = n + k`` anywhere in it (under a
+    branch too: ``if upto is not None: upto += 1``). Such a name is
+    carried round the loop and differs from one iteration to the next: when the loop is a per-token
+    loop, what it passes a callee is a per-step int (:func:`.valuekinds.step_kind`)."""
+    out: set[str] = set()
+    for node in preorder(stmt.body):
+        kind = type(node)
+        if kind is cst.AugAssign:
+            if type(node.target) is cst.Name and type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
+                out.add(node.target.value)
+        elif kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            value, name = node.value, node.targets[0].target.value
+            if type(value) is cst.BinaryOperation and type(value.operator) in (cst.Add, cst.Subtract) \
+                    and type(value.left) is cst.Name and value.left.value == name:
+                out.add(name)
+    return out
+
+
 def first_iteration_loop(test: cst.BaseExpression, counters: list[Counter]) -> int | None:
     """The loop whose first iteration alone ``if <test>:`` runs its body in, if any."""
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:

@@ -100,6 +100,13 @@ def _base_name(node: cst.BaseExpression) -> str | None:
 STEP_ITERABLES = frozenset(("range", "count", "trange"))
 
 
+def feeds_back_a_call(loops: list[LoopInfo], loop_id: int) -> bool:
+    """The loop feeds the output of a call back into it that is not a container's own method
+    (``out.append(tok)`` read later feeds back too, but says nothing of a model step)."""
+    return any(info.id == loop_id and any(not (e[0] == "a" and e[2] in MUTATING_METHODS) for e in info.exprs)
+               for info in loops)
+
+
 def eligible(stmt: cst.For | cst.While) -> bool:
     """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
     iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""

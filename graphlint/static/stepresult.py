@@ -68,6 +68,9 @@ class ResultReads:
 
     def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId]):
         self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
+        #: reads in a step loop's own body, after its model call, of what the step did not produce
+        #: (``input_pos.sum().item()`` after the replay): no read of the result at all
+        self.others: set[Key] = set()
         self.by_path = {i.path: i for i in infos}
         self.graph = graph
         self.model = model  # functions that reach a model step (the loop's model call is a call of one)
@@ -111,6 +114,7 @@ class ResultReads:
         copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
         result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
+        result.copied = fn.derives  # what derives from it through its host copies too (:meth:`StepResult.anywhere`)
         result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:
             if call.order < start:
@@ -141,6 +145,9 @@ class ResultReads:
         at = result.at if isinstance(result, StepResult) else lambda order: result
         events: list[tuple[tuple, tuple, object, bool]] = []
         for cand in self.reads.get(fid, ()):
+            if isinstance(result, StepResult) and cand.reads and within(cand.order, frozenset(cand.loops)) \
+                    and not result.anywhere().intersection(cand.reads):
+                self.others.add((fid[0], cand.line, cand.col, cand.code))
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
@@ -224,10 +231,20 @@ class StepResult:
     def __init__(self, seeds: set[str], derives: list[tuple], start: int):
         self.seeds, self.derives, self.start = seeds, derives, start
         self.resets: list[int] = []  # the iteration's later model calls (see :meth:`ResultReads.walk`)
+        self.copied: list[tuple] = derives
         self.memo: dict[int, set[str]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.seeds)
+
+    def anywhere(self) -> set[str]:
+        """What derives from the result at any statement of the function, its host copies included
+        (``for t in toks.cpu(): t.item()`` reads the copy, no device): a read of none of it reads
+        something the step did not produce, whatever the order (the loop's own state: a position)."""
+        names = self.memo.get(-1)
+        if names is None:
+            names = self.memo[-1] = derived(self.seeds, self.copied)
+        return names
 
     def at(self, order: int) -> set[str]:
         names = self.memo.get(order)
@@ -272,11 +289,12 @@ def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict
 
 
 def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
-                      loops: dict[FuncId, frozenset[int]]) -> tuple[set[Key], set[Key]]:
+                      loops: dict[FuncId, frozenset[int]]) -> tuple[set[Key], set[Key], set[Key]]:
     """The same definition for a captured engine's host step loops, whose "model call" is the call
-    on the way to the replay (or a captured callable it calls: a compiled step): (the first reads of the step's result, every read of it met). A read
+    on the way to the replay (or a captured callable it calls: a compiled step): (the first reads of the step's result, every read of it met,
+    the reads in the loop after its model call of what the step did not produce). A read
     after the replay the walk met and did not take for the first -- a second read, a per-row read,
     an intermediate the sampler reads -- is no by-design read (:meth:`.contexts.Placement.place`)."""
     reads = ResultReads(infos, graph, replay_reach)
     first = reads.run(loops)
-    return first, reads.judged
+    return first, reads.judged, reads.others

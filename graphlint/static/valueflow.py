@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, UNKNOWN, encode, informative, join_dispatch
+from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
@@ -57,6 +57,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     out: dict[str, set[str]] = defaultdict(set)
     later: dict[str, set[str]] = defaultdict(set)  # same-file forward references: ride along only
     callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # target -> (site, caller's info, caller)
+    #: target -> the same, for calls of a local or a parameter (:func:`_called_value`): they feed
+    #: the may-facts alone (a call the resolution misses elsewhere cannot veto one of those)
+    may_callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)
     fields = FieldClasses(index)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
     followed = Counter()  # a callee's last name -> those of its call sites resolved (to any function)
@@ -76,6 +79,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     # of sites under the name then differs) and leaves the result alone
                 hits = _targets(info, fn, site.expr, index, fields)
                 if not hits:
+                    if site.kinds is not None and site.expr[0] == "n":
+                        for hit, shift in _called_value(info, fn, site.expr[1], index, fields):
+                            may_callers[(hit[0].path, hit[1])].append((_shifted(site, shift), info, fn))
                     continue
                 followed[last] += 1
                 for hit in hits:
@@ -89,6 +95,11 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     rides = all(h[0] is info for h in hits) and key.count(".") < 2
                     (later if rides else out)[info.path].add(f"ret:{key}={encode(shape)}")
     infos_by_path = {info.path: info for info in infos}
+    for (path, qualname) in callers.keys() | may_callers.keys():
+        sites = callers.get((path, qualname), []) + may_callers.get((path, qualname), [])
+        fn = infos_by_path[path].functions[qualname]
+        for name in _stepped(infos_by_path[path], fn, sites):
+            out[path].add(f"param:{qualname}:{name}={STEP}")
     for (path, qualname), sites in callers.items():
         fn = infos_by_path[path].functions[qualname]
         if by_name[fn.name] != followed[fn.name]:
@@ -107,6 +118,30 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     and (kind != NUMBER or name in fn.test_names and name in fn.presumed_tensors):
                 out[path].add(f"param:{qualname}:{name}={kind}")
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
+
+
+def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:
+    """Parameters SOME caller passes a per-step int (:data:`.valuekinds.STEP`), among those the
+    function slices, indexes or passes on (``FunctionInfo.step_uses``).
+
+    A may-fact, unlike the others: one per-token loop that passes its advancing counter makes the
+    callee's slice a new shape every token whenever that loop runs, whatever other callers pass
+    (a prefill call that leaves the parameter at its default runs too, once). Whether the slice is
+    a hazard is the hot-code question the linker answers (graph code: a new graph per length;
+    eager code: nothing to record), not this one."""
+    flow = info.flows.get(fn.qualname)
+    if flow is None or not fn.step_uses:
+        return set()
+    params = list(flow.params)
+    if fn.cls and flow.fkind in ("m", "c") and params:
+        params = params[1:]
+    out: set[str] = set()
+    for site, _, _ in sites:
+        if site.kinds is None or len(site.kinds[0]) > len(params):
+            continue
+        passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
+        out.update(name for name, kind in passed if kind == STEP and name in fn.step_uses)
+    return out
 
 
 def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index) -> dict[str, str]:
@@ -176,6 +211,82 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
         return [found[k] for k in sorted(found)]
     hit = _resolve(info, fn, expr, index)
     return [hit] if hit is not None else []
+
+
+#: library wrappers whose result calls the function they are given first, with the same arguments
+#: (``step = torch.compile(pick)``); ``functools.partial`` binds leading positionals besides
+WRAPPERS = frozenset(("torch.compile", "torch.cuda.make_graphed_callables", "torch.jit.script", "functools.wraps"))
+PARTIAL = "functools.partial"
+
+
+def _called_value(info: ModuleInfo, fn: FunctionInfo, name: str, index: Index, fields: FieldClasses,
+                  depth: int = 0) -> list[tuple[Target, int]]:
+    """[(function, positionals bound before the call's own)] a call of the local or parameter
+    ``name`` runs, from what the caller's flow binds to it: ``model: Net`` (``Net.forward`` or
+    ``__call__``, and every override), another function, ``torch.compile(f)``, ``partial(f, a)``.
+
+    The decode step is usually a function handed the model (``def step(model: Net, ...)``) and
+    called through what compiled or bound it; without these the per-step int the loop passes it
+    stops there (:func:`_stepped`). Used for may-facts only."""
+    flow = info.flows.get(fn.qualname)
+    if flow is None or depth > 2:
+        return []
+    found: dict[tuple[str, str], tuple[Target, int]] = {}
+    for stmt in flow.stmts:
+        if stmt[0] != "=" or stmt[1] != ("n", name):
+            continue
+        for value in (stmt[2][1] if stmt[2][0] == "o" else (stmt[2],)):
+            for hit, shift in _value_targets(info, fn, value, index, fields, depth):
+                found.setdefault((hit[0].path, hit[1]), (hit, shift))
+    return [found[k] for k in sorted(found)]
+
+
+def _value_targets(info: ModuleInfo, fn: FunctionInfo, value: tuple, index: Index, fields: FieldClasses,
+                   depth: int) -> list[tuple[Target, int]]:
+    if value[0] == "t":  # an annotated instance: calling it runs its forward
+        ref = fields.class_of(info, value[1])
+        hit = index.call_forward(ref) if ref is not None else None
+        if hit is None:
+            return []
+        return [(h, 0) for h in (hit, *index.overrides(ref, hit[1].rsplit(".", 1)[-1]))]
+    if value[0] == "n":
+        hit = _resolve(info, fn, value, index)
+        if hit is not None:
+            return [(hit, 0)]
+        return _called_value(info, fn, value[1], index, fields, depth + 1) if value[1] != fn.name else []
+    if value[0] == "c" and value[2]:
+        wrapper = _dotted(info, value[1])
+        if wrapper in WRAPPERS or wrapper == PARTIAL:
+            shift = len(value[2]) - 1 if wrapper == PARTIAL else 0
+            return [(h, s + shift) for h, s in _value_targets(info, fn, value[2][0], index, fields, depth + 1)]
+    return []
+
+
+def _dotted(info: ModuleInfo, expr: tuple) -> str:
+    """``("a", ("n", "torch"), "compile")`` -> "torch.compile", through the file's imports."""
+    parts = []
+    while expr[0] == "a":
+        parts.append(expr[2])
+        expr = expr[1]
+    if expr[0] != "n":
+        return ""
+    root = info.imports.get(expr[1], expr[1])
+    return ".".join((root, *reversed(parts)))
+
+
+class _Shifted:
+    """A call site seen through ``partial(f, a, ...)``: ``f``'s leading parameters are bound."""
+
+    __slots__ = ("kinds",)
+
+    def __init__(self, kinds: tuple):
+        self.kinds = kinds
+
+
+def _shifted(site: CallSite, shift: int):
+    if not shift or site.kinds is None:
+        return site
+    return _Shifted(((UNKNOWN,) * shift + site.kinds[0], site.kinds[1]))
 
 
 def _dispatched(hits: list[Target], index: Index):

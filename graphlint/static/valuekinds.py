@@ -31,7 +31,14 @@ from graphlint.static.scalars import is_scalar_tensor
 from graphlint.static.tensors import TensorOracle
 
 TENSOR, SCALAR, HOST, NUMBER, LIST, UNKNOWN = "tensor", "scalar", "host", "number", "list", ""
-KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST)
+#: a Python int that changes on every step: a per-step position (``params.POSITION_NAMES``, or a
+#: parameter some caller passes one), or a counter a per-token loop advances (``n += 1``) -- only
+#: an argument's kind and a parameter fact (:func:`step_kind`, :mod:`.valueflow`)
+STEP = "step"
+#: the kind of an argument a loop advances, until the loop ends: ``~<loop id>`` becomes :data:`STEP`
+#: when that loop turns out a per-token loop (:func:`settle_advanced`), else unknown
+ADVANCED = "~"
+KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP)
 #: builtins whose result is a Python number (or bool: ``any(c(ids) for c in self)``)
 NUMBER_CALLS = frozenset(("int", "float", "len", "round", "bool", "any", "all"))
 BUILTINS = frozenset(dir(builtins))
@@ -200,6 +207,10 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
         fn.tensors.discard(name)
         fn.hosts.add(name)
         return
+    if kind == STEP:
+        fn.tensors.discard(name)
+        fn.positions.add(name)
+        return
     fn.tensors.add(name)
     fn.hosts.discard(name)
     if kind == SCALAR:
@@ -221,7 +232,7 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
         if arg.star:
             return None
         kind = kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
-                                              NUMBER if _sizes(arg.value, oracle) else UNKNOWN)
+                                              NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle))
         if not kind and type(arg.value) is cst.Name:
             kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
         if arg.keyword is None:
@@ -231,6 +242,47 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
     if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
         return None
     return tuple(positional), tuple(named)
+
+
+def step_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:
+    """:data:`STEP` for a per-step Python int (a name, or arithmetic of one with Python numbers:
+    ``upto``, ``pos + 1``); ``~<loop id>`` for a counter an enclosing loop advances; else unknown.
+
+    Why it crosses calls: the int a decode loop advances every token is harmless on the host,
+    but a compiled or captured callee that slices by it (``mask[..., :upto]``) records a graph
+    of one length -- a new shape, a recompile or a new CUDA-graph recording, every token. The
+    callee's parameter rarely has a position's name (``params.POSITION_NAMES``), so only the
+    value flow from the loop tells."""
+    names: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name:
+            names.append(current.value)
+        elif type(current) is cst.BinaryOperation and type(current.operator) in (cst.Add, cst.Subtract):
+            stack.extend((current.left, current.right))
+        elif type(current) is not cst.Integer:
+            return UNKNOWN
+    fn = oracle.fn
+    if not names or any(n in fn.tensors for n in names):
+        return UNKNOWN
+    if any(n in fn.positions and n not in fn.origins for n in names):
+        return STEP  # not a call's result: the taint says a position went in, not that one came out
+    loop = next((fn.advanced[n] for n in names if n in fn.advanced), None)
+    return f"{ADVANCED}{loop}" if loop is not None else UNKNOWN
+
+
+def settle_advanced(calls: list, loop_id: int, per_token: bool) -> None:
+    """The loop ``loop_id`` ended: its advanced counters passed to calls are per-step ints when it
+    is a per-token loop (it feeds a call's output back), and nothing known otherwise (a counter
+    over layers or chunks is the same on every step)."""
+    mark, settled = f"{ADVANCED}{loop_id}", STEP if per_token else UNKNOWN
+    for site in calls:
+        kinds = site.kinds
+        if kinds is None or (mark not in kinds[0] and all(k != mark for _, k in kinds[1])):
+            continue
+        site.kinds = (tuple(settled if k == mark else k for k in kinds[0]),
+                      tuple((n, settled if k == mark else k) for n, k in kinds[1]))
 
 
 def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:

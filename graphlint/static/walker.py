@@ -23,8 +23,8 @@ from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder
 from graphlint.static.guards import Guards, note_constant, written_attrs
 from graphlint.static.inherited import inherited_by_class
-from graphlint.static.iterations import EXITS, carried_literals, loop_counter, note_exit, stepped_counters
-from graphlint.static.loops import LoopTracker, eligible as is_step_loop
+from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
+from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
 from graphlint.static.options import StaticOptions
@@ -35,7 +35,7 @@ from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuefacts import ValueFacts, literal, record_stores
-from graphlint.static.valuekinds import UNKNOWN, join, shape_of
+from graphlint.static.valuekinds import UNKNOWN, join, settle_advanced, shape_of
 
 @dataclass
 class RawCandidate:
@@ -317,6 +317,10 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
         self.loop_ids.append(loop_id)
+        advanced = self.oracle.fn.advanced
+        outer_advanced = dict(advanced)
+        if is_step_loop(stmt):
+            advanced.update(dict.fromkeys(advanced_names(stmt), loop_id))
         counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
         counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         self.enter_loop(stmt)
@@ -345,6 +349,10 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
             self.exit_loop(stmt)
             self.loop_ids.pop()
             self.pop_loop()
+            if outer_advanced != advanced:
+                settle_advanced(self.func.calls, loop_id, feeds_back_a_call(self.func.loops, loop_id))
+                advanced.clear()
+                advanced.update(outer_advanced)
             self.values.end_loop(loop_id)
         if stmt.orelse is not None:
             self.suite(stmt.orelse.body, "orelse")

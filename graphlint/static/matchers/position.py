@@ -65,9 +65,18 @@ class PositionDependent(Matcher):
             if isinstance(node, cst.If) and _only_raises(node.body):
                 return  # a bounds check: raising is the eager path's business
             for operand in operands(node.test):
+                if _none_test(operand):
+                    continue  # ``if upto is not None:``: the same answer on every step
                 if not oracle.is_tensor(operand) and oracle.uses(operand, names):
                     ctx.report(self.rule, operand)
                     return
+
+
+def _none_test(node: cst.BaseExpression) -> bool:
+    """``x is None`` / ``x is not None``: whether a position was given, not what it is."""
+    return isinstance(node, cst.Comparison) and all(
+        isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
+        and c.comparator.value == "None" for c in node.comparisons)
 
 
 def _only_raises(body: cst.BaseSuite) -> bool:
