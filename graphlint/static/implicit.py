@@ -154,24 +154,39 @@ class Implicit:
         self.run(fid, [callee for v in values for callee, _, _ in self.o.callees(v) if callee is not None])
 
     # -- attribute loads and stores ------------------------------------------------------------
-    def load(self, path: str, qual: str, obj: int, attr: str) -> None:
+    def load(self, path: str, qual: str, obj: int, attr: str, dst: int | None = None) -> None:
         fid = self.scope(path, qual)
         getattr_hooks = self.getattr_hooks
         if fid is None or not (attr in self.properties or getattr_hooks):
             return
-        self.s.watch(obj, partial(self._loaded, fid, getattr_hooks, attr))  # not a closure: half the memory
+        self.s.watch(obj, partial(self._loaded, fid, getattr_hooks, attr, dst))  # not a closure: half the memory
 
-    def _loaded(self, fid: FuncId, getattr_hooks: frozenset[str], attr: str, values) -> None:
+    def _loaded(self, fid: FuncId, getattr_hooks: frozenset[str], attr: str, dst: int | None, values) -> None:
         for v in values:
             if v[0] not in ("I", "S"):
                 continue
             if "__getattribute__" in getattr_hooks:
                 self.run(fid, self.methods(v, "__getattribute__"))
             if "__getattr__" in getattr_hooks and not self.bound(v, attr):
-                self.run(fid, self.methods(v, "__getattr__"))
+                hooks = self.methods(v, "__getattr__")
+                self.run(fid, hooks)
+                if dst is not None and self.o.once(("getattr-hook", v, attr, dst)):
+                    self.delegated(v, attr, hooks, dst)
             if attr in self.properties and self.o.once(("property", fid, v, attr)):
                 for owner in self.owners(v, attr):
                     self.s.watch(self.o.cattr(*owner, attr), partial(self.getters, fid))
+
+    def delegated(self, v: Value, attr: str, hooks, dst: int) -> None:
+        """``obj.attr`` that falls to ``__getattr__(self, name)``: what the hook returns, called with
+        the instance and the name (a proxy's ``return getattr(self.inner, name)`` gives the inner
+        object's ``attr``: a worker wrapper forwarding ``execute_model``)."""
+        this, name = self.s.fresh(), self.s.fresh()
+        self.s.add_values(this, (v,))
+        self.s.add_values(name, (("Str", attr),))
+        for fid in hooks:
+            hook = self.s.fresh()
+            self.s.add_values(hook, (("F",) + tuple(fid),))
+            self.o.call(hook, (this, name), (), dst)
 
     def owners(self, v: Value, attr: str) -> list[tuple[str, str]]:
         mro = self.index.mro(self.o.ref(v))

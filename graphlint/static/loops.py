@@ -27,6 +27,12 @@ self.model(self.ids); ...; self.ids = torch.cat([self.ids, nxt])``. A data loade
 (``self.at += n``) feeds nothing back into a call; the linker keeps only loops whose call reaches
 a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own.
 
+A ``while`` loop that feeds nothing back is recorded too, with every call of its body
+(``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
+self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a scheduler)
+and runs the model step once per message; the linker makes it a step loop when a call reaches the
+model step (:meth:`graphlint.static.entries.Discovery.serving_loops`).
+
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
 assignments' dependencies are collected only inside eligible loops, so other code pays nothing.
@@ -132,6 +138,7 @@ class LoopFrame:
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
+    serves: bool = False  # a ``while`` loop: a serving loop when nothing feeds back (:mod:`.entries`)
     self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
@@ -176,7 +183,8 @@ class LoopTracker:
             if frame.eligible:
                 for name in targets:
                     frame.writes[name] = self.order
-        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets))
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets,
+                                          serves=isinstance(stmt, cst.While)))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -202,6 +210,9 @@ class LoopTracker:
                 exprs.append(expr)
         if exprs:
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
+        elif frame.serves and frame.calls:  # ``while True: msg = recv(); out = self.execute_model(msg)``
+            calls = list(dict.fromkeys(expr for _, expr, _ in frame.calls))
+            self.func.serve_loops = (*self.func.serve_loops, LoopInfo(frame.id, frame.where, calls))
         for order, expr, method in frame.self_calls:
             state = {n[5:] for n in frame.derived(order) if n.startswith("self.")} if expr not in exprs else None
             if state:
