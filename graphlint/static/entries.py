@@ -339,7 +339,7 @@ class Discovery(NamedEntries, HostSteps):
                 if not fn.serve_loops or fid in graph or fid in inside or fn.captures or fn.device_code \
                         or self.not_hot(fn.name, fid):
                     continue
-                fed = {loop.id for loop in fn.loops}
+                fed = {loop.id for loop in fn.loops} | self.loop_bodies["host"].get(fid, frozenset())
                 for loop in fn.serve_loops:
                     targets = self.loop_targets(info, qual, loop)
                     models = [t for t in targets if t in reach]
