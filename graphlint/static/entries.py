@@ -329,10 +329,17 @@ class Discovery(NamedEntries, HostSteps):
         metadata, the model, sampling -- every rule as in any eager decode path. Not when a call
         leads to a replay (that loop is the host step's, :mod:`.steploops`), nor a loop in the model
         step itself (a ``while`` in a ``forward``), nor one whose every model call runs a decoder of
-        its own (a request loop around ``generate()``: :mod:`.outerloops`). A loop that never
-        reaches the model (a health check, a start-up wait) is nothing."""
+        its own (a request loop around ``generate()``: :mod:`.outerloops`), nor one with a nested
+        loop that calls the model (a request loop around a token stream: the inner loop is the
+        step). The model is a module's ``forward``/``__call__`` or captured code, not a
+        ``*decode*``-named helper. A loop that never reaches the model (a health check, a start-up
+        wait) is nothing."""
         self.serving: dict[FuncId, frozenset[int]] = {}
         inside = set(bfs([(s, (s,)) for s in steps], self.calls))
+        # the model a serving loop runs is a module's forward (or captured code), not any
+        # ``*decode*``-named helper doing device work (a KV-transfer worker's ``send_to_decode_node``)
+        forwards = {f for f in steps if f[1].rpartition(".")[2] in ("forward", "__call__")}
+        reach = reaching(forwards | set(graph), callers_of(self.calls)) if forwards or graph else set()
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
@@ -344,7 +351,8 @@ class Discovery(NamedEntries, HostSteps):
                     targets = self.loop_targets(info, qual, loop)
                     models = [t for t in targets if t in reach]
                     if loop.id in fed or not models or any(t in replay_reach for t in targets) \
-                            or capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn):
+                            or capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn) \
+                            or self.steps_inside(fid, loop.id, reach):
                         continue
                     decoder = self.outer.decoder_run(fid, models)
                     if decoder is not None:
@@ -355,6 +363,12 @@ class Discovery(NamedEntries, HostSteps):
                         self.serving[fid] = self.serving.get(fid, frozenset()) | {loop.id}
                         self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
                                  (info.path, loop.where), loops=frozenset((loop.id,)))
+
+    def steps_inside(self, fid: FuncId, loop_id: int, reach: set[FuncId]) -> bool:
+        """Whether a loop nested in the loop ``loop_id`` of ``fid`` calls the model: then the step is
+        that inner loop (a request loop around a token stream), not the outer loop's iteration."""
+        return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
+                   for callee, site in self.calls.get(fid, ()))
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)

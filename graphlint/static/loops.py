@@ -31,7 +31,8 @@ A ``while`` loop that feeds nothing back is recorded too, with every call of its
 (``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
 self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a scheduler)
 and runs the model step once per message; the linker makes it a step loop when a call reaches the
-model step (:meth:`graphlint.static.entries.Discovery.serving_loops`).
+model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). Not a loop that yields (see
+:func:`_yields`).
 
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
@@ -184,7 +185,7 @@ class LoopTracker:
                 for name in targets:
                     frame.writes[name] = self.order
         self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets,
-                                          serves=isinstance(stmt, cst.While)))
+                                          serves=isinstance(stmt, cst.While) and not _yields(stmt.body)))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -315,6 +316,14 @@ class LoopTracker:
             if isinstance(name, cst.Name):
                 (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
                 self.oracle.fn.module_aliases.pop(name.value, None)
+
+
+def _yields(body: cst.CSTNode) -> bool:
+    """Whether a loop body yields: a generator's loop hands each iteration's result to a consumer
+    that pulls them (a stream of images or tokens), so what it runs per step is the consumer's
+    loop's business, not the generator's own -- no serving loop (a per-token generator is judged
+    by its feedback)."""
+    return any(type(n) is cst.Yield for n in preorder(body))
 
 
 def _is_range(node: cst.BaseExpression) -> bool:
