@@ -31,8 +31,10 @@ A ``while`` loop that feeds nothing back is recorded too, with every call of its
 (``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
 self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a scheduler)
 and runs the model step once per message; the linker makes it a step loop when a call reaches the
-model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). Not a loop that yields (see
-:func:`_yields`).
+model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
+process serves (``while True:``, ``while self.running:``, ``while queue.has_work():``): not a loop
+whose test reads a local its body rebinds (a retry or convergence loop: ``while batch is None:
+offload(); batch = schedule()``), nor one that yields (see :func:`_yields`).
 
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
@@ -140,6 +142,7 @@ class LoopFrame:
     filled: dict[str, set[str]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
     serves: bool = False  # a ``while`` loop: a serving loop when nothing feeds back (:mod:`.entries`)
+    tested: frozenset = frozenset()  # the local names a ``while`` loop's test reads
     self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
@@ -184,8 +187,10 @@ class LoopTracker:
             if frame.eligible:
                 for name in targets:
                     frame.writes[name] = self.order
-        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets,
-                                          serves=isinstance(stmt, cst.While) and not _yields(stmt.body)))
+        serves = isinstance(stmt, cst.While) and not _yields(stmt.body)
+        tested = frozenset(n for n in _names(stmt.test) if not n.startswith("self.")) if serves else frozenset()
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, serves=serves,
+                                          tested=tested))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -211,7 +216,9 @@ class LoopTracker:
                 exprs.append(expr)
         if exprs:
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
-        elif frame.serves and frame.calls:  # ``while True: msg = recv(); out = self.execute_model(msg)``
+        elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
+            # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
+            # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
             calls = list(dict.fromkeys(expr for _, expr, _ in frame.calls))
             self.func.serve_loops = (*self.func.serve_loops, LoopInfo(frame.id, frame.where, calls))
         for order, expr, method in frame.self_calls:
