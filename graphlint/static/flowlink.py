@@ -50,6 +50,7 @@ class Linker(LibraryFlows):
         objects.module_attr = self.module_attr
         self.implicit = Implicit(infos, objects)  # decorators, and what loads, subscripts and stores run
         self.wrapped = self.implicit.wrapped  # decorators' wrapper closures -> the functions they wrap
+        self.implicit.evaluate = self.eval  # a proxy's forwarded load (:meth:`.Implicit.delegated`)
         #: names of functions that call a parameter: their calls keep their arguments' nodes (:mod:`.passedcalls`)
         self.keep_args: frozenset[str] = frozenset()
 

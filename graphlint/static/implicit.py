@@ -33,6 +33,7 @@ statement: a function hot only in its per-token loops runs them when any of its 
 from __future__ import annotations
 
 from functools import partial
+from typing import Callable
 
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.objects import Objects
@@ -177,16 +178,21 @@ class Implicit:
                     self.s.watch(self.o.cattr(*owner, attr), partial(self.getters, fid))
 
     def delegated(self, v: Value, attr: str, hooks, dst: int) -> None:
-        """``obj.attr`` that falls to ``__getattr__(self, name)``: what the hook returns, called with
-        the instance and the name (a proxy's ``return getattr(self.inner, name)`` gives the inner
-        object's ``attr``: a worker wrapper forwarding ``execute_model``)."""
-        this, name = self.s.fresh(), self.s.fresh()
-        self.s.add_values(this, (v,))
-        self.s.add_values(name, (("Str", attr),))
-        for fid in hooks:
-            hook = self.s.fresh()
-            self.s.add_values(hook, (("F",) + tuple(fid),))
-            self.o.call(hook, (this, name), (), dst)
+        """``obj.attr`` that falls to a proxy's ``__getattr__(self, name)`` whose ``return`` is
+        ``getattr(<inner>, name)``: the inner object's ``attr`` (a worker wrapper forwarding
+        ``execute_model``). Evaluated per attribute, never by binding the name to the hook's
+        parameter: that one node would hold every name any load of any proxy asks for, and every
+        forwarded load would look all of them up."""
+        for path, qual in hooks:
+            flow = self.o.flow(path, qual)
+            if flow is None or len(flow.params) < 2:
+                continue
+            for stmt in flow.stmts:
+                if type(stmt) is tuple and len(stmt) == 2 and stmt[0] == "r" and type(stmt[1]) is tuple \
+                        and stmt[1][0] == "g" and len(stmt[1]) > 3 and stmt[1][3] == ("n", flow.params[1]):
+                    self.o.load(self.evaluate(path, qual, stmt[1][1]), attr, dst)
+
+    evaluate: Callable[[str, str, tuple], int]  # set by the linker: an IR's node in a scope
 
     def owners(self, v: Value, attr: str) -> list[tuple[str, str]]:
         mro = self.index.mro(self.o.ref(v))
