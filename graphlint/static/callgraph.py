@@ -67,7 +67,7 @@ class CallGraph:
             for qual, fn in info.functions.items():
                 if qual not in flows:
                     continue
-                exprs = [site.expr for site in fn.calls] + [e for loop in fn.loops for e in loop.exprs]
+                exprs = [site.expr for site in fn.calls] + [e for loop in (*fn.loops, *fn.serve_loops) for e in loop.exprs]
                 exprs += [site.via for site in fn.calls if site.via is not None and site.via[0] != "i"]
                 exprs += [site.expr[1] for site in fn.calls if site.expr[0] == "s"]  # ``kernel[grid]``: :meth:`builds`
                 for expr in exprs:

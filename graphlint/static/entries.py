@@ -155,6 +155,7 @@ class Discovery(NamedEntries, HostSteps):
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
         reach = reaching(steps | graph_roots, callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
+        self.serving_loops(replay_reach, reach, graph, steps)
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
@@ -176,7 +177,7 @@ class Discovery(NamedEntries, HostSteps):
             guessed_only = set(eager) - set(sure)
             eager = {**eager, **sure}
         eager_host = self.eager_host_logic(eager, steps, setup)
-        results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"])
+        results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
@@ -319,6 +320,55 @@ class Discovery(NamedEntries, HostSteps):
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"
                         self.add("eager", fid, f"{kind} calling {model[1]}", where, loops=loops)
+
+    def serving_loops(self, replay_reach: set[FuncId], reach: set[FuncId], graph, steps: set[FuncId]) -> None:
+        """Serving loops (:mod:`.loops`): a ``while`` loop that feeds nothing back -- its work comes
+        from outside, a socket, a queue, a scheduler -- and calls the model step (``reach``) runs it
+        once per message: a step loop of an eager engine (a worker's ``while True: msg = recv();
+        out = self.execute_model(msg); send(out)``), its body eager, what it calls -- input upload,
+        metadata, the model, sampling -- every rule as in any eager decode path. Not when a call
+        leads to a replay (that loop is the host step's, :mod:`.steploops`), nor a loop in the model
+        step itself (a ``while`` in a ``forward``), nor one whose every model call runs a decoder of
+        its own (a request loop around ``generate()``: :mod:`.outerloops`), nor one with a nested
+        loop that calls the model (a request loop around a token stream: the inner loop is the
+        step). The model is a module's ``forward``/``__call__`` or captured code, not a
+        ``*decode*``-named helper. A loop that never reaches the model (a health check, a start-up
+        wait) is nothing."""
+        self.serving: dict[FuncId, frozenset[int]] = {}
+        inside = set(bfs([(s, (s,)) for s in steps], self.calls))
+        # the model a serving loop runs is a module's forward (or captured code), not any
+        # ``*decode*``-named helper doing device work (a KV-transfer worker's ``send_to_decode_node``)
+        forwards = {f for f in steps if f[1].rpartition(".")[2] in ("forward", "__call__")}
+        reach = reaching(forwards | set(graph), callers_of(self.calls)) if forwards or graph else set()
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.serve_loops or fid in graph or fid in inside or fn.captures or fn.device_code \
+                        or self.not_hot(fn.name, fid):
+                    continue
+                fed = {loop.id for loop in fn.loops} | self.loop_bodies["host"].get(fid, frozenset())
+                for loop in fn.serve_loops:
+                    targets = self.loop_targets(info, qual, loop)
+                    models = [t for t in targets if t in reach]
+                    if loop.id in fed or not models or any(t in replay_reach for t in targets) \
+                            or capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn) \
+                            or self.steps_inside(fid, loop.id, reach):
+                        continue
+                    decoder = self.outer.decoder_run(fid, models)
+                    if decoder is not None:
+                        self.outer.found.append(OuterLoop(fid, loop.where, decoder))
+                        continue
+                    if not self.options.entries:
+                        self.looping.add(fid)
+                        self.serving[fid] = self.serving.get(fid, frozenset()) | {loop.id}
+                        self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
+                                 (info.path, loop.where), loops=frozenset((loop.id,)))
+
+    def steps_inside(self, fid: FuncId, loop_id: int, reach: set[FuncId]) -> bool:
+        """Whether a loop nested in the loop ``loop_id`` of ``fid`` calls the model: then the step is
+        that inner loop (a request loop around a token stream), not the outer loop's iteration."""
+        return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
+                   for callee, site in self.calls.get(fid, ()))
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)

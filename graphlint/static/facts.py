@@ -128,6 +128,9 @@ class FunctionInfo(Compact):
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
+    #: ``while`` loops that feed nothing back, with every call of their body: serving loops when a
+    #: call reaches the model step (see :mod:`.loops`); a tuple, empty for almost every function
+    serve_loops: tuple = ()
     #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
     defaults: dict[str, tuple | None] = field(default_factory=dict)
     #: how names derive from names, and what each call passes (see :mod:`.stepflow`)

@@ -26,7 +26,8 @@ summaries small. Tags (short: every summary is pickled):
   the names that reach ``name`` spell (``getattr(type(self), MODES[mode])``), and every field
   starting with the f-string's literal prefix;
 - ``("str", text)``: an identifier-like string held in a container literal (``{"greedy": "_sample"}``,
-  ``("q_proj", "k_proj")``): the names a computed ``getattr`` may look up;
+  ``("q_proj", "k_proj")``) or passed as an argument (``run_workers("execute_model")``): the names a
+  computed ``getattr`` may look up;
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
   ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function);
 - ``("x",)``: an instance of a class of the standard library or the numeric stack
@@ -48,8 +49,8 @@ IR = tuple
 #: through (:data:`KEPT`) stay.
 EXTERNAL_ROOTS = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "triton", "cutlass"}
 FOREIGN = ("x",)
-KEPT = frozenset(("compile", "make_graphed_callables", "partial", "ModuleList", "ModuleDict", "Sequential",
-                  "ParameterList", "ParameterDict", "OrderedDict", "deque", "script", "cached_property",
+KEPT = frozenset(("compile", "make_graphed_callables", "partial", "Thread", "Process", "Timer", "ModuleList",
+                  "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque", "script", "cached_property",
                   "lru_cache", "cache", "wraps"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 #: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every
@@ -213,7 +214,9 @@ class IRBuilder:
         positional, keywords = [], []
         starred = False  # after ``*xs`` positions are unknown
         for arg in args:
-            value = self.expr(arg.value)
+            # a literal name passed on (``self._run_workers("execute_model")``) is a ``("str", ...)``:
+            # the helper's ``getattr(worker, method)`` looks that attribute up (:mod:`.flowlink`)
+            value = self.element(arg.value) if not arg.star else self.expr(arg.value)
             if arg.star == "**":
                 if value is not None:
                     keywords.append(("**", value))

@@ -16,7 +16,8 @@ import builtins
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
-from graphlint.static.libflows import CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, LibraryFlows
+from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, SELF_RETURNING,
+                                      TASK_METHODS, LibraryFlows)
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import Value
@@ -24,9 +25,12 @@ from graphlint.static.pointsto import Value
 BUILTINS = frozenset(dir(builtins))
 #: calls that run a callable they are handed later, on another thread or process: what it does is
 #: not the step's own work (a weight reload in the background, a shutdown hook)
+#: (a thread runs a loop of its own: whether that loop is per step is its own business, :mod:`.loops`).
+#: A task handed to a pool (``executor.submit(fn, x)``, ``loop.run_in_executor(None, fn, x)``) is no
+#: such thing: it runs once per submission, the submitter's work on another thread -- an edge.
 BACKGROUND = frozenset(("threading.Thread", "threading.Timer", "multiprocessing.Process", "torch.multiprocessing.Process",
                         "torch.multiprocessing.spawn", "atexit.register", "signal.signal"))
-BACKGROUND_METHODS = frozenset(("submit", "run_in_executor", "apply_async", "start_new_thread"))
+BACKGROUND_METHODS = frozenset(("start_new_thread",))
 
 
 class Linker(LibraryFlows):
@@ -46,6 +50,7 @@ class Linker(LibraryFlows):
         objects.module_attr = self.module_attr
         self.implicit = Implicit(infos, objects)  # decorators, and what loads, subscripts and stores run
         self.wrapped = self.implicit.wrapped  # decorators' wrapper closures -> the functions they wrap
+        self.implicit.evaluate = self.eval  # a proxy's forwarded load (:meth:`.Implicit.delegated`)
         #: names of functions that call a parameter: their calls keep their arguments' nodes (:mod:`.passedcalls`)
         self.keep_args: frozenset[str] = frozenset()
 
@@ -197,7 +202,7 @@ class Linker(LibraryFlows):
         if tag == "a":
             obj = self.eval(path, qual, ir[1])
             self.o.load(obj, ir[2], dst)
-            self.implicit.load(path, qual, obj, ir[2])
+            self.implicit.load(path, qual, obj, ir[2], dst)
         elif tag == "s":
             s.elementwise(dst)
             obj = self.eval(path, qual, ir[1])
@@ -284,6 +289,10 @@ class Linker(LibraryFlows):
                                   kw_nodes, dst)
         elif func[0] == "a" and func[2] in MODULE_METHODS and len(arg_nodes) == 1 and type(arg_nodes[0]) is int:
             self.module_method(self.eval(path, qual, func[1]), func[2], arg_nodes[0])
+        elif func[0] == "a" and func[2] in SELF_RETURNING:
+            self.returns_receiver(self.eval(path, qual, func[1]), func[2], dst)
+        if func[0] == "a" and func[2] in TASK_METHODS:
+            self.task_method(self.eval(path, qual, func[1]), func[2], arg_nodes, kw_nodes)
         return dst
 
     def foreign(self, name: str | None) -> bool:

@@ -33,6 +33,7 @@ statement: a function hot only in its per-token loops runs them when any of its 
 from __future__ import annotations
 
 from functools import partial
+from typing import Callable
 
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.objects import Objects
@@ -154,24 +155,44 @@ class Implicit:
         self.run(fid, [callee for v in values for callee, _, _ in self.o.callees(v) if callee is not None])
 
     # -- attribute loads and stores ------------------------------------------------------------
-    def load(self, path: str, qual: str, obj: int, attr: str) -> None:
+    def load(self, path: str, qual: str, obj: int, attr: str, dst: int | None = None) -> None:
         fid = self.scope(path, qual)
         getattr_hooks = self.getattr_hooks
         if fid is None or not (attr in self.properties or getattr_hooks):
             return
-        self.s.watch(obj, partial(self._loaded, fid, getattr_hooks, attr))  # not a closure: half the memory
+        self.s.watch(obj, partial(self._loaded, fid, getattr_hooks, attr, dst))  # not a closure: half the memory
 
-    def _loaded(self, fid: FuncId, getattr_hooks: frozenset[str], attr: str, values) -> None:
+    def _loaded(self, fid: FuncId, getattr_hooks: frozenset[str], attr: str, dst: int | None, values) -> None:
         for v in values:
             if v[0] not in ("I", "S"):
                 continue
             if "__getattribute__" in getattr_hooks:
                 self.run(fid, self.methods(v, "__getattribute__"))
             if "__getattr__" in getattr_hooks and not self.bound(v, attr):
-                self.run(fid, self.methods(v, "__getattr__"))
+                hooks = self.methods(v, "__getattr__")
+                self.run(fid, hooks)
+                if dst is not None and self.o.once(("getattr-hook", v, attr, dst)):
+                    self.delegated(v, attr, hooks, dst)
             if attr in self.properties and self.o.once(("property", fid, v, attr)):
                 for owner in self.owners(v, attr):
                     self.s.watch(self.o.cattr(*owner, attr), partial(self.getters, fid))
+
+    def delegated(self, v: Value, attr: str, hooks, dst: int) -> None:
+        """``obj.attr`` that falls to a proxy's ``__getattr__(self, name)`` whose ``return`` is
+        ``getattr(<inner>, name)``: the inner object's ``attr`` (a worker wrapper forwarding
+        ``execute_model``). Evaluated per attribute, never by binding the name to the hook's
+        parameter: that one node would hold every name any load of any proxy asks for, and every
+        forwarded load would look all of them up."""
+        for path, qual in hooks:
+            flow = self.o.flow(path, qual)
+            if flow is None or len(flow.params) < 2:
+                continue
+            for stmt in flow.stmts:
+                if type(stmt) is tuple and len(stmt) == 2 and stmt[0] == "r" and type(stmt[1]) is tuple \
+                        and stmt[1][0] == "g" and len(stmt[1]) > 3 and stmt[1][3] == ("n", flow.params[1]):
+                    self.o.load(self.evaluate(path, qual, stmt[1][1]), attr, dst)
+
+    evaluate: Callable[[str, str, tuple], int]  # set by the linker: an IR's node in a scope
 
     def owners(self, v: Value, attr: str) -> list[tuple[str, str]]:
         mro = self.index.mro(self.o.ref(v))

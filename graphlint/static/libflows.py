@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphlint.static.bindings import MODULE_SELF_METHODS
+
 #: calls that return (a wrapper of) their first argument
 PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
                           "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
@@ -35,6 +37,22 @@ CONTAINER_METHODS = {"append": "store", "add": "store", "insert": "store", "appe
 #: calls ``fn`` on ``m`` and every sub-module (now); a forward hook or pre-hook runs on every later
 #: call of ``m`` (its ``forward`` runs it: :meth:`.implicit.Implicit.module_hook`)
 MODULE_METHODS = frozenset(("apply", "register_forward_hook", "register_forward_pre_hook"))
+#: methods that return their receiver: the ``nn.Module`` ones a project module inherits
+#: (``return model.eval()`` is the model), and an actor class's ``options(...)`` (Ray's
+#: ``Worker.options(num_gpus=1)`` is still the actor class). Only where no class of the receiver's
+#: family binds the name (a project's own ``to()`` is an ordinary call).
+SELF_RETURNING = MODULE_SELF_METHODS | {"options"}
+#: a function handed to a pool or a thread, with the arguments it will be called with:
+#: ``executor.submit(fn, *args)`` (receiver a library object), ``loop.run_in_executor(ex, fn, *args)``
+#: -- :meth:`LibraryFlows.task_method`; ``threading.Thread(target=fn, args=(...), kwargs={...})`` and
+#: the ``Process`` likes -- :data:`THREAD_STARTS`. The arguments reach ``fn``'s parameters (a worker
+#: loop started with ``args=(runner, queue)`` resolves ``runner.run(...)``).
+TASK_METHODS = frozenset(("submit", "run_in_executor", "apply_async"))
+THREAD_STARTS = frozenset(("threading.Thread", "threading.Timer", "multiprocessing.Process",
+                           "torch.multiprocessing.Process"))
+#: an attribute of a project function, bound method or class no class binds: an actor framework's
+#: handle (Ray: ``Worker.remote(...)`` makes the actor, ``handle.step.remote(x)`` runs ``step(x)``)
+REMOTE = "remote"
 
 
 class LibraryFlows:
@@ -72,11 +90,54 @@ class LibraryFlows:
                     self.o.elements(arg[1], self.o.elems(container))
                 else:
                     self.s.edge(arg, self.o.elems(container))
+        elif name in THREAD_STARTS:
+            self.thread_start(name, args, kws)
         elif name == "builtins.next" and plain:
             self.o.elements(plain[0], dst)
         elif name == "builtins.type" and plain:
             self.s.watch(plain[0], lambda values: self.s.add_values(
                 dst, [("C", v[1], v[2]) for v in values if v[0] in ("I", "S")]))
+
+    def thread_start(self, name: str, args: tuple, kws: tuple) -> None:
+        """``Thread(target=fn, args=(a,), kwargs={...})``: ``fn(a, ...)`` runs (on another thread: no
+        call edge, :data:`graphlint.static.flowlink.BACKGROUND`), its parameters get the arguments."""
+        named = dict(k for k in kws if k[0] != "**")
+        target = named.get("target", args[1] if name.endswith("Thread") and len(args) > 1 else None)
+        if name.endswith("Timer"):
+            target = named.get("function", args[1] if len(args) > 1 else None)
+        if type(target) is not int:
+            return
+        spread = tuple(("*", named[k]) for k in ("args",) if k in named)
+        self.o.call(target, spread, tuple(("**", named[k]) for k in ("kwargs",) if k in named), None)
+
+    def task_method(self, recv: int, method: str, args: tuple, kws: tuple) -> None:
+        """``executor.submit(fn, *args, **kws)`` on a library executor (``loop.run_in_executor(ex, fn,
+        *args)``, ``pool.apply_async(fn, args)``): ``fn`` is called with those arguments."""
+        skip = 1 if method == "run_in_executor" else 0
+        if len(args) <= skip or type(args[skip]) is not int:
+            return
+        fn, rest = args[skip], args[skip + 1:]
+        if method == "apply_async":
+            rest = tuple(("*", a) for a in rest[:1] if type(a) is int)
+        if method == "run_in_executor":
+            self.o.call(fn, rest, kws, None)
+            return
+
+        def on(values):  # a project class's own ``submit(...)`` is an ordinary call
+            if any(v[0] == "X" for v in values) and self.o.once(("task", recv, fn, id(args))):
+                self.o.call(fn, rest, kws, None)
+        self.s.watch(recv, on)
+
+    def returns_receiver(self, recv: int, method: str, dst: int) -> None:
+        """``model.eval()`` (:data:`SELF_RETURNING`): the receiver, where no class of its family binds
+        ``method``; ``options`` only on a class (an actor class's options)."""
+        def on(values):
+            for v in values:
+                if v[0] in (("C",) if method == "options" else ("I", "S")) \
+                        and not self.o.class_attr(self.o.family(v), method) \
+                        and not any(method in self.o.fields.get((i.path, n), ()) for i, n in self.o.family(v)):
+                    self.s.add_values(dst, (v,))
+        self.s.watch(recv, on)
 
     def container_method(self, recv: int, kind: str, args: tuple, kws: tuple, dst: int) -> None:
         plain = [a for a in args if type(a) is int]
@@ -129,7 +190,7 @@ class LibraryFlows:
             for v in values:
                 if v[0] == "Str" and self.o.once(("getattr", obj, v[1], dst)):
                     self.o.load(obj, v[1], dst)
-                    self.implicit.load(*scope, obj, v[1])
+                    self.implicit.load(*scope, obj, v[1], dst)
         self.s.watch(names, on)
 
     def module_method(self, recv: int, method: str, fn: int) -> None:

@@ -15,6 +15,7 @@ from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
+from graphlint.static.namedispatch import specialize_names
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
 from graphlint.static.unresolved import from_call_graph
@@ -40,6 +41,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
     graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
+    specialize_names(raw, infos, graph, graph.passed)  # a call by method name, per call site
     calls = _merge(raw)
     discovery = Discovery(infos, index, calls, options, graph)
     contexts = discovery.run()

@@ -27,6 +27,15 @@ self.model(self.ids); ...; self.ids = torch.cat([self.ids, nxt])``. A data loade
 (``self.at += n``) feeds nothing back into a call; the linker keeps only loops whose call reaches
 a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own.
 
+A ``while`` loop that feeds nothing back is recorded too, with every call of its body
+(``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
+self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a scheduler)
+and runs the model step once per message; the linker makes it a step loop when a call reaches the
+model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
+process serves (``while True:``, ``while self.running:``, ``while queue.has_work():``): not a loop
+whose test reads a local its body rebinds (a retry or convergence loop: ``while batch is None:
+offload(); batch = schedule()``), nor one that yields (see :func:`_yields`).
+
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
 assignments' dependencies are collected only inside eligible loops, so other code pays nothing.
@@ -139,6 +148,8 @@ class LoopFrame:
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
+    serves: bool = False  # a ``while`` loop: a serving loop when nothing feeds back (:mod:`.entries`)
+    tested: frozenset = frozenset()  # the local names a ``while`` loop's test reads
     self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
@@ -183,7 +194,10 @@ class LoopTracker:
             if frame.eligible:
                 for name in targets:
                     frame.writes[name] = self.order
-        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets))
+        serves = isinstance(stmt, cst.While) and not _yields(stmt.body)
+        tested = frozenset(n for n in _names(stmt.test) if not n.startswith("self.")) if serves else frozenset()
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, serves=serves,
+                                          tested=tested))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -209,6 +223,11 @@ class LoopTracker:
                 exprs.append(expr)
         if exprs:
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
+        elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
+            # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
+            # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
+            calls = list(dict.fromkeys(expr for _, expr, _ in frame.calls))
+            self.func.serve_loops = (*self.func.serve_loops, LoopInfo(frame.id, frame.where, calls))
         for order, expr, method in frame.self_calls:
             state = {n[5:] for n in frame.derived(order) if n.startswith("self.")} if expr not in exprs else None
             if state:
@@ -311,6 +330,14 @@ class LoopTracker:
             if isinstance(name, cst.Name):
                 (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
                 self.oracle.fn.module_aliases.pop(name.value, None)
+
+
+def _yields(body: cst.CSTNode) -> bool:
+    """Whether a loop body yields: a generator's loop hands each iteration's result to a consumer
+    that pulls them (a stream of images or tokens), so what it runs per step is the consumer's
+    loop's business, not the generator's own -- no serving loop (a per-token generator is judged
+    by its feedback)."""
+    return any(type(n) is cst.Yield for n in preorder(body))
 
 
 def _is_range(node: cst.BaseExpression) -> bool:

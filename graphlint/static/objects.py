@@ -131,6 +131,8 @@ class Objects:
                 self.s.add_values(dst, (FOREIGN,))
             if tag == "C":
                 bound = bool(self.class_attr(self.index.mro(self.ref(v)), attr))
+                if attr == "remote" and not bound:  # an actor class: ``Worker.remote(...)`` makes one
+                    self.s.add_values(dst, (v,))
                 if self.ctors.is_ctor(self.ref(v), attr, bound):
                     self.s.add_values(dst, (("Ct", v[1], v[2]),))
                 elif self.ctors.is_apply(self.ref(v), attr, bound):  # ``Fn.apply``: ``forward`` with ``ctx`` filled
@@ -142,6 +144,8 @@ class Objects:
                             self.s.add_values(self.s.node(("v", hit[0].path, hit[1], flow.params[0])), (FOREIGN,))
         elif tag in ("Mod", "Ns"):
             self.module_attr(v, attr, dst)
+        elif tag in ("F", "M", "W") and attr == "remote":  # an actor's ``handle.step.remote``: ``step``
+            self.s.add_values(dst, (v,))
         elif tag == "X":  # an attribute of a library object is the library's too
             self.s.add_values(dst, (FOREIGN,))
 
@@ -340,6 +344,8 @@ class Objects:
             if v[0] == "X":  # calling a library object: what it returns is the library's
                 if dst is not None:
                     self.s.add_values(dst, (FOREIGN,))
+                    if len(args) == 1 and type(args[0]) is int and not kws:  # ``ray.remote(**opts)(Worker)``:
+                        self.s.watch(args[0], partial(self._decorated, dst))  # a decorator it cannot see
                 continue
             if v[0] == "L" and v[3]:  # nn.Sequential: every element is called (once: one may hold another)
                 if self.once(("sequential", v, id(args), id(kws), dst)):
@@ -368,6 +374,11 @@ class Objects:
                     bind_arguments(self.s, self.flow(*fid), fid, first, args, kws, self.elements)
                     if made is None and dst is not None:
                         self.s.edge(self.ret(*fid), dst)
+
+    def _decorated(self, dst: int, values) -> None:
+        """A library callable applied to one project class or function returns it (or a wrapper that
+        runs it), as a decorator graphlint cannot see does (:mod:`.flowir`, ``"dec"``)."""
+        self.s.add_values(dst, [v for v in values if v[0] in ("C", "F", "M", "W")])
 
     def wrapper_self(self, v: Value) -> None:
         """A method decorator's wrapper (``def wrapper(self, *args)``) gets the instance first: its

@@ -121,8 +121,8 @@ def _handed(graph, info: ModuleInfo, qual: str, expr: tuple, flow: ScopeFlow, pa
     positional = list(flow.params)
     found: list[FuncId] = []
     seen = False
-    for call in _calls_of(caller_flow.stmts, expr):
-        arg = _argument(call, positional, offset, param)
+    for call in calls_of(caller_flow.stmts, expr):
+        arg = argument_for(call, positional, offset, param)
         node = graph.node(info.path, qual, arg) if arg is not None else None
         if node is None:
             continue
@@ -131,7 +131,7 @@ def _handed(graph, info: ModuleInfo, qual: str, expr: tuple, flow: ScopeFlow, pa
     return found if seen else []
 
 
-def _argument(call: tuple, positional: list[str], offset: int, param: str) -> tuple | None:
+def argument_for(call: tuple, positional: list[str], offset: int, param: str) -> tuple | None:
     _, _, args, kws = call
     for k, v in kws:
         if k == param:
@@ -143,7 +143,7 @@ def _argument(call: tuple, positional: list[str], offset: int, param: str) -> tu
     return None
 
 
-def _calls_of(stmts, expr: tuple):
+def calls_of(stmts, expr: tuple):
     """Every call IR ``("c", expr, args, kwargs)`` nested in a scope's statements."""
     stack = list(stmts)
     while stack:

@@ -95,10 +95,51 @@ class ResultReads:
         passed = self.graph.passed.get(fid, {}).get(expr, ())
         return [*found, *(t for t in passed if t not in found)] if passed else found
 
-    def run(self, loops: dict[FuncId, frozenset[int]]) -> set[Key]:
+    def run(self, loops: dict[FuncId, frozenset[int]], serving: dict[FuncId, frozenset[int]] | None = None,
+            steps: set[FuncId] = frozenset()) -> set[Key]:
         for fid, ids in sorted(loops.items()):
             self.loop(fid, ids)
+        descended: set[FuncId] = set()
+        for fid, ids in sorted((serving or {}).items()):
+            fn = self.fn(fid)
+            for call in fn.arg_calls if fn is not None else ():
+                if call.loops & ids:
+                    for target in self.targets(fid, call.expr):
+                        if target in self.model and target not in steps:
+                            self.runs_step(target, steps, descended, 0)
         return {k for k in self.first if (k[0], self.owner[k]) not in self.gating}
+
+    def runs_step(self, fid: FuncId, steps: set[FuncId], seen: set[FuncId], depth: int) -> None:
+        """A serving loop's model call is a worker method (``execute_model``) that runs the model
+        further down (``runner.run`` -> ``self.model(...)``, then the sampler): the step's result is
+        what the first function on that way to call the model step itself gets back, and its reads
+        there and after it (the sampler's ``.cpu()`` of the ids) are the step's, as in a per-token
+        loop's own function -- the whole function is one iteration."""
+        fn = self.fn(fid)
+        if fn is None or fid in seen or depth > MAX_DEPTH:
+            return
+        seen.add(fid)
+        model_calls = [(c, [t for t in self.targets(fid, c.expr) if t in self.model]) for c in fn.arg_calls]
+        model_calls = [(c, ts) for c, ts in model_calls if ts]
+        direct = [c for c, ts in model_calls if any(t in steps for t in ts)]
+        if not direct:  # the way goes on below: a helper that calls the model
+            for _, ts in model_calls:
+                for t in ts:
+                    self.runs_step(t, steps, seen, depth + 1)
+            return
+        start = min(c.order for c in direct)
+        bound_at = {start}
+        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
+        # the model steps it calls after the first (a sampler module given the logits) finish the
+        # step: their reads of what they are given are followed, as any callee's
+        later = {t for c, ts in model_calls if c.order > start for t in ts if t in steps}
+        model, self.model = self.model, self.model - later
+        try:
+            self.walk(fid, result, lambda order, loops: order > start, True, 0)
+        finally:
+            self.model = model
 
     def loop(self, fid: FuncId, ids: frozenset[int]) -> None:
         fn = self.fn(fid)
@@ -283,9 +324,11 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
     return any(u & host and u & data for u in uses)
 
 
-def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]]) -> set[Key]:
-    """The candidates that are an eager loop's first read of its step's result."""
-    return ResultReads(infos, graph, model).run(loops)
+def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
+                 serving: dict[FuncId, frozenset[int]] | None = None, steps: set[FuncId] = frozenset()) -> set[Key]:
+    """The candidates that are an eager loop's first read of its step's result (``serving``: the
+    serving loops among ``loops``, whose model call runs the model further down, ``steps``)."""
+    return ResultReads(infos, graph, model).run(loops, serving, steps)
 
 
 def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
