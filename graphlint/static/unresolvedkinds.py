@@ -120,6 +120,9 @@ class Provenance:
                 found = self._stores(path, scope, flow, ("n", name), depth, seen)
                 if scope != "<module>" and name in _params(flow) and not _is_self(flow, name):
                     found |= self.parameter(path, scope, flow, name, depth, seen)
+                elif not found and not _bound(flow, ("n", name)):
+                    return {LIBRARY}  # bound only from what the flow facts drop: a call of the standard
+                    # library or torch (``loop = asyncio.get_running_loop()``), a literal's method
                 return found or {GAP}
             if flow is None or scope == "<module>" or not flow.parent:
                 break
@@ -151,12 +154,19 @@ class Provenance:
         index = self.graph.index
         family = list(index.mro((info, cls))) + list(index.subclasses((info, cls)))
         found: set[str] = set()
+        recorded = written = False
         for owner, name in family:
+            written = written or f"{name}:{attr}" in owner.attr_writes
             for qual, flow in owner.flows.items():
                 if flow.kind == "class" and qual == name and attr in flow.locals:
+                    recorded = recorded or _bound(flow, ("n", attr))
                     found |= self._stores(owner.path, qual, flow, ("n", attr), depth, seen)
                 elif flow.kind == "function" and flow.cls == name and flow.params:
-                    found |= self._stores(owner.path, qual, flow, ("a", ("n", flow.params[0]), attr), depth, seen)
+                    target = ("a", ("n", flow.params[0]), attr)
+                    recorded = recorded or _bound(flow, target)
+                    found |= self._stores(owner.path, qual, flow, target, depth, seen)
+        if not recorded and written:  # stored, never from a value the flow facts keep: a library's object
+            return {LIBRARY}          # (``self.group = dist.new_group(...)``)
         return found
 
     def parameter(self, path: str, qual: str, flow, name: str, depth: int, seen: set) -> set[str]:
@@ -219,6 +229,11 @@ class Provenance:
         if dotted.startswith("."):
             return LIBRARY if _source_on_disk(path, dotted) else OPTIONAL
         return LIBRARY
+
+
+def _bound(flow, target: tuple) -> bool:
+    """Whether a statement of ``flow`` binds ``target`` from a value the flow facts keep."""
+    return any(stmt[0] == "=" and stmt[1] == target for stmt in flow.stmts)
 
 
 def _params(flow) -> tuple[str, ...]:
