@@ -22,6 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realcode_fetch import MANIFEST, load_manifest  # noqa: E402
 
+KINDS = ("library", "callback", "optional", "not-followed")  # graphlint.static.unresolvedkinds.KINDS
+
 
 def entries(root: Path, paths: tuple[str, ...], config: Path, fmt: str) -> str:
     command = [sys.executable, "-m", "graphlint", "entries", "--no-cache", "--config", str(config),
@@ -32,11 +34,20 @@ def entries(root: Path, paths: tuple[str, ...], config: Path, fmt: str) -> str:
     return done.stdout
 
 
+def _by_kind(path: dict) -> str:
+    """``48 (30/1/0/17)``: unresolved calls, then how many go into libraries, are user callbacks,
+    optional kernels, and not followed (graphlint's own gap)."""
+    kinds = path.get("unresolved_kinds")
+    if not kinds or not path["unresolved_calls"]:
+        return str(path["unresolved_calls"])
+    return f"{path['unresolved_calls']} ({'/'.join(str(kinds.get(k, 0)) for k in KINDS)})"
+
+
 def summary_row(name: str, data: dict) -> str:
     path = data["decode_path"]
     cells = [name, len(path["captured_regions"]), len(path["host_steps"]), len(path["token_loops"]),
              len(path["eager_entries"]), len(path["guessed_entries"]), path["functions"],
-             path["guessed_functions"], path["unresolved_calls"], len(path["unreached"])]
+             path["guessed_functions"], _by_kind(path), len(path["unreached"])]
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
@@ -59,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                 text = entries(root, engine.paths, config, "text")
                 sections.append(f"## {name}\n\n```\n{text.rstrip()}\n```\n")
     head = ["| engine | captured regions | host steps | per-token loops | other entries | guessed entries | "
-            "functions | guessed only | unresolved calls | unreached (with a hazard) |", "|---|" + "---:|" * 9, *rows]
+            "functions | guessed only | unresolved calls (library/callback/optional/not followed) | "
+            "unreached (with a hazard) |", "|---|" + "---:|" * 9, *rows]
     if args.summary:
         print("\n".join(head))
         return 0

@@ -8,7 +8,8 @@ A hook that cannot see the model it guards must say so, so before the findings c
 * one or two lines of what the decode path is: captured regions (file:line), host steps and
   per-token loops (by function), other entries, the number of functions on it and of the
   unresolved calls among them (calls the call graph could not follow: where graphlint stops
-  seeing the engine);
+  seeing the engine), by kind: into libraries, user callbacks, optional kernels, and the ones
+  graphlint did not follow (its own gap: only those say graphlint cannot see code it was given);
 * one note per reported file whose functions are named like decode code and hold a hazard but are
   never reached, instead of a silent "No findings".
 
@@ -80,9 +81,37 @@ def headline(record: dict, listed_below: bool = False) -> list[str]:
                       "at most warnings there)")
     n = record["unresolved_calls"]
     where = "listed below" if listed_below else "`graphlint entries` lists them"
-    calls = "no unresolved call" if n == 0 else f"{_plural(n, 'unresolved call')} ({where})"
+    calls = "no unresolved call" if n == 0 else f"{_plural(n, 'unresolved call')}{kinds_said(record)} ({where})"
     out.append(f"  {functions} on it, {calls}.")
     return out
+
+
+#: how each kind of unresolved call (graphlint.static.unresolvedkinds) is counted in a sentence:
+#: (one, several); and what it means, with what to do, in the group ``graphlint entries`` lists it in
+KIND_WORDS = {
+    "library": ("into a library", "into libraries"),
+    "callback": ("user callback", "user callbacks"),
+    "optional": ("optional kernel", "optional kernels"),
+    "not-followed": ("not followed", "not followed"),
+}
+KIND_HEADINGS = {
+    "library": "code outside the checked paths (add the package's path, or give the call's "
+               "target with --entry)",
+    "callback": "a parameter no caller in the checked paths binds (the user passes it; give "
+                "what it runs with --entry)",
+    "optional": "an import guarded by `except ImportError`, a torch.ops custom op or a "
+                "compiled extension",
+    "not-followed": "the value comes from code graphlint analyses, and the call graph did not "
+                    "follow it (graphlint's own gap)",
+}
+
+
+def kinds_said(record: dict) -> str:
+    """``: 7 into libraries, 3 user callbacks, 2 not followed`` -- each kind with a count, in the
+    order of :data:`KIND_WORDS`; empty when the record has no kinds (an older record)."""
+    counts = record.get("unresolved_kinds") or {}
+    said = [f"{n} {KIND_WORDS.get(k, (k, k))[n != 1]}" for k, n in counts.items() if n]
+    return ": " + ", ".join(said) if said else ""
 
 
 def unreached_notes(record: dict, limit: int | None = NOTES) -> list[str]:
@@ -126,7 +155,14 @@ def unresolved_listing(record: dict) -> list[str]:
     if not rows:
         return []
     out = [f"Unresolved calls on the decode path ({len(rows)}): the call graph stops there"]
+    groups: dict[str, list[dict]] = {}
     for r in rows:
-        where = f"{r['path']}:{r['line']}" if r["line"] else r["path"]
-        out.append(f"  {where}  {r['call']}(...)  in {r['function']}")
+        groups.setdefault(r.get("kind", "not-followed"), []).append(r)
+    order = [k for k in KIND_WORDS if k in groups] + [k for k in groups if k not in KIND_WORDS]
+    for kind in order:
+        n = len(groups[kind])
+        out.append(f"  {n} {KIND_WORDS.get(kind, (kind, kind))[n != 1]}: {KIND_HEADINGS.get(kind, '')}")
+        for r in groups[kind]:
+            where = f"{r['path']}:{r['line']}" if r["line"] else r["path"]
+            out.append(f"    {where}  {r['call']}(...)  in {r['function']}")
     return out

@@ -18,13 +18,14 @@ from graphlint.static.entries import Entry
 from graphlint.static.entry_lines import entry_rows, parsed_trees
 from graphlint.static.positions import locate
 from graphlint.static.unresolved import UnresolvedCall, callee_name, spelling
+from graphlint.static.unresolvedkinds import KINDS
 
 SHOWN = 3  # locations per kind the text headline prints (graphlint.report.decode_path.SHOWN)
 
 
 def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN) -> dict:
     """``{"guessed", "names_on", "captured_regions", "host_steps", "token_loops", "eager_entries",
-    "guessed_entries", "functions", "guessed_functions", "unresolved_calls", "unresolved",
+    "guessed_entries", "functions", "guessed_functions", "unresolved_calls", "unresolved_kinds", "unresolved",
     "unreached", "outer_loops"}``, with the lines ``lines`` asks for -- each costs one ``ast`` parse per file read:
 
     * ``"headline"`` (text, markdown, github: counts, the first ``shown`` captured regions at their
@@ -75,8 +76,9 @@ def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN)
         "functions": path.functions,
         "guessed_functions": path.guessed_functions,
         "unresolved_calls": len(path.unresolved),
+        "unresolved_kinds": unresolved_kinds(path.unresolved),
         "unresolved": (unresolved_rows(path.unresolved) if lines == "all" else
-                       [{"path": c.function[0], "function": c.function[1], "call": spelling(c.call)}
+                       [{"path": c.function[0], "function": c.function[1], "call": spelling(c.call), "kind": c.kind}
                         for c in path.unresolved] if full else []),
         "unreached": unreached_rows(path),
         "outer_loops": outer_loop_rows(path, with_lines=full),
@@ -108,8 +110,18 @@ def unreached_rows(path: DecodePath) -> list[dict]:
             for u in path.unreached]
 
 
+def unresolved_kinds(calls: list[UnresolvedCall]) -> dict[str, int]:
+    """How many unresolved calls of each kind (:data:`graphlint.static.unresolvedkinds.KINDS`, every
+    kind listed, in that order): the counts sum to ``unresolved_calls``."""
+    counts = dict.fromkeys(KINDS, 0)
+    for c in calls:
+        counts[c.kind] = counts.get(c.kind, 0) + 1
+    return counts
+
+
 def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:
-    """``{"path", "line", "function", "call"}`` per unresolved call, ``call`` as the source spells it."""
+    """``{"path", "line", "function", "call", "kind"}`` per unresolved call, ``call`` as the source
+    spells it, ``kind`` why it is unresolved (:mod:`graphlint.static.unresolvedkinds`)."""
     trees = parsed_trees({c.function[0] for c in calls})
     rows = []
     for c in calls:
@@ -120,7 +132,7 @@ def unresolved_rows(calls: list[UnresolvedCall]) -> list[dict]:
             line = locate(trees[path], *c.where)[0]
         if not line and node is not None:
             line = getattr(node, "lineno", 0)
-        row = {"path": path, "line": line, "function": qual, "call": text or spelling(c.call)}
+        row = {"path": path, "line": line, "function": qual, "call": text or spelling(c.call), "kind": c.kind}
         if row not in rows:  # one call site the summary typed two ways is still one call
             rows.append(row)
     return sorted(rows, key=lambda r: (r["path"], r["line"], r["call"]))

@@ -268,6 +268,9 @@ class ModuleInfo(Compact):
     field_stores: dict[str, list] = field(default_factory=dict)
     #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
     advanced_attrs: set[str] = field(default_factory=set)
+    #: what imports inside ``try: ... except ImportError`` import (dotted, as :attr:`imports`): an
+    #: optional kernel or extension the engine runs without (:mod:`.unresolvedkinds`)
+    optional_imports: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

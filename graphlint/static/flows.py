@@ -40,6 +40,9 @@ class FlowRecorder:
         self.flows = flows
         self.ir = IRBuilder(self._bind_name, self._class, imports, is_tensor)
         self.stack: list[ScopeFlow] = []
+        #: inside the body of a ``try`` whose handlers catch a failed import: its imports are optional
+        self.optional = 0
+        self.optional_imports: set[str] = set()  # what they import (dotted, as ``ModuleInfo.imports``)
         self.names: list[str] = []  # qualnames, parallel to ``stack``
         self.begin("<module>", ScopeFlow(kind="module"))
 
@@ -258,6 +261,8 @@ class FlowRecorder:
         """The name is bound either way; an import of the standard library or the numeric stack
         holds no value of ours (their calls are opaque, see ``flowir``), so it records nothing."""
         self.scope.locals.add(local)
+        if self.optional:
+            self.optional_imports.add(dotted)
         if dotted.startswith(".") or dotted.split(".", 1)[0] not in EXTERNAL_ROOTS:
             self.add(("=", ("n", local), ("i", dotted)))
 
@@ -267,3 +272,21 @@ class FlowRecorder:
         self.scope.outer = (*self.scope.outer, *names)
         if enclosing:
             self.scope.enclosing = (*self.scope.enclosing, *names)
+
+
+#: what a handler must catch for the ``try`` body's imports to be optional (the package may be missing)
+IMPORT_ERRORS = frozenset(("ImportError", "ModuleNotFoundError", "Exception", "BaseException"))
+
+
+def catches_import_error(stmt: cst.Try | cst.TryStar) -> bool:
+    """Whether a handler of ``stmt`` catches a failed import: ``except ImportError``, a tuple holding
+    it, ``except Exception`` or a bare ``except``."""
+    for handler in stmt.handlers:
+        if handler.type is None:
+            return True
+        types = handler.type.elements if isinstance(handler.type, cst.Tuple) else (handler.type,)
+        for t in types:
+            node = t.value if isinstance(t, cst.Element) else t
+            if (dotted_name(node) or "").rsplit(".", 1)[-1] in IMPORT_ERRORS:
+                return True
+    return False

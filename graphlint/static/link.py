@@ -62,7 +62,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
         contexts_out.append(contexts)
     if decode_out is not None:
         decode_out.append(decode_path(infos, calls, contexts, options, rules,
-                                      find_unresolved=lambda hot: from_call_graph(graph, hot)))
+                                      find_unresolved=lambda hot: from_call_graph(graph, hot, raw)))
     return _findings(infos, rules, options, contexts, index, values) + stale_findings(infos, rules, options)
 
 

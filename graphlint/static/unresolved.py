@@ -14,6 +14,12 @@ loop's function, a call inside that loop) is *unresolved* when
    (:attr:`graphlint.static.callgraph.CallGraph.unresolved`); and
 3. its callee is not rooted at an import no analysed module provides.
 
+**Kinds.** Each is classified by what its callee's value set is rooted at
+(:mod:`.unresolvedkinds`): ``library`` (an import outside the checked paths), ``callback`` (a
+parameter no caller in the checked paths binds), ``optional`` (an optional import, a custom op, a
+compiled extension) or ``not-followed`` (graphlint's own gap). The kinds change what the reports
+say, never the count, the call graph or a finding.
+
 **The seam.** :func:`graphlint.static.decode_path.decode_path` takes ``find_unresolved(hot)``;
 :func:`graphlint.static.link.link` passes :func:`from_call_graph` over the points-to graph.
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphlint.static.flowir import render
+from graphlint.static.unresolvedkinds import GAP, Provenance
 
 FuncId = tuple[str, str]
 
@@ -81,12 +88,18 @@ class UnresolvedCall:
     #: where the call is, when known (a :class:`graphlint.static.facts.Site` position: statement
     #: path, anchor class, rank); empty: found by the callee's name when printed
     where: tuple = ()
+    #: why it is unresolved (:mod:`.unresolvedkinds`): ``library``, ``callback``, ``optional`` or
+    #: ``not-followed`` (graphlint's own gap)
+    kind: str = GAP
 
 
-def from_call_graph(graph, hot) -> list[UnresolvedCall]:
+def from_call_graph(graph, hot, raw=None) -> list[UnresolvedCall]:
     """The seam: the unresolved calls of ``hot`` (function -> None, or the ids of its hot loops)
-    from a :class:`graphlint.static.callgraph.CallGraph`."""
-    return [UnresolvedCall(fid, site.expr) for fid, site in graph.unresolved_in(hot)]
+    from a :class:`graphlint.static.callgraph.CallGraph`, each with its kind; ``raw`` (caller ->
+    [(callee, site)]) gives the callers whose arguments bind a parameter."""
+    found = graph.unresolved_in(hot)
+    why = Provenance(graph, raw) if found else None
+    return [UnresolvedCall(fid, site.expr, kind=why.kind(fid, site)) for fid, site in found]
 
 
 def callee_name(ir: tuple) -> str | None:

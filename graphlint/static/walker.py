@@ -20,7 +20,7 @@ from graphlint.static.branchwalk import BranchWalker
 from graphlint.static.cstwalk import bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
-from graphlint.static.flows import FlowRecorder
+from graphlint.static.flows import FlowRecorder, catches_import_error
 from graphlint.static.guards import Guards, note_constant, written_attrs
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
@@ -93,6 +93,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
         self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor)  # what each scope binds, for the points-to analysis
+        self.flows.optional_imports = self.info.optional_imports
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []
@@ -287,8 +288,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
             self.with_(stmt)
         elif isinstance(stmt, (cst.Try, cst.TryStar)):
             self.values.in_try += 1
+            optional = catches_import_error(stmt)  # ``try: import ext`` / ``except ImportError``: optional
             try:
-                self.suite(stmt.body)
+                self.flows.optional += optional
+                try:
+                    self.suite(stmt.body)
+                finally:
+                    self.flows.optional -= optional
                 for i, handler in enumerate(stmt.handlers):
                     self.suite(handler.body, f"handlers.{i}")
                 if stmt.orelse is not None:

@@ -60,7 +60,7 @@ def test_the_headline_says_what_the_decode_path_is(project):
     out = project.run("src").out.splitlines()
     assert out[:2] == [
         "Decode path: 1 captured region (src/engine.py:10), 1 host step (Engine.step), no per-token loop.",
-        "  2 functions on it, 1 unresolved call (`graphlint entries` lists them).",
+        "  2 functions on it, 1 unresolved call: 1 user callback (`graphlint entries` lists them).",
     ]
 
 
@@ -94,7 +94,9 @@ def test_json_and_sarif_carry_the_decode_path(project):
     assert path["guessed"] is False and path["functions"] == 2 and path["unresolved_calls"] == 1
     assert path["captured_regions"] == [{"path": "src/engine.py", "line": 10, "functions": ["Engine.run"]}]
     assert [(h["path"], h["line"], h["function"]) for h in path["host_steps"]] == [("src/engine.py", 13, "Engine.step")]
-    assert path["unresolved"] == [{"path": "src/engine.py", "function": "Engine.run", "call": "self.model_forward"}]
+    assert path["unresolved"] == [{"path": "src/engine.py", "function": "Engine.run", "call": "self.model_forward",
+                                   "kind": "callback"}]
+    assert path["unresolved_kinds"] == {"library": 0, "callback": 1, "optional": 0, "not-followed": 0}
     assert path["token_loops"] == path["eager_entries"] == path["guessed_entries"] == path["unreached"] == []
     log = project.run("src", "--format", "sarif").json()
     jsonschema.validate(log, json.loads(SCHEMA.read_text()))
@@ -105,9 +107,11 @@ def test_entries_lists_the_unresolved_calls_at_their_lines(project):
     project.write("src/engine.py", ENGINE)
     out = project.run("--raw", "entries", "--no-cache", "src").out
     assert out.startswith("Decode path: 1 captured region (src/engine.py:10), 1 host step (Engine.step)")
-    assert "  2 functions on it, 1 unresolved call (listed below)." in out
+    assert "  2 functions on it, 1 unresolved call: 1 user callback (listed below)." in out
     assert ("Unresolved calls on the decode path (1): the call graph stops there\n"
-            "  src/engine.py:18  self.model_forward(...)  in Engine.run\n") in out
+            "  1 user callback: a parameter no caller in the checked paths binds (the user passes it; give what it "
+            "runs with --entry)\n"
+            "    src/engine.py:18  self.model_forward(...)  in Engine.run\n") in out
     data = json.loads(project.run("--raw", "entries", "--no-cache", "--format", "json", "src").out)
     assert data["captures"] is True and data["decode_path"]["unresolved"][0]["line"] == 18
 

@@ -269,13 +269,15 @@ def test_the_record_sorts_entries_and_finds_lines(tmp_path, monkeypatch):
     assert [(h["function"], h["line"]) for h in record["host_steps"]] == [("Engine.step", step)]
     assert record["token_loops"] == record["eager_entries"] == record["guessed_entries"] == []
     assert record["unresolved"] == [{"path": "eng.py", "line": call, "function": "Engine.run",
-                                     "call": "self.model_forward"}]
+                                     "call": "self.model_forward", "kind": "callback"}]
     assert record["unresolved_calls"] == 1 and record["functions"] == 2 and not record["guessed"]
+    assert record["unresolved_kinds"] == {"library": 0, "callback": 1, "optional": 0, "not-followed": 0}
     brief = decode_path_record(path, "headline")  # the text headline: counts, evidence lines only
-    assert brief["unresolved"] == [] and brief["unresolved_calls"] == 1
+    assert brief["unresolved"] == [] and brief["unresolved_calls"] == 1 and brief["unresolved_kinds"]["callback"] == 1
     assert brief["captured_regions"] == record["captured_regions"]
     json_level = decode_path_record(path, "entries")  # check's JSON/SARIF: entries' lines, calls unlocated
-    assert json_level["unresolved"] == [{"path": "eng.py", "function": "Engine.run", "call": "self.model_forward"}]
+    assert json_level["unresolved"] == [{"path": "eng.py", "function": "Engine.run", "call": "self.model_forward",
+                                         "kind": "callback"}]
     assert json_level["host_steps"] == record["host_steps"]
 
 
@@ -310,4 +312,5 @@ def test_the_seam_takes_any_call_graphs_unresolved_calls_and_their_positions(tmp
     assert asked == [{("eng.py", "Engine.run"): None, ("eng.py", "Engine.step"): None}]
     row = decode_path_record(path)["unresolved"]
     assert row == [{"path": "eng.py", "line": files["eng.py"].splitlines().index(
-        "        return self.model_forward(y)") + 1, "function": "Engine.run", "call": "self.model_forward"}]
+        "        return self.model_forward(y)") + 1, "function": "Engine.run", "call": "self.model_forward",
+        "kind": "not-followed"}]  # a seam that says no kind: graphlint's own gap
