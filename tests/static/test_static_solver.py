@@ -36,6 +36,7 @@ def test_a_tuple_watcher_runs_as_its_function_with_its_arguments_then_the_values
     s = Solver()
     a = s.node(("v", "m.py", "f", "a"))
     s.add_values(a, [("k", "m.py", "A")])
+    s.run()  # A passed on: a watcher installed now sees it once, when installed
     calls: list[tuple] = []
     plain: list = []
 
