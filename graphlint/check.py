@@ -68,10 +68,14 @@ def _init_worker(rules, options) -> None:
     """In a worker process: what it inherited from the parent is frozen out of the cyclic
     collector, which stays paused while a file is analysed and collects once after it (the
     parse allocates millions of acyclic nodes: collections during it cost about a tenth of the
-    worker's time; measured on torch's files, the same peak memory). Where the tasks run in this
-    process (no worker could start), the collector is left as :func:`run` set it."""
+    worker's time; measured on torch's files, the same peak memory), and libcst's node classes get
+    plain type checks (:func:`graphlint.static.summarize.plain_node_checks`). Where the tasks run in
+    this process (no worker could start), the collector and libcst are left as they are."""
     worker = _worker_state.get("parent") != os.getpid()
     if worker:
+        from graphlint.static.summarize import plain_node_checks
+
+        plain_node_checks()
         gc.disable()
         gc.freeze()
     _worker_state.update(rules=rules, options=options, collect=worker)

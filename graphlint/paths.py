@@ -28,6 +28,20 @@ def _display_path(path: str, cwd: str) -> str:
     except ValueError:
         pass
     try:
-        return absolute.resolve().relative_to(here.resolve()).as_posix()
+        return _resolved(absolute).relative_to(_resolved_dir(str(here))).as_posix()
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11's resolve)
         return absolute.as_posix()
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, from its directory's resolved once: a file that is not itself a link
+    resolves to its resolved directory plus its name (checking a tree outside the working
+    directory resolved every file's whole path: a second of the serial start on torch's files)."""
+    if path.name and not path.is_symlink():
+        return _resolved_dir(str(path.parent)) / path.name
+    return path.resolve()
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved_dir(path: str) -> Path:
+    return Path(path).resolve()

@@ -36,3 +36,19 @@ def test_a_project_reached_through_a_link_reads_relative(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "real")
     assert display_path(tmp_path / "link" / "pkg" / "m.py") == "pkg/m.py"  # co_filename via the link
     assert display_path("pkg/m.py") == "pkg/m.py"
+
+
+def test_a_file_linked_into_the_project_from_outside_resolves_to_its_project_path(tmp_path, monkeypatch):
+    """Resolving goes by each file's directory (resolved once) unless the file itself is a link:
+    a link elsewhere pointing at a file of the project still reads relative, as a whole-path
+    resolve said; a plain file outside stays absolute."""
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "proj" / "pkg" / "m.py").write_text("")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "plain.py").write_text("")
+    os.symlink(tmp_path / "proj" / "pkg" / "m.py", tmp_path / "out" / "to_m.py")
+    os.symlink(tmp_path / "proj" / "pkg", tmp_path / "out" / "pkgdir")
+    monkeypatch.chdir(tmp_path / "proj")
+    assert display_path(tmp_path / "out" / "to_m.py") == "pkg/m.py"
+    assert display_path(tmp_path / "out" / "pkgdir" / "m.py") == "pkg/m.py"
+    assert display_path(tmp_path / "out" / "plain.py") == (tmp_path / "out" / "plain.py").as_posix()

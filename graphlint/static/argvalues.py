@@ -60,6 +60,7 @@ class ArgValues:
     def __init__(self, infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]]):
         self.raw = raw
         self.fns = {(i.path, q): (i.flows.get(q), fn) for i in infos for q, fn in i.functions.items()}
+        self.object_returns: dict[tuple, bool] = {}  # (caller, callee IR) -> :meth:`returns_object`
         self.stores: dict[str, list[tuple[str, tuple | None]]] = {}
         for info in infos:
             for attr, values in info.field_stores.items():
@@ -187,9 +188,14 @@ class ArgValues:
     def returns_object(self, fid: FuncId, expr: tuple) -> bool:
         """Whether every function a call of ``fid`` spelled ``expr`` runs returns some object (a
         constructor, a function whose every ``return`` gives one): its result is not None."""
-        targets = [callee for callee, site in self.raw.get(fid, ()) if site.expr == expr and not site.reference]
-        return bool(targets) and all(callee in self.fns and (self.fns[callee][1].returns_object
-                                                             or callee[1].endswith(".__init__")) for callee in targets)
+        key = (fid, expr)  # asked again for every binding and round: the call edges and functions are fixed
+        known = self.object_returns.get(key)
+        if known is None:
+            targets = [callee for callee, site in self.raw.get(fid, ()) if site.expr == expr and not site.reference]
+            known = self.object_returns[key] = bool(targets) and all(
+                callee in self.fns and (self.fns[callee][1].returns_object or callee[1].endswith(".__init__"))
+                for callee in targets)
+        return known
 
     def returns_number(self, fid: FuncId, expr_text: str) -> bool:
         """Whether every function a call of ``fid`` (its callee's flow IR as ``repr``) runs returns a

@@ -32,7 +32,6 @@ statement: a function hot only in its per-token loops runs them when any of its 
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable
 
 from graphlint.static.facts import ModuleInfo
@@ -149,7 +148,7 @@ class Implicit:
     def module_hook(self, module: Value, hook: int) -> None:
         """``module.register_forward_hook(hook)``: each ``forward`` the instance runs runs ``hook``."""
         for fid in self.methods(module, "forward"):
-            self.s.watch(hook, partial(self._hooked_fn, fid))
+            self.s.watch(hook, (Implicit._hooked_fn, self, fid))
 
     def _hooked_fn(self, fid: FuncId, values) -> None:
         self.run(fid, [callee for v in values for callee, _, _ in self.o.callees(v) if callee is not None])
@@ -160,7 +159,7 @@ class Implicit:
         getattr_hooks = self.getattr_hooks
         if fid is None or not (attr in self.properties or getattr_hooks):
             return
-        self.s.watch(obj, partial(self._loaded, fid, getattr_hooks, attr, dst))  # not a closure: half the memory
+        self.s.watch(obj, (Implicit._loaded, self, fid, getattr_hooks, attr, dst))  # not a closure (:data:`.pointsto.Watcher`)
 
     def _loaded(self, fid: FuncId, getattr_hooks: frozenset[str], attr: str, dst: int | None, values) -> None:
         for v in values:
@@ -175,7 +174,7 @@ class Implicit:
                     self.delegated(v, attr, hooks, dst)
             if attr in self.properties and self.o.once(("property", fid, v, attr)):
                 for owner in self.owners(v, attr):
-                    self.s.watch(self.o.cattr(*owner, attr), partial(self.getters, fid))
+                    self.s.watch(self.o.cattr(*owner, attr), (Implicit.getters, self, fid))
 
     def delegated(self, v: Value, attr: str, hooks, dst: int) -> None:
         """``obj.attr`` that falls to a proxy's ``__getattr__(self, name)`` whose ``return`` is
@@ -258,7 +257,7 @@ class Implicit:
         names = tuple(n for n in names if n in self.hooks)
         if fid is None or not names:
             return
-        self.s.watch(obj, partial(self._hooked, fid, names))
+        self.s.watch(obj, (Implicit._hooked, self, fid, names))
 
     def _hooked(self, fid: FuncId, names: tuple[str, ...], values) -> None:
         for v in values:

@@ -30,7 +30,6 @@ subclass keeps its elements in the field ``[]``.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable
 
 from graphlint.static.argbinding import bind_arguments
@@ -116,7 +115,7 @@ class Objects:
 
     # -- loads and stores ----------------------------------------------------------------------
     def load(self, obj: int, attr: str, dst: int) -> None:
-        self.s.watch(obj, partial(self._load_values, attr, dst))
+        self.s.watch(obj, (Objects._load_values, self, attr, dst))
 
     def _load_values(self, attr: str, dst: int, values) -> None:
         for v in values:
@@ -265,7 +264,7 @@ class Objects:
         """``src[k]``, ``for x in src``: a container's elements; an instance's stored elements (a
         ``list``/``dict`` subclass) and what its class's ``__getitem__`` returns (a registry object), or its
         ``__next__`` (an iterator: ``next(it)``, ``for x in it``)."""
-        self.s.watch(src, partial(self._elements_of, dst))
+        self.s.watch(src, (Objects._elements_of, self, dst))
 
     def _elements_of(self, dst: int, values) -> None:
         for v in values:
@@ -337,7 +336,7 @@ class Objects:
         """``func(*args, **kws)``: ``args`` are nodes or ("*", node), ``kws`` (name, node) or
         ("**", node). Binds arguments to parameters and results to ``dst``; records the classes
         called in :attr:`made`."""
-        self.s.watch(func, partial(self._call_values, args, kws, dst))  # not a closure: half the memory
+        self.s.watch(func, (Objects._call_values, self, args, kws, dst))  # not a closure (:data:`.pointsto.Watcher`)
 
     def _call_values(self, args: tuple, kws: tuple, dst: int | None, values) -> None:
         for v in values:

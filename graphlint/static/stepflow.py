@@ -18,7 +18,7 @@ runs. What that needs of one function, flow-insensitive like the rest of the ana
 - ``FunctionInfo.implicit_reads``: ``(order, path, loops, names)`` of a slice bounded by a device
   tensor (``x[:, :n + 1]``): a read-back no rule reports, which a later read of the result follows.
 - ``Candidate.reads`` / ``Candidate.branch``: the names a read-back candidate reads (a rule marked
-  ``result_readback`` or ``eager_result``), and its statement path (:func:`encode_path`);
+  ``result_readback`` or ``eager_result``), and its statement path (:func:`.stmtpaths.encode_path`);
   ``discarded`` in its flags when its value is dropped (``x.item()`` as a statement, or bound to a
   name the function never mentions again): a read-back nothing uses is never the one the host
   needs (``returned`` when the function returns it: unused when its caller drops the result);
@@ -43,6 +43,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import children, preorder
 from graphlint.static.facts import Compact
+from graphlint.static.stmtpaths import encode_path
 
 #: container methods that store their arguments into the receiver (``ids.append(tok)``)
 LEAVES = (cst.SimpleString, cst.Integer, cst.Float)
@@ -52,7 +53,7 @@ STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "app
 @dataclass
 class ArgCall(Compact):
     order: int  # statement ordinal of this call
-    path: tuple  # its statement path (:func:`encode_path`)
+    path: tuple  # its statement path (:func:`.stmtpaths.encode_path`)
     loops: frozenset[int]  # the loops it sits in
     expr: tuple  # the callee, in flow IR (matched against ``CallSite.expr`` when linking)
     args: tuple[tuple[str, ...], ...]  # names each positional argument reads ("*" for a starred one)
@@ -305,55 +306,6 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
                     names[node.value] = names.get(node.value, 0) + 1
         if all(names.get(n, 0) <= 1 for n in bound):  # its own binding is its one mention
             raw.flags = raw.flags | {"discarded"}
-
-
-def encode_path(path) -> tuple[int, ...]:
-    """A statement path (``Walker.path``: ``(field, index)`` per block, outermost first) as one int
-    per block, ``index * 256 + field code``: a third of the summary's bytes for the same facts."""
-    return tuple(index * 256 + (FIELDS.get(field) if field in FIELDS else _field_code(field)) for field, index in path)
-
-
-FIELDS = {"body": 0, "orelse": 1, "finalbody": 2}
-
-
-def _field_code(field: str) -> int:
-    kind, _, n = field.partition(".")  # ``handlers.2``, ``cases.5``
-    code = (3 if kind == "handlers" else 128) + (int(n) if n.isdigit() else 0)
-    FIELDS[field] = code = min(code, 255)
-    return code
-
-
-def dominates(first: tuple, then: tuple) -> bool:
-    """Whether the statement at path ``first`` (:func:`encode_path`) runs on every way to the one at
-    ``then`` (within one pass of the function or loop body): ``first``'s block holds ``then`` at a
-    later statement, or ``then`` is ``first`` itself or nested in it (an ``if``'s test runs before
-    its arms). A read inside one arm of an ``if`` does not dominate what follows the ``if``."""
-    k = len(first) - 1
-    if k < 0 or len(then) <= k or then[:k] != first[:k]:
-        return False
-    a, b = first[k], then[k]
-    return a % 256 == b % 256 and a <= b
-
-
-def follows_a_read(seen: list[tuple], then: tuple) -> bool:
-    """Whether a read at one of the paths ``seen`` runs on every way to ``then``: one of them
-    :func:`dominates` it, or an earlier statement of a block holding ``then`` reads on every way
-    through it -- an ``if`` whose arm and ``else`` arm both read (``elif`` chains included)."""
-    if any(dominates(p, then) for p in seen):
-        return True
-    exact = set(seen)
-
-    def always(stmt: tuple) -> bool:
-        return stmt in exact or (covers(stmt, 0) and covers(stmt, 1))  # the body and the ``else``
-
-    def covers(stmt: tuple, arm: int) -> bool:
-        k = len(stmt)
-        return any(len(p) > k and p[:k] == stmt and p[k] % 256 == arm and always(p[:k + 1]) for p in seen)
-
-    for j, level in enumerate(then):
-        if any(always(then[:j] + (i * 256 + level % 256,)) for i in range(level // 256)):
-            return True
-    return False
 
 
 LITERALS = (cst.Integer, cst.Float, cst.SimpleString)

@@ -35,7 +35,7 @@ not what keeps the step from being captured. So, in an eager per-token loop:
   by-design read nor one that later reads follow; it keeps its severity. The read of the finished
   value (the sampled ids a streamer or stop check reads) is still the step's one read;
 - **the first read** in an iteration is one that no other read of the step's result runs before on
-  every way through the iteration (:func:`.stepflow.follows_a_read`: earlier in an enclosing
+  every way through the iteration (:func:`.stmtpaths.follows_a_read`: earlier in an enclosing
   block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
   ``info``; every later one keeps its severity: a second read of the same result is a second sync
   the engine could fold into the first (``x.tolist()`` to print, then ``x.item() == eos`` is two).
@@ -56,7 +56,8 @@ first read in a function the loop also calls before its model call.
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
-from graphlint.static.stepflow import derived, follows_a_read
+from graphlint.static.stepflow import derived
+from graphlint.static.stmtpaths import follows_a_read
 
 FuncId = tuple[str, str]
 Key = tuple[str, int, int, str]  # (path, line, col, code) of a candidate

@@ -162,3 +162,33 @@ def test_parse_without_validation_builds_the_same_tree_and_restores_it():
         parse_cst("def (:\n", checked=True)
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")
+
+
+def test_plain_node_checks_give_the_same_answers(tmp_path):
+    """A worker gives libcst's node classes plain type checks (summarize.plain_node_checks): every
+    ``isinstance`` of every node of a tree against every libcst class, and every ``issubclass``
+    between them, answers as before; done in a fresh interpreter, as a worker does it."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "check.py"
+    script.write_text(
+        "import libcst as cst\n"
+        "from graphlint.static.summarize import plain_node_checks, _PlainChecks\n"
+        "from graphlint.static.cstwalk import preorder\n"
+        "tree = cst.parse_module('import torch\\n@d\\nclass A(B):\\n    def f(self, x, *a, k=1):\\n'\n"
+        "                        '        if x.sum() > 0 or not k:\\n            return [y async for y in x][1:2]\\n'\n"
+        "                        '        with g(): del x; lambda z: z ** 2\\n')\n"
+        "classes = [getattr(cst, n) for n in dir(cst) if isinstance(getattr(cst, n), type)\n"
+        "           and issubclass(getattr(cst, n), cst.CSTNode)]\n"
+        "nodes = list(preorder(tree))\n"
+        "def table():\n"
+        "    return ([isinstance(n, c) for n in nodes for c in classes],\n"
+        "            [issubclass(a, b) for a in classes for b in classes], isinstance(1, cst.Name))\n"
+        "before = table()\n"
+        "plain_node_checks()\n"
+        "assert type(cst.Name) is _PlainChecks and type(cst.BaseExpression) is _PlainChecks\n"
+        "assert table() == before and len(nodes) > 50 and len(classes) > 100\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -27,3 +27,26 @@ def test_one_value_nodes_share_a_tuple_and_grow_apart():
     assert sorted(s.values(d)) == [("k", "m.py", n) for n in "ABC"]
     assert sorted(seen[d]) == sorted(s.values(d)) and len(seen[d]) == 3  # each value once
     assert sorted(seen[c]) == [("k", "m.py", "A"), ("k", "m.py", "C")]
+
+
+def test_a_tuple_watcher_runs_as_its_function_with_its_arguments_then_the_values():
+    """A watcher may be ``(function, *arguments)`` (one object instead of a partial of a bound
+    method): it sees the values already there when installed and each new one once, as a
+    callable watcher does, and beside one on the same node."""
+    s = Solver()
+    a = s.node(("v", "m.py", "f", "a"))
+    s.add_values(a, [("k", "m.py", "A")])
+    s.run()  # A passed on: a watcher installed now sees it once, when installed
+    calls: list[tuple] = []
+    plain: list = []
+
+    def record(tag, n, values):
+        calls.append((tag, n, list(values)))
+
+    s.watch(a, (record, "x", 1))
+    s.watch(a, plain.extend)
+    s.run()
+    s.add_values(a, [("k", "m.py", "B")])
+    s.run()
+    assert calls == [("x", 1, [("k", "m.py", "A")]), ("x", 1, [("k", "m.py", "B")])]
+    assert plain == [("k", "m.py", "A"), ("k", "m.py", "B")]

@@ -9,7 +9,7 @@ import textwrap
 
 from static_helpers import TOY_MODEL, analyze, loop_severities
 
-from graphlint.static.stepflow import dominates, encode_path, follows_a_read
+from graphlint.static.stmtpaths import dominates, encode_path, follows_a_read
 
 MODEL = TOY_MODEL
 severities = loop_severities
