@@ -344,7 +344,7 @@ class Objects:
                 if dst is not None:
                     self.s.add_values(dst, (FOREIGN,))
                     if len(args) == 1 and type(args[0]) is int and not kws:  # ``ray.remote(**opts)(Worker)``:
-                        self.s.watch(args[0], partial(self._decorated, dst))  # a decorator it cannot see
+                        self.s.watch(args[0], (Objects._decorated, self, dst))  # a decorator it cannot see
                 continue
             if v[0] == "L" and v[3]:  # nn.Sequential: every element is called (once: one may hold another)
                 if self.once(("sequential", v, id(args), id(kws), dst)):
