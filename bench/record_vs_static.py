@@ -47,7 +47,6 @@ def record_dsv4(decoder: str):
 
     from dsv4.target import make_target
     from graphlint.dynamic import declared
-    from graphlint.dynamic.eager_steps import EagerSteps
     from graphlint.dynamic.frames import is_own_file
     from graphlint.dynamic.recorder import Recorder
     from graphlint.dynamic.target import regions_of

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from graphlint.gate import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from graphlint.gate import EXIT_CLEAN, EXIT_ERROR
 
 EPILOG = """\
 exit codes:

@@ -111,7 +111,7 @@ class Implicit:
         when called with the function) wraps nothing and is not what the name holds."""
         known = self._runs_wrapped.get(v)
         if known is None:
-            flow, parent = self.o.flow(v[1], v[2]), self.o.flow(v[1], self.o.flow(v[1], v[2]).parent)
+            parent = self.o.flow(v[1], self.o.flow(v[1], v[2]).parent)
             params = set(parent.params) | set(parent.kwonly) if parent is not None else set()
             fn = self.o.by_path[v[1]].functions.get(v[2])
             sites = fn.calls if fn is not None else ()

@@ -6,7 +6,6 @@ import os
 import pickle
 from pathlib import Path
 
-import pytest
 
 from graphlint.check import run
 from graphlint.check_settings import resolve

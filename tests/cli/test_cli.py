@@ -9,7 +9,6 @@ import sys
 import pytest
 
 import graphlint
-from graphlint.cli import main
 
 
 def test_version_and_help_epilog(project):
@@ -36,7 +35,7 @@ def test_clean_findings_and_exit_zero(project):
     project.write("src/model.py", project.hot_item)
     dirty = project.run("src")
     assert dirty.rc == 1
-    assert f"src/model.py:4:" in dirty.out and "return x.sum().item()" in dirty.out
+    assert "src/model.py:4:" in dirty.out and "return x.sum().item()" in dirty.out
     assert project.run("src", "--exit-zero").rc == 0
 
 

