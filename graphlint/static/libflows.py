@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphlint.static.objects import KEYED
+
 #: calls that return (a wrapper of) their first argument
 PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
                           "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
@@ -48,6 +50,16 @@ class LibraryFlows:
         container = ("L", "", ("call", dst), 0)
         if name in PASS_THROUGH and plain:
             self.s.edge(plain[0], dst)
+        elif name == "types.MethodType" and plain:  # ``types.MethodType(fn, module)``: ``fn`` bound to it
+            self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, 1) for v in values]))
+            self.o.call(plain[0], args[1:2], (), None)
+        elif name.startswith("torch.nn") and last == "ModuleDict":  # entries by key and by attribute
+            keyed = ("L", "", (KEYED, dst), 0)
+            self.s.add_values(dst, (keyed,))
+            for arg in plain:
+                self.o.elements(arg, self.o.elems(keyed))
+            for _, node in kws:
+                self.s.edge(node, self.o.elems(keyed))
         elif name == "functools.partial" and plain:
             bound = len(args) - 1
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
@@ -112,10 +124,17 @@ class LibraryFlows:
             self.o.elements(src, self.o.elems(pair))
 
     def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
-        """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``."""
+        """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``;
+        ``getattr(module, name)`` (a class chosen by a configuration string): every class the module
+        defines whose name starts with ``prefix`` -- any of them can be named, so all are targets."""
         def on(values):
             for v in values:
-                if v[0] in ("I", "S"):
+                if v[0] == "Mod":
+                    info = self.by_path.get(v[1])
+                    if info is not None:
+                        self.s.add_values(dst, [("C", v[1], c) for c in sorted(info.classes)
+                                                if "." not in c and c.startswith(prefix)])
+                elif v[0] in ("I", "S"):
                     for info, name in self.o.family(v):
                         for attr in sorted(self.o.fields.get((info.path, name), ())):
                             if attr.startswith(prefix):

@@ -1,0 +1,82 @@
+"""Code installed into modules the analysis cannot see into, and the calls that may run it.
+
+Quantizers and patching utilities change a model they did not build: ``layer.forward = lambda x:
+fast(layer, x)``, ``m.forward = partial(hook, m)``, ``types.MethodType(fn, m)``, ``setattr(m,
+"forward", fn)``, or ``setattr(parent, name, QuantLinear(child))`` -- on a Hugging Face model, or
+on whatever object a loader handed them. Calling that model later (``self.model(ids)`` inside a
+captured step) runs the installed code, but no value flow says so: the model is a library object
+(``("X",)``) or holds nothing the analysis knows.
+
+**The rule (decided).** *Installed code* is what the checked code stores on an object that holds
+no value of the project (a library object, or an unknown one; post-solve, so the object's values
+are final):
+
+- a callable stored as its ``forward`` (a function, a bound method, a ``partial``/``MethodType``,
+  a lambda whose body is a call);
+- an instance of a project module -- a class with a ``forward`` -- stored as any attribute or
+  element of it (``setattr(model, name, QLinear(...))``, ``model.layers[0].mlp = Lora()``).
+
+Stores on project objects are excluded: those already flow through their fields
+(``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
+a call that resolves to no project code and calls an object directly -- a library object or an
+unknown one: a name, an element or a field of ``self`` (``model(x)``, ``layers[i](x)``,
+``self.model(x)``), not a method of another object (``self.tokenizer.decode(x)``,
+``model.generate(x)``: named methods, not the module's ``__call__``) and not an import. A field of
+``self`` that a library base class provides (``self.post_init()``) holds a library object too and
+so counts: harmless where nothing is installed, and rare on a decode path. Each such call gets every installed
+target; its being unresolved is still reported (the library model itself stays unseen).
+
+Sound for the shapes above, and cheap: the stores are kept as node pairs while compiling and
+read once after the solve; an engine that installs nothing pays one empty list.
+"""
+
+from __future__ import annotations
+
+from graphlint.static.flowir import ANY_ATTR
+
+FuncId = tuple[str, str]
+#: values that run code when called (the pool takes nothing else for a ``forward`` store)
+CALLABLE = frozenset(("F", "M", "W", "Pa", "Lm"))
+#: values that are the project's own objects: a store on one is followed through its fields
+PROJECT = frozenset(("I", "S", "C", "Sup", "Mod", "Ns", "L"))
+
+
+class Installed:
+    def __init__(self, objects):
+        self.o, self.s = objects, objects.s
+        #: (object node, value node, attribute or None for an element) of every store not on ``self``
+        self.stores: list[tuple[int, int, str | None]] = []
+        self._targets: list[FuncId] | None = None
+
+    def store(self, obj: int, value: int, attr: str | None) -> None:
+        """Kept while compiling (``attr`` None: ``obj[k] = value``)."""
+        self.stores.append((obj, value, attr))
+
+    def targets(self) -> list[FuncId]:
+        """Every installed function, after the solve (computed once)."""
+        if self._targets is None:
+            found: dict[FuncId, None] = {}
+            values = self.s.values
+            for obj, value, attr in self.stores:
+                if any(v[0] in PROJECT for v in values(obj)):
+                    continue
+                for v in values(value):
+                    if (attr == "forward" and v[0] in CALLABLE) or (v[0] in ("I", "S") and self.is_module(v)):
+                        found.update(dict.fromkeys(fid for fid, _, _ in self.o.callees(v) if fid is not None))
+            self._targets = sorted(found)
+            self.stores = []
+        return self._targets
+
+    def is_module(self, v) -> bool:
+        hit = self.o.index.find_method(self.o.ref(v), "forward")
+        return hit is not None
+
+    @staticmethod
+    def runs(values: list, expr: tuple) -> bool:
+        """Whether a call whose callee ``expr`` holds ``values`` may run installed code: it holds
+        nothing of the project (a library object, or nothing known), and it calls an object directly
+        -- a name, an element, or a field of ``self`` (``self.model(x)``); a method of another object
+        (``self.tokenizer.decode(x)``) is not the module's ``__call__``."""
+        if any(v[0] != "X" for v in values):
+            return False
+        return expr[0] in ("n", "s") or (expr[0] == "a" and expr[1] == ("n", "self"))
