@@ -122,7 +122,8 @@ class CallGraph:
             # to another thread
         found = self.callees(node, classes=not site.reference)
         if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
-                and self.installed.targets() and not self.external(path, qual, site.expr):
+                and self.installed.targets() and not self.external(path, qual, site.expr) \
+                and not self.builds(path, qual, site.expr):
             return self.installed.targets()  # a library or unknown module: what was installed into one
         wrapped = self.linker.wrapped.get((path, qual))
         if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that

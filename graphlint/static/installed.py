@@ -13,8 +13,11 @@ are final):
 
 - a callable stored as its ``forward`` (a function, a bound method, a ``partial``/``MethodType``,
   a lambda whose body is a call);
-- an instance of a project module -- a class with a ``forward`` -- stored as any attribute or
-  element of it (``setattr(model, name, QLinear(...))``, ``model.layers[0].mlp = Lora()``).
+- an instance of a project module -- a class with a ``forward`` -- that the checked code builds
+  (``QuantLinear(child)``, or a factory returning one), stored as any attribute or element of it
+  (``setattr(model, name, make(child))``, ``model.layers[0].mlp = Lora()``). Not ``self`` handed
+  on (``state.model = self``: a back-reference, and a value flow-insensitive sets spread widely --
+  measured on lightllm, it took a model's ``forward`` for a layer installed into its own inputs).
 
 Stores on project objects are excluded: those already flow through their fields
 (``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
@@ -58,10 +61,11 @@ class Installed:
             found: dict[FuncId, None] = {}
             values = self.s.values
             for obj, value, attr in self.stores:
-                if any(v[0] in PROJECT for v in values(obj)):
+                held = values(obj)
+                if any(v[0] in PROJECT for v in held):
                     continue
                 for v in values(value):
-                    if (attr == "forward" and v[0] in CALLABLE) or (v[0] in ("I", "S") and self.is_module(v)):
+                    if (attr == "forward" and v[0] in CALLABLE) or (v[0] == "I" and self.is_module(v)):
                         found.update(dict.fromkeys(fid for fid, _, _ in self.o.callees(v) if fid is not None))
             self._targets = sorted(found)
             self.stores = []

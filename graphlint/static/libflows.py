@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphlint.static.objects import KEYED
-
 #: calls that return (a wrapper of) their first argument
 PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
                           "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
@@ -25,6 +23,13 @@ PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_
 COPIES = frozenset(("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
                     "builtins.reversed", "builtins.iter", "builtins.dict",
                     "collections.OrderedDict", "collections.deque"))
+#: the site tag of an ``nn.ModuleDict`` (``("L", "", (KEYED, node), 0)``): its entries are its attributes too
+KEYED = "keyed"
+#: what an attribute of a ``ModuleDict`` names when it is no entry: its methods (``.items()``, ``.update()``)
+DICT_METHODS = frozenset(n for n in dir(dict) if not n.startswith("_")) | {
+    "add_module", "register_module", "children", "modules", "named_children", "named_modules", "parameters",
+    "named_parameters", "buffers", "named_buffers", "apply", "to", "cuda", "cpu", "eval", "train", "state_dict",
+    "load_state_dict", "forward", "training"}
 MODULE_CONTAINERS = frozenset(("ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
 #: container methods: "store" puts the last argument in, "extend" its elements, "get" reads an
 #: element, "same" returns the container (its view: ``.values()``), "pairs" its (key, value) tuples

@@ -41,18 +41,12 @@ from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.generated import Generated
 from graphlint.static.index import Index
 from graphlint.static.libctors import LibraryCtors
+from graphlint.static.libflows import DICT_METHODS, KEYED
 from graphlint.static.pointsto import Solver, Value
 
 FuncId = tuple[str, str]
 ELEMENTS = "[]"
 FOREIGN: Value = ("X",)
-#: the site tag of an ``nn.ModuleDict`` (``("L", "", (KEYED, node), 0)``): its entries are its attributes too
-KEYED = "keyed"
-#: what an attribute of a ``ModuleDict`` names when it is no entry: its methods (``.items()``, ``.update()``)
-DICT_METHODS = frozenset(n for n in dir(dict) if not n.startswith("_")) | {
-    "add_module", "register_module", "children", "modules", "named_children", "named_modules", "parameters",
-    "named_parameters", "buffers", "named_buffers", "apply", "to", "cuda", "cpu", "eval", "train", "state_dict",
-    "load_state_dict", "forward", "training"}
 RUNS = -1  # a callee's "first parameter" when it runs without the call's arguments or result
 
 
