@@ -128,8 +128,6 @@ class Linker(LibraryFlows):
             obj = self.eval(path, qual, target[1])
             self.o.store_elements(obj, value)
             self.implicit.store_item(path, qual, obj)
-            if self.installed is not None and target[1] != SELF:
-                self.installed.store(obj, value, None)
 
     # -- names ---------------------------------------------------------------------------------
     def var(self, path: str, qual: str, name: str) -> int | None:

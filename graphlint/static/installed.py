@@ -14,8 +14,9 @@ are final):
 - a callable stored as its ``forward`` (a function, a bound method, a ``partial``/``MethodType``,
   a lambda whose body is a call);
 - an instance of a project module -- a class with a ``forward`` -- that the checked code builds
-  (``QuantLinear(child)``, or a factory returning one), stored as any attribute or element of it
-  (``setattr(model, name, make(child))``, ``model.layers[0].mlp = Lora()``). Not ``self`` handed
+  (``QuantLinear(child)``, or a factory returning one), stored as any attribute of it
+  (``setattr(model, name, make(child))``, ``model.layers[0].mlp = Lora()``). Not an element
+  (``params["act"] = GELU()``: measured on torchchat, a dictionary of settings), not ``self`` handed
   on (``state.model = self``: a back-reference, and a value flow-insensitive sets spread widely --
   measured on lightllm, it took a model's ``forward`` for a layer installed into its own inputs).
 
@@ -47,12 +48,12 @@ PROJECT = frozenset(("I", "S", "C", "Sup", "Mod", "Ns", "L"))
 class Installed:
     def __init__(self, objects):
         self.o, self.s = objects, objects.s
-        #: (object node, value node, attribute or None for an element) of every store not on ``self``
-        self.stores: list[tuple[int, int, str | None]] = []
+        #: (object node, value node, attribute) of every attribute store not on ``self``
+        self.stores: list[tuple[int, int, str]] = []
         self._targets: list[FuncId] | None = None
 
-    def store(self, obj: int, value: int, attr: str | None) -> None:
-        """Kept while compiling (``attr`` None: ``obj[k] = value``)."""
+    def store(self, obj: int, value: int, attr: str) -> None:
+        """Kept while compiling: ``obj.attr = value``, ``setattr(obj, name, value)``."""
         self.stores.append((obj, value, attr))
 
     def targets(self) -> list[FuncId]:
