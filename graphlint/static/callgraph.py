@@ -198,7 +198,17 @@ class CallGraph:
         ``make_graphed_callables(fn)``): the callables ``fn`` holds -- a method, a ``partial``'s
         function, the closures a factory call returns (``self._graph_a_fn(i)``)."""
         node = self.node(info.path, region.function, region.expr)
-        return [] if node is None else self.callees(node, classes=False)
+        if node is None:
+            return []
+        found = self.callees(node, classes=False)
+        values = self.solver.values(node)
+        if any(v[0] == "Lm" for v in values):  # ``torch.compile(lambda x: model(x))``: the closure is
+            # compiled, not ``model``'s forward -- the lambda has no function of its own, and taking its
+            # callees for the compiled code would make every direct ``model(x)`` a replay (measured:
+            # torchchat eval's eager multimodal loop). Only what another value of the region runs.
+            own = {fid for v in values if v[0] != "Lm" for fid, _, _ in self.objects.callees(v)}
+            found = [fid for fid in found if fid in own]
+        return found
 
     def handed(self, info: ModuleInfo, qual: str) -> list[tuple[FuncId, int]]:
         """(callable, statement ordinal) for every function or bound method ``qual`` passes as an
