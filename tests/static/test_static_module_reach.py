@@ -201,3 +201,32 @@ def test_a_forward_a_project_class_installs_on_itself_is_no_target_of_a_library_
              "run.py": CAPTURE.format(imports="from transformers import AutoModelForCausalLM",
                                       build="model = AutoModelForCausalLM.from_pretrained(path)")}
     assert item_findings(files) == []
+
+
+def test_a_compiled_lambda_does_not_make_direct_calls_of_its_model_replays():
+    """``torch.compile(lambda x: model(x), mode="reduce-overhead")`` compiles the closure: an eager
+    loop calling ``model`` itself stays an eager per-token loop, and the function defining the lambda
+    does not call the model by defining it (the body's call is a reference, made when it is called)."""
+    from graphlint.static.link import link
+    from static_helpers import TOY_MODEL, builtin_rules, options, summarize
+
+    files = {
+        "model.py": TOY_MODEL,
+        "run.py": textwrap.dedent("""
+            import torch
+            from model import Model
+
+            def main():
+                model = Model()
+                fast = torch.compile(lambda x: model(x), mode="reduce-overhead")
+                x = torch.zeros(1, dtype=torch.long)
+                for _ in range(8):
+                    logits = model(x)
+                    x = logits.argmax(-1)
+                return fast
+        """),
+    }
+    rules = builtin_rules()
+    entries: list = []
+    link(summarize(files), rules, options(rules), entries_out=entries)
+    assert [(e.context, e.function[1]) for e in entries] == [("eager", "main")]
