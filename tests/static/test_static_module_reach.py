@@ -230,3 +230,39 @@ def test_a_compiled_lambda_does_not_make_direct_calls_of_its_model_replays():
     entries: list = []
     link(summarize(files), rules, options(rules), entries_out=entries)
     assert [(e.context, e.function[1]) for e in entries] == [("eager", "main")]
+
+
+def test_an_eager_loop_over_a_library_model_reaches_the_forward_installed_into_it():
+    """A generate loop calling a Hugging Face model whose attention forward the project replaced
+    (``types.MethodType(shifted_attention, module)``): the loop is a per-token loop -- the installed
+    function is a module's forward whatever its name -- and a sync in it is an eager error."""
+    patch = textwrap.dedent(f"""
+        import types
+
+        import torch
+
+
+        def shifted_attention(self, x):
+            {PLANT}
+            return torch.softmax(x, -1)
+
+
+        def enable(model):
+            for name, module in model.named_modules():
+                module.forward = types.MethodType(shifted_attention, module)
+    """)
+    loop = textwrap.dedent("""
+        from transformers import AutoModelForCausalLM
+        from patch import enable
+
+        def generate(path, ids, n):
+            model = AutoModelForCausalLM.from_pretrained(path)
+            enable(model)
+            for _ in range(n):
+                logits = model(ids)
+                ids = logits.argmax(-1)
+            return ids
+    """)
+    found = item_findings({"patch.py": patch, "run.py": loop})
+    line = patch.splitlines().index("    " + PLANT) + 1
+    assert found == [("patch.py", line, "error")]
