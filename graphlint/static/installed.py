@@ -23,8 +23,8 @@ are final):
 Stores on project objects are excluded: those already flow through their fields
 (``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
 a call that resolves to no project code and calls an object directly -- a library object or an
-unknown one: a name, an element or a field of ``self`` (``model(x)``, ``layers[i](x)``,
-``self.model(x)``), not a method of another object (``self.tokenizer.decode(x)``,
+unknown one: a field of ``self`` (``self.model(x)``), or a name or element holding a library
+object (``model(x)``, ``layers[i](x)``), not a method of another object (``self.tokenizer.decode(x)``,
 ``model.generate(x)``: named methods, not the module's ``__call__``) and not an import. A field of
 ``self`` that a library base class provides (``self.post_init()``) holds a library object too and
 so counts: harmless where nothing is installed, and rare on a decode path. Each such call gets every installed
@@ -79,9 +79,14 @@ class Installed:
     @staticmethod
     def runs(values: list, expr: tuple) -> bool:
         """Whether a call whose callee ``expr`` holds ``values`` may run installed code: it holds
-        nothing of the project (a library object, or nothing known), and it calls an object directly
-        -- a name, an element, or a field of ``self`` (``self.model(x)``); a method of another object
-        (``self.tokenizer.decode(x)``) is not the module's ``__call__``."""
+        nothing of the project, and it calls an object directly -- a field of ``self`` holding a
+        library object or nothing known (``self.model(x)``: a model handed to the constructor), a
+        name or element holding a library object (``model(x)`` after ``from_pretrained``); a method
+        of another object (``self.tokenizer.decode(x)``) is not the module's ``__call__``, and a
+        name holding nothing known is a helper's callback parameter far more often than a model
+        (measured on the whole of torch: such names made optimizer and guard loops per-token)."""
         if any(v[0] != "X" for v in values):
             return False
-        return expr[0] in ("n", "s") or (expr[0] == "a" and expr[1] == ("n", "self"))
+        if expr[0] == "a" and expr[1] == ("n", "self"):
+            return True  # a field of ``self`` holding a library model or one never given (``self.model``)
+        return expr[0] in ("n", "s") and bool(values)  # a name or element holding a library object
