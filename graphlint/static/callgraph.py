@@ -29,6 +29,7 @@ from __future__ import annotations
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
+from graphlint.static.installed import Installed
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.passedcalls import names, parameter_calls
 from graphlint.static.pointsto import Solver
@@ -48,6 +49,8 @@ class CallGraph:
         self.helpers = parameter_calls(infos)
         self.passed: dict[FuncId, dict[tuple, list[FuncId]]] = {}
         self.linker.keep_args = names(self.helpers)
+        #: code installed into library or unknown modules, and the calls that may run it (:mod:`.installed`)
+        self.installed = self.linker.installed = Installed(self.objects)
         self.linker.compile_all()
         self._compile_queries(infos)
         self.linker.forget()  # the compile memo is most of the memory the solve does not need
@@ -118,6 +121,10 @@ class CallGraph:
             return []  # handed to a project function (its parameter carries it to where it is called) or
             # to another thread
         found = self.callees(node, classes=not site.reference)
+        if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
+                and self.installed.targets() and not self.external(path, qual, site.expr) \
+                and not self.builds(path, qual, site.expr):
+            return self.installed.targets()  # a library or unknown module: what was installed into one
         wrapped = self.linker.wrapped.get((path, qual))
         if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that
             found = [fid for fid in found if fid not in wrapped]
@@ -151,7 +158,7 @@ class CallGraph:
         """The call graph's edges out of one call site (its points-to targets); recorded in
         :attr:`unresolved` when it looks like a project call and runs nothing."""
         found = self.targets(info.path, qual, site)
-        if not found and site.plain and not site.reference and not self.external(info.path, qual, site.expr) \
+        if (not found or found is self.installed.targets()) and site.plain and not site.reference and not self.external(info.path, qual, site.expr) \
                 and not self.foreign(info.path, qual, site.expr) and not self.builds(info.path, qual, site.expr) \
                 and not self.runs_wrapped(info.path, qual, site):
             self.unresolved.setdefault((info.path, qual), []).append(site)
@@ -191,7 +198,17 @@ class CallGraph:
         ``make_graphed_callables(fn)``): the callables ``fn`` holds -- a method, a ``partial``'s
         function, the closures a factory call returns (``self._graph_a_fn(i)``)."""
         node = self.node(info.path, region.function, region.expr)
-        return [] if node is None else self.callees(node, classes=False)
+        if node is None:
+            return []
+        found = self.callees(node, classes=False)
+        values = self.solver.values(node)
+        if any(v[0] == "Lm" for v in values):  # ``torch.compile(lambda x: model(x))``: the closure is
+            # compiled, not ``model``'s forward -- the lambda has no function of its own, and taking its
+            # callees for the compiled code would make every direct ``model(x)`` a replay (measured:
+            # torchchat eval's eager multimodal loop). Only what another value of the region runs.
+            own = {fid for v in values if v[0] != "Lm" for fid, _, _ in self.objects.callees(v)}
+            found = [fid for fid in found if fid in own]
+        return found
 
     def handed(self, info: ModuleInfo, qual: str) -> list[tuple[FuncId, int]]:
         """(callable, statement ordinal) for every function or bound method ``qual`` passes as an

@@ -83,6 +83,9 @@ class CallRecorder:
         self.by_callee = at.by_callee
         self.keys: dict[str, dict] = {}  # function -> {(expr, in_capture, once, via): CallSite}
         self.bindings = BindingRecorder(at.oracle, at.class_stack)
+        #: id of a lambda body's call -> the call the lambda is passed to (None: assigned, stored): the
+        #: body runs when the lambda is called, not here -- a reference, like a callback (``flowir`` "lam")
+        self.deferred: dict[int, tuple | None] = {}
 
     def begin_function(self, qualname: str) -> None:
         self.keys[qualname] = {}
@@ -193,6 +196,9 @@ class CallRecorder:
         at = self.at
         if call.args:
             self.argument_references(call)
+            for arg in call.args:  # ``sorted(xs, key=lambda r: r.rank())``: called back by the callee
+                if type(arg.value) is cst.Lambda and type(arg.value.body) is cst.Call:
+                    self.deferred[id(arg.value.body)] = at.call_expr or (("i", at.call_name) if at.call_name else None)
             if at.call_name == REGION_CLASS:
                 self.region_declaration(call)
             elif at.call_name in GRAPH_CALLS:
@@ -236,8 +242,11 @@ class CallRecorder:
                 kinds = arg_kinds(call, self.oracle)
                 at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)
-            self.add_call(expr, self.looks_like_project_call(func), args=args, kinds=kinds,
-                          later=self.at.values.later_args(call, args))
+            if id(call) in self.deferred:
+                self.add_call(expr, reference=True, via=self.deferred.pop(id(call)))
+            else:
+                self.add_call(expr, self.looks_like_project_call(func), args=args, kinds=kinds,
+                              later=self.at.values.later_args(call, args))
         if call.args:
             record_construction(self.at, call)
         at.note_call(call, expr)

@@ -85,6 +85,8 @@ class MatcherDispatch:
                 self.calls.name_reference(node)
             elif name in COMPREHENSIONS:
                 self.oracle.taint_comprehension(node.for_in)
+            elif name == "Lambda" and type(node.body) is cst.Call:  # its body's call is deferred (calls.py)
+                self.calls.deferred.setdefault(id(node.body), None)
             elif name == "Call":
                 func = node.func
                 self.call_name = self.calls.callee_name(func)

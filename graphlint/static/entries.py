@@ -153,6 +153,9 @@ class Discovery(NamedEntries, HostSteps):
         # of them; a helper captured code also calls -- a kernel loader, a radix-tree compare -- is no model)
         steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
+        # a function installed as a library module's forward is one (:mod:`.installed`: ``layer.forward =
+        # types.MethodType(shifted_attention, layer)``), whatever its name
+        steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
         reach = reaching(steps | graph_roots, callers)
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         self.serving_loops(replay_reach, reach, graph, steps)

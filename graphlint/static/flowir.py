@@ -30,6 +30,8 @@ summaries small. Tags (short: every summary is pickled):
   computed ``getattr`` may look up;
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
   ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function);
+- ``("lam", func)``: ``lambda x: f(layer, x)``, a lambda whose body is one call: calling it runs what
+  ``func`` holds (without binding the lambda's arguments to its parameters: the body decides them);
 - ``("x",)``: an instance of a class of the standard library or the numeric stack
   (``nn.Linear(4, 4)``, ``torch.cuda.Stream()``): a library object, which calling runs no project
   code (other calls of those libraries are ``None``: tensors and numbers hold no callable).
@@ -49,8 +51,11 @@ IR = tuple
 #: through (:data:`KEPT`) stay.
 EXTERNAL_ROOTS = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "triton", "cutlass"}
 FOREIGN = ("x",)
-KEPT = frozenset(("compile", "make_graphed_callables", "partial", "Thread", "Process", "Timer", "ModuleList",
-                  "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque", "script", "cached_property",
+#: the attribute ``setattr(obj, name, v)`` stores with a computed ``name`` (no load reads it back)
+ANY_ATTR = "?"
+KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
+                  "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
+                  "script", "cached_property",
                   "lru_cache", "cache", "wraps"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 #: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every
@@ -59,6 +64,8 @@ BUILTINS_KEPT = frozenset(("list", "tuple", "set", "frozenset", "sorted", "rever
                            "enumerate", "zip", "setattr", "staticmethod", "classmethod", "property", "map", "filter"))
 OPAQUE_BUILTINS = frozenset(n for n in dir(__import__("builtins")) if not n.startswith("_")) - BUILTINS_KEPT
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+#: container displays: ``[Block()] * n`` and ``[a] + rest`` hold their elements (other arithmetic holds nothing)
+DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
 
 
 class IRBuilder:
@@ -127,6 +134,15 @@ class IRBuilder:
             return self.union((self.expr(node.body), self.expr(node.orelse)))
         if kind is cst.BooleanOperation:
             return self.union((self.expr(node.left), self.expr(node.right)))
+        if kind is cst.BinaryOperation and type(node.operator) in (cst.Multiply, cst.Add) \
+                and (type(node.left) in DISPLAYS or type(node.right) in DISPLAYS):
+            return self.union((self.expr(node.left), self.expr(node.right)))  # ``[Block()] * n``, ``[a] + rest``
+        if kind is cst.Lambda:
+            body = node.body  # ``lambda x: f(layer, x)``: calling it runs what its body calls
+            if type(body) is cst.Call and not self.opaque(body.func):
+                f = self.expr(body.func)
+                return ("lam", f) if f is not None else None
+            return None
         if kind is cst.Await:
             return self.expr(node.expression)
         if kind is cst.NamedExpr:

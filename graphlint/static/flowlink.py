@@ -30,6 +30,7 @@ BUILTINS = frozenset(dir(builtins))
 #: such thing: it runs once per submission, the submitter's work on another thread -- an edge.
 BACKGROUND = frozenset(("threading.Thread", "threading.Timer", "multiprocessing.Process", "torch.multiprocessing.Process",
                         "torch.multiprocessing.spawn", "atexit.register", "signal.signal"))
+SELF = ("n", "self")
 BACKGROUND_METHODS = frozenset(("start_new_thread",))
 
 
@@ -53,6 +54,8 @@ class Linker(LibraryFlows):
         self.implicit.evaluate = self.eval  # a proxy's forwarded load (:meth:`.Implicit.delegated`)
         #: names of functions that call a parameter: their calls keep their arguments' nodes (:mod:`.passedcalls`)
         self.keep_args: frozenset[str] = frozenset()
+        #: what stores on objects other than ``self`` install (:mod:`.installed`), set by the call graph
+        self.installed = None
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -124,6 +127,8 @@ class Linker(LibraryFlows):
             obj = self.eval(path, qual, target[1])
             self.o.store(obj, target[2], value)
             self.implicit.store(path, qual, obj)
+            if self.installed is not None and target[1] != SELF:
+                self.installed.store(obj, value, target[2])
         elif kind == "s":
             obj = self.eval(path, qual, target[1])
             self.o.store_elements(obj, value)
@@ -253,6 +258,9 @@ class Linker(LibraryFlows):
             s.add_values(dst, (("Str", ir[1]),))
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
+        elif tag == "lam":  # a lambda runs what its body's call holds (arguments left unbound)
+            s.watch(self.eval(path, qual, ir[1]), lambda values: s.add_values(
+                dst, [("Lm", v) for v in values if v[0] not in ("X", "Str", "Mod", "Ns", "L")]))
         elif tag == "dec":
             self.implicit.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
         return dst

@@ -21,7 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
-from graphlint.static.flowir import EXTERNAL_ROOTS, IR, IRBuilder
+from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
 from graphlint.static.names import dotted_name, record_import
 
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
@@ -211,6 +211,10 @@ class FlowRecorder:
             obj, value = self.ir.expr(args[0].value), self.ir.expr(args[2].value)
             if obj is not None and value is not None:
                 self.add(("=", ("a", obj, args[1].value.raw_value), value))
+        elif type(func) is cst.Name and func.value == "setattr" and len(args) == 3:  # a computed name
+            obj, value = self.ir.expr(args[0].value), self.ir.expr(args[2].value)
+            if obj is not None and value is not None:
+                self.add(("=", ("a", obj, ANY_ATTR), value))
         if ir is not None and ir[0] == "c":
             if ir[2] or ir[3]:  # arguments flow into the callee; the callee alone is the call site's
                 self.add(("e", ir))

@@ -25,6 +25,13 @@ PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_
 COPIES = frozenset(("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
                     "builtins.reversed", "builtins.iter", "builtins.dict",
                     "collections.OrderedDict", "collections.deque"))
+#: the site tag of an ``nn.ModuleDict`` (``("L", "", (KEYED, node), 0)``): its entries are its attributes too
+KEYED = "keyed"
+#: what an attribute of a ``ModuleDict`` names when it is no entry: its methods (``.items()``, ``.update()``)
+DICT_METHODS = frozenset(n for n in dir(dict) if not n.startswith("_")) | {
+    "add_module", "register_module", "children", "modules", "named_children", "named_modules", "parameters",
+    "named_parameters", "buffers", "named_buffers", "apply", "to", "cuda", "cpu", "eval", "train", "state_dict",
+    "load_state_dict", "forward", "training"}
 MODULE_CONTAINERS = frozenset(("ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
 #: container methods: "store" puts the last argument in, "extend" its elements, "get" reads an
 #: element, "same" returns the container (its view: ``.values()``), "pairs" its (key, value) tuples
@@ -66,6 +73,16 @@ class LibraryFlows:
         container = ("L", "", ("call", dst), 0)
         if name in PASS_THROUGH and plain:
             self.s.edge(plain[0], dst)
+        elif name == "types.MethodType" and plain:  # ``types.MethodType(fn, module)``: ``fn`` bound to it
+            self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, 1) for v in values]))
+            self.o.call(plain[0], args[1:2], (), None)
+        elif name.startswith("torch.nn") and last == "ModuleDict":  # entries by key and by attribute
+            keyed = ("L", "", (KEYED, dst), 0)
+            self.s.add_values(dst, (keyed,))
+            for arg in plain:
+                self.o.elements(arg, self.o.elems(keyed))
+            for _, node in kws:
+                self.s.edge(node, self.o.elems(keyed))
         elif name == "functools.partial" and plain:
             bound = len(args) - 1
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
@@ -173,10 +190,17 @@ class LibraryFlows:
             self.o.elements(src, self.o.elems(pair))
 
     def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
-        """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``."""
+        """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``;
+        ``getattr(module, name)`` (a class chosen by a configuration string): every class the module
+        defines whose name starts with ``prefix`` -- any of them can be named, so all are targets."""
         def on(values):
             for v in values:
-                if v[0] in ("I", "S"):
+                if v[0] == "Mod":
+                    info = self.by_path.get(v[1])
+                    if info is not None:
+                        self.s.add_values(dst, [("C", v[1], c) for c in sorted(info.classes)
+                                                if "." not in c and c.startswith(prefix)])
+                elif v[0] in ("I", "S"):
                     for info, name in self.o.family(v):
                         for attr in sorted(self.o.fields.get((info.path, name), ())):
                             if attr.startswith(prefix):

@@ -14,7 +14,10 @@ Values (tuples, see :mod:`.pointsto`):
   ``ModuleList``; ``callable`` for ``nn.Sequential``, which calls every element);
 - ``("W", path, wrapper, value)`` a decorated function (``@deco def f``): the closure ``deco``
   returned (``wrapper``), which runs ``value`` (a function, a bound method, another ``W``);
-- ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``;
+- ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``, and
+  ``types.MethodType(value, obj)`` (n = 1);
+- ``("Lm", value)`` a lambda whose body calls ``value``: calling it runs ``value``'s callees, with
+  arguments the body (not the caller) decides, so none are bound;
 - ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
 - ``("Gi", path, cls)`` the ``__init__`` ``@dataclass`` generated for ``cls`` (:mod:`.generated`);
 - ``("Ct", path, cls)`` an alternate constructor ``cls`` inherits from a library base
@@ -37,6 +40,7 @@ from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.generated import Generated
 from graphlint.static.index import Index
 from graphlint.static.libctors import LibraryCtors
+from graphlint.static.libflows import DICT_METHODS, KEYED
 from graphlint.static.pointsto import Solver, Value
 
 FuncId = tuple[str, str]
@@ -147,6 +151,8 @@ class Objects:
             self.s.add_values(dst, (v,))
         elif tag == "X":  # an attribute of a library object is the library's too
             self.s.add_values(dst, (FOREIGN,))
+        elif tag == "L" and type(v[2]) is tuple and v[2][0] == KEYED and attr not in DICT_METHODS:
+            self.s.edge(self.elems(v), dst)  # ``self.transformer.h`` of an ``nn.ModuleDict``: an entry
 
     module_attr: Callable[[Value, str, int], None]  # set by the linker (it knows the modules)
 
@@ -330,6 +336,8 @@ class Objects:
             return [((info.path, qual), 1 + shift, None) for info, qual in found]
         if tag == "Pa":
             return self.callees(v[1], shift + v[2])
+        if tag == "Lm":
+            return [(fid, RUNS, made) for fid, _, made in self.callees(v[1])]
         return []
 
     def call(self, func: int, args: tuple, kws: tuple, dst: int | None) -> None:

@@ -1,0 +1,92 @@
+"""Code installed into modules the analysis cannot see into, and the calls that may run it.
+
+Quantizers and patching utilities change a model they did not build: ``layer.forward = lambda x:
+fast(layer, x)``, ``m.forward = partial(hook, m)``, ``types.MethodType(fn, m)``, ``setattr(m,
+"forward", fn)``, or ``setattr(parent, name, QuantLinear(child))`` -- on a Hugging Face model, or
+on whatever object a loader handed them. Calling that model later (``self.model(ids)`` inside a
+captured step) runs the installed code, but no value flow says so: the model is a library object
+(``("X",)``) or holds nothing the analysis knows.
+
+**The rule (decided).** *Installed code* is what the checked code stores on an object that holds
+no value of the project (a library object, or an unknown one; post-solve, so the object's values
+are final):
+
+- a callable stored as its ``forward`` (a function, a bound method, a ``partial``/``MethodType``,
+  a lambda whose body is a call);
+- an instance of a project module -- a class with a ``forward`` -- that the checked code builds
+  (``QuantLinear(child)``, or a factory returning one), stored as any attribute of it
+  (``setattr(model, name, make(child))``, ``model.layers[0].mlp = Lora()``). Not an element
+  (``params["act"] = GELU()``: measured on torchchat, a dictionary of settings), not ``self`` handed
+  on (``state.model = self``: a back-reference, and a value flow-insensitive sets spread widely --
+  measured on lightllm, it took a model's ``forward`` for a layer installed into its own inputs).
+
+Stores on project objects are excluded: those already flow through their fields
+(``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
+a call that resolves to no project code and calls an object directly -- a library object or an
+unknown one: a field of ``self`` (``self.model(x)``), or a name or element holding a library
+object (``model(x)``, ``layers[i](x)``), not a method of another object (``self.tokenizer.decode(x)``,
+``model.generate(x)``: named methods, not the module's ``__call__``) and not an import. A field of
+``self`` that a library base class provides (``self.post_init()``) holds a library object too and
+so counts: harmless where nothing is installed, and rare on a decode path. Each such call gets every installed
+target; its being unresolved is still reported (the library model itself stays unseen).
+
+Sound for the shapes above, and cheap: the stores are kept as node pairs while compiling and
+read once after the solve; an engine that installs nothing pays one empty list.
+"""
+
+from __future__ import annotations
+
+from graphlint.static.flowir import ANY_ATTR
+
+FuncId = tuple[str, str]
+#: values that run code when called (the pool takes nothing else for a ``forward`` store)
+CALLABLE = frozenset(("F", "M", "W", "Pa", "Lm"))
+#: values that are the project's own objects: a store on one is followed through its fields
+PROJECT = frozenset(("I", "S", "C", "Sup", "Mod", "Ns", "L"))
+
+
+class Installed:
+    def __init__(self, objects):
+        self.o, self.s = objects, objects.s
+        #: (object node, value node, attribute) of every attribute store not on ``self``
+        self.stores: list[tuple[int, int, str]] = []
+        self._targets: list[FuncId] | None = None
+
+    def store(self, obj: int, value: int, attr: str) -> None:
+        """Kept while compiling: ``obj.attr = value``, ``setattr(obj, name, value)``."""
+        self.stores.append((obj, value, attr))
+
+    def targets(self) -> list[FuncId]:
+        """Every installed function, after the solve (computed once)."""
+        if self._targets is None:
+            found: dict[FuncId, None] = {}
+            values = self.s.values
+            for obj, value, attr in self.stores:
+                held = values(obj)
+                if any(v[0] in PROJECT for v in held):
+                    continue
+                for v in values(value):
+                    if (attr == "forward" and v[0] in CALLABLE) or (v[0] == "I" and self.is_module(v)):
+                        found.update(dict.fromkeys(fid for fid, _, _ in self.o.callees(v) if fid is not None))
+            self._targets = sorted(found)
+            self.stores = []
+        return self._targets
+
+    def is_module(self, v) -> bool:
+        hit = self.o.index.find_method(self.o.ref(v), "forward")
+        return hit is not None
+
+    @staticmethod
+    def runs(values: list, expr: tuple) -> bool:
+        """Whether a call whose callee ``expr`` holds ``values`` may run installed code: it holds
+        nothing of the project, and it calls an object directly -- a field of ``self`` holding a
+        library object or nothing known (``self.model(x)``: a model handed to the constructor), a
+        name or element holding a library object (``model(x)`` after ``from_pretrained``); a method
+        of another object (``self.tokenizer.decode(x)``) is not the module's ``__call__``, and a
+        name holding nothing known is a helper's callback parameter far more often than a model
+        (measured on the whole of torch: such names made optimizer and guard loops per-token)."""
+        if any(v[0] != "X" for v in values):
+            return False
+        if expr[0] == "a" and expr[1] == ("n", "self"):
+            return True  # a field of ``self`` holding a library model or one never given (``self.model``)
+        return expr[0] in ("n", "s") and bool(values)  # a name or element holding a library object
