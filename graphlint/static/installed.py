@@ -36,7 +36,6 @@ read once after the solve; an engine that installs nothing pays one empty list.
 
 from __future__ import annotations
 
-from graphlint.static.flowir import ANY_ATTR
 
 FuncId = tuple[str, str]
 #: values that run code when called (the pool takes nothing else for a ``forward`` store)
