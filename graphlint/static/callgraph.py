@@ -37,6 +37,10 @@ FuncId = tuple[str, str]
 IMPLICIT = ("implicit",)  # the callee of an implicit call's site (:meth:`CallGraph.implicit_sites`)
 
 
+#: what a table handed over as a callback may hold that its receiver calls
+CALLBACKS = ("F", "M", "W", "Pa")
+
+
 class CallGraph:
     def __init__(self, infos: list[ModuleInfo], index: Index):
         self.infos, self.index = infos, index
@@ -97,6 +101,10 @@ class CallGraph:
                 continue
             if value[0] == "L" and value[3]:  # ``nn.Sequential``: calling it calls every element
                 values.extend(v for v in self.solver.values(self.objects.elems(value)) if v not in values)
+            elif value[0] == "L" and not classes:  # a table of callbacks handed over (``CLI(COMMANDS)``): the
+                # functions and bound methods it holds (not its modules: ``len(self.layers)`` runs none)
+                values.extend(v for v in self.solver.values(self.objects.elems(value))
+                              if v[0] in CALLBACKS and v not in values)
             for fid, _, _ in self.objects.callees(value):
                 if fid is not None:
                     found[fid] = None

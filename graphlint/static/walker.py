@@ -66,6 +66,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
+        self.tables: set[str] = set()  # module-level names bound to a container literal (see ``module_facts``)
         self.param_facts: dict[str, list] = {}  # qualname -> what every caller passes (static.valuekinds)
         self.loop_depth = 0
         self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
