@@ -113,6 +113,7 @@ class Discovery(NamedEntries, HostSteps):
         #: eager per-token loops no entry point runs, beside one an entry point runs (:meth:`unused`), and their calls
         self.unused_loops: set[FuncId] = set()
         self.unused_roots: list[tuple[FuncId, Chain]] = []
+        self.model_reach: set[FuncId] = set()  # functions that reach a model step (see :meth:`run`)
         self._hot = name_matcher(tuple(options.hot_names))
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
@@ -154,9 +155,6 @@ class Discovery(NamedEntries, HostSteps):
         replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         graph = bfs([r for r in self.roots["graph"] if r[0] not in replaying], self.calls, prefill | replaying)
         callers = callers_of(self.calls)
-        replayers = self.host_steps(compiled_graph, graph, callers)
-        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
-        replay_reach = reaching(set(replayers), callers, set(graph))
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
         # function doing device work, or a captured callable (an iterative solver's loop reaches none
         # of them; a helper captured code also calls -- a kernel loader, a radix-tree compare -- is no model)
@@ -166,7 +164,10 @@ class Discovery(NamedEntries, HostSteps):
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration
-        reach = reaching((steps - setup) | graph_roots, callers, setup)
+        self.model_reach = reach = reaching((steps - setup) | graph_roots, callers, setup)
+        replayers = self.host_steps(compiled_graph, graph, callers)
+        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
+        replay_reach = reaching(set(replayers), callers, set(graph))
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])

@@ -304,8 +304,15 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
                 self.suite(case.body, f"cases.{i}")
 
     def loop(self, stmt: cst.For | cst.While) -> None:
-        self.visit_node(stmt)
         loop_id = self.order
+        if isinstance(stmt, cst.While):  # its test runs every iteration: a part of the loop's body
+            self.loop_ids.append(loop_id)
+            try:
+                self.visit_node(stmt)
+            finally:
+                self.loop_ids.pop()
+        else:
+            self.visit_node(stmt)
         stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
         self.values.loop(stmt, loop_id, carried_literals(stmt, literal))
         if isinstance(stmt, cst.For):

@@ -35,6 +35,7 @@ ENTRIES = {
     "cli_table.py": {("eager", "generate"), ("eager", "batched_generate")},
     "rebound.py": {("eager", "extend")},
     "speculative_step.py": {("eager", "generate"), ("eager", "spec_step")},
+    "prefill_then_loop.py": {("graph", "next_token"), ("eager", "generate")},
 }
 
 
