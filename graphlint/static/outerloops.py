@@ -20,7 +20,9 @@ reachability, not the callee's name: ``decode_with_fallback`` -> ``model.decode`
 ``run`` calls directly once per window, is a model forward too: it runs *before* the decode, its
 input, once per decode. A model call *after* the call that leads to a decoder, in the same
 function, runs on what the decode produced -- a speculative step drafting with a draft model's
-``decode_n_tokens`` and verifying with the target model -- and keeps the loop per-token.
+``decode_n_tokens`` and verifying with the target model -- and keeps the loop per-token; so does
+a decoder that itself runs the model after its own loop (the draft loop and the verification
+written in one function: it is one speculative step, not a whole decode).
 
 **Loops inside the model are no decoders.** A loop in code an ``nn.Module``'s ``forward`` (or a
 ``__call__`` doing device work) reaches -- a weight-shared block applied ``n`` times, a chunked
