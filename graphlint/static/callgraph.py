@@ -26,6 +26,8 @@ analysed module provides, or the callee holds a library object: ``self.proj = nn
 
 from __future__ import annotations
 
+import builtins
+
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
@@ -37,6 +39,7 @@ FuncId = tuple[str, str]
 IMPLICIT = ("implicit",)  # the callee of an implicit call's site (:meth:`CallGraph.implicit_sites`)
 
 
+BUILTIN_NAMES = frozenset(dir(builtins))
 #: what a table handed over as a callback may hold that its receiver calls
 CALLBACKS = ("F", "M", "W", "Pa")
 
@@ -84,16 +87,17 @@ class CallGraph:
         """The solver's node for ``expr`` in scope ``qual`` of ``path`` (None: not compiled)."""
         return self.linker.known(path, qual, expr)
 
-    def callees(self, node: int, classes: bool = True) -> list[FuncId]:
+    def callees(self, node: int, classes: bool = True, tables: bool = False) -> list[FuncId]:
         """What calling the values of ``node`` runs (``classes=False``: a callback passed as a
-        value, whose class would not be called)."""
-        key = (node, classes)
+        value, whose class would not be called; ``tables``: a container passed so hands over the
+        functions it holds)."""
+        key = (node, classes, tables)
         known = self._callees.get(key)
         if known is None:
-            known = self._callees[key] = self._resolve(node, classes)
+            known = self._callees[key] = self._resolve(node, classes, tables)
         return known
 
-    def _resolve(self, node: int, classes: bool) -> list[FuncId]:
+    def _resolve(self, node: int, classes: bool, tables: bool = False) -> list[FuncId]:
         found: dict[FuncId, None] = {}
         values = self.solver.values(node)
         for value in values:
@@ -101,7 +105,7 @@ class CallGraph:
                 continue
             if value[0] == "L" and value[3]:  # ``nn.Sequential``: calling it calls every element
                 values.extend(v for v in self.solver.values(self.objects.elems(value)) if v not in values)
-            elif value[0] == "L" and not classes:  # a table of callbacks handed over (``CLI(COMMANDS)``): the
+            elif value[0] == "L" and tables:  # a table of callbacks handed over (``CLI(COMMANDS)``): the
                 # functions and bound methods it holds (not its modules: ``len(self.layers)`` runs none)
                 values.extend(v for v in self.solver.values(self.objects.elems(value))
                               if v[0] in CALLBACKS and v not in values)
@@ -125,7 +129,9 @@ class CallGraph:
                                                         or self.linker.background(path, qual, site.via)):
             return []  # handed to a project function (its parameter carries it to where it is called) or
             # to another thread
-        found = self.callees(node, classes=not site.reference)
+        # a builtin that takes a table (``len(COMMANDS)``, ``sorted(self.hooks)``) calls none of it
+        tables = site.reference and not (site.via is not None and site.via[0] == "n" and site.via[1] in BUILTIN_NAMES)
+        found = self.callees(node, classes=not site.reference, tables=tables)
         wrapped = self.linker.wrapped.get((path, qual))
         if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that
             found = [fid for fid in found if fid not in wrapped]
