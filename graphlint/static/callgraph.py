@@ -26,6 +26,8 @@ analysed module provides, or the callee holds a library object: ``self.proj = nn
 
 from __future__ import annotations
 
+import builtins
+
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
@@ -36,6 +38,11 @@ from graphlint.static.pointsto import Solver
 
 FuncId = tuple[str, str]
 IMPLICIT = ("implicit",)  # the callee of an implicit call's site (:meth:`CallGraph.implicit_sites`)
+
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+#: what a table handed over as a callback may hold that its receiver calls
+CALLBACKS = ("F", "M", "W", "Pa")
 
 
 class CallGraph:
@@ -83,16 +90,17 @@ class CallGraph:
         """The solver's node for ``expr`` in scope ``qual`` of ``path`` (None: not compiled)."""
         return self.linker.known(path, qual, expr)
 
-    def callees(self, node: int, classes: bool = True) -> list[FuncId]:
+    def callees(self, node: int, classes: bool = True, tables: bool = False) -> list[FuncId]:
         """What calling the values of ``node`` runs (``classes=False``: a callback passed as a
-        value, whose class would not be called)."""
-        key = (node, classes)
+        value, whose class would not be called; ``tables``: a container passed so hands over the
+        functions it holds)."""
+        key = (node, classes, tables)
         known = self._callees.get(key)
         if known is None:
-            known = self._callees[key] = self._resolve(node, classes)
+            known = self._callees[key] = self._resolve(node, classes, tables)
         return known
 
-    def _resolve(self, node: int, classes: bool) -> list[FuncId]:
+    def _resolve(self, node: int, classes: bool, tables: bool = False) -> list[FuncId]:
         found: dict[FuncId, None] = {}
         values = self.solver.values(node)
         for value in values:
@@ -100,6 +108,10 @@ class CallGraph:
                 continue
             if value[0] == "L" and value[3]:  # ``nn.Sequential``: calling it calls every element
                 values.extend(v for v in self.solver.values(self.objects.elems(value)) if v not in values)
+            elif value[0] == "L" and tables:  # a table of callbacks handed over (``CLI(COMMANDS)``): the
+                # functions and bound methods it holds (not its modules: ``len(self.layers)`` runs none)
+                values.extend(v for v in self.solver.values(self.objects.elems(value))
+                              if v[0] in CALLBACKS and v not in values)
             for fid, _, _ in self.objects.callees(value):
                 if fid is not None:
                     found[fid] = None
@@ -120,7 +132,9 @@ class CallGraph:
                                                         or self.linker.background(path, qual, site.via)):
             return []  # handed to a project function (its parameter carries it to where it is called) or
             # to another thread
-        found = self.callees(node, classes=not site.reference)
+        # a builtin that takes a table (``len(COMMANDS)``, ``sorted(self.hooks)``) calls none of it
+        tables = site.reference and not (site.via is not None and site.via[0] == "n" and site.via[1] in BUILTIN_NAMES)
+        found = self.callees(node, classes=not site.reference, tables=tables)
         if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
                 and self.installed.targets() and not self.external(path, qual, site.expr) \
                 and not self.builds(path, qual, site.expr):

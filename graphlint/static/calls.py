@@ -41,6 +41,7 @@ class Position(Protocol):
     info: ModuleInfo
     module: str
     local_names: set[str]  # module-level defs and classes
+    tables: set[str]  # module-level names bound to a container literal
     local_defs: list[dict[str, str]]  # nested defs of the enclosing functions
     class_stack: list[ClassInfo]
     by_callee: dict[str, list]  # callee names some rule asks about
@@ -80,6 +81,7 @@ class CallRecorder:
         # the walker's per-file records, never rebound: kept here for brevity (and a lookup less per call)
         self.imports, self.oracle, self.info, self.module = at.imports, at.oracle, at.info, at.module
         self.local_names, self.local_defs, self.class_stack = at.local_names, at.local_defs, at.class_stack
+        self.tables = at.tables
         self.by_callee = at.by_callee
         self.keys: dict[str, dict] = {}  # function -> {(expr, in_capture, once, via): CallSite}
         self.bindings = BindingRecorder(at.oracle, at.class_stack)
@@ -139,13 +141,14 @@ class CallRecorder:
     def argument_references(self, call: cst.Call) -> None:
         """``threading.Thread(target=self._loop)``, ``partial(self._layer, i)``: a bound method or
         module function passed as an argument is a callback, called later on the caller's behalf
-        (``via`` says by what: see :attr:`CallSite.via`)."""
+        (``via`` says by what: see :attr:`CallSite.via`); so is every function a module-level table
+        passed as an argument holds (``CLI(COMMANDS)``: the call graph resolves its elements)."""
         via = self.at.call_expr or (("i", self.at.call_name) if self.at.call_name else None)
         for arg in call.args:
             value = arg.value
             if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
                 self.add_call(("a", ("n", "self"), value.attr.value), reference=True, via=via)
-            elif isinstance(value, cst.Name) and value.value in self.local_names:
+            elif isinstance(value, cst.Name) and (value.value in self.local_names or value.value in self.tables):
                 self.add_call(("n", value.value), reference=True, via=via)
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,

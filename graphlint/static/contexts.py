@@ -24,7 +24,8 @@ candidate, whether and how it is reported:
 A candidate in several contexts takes the strictest that applies to its rule: eager or graph
 (the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
 candidate eager only through entries chosen by their name (``hot-names``, no evidence) is at most
-a warning: a guess never fails the gate.
+a warning: a guess never fails the gate; so is one eager only through a per-token loop no
+entry point runs, beside a decode path an entry point runs (:meth:`.entries.Discovery.unused`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ RESULT_NOTE = " (after the step's replay: the result the host needs; by design o
 EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by design once per step;"
                      " a second read of it in the step would be reported)")
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
+UNUSED_NOTE = (" (on a per-token loop no entry point of the checked paths runs, beside the decode path they do"
+               " run: at most a warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
 
@@ -149,7 +152,8 @@ class Placement:
     def __init__(self, chains: dict[str, dict[FuncId, Chain]], loop_bodies: dict[str, dict[FuncId, frozenset[int]]],
                  compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
                  multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset(),
-                 guessed: set[FuncId] | frozenset = frozenset(), eager_results: set | frozenset = frozenset(),
+                 guessed: set[FuncId] | frozenset = frozenset(), unused: set[FuncId] | frozenset = frozenset(),
+                 eager_results: set | frozenset = frozenset(),
                  advanced_attrs: set[str] | frozenset = frozenset(),
                  host_results: tuple[set, set, set] = (frozenset(), frozenset(), frozenset())):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
@@ -157,6 +161,8 @@ class Placement:
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
         self.eager_host = eager_host  # an eager engine's host logic (see ``Discovery.eager_host_logic``)
         self.guessed = guessed  # eager only through entries chosen by name (``hot-names``) alone
+        #: eager only through per-token loops no entry point runs (:meth:`.entries.Discovery.unused`)
+        self.unused = unused
         #: captured only through branches on tensor shapes (:func:`graphlint.static.link.shaped`)
         self.shaped: set[FuncId] = set()
         self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
@@ -199,7 +205,9 @@ class Placement:
                 return eager, "info", EAGER_RESULT_NOTE
             if fid in self.guessed and severity == "error" and not captured:  # a guess never fails the gate
                 return eager, "warning", GUESSED_NOTE
-            if not captured or fid not in self.guessed:
+            if fid in self.unused and severity == "error" and not captured:  # nor a loop the engine never runs
+                return eager, "warning", UNUSED_NOTE
+            if not captured or (fid not in self.guessed and fid not in self.unused):
                 return eager, severity, ""
         if (graph or cand.in_capture) and in_graph(params, cand):
             if severity == "error" and (fid in self.shaped or any(c == ("shape",) or c == ("not", ("shape",))

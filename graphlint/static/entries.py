@@ -22,9 +22,13 @@ Hot means "what the GPU does every token", in one of three contexts:
   captures outside a capture branch (a capture routine), prefill-only branches (:mod:`.guards`)
   and once-per-request code outside the step loop.
 - **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
-  capturable=False)``; a per-token loop's body (see :mod:`.loops`) whose call reaches device work
-  (the innermost such loop: one whose every model call runs a decode loop of its own is an outer
-  loop, cold: :mod:`.outerloops`);
+  capturable=False)``; a per-token loop's body (see :mod:`.loops`: it carries what its call
+  produced into the next iteration) whose call reaches a model step -- a ``forward``, a ``__call__``
+  or a ``*decode*`` function doing device work, or a captured callable -- not through set-up code
+  (a constructor checking a layer with one forward runs once) (the innermost such loop: one whose
+  every model call runs a decode loop of its own is an outer loop, cold: :mod:`.outerloops`; one
+  that no entry point of the checked paths runs, beside one that an entry point runs, is at most a
+  warning: :meth:`Discovery.unused`);
   a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
   guess: an eager twin or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token
   loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the
@@ -106,6 +110,10 @@ class Discovery(NamedEntries, HostSteps):
         self.seen: set[tuple[FuncId, str]] = set()
         self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
         self.guessed_roots: list[tuple[FuncId, Chain]] = []  # eager roots chosen by name alone
+        #: eager per-token loops no entry point runs, beside one an entry point runs (:meth:`unused`), and their calls
+        self.unused_loops: set[FuncId] = set()
+        self.unused_roots: list[tuple[FuncId, Chain]] = []
+        self.model_reach: set[FuncId] = set()  # functions that reach a model step (see :meth:`run`)
         self._hot = name_matcher(tuple(options.hot_names))
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
@@ -124,6 +132,8 @@ class Discovery(NamedEntries, HostSteps):
             for callee, site in self.calls.get(fid, ()):
                 if site.loops & loops and not loops.intersection(site.first_iter):  # not ``if i == 0:`` only
                     self.roots[context].append((callee, (fid, callee)))
+                    if fid in self.unused_loops:
+                        self.unused_roots.append(self.roots[context][-1])
         else:
             self.roots[context].append((fid, chain or (fid,)))
             if context == "eager":
@@ -145,25 +155,27 @@ class Discovery(NamedEntries, HostSteps):
         replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         graph = bfs([r for r in self.roots["graph"] if r[0] not in replaying], self.calls, prefill | replaying)
         callers = callers_of(self.calls)
-        replayers = self.host_steps(compiled_graph, graph, callers)
-        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
-        replay_reach = reaching(set(replayers), callers, set(graph))
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
         # function doing device work, or a captured callable (an iterative solver's loop reaches none
         # of them; a helper captured code also calls -- a kernel loader, a radix-tree compare -- is no model)
+        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
+        setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
         # a function installed as a library module's forward is one (:mod:`.installed`: ``layer.forward =
         # types.MethodType(shifted_attention, layer)``), whatever its name
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
-        reach = reaching(steps | graph_roots, callers)
+        # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
+        # runs once: a loop reaching the model only through such code runs no model step per iteration
+        self.model_reach = reach = reaching((steps - setup) | graph_roots, callers, setup)
+        replayers = self.host_steps(compiled_graph, graph, callers)
+        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
+        replay_reach = reaching(set(replayers), callers, set(graph))
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         self.serving_loops(replay_reach, reach, graph, steps)
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
-        setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
-        setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
         # host step wherever an eager decode loop reaches it too (``decoder.step()`` of any decoder);
@@ -174,11 +186,16 @@ class Discovery(NamedEntries, HostSteps):
         stop = setup | host_steps | self.drivers()
         eager, eager_compiled = spread(self.roots["eager"], self.calls, stop, compiled_roots)
         guessed_only: set[FuncId] = set()
-        if self.guessed_roots:  # what evidence reaches keeps its severity, and its chain from the evidence
-            guessed = set(self.guessed_roots)
-            sure, _ = spread([r for r in self.roots["eager"] if r not in guessed], self.calls, stop, compiled_roots)
-            guessed_only = set(eager) - set(sure)
+        unused_only: set[FuncId] = set()
+        weak = set(self.guessed_roots) | set(self.unused_roots)
+        if weak:  # what evidence the engine runs reaches keeps its severity, and its chain from that evidence
+            sure, _ = spread([r for r in self.roots["eager"] if r not in weak], self.calls, stop, compiled_roots)
+            only = set(eager) - set(sure)
+            guessed_only = only if self.guessed_roots else set()  # (never both: see ``unused``)
+            unused_only = only | (self.unused_loops - set(sure)) if self.unused_roots or self.unused_loops else set()
             eager = {**eager, **sure}
+        elif self.unused_loops:
+            unused_only = set(self.unused_loops)
         eager_host = self.eager_host_logic(eager, steps, setup)
         results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
@@ -187,7 +204,7 @@ class Discovery(NamedEntries, HostSteps):
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
-                              guessed=guessed_only, eager_results=results,
+                              guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
                               host_results=host_result_reads(self.infos, self.graph, replay_reach | graph_roots,
                                                              self.loop_bodies["host"]))
@@ -287,7 +304,9 @@ class Discovery(NamedEntries, HostSteps):
     def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
         """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
         decode path when it reaches a model step (``reach``); never an outer loop, one whose every
-        model-reaching call runs a per-token or step loop of its own (:mod:`.outerloops`)."""
+        model-reaching call runs a per-token or step loop of its own (:mod:`.outerloops`). An eager
+        one that no entry point runs, beside one that an entry point runs, ranks below it (``unused``)."""
+        found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
         self.looping = looping = {
             (info.path, qual)
             for info in self.infos
@@ -322,7 +341,31 @@ class Discovery(NamedEntries, HostSteps):
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"
-                        self.add("eager", fid, f"{kind} calling {model[1]}", where, loops=loops)
+                        found.append((fid, f"{kind} calling {model[1]}", where, loops))
+        self.unused_loops = self.unused(found)
+        for fid, reason, where, loops in found:
+            if fid in self.unused_loops:
+                reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
+            self.add("eager", fid, reason, where, loops=loops)
+
+    def unused(self, found: list[tuple[FuncId, str, tuple, frozenset[int]]]) -> set[FuncId]:
+        """The eager per-token loops that rank below the engine's own decode path: no entry point of
+        the checked paths runs them, while one runs some other loop that runs the step (a host step
+        loop, or an eager per-token loop) -- a public batched ``generate`` only the tests call,
+        beside the ``generate`` the engine's ``main`` runs. An entry point is module-level code (a
+        script's ``if __name__ == "__main__":``, a CLI table of commands), and it runs what it
+        reaches through calls and through functions it hands over (a command handed to an
+        argument parser). The loop is still a decode loop (its evidence stands, ``graphlint
+        entries`` lists it, saying why it ranks lower); what only it reaches is at most a warning,
+        as for a guess: the gate fails on the decode path the engine runs. Code with no entry point
+        that runs a loop (a library: ``generate()`` is its users' to call) keeps every loop at full
+        severity, and so does an iterator's ``__next__``, which a ``for`` runs with no call written."""
+        roots = [(fid, (fid,)) for fid in self.calls if fid[1] == "<module>"]
+        run = bfs(roots, self.calls) if roots else {}
+        loops = {fid for fid, _, _, _ in found} | set(self.loop_bodies["host"])
+        if not any(fid in run for fid in loops):
+            return set()
+        return {fid for fid, _, _, loop_ids in found if fid not in run and PROTOCOL_LOOP not in loop_ids}
 
     def serving_loops(self, replay_reach: set[FuncId], reach: set[FuncId], graph, steps: set[FuncId]) -> None:
         """Serving loops (:mod:`.loops`): a ``while`` loop that feeds nothing back -- its work comes

@@ -3,7 +3,8 @@ functions that replay a CUDA graph (``g.replay()``, a call of a ``torch.compile`
 function) and the functions that call them once per step -- direct callers, a forwarding wrapper's
 callers, a function that hands its callable to a capture and replays it (a capture requester) --
 up to the step loop (:mod:`.steploops`). Never set-up: a replay only constructors, warm-up or
-capture code run is a check, not a step.
+capture code run is a check, not a step; nor a prompt's pass replayed before a per-token loop of
+the same function (:meth:`HostSteps.prefills`).
 
 A mixin, as :mod:`.named_entries`: it reads the discovery's call graph and adds entries through
 ``self.add``; :mod:`.entries` says what the host context means for the rules.
@@ -30,10 +31,12 @@ class HostSteps:
                     or fn.device_code or self.setup_only(fid, callers):
                 continue
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
+            last = point
             for callee, site in self.calls.get(fid, ()):
                 if runs_compiled(compiled_graph, callee, fid, site):
                     point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
-            if not point:
+                    last = max(last, site.order)
+            if not point or self.prefills(fid, loops, last):
                 continue
             replayers[fid] = point
             step_loops = loops & frozenset(fn.range_loops)
@@ -80,6 +83,19 @@ class HostSteps:
         find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
                         graph, callers)
         return replayers
+
+    def prefills(self, fid: FuncId, loops: frozenset[int], last: int) -> bool:
+        """Whether every replay of ``fid`` runs before, and outside, a per-token loop of its own (one
+        whose call runs the model: :mod:`.loops`): the graph it replays there is the prompt's pass,
+        once per decode, and the loop after it is the decode (``next_token(draft, prompt)``,
+        ``next_token(target, prompt)``, then ``while pos < limit: ... speculative_step(...)``). The
+        function is then no host step: what it does before its loop runs once per decode, and its
+        loop is judged as a loop (:meth:`.entries.Discovery.token_loops`)."""
+        if loops:
+            return False
+        info, fn = self.by_path[fid[0]], self.fn(fid)
+        return any(loop.id > last and any(t in self.model_reach for t in self.loop_targets(info, fid[1], loop))
+                   for loop in fn.loops)
 
     def forwards(self, fid: FuncId) -> bool:
         """A wrapper that only passes its call on (``def call(*a, **k): return graph_wrapper(*a,

@@ -13,7 +13,34 @@ tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, stati
   prev:cur]); nxt = sample(logits); tokens[:, cur] = nxt``; ``tok, p = decode_one_token(model, tok,
   pos)``). A loop over images, layers or requests that only collects results (``embs.append(
   vision(img[i]))``, ``start = end``) does not;
-- the callee is not chosen by the loop variable (``self.layers[i](x)`` is a layer loop).
+- the callee is not chosen by the loop variable (``self.layers[i](x)`` is a layer loop);
+- what the call reads is not only the element the loop index picks. ``for i in
+  range(len(layers)): layers[i].attn.q = patch_fn(layers[i].attn.q, params)`` stores into element
+  ``i`` and reads element ``i``: the next iteration reads another element, so nothing one
+  iteration produced reaches the next. Such a loop maps a function over a collection --
+  quantizing, patching, loading or placing each layer (a loop over devices whose inner range
+  the device picks, ``for j in range(d * per, (d + 1) * per)``, picks the elements too) -- and
+  runs once, at set-up, however much device work the function it is handed reaches. A read of
+  another element (``tokens[k - 1]``, ``tokens[:, prev:cur]``) still reads what an earlier
+  iteration stored, and an element loop that carries something else (``out, state =
+  model(frames[i], state)``: the recurrent state) stays a decode loop;
+- what the call reads was not bound afresh earlier in the same iteration. ``ids =
+  encode(prompts[k]); ids = model.prepare(ids)`` reads this iteration's ids, never what ``prepare``
+  returned last time (an evaluation loop over prompts; a quantizer's ``named =
+  collect(layer); named = drop(named, skip)``): a binding that is a statement of the body itself
+  runs on every iteration before the call, so what *its* value was computed from stands in for
+  the name (``x = tok; tok = model(x)`` still carries ``tok``). One under a branch or an inner
+  loop may not run, and kills nothing (:meth:`LoopFrame.exposed`).
+
+This is issue 19's definition of a per-token loop -- one that runs the model step and feeds what
+it produced back -- read statically: the *carry* is decided here, per loop, while the file is
+walked; whether the call *runs the model step* (a model's ``forward``, a ``__call__`` or a
+``*decode*`` function doing device work, or a replay, reached through the call graph but never
+through set-up code: a constructor that checks a new layer with one forward runs once) is
+decided by the linker (:mod:`.entries`). A loop that fails either test is no evidence of
+anything: it makes no entry, and what only it reaches is not hot (not checked). It is not made
+cold either: a function holding such a loop that the decode path calls every token is hot
+there, since it then runs every token.
 
 State kept on ``self`` is a value like a local: ``self.ids`` is one name (``self.ids =
 torch.cat([self.ids, nxt])``, ``self.tokens.append(t)``, ``self.out[:, i] = t``), so output fed
@@ -68,8 +95,10 @@ def _self_attr(node: cst.CSTNode) -> str | None:
     return None
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    """The names an expression reads; ``self.x`` as one name, ``state.items`` as ``state``."""
+def _names(node: cst.CSTNode, elements: set[str] | frozenset = frozenset()) -> set[str]:
+    """The names an expression reads; ``self.x`` as one name, ``state.items`` as ``state``.
+    With ``elements`` (a loop's targets), an element the loop target picks (``layers[i]``,
+    ``layers[i].mlp.up``) reads nothing the loop carries: see :func:`_element`."""
     out: set[str] = set()
     stack = [node]
     while stack:
@@ -79,9 +108,24 @@ def _names(node: cst.CSTNode) -> set[str]:
             out.add(n.value)
         elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
             out.add("self." + n.attr.value)
+        elif elements and kind is cst.Subscript and _element(n, elements):
+            continue
         else:
             stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
     return out
+
+
+def _element(node: cst.Subscript, elements: set[str] | frozenset) -> bool:
+    """``xs[i]`` where ``i`` is the loop's own target: this iteration's element. A store into it
+    (``layers[i].q = patch(layers[i].q)``) and a read of it in the next iteration are of two
+    different elements, so a call that reads only its own element carries nothing from one
+    iteration to the next: a map over a collection (patching, loading or quantizing each layer),
+    not a decode loop. A read of another element (``tokens[cur - 1]``, ``tokens[:, prev:cur]``)
+    still reads what an earlier iteration stored."""
+    if len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and type(index.value) is cst.Name and index.value.value in elements
 
 
 def _bound(target: cst.BaseExpression) -> list[str]:
@@ -141,6 +185,9 @@ class LoopFrame:
     where: tuple  # the loop statement's position (see ``Site``)
     eligible: bool
     targets: set[str]
+    #: names that pick this iteration's element (:func:`_element`): the targets, and the targets of a
+    #: nested loop whose range this loop's picks (``for j in range(d * per, (d + 1) * per)``)
+    elements: set[str] = field(default_factory=set)
     writes: dict[str, int] = field(default_factory=dict)
     mutated: set[str] = field(default_factory=set)
     deps: dict[str, set[str]] = field(default_factory=dict)
@@ -150,11 +197,35 @@ class LoopFrame:
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
     serves: bool = False  # a ``while`` loop: a serving loop when nothing feeds back (:mod:`.entries`)
     tested: frozenset = frozenset()  # the local names a ``while`` loop's test reads
+    #: the depth of the loop's own statement in the walker's path: its body's statements are one deeper
+    depth: int = 0
+    #: name -> its bindings in the body: (order, what the value reads, whether the binding is a statement
+    #: of the body itself, run on every iteration that goes on: see :meth:`exposed`)
+    defs: dict[str, list[tuple[int, set[str], bool]]] = field(default_factory=dict)
     self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
-        """Whether the output of the call at ``order`` reaches what it reads."""
-        return bool(reads) and bool(reads & self.derived(order))
+        """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
+        return bool(reads) and bool(self.exposed(order, reads) & self.derived(order))
+
+    def exposed(self, order: int, reads: set[str], depth: int = 0) -> set[str]:
+        """What of ``reads``, read at ``order``, comes from an earlier iteration. A name the body
+        binds in a statement of its own before ``order`` holds this iteration's value there
+        (``named = collect(layer); named = keep(named, skip)``: ``keep`` reads what ``collect``
+        returned, never its own last output), so what that value was computed from stands in for it
+        (``x = f(y); y = model(x)`` still carries ``y``). A binding under a branch or an inner loop
+        may not run: it kills nothing."""
+        out: set[str] = set()
+        for name in reads:
+            binds = self.defs.get(name, ())
+            last = max((o for o, _, top in binds if top and o < order), default=None)
+            if last is None or depth > 8:
+                out.add(name)
+                continue
+            for o, sources, _ in binds:
+                if last <= o < order:
+                    out |= self.exposed(o, sources, depth + 1)
+        return out
 
     def derived(self, order: int) -> set[str]:
         """What the output of the call at ``order`` flows into, through the body's assignments."""
@@ -190,14 +261,17 @@ class LoopTracker:
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         ok = eligible(stmt)
         targets = _names(stmt.target) if isinstance(stmt, cst.For) else set()
+        picked = _names(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
         for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
             if frame.eligible:
                 for name in targets:
                     frame.writes[name] = self.order
+                if picked & frame.elements:  # an inner range the outer iteration chooses: its elements
+                    frame.elements |= targets
         serves = isinstance(stmt, cst.While) and not _yields(stmt.body)
         tested = frozenset(n for n in _names(stmt.test) if not n.startswith("self.")) if serves else frozenset()
-        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, serves=serves,
-                                          tested=tested))
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets),
+                                          depth=len(self.path), serves=serves, tested=tested))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -206,7 +280,7 @@ class LoopTracker:
         """Enter an iterator's ``__next__``: its body is one pass of the protocol's loop."""
         if stmt.name.value not in PROTOCOL_STEPS or not self.func.cls:
             return False
-        self.loop_frames.append(LoopFrame(PROTOCOL_LOOP, (tuple(self.path), "", 0), True, set()))
+        self.loop_frames.append(LoopFrame(PROTOCOL_LOOP, (tuple(self.path), "", 0), True, set(), depth=len(self.path)))
         self.tracking += 1
         self.func.range_loops.append(PROTOCOL_LOOP)
         self.loop_ids.append(PROTOCOL_LOOP)
@@ -263,15 +337,18 @@ class LoopTracker:
             for frame in self.loop_frames:
                 if not frame.eligible:
                     continue
+                mine = _frame_reads(frame, reads, [value] if value is not None else [])
                 made = frame.made_at.setdefault(self.order, set())
                 if base is not None or augmented:
                     frame.mutated.update([base] if base else names)
                     for name in [base] if base else names:
-                        frame.filled.setdefault(name, set()).update(reads | ({name} if augmented else set()))
+                        frame.filled.setdefault(name, set()).update(mine | ({name} if augmented else set()))
                         made.add(name)
+                top = not augmented and len(self.path) == frame.depth + 1
                 for name in names:
                     frame.writes[name] = self.order
-                    frame.deps[name] = reads | frame.deps.get(name, set())  # every binding in the body
+                    frame.deps[name] = mine | frame.deps.get(name, set())  # every binding in the body
+                    frame.defs.setdefault(name, []).append((self.order, mine | ({name} if augmented else set()), top))
                     made.add(name)
 
     def note_call(self, call: cst.Call, expr: tuple | None) -> None:
@@ -294,14 +371,15 @@ class LoopTracker:
         if expr is None:
             return
         callee = _names(func)
-        reads = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
+        inputs = [a.value for a in call.args]
         if isinstance(func, cst.Attribute):
-            reads |= _names(func.value) - {"self"}  # ``model.forward(...)``: the receiver is an input too
+            inputs.append(func.value)  # ``model.forward(...)``: the receiver is an input too
+        reads = set().union(*(_names(i) for i in inputs)) - {"self"} if inputs else set()
         method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \
             and func.value.value == "self" else None  # ``self._step()``: it may read the loop's state
         for frame in self.loop_frames:
             if frame.eligible and not callee & frame.targets:
-                frame.calls.append((self.order, expr, reads))
+                frame.calls.append((self.order, expr, _frame_reads(frame, reads, inputs, {"self"})))
                 if method is not None:
                     frame.self_calls.append((self.order, expr, method))
 
@@ -338,6 +416,15 @@ def _yields(body: cst.CSTNode) -> bool:
     loop's business, not the generator's own -- no serving loop (a per-token generator is judged
     by its feedback)."""
     return any(type(n) is cst.Yield for n in preorder(body))
+
+
+def _frame_reads(frame: LoopFrame, reads: set[str], exprs: list[cst.BaseExpression],
+                 drop: set[str] | frozenset = frozenset()) -> set[str]:
+    """What ``exprs`` read, as ``frame`` sees them: an element its target picks reads nothing the
+    loop carries (:func:`_element`). Computed again only when the loop target is read at all."""
+    if not frame.elements & reads:
+        return reads
+    return set().union(*(_names(e, frame.elements) for e in exprs)) - drop
 
 
 def _is_range(node: cst.BaseExpression) -> bool:

@@ -20,7 +20,9 @@ reachability, not the callee's name: ``decode_with_fallback`` -> ``model.decode`
 ``run`` calls directly once per window, is a model forward too: it runs *before* the decode, its
 input, once per decode. A model call *after* the call that leads to a decoder, in the same
 function, runs on what the decode produced -- a speculative step drafting with a draft model's
-``decode_n_tokens`` and verifying with the target model -- and keeps the loop per-token.
+``decode_n_tokens`` and verifying with the target model -- and keeps the loop per-token; so does
+a decoder that itself runs the model after its own loop (the draft loop and the verification
+written in one function: it is one speculative step, not a whole decode).
 
 **Loops inside the model are no decoders.** A loop in code an ``nn.Module``'s ``forward`` (or a
 ``__call__`` doing device work) reaches -- a weight-shared block applied ``n`` times, a chunked
@@ -66,6 +68,7 @@ class OuterLoops:
     def __init__(self, disc: Discovery, looping: set[FuncId], callers: dict[FuncId, list[FuncId]],
                  reach: set[FuncId]):
         self.calls: Calls = disc.calls
+        self.fn, self.graph = disc.fn, disc.graph
         self.reach = reach  # functions that reach a model step
         models = [(fid, (fid,)) for fid in sorted(disc.calls) if _model_method(disc, fid)]
         inside = set(bfs(models, disc.calls)) if models else set()
@@ -94,6 +97,8 @@ class OuterLoops:
         while queue:
             cur = queue.popleft()
             if cur in self.decoders and cur != fid and fid not in self._reach(cur):
+                if self._steps(cur):
+                    return []
                 found.append(cur)
                 continue  # what runs under a decoder is that decoder's business
             if self._verifies(cur):
@@ -113,6 +118,21 @@ class OuterLoops:
         first = min((site.order for callee, site in edges if callee in self.runs_decoder), default=None)
         return first is not None and any(site.order > first and callee in self.reach
                                          and callee not in self.runs_decoder for callee, site in edges)
+
+    def _steps(self, fid: FuncId) -> bool:
+        """Whether the decoder ``fid`` is one step of a decode, not a whole one: after its loop, outside
+        it, it runs the model on what the loop produced (a speculative step whose draft loop proposes
+        ``k`` tokens and whose target model then verifies them, both in one function). The loop that
+        calls it once per step is the per-token loop, as when the draft loop is a function of its own
+        (:meth:`_verifies`)."""
+        fn = self.fn(fid)
+        loops = {loop.id for loop in fn.loops}
+        first = min(loops, default=None)
+        return first is not None and any(  # every call site (the call graph keeps one per callee)
+            site.order > first and not site.loops & loops and not site.reference
+            and any(callee in self.reach and callee not in self.runs_decoder
+                    for callee in self.graph.targets(fid[0], fid[1], site))
+            for site in fn.calls)
 
     def _reach(self, fid: FuncId) -> frozenset[FuncId]:
         """Everything ``fid`` calls, at any depth (cached: the decoders are few)."""

@@ -34,6 +34,13 @@ class ScopeWalker:
         self.oracle.returns, self.param_facts = parse_facts(imported_tensor_functions)
         self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
         self.oracle.host_builders = host_builders(body, in_class=False)
+        # a table of commands or hooks (``COMMANDS = {"generate": generate_main}``) handed to a library
+        # (``CLI(COMMANDS)``) hands over every function it holds (:meth:`.calls.CallRecorder.argument_references`)
+        self.tables.update(t.target.value for stmt in body if isinstance(stmt, cst.SimpleStatementLine)
+                           for small in stmt.body if isinstance(small, (cst.Assign, cst.AnnAssign))
+                           and isinstance(small.value, (cst.Dict, cst.List, cst.Tuple))
+                           for t in (small.targets if isinstance(small, cst.Assign) else (small,))
+                           if isinstance(t.target, cst.Name))
 
     def tensor_returning(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
         """Functions of this body annotated ``-> Tensor``, known before any call to them is seen."""

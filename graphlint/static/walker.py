@@ -66,6 +66,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
+        self.tables: set[str] = set()  # module-level names bound to a container literal (see ``module_facts``)
         self.param_facts: dict[str, list] = {}  # qualname -> what every caller passes (static.valuekinds)
         self.loop_depth = 0
         self.item_loops = 0  # enclosing ``for`` loops over a collection (layers, experts, devices)
@@ -309,8 +310,15 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
                 self.suite(case.body, f"cases.{i}")
 
     def loop(self, stmt: cst.For | cst.While) -> None:
-        self.visit_node(stmt)
         loop_id = self.order
+        if isinstance(stmt, cst.While):  # its test runs every iteration: a part of the loop's body
+            self.loop_ids.append(loop_id)
+            try:
+                self.visit_node(stmt)
+            finally:
+                self.loop_ids.pop()
+        else:
+            self.visit_node(stmt)
         stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
         self.values.loop(stmt, loop_id, carried_literals(stmt, literal))
         if isinstance(stmt, cst.For):
