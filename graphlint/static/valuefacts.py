@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 
 UNKNOWN = ("?",)
@@ -96,6 +97,7 @@ class ValueFacts:
         #: the walker's tensor oracle (a torch op's or tensor method's result is never None) and
         #: the flow IR of each call of the current statement (``("r", callee)``: see :meth:`value`)
         self.is_tensor = lambda node: False
+        self.shapes = lambda: set()  # the current function's shape names (``condition``'s ``shapes``)
         self.call_exprs: dict[int, tuple | None] = {}
         self.returns_object = True  # every ``return`` of the current function so far gives an object
         self.in_try = 0  # inside ``try``/``except``/``finally``: a rebinding adds, never replaces
@@ -239,6 +241,8 @@ class ValueFacts:
             return found
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
             return ("o",)
+        if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
+            return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
             if _constructs(node.func) or self.is_tensor(node):
                 return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
@@ -266,6 +270,8 @@ class ValueFacts:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.condition(test.expression, shapes)
             return UNKNOWN if inner == UNKNOWN else ("not", inner)
+        if isinstance(test, cst.IfExp):
+            return compound_condition(self, test, shapes)
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
@@ -345,54 +351,3 @@ def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set
     return any(shape_only(s, shapes) for s in sides) and all(
         isinstance(s, cst.Integer) or shape_only(s, shapes) for s in sides)
 
-
-
-def _store(info, attr: str, value: tuple | None) -> None:
-    found = info.field_stores.setdefault(attr, [])
-    if None in found or value in found:
-        return
-    found[:] = [None] if value is None or len(found) >= 8 else [*found, value]
-
-
-def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
-    """A stored value, a parameter qualified by its function (its callers give its values)."""
-    value = walker.values.value(node) if node is not None else None
-    if value is None or value[0] == "self":
-        return None
-    return ("p", walker.func.qualname, value[1]) if value[0] == "p" else value
-
-
-def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-    """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
-    default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
-    info = walker.info
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            record_stores(walker, el.value, None)
-    elif isinstance(target, cst.Attribute):
-        _store(info, target.attr.value, _qualified(walker, value))
-    elif isinstance(target, cst.Name) and walker.class_stack and walker.func.qualname == "<module>":
-        const = literal(value) if value is not None else None
-        _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)
-
-
-def record_construction(walker, call: cst.Call) -> None:
-    """``Config(attn="eager")``: a keyword argument of a class construction is a store into that
-    field; ``Config(**d)`` / ``cls(**d)`` makes every class-level default of the class unknown."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    if name == "cls" and walker.class_stack:
-        name = walker.class_stack[-1].qualname.rpartition(".")[2]
-    if not name[:1].isupper() and name != "cls":
-        return
-    for arg in call.args:
-        if arg.star == "**":
-            _store(walker.info, "**", ("k", name, None))
-        elif arg.keyword is not None:
-            _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
-
-
-def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
-    """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
-    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
-    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)
