@@ -37,6 +37,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
@@ -136,7 +137,7 @@ class ArgValues:
         params = list(flow.params)
         if flow.fkind in ("m", "c") and params:
             params = params[1:]
-        out: dict[str, frozenset | None] = {}
+        out: dict = {}
         for positional, keywords, star, double in args:
             ambiguous = flow.fkind == "m" and positional[:1] == (("self",),)  # ``Base.__init__(self, ...)``
             if (len(positional) > len(params) and not flow.vararg) or any(
@@ -148,12 +149,27 @@ class ArgValues:
                     found = TOP if ambiguous else evaluate(positional[i])
                 elif name in given:
                     found = evaluate(given[name])
-                elif double or (star and i < len(params)) or name not in fn.defaults:
+                elif star is not False and i < len(params):  # ``f(x, *args)``: the caller's own positions
+                    found = TOP if star is True else evaluate(("va", i - len(positional)))
+                    if double is not False and found is not TOP and ABSENT in found:  # or its keywords
+                        more = spelled(double, name, evaluate)
+                        found = TOP if more is TOP else found | more
+                    found = with_default(found, fn.defaults, name, evaluate)
+                elif double is not False:  # ``f(x, **kwargs)``: the caller's own keywords
+                    found = with_default(spelled(double, name, evaluate), fn.defaults, name, evaluate)
+                elif name not in fn.defaults:
                     found = TOP
                 else:
                     found = evaluate(fn.defaults[name])
-                old = out.get(name, frozenset())
-                out[name] = TOP if found is TOP or old is TOP else old | found
+                _join(out, name, found)
+            if flow.kwarg:  # what lands in the callee's own ``**kwargs``
+                for key, found in extra_keywords(double, keywords, {*params, *flow.kwonly}, evaluate).items():
+                    _join(out, key, found)
+            if flow.vararg:  # ... and in its ``*args``
+                for j, v in enumerate(positional[len(params):]):
+                    _join(out, ("*", j), evaluate(v))
+                if star is not False:
+                    _join(out, "*", TOP)
         return out
 
     # -- values and conditions --------------------------------------------------------------
@@ -179,6 +195,10 @@ class ArgValues:
             return frozenset(found)
         if kind == "r":
             return OBJECTS if self.returns_object(fid, v[1]) else TOP
+        if kind in ("kw", "va"):  # the caller's own ``**kwargs`` / ``*args`` (:mod:`.splats`)
+            return lookup("**" if kind == "kw" else "*", v[1], env)
+        if kind == "kwkeys":
+            return keys(env)
         if kind == "f":
             return self.field(v[1])
         if kind == "g":
@@ -302,6 +322,11 @@ class ArgValues:
         if v is not None and v[0] == "p":
             return self.any_caller(caller, v[1], depth + 1)
         return self.value(v, caller, TOP)
+
+
+def _join(out: dict, key, found: frozenset | None) -> None:
+    old = out.get(key, frozenset())
+    out[key] = TOP if found is TOP or old is TOP else old | found
 
 
 def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:

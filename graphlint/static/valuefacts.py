@@ -34,6 +34,7 @@ import libcst as cst
 
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
+from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
 #: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
@@ -88,6 +89,8 @@ class ValueFacts:
 
     def __init__(self) -> None:
         self.params: frozenset[str] = frozenset()
+        self.kwarg: str | None = None  # the function's ``**kwargs`` / ``*args``, handed on unchanged (:mod:`.splats`)
+        self.vararg: str | None = None
         #: name -> what it was bound to so far on this path, each with the branch conditions it was
         #: bound under (a parameter starts with its caller's value); None: something unknown
         self.assigns: dict[str, tuple | None] = {}
@@ -129,11 +132,15 @@ class ValueFacts:
         return tuple(c for c in self.cond if c not in self.exit_conds) if self.exit_conds else self.cond
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
-        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried)
+        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg)
         self.carried = {}
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
+        kwarg = p.star_kwarg.name.value if p.star_kwarg is not None else None
+        self.kwarg = kwarg if kwarg and not changed_in_place(stmt.body, kwarg) else None
+        vararg = p.star_arg.name.value if isinstance(p.star_arg, cst.Param) else None
+        self.vararg = vararg if vararg and not changed_in_place(stmt.body, vararg) else None
         self.assigns, self.cond, self.returns_object = {}, (), True
         fn.defaults = {param.name.value: literal(param.default) for param in every if param.default is not None}
         return saved
@@ -143,7 +150,7 @@ class ValueFacts:
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
-        self.params, self.assigns, self.cond, self.returns_object, self.carried = saved
+        self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         found = self.value(value) if value is not None else None
@@ -313,16 +320,20 @@ class ValueFacts:
         return ("not", base) if isinstance(op, cst.NotIn) else base
 
     def args(self, call: cst.Call) -> tuple:
+        """(positional, keywords, star, double): ``star``/``double`` False, True (unknown) or what
+        the splat hands over (:func:`.splats.splat_of`)."""
         positional, keywords, star, double = [], [], False, False
         for arg in call.args:
             if arg.star == "**":
-                double = True
+                double = splat_of(self, arg.value) if double is False else True
             elif arg.star == "*":
-                star = True
+                star = star_of(self, arg.value) if star is False else True
             elif arg.keyword is not None:
                 keywords.append((arg.keyword.value, self.value(arg.value)))
             elif not star:
                 positional.append(self.value(arg.value))
+            else:
+                star = True  # a positional argument after ``*args``: positions unknown
         return (tuple(positional), tuple(keywords), star, double)
 
 
