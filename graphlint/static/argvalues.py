@@ -94,6 +94,7 @@ class ArgValues:
                  and (caller not in only_loops or site.loops & only_loops[caller] or site.in_capture)]
         edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
                   for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
+        edges += self._capturers(values, {caller for caller, _, _ in edges if caller not in values})
         # a per-token loop's own call: what it passes from the loop's second iteration on (what only its
         # first iteration passes runs once per decode, like ``if i == 0:``; :mod:`.iterations`)
         edges = [(caller, callee, site, later_args(site, only_loops.get(caller))) for caller, callee, site in edges]
@@ -109,6 +110,17 @@ class ArgValues:
                            if site.cond and self.dead(caller, site.cond)}
         self.decided = {(caller, c) for caller in callers | hot for _, site in self.raw.get(caller, ())
                         if (caller, id(site)) in self.dead_sites for c in site.cond[:1]}
+
+    def _capturers(self, values: dict, owners: set[FuncId]) -> list:
+        """A function that captures a graph but runs outside the hot code (the one-time capture
+        call, ``capture(model, ..., **kwargs)``): its parameters get what every call of it passes
+        (hot or not: it runs once), so what it hands on to the captured forward is known. Nothing
+        calls it: unknown."""
+        edges = [(caller, callee, site) for caller, out in self.raw.items() for callee, site in out
+                 if callee in owners and callee in self.fns and caller != callee]
+        for owner in owners:
+            values[owner] = {} if any(callee == owner for _, callee, _ in edges) else TOP
+        return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
         bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)), args)

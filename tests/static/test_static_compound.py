@@ -93,3 +93,12 @@ def test_a_conditional_expression_as_a_condition():
     test = 'if (mask is not None) if mode == "decode" else True:\n    x.sum().item()\nreturn x\n'
     assert run("", test) == []
     assert run(', mode="prefill"', test) == [6]
+
+
+def test_a_tensor_truth_test_in_a_guarded_operand():
+    """GL105 reads each operand of the test on its own: one the left operand guards is dead with it."""
+    body = "if mask is not None and torch.any(x):\n    return x * 2\nreturn x\n"
+    assert run("", body) == []
+    assert run(", mask=x + 1", body) == [5]
+    first = "if torch.any(x) and mask is not None:\n    return x * 2\nreturn x\n"
+    assert run("", first) == [5]
