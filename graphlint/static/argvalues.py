@@ -13,10 +13,12 @@ records:
   each parameter, an omitted argument taking its default and a pass-through parameter its
   caller's set. Solved optimistically (as sparse conditional constant propagation): a call under
   a branch counts only once the values reaching its caller can take that branch. Unknown wins
-  over everything: an entry's parameters, ``*args``/``**kwargs``, a callback, a non-literal
+  over everything: an entry's parameters, a splat of something unknown (what a function's own
+  ``**kwargs`` / ``*args`` hand on is followed: :mod:`.splats`), a callback, a non-literal
   argument, a binding that does not fit the parameters, more than ``CAP`` values; a call's result
   is "some object" when it builds a class, is a tensor op, or every target the call graph gives it
   returns some object on every path (``pos = self.make_positions(x)`` then ``f(position_ids=pos)``);
+  a function that captures a graph outside the hot code gets what every call of it passes;
 - **configuration fields**: the values of ``config.x`` / ``self.x`` are every value stored into
   a field named ``x`` anywhere in the analysed code (``obj.x = v``, a class attribute or a
   dataclass default unless that class is built from ``**kwargs``, a constructor's keyword

@@ -18,7 +18,11 @@ in a tiny IR of plain tuples (cached with the summary):
   ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
   :mod:`.argvalues`), ``("?",)`` anything else;
-- a call's **arguments**: ``(positional values, ((keyword, value), ...), has *args, has **kwargs)``.
+- a call's **arguments**: ``(positional values, ((keyword, value), ...), *args, **kwargs)``, the
+  last two False, True (something unknown splatted) or what the splat hands on (:mod:`.splats`:
+  the function's own ``**kwargs`` / ``*args``, a dict display);
+- ``a and b``, ``a or b``, ``x if c else y`` as values are binding lists ``("l", ...)`` of their
+  sides under the deciding operand's condition (:mod:`.compound`).
 
 Every call site and candidate carries the conjunction of the conditions of the branches it sits
 in (``cond``), an early exit's negation included for the rest of its block (``if cond: return``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
