@@ -55,7 +55,7 @@ def changed_in_place(body: cst.CSTNode, name: str) -> bool:
 
 def splat_of(values, node: cst.BaseExpression):
     """What ``**node`` hands over (module docstring); True when unknown."""
-    if isinstance(node, cst.Name) and node.value == values.kwarg and node.value not in values.assigns:
+    if isinstance(node, cst.Name) and node.value == values.kwarg and values.handed_on(node.value):
         return ("kw",)
     items = None
     if isinstance(node, cst.Dict) and all(isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
@@ -70,7 +70,7 @@ def splat_of(values, node: cst.BaseExpression):
 
 
 def star_of(values, node: cst.BaseExpression):
-    if isinstance(node, cst.Name) and node.value == values.vararg and node.value not in values.assigns:
+    if isinstance(node, cst.Name) and node.value == values.vararg and values.handed_on(node.value):
         return ("va",)
     return True
 

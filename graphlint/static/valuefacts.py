@@ -95,6 +95,8 @@ class ValueFacts:
         self.params: frozenset[str] = frozenset()
         self.kwarg: str | None = None  # the function's ``**kwargs`` / ``*args``, handed on unchanged (:mod:`.splats`)
         self.vararg: str | None = None
+        self.body: cst.CSTNode | None = None
+        self.unchanged: dict[str, bool] = {}  # splat name -> never changed in place (scanned when splatted)
         #: name -> what it was bound to so far on this path, each with the branch conditions it was
         #: bound under (a parameter starts with its caller's value); None: something unknown
         self.assigns: dict[str, tuple | None] = {}
@@ -136,15 +138,15 @@ class ValueFacts:
         return tuple(c for c in self.cond if c not in self.exit_conds) if self.exit_conds else self.cond
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
-        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg)
+        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
+                 self.body, self.unchanged)
         self.carried = {}
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
-        kwarg = p.star_kwarg.name.value if p.star_kwarg is not None else None
-        self.kwarg = kwarg if kwarg and not changed_in_place(stmt.body, kwarg) else None
-        vararg = p.star_arg.name.value if isinstance(p.star_arg, cst.Param) else None
-        self.vararg = vararg if vararg and not changed_in_place(stmt.body, vararg) else None
+        self.kwarg = p.star_kwarg.name.value if p.star_kwarg is not None else None
+        self.vararg = p.star_arg.name.value if isinstance(p.star_arg, cst.Param) else None
+        self.body, self.unchanged = stmt.body, {}
         self.assigns, self.cond, self.returns_object = {}, (), True
         fn.defaults = {param.name.value: literal(param.default) for param in every if param.default is not None}
         return saved
@@ -154,7 +156,8 @@ class ValueFacts:
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
-        self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg = saved
+        (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
+         self.body, self.unchanged) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         found = self.value(value) if value is not None else None
@@ -322,6 +325,15 @@ class ValueFacts:
             return UNKNOWN
         base = ("in", value, tuple(c[1] for c in consts))
         return ("not", base) if isinstance(op, cst.NotIn) else base
+
+    def handed_on(self, name: str) -> bool:
+        """Whether ``name`` is the function's own ``**kwargs`` / ``*args``, never rebound nor changed
+        in place (:func:`.splats.changed_in_place`, scanned once, at its first splat)."""
+        if name not in (self.kwarg, self.vararg) or name in self.assigns or self.body is None:
+            return False
+        if name not in self.unchanged:
+            self.unchanged[name] = not changed_in_place(self.body, name)
+        return self.unchanged[name]
 
     def args(self, call: cst.Call) -> tuple:
         """(positional, keywords, star, double): ``star``/``double`` False, True (unknown) or what
