@@ -13,10 +13,12 @@ records:
   each parameter, an omitted argument taking its default and a pass-through parameter its
   caller's set. Solved optimistically (as sparse conditional constant propagation): a call under
   a branch counts only once the values reaching its caller can take that branch. Unknown wins
-  over everything: an entry's parameters, ``*args``/``**kwargs``, a callback, a non-literal
+  over everything: an entry's parameters, a splat of something unknown (what a function's own
+  ``**kwargs`` / ``*args`` hand on is followed: :mod:`.splats`), a callback, a non-literal
   argument, a binding that does not fit the parameters, more than ``CAP`` values; a call's result
   is "some object" when it builds a class, is a tensor op, or every target the call graph gives it
   returns some object on every path (``pos = self.make_positions(x)`` then ``f(position_ids=pos)``);
+  a function that captures a graph outside the hot code gets what every call of it passes;
 - **configuration fields**: the values of ``config.x`` / ``self.x`` are every value stored into
   a field named ``x`` anywhere in the analysed code (``obj.x = v``, a class attribute or a
   dataclass default unless that class is built from ``**kwargs``, a constructor's keyword
@@ -37,6 +39,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
@@ -93,6 +96,7 @@ class ArgValues:
                  and (caller not in only_loops or site.loops & only_loops[caller] or site.in_capture)]
         edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
                   for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
+        edges += self._capturers(values, {caller for caller, _, _ in edges if caller not in values})
         # a per-token loop's own call: what it passes from the loop's second iteration on (what only its
         # first iteration passes runs once per decode, like ``if i == 0:``; :mod:`.iterations`)
         edges = [(caller, callee, site, later_args(site, only_loops.get(caller))) for caller, callee, site in edges]
@@ -108,6 +112,17 @@ class ArgValues:
                            if site.cond and self.dead(caller, site.cond)}
         self.decided = {(caller, c) for caller in callers | hot for _, site in self.raw.get(caller, ())
                         if (caller, id(site)) in self.dead_sites for c in site.cond[:1]}
+
+    def _capturers(self, values: dict, owners: set[FuncId]) -> list:
+        """A function that captures a graph but runs outside the hot code (the one-time capture
+        call, ``capture(model, ..., **kwargs)``): its parameters get what every call of it passes
+        (hot or not: it runs once), so what it hands on to the captured forward is known. Nothing
+        calls it: unknown."""
+        edges = [(caller, callee, site) for caller, out in self.raw.items() for callee, site in out
+                 if callee in owners and callee in self.fns and caller != callee]
+        for owner in owners:
+            values[owner] = {} if any(callee == owner for _, callee, _ in edges) else TOP
+        return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
         bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)), args)
@@ -136,7 +151,7 @@ class ArgValues:
         params = list(flow.params)
         if flow.fkind in ("m", "c") and params:
             params = params[1:]
-        out: dict[str, frozenset | None] = {}
+        out: dict = {}
         for positional, keywords, star, double in args:
             ambiguous = flow.fkind == "m" and positional[:1] == (("self",),)  # ``Base.__init__(self, ...)``
             if (len(positional) > len(params) and not flow.vararg) or any(
@@ -148,12 +163,27 @@ class ArgValues:
                     found = TOP if ambiguous else evaluate(positional[i])
                 elif name in given:
                     found = evaluate(given[name])
-                elif double or (star and i < len(params)) or name not in fn.defaults:
+                elif star is not False and i < len(params):  # ``f(x, *args)``: the caller's own positions
+                    found = TOP if star is True else evaluate(("va", i - len(positional)))
+                    if double is not False and found is not TOP and ABSENT in found:  # or its keywords
+                        more = spelled(double, name, evaluate)
+                        found = TOP if more is TOP else found | more
+                    found = with_default(found, fn.defaults, name, evaluate)
+                elif double is not False:  # ``f(x, **kwargs)``: the caller's own keywords
+                    found = with_default(spelled(double, name, evaluate), fn.defaults, name, evaluate)
+                elif name not in fn.defaults:
                     found = TOP
                 else:
                     found = evaluate(fn.defaults[name])
-                old = out.get(name, frozenset())
-                out[name] = TOP if found is TOP or old is TOP else old | found
+                _join(out, name, found)
+            if flow.kwarg:  # what lands in the callee's own ``**kwargs``
+                for key, found in extra_keywords(double, keywords, {*params, *flow.kwonly}, evaluate).items():
+                    _join(out, key, found)
+            if flow.vararg:  # ... and in its ``*args``
+                for j, v in enumerate(positional[len(params):]):
+                    _join(out, ("*", j), evaluate(v))
+                if star is not False:
+                    _join(out, "*", TOP)
         return out
 
     # -- values and conditions --------------------------------------------------------------
@@ -179,6 +209,10 @@ class ArgValues:
             return frozenset(found)
         if kind == "r":
             return OBJECTS if self.returns_object(fid, v[1]) else TOP
+        if kind in ("kw", "va"):  # the caller's own ``**kwargs`` / ``*args`` (:mod:`.splats`)
+            return lookup("**" if kind == "kw" else "*", v[1], env)
+        if kind == "kwkeys":
+            return keys(env)
         if kind == "f":
             return self.field(v[1])
         if kind == "g":
@@ -302,6 +336,11 @@ class ArgValues:
         if v is not None and v[0] == "p":
             return self.any_caller(caller, v[1], depth + 1)
         return self.value(v, caller, TOP)
+
+
+def _join(out: dict, key, found: frozenset | None) -> None:
+    old = out.get(key, frozenset())
+    out[key] = TOP if found is TOP or old is TOP else old | found
 
 
 def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:

@@ -24,7 +24,7 @@ from graphlint.static.names import callee_key, is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
-from graphlint.static.valuefacts import record_construction, store_field
+from graphlint.static.fieldstores import record_construction, store_field
 from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))

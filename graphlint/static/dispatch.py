@@ -15,6 +15,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from graphlint.static.compound import guarded_operands
 from graphlint.static.cstwalk import preorder
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.readbacks import is_readback
@@ -69,11 +70,25 @@ class MatcherDispatch:
         self.func.test_names.update(node.value for node in preorder(test) if type(node) is cst.Name)
 
     def expr(self, root: cst.CSTNode) -> None:
-        dispatch, skip = self.dispatch, set()
+        """Every node of ``root`` to its matchers; an operand that runs only when an earlier one
+        decides so (``b`` in ``a and b``, the sides of ``x if c else y``) is walked with that
+        conjunct added to the branch conditions (:mod:`.compound`)."""
+        dispatch, skip, pending = self.dispatch, set(), {}
         for node in preorder(root):
             if skip and id(node) in skip:
-                continue  # inside ``... if DEBUG else ...``'s guarded branch
+                continue  # inside ``... if DEBUG else ...``'s guarded branch, or a guarded operand
+            if pending and id(node) in pending:
+                skip.update(map(id, preorder(node)))
+                outer = self.values.cond
+                self.values.cond = outer + (pending.pop(id(node)),)
+                try:
+                    self.expr(node)
+                finally:
+                    self.values.cond = outer
+                continue
             name = type(node).__name__
+            if name == "BooleanOperation" or name == "IfExp":
+                pending.update((id(sub), conj) for sub, conj in guarded_operands(self.values, node, self.oracle.fn.shapes))
             if name == "Subscript":  # a slice bounded by a device tensor: a read-back (:mod:`.stepflow`)
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
                 self.func.index_names.update(el.slice.value.value for el in node.slice if type(el.slice) is cst.Index

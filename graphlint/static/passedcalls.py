@@ -108,7 +108,8 @@ def _translated(inner: tuple | None, outer: tuple | None, flow: ScopeFlow) -> tu
         if v[0] == "l":  # a local the helper bound: each binding, its branch conditions dropped (a superset)
             return ("l", tuple((value(x), ()) for x, _ in v[1]))
         return given.get(v[1]) if v[0] == "p" else None
-    return tuple((tuple(value(v) for v in pos), tuple((k, value(v)) for k, v in kws), st, db)
+    # a splat of the helper's own ``*args`` / ``**kwargs`` or of a dict it built: unknown here
+    return tuple((tuple(value(v) for v in pos), tuple((k, value(v)) for k, v in kws), st is not False, db is not False)
                  for pos, kws, st, db in inner)
 
 

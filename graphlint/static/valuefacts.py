@@ -18,7 +18,11 @@ in a tiny IR of plain tuples (cached with the summary):
   ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
   :mod:`.argvalues`), ``("?",)`` anything else;
-- a call's **arguments**: ``(positional values, ((keyword, value), ...), has *args, has **kwargs)``.
+- a call's **arguments**: ``(positional values, ((keyword, value), ...), *args, **kwargs)``, the
+  last two False, True (something unknown splatted) or what the splat hands on (:mod:`.splats`:
+  the function's own ``**kwargs`` / ``*args``, a dict display);
+- ``a and b``, ``a or b``, ``x if c else y`` as values are binding lists ``("l", ...)`` of their
+  sides under the deciding operand's condition (:mod:`.compound`).
 
 Every call site and candidate carries the conjunction of the conditions of the branches it sits
 in (``cond``), an early exit's negation included for the rest of its block (``if cond: return``); every function its parameters' defaults (``FunctionInfo.defaults``); every file
@@ -32,7 +36,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
+from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
 #: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
@@ -87,6 +93,10 @@ class ValueFacts:
 
     def __init__(self) -> None:
         self.params: frozenset[str] = frozenset()
+        self.kwarg: str | None = None  # the function's ``**kwargs`` / ``*args``, handed on unchanged (:mod:`.splats`)
+        self.vararg: str | None = None
+        self.body: cst.CSTNode | None = None
+        self.unchanged: dict[str, bool] = {}  # splat name -> never changed in place (scanned when splatted)
         #: name -> what it was bound to so far on this path, each with the branch conditions it was
         #: bound under (a parameter starts with its caller's value); None: something unknown
         self.assigns: dict[str, tuple | None] = {}
@@ -96,6 +106,7 @@ class ValueFacts:
         #: the walker's tensor oracle (a torch op's or tensor method's result is never None) and
         #: the flow IR of each call of the current statement (``("r", callee)``: see :meth:`value`)
         self.is_tensor = lambda node: False
+        self.shapes = lambda: set()  # the current function's shape names (``condition``'s ``shapes``)
         self.call_exprs: dict[int, tuple | None] = {}
         self.returns_object = True  # every ``return`` of the current function so far gives an object
         self.in_try = 0  # inside ``try``/``except``/``finally``: a rebinding adds, never replaces
@@ -127,11 +138,15 @@ class ValueFacts:
         return tuple(c for c in self.cond if c not in self.exit_conds) if self.exit_conds else self.cond
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
-        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried)
+        saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
+                 self.body, self.unchanged)
         self.carried = {}
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
+        self.kwarg = p.star_kwarg.name.value if p.star_kwarg is not None else None
+        self.vararg = p.star_arg.name.value if isinstance(p.star_arg, cst.Param) else None
+        self.body, self.unchanged = stmt.body, {}
         self.assigns, self.cond, self.returns_object = {}, (), True
         fn.defaults = {param.name.value: literal(param.default) for param in every if param.default is not None}
         return saved
@@ -141,7 +156,8 @@ class ValueFacts:
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
-        self.params, self.assigns, self.cond, self.returns_object, self.carried = saved
+        (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
+         self.body, self.unchanged) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         found = self.value(value) if value is not None else None
@@ -239,6 +255,8 @@ class ValueFacts:
             return found
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
             return ("o",)
+        if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
+            return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
             if _constructs(node.func) or self.is_tensor(node):
                 return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
@@ -266,6 +284,8 @@ class ValueFacts:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.condition(test.expression, shapes)
             return UNKNOWN if inner == UNKNOWN else ("not", inner)
+        if isinstance(test, cst.IfExp):
+            return compound_condition(self, test, shapes)
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
@@ -306,17 +326,30 @@ class ValueFacts:
         base = ("in", value, tuple(c[1] for c in consts))
         return ("not", base) if isinstance(op, cst.NotIn) else base
 
+    def handed_on(self, name: str) -> bool:
+        """Whether ``name`` is the function's own ``**kwargs`` / ``*args``, never rebound nor changed
+        in place (:func:`.splats.changed_in_place`, scanned once, at its first splat)."""
+        if name not in (self.kwarg, self.vararg) or name in self.assigns or self.body is None:
+            return False
+        if name not in self.unchanged:
+            self.unchanged[name] = not changed_in_place(self.body, name)
+        return self.unchanged[name]
+
     def args(self, call: cst.Call) -> tuple:
+        """(positional, keywords, star, double): ``star``/``double`` False, True (unknown) or what
+        the splat hands over (:func:`.splats.splat_of`)."""
         positional, keywords, star, double = [], [], False, False
         for arg in call.args:
             if arg.star == "**":
-                double = True
+                double = splat_of(self, arg.value) if double is False else True
             elif arg.star == "*":
-                star = True
+                star = star_of(self, arg.value) if star is False else True
             elif arg.keyword is not None:
                 keywords.append((arg.keyword.value, self.value(arg.value)))
             elif not star:
                 positional.append(self.value(arg.value))
+            else:
+                star = True  # a positional argument after ``*args``: positions unknown
         return (tuple(positional), tuple(keywords), star, double)
 
 
@@ -345,54 +378,3 @@ def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set
     return any(shape_only(s, shapes) for s in sides) and all(
         isinstance(s, cst.Integer) or shape_only(s, shapes) for s in sides)
 
-
-
-def _store(info, attr: str, value: tuple | None) -> None:
-    found = info.field_stores.setdefault(attr, [])
-    if None in found or value in found:
-        return
-    found[:] = [None] if value is None or len(found) >= 8 else [*found, value]
-
-
-def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
-    """A stored value, a parameter qualified by its function (its callers give its values)."""
-    value = walker.values.value(node) if node is not None else None
-    if value is None or value[0] == "self":
-        return None
-    return ("p", walker.func.qualname, value[1]) if value[0] == "p" else value
-
-
-def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-    """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
-    default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
-    info = walker.info
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            record_stores(walker, el.value, None)
-    elif isinstance(target, cst.Attribute):
-        _store(info, target.attr.value, _qualified(walker, value))
-    elif isinstance(target, cst.Name) and walker.class_stack and walker.func.qualname == "<module>":
-        const = literal(value) if value is not None else None
-        _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)
-
-
-def record_construction(walker, call: cst.Call) -> None:
-    """``Config(attn="eager")``: a keyword argument of a class construction is a store into that
-    field; ``Config(**d)`` / ``cls(**d)`` makes every class-level default of the class unknown."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    if name == "cls" and walker.class_stack:
-        name = walker.class_stack[-1].qualname.rpartition(".")[2]
-    if not name[:1].isupper() and name != "cls":
-        return
-    for arg in call.args:
-        if arg.star == "**":
-            _store(walker.info, "**", ("k", name, None))
-        elif arg.keyword is not None:
-            _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
-
-
-def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
-    """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
-    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
-    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)

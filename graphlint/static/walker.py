@@ -34,7 +34,8 @@ from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuefacts import ValueFacts, literal, record_stores
+from graphlint.static.fieldstores import record_stores
+from graphlint.static.valuefacts import ValueFacts, literal
 from graphlint.static.valuekinds import UNKNOWN, join, settle_advanced, shape_of
 
 @dataclass
@@ -84,6 +85,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.in_capture = False
         self.values = ValueFacts()  # parameters, rebindings, the enclosing branches' conditions
         self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
+        self.values.shapes = lambda: self.oracle.fn.shapes
         self.order = 0  # statement ordinal within the current function
         self.following: tuple = ()  # the statements after the compound statement being walked
         #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)

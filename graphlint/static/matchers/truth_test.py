@@ -16,6 +16,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from graphlint.static.compound import tested_operands
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
 
@@ -38,9 +39,13 @@ class TruthTest(Matcher):
     node_types = ("If", "While", "Assert", "IfExp", "CompIf")
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
-        for operand in operands(node.test):
+        values = getattr(ctx, "values", None)
+        shapes = ctx.oracle.fn.shapes if values is not None else set()
+        for operand, extra in tested_operands(values, node.test, shapes):
             if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx)) and not is_cpu_tensor(operand, ctx.oracle):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
+                if raw is not None and extra:  # a right operand runs only where the left lets it
+                    raw.cond = raw.cond + extra
                 if raw is not None and isinstance(operand, cst.Call) and ctx.oracle.is_module_call(operand.func):
                     raw.flags = raw.flags | {f"object-call:{ctx.callee_ir(operand)!r}"}
                 ctx.emit(raw)

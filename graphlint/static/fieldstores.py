@@ -1,0 +1,60 @@
+"""Where the analysed code stores values into fields: what :mod:`.argvalues` gives a
+configuration field (``config.x``, ``self.x``). Recorded by the walker per file
+(``ModuleInfo.field_stores``), cached with the summary."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.valuefacts import literal
+
+
+def _store(info, attr: str, value: tuple | None) -> None:
+    found = info.field_stores.setdefault(attr, [])
+    if None in found or value in found:
+        return
+    found[:] = [None] if value is None or len(found) >= 8 else [*found, value]
+
+
+def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
+    """A stored value, a parameter qualified by its function (its callers give its values)."""
+    value = walker.values.value(node) if node is not None else None
+    if value is None or value[0] == "self":
+        return None
+    return ("p", walker.func.qualname, value[1]) if value[0] == "p" else value
+
+
+def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
+    default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
+    info = walker.info
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            record_stores(walker, el.value, None)
+    elif isinstance(target, cst.Attribute):
+        _store(info, target.attr.value, _qualified(walker, value))
+    elif isinstance(target, cst.Name) and walker.class_stack and walker.func.qualname == "<module>":
+        const = literal(value) if value is not None else None
+        _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)
+
+
+def record_construction(walker, call: cst.Call) -> None:
+    """``Config(attn="eager")``: a keyword argument of a class construction is a store into that
+    field; ``Config(**d)`` / ``cls(**d)`` makes every class-level default of the class unknown."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if name == "cls" and walker.class_stack:
+        name = walker.class_stack[-1].qualname.rpartition(".")[2]
+    if not name[:1].isupper() and name != "cls":
+        return
+    for arg in call.args:
+        if arg.star == "**":
+            _store(walker.info, "**", ("k", name, None))
+        elif arg.keyword is not None:
+            _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
+
+
+def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
+    """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
+    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
+    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)
