@@ -63,6 +63,10 @@ def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
     return found
 
 
+#: words that name the decode phase in a function's name, beside a prefill name (:meth:`ColdCode.both_phases`)
+DECODE_WORDS = ("decode", "generat")
+
+
 class ColdCode:
     """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
 
@@ -74,6 +78,15 @@ class ColdCode:
         """Named like prefill-only code: never captured either (a decode graph holds one token per
         sequence; ``if varlens is not None: return self.prefill_forward(...)`` is the prompt's path)."""
         return self._prefill.match(name) is not None
+
+    def both_phases(self, name: str, fid: FuncId | None = None) -> bool:
+        """Named for the prompt's pass *and* the decode (``prefill_and_generate``,
+        ``prefill_then_decode``): set-up by its prefill name, yet its per-token loop -- only that
+        loop's body -- is the decode (:meth:`.entries.Discovery.token_loops`). Not set-up or training
+        code by another name, and not a chunked prefill (``chunked_prefill``: no decode named)."""
+        low = name.lower()
+        return self.prefill(name) and not setup_named(name) and (fid is None or fid not in self.training) \
+            and any(word in low for word in DECODE_WORDS)
 
     def __call__(self, name: str, fid: FuncId | None = None) -> bool:
         return setup_named(name) or self._prefill.match(name) is not None or (

@@ -1,0 +1,201 @@
+"""A loop's carry through ``self`` fields that the methods it calls store and read.
+
+An offloading engine keeps the decode loop's state on the object, not in locals:
+``for i in range(self.gen_len): for j in range(self.num_layers): self.load_hidden(i, j);
+self.compute_layer(i, j); self.store_hidden(i, j)`` -- ``store_hidden`` writes the sampled ids
+into ``self.output_ids``, ``load_hidden`` reads them back for the next token, and
+``compute_layer`` runs the layer over ``self.hidden`` / ``self.attention_mask``, which other
+calls of the body filled. No local goes round the loop, so the local carry test of :mod:`.loops`
+sees nothing. Read statically, per loop:
+
+- **What the body stores on ``self``**: its own stores (``self.pos += 1``, ``self.ids[k] = t``,
+  ``self.cache.append(kv)``) and what the ``self.m(...)`` methods it calls store, at any depth
+  through further ``self`` calls of the same class body: assignments whose target is rooted at
+  ``self.<field>`` (``self.f = v``, ``self.f[a:b] = v``, ``self.f.x = v``), and mutating methods on
+  it or on an element of it (``self.f[i][j].store(v)``, ``self.f.append(v)``, ``self.f.copy_(v)``).
+- **A call of the body carries** when the method it calls reads a field the body stores: what one
+  iteration stored, the next reads (``compute_layer`` reads the mask ``update_attention_mask``
+  stored). The linker keeps the loop only if such a call reaches the model step (:mod:`.entries`),
+  as for any per-token loop, so a loop that only moves state between fields runs no step.
+- **A callee the loop index picks is a layer, not a step** (:func:`picks`): ``self.compute_layer(i,
+  j)`` whose method calls ``self.layers[j].forward(...)`` with the ``j`` it was passed runs layer
+  ``j``; for the loop over ``j`` that call is a layer loop's call, as ``self.layers[j](x)`` written
+  in the loop is (:mod:`.loops`), however much state the layers hand each other. The loop over
+  tokens around it passes ``i`` there, not ``j``: its call carries.
+
+Only methods of the class body being walked are read (an inherited method is not), and a field
+stored through an alias (``mask = self.mask[k]; mask.val = ...``) is not seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+
+#: methods that change the object they are called on (beyond ``x_`` in-place tensor methods)
+STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "store", "put", "push", "pop",
+                             "clear", "setdefault", "appendleft", "popleft", "remove"))
+
+
+#: one access of a field: the parameters that index it on the way (``self.hidden[i][j]``: {i, j})
+Access = frozenset
+
+
+@dataclass
+class MethodState:
+    """The ``self`` fields a method reads and stores, and the parameters that pick its callee."""
+
+    reads: dict[str, set[Access]] = field(default_factory=dict)
+    stores: dict[str, set[Access]] = field(default_factory=dict)
+    #: parameters (name and position, ``self`` not counted) used to pick a field's element that is called
+    picks: set[str | int] = field(default_factory=set)
+    calls: set[str] = field(default_factory=set)  # the ``self.m()`` methods it calls
+    params: tuple[str, ...] = ()
+
+    def note(self, table: dict, node: cst.BaseExpression, named: set[str]) -> str | None:
+        root, indices = _field(node, named)
+        if root is not None:
+            table.setdefault(root, set()).add(frozenset(indices))
+        return root
+
+
+def _field(node: cst.BaseExpression, named: set[str]) -> tuple[str | None, set[str]]:
+    """``self.f``, ``self.f[i][j]``, ``self.f.x[k]`` -> ("f", the parameters among the indices)."""
+    indices: set[str] = set()
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+            return node.attr.value, indices
+        if type(node) is cst.Subscript:
+            for el in node.slice:
+                if isinstance(el.slice, cst.Index) and type(el.slice.value) is cst.Name \
+                        and el.slice.value.value in named:
+                    indices.add(el.slice.value.value)
+        node = node.value
+    return None, set()
+
+
+def _picked_by(node: cst.BaseExpression, named: set[str]) -> set[str]:
+    """The parameters that index a ``self`` field on the way to a called value (``self.layers[j]``)."""
+    root, indices = _field(node, named)
+    return indices if root is not None else set()
+
+
+def method_state(method: cst.FunctionDef) -> MethodState:
+    """One method's own fields and picks (not yet those of the ``self`` methods it calls)."""
+    params = tuple(p.name.value for p in method.params.params)[1:]  # ``self`` first
+    state = MethodState(params=params)
+    named = set(params) | {p.name.value for p in method.params.kwonly_params}
+    skip: set[int] = set()  # attribute nodes already accounted for (a store's own target)
+    for node in preorder(method.body):
+        kind = type(node)
+        if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
+            if state.note(state.stores, node.target, named) is not None:
+                if kind is cst.AugAssign:
+                    state.note(state.reads, node.target, named)
+                skip.update(_chain(node.target))
+        elif kind is cst.Call and type(node.func) is cst.Attribute:
+            func, name = node.func, node.func.attr.value
+            if type(func.value) is cst.Name and func.value.value == "self":
+                state.calls.add(name)
+                skip.add(id(func))
+            elif name in STORING_METHODS or (name.endswith("_") and not name.startswith("_")):
+                state.note(state.stores, func.value, named)
+            _add_picks(state, _picked_by(func.value, named))
+        elif kind is cst.Call and type(node.func) is cst.Subscript:
+            _add_picks(state, _picked_by(node.func, named))
+        elif kind in (cst.Attribute, cst.Subscript) and id(node) not in skip:
+            root, _ = _field(node, named)
+            if root is not None:  # the outermost access: its inner nodes are the same read
+                state.note(state.reads, node, named)
+                skip.update(_chain(node))
+    return state
+
+
+def _chain(node: cst.BaseExpression) -> set[int]:
+    """The nodes of an access's own chain (``self.f[i].x``: not what its indices read)."""
+    out: set[int] = set()
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        out.add(id(node))
+        node = node.value
+    return out
+
+
+def _add_picks(state: MethodState, params: set[str]) -> None:
+    for param in params:
+        state.picks.add(param)
+        if param in state.params:
+            state.picks.add(state.params.index(param))
+
+
+def class_states(methods: dict[str, cst.FunctionDef], wanted: set[str]) -> dict[str, MethodState]:
+    """``wanted`` methods' fields, with those of the ``self`` methods they call at any depth (whose
+    accesses count as whole fields: what those methods are passed is not followed)."""
+    own: dict[str, MethodState] = {}
+    stack = list(wanted)
+    while stack:
+        name = stack.pop()
+        if name in own or name not in methods:
+            continue
+        own[name] = method_state(methods[name])
+        stack.extend(own[name].calls)
+    out: dict[str, MethodState] = {}
+    for name in wanted & own.keys():
+        mine = own[name]
+        state = MethodState({k: set(v) for k, v in mine.reads.items()}, {k: set(v) for k, v in mine.stores.items()},
+                            mine.picks, mine.calls, mine.params)
+        seen, stack = {name}, list(mine.calls)
+        while stack:
+            callee = stack.pop()
+            if callee in seen or callee not in own:
+                continue
+            seen.add(callee)
+            for table, theirs in ((state.reads, own[callee].reads), (state.stores, own[callee].stores)):
+                for key in theirs:
+                    table.setdefault(key, set()).add(frozenset())
+            stack.extend(own[callee].calls)
+        out[name] = state
+    return out
+
+
+def _across(accesses: dict[str, set[Access]], given: set[str]) -> set[str]:
+    """The fields some access reaches beyond the element the loop index picks: an access indexed by
+    a parameter given the loop's target (``self.hidden[i]`` in the loop over ``i``) touches this
+    iteration's element, and the next iteration another (see :func:`.loops._element`)."""
+    return {key for key, seen in accesses.items() if any(not access & given for access in seen)}
+
+
+@dataclass
+class FieldLoop:
+    """A loop whose ``self.m()`` calls may carry state through fields, decided when the class ends."""
+
+    func: object  # the :class:`.facts.FunctionInfo` holding the loop
+    loop_id: int
+    where: tuple
+    #: (callee expression, method name, the argument slots -- positions and keywords -- given a loop target)
+    calls: list[tuple[tuple, str, frozenset]]
+    stores: set[str]  # fields the loop body stores itself
+
+
+def carrying_calls(loop: FieldLoop, states: dict[str, MethodState]) -> list[tuple]:
+    """The calls of ``loop`` that read a field the body stores, unless the loop index picks their callee."""
+    stored = set(loop.stores)
+    for _, method, slots in loop.calls:
+        if method in states:
+            stored |= _across(states[method].stores, _given(states[method], slots))
+    out: list[tuple] = []
+    for expr, method, slots in loop.calls:
+        state = states.get(method)
+        if state is None or slots & state.picks or expr in out:
+            continue
+        if _across(state.reads, _given(state, slots)) & stored:
+            out.append(expr)
+    return out
+
+
+def _given(state: MethodState, slots: frozenset) -> set[str]:
+    """The parameters of the method that receive the loop's target."""
+    return {state.params[s] if type(s) is int else s for s in slots
+            if type(s) is not int or s < len(state.params)}
