@@ -397,6 +397,9 @@ class LoopTracker:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
         self.oracle.taint(target, iterable)
         note_assignment(self.func, self.order, [target], iterable)
+        for name in bound_names(target):
+            self.oracle.fn.ints.discard(name)
+            self.oracle.fn.params.discard(name)
         if isinstance(target, cst.Name) and _is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
@@ -413,6 +416,8 @@ class LoopTracker:
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source
             return
+        if isinstance(target, cst.Name) and _is_range(iterable):
+            self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
         tensor = self.oracle.is_tensor(iterable)
         for name in preorder(target):
             if isinstance(name, cst.Name):
