@@ -41,9 +41,14 @@ def capture_setup_loop(edges, loop_id: int, fn_of) -> bool:
     self.runners[offset] = capture_runner(model, offset)``, one graph per draft offset or batch
     size) is capture set-up, never a per-token loop, whatever it feeds back: a call in it of a
     function that captures (outside a capture-on-first-sight branch) or is named like warm-up or
-    capture (not a predicate such as ``is_capturing``). ``edges``: the function's (callee, site)."""
-    for callee, site in edges:
-        if loop_id in site.loops:
+    capture (not a predicate such as ``is_capturing``). ``edges``: the function's (callee, site).
+    Not a capture under a branch of the loop's own that its other calls are not under: a decode
+    loop that captures its step lazily, on the iteration a test picks (``if use_graph and i == 1:
+    runner.capture(model, tok, ...)``), and runs the step on every iteration, is a decode loop."""
+    inside = [(callee, site) for callee, site in edges if loop_id in site.loops]
+    least = min((len(site.cond) for _, site in inside), default=0)
+    for callee, site in inside:
+        if len(site.cond) <= least:
             fn = fn_of(callee)
             if fn.captures or (_CAPTURE_SETUP.match(fn.name) and not fn.name.startswith(PREDICATE_PREFIXES)):
                 return True

@@ -13,6 +13,8 @@ sees nothing. Read statically, per loop:
   through further ``self`` calls of the same class body: assignments whose target is rooted at
   ``self.<field>`` (``self.f = v``, ``self.f[a:b] = v``, ``self.f.x = v``), and mutating methods on
   it or on an element of it (``self.f[i][j].store(v)``, ``self.f.append(v)``, ``self.f.copy_(v)``).
+  A counter (``self.at += 1``) is no store: a position advanced alone carries nothing the step
+  produced, as in a local loop (:func:`_counts`).
 - **A call of the body carries** when the method it calls reads a field the body stores: what one
   iteration stored, the next reads (``compute_layer`` reads the mask ``update_attention_mask``
   stored). The linker keeps the loop only if such a call reaches the model step (:mod:`.entries`),
@@ -91,7 +93,10 @@ def method_state(method: cst.FunctionDef) -> MethodState:
     skip: set[int] = set()  # attribute nodes already accounted for (a store's own target)
     for node in preorder(method.body):
         kind = type(node)
-        if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
+        if kind is cst.AugAssign and _counts(node):
+            state.note(state.reads, node.target, named)  # ``self.at += 1``: a counter, no carry
+            skip.update(_chain(node.target))
+        elif kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
             if state.note(state.stores, node.target, named) is not None:
                 if kind is cst.AugAssign:
                     state.note(state.reads, node.target, named)
@@ -112,6 +117,13 @@ def method_state(method: cst.FunctionDef) -> MethodState:
                 state.note(state.reads, node, named)
                 skip.update(_chain(node))
     return state
+
+
+def _counts(node: cst.AugAssign) -> bool:
+    """``self.at += 1``, ``self.step -= n``: a counter advanced by a number, not a value the step
+    produced (issue 19's carry is the step's output: a position alone, as in a local loop, is none)."""
+    return type(node.operator) in (cst.AddAssign, cst.SubtractAssign) \
+        and type(node.value) in (cst.Integer, cst.Name, cst.Attribute)
 
 
 def _chain(node: cst.BaseExpression) -> set[int]:

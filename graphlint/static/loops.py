@@ -205,6 +205,7 @@ class LoopFrame:
     defs: dict[str, list[tuple[int, set[str], bool]]] = field(default_factory=dict)
     #: (order, callee, method, argument slots given a loop target) of ``self.m()``
     self_calls: list[tuple[int, tuple, str, frozenset]] = field(default_factory=list)
+    counters: set[str] = field(default_factory=set)  # ``self.at += 1``: no carry (:mod:`.fieldcarry`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -311,7 +312,7 @@ class LoopTracker:
                 self.state_calls.append((self.func, frame.id, frame.where, expr, method, state))
         calls = [(expr, method, slots) for _, expr, method, slots in frame.self_calls if expr not in exprs]
         if calls and self.func.cls:
-            stores = {n[5:] for n in (*frame.writes, *frame.mutated) if n.startswith("self.")}
+            stores = {n[5:] for n in {*frame.writes, *frame.mutated} - frame.counters if n.startswith("self.")}
             self.field_loops.append(FieldLoop(self.func, frame.id, frame.where, calls, stores))
 
     def resolve_state_calls(self, stmt: cst.ClassDef, cls: str) -> None:
@@ -340,6 +341,9 @@ class LoopTracker:
         note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs)
         if not self.tracking:
             return
+        if augmented and type(value) in (cst.Integer, cst.Name, cst.Attribute):  # ``self.at += 1``: a counter
+            for frame in self.loop_frames:
+                frame.counters.update(n for n in map(_self_attr, targets) if n)
         reads = _names(value) if value is not None else set()
         for target in targets:
             names = _bound(target)
