@@ -32,10 +32,15 @@ stored through an alias (``mask = self.mask[k]; mask.val = ...``) is not seen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
+from graphlint.static.facts import LoopInfo
+
+if TYPE_CHECKING:
+    from graphlint.static.facts import FunctionInfo
 
 #: methods that change the object they are called on (beyond ``x_`` in-place tensor methods)
 STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "store", "put", "push", "pop",
@@ -211,3 +216,29 @@ def _given(state: MethodState, slots: frozenset) -> set[str]:
     """The parameters of the method that receive the loop's target."""
     return {state.params[s] if type(s) is int else s for s in slots
             if type(s) is not int or s < len(state.params)}
+
+
+def resolve_field_loops(fields: list[FieldLoop], methods: dict[str, cst.FunctionDef]) -> None:
+    """At the end of the class body: records each loop's carrying calls (:func:`carrying_calls`)."""
+    states = class_states(methods, {m for f in fields for _, m, _ in f.calls})
+    for loop in fields:
+        for expr in carrying_calls(loop, states):
+            add_loop_call(loop.func, loop.loop_id, loop.where, expr)
+
+
+def add_loop_call(func: "FunctionInfo", loop_id: int, where: tuple, expr: tuple) -> None:
+    """Records ``expr`` as a call that carries state round the loop ``loop_id`` of ``func``."""
+    loop = next((loop for loop in func.loops if loop.id == loop_id), None)
+    if loop is None:
+        func.loops.append(LoopInfo(loop_id, where, [expr]))
+    elif expr not in loop.exprs:
+        loop.exprs.append(expr)
+
+
+def target_slots(call: cst.Call, targets: set[str]) -> frozenset:
+    """The argument slots (positions, keywords) of ``call`` given one of the loop's targets bare."""
+    slots: set[int | str] = set()
+    for pos, arg in enumerate(call.args):
+        if type(arg.value) is cst.Name and arg.value.value in targets and not arg.star:
+            slots.add(arg.keyword.value if arg.keyword is not None else pos)
+    return frozenset(slots)

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, preorder
-from graphlint.static.fieldcarry import FieldLoop, carrying_calls, class_states
+from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.stepflow import note_assignment, note_call
@@ -326,15 +326,12 @@ class LoopTracker:
         methods = {m.name.value: m for m in stmt.body.body if isinstance(m, cst.FunctionDef)}
         if fields:
             self.field_loops = [f for f in self.field_loops if f.func.cls != cls]
-            states = class_states(methods, {m for f in fields for _, m, _ in f.calls})
-            for loop in fields:
-                for expr in carrying_calls(loop, states):
-                    _add_loop_call(loop.func, loop.loop_id, loop.where, expr)
+            resolve_field_loops(fields, methods)
         for func, loop_id, where, expr, method, state in mine:
             body = methods.get(method)
             if body is None or not state & {n.attr.value for n in preorder(body.body) if _self_attr(n)}:
                 continue
-            _add_loop_call(func, loop_id, where, expr)
+            add_loop_call(func, loop_id, where, expr)
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
@@ -395,7 +392,7 @@ class LoopTracker:
             if frame.eligible and not callee & frame.targets:
                 frame.calls.append((self.order, expr, _frame_reads(frame, reads, inputs, {"self"})))
                 if method is not None:
-                    frame.self_calls.append((self.order, expr, method, _target_slots(call, frame.targets)))
+                    frame.self_calls.append((self.order, expr, method, target_slots(call, frame.targets)))
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
@@ -429,15 +426,6 @@ class LoopTracker:
                 self.oracle.fn.module_aliases.pop(name.value, None)
 
 
-def _add_loop_call(func: FunctionInfo, loop_id: int, where: tuple, expr: tuple) -> None:
-    """Records ``expr`` as a call that carries state round the loop ``loop_id`` of ``func``."""
-    loop = next((loop for loop in func.loops if loop.id == loop_id), None)
-    if loop is None:
-        func.loops.append(LoopInfo(loop_id, where, [expr]))
-    elif expr not in loop.exprs:
-        loop.exprs.append(expr)
-
-
 def _yields(body: cst.CSTNode) -> bool:
     """Whether a loop body yields: a generator's loop hands each iteration's result to a consumer
     that pulls them (a stream of images or tokens), so what it runs per step is the consumer's
@@ -453,15 +441,6 @@ def _frame_reads(frame: LoopFrame, reads: set[str], exprs: list[cst.BaseExpressi
     if not frame.elements & reads:
         return reads
     return set().union(*(_names(e, frame.elements) for e in exprs)) - drop
-
-
-def _target_slots(call: cst.Call, targets: set[str]) -> frozenset:
-    """The argument slots (positions, keywords) of ``call`` given one of the loop's targets bare."""
-    slots: set[int | str] = set()
-    for pos, arg in enumerate(call.args):
-        if type(arg.value) is cst.Name and arg.value.value in targets and not arg.star:
-            slots.add(arg.keyword.value if arg.keyword is not None else pos)
-    return frozenset(slots)
 
 
 def _is_range(node: cst.BaseExpression) -> bool:
