@@ -13,6 +13,9 @@ sees nothing. Read statically, per loop:
   through further ``self`` calls of the same class body: assignments whose target is rooted at
   ``self.<field>`` (``self.f = v``, ``self.f[a:b] = v``, ``self.f.x = v``), and mutating methods on
   it or on an element of it (``self.f[i][j].store(v)``, ``self.f.append(v)``, ``self.f.copy_(v)``).
+  A field a method only tests (``if not self.cache_ready:``, ``if self.prev_len < n:``) decides
+  what runs and feeds the step nothing: such a read is no read (a benchmark repeating whole
+  generations, each setting a flag and a length, carries nothing from one to the next).
   A counter (``self.at += 1``) is no store: a position advanced alone carries nothing the step
   produced, as in a local loop (:func:`_counts`).
 - **A call of the body carries** when the method it calls reads a field the body stores: what one
@@ -98,6 +101,8 @@ def method_state(method: cst.FunctionDef) -> MethodState:
     skip: set[int] = set()  # attribute nodes already accounted for (a store's own target)
     for node in preorder(method.body):
         kind = type(node)
+        if kind in (cst.If, cst.While, cst.Assert, cst.IfExp):  # a test decides what runs, feeds no step
+            skip.update(id(n) for n in preorder(node.test) if type(n) in (cst.Attribute, cst.Subscript))
         if kind is cst.AugAssign and _counts(node):
             state.note(state.reads, node.target, named)  # ``self.at += 1``: a counter, no carry
             skip.update(_chain(node.target))
