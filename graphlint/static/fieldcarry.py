@@ -16,6 +16,8 @@ sees nothing. Read statically, per loop:
   A field a method only tests (``if not self.cache_ready:``, ``if self.prev_len < n:``) decides
   what runs and feeds the step nothing: such a read is no read (a benchmark repeating whole
   generations, each setting a flag and a length, carries nothing from one to the next).
+  A store under a test of the same field (``if self.w is None: self.w = build()``, ``if not
+  hasattr(self, "w")``) builds a value once and keeps it: no store either (:func:`_lazy_stores`).
   A counter (``self.at += 1``) is no store: a position advanced alone carries nothing the step
   produced, as in a local loop (:func:`_counts`).
 - **A call of the body carries** when the method it calls reads a field the body stores: what one
@@ -99,6 +101,7 @@ def method_state(method: cst.FunctionDef) -> MethodState:
     state = MethodState(params=params)
     named = set(params) | {p.name.value for p in method.params.kwonly_params}
     skip: set[int] = set()  # attribute nodes already accounted for (a store's own target)
+    lazy = _lazy_stores(method)
     for node in preorder(method.body):
         kind = type(node)
         if kind in (cst.If, cst.While, cst.Assert, cst.IfExp):  # a test decides what runs, feeds no step
@@ -107,7 +110,9 @@ def method_state(method: cst.FunctionDef) -> MethodState:
             state.note(state.reads, node.target, named)  # ``self.at += 1``: a counter, no carry
             skip.update(_chain(node.target))
         elif kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
-            if state.note(state.stores, node.target, named) is not None:
+            if id(node) in lazy:  # ``if self.w is None: self.w = build()``: made once, no carry
+                skip.update(_chain(node.target))
+            elif state.note(state.stores, node.target, named) is not None:
                 if kind is cst.AugAssign:
                     state.note(state.reads, node.target, named)
                 skip.update(_chain(node.target))
@@ -127,6 +132,27 @@ def method_state(method: cst.FunctionDef) -> MethodState:
                 state.note(state.reads, node, named)
                 skip.update(_chain(node))
     return state
+
+
+def _lazy_stores(method: cst.FunctionDef) -> set[int]:
+    """Stores under an ``if`` that tests the same field: ``if self.w is None: self.w = ...``, ``if not
+    hasattr(self, "w"): self.w = ...`` -- a value built on first use and kept, not one iteration's
+    output for the next."""
+    out: set[int] = set()
+    for node in preorder(method.body):
+        if type(node) is not cst.If:
+            continue
+        tested = {n.attr.value for n in preorder(node.test) if type(n) is cst.Attribute
+                  and type(n.value) is cst.Name and n.value.value == "self"}
+        tested |= {n.args[1].value.value.strip("'\"") for n in preorder(node.test) if type(n) is cst.Call
+                   and type(n.func) is cst.Name and n.func.value == "hasattr" and len(n.args) == 2
+                   and type(n.args[1].value) is cst.SimpleString}
+        if not tested:
+            continue
+        for inner in preorder(node.body):
+            if type(inner) in (cst.AssignTarget, cst.AnnAssign) and _field(inner.target, set())[0] in tested:
+                out.add(id(inner))
+    return out
 
 
 def _counts(node: cst.AugAssign) -> bool:
