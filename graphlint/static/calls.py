@@ -241,7 +241,9 @@ class CallRecorder:
             kinds = None
             if type(func) is cst.Name or (type(func) is cst.Attribute and type(func.value) is cst.Name and (
                     func.value.value == "self" or func.value.value in self.imports)) or (
-                    type(func) is cst.Attribute and self_attr(func.value) is not None):  # what valueflow resolves
+                    type(func) is cst.Attribute and self_attr(func.value) is not None) or (
+                    type(func) is cst.Attribute and type(func.value) is cst.Subscript
+                    and self_attr(func.value.value) is not None):  # what valueflow resolves (``self.layers[j].f``)
                 kinds = arg_kinds(call, self.oracle)
                 at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)

@@ -41,9 +41,14 @@ def capture_setup_loop(edges, loop_id: int, fn_of) -> bool:
     self.runners[offset] = capture_runner(model, offset)``, one graph per draft offset or batch
     size) is capture set-up, never a per-token loop, whatever it feeds back: a call in it of a
     function that captures (outside a capture-on-first-sight branch) or is named like warm-up or
-    capture (not a predicate such as ``is_capturing``). ``edges``: the function's (callee, site)."""
-    for callee, site in edges:
-        if loop_id in site.loops:
+    capture (not a predicate such as ``is_capturing``). ``edges``: the function's (callee, site).
+    Not a capture under a branch of the loop's own that its other calls are not under: a decode
+    loop that captures its step lazily, on the iteration a test picks (``if use_graph and i == 1:
+    runner.capture(model, tok, ...)``), and runs the step on every iteration, is a decode loop."""
+    inside = [(callee, site) for callee, site in edges if loop_id in site.loops]
+    least = min((len(site.cond) for _, site in inside), default=0)
+    for callee, site in inside:
+        if len(site.cond) <= least:
             fn = fn_of(callee)
             if fn.captures or (_CAPTURE_SETUP.match(fn.name) and not fn.name.startswith(PREDICATE_PREFIXES)):
                 return True
@@ -63,6 +68,10 @@ def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
     return found
 
 
+#: words that name the decode phase in a function's name, beside a prefill name (:meth:`ColdCode.both_phases`)
+DECODE_WORDS = ("decode", "generat")
+
+
 class ColdCode:
     """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
 
@@ -74,6 +83,15 @@ class ColdCode:
         """Named like prefill-only code: never captured either (a decode graph holds one token per
         sequence; ``if varlens is not None: return self.prefill_forward(...)`` is the prompt's path)."""
         return self._prefill.match(name) is not None
+
+    def both_phases(self, name: str, fid: FuncId | None = None) -> bool:
+        """Named for the prompt's pass *and* the decode (``prefill_and_generate``,
+        ``prefill_then_decode``): set-up by its prefill name, yet its per-token loop -- only that
+        loop's body -- is the decode (:meth:`.entries.Discovery.token_loops`). Not set-up or training
+        code by another name, and not a chunked prefill (``chunked_prefill``: no decode named)."""
+        low = name.lower()
+        return self.prefill(name) and not setup_named(name) and (fid is None or fid not in self.training) \
+            and any(word in low for word in DECODE_WORDS)
 
     def __call__(self, name: str, fid: FuncId | None = None) -> bool:
         return setup_named(name) or self._prefill.match(name) is not None or (

@@ -318,7 +318,8 @@ class Discovery(NamedEntries, HostSteps):
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
-                if not fn.loops or fid in graph or fn.captures or self.not_hot(fn.name, fid) or fn.device_code:
+                if not fn.loops or fid in graph or fn.captures or fn.device_code or (
+                        self.not_hot(fn.name, fid) and not self.not_hot.both_phases(fn.name, fid)):
                     continue
                 for loop in fn.loops:
                     targets = self.loop_targets(info, qual, loop)

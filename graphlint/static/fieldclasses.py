@@ -50,6 +50,34 @@ class FieldClasses:
                     self._classes(value, owner_info, annotated, out, 0)
         return list(out.values())
 
+    def elements_of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
+        """[(class, False)] the elements of a list field may be: what ``append``/``insert`` put in
+        it, directly (``self.layers.append(Block())``) or into the local it is then given
+        (``layers = []; layers.append(Embed()); ...; self.layers = layers``) -- a layer list an
+        offloading engine indexes per layer (``self.layers[j].forward(...)``)."""
+        key = (info.path, cls, "[]" + field)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._find_elements(info, cls, field)
+        return found
+
+    def _find_elements(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
+        out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
+        target = ("a", ("n", "self"), field)
+        for owner_info, owner in self.index.mro((info, cls)):
+            for flow in owner_info.flows.values():
+                if flow.kind != "function" or flow.cls != owner:
+                    continue
+                holders = {target} | {st[2] for st in flow.stmts if st[0] == "=" and st[1] == target
+                                      and st[2] is not None and st[2][0] == "n"}
+                for st in flow.stmts:
+                    call = st[1] if st[0] == "e" else None
+                    if call is None or call[0] != "c" or call[1][0] != "a" or call[1][1] not in holders \
+                            or call[1][2] not in ("append", "insert") or not call[2]:
+                        continue
+                    self._classes(call[2][-1], owner_info, {}, out, 0)
+        return [(ref, False) for ref, _ in out.values()]
+
     def _classes(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:
         if ir is None or depth > 3:
             return

@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, preorder
+from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.stepflow import note_assignment, note_call
@@ -202,7 +203,9 @@ class LoopFrame:
     #: name -> its bindings in the body: (order, what the value reads, whether the binding is a statement
     #: of the body itself, run on every iteration that goes on: see :meth:`exposed`)
     defs: dict[str, list[tuple[int, set[str], bool]]] = field(default_factory=dict)
-    self_calls: list[tuple[int, tuple, str]] = field(default_factory=list)  # (order, callee, method) of ``self.m()``
+    #: (order, callee, method, argument slots given a loop target) of ``self.m()``
+    self_calls: list[tuple[int, tuple, str, frozenset]] = field(default_factory=list)
+    counters: set[str] = field(default_factory=set)  # ``self.at += 1``: no carry (:mod:`.fieldcarry`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -257,6 +260,7 @@ class LoopTracker:
         #: ``self.m()`` calls of a loop whose output reaches ``self`` state, decided when the class
         #: ends (``m`` may be defined later): (function, loop id, where, callee, method, attributes)
         self.state_calls: list[tuple[FunctionInfo, int, tuple, tuple, str, set[str]]] = []
+        self.field_loops: list[FieldLoop] = []  # loops carrying through fields methods store (:mod:`.fieldcarry`)
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         ok = eligible(stmt)
@@ -302,34 +306,41 @@ class LoopTracker:
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
             calls = list(dict.fromkeys(expr for _, expr, _ in frame.calls))
             self.func.serve_loops = (*self.func.serve_loops, LoopInfo(frame.id, frame.where, calls))
-        for order, expr, method in frame.self_calls:
+        for order, expr, method, _ in frame.self_calls:
             state = {n[5:] for n in frame.derived(order) if n.startswith("self.")} if expr not in exprs else None
             if state:
                 self.state_calls.append((self.func, frame.id, frame.where, expr, method, state))
+        calls = [(expr, method, slots) for _, expr, method, slots in frame.self_calls if expr not in exprs]
+        if calls and self.func.cls:
+            stores = {n[5:] for n in {*frame.writes, *frame.mutated} - frame.counters if n.startswith("self.")}
+            self.field_loops.append(FieldLoop(self.func, frame.id, frame.where, calls, stores))
 
     def resolve_state_calls(self, stmt: cst.ClassDef, cls: str) -> None:
         """``tok = self._step(); self.ids = torch.cat([self.ids, tok])``: the call feeds back when the
         method (of this class body) reads the ``self`` state its output reaches."""
         mine = [c for c in self.state_calls if c[0].cls == cls]
-        if not mine:
+        fields = [f for f in self.field_loops if f.func.cls == cls]
+        if not mine and not fields:
             return
         self.state_calls = [c for c in self.state_calls if c[0].cls != cls]
         methods = {m.name.value: m for m in stmt.body.body if isinstance(m, cst.FunctionDef)}
+        if fields:
+            self.field_loops = [f for f in self.field_loops if f.func.cls != cls]
+            resolve_field_loops(fields, methods)
         for func, loop_id, where, expr, method, state in mine:
             body = methods.get(method)
             if body is None or not state & {n.attr.value for n in preorder(body.body) if _self_attr(n)}:
                 continue
-            loop = next((loop for loop in func.loops if loop.id == loop_id), None)
-            if loop is None:
-                func.loops.append(LoopInfo(loop_id, where, [expr]))
-            elif expr not in loop.exprs:
-                loop.exprs.append(expr)
+            add_loop_call(func, loop_id, where, expr)
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
         note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs)
         if not self.tracking:
             return
+        if augmented and type(value) in (cst.Integer, cst.Name, cst.Attribute):  # ``self.at += 1``: a counter
+            for frame in self.loop_frames:
+                frame.counters.update(n for n in map(_self_attr, targets) if n)
         reads = _names(value) if value is not None else set()
         for target in targets:
             names = _bound(target)
@@ -381,12 +392,15 @@ class LoopTracker:
             if frame.eligible and not callee & frame.targets:
                 frame.calls.append((self.order, expr, _frame_reads(frame, reads, inputs, {"self"})))
                 if method is not None:
-                    frame.self_calls.append((self.order, expr, method))
+                    frame.self_calls.append((self.order, expr, method, target_slots(call, frame.targets)))
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
         self.oracle.taint(target, iterable)
         note_assignment(self.func, self.order, [target], iterable)
+        for name in bound_names(target):
+            self.oracle.fn.ints.discard(name)
+            self.oracle.fn.params.discard(name)
         if isinstance(target, cst.Name) and _is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
@@ -403,6 +417,8 @@ class LoopTracker:
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source
             return
+        if isinstance(target, cst.Name) and _is_range(iterable):
+            self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
         tensor = self.oracle.is_tensor(iterable)
         for name in preorder(target):
             if isinstance(name, cst.Name):

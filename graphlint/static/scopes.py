@@ -118,6 +118,7 @@ class ScopeWalker:
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
+        facts.params.add(name)
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             facts.optional.add(name)
         if param_is_tensor(param, self.imports, implicit):

@@ -120,6 +120,11 @@ class FunctionFacts:
     optional: set[str] = field(default_factory=set)
     #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
     advanced: dict[str, int] = field(default_factory=dict)
+    #: Python ints a ``for ... in range(...)`` binds (``for i in range(n)``), while not rebound
+    ints: set[str] = field(default_factory=set)
+    #: parameters never rebound (yet): an argument naming one passes on what the caller was given
+    #: (:func:`.valuekinds.arg_kinds`, ``^name``)
+    params: set[str] = field(default_factory=set)
 
 
 class TensorOracle(HostTaint):
@@ -323,6 +328,8 @@ class TensorOracle(HostTaint):
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
+            self.fn.ints.discard(target.value)
+            self.fn.params.discard(target.value)
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
             (self.fn.shapes.add if shape_only(value, self.fn.shapes) else self.fn.shapes.discard)(target.value)
             (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)

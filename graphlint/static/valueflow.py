@@ -100,18 +100,10 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         fn = infos_by_path[path].functions[qualname]
         for name in _stepped(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={STEP}")
-    for (path, qualname), sites in callers.items():
+    agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
+    for (path, qualname) in callers:
         fn = infos_by_path[path].functions[qualname]
-        if by_name[fn.name] != followed[fn.name]:
-            continue  # called somewhere the resolution cannot follow: unknown wins (a call resolved to
-            # another function of the same name, a twin class's own method, is no call of this one)
-        flow = infos_by_path[path].flows.get(qualname)
-        if flow is None:
-            continue
-        params = list(flow.params)
-        if fn.cls and flow.fkind in ("m", "c") and params:
-            params = params[1:]
-        for name, kind in _agreed(params, flow.kwonly, sites, index).items():
+        for name, kind in agreed.of((path, qualname)).items():
             # a list matters as an index only, numbers only in a truth test of a parameter presumed a
             # tensor (elsewhere the fact would send files round again for nothing: on all of torch, 134 more)
             if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names) \
@@ -144,14 +136,49 @@ def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]
     return out
 
 
-def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index) -> dict[str, str]:
+class ParamKinds:
+    """Parameter -> the kind every call passes it, per function (:func:`_agreed`). An argument that
+    passes the caller's own parameter on (``^name``: ``compute_layer(i, j)`` calling
+    ``self.layers[j].forward(h, i)``) is what every call of the caller passes that parameter: a
+    loop's ``range`` int reaches the layer's ``forward`` two calls down. A cycle of such calls
+    passes nothing known."""
+
+    def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index):
+        self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
+        self.by_name, self.followed = by_name, followed
+        self.memo: dict[tuple[str, str], dict[str, str]] = {}
+
+    def of(self, target: tuple[str, str]) -> dict[str, str]:
+        found = self.memo.get(target)
+        if found is not None:
+            return found
+        self.memo[target] = {}  # while it is computed: a cycle passes nothing known
+        sites = self.callers.get(target)
+        fn = self.infos_by_path[target[0]].functions[target[1]]
+        flow = self.infos_by_path[target[0]].flows.get(target[1])
+        if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
+            return {}  # called somewhere the resolution cannot follow: unknown wins (a call resolved to
+            # another function of the same name, a twin class's own method, is no call of this one)
+        params = list(flow.params)
+        if fn.cls and flow.fkind in ("m", "c") and params:
+            params = params[1:]
+        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed)
+        return found
+
+    def passed(self, info: ModuleInfo, fn: FunctionInfo, name: str) -> str:
+        """What every call of ``fn`` passes its parameter ``name``."""
+        return self.of((info.path, fn.qualname)).get(name, UNKNOWN)
+
+
+def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index,
+            resolve_param=None) -> dict[str, str]:
     """Parameter -> the kind every call passes it (a missing argument: unknown)."""
     agreed: dict[str, str | None] = {}
     for site, info, fn in sites:
         if site.kinds is None:
             return {}
-        positional = [_origin_kind(k, info, fn, index) for k in site.kinds[0]]
-        named = [(n, _origin_kind(k, info, fn, index)) for n, k in site.kinds[1]]
+        positional = [_origin_kind(k, info, fn, index, resolve_param) for k in site.kinds[0]]
+        named = [(n, _origin_kind(k, info, fn, index, resolve_param)) for n, k in site.kinds[1]]
         if len(positional) > len(params):
             return {}  # more arguments than parameters: not this function's call (``*args``)
         passed = dict(zip(params, positional))
@@ -162,9 +189,12 @@ def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], inde
     return {name: kind for name, kind in agreed.items() if kind}
 
 
-def _origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index) -> str:
+def _origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, resolve_param=None) -> str:
     """``@f#1`` (an argument bound from element 1 of what ``f`` returns, see
-    :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown."""
+    :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown; ``^name`` (the
+    caller's parameter passed on) -> what the caller's callers pass it (``resolve_param``)."""
+    if kind.startswith("^"):
+        return resolve_param(info, fn, kind[1:]) if resolve_param is not None else UNKNOWN
     if not kind.startswith("@"):
         return kind
     key, _, element = kind[1:].rpartition("#")
@@ -208,6 +238,13 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
         for ref, cone in fields.of(info, fn.cls, expr[1][2]):
             hits = [index.find_method(ref, expr[2]), *(index.overrides(ref, expr[2]) if cone else ())]
             found.update(((h[0].path, h[1]), h) for h in hits if h is not None)
+        return [found[k] for k in sorted(found)]
+    if expr[0] == "a" and expr[1][0] == "s" and expr[1][1][0] == "a" and expr[1][1][1] == ("n", "self") and fn.cls:
+        found = {}  # ``self.layers[j].forward(...)``: the method of each class the list holds
+        for ref, _ in fields.elements_of(info, fn.cls, expr[1][1][2]):
+            hit = index.find_method(ref, expr[2])
+            if hit is not None:
+                found[(hit[0].path, hit[1])] = hit
         return [found[k] for k in sorted(found)]
     hit = _resolve(info, fn, expr, index)
     return [hit] if hit is not None else []

@@ -63,6 +63,8 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
 def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
+    if isinstance(node, cst.Name):
+        return node.value in oracle.fn.ints
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Name):
@@ -233,6 +235,9 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
             return None
         kind = kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
                                               NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle))
+        if type(arg.value) is cst.Name and arg.value.value in oracle.fn.params and (
+                not kind or arg.value.value in oracle.fn.tensors and kind == TENSOR):
+            kind = "^" + arg.value.value  # the caller's own parameter, passed on: what its callers pass
         if not kind and type(arg.value) is cst.Name:
             kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
         if arg.keyword is None:
