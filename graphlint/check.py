@@ -321,21 +321,28 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Sourc
     :mod:`graphlint.static.inherited`, :mod:`graphlint.static.valueflow`); cached under the names too.
     Returns the cache hits."""
     from graphlint.static.crossfile import imported_tensor_functions
+    from graphlint.static.facts import ModuleInfo
+    from graphlint.static.index import Index
     from graphlint.static.inherited import inherited_class_facts
     from graphlint.static.valueflow import ROUNDS, value_facts_of
 
     hits, applied = 0, {}
-    fixed = imported_tensor_functions(list(summaries.values()))  # annotations and bases: one round, as ever
-    for path, names in inherited_class_facts(list(summaries.values())).items():
+    first = list(summaries.values())
+    # one name index for the three questions asked of the first pass's summaries (and its memos):
+    # building it was a tenth of the parent's planning on all of torch, and it was built three times
+    index = Index([s.data for s in first if isinstance(s.data, ModuleInfo)])
+    fixed = imported_tensor_functions(first, index)  # annotations and bases: one round, as ever
+    for path, names in inherited_class_facts(first, index).items():
         fixed[path] = fixed.get(path, frozenset()) | names
     for _ in range(ROUNDS):  # a value fact learned in one round may change what a file returns
         plan = dict(fixed)
-        for path, names in value_facts_of(list(summaries.values())).items():
+        for path, names in value_facts_of(list(summaries.values()), index).items():
             plan[path] = plan.get(path, frozenset()) | names
         plan = {path: names for path, names in plan.items() if applied.get(path) != names}
         if not plan:
             break
         applied.update(plan)
+        first = index = None  # the summaries change now: the next round indexes its own (and these go)
         hits += _summarize_with_facts(plan, summaries, sources, settings, meta, progress, variants, reserve)
     return hits
 

@@ -17,14 +17,15 @@ from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
 
 
-def imported_tensor_functions(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
+def imported_tensor_functions(summaries: list[FileSummary], index: Index | None = None) -> dict[str, frozenset[str]]:
     """{path: local names of imported tensor-returning functions}, only for files that have some.
 
-    A name is ``fused`` (``from ops import fused``) or ``ops.fused`` (``import pkg.ops as ops``)."""
+    A name is ``fused`` (``from ops import fused``) or ``ops.fused`` (``import pkg.ops as ops``).
+    ``index``: the :class:`Index` of these same summaries, when the caller has one."""
     infos = [s.data for s in summaries if isinstance(s.data, ModuleInfo)]
     if not any(info.tensor_functions for info in infos):
         return {}
-    index = Index(infos)
+    index = index or Index(infos)
     out: dict[str, frozenset[str]] = {}
     for info in infos:
         names = set()

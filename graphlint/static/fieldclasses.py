@@ -24,6 +24,8 @@ class FieldClasses:
     def __init__(self, index: Index):
         self.index = index
         self._memo: dict[tuple[str, str, str], list[tuple[ClassRef, bool]]] = {}
+        #: path -> class -> [(its method's flow, field -> the values ``self.<field> = v`` stores)]
+        self._stores: dict[str, dict[str, list[tuple[object, dict[str, list]]]]] = {}
 
     def of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         """[(class, cone)] the field of ``cls`` may hold; ``cone``: an annotation (a subclass may be
@@ -36,12 +38,9 @@ class FieldClasses:
 
     def _find(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
-        target = ("a", ("n", "self"), field)
         for owner_info, owner in self.index.mro((info, cls)):
-            for flow in owner_info.flows.values():
-                if flow.kind != "function" or flow.cls != owner:
-                    continue
-                stores = [st[2] for st in flow.stmts if st[0] == "=" and st[1] == target]
+            for flow, by_field in self._class_stores(owner_info).get(owner, ()):
+                stores = by_field.get(field)
                 if not stores:
                     continue
                 annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
@@ -77,6 +76,24 @@ class FieldClasses:
                         continue
                     self._classes(call[2][-1], owner_info, {}, out, 0)
         return [(ref, False) for ref, _ in out.values()]
+
+    def _class_stores(self, info: ModuleInfo) -> dict[str, list[tuple[object, dict[str, list]]]]:
+        """Every ``self.<field> = v`` of a module's methods, by class and field, read once per module
+        (asked per field, the module's flows were scanned again for every field of every class)."""
+        table = self._stores.get(info.path)
+        if table is None:
+            table = self._stores[info.path] = {}
+            for flow in info.flows.values():
+                if flow.kind != "function" or not flow.cls:
+                    continue
+                by_field: dict[str, list] = {}
+                for st in flow.stmts:
+                    target = st[1] if st[0] == "=" else None
+                    if type(target) is tuple and len(target) == 3 and target[0] == "a" and target[1] == ("n", "self"):
+                        by_field.setdefault(target[2], []).append(st[2])
+                if by_field:
+                    table.setdefault(flow.cls, []).append((flow, by_field))
+        return table
 
     def _classes(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:
         if ir is None or depth > 3:

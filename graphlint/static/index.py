@@ -31,6 +31,8 @@ class Index:
         self._subclasses: dict[tuple[str, str], list[ClassRef]] | None = None
         self._resolved: dict[tuple[int, str], tuple | None] = {}
         self._overrides: dict[tuple[str, str, str], list[tuple[ModuleInfo, str]]] = {}
+        self._absolute: dict[tuple[int, str], str] = {}
+        self._stars: dict[int, tuple[str, ...]] = {}
         for info in sorted(infos, key=lambda i: i.path):
             name = module_name(info.path)
             self.name_of[id(info)] = name
@@ -48,6 +50,23 @@ class Index:
     def absolute(self, info: ModuleInfo, dotted: str) -> str:
         if not dotted.startswith("."):
             return dotted
+        key = (id(info), dotted)  # memoized: the value rounds ask it of every call site, every round
+        found = self._absolute.get(key)
+        if found is None:
+            found = self._absolute[key] = self._relative(info, dotted)
+        return found
+
+    def star_imports(self, info: ModuleInfo) -> tuple[str, ...]:
+        """The modules ``from m import *`` names at the top level of ``info``, absolute, in source
+        order (read once per module: asked for every call of a name the module does not define)."""
+        found = self._stars.get(id(info))
+        if found is None:
+            flow = info.flows.get("<module>")
+            found = self._stars[id(info)] = tuple(
+                self.absolute(info, stmt[1]) for stmt in (flow.stmts if flow is not None else ()) if stmt[0] == "*")
+        return found
+
+    def _relative(self, info: ModuleInfo, dotted: str) -> str:
         level = len(dotted) - len(dotted.lstrip("."))
         parts = self.name_of[id(info)].split(".")
         if not info.path.endswith("__init__.py"):

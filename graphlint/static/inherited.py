@@ -44,12 +44,13 @@ def _used(info: ModuleInfo, qualname: str) -> tuple[set[str], set[str]]:
     return attrs, methods
 
 
-def inherited_class_facts(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
-    """{path: facts its classes inherit, as ``Cls.kind:name``}, only for files that have some."""
+def inherited_class_facts(summaries: list[FileSummary], index: Index | None = None) -> dict[str, frozenset[str]]:
+    """{path: facts its classes inherit, as ``Cls.kind:name``}, only for files that have some.
+    ``index``: the :class:`Index` of these same summaries, when the caller has one."""
     infos = [s.data for s in summaries if isinstance(s.data, ModuleInfo)]
     if not any(cls.bases for info in infos for cls in info.classes.values()):
         return {}
-    index = Index(infos)
+    index = index or Index(infos)
     out: dict[str, frozenset[str]] = {}
     for info in infos:
         names: set[str] = set()

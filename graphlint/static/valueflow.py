@@ -47,9 +47,10 @@ PARAM_KINDS = (SCALAR, HOST, LIST, NUMBER)
 ROUNDS = 3
 
 
-def value_facts_of(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
+def value_facts_of(summaries: list[FileSummary], index: Index | None = None) -> dict[str, frozenset[str]]:
+    """``index``: the :class:`Index` of these same summaries, when the caller has one."""
     infos = [s.data for s in summaries if isinstance(s.data, ModuleInfo)]
-    return value_facts(infos, Index(infos))
+    return value_facts(infos, index or Index(infos))
 
 
 def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[str]]:
@@ -343,11 +344,10 @@ def _resolve(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> T
             return _function(index.resolve(info, info.imports[name]))
         if name in info.functions and not info.functions[name].cls:
             return (info, name)
-        for stmt in info.flows["<module>"].stmts if "<module>" in info.flows else ():
-            if stmt[0] == "*":  # ``from .utils import *``
-                module = index.find_module(index.absolute(info, stmt[1]))
-                if module is not None and name in module.functions and not module.functions[name].cls:
-                    return (module, name)
+        for dotted in index.star_imports(info):  # ``from .utils import *``
+            module = index.find_module(dotted)
+            if module is not None and name in module.functions and not module.functions[name].cls:
+                return (module, name)
         return None
     if expr[0] != "a" or expr[1][0] != "n":
         return None

@@ -219,7 +219,7 @@ def test_a_crash_in_the_cross_file_pass_is_a_warning_not_a_lost_run(project, mon
     from graphlint.static import crossfile
 
     project.write("pkg/model.py", "import torch\n\ndef decode_step(x: torch.Tensor):\n    return x.item()\n")
-    monkeypatch.setattr(crossfile, "imported_tensor_functions", lambda summaries: 1 / 0)
+    monkeypatch.setattr(crossfile, "imported_tensor_functions", lambda summaries, index=None: 1 / 0)
     result = run(_settings(use_cache=False))
     assert [f.rule for f in result.findings] == [project.item_code()]
     assert any("tensor facts across files skipped" in w for w in result.warnings)
