@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from graphlint.static.contexts import FuncId, reaching
 from graphlint.static.facts import CallSite
+from graphlint.static.flowir import render
 from graphlint.static.steploops import find_step_loops
 
 
@@ -23,6 +24,8 @@ class HostSteps:
         replayers: dict[FuncId, int] = {}
         candidates = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
+        compiled_sites = self.graph.compiled_sites()  # calls of a compiled CUDA-graph value, wherever it flowed
+        candidates.update(compiled_sites)
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
             # a function that captures only in a capture branch (a graph per batch size, captured on
@@ -33,9 +36,12 @@ class HostSteps:
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
             last = point
             for callee, site in self.calls.get(fid, ()):
-                if runs_compiled(compiled_graph, callee, fid, site):
+                if runs_compiled(compiled_graph, callee, fid, site) and (fid, id(site.expr)) not in self.graph.guessed:
                     point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
                     last = max(last, site.order)
+            for site in compiled_sites.get(fid, ()):  # its callee may be a library model no value shows
+                point, loops, via = min(point or site.order, site.order), loops | site.loops, via or render(site.expr)
+                last = max(last, site.order)
             if not point or self.prefills(fid, loops, last):
                 continue
             replayers[fid] = point
@@ -64,7 +70,7 @@ class HostSteps:
                     continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
                 for callee, site in self.calls[caller]:
                     if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
-                            and not site.reference:
+                            and not site.reference and (caller, id(site.expr)) not in self.graph.guessed:
                         step_loops = site.loops & frozenset(fn.range_loops)
                         if step_loops:
                             self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop",
