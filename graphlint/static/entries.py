@@ -56,9 +56,8 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
 from graphlint.static.facts import PROTOCOL_LOOP, CallSite, ModuleInfo
-from graphlint.static.flowir import render
 from graphlint.static.index import Index
-from graphlint.static.hoststeps import HostSteps, compiled_in
+from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop, OuterLoops
@@ -287,18 +286,6 @@ class Discovery(NamedEntries, HostSteps):
         self.captures = bool(self.roots["graph"])
         return {fid for fid, _ in self.roots["graph"]}, compiled_graph
 
-    def compiled_calls(self, compiled_graph: dict[FuncId, set[str] | None]) -> None:
-        """What a call of a callable compiled with CUDA graphs runs, wherever the value was carried
-        (``decode_model(x)`` of a parameter: :meth:`CallGraph.compiled_sites`) is captured code; a
-        target only an installed guess gives is not (its caller is no host step for it either)."""
-        for caller, edges in sorted(self.calls.items()):
-            for callee, site in edges:
-                if (caller, id(site.expr)) not in self.graph.guessed and callee not in compiled_graph \
-                        and self.graph.runs_graph(caller, site) and not self.graph.holds_lambda(*caller, site.expr):
-                    self.compiled_roots.append(callee)
-                    self.add("graph", callee, f"captured: a torch.compile'd CUDA-graph callable called in {caller[1]}",
-                             (caller[0], ()), (caller, callee))
-
     def protocol_stage(self, info: ModuleInfo, region) -> None:
         """The target protocol (:mod:`graphlint.dynamic.target`): a class whose ``regions()`` declares
         its step's ``Region``s has its ``stage(step)`` run before them every step -- a host step,
@@ -329,7 +316,6 @@ class Discovery(NamedEntries, HostSteps):
             if any(t in reach for t in self.loop_targets(info, qual, loop))
         } | set(self.loop_bodies["host"])
         self.outer = outer = OuterLoops(self, looping, callers_of(self.calls), reach)
-        compiled_sites = self.graph.compiled_sites()
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
@@ -345,22 +331,8 @@ class Discovery(NamedEntries, HostSteps):
                         outer.found.append(OuterLoop(fid, loop.where, decoder))  # (see :mod:`.outerloops`)
                         continue
                     where, loops = (info.path, loop.where), frozenset((loop.id,))
-                    # an installed guess (:mod:`.installed`) is no evidence that the loop replays
-                    guessed = [e for e in loop.exprs if (fid, id(e)) in self.graph.guessed]
-                    sure = self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [
-                        e for e in loop.exprs if e not in guessed])) if guessed else targets
-                    replaying = {t for t in sure if t in replay_reach or compiled_in(compiled_graph, t, fid[0])}
-                    stepped = min(replaying, default=None)
-                    compiled = next((render(s.expr) for s in compiled_sites.get(fid, ()) if loop.id in s.loops), None)
-                    # evidence is per decode path: a loop whose model call runs eagerly is an eager decode
-                    # loop, even if another of its calls leads to some replay (a draft model's generate);
-                    # beside a call of a compiled CUDA-graph value, only a module's own forward is such a call
-                    # (a ``*decode*`` helper unpacking the replay's output is the host step's)
-                    model = next((t for t in (targets if compiled is None else self.later_targets(info, fn, loop))
-                                  if t in reach and t not in replaying
-                                  and (compiled is None or t[1].rpartition(".")[2] in ("forward", "__call__"))), None)
-                    if (stepped is not None or compiled is not None) and model is None:
-                        what = stepped[1] if stepped is not None else compiled
+                    what, model = self.loop_step(info, fn, loop, targets, (replay_reach, reach, compiled_graph))
+                    if what is not None and model is None:
                         self.add("host", fid, f"per-token loop calling {what}, which replays", where, loops=loops)
                         continue
                     if model is not None and not self.options.entries:
@@ -440,14 +412,6 @@ class Discovery(NamedEntries, HostSteps):
         that inner loop (a request loop around a token stream), not the outer loop's iteration."""
         return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
                    for callee, site in self.calls.get(fid, ()))
-
-    def later_targets(self, info: ModuleInfo, fn, loop) -> list[FuncId]:
-        """What the loop's eager calls run from its second iteration on: not the compiled step's
-        calls, nor ``if i == 0: model(prompt)``, the prefill before the compiled step takes over."""
-        first = {site.expr for site in fn.calls if loop.id in site.first_iter}
-        first.update(site.expr for site in self.graph.compiled_sites().get((info.path, fn.qualname), ()))
-        later = type(loop)(loop.id, loop.where, [e for e in loop.exprs if e not in first])
-        return self.loop_targets(info, fn.qualname, later)
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)
