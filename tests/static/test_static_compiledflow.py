@@ -10,6 +10,10 @@ each linked on its own, reporting exactly its ``# expect:`` markers with their s
   result stored in a field and called by the step; the eager model's direct call stays eager.
 - ``config_mode``: the mode a dataclass field's default holds; the model is a library's (its
   forward unseen), the loop calling it is the host step all the same.
+- ``library_registry``: the model class a plugin registers by factory with a library's registry
+  (``models.register_model(name, variant, factory)``); the library's loader of the same module
+  (``get_model``) builds it, so compiling what it returned captures the class's forward; a class
+  registered with another module's registry is not a model it returns.
 - ``eager_mode`` (counter-case): no setting may ask for CUDA graphs -- the loop stays an eager
   decode loop, every rule strict.
 - ``guessed_edge`` (counter-case): a compiled function installed into a library model's layers is
@@ -36,6 +40,7 @@ ENTRIES = {  # shape -> (context, function, loop body only)
                    ("host", "runner.py:serve", True)},
     "config_mode": {("host", "engine.py:Engine.generate", True)},
     "eager_mode": {("eager", "generate.py:generate", True)},
+    "library_registry": {("graph", "models.py:PagedLM.forward", False), ("host", "serve.py:decode", True)},
     "guessed_edge": {("graph", "patch.py:fast_mlp", False), ("eager", "patch.py:chat", True)},
 }
 
