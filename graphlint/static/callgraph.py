@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 
+from graphlint.static.compilemodes import COMPILED_GRAPH, mark_compiled
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
@@ -60,6 +61,11 @@ class CallGraph:
         self.installed = self.linker.installed = Installed(self.objects)
         self.linker.compile_all()
         self._compile_queries(infos)
+        #: ids of the torch.compile regions that capture (a CUDA-graph mode, read from settings too)
+        self.graph_compiles = mark_compiled(infos, self.linker, self.solver)
+        self._compiled_sites: dict[FuncId, list[CallSite]] | None = None
+        #: (caller, id of the callee IR) of the sites whose only targets are installed guesses
+        self.guessed: set[tuple[FuncId, int]] = set()
         self.linker.forget()  # the compile memo is most of the memory the solve does not need
         self.solver.run()
         self.solver.done()  # frees the watchers: nothing is compiled or solved after this
@@ -138,11 +144,38 @@ class CallGraph:
         if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
                 and self.installed.targets() and not self.external(path, qual, site.expr) \
                 and not self.builds(path, qual, site.expr):
+            self.guessed.add(((path, qual), id(site.expr)))
             return self.installed.targets()  # a library or unknown module: what was installed into one
         wrapped = self.linker.wrapped.get((path, qual))
         if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that
             found = [fid for fid in found if fid not in wrapped]
         return found
+
+    def compiled_sites(self) -> dict[FuncId, list[CallSite]]:
+        """Per function, its calls of a callable compiled with CUDA graphs (:mod:`.compilemodes`):
+        whatever name, parameter, field or return carried it there, each such call replays."""
+        if self._compiled_sites is None:
+            self._compiled_sites = {}
+            for info in self.infos if self.graph_compiles else ():
+                for qual, fn in info.functions.items():
+                    found = [site for site in fn.calls if not (site.reference or site.in_capture)
+                             and self.holds_compiled(info.path, qual, site.expr)]
+                    if found:
+                        self._compiled_sites[(info.path, qual)] = found
+        return self._compiled_sites
+
+    def holds_compiled(self, path: str, qual: str, expr: tuple) -> bool:
+        node = self.node(path, qual, expr)
+        return node is not None and COMPILED_GRAPH in self.solver.values(node)
+
+    def holds_lambda(self, path: str, qual: str, expr: tuple) -> bool:
+        """``torch.compile(lambda x: model(x))``: the closure is compiled (:meth:`region_functions`)."""
+        node = self.node(path, qual, expr)
+        return node is not None and any(v[0] == "Lm" for v in self.solver.values(node))
+
+    def runs_graph(self, caller: FuncId, site: CallSite) -> bool:
+        """Whether this call (an edge's site) calls a callable compiled with CUDA graphs."""
+        return any(s.expr is site.expr for s in self.compiled_sites().get(caller, ()))
 
     def runs_wrapped(self, path: str, qual: str, site: CallSite) -> bool:
         """Whether ``site`` is a decorator's wrapper calling what it wraps (``return fn(*a)``): no

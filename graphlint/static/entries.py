@@ -57,7 +57,7 @@ from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per
                                        post_replay)
 from graphlint.static.facts import PROTOCOL_LOOP, CallSite, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.hoststeps import HostSteps, compiled_in
+from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop, OuterLoops
@@ -276,10 +276,11 @@ class Discovery(NamedEntries, HostSteps):
                         self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
                     else:
                         self.compiled_roots.append(fid)
-                        if region.kind == "compiled-graph":
+                        if id(region) in self.graph.graph_compiles:  # a literal mode, or one read from settings
                             if compiled_graph.get(fid, ()) is not None:
                                 compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
                             self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
+        self.compiled_calls(compiled_graph)
         # the captured callables are the entries once found; a capture whose callable cannot be
         # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on
         self.captures = bool(self.roots["graph"])
@@ -331,13 +332,9 @@ class Discovery(NamedEntries, HostSteps):
                         outer.found.append(OuterLoop(fid, loop.where, decoder))  # (see :mod:`.outerloops`)
                         continue
                     where, loops = (info.path, loop.where), frozenset((loop.id,))
-                    replaying = {t for t in targets if t in replay_reach or compiled_in(compiled_graph, t, fid[0])}
-                    stepped = min(replaying, default=None)
-                    # evidence is per decode path: a loop whose model call runs eagerly is an eager decode
-                    # loop, even if another of its calls leads to some replay (a draft model's generate)
-                    model = next((t for t in targets if t in reach and t not in replaying), None)
-                    if stepped is not None and model is None:
-                        self.add("host", fid, f"per-token loop calling {stepped[1]}, which replays", where, loops=loops)
+                    what, model = self.loop_step(info, fn, loop, targets, (replay_reach, reach, compiled_graph))
+                    if what is not None and model is None:
+                        self.add("host", fid, f"per-token loop calling {what}, which replays", where, loops=loops)
                         continue
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \

@@ -195,6 +195,11 @@ class RegionDecl(Compact):
     capturable: bool = True
     kind: str = "region"
     where: tuple = ()
+    #: a ``torch.compile`` call's own IR: its result is the compiled callable, which the points-to
+    #: marks when it captures (:mod:`.compilemodes`); None for the other kinds
+    call: tuple | None = None
+    #: "compiled" whose ``mode=`` is read through a name (``args.compile_mode``): that name
+    mode: str = ""
 
 
 #: the id of the pseudo-loop an iterator's ``__next__`` body is (see :mod:`.loops`); real loop ids are
@@ -271,6 +276,10 @@ class ModuleInfo(Compact):
     #: what imports inside ``try: ... except ImportError`` import (dotted, as :attr:`imports`): an
     #: optional kernel or extension the engine runs without (:mod:`.unresolvedkinds`)
     optional_imports: set[str] = field(default_factory=set)
+    #: names that may hold a CUDA-graph compile mode, and (callee, position) of mode literals passed
+    #: positionally (:mod:`.compilemodes`): joined over the files when linking
+    graph_modes: tuple[str, ...] = ()
+    graph_mode_args: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

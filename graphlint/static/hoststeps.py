@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from graphlint.static.contexts import FuncId, reaching
 from graphlint.static.facts import CallSite
+from graphlint.static.flowir import render
 from graphlint.static.steploops import find_step_loops
 
 
@@ -23,6 +24,8 @@ class HostSteps:
         replayers: dict[FuncId, int] = {}
         candidates = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
+        compiled_sites = self.graph.compiled_sites()  # calls of a compiled CUDA-graph value, wherever it flowed
+        candidates.update(compiled_sites)
         for fid in sorted(candidates):
             info, fn = self.by_path[fid[0]], self.fn(fid)
             # a function that captures only in a capture branch (a graph per batch size, captured on
@@ -33,9 +36,12 @@ class HostSteps:
             point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
             last = point
             for callee, site in self.calls.get(fid, ()):
-                if runs_compiled(compiled_graph, callee, fid, site):
+                if runs_compiled(compiled_graph, callee, fid, site) and (fid, id(site.expr)) not in self.graph.guessed:
                     point, loops, via = min(point or site.order, site.order), loops | site.loops, callee[1]
                     last = max(last, site.order)
+            for site in compiled_sites.get(fid, ()):  # its callee may be a library model no value shows
+                point, loops, via = min(point or site.order, site.order), loops | site.loops, via or render(site.expr)
+                last = max(last, site.order)
             if not point or self.prefills(fid, loops, last):
                 continue
             replayers[fid] = point
@@ -64,7 +70,7 @@ class HostSteps:
                     continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
                 for callee, site in self.calls[caller]:
                     if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
-                            and not site.reference:
+                            and not site.reference and (caller, id(site.expr)) not in self.graph.guessed:
                         step_loops = site.loops & frozenset(fn.range_loops)
                         if step_loops:
                             self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop",
@@ -83,6 +89,46 @@ class HostSteps:
         find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
                         graph, callers)
         return replayers
+
+    def compiled_calls(self, compiled_graph: dict[FuncId, set[str] | None]) -> None:
+        """What a call of a callable compiled with CUDA graphs runs, wherever the value was carried
+        (``decode_model(x)`` of a parameter: :meth:`CallGraph.compiled_sites`) is captured code; a
+        target only an installed guess gives is not (its caller is no host step for it either)."""
+        for caller, edges in sorted(self.calls.items()):
+            for callee, site in edges:
+                if (caller, id(site.expr)) not in self.graph.guessed and callee not in compiled_graph \
+                        and self.graph.runs_graph(caller, site) and not self.graph.holds_lambda(*caller, site.expr):
+                    self.compiled_roots.append(callee)
+                    self.add("graph", callee, f"captured: a torch.compile'd CUDA-graph callable called in {caller[1]}",
+                             (caller[0], ()), (caller, callee))
+
+    def loop_step(self, info, fn, loop, targets: list[FuncId], sets) -> tuple[str | None, FuncId | None]:
+        """(what the loop's replay calls, the model step it calls eagerly) for a per-token loop of
+        ``fn``: evidence is per decode path -- a loop whose model call runs eagerly is an eager decode
+        loop, even if another of its calls leads to some replay (a draft model's generate); beside a
+        call of a compiled CUDA-graph value, only a module's own forward is such a call (a
+        ``*decode*`` helper unpacking the replay's output is the host step's). An installed guess
+        (:mod:`.installed`) is no evidence that the loop replays."""
+        replay_reach, reach, compiled_graph = sets
+        fid = (info.path, fn.qualname)
+        guessed = [e for e in loop.exprs if (fid, id(e)) in self.graph.guessed]
+        sure = self.loop_targets(info, fn.qualname, type(loop)(loop.id, loop.where, [
+            e for e in loop.exprs if e not in guessed])) if guessed else targets
+        replaying = {t for t in sure if t in replay_reach or compiled_in(compiled_graph, t, fid[0])}
+        stepped = min(replaying, default=None)
+        compiled = next((render(s.expr) for s in self.graph.compiled_sites().get(fid, ()) if loop.id in s.loops), None)
+        model = next((t for t in (targets if compiled is None else self.later_targets(info, fn, loop))
+                      if t in reach and t not in replaying
+                      and (compiled is None or t[1].rpartition(".")[2] in ("forward", "__call__"))), None)
+        return (stepped[1] if stepped is not None else compiled), model
+
+    def later_targets(self, info, fn, loop) -> list[FuncId]:
+        """What the loop's eager calls run from its second iteration on: not the compiled step's
+        calls, nor ``if i == 0: model(prompt)``, the prefill before the compiled step takes over."""
+        first = {site.expr for site in fn.calls if loop.id in site.first_iter}
+        first.update(site.expr for site in self.graph.compiled_sites().get((info.path, fn.qualname), ()))
+        later = type(loop)(loop.id, loop.where, [e for e in loop.exprs if e not in first])
+        return self.loop_targets(info, fn.qualname, later)
 
     def prefills(self, fid: FuncId, loops: frozenset[int], last: int) -> bool:
         """Whether every replay of ``fid`` runs before, and outside, a per-token loop of its own (one

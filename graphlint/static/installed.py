@@ -84,6 +84,7 @@ class Installed:
         of another object (``self.tokenizer.decode(x)``) is not the module's ``__call__``, and a
         name holding nothing known is a helper's callback parameter far more often than a model
         (measured on the whole of torch: such names made optimizer and guard loops per-token)."""
+        values = [v for v in values if v[0] != "G"]  # compiled with CUDA graphs: what it wraps runs
         if any(v[0] != "X" for v in values):
             return False
         if expr[0] == "a" and expr[1] == ("n", "self"):

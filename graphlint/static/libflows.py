@@ -57,6 +57,11 @@ SELF_RETURNING = MODULE_SELF_METHODS | {"options"}
 TASK_METHODS = frozenset(("submit", "run_in_executor", "apply_async"))
 THREAD_STARTS = frozenset(("threading.Thread", "threading.Timer", "multiprocessing.Process",
                            "torch.multiprocessing.Process"))
+#: a library's registry (``fms.models.register_model(arch, variant, factory)``, ``AutoModel.register(cfg,
+#: Model)``): what the project registers with a library module, that module's loaders build
+#: (``fms.models.get_model(arch, ...)`` calls a registered factory) -- :meth:`LibraryFlows.registry`
+REGISTERS = ("register",)
+LOADERS = ("get_", "load", "build", "create", "make", "from_", "instantiate")
 #: an attribute of a project function, bound method or class no class binds: an actor framework's
 #: handle (Ray: ``Worker.remote(...)`` makes the actor, ``handle.step.remote(x)`` runs ``step(x)``)
 REMOTE = "remote"
@@ -70,6 +75,8 @@ class LibraryFlows:
     def library_call(self, name: str, args: tuple, kws: tuple, dst: int) -> None:
         plain = [a for a in args if type(a) is int]
         last = name.rsplit(".", 1)[-1]
+        if "." in name and last.startswith(REGISTERS + LOADERS) and self.foreign(name):
+            self.registry(name, plain, kws, dst)
         container = ("L", "", ("call", dst), 0)
         if name in PASS_THROUGH and plain:
             self.s.edge(plain[0], dst)
@@ -114,6 +121,19 @@ class LibraryFlows:
         elif name == "builtins.type" and plain:
             self.s.watch(plain[0], lambda values: self.s.add_values(
                 dst, [("C", v[1], v[2]) for v in values if v[0] in ("I", "S")]))
+
+    def registry(self, name: str, plain: list, kws: tuple, dst: int) -> None:
+        """A library module's registry, one per module (``fms.models``): a ``register*`` call puts
+        its arguments in, a loader of the same module (``get_*``, ``load*``, ``build*``, ``from_*``...)
+        returns what calling them builds -- a registered class's instance, a factory's result. Keys
+        are not compared (flow-insensitive, as project registries: ``REG[name] = cls``)."""
+        module, last = name.rsplit(".", 1)
+        reg = self.s.node(("registry", module))
+        if last.startswith(REGISTERS):
+            for node in (*plain, *(n for _, n in kws)):
+                self.s.edge(node, reg)
+        else:
+            self.o.call(reg, (), (), dst)
 
     def thread_start(self, name: str, args: tuple, kws: tuple) -> None:
         """``Thread(target=fn, args=(a,), kwargs={...})``: ``fn(a, ...)`` runs (on another thread: no

@@ -107,6 +107,19 @@ def compile_kind(call: cst.Call | None, graph_names: frozenset[str] = frozenset(
     return "compile"
 
 
+def mode_name(call: cst.Call) -> str:
+    """The name a ``torch.compile`` call reads its mode through (``mode=args.compile_mode``:
+    "compile_mode"), decided when linking (:mod:`.compilemodes`); "" for a literal or none."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "mode":
+            node = arg.value
+            if isinstance(node, cst.Name):
+                return node.value
+            if isinstance(node, cst.Attribute):
+                return node.attr.value
+    return ""
+
+
 def _names(node: cst.CSTNode) -> set[str]:
     return {n.value for n in preorder(node) if type(n) is cst.Name}
 
@@ -246,9 +259,12 @@ class RegionRecorder:
         if not call.args or call.args[0].keyword is not None:
             return
         first = call.args[0].value
+        own, mode = None, ""
         if name in COMPILE_CALLS:
             graph_names = frozenset(self.graph_option_names.get(self.func.qualname, ()))
             kind = "compiled-graph" if compile_kind(call, graph_names) == "graph" else "compiled"
+            own = self.flows.ir.expr(call)  # the compiled callable: marked in the points-to when it captures
+            mode = mode_name(call) if kind == "compiled" else ""
         else:
             kind = "graphed"
             self.func.captures = True
@@ -257,7 +273,7 @@ class RegionRecorder:
             expr = self.flows.ir.expr(node)
             if expr is None:
                 continue
-            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind)
+            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode)
             self.info.regions.append(decl)
             self.place_later(decl, call)
 

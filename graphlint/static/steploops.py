@@ -32,7 +32,8 @@ code, ``test_*`` functions, import-time code, a function only constructors call 
 check), and calls inside a capture. So a warm-up loop that replays (``for _ in range(3):
 self.step()`` in ``warmup()``) or a loop over batch sizes capturing graphs is no step loop.
 Prefill-only branches of the functions on the way (``if is_prefill:``, ``if kind ==
-TaskType.Prefill:``) are never walked (:mod:`.guards`), so their calls are no edges.
+TaskType.Prefill:``) are never walked (:mod:`.guards`), so their calls are no edges; nor is a
+call whose only targets are installed guesses (:mod:`.installed`): a guess makes no host step.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
             if caller in starts or not climbs_through(disc, caller, graph, callers):
                 continue
             site = next((s for c, s in disc.calls.get(caller, ()) if c == callee and not s.reference
-                         and not s.in_capture), None)
+                         and not s.in_capture and (caller, id(s.expr)) not in disc.graph.guessed), None)
             if site is None:
                 continue
             below.setdefault(caller, {})[callee] = None

@@ -18,6 +18,7 @@ from libcst import CSTNode
 
 from graphlint.rules import Rule
 from graphlint.static.budget import NOT_ANALYSED, OverBudget, SourceRejected, check_brackets, check_depth, check_size, python_tree
+from graphlint.static.compilemodes import scan as scan_modes
 from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
@@ -110,6 +111,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     else:
         info.candidates = _place_by_cst(walker.raw, text, module)
         summary.errors.extend((1, 0, message) for _, message in walker.errors)
+    info.graph_modes, info.graph_mode_args = scan_modes(text, tree)
     summary.data = info
     share_equal_values(info, walker.flows.ir.shared)  # the linking process holds every summary at once
 
