@@ -59,6 +59,8 @@ class Implicit:
         self.wrapped: dict[FuncId, set[FuncId]] = {}
         self._runs_wrapped: dict[Value, bool] = {}
         self._scopes: dict[FuncId, FuncId | None] = {}
+        #: (proxy value, attribute) -> the node its ``__getattr__`` forwards to (:meth:`delegated`)
+        self._forwarded: dict[tuple[Value, str], int] = {}
 
     def decorated(self, deco: int, inner: int, dst: int) -> None:
         """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
@@ -181,7 +183,19 @@ class Implicit:
         ``getattr(<inner>, name)``: the inner object's ``attr`` (a worker wrapper forwarding
         ``execute_model``). Evaluated per attribute, never by binding the name to the hook's
         parameter: that one node would hold every name any load of any proxy asks for, and every
-        forwarded load would look all of them up."""
+        forwarded load would look all of them up.
+
+        One node per (proxy, attribute), made before the hook's body is evaluated: a hook that
+        forwards to an attribute nothing binds (``getattr(self._inner, name)`` with ``_inner``
+        never stored) loads that attribute through itself, and evaluating it again would recurse
+        without end (all of torch hit the recursion limit); the inner load finds the node and
+        shares it instead."""
+        node = self._forwarded.get((v, attr))
+        if node is not None:
+            self.s.edge(node, dst)
+            return
+        node = self._forwarded[(v, attr)] = self.s.fresh()
+        self.s.edge(node, dst)
         for path, qual in hooks:
             flow = self.o.flow(path, qual)
             if flow is None or len(flow.params) < 2:
@@ -189,7 +203,7 @@ class Implicit:
             for stmt in flow.stmts:
                 if type(stmt) is tuple and len(stmt) == 2 and stmt[0] == "r" and type(stmt[1]) is tuple \
                         and stmt[1][0] == "g" and len(stmt[1]) > 3 and stmt[1][3] == ("n", flow.params[1]):
-                    self.o.load(self.evaluate(path, qual, stmt[1][1]), attr, dst)
+                    self.o.load(self.evaluate(path, qual, stmt[1][1]), attr, node)
 
     evaluate: Callable[[str, str, tuple], int]  # set by the linker: an IR's node in a scope
 
