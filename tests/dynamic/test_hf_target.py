@@ -111,7 +111,9 @@ def test_a_saved_model_directory_loads_its_weights(tmp_path):
     source.lm.save_pretrained(tmp_path / "saved")
     loaded = hf.make_target(CPU, model=str(tmp_path / "saved"))  # seed 0: equal only if the weights were loaded
     assert "weights loaded" in loaded.source
-    assert torch.equal(_steps(source, [0])[0], _steps(loaded, [0])[0])
+    # Close, not bit-equal: transformers 5.25 rebuilds a loaded model's buffers in another order of
+    # operations (a difference of 1 ulp); random weights of another seed differ by about 0.7.
+    torch.testing.assert_close(_steps(loaded, [0])[0], _steps(source, [0])[0], rtol=0, atol=1e-5)
 
 
 def test_the_tracer_attributes_findings_to_transformers_lines():
