@@ -211,7 +211,7 @@ def class_states(methods: dict[str, cst.FunctionDef], wanted: set[str]) -> dict[
 def _across(accesses: dict[str, set[Access]], given: set[str]) -> set[str]:
     """The fields some access reaches beyond the element the loop index picks: an access indexed by
     a parameter given the loop's target (``self.hidden[i]`` in the loop over ``i``) touches this
-    iteration's element, and the next iteration another (see :func:`.loops._element`)."""
+    iteration's element, and the next iteration another (see :func:`.loopnames.own_element`)."""
     return {key for key, seen in accesses.items() if any(not access & given for access in seen)}
 
 

@@ -61,7 +61,7 @@ and runs the model step once per message; the linker makes it a step loop when a
 model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
 process serves (``while True:``, ``while self.running:``, ``while queue.has_work():``): not a loop
 whose test reads a local its body rebinds (a retry or convergence loop: ``while batch is None:
-offload(); batch = schedule()``), nor one that yields (see :func:`_yields`).
+offload(); batch = schedule()``), nor one that yields (see :func:`yields`).
 
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
@@ -76,9 +76,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, children, preorder
-from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
+from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
+from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
+from graphlint.static.loopnames import base_name, bound_targets, is_range, names_read, self_attr, yields
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.stepflow import note_assignment, note_call
 
@@ -87,67 +88,6 @@ if TYPE_CHECKING:
 
 MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
 PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
-
-
-def _self_attr(node: cst.CSTNode) -> str | None:
-    """``self.ids`` -> "self.ids": an attribute of ``self`` is one name of the loop's state."""
-    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
-        return "self." + node.attr.value
-    return None
-
-
-def _names(node: cst.CSTNode, elements: set[str] | frozenset = frozenset()) -> set[str]:
-    """The names an expression reads; ``self.x`` as one name, ``state.items`` as ``state``.
-    With ``elements`` (a loop's targets), an element the loop target picks (``layers[i]``,
-    ``layers[i].mlp.up``) reads nothing the loop carries: see :func:`_element`."""
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        kind = type(n)
-        if kind is cst.Name:
-            out.add(n.value)
-        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
-            out.add("self." + n.attr.value)
-        elif elements and kind is cst.Subscript and _element(n, elements):
-            continue
-        else:
-            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
-    return out
-
-
-def _element(node: cst.Subscript, elements: set[str] | frozenset) -> bool:
-    """``xs[i]`` where ``i`` is the loop's own target: this iteration's element. A store into it
-    (``layers[i].q = patch(layers[i].q)``) and a read of it in the next iteration are of two
-    different elements, so a call that reads only its own element carries nothing from one
-    iteration to the next: a map over a collection (patching, loading or quantizing each layer),
-    not a decode loop. A read of another element (``tokens[cur - 1]``, ``tokens[:, prev:cur]``)
-    still reads what an earlier iteration stored."""
-    if len(node.slice) != 1:
-        return False
-    index = node.slice[0].slice
-    return isinstance(index, cst.Index) and type(index.value) is cst.Name and index.value.value in elements
-
-
-def _bound(target: cst.BaseExpression) -> list[str]:
-    """The names an assignment target binds, ``self.x`` among them (a rebinding of that state)."""
-    attr = _self_attr(target)
-    if attr is not None:
-        return [attr]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in _bound(el.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound(target.value)
-    return bound_names(target)
-
-
-def _base_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, (cst.Subscript, cst.Attribute)):
-        attr = _self_attr(node)
-        if attr is not None:
-            return attr
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
 
 
 #: iterables that count steps, not items: ``range(n)``, ``itertools.count()`` (a loop left by ``break``)
@@ -186,7 +126,7 @@ class LoopFrame:
     where: tuple  # the loop statement's position (see ``Site``)
     eligible: bool
     targets: set[str]
-    #: names that pick this iteration's element (:func:`_element`): the targets, and the targets of a
+    #: names that pick this iteration's element (:func:`.loopnames.own_element`): the targets, and the targets of a
     #: nested loop whose range this loop's picks (``for j in range(d * per, (d + 1) * per)``)
     elements: set[str] = field(default_factory=set)
     writes: dict[str, int] = field(default_factory=dict)
@@ -264,16 +204,16 @@ class LoopTracker:
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         ok = eligible(stmt)
-        targets = _names(stmt.target) if isinstance(stmt, cst.For) else set()
-        picked = _names(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
+        targets = names_read(stmt.target) if isinstance(stmt, cst.For) else set()
+        picked = names_read(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
         for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
             if frame.eligible:
                 for name in targets:
                     frame.writes[name] = self.order
                 if picked & frame.elements:  # an inner range the outer iteration chooses: its elements
                     frame.elements |= targets
-        serves = isinstance(stmt, cst.While) and not _yields(stmt.body)
-        tested = frozenset(n for n in _names(stmt.test) if not n.startswith("self.")) if serves else frozenset()
+        serves = isinstance(stmt, cst.While) and not yields(stmt.body)
+        tested = frozenset(n for n in names_read(stmt.test) if not n.startswith("self.")) if serves else frozenset()
         self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets),
                                           depth=len(self.path), serves=serves, tested=tested))
         self.tracking += ok
@@ -329,7 +269,7 @@ class LoopTracker:
             resolve_field_loops(fields, methods)
         for func, loop_id, where, expr, method, state in mine:
             body = methods.get(method)
-            if body is None or not state & {n.attr.value for n in preorder(body.body) if _self_attr(n)}:
+            if body is None or not state & {n.attr.value for n in preorder(body.body) if self_attr(n)}:
                 continue
             add_loop_call(func, loop_id, where, expr)
 
@@ -340,11 +280,11 @@ class LoopTracker:
             return
         if augmented and type(value) in (cst.Integer, cst.Name, cst.Attribute):  # ``self.at += 1``: a counter
             for frame in self.loop_frames:
-                frame.counters.update(n for n in map(_self_attr, targets) if n)
-        reads = _names(value) if value is not None else set()
+                frame.counters.update(n for n in map(self_attr, targets) if n)
+        reads = names_read(value) if value is not None else set()
         for target in targets:
-            names = _bound(target)
-            base = _base_name(target) if not names else None
+            names = bound_targets(target)
+            base = base_name(target) if not names else None
             for frame in self.loop_frames:
                 if not frame.eligible:
                     continue
@@ -369,11 +309,11 @@ class LoopTracker:
         func = call.func
         receiver = None
         if isinstance(func, cst.Attribute):  # ``ids.append(t)``, ``self.tokens.append(t)``, ``buf.copy_(t)``
-            receiver = func.value.value if type(func.value) is cst.Name else _self_attr(func.value)
+            receiver = func.value.value if type(func.value) is cst.Name else self_attr(func.value)
         if receiver is not None:
             method = func.attr.value
             if method in MUTATING_METHODS or (method.endswith("_") and not method.startswith("_")):
-                args = set().union(*(_names(a.value) for a in call.args)) if call.args else set()
+                args = set().union(*(names_read(a.value) for a in call.args)) if call.args else set()
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.mutated.add(receiver)
@@ -381,11 +321,11 @@ class LoopTracker:
                         frame.made_at.setdefault(self.order, set()).add(receiver)
         if expr is None:
             return
-        callee = _names(func)
+        callee = names_read(func)
         inputs = [a.value for a in call.args]
         if isinstance(func, cst.Attribute):
             inputs.append(func.value)  # ``model.forward(...)``: the receiver is an input too
-        reads = set().union(*(_names(i) for i in inputs)) - {"self"} if inputs else set()
+        reads = set().union(*(names_read(i) for i in inputs)) - {"self"} if inputs else set()
         method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \
             and func.value.value == "self" else None  # ``self._step()``: it may read the loop's state
         for frame in self.loop_frames:
@@ -401,7 +341,7 @@ class LoopTracker:
         for name in bound_names(target):
             self.oracle.fn.ints.discard(name)
             self.oracle.fn.params.discard(name)
-        if isinstance(target, cst.Name) and _is_range(iterable) and any(
+        if isinstance(target, cst.Name) and is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
             self.oracle.fn.tensors.discard(target.value)
@@ -417,7 +357,7 @@ class LoopTracker:
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source
             return
-        if isinstance(target, cst.Name) and _is_range(iterable):
+        if isinstance(target, cst.Name) and is_range(iterable):
             self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
         tensor = self.oracle.is_tensor(iterable)
         for name in preorder(target):
@@ -426,22 +366,10 @@ class LoopTracker:
                 self.oracle.fn.module_aliases.pop(name.value, None)
 
 
-def _yields(body: cst.CSTNode) -> bool:
-    """Whether a loop body yields: a generator's loop hands each iteration's result to a consumer
-    that pulls them (a stream of images or tokens), so what it runs per step is the consumer's
-    loop's business, not the generator's own -- no serving loop (a per-token generator is judged
-    by its feedback)."""
-    return any(type(n) is cst.Yield for n in preorder(body))
-
-
 def _frame_reads(frame: LoopFrame, reads: set[str], exprs: list[cst.BaseExpression],
                  drop: set[str] | frozenset = frozenset()) -> set[str]:
     """What ``exprs`` read, as ``frame`` sees them: an element its target picks reads nothing the
-    loop carries (:func:`_element`). Computed again only when the loop target is read at all."""
+    loop carries (:func:`.loopnames.own_element`). Computed again only when the loop target is read at all."""
     if not frame.elements & reads:
         return reads
-    return set().union(*(_names(e, frame.elements) for e in exprs)) - drop
-
-
-def _is_range(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
+    return set().union(*(names_read(e, frame.elements) for e in exprs)) - drop

@@ -1,7 +1,7 @@
 """What makes a loop per-token (issue 19 item 2): it runs the model step (or a replay) and carries
 what the step produced into its next iteration. A loop that reads and writes only the element its
 index picks -- patching, quantizing, loading or placing each layer through a function it is handed
--- carries nothing (:func:`graphlint.static.loops._element`); a model reached only through set-up
+-- carries nothing (:func:`graphlint.static.loopnames.own_element`); a model reached only through set-up
 (a constructor's check forward) is no model step per iteration; a per-token loop no entry point
 runs ranks below one an entry point runs (:meth:`graphlint.static.entries.Discovery.unused`). One
 fixture file per shape in ``fixtures/static/tokenloops/``, each linked on its own; ``# expect:``

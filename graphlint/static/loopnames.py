@@ -1,0 +1,82 @@
+"""What a loop's statements read and bind, as the loop tracker (:mod:`.loops`) names them: ``self.x``
+is one name of the loop's state, and an element the loop's own target picks reads nothing the loop
+carries."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import bound_names, children, preorder
+
+
+def self_attr(node: cst.CSTNode) -> str | None:
+    """``self.ids`` -> "self.ids": an attribute of ``self`` is one name of the loop's state."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+        return "self." + node.attr.value
+    return None
+
+
+def names_read(node: cst.CSTNode, elements: set[str] | frozenset = frozenset()) -> set[str]:
+    """The names an expression reads; ``self.x`` as one name, ``state.items`` as ``state``.
+    With ``elements`` (a loop's targets), an element the loop target picks (``layers[i]``,
+    ``layers[i].mlp.up``) reads nothing the loop carries: see :func:`own_element`."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is cst.Name:
+            out.add(n.value)
+        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
+            out.add("self." + n.attr.value)
+        elif elements and kind is cst.Subscript and own_element(n, elements):
+            continue
+        else:
+            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
+    return out
+
+
+def own_element(node: cst.Subscript, elements: set[str] | frozenset) -> bool:
+    """``xs[i]`` where ``i`` is the loop's own target: this iteration's element. A store into it
+    (``layers[i].q = patch(layers[i].q)``) and a read of it in the next iteration are of two
+    different elements, so a call that reads only its own element carries nothing from one
+    iteration to the next: a map over a collection (patching, loading or quantizing each layer),
+    not a decode loop. A read of another element (``tokens[cur - 1]``, ``tokens[:, prev:cur]``)
+    still reads what an earlier iteration stored."""
+    if len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and type(index.value) is cst.Name and index.value.value in elements
+
+
+def bound_targets(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds, ``self.x`` among them (a rebinding of that state)."""
+    attr = self_attr(target)
+    if attr is not None:
+        return [attr]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in bound_targets(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return bound_targets(target.value)
+    return bound_names(target)
+
+
+def base_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        attr = self_attr(node)
+        if attr is not None:
+            return attr
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def yields(body: cst.CSTNode) -> bool:
+    """Whether a loop body yields: a generator's loop hands each iteration's result to a consumer
+    that pulls them (a stream of images or tokens), so what it runs per step is the consumer's
+    loop's business, not the generator's own -- no serving loop (a per-token generator is judged
+    by its feedback)."""
+    return any(type(n) is cst.Yield for n in preorder(body))
+
+
+def is_range(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
