@@ -24,8 +24,6 @@ import ast
 
 from graphlint.static.regions import CUDAGRAPH_MODES
 
-MODE_TEXTS = tuple(m.encode() for m in CUDAGRAPH_MODES)
-
 
 def _is_mode(node: ast.AST | None) -> bool:
     if isinstance(node, ast.Constant):
