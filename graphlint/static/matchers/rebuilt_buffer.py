@@ -10,14 +10,17 @@ Only a buffer that outlives the step counts, never an activation the step comput
 scores.masked_fill(mask, -inf)``, ``embeds = embeds.masked_scatter(...)``: the step's own data,
 built anew every call whatever the spelling):
 
-- an attribute written back with its own update (``self.k = self.k.index_copy(...)``);
-- a local carried round a loop of its function (``idx = torch.empty(n)`` before the token loop,
-  ``idx = idx.index_copy(0, pos, tok)`` in it: flag "loop-carried");
-- for the position writes (``index_copy``, ``index_put``, ``slice_scatter``, ``select_scatter``),
-  also a buffer the caller hands in: a parameter, or a name bound to one of its parts or to an
-  attribute (``cache_k, cache_v = kv_cache``, ``k = self.cache[i]``), whatever name the result
-  takes (``k = cache_k.index_copy(2, pos, k)``, then ``kv_cache = k, v``). A local the function
-  computed with an op (``x = torch.roll(x, 1)``) is its own temporary there.
+- an attribute written back with its own update (``self.k = self.k.index_copy(...)``, any of the
+  write ops);
+- for the position writes (``index_copy``, ``index_put``, ``slice_scatter``, ``select_scatter``:
+  rows at positions, the shape of a cache or id buffer update) also a local carried round a loop
+  of its function (``idx = torch.empty(n)`` before the token loop, ``idx = idx.index_copy(0, pos,
+  tok)`` in it: flag "loop-carried"), and a buffer the caller hands in: a parameter, or a name
+  bound to one of its parts or to an attribute (``cache_k, cache_v = kv_cache``, ``k =
+  self.cache[i]``), whatever name the result takes (``k = cache_k.index_copy(2, pos, k)``, then
+  ``kv_cache = k, v``). A local the function computed with an op (``x = torch.roll(x, 1)``) is
+  its own temporary there, and the other write ops on a local (``scores = scores.masked_fill(m,
+  -inf)`` round a loop of logits processors) rewrite the step's own data.
 """
 
 from __future__ import annotations
@@ -83,15 +86,17 @@ class RebuiltBuffer(Matcher):
         if not isinstance(receiver, cst.Name):
             return
         name = receiver.value
+        if method not in POSITION_WRITES:  # ``scores = scores.masked_fill(...)`` round a loop of processors
+            return
         if name in self.depth:
             if back and self.depth[name] < ctx.loop_depth:
                 raw = ctx.defer(self.rule, node.value, f".{method}()")
                 if raw is not None:
                     raw.flags = raw.flags | {"loop-carried"}
                 ctx.emit(raw)
-            elif method in POSITION_WRITES and name in self.aliases:
+            elif name in self.aliases:
                 ctx.report(self.rule, node.value, f".{method}()")
-        elif method in POSITION_WRITES and name in ctx.oracle.fn.params:
+        elif name in ctx.oracle.fn.params:
             ctx.report(self.rule, node.value, f".{method}()")
 
     def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, depth: int) -> None:
