@@ -25,5 +25,5 @@ def test_buffers_rebuilt_whole_and_the_device_k_are_reported_and_nothing_else():
         ("generate.py", 27, "GL210", "error"),  # ids = ids.index_copy(...) in the token loop
         ("model.py", 15, "GL210", "error"),  # keys = keys.index_copy(...) of the caller's cache
         ("model.py", 16, "GL210", "error"),  # values = torch.index_copy(values, ...)
-        ("model.py", 46, "GL210", "error"),  # self.seen = self.seen.scatter(...)
+        ("model.py", 42, "GL210", "error"),  # self.seen = self.seen.scatter(...)
     ]
