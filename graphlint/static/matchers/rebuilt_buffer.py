@@ -28,7 +28,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
-from graphlint.static.matchers.growing_concat import _same
+from graphlint.static.matchers.growing_concat import same_place
 from graphlint.static.names import dotted_name, is_imported_root, resolve
 
 #: write a step's rows at positions: out of place only on a copy of the whole buffer
@@ -78,7 +78,7 @@ class RebuiltBuffer(Matcher):
         return None
 
     def check(self, node: cst.Assign, receiver: cst.BaseExpression, method: str, ctx: MatchContext) -> None:
-        back = any(_same(t.target, receiver) for t in node.targets)
+        back = any(same_place(t.target, receiver) for t in node.targets)
         if isinstance(receiver, cst.Attribute):
             if back and dotted_name(receiver) is not None:
                 ctx.report(self.rule, node.value, f".{method}()")
