@@ -45,7 +45,8 @@ def use_color(output: str | None) -> bool:
 #: Params that list what a rule's matcher matches, in the order a table should prefer them.
 _MATCHED = ("ops", "callees", "methods", "factories")
 #: What ``{name}`` stands for when the rule lists no names (its matcher finds a kind of code).
-_PLACEHOLDER = {"attr-mutation": "self.<attribute>", "growing-concat": "torch.cat", "host-copy": "<host tensor>"}
+_PLACEHOLDER = {"attr-mutation": "self.<attribute>", "growing-concat": "torch.cat", "host-copy": "<host tensor>",
+                "out-of-place-update": ".index_copy()"}
 
 
 def rule_message(rule: Rule) -> str:

@@ -69,6 +69,11 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             for leaf in leaves)
     if kind is cst.UnaryOperation:
         return isinstance(node.operator, cst.Minus) and is_scalar_tensor(node.expression, oracle)
+    if kind is cst.IfExp:  # ``1 if t.numel() == 0 else t.max()``: a device value whenever that side is taken
+        sides = (node.body, node.orelse)
+        return any(is_scalar_tensor(side, oracle) for side in sides) and all(
+            isinstance(side, (cst.Integer, cst.Float)) or oracle.is_host_data(side) or is_scalar_tensor(side, oracle)
+            for side in sides)
     if kind is cst.Subscript:
         return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and _is_int(node.slice[0].slice.value, oracle) and is_vector(node.value, oracle)

@@ -52,14 +52,15 @@ CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hs
 KEEPS = frozenset(("detach", "contiguous"))
 
 
-def _same(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+def same_place(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``x`` and ``x``, ``self.k`` and ``self.k``, ``cache["k"]`` and ``cache["k"]``: one storage place."""
     if isinstance(a, cst.Name) and isinstance(b, cst.Name):
         return a.value == b.value
     if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        return a.attr.value == b.attr.value and _same(a.value, b.value)
+        return a.attr.value == b.attr.value and same_place(a.value, b.value)
     if isinstance(a, cst.Subscript) and isinstance(b, cst.Subscript):  # ``kwargs["mask"]``, ``cache[module]``:
         keys = [(x.slice, y.slice) for x, y in zip(a.slice, b.slice)]  # one constant key, or one name's entry
-        return len(a.slice) == len(b.slice) and _same(a.value, b.value) and all(
+        return len(a.slice) == len(b.slice) and same_place(a.value, b.value) and all(
             isinstance(x, cst.Index) and isinstance(y, cst.Index) and type(x.value) is type(y.value)
             and isinstance(x.value, (cst.SimpleString, cst.Name)) and x.value.value == y.value.value for x, y in keys)
     return False
@@ -80,7 +81,7 @@ def _lower_bounds(node: cst.Subscript) -> list[cst.BaseExpression]:
 
 def front_consumed(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
     """``x = x[n:]`` / ``x = x[:, 1:]`` / ``x = x[..., -w:]``: drops the front of itself."""
-    if not isinstance(value, cst.Subscript) or not _same(target, value.value):
+    if not isinstance(value, cst.Subscript) or not same_place(target, value.value):
         return False
     return any(not (isinstance(low, cst.Integer) and low.evaluated_value == 0) for low in _lower_bounds(value))
 
@@ -112,7 +113,7 @@ class GrowingConcat(Matcher):
             value = value.func.value
         first = self.concat_first(value, ctx)
         for target in node.targets:
-            if first is not None and _same(target.target, first):  # appended to itself; a prefix is put once
+            if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value):
                     self.grows(target.target, value, ctx)
                 break
@@ -123,7 +124,7 @@ class GrowingConcat(Matcher):
     def duplicated(value: cst.Call) -> bool:
         """``torch.cat([x, x])``: every part is the first one."""
         parts = value.args[0].value.elements
-        return len(parts) > 1 and all(_same(p.value, parts[0].value) for p in parts)
+        return len(parts) > 1 and all(same_place(p.value, parts[0].value) for p in parts)
 
     def concat_first(self, value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
         """The first tensor of ``torch.cat([first, ...])``, else None."""
