@@ -217,6 +217,8 @@ class LoopInfo(Compact):
     where: tuple
     #: the calls' callees in :mod:`.flowir` form (what the call graph resolves)
     exprs: list[tuple] = field(default_factory=list)
+    #: those of ``exprs`` that carry only through ``self`` fields other methods store (:mod:`.fieldcarry`)
+    fields: list[tuple] = field(default_factory=list)
 
 
 @dataclass(slots=True)
