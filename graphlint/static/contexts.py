@@ -44,7 +44,7 @@ EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by
                      " a second read of it in the step would be reported)")
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
-               " it, or its carry goes through fields alone to captured code or in a model's forward: at most a"
+               " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")

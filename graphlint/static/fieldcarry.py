@@ -36,9 +36,8 @@ stored through an alias (``mask = self.mask[k]; mask.val = ...``) is not seen.
 Such a carry is weaker evidence than a local one: bookkeeping goes round through fields too (a
 serving loop's pending transfers, a queue), and nothing says the step's output does. The calls it
 adds are marked (``LoopInfo.fields``); a loop whose every model-running call carries only so, in a
-model's ``forward`` or when the step it runs is captured code, is listed but ranks below the decode path: what
-only it reaches is at most a warning (:meth:`.tokenloops.TokenLoops.fields_only`). An eager engine
-that keeps its decode state on the object (no capture) keeps the loop at full severity.
+model's ``forward``, is listed but ranks below the decode path: what only it reaches is at most a
+warning (:meth:`.tokenloops.TokenLoops.fields_only`). Elsewhere the loop keeps its severity.
 """
 
 from __future__ import annotations

@@ -51,32 +51,26 @@ class TokenLoops:
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"
-                        if self.fields_only(info, fn, loop, reach | replay_reach) and (
-                                fn.name == "forward" or self.runs_captured(model, graph)):
+                        if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
                         found.append((fid, f"{kind} calling {model[1]}", where, loops))
         self.unused_loops = self.unused(found) | weak
         for fid, reason, where, loops in found:
             if fid in weak:
-                reason += "; its carry goes through fields alone, " + (
-                    "in a model's forward" if fid[1].endswith(".forward") else "to captured code") + ": at most a warning"
+                reason += "; its carry goes through fields alone, in a model's forward: at most a warning"
             elif fid in self.unused_loops:
                 reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
             self.add("eager", fid, reason, where, loops=loops)
 
-    def runs_captured(self, step: FuncId, graph) -> bool:
-        """Whether the loop's step reaches captured code: the model it runs is the captured one."""
-        return any(f in graph for f in bfs([(step, (step,))], self.calls))
-
     def fields_only(self, info: ModuleInfo, fn, loop, runs: set[FuncId]) -> bool:
         """Whether every call of ``loop`` that runs the model carries only through ``self`` fields
         (:mod:`.fieldcarry`): evidence enough for an eager engine that keeps its state on the object,
-        not when the step it runs is captured code (a serving loop's bookkeeping -- pending
-        transfers, a queue -- also goes round through fields, and the engine runs that step as a
-        replay), nor in a model's ``forward`` (a layer loop, whatever state its layers hand on).
-        Such a loop is still listed; what only it reaches is at most a warning. An eager backend's
-        loop beside a capture elsewhere (a plain-transformers backend's ``generate``) keeps its
-        severity: measured on the fifth set, demoting it lost six true errors."""
+        not in a model's ``forward`` (a layer loop, whatever state its layers hand on): such a loop
+        is listed, and what only it reaches is at most a warning. Beside a capture it stays evidence:
+        demoting every such loop there lost six true errors of ktransformers' eager backend (its
+        ``generate`` carries the sampled ids through fields), and the serving loop whose only carry
+        is bookkeeping (lmdeploy's pending transfers) is a host step loop once its step is known to
+        replay (:meth:`.entries.Discovery.runs_capture`)."""
         if not loop.fields:
             return False
         rest = type(loop)(loop.id, loop.where, [e for e in loop.exprs if e not in loop.fields])
