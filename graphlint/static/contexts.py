@@ -43,8 +43,9 @@ RESULT_NOTE = " (after the step's replay: the result the host needs; by design o
 EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by design once per step;"
                      " a second read of it in the step would be reported)")
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
-UNUSED_NOTE = (" (on a per-token loop no entry point of the checked paths runs, beside the decode path they do"
-               " run: at most a warning)")
+UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
+               " it, or its carry goes through fields alone in a model's forward: at most a"
+               " warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
 

@@ -217,6 +217,8 @@ class LoopInfo(Compact):
     where: tuple
     #: the calls' callees in :mod:`.flowir` form (what the call graph resolves)
     exprs: list[tuple] = field(default_factory=list)
+    #: those of ``exprs`` that carry only through ``self`` fields other methods store (:mod:`.fieldcarry`)
+    fields: list[tuple] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -276,6 +278,10 @@ class ModuleInfo(Compact):
     #: what imports inside ``try: ... except ImportError`` import (dotted, as :attr:`imports`): an
     #: optional kernel or extension the engine runs without (:mod:`.unresolvedkinds`)
     optional_imports: set[str] = field(default_factory=set)
+    #: dotted ``module.Class`` paths spelled by strings held in containers or passed as arguments
+    #: (``{"Llama": "pkg.models.llama.LlamaForCausalLM"}``, ``f"{ROOT}.llama.Llama"``'s literal tail):
+    #: what a module imported by a computed name may hand out (:mod:`.classpaths`)
+    class_paths: set[str] = field(default_factory=set)
     #: names that may hold a CUDA-graph compile mode, and (callee, position) of mode literals passed
     #: positionally (:mod:`.compilemodes`): joined over the files when linking
     graph_modes: tuple[str, ...] = ()

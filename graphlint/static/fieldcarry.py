@@ -32,6 +32,12 @@ sees nothing. Read statically, per loop:
 
 Only methods of the class body being walked are read (an inherited method is not), and a field
 stored through an alias (``mask = self.mask[k]; mask.val = ...``) is not seen.
+
+Such a carry is weaker evidence than a local one: bookkeeping goes round through fields too (a
+serving loop's pending transfers, a queue), and nothing says the step's output does. The calls it
+adds are marked (``LoopInfo.fields``); a loop whose every model-running call carries only so, in a
+model's ``forward``, is listed but ranks below the decode path: what only it reaches is at most a
+warning (:meth:`.tokenloops.TokenLoops.fields_only`). Elsewhere the loop keeps its severity.
 """
 
 from __future__ import annotations
@@ -254,16 +260,22 @@ def resolve_field_loops(fields: list[FieldLoop], methods: dict[str, cst.Function
     states = class_states(methods, {m for f in fields for _, m, _ in f.calls})
     for loop in fields:
         for expr in carrying_calls(loop, states):
-            add_loop_call(loop.func, loop.loop_id, loop.where, expr)
+            add_loop_call(loop.func, loop.loop_id, loop.where, expr, fields=True)
 
 
-def add_loop_call(func: "FunctionInfo", loop_id: int, where: tuple, expr: tuple) -> None:
-    """Records ``expr`` as a call that carries state round the loop ``loop_id`` of ``func``."""
+def add_loop_call(func: "FunctionInfo", loop_id: int, where: tuple, expr: tuple, fields: bool = False) -> None:
+    """Records ``expr`` as a call that carries state round the loop ``loop_id`` of ``func``;
+    ``fields``: through ``self`` fields alone (weaker evidence, see :meth:`.entries.Discovery.token_loops`)."""
     loop = next((loop for loop in func.loops if loop.id == loop_id), None)
     if loop is None:
-        func.loops.append(LoopInfo(loop_id, where, [expr]))
-    elif expr not in loop.exprs:
+        loop = LoopInfo(loop_id, where, [])
+        func.loops.append(loop)
+    if expr not in loop.exprs:
         loop.exprs.append(expr)
+        if fields:
+            loop.fields.append(expr)
+    elif not fields and expr in loop.fields:
+        loop.fields.remove(expr)
 
 
 def target_slots(call: cst.Call, targets: set[str]) -> frozenset:

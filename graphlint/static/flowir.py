@@ -44,6 +44,8 @@ from typing import Callable
 
 import libcst as cst
 
+from graphlint.static.classpaths import class_path
+
 IR = tuple
 #: top-level modules whose calls are opaque to the analysis (their results hold nothing it tracks):
 #: the standard library and the numeric stack an engine imports. Dropped when a file is
@@ -56,7 +58,7 @@ ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
                   "script", "cached_property",
-                  "lru_cache", "cache", "wraps"))
+                  "lru_cache", "cache", "wraps", "import_module"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 #: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every
 #: other builtin call (``isinstance``, ``len``, ``print``...) is opaque
@@ -78,6 +80,7 @@ class IRBuilder:
         self.bind, self.cls, self.imports, self.is_tensor = bind, cls, imports, is_tensor
         self.site = 0
         self.memo: dict[int, IR | None] = {}  # per statement: nested calls are converted once
+        self.class_paths: set[str] = set()  # dotted ``module.Class`` strings (:func:`.classpaths.class_path`)
         #: every IR tuple made in this file, by value: equal subtrees are one object, which the
         #: summary's pickle then writes once (``self.x`` is in most statements of a class)
         self.shared: dict[IR, IR] = {}
@@ -162,7 +165,17 @@ class IRBuilder:
         """An element of a container literal: strings that could name an attribute are kept."""
         if type(node) is cst.SimpleString:
             text = node.raw_value
-            return ("str", text) if text.isidentifier() else None
+            if text.isidentifier():
+                return ("str", text)
+            path = class_path(text)
+            if path is not None:
+                self.class_paths.add(path)
+            return None
+        if type(node) is cst.FormattedString and node.parts and type(node.parts[-1]) is cst.FormattedStringText:
+            path = class_path(node.parts[-1].value)  # ``f"{MODELS}.llama.Llama"``: its literal tail
+            if path is not None:
+                self.class_paths.add(path)
+            return None
         return self.expr(node)
 
     def elements(self, elements) -> tuple:

@@ -146,6 +146,9 @@ class LoopFrame:
     #: (order, callee, method, argument slots given a loop target) of ``self.m()``
     self_calls: list[tuple[int, tuple, str, frozenset]] = field(default_factory=list)
     counters: set[str] = field(default_factory=set)  # ``self.at += 1``: no carry (:mod:`.fieldcarry`)
+    #: names bound from what the loop index picks (``layer = self._get_layer(i)``, ``layer = layers[i]``):
+    #: a callee so named is chosen by the loop variable, as ``layers[i](x)`` is (a layer loop)
+    picked: set[str] = field(default_factory=set)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -296,6 +299,8 @@ class LoopTracker:
                         frame.filled.setdefault(name, set()).update(mine | ({name} if augmented else set()))
                         made.add(name)
                 top = not augmented and len(self.path) == frame.depth + 1
+                if names and not augmented and frame.elements & reads:
+                    frame.picked.update(names)
                 for name in names:
                     frame.writes[name] = self.order
                     frame.deps[name] = mine | frame.deps.get(name, set())  # every binding in the body
@@ -329,7 +334,7 @@ class LoopTracker:
         method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \
             and func.value.value == "self" else None  # ``self._step()``: it may read the loop's state
         for frame in self.loop_frames:
-            if frame.eligible and not callee & frame.targets:
+            if frame.eligible and not callee & (frame.targets | frame.picked):
                 frame.calls.append((self.order, expr, _frame_reads(frame, reads, inputs, {"self"})))
                 if method is not None:
                     frame.self_calls.append((self.order, expr, method, target_slots(call, frame.targets)))

@@ -97,6 +97,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.local_defs: list[dict[str, str]] = []
         self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor)  # what each scope binds, for the points-to analysis
         self.flows.optional_imports = self.info.optional_imports
+        self.flows.ir.class_paths = self.info.class_paths
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []

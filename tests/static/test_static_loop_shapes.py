@@ -1,7 +1,9 @@
 """Per-token loops in shapes the local carry test does not see (issue 19 item 2): a loop whose
 state goes round through ``self`` fields that the methods it calls store and read
 (:mod:`graphlint.static.fieldcarry`), and a per-token loop inline in a function named for both
-the prompt's pass and the decode (:meth:`graphlint.static.coldcode.ColdCode.both_phases`). One
+the prompt's pass and the decode (:meth:`graphlint.static.coldcode.ColdCode.both_phases`); and what such evidence is not: a layer
+loop picking its layer through a local, a carry through fields alone in a model's forward (at most
+warnings), a capture of the runner that runs it (:meth:`.entries.Discovery.runs_capture`). One
 fixture file per shape in ``fixtures/static/loopshape/``, each linked on its own; ``# expect:``
 markers are its findings, ``GL123/severity`` their severity."""
 
@@ -24,6 +26,13 @@ FIXTURES = ROOT / "fixtures" / "static" / "loopshape"
 ENTRIES = {
     "field_carry.py": {("eager", "Engine.generate")},
     "prefill_and_generate.py": {("eager", "prefill_and_generate")},
+    # a layer loop picking its layer through a getter: no per-token loop, the hot-names guess only
+    "layer_getter.py": {("eager", "Stack.forward")},
+    # a carry through fields alone, in a model's forward: listed, at most warnings
+    "fields_in_forward.py": {("eager", "Refiner.forward")},
+    # a capture never captures its own caller: the runner kept in the model's field is a host step
+    "runner_in_model_field.py": {("graph", "Model.forward"), ("host", "SingleRunner.forward"),
+                                 ("host", "GraphRunner.__call__"), ("host", "Agent.step"), ("eager", "Agent.step")},
 }
 
 
@@ -45,3 +54,13 @@ def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
             rule, severity = code.split("/")
             assert severities[(path, line, rule)] == severity, (line, rule)
     assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
+
+
+def test_a_layer_getter_loop_is_guessed_not_a_token_loop(monkeypatch, tmp_path):
+    assert all(e.guessed for e in _check(monkeypatch, tmp_path, "layer_getter.py").entries)
+
+
+def test_a_field_only_loop_in_a_forward_says_why_it_ranks_lower(monkeypatch, tmp_path):
+    (loop,) = [e for e in _check(monkeypatch, tmp_path, "fields_in_forward.py").entries
+               if e.function[1] == "Refiner.forward"]
+    assert "fields alone, in a model's forward" in loop.reason
