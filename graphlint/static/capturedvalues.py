@@ -28,7 +28,10 @@ def captured_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId
         return None
     hot = set(graph)
     roots = [f for f, _ in discovery.roots.get("graph", ()) if f in hot]
-    open_ = {f for f, chain in discovery.roots.get("graph", ()) if len(chain) == 1}
+    # a root a capture site calls gets what that site passes; any other (a compiled or declared
+    # region, a graphed callable) is called from where this does not look: every parameter unknown
+    captured = {callee for out in raw.values() for callee, site in out if site.in_capture}
+    open_ = {f for f in roots if f not in captured}
     values = ArgValues(infos, raw)
     values.solve(hot, hot, open_)
     if values.dead_sites:
