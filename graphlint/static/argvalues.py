@@ -142,8 +142,8 @@ class ArgValues:
     def bind(self, callee: FuncId, site: CallSite, evaluate, args: tuple | None = None) -> dict | None:
         """Each parameter's values for one call site (the union over its spellings); TOP when the
         site's arguments are not known. A spelling that does not fit the parameters (an argument
-        the function does not take: the points-to's over-approximation of what a call may run, a
-        call that would raise ``TypeError``) gives nothing."""
+        the function does not take, or a required one left out: the points-to's over-approximation
+        of what a call may run, a call that would raise ``TypeError``) gives nothing."""
         flow, fn = self.fns[callee]
         args = site.args if args is None else args
         if flow is None or args is None or site.reference:
@@ -158,6 +158,10 @@ class ArgValues:
                     k not in params and k not in flow.kwonly and not flow.kwarg for k, _ in keywords):
                 continue  # a TypeError: the points-to's over-approximation, not a call that runs
             given = dict(keywords)
+            if star is False and double is False and any(
+                    name not in given and name not in fn.defaults
+                    for name in (*params[len(positional):], *flow.kwonly)):
+                continue  # a required argument left out: a TypeError too, not a call that runs
             for i, name in enumerate((*params, *flow.kwonly)):
                 if i < len(params) and i < len(positional):
                     found = TOP if ambiguous else evaluate(positional[i])

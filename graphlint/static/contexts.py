@@ -179,8 +179,9 @@ class Placement:
         loops = self.loop_bodies[context].get(fid)
         return (fid,) if loops and loops.intersection(cand.loops) else None
 
-    def place(self, rule: Rule, fid: FuncId, cand: Candidate) -> tuple[Chain, str, str] | None:
-        """(chain, severity, message note), or None when the candidate does not cost anything per step."""
+    def place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool = True) -> tuple[Chain, str, str] | None:
+        """(chain, severity, message note), or None when the candidate does not cost anything per step;
+        ``captured`` False: no capture takes its branch (:mod:`.capturedvalues`), only other contexts count."""
         params = rule.params
         severity = rule.severity
         if params.get("multi_device_severity") and ("multi-device" in cand.flags or fid in self.multi_device):
@@ -190,7 +191,7 @@ class Placement:
         scope = params.get("scope", "hot")
         if scope == "hot" and cand.flags and self.first_step_only(fid, cand):
             return None
-        graph = self.chain("graph", fid, cand)
+        graph = self.chain("graph", fid, cand) if captured else None
         if scope == "capture":
             return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None
         eager, host = self.chain("eager", fid, cand), self.chain("host", fid, cand)

@@ -20,7 +20,7 @@ from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS
                                       TASK_METHODS, LibraryFlows)
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
-from graphlint.static.pointsto import Value
+from graphlint.static.pointsto import CAP, ELEMENT_CAP, Value
 
 BUILTINS = frozenset(dir(builtins))
 #: calls that run a callable they are handed later, on another thread or process: what it does is
@@ -63,7 +63,10 @@ class Linker(LibraryFlows):
             self.globals_of(info.path, set())
         for info in self.infos:
             for qual, flow in info.flows.items():
+                start = self.s.count
                 self.compile_scope(info.path, qual, flow)
+                if qual.endswith("__init__"):
+                    self.s.widen(start)
         self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
 
     def globals_of(self, path: str, seen: set[str]) -> set[str]:
@@ -206,6 +209,8 @@ class Linker(LibraryFlows):
         dst = s.fresh()
         if tag == "a":
             obj = self.eval(path, qual, ir[1])
+            if ir[1] == ("n", "self") or s.cap(obj) > CAP:  # a field's values and their methods, uncut
+                s.caps[dst] = ELEMENT_CAP
             self.o.load(obj, ir[2], dst)
             self.implicit.load(path, qual, obj, ir[2], dst)
         elif tag == "s":

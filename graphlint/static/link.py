@@ -8,6 +8,7 @@ from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.argvalues import ArgValues
 from graphlint.static.callgraph import CallGraph
+from graphlint.static.capturedvalues import captured_values
 from graphlint.static.contexts import FuncId, bfs
 from graphlint.static.decode_path import DecodePath, decode_path
 from graphlint.static.entries import Contexts, Discovery, Entry
@@ -54,6 +55,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
         discovery = Discovery(infos, index, calls, options, graph)
         contexts = discovery.run()
     values.solve(*_hot(discovery, contexts))
+    captured = captured_values(infos, raw, discovery, contexts)  # what a capture runs: its own values
     contexts.decided = len(values.decided) + len({(cand_fid, c.cond[:1]) for cand_fid, c in _dead_candidates(infos, values)})
     contexts.placement.shaped = shaped(discovery, contexts, calls)
     if entries_out is not None:
@@ -63,7 +65,7 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     if decode_out is not None:
         decode_out.append(decode_path(infos, calls, contexts, options, rules,
                                       find_unresolved=lambda hot: from_call_graph(graph, hot, raw)))
-    return _findings(infos, rules, options, contexts, index, values) + stale_findings(infos, rules, options)
+    return _findings(infos, rules, options, contexts, index, values, captured) + stale_findings(infos, rules, options)
 
 
 def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -159,7 +161,7 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 
 
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
-              contexts: Contexts, index: Index, values: ArgValues) -> list[Finding]:
+              contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     for info in infos:
@@ -174,7 +176,8 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             fn = info.functions.get(cand.function)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
-            placed = contexts.placement.place(rule, (info.path, cand.function), cand)
+            placed = contexts.placement.place(rule, (info.path, cand.function), cand,
+                                              captured is None or not captured.dead_candidate(info.path, cand))
             if placed is None:
                 continue
             chain, severity, note = placed

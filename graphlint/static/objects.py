@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from graphlint.static.argbinding import bind_arguments
+from graphlint.static.argbinding import Keywords, bind_arguments
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.generated import Generated
 from graphlint.static.index import Index
@@ -72,6 +72,7 @@ class Objects:
         self.made: set[tuple[str, str]] = set()  # (path, class) of every class called
         self.generated = Generated(index, self)  # dataclasses' __init__, metaclasses' __setattr__
         self.ctors = LibraryCtors(index)
+        self.keywords = Keywords(solver, self._elements_of)  # ``**kwargs`` by key (:mod:`.argbinding`)
 
     # -- nodes -------------------------------------------------------------------------------
     def flow(self, path: str, qual: str) -> ScopeFlow | None:
@@ -296,6 +297,8 @@ class Objects:
             for v in values:
                 if v[0] == "L":
                     self.s.edge(src, self.elems(v))
+                    if Keywords.owns(v):  # ``kwargs["x"] = v``: no key it is known by
+                        self.s.edge(src, self.keywords.rest(v))
                 elif v[0] in ("I", "S"):
                     self.s.edge(src, self.field(v[1], v[2], ELEMENTS))
         self.s.watch(obj, on)
@@ -378,7 +381,7 @@ class Objects:
                         self.generated.library_init(made, args, kws)
                     continue
                 if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
-                    bind_arguments(self.s, self.flow(*fid), fid, first, args, kws, self.elements)
+                    bind_arguments(self.s, self.flow(*fid), fid, first, args, kws, self.elements, self.keywords)
                     if made is None and dst is not None:
                         self.s.edge(self.ret(*fid), dst)
 

@@ -18,7 +18,9 @@ and its watchers exist only once it has some.
 A node holding more than :data:`CAP` values is *megamorphic*: it keeps what it has and takes
 nothing more (a variable bound to a container's elements -- ``for p in processors`` -- up to
 :data:`ELEMENT_CAP`; containers' elements and module globals -- registries of model classes -- up
-to :data:`WIDE_CAP`). A call through such a node has more targets than any reader could use, and
+to :data:`WIDE_CAP`; instance fields, a constructor's expressions and what ``self.x`` loads -- the
+model classes a factory hands one constructor, ``self.model = model_class(...)``, and the forwards
+read back from it -- up to :data:`ELEMENT_CAP`). A call through such a node has more targets than any reader could use, and
 generic library code (torch's dynamo passes every ``VariableTracker`` through every helper) would
 otherwise spread each value to tens of thousands of nodes; the engines measured never come near
 (transformers' logits-processor loop holds 33, lightllm's largest node a few dozen). Values are
@@ -29,6 +31,7 @@ found so far.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from typing import Callable, Hashable, Iterable
 
@@ -58,6 +61,8 @@ class Solver:
         self.succ: dict[int, int | set[int]] = {}
         self.watchers: dict[int, Watcher | list[Watcher]] = {}
         self.caps: dict[int, int] = {}  # nodes allowed more than CAP
+        #: ranges of node ids allowed ELEMENT_CAP: the expressions of constructors (:meth:`widen`)
+        self.wide: list[tuple[int, int]] = []
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
         #: values a node has not yet passed on; its shared one-value tuple until it grows (most
         #: nodes get one value while compiling: a set each was a tenth of the link's peak memory)
@@ -75,6 +80,8 @@ class Solver:
             found = self.ids[key] = self.fresh()
             if key[0] == "el" or (key[0] == "v" and key[2] == "<module>") or (key[0] == "fd" and key[3] == "[]"):
                 self.caps[found] = WIDE_CAP
+            elif key[0] == "fd" or (key[0] == "v" and key[2].endswith("__init__")):
+                self.caps[found] = ELEMENT_CAP  # a factory's model classes, built and kept as parts
         return found
 
     def fresh(self) -> int:
@@ -87,8 +94,22 @@ class Solver:
         if node is not None and node not in self.caps:
             self.caps[node] = ELEMENT_CAP
 
+    def widen(self, start: int) -> None:
+        """The nodes made since ``start`` (a constructor's expressions: ``self.model =
+        model_class(...).eval()``) may hold up to :data:`ELEMENT_CAP`: a factory hands one
+        constructor every model class of a project, and the one it builds must not be cut at 16."""
+        if self.count > start:
+            self.wide.append((start, self.count))
+
+    def cap(self, node: int) -> int:
+        found = self.caps.get(node)
+        if found is not None:
+            return found
+        i = bisect_right(self.wide, (node, 1 << 62)) - 1
+        return ELEMENT_CAP if i >= 0 and self.wide[i][0] <= node < self.wide[i][1] else CAP
+
     def _cut(self, node: int, have: set[int], new) -> list[int]:
-        room = self.caps.get(node, CAP) - len(have)
+        room = self.cap(node) - len(have)
         if len(new) < room:
             return list(new)
         self.full.add(node)
@@ -190,7 +211,7 @@ class Solver:
     def run(self) -> None:
         queue, pending, pts, full, succs, watching = \
             self.queue, self.pending, self.pts, self.full, self.succ, self.watchers
-        caps, work, budget, popleft, push = self.caps, self.work, self.budget, queue.popleft, queue.append
+        work, budget, popleft, push = self.work, self.budget, queue.popleft, queue.append
         while queue:
             if work > budget:
                 self.exhausted = True
@@ -210,7 +231,7 @@ class Solver:
                     have = pts.get(dst)
                     if have is None:
                         new = set(delta)
-                        if len(new) > CAP and len(new) > caps.get(dst, CAP):
+                        if len(new) > CAP and len(new) > self.cap(dst):
                             new.clear()
                             new.update(self._cut(dst, new, delta))
                         if len(new) == 1:
@@ -230,7 +251,7 @@ class Solver:
                         if not new:
                             continue
                     size = len(have) + len(new)
-                    if size > CAP and size > caps.get(dst, CAP):
+                    if size > CAP and size > self.cap(dst):
                         new = set(self._cut(dst, have, new))
                         if not new:
                             continue

@@ -1,0 +1,54 @@
+"""What the captured code sees: argument values along the graph context's own calls.
+
+:mod:`.argvalues` decides branches from what every hot caller passes, in any context. A model's
+forward is captured with the decode arguments (``cu_seqlen_prefill=None``, no images, no adapter
+data) but the same forward also runs eagerly for prefill, so ``if cu_seqlen_prefill is not None:``
+stays open there, and the prefill-only code under it (a masked attention, position ids built from
+the prompt's images) was reported as captured code, at full severity. A graph replays only what
+its capture ran: here the values come from the capture sites and the calls between captured
+functions only, and a branch no capture can take is not captured code. Its candidates, and the
+functions only such branches reach, keep whatever other context they have (an eager prefill is
+not per step, a host step is a warning).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.argvalues import ArgValues
+from graphlint.static.facts import CallSite, ModuleInfo
+
+FuncId = tuple[str, str]
+
+
+def captured_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]], discovery,
+                    contexts) -> ArgValues | None:
+    """The captured functions' argument values; drops from ``contexts``' graph chains the functions
+    that only calls under branches no capture takes reach. None when nothing is captured."""
+    graph = contexts.placement.chains.get("graph")
+    if not graph:
+        return None
+    hot = set(graph)
+    roots = [f for f, _ in discovery.roots.get("graph", ()) if f in hot]
+    # a root a capture site calls gets what that site passes; any other (a compiled or declared
+    # region, a graphed callable) is called from where this does not look: every parameter unknown
+    captured = {callee for out in raw.values() for callee, site in out if site.in_capture}
+    open_ = {f for f in roots if f not in captured}
+    values = ArgValues(infos, raw)
+    values.solve(hot, hot, open_)
+    if values.dead_sites:
+        every = _reach(roots, raw, hot, frozenset())
+        live = _reach(roots, raw, hot, values.dead_sites)
+        for fid in every - live:
+            graph.pop(fid, None)
+    return values
+
+
+def _reach(roots: list[FuncId], raw: dict, hot: set[FuncId], dead) -> set[FuncId]:
+    seen = set(roots)
+    todo = list(roots)
+    while todo:
+        caller = todo.pop()
+        for callee, site in raw.get(caller, ()):
+            if callee in hot and callee not in seen and (caller, id(site)) not in dead:
+                seen.add(callee)
+                todo.append(callee)
+    return seen
