@@ -10,8 +10,8 @@ Decisions worth knowing:
 * Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
   GL000 finding; one over the per-file budget (size, depth, time, memory) a GL005; an analyzer
   crash on one file, or a worker dying on it, a GL002 naming the file (the CLI still reports
-  everything, then exits 2). Only a crash of the linking phase (which sees every file at once)
-  aborts the run.
+  everything, then exits 2). Nor can the linking phase (which sees every file at once): its crash
+  is one GL002 naming the stage, beside every per-file finding (:func:`.check_filter.link_failure`).
 * A run that can fail on nothing (every rule off, every file excluded) says so:
   :func:`graphlint.check_settings.gate_off`.
 * ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from graphlint.check_filter import apply_settings, in_report_set, unreached_worth_a_note
+from graphlint.check_filter import apply_settings, in_report_set, link_error, link_failure, unreached_worth_a_note
 from graphlint.check_settings import Settings, gate_off
 from graphlint.discovery import Walked, Source, discover, read_source
 from graphlint.finding import Finding
@@ -37,16 +37,12 @@ from graphlint.static.budget import error_code
 from graphlint.static.facts import FileSummary
 
 PARALLEL_THRESHOLD = 16
-PARSE_ERROR, INTERNAL_ERROR = "GL000", "GL002"
+PARSE_ERROR = "GL000"
 
 #: (done, total or None while it cannot be counted, phase): phases are "finding files",
 #: "analysing" (files), "cross-file pass" (files summarized again with other files' facts),
 #: "linking" (call graph and hotness over every summary, one step).
 Progress = Callable[[int, "int | None", str], None]
-
-
-class RunError(Exception):
-    """The run could not produce a result at all (exit code 2)."""
 
 
 @dataclass
@@ -59,6 +55,7 @@ class RunResult:
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
     decode_path: object = None  # graphlint.static.decode_path.DecodePath: what the check took for the decode path
     gate_off: str = ""  # why nothing could fail the check (see :func:`gate_off`), else ""
+    link_error: str = ""  # the link's crash (:func:`.check_filter.link_error`), "" when it linked
 
 
 _worker_state: dict = {}
@@ -135,7 +132,8 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
 
 def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None,
         stdin: tuple[str, bytes] | None = None) -> RunResult:
-    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
+    """Never raises for what the analysis meets: everything per-file becomes a finding, and a
+    crash of the link one GL002 (``result.link_error``) beside them.
 
     The cyclic garbage collector is paused for the run: the summaries are millions of small,
     acyclic objects, and its full collections while they are loaded from the cache and linked
@@ -189,12 +187,16 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     decode: list = []
     from graphlint.workers import run_deep
 
+    failure = None
     try:
         linked = run_deep(_link, summaries, settings, result, variants, contexts_out, decode)
-    except Exception as exc:
-        raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # the per-file findings stand: one GL002 says what was not judged
+        result.link_error = link_error(exc, len(summaries))
+        linked, failure = [], link_failure(result.link_error, settings)
     unreadable = [Finding.from_rule(settings.rules[PARSE_ERROR], path, 1, message=why) for path, why in walked.unreadable]
-    result.findings = apply_settings([*meta, *unreadable, *linked], summaries, settings)
+    result.findings = apply_settings([*meta, *unreadable, *linked], summaries, settings, failure)
+    if failure is not None and failure not in result.findings:  # GL002 ignored: still never silent
+        result.warnings.append(f"{result.link_error}: only per-file findings are reported")
     result.gate_off = result.gate_off or gate_off(settings, summaries)
     _warn_unmatched(summaries, settings, result.warnings)
     if decode:

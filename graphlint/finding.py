@@ -13,6 +13,12 @@ from typing import Any
 from graphlint.rules import Rule
 
 
+#: the evidence of the one GL002 a crash of the link (the whole-program pass) gives: the check reports
+#: it beside every per-file finding, so it fails like any error (exit 1), not as a file graphlint
+#: could not analyse (exit 2)
+LINK_FAILURE = "static:link"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One hazard at one source location.
