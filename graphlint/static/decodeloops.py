@@ -1,0 +1,138 @@
+"""Decode loops, the part of :class:`graphlint.static.entries.Discovery` that finds the loops that run
+the model step once per iteration (:mod:`.loops` says what their shapes are):
+
+- **per-token loops** (:meth:`DecodeLoops.token_loops`): a loop that carries what its call produced
+  into the next iteration and whose call reaches a model step (eager) or a replay (a host step);
+  never an outer loop, one that runs whole decodes (:mod:`.outerloops`); one that no entry point of
+  the checked paths runs, beside one that an entry point runs, ranks below it
+  (:meth:`DecodeLoops.unused`: at most a warning);
+- **serving loops** (:meth:`DecodeLoops.serving_loops`): a ``while`` loop that feeds nothing back but
+  takes work from outside each iteration and runs the model on it.
+
+A mixin, as :mod:`.hoststeps` and :mod:`.named_entries`: it reads the discovery's call graph and adds
+entries through ``self.add``; :mod:`.entries` says what the eager and host contexts mean for the rules.
+"""
+
+from __future__ import annotations
+
+from graphlint.static.coldcode import capture_setup_loop
+from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
+from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
+from graphlint.static.outerloops import OuterLoop, OuterLoops
+
+
+class DecodeLoops:
+    def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
+        """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
+        decode path when it reaches a model step (``reach``); never an outer loop, one whose every
+        model-reaching call runs a per-token or step loop of its own (:mod:`.outerloops`). An eager
+        one that no entry point runs, beside one that an entry point runs, ranks below it (``unused``)."""
+        found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
+        self.looping = looping = {
+            (info.path, qual)
+            for info in self.infos
+            for qual, fn in info.functions.items()
+            for loop in fn.loops
+            if any(t in reach for t in self.loop_targets(info, qual, loop))
+        } | set(self.loop_bodies["host"])
+        self.outer = outer = OuterLoops(self, looping, callers_of(self.calls), reach)
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.loops or fid in graph or fn.captures or fn.device_code or (
+                        self.not_hot(fn.name, fid) and not self.not_hot.both_phases(fn.name, fid)):
+                    continue
+                for loop in fn.loops:
+                    targets = self.loop_targets(info, qual, loop)
+                    models = [t for t in targets if t in reach or t in replay_reach]
+                    if capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn):
+                        continue
+                    decoder = outer.decoder_run(fid, models)
+                    if decoder is not None:  # it runs the model only through decoders: a loop over requests
+                        outer.found.append(OuterLoop(fid, loop.where, decoder))  # (see :mod:`.outerloops`)
+                        continue
+                    where, loops = (info.path, loop.where), frozenset((loop.id,))
+                    what, model = self.loop_step(info, fn, loop, targets, (replay_reach, reach, compiled_graph))
+                    if what is not None and model is None:
+                        self.add("host", fid, f"per-token loop calling {what}, which replays", where, loops=loops)
+                        continue
+                    if model is not None and not self.options.entries:
+                        kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
+                            else "per-token loop"
+                        found.append((fid, f"{kind} calling {model[1]}", where, loops))
+        self.unused_loops = self.unused(found)
+        for fid, reason, where, loops in found:
+            if fid in self.unused_loops:
+                reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
+            self.add("eager", fid, reason, where, loops=loops)
+
+    def unused(self, found: list[tuple[FuncId, str, tuple, frozenset[int]]]) -> set[FuncId]:
+        """The eager per-token loops that rank below the engine's own decode path: no entry point of
+        the checked paths runs them, while one runs some other loop that runs the step (a host step
+        loop, or an eager per-token loop) -- a public batched ``generate`` only the tests call,
+        beside the ``generate`` the engine's ``main`` runs. An entry point is module-level code (a
+        script's ``if __name__ == "__main__":``, a CLI table of commands), and it runs what it
+        reaches through calls and through functions it hands over (a command handed to an
+        argument parser). The loop is still a decode loop (its evidence stands, ``graphlint
+        entries`` lists it, saying why it ranks lower); what only it reaches is at most a warning,
+        as for a guess: the gate fails on the decode path the engine runs. Code with no entry point
+        that runs a loop (a library: ``generate()`` is its users' to call) keeps every loop at full
+        severity, and so does an iterator's ``__next__``, which a ``for`` runs with no call written."""
+        roots = [(fid, (fid,)) for fid in self.calls if fid[1] == "<module>"]
+        run = bfs(roots, self.calls) if roots else {}
+        loops = {fid for fid, _, _, _ in found} | set(self.loop_bodies["host"])
+        if not any(fid in run for fid in loops):
+            return set()
+        return {fid for fid, _, _, loop_ids in found if fid not in run and PROTOCOL_LOOP not in loop_ids}
+
+    def serving_loops(self, replay_reach: set[FuncId], reach: set[FuncId], graph, steps: set[FuncId]) -> None:
+        """Serving loops (:mod:`.loops`): a ``while`` loop that feeds nothing back -- its work comes
+        from outside, a socket, a queue, a scheduler -- and calls the model step (``reach``) runs it
+        once per message: a step loop of an eager engine (a worker's ``while True: msg = recv();
+        out = self.execute_model(msg); send(out)``), its body eager, what it calls -- input upload,
+        metadata, the model, sampling -- every rule as in any eager decode path. Not when a call
+        leads to a replay (that loop is the host step's, :mod:`.steploops`), nor a loop in the model
+        step itself (a ``while`` in a ``forward``), nor one whose every model call runs a decoder of
+        its own (a request loop around ``generate()``: :mod:`.outerloops`), nor one with a nested
+        loop that calls the model (a request loop around a token stream: the inner loop is the
+        step). The model is a module's ``forward``/``__call__`` or captured code, not a
+        ``*decode*``-named helper. A loop that never reaches the model (a health check, a start-up
+        wait) is nothing."""
+        self.serving: dict[FuncId, frozenset[int]] = {}
+        inside = set(bfs([(s, (s,)) for s in steps], self.calls))
+        # the model a serving loop runs is a module's forward (or captured code), not any
+        # ``*decode*``-named helper doing device work (a KV-transfer worker's ``send_to_decode_node``)
+        forwards = {f for f in steps if f[1].rpartition(".")[2] in ("forward", "__call__")}
+        reach = reaching(forwards | set(graph), callers_of(self.calls)) if forwards or graph else set()
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.serve_loops or fid in graph or fid in inside or fn.captures or fn.device_code \
+                        or self.not_hot(fn.name, fid):
+                    continue
+                fed = {loop.id for loop in fn.loops} | self.loop_bodies["host"].get(fid, frozenset())
+                for loop in fn.serve_loops:
+                    targets = self.loop_targets(info, qual, loop)
+                    models = [t for t in targets if t in reach]
+                    if loop.id in fed or not models or any(t in replay_reach for t in targets) \
+                            or capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn) \
+                            or self.steps_inside(fid, loop.id, reach):
+                        continue
+                    decoder = self.outer.decoder_run(fid, models)
+                    if decoder is not None:
+                        self.outer.found.append(OuterLoop(fid, loop.where, decoder))
+                        continue
+                    if not self.options.entries:
+                        self.looping.add(fid)
+                        self.serving[fid] = self.serving.get(fid, frozenset()) | {loop.id}
+                        self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
+                                 (info.path, loop.where), loops=frozenset((loop.id,)))
+
+    def steps_inside(self, fid: FuncId, loop_id: int, reach: set[FuncId]) -> bool:
+        """Whether a loop nested in the loop ``loop_id`` of ``fid`` calls the model: then the step is
+        that inner loop (a request loop around a token stream), not the outer loop's iteration."""
+        return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
+                   for callee, site in self.calls.get(fid, ()))
+
+    def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
+        return self.graph.loop_targets(info, qual, loop)
