@@ -21,8 +21,8 @@ EPILOG = """\
 exit codes:
   0  no failing findings (or --exit-zero)
   1  at least one failing finding: severity error; with --strict also warning
-     (a crash of the cross-file pass is one: a GL002 naming its stage, beside
-     every per-file finding)
+     (a crash of the cross-file pass or the link is one: a GL002 naming the
+     stage, beside every per-file finding)
   2  usage, configuration or internal error (bad option, unknown rule code,
      broken pyproject.toml, unreadable baseline, or graphlint crashed on one
      file (GL002, reported; the other files are still checked));
