@@ -87,7 +87,7 @@ class ColdCode:
     def both_phases(self, name: str, fid: FuncId | None = None) -> bool:
         """Named for the prompt's pass *and* the decode (``prefill_and_generate``,
         ``prefill_then_decode``): set-up by its prefill name, yet its per-token loop -- only that
-        loop's body -- is the decode (:meth:`.decodeloops.DecodeLoops.token_loops`). Not set-up or training
+        loop's body -- is the decode (:meth:`.entries.Discovery.token_loops`). Not set-up or training
         code by another name, and not a chunked prefill (``chunked_prefill``: no decode named)."""
         low = name.lower()
         return self.prefill(name) and not setup_named(name) and (fid is None or fid not in self.training) \

@@ -25,7 +25,7 @@ A candidate in several contexts takes the strictest that applies to its rule: ea
 (the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
 candidate eager only through entries chosen by their name (``hot-names``, no evidence) is at most
 a warning: a guess never fails the gate; so is one eager only through a per-token loop no
-entry point runs, beside a decode path an entry point runs (:meth:`.decodeloops.DecodeLoops.unused`).
+entry point runs, beside a decode path an entry point runs (:meth:`.entries.Discovery.unused`).
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class Placement:
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
         self.eager_host = eager_host  # an eager engine's host logic (see ``Discovery.eager_host_logic``)
         self.guessed = guessed  # eager only through entries chosen by name (``hot-names``) alone
-        #: eager only through per-token loops no entry point runs (:meth:`.decodeloops.DecodeLoops.unused`)
+        #: eager only through per-token loops no entry point runs (:meth:`.entries.Discovery.unused`)
         self.unused = unused
         #: captured only through branches on tensor shapes (:func:`graphlint.static.link.shaped`)
         self.shaped: set[FuncId] = set()

@@ -28,7 +28,7 @@ Hot means "what the GPU does every token", in one of three contexts:
   (a constructor checking a layer with one forward runs once) (the innermost such loop: one whose
   every model call runs a decode loop of its own is an outer loop, cold: :mod:`.outerloops`; one
   that no entry point of the checked paths runs, beside one that an entry point runs, is at most a
-  warning: :meth:`.decodeloops.DecodeLoops.unused`);
+  warning: :meth:`Discovery.unused`);
   a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
   guess: an eager twin or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token
   loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the
@@ -51,17 +51,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graphlint.static.callgraph import CallGraph
-from graphlint.static.coldcode import ColdCode
+from graphlint.static.coldcode import ColdCode, capture_setup_loop
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
-from graphlint.static.decodeloops import DecodeLoops
-from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.facts import PROTOCOL_LOOP, CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
-from graphlint.static.outerloops import OuterLoop
+from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.recorded import add_recorded
 from graphlint.static.stepresult import host_result_reads, result_reads
 
@@ -97,10 +96,8 @@ class Contexts:
     outer_loops: list[OuterLoop] = field(default_factory=list)
 
 
-class Discovery(NamedEntries, HostSteps, DecodeLoops):
-    """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)]).
-    Its parts, by where the evidence starts: a replay (:mod:`.hoststeps`), a loop that runs the model
-    (:mod:`.decodeloops`), configuration and names (:mod:`.named_entries`)."""
+class Discovery(NamedEntries, HostSteps):
+    """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
                  options: StaticOptions, graph: CallGraph):
@@ -113,7 +110,7 @@ class Discovery(NamedEntries, HostSteps, DecodeLoops):
         self.seen: set[tuple[FuncId, str]] = set()
         self.step_entries: set[FuncId] = set()  # eager entries that are no per-token loop's body
         self.guessed_roots: list[tuple[FuncId, Chain]] = []  # eager roots chosen by name alone
-        #: eager per-token loops no entry point runs, beside one an entry point runs (:meth:`.decodeloops.DecodeLoops.unused`), and their calls
+        #: eager per-token loops no entry point runs, beside one an entry point runs (:meth:`unused`), and their calls
         self.unused_loops: set[FuncId] = set()
         self.unused_roots: list[tuple[FuncId, Chain]] = []
         self.model_reach: set[FuncId] = set()  # functions that reach a model step (see :meth:`run`)
@@ -304,3 +301,118 @@ class Discovery(NamedEntries, HostSteps, DecodeLoops):
         info = self.by_path[fid[0]]
         where = next((s.where for s in info.sites if s.kind == "capture" and s.function == fid[1]), ())
         return (fid[0], where)
+
+    def token_loops(self, compiled_graph, replay_reach: set[FuncId], reach: set[FuncId], graph) -> None:
+        """Per-token loops (:mod:`.loops`): a host step when their call leads to a replay, an eager
+        decode path when it reaches a model step (``reach``); never an outer loop, one whose every
+        model-reaching call runs a per-token or step loop of its own (:mod:`.outerloops`). An eager
+        one that no entry point runs, beside one that an entry point runs, ranks below it (``unused``)."""
+        found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
+        self.looping = looping = {
+            (info.path, qual)
+            for info in self.infos
+            for qual, fn in info.functions.items()
+            for loop in fn.loops
+            if any(t in reach for t in self.loop_targets(info, qual, loop))
+        } | set(self.loop_bodies["host"])
+        self.outer = outer = OuterLoops(self, looping, callers_of(self.calls), reach)
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.loops or fid in graph or fn.captures or fn.device_code or (
+                        self.not_hot(fn.name, fid) and not self.not_hot.both_phases(fn.name, fid)):
+                    continue
+                for loop in fn.loops:
+                    targets = self.loop_targets(info, qual, loop)
+                    models = [t for t in targets if t in reach or t in replay_reach]
+                    if capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn):
+                        continue
+                    decoder = outer.decoder_run(fid, models)
+                    if decoder is not None:  # it runs the model only through decoders: a loop over requests
+                        outer.found.append(OuterLoop(fid, loop.where, decoder))  # (see :mod:`.outerloops`)
+                        continue
+                    where, loops = (info.path, loop.where), frozenset((loop.id,))
+                    what, model = self.loop_step(info, fn, loop, targets, (replay_reach, reach, compiled_graph))
+                    if what is not None and model is None:
+                        self.add("host", fid, f"per-token loop calling {what}, which replays", where, loops=loops)
+                        continue
+                    if model is not None and not self.options.entries:
+                        kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
+                            else "per-token loop"
+                        found.append((fid, f"{kind} calling {model[1]}", where, loops))
+        self.unused_loops = self.unused(found)
+        for fid, reason, where, loops in found:
+            if fid in self.unused_loops:
+                reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
+            self.add("eager", fid, reason, where, loops=loops)
+
+    def unused(self, found: list[tuple[FuncId, str, tuple, frozenset[int]]]) -> set[FuncId]:
+        """The eager per-token loops that rank below the engine's own decode path: no entry point of
+        the checked paths runs them, while one runs some other loop that runs the step (a host step
+        loop, or an eager per-token loop) -- a public batched ``generate`` only the tests call,
+        beside the ``generate`` the engine's ``main`` runs. An entry point is module-level code (a
+        script's ``if __name__ == "__main__":``, a CLI table of commands), and it runs what it
+        reaches through calls and through functions it hands over (a command handed to an
+        argument parser). The loop is still a decode loop (its evidence stands, ``graphlint
+        entries`` lists it, saying why it ranks lower); what only it reaches is at most a warning,
+        as for a guess: the gate fails on the decode path the engine runs. Code with no entry point
+        that runs a loop (a library: ``generate()`` is its users' to call) keeps every loop at full
+        severity, and so does an iterator's ``__next__``, which a ``for`` runs with no call written."""
+        roots = [(fid, (fid,)) for fid in self.calls if fid[1] == "<module>"]
+        run = bfs(roots, self.calls) if roots else {}
+        loops = {fid for fid, _, _, _ in found} | set(self.loop_bodies["host"])
+        if not any(fid in run for fid in loops):
+            return set()
+        return {fid for fid, _, _, loop_ids in found if fid not in run and PROTOCOL_LOOP not in loop_ids}
+
+    def serving_loops(self, replay_reach: set[FuncId], reach: set[FuncId], graph, steps: set[FuncId]) -> None:
+        """Serving loops (:mod:`.loops`): a ``while`` loop that feeds nothing back -- its work comes
+        from outside, a socket, a queue, a scheduler -- and calls the model step (``reach``) runs it
+        once per message: a step loop of an eager engine (a worker's ``while True: msg = recv();
+        out = self.execute_model(msg); send(out)``), its body eager, what it calls -- input upload,
+        metadata, the model, sampling -- every rule as in any eager decode path. Not when a call
+        leads to a replay (that loop is the host step's, :mod:`.steploops`), nor a loop in the model
+        step itself (a ``while`` in a ``forward``), nor one whose every model call runs a decoder of
+        its own (a request loop around ``generate()``: :mod:`.outerloops`), nor one with a nested
+        loop that calls the model (a request loop around a token stream: the inner loop is the
+        step). The model is a module's ``forward``/``__call__`` or captured code, not a
+        ``*decode*``-named helper. A loop that never reaches the model (a health check, a start-up
+        wait) is nothing."""
+        self.serving: dict[FuncId, frozenset[int]] = {}
+        inside = set(bfs([(s, (s,)) for s in steps], self.calls))
+        # the model a serving loop runs is a module's forward (or captured code), not any
+        # ``*decode*``-named helper doing device work (a KV-transfer worker's ``send_to_decode_node``)
+        forwards = {f for f in steps if f[1].rpartition(".")[2] in ("forward", "__call__")}
+        reach = reaching(forwards | set(graph), callers_of(self.calls)) if forwards or graph else set()
+        for info in self.infos:
+            for qual, fn in sorted(info.functions.items()):
+                fid = (info.path, qual)
+                if not fn.serve_loops or fid in graph or fid in inside or fn.captures or fn.device_code \
+                        or self.not_hot(fn.name, fid):
+                    continue
+                fed = {loop.id for loop in fn.loops} | self.loop_bodies["host"].get(fid, frozenset())
+                for loop in fn.serve_loops:
+                    targets = self.loop_targets(info, qual, loop)
+                    models = [t for t in targets if t in reach]
+                    if loop.id in fed or not models or any(t in replay_reach for t in targets) \
+                            or capture_setup_loop(self.calls.get(fid, ()), loop.id, self.fn) \
+                            or self.steps_inside(fid, loop.id, reach):
+                        continue
+                    decoder = self.outer.decoder_run(fid, models)
+                    if decoder is not None:
+                        self.outer.found.append(OuterLoop(fid, loop.where, decoder))
+                        continue
+                    if not self.options.entries:
+                        self.looping.add(fid)
+                        self.serving[fid] = self.serving.get(fid, frozenset()) | {loop.id}
+                        self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
+                                 (info.path, loop.where), loops=frozenset((loop.id,)))
+
+    def steps_inside(self, fid: FuncId, loop_id: int, reach: set[FuncId]) -> bool:
+        """Whether a loop nested in the loop ``loop_id`` of ``fid`` calls the model: then the step is
+        that inner loop (a request loop around a token stream), not the outer loop's iteration."""
+        return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
+                   for callee, site in self.calls.get(fid, ()))
+
+    def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
+        return self.graph.loop_targets(info, qual, loop)

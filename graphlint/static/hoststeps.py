@@ -136,7 +136,7 @@ class HostSteps:
         once per decode, and the loop after it is the decode (``next_token(draft, prompt)``,
         ``next_token(target, prompt)``, then ``while pos < limit: ... speculative_step(...)``). The
         function is then no host step: what it does before its loop runs once per decode, and its
-        loop is judged as a loop (:meth:`.decodeloops.DecodeLoops.token_loops`)."""
+        loop is judged as a loop (:meth:`.entries.Discovery.token_loops`)."""
         if loops:
             return False
         info, fn = self.by_path[fid[0]], self.fn(fid)

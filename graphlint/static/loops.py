@@ -58,7 +58,7 @@ A ``while`` loop that feeds nothing back is recorded too, with every call of its
 (``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
 self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a scheduler)
 and runs the model step once per message; the linker makes it a step loop when a call reaches the
-model step (:meth:`graphlint.static.decodeloops.DecodeLoops.serving_loops`). It runs as long as the
+model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
 process serves (``while True:``, ``while self.running:``, ``while queue.has_work():``): not a loop
 whose test reads a local its body rebinds (a retry or convergence loop: ``while batch is None:
 offload(); batch = schedule()``), nor one that yields (see :func:`yields`).

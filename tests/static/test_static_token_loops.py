@@ -3,7 +3,7 @@ what the step produced into its next iteration. A loop that reads and writes onl
 index picks -- patching, quantizing, loading or placing each layer through a function it is handed
 -- carries nothing (:func:`graphlint.static.loopnames.own_element`); a model reached only through set-up
 (a constructor's check forward) is no model step per iteration; a per-token loop no entry point
-runs ranks below one an entry point runs (:meth:`graphlint.static.decodeloops.DecodeLoops.unused`). One
+runs ranks below one an entry point runs (:meth:`graphlint.static.entries.Discovery.unused`). One
 fixture file per shape in ``fixtures/static/tokenloops/``, each linked on its own; ``# expect:``
 markers are its findings, ``GL123/severity`` their severity."""
 
