@@ -10,8 +10,9 @@ Decisions worth knowing:
 * Nothing about one file can stop the run: an unreadable, undecodable or unparsable file is a
   GL000 finding; one over the per-file budget (size, depth, time, memory) a GL005; an analyzer
   crash on one file, or a worker dying on it, a GL002 naming the file (the CLI still reports
-  everything, then exits 2). Only a crash of the linking phase (which sees every file at once)
-  aborts the run.
+  everything, then exits 2). Nor can the whole-program stages (which see every file at once: the
+  cross-file pass, the link): a crash is one GL002 naming the stage, beside every per-file finding
+  (:func:`.check_filter.pass_failure`).
 * A run that can fail on nothing (every rule off, every file excluded) says so:
   :func:`graphlint.check_settings.gate_off`.
 * ``# graphlint: skip-file`` takes the file out of the analysis entirely: no findings in it,
@@ -28,7 +29,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from graphlint.check_filter import apply_settings, in_report_set, unreached_worth_a_note
+from graphlint.check_filter import (FACTS_LOST, LINK_LOST, apply_settings, in_report_set, pass_error, pass_failure,
+                                    unreached_worth_a_note)
 from graphlint.check_settings import Settings, gate_off
 from graphlint.discovery import Walked, Source, discover, read_source
 from graphlint.finding import Finding
@@ -37,16 +39,12 @@ from graphlint.static.budget import error_code
 from graphlint.static.facts import FileSummary
 
 PARALLEL_THRESHOLD = 16
-PARSE_ERROR, INTERNAL_ERROR = "GL000", "GL002"
+PARSE_ERROR = "GL000"
 
 #: (done, total or None while it cannot be counted, phase): phases are "finding files",
 #: "analysing" (files), "cross-file pass" (files summarized again with other files' facts),
 #: "linking" (call graph and hotness over every summary, one step).
 Progress = Callable[[int, "int | None", str], None]
-
-
-class RunError(Exception):
-    """The run could not produce a result at all (exit code 2)."""
 
 
 @dataclass
@@ -59,6 +57,7 @@ class RunResult:
     entries: list = field(default_factory=list)  # graphlint.static.entries.Entry: the decode step's roots
     decode_path: object = None  # graphlint.static.decode_path.DecodePath: what the check took for the decode path
     gate_off: str = ""  # why nothing could fail the check (see :func:`gate_off`), else ""
+    link_error: str = ""  # the link's crash (:func:`.check_filter.pass_error`), "" when it linked
 
 
 _worker_state: dict = {}
@@ -135,7 +134,8 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
 
 def run(settings: Settings, progress: Progress | None = None, contexts_out: list | None = None,
         stdin: tuple[str, bytes] | None = None) -> RunResult:
-    """Raises :class:`RunError` only when linking fails; everything per-file becomes a finding.
+    """Never raises for what the analysis meets: everything per-file becomes a finding, and a
+    crash of a whole-program stage one GL002 beside them (the link's also in ``result.link_error``).
 
     The cyclic garbage collector is paused for the run: the summaries are millions of small,
     acyclic objects, and its full collections while they are loaded from the cache and linked
@@ -173,12 +173,13 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
     from graphlint.workers import Reserve
 
     variants: dict[str, str] = {}
+    failures: list[Finding] = []  # GL002s of whole-program stages that crashed
     with Reserve() as reserve:  # the cross-file pass's workers, forked before the summaries are loaded
         summaries, meta, result.cache_hits = _summaries(sources, settings, progress, reserve)
         try:
             result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress, variants, reserve)
-        except Exception as exc:  # the per-file summaries stand; only cross-file tensor facts are lost
-            result.warnings.append(f"tensor facts across files skipped (internal error: {type(exc).__name__}: {exc})")
+        except Exception as exc:  # the per-file summaries stand; only the facts files give each other are lost
+            failures.append(pass_failure(pass_error(exc, len(summaries), "the cross-file pass"), FACTS_LOST, settings))
     result.lines = sum(s.lines for s in summaries.values())
     for source in sources:  # nothing reads the files' bytes again: not held through the link
         source.data = None
@@ -191,10 +192,13 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
 
     try:
         linked = run_deep(_link, summaries, settings, result, variants, contexts_out, decode)
-    except Exception as exc:
-        raise RunError(f"internal error while linking {len(summaries)} files: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # the per-file findings stand: one GL002 says what was not judged
+        linked, result.link_error = [], pass_error(exc, len(summaries), "the whole-program link")
+        failures.append(pass_failure(result.link_error, LINK_LOST, settings))
     unreadable = [Finding.from_rule(settings.rules[PARSE_ERROR], path, 1, message=why) for path, why in walked.unreadable]
-    result.findings = apply_settings([*meta, *unreadable, *linked], summaries, settings)
+    result.findings = apply_settings([*meta, *unreadable, *linked], summaries, settings, failures,
+                                     linked=not result.link_error)
+    result.warnings += [f.message for f in failures if f not in result.findings]  # GL002 ignored: still said
     result.gate_off = result.gate_off or gate_off(settings, summaries)
     _warn_unmatched(summaries, settings, result.warnings)
     if decode:

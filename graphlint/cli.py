@@ -21,9 +21,11 @@ EPILOG = """\
 exit codes:
   0  no failing findings (or --exit-zero)
   1  at least one failing finding: severity error; with --strict also warning
+     (a crash of the cross-file pass or the link is one: a GL002 naming the
+     stage, beside every per-file finding)
   2  usage, configuration or internal error (bad option, unknown rule code,
-     broken pyproject.toml, unreadable baseline, or graphlint crashed: on one
-     file (GL002, reported; the other files are still checked) or while linking);
+     broken pyproject.toml, unreadable baseline, or graphlint crashed on one
+     file (GL002, reported; the other files are still checked));
      with --strict also a check that is off (every rule ignored, every file excluded)
 """
 
@@ -163,13 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     from graphlint.baseline import BaselineError
-    from graphlint.check import RunError
     from graphlint.config_file import ConfigError
     from graphlint.rules import RuleError
 
     try:
         return int(handler(args) or 0)
-    except (ConfigError, RuleError, BaselineError, RunError) as exc:
+    except (ConfigError, RuleError, BaselineError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         return _fail("interrupted")
@@ -334,6 +335,8 @@ def cmd_entries(args: argparse.Namespace) -> int:
     result = run(settings)
     for warning in result.warnings:
         print(f"graphlint: warning: {warning}", file=sys.stderr)
+    if result.link_error:  # no call graph, so no decode path to list: nothing here is a result
+        return _fail(result.link_error)
     write_report(render_entries(entry_rows(result.entries), args.format, _decode_record(result, "all")), None)
     return EXIT_CLEAN
 

@@ -13,6 +13,12 @@ from typing import Any
 from graphlint.rules import Rule
 
 
+#: the evidence of the GL002 a crash of a whole-program stage gives (the cross-file pass, the link):
+#: the check reports it beside every per-file finding, so it fails like any error (exit 1), not as
+#: a file graphlint could not analyse (exit 2)
+WHOLE_PROGRAM = "static:whole-program"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One hazard at one source location.

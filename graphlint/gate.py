@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from graphlint.finding import Finding
+from graphlint.finding import WHOLE_PROGRAM, Finding
 from graphlint.inventory import EMPTY, FAILED, STALE, Inventory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -35,9 +35,11 @@ def fails(finding: Finding, failing: frozenset[str] = DEFAULT_FAILING) -> bool:
 
 def check_exit_code(findings: Iterable[Finding], failing: frozenset[str], exit_zero: bool = False) -> int:
     """``graphlint check``: 2 when graphlint itself failed on a file (GL002, even with
-    ``--exit-zero``: the fix is in graphlint, not in the user's code), else 1 on a failing finding."""
+    ``--exit-zero``: the fix is in graphlint, not in the user's code), else 1 on a failing finding
+    (the GL002 of a crashed whole-program stage is one: every per-file finding is still reported
+    beside it, see :data:`graphlint.finding.WHOLE_PROGRAM`)."""
     findings = list(findings)
-    if any(f.rule == INTERNAL_ERROR and not f.suppressed for f in findings):
+    if any(f.rule == INTERNAL_ERROR and not f.suppressed and WHOLE_PROGRAM not in f.evidence for f in findings):
         return EXIT_ERROR
     if exit_zero:
         return EXIT_CLEAN

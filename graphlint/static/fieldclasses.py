@@ -30,23 +30,30 @@ class FieldClasses:
     def of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         """[(class, cone)] the field of ``cls`` may hold; ``cone``: an annotation (a subclass may be
         stored), else the class itself (``Cls(...)``)."""
-        key = (info.path, cls, field)
+        return self._memoized((info.path, cls, field), self._find, info, cls, field)
+
+    def _memoized(self, key: tuple[str, str, str], find, info: ModuleInfo, cls: str, field: str):
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = self._find(info, cls, field)
+            found = self._memo[key] = find(info, cls, field)
         return found
+
+    def _methods(self, info: ModuleInfo, cls: str):
+        """(module, method flow, its ``self.<field>`` stores) of ``cls`` and its bases, in MRO order."""
+        for owner_info, owner in self.index.mro((info, cls)):
+            for flow, by_field in self._class_stores(owner_info).get(owner, ()):
+                yield owner_info, flow, by_field
 
     def _find(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
-        for owner_info, owner in self.index.mro((info, cls)):
-            for flow, by_field in self._class_stores(owner_info).get(owner, ()):
-                stores = by_field.get(field)
-                if not stores:
-                    continue
-                annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
-                             and st[2] is not None and st[2][0] == "t"}
-                for value in stores:
-                    self._classes(value, owner_info, annotated, out, 0)
+        for owner_info, flow, by_field in self._methods(info, cls):
+            stores = by_field.get(field)
+            if not stores:
+                continue
+            annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
+                         and st[2] is not None and st[2][0] == "t"}
+            for value in stores:
+                self._classes(value, owner_info, annotated, out, 0)
         return list(out.values())
 
     def elements_of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
@@ -54,32 +61,26 @@ class FieldClasses:
         it, directly (``self.layers.append(Block())``) or into the local it is then given
         (``layers = []; layers.append(Embed()); ...; self.layers = layers``) -- a layer list an
         offloading engine indexes per layer (``self.layers[j].forward(...)``)."""
-        key = (info.path, cls, "[]" + field)
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = self._find_elements(info, cls, field)
-        return found
+        return self._memoized((info.path, cls, "[]" + field), self._find_elements, info, cls, field)
 
     def _find_elements(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
         target = ("a", ("n", "self"), field)
-        for owner_info, owner in self.index.mro((info, cls)):
-            for flow in owner_info.flows.values():
-                if flow.kind != "function" or flow.cls != owner:
+        for owner_info, flow, by_field in self._methods(info, cls):
+            # the field, and the locals a method stores into it (``self.layers = layers``)
+            holders = {target} | {v for v in by_field.get(field, ()) if v is not None and v[0] == "n"}
+            for st in flow.stmts:
+                call = st[1] if st[0] == "e" else None
+                if call is None or call[0] != "c" or call[1][0] != "a" or call[1][1] not in holders \
+                        or call[1][2] not in ("append", "insert") or not call[2]:
                     continue
-                holders = {target} | {st[2] for st in flow.stmts if st[0] == "=" and st[1] == target
-                                      and st[2] is not None and st[2][0] == "n"}
-                for st in flow.stmts:
-                    call = st[1] if st[0] == "e" else None
-                    if call is None or call[0] != "c" or call[1][0] != "a" or call[1][1] not in holders \
-                            or call[1][2] not in ("append", "insert") or not call[2]:
-                        continue
-                    self._classes(call[2][-1], owner_info, {}, out, 0)
+                self._classes(call[2][-1], owner_info, {}, out, 0)
         return [(ref, False) for ref, _ in out.values()]
 
     def _class_stores(self, info: ModuleInfo) -> dict[str, list[tuple[object, dict[str, list]]]]:
-        """Every ``self.<field> = v`` of a module's methods, by class and field, read once per module
-        (asked per field, the module's flows were scanned again for every field of every class)."""
+        """A module's methods by class, each with its ``self.<field> = v`` stores by field, read once per
+        module (asked per field, the module's flows were scanned again for every field of every class);
+        a method that stores no field is listed too (its ``self.layers.append(...)``: :meth:`elements_of`)."""
         table = self._stores.get(info.path)
         if table is None:
             table = self._stores[info.path] = {}
@@ -91,8 +92,7 @@ class FieldClasses:
                     target = st[1] if st[0] == "=" else None
                     if type(target) is tuple and len(target) == 3 and target[0] == "a" and target[1] == ("n", "self"):
                         by_field.setdefault(target[2], []).append(st[2])
-                if by_field:
-                    table.setdefault(flow.cls, []).append((flow, by_field))
+                table.setdefault(flow.cls, []).append((flow, by_field))
         return table
 
     def _classes(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:

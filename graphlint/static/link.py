@@ -22,13 +22,32 @@ from graphlint.static.recorded import stale_findings
 from graphlint.static.unresolved import from_call_graph
 
 
+class LinkError(Exception):
+    """The link failed: in which stage, and the exception (``graphlint check`` reports it as one
+    GL002 beside the per-file findings, instead of losing them all)."""
+
+    def __init__(self, stage: str, cause: BaseException):
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.stage, self.cause = stage, cause
+
+
 def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
          entries_out: list[Entry] | None = None, contexts_out: list[Contexts] | None = None,
          decode_out: list[DecodePath] | None = None) -> list[Finding]:
     """Findings of every hot candidate; ``entries_out``, when given, receives the decode step's
     entries with their reasons (``graphlint entries``), ``contexts_out`` the contexts themselves
     (which functions are hot where: ``bench/record_vs_static.py``), ``decode_out`` the
-    :class:`DecodePath`."""
+    :class:`DecodePath`. Any exception comes out as a :class:`LinkError` naming the stage."""
+    stage = ["points-to call graph"]
+    try:
+        return _link(summaries, rules, options, entries_out, contexts_out, decode_out, stage)
+    except Exception as exc:  # RecursionError and MemoryError included: the caller keeps the per-file findings
+        raise LinkError(stage[0], exc) from exc
+
+
+def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOptions,
+          entries_out: list[Entry] | None, contexts_out: list[Contexts] | None,
+          decode_out: list[DecodePath] | None, stage: list[str]) -> list[Finding]:
     infos = sorted(
         (s.data for s in summaries if isinstance(s.data, ModuleInfo) and not s.skip_file), key=lambda i: i.path
     )
@@ -44,8 +63,10 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
     graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
     specialize_names(raw, infos, graph, graph.passed)  # a call by method name, per call site
     calls = _merge(raw)
+    stage[0] = "decode entries"
     discovery = Discovery(infos, index, calls, options, graph)
     contexts = discovery.run()
+    stage[0] = "argument values"
     values = ArgValues(infos, raw)
     for _ in range(2):  # a branch decided dead takes its calls out of the hot code; decide again once
         values.solve(*_hot(discovery, contexts))
@@ -62,9 +83,11 @@ def link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticOp
         entries_out.extend(contexts.entries)
     if contexts_out is not None:
         contexts_out.append(contexts)
+    stage[0] = "decode path"
     if decode_out is not None:
         decode_out.append(decode_path(infos, calls, contexts, options, rules,
                                       find_unresolved=lambda hot: from_call_graph(graph, hot, raw)))
+    stage[0] = "findings"
     return _findings(infos, rules, options, contexts, index, values, captured) + stale_findings(infos, rules, options)
 
 

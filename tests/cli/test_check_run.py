@@ -75,13 +75,63 @@ def test_internal_error_in_one_file_does_not_stop_the_rest(project, monkeypatch)
     assert project.run("src", "--jobs", "1", "--ignore", "GL002").rc == 1
 
 
-def test_link_crash_is_exit_2(project, monkeypatch):
+def _link_crash_project(project):
+    code = project.item_code()
+    project.write("src/model.py", project.hot_item)
+    project.write("src/bad.py", "def decode_step(x:\n")  # GL000: a per-file finding
+    project.write("src/quiet.py", "import torch\n\ndef helper(x: torch.Tensor):\n"
+                  "    return x.item()  # graphlint: ignore[GL101] -- read once\n"
+                  "y = 1  # graphlint: ignore[NOPE]\n")  # GL003: a per-file finding
+    return code
+
+
+def test_link_crash_is_one_gl002_beside_the_per_file_findings(project, monkeypatch):
+    """A crash of the link (the RecursionError all of torch once hit) loses nothing per file: one
+    GL002 names the stage and the exception, and fails the check like an error (exit 1, not 2)."""
     import graphlint.static.link as link
 
-    monkeypatch.setattr(link, "link", lambda *a: 1 / 0)
+    code = _link_crash_project(project)
+    healthy = project.findings("src")
+    assert ("src/model.py", code) in {(f["path"], f["rule"]) for f in healthy}
+
+    def deep(*args):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(link, "Discovery", deep)  # the stage after the points-to call graph
+    result = project.run("src", "--format", "json")
+    assert result.rc == 1, result.err
+    found = result.json()["findings"]
+    assert [(f["path"], f["rule"], f["severity"]) for f in found] == [
+        ("src", "GL002", "error"), ("src/bad.py", "GL000", "error"), ("src/quiet.py", "GL003", "warning")]
+    message = found[0]["message"]  # no GL001: with no hot findings, no suppression can be called unused
+    assert message.startswith("internal error in the whole-program link, stage decode entries"), message
+    assert "RecursionError: maximum recursion depth exceeded" in message and "over 3 files" in message
+    assert {f["rule"] for f in healthy} - {"GL002"} >= {"GL000", "GL003", code}
+    text = project.run("src")
+    assert text.rc == 1 and "GL002 [internal-error]" in text.out
+    sarif = project.run("src", "--format", "sarif").json()["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"]) for r in sarif][:1] == [("GL002", "error")]
+    assert "stage decode entries" in sarif[0]["message"]["text"]
+    assert project.run("src", "--exit-zero").rc == 0
+    ignored = project.run("src", "--ignore", "GL002", "--ignore", "GL000")
+    assert ignored.rc == 0 and "GL003" in ignored.out and "GL002" not in ignored.out  # a warning: nothing fails
+    assert "whole-program link" in ignored.err  # never silent, even with GL002 ignored
+    assert project.run("src", "--ignore", "GL002").rc == 1  # the GL000 still fails
+
+
+def test_link_crash_outside_its_stages_and_entries_exits_2(project, monkeypatch):
+    import graphlint.static.link as link
+
     project.write("src/model.py", "x = 1\n")
-    result = project.run("src")
-    assert result.rc == 2 and "internal error while linking 1 files: ZeroDivisionError" in result.err
+    monkeypatch.setattr(link, "link", lambda *a: 1 / 0)
+    result = project.run("src", "--format", "json")
+    assert result.rc == 1
+    (only,) = result.json()["findings"]
+    assert only["rule"] == "GL002" and "whole-program link, over 1 files: ZeroDivisionError" in only["message"]
+    checked = project.run("src/model.py", "--format", "json").json()["findings"]
+    assert [(f["path"], f["rule"]) for f in checked] == [("src/model.py", "GL002")]  # where it was asked
+    entries = project.run("--raw", "entries", "--no-cache", "src")
+    assert entries.rc == 2 and "ZeroDivisionError" in entries.err  # nothing to list: no result at all
 
 
 def test_skip_file_takes_the_file_out_of_the_analysis(project):
@@ -215,11 +265,13 @@ def test_tensor_returning_functions_are_known_across_files_and_cached(project):
     assert [(f.line, f.rule) for f in run(_settings()).findings] == []
 
 
-def test_a_crash_in_the_cross_file_pass_is_a_warning_not_a_lost_run(project, monkeypatch):
+def test_a_crash_in_the_cross_file_pass_is_one_gl002_not_a_lost_run(project, monkeypatch):
     from graphlint.static import crossfile
 
     project.write("pkg/model.py", "import torch\n\ndef decode_step(x: torch.Tensor):\n    return x.item()\n")
     monkeypatch.setattr(crossfile, "imported_tensor_functions", lambda summaries, index=None: 1 / 0)
     result = run(_settings(use_cache=False))
-    assert [f.rule for f in result.findings] == [project.item_code()]
-    assert any("tensor facts across files skipped" in w for w in result.warnings)
+    assert [(f.path, f.rule) for f in result.findings] == [("pkg", "GL002"), ("pkg/model.py", project.item_code())]
+    message = result.findings[0].message  # the link ran: its findings are reported
+    assert message.startswith("internal error in the cross-file pass, over 1 files: ZeroDivisionError"), message
+    assert "each file's own facts" in message and not result.link_error
