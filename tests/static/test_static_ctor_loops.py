@@ -1,0 +1,56 @@
+"""A decode loop whose model is an untyped constructor argument (issue 19 item 2, engine C's
+shape): when nothing checked builds the engine, the loop is per-token by its shape -- a ``self``
+field's callable called with the ids sampled the iteration before (:mod:`graphlint.static.sampledcarry`)
+-- and its body's hazards are reported at full severity; when a script builds it with a model a
+``load_model`` helper returns, the model's ``forward`` resolves and its layers are reached.
+``# expect:`` markers are the findings, ``GL123/severity`` their severity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphlint.check import run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
+
+from test_static_fixture import expected, markers
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "ctorloop"
+
+#: per fixture: the entries (context, function) the check must find
+ENTRIES = {
+    "untyped_model.py": {("eager", "Engine.generate"), ("eager", "Engine.stream")},
+    "loaded": {("eager", "Engine.generate")},
+}
+
+
+def _check(monkeypatch, tmp_path, name: str):
+    monkeypatch.chdir(ROOT)
+    path = (FIXTURES / name).relative_to(ROOT).as_posix()
+    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = _check(monkeypatch, tmp_path, name)
+    found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
+    base = FIXTURES / name
+    paths = sorted(base.rglob("*.py")) if base.is_dir() else [base]
+    files = {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in paths}
+    assert found == expected(files)
+    severities = {(f.path, f.line, f.rule): f.severity for f in result.findings}
+    for path, line, code in markers(files):
+        if "/" in code:
+            rule, severity = code.split("/")
+            assert severities[(path, line, rule)] == severity, (line, rule)
+    assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
+    assert not any(e.guessed for e in result.entries)
+
+
+def test_the_shape_is_evidence_not_a_guess(monkeypatch, tmp_path):
+    entries = _check(monkeypatch, tmp_path, "untyped_model.py").entries
+    assert {e.function[1] for e in entries} == {"Engine.generate", "Engine.stream"}  # not Counter.run, Solver.solve
+    assert all("fed the ids it sampled" in e.reason and not e.guessed for e in entries)
