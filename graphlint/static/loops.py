@@ -282,7 +282,8 @@ class LoopTracker:
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
-        note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs)
+        note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs,
+                        bool(self.loop_ids))
         if not self.tracking:
             return
         if augmented and type(value) in (cst.Integer, cst.Name, cst.Attribute):  # ``self.at += 1``: a counter

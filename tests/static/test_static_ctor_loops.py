@@ -3,7 +3,8 @@ shape): when nothing checked builds the engine, the loop is per-token by its sha
 field's callable called with the ids sampled the iteration before (:mod:`graphlint.static.sampledcarry`)
 -- and its body's hazards are reported at full severity; when a script builds it with a model a
 ``load_model`` helper returns, the model's ``forward`` resolves and its layers are reached.
-``# expect:`` markers are the findings, ``GL123/severity`` their severity."""
+A script's per-token loop at module level is one too: its body's hazards are reported
+(import-time code outside a loop never is). ``# expect:`` markers are the findings, ``GL123/severity`` their severity."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ FIXTURES = ROOT / "fixtures" / "static" / "ctorloop"
 ENTRIES = {
     "untyped_model.py": {("eager", "Engine.generate"), ("eager", "Engine.stream")},
     "loaded": {("eager", "Engine.generate")},
+    # a benchmark script's decode loop at module level, bare and under ``if __name__ == "__main__":``
+    "script": {("eager", "<module>")},
 }
 
 
