@@ -16,7 +16,7 @@ from graphlint.check import run
 from graphlint.check_settings import resolve
 from graphlint.config_file import load_config
 
-from test_static_fixture import expected, markers
+from test_static_fixture import assert_marked, load
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "ctorloop"
@@ -39,16 +39,8 @@ def _check(monkeypatch, tmp_path, name: str):
 @pytest.mark.parametrize("name", sorted(ENTRIES))
 def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = _check(monkeypatch, tmp_path, name)
-    found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
     base = FIXTURES / name
-    paths = sorted(base.rglob("*.py")) if base.is_dir() else [base]
-    files = {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in paths}
-    assert found == expected(files)
-    severities = {(f.path, f.line, f.rule): f.severity for f in result.findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (line, rule)
+    assert_marked(result.findings, load(base) if base.is_dir() else {base.relative_to(ROOT).as_posix(): base.read_bytes()})
     assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
     assert not any(e.guessed for e in result.entries)
 
