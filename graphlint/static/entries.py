@@ -198,7 +198,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         elif self.unused_loops:
             unused_only = set(self.unused_loops)
         eager_host = self.eager_host_logic(eager, steps, setup)
-        results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps)
+        results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps,
+                               self.shaped_models)
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)

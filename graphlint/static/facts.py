@@ -219,6 +219,8 @@ class LoopInfo(Compact):
     exprs: list[tuple] = field(default_factory=list)
     #: those of ``exprs`` that carry only through ``self`` fields other methods store (:mod:`.fieldcarry`)
     fields: list[tuple] = field(default_factory=list)
+    #: those of ``exprs`` that call a ``self`` field's callable with ids sampled the iteration before (:mod:`.sampledcarry`)
+    sampled: list[tuple] = field(default_factory=list)
 
 
 @dataclass(slots=True)

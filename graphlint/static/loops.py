@@ -81,6 +81,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.loopnames import base_name, bound_targets, is_range, names_read, self_attr, yields
 from graphlint.static.params import POSITION_NAMES
+from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.stepflow import note_assignment, note_call
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ class LoopFrame:
     #: names bound from what the loop index picks (``layer = self._get_layer(i)``, ``layer = layers[i]``):
     #: a callee so named is chosen by the loop variable, as ``layers[i](x)`` is (a layer loop)
     picked: set[str] = field(default_factory=set)
+    sampled: list[int] = field(default_factory=list)  # statements calling a sampler (:mod:`.sampledcarry`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -239,11 +241,13 @@ class LoopTracker:
         if not frame.eligible:
             return
         exprs: list[tuple] = []
-        for order, expr, reads in frame.calls:
-            if expr not in exprs and frame.feeds_back(order, reads):
+        feeding = [(order, expr, reads) for order, expr, reads in frame.calls if frame.feeds_back(order, reads)]
+        for _, expr, _ in feeding:
+            if expr not in exprs:
                 exprs.append(expr)
         if exprs:
-            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs))
+            sampled = sampled_calls(frame, feeding) if frame.sampled else []
+            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
@@ -278,7 +282,8 @@ class LoopTracker:
 
     def note_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
                         augmented: bool = False) -> None:
-        note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs)
+        note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs,
+                        bool(self.loop_ids))
         if not self.tracking:
             return
         if augmented and type(value) in (cst.Integer, cst.Name, cst.Attribute):  # ``self.at += 1``: a counter
@@ -311,6 +316,9 @@ class LoopTracker:
         note_call(self.func, self.order, self.path, self.loop_ids, call, expr, self.stmt, self.oracle.is_tensor)
         if not self.tracking:
             return
+        if is_sampler(call):
+            for frame in self.loop_frames:
+                frame.sampled.append(self.order)
         func = call.func
         receiver = None
         if isinstance(func, cst.Attribute):  # ``ids.append(t)``, ``self.tokens.append(t)``, ``buf.copy_(t)``

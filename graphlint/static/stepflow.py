@@ -95,19 +95,19 @@ def _targets(target: cst.BaseExpression) -> list[str]:
 
 
 def note_assignment(func, order: int, targets: list[cst.BaseExpression], value: cst.BaseExpression | None,
-                    augmented: bool = False, advanced: set[str] | None = None) -> None:
+                    augmented: bool = False, advanced: set[str] | None = None, in_loop: bool = False) -> None:
     """Kept as nodes until the function ends (:func:`finish_function`): most functions need none of
     it. ``advanced``: the file's attributes advanced in place (``cache.seq_len += n``): per-step state."""
     if augmented and advanced is not None:
         advanced.update(t.attr.value for t in targets if type(t) is cst.Attribute)
-    if func.qualname != "<module>":  # import-time code is never a step
+    if func.qualname != "<module>" or in_loop:  # import-time code is a step only in a script's loop
         _pending(func).append((order, targets, value, augmented))
 
 
 def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, expr: tuple | None,
               stmt: cst.CSTNode | None = None, is_tensor=None) -> None:
     """Only calls that pass something and may run project code: ``x.view(n)`` on a tensor runs none."""
-    if func.qualname == "<module>" or not call.args:
+    if (func.qualname == "<module>" and not loops) or not call.args:
         return
     fn = call.func
     if expr is None and not (type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS):
@@ -196,8 +196,21 @@ def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None
     function a loop calls after its model call) or passes a parameter on to a call (a wrapper
     between the two: ``def callback(x): return self._show(x)``). The facts of every other function
     are never read, and most functions are none of these."""
-    mark_discarded(raws, start, stmt.body)
-    mark_step_data(raws, start, stmt.body)
+    _finish(func, raws, start, stmt.body, _params(stmt))
+
+
+def finish_module(func, raws: list, start: int, module: cst.Module) -> None:
+    """:func:`finish_function` for a module's own code, when it loops: a script's per-token loop
+    at module level (``for i in range(n): logits = model(ids); ids = logits.argmax(-1)``)."""
+    if func.range_loops or func.loops:
+        _finish(func, [r for r in raws[start:] if r.function == "<module>"], 0, module, set())
+    else:
+        _PENDING.pop(id(func), None)
+
+
+def _finish(func, raws: list, start: int, body: cst.CSTNode, params: set[str]) -> None:
+    mark_discarded(raws, start, body)
+    mark_step_data(raws, start, body)
     entry = _PENDING.pop(id(func), None)
     pending = entry[1] if entry is not None and entry[0] is func else None
     if not pending:
@@ -208,7 +221,6 @@ def finish_function(func, raws: list, start: int, stmt: cst.FunctionDef) -> None
     reads = func.implicit_reads or any(
         r.function == func.qualname and (r.rule.params.get("result_readback") or r.rule.params.get("eager_result"))
         for r in raws[start:])
-    params = _params(stmt)
     if reads or func.range_loops or func.loops:
         for item in pending:
             if len(item) == 4:

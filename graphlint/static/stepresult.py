@@ -67,7 +67,7 @@ MAX_DEPTH = 4
 class ResultReads:
     """Finds each eager per-token loop's first read of its step's result (see the module docstring)."""
 
-    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId]):
+    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset()):
         self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
         #: reads in a step loop's own body, after its model call, of what the step did not produce
         #: (``input_pos.sum().item()`` after the replay): no read of the result at all
@@ -75,6 +75,7 @@ class ResultReads:
         self.by_path = {i.path: i for i in infos}
         self.graph = graph
         self.model = model  # functions that reach a model step (the loop's model call is a call of one)
+        self.shaped = shaped  # unresolved model calls known by their loop's shape (:mod:`.sampledcarry`)
         self.reads: dict[FuncId, list[Candidate]] = {}
         for info in infos:
             for cand in info.candidates:
@@ -147,7 +148,8 @@ class ResultReads:
         if fn is None:
             return
         in_loop = [c for c in fn.arg_calls if c.loops & ids]
-        model_calls = [c for c in in_loop if any(t in self.model for t in self.targets(fid, c.expr))]
+        model_calls = [c for c in in_loop if (fid, c.expr) in self.shaped
+                       or any(t in self.model for t in self.targets(fid, c.expr))]
         if not model_calls:
             return
         start = min(c.order for c in model_calls)
@@ -326,10 +328,12 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
-                 serving: dict[FuncId, frozenset[int]] | None = None, steps: set[FuncId] = frozenset()) -> set[Key]:
+                 serving: dict[FuncId, frozenset[int]] | None = None, steps: set[FuncId] = frozenset(),
+                 shaped: set[tuple[FuncId, tuple]] = frozenset()) -> set[Key]:
     """The candidates that are an eager loop's first read of its step's result (``serving``: the
-    serving loops among ``loops``, whose model call runs the model further down, ``steps``)."""
-    return ResultReads(infos, graph, model).run(loops, serving, steps)
+    serving loops among ``loops``, whose model call runs the model further down, ``steps``;
+    ``shaped``: (function, call) of unresolved model calls a loop's shape vouches for)."""
+    return ResultReads(infos, graph, model, shaped).run(loops, serving, steps)
 
 
 def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],

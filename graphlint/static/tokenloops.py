@@ -7,6 +7,7 @@ from __future__ import annotations
 from graphlint.static.coldcode import capture_setup_loop
 from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
+from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 
 
@@ -19,6 +20,7 @@ class TokenLoops:
         model-reaching call runs a per-token or step loop of its own (:mod:`.outerloops`). An eager
         one that no entry point runs, beside one that an entry point runs, ranks below it (``unused``)."""
         found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
+        self.shaped_models: set[tuple[FuncId, tuple]] = set()  # (function, call): a model by shape alone
         weak: set[FuncId] = set()  # loops whose only evidence is a carry through fields (:meth:`fields_only`)
         self.looping = looping = {
             (info.path, qual)
@@ -48,6 +50,13 @@ class TokenLoops:
                     if what is not None and model is None:
                         self.add("host", fid, f"per-token loop calling {what}, which replays", where, loops=loops)
                         continue
+                    if model is None and not self.options.entries:
+                        unresolved = self.unresolved_model(info, qual, loop)
+                        if unresolved is not None:  # evidence by shape: the sampled ids carried into a field's callable
+                            self.shaped_models.add((fid, unresolved))
+                            found.append((fid, f"per-token loop calling {render(unresolved)} (unresolved), "
+                                               "fed the ids it sampled the iteration before", where, loops))
+                        continue
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"
@@ -61,6 +70,15 @@ class TokenLoops:
             elif fid in self.unused_loops:
                 reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
             self.add("eager", fid, reason, where, loops=loops)
+
+    def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
+        """The field's callable a loop calls with the ids it sampled the iteration before, when the
+        call graph resolves it to nothing (an untyped model nothing checked constructs): the shape is
+        the evidence (:mod:`.sampledcarry`). A call that resolves is judged by what it runs."""
+        for expr in loop.sampled:
+            if not self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [expr])):
+                return expr
+        return None
 
     def fields_only(self, info: ModuleInfo, fn, loop, runs: set[FuncId]) -> bool:
         """Whether every call of ``loop`` that runs the model carries only through ``self`` fields

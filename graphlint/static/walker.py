@@ -37,6 +37,7 @@ from graphlint.static.tensors import TensorOracle
 from graphlint.static.fieldstores import record_stores
 from graphlint.static.valuefacts import ValueFacts, literal
 from graphlint.static.valuekinds import UNKNOWN, join, settle_advanced, shape_of
+from graphlint.static.stepflow import finish_module
 
 @dataclass
 class RawCandidate:
@@ -117,10 +118,12 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
 
     def defer(self, rule: Rule, anchor: cst.CSTNode, name: str = "") -> RawCandidate | None:
         """A report to ``emit`` now or later; None in lazy one-time initialisation (setup, not the
-        step) and import-time code (never a decode step; skipping it saves the ast parse)."""
+        step) and import-time code outside a loop (never a decode step; skipping it saves the ast
+        parse). A module-level loop may be a script's per-token loop (:mod:`.loops`): what its body
+        does is reported only if the linker takes the loop for one."""
         in_capture = self.in_capture
         if not in_capture and rule.params.get("scope") != "anywhere" and (
-                self.setup_depth or self.func.qualname == "<module>"):
+                self.setup_depth or (self.func.qualname == "<module>" and not self.loop_ids)):
             return None
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
@@ -154,6 +157,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.inherited = inherited_by_class(imported_tensor_functions)
         self.module_facts(module.body, imported_tensor_functions)
         self.body(module.body, "body")
+        finish_module(self.func, self.raw, 0, module)  # a script's per-token loop at module level
         return self.info
 
     # -- statements --------------------------------------------------------------------

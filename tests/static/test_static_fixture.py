@@ -29,6 +29,16 @@ def expected(files: dict[str, bytes]) -> set[tuple[str, int, str]]:
     return {(path, line, code.split("/")[0]) for path, line, code in markers(files)}
 
 
+def assert_marked(findings, files: dict[str, bytes]) -> None:
+    """The findings are exactly the ``# expect:`` markers of ``files``, at the severities they name."""
+    assert {(f.path, f.line, f.rule) for f in findings if f.category != "meta"} == expected(files)
+    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
+    for path, line, code in markers(files):
+        if "/" in code:
+            rule, severity = code.split("/")
+            assert severities[(path, line, rule)] == severity, (path, line, rule)
+
+
 def markers(files: dict[str, bytes]) -> set[tuple[str, int, str]]:
     """(path, line, "GL123" or "GL123/severity") for every ``# expect:`` marker."""
     out = set()

@@ -1,0 +1,57 @@
+"""A per-token loop whose model graphlint cannot resolve, told by its shape (issue 19 item 2).
+
+An eager engine often takes its model untyped (``def __init__(self, model, tokenizer): self.model
+= model``) and nothing in the checked files builds it, so the points-to gives the field no value
+and the loop's model call reaches no ``forward``. The loop is still per-token by what it does:
+it calls a callable held in a ``self`` field (``self.model(ids)``, ``self.model.forward(ids,
+...)``) with ids it *sampled* in the previous iteration -- the output of ``argmax``,
+``multinomial``, ``topk`` or a ``*sample*`` helper reaches that call's arguments through the
+body's assignments (``logits = self.model(ids); ids = sample(logits)``). That carry plus a model
+call is evidence, not a name-only guess: its loop is an eager per-token loop at full severity
+(:meth:`.tokenloops.TokenLoops.token_loops`). A field's callable whose result is only summed
+(``total += self.fn(xs[i]).item()``), or fed back with no sampling in between (an iterative
+solver's ``x = self.step(x)``), is no such loop."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+#: calls that pick the next token from scores: the method or function name, as written
+SAMPLERS = ("argmax", "multinomial", "topk", "top_k", "*sample*", "greedy*")
+#: a field's callable is called directly or through these methods
+MODEL_METHODS = frozenset(("forward", "__call__"))
+
+
+def is_sampler(call: cst.Call) -> bool:
+    """Whether ``call`` picks tokens (``logits.argmax(-1)``, ``torch.multinomial(p, 1)``, ``sample(l)``)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return any(fnmatchcase(name.lower(), pat) for pat in SAMPLERS)
+
+
+def field_callable(expr: tuple) -> bool:
+    """Whether the callee ``expr`` (:mod:`.flowir`) is a ``self`` field's callable: ``self.model``,
+    ``self.model.forward``, ``self.model.__call__``."""
+    if expr and expr[0] == "a" and expr[2] in MODEL_METHODS and _self_field(expr[1]):
+        return True
+    return _self_field(expr)
+
+
+def _self_field(expr) -> bool:
+    return bool(expr) and expr[0] == "a" and isinstance(expr[1], tuple) and bool(expr[1]) \
+        and (expr[1][0] == "self" or expr[1] == ("n", "self"))
+
+
+def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]]) -> list[tuple]:
+    """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable that read,
+    from an earlier iteration, what a sampling call of the body produced."""
+    found: list[tuple] = []
+    for order, expr, reads in feeding:
+        if expr in found or not field_callable(expr):
+            continue
+        carried = frame.exposed(order, reads)
+        if any(frame.derived(s) & carried for s in frame.sampled):
+            found.append(expr)
+    return found
