@@ -62,6 +62,7 @@ from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.recorded import add_recorded
+from graphlint.static.selfwrap import is_wrapper, wrapper_classes
 from graphlint.static.stepresult import host_result_reads, result_reads
 from graphlint.static.tokenloops import TokenLoops
 
@@ -119,6 +120,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
         self._made: set[tuple[str, str]] | None = None
+        self._wrappers: set[tuple[str, str]] | None = None  # :mod:`.selfwrap`
         #: ``not_hot(name, fid)``: set-up, prefill-only or training code (see :mod:`.coldcode`)
         self.not_hot = ColdCode(infos, index, options)
 
@@ -303,8 +305,15 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         kept in the field that held the model it wraps (``self.model = Runner(self.model)``) is
         among what the flow-insensitive field holds, so ``self.model(...)`` under the runner's
         capture resolves to the runner too. A capture never captures its own caller (it would
-        capture again, recursively): such a callee is no captured code."""
-        return callee != capturer and capturer in bfs([(callee, (callee,))], self.calls)
+        capture again, recursively): such a callee is no captured code. Reaching the capturing
+        function is not enough (a generic graphing class whose captured function calls a second
+        graphed callable reaches it through that other instance): the callee must be of a class a
+        self-wrapping store keeps in the field it wraps (:mod:`.selfwrap`)."""
+        if callee == capturer or capturer not in bfs([(callee, (callee,))], self.calls):
+            return False
+        if self._wrappers is None:
+            self._wrappers = wrapper_classes(self)
+        return is_wrapper(self, callee, self._wrappers)
 
     def capture_site(self, fid: FuncId) -> tuple[str, tuple]:
         info = self.by_path[fid[0]]

@@ -33,6 +33,10 @@ ENTRIES = {
     # a capture never captures its own caller: the runner kept in the model's field is a host step
     "runner_in_model_field.py": {("graph", "Model.forward"), ("host", "SingleRunner.forward"),
                                  ("host", "GraphRunner.__call__"), ("host", "Agent.step"), ("eager", "Agent.step")},
+    # ... but reaching the capturing function through another instance of a generic graphing class
+    # is no self-wrapping: the captured step stays captured (:mod:`graphlint.static.selfwrap`)
+    "generic_graphed.py": {("graph", "set_mask"), ("graph", "Decoder.step"), ("host", "Graphed.__call__"),
+                           ("host", "Decoder.generate")},
 }
 
 
