@@ -121,6 +121,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         self.host_requesters: set[FuncId] = set()
         self._made: set[tuple[str, str]] | None = None
         self._wrappers: set[tuple[str, str]] | None = None  # :mod:`.selfwrap`
+        self._handed: set[FuncId] = set()
         #: ``not_hot(name, fid)``: set-up, prefill-only or training code (see :mod:`.coldcode`)
         self.not_hot = ColdCode(infos, index, options)
 
@@ -308,12 +309,15 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         capture again, recursively): such a callee is no captured code. Reaching the capturing
         function is not enough (a generic graphing class whose captured function calls a second
         graphed callable reaches it through that other instance): the callee must be of a class a
-        self-wrapping store keeps in the field it wraps (:mod:`.selfwrap`)."""
+        self-wrapping store keeps in the field it wraps (:mod:`.selfwrap`), or one no code hands
+        over as a value -- a function or bound method passed as an argument (``Graphed(self.step)``)
+        is what its receiver runs by intent, captured even when it reaches the capturer again."""
         if callee == capturer or capturer not in bfs([(callee, (callee,))], self.calls):
             return False
         if self._wrappers is None:
             self._wrappers = wrapper_classes(self)
-        return is_wrapper(self, callee, self._wrappers)
+            self._handed = {f for info in self.infos for qual in info.functions for f, _ in self.graph.handed(info, qual)}
+        return callee not in self._handed or is_wrapper(self, callee, self._wrappers)
 
     def capture_site(self, fid: FuncId) -> tuple[str, tuple]:
         info = self.by_path[fid[0]]
