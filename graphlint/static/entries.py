@@ -62,7 +62,7 @@ from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.recorded import add_recorded
-from graphlint.static.selfwrap import is_wrapper, wrapper_classes
+from graphlint.static.selfwrap import handed_functions, is_wrapper, wrapper_classes
 from graphlint.static.stepresult import host_result_reads, result_reads
 from graphlint.static.tokenloops import TokenLoops
 
@@ -316,7 +316,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
             return False
         if self._wrappers is None:
             self._wrappers = wrapper_classes(self)
-            self._handed = {f for info in self.infos for qual in info.functions for f, _ in self.graph.handed(info, qual)}
+            self._handed = handed_functions(self)
         return callee not in self._handed or is_wrapper(self, callee, self._wrappers)
 
     def capture_site(self, fid: FuncId) -> tuple[str, tuple]:

@@ -67,3 +67,18 @@ def is_wrapper(discovery, callee: FuncId, wrappers: set[tuple[str, str]]) -> boo
         if info is not None and any((ref[0].path, ref[1]) == cls for ref in discovery.index.mro((info, qual))):
             return True
     return False
+
+
+def handed_functions(discovery) -> set[FuncId]:
+    """The functions and bound methods some code passes as an argument (``Graphed(self.step)``):
+    what a receiver runs by intent. Not an instance passed so (its ``__call__`` runs implicitly,
+    and an imprecise field may hold the object that runs the capture)."""
+    graph, found = discovery.graph, set()
+    for info in discovery.infos:
+        for qual, fn in info.functions.items():
+            for site in fn.calls:
+                node = graph.node(info.path, qual, site.expr) if site.reference else None
+                for value in graph.solver.values(node) if node is not None else ():
+                    if value[0] in ("F", "M", "W"):
+                        found.update(fid for fid, _, _ in graph.objects.callees(value) if fid is not None)
+    return found
