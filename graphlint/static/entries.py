@@ -62,6 +62,7 @@ from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.recorded import add_recorded
+from graphlint.static.handed import handed_functions
 from graphlint.static.stepresult import host_result_reads, result_reads
 from graphlint.static.tokenloops import TokenLoops
 
@@ -119,6 +120,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
         self._made: set[tuple[str, str]] | None = None
+        self._handed: set[FuncId] | None = None  # :mod:`.handed`
         #: ``not_hot(name, fid)``: set-up, prefill-only or training code (see :mod:`.coldcode`)
         self.not_hot = ColdCode(infos, index, options)
 
@@ -304,8 +306,16 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         kept in the field that held the model it wraps (``self.model = Runner(self.model)``) is
         among what the flow-insensitive field holds, so ``self.model(...)`` under the runner's
         capture resolves to the runner too. A capture never captures its own caller (it would
-        capture again, recursively): such a callee is no captured code."""
-        return callee != capturer and capturer in bfs([(callee, (callee,))], self.calls)
+        capture again, recursively): such a callee is no captured code -- unless code hands it
+        over as a value (a function or bound method passed as an argument, ``Graphed(self.step)``):
+        then it is what its receiver captures by intent, and it reaches the capturer through
+        another instance (a generic graphing class whose step calls a second graphed callable,
+        which runs eagerly under the first capture): :mod:`.handed`."""
+        if callee == capturer or capturer not in bfs([(callee, (callee,))], self.calls):
+            return False
+        if self._handed is None:
+            self._handed = handed_functions(self)
+        return callee not in self._handed
 
     def capture_site(self, fid: FuncId) -> tuple[str, tuple]:
         info = self.by_path[fid[0]]

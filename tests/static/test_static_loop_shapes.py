@@ -33,6 +33,10 @@ ENTRIES = {
     # a capture never captures its own caller: the runner kept in the model's field is a host step
     "runner_in_model_field.py": {("graph", "Model.forward"), ("host", "SingleRunner.forward"),
                                  ("host", "GraphRunner.__call__"), ("host", "Agent.step"), ("eager", "Agent.step")},
+    # ... but a step handed to a generic graphing class (``Graphed(self.step)``) that reaches the capturer
+    # through another instance stays captured (:mod:`graphlint.static.handed`)
+    "generic_graphed.py": {("graph", "set_mask"), ("graph", "Decoder.step"), ("host", "Graphed.__call__"),
+                           ("host", "Decoder.generate")},
 }
 
 
