@@ -20,7 +20,7 @@ from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS
                                       TASK_METHODS, LibraryFlows)
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
-from graphlint.static.pointsto import CAP, ELEMENT_CAP, Value
+from graphlint.static.pointsto import CAP, Value
 
 BUILTINS = frozenset(dir(builtins))
 #: calls that run a callable they are handed later, on another thread or process: what it does is
@@ -210,7 +210,7 @@ class Linker(LibraryFlows):
         if tag == "a":
             obj = self.eval(path, qual, ir[1])
             if ir[1] == ("n", "self") or s.cap(obj) > CAP:  # a field's values and their methods, uncut
-                s.caps[dst] = ELEMENT_CAP
+                s.elementwise(dst)
             self.o.load(obj, ir[2], dst)
             self.implicit.load(path, qual, obj, ir[2], dst)
         elif tag == "s":

@@ -60,7 +60,10 @@ class Solver:
         self.single: dict[int, tuple[int]] = {}
         self.succ: dict[int, int | set[int]] = {}
         self.watchers: dict[int, Watcher | list[Watcher]] = {}
-        self.caps: dict[int, int] = {}  # nodes allowed more than CAP
+        self.caps: dict[int, int] = {}  # nodes allowed WIDE_CAP
+        #: one byte per node, 1 where the node may hold up to ELEMENT_CAP: every field and every
+        #: ``self.x`` load is one, and a dict entry each was 60 MB of the link's peak on torch
+        self.element_nodes = bytearray()
         #: ranges of node ids allowed ELEMENT_CAP: the expressions of constructors (:meth:`widen`)
         self.wide: list[tuple[int, int]] = []
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
@@ -81,7 +84,7 @@ class Solver:
             if key[0] == "el" or (key[0] == "v" and key[2] == "<module>") or (key[0] == "fd" and key[3] == "[]"):
                 self.caps[found] = WIDE_CAP
             elif key[0] == "fd" or (key[0] == "v" and key[2].endswith("__init__")):
-                self.caps[found] = ELEMENT_CAP  # a factory's model classes, built and kept as parts
+                self.elementwise(found)  # a factory's model classes, built and kept as parts
         return found
 
     def fresh(self) -> int:
@@ -91,8 +94,11 @@ class Solver:
 
     def elementwise(self, node: int | None) -> None:
         """``node`` holds a container's elements (``for p in processors``): up to :data:`ELEMENT_CAP`."""
-        if node is not None and node not in self.caps:
-            self.caps[node] = ELEMENT_CAP
+        if node is not None:
+            marks = self.element_nodes
+            if node >= len(marks):
+                marks.extend(bytes(max(node + 1 - len(marks), len(marks))))
+            marks[node] = 1
 
     def widen(self, start: int) -> None:
         """The nodes made since ``start`` (a constructor's expressions: ``self.model =
@@ -105,6 +111,8 @@ class Solver:
         found = self.caps.get(node)
         if found is not None:
             return found
+        if node < len(self.element_nodes) and self.element_nodes[node]:
+            return ELEMENT_CAP
         i = bisect_right(self.wide, (node, 1 << 62)) - 1
         return ELEMENT_CAP if i >= 0 and self.wide[i][0] <= node < self.wide[i][1] else CAP
 
