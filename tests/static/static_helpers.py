@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from functools import lru_cache
 
+from graphlint.check import RunResult, run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
 from graphlint.finding import Finding
 from graphlint.rules import Rule, load_rules
 from graphlint.static.facts import FileSummary
@@ -82,3 +86,12 @@ def loop_severities(loop: str, model: str = TOY_MODEL) -> dict[tuple[int, str], 
     """(line, rule) -> severity of the findings in ``run.py``, an eager loop over ``model.py``."""
     findings = analyze({"model.py": model, "run.py": textwrap.dedent(loop)})
     return {(f.line, f.rule): f.severity for f in findings if f.path == "run.py"}
+
+
+def check_fixture(monkeypatch, tmp_path, fixtures: Path, name: str) -> RunResult:
+    """``graphlint check`` of one fixture file or folder of ``fixtures/static/<flow>/``, from the
+    repository root with the default configuration and no cache, as a user would run it."""
+    root = fixtures.parents[2]
+    monkeypatch.chdir(root)
+    path = (fixtures / name).relative_to(root).as_posix()
+    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))

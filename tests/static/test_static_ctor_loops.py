@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.check import run
-from graphlint.check_settings import resolve
-from graphlint.config_file import load_config
-
 from test_static_fixture import assert_marked, load
+from static_helpers import check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "ctorloop"
@@ -30,15 +27,9 @@ ENTRIES = {
 }
 
 
-def _check(monkeypatch, tmp_path, name: str):
-    monkeypatch.chdir(ROOT)
-    path = (FIXTURES / name).relative_to(ROOT).as_posix()
-    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))
-
-
 @pytest.mark.parametrize("name", sorted(ENTRIES))
 def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
-    result = _check(monkeypatch, tmp_path, name)
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     base = FIXTURES / name
     assert_marked(result.findings, load(base) if base.is_dir() else {base.relative_to(ROOT).as_posix(): base.read_bytes()})
     assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
@@ -46,6 +37,6 @@ def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
 
 
 def test_the_shape_is_evidence_not_a_guess(monkeypatch, tmp_path):
-    entries = _check(monkeypatch, tmp_path, "untyped_model.py").entries
+    entries = check_fixture(monkeypatch, tmp_path, FIXTURES, "untyped_model.py").entries
     assert {e.function[1] for e in entries} == {"Engine.generate", "Engine.stream"}  # not Counter.run, Solver.solve
     assert all("fed the ids it sampled" in e.reason and not e.guessed for e in entries)

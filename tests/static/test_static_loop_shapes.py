@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.check import run
-from graphlint.check_settings import resolve
-from graphlint.config_file import load_config
-
 from test_static_fixture import expected, markers
+from static_helpers import check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "loopshape"
@@ -40,15 +37,9 @@ ENTRIES = {
 }
 
 
-def _check(monkeypatch, tmp_path, name: str):
-    monkeypatch.chdir(ROOT)
-    path = (FIXTURES / name).relative_to(ROOT).as_posix()
-    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))
-
-
 @pytest.mark.parametrize("name", sorted(ENTRIES))
 def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
-    result = _check(monkeypatch, tmp_path, name)
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
     files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
     assert found == expected(files)
@@ -61,10 +52,10 @@ def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
 
 
 def test_a_layer_getter_loop_is_guessed_not_a_token_loop(monkeypatch, tmp_path):
-    assert all(e.guessed for e in _check(monkeypatch, tmp_path, "layer_getter.py").entries)
+    assert all(e.guessed for e in check_fixture(monkeypatch, tmp_path, FIXTURES, "layer_getter.py").entries)
 
 
 def test_a_field_only_loop_in_a_forward_says_why_it_ranks_lower(monkeypatch, tmp_path):
-    (loop,) = [e for e in _check(monkeypatch, tmp_path, "fields_in_forward.py").entries
+    (loop,) = [e for e in check_fixture(monkeypatch, tmp_path, FIXTURES, "fields_in_forward.py").entries
                if e.function[1] == "Refiner.forward"]
     assert "fields alone, in a model's forward" in loop.reason

@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.check import run
-from graphlint.check_settings import resolve
-from graphlint.config_file import load_config
-
 from test_static_fixture import expected
+from static_helpers import check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "outerloops"
@@ -31,15 +28,9 @@ ENTRIES = {
 }
 
 
-def _check(monkeypatch, tmp_path, name: str):
-    monkeypatch.chdir(ROOT)
-    path = (FIXTURES / name).relative_to(ROOT).as_posix()
-    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))
-
-
 @pytest.mark.parametrize("name", sorted(ENTRIES))
 def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
-    result = _check(monkeypatch, tmp_path, name)
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
     path = (FIXTURES / name).relative_to(ROOT).as_posix()
     assert found == expected({path: (FIXTURES / name).read_bytes()})
@@ -47,7 +38,7 @@ def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
 
 
 def test_a_window_loop_around_a_decode_task_is_an_outer_loop(monkeypatch, tmp_path):
-    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "window_generate.py")
     assert "transcribe" not in {e.function[1] for e in result.entries}
     lines = {f.line for f in result.findings}
     src = (FIXTURES / "window_generate.py").read_text().splitlines()
@@ -58,7 +49,7 @@ def test_a_window_loop_around_a_decode_task_is_an_outer_loop(monkeypatch, tmp_pa
 
 
 def test_the_outer_loop_is_said_in_the_decode_path(monkeypatch, tmp_path):
-    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "window_generate.py")
     outer = result.decode_path.outer_loops
     assert [(o.function[1], o.decoder[1]) for o in outer] == [("transcribe", "WindowTask._token_loop")]
 
@@ -68,7 +59,7 @@ def test_graphlint_entries_ends_with_each_outer_loop_at_its_line(monkeypatch, tm
     from graphlint.static.decode_record import decode_path_record
     from graphlint.static.entry_lines import entry_rows
 
-    result = _check(monkeypatch, tmp_path, "window_generate.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "window_generate.py")
     record = decode_path_record(result.decode_path)
     src = (FIXTURES / "window_generate.py").read_text().splitlines()
     line = next(i for i, text in enumerate(src, 1) if text.strip().startswith("while seek < total"))
@@ -82,5 +73,5 @@ def test_graphlint_entries_ends_with_each_outer_loop_at_its_line(monkeypatch, tm
 
 
 def test_a_speculative_step_verifying_a_draft_decode_stays_per_token(monkeypatch, tmp_path):
-    result = _check(monkeypatch, tmp_path, "eager_speculative.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "eager_speculative.py")
     assert [(o.function[1], o.decoder[1]) for o in result.decode_path.outer_loops] == [("answer_all", "generate")]

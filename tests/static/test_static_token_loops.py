@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.check import run
-from graphlint.check_settings import resolve
-from graphlint.config_file import load_config
-
 from test_static_fixture import expected, markers
+from static_helpers import check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "tokenloops"
@@ -39,19 +36,13 @@ ENTRIES = {
 }
 
 
-def _check(monkeypatch, tmp_path, name: str):
-    monkeypatch.chdir(ROOT)
-    path = (FIXTURES / name).relative_to(ROOT).as_posix()
-    return run(resolve(load_config(cwd=tmp_path), paths=[path], jobs=1, use_cache=False))
-
-
 def _path(name: str) -> str:
     return (FIXTURES / name).relative_to(ROOT).as_posix()
 
 
 @pytest.mark.parametrize("name", sorted(ENTRIES))
 def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
-    result = _check(monkeypatch, tmp_path, name)
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
     files = {_path(name): (FIXTURES / name).read_bytes()}
     assert found == expected(files)
@@ -64,7 +55,7 @@ def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
 
 
 def test_a_patch_loop_over_layers_is_no_token_loop_and_what_it_reaches_is_cold(monkeypatch, tmp_path):
-    result = _check(monkeypatch, tmp_path, "patch_layers.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "patch_layers.py")
     assert "Patcher.patch_linears" not in {e.function[1] for e in result.entries}
     src = (FIXTURES / "patch_layers.py").read_text().splitlines()
     load_time = {i for i, text in enumerate(src, 1) if ".item()" in text or ".cuda()" in text}
@@ -72,20 +63,20 @@ def test_a_patch_loop_over_layers_is_no_token_loop_and_what_it_reaches_is_cold(m
 
 
 def test_a_loop_over_devices_placing_layers_is_no_token_loop(monkeypatch, tmp_path):
-    result = _check(monkeypatch, tmp_path, "load_shards.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "load_shards.py")
     assert not {"Runner.load_blocks", "Runner.place"} & {e.function[1] for e in result.entries}
 
 
 def test_an_element_loop_that_carries_a_state_stays_per_token(monkeypatch, tmp_path):
     """``out, state = model(frames[i], state)``: the frame is this iteration's element, the state
     goes round; ``outs[i] = model(outs[i])`` carries nothing."""
-    result = _check(monkeypatch, tmp_path, "counter_cases.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "counter_cases.py")
     names = {e.function[1] for e in result.entries}
     assert {"stream", "fill"} <= names and "refine" not in names
 
 
 def test_an_uncalled_token_loop_ranks_below_the_one_the_engine_runs(monkeypatch, tmp_path):
-    result = _check(monkeypatch, tmp_path, "unused_loop.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "unused_loop.py")
     entry = next(e for e in result.entries if e.function[1] == "batched_generate")
     assert "no entry point of the checked paths runs batched_generate: at most a warning" in entry.reason
     other = next(e for e in result.entries if e.function[1] == "generate")
@@ -97,7 +88,7 @@ def test_an_uncalled_token_loop_ranks_below_the_one_the_engine_runs(monkeypatch,
 def test_a_command_table_handed_to_a_cli_library_is_run_by_the_entry_point(monkeypatch, tmp_path):
     """``fire.Fire(COMMANDS)``: the functions a module-level table holds are callbacks of the
     library it is handed to, so the entry point reaches ``generate`` through ``generate_main``."""
-    result = _check(monkeypatch, tmp_path, "cli_table.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "cli_table.py")
     reasons = {e.function[1]: e.reason for e in result.entries}
     assert "no entry point" in reasons["batched_generate"] and "no entry point" not in reasons["generate"]
 
@@ -105,5 +96,5 @@ def test_a_command_table_handed_to_a_cli_library_is_run_by_the_entry_point(monke
 def test_a_speculative_step_with_its_own_draft_loop_is_no_whole_decode(monkeypatch, tmp_path):
     """``spec_step`` verifies with the target model after its draft loop: the loop calling it once
     per step is the per-token loop, not an outer loop."""
-    result = _check(monkeypatch, tmp_path, "speculative_step.py")
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "speculative_step.py")
     assert not result.decode_path.outer_loops
