@@ -21,6 +21,10 @@ from typing import Iterable
 
 from graphlint.finding import Finding
 
+#: graphlint's own failures are never baselined: a fingerprint has no message, so one recorded
+#: crash (GL002) would hide every later crash at that path and in that function
+NEVER_BASELINED = frozenset({"GL002"})
+
 FORMAT_VERSION = 1
 
 
@@ -61,8 +65,8 @@ def _path_from(path: str, base: Path | None) -> str:
 
 
 def write_baseline(path: Path, findings: list[Finding]) -> int:
-    """Write every unsuppressed finding; returns how many were written."""
-    kept = [f for f in findings if not f.suppressed]
+    """Write every unsuppressed finding but graphlint's own failures; returns how many were written."""
+    kept = [f for f in findings if not f.suppressed and f.rule not in NEVER_BASELINED]
     prints = fingerprints(kept, path.parent)
     entries = [
         {"fingerprint": fp, "rule": f.rule, "path": _path_from(f.path, path.parent), "function": f.function,
@@ -100,8 +104,9 @@ def load_baseline(path: Path) -> set[str]:
 def filter_new(findings: list[Finding], baseline_path: Path, known: set[str]) -> tuple[list[Finding], int]:
     """Drop findings whose fingerprint is in the baseline; returns (kept, dropped count).
 
-    Suppressed findings take no part in occurrence counting, matching :func:`write_baseline`.
+    Suppressed findings take no part in occurrence counting, matching :func:`write_baseline`;
+    graphlint's own failures are always new (a baseline written before this rule may hold one).
     """
     prints = aligned_fingerprints(findings, baseline_path.parent)
-    kept = [f for f, fp in zip(findings, prints) if f.suppressed or fp not in known]
+    kept = [f for f, fp in zip(findings, prints) if f.suppressed or fp not in known or f.rule in NEVER_BASELINED]
     return kept, len(findings) - len(kept)

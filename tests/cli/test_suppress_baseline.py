@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from graphlint.baseline import filter_new, fingerprints, load_baseline, write_baseline
+from graphlint.finding import Finding
+
 
 def test_suppression_at_line_end_and_on_its_own_line(project):
     code = project.item_code()
@@ -90,3 +93,24 @@ def test_unused_and_invalid_suppressions_point_at_the_comment(project):
     project.write("src/m.py", "x = 1  # graphlint: ignore[GL101]\ny = 2  # graphlint: ignore[GL999]\n")
     found = {(f["rule"], f["line"], f["col"]) for f in project.findings("src")}
     assert found == {("GL001", 1, 8), ("GL003", 2, 8)}
+
+
+def test_graphlint_failures_are_never_baselined(tmp_path):
+    """A recorded GL002 would hide the next crash at that path (fingerprints carry no message)."""
+    def finding(rule: str, message: str) -> Finding:
+        return Finding(rule=rule, name=rule.lower(), category="meta" if rule == "GL002" else "host-sync",
+                       severity="error", path="src/model.py", line=3, col=0, message=message,
+                       function="decode", line_text="x.item()")
+
+    baseline = tmp_path / "baseline.json"
+    assert write_baseline(baseline, [finding("GL101", "a read-back"), finding("GL002", "crash A")]) == 1
+    assert [e["rule"] for e in json.loads(baseline.read_text())["findings"]] == ["GL101"]
+    later = [finding("GL101", "a read-back"), finding("GL002", "crash B")]
+    kept, dropped = filter_new(later, baseline, load_baseline(baseline))
+    assert ([f.rule for f in kept], dropped) == (["GL002"], 1)
+    # a baseline written before this rule may hold a GL002: it still does not hide one
+    old = json.loads(baseline.read_text())
+    old["findings"].append({"fingerprint": fingerprints([finding("GL002", "crash A")], tmp_path)[0], "rule": "GL002"})
+    baseline.write_text(json.dumps(old))
+    kept, dropped = filter_new(later, baseline, load_baseline(baseline))
+    assert ([f.rule for f in kept], dropped) == (["GL002"], 1)
