@@ -19,11 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from graphlint.finding import Finding
+from graphlint.finding import INTERNAL_ERROR, Finding
 
 #: graphlint's own failures are never baselined: a fingerprint has no message, so one recorded
 #: crash (GL002) would hide every later crash at that path and in that function
-NEVER_BASELINED = frozenset({"GL002"})
+NEVER_BASELINED = frozenset({INTERNAL_ERROR})
 
 FORMAT_VERSION = 1
 

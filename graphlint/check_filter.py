@@ -16,12 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from graphlint.check_settings import Settings, enabled_for_file
-from graphlint.finding import WHOLE_PROGRAM, Finding
+from graphlint.finding import INTERNAL_ERROR, WHOLE_PROGRAM, Finding
 from graphlint.paths import display_path
 from graphlint.static.facts import FileSummary
 from graphlint.static.suppressions import UNUSED, apply_suppressions
-
-INTERNAL_ERROR = "GL002"
 
 
 def apply_settings(findings: list[Finding], summaries: dict[str, FileSummary], settings: Settings,

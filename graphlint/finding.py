@@ -13,6 +13,7 @@ from typing import Any
 from graphlint.rules import Rule
 
 
+INTERNAL_ERROR = "GL002"  # graphlint crashed (on a file, or in a whole-program stage): the result is incomplete
 #: the evidence of the GL002 a crash of a whole-program stage gives (the cross-file pass, the link):
 #: the check reports it beside every per-file finding, so it fails like any error (exit 1), not as
 #: a file graphlint could not analyse (exit 2)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from graphlint.finding import WHOLE_PROGRAM, Finding
+from graphlint.finding import INTERNAL_ERROR, WHOLE_PROGRAM, Finding
 from graphlint.inventory import EMPTY, FAILED, STALE, Inventory
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 DEFAULT_FAILING = frozenset({"error"})
 STRICT_FAILING = frozenset({"error", "warning"})
-INTERNAL_ERROR = "GL002"  # graphlint crashed on a file: the result is incomplete
 
 
 def failing_severities(strict: bool) -> frozenset[str]:

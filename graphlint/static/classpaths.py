@@ -14,6 +14,8 @@ of the module (a path names the class a registry hands out, not its layers and h
 
 from __future__ import annotations
 
+from graphlint.static.names import module_name
+
 #: calls that import a module by a computed name (their result: a module some class path names)
 DYNAMIC_IMPORTS = frozenset(("importlib.import_module",))
 
@@ -24,15 +26,6 @@ def class_path(text: str) -> str | None:
     parts = text[1:].split(".") if text.startswith(".") else text.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return None
-    return ".".join(parts)
-
-
-def module_name(path: str) -> str:
-    """``pkg/models/llama.py`` -> ``pkg.models.llama`` (a package's ``__init__`` names the package)."""
-    stem = path[:-3] if path.endswith(".py") else path
-    parts = stem.split("/")
-    if parts[-1] == "__init__":
-        parts.pop()
     return ".".join(parts)
 
 
