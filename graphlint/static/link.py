@@ -19,6 +19,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
+from graphlint.static.selfdispatch import drop_unrun_overrides
 from graphlint.static.unresolved import from_call_graph
 
 
@@ -60,6 +61,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
             sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls]
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
+    drop_unrun_overrides(raw, infos, index)  # ``self.m()`` in ``C.f``: not the overrides of classes that override ``f``
     graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
     specialize_names(raw, infos, graph, graph.passed)  # a call by method name, per call site
     calls = _merge(raw)
