@@ -55,13 +55,11 @@ def _runs_caller(callee: FuncId, owner, name: str, caller: FuncId, by_path: dict
     here = (owner[0].path, owner[1])
     if here not in keys[1:]:
         return True  # not a strict subclass of the caller's class: the cone's own business
-    for ref in mro[: keys.index(here)]:
-        k_info, k_name = ref
-        klass = k_info.classes[k_name]
-        if name in klass.methods:
+    for i, (k_info, k_name) in enumerate(mro[: keys.index(here)]):
+        if name in k_info.classes[k_name].methods:
             other = (k_info.path, f"{k_name}.{name}")
-            # an override that calls any ``name`` (``super().f()``, ``Base.f(self)``) may run ``caller``
-            if other == caller or any(c[1].rpartition(".")[2] == name for c, _ in raw.get(other, ())):
-                return True
-            return False
+            # an override that calls a base's ``name`` (``super().f()``, ``Base.f(self)``) may run ``caller``
+            later = set(keys[i + 1:])
+            return other == caller or any(c[1].rpartition(".")[2] == name and (c[0], c[1].rpartition(".")[0]) in later
+                                          for c, _ in raw.get(other, ()))
     return True
