@@ -1,0 +1,62 @@
+"""False captured/per-token code the call graph and the value facts made (branch ``capfalse``):
+``fixtures/static/selfdispatch`` (``self.m()`` in ``C.f`` runs no override of a class that
+overrides ``f``), ``fixtures/static/exitscope`` (one function's early exit no longer unguards
+another's rebinding) and ``fixtures/static/boolcall`` (a ``__call__`` answering ``True`` /
+``False`` is no tensor). Each test fails before the change; each control shows the finding
+comes back when the code really runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from static_helpers import analyze
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "static"
+
+
+def _files(name: str) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((FIXTURES / name).glob("*.py"))}
+
+
+def _found(files: dict[str, str], path: str) -> list[tuple[int, str, str]]:
+    return sorted((f.line, f.rule, f.severity) for f in analyze(files) if f.path == path)
+
+
+def test_an_override_of_the_callers_method_is_not_run_from_it():
+    """``PackedBlock`` overrides ``forward``: ``Block.forward``'s ``self.route()`` never runs its
+    ``route``; ``ShimBlock``'s ``forward`` calls ``super().forward``, so its ``route`` does."""
+    assert _found(_files("selfdispatch"), "model.py") == [(38, "GL101", "error")]
+
+
+def test_an_override_that_inherits_the_callers_method_is_run_from_it():
+    files = _files("selfdispatch")
+    files["model.py"] = files["model.py"].replace(
+        "    def forward(self, h):\n        return self.proj(h) * 0.5\n", "")
+    assert (27, "GL101", "error") in _found(files, "model.py")
+
+
+def test_another_functions_early_exit_keeps_a_rebinding_conditional():
+    """``Fusion.forward`` exits early on ``feats is None``; the wrapper rebinds ``feats`` under
+    ``feats is not None`` (the same condition). The capture passes no features: the fusion's
+    read-back is not captured code."""
+    assert _found(_files("exitscope"), "model.py") == []
+
+
+def test_an_unconditional_rebinding_reaches_the_fusion_layer():
+    files = _files("exitscope")
+    files["model.py"] = files["model.py"].replace(
+        "        if feats is not None:\n            rows = torch.arange(feats.shape[0], device=feats.device)\n"
+        "            feats = (feats, rows)\n",
+        "        rows = torch.arange(h.shape[0], device=h.device)\n        feats = (h, rows)\n")
+    assert (18, "GL101", "error") in _found(files, "model.py")
+
+
+def test_a_callable_object_answering_true_or_false_is_no_tensor():
+    assert _found(_files("boolcall"), "stops.py") == []
+
+
+def test_a_callable_object_answering_something_unknown_is_presumed_a_tensor():
+    files = _files("boolcall")
+    files["stops.py"] = files["stops.py"].replace("            return True\n        return False\n",
+                                                  "            return self.pattern\n        return self.pattern\n")
+    assert (27, "GL105", "error") in _found(files, "stops.py")
