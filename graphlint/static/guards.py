@@ -36,6 +36,7 @@ import libcst as cst
 from graphlint.static.cstwalk import preorder, self_attr
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
+from graphlint.static.refresh import refreshes_own_bound
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
 _POSITIONS = name_matcher(POSITION_NAMES)
@@ -374,9 +375,9 @@ class Guards:
     def runs_once(self, stmt: cst.If, fn) -> bool:
         """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,
         the default of an argument the loop passes (``fn``: the function's tensor facts), a branch
-        true at one step."""
+        true at one step, a cache refresh that raises its own bound (:mod:`.refresh`)."""
         return (is_lazy_init(stmt) or clears_own_flag(stmt) or fills_default(stmt, fn.optional)
-                or one_step(stmt.test, fn.tensors, self.prefill))
+                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

@@ -60,3 +60,16 @@ def test_a_callable_object_answering_something_unknown_is_presumed_a_tensor():
     files["stops.py"] = files["stops.py"].replace("            return True\n        return False\n",
                                                   "            return self.pattern\n        return self.pattern\n")
     assert (27, "GL105", "error") in _found(files, "stops.py")
+
+
+def test_a_refresh_that_records_its_own_bound_is_not_per_step():
+    """``fixtures/static/refresh``: ``Tables.lookup`` rebuilds its tables only when the length
+    outgrows them (it records the length); ``Leaky.lookup`` records nothing: every call rebuilds."""
+    assert [line for line, rule, _ in _found(_files("refresh"), "tables.py") if rule == "GL201"] == [29]
+
+
+def test_a_refresh_that_records_another_value_stays_per_step():
+    files = _files("refresh")
+    files["tables.py"] = files["tables.py"].replace("            self.cached_len = length\n",
+                                                    "            self.cached_len = length - 1\n")
+    assert [line for line, rule, _ in _found(files, "tables.py") if rule == "GL201"] == [21, 29]
