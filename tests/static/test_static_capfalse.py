@@ -73,3 +73,24 @@ def test_a_refresh_that_records_another_value_stays_per_step():
     files["tables.py"] = files["tables.py"].replace("            self.cached_len = length\n",
                                                     "            self.cached_len = length - 1\n")
     assert [line for line, rule, _ in _found(files, "tables.py") if rule == "GL201"] == [21, 29]
+
+
+def test_a_module_a_load_time_rule_may_replace_is_at_most_a_warning():
+    """``fixtures/static/replaced``: ``loader.swap`` builds computed classes with the original
+    block (``name=, orig=, rules=``); ``FusedMixer``, never built by name, takes those keywords and
+    overrides ``Mixer.forward``: the original's hazards are warnings, ``Norm``'s stays an error."""
+    assert _found(_files("replaced"), "layers.py") == [(14, "GL101", "error"), (24, "GL101", "warning"),
+                                                       (25, "GL311", "warning")]
+
+
+def test_without_a_computed_class_that_fits_the_original_keeps_its_errors():
+    files = _files("replaced")
+    files["loader.py"] = files["loader.py"].replace("cls(name=name, orig=child, rules=rules)", "cls(name, child)")
+    assert _found(files, "layers.py") == [(14, "GL101", "error"), (24, "GL101", "error"), (25, "GL311", "error")]
+
+
+def test_a_replacement_the_code_builds_by_name_is_no_load_time_rule():
+    files = _files("replaced")
+    files["serve.py"] = files["serve.py"].replace("from layers import Net", "from layers import FusedMixer, Net")
+    files["serve.py"] += "\n\ndef fused(width, block):\n    return FusedMixer(name='mix', orig=block, rules={})\n"
+    assert _found(files, "layers.py") == [(14, "GL101", "error"), (24, "GL101", "error"), (25, "GL311", "error")]
