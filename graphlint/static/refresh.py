@@ -25,7 +25,7 @@ def refreshes_own_bound(stmt: cst.If) -> bool:
     ``self.t`` for every table test."""
     if stmt.orelse is not None:
         return False
-    tests = _disjuncts(stmt.test)
+    tests = disjuncts(stmt.test)
     stores = _self_stores(stmt.body)
     grown = False
     for test in tests:
@@ -42,9 +42,10 @@ def refreshes_own_bound(stmt: cst.If) -> bool:
     return grown
 
 
-def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+def disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``a or b or c`` -> [a, b, c]; anything else -> [itself]."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return _disjuncts(test.left) + _disjuncts(test.right)
+        return disjuncts(test.left) + disjuncts(test.right)
     return [test]
 
 

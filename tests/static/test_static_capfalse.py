@@ -64,15 +64,23 @@ def test_a_callable_object_answering_something_unknown_is_presumed_a_tensor():
 
 def test_a_refresh_that_records_its_own_bound_is_not_per_step():
     """``fixtures/static/refresh``: ``Tables.lookup`` rebuilds its tables only when the length
-    outgrows them (it records the length); ``Leaky.lookup`` records nothing: every call rebuilds."""
-    assert [line for line, rule, _ in _found(_files("refresh"), "tables.py") if rule == "GL201"] == [29]
+    outgrows them (it records the length); ``Lazy`` does it through a method under ``is None or
+    n > self.cached_len``; ``Leaky.lookup`` records nothing: every call rebuilds."""
+    assert [line for line, rule, _ in _found(_files("refresh"), "tables.py") if rule == "GL201"] == [31]
 
 
 def test_a_refresh_that_records_another_value_stays_per_step():
     files = _files("refresh")
     files["tables.py"] = files["tables.py"].replace("            self.cached_len = length\n",
                                                     "            self.cached_len = length - 1\n")
-    assert [line for line, rule, _ in _found(files, "tables.py") if rule == "GL201"] == [21, 29]
+    assert [line for line, rule, _ in _found(files, "tables.py") if rule == "GL201"] == [23, 31]
+
+
+def test_a_lazy_guard_on_two_attributes_is_not_disarmed_by_one():
+    files = _files("refresh")
+    files["tables.py"] = files["tables.py"].replace("if self.cached_len is None or length > self.cached_len:",
+                                                    "if self.table is None or length > self.cached_len:")
+    assert [line for line, rule, _ in _found(files, "tables.py") if rule == "GL201"] == [31, 48]
 
 
 def test_a_module_a_load_time_rule_may_replace_is_at_most_a_warning():
