@@ -46,6 +46,9 @@ GUESSED_NOTE = " (on a decode path guessed from function names: at most a warnin
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
+REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass"
+                 " built from a computed class: it runs only where the load-time rules keep the original; at most a"
+                 " warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
 
@@ -166,6 +169,8 @@ class Placement:
         self.unused = unused
         #: captured only through branches on tensor shapes (:func:`graphlint.static.link.shaped`)
         self.shaped: set[FuncId] = set()
+        #: per context, reached only through a module's forward a load-time rule may replace (:mod:`.replaced`)
+        self.replaced: dict[str, set[FuncId]] = {}
         self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
         self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
         #: a host step loop's first reads of its step's result, and every read of it the walk met
@@ -209,12 +214,17 @@ class Placement:
                 return eager, "warning", GUESSED_NOTE
             if fid in self.unused and severity == "error" and not captured:  # nor a loop the engine never runs
                 return eager, "warning", UNUSED_NOTE
+            if severity == "error" and fid in self.replaced.get("eager", ()) and (
+                    not captured or fid in self.replaced.get("graph", ())):  # nor a module a rule may swap out
+                return eager, "warning", REPLACED_NOTE
             if not captured or (fid not in self.guessed and fid not in self.unused):
                 return eager, severity, ""
         if (graph or cand.in_capture) and in_graph(params, cand):
             if severity == "error" and (fid in self.shaped or any(c == ("shape",) or c == ("not", ("shape",))
                                                                   for c in cand.cond)):
                 return graph or (fid,), "warning", SHAPE_NOTE
+            if severity == "error" and fid in self.replaced.get("graph", ()):
+                return graph or (fid,), "warning", REPLACED_NOTE
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None

@@ -36,6 +36,7 @@ import libcst as cst
 from graphlint.static.cstwalk import preorder, self_attr
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
+from graphlint.static.refresh import disjuncts, refreshes_own_bound
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
 _POSITIONS = name_matcher(POSITION_NAMES)
@@ -309,28 +310,38 @@ def once_flag(stmt: cst.If) -> str | None:
 
     A guard the branch disarms through a method of its own object -> "attr@m1+m2" (the ``self.m()``
     calls of the body): lazy growth, ``if seq_len > self.cached_len: self._grow(seq_len)``, and lazy
-    initialisation by a helper, ``if self.table is None: self._build()``. Once ``_grow`` raises
+    initialisation by a helper, ``if self.table is None: self._build()`` -- or both on one attribute,
+    ``if self.cached_len is None or seq_len > self.cached_len:``. Once ``_grow`` raises
     ``cached_len`` (or ``_build`` sets ``table``) the test fails on every later step until the
     sequence outgrows the cache again: set-up amortised over a generation, not a per-step cost
     (:func:`disarmed` decides it when the class ends, from what its methods assign)."""
     test = stmt.test
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return self_attr(test.expression)
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-        return None
-    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
-    if isinstance(op, (cst.Equal, cst.Is)) and isinstance(right, cst.Name) and right.value == "False":
+    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is))
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "False"):
         return self_attr(test.left)
-    attr = None
-    if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
-        attr = self_attr(right)  # ``n > self.cached``
-    elif isinstance(op, (cst.LessThan, cst.LessThanEqual)):
-        attr = self_attr(test.left)  # ``self.cached < n``
-    elif isinstance(op, cst.Is) and _is_none(right):
-        attr = self_attr(test.left)  # ``self.table is None`` filled by a helper
+    # one attribute every disjunct tests (``self.cached is None or n > self.cached``), else none
+    attrs = {_armed(part) for part in disjuncts(test)}
+    attr = attrs.pop() if len(attrs) == 1 else None
     methods = sorted({node.func.attr.value for node in preorder(stmt.body) if isinstance(node, cst.Call)
                       and isinstance(node.func, cst.Attribute) and self_attr(node.func) is not None})
     return f"{attr}@{'+'.join(methods)}" if attr is not None and methods else None
+
+
+def _armed(test: cst.BaseExpression) -> str | None:
+    """``n > self.cached`` / ``self.cached < n`` / ``self.table is None`` -> the attribute."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return self_attr(right)
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        return self_attr(test.left)
+    if isinstance(op, cst.Is) and _is_none(right):
+        return self_attr(test.left)
+    return None
 
 
 def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) -> set[str]:
@@ -374,9 +385,9 @@ class Guards:
     def runs_once(self, stmt: cst.If, fn) -> bool:
         """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,
         the default of an argument the loop passes (``fn``: the function's tensor facts), a branch
-        true at one step."""
+        true at one step, a cache refresh that raises its own bound (:mod:`.refresh`)."""
         return (is_lazy_init(stmt) or clears_own_flag(stmt) or fills_default(stmt, fn.optional)
-                or one_step(stmt.test, fn.tensors, self.prefill))
+                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

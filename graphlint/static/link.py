@@ -19,6 +19,8 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
+from graphlint.static.replaced import computed_keywords, only_through, replaceable_forwards
+from graphlint.static.selfdispatch import drop_unrun_overrides
 from graphlint.static.unresolved import from_call_graph
 
 
@@ -60,6 +62,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
             sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls]
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
+    drop_unrun_overrides(raw, infos, index)  # ``self.m()`` in ``C.f``: not the overrides of classes that override ``f``
     graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
     specialize_names(raw, infos, graph, graph.passed)  # a call by method name, per call site
     calls = _merge(raw)
@@ -79,6 +82,9 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     captured = captured_values(infos, raw, discovery, contexts)  # what a capture runs: its own values
     contexts.decided = len(values.decided) + len({(cand_fid, c.cond[:1]) for cand_fid, c in _dead_candidates(infos, values)})
     contexts.placement.shaped = shaped(discovery, contexts, calls)
+    forwards = replaceable_forwards(infos, index, graph.instantiated(), computed_keywords(graph.unresolved))
+    contexts.placement.replaced = {ctx: only_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], forwards)
+                                   for ctx in ("graph", "eager")}
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if contexts_out is not None:

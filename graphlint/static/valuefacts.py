@@ -139,8 +139,8 @@ class ValueFacts:
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-                 self.body, self.unchanged)
-        self.carried = {}
+                 self.body, self.unchanged, self.exit_conds)
+        self.carried, self.exit_conds = {}, set()  # another function's early exits guard nothing here
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
@@ -157,7 +157,7 @@ class ValueFacts:
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-         self.body, self.unchanged) = saved
+         self.body, self.unchanged, self.exit_conds) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         found = self.value(value) if value is not None else None

@@ -63,8 +63,8 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
 def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
-    if isinstance(node, cst.Name):
-        return node.value in oracle.fn.ints
+    if isinstance(node, cst.Name):  # ``return True``: a Python bool
+        return node.value in ("True", "False") or node.value in oracle.fn.ints
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Name):

@@ -1,0 +1,80 @@
+"""Modules a load-time rule may swap for a subclass: their own code is at most a warning.
+
+Engines that inject optimised operators build a Hugging Face-style model, then walk its children
+and replace some by an instance of a class named in a rule file (``cls = getattr(import_module(m),
+name)``; ``cls(key=..., config=..., orig_module=child)``; ``setattr(parent, name, new)``). The
+call graph sees the classes the model's constructors name -- the original MoE block, attention,
+rotary -- and reported their code as captured or per-token code at full severity, although the
+shipped rules replace them: whether an original runs depends on data the analysis does not read.
+
+The evidence used here is the code's own: a call of a class the call graph cannot resolve (a
+computed class) passing at least ``MIN_KEYWORDS`` keywords, and project classes no analysed code
+constructs by name whose ``__init__`` accepts every one of those keywords -- the replacements the
+computed call may build. A replacement that subclasses a module and overrides its ``forward``
+marks that module's ``forward`` as *replaceable*. Code reached in a context only through
+replaceable forwards keeps its findings, as warnings (:class:`.contexts.Placement`): it runs
+only under the rules that leave the original in place.
+"""
+
+from __future__ import annotations
+
+from graphlint.static.contexts import bfs
+from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.index import Index
+
+FuncId = tuple[str, str]
+MIN_KEYWORDS = 3  # a computed class called with fewer keywords says too little about its class
+
+
+def computed_keywords(unresolved: dict[FuncId, list[CallSite]]) -> list[frozenset[str]]:
+    """The keyword sets of the calls that look like project calls and resolve to nothing
+    (:attr:`.callgraph.CallGraph.unresolved`): a computed class among them."""
+    found = []
+    for sites in unresolved.values():
+        for site in sites:
+            if site.reference or site.args is None:
+                continue
+            names = frozenset(k for spelling in site.args for k, _ in spelling[1])
+            if len(names) >= MIN_KEYWORDS:
+                found.append(names)
+    return found
+
+
+def replaceable_forwards(infos: list[ModuleInfo], index: Index, made: set[tuple[str, str]],
+                         keywords: list[frozenset[str]]) -> set[FuncId]:
+    """``forward`` of every project module the analysed code builds that a never-built subclass
+    overrides, when that subclass's ``__init__`` takes every keyword of some computed-class call."""
+    if not keywords:
+        return set()
+    out: set[FuncId] = set()
+    for info in infos:
+        for name, klass in info.classes.items():
+            if "forward" not in klass.methods or (info.path, name) in made:
+                continue
+            if not _accepts_any(index, info, name, keywords):
+                continue
+            # every base the model builds whose forward the subclass overrides (not a mixin of the
+            # replacements themselves: nothing builds that one on its own)
+            out.update((base_info.path, f"{base}.forward") for base_info, base in index.mro((info, name))[1:]
+                       if "forward" in base_info.classes[base].methods and (base_info.path, base) in made)
+    return out
+
+
+def _accepts_any(index: Index, info: ModuleInfo, name: str, keywords: list[frozenset[str]]) -> bool:
+    init = index.find_method((info, name), "__init__")
+    if init is None:
+        return False
+    flow = init[0].flows.get(init[1])
+    if flow is None:
+        return False
+    params = set(flow.params) | set(flow.kwonly)
+    return any(names <= params for names in keywords)
+
+
+def only_through(roots: list[tuple[FuncId, tuple]], calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
+                 chains: dict[FuncId, tuple], replaceable: set[FuncId]) -> set[FuncId]:
+    """The functions of a context (``chains``) its roots reach only through a replaceable forward."""
+    if not replaceable or not chains:
+        return set()
+    sure = bfs([r for r in roots if r[0] not in replaceable], calls, replaceable)
+    return {f for f in chains if f not in sure}
