@@ -136,6 +136,8 @@ class LoopFrame:
     #: statement ordinal -> names bound / containers mutated there; container -> what was put in it
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
+    #: container -> (order, what was put in it) per store or mutating call: see :meth:`exposed`
+    fills: dict[str, list[tuple[int, set[str]]]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
     serves: bool = False  # a ``while`` loop: a serving loop when nothing feeds back (:mod:`.entries`)
     tested: frozenset = frozenset()  # the local names a ``while`` loop's test reads
@@ -161,8 +163,10 @@ class LoopFrame:
         binds in a statement of its own before ``order`` holds this iteration's value there
         (``named = collect(layer); named = keep(named, skip)``: ``keep`` reads what ``collect``
         returned, never its own last output), so what that value was computed from stands in for it
-        (``x = f(y); y = model(x)`` still carries ``y``). A binding under a branch or an inner loop
-        may not run: it kills nothing."""
+        (``x = f(y); y = model(x)`` still carries ``y``), and so does what the body put into it
+        after that binding (``col = []; for r in rows: col.append(picked[r])``: a fresh list
+        filled with the ids sampled from the last call's output). A binding under a branch or an
+        inner loop may not run: it kills nothing."""
         out: set[str] = set()
         for name in reads:
             binds = self.defs.get(name, ())
@@ -173,7 +177,17 @@ class LoopFrame:
             for o, sources, _ in binds:
                 if last <= o < order:
                     out |= self.exposed(o, sources, depth + 1)
+            for o, sources in self.fills.get(name, ()):  # ``col = []; col.append(tok)``: what went in
+                if last <= o < order:
+                    out |= self.exposed(o, sources, depth + 1)
         return out
+
+    def fill(self, order: int, name: str, sources: set[str]) -> None:
+        """``name`` (a container) is stored into or mutated at ``order`` with what ``sources`` name."""
+        self.mutated.add(name)
+        self.filled.setdefault(name, set()).update(sources)
+        self.made_at.setdefault(order, set()).add(name)
+        self.fills.setdefault(name, []).append((order, sources))
 
     def derived(self, order: int) -> set[str]:
         """What the output of the call at ``order`` flows into, through the body's assignments."""
@@ -299,10 +313,8 @@ class LoopTracker:
                 mine = _frame_reads(frame, reads, [value] if value is not None else [])
                 made = frame.made_at.setdefault(self.order, set())
                 if base is not None or augmented:
-                    frame.mutated.update([base] if base else names)
                     for name in [base] if base else names:
-                        frame.filled.setdefault(name, set()).update(mine | ({name} if augmented else set()))
-                        made.add(name)
+                        frame.fill(self.order, name, mine | ({name} if augmented else set()))
                 top = not augmented and len(self.path) == frame.depth + 1
                 if names and not augmented and frame.elements & reads:
                     frame.picked.update(names)
@@ -329,9 +341,7 @@ class LoopTracker:
                 args = set().union(*(names_read(a.value) for a in call.args)) if call.args else set()
                 for frame in self.loop_frames:
                     if frame.eligible:
-                        frame.mutated.add(receiver)
-                        frame.filled.setdefault(receiver, set()).update(args)
-                        frame.made_at.setdefault(self.order, set()).add(receiver)
+                        frame.fill(self.order, receiver, args)
         if expr is None:
             return
         callee = names_read(func)
