@@ -34,6 +34,7 @@ from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
+from graphlint.static.weightargs import PARAM_CONTAINERS, viewed
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -77,6 +78,7 @@ class ClassFacts:
     tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
     host_builders: dict[str, int] = field(default_factory=dict)  # ``device=None`` methods (static.hostbuilders)
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
+    param_containers: set[str] = field(default_factory=set)  # nn.ParameterDict / ParameterList (:mod:`.weightargs`)
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
     pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
@@ -125,6 +127,8 @@ class FunctionFacts:
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)
+    #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)
+    weights: set[str] = field(default_factory=set)
 
 
 class TensorOracle(HostTaint):
@@ -164,12 +168,16 @@ class TensorOracle(HostTaint):
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
 
     def is_weight(self, node: cst.BaseExpression) -> bool:
-        """``self.w`` (or ``self.w.T``, ``self.cache[:n]``) where ``w`` is a parameter or buffer."""
-        if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
-            node = node.value
-        while isinstance(node, cst.Subscript):
-            node = node.value
+        """``self.w`` (or a view of it: ``self.w.T``, ``self.cache[:n]``, ``w.view(...)``) where ``w``
+        is a parameter or buffer, an element of a parameter container, or a parameter some caller
+        hands a weight (:mod:`.weightargs`)."""
+        seen = node
+        node = viewed(node)
+        if type(node) is cst.Name:
+            return node.value in self.fn.weights
         attr = self.is_self_attr(node)
+        if attr is not None and node is not seen and self.cls is not None and attr in self.cls.param_containers:
+            return True  # ``self.gate["bias"]``: an element of an ``nn.ParameterDict``
         if attr is None and isinstance(node, cst.Attribute) and self.cls is not None:  # ``self.embed.weight``
             layer = self.is_self_attr(node.value)
             return layer is not None and node.attr.value in self.cls.layer_attrs.get(layer, ())
@@ -330,6 +338,7 @@ class TensorOracle(HostTaint):
         if isinstance(target, cst.Name):
             self.fn.ints.discard(target.value)
             self.fn.params.discard(target.value)
+            self.fn.weights.discard(target.value)
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
             (self.fn.shapes.add if shape_only(value, self.fn.shapes) else self.fn.shapes.discard)(target.value)
             (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)
@@ -351,6 +360,8 @@ class TensorOracle(HostTaint):
             made = resolve(value.func, self.imports)
             if made in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 self.cls.weight_attrs.add(attr)
+            elif made in PARAM_CONTAINERS:
+                self.cls.param_containers.add(attr)
             elif layer_tensors(made):
                 self.cls.layer_attrs[attr] = layer_tensors(made)
         if isinstance(target, cst.Name):

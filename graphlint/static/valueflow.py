@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, encode, informative, join_dispatch
+from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
@@ -101,6 +101,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         fn = infos_by_path[path].functions[qualname]
         for name in _stepped(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={STEP}")
+        for name in _weighted(infos_by_path[path], fn, sites):
+            out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
     for (path, qualname) in callers:
         fn = infos_by_path[path].functions[qualname]
@@ -134,6 +136,26 @@ def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]
             continue
         passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
         out.update(name for name, kind in passed if kind == STEP and name in fn.step_uses)
+    return out
+
+
+def _weighted(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:
+    """Parameters SOME caller hands a parameter or buffer of its module (:data:`.valuekinds.WEIGHT`),
+    among those the function casts (``FunctionInfo.cast_names``): a may-fact, as :func:`_stepped`'s
+    -- whenever that caller runs, the cast converts the weight again; whether that is every step is
+    the hot-code question. A constructor's call converts once: it is left out (:mod:`.weightargs`)."""
+    flow = info.flows.get(fn.qualname)
+    if flow is None or not fn.cast_names:
+        return set()
+    params = list(flow.params)
+    if fn.cls and flow.fkind in ("m", "c") and params:
+        params = params[1:]
+    out: set[str] = set()
+    for site, _, caller in sites:
+        if site.kinds is None or len(site.kinds[0]) > len(params) or caller.name == "__init__":
+            continue
+        passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
+        out.update(name for name, kind in passed if kind == WEIGHT and name in fn.cast_names)
     return out
 
 

@@ -24,6 +24,8 @@ FIXTURES = ROOT / "fixtures" / "static" / "enginegen"
 ENTRIES = {
     "rowstream": {("eager", "Streamer.tokens")},
     "batches": set(),  # a fresh list filled from the loop's own data carries nothing
+    # weight casts reached through a ParameterDict's element and a helper handed a parameter
+    "paramreach": {("eager", "generate")},
 }
 
 
