@@ -280,7 +280,8 @@ class TensorOracle(HostTaint):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Name):
-                if func.value in ("sum", "min", "max", "abs"):  # of tensors, a tensor: ``sum(losses)``
+                if func.value in ("sum", "min", "max", "abs", "list", "tuple", "sorted"):  # of tensors, a tensor:
+                    # ``sum(losses)``; ``list(prompt_tokens)`` of a ``list[int]`` is host data
                     return bool(node.args) and all(self.is_host_data(a.value) for a in node.args)
                 return func.value in HOST_SCALAR_CALLS
             if (resolve(func, self.imports) or "").startswith(HOST_LIBRARIES):

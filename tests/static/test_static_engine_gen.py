@@ -26,6 +26,8 @@ ENTRIES = {
     "batches": set(),  # a fresh list filled from the loop's own data carries nothing
     # weight casts reached through a ParameterDict's element and a helper handed a parameter
     "paramreach": {("eager", "generate")},
+    # ``list(prompt_tokens)`` of a ``list[int]`` is host data: its upload inside the model call's argument
+    "wholeseq": {("eager", "Generator.generate")},
 }
 
 
