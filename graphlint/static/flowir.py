@@ -57,7 +57,7 @@ FOREIGN = ("x",)
 ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
-                  "script", "cached_property",
+                  "script", "cached_property", "SimpleNamespace",
                   "lru_cache", "cache", "wraps", "import_module"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 #: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every

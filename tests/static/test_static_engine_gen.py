@@ -5,7 +5,11 @@ mechanisms make it a per-token loop and check what it runs: the carry through a 
 body fills (:meth:`graphlint.static.loops.LoopFrame.exposed`), the cache's methods called on a
 ``forward`` parameter only presumed a tensor (:func:`graphlint.static.params.object_method`), and
 the step's read at the top of an iteration whose model call comes last
-(:func:`graphlint.static.stepresult.rotated`). ``# expect:`` markers are the findings."""
+(:func:`graphlint.static.stepresult.rotated`). Beside it, what such engines reach per token and
+graphlint did not see: weight casts through a ``ParameterDict`` element or a helper handed a
+parameter (:mod:`graphlint.static.weightargs`), an upload of ``list(prompt_tokens)`` inside the
+model call's argument, kernels exported through ``types.SimpleNamespace``. ``# expect:`` markers
+are the findings."""
 
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ ENTRIES = {
     "paramreach": {("eager", "generate")},
     # ``list(prompt_tokens)`` of a ``list[int]`` is host data: its upload inside the model call's argument
     "wholeseq": {("eager", "Generator.generate")},
+    # kernels exported through ``types.SimpleNamespace(decode=f, ...)``: its keywords are its attributes
+    "namespace": {("eager", "generate")},
 }
 
 
