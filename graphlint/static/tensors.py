@@ -34,7 +34,7 @@ from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
-from graphlint.static.weightargs import PARAM_CONTAINERS, viewed
+from graphlint.static.weightargs import PARAM_CONTAINERS, is_weight
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -168,20 +168,8 @@ class TensorOracle(HostTaint):
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
 
     def is_weight(self, node: cst.BaseExpression) -> bool:
-        """``self.w`` (or a view of it: ``self.w.T``, ``self.cache[:n]``, ``w.view(...)``) where ``w``
-        is a parameter or buffer, an element of a parameter container, or a parameter some caller
-        hands a weight (:mod:`.weightargs`)."""
-        seen = node
-        node = viewed(node)
-        if type(node) is cst.Name:
-            return node.value in self.fn.weights
-        attr = self.is_self_attr(node)
-        if attr is not None and node is not seen and self.cls is not None and attr in self.cls.param_containers:
-            return True  # ``self.gate["bias"]``: an element of an ``nn.ParameterDict``
-        if attr is None and isinstance(node, cst.Attribute) and self.cls is not None:  # ``self.embed.weight``
-            layer = self.is_self_attr(node.value)
-            return layer is not None and node.attr.value in self.cls.layer_attrs.get(layer, ())
-        return attr is not None and self.cls is not None and attr in self.cls.weight_attrs
+        """A parameter or buffer, or a view of one (:func:`.weightargs.is_weight`)."""
+        return is_weight(self, node)
 
     def is_host_attr(self, node: cst.BaseExpression) -> bool:
         """``self.history`` assigned Python data (a list, a dict, a number) and never a tensor."""

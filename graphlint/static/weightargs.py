@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import self_attr
+
 #: parameter containers of ``torch.nn``: every element is a parameter
 PARAM_CONTAINERS = frozenset(("torch.nn.ParameterDict", "torch.nn.ParameterList",
                               "torch.nn.modules.container.ParameterDict", "torch.nn.modules.container.ParameterList"))
@@ -50,3 +52,22 @@ def cast_root(call: cst.Call) -> str | None:
         return None
     root = viewed(func.value)
     return root.value if type(root) is cst.Name else None
+
+
+def is_weight(oracle, node: cst.BaseExpression) -> bool:
+    """``self.w`` (or a view of it: ``self.w.T``, ``self.cache[:n]``, ``w.view(...)``) where ``w`` is a
+    parameter or buffer (``oracle``: :class:`.tensors.TensorOracle`), a sub-layer's weight
+    (``self.embed.weight``), an element of a parameter container, or a parameter some caller hands
+    a weight."""
+    seen, node = node, viewed(node)
+    if type(node) is cst.Name:
+        return node.value in oracle.fn.weights
+    attr, cls = self_attr(node), oracle.cls
+    if cls is None:
+        return False
+    if attr is not None and node is not seen and attr in cls.param_containers:
+        return True  # ``self.gate["bias"]``: an element of an ``nn.ParameterDict``
+    if attr is None and type(node) is cst.Attribute:  # ``self.embed.weight``
+        layer = self_attr(node.value)
+        return layer is not None and node.attr.value in cls.layer_attrs.get(layer, ())
+    return attr is not None and attr in cls.weight_attrs
