@@ -124,19 +124,7 @@ def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]
     (a prefill call that leaves the parameter at its default runs too, once). Whether the slice is
     a hazard is the hot-code question the linker answers (graph code: a new graph per length;
     eager code: nothing to record), not this one."""
-    flow = info.flows.get(fn.qualname)
-    if flow is None or not fn.step_uses:
-        return set()
-    params = list(flow.params)
-    if fn.cls and flow.fkind in ("m", "c") and params:
-        params = params[1:]
-    out: set[str] = set()
-    for site, _, _ in sites:
-        if site.kinds is None or len(site.kinds[0]) > len(params):
-            continue
-        passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
-        out.update(name for name, kind in passed if kind == STEP and name in fn.step_uses)
-    return out
+    return _some_pass(info, fn, sites, STEP, fn.step_uses)
 
 
 def _weighted(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:
@@ -144,18 +132,25 @@ def _weighted(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str
     among those the function casts (``FunctionInfo.cast_names``): a may-fact, as :func:`_stepped`'s
     -- whenever that caller runs, the cast converts the weight again; whether that is every step is
     the hot-code question. A constructor's call converts once: it is left out (:mod:`.weightargs`)."""
+    return _some_pass(info, fn, sites, WEIGHT, fn.cast_names, skip="__init__")
+
+
+def _some_pass(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple], wanted: str, among: set[str],
+               skip: str = "") -> set[str]:
+    """The parameters in ``among`` some call in ``sites`` (not one made by a function named ``skip``)
+    passes an argument of kind ``wanted``."""
     flow = info.flows.get(fn.qualname)
-    if flow is None or not fn.cast_names:
+    if flow is None or not among:
         return set()
     params = list(flow.params)
     if fn.cls and flow.fkind in ("m", "c") and params:
         params = params[1:]
     out: set[str] = set()
     for site, _, caller in sites:
-        if site.kinds is None or len(site.kinds[0]) > len(params) or caller.name == "__init__":
+        if site.kinds is None or len(site.kinds[0]) > len(params) or caller.name == skip:
             continue
         passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
-        out.update(name for name, kind in passed if kind == WEIGHT and name in fn.cast_names)
+        out.update(name for name, kind in passed if kind == wanted and name in among)
     return out
 
 
