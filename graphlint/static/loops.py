@@ -158,7 +158,7 @@ class LoopFrame:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
         return bool(reads) and bool(self.exposed(order, reads) & self.derived(order))
 
-    def exposed(self, order: int, reads: set[str], depth: int = 0) -> set[str]:
+    def exposed(self, order: int, reads: set[str], depth: int = 0, memo: dict | None = None) -> set[str]:
         """What of ``reads``, read at ``order``, comes from an earlier iteration. A name the body
         binds in a statement of its own before ``order`` holds this iteration's value there
         (``named = collect(layer); named = keep(named, skip)``: ``keep`` reads what ``collect``
@@ -166,28 +166,40 @@ class LoopFrame:
         (``x = f(y); y = model(x)`` still carries ``y``), and so does what the body put into it
         after that binding (``col = []; for r in rows: col.append(picked[r])``: a fresh list
         filled with the ids sampled from the last call's output). A binding under a branch or an
-        inner loop may not run: it kills nothing."""
+        inner loop may not run: it kills nothing. ``memo``: (order, name) -> its answer, once per
+        question (a kernel's loop of many in-place updates asks the same ones again and again)."""
+        memo = {} if memo is None else memo
         out: set[str] = set()
         for name in reads:
-            binds = self.defs.get(name, ())
-            last = max((o for o, _, top in binds if top and o < order), default=None)
-            if last is None or depth > 8:
-                out.add(name)
-                continue
-            for o, sources, _ in binds:
-                if last <= o < order:
-                    out |= self.exposed(o, sources, depth + 1)
-            for o, sources in self.fills.get(name, ()):  # ``col = []; col.append(tok)``: what went in
-                if last <= o < order:
-                    out |= self.exposed(o, sources, depth + 1)
+            key = (order, name)
+            found = memo.get(key)
+            if found is None:
+                memo[key] = {name}  # while it is answered: a cycle carries the name itself
+                found = memo[key] = self._exposed(order, name, depth, memo)
+            out |= found
         return out
 
-    def fill(self, order: int, name: str, sources: set[str]) -> None:
+    def _exposed(self, order: int, name: str, depth: int, memo: dict) -> set[str]:
+        binds = self.defs.get(name, ())
+        last = max((o for o, _, top in binds if top and o < order), default=None)
+        if last is None or depth > 8:
+            return {name}
+        out: set[str] = set()
+        for o, sources, _ in binds:
+            if last <= o < order:
+                out |= self.exposed(o, sources, depth + 1, memo)
+        for o, sources in self.fills.get(name, ()):  # ``col = []; col.append(tok)``: what went in
+            if last <= o < order:
+                out |= self.exposed(o, sources, depth + 1, memo)
+        return out
+
+    def fill(self, order: int, name: str, sources: set[str], ordered: bool = True) -> None:
         """``name`` (a container) is stored into or mutated at ``order`` with what ``sources`` name."""
         self.mutated.add(name)
         self.filled.setdefault(name, set()).update(sources)
         self.made_at.setdefault(order, set()).add(name)
-        self.fills.setdefault(name, []).append((order, sources))
+        if ordered:
+            self.fills.setdefault(name, []).append((order, sources))
 
     def derived(self, order: int) -> set[str]:
         """What the output of the call at ``order`` flows into, through the body's assignments."""
@@ -312,9 +324,9 @@ class LoopTracker:
                     continue
                 mine = _frame_reads(frame, reads, [value] if value is not None else [])
                 made = frame.made_at.setdefault(self.order, set())
-                if base is not None or augmented:
+                if base is not None or augmented:  # ``x += y`` is a binding too (``defs``), no fill
                     for name in [base] if base else names:
-                        frame.fill(self.order, name, mine | ({name} if augmented else set()))
+                        frame.fill(self.order, name, mine | ({name} if augmented else set()), ordered=not augmented)
                 top = not augmented and len(self.path) == frame.depth + 1
                 if names and not augmented and frame.elements & reads:
                     frame.picked.update(names)
