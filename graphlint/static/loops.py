@@ -79,7 +79,7 @@ import libcst as cst
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
-from graphlint.static.loopnames import base_name, bound_targets, is_range, names_read, self_attr, yields
+from graphlint.static.loopnames import base_name, bound_targets, eligible, is_range, names_read, self_attr, yields
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.stepflow import note_assignment, note_call
@@ -91,34 +91,11 @@ MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
 PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
 
 
-#: iterables that count steps, not items: ``range(n)``, ``itertools.count()`` (a loop left by ``break``)
-STEP_ITERABLES = frozenset(("range", "count", "trange"))
-
-
 def feeds_back_a_call(loops: list[LoopInfo], loop_id: int) -> bool:
     """The loop feeds the output of a call back into it that is not a container's own method
     (``out.append(tok)`` read later feeds back too, but says nothing of a model step)."""
     return any(info.id == loop_id and any(not (e[0] == "a" and e[2] in MUTATING_METHODS) for e in info.exprs)
                for info in loops)
-
-
-def eligible(stmt: cst.For | cst.While) -> bool:
-    """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
-    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
-    if isinstance(stmt, cst.While):
-        return True
-    return _counts_steps(stmt.iter)
-
-
-def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
-    if not isinstance(it, cst.Call) or depth > 3:
-        return False
-    func = it.func
-    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-    if name in STEP_ITERABLES:
-        return True
-    first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
-    return first is not None and _counts_steps(first, depth + 1)
 
 
 @dataclass
