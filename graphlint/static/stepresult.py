@@ -158,7 +158,7 @@ class ResultReads:
         copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
         seeds = {t for order, t, _ in fn.derives if order in bound_at}
-        begin = rotated(fn, self.reads.get(fid, ()), in_loop, ids, seeds, max(bound_at))
+        begin = rotated(fn, self.reads.get(fid, ()), in_loop, ids, seeds, start) if len(bound_at) == 1 else None
         if begin is not None:  # the model call ends the iteration: the next one reads its result first
             result = StepResult(seeds, derives, begin - 1)
             result.copied = fn.derives
@@ -307,13 +307,15 @@ class StepResult:
 
 def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozenset[int], seeds: set[str],
             last: int) -> int | None:
-    """The first statement of a per-token loop whose model call ends the iteration: nothing in the
-    loop after the (last) model call reads what it bound, a value used only by the next iteration
+    """The first statement of a per-token loop whose one model call ends the iteration: nothing in the
+    loop after the model call reads what it bound, a value used only by the next iteration
     (``while True: tok = sample(logits); toks = tok.tolist(); ...; logits = model(ids)``, the prompt's
     logits made before the loop). The iteration is then the step's result first, the model call
     last: its reads before the model call are of the step before's result, and the first of them
     is the by-design read. ``None`` when the result is read after the call too (then a read at the
-    top of the loop is the step before's result read a second time, :meth:`ResultReads.loop`)."""
+    top of the loop is the step before's result read a second time, :meth:`ResultReads.loop`). Asked
+    only for a loop with one model call: a second one (an end-of-sequence step in a branch after
+    the first, torchchat's ``decode_n_tokens``) says the iteration starts at the first."""
     mine = [c for c in reads if ids & set(c.loops)]
     orders = [c.order for c in in_loop] + [c.order for c in mine]
     if not seeds or not orders:
