@@ -262,12 +262,8 @@ STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
 
 
 def stop_check(anchor: cst.CSTNode) -> bool:
-    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``, ``(tok ==
-    eos).cpu()``: one bit the engine could keep on the device or test every few steps, not the
-    step's data the host consumes."""
-    if type(anchor) is cst.Call and type(anchor.func) is cst.Attribute and type(anchor.func.value) is cst.Comparison \
-            and all(type(c.operator) in (cst.Equal, cst.NotEqual) for c in anchor.func.value.comparisons):
-        return True  # the read of an equality mask: whether each row hit a stop value
+    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``: one bit the engine
+    could keep on the device or test every few steps, not the step's data the host consumes."""
     for node in preorder(anchor):
         if type(node) is cst.Call:
             func = node.func
