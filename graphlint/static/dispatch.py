@@ -20,6 +20,7 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.readbacks import is_readback
 from graphlint.static.stepflow import record_slice_reads
+from graphlint.static.weightargs import cast_root
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
 
@@ -104,6 +105,9 @@ class MatcherDispatch:
                 self.calls.deferred.setdefault(id(node.body), None)
             elif name == "Call":
                 func = node.func
+                cast = cast_root(node)
+                if cast is not None:
+                    self.func.cast_names.add(cast)
                 self.call_name = self.calls.callee_name(func)
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True

@@ -156,6 +156,9 @@ class FunctionInfo(Compact):
     #: ``if``): only there does a parameter's holding Python numbers matter (GL105: ``if
     #: input_shape[-1] > 1:`` reads nothing back; :mod:`.valueflow` learns number parameters for these alone)
     test_names: set[str] = field(default_factory=set)
+    #: names whose data a cast converts (``sinks.view(...).float()``, :func:`.weightargs.cast_root`): only
+    #: there does a parameter's holding a weight matter (:mod:`.valueflow` learns weight parameters for these alone)
+    cast_names: set[str] = field(default_factory=set)
     #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
     #: their number facts can change what the walk decides
     presumed_tensors: set[str] = field(default_factory=set)

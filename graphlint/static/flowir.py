@@ -57,7 +57,7 @@ FOREIGN = ("x",)
 ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
-                  "script", "cached_property",
+                  "script", "cached_property", "SimpleNamespace",
                   "lru_cache", "cache", "wraps", "import_module"))
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 #: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every
@@ -76,8 +76,11 @@ class IRBuilder:
     ``cls`` answers the enclosing class, for ``super()``."""
 
     def __init__(self, bind: Callable[[cst.BaseExpression, IR | None], None], cls: Callable[[], str],
-                 imports: dict[str, str], is_tensor: Callable[[cst.BaseExpression], bool]):
+                 imports: dict[str, str], is_tensor: Callable[[cst.BaseExpression], bool],
+                 object_method: Callable[[cst.Attribute], bool] = lambda func: False):
         self.bind, self.cls, self.imports, self.is_tensor = bind, cls, imports, is_tensor
+        #: ``kv_cache.get_pos()`` on a parameter only presumed a tensor: an object's method (:func:`.params.object_method`)
+        self.object_method = object_method
         self.site = 0
         self.memo: dict[int, IR | None] = {}  # per statement: nested calls are converted once
         self.class_paths: set[str] = set()  # dotted ``module.Class`` strings (:func:`.classpaths.class_path`)
@@ -237,7 +240,8 @@ class IRBuilder:
         dotted = self.imports.get(root.value)
         if dotted is not None and dotted.split(".", 1)[0] in EXTERNAL_ROOTS and last not in KEPT:
             return True
-        return type(func) is cst.Attribute and type(func.value) is cst.Name and self.is_tensor(func.value)
+        return type(func) is cst.Attribute and type(func.value) is cst.Name and self.is_tensor(func.value) \
+            and not self.object_method(func)
 
     def arguments(self, args) -> tuple[tuple, tuple]:
         positional, keywords = [], []

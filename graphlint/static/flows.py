@@ -36,9 +36,9 @@ IMPLICIT_CLASSMETHODS = frozenset(("__init_subclass__", "__class_getitem__"))
 class FlowRecorder:
     """Collects one file's :class:`ScopeFlow` records into ``flows`` (the summary's)."""
 
-    def __init__(self, flows: dict[str, ScopeFlow], imports: dict[str, str], is_tensor):
+    def __init__(self, flows: dict[str, ScopeFlow], imports: dict[str, str], is_tensor, object_method=None):
         self.flows = flows
-        self.ir = IRBuilder(self._bind_name, self._class, imports, is_tensor)
+        self.ir = IRBuilder(self._bind_name, self._class, imports, is_tensor, *([object_method] if object_method else []))
         self.stack: list[ScopeFlow] = []
         #: inside the body of a ``try`` whose handlers catch a failed import: its imports are optional
         self.optional = 0

@@ -85,7 +85,8 @@ class LibraryFlows:
         elif name == "types.MethodType" and plain:  # ``types.MethodType(fn, module)``: ``fn`` bound to it
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, 1) for v in values]))
             self.o.call(plain[0], args[1:2], (), None)
-        elif name.startswith("torch.nn") and last == "ModuleDict":  # entries by key and by attribute
+        elif (name.startswith("torch.nn") and last == "ModuleDict") or name == "types.SimpleNamespace":
+            # entries by key and by attribute; ``SimpleNamespace(run=f, step=g)``: its keywords are its attributes
             keyed = ("L", "", (KEYED, dst), 0)
             self.s.add_values(dst, (keyed,))
             for arg in plain:

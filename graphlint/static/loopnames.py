@@ -80,3 +80,26 @@ def yields(body: cst.CSTNode) -> bool:
 
 def is_range(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
+
+
+#: iterables that count steps, not items: ``range(n)``, ``itertools.count()`` (a loop left by ``break``)
+STEP_ITERABLES = frozenset(("range", "count", "trange"))
+
+
+def eligible(stmt: cst.For | cst.While) -> bool:
+    """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
+    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
+    if isinstance(stmt, cst.While):
+        return True
+    return _counts_steps(stmt.iter)
+
+
+def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
+    if not isinstance(it, cst.Call) or depth > 3:
+        return False
+    func = it.func
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    if name in STEP_ITERABLES:
+        return True
+    first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
+    return first is not None and _counts_steps(first, depth + 1)

@@ -79,7 +79,7 @@ import libcst as cst
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
-from graphlint.static.loopnames import base_name, bound_targets, is_range, names_read, self_attr, yields
+from graphlint.static.loopnames import base_name, bound_targets, eligible, is_range, names_read, self_attr, yields
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.stepflow import note_assignment, note_call
@@ -91,34 +91,11 @@ MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
 PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
 
 
-#: iterables that count steps, not items: ``range(n)``, ``itertools.count()`` (a loop left by ``break``)
-STEP_ITERABLES = frozenset(("range", "count", "trange"))
-
-
 def feeds_back_a_call(loops: list[LoopInfo], loop_id: int) -> bool:
     """The loop feeds the output of a call back into it that is not a container's own method
     (``out.append(tok)`` read later feeds back too, but says nothing of a model step)."""
     return any(info.id == loop_id and any(not (e[0] == "a" and e[2] in MUTATING_METHODS) for e in info.exprs)
                for info in loops)
-
-
-def eligible(stmt: cst.For | cst.While) -> bool:
-    """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
-    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
-    if isinstance(stmt, cst.While):
-        return True
-    return _counts_steps(stmt.iter)
-
-
-def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
-    if not isinstance(it, cst.Call) or depth > 3:
-        return False
-    func = it.func
-    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-    if name in STEP_ITERABLES:
-        return True
-    first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
-    return first is not None and _counts_steps(first, depth + 1)
 
 
 @dataclass
@@ -136,6 +113,8 @@ class LoopFrame:
     #: statement ordinal -> names bound / containers mutated there; container -> what was put in it
     made_at: dict[int, set[str]] = field(default_factory=dict)
     filled: dict[str, set[str]] = field(default_factory=dict)
+    #: container -> (order, what was put in it) per store or mutating call: see :meth:`exposed`
+    fills: dict[str, list[tuple[int, set[str]]]] = field(default_factory=dict)
     calls: list[tuple[int, tuple, set[str]]] = field(default_factory=list)  # (order, callee, reads)
     serves: bool = False  # a ``while`` loop: a serving loop when nothing feeds back (:mod:`.entries`)
     tested: frozenset = frozenset()  # the local names a ``while`` loop's test reads
@@ -156,24 +135,48 @@ class LoopFrame:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
         return bool(reads) and bool(self.exposed(order, reads) & self.derived(order))
 
-    def exposed(self, order: int, reads: set[str], depth: int = 0) -> set[str]:
+    def exposed(self, order: int, reads: set[str], depth: int = 0, memo: dict | None = None) -> set[str]:
         """What of ``reads``, read at ``order``, comes from an earlier iteration. A name the body
         binds in a statement of its own before ``order`` holds this iteration's value there
         (``named = collect(layer); named = keep(named, skip)``: ``keep`` reads what ``collect``
         returned, never its own last output), so what that value was computed from stands in for it
-        (``x = f(y); y = model(x)`` still carries ``y``). A binding under a branch or an inner loop
-        may not run: it kills nothing."""
+        (``x = f(y); y = model(x)`` still carries ``y``), and so does what the body put into it
+        after that binding (``col = []; for r in rows: col.append(picked[r])``: a fresh list
+        filled with the ids sampled from the last call's output). A binding under a branch or an
+        inner loop may not run: it kills nothing. ``memo``: (order, name) -> its answer, once per
+        question (a kernel's loop of many in-place updates asks the same ones again and again)."""
+        memo = {} if memo is None else memo
         out: set[str] = set()
         for name in reads:
-            binds = self.defs.get(name, ())
-            last = max((o for o, _, top in binds if top and o < order), default=None)
-            if last is None or depth > 8:
-                out.add(name)
-                continue
-            for o, sources, _ in binds:
-                if last <= o < order:
-                    out |= self.exposed(o, sources, depth + 1)
+            key = (order, name)
+            found = memo.get(key)
+            if found is None:
+                memo[key] = {name}  # while it is answered: a cycle carries the name itself
+                found = memo[key] = self._exposed(order, name, depth, memo)
+            out |= found
         return out
+
+    def _exposed(self, order: int, name: str, depth: int, memo: dict) -> set[str]:
+        binds = self.defs.get(name, ())
+        last = max((o for o, _, top in binds if top and o < order), default=None)
+        if last is None or depth > 8:
+            return {name}
+        out: set[str] = set()
+        for o, sources, _ in binds:
+            if last <= o < order:
+                out |= self.exposed(o, sources, depth + 1, memo)
+        for o, sources in self.fills.get(name, ()):  # ``col = []; col.append(tok)``: what went in
+            if last <= o < order:
+                out |= self.exposed(o, sources, depth + 1, memo)
+        return out
+
+    def fill(self, order: int, name: str, sources: set[str], ordered: bool = True) -> None:
+        """``name`` (a container) is stored into or mutated at ``order`` with what ``sources`` name."""
+        self.mutated.add(name)
+        self.filled.setdefault(name, set()).update(sources)
+        self.made_at.setdefault(order, set()).add(name)
+        if ordered:
+            self.fills.setdefault(name, []).append((order, sources))
 
     def derived(self, order: int) -> set[str]:
         """What the output of the call at ``order`` flows into, through the body's assignments."""
@@ -298,11 +301,9 @@ class LoopTracker:
                     continue
                 mine = _frame_reads(frame, reads, [value] if value is not None else [])
                 made = frame.made_at.setdefault(self.order, set())
-                if base is not None or augmented:
-                    frame.mutated.update([base] if base else names)
+                if base is not None or augmented:  # ``x += y`` is a binding too (``defs``), no fill
                     for name in [base] if base else names:
-                        frame.filled.setdefault(name, set()).update(mine | ({name} if augmented else set()))
-                        made.add(name)
+                        frame.fill(self.order, name, mine | ({name} if augmented else set()), ordered=not augmented)
                 top = not augmented and len(self.path) == frame.depth + 1
                 if names and not augmented and frame.elements & reads:
                     frame.picked.update(names)
@@ -329,9 +330,7 @@ class LoopTracker:
                 args = set().union(*(names_read(a.value) for a in call.args)) if call.args else set()
                 for frame in self.loop_frames:
                     if frame.eligible:
-                        frame.mutated.add(receiver)
-                        frame.filled.setdefault(receiver, set()).update(args)
-                        frame.made_at.setdefault(self.order, set()).add(receiver)
+                        frame.fill(self.order, receiver, args)
         if expr is None:
             return
         callee = names_read(func)

@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.static.names import resolve
+from graphlint.static.unresolved import TENSOR_METHODS
 
 HOST_PARAM_NAMES = (
     "pos", "*_pos", "step", "*_step", "seqlen", "*_len", "*_size", "n_*", "num_*", "is_*",
@@ -91,3 +92,11 @@ def param_is_tensor(param: cst.Param, imports: dict[str, str], implicit: bool) -
         return False
     name = param.name.value
     return not any(fnmatchcase(name, pat) for pat in HOST_PARAM_NAMES)
+
+
+def object_method(func: cst.Attribute, presumed: set[str]) -> bool:
+    """``kv_cache.get_pos()``: a method no tensor has, called on a parameter presumed a tensor only
+    because a ``forward`` left it unannotated (:func:`param_is_tensor`), says the parameter holds an
+    object (a cache, a state) -- its call is kept for the points-to to resolve, as any object's
+    method is. A tensor method (``x.view()``) on it stays a tensor's."""
+    return type(func.value) is cst.Name and func.value.value in presumed and func.attr.value not in TENSOR_METHODS

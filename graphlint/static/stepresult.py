@@ -157,7 +157,15 @@ class ResultReads:
         # what a statement binds from a read-back of its own sources is the host's copy, not the step's result
         copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
-        result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
+        seeds = {t for order, t, _ in fn.derives if order in bound_at}
+        begin = rotated(fn, self.reads.get(fid, ()), in_loop, ids, seeds, start) if len(bound_at) == 1 else None
+        if begin is not None:  # the model call ends the iteration: the next one reads its result first
+            result = StepResult(seeds, derives, begin - 1)
+            result.copied = fn.derives
+            self.walk(fid, result, lambda order, loops: begin <= order < start and bool(loops & ids), True, 0,
+                      per_token=ids)
+            return
+        result = StepResult(seeds, derives, start)
         result.copied = fn.derives  # what derives from it through its host copies too (:meth:`StepResult.anywhere`)
         result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:
@@ -295,6 +303,35 @@ class StepResult:
         if names is None:
             names = self.memo[order] = derived(self.seeds, [d for d in self.derives if self.start < d[0] < order])
         return names
+
+
+def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozenset[int], seeds: set[str],
+            last: int) -> int | None:
+    """The first statement of a per-token loop whose one model call ends the iteration: nothing in the
+    loop after the model call reads what it bound, a value used only by the next iteration
+    (``while True: tok = sample(logits); toks = tok.tolist(); ...; logits = model(ids)``, the prompt's
+    logits made before the loop). The iteration is then the step's result first, the model call
+    last: its reads before the model call are of the step before's result, and the first of them
+    is the by-design read. ``None`` when the result is read after the call too (then a read at the
+    top of the loop is the step before's result read a second time, :meth:`ResultReads.loop`). Asked
+    only for a loop with one model call: a second one (an end-of-sequence step in a branch after
+    the first, torchchat's ``decode_n_tokens``) says the iteration starts at the first."""
+    mine = [c for c in reads if ids & set(c.loops)]
+    orders = [c.order for c in in_loop] + [c.order for c in mine]
+    if not seeds or not orders:
+        return None
+    end = max(orders)
+    if any(last < d[0] <= end and seeds.intersection(d[2]) for d in fn.derives):
+        return None
+    if any(c.order > last and seeds.intersection(c.reads) for c in mine):
+        return None
+    if any(c.order > last and seeds.intersection(n for names in (*c.args, *(v for _, v in c.kwargs)) for n in names)
+           for c in in_loop):
+        return None
+    begin = min(orders)
+    if not any(begin <= d[0] < last and seeds.intersection(d[2]) for d in fn.derives):
+        return None  # nothing before the call reads it either: a loop of another shape
+    return begin
 
 
 def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:

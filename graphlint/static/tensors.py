@@ -34,6 +34,7 @@ from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
+from graphlint.static.weightargs import PARAM_CONTAINERS, is_weight
 
 HOST_METHODS = frozenset(
     "item tolist size dim numel nelement ndimension dtype device shape is_contiguous is_cuda "
@@ -77,6 +78,7 @@ class ClassFacts:
     tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
     host_builders: dict[str, int] = field(default_factory=dict)  # ``device=None`` methods (static.hostbuilders)
     weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
+    param_containers: set[str] = field(default_factory=set)  # nn.ParameterDict / ParameterList (:mod:`.weightargs`)
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
     pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
@@ -125,6 +127,8 @@ class FunctionFacts:
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)
+    #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)
+    weights: set[str] = field(default_factory=set)
 
 
 class TensorOracle(HostTaint):
@@ -164,16 +168,8 @@ class TensorOracle(HostTaint):
         return "bool" if last in BOOL_TORCH_FUNCS else "tensor"
 
     def is_weight(self, node: cst.BaseExpression) -> bool:
-        """``self.w`` (or ``self.w.T``, ``self.cache[:n]``) where ``w`` is a parameter or buffer."""
-        if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
-            node = node.value
-        while isinstance(node, cst.Subscript):
-            node = node.value
-        attr = self.is_self_attr(node)
-        if attr is None and isinstance(node, cst.Attribute) and self.cls is not None:  # ``self.embed.weight``
-            layer = self.is_self_attr(node.value)
-            return layer is not None and node.attr.value in self.cls.layer_attrs.get(layer, ())
-        return attr is not None and self.cls is not None and attr in self.cls.weight_attrs
+        """A parameter or buffer, or a view of one (:func:`.weightargs.is_weight`)."""
+        return is_weight(self, node)
 
     def is_host_attr(self, node: cst.BaseExpression) -> bool:
         """``self.history`` assigned Python data (a list, a dict, a number) and never a tensor."""
@@ -272,7 +268,8 @@ class TensorOracle(HostTaint):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Name):
-                if func.value in ("sum", "min", "max", "abs"):  # of tensors, a tensor: ``sum(losses)``
+                if func.value in ("sum", "min", "max", "abs", "list", "tuple", "sorted"):  # of tensors, a tensor:
+                    # ``sum(losses)``; ``list(prompt_tokens)`` of a ``list[int]`` is host data
                     return bool(node.args) and all(self.is_host_data(a.value) for a in node.args)
                 return func.value in HOST_SCALAR_CALLS
             if (resolve(func, self.imports) or "").startswith(HOST_LIBRARIES):
@@ -330,6 +327,7 @@ class TensorOracle(HostTaint):
         if isinstance(target, cst.Name):
             self.fn.ints.discard(target.value)
             self.fn.params.discard(target.value)
+            self.fn.weights.discard(target.value)
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
             (self.fn.shapes.add if shape_only(value, self.fn.shapes) else self.fn.shapes.discard)(target.value)
             (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)
@@ -351,6 +349,8 @@ class TensorOracle(HostTaint):
             made = resolve(value.func, self.imports)
             if made in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 self.cls.weight_attrs.add(attr)
+            elif made in PARAM_CONTAINERS:
+                self.cls.param_containers.add(attr)
             elif layer_tensors(made):
                 self.cls.layer_attrs[attr] = layer_tensors(made)
         if isinstance(target, cst.Name):

@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, encode, informative, join_dispatch
+from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
@@ -101,6 +101,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         fn = infos_by_path[path].functions[qualname]
         for name in _stepped(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={STEP}")
+        for name in _weighted(infos_by_path[path], fn, sites):
+            out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
     for (path, qualname) in callers:
         fn = infos_by_path[path].functions[qualname]
@@ -122,18 +124,33 @@ def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]
     (a prefill call that leaves the parameter at its default runs too, once). Whether the slice is
     a hazard is the hot-code question the linker answers (graph code: a new graph per length;
     eager code: nothing to record), not this one."""
+    return _some_pass(info, fn, sites, STEP, fn.step_uses)
+
+
+def _weighted(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:
+    """Parameters SOME caller hands a parameter or buffer of its module (:data:`.valuekinds.WEIGHT`),
+    among those the function casts (``FunctionInfo.cast_names``): a may-fact, as :func:`_stepped`'s
+    -- whenever that caller runs, the cast converts the weight again; whether that is every step is
+    the hot-code question. A constructor's call converts once: it is left out (:mod:`.weightargs`)."""
+    return _some_pass(info, fn, sites, WEIGHT, fn.cast_names, skip="__init__")
+
+
+def _some_pass(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple], wanted: str, among: set[str],
+               skip: str = "") -> set[str]:
+    """The parameters in ``among`` some call in ``sites`` (not one made by a function named ``skip``)
+    passes an argument of kind ``wanted``."""
     flow = info.flows.get(fn.qualname)
-    if flow is None or not fn.step_uses:
+    if flow is None or not among:
         return set()
     params = list(flow.params)
     if fn.cls and flow.fkind in ("m", "c") and params:
         params = params[1:]
     out: set[str] = set()
-    for site, _, _ in sites:
-        if site.kinds is None or len(site.kinds[0]) > len(params):
+    for site, _, caller in sites:
+        if site.kinds is None or len(site.kinds[0]) > len(params) or caller.name == skip:
             continue
         passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
-        out.update(name for name, kind in passed if kind == STEP and name in fn.step_uses)
+        out.update(name for name, kind in passed if kind == wanted and name in among)
     return out
 
 

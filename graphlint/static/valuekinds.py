@@ -38,7 +38,10 @@ STEP = "step"
 #: the kind of an argument a loop advances, until the loop ends: ``~<loop id>`` becomes :data:`STEP`
 #: when that loop turns out a per-token loop (:func:`settle_advanced`), else unknown
 ADVANCED = "~"
-KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP)
+#: a parameter or buffer of the caller's module, handed to a helper that casts it: only an
+#: argument's kind and a parameter fact (:mod:`.weightargs`, :func:`.valueflow._weighted`)
+WEIGHT = "weight"
+KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP, WEIGHT)
 #: builtins whose result is a Python number (or bool: ``any(c(ids) for c in self)``)
 NUMBER_CALLS = frozenset(("int", "float", "len", "round", "bool", "any", "all"))
 BUILTINS = frozenset(dir(builtins))
@@ -215,7 +218,9 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
         return
     fn.tensors.add(name)
     fn.hosts.discard(name)
-    if kind == SCALAR:
+    if kind == WEIGHT:
+        fn.weights.add(name)
+    elif kind == SCALAR:
         fn.scalars.add(name)
     elif kind == HOST:
         fn.cpu.add(name)
@@ -233,8 +238,9 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
     for arg in call.args:
         if arg.star:
             return None
-        kind = kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
-                                              NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle))
+        kind = WEIGHT if type(arg.value) is not cst.Name and oracle.is_weight(arg.value) else \
+            kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
+                                           NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle))
         if type(arg.value) is cst.Name and arg.value.value in oracle.fn.params and (
                 not kind or arg.value.value in oracle.fn.tensors and kind == TENSOR):
             kind = "^" + arg.value.value  # the caller's own parameter, passed on: what its callers pass

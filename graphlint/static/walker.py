@@ -28,7 +28,7 @@ from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
 from graphlint.static.options import StaticOptions
-from graphlint.static.params import is_tensor_annotation
+from graphlint.static.params import is_tensor_annotation, object_method
 from graphlint.static.readbacks import iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
@@ -96,7 +96,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.init_loops()
         self.class_stack: list[ClassInfo] = []
         self.local_defs: list[dict[str, str]] = []
-        self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor)  # what each scope binds, for the points-to analysis
+        self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor,  # what each scope binds, for the points-to analysis
+                                  lambda func: object_method(func, self.func.presumed_tensors))
         self.flows.optional_imports = self.info.optional_imports
         self.flows.ir.class_paths = self.info.class_paths
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
