@@ -39,7 +39,7 @@ from __future__ import annotations
 
 FuncId = tuple[str, str]
 #: values that run code when called (the pool takes nothing else for a ``forward`` store)
-CALLABLE = frozenset(("F", "M", "W", "Pa", "Lm"))
+CALLABLE = frozenset(("F", "M", "W", "Pa"))
 #: values that are the project's own objects: a store on one is followed through its fields
 PROJECT = frozenset(("I", "S", "C", "Sup", "Mod", "Ns", "L"))
 
