@@ -12,7 +12,7 @@ no value of the project (a library object, or an unknown one; post-solve, so the
 are final):
 
 - a callable stored as its ``forward`` (a function, a bound method, a ``partial``/``MethodType``,
-  a lambda whose body is a call);
+  a lambda, a function of its own);
 - an instance of a project module -- a class with a ``forward`` -- that the checked code builds
   (``QuantLinear(child)``, or a factory returning one), stored as any attribute of it
   (``setattr(model, name, make(child))``, ``model.layers[0].mlp = Lora()``). Not an element
