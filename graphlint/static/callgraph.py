@@ -168,11 +168,6 @@ class CallGraph:
         node = self.node(path, qual, expr)
         return node is not None and COMPILED_GRAPH in self.solver.values(node)
 
-    def holds_lambda(self, path: str, qual: str, expr: tuple) -> bool:
-        """``torch.compile(lambda x: model(x))``: the closure is compiled (:meth:`region_functions`)."""
-        node = self.node(path, qual, expr)
-        return node is not None and any(v[0] == "Lm" for v in self.solver.values(node))
-
     def runs_graph(self, caller: FuncId, site: CallSite) -> bool:
         """Whether this call (an edge's site) calls a callable compiled with CUDA graphs."""
         return any(s.expr is site.expr for s in self.compiled_sites().get(caller, ()))
@@ -247,15 +242,10 @@ class CallGraph:
         node = self.node(info.path, region.function, region.expr)
         if node is None:
             return []
-        found = self.callees(node, classes=False)
-        values = self.solver.values(node)
-        if any(v[0] == "Lm" for v in values):  # ``torch.compile(lambda x: model(x))``: the closure is
-            # compiled, not ``model``'s forward -- the lambda has no function of its own, and taking its
-            # callees for the compiled code would make every direct ``model(x)`` a replay (measured:
-            # torchchat eval's eager multimodal loop). Only what another value of the region runs.
-            own = {fid for v in values if v[0] != "Lm" for fid, _, _ in self.objects.callees(v)}
-            found = [fid for fid in found if fid in own]
-        return found
+        # ``torch.compile(lambda x: model(x))``: the lambda is a function of its own (:mod:`.flows`), the
+        # compiled root; ``model``'s forward is graph code as its callee, and a direct ``model(x)``
+        # elsewhere calls no compiled root (measured: torchchat eval's eager multimodal loop)
+        return self.callees(node, classes=False)
 
     def handed(self, info: ModuleInfo, qual: str) -> list[tuple[FuncId, int]]:
         """(callable, statement ordinal) for every function or bound method ``qual`` passes as an

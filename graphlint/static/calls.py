@@ -86,7 +86,8 @@ class CallRecorder:
         self.keys: dict[str, dict] = {}  # function -> {(expr, in_capture, once, via): CallSite}
         self.bindings = BindingRecorder(at.oracle, at.class_stack)
         #: id of a lambda body's call -> the call the lambda is passed to (None: assigned, stored): the
-        #: body runs when the lambda is called, not here -- a reference, like a callback (``flowir`` "lam")
+        #: body runs when the lambda is called, not here -- a reference, like a callback (the call is
+        #: the lambda's own function's: :meth:`.flows.FlowRecorder.lambda_scope`)
         self.deferred: dict[int, tuple | None] = {}
 
     def begin_function(self, qualname: str) -> None:

@@ -30,8 +30,8 @@ summaries small. Tags (short: every summary is pickled):
   computed ``getattr`` may look up;
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
   ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function);
-- ``("lam", func)``: ``lambda x: f(layer, x)``, a lambda whose body is one call: calling it runs what
-  ``func`` holds (without binding the lambda's arguments to its parameters: the body decides them);
+- a lambda is ``("d", qualname)`` of a scope of its own (``<lambdaN>``, :meth:`.flows.FlowRecorder.lambda_scope`):
+  a call binds its parameters and gets its body's value, as a def's;
 - ``("x",)``: an instance of a class of the standard library or the numeric stack
   (``nn.Linear(4, 4)``, ``torch.cuda.Stream()``): a library object, which calling runs no project
   code (other calls of those libraries are ``None``: tensors and numbers hold no callable).
@@ -81,6 +81,7 @@ class IRBuilder:
         self.bind, self.cls, self.imports, self.is_tensor = bind, cls, imports, is_tensor
         #: ``kv_cache.get_pos()`` on a parameter only presumed a tensor: an object's method (:func:`.params.object_method`)
         self.object_method = object_method
+        self.lam: Callable[[cst.Lambda], str] | None = None  # a lambda -> its scope's qualname
         self.site = 0
         self.memo: dict[int, IR | None] = {}  # per statement: nested calls are converted once
         self.class_paths: set[str] = set()  # dotted ``module.Class`` strings (:func:`.classpaths.class_path`)
@@ -143,12 +144,8 @@ class IRBuilder:
         if kind is cst.BinaryOperation and type(node.operator) in (cst.Multiply, cst.Add) \
                 and (type(node.left) in DISPLAYS or type(node.right) in DISPLAYS):
             return self.union((self.expr(node.left), self.expr(node.right)))  # ``[Block()] * n``, ``[a] + rest``
-        if kind is cst.Lambda:
-            body = node.body  # ``lambda x: f(layer, x)``: calling it runs what its body calls
-            if type(body) is cst.Call and not self.opaque(body.func):
-                f = self.expr(body.func)
-                return ("lam", f) if f is not None else None
-            return None
+        if kind is cst.Lambda:  # a function of its own, its parameters bound by each call (:mod:`.flows`)
+            return ("d", self.lam(node)) if self.lam is not None else None
         if kind is cst.Await:
             return self.expr(node.expression)
         if kind is cst.NamedExpr:

@@ -263,9 +263,6 @@ class Linker(LibraryFlows):
             s.add_values(dst, (("Str", ir[1]),))
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
-        elif tag == "lam":  # a lambda runs what its body's call holds (arguments left unbound)
-            s.watch(self.eval(path, qual, ir[1]), lambda values: s.add_values(
-                dst, [("Lm", v) for v in values if v[0] not in ("X", "Str", "Mod", "Ns", "L")]))
         elif tag == "dec":
             self.implicit.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
         return dst

@@ -18,6 +18,8 @@ its ``__contains__`` runs); ``("set", target)`` (a store of nothing tracked: the
 
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
@@ -44,6 +46,10 @@ class FlowRecorder:
         self.optional = 0
         self.optional_imports: set[str] = set()  # what they import (dotted, as ``ModuleInfo.imports``)
         self.names: list[str] = []  # qualnames, parallel to ``stack``
+        self.lambdas: dict[int, str] = {}  # id of a lambda node -> its scope (:meth:`lambda_scope`)
+        #: told (qualname, the body's callee IR or None) of every lambda scope made
+        self.on_lambda: Callable[[str, IR | None], None] | None = None
+        self.ir.lam = self.lambda_scope
         self.begin("<module>", ScopeFlow(kind="module"))
 
     # -- scopes ------------------------------------------------------------------------------
@@ -98,7 +104,42 @@ class FlowRecorder:
         flow = ScopeFlow(kind="function", parent=self._parent(), cls=cls if in_class else "",
                          fkind=(kind or "m") if in_class and kind != "x" else ("m" if in_class else ""))
         self.begin(qual, flow)
-        params = stmt.params
+        self.parameters(flow, stmt.params, method)
+        if stmt.returns is not None:  # ``def make(...) -> Backend``: an instance of it or a subclass
+            typed = self.ir.annotation(stmt.returns.annotation)
+            if typed is not None:
+                self.add(("r", typed))
+        self.ir.clear()
+
+    def lambda_scope(self, node: cst.Lambda) -> str:
+        """A lambda is a function of its own (``self.step = lambda model, x: model.verify(x)``): a
+        scope whose parameters a call binds and which returns its body, named ``<lambdaN>`` inside
+        the enclosing scope (a method when it is bound in a class body). Made once per node,
+        whichever asks first (the expression's IR or the walker); ``on_lambda`` is told its
+        name and its body's callee (the walker gives it a function for the call graph)."""
+        qual = self.lambdas.get(id(node))
+        if qual is not None:
+            return qual
+        outer = self.names[-1]
+        qual = self.lambdas[id(node)] = f"{outer + '.' if outer != '<module>' else ''}<lambda{len(self.lambdas)}>"
+        in_class = self.scope.kind == "class"
+        flow = ScopeFlow(kind="function", parent=self._parent(), cls=self.scope.cls if in_class else "",
+                         fkind="m" if in_class else "")
+        self.begin(qual, flow)
+        try:
+            self.parameters(flow, node.params, in_class)
+            body = self.ir.expr(node.body)
+            if body is not None:
+                self.add(("r", body))
+        finally:
+            self.end()
+        if self.on_lambda is not None:
+            self.on_lambda(qual, body[1] if body is not None and body[0] == "c" else None)
+        return qual
+
+    def parameters(self, flow: ScopeFlow, params: cst.Parameters, method: bool) -> None:
+        """A def's or a lambda's parameters, their defaults and annotations (``self``/``cls`` are
+        bound when linking, from ``fkind`` and ``cls``)."""
         positional = [*params.posonly_params, *params.params]
         flow.params = tuple(p.name.value for p in positional)
         flow.kwonly = tuple(p.name.value for p in params.kwonly_params)
@@ -118,11 +159,6 @@ class FlowRecorder:
                 typed = self.ir.annotation(param.annotation.annotation)
                 if typed is not None:
                     self.add(("=", target, typed))
-        if stmt.returns is not None:  # ``def make(...) -> Backend``: an instance of it or a subclass
-            typed = self.ir.annotation(stmt.returns.annotation)
-            if typed is not None:
-                self.add(("r", typed))
-        self.ir.clear()
 
     def klass(self, stmt: cst.ClassDef, qual: str) -> None:
         decorators = [d.decorator for d in stmt.decorators]

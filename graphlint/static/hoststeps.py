@@ -97,7 +97,7 @@ class HostSteps:
         for caller, edges in sorted(self.calls.items()):
             for callee, site in edges:
                 if (caller, id(site.expr)) not in self.graph.guessed and callee not in compiled_graph \
-                        and self.graph.runs_graph(caller, site) and not self.graph.holds_lambda(*caller, site.expr):
+                        and self.graph.runs_graph(caller, site):
                     self.compiled_roots.append(callee)
                     self.add("graph", callee, f"captured: a torch.compile'd CUDA-graph callable called in {caller[1]}",
                              (caller[0], ()), (caller, callee))

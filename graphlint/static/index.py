@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from graphlint.static.facts import Descriptor, ModuleInfo
+from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.names import module_name
 
 FuncId = tuple[str, str]  # (path, qualname)
@@ -40,12 +41,30 @@ class Index:
             parts = name.split(".")
             for i in range(1, len(parts)):
                 self.by_suffix.setdefault(".".join(parts[i:]), []).append(info)
+        #: modules by the name they import as from the top of their package (:func:`rooted_names`),
+        #: and the top-level names of every module: :meth:`under_own_name`
+        self.rooted = rooted_names(infos)
+        self.tops = frozenset(module_name(info.path).split(".", 1)[0] for info in infos)
         for suffix, hits in self.by_suffix.items():  # the shortest path wins a suffix, decided once
             if suffix not in self.by_name:
                 self.by_name[suffix] = min(hits, key=lambda i: (len(i.path), i.path))
 
     def find_module(self, name: str) -> ModuleInfo | None:
-        return self.by_name.get(name)
+        found = self.by_name.get(name)
+        if found is None and "." in name:
+            found = self.under_own_name(name)
+        return found
+
+    def under_own_name(self, name: str) -> ModuleInfo | None:
+        """``MagicDec.Engine.backend`` when the checked tree is the package itself, imported under
+        the name of its checkout (``sys.path.append("..")``): a first component that names nothing
+        of the project, then the full name of one of its modules below the top (``Engine.backend``,
+        at least two components from the top of a package: ``lib.core.backend`` is not the
+        project's ``Engine/core/backend.py``, a bare ``utils`` after a library's name is the library's)."""
+        head, _, rest = name.partition(".")
+        if head in self.tops or head in EXTERNAL_ROOTS or rest.count(".") < 1:
+            return None
+        return self.rooted.get(rest)
 
     def absolute(self, info: ModuleInfo, dotted: str) -> str:
         if not dotted.startswith("."):
@@ -172,3 +191,19 @@ class Index:
 
     def call_forward(self, ref: ClassRef) -> tuple[ModuleInfo, str] | None:
         return self.find_method(ref, "forward") or self.find_method(ref, "__call__")
+
+
+def rooted_names(infos: list[ModuleInfo]) -> dict[str, ModuleInfo]:
+    """Modules by their name from the outermost package directory up (``a/b/Engine/core/x.py``
+    with ``__init__.py`` in ``Engine`` and ``core`` -> ``Engine.core.x``): what ``import`` names them
+    by when that package's parent is on the path."""
+    paths = {module_name(info.path): info for info in sorted(infos, key=lambda i: i.path)}
+    packages = {name for name, info in paths.items() if info.path.endswith("__init__.py")}
+    out: dict[str, ModuleInfo] = {}
+    for name, info in paths.items():
+        parts = name.split(".")
+        k = len(parts) - 1  # ``parts[:k]``: the directory that holds it
+        while k >= 1 and ".".join(parts[:k]) in packages:
+            k -= 1
+        out.setdefault(".".join(parts[k:]), info)
+    return out

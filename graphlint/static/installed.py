@@ -12,7 +12,7 @@ no value of the project (a library object, or an unknown one; post-solve, so the
 are final):
 
 - a callable stored as its ``forward`` (a function, a bound method, a ``partial``/``MethodType``,
-  a lambda whose body is a call);
+  a lambda, a function of its own);
 - an instance of a project module -- a class with a ``forward`` -- that the checked code builds
   (``QuantLinear(child)``, or a factory returning one), stored as any attribute of it
   (``setattr(model, name, make(child))``, ``model.layers[0].mlp = Lora()``). Not an element
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 FuncId = tuple[str, str]
 #: values that run code when called (the pool takes nothing else for a ``forward`` store)
-CALLABLE = frozenset(("F", "M", "W", "Pa", "Lm"))
+CALLABLE = frozenset(("F", "M", "W", "Pa"))
 #: values that are the project's own objects: a store on one is followed through its fields
 PROJECT = frozenset(("I", "S", "C", "Sup", "Mod", "Ns", "L"))
 

@@ -16,8 +16,6 @@ Values (tuples, see :mod:`.pointsto`):
   returned (``wrapper``), which runs ``value`` (a function, a bound method, another ``W``);
 - ``("Pa", value, n)`` ``functools.partial(value, <n positional arguments>)``, and
   ``types.MethodType(value, obj)`` (n = 1);
-- ``("Lm", value)`` a lambda whose body calls ``value``: calling it runs ``value``'s callees, with
-  arguments the body (not the caller) decides, so none are bound;
 - ``("Sup", path, cls)`` ``super()`` in a method of ``cls``;
 - ``("Gi", path, cls)`` the ``__init__`` ``@dataclass`` generated for ``cls`` (:mod:`.generated`);
 - ``("Ct", path, cls)`` an alternate constructor ``cls`` inherits from a library base
@@ -339,8 +337,6 @@ class Objects:
             return [((info.path, qual), 1 + shift, None) for info, qual in found]
         if tag == "Pa":
             return self.callees(v[1], shift + v[2])
-        if tag == "Lm":
-            return [(fid, RUNS, made) for fid, _, made in self.callees(v[1])]
         return []
 
     def call(self, func: int, args: tuple, kws: tuple, dst: int | None) -> None:

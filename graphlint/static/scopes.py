@@ -14,7 +14,7 @@ import libcst as cst
 
 from graphlint.static.bindings import annotates_object
 from graphlint.static.guards import disarmed
-from graphlint.static.facts import ClassInfo, FunctionInfo
+from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params
@@ -58,6 +58,15 @@ class ScopeWalker:
         self.calls.begin_function(qualname)
         return fn
 
+
+    def lambda_function(self, qualname: str, callee: tuple | None) -> None:
+        """A lambda's own function (:meth:`.flows.FlowRecorder.lambda_scope`): its body's call is its
+        one call site, resolved with the parameters each call of the lambda binds. Its hazards stay
+        the enclosing function's (the body is walked there, where its call is a deferred reference)."""
+        fn = FunctionInfo(qualname=qualname, name="<lambda>")
+        if callee is not None:
+            fn.calls.append(CallSite(callee, plain=True, order=1))
+        self.info.functions[qualname] = fn
 
     def function(self, stmt: cst.FunctionDef) -> None:
         name = stmt.name.value

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from graphlint.static.cstwalk import operands, self_attr, shape_only
+from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
@@ -217,7 +218,7 @@ class TensorOracle(HostTaint):
                 method = func.attr.value
                 if method in HOST_METHODS or method in NOT_TENSOR_METHODS or method.startswith(("_", "is_", "has_")):
                     return False
-                return self.is_tensor(func.value)
+                return self.is_tensor(func.value) or indexed_by_tensor(node, self.is_tensor)
             return False
         if isinstance(node, cst.BinaryOperation):
             return any(map(self.is_tensor, operands(node)))

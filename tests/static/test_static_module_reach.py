@@ -204,9 +204,10 @@ def test_a_forward_a_project_class_installs_on_itself_is_no_target_of_a_library_
 
 
 def test_a_compiled_lambda_does_not_make_direct_calls_of_its_model_replays():
-    """``torch.compile(lambda x: model(x), mode="reduce-overhead")`` compiles the closure: an eager
-    loop calling ``model`` itself stays an eager per-token loop, and the function defining the lambda
-    does not call the model by defining it (the body's call is a reference, made when it is called)."""
+    """``torch.compile(lambda x: model(x), mode="reduce-overhead")`` compiles the closure -- the
+    lambda, a function of its own, is the graph root -- while an eager loop calling ``model`` itself
+    stays an eager per-token loop, and the function defining the lambda does not call the model by
+    defining it (the body's call is a reference, made when it is called)."""
     from graphlint.static.link import link
     from static_helpers import TOY_MODEL, builtin_rules, options, summarize
 
@@ -229,7 +230,7 @@ def test_a_compiled_lambda_does_not_make_direct_calls_of_its_model_replays():
     rules = builtin_rules()
     entries: list = []
     link(summarize(files), rules, options(rules), entries_out=entries)
-    assert [(e.context, e.function[1]) for e in entries] == [("eager", "main")]
+    assert [(e.context, e.function[1]) for e in entries] == [("graph", "main.<lambda0>"), ("eager", "main")]
 
 
 def test_an_eager_loop_over_a_library_model_reaches_the_forward_installed_into_it():

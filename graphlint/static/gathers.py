@@ -1,0 +1,36 @@
+"""A tensor method recognised by its arguments when its receiver is unknown.
+
+``bonus = target.gather(1, idx)`` where ``target`` came back from a call the walk cannot type (an
+engine method of another module) and ``idx`` is a tensor: ``gather(dim, index)`` and its kin take a
+dimension and a tensor index, a signature only ``torch.Tensor`` has (``torch.distributed.gather``
+takes a tensor first, never an integer dimension), so the result is a tensor too.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+#: ``x.<method>(dim, index, ...)``: methods of ``torch.Tensor`` that take a dimension and an index tensor
+DIM_INDEX_METHODS = frozenset(("gather", "index_select", "scatter", "scatter_add", "scatter_reduce", "index_add",
+                               "index_copy", "index_fill", "index_reduce"))
+
+
+def indexed_by_tensor(call: cst.Call, is_tensor: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``x.gather(1, idx)`` / ``x.index_select(dim=0, index=idx)`` with a tensor ``idx``: a tensor."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in DIM_INDEX_METHODS:
+        return False
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    dim = keywords.get("dim", positional[0] if positional else None)
+    index = keywords.get("index", positional[1] if len(positional) > 1 else None)
+    return _is_int(dim) and index is not None and is_tensor(index)
+
+
+def _is_int(node: cst.BaseExpression | None) -> bool:
+    """An integer literal, ``-1`` included."""
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
+        node = node.expression
+    return type(node) is cst.Integer
