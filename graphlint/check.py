@@ -68,13 +68,15 @@ def _init_worker(rules, options) -> None:
     collector, which stays paused while a file is analysed and collects once after it (the
     parse allocates millions of acyclic nodes: collections during it cost about a tenth of the
     worker's time; measured on torch's files, the same peak memory), and libcst's node classes get
-    plain type checks (:func:`graphlint.static.summarize.plain_node_checks`). Where the tasks run in
-    this process (no worker could start), the collector and libcst are left as they are."""
+    plain type checks and plainer constructors (:func:`graphlint.static.summarize.plain_node_checks`,
+    :func:`~graphlint.static.summarize.plain_node_inits`). Where the tasks run in this process (no
+    worker could start), the collector and libcst are left as they are."""
     worker = _worker_state.get("parent") != os.getpid()
     if worker:
-        from graphlint.static.summarize import plain_node_checks
+        from graphlint.static.summarize import plain_node_checks, plain_node_inits
 
         plain_node_checks()
+        plain_node_inits()
         gc.disable()
         gc.freeze()
     _worker_state.update(rules=rules, options=options, collect=worker)

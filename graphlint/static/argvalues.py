@@ -79,6 +79,8 @@ class ArgValues:
         self._all: dict[tuple[FuncId, str], frozenset | None] = {}
         self.dead_sites: set[tuple[FuncId, int]] = set()
         self.decided: set[tuple[FuncId, tuple]] = set()
+        self._stamp: dict[FuncId, int] = {}  # how often a function's values changed in this solve
+        self._dead: dict = {}  # fid -> (its stamp, {id(cond): (dead, cond)}): :meth:`dead`'s memo
 
     # -- the solve ------------------------------------------------------------------------
     def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
@@ -89,7 +91,7 @@ class ArgValues:
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
         for f in open_:
             values[f] = TOP
-        self.values = values
+        self.values, self._stamp, self._dead = values, {}, {}
         only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
                  if callee in hot and callee in self.fns and (caller in callers or caller in hot or site.in_capture)
@@ -112,6 +114,7 @@ class ArgValues:
                            if site.cond and self.dead(caller, site.cond)}
         self.decided = {(caller, c) for caller in callers | hot for _, site in self.raw.get(caller, ())
                         if (caller, id(site)) in self.dead_sites for c in site.cond[:1]}
+        self._dead = {}  # the link's peak memory comes after the solve: its memo does not stay
 
     def _capturers(self, values: dict, owners: set[FuncId]) -> list:
         """A function that captures a graph but runs outside the hot code (the one-time capture
@@ -122,12 +125,14 @@ class ArgValues:
                  if callee in owners and callee in self.fns and caller != callee]
         for owner in owners:
             values[owner] = {} if any(callee == owner for _, callee, _ in edges) else TOP
+            self._changed(owner)
         return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
         bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)), args)
         if bound is TOP:
             values[callee] = TOP
+            self._changed(callee)
             return True
         env, changed = values[callee], False
         for name, found in bound.items():
@@ -137,7 +142,12 @@ class ArgValues:
             new = TOP if found is TOP or len(old | found) > CAP else old | found
             if new != old:
                 env[name], changed = new, True
+        if changed:
+            self._changed(callee)
         return changed
+
+    def _changed(self, fid: FuncId) -> None:  # its values changed: :meth:`dead`'s answers are stale
+        self._stamp[fid] = self._stamp.get(fid, 0) + 1
 
     def bind(self, callee: FuncId, site: CallSite, evaluate, args: tuple | None = None) -> dict | None:
         """Each parameter's values for one call site (the union over its spellings); TOP when the
@@ -274,8 +284,16 @@ class ArgValues:
         """Whether no value reaching ``fid`` takes every branch of ``cond`` (a conjunction)."""
         if not cond or fid not in self.values:
             return False
-        env = self.values[fid]
-        return any(True not in self.truths(c, fid, env) for c in cond)
+        # asked per site and round: it depends only on the values reaching ``fid`` (fields, returns fixed)
+        stamp = self._stamp.get(fid, 0)
+        memo = self._dead.get(fid)
+        if memo is None or memo[0] != stamp:
+            memo = self._dead[fid] = (stamp, {})
+        known = memo[1].get(id(cond))
+        if known is None:
+            env = self.values[fid]
+            known = memo[1][id(cond)] = (any(True not in self.truths(c, fid, env) for c in cond), cond)
+        return known[0]
 
     def dead_candidate(self, path: str, cand) -> bool:
         return bool(cand.cond) and self.dead((path, cand.function), cand.cond)

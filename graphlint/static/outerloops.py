@@ -68,7 +68,9 @@ class OuterLoops:
     def __init__(self, disc: Discovery, looping: set[FuncId], callers: dict[FuncId, list[FuncId]],
                  reach: set[FuncId]):
         self.calls: Calls = disc.calls
-        self.fn, self.graph = disc.fn, disc.graph
+        # the modules, not ``disc.fn``: a bound method of the discovery it belongs to was a reference
+        # cycle, and the link (run with the collector paused) kept every replaced discovery's call graph
+        self._by_path, self.graph = disc.by_path, disc.graph
         self.reach = reach  # functions that reach a model step
         models = [(fid, (fid,)) for fid in sorted(disc.calls) if _model_method(disc, fid)]
         inside = set(bfs(models, disc.calls)) if models else set()
@@ -77,6 +79,9 @@ class OuterLoops:
         self._below: dict[FuncId, frozenset[FuncId]] = {}
         #: (function, loop position, the decoder one of its calls runs): for ``graphlint entries``
         self.found: list[OuterLoop] = []
+
+    def fn(self, fid: FuncId):
+        return self._by_path[fid[0]].functions[fid[1]]
 
     def decoder_run(self, fid: FuncId, targets: list[FuncId]) -> FuncId | None:
         """The decoder a loop of ``fid`` runs when each of its model-reaching calls (``targets``)

@@ -139,6 +139,55 @@ def parse_cst(text: str, checked: bool) -> cst.Module:
         CSTNode.__post_init__ = _POST_INIT
 
 
+def plain_node_inits() -> None:
+    """Give libcst's node classes a plainer ``__init__``, in a worker process only
+    (:func:`graphlint.check._init_worker`). libcst's native parser builds every node through its
+    class's dataclass ``__init__``, which stores each field with ``object.__setattr__`` (the nodes
+    are frozen); the plain one stores it through the slot's descriptor, with the same parameters,
+    defaults and factories, and calls ``__post_init__`` (validation) as before: the same nodes,
+    about a tenth of a parse less (measured on torch's files). Only classes whose ``__init__`` is
+    the generated one and whose fields are all ordinary slots; any other keeps its own."""
+    stack, seen = [CSTNode], set()
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        stack.extend(cls.__subclasses__())
+        plain = _plain_init(cls)
+        if plain is not None:
+            type.__setattr__(cls, "__init__", plain)
+
+
+def _plain_init(cls: type):
+    import dataclasses
+
+    own = cls.__dict__.get("__init__")
+    if (own is None or getattr(getattr(own, "__code__", None), "co_filename", "") != "<string>"
+            or "__slots__" not in cls.__dict__ or "__dataclass_fields__" not in cls.__dict__
+            or not hasattr(cls, "__post_init__")):
+        return None
+    missing, names, params, body = dataclasses.MISSING, {"_unset": object()}, [], []
+    for i, f in enumerate(dataclasses.fields(cls)):
+        slot = getattr(cls, f.name, None)
+        if not f.init or f.kw_only or f._field_type is not dataclasses._FIELD or not f.name.isidentifier() \
+                or type(slot).__name__ != "member_descriptor":
+            return None
+        names[f"_set{i}"] = slot.__set__
+        if f.default_factory is not missing:
+            names[f"_make{i}"] = f.default_factory
+            params.append(f"{f.name}=_unset")
+            body.append(f"_set{i}(self, _make{i}() if {f.name} is _unset else {f.name})")
+        else:
+            if f.default is not missing:
+                names[f"_default{i}"] = f.default
+            params.append(f.name if f.default is missing else f"{f.name}=_default{i}")
+            body.append(f"_set{i}(self, {f.name})")
+    body.append("self.__post_init__()")
+    exec(f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body) + "\n", names)
+    return names["__init__"]
+
+
 class _PlainChecks(ABCMeta):
     """libcst's node classes with the ``isinstance``/``issubclass`` of plain classes."""
 

@@ -192,3 +192,37 @@ def test_plain_node_checks_give_the_same_answers(tmp_path):
         "print('ok')\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_plain_node_inits_build_the_same_nodes(tmp_path):
+    """A worker gives libcst's node classes plainer constructors (summarize.plain_node_inits): a
+    parse builds the same tree as before, a node built with its defaults (and default factories)
+    equals one built before, and validation still runs; done in a fresh interpreter, as a worker
+    does it."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "check.py"
+    script.write_text(
+        "import libcst as cst\n"
+        "from graphlint.static.summarize import parse_cst, plain_node_inits\n"
+        "source = ('import torch\\n@d\\nclass A(B):\\n    def f(self, x, *a, k=1, **kw) -> int:\\n'\n"
+        "          '        if x.sum() > 0 or not k:\\n            return [y async for y in x][1:2]\\n'\n"
+        "          '        with g() as (p, q): del x; lambda z: z ** 2\\n'\n"
+        "          '        try:\\n            yield from {**kw, 1: 2}\\n        except (E, F) as e:\\n            raise\\n'\n"
+        "          '        finally:\\n            global G; x: int = f\"{a!r:>{k}}\"; x @= -~a[..., None]\\n')\n"
+        "before = [cst.parse_module(source), parse_cst(source, checked=True)]\n"
+        "built = lambda: [cst.Comma(), cst.Name('x'), cst.Call(cst.Name('f')), cst.Param(cst.Name('p'))]\n"
+        "made = built()\n"
+        "own = cst.Name.__init__\n"
+        "plain_node_inits()\n"
+        "assert cst.Name.__init__ is not own and cst.Name.__init__.__code__.co_filename == '<string>'\n"
+        "after = [cst.parse_module(source), parse_cst(source, checked=True)]\n"
+        "assert all(a.deep_equals(b) and b.code == source for a, b in zip(before, after))\n"
+        "assert all(a.deep_equals(b) for a, b in zip(made, built()))\n"
+        "try:\n"
+        "    cst.Name('not a name')\n"
+        "except cst.CSTValidationError:\n"
+        "    print('ok')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr
