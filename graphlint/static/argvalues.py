@@ -39,6 +39,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
@@ -46,17 +47,6 @@ FuncId = tuple[str, str]
 CAP = 8  # more distinct values than this: unknown
 BOTH = frozenset((True, False))
 TOP = None  # an unknown set of values
-
-
-class SomeObject:
-    """A value that is not None and nothing else is known of: ``is None`` is false, the rest unknown."""
-
-    def __repr__(self) -> str:
-        return "<object>"
-
-
-OBJECT = SomeObject()
-OBJECTS = frozenset((OBJECT,))
 
 
 class ArgValues:
@@ -264,12 +254,12 @@ class ArgValues:
                 return frozenset(bool(x) for x in found)
             if kind == "is":
                 return frozenset(x is not OBJECT and x == c[2] and type(x) is type(c[2]) for x in found)
-            return frozenset(_equal(x, c[2]) for x in found)
+            return frozenset(equal(x, c[2]) for x in found)
         if kind in ("cmp", "in"):
             found = self.value(c[1], fid, env)
             if found is TOP or OBJECT in found:
                 return BOTH  # decided only from a complete set of known values
-            out = {_compare(x, c[2], c[3]) if kind == "cmp" else _member(x, c[2]) for x in found}
+            out = {compare(x, c[2], c[3]) if kind == "cmp" else member(x, c[2]) for x in found}
             return BOTH if None in out else frozenset(out)
         if kind == "not":
             return frozenset(not b for b in self.truths(c[1], fid, env))
@@ -378,35 +368,6 @@ def never_true(cond: tuple) -> bool:
     """Whether a condition on literals alone (no parameter, no field) is false for every value:
     what a loop's later iterations decide locally (:mod:`.iterations`)."""
     return True not in _LOCAL.truths(cond, ("", ""), TOP)
-
-
-#: what ``x <op> literal`` is, for the ordered comparisons :mod:`.valuefacts` keeps
-_ORDER = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}
-
-
-def _compare(x, op: str, y) -> bool | None:
-    """``x op y`` for one known value; None (undecided) for a pair Python cannot order (``None >
-    0``: a ``TypeError`` if it ran) or a value that is neither a number nor a string."""
-    if not isinstance(x, (int, float, str)):
-        return None
-    try:
-        return bool(_ORDER[op](x, y))
-    except Exception:
-        return None
-
-
-def _member(x, options: tuple) -> bool | None:
-    """``x in (a, b)``: equality as Python's ``in`` has it, for literals (never raises)."""
-    if x is OBJECT:
-        return None
-    return any(_equal(x, o) for o in options)
-
-
-def _equal(x, y) -> bool:
-    try:
-        return bool(x == y)
-    except Exception:
-        return False
 
 
 _LOCAL = ArgValues([], {})  # no facts: parameters, fields and calls stay unknown
