@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.matchers.call_args import positional
 from graphlint.static.names import is_imported_root, resolve
 from graphlint.static.scalars import is_scalar_tensor
 
@@ -57,8 +58,7 @@ def size_arguments(call: cst.Call, ctx: MatchContext) -> list[cst.BaseExpression
         return []
     at, keys = spec
     found = []
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    for i, value in enumerate(positional):
+    for i, value in enumerate(positional(call)):
         if at is ALL or i in at:
             found.extend(e.value for e in value.elements) if isinstance(value, (cst.Tuple, cst.List)) \
                 else found.append(value)
