@@ -167,3 +167,27 @@ def ends_in_jump(suite: cst.BaseSuite) -> bool:
         return bool(last.body) and isinstance(last.body[-1], JUMPS)
     return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) and isinstance(last.body[-1], JUMPS)
 
+
+# Argument readers shared by analyzers and matchers (kept here, below both, so neither imports the other).
+
+def positional(call: cst.Call) -> list[cst.BaseExpression]:
+    """The values passed by position, ``*args`` left out."""
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value passed as ``name=``, else None."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return None
+
+
+def number(node: cst.BaseExpression | None) -> float | None:
+    """The value of a number literal (``0``, ``-1``, ``2.5``), else None."""
+    sign = 1
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        sign, node = (-sign if isinstance(node.operator, cst.Minus) else sign), node.expression
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return sign * node.evaluated_value
+    return None

@@ -12,6 +12,8 @@ from typing import Callable
 
 import libcst as cst
 
+from graphlint.static.cstwalk import keyword, number, positional
+
 #: ``x.<method>(dim, index, ...)``: methods of ``torch.Tensor`` that take a dimension and an index tensor
 DIM_INDEX_METHODS = frozenset(("gather", "index_select", "scatter", "scatter_add", "scatter_reduce", "index_add",
                                "index_copy", "index_fill", "index_reduce"))
@@ -22,15 +24,9 @@ def indexed_by_tensor(call: cst.Call, is_tensor: Callable[[cst.BaseExpression], 
     func = call.func
     if type(func) is not cst.Attribute or func.attr.value not in DIM_INDEX_METHODS:
         return False
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    dim = keywords.get("dim", positional[0] if positional else None)
-    index = keywords.get("index", positional[1] if len(positional) > 1 else None)
-    return _is_int(dim) and index is not None and is_tensor(index)
+    args = positional(call)
+    dim, index = keyword(call, "dim"), keyword(call, "index")
+    dim = dim if dim is not None else (args[0] if args else None)
+    index = index if index is not None else (args[1] if len(args) > 1 else None)
+    return type(number(dim)) is int and index is not None and is_tensor(index)
 
-
-def _is_int(node: cst.BaseExpression | None) -> bool:
-    """An integer literal, ``-1`` included."""
-    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
-        node = node.expression
-    return type(node) is cst.Integer

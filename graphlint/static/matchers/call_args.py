@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.cstwalk import operands
+from graphlint.static.cstwalk import keyword, number, operands, positional  # noqa: F401  (re-exported to the matchers)
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
@@ -101,16 +101,6 @@ def zero_size(call: cst.Call) -> bool:
     return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
 
 
-def number(node: cst.BaseExpression | None) -> float | None:
-    """The value of a number literal (``0``, ``-1``, ``2.5``), else None."""
-    sign = 1
-    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        sign, node = (-sign if isinstance(node.operator, cst.Minus) else sign), node.expression
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return sign * node.evaluated_value
-    return None
-
-
 def same_bounds(call: cst.Call, spec: list, offset: int) -> bool:
     """Both bounds left out (their defaults are equal) or both the same literal: decided, not guessed."""
     low_name, high_name, index = spec
@@ -122,17 +112,6 @@ def same_bounds(call: cst.Call, spec: list, offset: int) -> bool:
         return True
     low_value, high_value = number(low) if low is not None else 0, number(high) if high is not None else 0
     return low_value is not None and low_value == high_value
-
-
-def positional(call: cst.Call) -> list[cst.BaseExpression]:
-    return [a.value for a in call.args if a.keyword is None and not a.star]
-
-
-def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a.value
-    return None
 
 
 class CallConditions:
