@@ -271,6 +271,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
                 inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
+                self.note_yield(stmt.value)
             elif isinstance(stmt, cst.Return):
                 self.flows.returns(stmt.value)
                 self.values.returned(stmt.value)
@@ -328,7 +329,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
                 self.loop_ids.pop()
         else:
             self.visit_node(stmt)
-        stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
+        counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
+        stepped = stepped_counters(stmt, loop_id, self.values.assigns, counter)  # before the loop forgets them
         self.values.loop(stmt, loop_id, carried_literals(stmt, literal))
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
@@ -344,7 +346,6 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         outer_advanced = dict(advanced)
         if is_step_loop(stmt):
             advanced.update(dict.fromkeys(advanced_names(stmt), loop_id))
-        counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
         counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):
