@@ -19,8 +19,46 @@ loader)."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from graphlint.static.contexts import FuncId
-from graphlint.static.facts import LoopInfo
+from graphlint.static.facts import FunctionInfo, LoopInfo
+
+#: calls that pass their argument's items on: ``for i, tok in enumerate(self.stream(...))``
+PASS_ON = frozenset(("enumerate", "tqdm", "iter"))
+
+
+# -- recorded while walking (:class:`.loops.LoopTracker`) --------------------------------------
+def iterated(func: FunctionInfo, loop_id: int, where: tuple, ir, it: cst.BaseExpression) -> None:
+    """``for x in <it>``: the call whose items it iterates (``self.stream(...)``, also through a
+    wrapper that passes them on), in flow IR (``ir``: the walk's :class:`.flowir.IRBuilder`)."""
+    for _ in range(3):
+        if type(it) is not cst.Call:
+            return
+        if type(it.func) is cst.Name and it.func.value in PASS_ON and it.args and type(it.args[0].value) is cst.Call:
+            it = it.args[0].value
+            continue
+        expr = ir.expr(it.func)
+        if expr is not None:
+            func.iter_calls += ((loop_id, where, expr),)
+        return
+
+
+def handover(func: FunctionInfo, loop_ids: list[int], ir, stmt: cst.Expr | cst.Return) -> None:
+    """What a generator hands its consumer: a ``yield`` in loops, and another call's items,
+    ``yield from f(...)`` or ``return f(...)`` (``func.delegates``)."""
+    value = stmt.value
+    if isinstance(value, cst.Yield):
+        if loop_ids:
+            func.yield_loops = func.yield_loops | frozenset(loop_ids)
+        value = value.value.item if isinstance(value.value, cst.From) else None
+    elif type(stmt) is not cst.Return:
+        return
+    if type(value) is cst.Call and (expr := ir.expr(value.func)) is not None:
+        func.delegates += (expr,)
+
+
+# -- linked (:class:`.entries.Discovery`) ------------------------------------------------------
 
 
 class GeneratorLoops:
@@ -36,16 +74,21 @@ class GeneratorLoops:
                 if fid not in gens and self.fn(fid).yield_loops & loop_ids:
                     gens[fid] = context
         consumers = [((info.path, qual), info, fn) for info in self.infos
-                     for qual, fn in sorted(info.functions.items()) if fn.iter_calls]
+                     for qual, fn in sorted(info.functions.items()) if fn.iter_calls or fn.delegates]
         done: set[tuple[FuncId, int]] = set()
         changed = bool(gens)
         while changed:
             changed = False
             for fid, info, fn in consumers:
+                if fid not in gens:  # ``return self._stream(...)``, ``yield from self._stream(...)``: its items
+                    made = self.generators(info, fid, LoopInfo(0, (), list(fn.delegates)), gens)
+                    if made:
+                        gens[fid] = gens[made[0]]
+                        changed = True
                 for loop_id, where, expr in fn.iter_calls:
                     if (fid, loop_id) in done:
                         continue
-                    made = [t for t in self.loop_targets(info, fid[1], LoopInfo(loop_id, where, [expr])) if t in gens]
+                    made = self.generators(info, fid, LoopInfo(loop_id, where, [expr]), gens)
                     if not made:
                         continue
                     done.add((fid, loop_id))
@@ -55,3 +98,7 @@ class GeneratorLoops:
                     if loop_id in fn.yield_loops and fid not in gens:
                         gens[fid] = context  # it passes each token on: a per-token generator too
                         changed = True
+
+    def generators(self, info, fid: FuncId, calls: LoopInfo, gens: dict[FuncId, str]) -> list[FuncId]:
+        """The per-token generators (``gens``) the calls ``calls.exprs`` of ``fid`` run."""
+        return [t for t in self.loop_targets(info, fid[1], calls) if t in gens] if calls.exprs else []

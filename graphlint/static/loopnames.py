@@ -104,19 +104,3 @@ def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
     first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
     return first is not None and _counts_steps(first, depth + 1)
 
-
-PASS_ON = frozenset(("enumerate", "tqdm", "iter"))
-
-
-def iterated_call(it: cst.BaseExpression) -> cst.Call | None:
-    """The call whose items ``for x in <it>`` iterates: ``self.stream(...)``, also through a wrapper
-    that passes its items on (``enumerate(self.stream(...))``)."""
-    for _ in range(3):
-        if type(it) is not cst.Call:
-            return None
-        func = it.func
-        if type(func) is cst.Name and func.value in PASS_ON and it.args and type(it.args[0].value) is cst.Call:
-            it = it.args[0].value
-            continue
-        return it
-    return None

@@ -265,13 +265,13 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
             self.expr(stmt)
             if isinstance(stmt, (cst.Expr, cst.Return)) and stmt.value is not None:
                 self.flows.use(stmt.value)
+                self.note_handover(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 self.calls.bindings.record_module_call(stmt.value)
             elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
                 inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
-                self.note_yield(stmt.value)
             elif isinstance(stmt, cst.Return):
                 self.flows.returns(stmt.value)
                 self.values.returned(stmt.value)
