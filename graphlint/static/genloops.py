@@ -74,7 +74,8 @@ class GeneratorLoops:
                 if fid not in gens and self.fn(fid).yield_loops & loop_ids:
                     gens[fid] = context
         consumers = [((info.path, qual), info, fn) for info in self.infos
-                     for qual, fn in sorted(info.functions.items()) if fn.iter_calls or fn.delegates]
+                     for qual, fn in sorted(info.functions.items()) if (fn.iter_calls or fn.delegates)
+                     and not fn.captures and not fn.device_code and not self.cold(fn.name, (info.path, qual))]
         done: set[tuple[FuncId, int]] = set()
         changed = bool(gens)
         while changed:
@@ -98,6 +99,11 @@ class GeneratorLoops:
                     if loop_id in fn.yield_loops and fid not in gens:
                         gens[fid] = context  # it passes each token on: a per-token generator too
                         changed = True
+
+    def cold(self, name: str, fid: FuncId) -> bool:
+        """Set-up, prefill-only or training code (:mod:`.coldcode`), as :mod:`.tokenloops` skips it:
+        an evaluation that consumes the stream is no decode path."""
+        return self.not_hot(name, fid) and not self.not_hot.both_phases(name, fid)
 
     def generators(self, info, fid: FuncId, calls: LoopInfo, gens: dict[FuncId, str]) -> list[FuncId]:
         """The per-token generators (``gens``) the calls ``calls.exprs`` of ``fid`` run."""
