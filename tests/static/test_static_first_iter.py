@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "firstiter"
 
 ENTRIES = {
+    # not ``prompt_only``: its one model call runs on the first iteration only
     "prevpos": {("eager", "generate")},
     "flag": {("eager", "cleared_in_branch"), ("eager", "cleared_each_step"), ("eager", "by_index")},
     "resets": {("eager", "reset_in_loop"), ("eager", "compared_with_another"), ("eager", "skipped_advance"),
@@ -47,6 +48,12 @@ def test_the_consumer_loops_say_which_generator_they_consume(monkeypatch, tmp_pa
     reasons = {e.function[1]: e.reason for e in result.entries}
     assert reasons["main"] == "per-token loop over the tokens Engine.stream yields"
     assert reasons["Engine.stream"] == "per-token loop over the tokens Engine.generate yields"
+
+
+def test_the_loops_model_step_is_one_it_runs_after_the_first_iteration(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "prevpos")
+    (entry,) = result.entries
+    assert entry.reason == "per-token loop calling Decoder.forward"  # not the images' ``Pictures.forward``
 
 
 def _loop(code: str) -> cst.For:
