@@ -103,4 +103,3 @@ def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
         return True
     first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
     return first is not None and _counts_steps(first, depth + 1)
-
