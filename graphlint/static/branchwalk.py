@@ -16,7 +16,7 @@ import libcst as cst
 from graphlint.static.argvalues import never_true
 from graphlint.static.cstwalk import ends_in_jump
 from graphlint.static.guards import counts_down, fills_field_default, needed_attrs, once_flag
-from graphlint.static.iterations import first_iteration_loop
+from graphlint.static.iterations import first_iteration_loop, flag_loop
 
 
 class BranchWalker:
@@ -51,7 +51,8 @@ class BranchWalker:
         elif guarded != "body":
             outer = (self.once, self.needs, self.first_iters)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
-            first = first_iteration_loop(stmt.test, self.counters) if self.counters else None
+            first = (first_iteration_loop(stmt.test, self.counters) or flag_loop(stmt, self.counters)) \
+                if self.counters else None
             if first is None and self.values.carried:  # ``if image is not None:`` with ``image = None`` at the body's end
                 first = self.values.first_iteration(stmt.test, self.oracle.fn.shapes, never_true)
             self.first_iters += (first,) if first is not None else ()

@@ -56,6 +56,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay)
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
@@ -98,7 +99,7 @@ class Contexts:
     outer_loops: list[OuterLoop] = field(default_factory=list)
 
 
-class Discovery(NamedEntries, HostSteps, TokenLoops):
+class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -175,6 +176,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops):
         # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
         replay_reach = reaching(set(replayers), callers, set(graph))
         self.token_loops(compiled_graph, replay_reach, reach, graph)
+        self.generator_loops()
         self.serving_loops(replay_reach, reach, graph, steps)
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])

@@ -128,6 +128,11 @@ class FunctionInfo(Compact):
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
+    #: ids of the loops a ``yield`` statement sits in, and ``for x in f(...)`` loops as (loop id, where,
+    #: the iterated call's callee in flow IR): a consumer of a per-token generator (:mod:`.genloops`)
+    yield_loops: frozenset[int] = frozenset()
+    iter_calls: tuple = ()
+    delegates: tuple = ()  # ``yield from f(...)``, ``return f(...)``: f's items, handed on
     #: ``while`` loops that feed nothing back, with every call of their body: serving loops when a
     #: call reaches the model step (see :mod:`.loops`); a tuple, empty for almost every function
     serve_loops: tuple = ()

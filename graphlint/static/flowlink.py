@@ -288,7 +288,10 @@ class Linker(LibraryFlows):
                     self.kept[(path, qual, id(a))] = n
         self.o.call(fnode, arg_nodes, kw_nodes, dst)
         name = self.static_name(path, qual, func)
-        if name is not None:
+        if func[0] == "a" and func[2] == "__get__" and arg_nodes and type(arg_nodes[0]) is int:
+            # ``f.__get__(obj[, cls])``: the descriptor protocol binds ``f`` to ``obj``, as ``types.MethodType``
+            self.library_call("types.MethodType", (self.eval(path, qual, func[1]), arg_nodes[0]), (), dst)
+        elif name is not None:
             self.library_call(name, arg_nodes, kw_nodes, dst)
             if name == "builtins.next" and arg_nodes and type(arg_nodes[0]) is int:
                 self.implicit.advanced(path, qual, arg_nodes[0])  # ``next(gen)``: its ``__next__``

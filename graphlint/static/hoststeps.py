@@ -117,7 +117,10 @@ class HostSteps:
         replaying = {t for t in sure if t in replay_reach or compiled_in(compiled_graph, t, fid[0])}
         stepped = min(replaying, default=None)
         compiled = next((render(s.expr) for s in self.graph.compiled_sites().get(fid, ()) if loop.id in s.loops), None)
-        model = next((t for t in (targets if compiled is None else self.later_targets(info, fn, loop))
+        # the model step it runs per token: not one only its first iteration calls (``if prev_pos == 0 and
+        # images: model.vision(images)``, :mod:`.iterations`), which runs once per decode
+        once = compiled is not None or any(loop.id in site.first_iter for site in fn.calls)
+        model = next((t for t in (self.later_targets(info, fn, loop) if once else targets)
                       if t in reach and t not in replaying
                       and (compiled is None or t[1].rpartition(".")[2] in ("forward", "__call__"))), None)
         return (stepped[1] if stepped is not None else compiled), model
@@ -125,7 +128,8 @@ class HostSteps:
     def later_targets(self, info, fn, loop) -> list[FuncId]:
         """What the loop's eager calls run from its second iteration on: not the compiled step's
         calls, nor ``if i == 0: model(prompt)``, the prefill before the compiled step takes over."""
-        first = {site.expr for site in fn.calls if loop.id in site.first_iter}
+        first = {site.expr for site in fn.calls if loop.id in site.first_iter} - {
+            site.expr for site in fn.calls if loop.id in site.loops and loop.id not in site.first_iter}
         first.update(site.expr for site in self.graph.compiled_sites().get((info.path, fn.qualname), ()))
         later = type(loop)(loop.id, loop.where, [e for e in loop.exprs if e not in first])
         return self.loop_targets(info, fn.qualname, later)

@@ -73,21 +73,120 @@ def loop_counter(stmt: cst.For, loop_id: int) -> Counter | None:
     return None
 
 
-def stepped_counters(stmt: cst.For | cst.While, loop_id: int, assigns: dict) -> list[Counter]:
+def stepped_counters(stmt: cst.For | cst.While, loop_id: int, assigns: dict,
+                     counter: Counter | None = None) -> list[Counter]:
     """Counters advanced by hand: ``step = 0`` before the loop (``assigns``: the walker's bindings on
-    this path, :class:`.valuefacts.ValueFacts`) and ``step += 1`` as a statement of the loop's own
-    body, so on every iteration that runs to its end (one advanced under a branch is not: ``n +=
-    1`` per accepted token says nothing about the first iteration)."""
-    out = []
-    for line in stmt.body.body:
+    this path, :class:`.valuefacts.ValueFacts`) and, as a statement of the loop's own body, so on
+    every iteration that runs to its end, ``step += k`` / ``step = step + k`` (``k`` a positive
+    literal) or ``prev = cur``, the loop's own counter (``counter``: ``prev_pos = 0; for cur_pos in
+    range(start, total): ...; prev_pos = cur_pos``). Such a name never takes its first value again
+    (``prev`` takes each value of ``range`` once: when the range starts at ``prev``'s first value,
+    the second iteration sees it too, still once per loop, not per token). Not when anything else
+    in the loop binds the name (``step = 0`` resets it) nor when a ``continue`` before the advance
+    can skip it; one advanced under a branch is no counter either (``n += 1`` per accepted token
+    says nothing about the first iteration). Flags the loop only clears come with them
+    (:func:`cleared_flags`)."""
+    out = cleared_flags(stmt, loop_id, assigns)
+    body = stmt.body.body
+    for at, line in enumerate(body):
         for small in line.body if type(line) is cst.SimpleStatementLine else ():
-            if type(small) is cst.AugAssign and type(small.operator) is cst.AddAssign \
-                    and type(small.target) is cst.Name and type(small.value) is cst.Integer:
-                bound = assigns.get(small.target.value)
-                if bound and len(bound) == 1 and not bound[0][1] and bound[0][0][0] == "c" \
-                        and type(bound[0][0][1]) is int:
-                    out.append((loop_id, small.target.value, ("int", bound[0][0][1])))
+            name = _advanced(small, counter)
+            if name is None:
+                continue
+            bound = assigns.get(name)
+            if bound and len(bound) == 1 and not bound[0][1] and bound[0][0][0] == "c" \
+                    and type(bound[0][0][1]) is int \
+                    and _binders(stmt, name) == 1 and not any(_continues(b) for b in body[:at]):
+                out.append((loop_id, name, ("int", bound[0][0][1])))
     return out
+
+
+def cleared_flags(stmt: cst.For | cst.While, loop_id: int, assigns: dict) -> list[Counter]:
+    """Flags the loop can only clear: ``fresh = True`` before it (``assigns``, as for
+    :func:`stepped_counters`) and every binding of ``fresh`` in the loop a falsy literal (``fresh =
+    False``). A branch on such a flag that clears it itself runs once per loop (:func:`flag_loop`)."""
+    truthy = [name for name, bound in assigns.items() if bound and len(bound) == 1 and not bound[0][1]
+              and bound[0][0][0] == "c" and bound[0][0][1]]
+    if not truthy:
+        return []
+    cleared, other = _loop_bindings(stmt)
+    return [(loop_id, name, ("flag",)) for name in truthy if name in cleared and name not in other]
+
+
+def _loop_bindings(stmt: cst.For | cst.While) -> tuple[set[str], set[str]]:
+    """(names the loop binds only as ``name = <falsy literal>``, names it binds otherwise too)."""
+    cleared: set[str] = set()
+    other: set[str] = set(bound_names(stmt.target)) if isinstance(stmt, cst.For) else set()
+    for node in preorder(stmt.body):
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                names = bound_names(t.target)
+                (cleared if type(t.target) is cst.Name and _falsy(node.value) else other).update(names)
+        elif isinstance(node, _BINDERS) and type(node) is not cst.AssignTarget:
+            other.update(bound_names(node.name if isinstance(node, cst.AsName) else node.target))
+    return cleared, other
+
+
+def _falsy(node: cst.BaseExpression) -> bool:
+    return (type(node) is cst.Name and node.value in ("False", "None")) or (type(node) is cst.Integer and node.value == "0")
+
+
+def flag_loop(stmt: cst.If, counters: list[Counter]) -> int | None:
+    """The loop whose flag (:func:`cleared_flags`) ``if fresh [and ...]:`` tests and its body clears
+    (``fresh = False`` as a statement of the body's own level, no ``continue`` before it): the body
+    runs at most once per loop, like ``if i == 0:``."""
+    flags = {c[1]: c[0] for c in counters if c[2] == ("flag",)}
+    if not flags:
+        return None
+    tested = [t.value for t in _conjuncts(stmt.test) if type(t) is cst.Name and t.value in flags]
+    body = stmt.body.body if type(stmt.body) is cst.IndentedBlock else [stmt.body]
+    for at, line in enumerate(body):
+        for small in line.body if type(line) is cst.SimpleStatementLine else ():
+            if type(small) is cst.Assign and _falsy(small.value) and not any(_continues(b) for b in body[:at]):
+                for target in small.targets:
+                    if type(target.target) is cst.Name and target.target.value in tested:
+                        return flags[target.target.value]
+    return None
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
+
+
+def _advanced(small: cst.BaseSmallStatement, counter: Counter | None) -> str | None:
+    """The name ``small`` moves forward: ``n += k``, ``n = n + k`` (``k`` > 0), ``prev = <counter>``."""
+    if type(small) is cst.AugAssign:
+        if type(small.operator) is cst.AddAssign and type(small.target) is cst.Name and _positive(small.value):
+            return small.target.value
+        return None
+    if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+        return None
+    name, value = small.targets[0].target.value, small.value
+    if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add and type(value.left) is cst.Name \
+            and value.left.value == name and _positive(value.right):
+        return name
+    if counter is not None and type(value) is cst.Name and value.value == counter[1] and name != counter[1]:
+        return name
+    return None
+
+
+def _positive(node: cst.BaseExpression) -> bool:
+    try:
+        return type(node) is cst.Integer and int(node.value, 0) > 0
+    except ValueError:
+        return False
+
+
+def _binders(stmt: cst.For | cst.While, name: str) -> int:
+    """How many statements of the loop (its target included) bind ``name``."""
+    found = name in bound_names(stmt.target) if isinstance(stmt, cst.For) else 0
+    for node in preorder(stmt.body):
+        if isinstance(node, _BINDERS):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            found += name in bound_names(target)
+    return found
 
 
 def advanced_names(stmt: cst.For | cst.While) -> set[str]:

@@ -79,6 +79,7 @@ import libcst as cst
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
+from graphlint.static.genloops import handover, iterated
 from graphlint.static.loopnames import base_name, bound_targets, eligible, is_range, names_read, self_attr, yields
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
@@ -227,6 +228,11 @@ class LoopTracker:
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
+        elif isinstance(stmt, cst.For):  # ``for tok in self.stream(...)``: a generator's consumer?
+            iterated(self.func, loop_id, self.loop_frames[-1].where, self.flows.ir, stmt.iter)
+
+    def note_handover(self, stmt: cst.Expr | cst.Return) -> None:
+        handover(self.func, self.loop_ids, self.flows.ir, stmt)
 
     def push_protocol_step(self, stmt: cst.FunctionDef) -> bool:
         """Enter an iterator's ``__next__``: its body is one pass of the protocol's loop."""

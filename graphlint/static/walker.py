@@ -265,6 +265,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
             self.expr(stmt)
             if isinstance(stmt, (cst.Expr, cst.Return)) and stmt.value is not None:
                 self.flows.use(stmt.value)
+                self.note_handover(stmt)
             if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 self.calls.bindings.record_module_call(stmt.value)
             elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
@@ -328,7 +329,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
                 self.loop_ids.pop()
         else:
             self.visit_node(stmt)
-        stepped = stepped_counters(stmt, loop_id, self.values.assigns)  # before the loop forgets them
+        counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
+        stepped = stepped_counters(stmt, loop_id, self.values.assigns, counter)  # before the loop forgets them
         self.values.loop(stmt, loop_id, carried_literals(stmt, literal))
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
@@ -344,7 +346,6 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         outer_advanced = dict(advanced)
         if is_step_loop(stmt):
             advanced.update(dict.fromkeys(advanced_names(stmt), loop_id))
-        counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
         counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "enginegen"
 
 ENTRIES = {
-    "rowstream": {("eager", "Streamer.tokens")},
+    # and the script's loop over the tokens the generator yields (:mod:`graphlint.static.genloops`)
+    "rowstream": {("eager", "Streamer.tokens"), ("eager", "main")},
     "batches": set(),  # a fresh list filled from the loop's own data carries nothing
     # weight casts reached through a ParameterDict's element and a helper handed a parameter
     "paramreach": {("eager", "generate")},
