@@ -163,14 +163,8 @@ class ClassPaths:
             known = {self.path_module(s.value_of[v][1]) for v in done} - {None}
             if arg in s.full or cut.intersection(held) or cut.intersection(done) or len(modules | known) > NARROW:
                 site[3] = True  # a family chosen at run time: nothing (and nothing more) is loaded
-                import os, sys
-                if os.environ.get("CPDEBUG"):
-                    print("WIDE", arg in s.full, len(cut.intersection(held)), len(modules | known), sorted(s.value_of[v][1] for v in held)[:5], file=sys.stderr)
                 continue
             done.update(held)
-            import os, sys
-            if os.environ.get("CPDEBUG"):
-                print("NARROW", sorted(modules - known), file=sys.stderr)
             new = sorted(modules - known)
             if new:
                 s.add_values(dst, [("Mod", path, BY_STRING) for path in new])
