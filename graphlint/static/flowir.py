@@ -2,9 +2,9 @@
 
 Per-file facts (:mod:`.flows`) record what every assignment, return and call of a file moves
 around, in this IR; the whole-program solver (:mod:`.pointsto`) evaluates it. Only what can carry
-a class, a function, a bound method, a module, an instance or a container is kept: literals,
-arithmetic, comparisons and f-strings are ``None`` (they never hold a callable), which keeps
-summaries small. Tags (short: every summary is pickled):
+a class, a function, a bound method, a module, an instance or a container is kept -- and the
+strings that may name one (``"str"``, ``"cat"`` below); other literals, arithmetic and comparisons
+are ``None`` (they never hold a callable), which keeps summaries small. Tags (short: every summary is pickled):
 
 - ``("n", name)``: a name, resolved when linking (function locals, enclosing functions, module
   globals, imports, builtins, as Python scopes them);
