@@ -68,6 +68,8 @@ class CallGraph:
         self.guessed: set[tuple[FuncId, int]] = set()
         self.linker.forget()  # the compile memo is most of the memory the solve does not need
         self.solver.run()
+        while self.linker.settle() and not self.solver.exhausted:  # imports by string (:mod:`.classpaths`)
+            self.solver.run()
         self.solver.done()  # frees the watchers: nothing is compiled or solved after this
         #: function -> its call sites that look like project calls but resolve to nothing
         self.unresolved: dict[FuncId, list[CallSite]] = {}

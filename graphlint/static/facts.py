@@ -182,6 +182,9 @@ class ClassInfo(Compact):
     #: ``@dataclass`` (called or not): calling it runs a generated ``__init__`` (:mod:`.generated`)
     dataclass: bool = False
     metaclass: Descriptor | None = None  # ``class C(Base, metaclass=Meta)``
+    #: a dataclass's own fields in body order (``name: T`` at class level, not ``ClassVar``): what
+    #: the generated ``__init__`` binds positional arguments to
+    fields: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -288,10 +291,6 @@ class ModuleInfo(Compact):
     #: what imports inside ``try: ... except ImportError`` import (dotted, as :attr:`imports`): an
     #: optional kernel or extension the engine runs without (:mod:`.unresolvedkinds`)
     optional_imports: set[str] = field(default_factory=set)
-    #: dotted ``module.Class`` paths spelled by strings held in containers or passed as arguments
-    #: (``{"Llama": "pkg.models.llama.LlamaForCausalLM"}``, ``f"{ROOT}.llama.Llama"``'s literal tail):
-    #: what a module imported by a computed name may hand out (:mod:`.classpaths`)
-    class_paths: set[str] = field(default_factory=set)
     #: names that may hold a CUDA-graph compile mode, and (callee, position) of mode literals passed
     #: positionally (:mod:`.compilemodes`): joined over the files when linking
     graph_modes: tuple[str, ...] = ()

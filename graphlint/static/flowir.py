@@ -2,9 +2,9 @@
 
 Per-file facts (:mod:`.flows`) record what every assignment, return and call of a file moves
 around, in this IR; the whole-program solver (:mod:`.pointsto`) evaluates it. Only what can carry
-a class, a function, a bound method, a module, an instance or a container is kept: literals,
-arithmetic, comparisons and f-strings are ``None`` (they never hold a callable), which keeps
-summaries small. Tags (short: every summary is pickled):
+a class, a function, a bound method, a module, an instance or a container is kept -- and the
+strings that may name one (``"str"``, ``"cat"`` below); other literals, arithmetic and comparisons
+are ``None`` (they never hold a callable), which keeps summaries small. Tags (short: every summary is pickled):
 
 - ``("n", name)``: a name, resolved when linking (function locals, enclosing functions, module
   globals, imports, builtins, as Python scopes them);
@@ -27,7 +27,11 @@ summaries small. Tags (short: every summary is pickled):
   starting with the f-string's literal prefix;
 - ``("str", text)``: an identifier-like string held in a container literal (``{"greedy": "_sample"}``,
   ``("q_proj", "k_proj")``) or passed as an argument (``run_workers("execute_model")``): the names a
-  computed ``getattr`` may look up;
+  computed ``getattr`` may look up; and a dotted path anywhere (``"pkg.models.llama:Llama"``,
+  ``MODELS = "pkg.models"``): a module or class a computed import may load (:mod:`.classpaths`);
+- ``("cat", pieces)``: an f-string of literal texts and up to :data:`MAX_HOLES` expressions,
+  ``f"{MODELS}.llama.Llama"``: the paths the strings reaching the expressions spell (``("modname",)``
+  is ``__name__``, the module's dotted name);
 - ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
   ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function);
 - a lambda is ``("d", qualname)`` of a scope of its own (``<lambdaN>``, :meth:`.flows.FlowRecorder.lambda_scope`):
@@ -44,7 +48,7 @@ from typing import Callable
 
 import libcst as cst
 
-from graphlint.static.classpaths import class_path
+from graphlint.static.classpaths import path_like
 
 IR = tuple
 #: top-level modules whose calls are opaque to the analysis (their results hold nothing it tracks):
@@ -59,6 +63,8 @@ KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", 
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
                   "script", "cached_property", "SimpleNamespace",
                   "lru_cache", "cache", "wraps", "import_module"))
+#: the most expressions of an f-string that may spell a path (:meth:`IRBuilder.path_string`)
+MAX_HOLES = 2
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))
 #: the builtins whose calls the linker models (values flow through them, :mod:`.flowlink`); every
 #: other builtin call (``isinstance``, ``len``, ``print``...) is opaque
@@ -84,7 +90,6 @@ class IRBuilder:
         self.lam: Callable[[cst.Lambda], str] | None = None  # a lambda -> its scope's qualname
         self.site = 0
         self.memo: dict[int, IR | None] = {}  # per statement: nested calls are converted once
-        self.class_paths: set[str] = set()  # dotted ``module.Class`` strings (:func:`.classpaths.class_path`)
         #: every IR tuple made in this file, by value: equal subtrees are one object, which the
         #: summary's pickle then writes once (``self.x`` is in most statements of a class)
         self.shared: dict[IR, IR] = {}
@@ -146,6 +151,8 @@ class IRBuilder:
             return self.union((self.expr(node.left), self.expr(node.right)))  # ``[Block()] * n``, ``[a] + rest``
         if kind is cst.Lambda:  # a function of its own, its parameters bound by each call (:mod:`.flows`)
             return ("d", self.lam(node)) if self.lam is not None else None
+        if kind is cst.SimpleString or kind is cst.FormattedString:
+            return self.path_string(node)
         if kind is cst.Await:
             return self.expr(node.expression)
         if kind is cst.NamedExpr:
@@ -163,20 +170,35 @@ class IRBuilder:
 
     def element(self, node: cst.BaseExpression) -> IR | None:
         """An element of a container literal: strings that could name an attribute are kept."""
-        if type(node) is cst.SimpleString:
-            text = node.raw_value
-            if text.isidentifier():
-                return ("str", text)
-            path = class_path(text)
-            if path is not None:
-                self.class_paths.add(path)
-            return None
-        if type(node) is cst.FormattedString and node.parts and type(node.parts[-1]) is cst.FormattedStringText:
-            path = class_path(node.parts[-1].value)  # ``f"{MODELS}.llama.Llama"``: its literal tail
-            if path is not None:
-                self.class_paths.add(path)
-            return None
+        if type(node) is cst.SimpleString and node.raw_value.isidentifier():
+            return ("str", node.raw_value)
         return self.expr(node)
+
+    def path_string(self, node: cst.SimpleString | cst.FormattedString) -> IR | None:
+        """A string that may name a module or a class by its dotted path (:func:`.classpaths.path_like`),
+        or an f-string with one expression whose literal parts may belong to one."""
+        if type(node) is cst.SimpleString:
+            text = node.raw_value if node.prefix.lower() in ("", "r", "u") else ""
+            return ("str", text) if path_like(text) else None
+        pieces: list = []
+        for part in node.parts:
+            if type(part) is cst.FormattedStringText:
+                if pieces and type(pieces[-1]) is str:
+                    pieces[-1] += part.value
+                else:
+                    pieces.append(part.value)
+                continue
+            if part.format_spec is not None or part.conversion is not None:
+                return None
+            inner = part.expression
+            value = ("modname",) if type(inner) is cst.Name and inner.value == "__name__" else self.expr(inner)
+            if value is None:
+                return None
+            pieces.append(value)
+        holes = sum(type(p) is not str for p in pieces)
+        if not 1 <= holes <= MAX_HOLES or not path_like("".join(p if type(p) is str else "x" for p in pieces)):
+            return None
+        return ("cat", tuple(pieces))
 
     def elements(self, elements) -> tuple:
         out = []

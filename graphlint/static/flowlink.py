@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 
+from graphlint.static.classpaths import SPLITS, ClassPaths
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
@@ -34,7 +35,7 @@ SELF = ("n", "self")
 BACKGROUND_METHODS = frozenset(("start_new_thread",))
 
 
-class Linker(LibraryFlows):
+class Linker(LibraryFlows, ClassPaths):
     """Compiles the flow facts of ``infos`` into ``objects``' solver (call :meth:`compile_all`)."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
@@ -260,7 +261,11 @@ class Linker(LibraryFlows):
             if len(ir) > 3:
                 self.getattr_names(obj, self.eval(path, qual, ir[3]), dst, (path, qual))
         elif tag == "str":
-            s.add_values(dst, (("Str", ir[1]),))
+            self.string(dst, ir[1])
+        elif tag == "cat":
+            self.concat(dst, [p if type(p) is str else self.eval(path, qual, p) for p in ir[1]])
+        elif tag == "modname":
+            self.string(dst, self.names[path])
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
         elif tag == "dec":
@@ -288,6 +293,7 @@ class Linker(LibraryFlows):
                     self.kept[(path, qual, id(a))] = n
         self.o.call(fnode, arg_nodes, kw_nodes, dst)
         name = self.static_name(path, qual, func)
+        foreign = name is not None and self.foreign(name)
         if func[0] == "a" and func[2] == "__get__" and arg_nodes and type(arg_nodes[0]) is int:
             # ``f.__get__(obj[, cls])``: the descriptor protocol binds ``f`` to ``obj``, as ``types.MethodType``
             self.library_call("types.MethodType", (self.eval(path, qual, func[1]), arg_nodes[0]), (), dst)
@@ -295,13 +301,17 @@ class Linker(LibraryFlows):
             self.library_call(name, arg_nodes, kw_nodes, dst)
             if name == "builtins.next" and arg_nodes and type(arg_nodes[0]) is int:
                 self.implicit.advanced(path, qual, arg_nodes[0])  # ``next(gen)``: its ``__next__``
-            if self.foreign(name):
+            if foreign:
                 self.s.add_values(dst, (FOREIGN,))
-        elif func[0] == "a" and func[2] in CONTAINER_METHODS:
+        if foreign:
+            pass  # a library's method: what :meth:`library_call` models
+        elif func[0] == "a" and func[2] in CONTAINER_METHODS:  # ``MODULE_MAP.copy()`` of an imported global too
             self.container_method(self.eval(path, qual, func[1]), CONTAINER_METHODS[func[2]], arg_nodes,
                                   kw_nodes, dst)
         elif func[0] == "a" and func[2] in MODULE_METHODS and len(arg_nodes) == 1 and type(arg_nodes[0]) is int:
             self.module_method(self.eval(path, qual, func[1]), func[2], arg_nodes[0])
+        elif func[0] == "a" and func[2] in SPLITS:  # ``path.split(":")`` (:mod:`.classpaths`)
+            self.split_path(self.eval(path, qual, func[1]), dst)
         elif func[0] == "a" and func[2] in SELF_RETURNING:
             self.returns_receiver(self.eval(path, qual, func[1]), func[2], dst)
         if func[0] == "a" and func[2] in TASK_METHODS:

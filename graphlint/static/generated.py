@@ -63,7 +63,7 @@ class Generated:
         init = self.init_of(self.o.ref(made))
         if init is not None:
             if init[0] == "Gi":
-                self.store_fields(made, kws)
+                self.store_fields(made, args, kws)
             return
         target = self.o.field(made[1], made[2], "[]")  # objects.ELEMENTS
         for arg in args:
@@ -71,10 +71,19 @@ class Generated:
         for name, node in kws:
             (self.o.elements if name == "**" else self.s.edge)(node, target)
 
-    def store_fields(self, made: tuple, kws: tuple) -> None:
+    def store_fields(self, made: tuple, args: tuple, kws: tuple) -> None:
         """``Recipe(modules={...}, fusion=identity)``: the generated ``__init__`` stores each keyword
-        argument in the field of its name (``recipe.fusion(...)`` then runs ``identity``). Positional
-        arguments are not bound: a class body's field order is not in the summary (a known limit)."""
+        argument in the field of its name (``recipe.fusion(...)`` then runs ``identity``), and each
+        positional one in the field of its place (``Spec("llama", "pkg.llama:Llama")``): the fields
+        of the dataclass bases first (last base first, as ``dataclasses`` orders them), then the
+        class's own; nothing after a ``*args``, whose length is unknown."""
+        order: list[str] = []
+        for info, name in reversed(self.index.mro(self.o.ref(made))):
+            order.extend(f for f in info.classes[name].fields if f not in order)
+        for name, node in zip(order, args):
+            if type(node) is not int:
+                break
+            self.s.edge(node, self.o.field(made[1], made[2], name))
         for name, node in kws:
             if name != "**":
                 self.s.edge(node, self.o.field(made[1], made[2], name))

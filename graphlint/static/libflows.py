@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphlint.static.bindings import MODULE_SELF_METHODS
-from graphlint.static.classpaths import DYNAMIC_IMPORTS, named_classes
-from graphlint.static.pointsto import CAP
+from graphlint.static.classpaths import BY_STRING, DYNAMIC_IMPORTS, path_like
 
 #: calls that return (a wrapper of) their first argument
 PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
@@ -119,8 +118,8 @@ class LibraryFlows:
                     self.s.edge(arg, self.o.elems(container))
         elif name in THREAD_STARTS:
             self.thread_start(name, args, kws)
-        elif name in DYNAMIC_IMPORTS and self.named_classes():  # imported by a computed name: a module
-            self.s.add_values(dst, [("DMod", path) for path in sorted(self.named_classes())])  # a class path names
+        elif name in DYNAMIC_IMPORTS and plain:  # imported by a computed name (:mod:`.classpaths`)
+            self.dynamic_import(plain[0], dst)
         elif name == "builtins.next" and plain:
             self.o.elements(plain[0], dst)
         elif name == "builtins.type" and plain:
@@ -220,14 +219,11 @@ class LibraryFlows:
         defines whose name starts with ``prefix`` -- any of them can be named, so all are targets."""
         def on(values):
             for v in values:
-                if v[0] == "Mod":
+                if v[0] == "Mod" and (len(v) == 2 or v[2] != BY_STRING):  # by string: what its strings name
                     info = self.by_path.get(v[1])
                     if info is not None:
                         self.s.add_values(dst, [("C", v[1], c) for c in sorted(info.classes)
                                                 if "." not in c and c.startswith(prefix)])
-                elif v[0] == "DMod":  # imported by a computed name: the classes class paths name there
-                    self.s.add_values(dst, [("C", v[1], c) for c in sorted(self.named_classes().get(v[1], ()))
-                                            if c.startswith(prefix)])
                 elif v[0] in ("I", "S"):
                     for info, name in self.o.family(v):
                         for attr in sorted(self.o.fields.get((info.path, name), ())):
@@ -235,18 +231,16 @@ class LibraryFlows:
                                 self.s.edge(self.o.field(info.path, name, attr), dst)
         self.s.watch(obj, on)
 
-    def named_classes(self) -> dict[str, frozenset[str]]:
-        """The classes the project's class paths name, per module (:mod:`.classpaths`), once."""
-        if getattr(self, "_named", None) is None:
-            self._named = named_classes(self.infos, CAP)
-        return self._named
-
     def getattr_names(self, obj: int, names: int, dst: int, scope: tuple[str, str]) -> None:
         """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells
         (a property's getter runs, in ``scope``)."""
         def on(values):
             for v in values:
-                if v[0] == "Str" and self.o.once(("getattr", obj, v[1], dst)):
+                if v[0] != "Str" or not self.o.once(("getattr", obj, v[1], dst)):
+                    continue
+                if path_like(v[1]):  # ``getattr(module, path[dot + 1:])``: a path's last name
+                    self.getattr_path(obj, v[1], dst)
+                else:
                     self.o.load(obj, v[1], dst)
                     self.implicit.load(*scope, obj, v[1], dst)
         self.s.watch(names, on)

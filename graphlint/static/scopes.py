@@ -160,6 +160,8 @@ class ScopeWalker:
                 info.metaclass = self.calls.base_descriptor(arg.value)
         info.dataclass = any((dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                               or "").rsplit(".", 1)[-1] == "dataclass" for d in stmt.decorators)
+        if info.dataclass:
+            info.fields = dataclass_fields(stmt)
         self.info.classes[qualname] = info
         self.flows.klass(stmt, qualname)
         saved_cls, saved_name = self.oracle.cls, self.oracle.cls_name
@@ -243,3 +245,17 @@ def property_accessor(stmt: cst.FunctionDef, name: str) -> str:
             return node.attr.value
     return ""
 
+
+def dataclass_fields(stmt: cst.ClassDef) -> tuple[str, ...]:
+    """``model_type: str`` / ``implementation: str = ""`` at class level, in order; ``ClassVar``
+    annotations are class attributes, not fields."""
+    found = []
+    for line in stmt.body.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                continue
+            note = small.annotation.annotation
+            note = note.value if isinstance(note, cst.Subscript) else note
+            if (dotted_name(note) or "").rsplit(".", 1)[-1] != "ClassVar":
+                found.append(small.target.value)
+    return tuple(found)

@@ -99,7 +99,6 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor,  # what each scope binds, for the points-to analysis
                                   lambda func: object_method(func, self.func.presumed_tensors))
         self.flows.optional_imports = self.info.optional_imports
-        self.flows.ir.class_paths = self.info.class_paths
         self.flows.on_lambda = self.lambda_function
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.func = self._new_function("<module>", "<module>", "")

@@ -125,3 +125,46 @@ def test_a_library_object_is_resolved_to_the_library_not_unresolved(tmp_path):
     edges(graph, infos)
     unresolved = {fid: [s.expr for s in sites] for fid, sites in graph.unresolved.items()}
     assert unresolved == {("main.py", "Runner.step"): [("a", ("a", ("n", "self"), "model"), "run")]}
+
+
+def test_an_import_by_string_loads_a_narrow_set_and_leaves_a_family_out(monkeypatch):
+    """``class_path_family`` names twenty architectures by path (through ``MODULE_MAP.copy()`` of an
+    imported registry): more modules than a node holds, so the import loads none of them and the
+    runner's field keeps the graph runner alone (:mod:`graphlint.static.classpaths`). With room for
+    all twenty, the same strings load every class -- the strings do flow; the cut is the decision."""
+    import graphlint.static.classpaths as classpaths
+    import graphlint.static.pointsto as pointsto
+
+    folder = ROOT / "class_path_family"
+    graph, infos = call_graph(folder)
+    assert edges(graph, infos)["fam/build.py:build_model"] == ["fam/build.py:class_from_qualname"]
+    monkeypatch.setattr(classpaths, "NARROW", 64)
+    monkeypatch.setattr(pointsto, "CAP", 64)
+    graph, infos = call_graph(folder)
+    found = edges(graph, infos)
+    assert len(found["fam/build.py:build_model"]) == 21
+    assert "fam/models/arch07.py:Arch07ForCausalLM.forward" in found["fam/build.py:Runner.step"]
+
+
+def test_only_strings_that_name_a_project_module_are_values(tmp_path):
+    """``"torch.float16"`` names no module of the project: it holds nothing, so a library's dotted
+    names never enter the solve; ``"pkg.mod:A"`` does, and loads its class through a helper that
+    splits it (:mod:`graphlint.static.classpaths`)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("class A:\n    def forward(self, x):\n        return x\n")
+    (tmp_path / "main.py").write_text(
+        "import importlib\n\n"
+        'DTYPE = "torch.float16"\n'
+        'PATH = "pkg.mod:A"\n\n\n'
+        "def load(path):\n"
+        '    module, name = path.split(":")\n'
+        "    return getattr(importlib.import_module(module), name)\n\n\n"
+        "def run(x):\n"
+        "    load(DTYPE)\n"
+        "    return load(PATH)()(x)\n"
+    )
+    graph, infos = call_graph(tmp_path)
+    strings = {v[1] for v in graph.solver.value_of if v[0] == "Str"}
+    assert "torch.float16" not in strings and {"pkg.mod:A", "pkg.mod", "A"} <= strings
+    assert edges(graph, infos)["main.py:run"] == ["main.py:load", "pkg/mod.py:A.forward"]
