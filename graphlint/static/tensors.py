@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from graphlint.static.cstwalk import operands, self_attr, shape_only
+from graphlint.static.cstwalk import number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import made_bool
@@ -123,7 +123,7 @@ class FunctionFacts:
     optional: set[str] = field(default_factory=set)
     #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
     advanced: dict[str, int] = field(default_factory=dict)
-    #: Python ints a ``for ... in range(...)`` binds (``for i in range(n)``), while not rebound
+    #: Python numbers: what ``for i in range(n)`` or ``BLOCK = 16`` binds, while not rebound
     ints: set[str] = field(default_factory=set)
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
@@ -326,7 +326,7 @@ class TensorOracle(HostTaint):
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
-            self.fn.ints.discard(target.value)
+            (self.fn.ints.add if number(value) is not None else self.fn.ints.discard)(target.value)  # ``BLOCK = 16``
             self.fn.params.discard(target.value)
             self.fn.weights.discard(target.value)
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
