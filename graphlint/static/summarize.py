@@ -18,6 +18,7 @@ from libcst import CSTNode
 
 from graphlint.rules import Rule
 from graphlint.static.budget import NOT_ANALYSED, OverBudget, SourceRejected, check_brackets, check_depth, check_size, python_tree
+from graphlint.static.chunkparse import parse_in_pieces
 from graphlint.static.compilemodes import scan as scan_modes
 from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
@@ -94,7 +95,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         summary.errors.append((exc.line, 0, exc.message))
         return
     try:
-        module = parse_cst(text, checked=tree is not None)
+        module = parse_cst(text, checked=tree is not None, tree=tree)
     except cst.ParserSyntaxError as exc:
         summary.errors.append(_parse_error(exc, tree))
         return
@@ -123,18 +124,21 @@ def _unvalidated(self) -> None:
     pass
 
 
-def parse_cst(text: str, checked: bool) -> cst.Module:
+def parse_cst(text: str, checked: bool, tree=None) -> cst.Module:
     """``libcst.parse_module``, without libcst's validation of each node as it is built when
     CPython's parser already accepted the text (``checked``). The validation re-checks invariants
     the parser guarantees for accepted source (libcst's own ``CSTNode.__post_init__`` says it
     could be skipped when parsing); it is about 15% of a parse, and the parse two thirds of a
     worker's time (measured on torch's files). Switched off only around this one call, on the
-    worker's one analysing thread; source only libcst can read (``checked`` False) keeps it."""
+    worker's one analysing thread; source only libcst can read (``checked`` False) keeps it.
+    With CPython's ``tree`` of the text, a large module is parsed in pieces
+    (:mod:`.chunkparse`): the same tree, faster."""
     if not checked or _POST_INIT is None:
         return cst.parse_module(text)
     CSTNode.__post_init__ = _unvalidated
     try:
-        return cst.parse_module(text)
+        module = parse_in_pieces(text, tree, cst.parse_module) if tree is not None else None
+        return module if module is not None else cst.parse_module(text)
     finally:
         CSTNode.__post_init__ = _POST_INIT
 
