@@ -68,3 +68,6 @@ class FunctionFacts:
     params: set[str] = field(default_factory=set)
     #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)
     weights: set[str] = field(default_factory=set)
+    #: ``obj.f`` / ``self.x.f`` spelling -> what the object's class field holds (:mod:`.fieldkinds`)
+    fields: dict[str, str] = field(default_factory=dict)
+    reads: set[str] = field(default_factory=set)  # the spellings asked about (``FunctionInfo.field_reads``)

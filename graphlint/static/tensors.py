@@ -134,6 +134,8 @@ class TensorOracle(HostTaint):
             attr = self.is_self_attr(node)
             if attr is not None:
                 return self.cls is not None and attr in self.cls.tensor_attrs
+            if self.field_kind(node) in ("tensor", "scalar"):
+                return True
             return node.attr.value in TENSOR_ATTRS and self.is_tensor(node.value)
         if isinstance(node, cst.Subscript):
             return self.is_tensor(node.value)
@@ -169,6 +171,15 @@ class TensorOracle(HostTaint):
         if isinstance(node, cst.NamedExpr):
             return self.is_tensor(node.value)
         return False
+
+    def field_kind(self, node: cst.Attribute) -> str:
+        """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
+        its field ``f`` is given (:mod:`.fieldkinds`); the spelling is noted as asked about."""
+        spelled = field_spelling(node, self.imports)
+        if spelled is None:
+            return ""
+        self.fn.reads.add(spelled)
+        return self.fn.fields.get(spelled, "")
 
     def is_tensor_comparison(self, node: cst.Comparison) -> bool:
         if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
@@ -327,6 +338,18 @@ class TensorOracle(HostTaint):
                 return
         (names.add if tensor else names.discard)(key)
         (bools.add if boolean else bools.discard)(key)
+
+
+def field_spelling(node: cst.Attribute, imports: dict[str, str]) -> str | None:
+    """``obj.f`` (a local or a parameter, not a module) or ``self.x.f``; None for anything else."""
+    base, attr = node.value, node.attr.value
+    if attr in TENSOR_ATTRS or attr in HOST_METHODS or attr.startswith("__"):
+        return None
+    if type(base) is cst.Name:
+        return f"{base.value}.{attr}" if base.value != "self" and base.value not in imports else None
+    if type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self":
+        return f"self.{base.attr.value}.{attr}"
+    return None
 
 
 def _constant_name(target: cst.BaseExpression) -> bool:

@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.fieldkinds import field_facts
 from graphlint.static.paramkinds import ParamKinds, _resolve, _returns
 from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
@@ -105,6 +106,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in _weighted(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
+    for path, facts in field_facts(infos, index, fields, agreed).items():
+        out[path] |= facts
     for (path, qualname) in callers:
         fn = infos_by_path[path].functions[qualname]
         for name, kind in agreed.of((path, qualname)).items():
