@@ -33,6 +33,7 @@ from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, _origin_kind
+from graphlint.static.receivers import Receivers
 from graphlint.static.valuekinds import HOST, SCALAR, STEP, TENSOR, UNKNOWN
 
 ClassRef = tuple[ModuleInfo, str]
@@ -61,6 +62,7 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
 class FieldKinds:
     def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds):
         self.index, self.fields, self.agreed = index, fields, agreed
+        self.receivers = Receivers(index, fields)
         #: class (path, qualname) -> its constructor calls (site, caller's module, caller)
         self.built: dict[tuple[str, str], list[tuple]] = defaultdict(list)
         spelled, followed = Counter(), Counter()  # a class's name -> calls spelled with it / resolved
@@ -95,12 +97,7 @@ class FieldKinds:
             values = [(owner, flow, v) for owner, flow, by_field in self.fields._methods(info, fn.cls)
                       for v in by_field.get(receiver[5:], ())]
         else:
-            flow = info.flows.get(fn.qualname)
-            if flow is None:
-                return []
-            values = [(info, flow, st[2]) for st in flow.stmts if st[0] == "=" and st[1] == ("n", receiver)]
-            if receiver in (*flow.params, *flow.kwonly) and not any(v is not None and v[0] == "t" for *_, v in values):
-                return []  # a parameter nothing annotates: whatever the callers pass
+            return self.receivers.of_name(info, fn.qualname, receiver) if "." not in receiver else []
         out: dict = {}
         for owner, flow, value in values:
             if value is None:

@@ -71,3 +71,6 @@ class FunctionFacts:
     #: ``obj.f`` / ``self.x.f`` spelling -> what the object's class field holds (:mod:`.fieldkinds`)
     fields: dict[str, str] = field(default_factory=dict)
     reads: set[str] = field(default_factory=set)  # the spellings asked about (``FunctionInfo.field_reads``)
+    #: a comprehension's target -> the name it iterates, one ``[]`` per level (``r`` in ``for r in rows``:
+    #: ``rows[]``): how its field reads are spelled (the flow IR does not bind comprehension targets)
+    elements: dict[str, str] = field(default_factory=dict)

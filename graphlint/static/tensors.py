@@ -175,7 +175,7 @@ class TensorOracle(HostTaint):
     def field_kind(self, node: cst.Attribute) -> str:
         """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
         its field ``f`` is given (:mod:`.fieldkinds`); the spelling is noted as asked about."""
-        spelled = field_spelling(node, self.imports)
+        spelled = field_spelling(node, self.imports, self.fn.elements)
         if spelled is None:
             return ""
         self.fn.reads.add(spelled)
@@ -325,10 +325,18 @@ class TensorOracle(HostTaint):
         """``x: Tensor = ...`` / ``self.buf: torch.Tensor | None = None``: the annotation says so."""
         self._set(target, True, False)
 
+    def iterated(self, comp: cst.CompFor | None) -> None:
+        """A comprehension's ``for r in rows``: ``r.f`` is spelled ``rows[].f`` (:func:`field_spelling`)."""
+        while comp is not None:
+            if type(comp.target) is cst.Name and type(comp.iter) is cst.Name:
+                self.fn.elements[comp.target.value] = self.fn.elements.get(comp.iter.value, comp.iter.value) + "[]"
+            comp = comp.inner_for_in
+
     def _set(self, target: cst.BaseExpression, tensor: bool, boolean: bool) -> None:
         if isinstance(target, cst.Name):
             names, bools = self.fn.tensors, self.fn.bools
             key = target.value
+            self.fn.elements.pop(key, None)
         else:
             attr = self.is_self_attr(target)
             if attr is None or self.cls is None:
@@ -340,13 +348,15 @@ class TensorOracle(HostTaint):
         (bools.add if boolean else bools.discard)(key)
 
 
-def field_spelling(node: cst.Attribute, imports: dict[str, str]) -> str | None:
-    """``obj.f`` (a local or a parameter, not a module) or ``self.x.f``; None for anything else."""
+def field_spelling(node: cst.Attribute, imports: dict[str, str], elements: dict[str, str]) -> str | None:
+    """``obj.f`` (a local or a parameter, not a module), ``rows[].f`` (``obj`` a comprehension's
+    target over ``rows``) or ``self.x.f``; None for anything else."""
     base, attr = node.value, node.attr.value
     if attr in TENSOR_ATTRS or attr in HOST_METHODS or attr.startswith("__"):
         return None
     if type(base) is cst.Name:
-        return f"{base.value}.{attr}" if base.value != "self" and base.value not in imports else None
+        name = elements.get(base.value, base.value)
+        return f"{name}.{attr}" if name != "self" and name not in imports else None
     if type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self":
         return f"self.{base.attr.value}.{attr}"
     return None
