@@ -41,7 +41,7 @@ ClassRef = tuple[ModuleInfo, str]
 FIELD_KINDS = (TENSOR, SCALAR, HOST, STEP)
 #: base classes whose constructor takes the fields as keywords (a generated ``__init__``)
 RECORD_BASES = frozenset(("BaseModel", "NamedTuple"))
-PLACEHOLDER = "="
+TENSORS = frozenset((TENSOR, SCALAR, HOST))
 
 
 def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds) -> dict[str, set[str]]:
@@ -87,8 +87,7 @@ class FieldKinds:
         classes = self._receiver(info, fn, receiver)
         if not classes:
             return UNKNOWN
-        found = {self.field(ref, attr) for ref in classes}
-        return found.pop() if len(found) == 1 else UNKNOWN
+        return _agree(self.field(ref, attr) for ref in classes)
 
     def _receiver(self, info: ModuleInfo, fn: FunctionInfo, receiver: str) -> list[ClassRef]:
         if receiver.startswith("self."):
@@ -166,8 +165,11 @@ class FieldKinds:
         return _agree(kinds)
 
 
-def _agree(kinds: list[str]) -> str:
+def _agree(kinds) -> str:
+    """One kind; tensors of different kinds (a device one here, a pageable one there) are a tensor."""
     found = set(kinds)
+    if len(found) > 1 and found <= TENSORS:
+        return TENSOR
     return found.pop() if len(found) == 1 else UNKNOWN
 
 

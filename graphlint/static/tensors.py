@@ -134,7 +134,7 @@ class TensorOracle(HostTaint):
             attr = self.is_self_attr(node)
             if attr is not None:
                 return self.cls is not None and attr in self.cls.tensor_attrs
-            if self.field_kind(node) in ("tensor", "scalar"):
+            if self.field_kind(node) in ("tensor", "scalar", "host"):
                 return True
             return node.attr.value in TENSOR_ATTRS and self.is_tensor(node.value)
         if isinstance(node, cst.Subscript):
