@@ -159,9 +159,26 @@ class FieldKinds:
                         continue
                     value = st[2]
                     if value is None or qualname.rpartition(".")[2] != "__init__" or value[0] != "n" \
-                            or value[1] not in (*flow.params, *flow.kwonly) or qualname not in owner.functions:
+                            or value[1] not in (*flow.params[1:], *flow.kwonly) or qualname not in owner.functions:
                         return UNKNOWN  # a literal or a tensor expression (the flow IR does not say), elsewhere
-                    kinds.append(self.agreed.passed(owner, owner.functions[qualname], value[1]))
+                    kinds.append(self._passed(ref, flow, owner.functions[qualname], value[1]))
+        return _agree(kinds)
+
+    def _passed(self, ref: ClassRef, init, fn: FunctionInfo, param: str) -> str:
+        """What every constructor call of the class passes ``__init__``'s ``param`` (its default, or a
+        literal ``None``/``True``/``False``: a placeholder)."""
+        params = list(init.params[1:])
+        default = fn.defaults.get(param)
+        kinds = []
+        for site, info, caller in self.built.get((ref[0].path, ref[1]), ()):
+            if site.kinds is None or site.args is None or len(site.kinds[0]) > len(params) \
+                    or any(spelling[2] is not False or spelling[3] is not False for spelling in site.args):
+                return UNKNOWN
+            if all(_literal(_argument(spelling, params, param), default) for spelling in site.args):
+                continue
+            passed = dict(zip(params, site.kinds[0]))
+            passed.update(site.kinds[1])
+            kinds.append(_origin_kind(passed.get(param, UNKNOWN), info, caller, self.index, self.agreed.passed))
         return _agree(kinds)
 
 
@@ -176,9 +193,25 @@ def _agree(kinds) -> str:
 def _placeholder(spelling: tuple, attr: str) -> bool:
     """The keyword is left out (the field's default) or given a literal ``None``/``True``/``False``."""
     named = dict(spelling[1])
-    if attr not in named:
-        return True
-    value = named[attr]
+    return attr not in named or _literal(named[attr], None)
+
+
+_ABSENT = ("absent",)
+
+
+def _argument(spelling: tuple, params: list[str], param: str):
+    """The :mod:`.valuefacts` value a call spelling passes ``param``; :data:`_ABSENT` when left out."""
+    named = dict(spelling[1])
+    if param in named:
+        return named[param]
+    i = params.index(param) if param in params else len(spelling[0])
+    return spelling[0][i] if i < len(spelling[0]) else _ABSENT
+
+
+def _literal(value, default) -> bool:
+    """A literal ``None``/``True``/``False`` (a left-out argument: its default, when one of those)."""
+    if value is _ABSENT:
+        value = default
     return value is not None and value[0] == "c" and value[1] in (None, True, False)
 
 
