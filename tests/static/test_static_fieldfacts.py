@@ -1,7 +1,8 @@
 """Value kinds through object fields (branch ``fieldfacts``; :mod:`graphlint.static.fieldkinds`,
 :mod:`graphlint.static.receivers`): a record built with a device flag and yielded per token, read
 by the consumer (``if row.done:``, ``all(r.done for r in rows)``); a ``@property`` returning a
-device tensor; a plain class storing its constructor's argument. Every store must agree: one
+device tensor; a plain class storing its constructor's argument; a per-step position handed to the
+model inside its input record. Every store must agree: one
 store of a Python bool and the field is unknown (the look-alikes report nothing). ``# expect:``
 markers are the findings."""
 
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "fieldfacts"
 
 
-@pytest.mark.parametrize("name", ["records", "property", "plainclass"])
+@pytest.mark.parametrize("name", ["records", "property", "plainclass", "stepfield"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -49,3 +50,9 @@ def test_a_plain_class_field_is_what_every_constructor_call_passes():
     facts = _facts("plainclass")
     assert "field:generate:state.done=tensor" in facts
     assert not any("twin.done" in f for f in facts)  # host_flags passes a Python bool
+
+
+def test_a_per_step_position_reaches_the_model_through_its_input_record():
+    facts = _facts("stepfield")
+    assert "field:Decoder.forward:batch.start=step" in facts
+    assert not any("prompt.start" in f for f in facts)  # a literal 0 at every call
