@@ -56,3 +56,14 @@ def test_a_per_step_position_reaches_the_model_through_its_input_record():
     facts = _facts("stepfield")
     assert "field:Decoder.forward:batch.start=step" in facts
     assert not any("prompt.start" in f for f in facts)  # a literal 0 at every call
+
+
+def test_the_previous_position_a_range_loop_carries_is_advanced():
+    import libcst as cst
+
+    from graphlint.static.iterations import advanced_names
+
+    loop = cst.parse_statement("for cur in range(a, b):\n    f(prev)\n    prev = cur\n")
+    assert advanced_names(loop) == {"prev"}
+    other = cst.parse_statement("for cur in items:\n    f(prev)\n    prev = cur\n")
+    assert advanced_names(other) == set()  # a loop over items: ``prev`` is the last item, not a position
