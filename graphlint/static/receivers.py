@@ -32,6 +32,7 @@ APPENDS = ("append", "insert")
 class Receivers:
     def __init__(self, index: Index, fields: FieldClasses):
         self.index, self.fields = index, fields
+        self.memo: dict[tuple, Found] = {}
 
     def of_name(self, info: ModuleInfo, qualname: str, name: str) -> list[ClassRef]:
         """``name`` in scope ``qualname``; ``rows[]``: an element of ``rows`` (a comprehension's target)."""
@@ -45,6 +46,17 @@ class Receivers:
             return {}  # a literal or arithmetic: no object of a class
         if depth > MAX_DEPTH or type(ir) is not tuple or not ir:
             return None
+        key = (info.path, qualname, ir, k)
+        try:
+            if key in self.memo:
+                return self.memo[key]
+        except TypeError:  # an IR holding a list: not memoized
+            return self._values(info, qualname, ir, k, depth)
+        self.memo[key] = None  # while computed: a cycle (``node = node.next``) is unknown
+        found = self.memo[key] = self._values(info, qualname, ir, k, depth)
+        return found
+
+    def _values(self, info: ModuleInfo, qualname: str, ir, k: int, depth: int) -> Found:
         tag = ir[0]
         if tag == "s":
             return self.values(info, qualname, ir[1], k + 1, depth + 1)
