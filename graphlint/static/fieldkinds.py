@@ -32,7 +32,7 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.index import Index
-from graphlint.static.paramkinds import ParamKinds, _origin_kind
+from graphlint.static.paramkinds import ParamKinds, origin_kind
 from graphlint.static.receivers import Receivers
 from graphlint.static.valuekinds import HOST, SCALAR, STEP, TENSOR, UNKNOWN
 
@@ -93,7 +93,7 @@ class FieldKinds:
         if receiver.startswith("self."):
             if not fn.cls:
                 return []
-            values = [(owner, flow, v) for owner, flow, by_field in self.fields._methods(info, fn.cls)
+            values = [(owner, flow, v) for owner, flow, by_field in self.fields.methods(info, fn.cls)
                       for v in by_field.get(receiver[5:], ())]
         else:
             return self.receivers.of_name(info, fn.qualname, receiver) if "." not in receiver else []
@@ -104,7 +104,7 @@ class FieldKinds:
             annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
                          and st[2] is not None and st[2][0] == "t"}
             one: dict = {}
-            self.fields._classes(value, owner, annotated, one, 0)
+            self.fields.classes_in(value, owner, annotated, one, 0)
             if not one:
                 return []  # something else may be stored (a call's result, an element, a parameter)
             out.update(one)
@@ -143,7 +143,7 @@ class FieldKinds:
             if all(_placeholder(spelling, attr) for spelling in site.args):
                 continue
             kind = dict(site.kinds[1]).get(attr, UNKNOWN)
-            kinds.append(_origin_kind(kind, info, fn, self.index, self.agreed.passed))
+            kinds.append(origin_kind(kind, info, fn, self.index, self.agreed.passed))
         return _agree(kinds)
 
     def _stored(self, ref: ClassRef, attr: str) -> str:
@@ -178,7 +178,7 @@ class FieldKinds:
                 continue
             passed = dict(zip(params, site.kinds[0]))
             passed.update(site.kinds[1])
-            kinds.append(_origin_kind(passed.get(param, UNKNOWN), info, caller, self.index, self.agreed.passed))
+            kinds.append(origin_kind(passed.get(param, UNKNOWN), info, caller, self.index, self.agreed.passed))
         return _agree(kinds)
 
 

@@ -57,8 +57,8 @@ def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], inde
     for site, info, fn in sites:
         if site.kinds is None:
             return {}
-        positional = [_origin_kind(k, info, fn, index, resolve_param) for k in site.kinds[0]]
-        named = [(n, _origin_kind(k, info, fn, index, resolve_param)) for n, k in site.kinds[1]]
+        positional = [origin_kind(k, info, fn, index, resolve_param) for k in site.kinds[0]]
+        named = [(n, origin_kind(k, info, fn, index, resolve_param)) for n, k in site.kinds[1]]
         if len(positional) > len(params):
             return {}  # more arguments than parameters: not this function's call (``*args``)
         passed = dict(zip(params, positional))
@@ -69,7 +69,7 @@ def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], inde
     return {name: kind for name, kind in agreed.items() if kind}
 
 
-def _origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, resolve_param=None) -> str:
+def origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, resolve_param=None) -> str:
     """``@f#1`` (an argument bound from element 1 of what ``f`` returns, see
     :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown; ``^name`` (the
     caller's parameter passed on) -> what the caller's callers pass it (``resolve_param``)."""
@@ -82,14 +82,14 @@ def _origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, re
     expr = ("a", ("n", "self" if "|" in key else owner), attr) if owner else ("n", attr)
     if not attr or "." in owner.rstrip("|"):
         return UNKNOWN
-    hit = _resolve(info, fn, expr, index) if key else None
-    shape = _returns(hit, index) if hit is not None else None
+    hit = resolve_function(info, fn, expr, index) if key else None
+    shape = returns_of(hit, index) if hit is not None else None
     if not element:
         return shape if isinstance(shape, str) else UNKNOWN
     return shape[int(element)] if isinstance(shape, tuple) and int(element) < len(shape) else UNKNOWN
 
 
-def _resolve(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> Target | None:
+def resolve_function(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> Target | None:
     if expr[0] == "n":
         name = expr[1]
         if name in info.imports:
@@ -115,7 +115,7 @@ def _function(hit) -> Target | None:
     return (hit[1], hit[2]) if hit is not None and hit[0] == "function" else None
 
 
-def _returns(target: Target, index: Index):
+def returns_of(target: Target, index: Index):
     """What the function returns; for a method, joined with every override's."""
     info, qualname = target
     fn = info.functions[qualname]

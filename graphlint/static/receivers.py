@@ -21,7 +21,7 @@ from __future__ import annotations
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.index import Index
-from graphlint.static.paramkinds import _resolve
+from graphlint.static.paramkinds import resolve_function
 
 ClassRef = tuple[ModuleInfo, str]
 Found = dict | None  # (path, class qualname) -> ClassRef; None: unknown
@@ -130,7 +130,7 @@ class Receivers:
             hits = [self.index.find_method(ref, method) for ref in classes.values()]
             return hits if all(h is not None for h in hits) else []
         fn = info.functions.get(qualname)
-        hit = _resolve(info, fn, callee, self.index) if fn is not None else None
+        hit = resolve_function(info, fn, callee, self.index) if fn is not None else None
         return [hit] if hit is not None else []
 
 

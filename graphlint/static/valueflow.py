@@ -37,7 +37,7 @@ from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleIn
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.fieldkinds import field_facts
-from graphlint.static.paramkinds import ParamKinds, _resolve, _returns
+from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
@@ -195,7 +195,7 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
             if hit is not None:
                 found[(hit[0].path, hit[1])] = hit
         return [found[k] for k in sorted(found)]
-    hit = _resolve(info, fn, expr, index)
+    hit = resolve_function(info, fn, expr, index)
     return [hit] if hit is not None else []
 
 
@@ -236,7 +236,7 @@ def _value_targets(info: ModuleInfo, fn: FunctionInfo, value: tuple, index: Inde
             return []
         return [(h, 0) for h in (hit, *index.overrides(ref, hit[1].rsplit(".", 1)[-1]))]
     if value[0] == "n":
-        hit = _resolve(info, fn, value, index)
+        hit = resolve_function(info, fn, value, index)
         if hit is not None:
             return [(hit, 0)]
         return _called_value(info, fn, value[1], index, fields, depth + 1) if value[1] != fn.name else []
@@ -281,7 +281,7 @@ def _dispatched(hits: list[Target], index: Index):
     that one runs)."""
     shape = None
     for hit in hits:
-        shape = join_dispatch(shape, _returns(hit, index))
+        shape = join_dispatch(shape, returns_of(hit, index))
     return shape
 
 
