@@ -13,7 +13,8 @@ Flow-insensitive and per class field, as the points-to reads objects:
   plain class, the ``__init__`` parameter its only stores (``self.f = f``, in ``__init__``) take,
   as every call passes it (:class:`.paramkinds.ParamKinds`); for a ``@property``, what the getter
   returns. Every store must agree: one store of anything else, a positional or ``**`` call, a call
-  spelled with the class's name that the resolution does not follow, and the field is unknown. A
+  spelled with the class's name that the resolution does not follow, a record's method storing it,
+  and the field is unknown (a store ``obj.f = v`` from outside the class is not looked for). A
   literal ``None``/``True``/``False`` (or a field left at its default) is a placeholder that joins
   with anything, as ``return None`` does (:mod:`.valuekinds`): ``finished=False`` while the prompt
   is echoed, a tensor once tokens are sampled.
@@ -130,6 +131,8 @@ class FieldKinds:
         klass = info.classes[cls]
         if klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
                                   and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases):
+            if any(attr in by_field for _, _, by_field in self.fields.methods(info, cls)):
+                return UNKNOWN  # a method stores the field too (``self.done = ...``)
             return self._keyword(ref, attr)
         return self._stored(ref, attr)
 
