@@ -50,10 +50,13 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
     if not any(fn.field_reads for info in infos for fn in info.functions.values()):
         return {}
     kinds = FieldKinds(infos, index, fields, agreed)
+    names = _field_names(infos)
     out: dict[str, set[str]] = defaultdict(set)
     for info in infos:
         for fn in info.functions.values():
             for spelled in fn.field_reads:
+                if spelled.rpartition(".")[2] not in names:
+                    continue
                 kind = kinds.read(info, fn, spelled)
                 if kind in FIELD_KINDS:
                     out[info.path].add(f"field:{fn.qualname}:{spelled}={kind}")
@@ -64,10 +67,24 @@ class FieldKinds:
     def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds):
         self.index, self.fields, self.agreed = index, fields, agreed
         self.receivers = Receivers(index, fields)
-        #: class (path, qualname) -> its constructor calls (site, caller's module, caller)
-        self.built: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+        self.infos = infos
+        self._built: dict[tuple[str, str], list[tuple]] | None = None
+        self.lost: set[str] = set()
+        self.memo: dict[tuple[str, str, str], str] = {}
+
+    @property
+    def built(self) -> dict[tuple[str, str], list[tuple]]:
+        """Class (path, qualname) -> its constructor calls (site, caller's module, caller); gathered
+        the first time a field of a class is asked about (most projects' reads resolve no class)."""
+        if self._built is None:
+            self._built = self._constructions()
+        return self._built
+
+    def _constructions(self) -> dict[tuple[str, str], list[tuple]]:
+        built: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+        fields = self.fields
         spelled, followed = Counter(), Counter()  # a class's name -> calls spelled with it / resolved
-        for info in infos:
+        for info in self.infos:
             for fn in info.functions.values():
                 for site in fn.calls:
                     last = _last(site.expr)
@@ -77,9 +94,9 @@ class FieldKinds:
                     ref = fields.class_of(info, site.expr) if not site.reference else None
                     if ref is not None:
                         followed[last] += 1
-                        self.built[(ref[0].path, ref[1])].append((site, info, fn))
+                        built[(ref[0].path, ref[1])].append((site, info, fn))
         self.lost = {name for name, n in spelled.items() if followed[name] != n}
-        self.memo: dict[tuple[str, str, str], str] = {}
+        return built
 
     # -- receivers --------------------------------------------------------------------------------
     def read(self, info: ModuleInfo, fn: FunctionInfo, spelled: str) -> str:
@@ -126,7 +143,7 @@ class FieldKinds:
             shape = method[0].functions[method[1]].returns
             return shape if flow is not None and flow.fkind == "p" and isinstance(shape, str) else UNKNOWN
         info, cls = ref
-        if ref[1].rpartition(".")[2] in self.lost:
+        if not self.built or cls.rpartition(".")[2] in self.lost:  # (``built`` gathers ``lost`` too)
             return UNKNOWN
         klass = info.classes[cls]
         if klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
@@ -183,6 +200,25 @@ class FieldKinds:
             passed.update(site.kinds[1])
             kinds.append(origin_kind(passed.get(param, UNKNOWN), info, caller, self.index, self.agreed.passed))
         return _agree(kinds)
+
+
+def _field_names(infos: list[ModuleInfo]) -> set[str]:
+    """Every name some class could answer a field fact for: a record's class-body names, a
+    property, a field ``__init__`` stores a parameter in (a cheap filter before resolving receivers:
+    on torch's own files most reads are of library objects)."""
+    names: set[str] = set()
+    for info in infos:
+        for qualname, flow in info.flows.items():
+            if flow.kind == "class" and qualname in info.classes:
+                names.update(flow.locals)
+            elif flow.kind == "function" and flow.cls:
+                if flow.fkind == "p":
+                    names.add(qualname.rpartition(".")[2])
+                elif qualname.endswith(".__init__"):
+                    names.update(st[1][2] for st in flow.stmts if st[0] == "=" and type(st[1]) is tuple
+                                 and len(st[1]) == 3 and st[1][0] == "a" and st[1][1] == ("n", "self")
+                                 and st[2] is not None and st[2][0] == "n")
+    return names
 
 
 def _agree(kinds) -> str:
