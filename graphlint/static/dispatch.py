@@ -101,6 +101,7 @@ class MatcherDispatch:
                 self.calls.name_reference(node)
             elif name in COMPREHENSIONS:
                 self.oracle.taint_comprehension(node.for_in)
+                self.oracle.iterated(node.for_in)
             elif name == "Lambda" and type(node.body) is cst.Call:  # its body's call is deferred (calls.py)
                 self.calls.deferred.setdefault(id(node.body), None)
             elif name == "Call":

@@ -167,6 +167,9 @@ class FunctionInfo(Compact):
     #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
     #: their number facts can change what the walk decides
     presumed_tensors: set[str] = field(default_factory=set)
+    #: ``obj.f`` / ``self.x.f`` the walk asked about (is it a tensor?): only there does a fact about
+    #: the field of ``obj``'s class matter (:mod:`.fieldkinds`)
+    field_reads: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)

@@ -38,7 +38,7 @@ class FieldClasses:
             found = self._memo[key] = find(info, cls, field)
         return found
 
-    def _methods(self, info: ModuleInfo, cls: str):
+    def methods(self, info: ModuleInfo, cls: str):
         """(module, method flow, its ``self.<field>`` stores) of ``cls`` and its bases, in MRO order."""
         for owner_info, owner in self.index.mro((info, cls)):
             for flow, by_field in self._class_stores(owner_info).get(owner, ()):
@@ -46,14 +46,14 @@ class FieldClasses:
 
     def _find(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
-        for owner_info, flow, by_field in self._methods(info, cls):
+        for owner_info, flow, by_field in self.methods(info, cls):
             stores = by_field.get(field)
             if not stores:
                 continue
             annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
                          and st[2] is not None and st[2][0] == "t"}
             for value in stores:
-                self._classes(value, owner_info, annotated, out, 0)
+                self.classes_in(value, owner_info, annotated, out, 0)
         return list(out.values())
 
     def elements_of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
@@ -66,7 +66,7 @@ class FieldClasses:
     def _find_elements(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         out: dict[tuple[str, str], tuple[ClassRef, bool]] = {}
         target = ("a", ("n", "self"), field)
-        for owner_info, flow, by_field in self._methods(info, cls):
+        for owner_info, flow, by_field in self.methods(info, cls):
             # the field, and the locals a method stores into it (``self.layers = layers``)
             holders = {target} | {v for v in by_field.get(field, ()) if v is not None and v[0] == "n"}
             for st in flow.stmts:
@@ -74,7 +74,7 @@ class FieldClasses:
                 if call is None or call[0] != "c" or call[1][0] != "a" or call[1][1] not in holders \
                         or call[1][2] not in ("append", "insert") or not call[2]:
                     continue
-                self._classes(call[2][-1], owner_info, {}, out, 0)
+                self.classes_in(call[2][-1], owner_info, {}, out, 0)
         return [(ref, False) for ref, _ in out.values()]
 
     def _class_stores(self, info: ModuleInfo) -> dict[str, list[tuple[object, dict[str, list]]]]:
@@ -95,15 +95,15 @@ class FieldClasses:
                 table.setdefault(flow.cls, []).append((flow, by_field))
         return table
 
-    def _classes(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:
+    def classes_in(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:
         if ir is None or depth > 3:
             return
         tag = ir[0]
         if tag == "o":
             for alt in ir[1]:
-                self._classes(alt, info, annotated, out, depth + 1)
+                self.classes_in(alt, info, annotated, out, depth + 1)
         elif tag == "n" and ir[1] in annotated:
-            self._classes(annotated[ir[1]], info, annotated, out, depth + 1)
+            self.classes_in(annotated[ir[1]], info, annotated, out, depth + 1)
         elif tag in ("c", "t"):
             ref = self._class(info, ir[1])
             if ref is not None:

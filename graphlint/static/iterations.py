@@ -193,8 +193,12 @@ def advanced_names(stmt: cst.For | cst.While) -> set[str]:
     """Names the loop's body advances: ``n += k`` / ``n -= k`` / ``n = n + k`` anywhere in it (under a
     branch too: ``if upto is not None: upto += 1``). Such a name is
     carried round the loop and differs from one iteration to the next: when the loop is a per-token
-    loop, what it passes a callee is a per-step int (:func:`.valuekinds.step_kind`)."""
+    loop, what it passes a callee is a per-step int (:func:`.valuekinds.step_kind`). So is
+    ``prev = cur`` with ``cur`` the loop's own ``range`` counter (``prev_pos = cur_pos``: the
+    position the next step starts at, handed to the model as ``start_pos``)."""
     out: set[str] = set()
+    counter = stmt.target.value if type(stmt) is cst.For and type(stmt.target) is cst.Name \
+        and type(stmt.iter) is cst.Call and type(stmt.iter.func) is cst.Name and stmt.iter.func.value == "range" else None
     for node in preorder(stmt.body):
         kind = type(node)
         if kind is cst.AugAssign:
@@ -204,6 +208,8 @@ def advanced_names(stmt: cst.For | cst.While) -> set[str]:
             value, name = node.value, node.targets[0].target.value
             if type(value) is cst.BinaryOperation and type(value.operator) in (cst.Add, cst.Subtract) \
                     and type(value.left) is cst.Name and value.left.value == name:
+                out.add(name)
+            elif counter is not None and type(value) is cst.Name and value.value == counter:
                 out.add(name)
     return out
 

@@ -77,6 +77,8 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if kind is cst.Subscript:
         return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and _is_int(node.slice[0].slice.value, oracle) and is_vector(node.value, oracle)
+    if kind is cst.Attribute:  # ``result.finished``: a record field given a 0-dim tensor (static.fieldkinds)
+        return bool(oracle.fn.fields) and oracle.field_kind(node) == "scalar"
     return False
 
 

@@ -24,8 +24,6 @@ assigned in a method written after its use is missed (``__init__`` normally come
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
 from graphlint.static.cstwalk import number, operands, self_attr, shape_only
@@ -35,6 +33,7 @@ from graphlint.static.masks import made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
+from graphlint.static.tensorfacts import ClassFacts, FunctionFacts  # noqa: F401 (re-exported)
 from graphlint.static.weightargs import PARAM_CONTAINERS, is_weight
 
 HOST_METHODS = frozenset(
@@ -69,67 +68,6 @@ HOST_SCALAR_CALLS = frozenset("int float bool len min max round abs sum".split()
 HOST_LIBRARIES = ("numpy.", "math.")
 HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)
 MODULE_CONTAINERS = frozenset("ModuleList Sequential ModuleDict".split())
-
-
-@dataclass
-class ClassFacts:
-    tensor_attrs: set[str] = field(default_factory=set)
-    bool_attrs: set[str] = field(default_factory=set)
-    module_attrs: set[str] = field(default_factory=set)
-    tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
-    host_builders: dict[str, int] = field(default_factory=dict)  # ``device=None`` methods (static.hostbuilders)
-    weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
-    param_containers: set[str] = field(default_factory=set)  # nn.ParameterDict / ParameterList (:mod:`.weightargs`)
-    host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
-    pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
-    pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
-    layer_attrs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``self.embed = nn.Embedding(..)``: its tensors
-    list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
-    other_attrs: set[str] = field(default_factory=set)  # stored something else besides (not None): never a list
-    set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
-    #: method -> the ``self`` attributes it assigns (``guards.once_flag``'s disarming calls)
-    method_writes: dict[str, set[str]] = field(default_factory=dict)
-
-
-@dataclass
-class FunctionFacts:
-    tensors: set[str] = field(default_factory=set)
-    bools: set[str] = field(default_factory=set)
-    #: local name -> the ``self`` attribute holding the sub-module(s) it names (``for layer in self.layers``)
-    module_aliases: dict[str, str] = field(default_factory=dict)
-    #: host ints derived from a per-step position parameter (see ``params.POSITION_NAMES``)
-    positions: set[str] = field(default_factory=set)
-    #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
-    #: see :mod:`.readbacks`)
-    readbacks: set[str] = field(default_factory=set)
-    #: names known to hold Python data: parameters with a non-tensor annotation or a literal
-    #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
-    hosts: set[str] = field(default_factory=set)
-    shapes: set[str] = field(default_factory=set)  # hosts read from tensor shapes alone (``cstwalk.shape_only``)
-    #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
-    picked_devices: set[str] = field(default_factory=set)
-    #: local names holding sub-modules or objects of a class (``attn = Attention()``, ``layers = [Block()
-    #: ...]``, ``model: Llama``): what ``self.x = name`` makes a sub-module attribute (see :mod:`.bindings`)
-    modules: set[str] = field(default_factory=set)
-    #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
-    pinned: set[str] = field(default_factory=set)
-    cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
-    pageable: set[str] = field(default_factory=set)  # built by a device-less factory (see :mod:`.pageable`)
-    origins: dict[str, str] = field(default_factory=dict)  # name -> ``key#i``: a call's result (static.valuekinds)
-    scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
-    vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
-    lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
-    #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
-    optional: set[str] = field(default_factory=set)
-    #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
-    advanced: dict[str, int] = field(default_factory=dict)
-    #: Python numbers: what ``for i in range(n)`` or ``BLOCK = 16`` binds, while not rebound
-    ints: set[str] = field(default_factory=set)
-    #: parameters never rebound (yet): an argument naming one passes on what the caller was given
-    #: (:func:`.valuekinds.arg_kinds`, ``^name``)
-    params: set[str] = field(default_factory=set)
-    #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)
-    weights: set[str] = field(default_factory=set)
 
 
 class TensorOracle(HostTaint):
@@ -196,6 +134,8 @@ class TensorOracle(HostTaint):
             attr = self.is_self_attr(node)
             if attr is not None:
                 return self.cls is not None and attr in self.cls.tensor_attrs
+            if self.field_kind(node) in ("tensor", "scalar", "host"):
+                return True
             return node.attr.value in TENSOR_ATTRS and self.is_tensor(node.value)
         if isinstance(node, cst.Subscript):
             return self.is_tensor(node.value)
@@ -231,6 +171,15 @@ class TensorOracle(HostTaint):
         if isinstance(node, cst.NamedExpr):
             return self.is_tensor(node.value)
         return False
+
+    def field_kind(self, node: cst.Attribute) -> str:
+        """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
+        its field ``f`` is given (:mod:`.fieldkinds`); the spelling is noted as asked about."""
+        spelled = field_spelling(node, self.imports, self.fn.elements)
+        if spelled is None:
+            return ""
+        self.fn.reads.add(spelled)
+        return self.fn.fields.get(spelled, "")
 
     def is_tensor_comparison(self, node: cst.Comparison) -> bool:
         if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
@@ -376,10 +325,18 @@ class TensorOracle(HostTaint):
         """``x: Tensor = ...`` / ``self.buf: torch.Tensor | None = None``: the annotation says so."""
         self._set(target, True, False)
 
+    def iterated(self, comp: cst.CompFor | None) -> None:
+        """A comprehension's ``for r in rows``: ``r.f`` is spelled ``rows[].f`` (:func:`field_spelling`)."""
+        while comp is not None:
+            if type(comp.target) is cst.Name and type(comp.iter) is cst.Name:
+                self.fn.elements[comp.target.value] = self.fn.elements.get(comp.iter.value, comp.iter.value) + "[]"
+            comp = comp.inner_for_in
+
     def _set(self, target: cst.BaseExpression, tensor: bool, boolean: bool) -> None:
         if isinstance(target, cst.Name):
             names, bools = self.fn.tensors, self.fn.bools
             key = target.value
+            self.fn.elements.pop(key, None)
         else:
             attr = self.is_self_attr(target)
             if attr is None or self.cls is None:
@@ -389,6 +346,20 @@ class TensorOracle(HostTaint):
                 return
         (names.add if tensor else names.discard)(key)
         (bools.add if boolean else bools.discard)(key)
+
+
+def field_spelling(node: cst.Attribute, imports: dict[str, str], elements: dict[str, str]) -> str | None:
+    """``obj.f`` (a local or a parameter, not a module), ``rows[].f`` (``obj`` a comprehension's
+    target over ``rows``) or ``self.x.f``; None for anything else."""
+    base, attr = node.value, node.attr.value
+    if attr in TENSOR_ATTRS or attr in HOST_METHODS or attr.startswith("__"):
+        return None
+    if type(base) is cst.Name:
+        name = elements.get(base.value, base.value)
+        return f"{name}.{attr}" if name != "self" and name not in imports else None
+    if type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self":
+        return f"self.{base.attr.value}.{attr}"
+    return None
 
 
 def _constant_name(target: cst.BaseExpression) -> bool:

@@ -36,6 +36,8 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.fieldkinds import field_facts
+from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
@@ -104,6 +106,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in _weighted(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
+    for path, facts in field_facts(infos, index, fields, agreed).items():
+        out[path] |= facts
     for (path, qualname) in callers:
         fn = infos_by_path[path].functions[qualname]
         for name, kind in agreed.of((path, qualname)).items():
@@ -154,79 +158,6 @@ def _some_pass(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple], wanted: s
     return out
 
 
-class ParamKinds:
-    """Parameter -> the kind every call passes it, per function (:func:`_agreed`). An argument that
-    passes the caller's own parameter on (``^name``: ``compute_layer(i, j)`` calling
-    ``self.layers[j].forward(h, i)``) is what every call of the caller passes that parameter: a
-    loop's ``range`` int reaches the layer's ``forward`` two calls down. A cycle of such calls
-    passes nothing known."""
-
-    def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index):
-        self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
-        self.by_name, self.followed = by_name, followed
-        self.memo: dict[tuple[str, str], dict[str, str]] = {}
-
-    def of(self, target: tuple[str, str]) -> dict[str, str]:
-        found = self.memo.get(target)
-        if found is not None:
-            return found
-        self.memo[target] = {}  # while it is computed: a cycle passes nothing known
-        sites = self.callers.get(target)
-        fn = self.infos_by_path[target[0]].functions[target[1]]
-        flow = self.infos_by_path[target[0]].flows.get(target[1])
-        if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
-            return {}  # called somewhere the resolution cannot follow: unknown wins (a call resolved to
-            # another function of the same name, a twin class's own method, is no call of this one)
-        params = list(flow.params)
-        if fn.cls and flow.fkind in ("m", "c") and params:
-            params = params[1:]
-        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed)
-        return found
-
-    def passed(self, info: ModuleInfo, fn: FunctionInfo, name: str) -> str:
-        """What every call of ``fn`` passes its parameter ``name``."""
-        return self.of((info.path, fn.qualname)).get(name, UNKNOWN)
-
-
-def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index,
-            resolve_param=None) -> dict[str, str]:
-    """Parameter -> the kind every call passes it (a missing argument: unknown)."""
-    agreed: dict[str, str | None] = {}
-    for site, info, fn in sites:
-        if site.kinds is None:
-            return {}
-        positional = [_origin_kind(k, info, fn, index, resolve_param) for k in site.kinds[0]]
-        named = [(n, _origin_kind(k, info, fn, index, resolve_param)) for n, k in site.kinds[1]]
-        if len(positional) > len(params):
-            return {}  # more arguments than parameters: not this function's call (``*args``)
-        passed = dict(zip(params, positional))
-        passed.update(named)
-        for name in (*params, *kwonly):
-            kind = passed.get(name, UNKNOWN)
-            agreed[name] = kind if name not in agreed else (kind if agreed[name] == kind else UNKNOWN)
-    return {name: kind for name, kind in agreed.items() if kind}
-
-
-def _origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, resolve_param=None) -> str:
-    """``@f#1`` (an argument bound from element 1 of what ``f`` returns, see
-    :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown; ``^name`` (the
-    caller's parameter passed on) -> what the caller's callers pass it (``resolve_param``)."""
-    if kind.startswith("^"):
-        return resolve_param(info, fn, kind[1:]) if resolve_param is not None else UNKNOWN
-    if not kind.startswith("@"):
-        return kind
-    key, _, element = kind[1:].rpartition("#")
-    owner, _, attr = key.rpartition("self." if "|" in key else ".")
-    expr = ("a", ("n", "self" if "|" in key else owner), attr) if owner else ("n", attr)
-    if not attr or "." in owner.rstrip("|"):
-        return UNKNOWN
-    hit = _resolve(info, fn, expr, index) if key else None
-    shape = _returns(hit, index) if hit is not None else None
-    if not element:
-        return shape if isinstance(shape, str) else UNKNOWN
-    return shape[int(element)] if isinstance(shape, tuple) and int(element) < len(shape) else UNKNOWN
-
-
 def _last_name(expr: tuple) -> str | None:
     if expr[0] == "n":
         return expr[1]
@@ -264,7 +195,7 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
             if hit is not None:
                 found[(hit[0].path, hit[1])] = hit
         return [found[k] for k in sorted(found)]
-    hit = _resolve(info, fn, expr, index)
+    hit = resolve_function(info, fn, expr, index)
     return [hit] if hit is not None else []
 
 
@@ -305,7 +236,7 @@ def _value_targets(info: ModuleInfo, fn: FunctionInfo, value: tuple, index: Inde
             return []
         return [(h, 0) for h in (hit, *index.overrides(ref, hit[1].rsplit(".", 1)[-1]))]
     if value[0] == "n":
-        hit = _resolve(info, fn, value, index)
+        hit = resolve_function(info, fn, value, index)
         if hit is not None:
             return [(hit, 0)]
         return _called_value(info, fn, value[1], index, fields, depth + 1) if value[1] != fn.name else []
@@ -350,44 +281,7 @@ def _dispatched(hits: list[Target], index: Index):
     that one runs)."""
     shape = None
     for hit in hits:
-        shape = join_dispatch(shape, _returns(hit, index))
-    return shape
-
-
-def _resolve(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> Target | None:
-    if expr[0] == "n":
-        name = expr[1]
-        if name in info.imports:
-            return _function(index.resolve(info, info.imports[name]))
-        if name in info.functions and not info.functions[name].cls:
-            return (info, name)
-        for dotted in index.star_imports(info):  # ``from .utils import *``
-            module = index.find_module(dotted)
-            if module is not None and name in module.functions and not module.functions[name].cls:
-                return (module, name)
-        return None
-    if expr[0] != "a" or expr[1][0] != "n":
-        return None
-    owner, attr = expr[1][1], expr[2]
-    if owner == "self" and fn.cls:
-        return index.find_method((info, fn.cls), attr)
-    if owner in info.imports:
-        return _function(index.resolve(info, f"{info.imports[owner]}.{attr}"))
-    return None
-
-
-def _function(hit) -> Target | None:
-    return (hit[1], hit[2]) if hit is not None and hit[0] == "function" else None
-
-
-def _returns(target: Target, index: Index):
-    """What the function returns; for a method, joined with every override's."""
-    info, qualname = target
-    fn = info.functions[qualname]
-    shape = fn.returns
-    if fn.cls and shape is not None:
-        for other, name in index.overrides((info, fn.cls), fn.name):
-            shape = join_dispatch(shape, other.functions[name].returns)
+        shape = join_dispatch(shape, returns_of(hit, index))
     return shape
 
 

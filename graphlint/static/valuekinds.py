@@ -324,20 +324,25 @@ def join_args(a: tuple | None, b: tuple | None) -> tuple | None:
 
 def parse_facts(names: frozenset[str]) -> tuple[dict[str, object], dict[str, list[tuple[str, str]]]]:
     """The second round's facts (:mod:`.valueflow`): ``ret:<callee key>=<shape>`` -> {key: shape};
-    ``param:<qualname>:<name>=<kind>`` (what every caller passes) -> {qualname: [(name, kind)]}."""
+    ``param:<qualname>:<name>=<kind>`` (what every caller passes) -> {qualname: [(name, kind)]};
+    ``field:<qualname>:<obj.f>=<kind>`` (what ``obj``'s class field holds, :mod:`.fieldkinds`) ->
+    {qualname: [("." + spelling, kind)]} (a parameter's name has no dot)."""
     returns: dict[str, object] = {}
     params: dict[str, list[tuple[str, str]]] = {}
     for fact in names:
         if fact.startswith("ret:"):
             key, _, shape = fact[4:].rpartition("=")
             returns[key] = decode(shape)
-        elif fact.startswith("param:"):
+        elif fact.startswith(("param:", "field:")):
             head, _, kind = fact[6:].rpartition("=")
             qualname, _, name = head.rpartition(":")
-            params.setdefault(qualname, []).append((name, kind))
+            params.setdefault(qualname, []).append(("." + name if fact[0] == "f" else name, kind))
     return returns, params
 
 
 def seed_params(params: list[tuple[str, str]], oracle: TensorOracle) -> None:
     for name, kind in params:
-        set_kind(cst.Name(name), kind, oracle)
+        if name[0] == ".":
+            oracle.fn.fields[name[1:]] = kind
+        else:
+            set_kind(cst.Name(name), kind, oracle)

@@ -18,6 +18,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "host_arg": int,  # only when this positional argument is Python data (a list, a number, list(...))
     "tensor_arg": int,  # only when this positional argument is a tensor
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
+    "iterating": list,  # builtins (``all``) whose comprehension argument stands for its elements
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
     "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
@@ -29,6 +30,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "equal_bounds": list,
 }
 #: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
+COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp)
 UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "new_full", "new_tensor"))
 
 
@@ -124,6 +126,8 @@ class CallConditions:
         self.host_arg = params.get("host_arg")
         self.tensor_arg = params.get("tensor_arg")
         self.tensor_keyword = params.get("tensor_keyword")
+        #: builtins that iterate their argument (``all``): a comprehension argument is its elements
+        self.iterating = frozenset(params.get("iterating", ()))
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
@@ -177,6 +181,13 @@ class CallConditions:
             value = args[i] if 0 <= i < len(args) else None
             if value is None and self.tensor_keyword:
                 value = keyword(call, self.tensor_keyword)
+            if type(value) in COMPREHENSIONS and self.iterating and _callee_name(call) in self.iterating:
+                ctx.oracle.iterated(value.for_in)  # ``all(r.done for r in rows)``: each element is read
+                value = value.elt
             if value is None or not ctx.oracle.is_tensor(value):
                 return False
         return True
+
+
+def _callee_name(call: cst.Call) -> str:
+    return call.func.value if type(call.func) is cst.Name else ""

@@ -1,0 +1,262 @@
+"""What a record's field holds, for the value rounds (:mod:`.valueflow`): kinds through object fields.
+
+``GenerationResult(finished=done[i], ...)`` yields objects whose ``finished`` is a 0-dim device
+tensor, so ``if result.finished:`` in the consumer reads one back; ``TransformerInput(pos=cur)``
+hands a per-step int to the model, whose ``start = inp.pos`` slices by it; a ``@property`` that
+returns a device tensor makes ``bool(self.stop.finished[i])`` a read. The walk of the reading
+file sees none of that: the value was stored in another function (often another file).
+
+Flow-insensitive and per class field, as the points-to reads objects:
+
+- what a class's field holds: for a record (``@dataclass``, a pydantic ``BaseModel``, a
+  ``NamedTuple``), the keyword every constructor call passes it (:attr:`.CallSite.kinds`); for a
+  plain class, the ``__init__`` parameter its only stores (``self.f = f``, in ``__init__``) take,
+  as every call passes it (:class:`.paramkinds.ParamKinds`); for a ``@property``, what the getter
+  returns. Every store must agree: one store of anything else, a positional or ``**`` call, a call
+  spelled with the class's name that the resolution does not follow, a record's method storing it,
+  and the field is unknown (a store ``obj.f = v`` from outside the class is not looked for). A
+  literal ``None``/``True``/``False`` (or a field left at its default) is a placeholder that joins
+  with anything, as ``return None`` does (:mod:`.valuekinds`): ``finished=False`` while the prompt
+  is echoed, a tensor once tokens are sampled.
+- which class a receiver is: ``self.x`` whose every store in its class is a project class's
+  instance (``Cls(...)``, an annotated parameter) or a literal; a local or parameter whose every
+  binding is one (``inp: Inp``, ``r = Rec(...)``). Every class must agree on the field.
+
+The walk notes which ``obj.f`` spellings it asked about (``FunctionInfo.field_reads``); only those
+get a fact, ``field:<function>:<spelling>=<kind>``, read back by :func:`.valuekinds.seed_params`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from graphlint.static.facts import FunctionInfo, ModuleInfo
+from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.index import Index
+from graphlint.static.paramkinds import ParamKinds, origin_kind
+from graphlint.static.receivers import Receivers
+from graphlint.static.valuekinds import HOST, SCALAR, STEP, TENSOR, UNKNOWN
+
+ClassRef = tuple[ModuleInfo, str]
+#: the kinds a field fact may say: a device tensor, a 0-dim one, a pageable host tensor, a per-step int
+FIELD_KINDS = (TENSOR, SCALAR, HOST, STEP)
+#: base classes whose constructor takes the fields as keywords (a generated ``__init__``)
+RECORD_BASES = frozenset(("BaseModel", "NamedTuple"))
+TENSORS = frozenset((TENSOR, SCALAR, HOST))
+
+
+def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds) -> dict[str, set[str]]:
+    """{path: {``field:...`` facts}} for the field reads the walks noted."""
+    if not any(fn.field_reads for info in infos for fn in info.functions.values()):
+        return {}
+    kinds = FieldKinds(infos, index, fields, agreed)
+    names = _field_names(infos)
+    out: dict[str, set[str]] = defaultdict(set)
+    for info in infos:
+        for fn in info.functions.values():
+            for spelled in fn.field_reads:
+                if spelled.rpartition(".")[2] not in names:
+                    continue
+                kind = kinds.read(info, fn, spelled)
+                if kind in FIELD_KINDS:
+                    out[info.path].add(f"field:{fn.qualname}:{spelled}={kind}")
+    return out
+
+
+class FieldKinds:
+    def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds):
+        self.index, self.fields, self.agreed = index, fields, agreed
+        self.receivers = Receivers(index, fields)
+        self.infos = infos
+        self._built: dict[tuple[str, str], list[tuple]] | None = None
+        self.lost: set[str] = set()
+        self.memo: dict[tuple[str, str, str], str] = {}
+
+    @property
+    def built(self) -> dict[tuple[str, str], list[tuple]]:
+        """Class (path, qualname) -> its constructor calls (site, caller's module, caller); gathered
+        the first time a field of a class is asked about (most projects' reads resolve no class)."""
+        if self._built is None:
+            self._built = self._constructions()
+        return self._built
+
+    def _constructions(self) -> dict[tuple[str, str], list[tuple]]:
+        built: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+        fields = self.fields
+        spelled, followed = Counter(), Counter()  # a class's name -> calls spelled with it / resolved
+        for info in self.infos:
+            for fn in info.functions.values():
+                for site in fn.calls:
+                    last = _last(site.expr)
+                    if last is None or not last[:1].isupper():
+                        continue
+                    spelled[last] += 1
+                    ref = fields.class_of(info, site.expr) if not site.reference else None
+                    if ref is not None:
+                        followed[last] += 1
+                        built[(ref[0].path, ref[1])].append((site, info, fn))
+        self.lost = {name for name, n in spelled.items() if followed[name] != n}
+        return built
+
+    # -- receivers --------------------------------------------------------------------------------
+    def read(self, info: ModuleInfo, fn: FunctionInfo, spelled: str) -> str:
+        """The kind ``spelled`` (``obj.f`` / ``self.x.f``) has in ``fn``, else unknown."""
+        receiver, _, attr = spelled.rpartition(".")
+        classes = self._receiver(info, fn, receiver)
+        if not classes:
+            return UNKNOWN
+        return _agree(self.field(ref, attr) for ref in classes)
+
+    def _receiver(self, info: ModuleInfo, fn: FunctionInfo, receiver: str) -> list[ClassRef]:
+        if receiver.startswith("self."):
+            if not fn.cls:
+                return []
+            values = [(owner, flow, v) for owner, flow, by_field in self.fields.methods(info, fn.cls)
+                      for v in by_field.get(receiver[5:], ())]
+        else:
+            return self.receivers.of_name(info, fn.qualname, receiver) if "." not in receiver else []
+        out: dict = {}
+        for owner, flow, value in values:
+            if value is None:
+                continue  # a literal (``self.stop = None``), arithmetic: holds no object
+            annotated = {st[1][1]: st[2] for st in flow.stmts if st[0] == "=" and st[1][0] == "n"
+                         and st[2] is not None and st[2][0] == "t"}
+            one: dict = {}
+            self.fields.classes_in(value, owner, annotated, one, 0)
+            if not one:
+                return []  # something else may be stored (a call's result, an element, a parameter)
+            out.update(one)
+        return [ref for ref, _ in out.values()]
+
+    # -- fields ---------------------------------------------------------------------------------
+    def field(self, ref: ClassRef, attr: str) -> str:
+        key = (ref[0].path, ref[1], attr)
+        if key not in self.memo:
+            self.memo[key] = UNKNOWN  # while computed
+            self.memo[key] = self._field(ref, attr)
+        return self.memo[key]
+
+    def _field(self, ref: ClassRef, attr: str) -> str:
+        method = self.index.find_method(ref, attr)
+        if method is not None:
+            flow = method[0].flows.get(method[1])
+            shape = method[0].functions[method[1]].returns
+            return shape if flow is not None and flow.fkind == "p" and isinstance(shape, str) else UNKNOWN
+        info, cls = ref
+        if not self.built or cls.rpartition(".")[2] in self.lost:  # (``built`` gathers ``lost`` too)
+            return UNKNOWN
+        klass = info.classes[cls]
+        if klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
+                                  and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases):
+            if any(attr in by_field for _, _, by_field in self.fields.methods(info, cls)):
+                return UNKNOWN  # a method stores the field too (``self.done = ...``)
+            return self._keyword(ref, attr)
+        return self._stored(ref, attr)
+
+    def _keyword(self, ref: ClassRef, attr: str) -> str:
+        """A record's field: what every constructor call passes its keyword."""
+        kinds = []
+        for site, info, fn in self.built.get((ref[0].path, ref[1]), ()):
+            if site.kinds is None or site.kinds[0] or site.args is None \
+                    or any(spelling[2] is not False or spelling[3] is not False for spelling in site.args):
+                return UNKNOWN  # nothing known, positional fields, splats
+            if all(_placeholder(spelling, attr) for spelling in site.args):
+                continue
+            kind = dict(site.kinds[1]).get(attr, UNKNOWN)
+            kinds.append(origin_kind(kind, info, fn, self.index, self.agreed.passed))
+        return _agree(kinds)
+
+    def _stored(self, ref: ClassRef, attr: str) -> str:
+        """A plain class's field: the ``__init__`` parameter its only stores take."""
+        kinds = []
+        target = ("a", ("n", "self"), attr)
+        for owner, cls in self.index.mro(ref):
+            for qualname, flow in owner.flows.items():
+                if flow.kind != "function" or flow.cls != cls:
+                    continue
+                for st in flow.stmts:
+                    if st[0] != "=" or st[1] != target:
+                        continue
+                    value = st[2]
+                    if value is None or qualname.rpartition(".")[2] != "__init__" or value[0] != "n" \
+                            or value[1] not in (*flow.params[1:], *flow.kwonly) or qualname not in owner.functions:
+                        return UNKNOWN  # a literal or a tensor expression (the flow IR does not say), elsewhere
+                    kinds.append(self._passed(ref, flow, owner.functions[qualname], value[1]))
+        return _agree(kinds)
+
+    def _passed(self, ref: ClassRef, init, fn: FunctionInfo, param: str) -> str:
+        """What every constructor call of the class passes ``__init__``'s ``param`` (its default, or a
+        literal ``None``/``True``/``False``: a placeholder)."""
+        params = list(init.params[1:])
+        default = fn.defaults.get(param)
+        kinds = []
+        for site, info, caller in self.built.get((ref[0].path, ref[1]), ()):
+            if site.kinds is None or site.args is None or len(site.kinds[0]) > len(params) \
+                    or any(spelling[2] is not False or spelling[3] is not False for spelling in site.args):
+                return UNKNOWN
+            if all(_literal(_argument(spelling, params, param), default) for spelling in site.args):
+                continue
+            passed = dict(zip(params, site.kinds[0]))
+            passed.update(site.kinds[1])
+            kinds.append(origin_kind(passed.get(param, UNKNOWN), info, caller, self.index, self.agreed.passed))
+        return _agree(kinds)
+
+
+def _field_names(infos: list[ModuleInfo]) -> set[str]:
+    """Every name some class could answer a field fact for: a record's class-body names, a
+    property, a field ``__init__`` stores a parameter in (a cheap filter before resolving receivers:
+    on torch's own files most reads are of library objects)."""
+    names: set[str] = set()
+    for info in infos:
+        for qualname, flow in info.flows.items():
+            if flow.kind == "class" and qualname in info.classes:
+                names.update(flow.locals)
+            elif flow.kind == "function" and flow.cls:
+                if flow.fkind == "p":
+                    names.add(qualname.rpartition(".")[2])
+                elif qualname.endswith(".__init__"):
+                    names.update(st[1][2] for st in flow.stmts if st[0] == "=" and type(st[1]) is tuple
+                                 and len(st[1]) == 3 and st[1][0] == "a" and st[1][1] == ("n", "self")
+                                 and st[2] is not None and st[2][0] == "n")
+    return names
+
+
+def _agree(kinds) -> str:
+    """One kind; tensors of different kinds (a device one here, a pageable one there) are a tensor."""
+    found = set(kinds)
+    if len(found) > 1 and found <= TENSORS:
+        return TENSOR
+    return found.pop() if len(found) == 1 else UNKNOWN
+
+
+def _placeholder(spelling: tuple, attr: str) -> bool:
+    """The keyword is left out (the field's default) or given a literal ``None``/``True``/``False``."""
+    named = dict(spelling[1])
+    return attr not in named or _literal(named[attr], None)
+
+
+_ABSENT = ("absent",)
+
+
+def _argument(spelling: tuple, params: list[str], param: str):
+    """The :mod:`.valuefacts` value a call spelling passes ``param``; :data:`_ABSENT` when left out."""
+    named = dict(spelling[1])
+    if param in named:
+        return named[param]
+    i = params.index(param) if param in params else len(spelling[0])
+    return spelling[0][i] if i < len(spelling[0]) else _ABSENT
+
+
+def _literal(value, default) -> bool:
+    """A literal ``None``/``True``/``False`` (a left-out argument: its default, when one of those)."""
+    if value is _ABSENT:
+        value = default
+    return value is not None and value[0] == "c" and value[1] in (None, True, False)
+
+
+def _last(expr: tuple) -> str | None:
+    if expr[0] == "n":
+        return expr[1]
+    if expr[0] == "a":
+        return expr[2]
+    return None

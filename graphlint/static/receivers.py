@@ -1,0 +1,143 @@
+"""Which project classes a local's objects are, read from the flow IR, for field facts (:mod:`.fieldkinds`).
+
+``r = rows[0]`` where ``rows`` is what a ``for`` over ``engine.complete(...)`` binds, ``complete``
+yields what it iterates from ``self.generate(...)``, and ``generate`` yields a list it appended
+``Rec(...)`` to: ``r`` is a ``Rec``. The points-to analysis knows that at link time; the value
+rounds run before it, so this follows the same statements (:mod:`.flows`) on demand, with an element
+depth ``k`` (``k`` = 1: the elements of the value; iterating a generator gives what it yields):
+
+- a name: every binding of it in its scope, and (for elements) what ``.append``/``.insert`` put in it;
+  a parameter only through its annotation;
+- a call: a class's instance; a generator's yields (as elements); a function's returns;
+- a list display's elements; ``a if c else b``; ``x[i]`` / ``for v in x`` (one level deeper).
+
+Anything else (a parameter nothing annotates, a global, a library call, a generator whose yields sit
+outside any loop, which the summaries do not mark) is unknown, and unknown anywhere is unknown in
+all: a field fact needs every object the name may hold.
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import ModuleInfo
+from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.index import Index
+from graphlint.static.paramkinds import resolve_function
+
+ClassRef = tuple[ModuleInfo, str]
+Found = dict | None  # (path, class qualname) -> ClassRef; None: unknown
+MAX_DEPTH = 10
+APPENDS = ("append", "insert")
+
+
+class Receivers:
+    def __init__(self, index: Index, fields: FieldClasses):
+        self.index, self.fields = index, fields
+        self.memo: dict[tuple, Found] = {}
+
+    def of_name(self, info: ModuleInfo, qualname: str, name: str) -> list[ClassRef]:
+        """``name`` in scope ``qualname``; ``rows[]``: an element of ``rows`` (a comprehension's target)."""
+        base = name.rstrip("[]")
+        found = self.values(info, qualname, ("n", base), (len(name) - len(base)) // 2, 0)
+        return list(found.values()) if found else []
+
+    def values(self, info: ModuleInfo, qualname: str, ir, k: int, depth: int) -> Found:
+        """The classes of the objects ``k`` element levels inside what ``ir`` (in scope ``qualname``) holds."""
+        if ir is None:
+            return {}  # a literal or arithmetic: no object of a class
+        if depth > MAX_DEPTH or type(ir) is not tuple or not ir:
+            return None
+        key = (info.path, qualname, ir, k)
+        try:
+            if key in self.memo:
+                return self.memo[key]
+        except TypeError:  # an IR holding a list: not memoized
+            return self._values(info, qualname, ir, k, depth)
+        self.memo[key] = None  # while computed: a cycle (``node = node.next``) is unknown
+        found = self.memo[key] = self._values(info, qualname, ir, k, depth)
+        return found
+
+    def _values(self, info: ModuleInfo, qualname: str, ir, k: int, depth: int) -> Found:
+        tag = ir[0]
+        if tag == "s":
+            return self.values(info, qualname, ir[1], k + 1, depth + 1)
+        if tag == "o":
+            return _union(self.values(info, qualname, alt, k, depth + 1) for alt in ir[1])
+        if tag == "l":
+            if k == 0 or any(type(e) is not tuple or e[:1] == ("*",) for e in ir[2]):
+                return None
+            return _union(self.values(info, qualname, e, k - 1, depth + 1) for e in ir[2])
+        if tag == "t":
+            ref = self.fields.class_of(info, ir[1]) if k == 0 else None
+            return {(ref[0].path, ref[1]): ref} if ref is not None else None
+        if tag == "n":
+            return self._name(info, qualname, ir[1], k, depth)
+        if tag == "c":
+            return self._call(info, qualname, ir[1], k, depth)
+        return None
+
+    def _name(self, info: ModuleInfo, qualname: str, name: str, k: int, depth: int) -> Found:
+        flow = info.flows.get(qualname)
+        if flow is None:
+            return None
+        if name == "self" and flow.cls and k == 0:
+            return {(info.path, flow.cls): (info, flow.cls)}
+        bound = [st[2] for st in flow.stmts if st[0] == "=" and st[1] == ("n", name)]
+        if not bound:
+            return None  # a parameter nothing annotates, a global, a closure's
+        parts = [self.values(info, qualname, value, k, depth + 1) for value in bound]
+        if k:
+            target = ("a", ("n", name))
+            for st in flow.stmts:
+                call = st[1] if st[0] == "e" else None
+                if call is not None and call[0] == "c" and call[1][:2] == target and call[1][2] in APPENDS and call[2]:
+                    parts.append(self.values(info, qualname, call[2][-1], k - 1, depth + 1))
+        return _union(parts)
+
+    def _call(self, info: ModuleInfo, qualname: str, callee, k: int, depth: int) -> Found:
+        ref = self.fields.class_of(info, callee)
+        if ref is not None:
+            return {(ref[0].path, ref[1]): ref} if k == 0 else None
+        targets = self._callees(info, qualname, callee, depth)
+        if not targets:
+            return None
+        parts = []
+        for module, name in targets:
+            fn, flow = module.functions.get(name), module.flows.get(name)
+            if fn is None or flow is None:
+                return None
+            results = [st[1] for st in flow.stmts if st[0] == "r"]
+            if not results:
+                return None
+            generator = bool(fn.yield_loops)
+            if generator and k == 0:
+                return None  # the generator object itself
+            level = k - 1 if generator else k
+            parts.extend(self.values(module, name, r, level, depth + 1) for r in results)
+        return _union(parts)
+
+    def _callees(self, info: ModuleInfo, qualname: str, callee, depth: int) -> list[tuple[ModuleInfo, str]]:
+        """The functions a call's callee IR may name: a function, ``self.m``, ``obj.m`` with ``obj``'s
+        classes known, ``Cls.m``."""
+        if callee[0] == "a":
+            base, method = callee[1], callee[2]
+            owner = self.fields.class_of(info, base)
+            if owner is not None:
+                hit = self.index.find_method(owner, method)
+                return [hit] if hit is not None else []
+            classes = self.values(info, qualname, base, 0, depth + 1)
+            if not classes:
+                return []
+            hits = [self.index.find_method(ref, method) for ref in classes.values()]
+            return hits if all(h is not None for h in hits) else []
+        fn = info.functions.get(qualname)
+        hit = resolve_function(info, fn, callee, self.index) if fn is not None else None
+        return [hit] if hit is not None else []
+
+
+def _union(parts) -> Found:
+    out: dict = {}
+    for part in parts:
+        if part is None:
+            return None
+        out.update(part)
+    return out

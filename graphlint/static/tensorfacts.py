@@ -1,0 +1,76 @@
+"""What the tensor oracle (:mod:`.tensors`) knows per class and per function while a file is walked.
+
+Kept apart from the oracle's questions so each file stays readable: these are the facts the walk
+fills in (names that are tensors, host data, positions...), the oracle only reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ClassFacts:
+    tensor_attrs: set[str] = field(default_factory=set)
+    bool_attrs: set[str] = field(default_factory=set)
+    module_attrs: set[str] = field(default_factory=set)
+    tensor_methods: set[str] = field(default_factory=set)  # ``def m(self, ...) -> Tensor``
+    host_builders: dict[str, int] = field(default_factory=dict)  # ``device=None`` methods (static.hostbuilders)
+    weight_attrs: set[str] = field(default_factory=set)  # nn.Parameter / register_buffer: constant per step
+    param_containers: set[str] = field(default_factory=set)  # nn.ParameterDict / ParameterList (:mod:`.weightargs`)
+    host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
+    pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
+    pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
+    layer_attrs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``self.embed = nn.Embedding(..)``: its tensors
+    list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
+    other_attrs: set[str] = field(default_factory=set)  # stored something else besides (not None): never a list
+    set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
+    #: method -> the ``self`` attributes it assigns (``guards.once_flag``'s disarming calls)
+    method_writes: dict[str, set[str]] = field(default_factory=dict)
+
+
+@dataclass
+class FunctionFacts:
+    tensors: set[str] = field(default_factory=set)
+    bools: set[str] = field(default_factory=set)
+    #: local name -> the ``self`` attribute holding the sub-module(s) it names (``for layer in self.layers``)
+    module_aliases: dict[str, str] = field(default_factory=dict)
+    #: host ints derived from a per-step position parameter (see ``params.POSITION_NAMES``)
+    positions: set[str] = field(default_factory=set)
+    #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
+    #: see :mod:`.readbacks`)
+    readbacks: set[str] = field(default_factory=set)
+    #: names known to hold Python data: parameters with a non-tensor annotation or a literal
+    #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
+    hosts: set[str] = field(default_factory=set)
+    shapes: set[str] = field(default_factory=set)  # hosts read from tensor shapes alone (``cstwalk.shape_only``)
+    #: names bound to a device picked per layer (``device = self.layer_devices[i]``)
+    picked_devices: set[str] = field(default_factory=set)
+    #: local names holding sub-modules or objects of a class (``attn = Attention()``, ``layers = [Block()
+    #: ...]``, ``model: Llama``): what ``self.x = name`` makes a sub-module attribute (see :mod:`.bindings`)
+    modules: set[str] = field(default_factory=set)
+    #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
+    pinned: set[str] = field(default_factory=set)
+    cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
+    pageable: set[str] = field(default_factory=set)  # built by a device-less factory (see :mod:`.pageable`)
+    origins: dict[str, str] = field(default_factory=dict)  # name -> ``key#i``: a call's result (static.valuekinds)
+    scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
+    vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
+    lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
+    #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
+    optional: set[str] = field(default_factory=set)
+    #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
+    advanced: dict[str, int] = field(default_factory=dict)
+    #: Python numbers: what ``for i in range(n)`` or ``BLOCK = 16`` binds, while not rebound
+    ints: set[str] = field(default_factory=set)
+    #: parameters never rebound (yet): an argument naming one passes on what the caller was given
+    #: (:func:`.valuekinds.arg_kinds`, ``^name``)
+    params: set[str] = field(default_factory=set)
+    #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)
+    weights: set[str] = field(default_factory=set)
+    #: ``obj.f`` / ``self.x.f`` spelling -> what the object's class field holds (:mod:`.fieldkinds`)
+    fields: dict[str, str] = field(default_factory=dict)
+    reads: set[str] = field(default_factory=set)  # the spellings asked about (``FunctionInfo.field_reads``)
+    #: a comprehension's target -> the name it iterates, one ``[]`` per level (``r`` in ``for r in rows``:
+    #: ``rows[]``): how its field reads are spelled (the flow IR does not bind comprehension targets)
+    elements: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,69 @@
+"""Value kinds through object fields (branch ``fieldfacts``; :mod:`graphlint.static.fieldkinds`,
+:mod:`graphlint.static.receivers`): a record built with a device flag and yielded per token, read
+by the consumer (``if row.done:``, ``all(r.done for r in rows)``); a ``@property`` returning a
+device tensor; a plain class storing its constructor's argument; a per-step position handed to the
+model inside its input record. Every store must agree: one
+store of a Python bool and the field is unknown (the look-alikes report nothing). ``# expect:``
+markers are the findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphlint.static.valueflow import value_facts_of
+from static_helpers import check_fixture, summarize
+from test_static_fixture import assert_marked, load
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "fieldfacts"
+
+
+@pytest.mark.parametrize("name", ["records", "property", "plainclass", "stepfield"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    assert_marked(result.findings, load(FIXTURES / name))
+
+
+def _facts(name: str) -> set[str]:
+    files = {p: s.decode() for p, s in load(FIXTURES / name).items()}
+    return {f for facts in value_facts_of(summarize(files)).values() for f in facts if f.startswith("field:")}
+
+
+def test_record_fields_reach_the_readers_through_generators_and_comprehensions():
+    facts = _facts("records")
+    assert "field:main:row.done=tensor" in facts  # rows[0] of what complete() yields of generate()
+    assert "field:main:step.done=tensor" in facts  # a BaseModel record
+    assert "field:Engine.complete:rows[].done=tensor" in facts  # all(r.done for r in rows)
+    assert not any("item.done" in f for f in facts)  # Mixed: one store is a Python bool
+    assert not any("token" in f for f in facts)  # ints everywhere: no fact
+
+
+def test_a_property_gives_what_its_getter_returns():
+    facts = _facts("property")
+    assert "field:Engine.generate:self.stop.finished=tensor" in facts
+    assert not any("count" in f for f in facts)
+
+
+def test_a_plain_class_field_is_what_every_constructor_call_passes():
+    facts = _facts("plainclass")
+    assert "field:generate:state.done=tensor" in facts
+    assert not any("twin.done" in f for f in facts)  # host_flags passes a Python bool
+
+
+def test_a_per_step_position_reaches_the_model_through_its_input_record():
+    facts = _facts("stepfield")
+    assert "field:Decoder.forward:batch.start=step" in facts
+    assert not any("prompt.start" in f for f in facts)  # a literal 0 at every call
+
+
+def test_the_previous_position_a_range_loop_carries_is_advanced():
+    import libcst as cst
+
+    from graphlint.static.iterations import advanced_names
+
+    loop = cst.parse_statement("for cur in range(a, b):\n    f(prev)\n    prev = cur\n")
+    assert advanced_names(loop) == {"prev"}
+    other = cst.parse_statement("for cur in items:\n    f(prev)\n    prev = cur\n")
+    assert advanced_names(other) == set()  # a loop over items: ``prev`` is the last item, not a position
