@@ -61,7 +61,7 @@ class FunctionFacts:
     optional: set[str] = field(default_factory=set)
     #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
     advanced: dict[str, int] = field(default_factory=dict)
-    #: Python numbers: what ``for i in range(n)`` or ``BLOCK = 16`` binds, while not rebound
+    #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound
     ints: set[str] = field(default_factory=set)
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)

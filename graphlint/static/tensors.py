@@ -275,7 +275,10 @@ class TensorOracle(HostTaint):
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
-            (self.fn.ints.add if number(value) is not None else self.fn.ints.discard)(target.value)  # ``BLOCK = 16``
+            # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no
+            # constant, a loop may advance it after this binding (walked before the loop body)
+            constant = _constant_name(target) and number(value) is not None
+            (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
             self.fn.params.discard(target.value)
             self.fn.weights.discard(target.value)
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
