@@ -1,0 +1,46 @@
+"""Branch ``capfalse2``: what runs only under a measurement switch off by default is at most a
+warning (``fixtures/static/optin``, :mod:`graphlint.static.optin`). Each target test fails on main
+``f85a874``; each control shows the error back where the switch is on by default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from static_helpers import analyze
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "static"
+
+
+def _files(name: str) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((FIXTURES / name).glob("*.py"))}
+
+
+def _found(files: dict[str, str], path: str) -> list[tuple[int, str, str]]:
+    return sorted((f.line, f.rule, f.severity) for f in analyze(files) if f.path == path)
+
+
+def test_syncs_under_an_off_by_default_switch_are_warnings():
+    """``Engine.generate``: ``self.timing`` (an ``__init__`` parameter defaulting to False),
+    ``log_stats=None`` and an environment variable read without a default guard the syncs;
+    ``AlwaysTimed`` defaults its ``timing`` to True: its sync stays an error."""
+    files = {"engine.py": _files("optin")["engine.py"]}
+    assert _found(files, "engine.py") == [(28, "GL106", "warning"), (30, "GL101", "warning"),
+                                          (32, "GL106", "warning"), (46, "GL106", "error")]
+
+
+def test_a_scripts_store_true_option_is_off_by_default():
+    """``--benchmark`` (``action="store_true"``) bound to a module name guards the script loop's sync."""
+    findings = [f for f in analyze(_files("optin")) if f.path == "bench_loop.py" and f.line == 20]
+    assert [f.severity for f in findings] == ["warning"]
+    assert "`benchmark`, a measurement switch off by default" in findings[0].message
+
+
+def test_a_store_false_option_is_on_by_default():
+    files = _files("optin")
+    files["bench_loop.py"] = files["bench_loop.py"].replace('"store_true"', '"store_false"')
+    assert (20, "GL106", "error") in _found(files, "bench_loop.py")
+
+
+def test_a_switch_named_for_something_else_is_no_measurement():
+    files = {"engine.py": _files("optin")["engine.py"].replace("self.timing", "self.fused")}
+    assert (28, "GL106", "error") in _found(files, "engine.py")
