@@ -47,8 +47,8 @@ UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no ent
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
 REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass"
-                 " built from a computed class: it runs only where the load-time rules keep the original; at most a"
-                 " warning)")
+                 " or a wrapper named after it, built from a computed class: it runs only where the load-time rules"
+                 " keep the original; at most a warning)")
 OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
                " at most a warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"

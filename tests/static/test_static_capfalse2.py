@@ -44,3 +44,24 @@ def test_a_store_false_option_is_on_by_default():
 def test_a_switch_named_for_something_else_is_no_measurement():
     files = {"engine.py": _files("optin")["engine.py"].replace("self.timing", "self.fused")}
     assert (28, "GL106", "error") in _found(files, "engine.py")
+
+
+def test_a_wrapper_named_after_a_module_may_replace_it():
+    """``fixtures/static/wrapped``: ``KFusedRmsNorm`` wraps ``RmsNorm`` (``orig=``) without
+    subclassing it, is built only by the loader's computed class, and its ``forward`` takes every
+    parameter of ``RmsNorm.forward``: the original's read-back is a warning; ``Mixer``'s stays."""
+    assert _found(_files("wrapped"), "layers.py") == [(14, "GL101", "warning"), (24, "GL101", "error"),
+                                                      (25, "GL311", "error")]
+
+
+def test_a_wrapper_named_otherwise_replaces_nothing():
+    files = _files("wrapped")
+    files["layers.py"] = files["layers.py"].replace("KFusedRmsNorm", "KFusedScaler")
+    assert (14, "GL101", "error") in _found(files, "layers.py")
+
+
+def test_a_wrapper_without_the_modules_parameters_replaces_nothing():
+    files = _files("wrapped")
+    files["layers.py"] = files["layers.py"].replace("def forward(self, h, eps=1e-6, gain=None, residual=None):",
+                                                    "def forward(self, h, residual=None):")
+    assert (14, "GL101", "error") in _found(files, "layers.py")
