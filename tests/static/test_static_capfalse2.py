@@ -65,3 +65,17 @@ def test_a_wrapper_without_the_modules_parameters_replaces_nothing():
     files["layers.py"] = files["layers.py"].replace("def forward(self, h, eps=1e-6, gain=None, residual=None):",
                                                     "def forward(self, h, residual=None):")
     assert (14, "GL101", "error") in _found(files, "layers.py")
+
+
+def test_a_call_with_keywords_the_function_cannot_take_never_runs_it():
+    """``fixtures/static/arity``: the captured ``paged_step`` calls ``layer.attn(h, cache,
+    wrapper=..., lengths=...)``; the field may hold ``PaddedAttention``, whose ``forward`` takes
+    neither keyword: its read-back is not captured code. ``Norm.forward`` takes ``lengths``."""
+    assert _found(_files("arity"), "layers.py") == [(26, "GL101", "error")]
+
+
+def test_a_function_taking_any_keyword_may_run():
+    files = _files("arity")
+    files["layers.py"] = files["layers.py"].replace("def forward(self, h, mask=None, positions=None):",
+                                                    "def forward(self, h, mask=None, positions=None, **extra):")
+    assert (15, "GL101", "error") in _found(files, "layers.py")
