@@ -126,6 +126,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         parse). A module-level loop may be a script's per-token loop (:mod:`.loops`): what its body
         does is reported only if the linker takes the loop for one."""
         in_capture = self.in_capture
+        if in_capture and id(anchor) in self.reselected:
+            return None  # ``set_device(dev)`` of the device the function selected before capturing
         if not in_capture and rule.params.get("scope") != "anywhere" and (
                 self.setup_depth or (self.func.qualname == "<module>" and not self.loop_ids)):
             return None

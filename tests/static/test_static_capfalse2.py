@@ -79,3 +79,18 @@ def test_a_function_taking_any_keyword_may_run():
     files["layers.py"] = files["layers.py"].replace("def forward(self, h, mask=None, positions=None):",
                                                     "def forward(self, h, mask=None, positions=None, **extra):")
     assert (15, "GL101", "error") in _found(files, "layers.py")
+
+
+def test_selecting_again_the_device_selected_before_the_capture_is_no_switch():
+    """``fixtures/static/reselect``: ``Runner.capture`` calls ``set_device(device)`` before the
+    capture and again inside it, ``device`` not rebound in between; ``capture_elsewhere`` switches
+    to ``other`` inside its capture."""
+    assert _found(_files("reselect"), "runner.py") == [(26, "GL502", "error")]
+
+
+def test_a_device_rebound_after_its_selection_is_another_device():
+    files = _files("reselect")
+    files["runner.py"] = files["runner.py"].replace("            self.out = model(x)\n            torch.cuda.set_device(device)\n",
+                                                    "            self.out = model(x)\n            device = x.device\n"
+                                                    "            torch.cuda.set_device(device)\n")
+    assert (19, "GL502", "error") in _found(files, "runner.py")
