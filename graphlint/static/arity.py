@@ -19,20 +19,24 @@ that also reaches a closure (a decorated function: its wrapper may consume keywo
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.index import Index
 
 FuncId = tuple[str, str]
 INSTANCE_CALLS = ("forward", "__call__")
 
 
-def drop_unbindable(raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos: list[ModuleInfo]) -> int:
+def drop_unbindable(raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos: list[ModuleInfo],
+                    index: Index) -> int:
     """Removes from ``raw`` the edges whose call passes keywords the callee cannot take; the number removed."""
     by_path = {info.path: info for info in infos}
+    own_call = _own_call(infos, index)
     removed = 0
     for caller, edges in raw.items():
         by_site: dict[int, list[FuncId]] = {}
         for callee, site in edges:
             by_site.setdefault(id(site), []).append(callee)
-        keep = [(callee, site) for callee, site in edges if not _unbindable(callee, site, by_site[id(site)], by_path)]
+        keep = [(callee, site) for callee, site in edges
+                if callee in own_call or not _unbindable(callee, site, by_site[id(site)], by_path)]
         if len(keep) != len(edges):
             removed += len(edges) - len(keep)
             raw[caller] = keep
@@ -53,6 +57,17 @@ def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: d
         return False
     accepted = set(flow.params) | set(flow.kwonly)
     return all(any(key not in accepted for key, _ in spelling[1]) for spelling in site.args)
+
+
+def _own_call(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
+    """The ``forward`` of every class that also has a project ``__call__`` (its own or a base's):
+    calling an instance runs that ``__call__``, which may take keywords ``forward`` does not."""
+    found = set()
+    for info in infos:
+        for name, klass in info.classes.items():
+            if "forward" in klass.methods and any("__call__" in i.classes[n].methods for i, n in index.mro((info, name))):
+                found.add((info.path, f"{name}.forward"))
+    return found
 
 
 def _flow(fid: FuncId, by_path: dict[str, ModuleInfo]):

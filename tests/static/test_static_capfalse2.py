@@ -94,3 +94,13 @@ def test_a_device_rebound_after_its_selection_is_another_device():
                                                     "            self.out = model(x)\n            device = x.device\n"
                                                     "            torch.cuda.set_device(device)\n")
     assert (19, "GL502", "error") in _found(files, "runner.py")
+
+
+def test_a_module_with_its_own_call_may_take_any_keyword():
+    """A class with a project ``__call__`` runs it, not ``forward``, when called: the keywords
+    are that method's business."""
+    files = _files("arity")
+    files["layers.py"] = files["layers.py"].replace(
+        "class PaddedAttention(nn.Module):\n",
+        "class PaddedAttention(nn.Module):\n    def __call__(self, h, *args, **kwargs):\n        return self.forward(h)\n\n")
+    assert (18, "GL101", "error") in _found(files, "layers.py")
