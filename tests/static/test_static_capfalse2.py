@@ -4,19 +4,13 @@ warning (``fixtures/static/optin``, :mod:`graphlint.static.optin`). Each target 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from static_helpers import analyze
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "static"
-
-
-def _files(name: str) -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted((FIXTURES / name).glob("*.py"))}
+from test_static_capfalse import _files, _found
 
 
-def _found(files: dict[str, str], path: str) -> list[tuple[int, str, str]]:
-    return sorted((f.line, f.rule, f.severity) for f in analyze(files) if f.path == path)
+def _wrapped() -> dict[str, str]:
+    """``fixtures/static/wrapped``'s model with ``fixtures/static/replaced``'s loader and server."""
+    return {**_files("replaced"), **_files("wrapped")}
 
 
 def test_syncs_under_an_off_by_default_switch_are_warnings():
@@ -50,21 +44,21 @@ def test_a_wrapper_named_after_a_module_may_replace_it():
     """``fixtures/static/wrapped``: ``KFusedRmsNorm`` wraps ``RmsNorm`` (``orig=``) without
     subclassing it, is built only by the loader's computed class, and its ``forward`` takes every
     parameter of ``RmsNorm.forward``: the original's read-back is a warning; ``Mixer``'s stays."""
-    assert _found(_files("wrapped"), "layers.py") == [(14, "GL101", "warning"), (24, "GL101", "error"),
-                                                      (25, "GL311", "error")]
+    assert _found(_wrapped(), "layers.py") == [(15, "GL101", "warning"), (25, "GL101", "error"),
+                                                      (26, "GL311", "error")]
 
 
 def test_a_wrapper_named_otherwise_replaces_nothing():
-    files = _files("wrapped")
+    files = _wrapped()
     files["layers.py"] = files["layers.py"].replace("KFusedRmsNorm", "KFusedScaler")
-    assert (14, "GL101", "error") in _found(files, "layers.py")
+    assert (15, "GL101", "error") in _found(files, "layers.py")
 
 
 def test_a_wrapper_without_the_modules_parameters_replaces_nothing():
-    files = _files("wrapped")
+    files = _wrapped()
     files["layers.py"] = files["layers.py"].replace("def forward(self, h, eps=1e-6, gain=None, residual=None):",
                                                     "def forward(self, h, residual=None):")
-    assert (14, "GL101", "error") in _found(files, "layers.py")
+    assert (15, "GL101", "error") in _found(files, "layers.py")
 
 
 def test_a_call_with_keywords_the_function_cannot_take_never_runs_it():
