@@ -2,7 +2,7 @@
 
 ``if benchmark: torch.cuda.synchronize()`` in a decode loop syncs every step -- but only when the
 user passes ``--benchmark``. A flag named for measurement or diagnostics (:data:`MEASUREMENT`:
-benchmark, timing, profile, verbose, debug, log, trace ...) whose default is off (False or None)
+benchmark, timing, profile, verbose, debug, logging, trace ...) whose default is off (False or None)
 is not on the default decode path: what runs under it is reported as a warning, never an error
 (the coordinator's decision, docs/check.md "Severity follows the harm"). A flag on by default, or
 one whose default is not visible in the file, keeps the finding's severity: the timers a step
@@ -29,8 +29,10 @@ import libcst as cst
 from graphlint.static.names import name_matcher, resolve
 
 #: names of measurement and diagnostics switches (case-insensitive fnmatch patterns)
+#: (``log`` alone and named logging switches: ``log_mel``, ``log_probs``, ``A_log`` are mathematics)
 MEASUREMENT = ("*bench*", "*timing*", "*timer*", "*measure*", "*profil*", "*verbose*", "*debug*",
-               "log", "log_*", "*_log", "*logging*", "*trace*", "*tracing*")
+               "*trace*", "*tracing*", "log", "*logging*", "should_log", "log_stat*", "log_file",
+               "log_every*", "log_interval", "log_step*", "log_time*")
 _MEASURES = name_matcher(MEASUREMENT, ignore_case=True)
 ENV_READERS = ("os.environ.get", "os.getenv")
 _OFF = (None, False, 0, "")

@@ -98,3 +98,8 @@ def test_a_module_with_its_own_call_may_take_any_keyword():
         "class PaddedAttention(nn.Module):\n",
         "class PaddedAttention(nn.Module):\n    def __call__(self, h, *args, **kwargs):\n        return self.forward(h)\n\n")
     assert (18, "GL101", "error") in _found(files, "layers.py")
+
+
+def test_a_logarithm_is_no_logging_switch():
+    files = {"engine.py": _files("optin")["engine.py"].replace("log_stats", "log_probs")}
+    assert (30, "GL101", "error") in _found(files, "engine.py")
