@@ -54,29 +54,36 @@ def _literal(node: cst.BaseExpression | None):
 
 
 class OptInFlags:
-    """The off-by-default switches of one module (see the module docstring)."""
+    """The off-by-default switches of one module (see the module docstring), each read only when a
+    test first names a measurement switch of that kind: most files have none."""
 
     def __init__(self, module: cst.Module, imports: dict[str, str]):
         self.module, self.imports = module, imports
-        self.options: set[str] = set()  # argparse dests whose default is off
-        self.names: set[str] = set()  # module-level names bound to an off switch
-        self.attrs: dict[str, set[str]] = {}  # class qualname -> ``self`` attributes its __init__ binds off
-        self.read = False
+        self._options: set[str] | None = None  # argparse dests whose default is off
+        self._names: set[str] | None = None  # module-level names bound to an off switch
+        self._attrs: dict[str, set[str]] | None = None  # class -> ``self`` attributes its __init__ binds off
 
-    def _read(self) -> None:
-        """Read the module's switches, once, when a test first names a measurement switch."""
-        self.read, module = True, self.module
-        for node in _walk(module):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                    and node.func.attr.value == "add_argument":
-                dest = _off_option(node)
-                if dest:
-                    self.options.add(dest)
-        for stmt in module.body:
-            for target, value in _assignments(stmt):
-                if isinstance(target, cst.Name) and self.off_value(value, {}):
-                    self.names.add(target.value)
-        self._classes(module.body, "")
+    def options(self) -> set[str]:
+        """The dests of the module's ``add_argument`` calls that are off by default (a whole walk:
+        only for a switch read through an option)."""
+        if self._options is None:
+            self._options = {dest for node in _walk(self.module) if isinstance(node, cst.Call)
+                             and isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument"
+                             and (dest := _off_option(node))}
+        return self._options
+
+    def names(self) -> set[str]:
+        if self._names is None:
+            self._names = {target.value for stmt in self.module.body for target, value in _assignments(stmt)
+                           if isinstance(target, cst.Name) and _MEASURES.match(target.value)
+                           and self.off_value(value, {})}
+        return self._names
+
+    def attrs(self, cls: str) -> set[str]:
+        if self._attrs is None:
+            self._attrs = {}
+            self._classes(self.module.body, "")
+        return self._attrs.get(cls, set())
 
     def _classes(self, body, prefix: str) -> None:
         for stmt in body:
@@ -87,11 +94,12 @@ class OptInFlags:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
                     defaults = {p.name.value: _literal(p.default) for p in
                                 (*item.params.params, *item.params.kwonly_params) if p.default is not None}
-                    for node in _walk(item):
+                    for node in _walk(item.body):
                         for target, value in _assignments(node):
                             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
-                                    and target.value.value == "self" and self.off_value(value, defaults):
-                                self.attrs.setdefault(qual, set()).add(target.attr.value)
+                                    and target.value.value == "self" and _MEASURES.match(target.attr.value) \
+                                    and self.off_value(value, defaults):
+                                self._attrs.setdefault(qual, set()).add(target.attr.value)
             self._classes(stmt.body.body, f"{qual}.")
 
     def off_value(self, value: cst.BaseExpression, defaults: dict) -> bool:
@@ -102,7 +110,7 @@ class OptInFlags:
         if found is not _UNKNOWN:
             return found in _OFF
         if isinstance(value, cst.Attribute):
-            return value.attr.value in self.options
+            return value.attr.value in self.options()
         return self.env_off(value)
 
     def env_off(self, value: cst.BaseExpression) -> bool:
@@ -113,28 +121,30 @@ class OptInFlags:
 
     def guard(self, test: cst.BaseExpression, cls: str, defaults: dict) -> str | None:
         """The measurement switch, off by default, that ``if test:`` needs on to run its body."""
-        if not self.read and _names_measure(test):
-            self._read()
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.guard(test.left, cls, defaults) or self.guard(test.right, cls, defaults)
         if isinstance(test, cst.Name):
             name = test.value
+            if not _MEASURES.match(name):
+                return None
             if name in defaults:
                 off = defaults[name] is not None and defaults[name][0] == "c" and defaults[name][1] in _OFF
             else:
-                off = name in self.names
+                off = name in self.names()
         elif isinstance(test, cst.Attribute):
             name = test.attr.value
+            if not _MEASURES.match(name):
+                return None
             owner = test.value
             if isinstance(owner, cst.Name) and owner.value == "self":
-                off = name in self.attrs.get(cls, ()) or name in self.options
+                off = name in self.attrs(cls)
             else:
-                off = name in self.options
-        elif self.env_off(test):
-            name, off = test.args[0].value.raw_value if isinstance(test.args[0].value, cst.SimpleString) else "", True
+                off = name in self.options()
+        elif _names_measure(test) and self.env_off(test):
+            name, off = str(_literal(test.args[0].value)), True
         else:
             return None
-        return name if off and name and _MEASURES.match(name) else None
+        return name if off and name else None
 
 
 def _names_measure(test: cst.BaseExpression) -> bool:
