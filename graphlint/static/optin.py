@@ -65,7 +65,10 @@ class OptInFlags:
 
     def options(self) -> set[str]:
         """The dests of the module's ``add_argument`` calls that are off by default (a whole walk:
-        only for a switch read through an option)."""
+        only for a switch read through an option, in a file that imports ``argparse``)."""
+        if self._options is None and not any(t == "argparse" or t.startswith("argparse.")
+                                                 for t in self.imports.values()):
+            self._options = set()  # no parser here: its options are not this file's to read
         if self._options is None:
             self._options = {dest for node in _walk(self.module) if isinstance(node, cst.Call)
                              and isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument"
