@@ -49,8 +49,10 @@ class BranchWalker:
             finally:
                 self.setup_depth -= 1
         elif guarded != "body":
-            outer = (self.once, self.needs, self.first_iters)
+            outer = (self.once, self.needs, self.first_iters, self.opt_in)
             self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
+            switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults)
+            self.opt_in += (switch,) if switch else ()
             first = (first_iteration_loop(stmt.test, self.counters) or flag_loop(stmt, self.counters)) \
                 if self.counters else None
             if first is None and self.values.carried:  # ``if image is not None:`` with ``image = None`` at the body's end
@@ -60,7 +62,7 @@ class BranchWalker:
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
             finally:
-                self.once, self.needs, self.first_iters = outer
+                self.once, self.needs, self.first_iters, self.opt_in = outer
                 self.values.cond = outer_cond
         if stmt.orelse is None or guarded == "orelse":
             return

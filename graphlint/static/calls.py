@@ -55,6 +55,10 @@ class Position(Protocol):
     call_name: str | None
     call_expr: tuple | None
     selecting: set[str]
+    #: (function, name) of ``set_device(name)`` calls made before a capture and not rebound since;
+    #: ids of ``set_device`` calls inside a capture that select that device again (no switch)
+    devices_set: set[tuple[str, str]]
+    reselected: set[int]
     values: Any  # the walker's graphlint.static.valuefacts.ValueFacts
     flows: Any  # the walker's graphlint.static.flows.FlowRecorder
 
@@ -68,6 +72,19 @@ class Position(Protocol):
     def replay_call(self, call: cst.Call) -> None: ...
 
     def note_call(self, call: cst.Call, expr: tuple | None) -> None: ...
+
+
+def note_device_selection(at, call: cst.Call) -> None:
+    """``set_device(dev)`` outside a capture records ``dev``; inside one, ``set_device(dev)`` with
+    ``dev`` recorded and not rebound since selects the device already current: it switches no
+    stream (ktransformers' runner re-selects its device after the captured forward)."""
+    if len(call.args) != 1 or type(call.args[0].value) is not cst.Name:
+        return
+    key = (at.func.qualname, call.args[0].value.value)
+    if not at.in_capture:
+        at.devices_set.add(key)
+    elif key in at.devices_set:
+        at.reselected.add(id(call))
 
 
 class CallRecorder:
@@ -210,6 +227,7 @@ class CallRecorder:
         func = call.func
         if at.call_name in SET_DEVICE:
             at.selecting.add(at.func.qualname)
+            note_device_selection(at, call)
         elif at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
             key = name.raw_value if isinstance(name, cst.SimpleString) else "*"

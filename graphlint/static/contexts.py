@@ -47,8 +47,10 @@ UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no ent
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
 REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass"
-                 " built from a computed class: it runs only where the load-time rules keep the original; at most a"
-                 " warning)")
+                 " or a wrapper named after it, built from a computed class: it runs only where the load-time rules"
+                 " keep the original; at most a warning)")
+OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
+               " at most a warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
 
@@ -196,6 +198,15 @@ class Placement:
         scope = params.get("scope", "hot")
         if scope == "hot" and cand.flags and self.first_step_only(fid, cand):
             return None
+        placed = self._place(rule, fid, cand, captured, severity, scope)
+        switch = next((f[7:] for f in cand.flags if f.startswith("opt-in:")), None) if placed else None
+        if switch is not None and placed[1] == "error":  # ``if benchmark:`` runs only when asked for
+            return placed[0], "warning", placed[2] + OPT_IN_NOTE.format(switch)
+        return placed
+
+    def _place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool, severity: str,
+               scope: str) -> tuple[Chain, str, str] | None:
+        params = rule.params
         graph = self.chain("graph", fid, cand) if captured else None
         if scope == "capture":
             return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None

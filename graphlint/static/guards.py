@@ -25,6 +25,10 @@
   ``params.POSITION_NAMES``, but not a step's token count, which is a prefill guard) equal to a
   value that holds no position: the body runs at one position of the generation, once, not every
   step -- like lazy initialisation.
+
+A branch on a measurement switch that is off by default (``if benchmark:`` with ``--benchmark`` a
+``store_true`` option) is not skipped: it may run every step when asked for, so what it does is
+reported, at most as a warning (:mod:`.optin`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.argvalues import ArgValues
+from graphlint.static.arity import drop_unbindable
 from graphlint.static.callgraph import CallGraph
 from graphlint.static.capturedvalues import captured_values
 from graphlint.static.contexts import FuncId, bfs
@@ -63,6 +64,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
     drop_unrun_overrides(raw, infos, index)  # ``self.m()`` in ``C.f``: not the overrides of classes that override ``f``
+    drop_unbindable(raw, infos, index)  # a call passing keywords a function cannot take never runs it
     graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
     specialize_names(raw, infos, graph, graph.passed)  # a call by method name, per call site
     calls = _merge(raw)

@@ -293,6 +293,8 @@ class LoopTracker:
                         augmented: bool = False) -> None:
         note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs,
                         bool(self.loop_ids))
+        if self.devices_set:  # a rebound device name selects another device (:func:`.calls.note_device_selection`)
+            self.devices_set.difference_update((self.func.qualname, t.value) for t in targets if type(t) is cst.Name)
         if not self.tracking:
             return
         if augmented and type(value) in (cst.Integer, cst.Name, cst.Attribute):  # ``self.at += 1``: a counter

@@ -177,6 +177,8 @@ class RegionRecorder:
         self.device_loops = 0  # enclosing ``for`` loops over devices, in this function
         self.device_contexts = 0  # enclosing ``with torch.cuda.device(<loop variable>)``
         self.selecting: set[str] = set()  # functions seen calling set_device / entering torch.cuda.device(x)
+        self.devices_set: set[tuple[str, str]] = set()  # see :func:`.calls.note_device_selection`
+        self.reselected: set[int] = set()
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
         self.lazy_captures: set[int] = set()  # capture sites inside capture branches (:meth:`capture_branch`)

@@ -11,7 +11,10 @@ The evidence used here is the code's own: a call of a class the call graph canno
 computed class) passing at least ``MIN_KEYWORDS`` keywords, and project classes no analysed code
 constructs by name whose ``__init__`` accepts every one of those keywords -- the replacements the
 computed call may build. A replacement that subclasses a module and overrides its ``forward``
-marks that module's ``forward`` as *replaceable*. Code reached in a context only through
+marks that module's ``forward`` as *replaceable*; so does one that wraps the module rather than
+subclass it (``KLlamaModel(BaseInjectedModule)`` for ``LlamaModel``, holding it as ``orig_module``)
+when its name ends with the module's name and its ``forward`` takes every parameter of the module's
+(a drop-in replacement, named after what it replaces). Code reached in a context only through
 replaceable forwards keeps its findings, as warnings (:class:`.contexts.Placement`): it runs
 only under the rules that leave the original in place.
 """
@@ -47,16 +50,49 @@ def replaceable_forwards(infos: list[ModuleInfo], index: Index, made: set[tuple[
     if not keywords:
         return set()
     out: set[FuncId] = set()
+    built = _built_forwards(infos, made)
     for info in infos:
         for name, klass in info.classes.items():
             if "forward" not in klass.methods or (info.path, name) in made:
                 continue
             if not _accepts_any(index, info, name, keywords):
                 continue
+            out.update(_wrapped(info, name, built))
             # every base the model builds whose forward the subclass overrides (not a mixin of the
             # replacements themselves: nothing builds that one on its own)
             out.update((base_info.path, f"{base}.forward") for base_info, base in index.mro((info, name))[1:]
                        if "forward" in base_info.classes[base].methods and (base_info.path, base) in made)
+    return out
+
+
+def _built_forwards(infos: list[ModuleInfo], made: set[tuple[str, str]]) -> dict[str, list[tuple[ModuleInfo, str]]]:
+    """Class name -> the project modules of that name the analysed code builds, with a ``forward``."""
+    found: dict[str, list[tuple[ModuleInfo, str]]] = {}
+    for info in infos:
+        for name, klass in info.classes.items():
+            if "forward" in klass.methods and (info.path, name) in made:
+                found.setdefault(name.rpartition(".")[2], []).append((info, name))
+    return found
+
+
+def _wrapped(info: ModuleInfo, name: str, built: dict) -> list[FuncId]:
+    """The built modules a never-built replacement wraps without subclassing them: named after
+    them (``KLlamaModel`` -> ``LlamaModel``), its ``forward`` taking every parameter of theirs."""
+    short = name.rpartition(".")[2]
+    mine = info.flows.get(f"{name}.forward")
+    if mine is None:
+        return []
+    params = set(mine.params) | set(mine.kwonly)
+    out = []
+    for cut in range(1, len(short)):
+        suffix = short[cut:]
+        if not suffix[0].isupper() or sum(c.isupper() for c in suffix) < 2:
+            continue  # a whole CamelCase name of two words at least (``LlamaModel``, not ``Model``)
+        for other, other_name in built.get(suffix, ()):
+            theirs = other.flows.get(f"{other_name}.forward")
+            wanted = set(theirs.params) | set(theirs.kwonly) if theirs is not None else set()
+            if len(wanted - {"self"}) > 1 and wanted <= params:
+                out.append((other.path, f"{other_name}.forward"))
     return out
 
 

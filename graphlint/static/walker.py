@@ -27,6 +27,7 @@ from graphlint.static.iterations import EXITS, advanced_names, carried_literals,
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name, record_import
+from graphlint.static.optin import OptInFlags
 from graphlint.static.options import StaticOptions
 from graphlint.static.params import is_tensor_annotation, object_method
 from graphlint.static.readbacks import iterations_chosen, only_skips
@@ -79,6 +80,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
+        self.opt_in: tuple[str, ...] = ()  # inside ``if benchmark:``, a measurement switch off by default (:mod:`.optin`)
         self.counters: tuple = ()  # the enclosing loops' counters; first_iters: the loops whose first
         self.first_iters: tuple[int, ...] = ()  # iteration alone runs this code (:mod:`.iterations`)
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
@@ -123,6 +125,8 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         parse). A module-level loop may be a script's per-token loop (:mod:`.loops`): what its body
         does is reported only if the linker takes the loop for one."""
         in_capture = self.in_capture
+        if in_capture and id(anchor) in self.reselected:
+            return None  # ``set_device(dev)`` of the device the function selected before capturing
         if not in_capture and rule.params.get("scope") != "anywhere" and (
                 self.setup_depth or (self.func.qualname == "<module>" and not self.loop_ids)):
             return None
@@ -131,6 +135,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         flags = [f"once:{self.once}"] if self.once else []
         flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
         flags.extend(f"needs:{attr}" for attr in self.needs)
+        flags.extend(f"opt-in:{name}" for name in self.opt_in)
         flags.extend(self.device_flags())
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
@@ -156,6 +161,7 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
         ``-> Tensor`` (found by :mod:`graphlint.static.crossfile`), and facts this file's classes
         inherit from their bases (``Cls.weight:gate``, see :mod:`graphlint.static.inherited`)."""
         self.inherited = inherited_by_class(imported_tensor_functions)
+        self.switches = OptInFlags(module, self.imports)
         self.module_facts(module.body, imported_tensor_functions)
         self.body(module.body, "body")
         finish_module(self.func, self.raw, 0, module)  # a script's per-token loop at module level

@@ -28,8 +28,10 @@ ENTRIES = {
     # a carry through fields alone, in a model's forward: listed, at most warnings
     "fields_in_forward.py": {("eager", "Refiner.forward")},
     # a capture never captures its own caller: the runner kept in the model's field is a host step
+    # (``Agent.step``'s ``self.model(ids, decoding=True)`` cannot run ``Model.forward``, which takes no
+    # ``decoding``: no eager step there, :mod:`graphlint.static.arity`)
     "runner_in_model_field.py": {("graph", "Model.forward"), ("host", "SingleRunner.forward"),
-                                 ("host", "GraphRunner.__call__"), ("host", "Agent.step"), ("eager", "Agent.step")},
+                                 ("host", "GraphRunner.__call__"), ("host", "Agent.step")},
     # ... but a step handed to a generic graphing class (``Graphed(self.step)``) that reaches the capturer
     # through another instance stays captured (:mod:`graphlint.static.handed`)
     "generic_graphed.py": {("graph", "set_mask"), ("graph", "Decoder.step"), ("host", "Graphed.__call__"),

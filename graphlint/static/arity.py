@@ -1,0 +1,91 @@
+"""A call whose keywords a function cannot take never runs that function.
+
+The points-to gives a call every function its callee may hold: ``decode_layer.self_attn(h, cache,
+wrapper=w, bsz_tensors=n)`` on a layer whose attention a load-time rule swaps reaches the original
+attention's ``forward(hidden_states, attention_mask=None, ...)`` as well as the replacement's. Python
+raises ``TypeError: got an unexpected keyword argument 'wrapper'`` before the original's body runs,
+so that target is one no execution takes, and what the original calls (its mask handling, its
+padding path) is not on the decode path through that call. The edge is dropped when *every*
+spelling of the call passes a keyword the function has no parameter for and the function takes no
+``**kwargs``.
+
+Only edges where the call's own arguments bind to the function: ``obj.m(...)`` / ``m(...)`` into a
+function named ``m``, and a module or callable object called into its ``forward`` / ``__call__``.
+A class's ``__init__`` and ``__post_init__``, a decorator's wrapper, a property's getter, callbacks
+(``reference``) and calls whose arguments were not recorded keep every edge; so does a call site
+that also reaches a closure (a decorated function: its wrapper may consume keywords).
+"""
+
+from __future__ import annotations
+
+from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.index import Index
+
+FuncId = tuple[str, str]
+INSTANCE_CALLS = ("forward", "__call__")
+
+
+def drop_unbindable(raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos: list[ModuleInfo],
+                    index: Index) -> int:
+    """Removes from ``raw`` the edges whose call passes keywords the callee cannot take; the number removed."""
+    by_path = {info.path: info for info in infos}
+    own_call = _own_call(infos, index)
+    removed = 0
+    for caller, edges in raw.items():
+        by_site: dict[int, list[FuncId]] = {}
+        for callee, site in edges:
+            by_site.setdefault(id(site), []).append(callee)
+        keep = [(callee, site) for callee, site in edges
+                if callee in own_call or not _unbindable(callee, site, by_site[id(site)], by_path)]
+        if len(keep) != len(edges):
+            removed += len(edges) - len(keep)
+            raw[caller] = keep
+    return removed
+
+
+def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: dict[str, ModuleInfo]) -> bool:
+    if site.reference or not site.args:
+        return False
+    flow = _flow(callee, by_path)
+    if flow is None or flow.kwarg or flow.fkind == "p":
+        return False
+    name = callee[1].rpartition(".")[2]
+    called = _called_name(site.expr)
+    if name != called and not (name in INSTANCE_CALLS and called not in INSTANCE_CALLS):
+        return False
+    if any(_is_closure(other, by_path) for other in others):
+        return False
+    accepted = set(flow.params) | set(flow.kwonly)
+    return all(any(key not in accepted for key, _ in spelling[1]) for spelling in site.args)
+
+
+def _own_call(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
+    """The ``forward`` of every class that also has a project ``__call__`` (its own or a base's):
+    calling an instance runs that ``__call__``, which may take keywords ``forward`` does not."""
+    found = set()
+    for info in infos:
+        for name, klass in info.classes.items():
+            if "forward" in klass.methods and any("__call__" in i.classes[n].methods for i, n in index.mro((info, name))):
+                found.add((info.path, f"{name}.forward"))
+    return found
+
+
+def _flow(fid: FuncId, by_path: dict[str, ModuleInfo]):
+    info = by_path.get(fid[0])
+    return info.flows.get(fid[1]) if info is not None else None
+
+
+def _called_name(expr) -> str | None:
+    """``m`` of ``obj.m(...)`` / ``m(...)``."""
+    if isinstance(expr, tuple) and expr:
+        if expr[0] == "a" and len(expr) == 3:
+            return expr[2]
+        if expr[0] == "n" and len(expr) == 2:
+            return expr[1]
+    return None
+
+
+def _is_closure(fid: FuncId, by_path: dict[str, ModuleInfo]) -> bool:
+    """A function defined inside another function (a decorator's wrapper)."""
+    flow = _flow(fid, by_path)
+    return flow is not None and bool(flow.parent)
