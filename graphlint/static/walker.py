@@ -1,7 +1,7 @@
 """One pass over a libcst module: functions, classes, call sites, hazard candidates.
 
 Statements are walked explicitly (so we know the enclosing function, class, loop, guard and
-capture region); expressions with a flat pre-order walk that hands each node to the matchers
+capture region; simple statements in :mod:`.simplestmts`); expressions with a flat pre-order walk that hands each node to the matchers
 that asked for its type (:mod:`.dispatch`). Tensor facts are updated in source order as
 assignments are passed.
 """
@@ -14,30 +14,29 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
-from graphlint.static.bindings import annotates_object
 from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
 from graphlint.static.cstwalk import bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
-from graphlint.static.guards import Guards, note_constant, written_attrs
+from graphlint.static.guards import Guards
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
 from graphlint.static.matchers.base import Matcher
-from graphlint.static.names import module_name, record_import
+from graphlint.static.names import module_name
 from graphlint.static.optin import OptInFlags
 from graphlint.static.options import StaticOptions
-from graphlint.static.params import is_tensor_annotation, object_method
+from graphlint.static.params import object_method
 from graphlint.static.readbacks import iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.scopes import ScopeWalker
+from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.fieldstores import record_stores
 from graphlint.static.valuefacts import ValueFacts, literal
-from graphlint.static.valuekinds import UNKNOWN, join, settle_advanced, shape_of
+from graphlint.static.valuekinds import settle_advanced
 from graphlint.static.stepflow import finish_module
 
 @dataclass
@@ -55,7 +54,7 @@ class RawCandidate:
     cond: tuple = ()
 
 
-class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWalker):
+class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWalker):
     """Also the ``MatchContext`` the matchers see."""
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
@@ -200,88 +199,6 @@ class Walker(ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWa
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)
-
-    def small(self, stmt: cst.BaseSmallStatement) -> None:
-        self.stmt = stmt
-        self.values.call_exprs.clear()
-        self.oracle.readback_seen = False
-        self.flows.statement()
-        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            record_import(stmt, self.imports)
-            self.flows.imported(stmt)
-            return
-        if isinstance(stmt, (cst.Global, cst.Nonlocal)):
-            self.flows.globals_([n.name.value for n in stmt.names], isinstance(stmt, cst.Nonlocal))
-            return
-        if isinstance(stmt, cst.Assign):
-            if self.oracle.cls is not None:
-                written = {a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target))}
-                if isinstance(stmt.value, cst.Name) and stmt.value.value == "True":
-                    self.oracle.cls.set_true.update(written)
-                if written:
-                    self.oracle.cls.method_writes.setdefault(self.func.name, set()).update(written)
-            self.store_targets = {id(t.target) for t in stmt.targets}
-            self.expr(stmt)
-            self.store_targets = set()
-            for target in stmt.targets:
-                self.values.stored(target.target, stmt.value)
-                record_stores(self, target.target, stmt.value)
-                self.calls.bind(target.target, stmt.value)
-                self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
-            self.note_assignment([t.target for t in stmt.targets], stmt.value)
-            note_constant(self.constant_locals, self.func.qualname, stmt)
-            self.note_compile_options([t.target for t in stmt.targets], stmt.value)
-            self.flows.use(stmt.value, top=False)
-        elif isinstance(stmt, cst.AnnAssign):
-            self.flows.annotated(stmt.target, stmt.annotation.annotation)
-            self.store_targets = {id(stmt.target)}
-            self.expr(stmt)
-            self.store_targets = set()
-            self.values.stored(stmt.target, stmt.value)
-            record_stores(self, stmt.target, stmt.value)
-            if stmt.value is not None:
-                self.calls.bind(stmt.target, stmt.value)
-                self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
-                self.note_assignment([stmt.target], stmt.value)
-                note_constant(self.constant_locals, self.func.qualname, stmt)
-            if is_tensor_annotation(stmt.annotation.annotation, self.imports):
-                self.oracle.declare_tensor(stmt.target)
-            elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
-                    and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
-                self.calls.bindings.add_submodule(stmt.target.attr.value)
-        elif isinstance(stmt, cst.AugAssign):
-            self.values.stored(stmt.target)
-            record_stores(self, stmt.target, None)
-            self.store_targets = {id(stmt.target)}
-            self.expr(stmt)
-            self.store_targets = set()
-            if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
-                self.oracle.fn.tensors.add(stmt.target.value)
-            self.oracle.taint_augmented(stmt.target, stmt.value)
-            self.note_assignment([stmt.target], stmt.value, augmented=True)
-        elif isinstance(stmt, cst.Raise):
-            return  # the error path: a sync in its message runs only once the step has failed anyway
-        elif isinstance(stmt, cst.Assert):
-            self.visit_node(stmt)
-            self.expr(stmt.test)  # not ``msg``: it is evaluated only when the assertion fails
-            self.tested(stmt.test)
-            self.flows.use(stmt.test)
-        else:
-            self.expr(stmt)
-            if isinstance(stmt, (cst.Expr, cst.Return)) and stmt.value is not None:
-                self.flows.use(stmt.value)
-                self.note_handover(stmt)
-            if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
-                self.calls.bindings.record_module_call(stmt.value)
-            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
-                inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
-                self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
-                self.func.returns = UNKNOWN  # a generator: its caller gets the generator
-            elif isinstance(stmt, cst.Return):
-                self.flows.returns(stmt.value)
-                self.values.returned(stmt.value)
-                if self.func.returns != UNKNOWN:
-                    self.func.returns = join(self.func.returns, shape_of(stmt.value, self.oracle))
 
     def compound(self, stmt: cst.CSTNode) -> None:
         self.stmt = stmt

@@ -1,0 +1,103 @@
+"""What each simple statement (assignment, import, ``assert``, ``return``, an expression) teaches
+the walker: the tensor oracle's and value facts' updates, the flows, call bindings and field stores
+an assignment makes, what a function returns. :class:`.walker.Walker` inherits it; kept apart from
+the walk over compound statements (control flow: loops, branches, ``with``, ``try``), which is
+where the enclosing context changes, while here it only is read.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.bindings import annotates_object
+from graphlint.static.fieldstores import record_stores
+from graphlint.static.guards import note_constant, written_attrs
+from graphlint.static.names import record_import
+from graphlint.static.params import is_tensor_annotation
+from graphlint.static.valuekinds import UNKNOWN, join, shape_of
+
+
+class SimpleStatements:
+    """The simple-statement half of :class:`.walker.Walker` (whose state and helpers it uses)."""
+
+    def small(self, stmt: cst.BaseSmallStatement) -> None:
+        self.stmt = stmt
+        self.values.call_exprs.clear()
+        self.oracle.readback_seen = False
+        self.flows.statement()
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            record_import(stmt, self.imports)
+            self.flows.imported(stmt)
+            return
+        if isinstance(stmt, (cst.Global, cst.Nonlocal)):
+            self.flows.globals_([n.name.value for n in stmt.names], isinstance(stmt, cst.Nonlocal))
+            return
+        if isinstance(stmt, cst.Assign):
+            if self.oracle.cls is not None:
+                written = {a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target))}
+                if isinstance(stmt.value, cst.Name) and stmt.value.value == "True":
+                    self.oracle.cls.set_true.update(written)
+                if written:
+                    self.oracle.cls.method_writes.setdefault(self.func.name, set()).update(written)
+            self.store_targets = {id(t.target) for t in stmt.targets}
+            self.expr(stmt)
+            self.store_targets = set()
+            for target in stmt.targets:
+                self.values.stored(target.target, stmt.value)
+                record_stores(self, target.target, stmt.value)
+                self.calls.bind(target.target, stmt.value)
+                self.info.attr_writes.update(written_attrs(target.target, stmt.value, self.class_name))
+            self.note_assignment([t.target for t in stmt.targets], stmt.value)
+            note_constant(self.constant_locals, self.func.qualname, stmt)
+            self.note_compile_options([t.target for t in stmt.targets], stmt.value)
+            self.flows.use(stmt.value, top=False)
+        elif isinstance(stmt, cst.AnnAssign):
+            self.flows.annotated(stmt.target, stmt.annotation.annotation)
+            self.store_targets = {id(stmt.target)}
+            self.expr(stmt)
+            self.store_targets = set()
+            self.values.stored(stmt.target, stmt.value)
+            record_stores(self, stmt.target, stmt.value)
+            if stmt.value is not None:
+                self.calls.bind(stmt.target, stmt.value)
+                self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
+                self.note_assignment([stmt.target], stmt.value)
+                note_constant(self.constant_locals, self.func.qualname, stmt)
+            if is_tensor_annotation(stmt.annotation.annotation, self.imports):
+                self.oracle.declare_tensor(stmt.target)
+            elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
+                    and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
+                self.calls.bindings.add_submodule(stmt.target.attr.value)
+        elif isinstance(stmt, cst.AugAssign):
+            self.values.stored(stmt.target)
+            record_stores(self, stmt.target, None)
+            self.store_targets = {id(stmt.target)}
+            self.expr(stmt)
+            self.store_targets = set()
+            if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
+                self.oracle.fn.tensors.add(stmt.target.value)
+            self.oracle.taint_augmented(stmt.target, stmt.value)
+            self.note_assignment([stmt.target], stmt.value, augmented=True)
+        elif isinstance(stmt, cst.Raise):
+            return  # the error path: a sync in its message runs only once the step has failed anyway
+        elif isinstance(stmt, cst.Assert):
+            self.visit_node(stmt)
+            self.expr(stmt.test)  # not ``msg``: it is evaluated only when the assertion fails
+            self.tested(stmt.test)
+            self.flows.use(stmt.test)
+        else:
+            self.expr(stmt)
+            if isinstance(stmt, (cst.Expr, cst.Return)) and stmt.value is not None:
+                self.flows.use(stmt.value)
+                self.note_handover(stmt)
+            if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+                self.calls.bindings.record_module_call(stmt.value)
+            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
+                inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
+                self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
+                self.func.returns = UNKNOWN  # a generator: its caller gets the generator
+            elif isinstance(stmt, cst.Return):
+                self.flows.returns(stmt.value)
+                self.values.returned(stmt.value)
+                if self.func.returns != UNKNOWN:
+                    self.func.returns = join(self.func.returns, shape_of(stmt.value, self.oracle))
