@@ -111,7 +111,7 @@ class ScopeWalker:
         try:
             self.suite(stmt.body)
             finish_function(self.func, self.raw, first_raw, stmt)
-            self.func.field_reads.update(self.oracle.fn.reads)
+            self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
         finally:
             if protocol:
                 self.loop_ids.pop()
