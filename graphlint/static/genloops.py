@@ -38,7 +38,9 @@ def iterated(func: FunctionInfo, loop_id: int, where: tuple, ir, it: cst.BaseExp
         if type(it.func) is cst.Name and it.func.value in PASS_ON and it.args and type(it.args[0].value) is cst.Call:
             it = it.args[0].value
             continue
-        expr = ir.expr(it.func)
+        # ``range(n)``, ``torch.unbind(x)``, ``t.tolist()``: no project generator comes out of an opaque
+        # call, and recording every one cost the linking process megabytes on all of torch
+        expr = None if ir.opaque(it.func) else ir.expr(it.func)
         if expr is not None:
             func.iter_calls += ((loop_id, where, expr),)
         return
@@ -54,8 +56,8 @@ def handover(func: FunctionInfo, loop_ids: list[int], ir, stmt: cst.Expr | cst.R
         value = value.value.item if isinstance(value.value, cst.From) else None
     elif type(stmt) is not cst.Return:
         return
-    if type(value) is cst.Call and (expr := ir.expr(value.func)) is not None:
-        func.delegates += (expr,)
+    if type(value) is cst.Call and not ir.opaque(value.func) and (expr := ir.expr(value.func)) is not None:
+        func.delegates += (expr,)  # ``return torch.cat(...)``: opaque, no generator (see :func:`iterated`)
 
 
 # -- linked (:class:`.entries.Discovery`) ------------------------------------------------------
