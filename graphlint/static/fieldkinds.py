@@ -32,6 +32,7 @@ from collections import Counter, defaultdict
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
 from graphlint.static.receivers import Receivers
@@ -87,7 +88,7 @@ class FieldKinds:
         for info in self.infos:
             for fn in info.functions.values():
                 for site in fn.calls:
-                    last = _last(site.expr)
+                    last = last_name(site.expr)
                     if last is None or not last[:1].isupper():
                         continue
                     spelled[last] += 1
@@ -252,11 +253,3 @@ def _literal(value, default) -> bool:
     if value is _ABSENT:
         value = default
     return value is not None and value[0] == "c" and value[1] in (None, True, False)
-
-
-def _last(expr: tuple) -> str | None:
-    if expr[0] == "n":
-        return expr[1]
-    if expr[0] == "a":
-        return expr[2]
-    return None

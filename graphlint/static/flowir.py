@@ -327,6 +327,15 @@ def _last(node: cst.BaseExpression) -> str:
     return node.value if isinstance(node, cst.Name) else ""
 
 
+def last_name(expr: IR) -> str | None:
+    """The name a callee's IR ends in: ``f`` of ``("n", "f")`` and of ``("a", base, "f")``, else None."""
+    if expr[0] == "n":
+        return expr[1]
+    if expr[0] == "a":
+        return expr[2]
+    return None
+
+
 def render(ir: IR | None) -> str:
     """An IR expression as the code it came from, roughly: ``self.model.forward``, ``REG[...]``."""
     if ir is None:

@@ -39,7 +39,7 @@ def iterated(func: FunctionInfo, loop_id: int, where: tuple, ir, it: cst.BaseExp
             it = it.args[0].value
             continue
         # ``range(n)``, ``torch.unbind(x)``, ``t.tolist()``: no project generator comes out of an opaque
-        # call, and recording every one cost the linking process megabytes on all of torch
+        # call, and recording every one cost the linking process a megabyte on all of torch
         expr = None if ir.opaque(it.func) else ir.expr(it.func)
         if expr is not None:
             func.iter_calls += ((loop_id, where, expr),)

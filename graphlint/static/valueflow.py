@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.facts import CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.flowir import last_name
 from graphlint.static.fieldkinds import field_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
@@ -70,7 +71,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         order = {q: i for i, q in enumerate(info.functions)}
         for fn in info.functions.values():
             for site in fn.calls:
-                last = _last_name(site.expr)
+                last = last_name(site.expr)
                 if last is None:
                     continue
                 by_name[last] += 1
@@ -156,14 +157,6 @@ def _some_pass(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple], wanted: s
         passed = [*zip(params, site.kinds[0]), *site.kinds[1]]
         out.update(name for name, kind in passed if kind == wanted and name in among)
     return out
-
-
-def _last_name(expr: tuple) -> str | None:
-    if expr[0] == "n":
-        return expr[1]
-    if expr[0] == "a":
-        return expr[2]
-    return None
 
 
 def _key(fn: FunctionInfo, expr: tuple) -> str | None:
