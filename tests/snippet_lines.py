@@ -148,6 +148,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh9 --manifest bench/realcode/fresh9.toml --note "..." > bench/realcode/fresh9/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh10 --manifest bench/realcode/fresh10.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh10 --manifest bench/realcode/fresh10.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh10 --manifest bench/realcode/fresh10.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh10 --manifest bench/realcode/fresh10.toml --note "..." > bench/realcode/fresh10/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
