@@ -20,6 +20,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
+from graphlint.static.backends import backend_only, only_through as backend_through
 from graphlint.static.replaced import computed_keywords, only_through, replaceable_forwards
 from graphlint.static.selfdispatch import drop_unrun_overrides
 from graphlint.static.unresolved import from_call_graph
@@ -87,6 +88,9 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     forwards = replaceable_forwards(infos, index, graph.instantiated(), computed_keywords(graph.unresolved))
     contexts.placement.replaced = {ctx: only_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], forwards)
                                    for ctx in ("graph", "eager")}
+    gates = backend_only(infos, index, graph, raw)  # classes built only ``if use_torch_npu:``
+    contexts.placement.backend = {ctx: backend_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], gates)
+                                  for ctx in ("graph", "eager")}
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if contexts_out is not None:
