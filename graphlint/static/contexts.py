@@ -47,9 +47,9 @@ GUESSED_NOTE = " (on a decode path guessed from function names: at most a warnin
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
-REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass"
-                 " or a wrapper named after it, built from a computed class: it runs only where the load-time rules"
-                 " keep the original; at most a warning)")
+REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass,"
+                 " a wrapper named after it or a module a call of it is written for, built from a computed class:"
+                 " it runs only where the load-time rules keep the original; at most a warning)")
 OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
                " at most a warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"

@@ -33,3 +33,35 @@ def test_rocm_is_cuda():
     files = {**_files("backendonly")}
     files["models.py"] = files["models.py"].replace("IS_NPU", "IS_HIP")
     assert (37, "GL101", "error") in _found(files, "models.py")
+
+
+def _written_for() -> dict[str, str]:
+    """``fixtures/static/writtenfor``'s model with ``fixtures/static/replaced``'s loader and server."""
+    return {**_files("replaced"), **_files("writtenfor")}
+
+
+def test_a_call_written_for_a_replacement_makes_the_original_replaceable():
+    """``self.attn(h, self.cache, pages=..., slots=...)``: ``Attention.forward`` swallows ``pages``
+    and ``slots`` in ``**kwargs``; ``PagedAttention``, which the loader's computed class may build,
+    names both. The original's read-back is a warning; ``Norm``'s stays an error."""
+    assert _found(_written_for(), "layers.py") == [(14, "GL101", "error"), (21, "GL101", "warning"),
+                                                   (22, "GL311", "warning")]
+
+
+def test_keywords_no_replacement_names_replace_nothing():
+    files = _written_for()
+    files["layers.py"] = files["layers.py"].replace("def forward(self, h, cache, pages, slots):",
+                                                    "def forward(self, h, cache, *rest):")
+    assert (21, "GL101", "error") in _found(files, "layers.py")
+
+
+def test_one_swallowed_keyword_says_too_little():
+    files = _written_for()
+    files["layers.py"] = files["layers.py"].replace(", slots=self.slots)", ")")
+    assert (21, "GL101", "error") in _found(files, "layers.py")
+
+
+def test_without_a_computed_class_nothing_is_replaced():
+    files = _written_for()
+    files["loader.py"] = files["loader.py"].replace("cls(name=name, orig=child, rules=rules)", "cls(child)")
+    assert (21, "GL101", "error") in _found(files, "layers.py")
