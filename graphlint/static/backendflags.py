@@ -32,8 +32,8 @@ from graphlint.static.names import dotted_name
 FuncId = tuple[str, str]
 BACKEND_WORDS = frozenset(("npu", "xpu", "mlu", "hpu", "musa", "mps", "xla", "tpu", "ascend", "habana", "gaudi",
                            "neuron"))
-BACKEND_NOTE = (" (reached only through `{}`, a class built only under a branch on `{}`, a flag for another backend than"
-        " CUDA: not on a CUDA decode path; at most a warning)")
+BACKEND_NOTE = (" (reached only through `{}`, a class built only under a branch on `{}`, a flag for another backend"
+                " than CUDA: not on a CUDA decode path; at most a warning)")
 BACKEND_CAND_NOTE = " (only under `{}`, a flag for another backend than CUDA: not on a CUDA decode path; at most a warning)"
 
 
