@@ -34,6 +34,7 @@ from collections import deque
 
 from graphlint.rules import Rule
 from graphlint.static.facts import CallSite, Candidate
+from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
@@ -46,9 +47,9 @@ GUESSED_NOTE = " (on a decode path guessed from function names: at most a warnin
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
-REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass"
-                 " or a wrapper named after it, built from a computed class: it runs only where the load-time rules"
-                 " keep the original; at most a warning)")
+REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass,"
+                 " a wrapper named after it or a module a call of it is written for, built from a computed class:"
+                 " it runs only where the load-time rules keep the original; at most a warning)")
 OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
                " at most a warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
@@ -173,6 +174,8 @@ class Placement:
         self.shaped: set[FuncId] = set()
         #: per context, reached only through a module's forward a load-time rule may replace (:mod:`.replaced`)
         self.replaced: dict[str, set[FuncId]] = {}
+        #: per context, reached only through a class built only for another backend (:mod:`.backends`)
+        self.backend: dict[str, dict[FuncId, tuple[str, str]]] = {}
         self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
         self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
         #: a host step loop's first reads of its step's result, and every read of it the walk met
@@ -202,7 +205,22 @@ class Placement:
         switch = next((f[7:] for f in cand.flags if f.startswith("opt-in:")), None) if placed else None
         if switch is not None and placed[1] == "error":  # ``if benchmark:`` runs only when asked for
             return placed[0], "warning", placed[2] + OPT_IN_NOTE.format(switch)
+        if placed and placed[1] == "error" and scope == "hot":  # ``if use_torch_npu:``: another device's code
+            note = self.backend_note(fid, cand, placed[0])
+            if note:
+                return placed[0], "warning", placed[2] + note
         return placed
+
+    def backend_note(self, fid: FuncId, cand: Candidate, chain: Chain) -> str:
+        """Why an error runs only on another backend than CUDA (:mod:`.backends`), else ""."""
+        flag = backend_flag(cand.cond) if cand.cond else None
+        if flag is not None:
+            return BACKEND_CAND_NOTE.format(flag)
+        contexts = [c for c in ("graph", "eager") if fid in self.chains[c]]
+        gates = [self.backend.get(c, {}).get(fid) for c in contexts]
+        if contexts and all(gates):
+            return BACKEND_NOTE.format(*gates[0])
+        return ""
 
     def _place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool, severity: str,
                scope: str) -> tuple[Chain, str, str] | None:

@@ -20,7 +20,8 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
-from graphlint.static.replaced import computed_keywords, only_through, replaceable_forwards
+from graphlint.static.backends import backend_only, only_through as backend_through
+from graphlint.static.replaced import computed_keywords, only_through, replaceable_forwards, written_for_replacement
 from graphlint.static.selfdispatch import drop_unrun_overrides
 from graphlint.static.unresolved import from_call_graph
 
@@ -84,9 +85,14 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     captured = captured_values(infos, raw, discovery, contexts)  # what a capture runs: its own values
     contexts.decided = len(values.decided) + len({(cand_fid, c.cond[:1]) for cand_fid, c in _dead_candidates(infos, values)})
     contexts.placement.shaped = shaped(discovery, contexts, calls)
-    forwards = replaceable_forwards(infos, index, graph.instantiated(), computed_keywords(graph.unresolved))
+    computed = computed_keywords(graph.unresolved)
+    forwards = replaceable_forwards(infos, index, graph.instantiated(), computed)
+    forwards |= written_for_replacement(raw, infos, index, graph.instantiated(), computed)
     contexts.placement.replaced = {ctx: only_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], forwards)
                                    for ctx in ("graph", "eager")}
+    gates = backend_only(infos, index, graph, raw)  # classes built only ``if use_torch_npu:``
+    contexts.placement.backend = {ctx: backend_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], gates)
+                                  for ctx in ("graph", "eager")}
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if contexts_out is not None:

@@ -14,7 +14,9 @@ computed call may build. A replacement that subclasses a module and overrides it
 marks that module's ``forward`` as *replaceable*; so does one that wraps the module rather than
 subclass it (``KLlamaModel(BaseInjectedModule)`` for ``LlamaModel``, holding it as ``orig_module``)
 when its name ends with the module's name and its ``forward`` takes every parameter of the module's
-(a drop-in replacement, named after what it replaces). Code reached in a context only through
+(a drop-in replacement, named after what it replaces); so does a call of the module that hands
+its ``**kwargs`` at least two keywords a replacement's ``forward`` names (the caller is written for
+the replacement: :func:`written_for_replacement`). Code reached in a context only through
 replaceable forwards keeps its findings, as warnings (:class:`.contexts.Placement`): it runs
 only under the rules that leave the original in place.
 """
@@ -27,6 +29,7 @@ from graphlint.static.index import Index
 
 FuncId = tuple[str, str]
 MIN_KEYWORDS = 3  # a computed class called with fewer keywords says too little about its class
+MIN_SWALLOWED = 2  # keywords a call hands a ``**kwargs`` and a replacement's forward names
 
 
 def computed_keywords(unresolved: dict[FuncId, list[CallSite]]) -> list[frozenset[str]]:
@@ -114,3 +117,40 @@ def only_through(roots: list[tuple[FuncId, tuple]], calls: dict[FuncId, list[tup
         return set()
     sure = bfs([r for r in roots if r[0] not in replaceable], calls, replaceable)
     return {f for f in chains if f not in sure}
+
+
+def written_for_replacement(raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos: list[ModuleInfo], index: Index,
+                            made: set[tuple[str, str]], keywords: list[frozenset[str]]) -> set[FuncId]:
+    """``forward`` of a module called with keywords it takes only into its ``**kwargs`` (ignored)
+    that a never-built replacement's ``forward`` names, at least ``MIN_SWALLOWED`` of them: the
+    call is written for the replacement a load-time rule puts in that slot (ktransformers'
+    ``decode_layer.self_attn(h, cache, wrapper=..., page_idx=...)`` into the original attention,
+    whose ``forward(hidden_states, attention_mask=None, ..., **kwargs)`` would take the cache
+    for a mask)."""
+    if not keywords:
+        return set()
+    wanted = []  # the parameters of each replacement's forward
+    for info in infos:
+        for name, klass in info.classes.items():
+            flow = info.flows.get(f"{name}.forward")
+            if flow is not None and (info.path, name) not in made and _accepts_any(index, info, name, keywords):
+                wanted.append(set(flow.params) | set(flow.kwonly))
+    if not wanted:
+        return set()
+    by_path = {info.path: info for info in infos}
+    out: set[FuncId] = set()
+    for edges in raw.values():
+        for callee, site in edges:
+            if site.reference or not site.args or not callee[1].endswith(".forward") or callee in out:
+                continue
+            info = by_path.get(callee[0])
+            flow = info.flows.get(callee[1]) if info is not None else None
+            if flow is None or not flow.kwarg:
+                continue
+            named = set(flow.params) | set(flow.kwonly)
+            for spelling in site.args:
+                swallowed = {k for k, _ in spelling[1]} - named
+                if len(swallowed) >= MIN_SWALLOWED and any(swallowed <= params for params in wanted):
+                    out.add(callee)
+                    break
+    return out

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.backendflags import backend_value
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -258,6 +259,8 @@ class ValueFacts:
         if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
             return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            if not node.args and backend_value(node) is not None:
+                return backend_value(node)  # ``torch.npu.is_available()`` (:mod:`.backends`)
             if _constructs(node.func) or self.is_tensor(node):
                 return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
             expr = self.call_exprs.get(id(node))
@@ -265,8 +268,8 @@ class ValueFacts:
         if isinstance(node, cst.Name):
             if node.value == "self":
                 return ("self",)
-            if node.value not in self.assigns:
-                return ("p", node.value) if node.value in self.params else None
+            if node.value not in self.assigns:  # a module-level ``use_torch_npu`` (:mod:`.backends`)
+                return ("p", node.value) if node.value in self.params else backend_value(node)
             known = self.assigns[node.value]
             return ("l", known) if known and len(repr(known)) < 400 else None
         attr = config_field(node)
@@ -278,7 +281,7 @@ class ValueFacts:
             key = node.args[1].value.evaluated_value
             if default is not None and isinstance(key, str) and config_field(cst.Attribute(node.args[0].value, cst.Name(key))):
                 return ("g", key, default[1])
-        return None
+        return backend_value(node) if isinstance(node, cst.Attribute) else None  # ``utils.USE_NPU``
 
     def condition(self, test: cst.BaseExpression, shapes: set[str]) -> tuple:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
