@@ -1,0 +1,54 @@
+"""Value flow of the growing-tensor rule (branch ``growcat``, ``fixtures/static/growcat``): a cache
+handed in, grown into another name and handed back in the return value grows (GL207), a tensor
+split and joined again does not, and a parameter's state joined but consumed is no cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from static_helpers import analyze
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "static"
+
+
+def _files(name: str) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((FIXTURES / name).glob("*.py"))}
+
+
+def _lines(files: dict[str, str], path: str, rule: str) -> list[int]:
+    return sorted(f.line for f in analyze(files) if f.path == path and f.rule == rule)
+
+
+def test_a_cache_grown_onto_the_callers_and_returned_grows():
+    """``k = torch.cat([past[0], k])`` then ``present = (k, v)``, ``return (out, present)``: the
+    decode loop passes it back next step. The partial-rotary joins (23, 31) and the join of the
+    cache that is consumed, not returned (50), are silent."""
+    assert _lines(_files("growcat"), "layers.py", "GL207") == [25, 26, 48, 49]
+
+
+def test_returning_the_cache_is_what_makes_it_grow():
+    """The same layer returning only its output: nothing the caller carries grows."""
+    files = _files("growcat")
+    files["layers.py"] = files["layers.py"].replace("return outputs", "return outputs[0]").replace(
+        "return out, (k, v)", "return out")
+    assert _lines(files, "layers.py", "GL207") == []
+
+
+def test_a_tensor_appended_to_from_its_own_slice_still_grows():
+    """``ids = torch.cat([ids, ids[:, -1:]])`` is no split-and-rejoin: ``ids`` was not rebuilt from a slice."""
+    src = '''
+import torch
+
+class M(torch.nn.Module):
+    def forward(self, ids):
+        return ids.float()
+
+def greedy(model: M, ids, steps):
+    for _ in range(steps):
+        last = ids[:, -1:]
+        nxt = model(ids).argmax(-1)
+        ids = torch.cat([ids, last], dim=-1)
+        ids = torch.cat([ids, nxt], dim=-1)
+    return ids
+'''
+    assert _lines({"m.py": src}, "m.py", "GL207") == [12, 13]
