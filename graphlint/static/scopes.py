@@ -52,6 +52,28 @@ class ScopeWalker:
             and is_tensor_annotation(stmt.returns.annotation, self.imports)
         }
 
+    def annotated_attrs(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
+        """``self.x: torch.Tensor = ...`` in any method of this body (statements only, no expression
+        is walked): a tensor field, known before a method above the annotating one reads it."""
+        found: set[str] = set()
+        stack: list = [s for s in stmts if isinstance(s, cst.FunctionDef)]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.AnnAssign):
+                target = node.target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self" and is_tensor_annotation(node.annotation.annotation, self.imports):
+                    found.add(target.attr.value)
+            elif isinstance(node, cst.SimpleStatementLine):
+                stack.extend(node.body)
+            elif isinstance(node, (cst.BaseCompoundStatement, cst.Else)) and not isinstance(node, cst.ClassDef):
+                body = node.body
+                stack.extend(body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ())
+                for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None), *getattr(node, "handlers", ())):
+                    if part is not None:
+                        stack.append(part)
+        return found
+
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
         self.info.functions[qualname] = fn
@@ -171,6 +193,7 @@ class ScopeWalker:
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
                                              host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
+        facts.tensor_attrs.update(self.annotated_attrs(stmt.body.body))
         seed_inherited(facts, self.inherited.get(qualname, ()))
         for desc in info.bases:  # ``class Linear(nn.Linear)``: ``self.weight`` is the library's parameter
             owned = layer_tensors(desc[1]) if desc[0] == "dotted" else ()

@@ -52,3 +52,17 @@ def greedy(model: M, ids, steps):
     return ids
 '''
     assert _lines({"m.py": src}, "m.py", "GL207") == [12, 13]
+
+
+def test_a_sampling_op_on_a_tensor_unpacked_from_a_helpers_tuple_return():
+    """``return (c, None)`` on one path and ``return (-1, p)`` on another: the second element is
+    ``p`` wherever the caller uses it, and ``p`` reads a field annotated ``torch.FloatTensor`` in a
+    method below the helper."""
+    assert _lines(_files("tuplereturn"), "tree.py", "GL109") == [35]
+
+
+def test_a_none_element_alone_says_nothing():
+    """Every path returning ``None`` there: no kind, no finding."""
+    files = _files("tuplereturn")
+    files["tree.py"] = files["tree.py"].replace("return (-1, p)", "return (-1, None)")
+    assert _lines(files, "tree.py", "GL109") == []
