@@ -57,8 +57,17 @@ def greedy(model: M, ids, steps):
 def test_a_sampling_op_on_a_tensor_unpacked_from_a_helpers_tuple_return():
     """``return (c, None)`` on one path and ``return (-1, p)`` on another: the second element is
     ``p`` wherever the caller uses it, and ``p`` reads a field annotated ``torch.FloatTensor`` in a
-    method below the helper."""
-    assert _lines(_files("tuplereturn"), "tree.py", "GL109") == [35]
+    method below the helper; the caller binds it in the branch that breaks out of its loop."""
+    assert _lines(_files("tuplereturn"), "tree.py", "GL109") == [42]
+
+
+def test_a_binding_before_break_is_not_seen_by_the_rest_of_the_loop_body():
+    """``else: residual = res; break``: inside the loop, after the ``if``, ``residual`` is not that tensor."""
+    files = _files("tuplereturn")
+    files["tree.py"] = files["tree.py"].replace(
+        "                accepted.append(pos)\n", "                accepted.append(pos)\n                residual = pos\n"
+    ).replace("                break\n", "                break\n            residual.multinomial(1)\n")
+    assert _lines(files, "tree.py", "GL109") == [44]
 
 
 def test_a_none_element_alone_says_nothing():
