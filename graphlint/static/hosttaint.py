@@ -35,11 +35,14 @@ class HostTaint:
 
     def _derives(self, node: cst.CSTNode, names: set[str], readbacks: bool) -> bool:
         stack = [node]
+        steps = not readbacks and self.step_fields()
         while stack:
             current = stack.pop()
             kind = type(current)
             if kind is cst.Name and current.value in names:
                 return True
+            if steps and kind is cst.Attribute and self.field_kind(current) == "step":
+                return True  # ``self.cache.offset``: a counter another object advances (:mod:`.fieldkinds`)
             if kind is cst.Subscript:
                 stack.append(current.value)
                 continue
@@ -59,7 +62,7 @@ class HostTaint:
         """
         fn = self.fn
         for names, derives, active in (
-            (fn.positions, self.derives_from_position, bool(fn.positions)),
+            (fn.positions, self.derives_from_position, bool(fn.positions) or self.step_fields()),
             (fn.readbacks, self.derives_from_readback, bool(fn.readbacks) or self.readback_seen),
         ):
             if not active and value is not None:
@@ -67,6 +70,11 @@ class HostTaint:
             tainted = value is not None and derives(value) and not self.is_tensor(value)
             for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
                 (names.add if tainted else names.discard)(name)
+
+    def step_fields(self) -> bool:
+        """Some ``obj.f`` this function reads is a per-step int (a fact of the value rounds)."""
+        fields = self.fn.fields
+        return bool(fields) and "step" in fields.values()
 
     def taint_comprehension(self, comp: cst.CompFor | None) -> None:
         """Before the element is visited: ``[ring[p % W] for p in range(start, end)]``,

@@ -52,27 +52,35 @@ class ScopeWalker:
             and is_tensor_annotation(stmt.returns.annotation, self.imports)
         }
 
-    def annotated_attrs(self, stmts: Sequence[cst.CSTNode]) -> set[str]:
-        """``self.x: torch.Tensor = ...`` in any method of this body (statements only, no expression
-        is walked): a tensor field, known before a method above the annotating one reads it."""
+    def prescan(self, stmts: Sequence[cst.CSTNode]) -> tuple[set[str], set[str]]:
+        """Fields known before any method is walked (statements only, no expression is walked):
+        ``self.x: torch.Tensor = ...`` in any method (a tensor field, also for a method above the
+        annotating one), and ``self.n += k`` in a method other than ``__init__`` (a counter)."""
         found: set[str] = set()
-        stack: list = [s for s in stmts if isinstance(s, cst.FunctionDef)]
+        counters: set[str] = set()
+        stack: list = [(s, s.name.value == "__init__") for s in stmts if isinstance(s, cst.FunctionDef)]
         while stack:
-            node = stack.pop()
+            node, init = stack.pop()
             if isinstance(node, cst.AnnAssign):
                 target = node.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                         and target.value.value == "self" and is_tensor_annotation(node.annotation.annotation, self.imports):
                     found.add(target.attr.value)
+            elif isinstance(node, cst.AugAssign):
+                target = node.target
+                if not init and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                        and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self":
+                    counters.add(target.attr.value)
             elif isinstance(node, cst.SimpleStatementLine):
-                stack.extend(node.body)
+                stack.extend((n, init) for n in node.body)
             elif isinstance(node, (cst.BaseCompoundStatement, cst.Else)) and not isinstance(node, cst.ClassDef):
                 body = node.body
-                stack.extend(body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ())
+                stack.extend((n, init) for n in (body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()))
                 for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None), *getattr(node, "handlers", ())):
                     if part is not None:
-                        stack.append(part)
-        return found
+                        stack.append((part, init))
+        return found, counters
 
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
@@ -193,7 +201,8 @@ class ScopeWalker:
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
                                              host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
-        facts.tensor_attrs.update(self.annotated_attrs(stmt.body.body))
+        annotated, facts.counters = self.prescan(stmt.body.body)
+        facts.tensor_attrs.update(annotated)
         seed_inherited(facts, self.inherited.get(qualname, ()))
         for desc in info.bases:  # ``class Linear(nn.Linear)``: ``self.weight`` is the library's parameter
             owned = layer_tensors(desc[1]) if desc[0] == "dotted" else ()
@@ -219,6 +228,8 @@ class ScopeWalker:
             self.class_stack.pop()
             self.oracle.cls, self.oracle.cls_name = saved_cls, saved_name
         info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)
+        counters = facts.counters - facts.tensor_attrs
+        info.counters = tuple(sorted(counters)) if counters else ()
 
     def drop_one_time_steps(self, cls: str, flags: set[str]) -> None:
         """``if not self._prepared: self._prepare(x)`` where the class sets ``self._prepared = True``:

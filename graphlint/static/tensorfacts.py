@@ -27,6 +27,8 @@ class ClassFacts:
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
     #: method -> the ``self`` attributes it assigns (``guards.once_flag``'s disarming calls)
     method_writes: dict[str, set[str]] = field(default_factory=dict)
+    #: fields a method other than ``__init__`` advances with ``+=`` / ``-=`` (:meth:`.scopes.Scopes.prescan`)
+    counters: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -172,12 +172,15 @@ class TensorOracle(HostTaint):
             return self.is_tensor(node.value)
         return False
 
-    def field_kind(self, node: cst.Attribute) -> str:
+    def field_kind(self, node: cst.Attribute, call: bool = False) -> str:
         """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
-        its field ``f`` is given (:mod:`.fieldkinds`); the spelling is noted as asked about."""
+        its field ``f`` is given (:mod:`.fieldkinds`); with ``call``, what calling the method ``f``
+        returns (spelled ``obj.f()``); the spelling is noted as asked about."""
         spelled = field_spelling(node, self.imports, self.fn.elements)
         if spelled is None:
             return ""
+        if call:
+            spelled += "()"
         self.fn.reads.add(spelled)
         return self.fn.fields.get(spelled, "")
 

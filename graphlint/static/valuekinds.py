@@ -63,7 +63,21 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return TENSOR
     if _is_number(node, oracle):
         return NUMBER
+    if _reads_counter(node, oracle):
+        return STEP
     return UNKNOWN
+
+
+def _reads_counter(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """``self.offset`` / ``self.offset + n`` with ``offset`` a counter of the class (a method other
+    than ``__init__`` advances it): a getter returning it hands its callers a per-step int."""
+    cls = oracle.cls
+    if cls is None or not cls.counters:
+        return False
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _reads_counter(node.left, oracle) or _reads_counter(node.right, oracle)
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
+        and node.attr.value in cls.counters and node.attr.value not in cls.tensor_attrs
 
 
 def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:

@@ -75,3 +75,27 @@ def test_a_none_element_alone_says_nothing():
     files = _files("tuplereturn")
     files["tree.py"] = files["tree.py"].replace("return (-1, p)", "return (-1, None)")
     assert _lines(files, "tree.py", "GL109") == []
+
+
+def _checked(monkeypatch, tmp_path, name: str, rule: str) -> list[tuple[str, int]]:
+    from static_helpers import check_fixture
+
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    return sorted((Path(f.path).name, f.line) for f in result.findings if f.rule == rule)
+
+
+def test_a_per_step_int_through_a_getter_and_a_sum_with_another_objects_counter(monkeypatch, tmp_path):
+    """``OffsetCache.offset`` is advanced by ``write`` every step: ``cache.usable(0)`` (a getter
+    returning it) and ``seq += self.cache.offset`` are per-step ints, and slicing by them is GL308;
+    ``cache.room()`` returns a capacity the class never advances."""
+    assert _checked(monkeypatch, tmp_path, "stepgetter", "GL308") == [("model.py", 19), ("model.py", 34)]
+
+
+def test_a_value_rounds_fact_says_the_getter_and_the_counter_are_per_step():
+    from graphlint.static.valueflow import value_facts_of
+    from static_helpers import summarize
+
+    facts = {f for fs in value_facts_of(summarize(_files("stepgetter"))).values() for f in fs}
+    assert "field:Attn.forward:cache.usable()=step" in facts
+    assert "field:Rotary.forward:self.cache.offset=step" in facts
+    assert not any("room" in f for f in facts)
