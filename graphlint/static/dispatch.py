@@ -119,6 +119,9 @@ class MatcherDispatch:
                     extra = (*extra, *self.by_method.get(func.attr.value, ()))
                 if extra or name in dispatch:
                     self.visit_node(node, extra)
+                if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "item" \
+                        and not node.args:
+                    self.oracle.read_back(func.value.value)
             elif name == "IfExp":
                 hidden = list(self.guards.skipped_ifexp(node))
                 if not hidden and name in dispatch:

@@ -172,6 +172,13 @@ class TensorOracle(HostTaint):
             return self.is_tensor(node.value)
         return False
 
+    def read_back(self, name: str) -> None:
+        """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a
+        later test of it (``if x == eos:`` reads it back again), until it is rebound."""
+        fn = self.fn
+        if name not in fn.hosts and name not in fn.lists and name != "self":
+            fn.tensors.add(name)
+
     def field_kind(self, node: cst.Attribute, call: bool = False) -> str:
         """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
         its field ``f`` is given (:mod:`.fieldkinds`); with ``call``, what calling the method ``f``

@@ -99,3 +99,33 @@ def test_a_value_rounds_fact_says_the_getter_and_the_counter_are_per_step():
     assert "field:Attn.forward:cache.usable()=step" in facts
     assert "field:Rotary.forward:self.cache.offset=step" in facts
     assert not any("room" in f for f in facts)
+
+
+REREAD = '''
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, ids):
+        return make_output(ids.float())
+
+
+def greedy(model: M, ids, steps: int, eos: int, out: list):
+    for _ in range(steps):
+        res = model(ids)
+        ids = res.logits.argmax(-1)
+        out.append(ids.item())
+        if ids == eos:  # GL105: the token read back again
+            break
+        nums = res.scores
+        best = nums.item()
+        nums = [best]
+        if nums == [eos]:  # rebound to a list: no tensor
+            break
+'''
+
+
+def test_a_tensor_read_back_with_item_and_compared_again_is_read_twice():
+    """``out.append(tok.item())`` says ``tok`` is a tensor (its class unknown to the oracle): the
+    later ``if tok == eos:`` reads it back a second time; a name rebound to a list is no tensor."""
+    assert _lines({"m.py": REREAD}, "m.py", "GL105") == [15]
