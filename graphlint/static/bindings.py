@@ -70,9 +70,8 @@ class BindingRecorder:
             bind_returned(target, value, oracle)
         if oracle.fn.fields and type(value) is cst.Attribute:
             set_kind(target, oracle.field_kind(value), oracle)  # ``start_pos = inp.pos`` (static.fieldkinds)
-        elif type(value) is cst.Call and type(value.func) is cst.Attribute and isinstance(target, cst.Name):
-            if oracle.field_kind(value.func, call=True) == STEP:  # ``n = cache.usable_length(...)``
-                set_kind(target, STEP, oracle)
+        if isinstance(target, cst.Name):
+            oracle.bound_call(target.value, value)  # ``n = cache.usable_length(...)``: a per-step int?
         if isinstance(target, cst.Name):
             if self.builds_module(value):  # ``layers = [Block() ...]``, ``attn = Attention()``
                 oracle.fn.modules.add(target.value)

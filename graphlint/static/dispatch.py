@@ -94,7 +94,10 @@ class MatcherDispatch:
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
                 self.func.index_names.update(el.slice.value.value for el in node.slice if type(el.slice) is cst.Index
                                              and type(el.slice.value) is cst.Name)
-                self.func.step_uses.update(n.value for el in node.slice for n in preorder(el.slice) if type(n) is cst.Name)
+                used = [n.value for el in node.slice for n in preorder(el.slice) if type(n) is cst.Name]
+                self.func.step_uses.update(used)
+                if self.oracle.fn.calls:
+                    self.oracle.slice_names(used)
             elif name == "IfExp" or name == "CompIf":
                 self.tested(node.test)
             if name == "Name":

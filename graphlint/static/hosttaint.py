@@ -71,6 +71,36 @@ class HostTaint:
             for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
                 (names.add if tainted else names.discard)(name)
 
+    def read_back(self, name: str) -> None:
+        """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a
+        later test of it (``if x == eos:`` reads it back again), until it is rebound."""
+        fn = self.fn
+        if name not in fn.hosts and name not in fn.lists and name != "self":
+            fn.tensors.add(name)
+
+    def bound_call(self, name: str, value: cst.BaseExpression | None) -> None:
+        """``n = obj.m(...)``: ``n`` is a per-step int when the value rounds say ``m`` returns one
+        (``field:...:obj.m()=step``); the spelling is asked about only once ``n`` bounds a subscript
+        (:meth:`slice_names`), so that only such calls cost a fact."""
+        fn = self.fn
+        spelled = self.spelled(value.func) if type(value) is cst.Call and type(value.func) is cst.Attribute else None
+        if spelled is None:
+            if fn.calls:
+                fn.calls.pop(name, None)
+            return
+        fn.calls[name] = spelled = spelled + "()"
+        if fn.fields.get(spelled) == "step":
+            fn.tensors.discard(name)
+            fn.positions.add(name)
+
+    def slice_names(self, names) -> None:
+        """Names a subscript reads: a call's result among them is asked about (:meth:`bound_call`)."""
+        calls = self.fn.calls
+        for name in names:
+            spelled = calls.get(name)
+            if spelled is not None:
+                self.fn.reads.add(spelled)
+
     def step_fields(self) -> bool:
         """Some ``obj.f`` this function reads is a per-step int (a fact of the value rounds)."""
         fields = self.fn.fields

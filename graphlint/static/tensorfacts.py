@@ -76,3 +76,6 @@ class FunctionFacts:
     #: a comprehension's target -> the name it iterates, one ``[]`` per level (``r`` in ``for r in rows``:
     #: ``rows[]``): how its field reads are spelled (the flow IR does not bind comprehension targets)
     elements: dict[str, str] = field(default_factory=dict)
+    #: local -> ``obj.m()``: bound to what a method of another object returns; asked about as a field
+    #: fact only once the local bounds a subscript (:mod:`.fieldkinds`: a getter of a per-step int)
+    calls: dict[str, str] = field(default_factory=dict)

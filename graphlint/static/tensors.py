@@ -172,22 +172,15 @@ class TensorOracle(HostTaint):
             return self.is_tensor(node.value)
         return False
 
-    def read_back(self, name: str) -> None:
-        """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a
-        later test of it (``if x == eos:`` reads it back again), until it is rebound."""
-        fn = self.fn
-        if name not in fn.hosts and name not in fn.lists and name != "self":
-            fn.tensors.add(name)
+    def spelled(self, node: cst.Attribute) -> str | None:
+        return field_spelling(node, self.imports, self.fn.elements)
 
-    def field_kind(self, node: cst.Attribute, call: bool = False) -> str:
+    def field_kind(self, node: cst.Attribute) -> str:
         """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
-        its field ``f`` is given (:mod:`.fieldkinds`); with ``call``, what calling the method ``f``
-        returns (spelled ``obj.f()``); the spelling is noted as asked about."""
+        its field ``f`` is given (:mod:`.fieldkinds`); the spelling is noted as asked about."""
         spelled = field_spelling(node, self.imports, self.fn.elements)
         if spelled is None:
             return ""
-        if call:
-            spelled += "()"
         self.fn.reads.add(spelled)
         return self.fn.fields.get(spelled, "")
 
