@@ -75,7 +75,7 @@ class ScopeWalker:
             elif isinstance(node, cst.SimpleStatementLine):
                 stack.extend((n, init) for n in node.body)
             elif isinstance(node, (cst.BaseCompoundStatement, cst.Else)) and not isinstance(node, cst.ClassDef):
-                body = node.body
+                body = getattr(node, "body", None)  # ``match`` has cases, not a body: not looked into
                 stack.extend((n, init) for n in (body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()))
                 for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None), *getattr(node, "handlers", ())):
                     if part is not None:

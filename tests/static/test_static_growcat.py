@@ -129,3 +129,11 @@ def test_a_tensor_read_back_with_item_and_compared_again_is_read_twice():
     """``out.append(tok.item())`` says ``tok`` is a tensor (its class unknown to the oracle): the
     later ``if tok == eos:`` reads it back a second time; a name rebound to a list is no tensor."""
     assert _lines({"m.py": REREAD}, "m.py", "GL105") == [15]
+
+
+def test_a_match_statement_in_a_method_is_walked_without_an_internal_error():
+    """The class pre-scan (annotated tensor fields, counters) steps over ``match``, which has cases, not a body."""
+    from static_helpers import summarize
+
+    src = "class A:\n    def f(self, x):\n        match x:\n            case 1:\n                self.n += 1\n"
+    assert [s.errors for s in summarize({"m.py": src})] == [[]]
