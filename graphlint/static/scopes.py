@@ -55,9 +55,12 @@ class ScopeWalker:
     def prescan(self, stmts: Sequence[cst.CSTNode]) -> tuple[set[str], set[str]]:
         """Fields known before any method is walked (statements only, no expression is walked):
         ``self.x: torch.Tensor = ...`` in any method (a tensor field, also for a method above the
-        annotating one), and ``self.n += k`` in a method other than ``__init__`` (a counter)."""
+        annotating one), and ``self.n += k`` in a method other than ``__init__`` (a counter; not one a
+        method also decreases, ``self.size -= 1``: the size of a collection that shrinks, a batch's
+        count of sequences, changes when requests come and go, not every step)."""
         found: set[str] = set()
         counters: set[str] = set()
+        shrunk: set[str] = set()
         stack: list = [(s, s.name.value == "__init__") for s in stmts if isinstance(s, cst.FunctionDef)]
         while stack:
             node, init = stack.pop()
@@ -68,10 +71,13 @@ class ScopeWalker:
                     found.add(target.attr.value)
             elif isinstance(node, cst.AugAssign):
                 target = node.target
-                if not init and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
                         and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                         and target.value.value == "self":
-                    counters.add(target.attr.value)
+                    if isinstance(node.operator, cst.SubtractAssign):
+                        shrunk.add(target.attr.value)
+                    elif not init:
+                        counters.add(target.attr.value)
             elif isinstance(node, cst.SimpleStatementLine):
                 stack.extend((n, init) for n in node.body)
             elif isinstance(node, (cst.BaseCompoundStatement, cst.Else)) and not isinstance(node, cst.ClassDef):
@@ -80,7 +86,7 @@ class ScopeWalker:
                 for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None), *getattr(node, "handlers", ())):
                     if part is not None:
                         stack.append((part, init))
-        return found, counters
+        return found, counters - shrunk
 
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)

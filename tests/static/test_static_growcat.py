@@ -87,8 +87,9 @@ def _checked(monkeypatch, tmp_path, name: str, rule: str) -> list[tuple[str, int
 def test_a_per_step_int_through_a_getter_and_a_sum_with_another_objects_counter(monkeypatch, tmp_path):
     """``OffsetCache.offset`` is advanced by ``write`` every step: ``cache.usable(0)`` (a getter
     returning it) and ``seq += self.cache.offset`` are per-step ints, and slicing by them is GL308;
-    ``cache.room()`` returns a capacity the class never advances."""
-    assert _checked(monkeypatch, tmp_path, "stepgetter", "GL308") == [("model.py", 19), ("model.py", 34)]
+    ``cache.room()`` returns a capacity the class never advances, and ``cache.live_count()`` a count
+    its methods raise and lower (requests coming and going)."""
+    assert _checked(monkeypatch, tmp_path, "stepgetter", "GL308") == [("model.py", 19), ("model.py", 36)]
 
 
 def test_a_value_rounds_fact_says_the_getter_and_the_counter_are_per_step():
@@ -98,7 +99,7 @@ def test_a_value_rounds_fact_says_the_getter_and_the_counter_are_per_step():
     facts = {f for fs in value_facts_of(summarize(_files("stepgetter"))).values() for f in fs}
     assert "field:Attn.forward:cache.usable()=step" in facts
     assert "field:Rotary.forward:self.cache.offset=step" in facts
-    assert not any("room" in f for f in facts)
+    assert not any("room" in f or "live" in f for f in facts)
 
 
 REREAD = '''
