@@ -20,7 +20,7 @@ from graphlint.static.pageable import note_pageable_binding
 from graphlint.static.scalars import note_scalar_binding
 from graphlint.static.statelength import reads_state_length
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
-from graphlint.static.valuekinds import bind_returned, note_origin, set_kind
+from graphlint.static.valuekinds import STEP, bind_returned, note_origin, set_kind
 
 #: ``nn.Module`` methods that return the module itself
 MODULE_SELF_METHODS = frozenset(("eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "double",
@@ -70,6 +70,8 @@ class BindingRecorder:
             bind_returned(target, value, oracle)
         if oracle.fn.fields and type(value) is cst.Attribute:
             set_kind(target, oracle.field_kind(value), oracle)  # ``start_pos = inp.pos`` (static.fieldkinds)
+        if isinstance(target, cst.Name):
+            oracle.bound_call(target.value, value)  # ``n = cache.usable_length(...)``: a per-step int?
         if isinstance(target, cst.Name):
             if self.builds_module(value):  # ``layers = [Block() ...]``, ``attn = Attention()``
                 oracle.fn.modules.add(target.value)

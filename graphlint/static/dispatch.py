@@ -94,7 +94,10 @@ class MatcherDispatch:
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
                 self.func.index_names.update(el.slice.value.value for el in node.slice if type(el.slice) is cst.Index
                                              and type(el.slice.value) is cst.Name)
-                self.func.step_uses.update(n.value for el in node.slice for n in preorder(el.slice) if type(n) is cst.Name)
+                used = [n.value for el in node.slice for n in preorder(el.slice) if type(n) is cst.Name]
+                self.func.step_uses.update(used)
+                if self.oracle.fn.calls:
+                    self.oracle.slice_names(used)
             elif name == "IfExp" or name == "CompIf":
                 self.tested(node.test)
             if name == "Name":
@@ -119,6 +122,9 @@ class MatcherDispatch:
                     extra = (*extra, *self.by_method.get(func.attr.value, ()))
                 if extra or name in dispatch:
                     self.visit_node(node, extra)
+                if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "item" \
+                        and not node.args:
+                    self.oracle.read_back(func.value.value)
             elif name == "IfExp":
                 hidden = list(self.guards.skipped_ifexp(node))
                 if not hidden and name in dispatch:

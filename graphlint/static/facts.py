@@ -189,6 +189,9 @@ class ClassInfo(Compact):
     #: a dataclass's own fields in body order (``name: T`` at class level, not ``ClassVar``): what
     #: the generated ``__init__`` binds positional arguments to
     fields: tuple[str, ...] = ()
+    #: Python-int fields a method other than ``__init__`` advances (``self.offset += n``): per-step
+    #: values wherever they are read, through this object or another (:mod:`.fieldkinds`)
+    counters: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -18,6 +18,8 @@ Flow-insensitive and per class field, as the points-to reads objects:
   literal ``None``/``True``/``False`` (or a field left at its default) is a placeholder that joins
   with anything, as ``return None`` does (:mod:`.valuekinds`): ``finished=False`` while the prompt
   is echoed, a tensor once tokens are sampled.
+- a counter (:attr:`.facts.ClassInfo.counters`: ``self.offset += n`` in a method) is a per-step
+  int, and so is what a method returns from one (``cache.usable_length()``, spelled with ``()``).
 - which class a receiver is: ``self.x`` whose every store in its class is a project class's
   instance (``Cls(...)``, an annotated parameter) or a literal; a local or parameter whose every
   binding is one (``inp: Inp``, ``r = Rec(...)``). Every class must agree on the field.
@@ -138,6 +140,11 @@ class FieldKinds:
         return self.memo[key]
 
     def _field(self, ref: ClassRef, attr: str) -> str:
+        if attr.endswith("()"):  # ``n = cache.usable_length(...)``: a per-step int its method returns
+            method = self.index.find_method(ref, attr[:-2])
+            return STEP if method is not None and method[0].functions[method[1]].returns == STEP else UNKNOWN
+        if any(attr in owner.classes[cls].counters for owner, cls in self.index.mro(ref) if cls in owner.classes):
+            return STEP  # ``self.cache.offset``, which the cache's methods advance
         method = self.index.find_method(ref, attr)
         if method is not None:
             flow = method[0].flows.get(method[1])
@@ -209,6 +216,10 @@ def _field_names(infos: list[ModuleInfo]) -> set[str]:
     on torch's own files most reads are of library objects)."""
     names: set[str] = set()
     for info in infos:
+        for klass in info.classes.values():  # counters, and getters that may return one
+            if klass.counters:
+                names.update(klass.counters)
+                names.update(f"{m}()" for m in klass.methods)
         for qualname, flow in info.flows.items():
             if flow.kind == "class" and qualname in info.classes:
                 names.update(flow.locals)

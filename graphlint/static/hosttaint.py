@@ -35,11 +35,14 @@ class HostTaint:
 
     def _derives(self, node: cst.CSTNode, names: set[str], readbacks: bool) -> bool:
         stack = [node]
+        steps = not readbacks and self.step_fields()
         while stack:
             current = stack.pop()
             kind = type(current)
             if kind is cst.Name and current.value in names:
                 return True
+            if steps and kind is cst.Attribute and self.field_kind(current) == "step":
+                return True  # ``self.cache.offset``: a counter another object advances (:mod:`.fieldkinds`)
             if kind is cst.Subscript:
                 stack.append(current.value)
                 continue
@@ -59,7 +62,7 @@ class HostTaint:
         """
         fn = self.fn
         for names, derives, active in (
-            (fn.positions, self.derives_from_position, bool(fn.positions)),
+            (fn.positions, self.derives_from_position, bool(fn.positions) or self.step_fields()),
             (fn.readbacks, self.derives_from_readback, bool(fn.readbacks) or self.readback_seen),
         ):
             if not active and value is not None:
@@ -67,6 +70,41 @@ class HostTaint:
             tainted = value is not None and derives(value) and not self.is_tensor(value)
             for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
                 (names.add if tainted else names.discard)(name)
+
+    def read_back(self, name: str) -> None:
+        """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a
+        later test of it (``if x == eos:`` reads it back again), until it is rebound."""
+        fn = self.fn
+        if name not in fn.hosts and name not in fn.lists and name != "self":
+            fn.tensors.add(name)
+
+    def bound_call(self, name: str, value: cst.BaseExpression | None) -> None:
+        """``n = obj.m(...)``: ``n`` is a per-step int when the value rounds say ``m`` returns one
+        (``field:...:obj.m()=step``); the spelling is asked about only once ``n`` bounds a subscript
+        (:meth:`slice_names`), so that only such calls cost a fact."""
+        fn = self.fn
+        spelled = self.spelled(value.func) if type(value) is cst.Call and type(value.func) is cst.Attribute else None
+        if spelled is None:
+            if fn.calls:
+                fn.calls.pop(name, None)
+            return
+        fn.calls[name] = spelled = spelled + "()"
+        if fn.fields.get(spelled) == "step":
+            fn.tensors.discard(name)
+            fn.positions.add(name)
+
+    def slice_names(self, names) -> None:
+        """Names a subscript reads: a call's result among them is asked about (:meth:`bound_call`)."""
+        calls = self.fn.calls
+        for name in names:
+            spelled = calls.get(name)
+            if spelled is not None:
+                self.fn.reads.add(spelled)
+
+    def step_fields(self) -> bool:
+        """Some ``obj.f`` this function reads is a per-step int (a fact of the value rounds)."""
+        fields = self.fn.fields
+        return bool(fields) and "step" in fields.values()
 
     def taint_comprehension(self, comp: cst.CompFor | None) -> None:
         """Before the element is visited: ``[ring[p % W] for p in range(start, end)]``,

@@ -287,7 +287,8 @@ class RegionRecorder:
         branch jumps out -- replays too: that is the step of every later call, and the branch's
         replay only runs the fresh graph once. A branch that ends in a jump never reaches the code
         after the ``if``: the tensor facts it bound are dropped after it (``else: tok = pick(p);
-        break`` leaves ``tok`` the tensor the body made)."""
+        break`` leaves ``tok`` the tensor the body made); one that ends in ``break`` reaches the code
+        after its loop, where they hold again (:meth:`.walker.Walker.loop`)."""
         fn, sites = self.func, self.info.sites
         n_raw, n_calls, n_sites = len(self.raw), len(fn.calls), len(sites)
         replayed = (fn.replay_order, fn.replay_loops)
@@ -296,6 +297,8 @@ class RegionRecorder:
             if suite is not None and ends_in_jump(suite) else None
         walk()
         if kept is not None:
+            if self.loop_breaks and _ends_in_break(suite):  # reaches the code after the loop instead
+                self.loop_breaks[-1].append((facts.tensors - kept[0], facts.bools - kept[1], facts.scalars - kept[2]))
             facts.tensors, facts.bools, facts.scalars = kept
         # a branch that also replays is the step itself (``if use_graphs: [if bs not in graphs:
         # capture]; replay``), not the capture's -- unless the step replays elsewhere
@@ -325,3 +328,10 @@ class RegionRecorder:
             self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
             self.info.sites.append(site := Site("replay", self.func.qualname))
             self.place_later(site, call)
+
+
+def _ends_in_break(suite: cst.BaseSuite) -> bool:
+    """``...; break`` as the block's last statement."""
+    last = suite.body[-1] if suite.body else None
+    body = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    return bool(body) and isinstance(body[-1], cst.Break)

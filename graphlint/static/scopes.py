@@ -52,6 +52,42 @@ class ScopeWalker:
             and is_tensor_annotation(stmt.returns.annotation, self.imports)
         }
 
+    def prescan(self, stmts: Sequence[cst.CSTNode]) -> tuple[set[str], set[str]]:
+        """Fields known before any method is walked (statements only, no expression is walked):
+        ``self.x: torch.Tensor = ...`` in any method (a tensor field, also for a method above the
+        annotating one), and ``self.n += k`` in a method other than ``__init__`` (a counter; not one a
+        method also decreases, ``self.size -= 1``: the size of a collection that shrinks, a batch's
+        count of sequences, changes when requests come and go, not every step)."""
+        found: set[str] = set()
+        counters: set[str] = set()
+        shrunk: set[str] = set()
+        stack: list = [(s, s.name.value == "__init__") for s in stmts if isinstance(s, cst.FunctionDef)]
+        while stack:
+            node, init = stack.pop()
+            if isinstance(node, cst.AnnAssign):
+                target = node.target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self" and is_tensor_annotation(node.annotation.annotation, self.imports):
+                    found.add(target.attr.value)
+            elif isinstance(node, cst.AugAssign):
+                target = node.target
+                if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                        and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self":
+                    if isinstance(node.operator, cst.SubtractAssign):
+                        shrunk.add(target.attr.value)
+                    elif not init:
+                        counters.add(target.attr.value)
+            elif isinstance(node, cst.SimpleStatementLine):
+                stack.extend((n, init) for n in node.body)
+            elif isinstance(node, (cst.BaseCompoundStatement, cst.Else)) and not isinstance(node, cst.ClassDef):
+                body = getattr(node, "body", None)  # ``match`` has cases, not a body: not looked into
+                stack.extend((n, init) for n in (body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()))
+                for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None), *getattr(node, "handlers", ())):
+                    if part is not None:
+                        stack.append((part, init))
+        return found, counters - shrunk
+
     def _new_function(self, qualname: str, name: str, cls: str) -> FunctionInfo:
         fn = FunctionInfo(qualname=qualname, name=name, cls=cls)
         self.info.functions[qualname] = fn
@@ -171,6 +207,8 @@ class ScopeWalker:
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
                                              host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
+        annotated, facts.counters = self.prescan(stmt.body.body)
+        facts.tensor_attrs.update(annotated)
         seed_inherited(facts, self.inherited.get(qualname, ()))
         for desc in info.bases:  # ``class Linear(nn.Linear)``: ``self.weight`` is the library's parameter
             owned = layer_tensors(desc[1]) if desc[0] == "dotted" else ()
@@ -196,6 +234,8 @@ class ScopeWalker:
             self.class_stack.pop()
             self.oracle.cls, self.oracle.cls_name = saved_cls, saved_name
         info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)
+        counters = facts.counters - facts.tensor_attrs
+        info.counters = tuple(sorted(counters)) if counters else ()
 
     def drop_one_time_steps(self, cls: str, flags: set[str]) -> None:
         """``if not self._prepared: self._prepare(x)`` where the class sets ``self._prepared = True``:

@@ -27,6 +27,8 @@ class ClassFacts:
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
     #: method -> the ``self`` attributes it assigns (``guards.once_flag``'s disarming calls)
     method_writes: dict[str, set[str]] = field(default_factory=dict)
+    #: fields a method other than ``__init__`` advances with ``+=`` / ``-=`` (:meth:`.scopes.Scopes.prescan`)
+    counters: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -74,3 +76,6 @@ class FunctionFacts:
     #: a comprehension's target -> the name it iterates, one ``[]`` per level (``r`` in ``for r in rows``:
     #: ``rows[]``): how its field reads are spelled (the flow IR does not bind comprehension targets)
     elements: dict[str, str] = field(default_factory=dict)
+    #: local -> ``obj.m()``: bound to what a method of another object returns; asked about as a field
+    #: fact only once the local bounds a subscript (:mod:`.fieldkinds`: a getter of a per-step int)
+    calls: dict[str, str] = field(default_factory=dict)

@@ -172,6 +172,9 @@ class TensorOracle(HostTaint):
             return self.is_tensor(node.value)
         return False
 
+    def spelled(self, node: cst.Attribute) -> str | None:
+        return field_spelling(node, self.imports, self.fn.elements)
+
     def field_kind(self, node: cst.Attribute) -> str:
         """What ``obj.f`` / ``self.x.f`` holds when the value rounds know ``obj``'s class and what
         its field ``f`` is given (:mod:`.fieldkinds`); the spelling is noted as asked about."""

@@ -42,6 +42,9 @@ ADVANCED = "~"
 #: argument's kind and a parameter fact (:mod:`.weightargs`, :func:`.valueflow._weighted`)
 WEIGHT = "weight"
 KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP, WEIGHT)
+#: an element of a returned tuple that is ``None`` on that path (``return (pos, None)``): joins
+#: with whatever the other returns put there (only inside a tuple shape, never a kind of its own)
+NONE = "none"
 #: builtins whose result is a Python number (or bool: ``any(c(ids) for c in self)``)
 NUMBER_CALLS = frozenset(("int", "float", "len", "round", "bool", "any", "all"))
 BUILTINS = frozenset(dir(builtins))
@@ -60,7 +63,21 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return TENSOR
     if _is_number(node, oracle):
         return NUMBER
+    if _reads_counter(node, oracle):
+        return STEP
     return UNKNOWN
+
+
+def _reads_counter(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """``self.offset`` / ``self.offset + n`` with ``offset`` a counter of the class (a method other
+    than ``__init__`` advances it): a getter returning it hands its callers a per-step int."""
+    cls = oracle.cls
+    if cls is None or not cls.counters:
+        return False
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _reads_counter(node.left, oracle) or _reads_counter(node.right, oracle)
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
+        and node.attr.value in cls.counters and node.attr.value not in cls.tensor_attrs
 
 
 def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
@@ -94,19 +111,25 @@ def shape_of(value: cst.BaseExpression | None, oracle: TensorOracle):
     if value is None or (isinstance(value, cst.Name) and value.value == "None"):
         return None
     if isinstance(value, cst.Tuple):
-        return tuple(UNKNOWN if isinstance(el, cst.StarredElement) else kind_of(el.value, oracle)
-                     for el in value.elements)
+        return tuple(UNKNOWN if isinstance(el, cst.StarredElement) else NONE if _is_none(el.value)
+                     else kind_of(el.value, oracle) for el in value.elements)
     return kind_of(value, oracle)
 
 
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def join(a, b):
-    """Two shapes of one function's returns (or one parameter's arguments): what both say, else unknown."""
+    """Two shapes of one function's returns (or one parameter's arguments): what both say, else
+    unknown; an element ``None`` on one path takes the other's kind (``return (-1, p)`` and
+    ``return (pos, None)``: the second element is ``p`` wherever it is used)."""
     if a is None:
         return b
     if b is None or a == b:
         return a
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(x if x == y else UNKNOWN for x, y in zip(a, b))
+        return tuple(x if x == y or y == NONE else y if x == NONE else UNKNOWN for x, y in zip(a, b))
     return UNKNOWN
 
 
@@ -128,7 +151,7 @@ def join_dispatch(a, b):
 def informative(shape) -> bool:
     """Says something: a kind, or a tuple with one (``(UNKNOWN, UNKNOWN)`` says nothing)."""
     if isinstance(shape, tuple):
-        return any(shape)
+        return any(k and k != NONE for k in shape)
     return bool(shape)
 
 
@@ -200,7 +223,7 @@ def may_be_ours(key: str, oracle: TensorOracle) -> bool:
 
 def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> None:
     """Record a name's kind in the function's facts (an unknown kind leaves them as they are)."""
-    if not isinstance(target, cst.Name) or not kind:
+    if not isinstance(target, cst.Name) or not kind or kind == NONE:
         return
     fn, name = oracle.fn, target.value
     if kind == LIST:

@@ -93,6 +93,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)
         self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
+        #: per enclosing loop: the tensor facts its ``... ; break`` branches bound (live after the loop)
+        self.loop_breaks: list[list[tuple[set[str], set[str], set[str]]]] = []
         self.init_regions()
         self.init_loops()
         self.class_stack: list[ClassInfo] = []
@@ -284,9 +286,15 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.module_loops += bool(bound & self.oracle.fn.module_aliases.keys())  # ``for layer in self.layers``
         self.loop_depth += 1
         self.item_loops += over_items
+        self.loop_breaks.append([])
         try:
             self.suite(stmt.body)
         finally:
+            facts = self.oracle.fn
+            for tensors, bools, scalars in self.loop_breaks.pop():  # ``else: res = r; break``: after the loop
+                facts.tensors |= tensors
+                facts.bools |= bools
+                facts.scalars |= scalars
             self.loop_depth -= 1
             self.item_loops -= over_items
             self.item_names, self.module_loops = outer_names, outer_modules

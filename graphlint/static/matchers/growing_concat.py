@@ -35,6 +35,11 @@ torch.cat([out, mlp])``, or an accumulation over a loop of the call) grows nothi
 fixes its shapes and no replay carries it over to the next. Such a report carries the flag
 "call-local", and the rule (``in_graph_locals: false``) skips it in captured code; a parameter
 (the caller's tensor) or an attribute concatenated onto itself there still grows.
+
+A parameter's state grown into another name and handed back in the return value (a "present"
+cache: ``k = torch.cat([past[0], k]); return out, (k, v)``) grows too, and a tensor split and
+joined again (partial rotary: ``q = torch.cat((rope(q_rot), q_pass))``) does not
+(:mod:`graphlint.static.grownstate`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.grownstate import GrownState
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import dotted_name, resolve
 
@@ -93,7 +99,7 @@ def tail_window(value: cst.BaseExpression) -> bool:
 
 class GrowingConcat(Matcher):
     kind = "growing-concat"
-    node_types = ("Assign",)
+    node_types = ("Assign", "AugAssign", "Return")
 
     def setup(self, params: dict[str, Any]) -> None:
         self.callees = CONCATS
@@ -103,22 +109,42 @@ class GrowingConcat(Matcher):
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
         self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
+        self.state = GrownState()  # a parameter's state grown and handed back, a tensor split and rejoined
 
-    def visit(self, node: cst.Assign, ctx: MatchContext) -> None:
+    def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
+            self.state.reset()
+        if isinstance(node, cst.Return):
+            for raw in self.state.returned(node.value):
+                ctx.emit(raw)
+            return
+        if isinstance(node, cst.AugAssign):
+            self.state.augment(node.target, node.value)
+            return
         value = node.value
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
                 and value.func.attr.value in KEEPS:  # ``torch.cat([x, new]).detach()`` grows ``x`` as well
             value = value.func.value
         first = self.concat_first(value, ctx)
+        params = ctx.oracle.fn.params
+        grown = None
         for target in node.targets:
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
-                if not self.duplicated(value):
+                if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)):
                     self.grows(target.target, value, ctx)
                 break
+        else:
+            if first is not None and len(node.targets) == 1 and self.state.is_state(first, params):
+                raw = ctx.defer(self.rule, value, "torch.cat")  # emitted if the function hands it back
+                grown = [raw] if raw is not None else None
         for target in node.targets:
             self.note_binding(target.target, value, ctx)
+            self.state.bind(target.target, value, params, grown)
+
+    @staticmethod
+    def parts(value: cst.Call) -> list[cst.BaseExpression]:
+        return [el.value for el in value.args[0].value.elements]
 
     @staticmethod
     def duplicated(value: cst.Call) -> bool:

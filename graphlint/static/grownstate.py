@@ -1,0 +1,151 @@
+"""State handed in, grown, and handed back: the value flow :class:`.matchers.growing_concat.GrowingConcat`
+reads besides ``x = torch.cat([x, new])``, one function at a time, in statement order.
+
+**A cache grown onto what the caller passed in.** A Hugging Face-style attention takes the cache
+of the step before as a parameter and returns the grown one as its "present"::
+
+    def attn(self, x, past=None):
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)       # the caller's tensor, copied whole and grown
+        present = (k, v) if use_cache else None
+        return out, present                          # handed back: the next step passes it in again
+
+No name is concatenated onto itself, yet the cache grows every step: the decode loop carries the
+returned value round (``past = out.past_key_values``) into the next call's parameter. Reported
+when the first tensor joined is a parameter's state -- the parameter itself, an element or field
+of it (``past[0]``, ``past.key``), or a local bound only to one (``past_k, past_v = past``) -- and
+what the concatenation is bound to reaches the function's return, directly or through tuples
+built from it (``present = (k, v)``; ``outputs = (out, present)``; ``return outputs``).
+A concatenation onto a parameter that is not returned (an activation joined and consumed) is not.
+
+**A tensor split and joined again.** Partial rotary embeddings rotate a slice of the query and
+join the untouched rest back (``q_rot = q[..., :r]; q_pass = q[..., r:]; q = rope(q_rot); q =
+torch.cat((q, q_pass), dim=-1)``): the result is as large as ``q`` was, nothing grows.
+:meth:`GrownState.rejoined` tells it: every other part is a slice of the name's earlier value,
+and the name was rebound from another slice of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    """``p`` of ``p``, ``p[0]``, ``p.key``, ``p[0][1]``; None otherwise."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """Every plain name ``node`` reads."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name):
+            found.add(cur.value)
+        elif isinstance(cur, cst.Attribute):
+            stack.append(cur.value)  # ``x.attr``: ``attr`` is no name read
+        else:
+            stack.extend(cur.children)
+    return found
+
+
+def _slice_of(value: cst.BaseExpression) -> str | None:
+    """``base`` of ``base[..., :r]`` / ``base[:, r:]``: a slice (not an element) of a plain name."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and any(
+            isinstance(el.slice, cst.Index) is False for el in value.slice):
+        return value.value.value
+    return None
+
+
+class GrownState:
+    """Per-function bindings, in statement order; reset with :meth:`reset` when the function changes."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.state: set[str] = set()  # locals bound only to a parameter's state (``past_k, past_v = past``)
+        self.grown: dict[str, list[Any]] = {}  # local -> deferred reports of the concatenation it holds
+        self.held: dict[str, list[Any]] = {}  # local bound to a tuple holding grown ones (``present``)
+        self.slices: dict[str, str] = {}  # local -> the name it is a slice of (``q_pass`` -> ``q``)
+        self.parts: set[str] = set()  # names rebound from a slice of their earlier value (``q = rope(q_rot)``)
+        self.done: set[int] = set()  # ids of reports emitted
+
+    def is_state(self, first: cst.BaseExpression, params: set[str]) -> bool:
+        """Whether ``first`` is a parameter's state as the caller handed it over."""
+        root = _root(first)
+        return root is not None and root != "self" and (root in params or root in self.state)
+
+    def rejoined(self, target: cst.BaseExpression, parts: list[cst.BaseExpression]) -> bool:
+        """``q = torch.cat((q, q_pass))`` after ``q_pass = q[..., r:]`` and ``q = rope(q[..., :r])``."""
+        if not isinstance(target, cst.Name) or target.value not in self.parts or len(parts) < 2:
+            return False
+        return all(isinstance(p, cst.Name) and self.slices.get(p.value) == target.value for p in parts[1:])
+
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression, params: set[str],
+             grown: list[Any] | None = None) -> None:
+        """Record what the assignment ``target = value`` binds; ``grown``: the reports of a concatenation
+        onto a parameter's state that ``value`` is."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            from_state = self.is_state(value, params) and not isinstance(value, (cst.Tuple, cst.List))
+            for el in target.elements:
+                if isinstance(el.value, cst.Name):
+                    self._forget(el.value.value)
+                    if from_state:  # ``past_k, past_v = past``
+                        self.state.add(el.value.value)
+            return
+        if not isinstance(target, cst.Name):
+            return
+        name = target.value
+        read = _names(value)
+        rebuilt = any(self.slices.get(n) == name for n in read)  # ``q = rope(q_rot)``, ``q_rot = q[..., :r]``
+        self._forget(name)
+        if rebuilt:
+            self.parts.add(name)
+        base = _slice_of(value)
+        if base is not None and base != name:
+            self.slices[name] = base
+        if grown:
+            self.grown[name] = grown
+        elif isinstance(value, (cst.Subscript, cst.Attribute)) and self.is_state(value, params):
+            self.state.add(name)  # ``past_key = layer_past[0]``
+        else:
+            held = self.holding(value)
+            if held:
+                self.held[name] = held
+
+    def _forget(self, name: str) -> None:
+        for table in (self.grown, self.held, self.slices):
+            table.pop(name, None)
+        self.state.discard(name)
+        self.parts.discard(name)
+
+    def holding(self, value: cst.BaseExpression | None) -> list[Any]:
+        """The grown reports ``value`` hands on: a name holding them, a tuple or list of such, either
+        side of ``a if c else b``."""
+        if isinstance(value, cst.Name):
+            return self.grown.get(value.value, []) + self.held.get(value.value, [])
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return [r for el in value.elements for r in self.holding(el.value)]
+        if isinstance(value, cst.IfExp):
+            return self.holding(value.body) + self.holding(value.orelse)
+        return []
+
+    def augment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``outputs += (weights,)`` keeps what ``outputs`` held."""
+        if isinstance(target, cst.Name) and target.value in self.held:
+            self.held[target.value] = self.held[target.value] + self.holding(value)
+
+    def returned(self, value: cst.BaseExpression | None) -> list[Any]:
+        """The reports a ``return value`` hands back, each once."""
+        out = []
+        for raw in self.holding(value):
+            if id(raw) not in self.done:
+                self.done.add(id(raw))
+                out.append(raw)
+        return out
