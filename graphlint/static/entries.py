@@ -64,7 +64,8 @@ from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.recorded import add_recorded
 from graphlint.static.handed import handed_functions
-from graphlint.static.stepresult import host_result_reads, result_reads
+from graphlint.static.hostreads import host_result_reads
+from graphlint.static.stepresult import result_reads
 from graphlint.static.tokenloops import TokenLoops
 
 CONTEXTS = ("graph", "eager", "host")
@@ -207,13 +208,18 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
+        # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
+        host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.loop_bodies["host"],
+                                         [f for f in points if f not in replayers], self.calls)
+        if host_results[3]:
+            _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
+                                   setup | graph_roots, host_results[3])
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
-                              host_results=host_result_reads(self.infos, self.graph, replay_reach | graph_roots,
-                                                             self.loop_bodies["host"]))
+                              host_results=host_results)
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def drivers(self) -> set[FuncId]:
