@@ -46,6 +46,8 @@ GUESSED_NOTE = " (on a decode path guessed from function names: at most a warnin
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
+UNCALLED_NOTE = (" (captured only by a function nothing in the checked paths calls, while other captures are called:"
+                 " not on the decode path they show; at most a warning)")
 REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass"
                  " or a wrapper named after it, built from a computed class: it runs only where the load-time rules"
                  " keep the original; at most a warning)")
@@ -165,7 +167,8 @@ class Placement:
                  guessed: set[FuncId] | frozenset = frozenset(), unused: set[FuncId] | frozenset = frozenset(),
                  eager_results: set | frozenset = frozenset(),
                  advanced_attrs: set[str] | frozenset = frozenset(),
-                 host_results: tuple[set, set, set, set] = (frozenset(),) * 4):
+                 host_results: tuple[set, set, set, set] = (frozenset(),) * 4,
+                 uncalled: set[FuncId] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
@@ -182,6 +185,7 @@ class Placement:
         #: a host step loop's first reads of its step's result, and every read of it the walk met
         #: (:func:`.hostreads.host_result_reads`): the same definition as the eager loop's
         self.host_first, self.host_judged, self.host_others, self.host_followed = host_results
+        self.uncalled = uncalled  # captured only by functions nothing calls (:mod:`.uncalled`)
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -240,6 +244,8 @@ class Placement:
                 return graph or (fid,), "warning", SHAPE_NOTE
             if severity == "error" and fid in self.replaced.get("graph", ()):
                 return graph or (fid,), "warning", REPLACED_NOTE
+            if severity == "error" and fid in self.uncalled:
+                return graph or (fid,), "warning", UNCALLED_NOTE
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None

@@ -67,6 +67,7 @@ from graphlint.static.handed import handed_functions
 from graphlint.static.hostreads import host_result_reads
 from graphlint.static.stepresult import result_reads
 from graphlint.static.tokenloops import TokenLoops
+from graphlint.static.uncalled import uncalled_graph
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -172,7 +173,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration
-        self.model_reach = reach = reaching((steps - setup) | graph_roots, callers, setup)
+        self.model_reach = reach = reaching((steps - setup) | (graph_roots - self.math_roots(graph_roots, graph, steps)),
+                                            callers, setup)
         replayers = self.host_steps(compiled_graph, graph, callers)
         # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
         replay_reach = reaching(set(replayers), callers, set(graph))
@@ -219,8 +221,25 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
-                              host_results=host_results)
+                              host_results=host_results,
+                              uncalled=uncalled_graph(self.roots["graph"], self.calls, self.fn, prefill | replaying))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
+
+    def math_roots(self, roots: set[FuncId], graph: dict[FuncId, object], steps: set[FuncId]) -> set[FuncId]:
+        """Captured callables that run no model: nothing they reach inside the capture is a model step
+        (``steps``) or a call the call graph cannot follow -- a sampling or rejection-residual kernel
+        captured on its own (``get_residual(p, q)``). Still graph code; but a loop calling one eagerly
+        (a speculative tree's acceptance walk) runs no model per iteration: no evidence of a
+        per-token loop, as a loop over images or experts is none."""
+        found = {f for f in graph if f in steps or (self.graph is not None and self.graph.unresolved.get(f))}
+        queue = list(found)
+        callers = callers_of({f: self.calls.get(f, ()) for f in graph})
+        while queue:
+            for caller in callers.get(queue.pop(), ()):
+                if caller in graph and caller not in found:
+                    found.add(caller)
+                    queue.append(caller)
+        return {r for r in roots if r in graph and r not in found}
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking
