@@ -226,11 +226,15 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def math_roots(self, roots: set[FuncId], graph: dict[FuncId, object], steps: set[FuncId]) -> set[FuncId]:
-        """Captured callables that run no model: nothing they reach inside the capture is a model step
+        """Callables a capture records that run no model: nothing they reach inside it is a model step
         (``steps``) or a call the call graph cannot follow -- a sampling or rejection-residual kernel
         captured on its own (``get_residual(p, q)``). Still graph code; but a loop calling one eagerly
         (a speculative tree's acceptance walk) runs no model per iteration: no evidence of a
         per-token loop, as a loop over images or experts is none."""
+        # only what a capture records (a declared region or a compiled function is the step it names)
+        captured = {r for r, chain in self.roots["graph"] if len(chain) == 2 and self.fn(chain[0]).captures}
+        roots = set(roots) & captured - {r for r, chain in self.roots["graph"]
+                                         if not (len(chain) == 2 and self.fn(chain[0]).captures)}
         found = {f for f in graph if f in steps or (self.graph is not None and self.graph.unresolved.get(f))}
         queue = list(found)
         callers = callers_of({f: self.calls.get(f, ()) for f in graph})
