@@ -86,18 +86,12 @@ def is_range(node: cst.BaseExpression) -> bool:
 STEP_ITERABLES = frozenset(("range", "count", "trange"))
 
 
-def eligible(stmt: cst.For | cst.While, steps: set[str] | frozenset = frozenset()) -> bool:
+def eligible(stmt: cst.For | cst.While) -> bool:
     """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
-    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``),
-    or a name the function bound to one of them (``steps``: ``pbar = tqdm(range(n)); for i in pbar:``)."""
+    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
     if isinstance(stmt, cst.While):
         return True
-    return _counts_steps(stmt.iter) or (type(stmt.iter) is cst.Name and stmt.iter.value in steps)
-
-
-def counts_steps(value: cst.BaseExpression | None) -> bool:
-    """Whether ``value`` is an iterable over steps (see :func:`eligible`)."""
-    return value is not None and _counts_steps(value)
+    return _counts_steps(stmt.iter)
 
 
 def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:

@@ -80,8 +80,7 @@ from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
-from graphlint.static.loopnames import (base_name, bound_targets, counts_steps, eligible, is_range, names_read,
-                                        self_attr, yields)
+from graphlint.static.loopnames import base_name, bound_targets, eligible, is_range, names_read, self_attr, yields
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.stepflow import note_assignment, note_call
@@ -207,14 +206,13 @@ class LoopTracker:
     def init_loops(self) -> None:
         self.loop_frames: list[LoopFrame] = []
         self.tracking = 0  # eligible frames on the stack
-        self.step_names: dict[int, set[str]] = {}  # per function: names bound to a step iterable (``pbar``)
         #: ``self.m()`` calls of a loop whose output reaches ``self`` state, decided when the class
         #: ends (``m`` may be defined later): (function, loop id, where, callee, method, attributes)
         self.state_calls: list[tuple[FunctionInfo, int, tuple, tuple, str, set[str]]] = []
         self.field_loops: list[FieldLoop] = []  # loops carrying through fields methods store (:mod:`.fieldcarry`)
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
-        ok = eligible(stmt, self.step_names.get(id(self.func), frozenset()))
+        ok = eligible(stmt)
         targets = names_read(stmt.target) if isinstance(stmt, cst.For) else set()
         picked = names_read(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
         for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
@@ -295,9 +293,6 @@ class LoopTracker:
                         augmented: bool = False) -> None:
         note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs,
                         bool(self.loop_ids))
-        if len(targets) == 1 and type(targets[0]) is cst.Name and not augmented:  # ``pbar = tqdm(range(n))``
-            names = self.step_names.setdefault(id(self.func), set())
-            (names.add if counts_steps(value) else names.discard)(targets[0].value)
         if self.devices_set:  # a rebound device name selects another device (:func:`.calls.note_device_selection`)
             self.devices_set.difference_update((self.func.qualname, t.value) for t in targets if type(t) is cst.Name)
         if not self.tracking:

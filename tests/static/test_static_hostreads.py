@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "hostreads"
 
 
-@pytest.mark.parametrize("name", ["bookkeeping", "acceptwalk", "uncalled", "library", "pbarloop"])
+@pytest.mark.parametrize("name", ["bookkeeping", "acceptwalk", "uncalled", "library"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -48,8 +48,3 @@ def test_a_capture_nothing_calls_ranks_below_the_called_ones(monkeypatch, tmp_pa
     assert all("nothing in the checked paths calls" in f.message for f in result.findings if f.severity == "warning")
     library = check_fixture(monkeypatch, tmp_path, FIXTURES, "library")
     assert [f.rule for f in library.findings if f.severity == "error"] == ["GL109"]  # no capture called: a library
-
-
-def test_a_loop_over_a_progress_bar_bound_first_is_a_per_token_loop(monkeypatch, tmp_path):
-    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "pbarloop")
-    assert {(e.context, e.function[1]) for e in result.entries if not e.guessed} == {("eager", "<module>")}
