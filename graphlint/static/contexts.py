@@ -18,7 +18,7 @@ candidate, whether and how it is reported:
   read-back made once the step has replayed -- directly, or in a function called after the replay
   (an overlap scheduler processing the previous step's sampled ids) -- reads the step's result:
   ``info``; in a host step loop, only the read the eager loop's definition takes for the step's
-  first (:func:`.stepresult.host_result_reads`), and never a read there of what the step did not
+  first (:func:`.hostreads.host_result_reads`), and never a read there of what the step did not
   produce (the loop's device position, read after the replay, is a sync of its own).
 
 A candidate in several contexts takes the strictest that applies to its rule: eager or graph
@@ -47,6 +47,8 @@ GUESSED_NOTE = " (on a decode path guessed from function names: at most a warnin
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
                " it, or its carry goes through fields alone in a model's forward: at most a"
                " warning)")
+UNCALLED_NOTE = (" (captured only by a function nothing in the checked paths calls, while other captures are called:"
+                 " not on the decode path they show; at most a warning)")
 REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass,"
                  " a wrapper named after it or a module a call of it is written for, built from a computed class:"
                  " it runs only where the load-time rules keep the original; at most a warning)")
@@ -118,14 +120,17 @@ def spread(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId],
 
 def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[int]], calls: Calls,
                 replay_reach: set[FuncId], replay_orders: dict[FuncId, int],
-                stop: set[FuncId]) -> tuple[dict[FuncId, int], set[FuncId]]:
+                stop: set[FuncId], followed: set[FuncId] = frozenset()) -> tuple[dict[FuncId, int], set[FuncId]]:
     """Per host function, the statement ordinal of its first replay (or call that leads to one), and
     the functions called only after that point (what processes the step's result). From the first
     replay on, the step's result exists: reading it back (the sampled ids, a speculative step's
-    accepted length) is what the host is there for; a wait before it is an extra sync."""
+    accepted length) is what the host is there for; a wait before it is an extra sync. Not a
+    function that anything called before the replay reaches too (the allocator both the staging
+    and the clean-up call: what it reads is its own state), nor what a ``followed`` function calls
+    (:mod:`.hostreads`: there the data says which read is the result)."""
     points: dict[FuncId, int] = {}
     after: list[tuple[FuncId, Chain]] = []
-    before: set[FuncId] = set()
+    before: list[tuple[FuncId, Chain]] = []
     for fid in (*host, *loop_bodies):
         point = replay_orders.get(fid, 0)
         for callee, site in calls.get(fid, ()):
@@ -137,12 +142,13 @@ def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[i
         for callee, site in calls.get(fid, ()):
             if callee in replay_reach or site.reference:
                 continue
-            if site.order > point:
+            if site.order <= point:
+                before.append((callee, (fid, callee)))
+            elif fid not in followed:
                 after.append((callee, (fid, callee)))
-            else:
-                before.add(callee)
     reached_after = bfs(after, calls, stop | replay_reach)
-    return points, {f for f in reached_after if f not in before}
+    reached_before = bfs(before, calls, stop | replay_reach) if reached_after else {}
+    return points, {f for f in reached_after if f not in reached_before}
 
 
 def in_graph(params: dict, cand: Candidate) -> bool:
@@ -162,7 +168,8 @@ class Placement:
                  guessed: set[FuncId] | frozenset = frozenset(), unused: set[FuncId] | frozenset = frozenset(),
                  eager_results: set | frozenset = frozenset(),
                  advanced_attrs: set[str] | frozenset = frozenset(),
-                 host_results: tuple[set, set, set] = (frozenset(), frozenset(), frozenset())):
+                 host_results: tuple[set, set, set, set] = (frozenset(),) * 4,
+                 uncalled: set[FuncId] | frozenset = frozenset()):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
@@ -179,8 +186,9 @@ class Placement:
         self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
         self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
         #: a host step loop's first reads of its step's result, and every read of it the walk met
-        #: (:func:`.stepresult.host_result_reads`): the same definition as the eager loop's
-        self.host_first, self.host_judged, self.host_others = host_results
+        #: (:func:`.hostreads.host_result_reads`): the same definition as the eager loop's
+        self.host_first, self.host_judged, self.host_others, self.host_followed = host_results
+        self.uncalled = uncalled  # captured only by functions nothing calls (:mod:`.uncalled`)
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -254,6 +262,8 @@ class Placement:
                 return graph or (fid,), "warning", SHAPE_NOTE
             if severity == "error" and fid in self.replaced.get("graph", ()):
                 return graph or (fid,), "warning", REPLACED_NOTE
+            if severity == "error" and fid in self.uncalled:
+                return graph or (fid,), "warning", UNCALLED_NOTE
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None
@@ -290,6 +300,8 @@ class Placement:
             return True
         if key in self.host_others:
             return False  # the loop's own state read after the replay (a position): an extra sync
+        if fid in self.host_followed:
+            return False  # the data decides there (:mod:`.hostreads`): a read of something else
         return key not in self.host_judged and self.after_last_replay(fid, cand)
 
     def after_last_replay(self, fid: FuncId, cand: Candidate) -> bool:

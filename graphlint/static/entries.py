@@ -64,8 +64,10 @@ from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.recorded import add_recorded
 from graphlint.static.handed import handed_functions
-from graphlint.static.stepresult import host_result_reads, result_reads
+from graphlint.static.hostreads import host_result_reads
+from graphlint.static.stepresult import result_reads
 from graphlint.static.tokenloops import TokenLoops
+from graphlint.static.uncalled import uncalled_graph
 
 CONTEXTS = ("graph", "eager", "host")
 
@@ -171,7 +173,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration
-        self.model_reach = reach = reaching((steps - setup) | graph_roots, callers, setup)
+        self.model_reach = reach = reaching((steps - setup) | (graph_roots - self.math_roots(graph_roots, graph, steps)),
+                                            callers, setup)
         replayers = self.host_steps(compiled_graph, graph, callers)
         # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
         replay_reach = reaching(set(replayers), callers, set(graph))
@@ -207,14 +210,40 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                     setup | graph_roots)
+        # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
+        host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.loop_bodies["host"],
+                                         [f for f in points if f not in replayers], self.calls)
+        if host_results[3]:
+            _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
+                                   setup | graph_roots, host_results[3])
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
-                              host_results=host_result_reads(self.infos, self.graph, replay_reach | graph_roots,
-                                                             self.loop_bodies["host"]))
+                              host_results=host_results,
+                              uncalled=uncalled_graph(self.roots["graph"], self.calls, self.fn, prefill | replaying))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
+
+    def math_roots(self, roots: set[FuncId], graph: dict[FuncId, object], steps: set[FuncId]) -> set[FuncId]:
+        """Callables a capture records that run no model: nothing they reach inside it is a model step
+        (``steps``) or a call the call graph cannot follow -- a sampling or rejection-residual kernel
+        captured on its own (``get_residual(p, q)``). Still graph code; but a loop calling one eagerly
+        (a speculative tree's acceptance walk) runs no model per iteration: no evidence of a
+        per-token loop, as a loop over images or experts is none."""
+        # only what a capture records (a declared region or a compiled function is the step it names)
+        captured = {r for r, chain in self.roots["graph"] if len(chain) == 2 and self.fn(chain[0]).captures}
+        roots = set(roots) & captured - {r for r, chain in self.roots["graph"]
+                                         if not (len(chain) == 2 and self.fn(chain[0]).captures)}
+        found = {f for f in graph if f in steps or (self.graph is not None and self.graph.unresolved.get(f))}
+        queue = list(found)
+        callers = callers_of({f: self.calls.get(f, ()) for f in graph})
+        while queue:
+            for caller in callers.get(queue.pop(), ()):
+                if caller in graph and caller not in found:
+                    found.add(caller)
+                    queue.append(caller)
+        return {r for r in roots if r in graph and r not in found}
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking

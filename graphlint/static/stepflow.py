@@ -225,8 +225,10 @@ def _finish(func, raws: list, start: int, body: cst.CSTNode, params: set[str]) -
         for item in pending:
             if len(item) == 4:
                 _record_assignment(func, *item)
-        # what a caller's result can reach here: the parameters and what derives from them
-        given = derived(params, func.derives) if reads else set()
+        # what a caller's result can reach here: the parameters and what derives from them; and what
+        # the function binds itself (a host step's ``logits = runner(ids)``, handed to ``append(ids)``:
+        # :mod:`.hostreads` follows it from the call that replays)
+        given = derived(params, func.derives) | {t for _, t, _ in func.derives} if reads else set()
         for item in pending:
             if len(item) == 6 and (item[2] or given.intersection(
                     n for a in item[3].args for n in names_in(a.value))):  # a loop's calls, or passing a parameter's value

@@ -371,15 +371,3 @@ def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict
     serving loops among ``loops``, whose model call runs the model further down, ``steps``;
     ``shaped``: (function, call) of unresolved model calls a loop's shape vouches for)."""
     return ResultReads(infos, graph, model, shaped).run(loops, serving, steps)
-
-
-def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
-                      loops: dict[FuncId, frozenset[int]]) -> tuple[set[Key], set[Key], set[Key]]:
-    """The same definition for a captured engine's host step loops, whose "model call" is the call
-    on the way to the replay (or a captured callable it calls: a compiled step): (the first reads of the step's result, every read of it met,
-    the reads in the loop after its model call of what the step did not produce). A read
-    after the replay the walk met and did not take for the first -- a second read, a per-row read,
-    an intermediate the sampler reads -- is no by-design read (:meth:`.contexts.Placement.place`)."""
-    reads = ResultReads(infos, graph, replay_reach)
-    first = reads.run(loops)
-    return first, reads.judged, reads.others

@@ -1,0 +1,68 @@
+"""Which reads of a captured engine's host step are its result, by the data (:mod:`.stepresult`).
+
+The host step reads back what its replay produced -- the logits it samples from, the ids it
+appends -- once per step, by design (``info``). Everything else it reads is a cost, wherever it
+sits: the allocator's ``.item()`` of its free blocks, a ``nonzero().numel()`` compactness check, a
+metadata constructor's ``lengths.max().item()``. Those run every step too, before the replay or
+after it, and none of them is the step's output. So a function that calls its way to a replay and
+binds what that call returns (``logits = runner(ids)``) is walked as one iteration of a per-token
+loop: its first read of that value, or of what derives from it (``nxt = argmax(logits)``,
+``self.append(nxt)`` and the read inside ``append``), is the result; a read of anything else after
+the call is not (``followed``: those functions answer by the data alone, and what they call after
+the replay without handing it the result is no read of it either). A function that replays
+itself (``g.replay(); return self.static_out``) binds nothing the walk can follow: reads after
+its replay stay the result, as before (:meth:`.contexts.Placement.after_last_replay`)."""
+
+from __future__ import annotations
+
+from graphlint.static.facts import ModuleInfo
+from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult
+
+
+class HostReads(ResultReads):
+    """:class:`.stepresult.ResultReads` with the host step functions walked as iterations."""
+
+    def __init__(self, *args, calls=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.followed: set[FuncId] = set()
+        self.calls = calls or {}
+
+    def step_function(self, fid: FuncId) -> None:
+        """Walk ``fid`` from its first call that leads to a replay, when that call binds names."""
+        fn = self.fn(fid)
+        if fn is None:
+            return
+        bound_at = {site.order for callee, site in self.calls.get(fid, ())
+                    if callee in self.model and not site.reference and not site.in_capture}
+        if not bound_at:
+            return
+        start = min(bound_at)
+        seeds = {t for order, t, _ in fn.derives if order in bound_at}
+        if not seeds:
+            return
+        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        result = StepResult(seeds, derives, start)
+        result.copied = fn.derives
+        result.resets = sorted(o for o in bound_at if o > start)
+        self.followed.add(fid)
+        self.walk(fid, result, lambda order, loops: order > start, True, 0)
+
+
+def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
+                      loops: dict[FuncId, frozenset[int]], steps: list[FuncId] = (), calls=None
+                      ) -> tuple[set[Key], set[Key], set[Key], set[FuncId]]:
+    """The eager loop's definition (:mod:`.stepresult`) for a captured engine's host step loops,
+    whose "model call" is the call on the way to the replay (or a captured callable it calls: a
+    compiled step), and for the host step functions ``steps`` (:class:`HostReads`): (the first
+    reads of the step's result, every read of it met, the reads after the model call of what the
+    step did not produce, the step functions answered by the data). A read after the replay the
+    walk met and did not take for the first -- a second read, a per-row read, an intermediate the
+    sampler reads -- is no by-design read (:meth:`.contexts.Placement.place`)."""
+    reads = HostReads(infos, graph, replay_reach, calls=calls)
+    first = reads.run(loops)
+    for fid in sorted(steps):
+        if fid not in loops:
+            reads.step_function(fid)
+    first = first | {k for k in reads.first if (k[0], reads.owner[k]) not in reads.gating}
+    return first, reads.judged, reads.others, reads.followed
