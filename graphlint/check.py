@@ -182,6 +182,9 @@ def _run(settings: Settings, progress: Progress | None, contexts_out: list | Non
             result.cache_hits += _add_cross_file_facts(summaries, sources, settings, meta, progress, variants, reserve)
         except Exception as exc:  # the per-file summaries stand; only the facts files give each other are lost
             failures.append(pass_failure(pass_error(exc, len(summaries), "the cross-file pass"), FACTS_LOST, settings))
+    from graphlint.static.valueflow import release_planning_facts
+
+    release_planning_facts(summaries.values())  # the summaries are final now: no further planning reads them
     result.lines = sum(s.lines for s in summaries.values())
     for source in sources:  # nothing reads the files' bytes again: not held through the link
         source.data = None

@@ -16,6 +16,7 @@ thing still named by *descriptor* is a class's bases (``ClassInfo.bases``), whic
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any
 
 Descriptor = tuple
@@ -35,7 +36,24 @@ class Compact:
         names = _FIELD_NAMES.get(cls)
         if names is None:
             names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(self))
-        return (cls, tuple(getattr(self, name) for name in names))
+        values = tuple(getattr(self, name) for name in names)
+        if any(not v and type(v) in SHARED_EMPTY for v in values):  # a loaded record pickled again: {} for the proxy
+            return (_restored, (cls, tuple({} if type(v) is MappingProxyType else v for v in values)))
+        return (cls, values)
+
+
+#: what an empty list, set or dict of a fact becomes where the summary is loaded (the linking
+#: process): one shared immutable object instead of one per field of every function (on all of
+#: torch, empty sets and lists were the largest part of the link's peak). Nothing after the walk
+#: adds to a fact: a mutation there fails loudly instead of leaking into every other fact.
+SHARED_EMPTY: dict[type, object] = {list: (), set: frozenset(), frozenset: frozenset(), dict: MappingProxyType({})}
+SHARED_EMPTY[frozenset] = SHARED_EMPTY[set]
+SHARED_EMPTY[MappingProxyType] = SHARED_EMPTY[dict]
+
+
+def _restored(cls, values: tuple):
+    """A record as pickled, its empty containers the shared ones of :data:`SHARED_EMPTY`."""
+    return cls(*[SHARED_EMPTY[type(v)] if not v and type(v) in SHARED_EMPTY else v for v in values])
 
 
 @dataclass(slots=True)
