@@ -87,6 +87,9 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     forwards = replaceable_forwards(infos, index, graph.instantiated(), computed_keywords(graph.unresolved))
     contexts.placement.replaced = {ctx: only_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], forwards)
                                    for ctx in ("graph", "eager")}
+    weak = graph.weak()  # library-tied policy replacements: at most warnings (:mod:`.policies`)
+    contexts.placement.policy = {ctx: only_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], weak)
+                                 for ctx in ("graph", "eager")}
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if contexts_out is not None:
