@@ -159,13 +159,13 @@ class CallGraph:
 
     def pool(self) -> list[FuncId]:
         """What a call of a library or unknown module may run: the code installed into one, and the
-        ``forward`` replacements of policy records tied to no project class (weak, :meth:`weak`)."""
+        ``forward`` replacements of policy records tied to no project class (weak: :meth:`weak`)."""
         if self._pool is None:
-            self._pool = sorted(set(self.installed.targets()) | set(self.policies.weak()))
+            self._pool = sorted(set(self.installed.targets()) | set(self.policies.library()))
         return self._pool
 
     def weak(self) -> set[FuncId]:
-        """The pool's targets that only a policy record supplies: evidence through them is weak."""
+        """Replacements only a weakly tied policy record supplies: evidence through them is weak."""
         return set(self.policies.weak()) - set(self.installed.targets())
 
     def compiled_sites(self) -> dict[FuncId, list[CallSite]]:

@@ -20,6 +20,9 @@ record is tied to:
   model is called, as code installed into one does (:mod:`.installed`), but which policy applies to
   which model is data the analysis does not read -- a family of policies, any class. Those targets
   are *weak*: code reached only through them keeps its findings as warnings (:mod:`.contexts`).
+  So are those of a project class's method that records replace by different functions (a family of
+  policies -- ``DiffusionPipe.forward`` by one per pipeline -- chosen by a key the analysis does not
+  decide).
 
 Records are found when summarising (:func:`records`): a string key that is an identifier mapped to
 an expression, in a dict literal passed to a call (or to a call passed to one) together with at
@@ -82,6 +85,7 @@ class Policies:
         #: (method, value node, class nodes) of every record
         self.records: list[tuple[str, int, list[int]]] = []
         self._weak: list[FuncId] | None = None
+        self._library: list[FuncId] = []
 
     def record(self, method: str, value: int, classes: list[int]) -> None:
         self.records.append((method, value, classes))
@@ -109,16 +113,30 @@ class Policies:
         self.s.add_values(dst, out)
 
     def weak(self) -> list[FuncId]:
-        """After the solve: the ``forward`` replacements of records tied to no project class."""
+        """After the solve: the replacements whose tie is weak -- a ``forward`` replacement of a record
+        tied to no project class (any class), and every replacement of a project class's method that
+        two records replace by different functions (a family of policies: which one applies is data)."""
         if self._weak is None:
             found: dict[FuncId, None] = {}
+            library: dict[FuncId, None] = {}
+            by_method: dict[tuple, set[FuncId]] = {}
             values = self.s.values
             for method, value, classes in self.records:
-                if method != "forward" or any(v[0] == "C" for node in classes for v in values(node)):
-                    continue
-                for v in values(value):
-                    if v[0] in CALLABLE:
-                        found.update(dict.fromkeys(fid for fid, _, _ in self.o.callees(v) if fid is not None))
-            self._weak = sorted(found)
+                tied = sorted({v for node in classes for v in values(node) if v[0] == "C"})
+                fids = {fid for v in values(value) if v[0] in CALLABLE for fid, _, _ in self.o.callees(v) if fid is not None}
+                for cls in tied:
+                    by_method.setdefault((cls, method), set()).update(fids)
+                if not tied and method == "forward":
+                    library.update(dict.fromkeys(sorted(fids)))
+            for fids in by_method.values():
+                if len(fids) > 1:
+                    found.update(dict.fromkeys(sorted(fids)))
+            self._library = sorted(library)
+            self._weak = sorted(found.keys() | library.keys())
             self.records = []
         return self._weak
+
+    def library(self) -> list[FuncId]:
+        """The ``forward`` replacements tied to no project class: a library model's call may run them."""
+        self.weak()
+        return self._library

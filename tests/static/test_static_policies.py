@@ -35,10 +35,21 @@ def test_a_replacement_tied_to_a_project_class_runs_in_the_capture_as_an_error()
     assert [(f.line, f.severity) for f in found] == [(5, "error")]
 
 
-def test_the_replacement_of_a_project_submodule_is_reached_through_the_bound_instance():
-    """``add_method_replacement(description={"forward": fast_norm_forward}, ..., target_key=Norm)``:
-    ``fast_llama_forward``'s ``self.norm(ids)`` runs it (its ``self`` is the ``Llama`` bound)."""
+def test_replacements_two_policies_make_of_one_method_are_at_most_warnings():
+    """``Norm.forward`` is replaced by ``fast_norm_forward`` in one policy and ``other_norm_forward``
+    in another: ``fast_llama_forward``'s ``self.norm(ids)`` (its ``self`` the ``Llama`` bound) runs
+    either -- a family of policies, chosen by data -- so their read-backs are warnings."""
     files = _planted(_files("policy_record_project"), "fast.py", "def fast_norm_forward(self, x):")
+    files = _planted(files, "fast.py", "def other_norm_forward(self, x):")
+    found = _at(analyze(files), "fast.py")
+    assert [(f.line, f.severity) for f in found] == [(9, "warning"), (18, "warning")]
+    assert all("load-time policy" in f.message for f in found)
+
+
+def test_one_policy_for_the_method_makes_its_replacement_an_error():
+    """Without the second policy, ``Norm.forward``'s one replacement is sound evidence."""
+    files = _planted(_files("policy_record_project"), "fast.py", "def fast_norm_forward(self, x):")
+    files["policy.py"] = files["policy.py"][:files["policy.py"].index("class FastNormPolicy")]
     found = _at(analyze(files), "fast.py")
     assert [(f.line, f.severity) for f in found] == [(9, "error")]
 
