@@ -81,3 +81,15 @@ def test_a_forward_installed_on_the_classs_own_submodule_is_not_every_library_mo
                                                 "            return self.model(ids)\n")
     files["main.py"] = "import torch\n" + files["main.py"]
     assert not _at(analyze(files), "main.py")
+
+
+def test_graphlint_entries_says_which_captured_forwards_are_weakly_tied():
+    from graphlint.static.link import link
+    from static_helpers import builtin_rules, options, summarize
+
+    rules = builtin_rules()
+    entries = []
+    link(summarize(_files("policy_record_library"), rules), rules, options(rules), entries_out=entries)
+    graph = {e.function[1]: e.reason for e in entries if e.context == "graph"}
+    assert set(graph) == {"causal_forward", "layer_forward"}
+    assert all("weakly tied" in reason for reason in graph.values())
