@@ -93,8 +93,9 @@ class Policies:
             self.s.watch(node, (Policies._tie, self, method, value))
 
     def _tie(self, method: str, value: int, values) -> None:
-        for v in values:
-            if v[0] == "C" and self.o.once(("policy", method, value, v)):
+        for v in values:  # a replacement replaces: the class (or a base) has the method already
+            if v[0] == "C" and self.o.class_attr(self.o.index.mro(self.o.ref(v)), method) \
+                    and self.o.once(("policy", method, value, v)):
                 dst = self.o.cattr(v[1], v[2], method)
                 self.s.watch(value, (Policies._bind, self, v, dst))
 
@@ -122,11 +123,12 @@ class Policies:
             by_method: dict[tuple, set[FuncId]] = {}
             values = self.s.values
             for method, value, classes in self.records:
-                tied = sorted({v for node in classes for v in values(node) if v[0] == "C"})
+                held = {v for node in classes for v in values(node) if v[0] == "C"}
+                tied = sorted(v for v in held if self.o.class_attr(self.o.index.mro(self.o.ref(v)), method))
                 fids = {fid for v in values(value) if v[0] in CALLABLE for fid, _, _ in self.o.callees(v) if fid is not None}
                 for cls in tied:
                     by_method.setdefault((cls, method), set()).update(fids)
-                if not tied and method == "forward":
+                if not held and method == "forward":
                     library.update(dict.fromkeys(sorted(fids)))
             for fids in by_method.values():
                 if len(fids) > 1:
