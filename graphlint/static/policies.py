@@ -26,7 +26,8 @@ record is tied to:
 
 Records are found when summarising (:func:`records`): a string key that is an identifier mapped to
 an expression, in a dict literal passed to a call (or to a call passed to one) together with at
-least one other name or attribute (the class candidates), or in a call stored under a subscript.
+least one other name or attribute spelled as a class (the class candidates), or in a call stored under a
+subscript.
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ def _dicts(call: cst.Call, depth: int) -> list[tuple[str, cst.BaseExpression]]:
     return found
 
 
+def _class_named(node: cst.BaseExpression) -> bool:
+    """A name or attribute spelled as a class (``LlamaForCausalLM``, ``layers.Norm``)."""
+    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
+    return name[:1].isupper()
+
+
 def records(call: cst.Call, key: cst.BaseExpression | None = None):
     """(method, value expression, class candidate expressions) of the replacement records of a
     call: ``key`` is the subscript the call's value is stored under (``policy[Cls] = Desc(...)``);
@@ -69,9 +76,9 @@ def records(call: cst.Call, key: cst.BaseExpression | None = None):
     if not found:
         return []
     if key is not None:
-        classes = [key] if isinstance(key, (cst.Name, cst.Attribute)) else []
-    else:
-        classes = [a.value for a in call.args if isinstance(a.value, (cst.Name, cst.Attribute))]
+        classes = [key] if _class_named(key) else []
+    else:  # ``trace_module(func, {"forward": inputs}, ...)`` names no class: no record (measured on torch)
+        classes = [a.value for a in call.args if _class_named(a.value)]
     if not classes:
         return []
     return [(method, value, classes) for method, value in found]
