@@ -33,6 +33,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
 from graphlint.static.installed import Installed
+from graphlint.static.policies import Policies
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.passedcalls import names, parameter_calls
 from graphlint.static.pointsto import Solver
@@ -59,6 +60,8 @@ class CallGraph:
         self.linker.keep_args = names(self.helpers)
         #: code installed into library or unknown modules, and the calls that may run it (:mod:`.installed`)
         self.installed = self.linker.installed = Installed(self.objects)
+        #: methods policy records replace; the library-tied ones are weak targets (:mod:`.policies`)
+        self.policies = self.linker.policies = Policies(self.objects)
         self.linker.compile_all()
         self._compile_queries(infos)
         #: ids of the torch.compile regions that capture (a CUDA-graph mode, read from settings too)
@@ -66,6 +69,7 @@ class CallGraph:
         self._compiled_sites: dict[FuncId, list[CallSite]] | None = None
         #: (caller, id of the callee IR) of the sites whose only targets are installed guesses
         self.guessed: set[tuple[FuncId, int]] = set()
+        self._pool: list[FuncId] | None = None
         self.linker.forget()  # the compile memo is most of the memory the solve does not need
         self.solver.run()
         while self.linker.settle() and not self.solver.exhausted:  # imports by string (:mod:`.classpaths`)
@@ -144,14 +148,25 @@ class CallGraph:
         tables = site.reference and not (site.via is not None and site.via[0] == "n" and site.via[1] in BUILTIN_NAMES)
         found = self.callees(node, classes=not site.reference, tables=tables)
         if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
-                and self.installed.targets() and not self.external(path, qual, site.expr) \
+                and self.pool() and not self.external(path, qual, site.expr) \
                 and not self.builds(path, qual, site.expr):
             self.guessed.add(((path, qual), id(site.expr)))
-            return self.installed.targets()  # a library or unknown module: what was installed into one
+            return self.pool()  # a library or unknown module: what was installed into one
         wrapped = self.linker.wrapped.get((path, qual))
         if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that
             found = [fid for fid in found if fid not in wrapped]
         return found
+
+    def pool(self) -> list[FuncId]:
+        """What a call of a library or unknown module may run: the code installed into one, and the
+        ``forward`` replacements of policy records tied to no project class (weak: :meth:`weak`)."""
+        if self._pool is None:
+            self._pool = sorted(set(self.installed.targets()) | set(self.policies.library()))
+        return self._pool
+
+    def weak(self) -> set[FuncId]:
+        """Replacements only a weakly tied policy record supplies: evidence through them is weak."""
+        return set(self.policies.weak()) - set(self.installed.targets())
 
     def compiled_sites(self) -> dict[FuncId, list[CallSite]]:
         """Per function, its calls of a callable compiled with CUDA graphs (:mod:`.compilemodes`):
@@ -202,7 +217,7 @@ class CallGraph:
         """The call graph's edges out of one call site (its points-to targets); recorded in
         :attr:`unresolved` when it looks like a project call and runs nothing."""
         found = self.targets(info.path, qual, site)
-        if (not found or found is self.installed.targets()) and site.plain and not site.reference and not self.external(info.path, qual, site.expr) \
+        if (not found or found is self._pool) and site.plain and not site.reference and not self.external(info.path, qual, site.expr) \
                 and not self.foreign(info.path, qual, site.expr) and not self.builds(info.path, qual, site.expr) \
                 and not self.runs_wrapped(info.path, qual, site):
             self.unresolved.setdefault((info.path, qual), []).append(site)

@@ -52,6 +52,9 @@ UNCALLED_NOTE = (" (captured only by a function nothing in the checked paths cal
 REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass,"
                  " a wrapper named after it or a module a call of it is written for, built from a computed class:"
                  " it runs only where the load-time rules keep the original; at most a warning)")
+POLICY_NOTE = (" (reached only through a method replacement a load-time policy describes as data for a class"
+               " outside the project: which policy applies to which model is not read, so any library model call"
+               " may run it; at most a warning)")
 OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
                " at most a warning)")
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
@@ -183,6 +186,8 @@ class Placement:
         self.replaced: dict[str, set[FuncId]] = {}
         #: per context, reached only through a class built only for another backend (:mod:`.backends`)
         self.backend: dict[str, dict[FuncId, tuple[str, str]]] = {}
+        #: per context, reached only through a method a library-tied policy record replaces (:mod:`.policies`)
+        self.policy: dict[str, set[FuncId]] = {}
         self.eager_results = eager_results  # an eager loop's first read of its step's result (:mod:`.stepresult`)
         self.advanced_attrs = advanced_attrs  # attributes the project advances in place: per-step state
         #: a host step loop's first reads of its step's result, and every read of it the walk met
@@ -254,6 +259,9 @@ class Placement:
             if severity == "error" and fid in self.replaced.get("eager", ()) and (
                     not captured or fid in self.replaced.get("graph", ())):  # nor a module a rule may swap out
                 return eager, "warning", REPLACED_NOTE
+            if severity == "error" and fid in self.policy.get("eager", ()) and (
+                    not captured or fid in self.policy.get("graph", ())):  # nor a policy's replacement
+                return eager, "warning", POLICY_NOTE
             if not captured or (fid not in self.guessed and fid not in self.unused):
                 return eager, severity, ""
         if (graph or cand.in_capture) and in_graph(params, cand):
@@ -264,6 +272,8 @@ class Placement:
                 return graph or (fid,), "warning", REPLACED_NOTE
             if severity == "error" and fid in self.uncalled:
                 return graph or (fid,), "warning", UNCALLED_NOTE
+            if severity == "error" and fid in self.policy.get("graph", ()):
+                return graph or (fid,), "warning", POLICY_NOTE
             return graph or (fid,), severity, ""
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None

@@ -99,6 +99,8 @@ class Contexts:
     decided: int = 0
     #: loops that look per-token but run whole decodes (:mod:`.outerloops`): cold
     outer_loops: list[OuterLoop] = field(default_factory=list)
+#: a graph entry only a weakly tied policy record makes a target (:mod:`.policies`)
+WEAK_NOTE = " (a load-time policy's replacement, weakly tied: at most warnings)"
 
 
 class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
@@ -277,11 +279,12 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         self.compiled_roots: list[FuncId] = []
         self.protocol_stages: set[FuncId] = set()
         compiled_graph: dict[FuncId, set[str] | None] = {}
+        weak = self.graph.weak() if self.graph is not None else set()
         for caller in sorted(self.calls):
             for callee, site in self.calls[caller]:
                 if site.in_capture and not self.runs_capture(callee, caller):
-                    self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}",
-                             self.capture_site(caller), (caller, callee))
+                    self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}"
+                             + (WEAK_NOTE if callee in weak else ""), self.capture_site(caller), (caller, callee))
         captured = {fid for fid, _ in self.roots["graph"]}
         for info in self.infos:  # ``runner.capture(self._token_forward, x)``: hands over what is captured
             for qual in sorted(info.functions):

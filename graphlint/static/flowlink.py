@@ -17,6 +17,7 @@ from graphlint.static.classpaths import SPLITS, ClassPaths
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
+from graphlint.static.installed import own_field
 from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, SELF_RETURNING,
                                       TASK_METHODS, LibraryFlows)
 from graphlint.static.names import module_name
@@ -57,6 +58,7 @@ class Linker(LibraryFlows, ClassPaths):
         self.keep_args: frozenset[str] = frozenset()
         #: what stores on objects other than ``self`` install (:mod:`.installed`), set by the call graph
         self.installed = None
+        self.policies = None  # methods policy records replace (:mod:`.policies`), set by the call graph
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -120,6 +122,9 @@ class Linker(LibraryFlows, ClassPaths):
                 self.implicit.contains(path, qual, self.eval(path, qual, stmt[1]))
             elif kind == "r":
                 self.s.edge(self.eval(path, qual, stmt[1]), self.o.ret(path, qual))
+            elif kind == "rep" and self.policies is not None:  # a method a policy record replaces
+                self.policies.record(stmt[1], self.eval(path, qual, stmt[2]),
+                                     [self.eval(path, qual, c) for c in stmt[3]])
 
     def assign(self, path: str, qual: str, target: tuple, value: int) -> None:
         kind = target[0]
@@ -132,7 +137,11 @@ class Linker(LibraryFlows, ClassPaths):
             self.o.store(obj, target[2], value)
             self.implicit.store(path, qual, obj)
             if self.installed is not None and target[1] != SELF:
-                self.installed.store(obj, value, target[2])
+                field = own_field(self.by_path[path].flows.get(qual), target[1]) if target[2] == "forward" else None
+                if field is not None:  # installed on a submodule of its own: a call through that field runs it
+                    self.s.edge(value, self.o.field(path, field[0], field[1]))
+                else:
+                    self.installed.store(obj, value, target[2])
         elif kind == "s":
             obj = self.eval(path, qual, target[1])
             self.o.store_elements(obj, value)

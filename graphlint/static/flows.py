@@ -24,6 +24,7 @@ import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
+from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
 
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
@@ -47,6 +48,7 @@ class FlowRecorder:
         self.optional_imports: set[str] = set()  # what they import (dotted, as ``ModuleInfo.imports``)
         self.names: list[str] = []  # qualnames, parallel to ``stack``
         self.lambdas: dict[int, str] = {}  # id of a lambda node -> its scope (:meth:`lambda_scope`)
+        self._described: set[int] = set()  # ids of calls whose records a subscript store tied (:meth:`described`)
         #: told (qualname, the body's callee IR or None) of every lambda scope made
         self.on_lambda: Callable[[str, IR | None], None] | None = None
         self.ir.lam = self.lambda_scope
@@ -188,7 +190,21 @@ class FlowRecorder:
         if isinstance(target, cst.Name) and target.value == "__all__":
             self.scope.locals.add("__all__")
             return
+        if type(target) is cst.Subscript and type(value) is cst.Call and len(target.slice) == 1 \
+                and type(target.slice[0].slice) is cst.Index:  # ``policy[Cls] = Desc(method_replacement={...})``
+            self.described(value, target.slice[0].slice.value)
         self._bind(target, self.ir.expr(value) if value is not None else None)
+
+    def described(self, call: cst.Call, key: cst.BaseExpression | None = None) -> None:
+        """Methods a record replaces (:mod:`.policies`): ``("rep", method, value, classes)``."""
+        if id(call) in self._described:
+            return
+        if key is not None:  # the call's own visit comes next: its arguments are not the classes
+            self._described.add(id(call))
+        for method, value, classes in policies.records(call, key):
+            fn, tied = self.ir.expr(value), tuple(ir for c in classes if (ir := self.ir.expr(c)) is not None)
+            if fn is not None and tied:
+                self.add(("rep", method, fn, tied))
 
     def _bind_name(self, target: cst.BaseExpression, value: IR | None) -> None:
         self._bind(target, value)
@@ -242,6 +258,8 @@ class FlowRecorder:
         """Every call: its IR (the callee part is what the call graph resolves)."""
         ir = self.ir.expr(node)
         func, args = node.func, node.args
+        if args:
+            self.described(node)
         if (type(func) is cst.Name and func.value == "setattr" and len(args) == 3
                 and isinstance(args[1].value, cst.SimpleString)):  # ``setattr(obj, "name", v)``
             obj, value = self.ir.expr(args[0].value), self.ir.expr(args[2].value)

@@ -90,3 +90,24 @@ class Installed:
         if expr[0] == "a" and expr[1] == ("n", "self"):
             return True  # a field of ``self`` holding a library model or one never given (``self.model``)
         return expr[0] in ("n", "s") and bool(values)  # a name or element holding a library object
+
+
+def own_field(flow, obj: tuple) -> tuple[str, str] | None:
+    """``(class, field)`` when a method installs on a submodule of its own instance: ``self.model``,
+    or a local bound only to it (``model = getattr(self, "model")``). Code installed so is tied to
+    that field -- ``self.model(...)`` of that class's instances runs it -- not to every library call
+    (measured on a GLIDE drafter: its forward, installed on its own ``self.model``, was taken for the
+    forward of every model the engine captures)."""
+    if flow is None or not flow.cls or flow.fkind != "m" or not flow.params or flow.params[0] != "self":
+        return None
+    own = ("n", "self")
+    if obj[0] == "a" and obj[1] == own:
+        return flow.cls, obj[2]
+    if obj[0] != "n":
+        return None
+    bound = {st[2] for st in flow.stmts if st[0] == "=" and st[1] == obj}
+    if len(bound) == 1:
+        (value,) = bound
+        if value[0] == "a" and value[1] == own:
+            return flow.cls, value[2]
+    return None

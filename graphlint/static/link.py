@@ -93,6 +93,9 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     gates = backend_only(infos, index, graph, raw)  # classes built only ``if use_torch_npu:``
     contexts.placement.backend = {ctx: backend_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], gates)
                                   for ctx in ("graph", "eager")}
+    weak = graph.weak()  # library-tied policy replacements: at most warnings (:mod:`.policies`)
+    contexts.placement.policy = {ctx: only_through(discovery.roots[ctx], calls, contexts.placement.chains[ctx], weak)
+                                 for ctx in ("graph", "eager")}
     if entries_out is not None:
         entries_out.extend(contexts.entries)
     if contexts_out is not None:
