@@ -283,7 +283,9 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
 def _slices_own_param(value: cst.BaseExpression, call: cst.Call, own: str, oracle: TensorOracle) -> bool:
     """``key[n:]`` of the caller's parameter, passed to a call of the caller's own name (only
     recursions: marking every slice would grow every summary)."""
-    if type(value) is not cst.Subscript or type(value.value) is not cst.Name or value.value.value not in oracle.fn.params:
+    if type(value) is not cst.Subscript or type(value.value) is not cst.Name:
+        return False
+    if value.value.value not in oracle.fn.params and value.value.value not in oracle.fn.sliced_params:
         return False
     func = call.func
     called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None

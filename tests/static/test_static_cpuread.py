@@ -25,6 +25,6 @@ def test_explicit_cpu_device_and_a_recursion_keep_the_host(monkeypatch, tmp_path
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "prefixcache")
     lines = {(f.path.rsplit("/", 1)[-1], f.line) for f in result.findings if f.category == "host-sync"}
     assert not {("engine.py", 37), ("engine.py", 40), ("engine.py", 42), ("engine.py", 55)} & lines
-    assert ("cache.py", 16) not in lines  # ``_walk``'s ``key[0].item()``: every caller passes CPU keys
-    assert ("cache.py", 26) in lines  # ``stats``' read of the device rows it is handed
+    assert ("cache.py", 19) not in lines  # ``_walk``'s ``key[0].item()``: every caller passes CPU keys
+    assert ("cache.py", 29) in lines  # ``stats``' read of the device rows it is handed
     assert ("engine.py", 35) in lines  # ``.to("cpu")`` of a device row: a real copy
