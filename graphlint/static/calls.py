@@ -263,7 +263,7 @@ class CallRecorder:
                     type(func) is cst.Attribute and self_attr(func.value) is not None) or (
                     type(func) is cst.Attribute and type(func.value) is cst.Subscript
                     and self_attr(func.value.value) is not None):  # what valueflow resolves (``self.layers[j].f``)
-                kinds = arg_kinds(call, self.oracle)
+                kinds = arg_kinds(call, self.oracle, at.func.name)
                 at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)
             if id(call) in self.deferred:

@@ -9,6 +9,9 @@ hold host flags; sized factories such as ``torch.zeros(n)`` are left out, as cod
 device, ``with torch.device("cuda"):``, uses them; under such a default even ``torch.tensor`` lands on
 the GPU and its branch goes unreported: a miss, never a false alarm), names bound to them in the
 function, and what element-wise operators, comparisons, indexing and reductions make of them alone.
+An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default device, so any torch
+factory, ``.new_*`` or ``.to(...)`` given one is a host tensor too (a prefix cache's keys built with
+``torch.tensor(ids, device="cpu")`` and read with ``key[0].item()``); ``torch.from_numpy`` always is.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensors import TensorOracle
 
 HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
+#: methods that make a tensor on the ``device=`` they are given (``to`` also positionally)
+PLACING_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"))
 #: methods that keep a tensor where it is
 SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int", "long", "float", "clone",
                                  "logical_or", "logical_and", "logical_not", "view", "reshape", "flatten"))
@@ -36,6 +41,8 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in SAME_DEVICE_METHODS:
             return is_cpu_tensor(func.value, oracle)
+        if _placed_on_cpu(node, oracle):
+            return True
         return (resolve(func, oracle.imports) in HOST_FACTORIES
                 and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
                 and len([a for a in node.args if a.keyword is None]) <= 1)
@@ -47,6 +54,30 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return is_cpu_tensor(node.expression, oracle)
     return False
+
+
+def _placed_on_cpu(node: cst.Call, oracle: TensorOracle) -> bool:
+    """``torch.zeros(n, device="cpu")``, ``x.to("cpu")``, ``x.new_empty(n, device=torch.device("cpu"))``,
+    ``torch.from_numpy(a)``: made on the host whatever the default device is."""
+    func = node.func
+    method = isinstance(func, cst.Attribute) and func.attr.value in PLACING_METHODS
+    name = "" if method else resolve(func, oracle.imports) or ""
+    if name == "torch.from_numpy":
+        return True
+    if not method and not name.startswith("torch."):
+        return False
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "device" or \
+                arg.keyword is None and method and func.attr.value == "to" and arg is node.args[0]:
+            return _names_cpu(arg.value, oracle)
+    return False
+
+
+def _names_cpu(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """``"cpu"`` or ``torch.device("cpu")``."""
+    if isinstance(value, cst.Call) and resolve(value.func, oracle.imports) == "torch.device" and value.args:
+        value = value.args[0].value
+    return isinstance(value, cst.SimpleString) and str(value.evaluated_value).split(":")[0] == "cpu"
 
 
 def on_host(node: cst.BaseExpression, oracle: TensorOracle) -> bool:

@@ -361,6 +361,7 @@ class LoopTracker:
         for name in bound_names(target):
             self.oracle.fn.ints.discard(name)
             self.oracle.fn.params.discard(name)
+            self.oracle.fn.sliced_params.discard(name)
         if isinstance(target, cst.Name) and is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``

@@ -11,9 +11,11 @@ from collections import Counter
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.valuekinds import UNKNOWN, join_dispatch
+from graphlint.static.valuekinds import HOST, TENSOR, UNKNOWN, join_dispatch
 
 Target = tuple[ModuleInfo, str]
+#: kinds a slice of the value keeps (``key[n:]`` of a host tensor is one)
+SLICE_KEEPS = (TENSOR, HOST)
 
 
 class ParamKinds:
@@ -21,7 +23,10 @@ class ParamKinds:
     passes the caller's own parameter on (``^name``: ``compute_layer(i, j)`` calling
     ``self.layers[j].forward(h, i)``) is what every call of the caller passes that parameter: a
     loop's ``range`` int reaches the layer's ``forward`` two calls down. A cycle of such calls
-    passes nothing known."""
+    passes nothing known, except a function's call of itself handing a parameter on to the same
+    parameter (``walk(node, key[n:])`` in ``walk``): it adds no value of its own, so the other calls
+    decide (a slice, ``^key[``, only where they agree on a tensor, which a slice keeps on its
+    device)."""
 
     def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index):
         self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
@@ -42,7 +47,7 @@ class ParamKinds:
         params = list(flow.params)
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
-        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed)
+        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
         return found
 
     def passed(self, info: ModuleInfo, fn: FunctionInfo, name: str) -> str:
@@ -51,22 +56,28 @@ class ParamKinds:
 
 
 def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index,
-            resolve_param=None) -> dict[str, str]:
+            resolve_param=None, target: tuple[str, str] | None = None) -> dict[str, str]:
     """Parameter -> the kind every call passes it (a missing argument: unknown)."""
     agreed: dict[str, str | None] = {}
+    sliced: set[str] = set()  # parameters the function's own call hands on sliced
     for site, info, fn in sites:
         if site.kinds is None:
             return {}
-        positional = [origin_kind(k, info, fn, index, resolve_param) for k in site.kinds[0]]
-        named = [(n, origin_kind(k, info, fn, index, resolve_param)) for n, k in site.kinds[1]]
-        if len(positional) > len(params):
+        own = target is not None and (info.path, fn.qualname) == target
+        if len(site.kinds[0]) > len(params):
             return {}  # more arguments than parameters: not this function's call (``*args``)
-        passed = dict(zip(params, positional))
-        passed.update(named)
+        passed = dict(zip(params, site.kinds[0]))
+        passed.update(site.kinds[1])
         for name in (*params, *kwonly):
-            kind = passed.get(name, UNKNOWN)
+            raw = passed.get(name, UNKNOWN)
+            if own and raw in (f"^{name}", f"^{name}["):
+                if raw[-1] == "[":
+                    sliced.add(name)
+                continue  # the recursion hands the parameter on: what the other calls pass
+            kind = origin_kind(raw, info, fn, index, resolve_param)
             agreed[name] = kind if name not in agreed else (kind if agreed[name] == kind else UNKNOWN)
-    return {name: kind for name, kind in agreed.items() if kind}
+    return {name: kind for name, kind in agreed.items()
+            if kind and (name not in sliced or kind in SLICE_KEEPS)}
 
 
 def origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, resolve_param=None) -> str:
@@ -74,7 +85,10 @@ def origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, res
     :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown; ``^name`` (the
     caller's parameter passed on) -> what the caller's callers pass it (``resolve_param``)."""
     if kind.startswith("^"):
-        return resolve_param(info, fn, kind[1:]) if resolve_param is not None else UNKNOWN
+        if resolve_param is None:
+            return UNKNOWN
+        found = resolve_param(info, fn, kind[1:].rstrip("["))
+        return found if kind[-1] != "[" or found in SLICE_KEEPS else UNKNOWN
     if not kind.startswith("@"):
         return kind
     key, _, element = kind[1:].rpartition("#")

@@ -68,6 +68,8 @@ class FunctionFacts:
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)
+    #: parameters rebound only to slices of themselves (``key = key[n:]``): a tensor's kind stays
+    sliced_params: set[str] = field(default_factory=set)
     #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)
     weights: set[str] = field(default_factory=set)
     #: ``obj.f`` / ``self.x.f`` spelling -> what the object's class field holds (:mod:`.fieldkinds`)

@@ -282,6 +282,12 @@ class TensorOracle(HostTaint):
             # constant, a loop may advance it after this binding (walked before the loop body)
             constant = _constant_name(target) and number(value) is not None
             (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
+            own_slice = type(value) is cst.Subscript and type(value.value) is cst.Name \
+                and value.value.value == target.value
+            if own_slice and (target.value in self.fn.params or target.value in self.fn.sliced_params):
+                self.fn.sliced_params.add(target.value)  # ``key = key[n:]``: still what the caller gave, sliced
+            else:
+                self.fn.sliced_params.discard(target.value)
             self.fn.params.discard(target.value)
             self.fn.weights.discard(target.value)
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)

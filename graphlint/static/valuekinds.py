@@ -251,7 +251,7 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
 
 
 # -- parameters ----------------------------------------------------------------------------
-def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
+def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | None:
     """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args``/``**kw``
     and when no argument is known (a parameter learns nothing from that call either way, and most
     calls pass nothing known: the summaries stay small). A Python list is a kind only here, for a
@@ -267,6 +267,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
         if type(arg.value) is cst.Name and arg.value.value in oracle.fn.params and (
                 not kind or arg.value.value in oracle.fn.tensors and kind == TENSOR):
             kind = "^" + arg.value.value  # the caller's own parameter, passed on: what its callers pass
+        if not kind and own and _slices_own_param(arg.value, call, own, oracle):
+            kind = "^" + arg.value.value.value + "["  # ``walk(node, key[n:])`` inside ``walk``: a recursion
         if not kind and type(arg.value) is cst.Name:
             kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
         if arg.keyword is None:
@@ -276,6 +278,18 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle) -> tuple | None:
     if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
         return None
     return tuple(positional), tuple(named)
+
+
+def _slices_own_param(value: cst.BaseExpression, call: cst.Call, own: str, oracle: TensorOracle) -> bool:
+    """``key[n:]`` of the caller's parameter, passed to a call of the caller's own name (only
+    recursions: marking every slice would grow every summary)."""
+    if type(value) is not cst.Subscript or type(value.value) is not cst.Name:
+        return False
+    if value.value.value not in oracle.fn.params and value.value.value not in oracle.fn.sliced_params:
+        return False
+    func = call.func
+    called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    return called == own
 
 
 def step_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:

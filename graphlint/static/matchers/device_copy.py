@@ -18,6 +18,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.rules import RuleError
+from graphlint.static.cputensors import on_host
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.names import dotted_name, is_imported_root, resolve
@@ -72,6 +73,8 @@ class DeviceCopy(Matcher):
         device = keyword(node, "device") or (args[0] if args else None)
         if device is None or device_kind(device, ctx) != self.target:
             return
+        if self.target == "host" and on_host(func.value, ctx.oracle):
+            return  # already on the host: ``.to("cpu")`` copies nothing from the device
         if self.target == "other" and not (ctx.module_loops or _picked(device, ctx)
                                            or ctx.oracle.uses(device, ctx.item_names)):
             return  # a loop over layers, or the item's own device: a hop per layer; ``.to(result.device)`` is not
