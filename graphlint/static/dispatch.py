@@ -43,6 +43,14 @@ class MatcherDispatch:
                 else:
                     self.dispatch.setdefault(node_type, []).append(m)
 
+    def lambda_params(self) -> set[str]:
+        """Names a lambda of the current function binds: ``lambda x: x.item()`` says nothing of another
+        lambda's ``x`` (``lambda x: int(x)``), nor of the function's own ``x``."""
+        fn = self.oracle.fn
+        if getattr(self, "_lambda_fn", None) is not fn:
+            self._lambda_fn, self._lambda_names = fn, set()
+        return self._lambda_names
+
     def visit_node(self, node: cst.CSTNode, extra: tuple[Matcher, ...] = ()) -> None:
         for m in (*self.dispatch.get(type(node).__name__, ()), *extra):
             try:
@@ -105,8 +113,11 @@ class MatcherDispatch:
             elif name in COMPREHENSIONS:
                 self.oracle.taint_comprehension(node.for_in)
                 self.oracle.iterated(node.for_in)
-            elif name == "Lambda" and type(node.body) is cst.Call:  # its body's call is deferred (calls.py)
-                self.calls.deferred.setdefault(id(node.body), None)
+            elif name == "Lambda":
+                self.lambda_params().update(p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                                                    *node.params.kwonly_params))
+                if type(node.body) is cst.Call:  # its body's call is deferred (calls.py)
+                    self.calls.deferred.setdefault(id(node.body), None)
             elif name == "Call":
                 func = node.func
                 cast = cast_root(node)
@@ -123,7 +134,7 @@ class MatcherDispatch:
                 if extra or name in dispatch:
                     self.visit_node(node, extra)
                 if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "item" \
-                        and not node.args:
+                        and not node.args and func.value.value not in self.lambda_params():
                     self.oracle.read_back(func.value.value)
             elif name == "IfExp":
                 hidden = list(self.guards.skipped_ifexp(node))

@@ -132,6 +132,30 @@ def test_a_tensor_read_back_with_item_and_compared_again_is_read_twice():
     assert _lines({"m.py": REREAD}, "m.py", "GL105") == [15]
 
 
+LAMBDAS = '''
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, ids):
+        return make_output(ids.float())
+
+
+def greedy(model: M, ids, steps: int, hooks: list):
+    for _ in range(steps):
+        ids = model(ids).logits.argmax(-1)
+        hooks.append(lambda x: x.item())
+        hooks.append(lambda x: int(x))  # another lambda's x: nothing says it is a tensor
+        hooks.append(lambda t: int(t))
+'''
+
+
+def test_a_read_back_inside_a_lambda_says_nothing_of_another_lambdas_parameter():
+    """``lambda x: x.item()`` and ``lambda x: int(x)`` bind two different ``x``: the first's read-back
+    must not make the second's ``int(x)`` a tensor cast (torch's dynamo guards, a false GL104)."""
+    assert _lines({"m.py": LAMBDAS}, "m.py", "GL104") == []
+
+
 def test_a_match_statement_in_a_method_is_walked_without_an_internal_error():
     """The class pre-scan (annotated tensor fields, counters) steps over ``match``, which has cases, not a body."""
     from static_helpers import summarize
