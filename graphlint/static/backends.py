@@ -5,7 +5,7 @@ says which flags and conditions count, :class:`.contexts.Placement` applies it).
 from __future__ import annotations
 
 from graphlint.static.backendflags import backend_flag
-from graphlint.static.contexts import bfs
+from graphlint.static.replaced import only_through as reached_only_through
 
 FuncId = tuple[str, str]
 
@@ -49,11 +49,6 @@ def _built(graph, path: str, qual: str, site) -> set[tuple[str, str]]:
 def only_through(roots: list, calls: dict, chains: dict, gates: dict[FuncId, tuple[str, str]]) -> dict:
     """The functions of a context its roots reach only through a backend-only class's methods ->
     that class and flag (the first gate on its chain)."""
-    if not gates or not chains:
-        return {}
-    sure = bfs([r for r in roots if r[0] not in gates], calls, set(gates))
-    out = {}
-    for fid, chain in chains.items():
-        if fid not in sure:
-            out[fid] = next((gates[f] for f in chain if f in gates), next(iter(gates.values())))
-    return out
+    fallback = next(iter(gates.values()), None)
+    return {fid: next((gates[f] for f in chains[fid] if f in gates), fallback)
+            for fid in reached_only_through(roots, calls, chains, set(gates))}
