@@ -155,6 +155,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh10 --manifest bench/realcode/fresh10.toml --note "..." > bench/realcode/fresh10/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh11 --manifest bench/realcode/fresh11.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh11 --manifest bench/realcode/fresh11.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh11 --manifest bench/realcode/fresh11.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh11 --manifest bench/realcode/fresh11.toml --note "..." > bench/realcode/fresh11/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
