@@ -91,6 +91,22 @@ def every_child(node: cst.CSTNode) -> list[cst.CSTNode]:
     return kids(node)
 
 
+_named: dict[type, object] = {}
+#: fields that hold only whitespace and punctuation nodes (or strings): no name is read there
+TOKEN_FIELDS = SKIP_FIELDS - {"keyword", "asname"}
+
+
+def name_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """:func:`every_child` without the fields of :data:`TOKEN_FIELDS` and ``whitespace*``: for
+    collecting the names an expression reads (about half a tree's nodes are whitespace)."""
+    cls = type(node)
+    kids = _named.get(cls)
+    if kids is None:
+        kids = _kids_of(cls, _named, tuple(f.name for f in dataclasses.fields(cls) if f.name not in TOKEN_FIELDS
+                                           and not f.name.startswith("whitespace")))
+    return kids(node)
+
+
 def _kids_of(cls: type, cache: dict = _kids, fields: tuple[str, ...] | None = None):
     """A function giving a node of ``cls`` its children, in :func:`children`'s order: each field
     of :func:`child_fields` (or ``fields``) read directly, a list or tuple's nodes in order, a node

@@ -31,7 +31,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.cstwalk import every_child
+from graphlint.static.cstwalk import name_children
 
 
 def _root(node: cst.BaseExpression) -> str | None:
@@ -52,7 +52,7 @@ def _names(node: cst.CSTNode) -> set[str]:
         elif isinstance(cur, cst.Attribute):
             stack.append(cur.value)  # ``x.attr``: ``attr`` is no name read
         else:
-            stack.extend(every_child(cur))
+            stack.extend(name_children(cur))
     return found
 
 
