@@ -75,14 +75,44 @@ def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 _kids: dict[type, object] = {}
+_every: dict[type, object] = {}
 
 
-def _kids_of(cls: type):
+def every_child(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes libcst's ``node.children`` gives (whitespace and punctuation included), for
+    callers that collect a set: field by field, not in libcst's lexical order. ``children``
+    runs libcst's visitor machinery per call; a name collector over it was a tenth of a worker
+    (measured on torch's files). Every field of every node class holds what libcst visits
+    (``tests/static/test_static_cstwalk_children.py`` compares them)."""
+    cls = type(node)
+    kids = _every.get(cls)
+    if kids is None:
+        kids = _kids_of(cls, _every, tuple(f.name for f in dataclasses.fields(cls)))
+    return kids(node)
+
+
+_named: dict[type, object] = {}
+#: fields that hold only whitespace and punctuation nodes (or strings): no name is read there
+TOKEN_FIELDS = SKIP_FIELDS - {"keyword", "asname"}
+
+
+def name_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """:func:`every_child` without the fields of :data:`TOKEN_FIELDS` and ``whitespace*``: for
+    collecting the names an expression reads (about half a tree's nodes are whitespace)."""
+    cls = type(node)
+    kids = _named.get(cls)
+    if kids is None:
+        kids = _kids_of(cls, _named, tuple(f.name for f in dataclasses.fields(cls) if f.name not in TOKEN_FIELDS
+                                           and not f.name.startswith("whitespace")))
+    return kids(node)
+
+
+def _kids_of(cls: type, cache: dict = _kids, fields: tuple[str, ...] | None = None):
     """A function giving a node of ``cls`` its children, in :func:`children`'s order: each field
-    of :func:`child_fields` read directly, a list or tuple's nodes in order, a node itself, and
-    nothing else (None, ``MaybeSentinel``, strings)."""
+    of :func:`child_fields` (or ``fields``) read directly, a list or tuple's nodes in order, a node
+    itself, and nothing else (None, ``MaybeSentinel``, strings)."""
     lines = ["def kids(n):", "    out = []"]
-    for name in child_fields(cls):
+    for name in child_fields(cls) if fields is None else fields:
         lines += [f"    v = n.{name}",
                   "    if type(v) in SEQ:",
                   "        out.extend([x for x in v if known(type(x)) or (known(type(x)) is None and is_node(x))])",
@@ -91,7 +121,7 @@ def _kids_of(cls: type):
     lines.append("    return out")
     names = {"SEQ": (list, tuple), "known": _is_node.get, "is_node": is_node}
     exec("\n".join(lines), names)
-    _kids[cls] = names["kids"]
+    cache[cls] = names["kids"]
     return names["kids"]
 
 

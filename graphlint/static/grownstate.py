@@ -31,6 +31,8 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.cstwalk import name_children
+
 
 def _root(node: cst.BaseExpression) -> str | None:
     """``p`` of ``p``, ``p[0]``, ``p.key``, ``p[0][1]``; None otherwise."""
@@ -50,7 +52,7 @@ def _names(node: cst.CSTNode) -> set[str]:
         elif isinstance(cur, cst.Attribute):
             stack.append(cur.value)  # ``x.attr``: ``attr`` is no name read
         else:
-            stack.extend(cur.children)
+            stack.extend(name_children(cur))
     return found
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import every_child
 from graphlint.static.names import name_matcher, resolve
 
 #: names of measurement and diagnostics switches (case-insensitive fnmatch patterns)
@@ -199,4 +200,4 @@ def _walk(node: cst.CSTNode):
     while stack:
         item = stack.pop()
         yield item
-        stack.extend(item.children)
+        stack.extend(every_child(item))

@@ -115,6 +115,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     info.graph_modes, info.graph_mode_args = scan_modes(text, tree)
     summary.data = info
     share_equal_values(info, walker.flows.ir.shared)  # the linking process holds every summary at once
+    walker.__dict__.clear()  # its closures refer to it: without this the tree waits for the collector
 
 
 _POST_INIT = getattr(CSTNode, "__post_init__", None)

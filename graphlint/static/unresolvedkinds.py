@@ -54,6 +54,7 @@ class Provenance:
         self.graph, self.raw = graph, raw or {}
         self.by_path: dict[str, ModuleInfo] = {info.path: info for info in graph.infos}
         self._callers: dict[FuncId, list[FuncId]] | None = None
+        self._calls_in: dict[FuncId, tuple] = {}  # caller -> its call IRs (:func:`_calls`), asked per parameter
 
     def kind(self, fid: FuncId, site: CallSite) -> str:
         return pick(self.roots(fid[0], fid[1], site.expr, DEPTH, set()))
@@ -199,7 +200,10 @@ class Provenance:
         first = 1 if flow.cls and flow.fkind in ("m", "p", "c") else 0
         position = flow.params.index(name) - first if name in flow.params else -1
         out = []
-        for call in _calls(cflow.stmts):
+        calls = self._calls_in.get(caller)
+        if calls is None:  # every parameter of every callee asks again: walked once (on torch, 561,724 asks)
+            calls = self._calls_in[caller] = tuple(_calls(cflow.stmts))
+        for call in calls:
             if call[1] not in targets:
                 continue
             args, kws = call[2], call[3]
@@ -274,4 +278,4 @@ def _calls(stmts):
             continue
         if node[0] == "c" and len(node) == 4:
             yield node
-        stack.extend(x for x in node if type(x) is tuple)
+        stack.extend([x for x in node if type(x) is tuple])
