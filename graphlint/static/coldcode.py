@@ -76,7 +76,8 @@ class ColdCode:
     """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, options: StaticOptions):
-        self._prefill = name_matcher(tuple(options.prefill_names))
+        # without regard to case: an RPC service's handlers are PascalCase (``Prefill`` beside ``Decode``)
+        self._prefill = name_matcher(tuple(options.prefill_names), ignore_case=True)
         self.training = training_code(infos, index)
 
     def prefill(self, name: str) -> bool:
