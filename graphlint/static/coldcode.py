@@ -76,8 +76,7 @@ class ColdCode:
     """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, options: StaticOptions):
-        # without regard to case: an RPC service's handlers are PascalCase (``Prefill`` beside ``Decode``)
-        self._prefill = name_matcher(tuple(options.prefill_names), ignore_case=True)
+        self._prefill = name_matcher(tuple(options.prefill_names))
         self.training = training_code(infos, index)
 
     def prefill(self, name: str) -> bool:
