@@ -61,7 +61,7 @@ FOREIGN = ("x",)
 ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
-                  "script", "cached_property", "SimpleNamespace",
+                  "script", "cached_property", "SimpleNamespace", "defaultdict",
                   "lru_cache", "cache", "wraps", "import_module"))
 #: the most expressions of an f-string that may spell a path (:meth:`IRBuilder.path_string`)
 MAX_HOLES = 2
