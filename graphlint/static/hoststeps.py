@@ -69,14 +69,15 @@ class HostSteps:
                 made_by = callers.get(caller, ())
                 if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
                     continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
-                if above and not made_by and not fn.range_loops:
-                    # above the step, a function nothing here calls and that loops over nothing (an RPC
-                    # handler: ``Decode`` beside ``Embed`` and ``Classify``) is called by what is not
-                    # checked, per step or per request: its own code is no evidence of a step
-                    continue
+                # above the step a capture requester's caller is (staging, sampling), a function nothing
+                # here calls and that loops over nothing (an RPC handler: ``Decode`` beside ``Embed``)
+                # is called by what is not checked, per step or per request: no evidence of a step.
+                # A forwarding wrapper's caller is the step itself (its caller's loop is the user's)
+                unseen = above and not made_by and not fn.range_loops
                 for callee, site in self.calls[caller]:
                     if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
-                            and not site.reference and (caller, id(site.expr)) not in self.graph.guessed:
+                            and not site.reference and (caller, id(site.expr)) not in self.graph.guessed \
+                            and not (unseen and callee in climbing):
                         step_loops = site.loops & frozenset(fn.range_loops)
                         if step_loops:
                             self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop",
