@@ -70,10 +70,11 @@ class HostSteps:
                 if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
                     continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
                 # above the step a capture requester's caller is (staging, sampling), a function nothing
-                # here calls and that loops over nothing (an RPC handler: ``Decode`` beside ``Embed``)
-                # is called by what is not checked, per step or per request: no evidence of a step.
-                # A forwarding wrapper's caller is the step itself (its caller's loop is the user's)
-                unseen = above and not made_by and not fn.range_loops
+                # here calls and that loops over nothing (an RPC handler: ``Embed`` beside ``Decode``)
+                # is called by what is not checked, per step or per request: no evidence of a step,
+                # unless named like one (``hot-names``: lightllm's ``ModelRpcServer.decode``). A
+                # forwarding wrapper's caller is the step itself (its caller's loop is the user's)
+                unseen = above and not made_by and not fn.range_loops and not self._hot.match(fn.name)
                 for callee, site in self.calls[caller]:
                     if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
                             and not site.reference and (caller, id(site.expr)) not in self.graph.guessed \

@@ -70,3 +70,13 @@ def test_super_of_the_enclosing_class_is_super_and_of_another_class_stays_open(t
     found = edges(graph, infos)
     assert found["m.py:Mid.__init__"] == ["m.py:Base.__init__"]
     assert found["m.py:Leaf.__init__"] == []
+
+
+def test_a_handler_named_like_decode_code_stays_a_host_step():
+    """``hot-names`` say what nothing checked calls per step (lightllm's ``ModelRpcServer.decode``)."""
+    changed = files()
+    changed["server.py"] = changed["server.py"].replace("async def Decode(", "async def decode(")
+    rules = builtin_rules()
+    entries = []
+    link(summarize(changed, rules), rules, options(rules), entries_out=entries)
+    assert ("server.py", "Service.decode") in {e.function for e in entries if e.context == "host"}
