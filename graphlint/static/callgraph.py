@@ -51,6 +51,7 @@ class CallGraph:
     def __init__(self, infos: list[ModuleInfo], index: Index):
         self.infos, self.index = infos, index
         self.solver = Solver()
+        self.solver.capturers = frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures)
         by_path = {info.path: info for info in infos}
         self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
         self.linker = Linker(infos, index, self.objects)

@@ -61,7 +61,7 @@ FOREIGN = ("x",)
 ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
-                  "script", "cached_property", "SimpleNamespace",
+                  "script", "cached_property", "SimpleNamespace", "defaultdict",
                   "lru_cache", "cache", "wraps", "import_module"))
 #: the most expressions of an f-string that may spell a path (:meth:`IRBuilder.path_string`)
 MAX_HOLES = 2
@@ -221,7 +221,7 @@ class IRBuilder:
 
     def call(self, node: cst.Call) -> IR | None:
         func = node.func
-        if type(func) is cst.Name and func.value == "super" and not node.args:
+        if type(func) is cst.Name and func.value == "super" and (not node.args or own_super(node, self.cls())):
             cls = self.cls()
             return ("sup", cls) if cls else None
         if type(func) is cst.Name and func.value == "getattr" and len(node.args) >= 2:
@@ -358,3 +358,15 @@ def render(ir: IR | None) -> str:
     if tag == "sup":
         return "super()"
     return "..."
+
+
+def own_super(node: cst.Call, cls: str) -> bool:
+    """``super(C, self)`` (or ``cls``) with ``C`` the enclosing class: the Python 2 spelling of
+    ``super()``, as older model code writes it; another class named there skips part of the MRO
+    and stays unresolved."""
+    if not cls or len(node.args) != 2:
+        return False
+    first, second = node.args[0].value, node.args[1].value
+    return type(first) is cst.Name and first.value == cls.rpartition(".")[2] \
+        and type(second) is cst.Name and second.value in ("self", "cls")
+

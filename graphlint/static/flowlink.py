@@ -68,7 +68,7 @@ class Linker(LibraryFlows, ClassPaths):
             for qual, flow in info.flows.items():
                 start = self.s.count
                 self.compile_scope(info.path, qual, flow)
-                if qual.endswith("__init__"):
+                if qual.endswith("__init__") or (info.path, qual) in self.s.capturers:
                     self.s.widen(start)
         self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
 
@@ -109,7 +109,9 @@ class Linker(LibraryFlows, ClassPaths):
             kind = stmt[0]
             if kind == "=":
                 value = self.eval(path, qual, stmt[2])
-                if stmt[2][0] == "s" and stmt[1][0] == "n":  # ``for layer in self.layers``: an element
+                if stmt[1][0] == "n" and (stmt[2][0] == "s" or self.s.cap(value) > CAP):
+                    # ``for layer in self.layers``: an element; ``model = self.model``: a field's values,
+                    # which a factory's model classes fill, and beside them the graph wrapper it may swap in
                     self.s.elementwise(self.var(path, qual, stmt[1][1]))
                 self.assign(path, qual, stmt[1], value)
             elif kind == "e":

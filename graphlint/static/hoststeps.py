@@ -56,6 +56,7 @@ class HostSteps:
         requesters = self.capture_requesters(replayers, graph, callers)
         stepped = set(replayers) | requesters
         new, climbing = set(stepped), set(requesters)
+        above = False  # past the first callers: the step itself (staging, sampling) is found
         # the callers of a replay, once per step; above a function that hands its callable to the
         # capture (``_decode``: the model's entry behind ``forward``), up to a step loop or a function
         # nothing calls: the scheduler step staging inputs and sampling around it
@@ -68,9 +69,16 @@ class HostSteps:
                 made_by = callers.get(caller, ())
                 if caller[1] == "<module>" or (made_by and all(c[1].endswith("__init__") for c in made_by)):
                     continue  # a start-up check the constructor runs (a warm-up calling the step is no such thing)
+                # above the step a capture requester's caller is (staging, sampling), a function nothing
+                # here calls and that loops over nothing (an RPC handler: ``Embed`` beside ``Decode``)
+                # is called by what is not checked, per step or per request: no evidence of a step,
+                # unless named like one (``hot-names``: lightllm's ``ModelRpcServer.decode``). A
+                # forwarding wrapper's caller is the step itself (its caller's loop is the user's)
+                unseen = above and not made_by and not fn.range_loops and not self._hot.match(fn.name)
                 for callee, site in self.calls[caller]:
                     if callee in new and callee not in self.loop_bodies["host"] and not site.in_capture \
-                            and not site.reference and (caller, id(site.expr)) not in self.graph.guessed:
+                            and not site.reference and (caller, id(site.expr)) not in self.graph.guessed \
+                            and not (unseen and callee in climbing):
                         step_loops = site.loops & frozenset(fn.range_loops)
                         if step_loops:
                             self.add("host", caller, f"calls {callee[1]}, which replays, in a step loop",
@@ -85,6 +93,7 @@ class HostSteps:
                         break
             stepped |= added
             new, climbing = climbed | passed, climbed
+            above = True
         # above a replay in a step loop of its own nothing runs per step; above the others, the step loop
         find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
                         graph, callers)

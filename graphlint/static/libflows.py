@@ -96,6 +96,12 @@ class LibraryFlows:
             bound = len(args) - 1
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
             self.o.call(plain[0], args[1:], kws, None)
+        elif name == "collections.defaultdict" and args and type(args[0]) is int:
+            # ``defaultdict(LayerWeights)``: ``d[k]`` of a missing key stores what calling the factory makes
+            self.s.add_values(dst, (container,))
+            self.o.call(args[0], (), (), self.o.elems(container))
+            for arg in args[1:]:  # ``defaultdict(f, mapping)``: the mapping's entries too
+                self.o.elements(arg[1] if type(arg) is tuple else arg, self.o.elems(container))
         elif name in ("builtins.enumerate", "builtins.zip"):
             self.pairs(dst, [a[1] if type(a) is tuple else a for a in args])
         elif (name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS)) \
