@@ -1,0 +1,32 @@
+"""The tenth set's recall gaps, each a mechanism with fixtures of its own (branch ``f10rest``).
+
+- What a call handed a tensor returns is device data, not a host value derived from the position
+  it is also given (:meth:`graphlint.static.hosttaint.HostTaint.gets_tensor`): ``out =
+  model(ids, start_pos=pos)`` made ``out`` -- and the logits sliced from it -- a "position", host
+  data, so a second read-back per token (``logits.sum().item()`` after the by-design
+  ``int(argmax)``) was not reported at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_static_fixture import assert_marked, load
+from static_helpers import check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "f10rest"
+
+
+@pytest.mark.parametrize("name", ["secondread"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    assert_marked(result.findings, load(FIXTURES / name))
+
+
+def test_a_second_read_after_the_steps_read_is_an_error(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "secondread")
+    rated = {(f.path.rsplit("/", 1)[-1], f.line, f.rule): f.severity for f in result.findings}
+    assert rated[("stream.py", 22, "GL104")] == "info"
+    assert rated[("stream.py", 24, "GL101")] == "error"
