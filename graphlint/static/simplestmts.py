@@ -78,6 +78,8 @@ class SimpleStatements:
                 self.oracle.fn.tensors.add(stmt.target.value)
             self.oracle.taint_augmented(stmt.target, stmt.value)
             self.note_assignment([stmt.target], stmt.value, augmented=True)
+            if type(stmt.target) is cst.Attribute and type(stmt.operator) is not cst.AddAssign:
+                self.info.advanced_attrs.add("-" + stmt.target.attr.value)  # ``n -= 1``: no counter
         elif isinstance(stmt, cst.Raise):
             return  # the error path: a sync in its message runs only once the step has failed anyway
         elif isinstance(stmt, cst.Assert):

@@ -4,7 +4,12 @@
   it is also given (:meth:`graphlint.static.hosttaint.HostTaint.gets_tensor`): ``out =
   model(ids, start_pos=pos)`` made ``out`` -- and the logits sliced from it -- a "position", host
   data, so a second read-back per token (``logits.sum().item()`` after the by-design
-  ``int(argmax)``) was not reported at all."""
+  ``int(argmax)``) was not reported at all.
+- A field the host step loop advances from outside (``params.seqlen_offset += n``), declared by one
+  class and never lowered, is a per-step int wherever it is read
+  (:attr:`graphlint.static.fieldkinds.FieldKinds.advanced`): under capture, a cache written at
+  ``params.seqlen_offset`` writes the captured slot on every replay (GL308). A count raised and
+  lowered (``params.live -= 1``) is none."""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f10rest"
 
 
-@pytest.mark.parametrize("name", ["secondread"])
+@pytest.mark.parametrize("name", ["secondread", "frozenslot"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -30,3 +35,9 @@ def test_a_second_read_after_the_steps_read_is_an_error(monkeypatch, tmp_path):
     rated = {(f.path.rsplit("/", 1)[-1], f.line, f.rule): f.severity for f in result.findings}
     assert rated[("stream.py", 22, "GL104")] == "info"
     assert rated[("stream.py", 24, "GL101")] == "error"
+
+
+def test_a_field_the_loop_advances_is_a_position_and_one_it_lowers_is_not(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "frozenslot")
+    lines = {f.line for f in result.findings if f.rule == "GL308" and f.path.endswith("model.py")}
+    assert lines == {13, 16}  # the write at the offset and the window up to it; not ``cache[:rows]`` (15)
