@@ -9,7 +9,10 @@
   class and never lowered, is a per-step int wherever it is read
   (:attr:`graphlint.static.fieldkinds.FieldKinds.advanced`): under capture, a cache written at
   ``params.seqlen_offset`` writes the captured slot on every replay (GL308). A count raised and
-  lowered (``params.live -= 1``) is none."""
+  lowered (``params.live -= 1``) is none.
+- A transform of a weight alone in the forward (``F.normalize(self.lm_head.weight)``) recomputes a
+  constant every step, every replay inside a capture: GL211 (``weight_arg`` of the call matchers);
+  the same transform done once at load is silent."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f10rest"
 
 
-@pytest.mark.parametrize("name", ["secondread", "frozenslot"])
+@pytest.mark.parametrize("name", ["secondread", "frozenslot", "weighthead"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
