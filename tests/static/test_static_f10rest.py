@@ -12,7 +12,11 @@
   lowered (``params.live -= 1``) is none.
 - A transform of a weight alone in the forward (``F.normalize(self.lm_head.weight)``) recomputes a
   constant every step, every replay inside a capture: GL211 (``weight_arg`` of the call matchers);
-  the same transform done once at load is silent."""
+  the same transform done once at load is silent.
+- A capture routine a host step calls on a cache miss (``graph = Traced.trace(model, bs)``) runs once
+  per graph: its static buffers, warm-up and syncs are no host step code
+  (:meth:`graphlint.static.entries.Discovery.run`: the host context stops at a function that
+  captures); the step's own staging stays a cost."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f10rest"
 
 
-@pytest.mark.parametrize("name", ["secondread", "frozenslot", "weighthead"])
+@pytest.mark.parametrize("name", ["secondread", "frozenslot", "weighthead", "tracesetup"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -44,3 +48,9 @@ def test_a_field_the_loop_advances_is_a_position_and_one_it_lowers_is_not(monkey
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "frozenslot")
     lines = {f.line for f in result.findings if f.rule == "GL308" and f.path.endswith("model.py")}
     assert lines == {13, 16}  # the write at the offset and the window up to it; not ``cache[:rows]`` (15)
+
+
+def test_a_capture_routine_the_host_step_calls_is_set_up(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "tracesetup")
+    rated = {(f.line, f.rule): f.severity for f in result.findings if f.path.endswith("graphs.py")}
+    assert rated == {(26, "GL501"): "info", (50, "GL201"): "warning"}  # nothing from trace or static_inputs
