@@ -9,7 +9,8 @@
   class and never lowered, is a per-step int wherever it is read
   (:attr:`graphlint.static.fieldkinds.FieldKinds.advanced`): under capture, a cache written at
   ``params.seqlen_offset`` writes the captured slot on every replay (GL308). A count raised and
-  lowered (``params.live -= 1``) is none.
+  lowered (``params.live -= 1``) is none. Also where no class resolves the receiver (``params =
+  kwargs.get("params")``, fixture ``frozenkw``): the one class declaring the field is its owner.
 - A transform of a weight alone in the forward (``F.normalize(self.lm_head.weight)``) recomputes a
   constant every step, every replay inside a capture: GL211 (``weight_arg`` of the call matchers);
   the same transform done once at load is silent.
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f10rest"
 
 
-@pytest.mark.parametrize("name", ["secondread", "frozenslot", "weighthead", "tracesetup"])
+@pytest.mark.parametrize("name", ["secondread", "frozenslot", "frozenkw", "weighthead", "tracesetup"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
