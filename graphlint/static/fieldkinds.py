@@ -117,9 +117,10 @@ class FieldKinds:
     @property
     def advanced(self) -> dict[str, tuple[str, str]]:
         """Field name -> the one project class declaring it, for fields the project advances with
-        ``obj.f += n`` and never otherwise in place (``obj.f -= 1``): a counter another object (the
-        host step loop) advances, ``inference_params.seqlen_offset += 1`` -- a per-step int wherever
-        it is read, as a class's own counter is. A name two classes declare is no one's."""
+        ``obj.f += n`` in a loop, ``obj`` a local or parameter, and never otherwise in place (``obj.f
+        -= 1``): a counter the host step loop advances from outside, ``inference_params.seqlen_offset
+        += 1`` -- a per-step int wherever it is read, as a class's own counter is. A name two classes
+        declare is no one's; ``metas[i].n += 1`` (an element's count) is no step counter."""
         if self._advanced is None:
             self._advanced = _advanced_fields(self.infos)
         return self._advanced
@@ -250,10 +251,11 @@ def _field_names(infos: list[ModuleInfo]) -> set[str]:
 
 
 def _advanced_fields(infos: list[ModuleInfo]) -> dict[str, tuple[str, str]]:
-    """See :attr:`FieldKinds.advanced` (``ModuleInfo.advanced_attrs``; ``-f``: ``f`` changed in place
-    otherwise). The declaring classes: a class-body name, or a field ``__init__`` stores."""
+    """See :attr:`FieldKinds.advanced` (``ModuleInfo.advanced_attrs``: ``+f`` for ``obj.f += n`` in a
+    loop, ``-f`` for ``f`` changed in place otherwise). The declaring classes: a class-body name, or
+    a field ``__init__`` stores."""
     marks = {a for info in infos for a in info.advanced_attrs}
-    advanced = {a for a in marks if a[:1] != "-" and "-" + a not in marks}
+    advanced = {a[1:] for a in marks if a[:1] == "+" and "-" + a[1:] not in marks}
     if not advanced:
         return {}
     owners: dict[str, set[tuple[str, str]]] = defaultdict(set)
