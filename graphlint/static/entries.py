@@ -209,15 +209,18 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         eager_host = self.eager_host_logic(eager, steps, setup)
         results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps,
                                self.shaped_models)
-        host, host_compiled = spread(self.roots["host"], self.calls, setup | graph_roots, compiled_roots)
-        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
-                                    setup | graph_roots)
+        # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
+        # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
+        capturers = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.captures}
+        cold = setup | graph_roots | capturers
+        host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
+        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
         host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.loop_bodies["host"],
                                          [f for f in points if f not in replayers], self.calls)
         if host_results[3]:
             _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
-                                   setup | graph_roots, host_results[3])
+                                   cold, host_results[3])
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,

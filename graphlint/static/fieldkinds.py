@@ -53,7 +53,7 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
     if not any(fn.field_reads for info in infos for fn in info.functions.values()):
         return {}
     kinds = FieldKinds(infos, index, fields, agreed)
-    names = _field_names(infos)
+    names = _field_names(infos) | kinds.advanced.keys()
     out: dict[str, set[str]] = defaultdict(set)
     for info in infos:
         for fn in info.functions.values():
@@ -74,6 +74,7 @@ class FieldKinds:
         self._built: dict[tuple[str, str], list[tuple]] | None = None
         self.lost: set[str] = set()
         self.memo: dict[tuple[str, str, str], str] = {}
+        self._advanced: dict[str, tuple[str, str]] | None = None
 
     @property
     def built(self) -> dict[tuple[str, str], list[tuple]]:
@@ -107,8 +108,22 @@ class FieldKinds:
         receiver, _, attr = spelled.rpartition(".")
         classes = self._receiver(info, fn, receiver)
         if not classes:
-            return UNKNOWN
+            # ``params.seqlen_offset`` of a parameter no annotation types: the one class that has the
+            # field, when the project advances it from outside (:meth:`advanced`)
+            owner = self.advanced.get(attr) if "." not in receiver and receiver != "self" else None
+            return STEP if owner is not None else UNKNOWN
         return _agree(self.field(ref, attr) for ref in classes)
+
+    @property
+    def advanced(self) -> dict[str, tuple[str, str]]:
+        """Field name -> the one project class declaring it, for fields the project advances with
+        ``obj.f += n`` in a loop, ``obj`` a local or parameter, and never otherwise in place (``obj.f
+        -= 1``): a counter the host step loop advances from outside, ``inference_params.seqlen_offset
+        += 1`` -- a per-step int wherever it is read, as a class's own counter is. A name two classes
+        declare is no one's; ``metas[i].n += 1`` (an element's count) is no step counter."""
+        if self._advanced is None:
+            self._advanced = _advanced_fields(self.infos)
+        return self._advanced
 
     def _receiver(self, info: ModuleInfo, fn: FunctionInfo, receiver: str) -> list[ClassRef]:
         if receiver.startswith("self."):
@@ -145,6 +160,8 @@ class FieldKinds:
             return STEP if method is not None and method[0].functions[method[1]].returns == STEP else UNKNOWN
         if any(attr in owner.classes[cls].counters for owner, cls in self.index.mro(ref) if cls in owner.classes):
             return STEP  # ``self.cache.offset``, which the cache's methods advance
+        if any(self.advanced.get(attr) == (owner.path, cls) for owner, cls in self.index.mro(ref)):
+            return STEP  # ``params.offset``, which the host step loop advances from outside
         method = self.index.find_method(ref, attr)
         if method is not None:
             flow = method[0].flows.get(method[1])
@@ -231,6 +248,28 @@ def _field_names(infos: list[ModuleInfo]) -> set[str]:
                                  and len(st[1]) == 3 and st[1][0] == "a" and st[1][1] == ("n", "self")
                                  and st[2] is not None and st[2][0] == "n")
     return names
+
+
+def _advanced_fields(infos: list[ModuleInfo]) -> dict[str, tuple[str, str]]:
+    """See :attr:`FieldKinds.advanced` (``ModuleInfo.advanced_attrs``: ``+f`` for ``obj.f += n`` in a
+    loop, ``-f`` for ``f`` changed in place otherwise). The declaring classes: a class-body name, or
+    a field ``__init__`` stores."""
+    marks = {a for info in infos for a in info.advanced_attrs}
+    advanced = {a[1:] for a in marks if a[:1] == "+" and "-" + a[1:] not in marks}
+    if not advanced:
+        return {}
+    owners: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for info in infos:
+        for qualname, flow in info.flows.items():
+            if flow.kind == "class" and qualname in info.classes:
+                for name in advanced.intersection(flow.locals):
+                    owners[name].add((info.path, qualname))
+            elif flow.kind == "function" and flow.cls and qualname.endswith(".__init__"):
+                for st in flow.stmts:
+                    if st[0] == "=" and type(st[1]) is tuple and len(st[1]) == 3 and st[1][0] == "a" \
+                            and st[1][1] == ("n", "self") and st[1][2] in advanced:
+                        owners[st[1][2]].add((info.path, flow.cls))
+    return {name: next(iter(found)) for name, found in owners.items() if len(found) == 1}
 
 
 def _agree(kinds) -> str:

@@ -51,8 +51,16 @@ class HostTaint:
                     return True
                 if type(current.func) is cst.Name and current.func.value == "len":
                     continue
+            if not readbacks and kind is cst.Call and self.gets_tensor(current):
+                continue  # ``out = model(ids, start_pos=pos)``: the model's output, no position
             stack.extend(children(current))
         return False
+
+    def gets_tensor(self, call: cst.Call) -> bool:
+        """A call handed a tensor computes on it: what it returns is device data made from the
+        tensor (a model's logits, a layer's output), not a host value derived from the position it
+        is also given -- reading it back (``logits.sum().item()``) is a sync, not host arithmetic."""
+        return any(self.is_tensor(arg.value) for arg in call.args)
 
     def taint(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """A target computed from a position or a read-back (and not a tensor) is one too.

@@ -78,6 +78,12 @@ class SimpleStatements:
                 self.oracle.fn.tensors.add(stmt.target.value)
             self.oracle.taint_augmented(stmt.target, stmt.value)
             self.note_assignment([stmt.target], stmt.value, augmented=True)
+            target = stmt.target
+            if type(target) is cst.Attribute and type(stmt.operator) is not cst.AddAssign:
+                self.info.advanced_attrs.add("-" + target.attr.value)  # ``n -= 1``: no counter
+            elif type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value != "self" \
+                    and self.loop_ids:  # ``params.offset += n`` in a loop: a counter advanced from outside
+                self.info.advanced_attrs.add("+" + target.attr.value)
         elif isinstance(stmt, cst.Raise):
             return  # the error path: a sync in its message runs only once the step has failed anyway
         elif isinstance(stmt, cst.Assert):

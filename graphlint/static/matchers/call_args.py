@@ -18,6 +18,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "host_arg": int,  # only when this positional argument is Python data (a list, a number, list(...))
     "tensor_arg": int,  # only when this positional argument is a tensor
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
+    "weight_arg": int,  # only when this positional argument is a parameter or buffer (or a view of one)
     "iterating": list,  # builtins (``all``) whose comprehension argument stands for its elements
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
@@ -126,6 +127,7 @@ class CallConditions:
         self.host_arg = params.get("host_arg")
         self.tensor_arg = params.get("tensor_arg")
         self.tensor_keyword = params.get("tensor_keyword")
+        self.weight_arg = params.get("weight_arg")
         #: builtins that iterate their argument (``all``): a comprehension argument is its elements
         self.iterating = frozenset(params.get("iterating", ()))
         self.position_args = params.get("position_args")
@@ -135,7 +137,7 @@ class CallConditions:
         self.equal_bounds = params.get("equal_bounds")
         #: conditions that read arguments by position or keyword cannot be decided through ``*args``
         self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position,
-                                                      self.equal_bounds))
+                                                      self.equal_bounds, self.weight_arg))
         self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
@@ -175,6 +177,10 @@ class CallConditions:
         facts = ctx.oracle.fn
         for wanted, names in ((self.position_args, facts.positions), (self.readback_args, facts.readbacks)):
             if wanted is not None and any(ctx.oracle.uses(a.value, names) for a in call.args) != wanted:
+                return False
+        if self.weight_arg is not None:
+            i = self.weight_arg - offset
+            if not 0 <= i < len(args) or not ctx.oracle.is_weight(args[i]):
                 return False
         if self.tensor_arg is not None:
             i = self.tensor_arg - offset
