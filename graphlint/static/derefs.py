@@ -1,8 +1,9 @@
 """A statement that reads an attribute of a name runs on only when that name is not None.
 
 ``image_flags = image_flags.squeeze(-1)`` raises ``AttributeError`` when ``image_flags`` is None,
-so the rest of its block runs only when it is not: the same as ``if image_flags is None: raise``,
-an early exit (:meth:`.valuefacts.ValueFacts.early_exit`). The condition goes on what follows, and
+so the rest of its block runs only when it is not: the same as ``if image_flags is None: raise``.
+The condition goes on what follows (the block's condition, as a branch's: not an early exit's,
+which :meth:`.valuefacts.ValueFacts.binding_cond` leaves off the bindings after it), and
 :mod:`.argvalues` decides it from what the hot callers pass: a multimodal ``forward(pixel_values,
 input_ids=None, ..., image_flags=None)`` that the decode loop's call reaches without image flags
 (the points-to's over-approximation of what ``self.llm`` may hold) raises at its first line, and

@@ -191,7 +191,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     if isinstance(small, cst.BaseSmallStatement):
                         derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
                         self.small(small)
-                        self.values.exits += derefs
+                        self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
                     else:
                         self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
                         self.compound(small)
