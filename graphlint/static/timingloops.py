@@ -15,7 +15,9 @@ whose iterations emit nothing, and that either
 measures the step: it is no decode loop, and what only it reaches is not the decode path. What a
 clock reading computes (``t1 - t0``, ``times.append(t1 - t0)``, ``print(i, t1 - t0)``) is no
 emission. A loop that emits anything else stays a decode loop, timed or not (a stream generator
-that synchronizes and reads the clock around every step and yields the text).
+that synchronizes and reads the clock around every step and yields the text), and so does one
+whose branches or ``while`` test read what it made (a latency benchmark that decodes until the
+end-of-text token: ``if ids[0][-1] == eos: terminate = True``).
 """
 
 from __future__ import annotations
@@ -48,10 +50,19 @@ def timing_loop(stmt: cst.For | cst.While, scope: cst.CSTNode | None, imports: d
 
 
 def _emits(stmt: cst.For | cst.While, imports: dict[str, str]) -> bool:
-    """Whether an iteration hands something other than a clock reading out of the loop."""
+    """Whether an iteration hands something other than a clock reading out of the loop, or
+    decides on what the loop made whether to go on (``if tok == eos: done = True`` with ``while
+    not done``: a decode until the end of the text, timed or not)."""
     clock = _clock_names(stmt.body, imports)
     index = set(names_read(stmt.target)) if isinstance(stmt, cst.For) else set()
     quiet = clock | index
+    made = {n for node in preorder(stmt.body) if type(node) in STORES
+            for t in ([t.target for t in node.targets] if type(node) is cst.Assign else [node.target])
+            for n in bound_targets(t)} - quiet
+    if isinstance(stmt, cst.While) and names_read(stmt.test) & made:
+        return True
+    if any(type(node) is cst.If and names_read(node.test) & made for node in preorder(stmt.body)):
+        return True
 
     def payload(node: cst.CSTNode | None) -> bool:
         return node is not None and bool(names_read(node) - quiet - _GLOBAL_NAMES)
