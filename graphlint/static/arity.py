@@ -68,8 +68,8 @@ def _leaves_out(flow, fn, spelling: tuple) -> bool:
     required argument``): no ``*``/``**`` splat in the call, and the function has no ``*args``
     to make its positions optional. The receiver (``self``/``cls``) is bound by the call."""
     positional, keywords, star, double = spelling
-    if fn is None or star is not False or double is not False:
-        return False
+    if fn is None or star is not False or double is not False or flow.fkind == "s":
+        return False  # a static method (an autograd ``Function.forward``) gets ``ctx`` from ``apply``
     params = list(flow.params)
     if flow.fkind in ("m", "c") and params:
         params = params[1:]
