@@ -6,8 +6,10 @@ attention's ``forward(hidden_states, attention_mask=None, ...)`` as well as the 
 raises ``TypeError: got an unexpected keyword argument 'wrapper'`` before the original's body runs,
 so that target is one no execution takes, and what the original calls (its mask handling, its
 padding path) is not on the decode path through that call. The edge is dropped when *every*
-spelling of the call passes a keyword the function has no parameter for and the function takes no
-``**kwargs``.
+spelling of the call passes a keyword the function has no parameter for (and the function takes no
+``**kwargs``) or leaves one of its parameters without a default unfilled (``model(input_ids=ids,
+use_cache=True)`` into a multimodal ``forward(pixel_values, input_ids=None, ...)``: ``TypeError:
+missing a required argument``), with no ``*``/``**`` splat that could fill it.
 
 Only edges where the call's own arguments bind to the function: ``obj.m(...)`` / ``m(...)`` into a
 function named ``m``, and a module or callable object called into its ``forward`` / ``__call__``.
@@ -56,7 +58,26 @@ def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: d
     if any(_is_closure(other, by_path) for other in others):
         return False
     accepted = set(flow.params) | set(flow.kwonly)
-    return all(any(key not in accepted for key, _ in spelling[1]) for spelling in site.args)
+    fn = by_path[callee[0]].functions.get(callee[1])
+    return all(any(key not in accepted for key, _ in spelling[1]) or _leaves_out(flow, fn, spelling)
+               for spelling in site.args)
+
+
+def _leaves_out(flow, fn, spelling: tuple) -> bool:
+    """Whether a spelling leaves a parameter without a default unfilled (``TypeError: missing a
+    required argument``): no ``*``/``**`` splat in the call, and the function has no ``*args``
+    to make its positions optional. The receiver (``self``/``cls``) is bound by the call."""
+    positional, keywords, star, double = spelling
+    if fn is None or star is not False or double is not False or flow.fkind == "s":
+        return False  # a static method (an autograd ``Function.forward``) gets ``ctx`` from ``apply``
+    params = list(flow.params)
+    if flow.fkind in ("m", "c") and params:
+        params = params[1:]
+    if positional[:1] == (("self",),):  # ``Base.forward(self, x)``: the receiver passed by hand
+        return False
+    given = {key for key, _ in keywords}
+    return any(name not in given and name not in fn.defaults
+               for name in (*params[len(positional):], *flow.kwonly))
 
 
 def _own_call(infos: list[ModuleInfo], index: Index) -> set[FuncId]:

@@ -249,6 +249,8 @@ class Placement:
                 params.get("eager_host") is False and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
             captured = (graph or cand.in_capture) and in_graph(params, cand)
+            if not captured and params.get("eager_severity"):  # only a capture would freeze it
+                severity = params["eager_severity"]
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
                 return eager, "info", EAGER_RESULT_NOTE

@@ -221,3 +221,21 @@ def number(node: cst.BaseExpression | None) -> float | None:
     if isinstance(node, (cst.Integer, cst.Float)):
         return sign * node.evaluated_value
     return None
+
+
+def none_fallback(node: cst.IfExp) -> tuple[str, cst.BaseExpression] | None:
+    """``d if p is None else p`` / ``p if p is not None else d``: (p, d), an override of a setting.
+    An unannotated parameter presumed a tensor takes the kind of the setting it overrides: the
+    caller's ``causal`` replaces ``self.causal``, a Python bool (the parameter's own kind is a guess)."""
+    test = node.test
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name):
+        return None
+    comp = test.comparisons[0]
+    if not (type(comp.comparator) is cst.Name and comp.comparator.value == "None"):
+        return None
+    name = test.left.value
+    given, default = (node.orelse, node.body) if type(comp.operator) is cst.Is else (
+        (node.body, node.orelse) if type(comp.operator) is cst.IsNot else (None, None))
+    if type(given) is cst.Name and given.value == name:
+        return name, default
+    return None

@@ -84,6 +84,7 @@ from graphlint.static.loopnames import base_name, bound_targets, eligible, is_ra
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.stepflow import note_assignment, note_call
+from graphlint.static.timingloops import timing_loop
 
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
@@ -131,6 +132,7 @@ class LoopFrame:
     #: a callee so named is chosen by the loop variable, as ``layers[i](x)`` is (a layer loop)
     picked: set[str] = field(default_factory=set)
     sampled: list[int] = field(default_factory=list)  # statements calling a sampler (:mod:`.sampledcarry`)
+    stmt: cst.For | cst.While | None = None  # the loop statement, while it is walked (:mod:`.timingloops`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -224,7 +226,7 @@ class LoopTracker:
         serves = isinstance(stmt, cst.While) and not yields(stmt.body)
         tested = frozenset(n for n in names_read(stmt.test) if not n.startswith("self.")) if serves else frozenset()
         self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets),
-                                          depth=len(self.path), serves=serves, tested=tested))
+                                          depth=len(self.path), serves=serves, tested=tested, stmt=stmt))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -254,6 +256,9 @@ class LoopTracker:
         for _, expr, _ in feeding:
             if expr not in exprs:
                 exprs.append(expr)
+        if exprs and frame.stmt is not None and timing_loop(
+                frame.stmt, self.values.body, self.imports, set().union(*(frame.derived(o) for o, _, _ in feeding))):
+            return  # it times the step (:mod:`.timingloops`): no decode loop, nor a serving or field loop
         if exprs:
             sampled = sampled_calls(frame, feeding) if frame.sampled else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled))

@@ -172,6 +172,7 @@ class ScopeWalker:
             self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in
             if param.annotation is None:
                 self.func.presumed_tensors.add(name)
+                facts.presumed.add(name)
             return
         if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
             facts.positions.add(name)

@@ -61,6 +61,8 @@ class FunctionFacts:
     lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
     optional: set[str] = field(default_factory=set)
+    #: unannotated parameters taken for tensors only because a hot function has them (``forward``)
+    presumed: set[str] = field(default_factory=set)
     #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
     advanced: dict[str, int] = field(default_factory=dict)
     #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound

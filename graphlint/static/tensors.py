@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import number, operands, self_attr, shape_only
+from graphlint.static.cstwalk import none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import made_bool
@@ -167,6 +167,9 @@ class TensorOracle(HostTaint):
         if isinstance(node, cst.Comparison):
             return self.is_tensor_comparison(node)
         if isinstance(node, cst.IfExp):
+            fallback = none_fallback(node)
+            if fallback is not None and fallback[0] in self.fn.presumed and fallback[0] in self.fn.params:
+                return not self.is_host_value(fallback[1])  # ``self.causal if causal is None else causal``
             return self.is_tensor(node.body) or self.is_tensor(node.orelse)
         if isinstance(node, cst.NamedExpr):
             return self.is_tensor(node.value)
@@ -236,6 +239,10 @@ class TensorOracle(HostTaint):
             leaves = operands(node)
             return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
+
+    def is_host_value(self, node: cst.BaseExpression) -> bool:
+        """Host data, or a ``self`` field only ever given host data."""
+        return self.is_host_data(node) or self.is_host_attr(node)
 
     def is_list_value(self, node: cst.BaseExpression) -> bool:
         """A Python list: a non-empty display, a list comprehension, ``list(...)``, a name last bound to

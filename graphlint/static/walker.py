@@ -16,6 +16,7 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
+from graphlint.static.derefs import deref_conditions
 from graphlint.static.cstwalk import bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
@@ -188,7 +189,9 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 self.path.append((field, index))
                 try:
                     if isinstance(small, cst.BaseSmallStatement):
+                        derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
                         self.small(small)
+                        self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
                     else:
                         self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
                         self.compound(small)

@@ -152,7 +152,8 @@ def generate(model: Net, prompt: list, total: int):
             break
     return tokens.tolist()
 """
-    assert found(src) == [(13, "GL308", "error"), (14, "GL308", "error"), (16, "GL104", "error")]
+    # eager code no graph captures: the Python position slices only a capture would freeze are warnings
+    assert found(src) == [(13, "GL308", "warning"), (14, "GL308", "warning"), (16, "GL104", "error")]
     assert ("eager", "generate") in entries({"m.py": src})
 
 

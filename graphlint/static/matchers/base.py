@@ -37,13 +37,15 @@ SCOPES = ("hot", "capture", "anywhere")
 #: code and what it calls besides the model step): what only a graph would freeze;
 #: ``eager_pinned: false`` -- not reported in eager code on pinned ``non_blocking`` staging
 #: (``torch.tensor(x, pin_memory=True).cuda(non_blocking=True)``): the correct copy there too;
+#: ``eager_severity`` -- the severity in eager code that no capture runs (a hazard only a graph makes:
+#: a Python position frozen at capture costs nothing while nothing captures it);
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool,
                                 "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
-                                "selected_device_severity": str}
+                                "selected_device_severity": str, "eager_severity": str}
 
 
 class MatchContext(Protocol):

@@ -73,9 +73,10 @@ class PositionDependent(Matcher):
 
 
 def _none_test(node: cst.BaseExpression) -> bool:
-    """``x is None`` / ``x is not None``: whether a position was given, not what it is."""
+    """``x is None`` / ``x is not None`` (or ``== None`` / ``!= None``, the same test spelled
+    loosely on a Python int): whether a position was given, not what it is."""
     return isinstance(node, cst.Comparison) and all(
-        isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
+        isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)) and isinstance(c.comparator, cst.Name)
         and c.comparator.value == "None" for c in node.comparisons)
 
 
