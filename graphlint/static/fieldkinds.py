@@ -48,11 +48,12 @@ RECORD_BASES = frozenset(("BaseModel", "NamedTuple"))
 TENSORS = frozenset((TENSOR, SCALAR, HOST))
 
 
-def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds) -> dict[str, set[str]]:
+def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
+                receivers: Receivers | None = None) -> dict[str, set[str]]:
     """{path: {``field:...`` facts}} for the field reads the walks noted."""
     if not any(fn.field_reads for info in infos for fn in info.functions.values()):
         return {}
-    kinds = FieldKinds(infos, index, fields, agreed)
+    kinds = FieldKinds(infos, index, fields, agreed, receivers)
     names = _field_names(infos)
     out: dict[str, set[str]] = defaultdict(set)
     for info in infos:
@@ -67,9 +68,10 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
 
 
 class FieldKinds:
-    def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds):
+    def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
+                 receivers: Receivers | None = None):
         self.index, self.fields, self.agreed = index, fields, agreed
-        self.receivers = Receivers(index, fields)
+        self.receivers = receivers or Receivers(index, fields)
         self.infos = infos
         self._built: dict[tuple[str, str], list[tuple]] | None = None
         self.lost: set[str] = set()
