@@ -7,7 +7,7 @@ rounds run before it, so this follows the same statements (:mod:`.flows`) on dem
 depth ``k`` (``k`` = 1: the elements of the value; iterating a generator gives what it yields):
 
 - a name: every binding of it in its scope, and (for elements) what ``.append``/``.insert`` put in it;
-  a parameter only through its annotation; a module global (one the function neither binds nor
+  a parameter only through its annotation, and an annotated local (``child: Node = d[k]``) by it too; a module global (one the function neither binds nor
   takes, or declares ``global``): every binding of it at module level and in the functions that
   declare it ``global``, through an import to the module that binds it (``g_ctx = Ctx()`` in one
   file, ``g_ctx.cache.lookup(...)`` in another);
@@ -135,6 +135,9 @@ class Receivers:
         bound = [st[2] for st in flow.stmts if st[0] == "=" and st[1] == ("n", name)]
         if not bound:
             return None  # a parameter nothing annotates, a global, a closure's
+        declared = [v for v in bound if type(v) is tuple and v[:1] == ("t",)]
+        if declared and k == 0:
+            bound = declared  # ``child: Node = node.children[i]``: the annotation says, as a parameter's does
         parts = [self.values(info, qualname, value, k, depth + 1) for value in bound]
         if k:
             target = ("a", ("n", name))
