@@ -258,11 +258,10 @@ class CallRecorder:
         expr = at.call_expr
         if expr is not None:
             kinds = None
-            if type(func) is cst.Name or (type(func) is cst.Attribute and type(func.value) is cst.Name and (
-                    func.value.value == "self" or func.value.value in self.imports)) or (
-                    type(func) is cst.Attribute and self_attr(func.value) is not None) or (
+            if type(func) is cst.Name or (type(func) is cst.Attribute and _name_chain(func.value)) or (
                     type(func) is cst.Attribute and type(func.value) is cst.Subscript
-                    and self_attr(func.value.value) is not None):  # what valueflow resolves (``self.layers[j].f``)
+                    and self_attr(func.value.value) is not None):  # what valueflow resolves (``self.layers[j].f``;
+                # ``obj.m``, ``self.a.b.m``, ``g_ctx.cache.m`` through :mod:`.receivers`)
                 kinds = arg_kinds(call, self.oracle, at.func.name)
                 at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)
@@ -319,3 +318,10 @@ def note_later(site: CallSite, args: tuple, later: tuple | None, fresh: bool) ->
         site.later = tuple(entry for entry in site.later if entry[0] != args)
     elif not known:
         site.later = (*site.later, (args, *later))
+
+
+def _name_chain(node: cst.BaseExpression, depth: int = 0) -> bool:
+    """``x``, ``x.a``, ``x.a.b``: a receiver :mod:`.valueflow` may resolve (a local, a global, a field chain)."""
+    while type(node) is cst.Attribute and depth < 2:
+        node, depth = node.value, depth + 1
+    return type(node) is cst.Name

@@ -12,12 +12,15 @@ function, and what element-wise operators, comparisons, indexing and reductions 
 An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default device, so any torch
 factory, ``.new_*`` or ``.to(...)`` given one is a host tensor too (a prefix cache's keys built with
 ``torch.tensor(ids, device="cpu")`` and read with ``key[0].item()``); ``torch.from_numpy`` always is.
+A field (``self.key``, ``node.key``) is one when the value rounds say every store of it anywhere is
+(:meth:`.fieldkinds.FieldKinds.host_everywhere`).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import self_attr
 from graphlint.static.names import resolve
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensors import TensorOracle
@@ -35,6 +38,10 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return node.value in oracle.fn.cpu
     if isinstance(node, cst.Subscript):
         return is_cpu_tensor(node.value, oracle)
+    if isinstance(node, cst.Attribute):  # a field every store of which is a host tensor (:mod:`.fieldkinds`)
+        if self_attr(node) is not None:  # asked of every method of the classes storing it: not noted
+            return oracle.fn.fields.get(f"self.{node.attr.value}") == "host"
+        return oracle.field_kind(node) == "host"  # ``node.key``: noted as asked about
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cpu":

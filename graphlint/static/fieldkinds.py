@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.fieldstores import HOST_STORE, SAME_STORE
 from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
@@ -48,13 +49,19 @@ RECORD_BASES = frozenset(("BaseModel", "NamedTuple"))
 TENSORS = frozenset((TENSOR, SCALAR, HOST))
 
 
-def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds) -> dict[str, set[str]]:
+def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
+                receivers: Receivers | None = None) -> dict[str, set[str]]:
     """{path: {``field:...`` facts}} for the field reads the walks noted."""
-    if not any(fn.field_reads for info in infos for fn in info.functions.values()):
+    if not any(fn.field_reads for info in infos for fn in info.functions.values()) and \
+            not any(HOST_STORE in values for info in infos for values in info.field_stores.values()):
         return {}
-    kinds = FieldKinds(infos, index, fields, agreed)
-    names = _field_names(infos) | kinds.advanced.keys()
+    kinds = FieldKinds(infos, index, fields, agreed, receivers)
+    hosted = {attr for info in infos for attr, values in info.field_stores.items() if HOST_STORE in values}
+    names = _field_names(infos) | hosted | kinds.advanced.keys()
     out: dict[str, set[str]] = defaultdict(set)
+    for attr in sorted(hosted):
+        for info, qualname in kinds.host_methods(attr):
+            out[info.path].add(f"field:{qualname}:self.{attr}={HOST}")
     for info in infos:
         for fn in info.functions.values():
             for spelled in fn.field_reads:
@@ -67,14 +74,17 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
 
 
 class FieldKinds:
-    def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds):
+    def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
+                 receivers: Receivers | None = None):
         self.index, self.fields, self.agreed = index, fields, agreed
-        self.receivers = Receivers(index, fields)
+        self.receivers = receivers or Receivers(index, fields)
         self.infos = infos
         self._built: dict[tuple[str, str], list[tuple]] | None = None
         self.lost: set[str] = set()
         self.memo: dict[tuple[str, str, str], str] = {}
         self._advanced: dict[str, tuple[str, str]] | None = None
+        self._hosted: dict[str, bool] = {}
+        self._stores: dict[str, list] | None = None
 
     @property
     def built(self) -> dict[tuple[str, str], list[tuple]]:
@@ -176,7 +186,68 @@ class FieldKinds:
             if any(attr in by_field for _, _, by_field in self.fields.methods(info, cls)):
                 return UNKNOWN  # a method stores the field too (``self.done = ...``)
             return self._keyword(ref, attr)
-        return self._stored(ref, attr)
+        found = self._stored(ref, attr)
+        return HOST if found == UNKNOWN and self._own(ref) and self.host_everywhere(attr) else found
+
+    # -- fields every store of which is a host tensor -------------------------------------------
+    def host_everywhere(self, attr: str) -> bool:
+        """Every store of a field named ``attr`` anywhere in the project (``self.key = ...``,
+        ``node.key = ...``, a constructor's keyword) is a host tensor, a literal ``None``, the
+        same-named field of an object or a slice of it (``self.key = self.key[n:]``), or a parameter
+        every call passes a host tensor; and no ``setattr`` with a computed name. By name, over
+        every object: sound for a project class whose fields only the project sets."""
+        if attr not in self._hosted:
+            self._hosted[attr] = False  # while computed: a parameter that takes the field itself
+            self._hosted[attr] = self._all_host(attr)
+        return self._hosted[attr]
+
+    def _all_host(self, attr: str) -> bool:
+        if self._stores is None:
+            self._stores = defaultdict(list)
+            for info in self.infos:
+                for name, values in info.field_stores.items():
+                    self._stores[name].extend((info, v) for v in values)
+        if "*" in self._stores:
+            return False  # a ``setattr`` with a computed name (``Cls(**kw)`` runs the class's own stores)
+        host = False
+        for info, value in self._stores.get(attr, ()):
+            if value == HOST_STORE:
+                host = True
+            elif value == SAME_STORE or value == ("c", None):
+                continue
+            elif value is not None and value[0] == "p" and value[1] in info.functions \
+                    and self.agreed.passed(info, info.functions[value[1]], value[2]) == HOST:
+                host = True
+            else:
+                return False
+        return host
+
+    def _own(self, ref: ClassRef) -> bool:
+        """Every base of the class is a project class (a library base may set any field)."""
+        for info, cls in self.index.mro(ref):
+            for base in info.classes[cls].bases:
+                if self.index.class_ref(info, base) is None and base[-1] != "object":
+                    return False
+        return True
+
+    def host_methods(self, attr: str) -> list[tuple[ModuleInfo, str]]:
+        """The methods of the classes storing ``self.<attr>`` (and of their subclasses), when the
+        field is a host tensor there: where a ``self.<attr>`` read is a host read."""
+        target = ("a", ("n", "self"), attr)
+        owners: dict[tuple[str, str], ClassRef] = {}
+        for info in self.infos:
+            for flow in info.flows.values():
+                if flow.kind == "function" and flow.cls and flow.cls in info.classes and any(
+                        st[0] in ("=", "set") and st[1] == target for st in flow.stmts):
+                    for ref in ((info, flow.cls), *self.index.subclasses((info, flow.cls))):
+                        owners[(ref[0].path, ref[1])] = ref
+        out = []
+        for key in sorted(owners):
+            ref = owners[key]
+            if self.field(ref, attr) == HOST:
+                klass = ref[0].classes[ref[1]]
+                out.extend((ref[0], f"{ref[1]}.{m}") for m in sorted(klass.methods) if f"{ref[1]}.{m}" in ref[0].functions)
+        return out
 
     def _keyword(self, ref: ClassRef, attr: str) -> str:
         """A record's field: what every constructor call passes its keyword."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.valuefacts import literal
 
 
@@ -24,6 +25,24 @@ def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
     return ("p", walker.func.qualname, value[1]) if value[0] == "p" else value
 
 
+#: stored values :mod:`.fieldkinds` reads besides the others (both "some object", as ``("o",)``, to
+#: :mod:`.argvalues`): a tensor on the host (:mod:`.cputensors`), and the same-named field of an
+#: object, or a slice or element of it (``self.key = self.key[n:]``, ``node.key = self.key[:n]``)
+HOST_STORE = ("o", "host")
+SAME_STORE = ("o", "same")
+
+
+def _hosted(walker, attr: str, value: cst.BaseExpression | None) -> tuple | None:
+    if value is None:
+        return None
+    inner = value
+    while isinstance(inner, cst.Subscript):
+        inner = inner.value
+    if isinstance(inner, cst.Attribute) and inner.attr.value == attr:
+        return SAME_STORE
+    return HOST_STORE if is_cpu_tensor(value, walker.oracle) else None
+
+
 def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
     """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
     default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
@@ -32,7 +51,7 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
         for el in target.elements:
             record_stores(walker, el.value, None)
     elif isinstance(target, cst.Attribute):
-        _store(info, target.attr.value, _qualified(walker, value))
+        _store(info, target.attr.value, _hosted(walker, target.attr.value, value) or _qualified(walker, value))
     elif isinstance(target, cst.Name) and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
         _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)

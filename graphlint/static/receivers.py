@@ -7,11 +7,18 @@ rounds run before it, so this follows the same statements (:mod:`.flows`) on dem
 depth ``k`` (``k`` = 1: the elements of the value; iterating a generator gives what it yields):
 
 - a name: every binding of it in its scope, and (for elements) what ``.append``/``.insert`` put in it;
-  a parameter only through its annotation;
+  a parameter only through its annotation, and an annotated local (``child: Node = d[k]``) by it too; a module global (one the function neither binds nor
+  takes, or declares ``global``): every binding of it at module level and in the functions that
+  declare it ``global``, through an import to the module that binds it (``g_ctx = Ctx()`` in one
+  file, ``g_ctx.cache.lookup(...)`` in another);
+- a field ``obj.f`` (``self.backend.cache``): for each class ``obj`` may be, every ``self.f = v`` in
+  the class, its bases and its subclasses (an annotated receiver may be a subclass), each ``v`` known
+  (``Cls(...) if c else None``, an annotated parameter, a local of that method); a field no method
+  stores (a class attribute, one set only from outside) is unknown;
 - a call: a class's instance; a generator's yields (as elements); a function's returns;
 - a list display's elements; ``a if c else b``; ``x[i]`` / ``for v in x`` (one level deeper).
 
-Anything else (a parameter nothing annotates, a global, a library call, a generator whose yields sit
+Anything else (a parameter nothing annotates, a closure's name, a library call, a generator whose yields sit
 outside any loop, which the summaries do not mark) is unknown, and unknown anywhere is unknown in
 all: a field fact needs every object the name may hold.
 """
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
+from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import resolve_function
 
@@ -73,7 +81,47 @@ class Receivers:
             return self._name(info, qualname, ir[1], k, depth)
         if tag == "c":
             return self._call(info, qualname, ir[1], k, depth)
+        if tag == "a" and k == 0:
+            owners = self.values(info, qualname, ir[1], 0, depth + 1)
+            if not owners:
+                return None  # unknown, or only literals (``None.f`` holds nothing)
+            return _union(self._field(ref, ir[2], depth) for ref in owners.values())
+        if tag == "i":  # ``from .ctx import g_ctx`` at module level: the global of that module
+            module, _, attr = self.index.absolute(info, ir[1]).rpartition(".")
+            source = self.index.find_module(module) if module else None
+            return self._global(source, attr, k, depth) if source is not None else None
         return None
+
+    def _field(self, ref: ClassRef, field: str, depth: int) -> Found:
+        """The classes ``self.<field>`` may hold in instances of ``ref`` (see the module docstring)."""
+        owners = {(i.path, c): (i, c) for i, c in (*self.index.mro(ref), *self.index.subclasses(ref))}
+        target = ("a", ("n", "self"), field)
+        parts = []
+        for owner, cls in owners.values():
+            if self.index.find_method((owner, cls), field) is not None:
+                return None  # a method or property of that name: not a stored object
+            for name, flow in owner.flows.items():
+                if flow.kind == "function" and flow.cls == cls:
+                    parts.extend(self.values(owner, name, st[2], 0, depth + 1)
+                                 for st in flow.stmts if st[0] == "=" and st[1] == target)
+        return _union(parts) if parts else None
+
+    def _global(self, module: ModuleInfo, name: str, k: int, depth: int) -> Found:
+        """Every binding of the module global ``name``: at module level and in the functions that
+        declare it ``global`` (None: none, a name the module does not bind); memoized per module."""
+        key = (module.path, "<global>", name, k)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # while computed
+        if module.imports.get(name, ".").split(".", 1)[0] in EXTERNAL_ROOTS:
+            return None  # a library's module or name (``torch``): no project object
+        parts = []
+        for qualname, flow in module.flows.items():
+            if qualname == "<module>" or flow.kind == "function" and name in flow.outer and name not in flow.enclosing:
+                parts.extend(self.values(module, qualname, st[2], k, depth + 1)
+                             for st in flow.stmts if st[0] == "=" and st[1] == ("n", name))
+        found = self.memo[key] = _union(parts) if parts else None
+        return found
 
     def _name(self, info: ModuleInfo, qualname: str, name: str, k: int, depth: int) -> Found:
         flow = info.flows.get(qualname)
@@ -81,9 +129,15 @@ class Receivers:
             return None
         if name == "self" and flow.cls and k == 0:
             return {(info.path, flow.cls): (info, flow.cls)}
+        if qualname != "<module>" and not flow.parent and (name in flow.outer or name not in flow.locals and name not in (
+                *flow.params, *flow.kwonly, flow.vararg, flow.kwarg)):
+            return self._global(info, name, k, depth)
         bound = [st[2] for st in flow.stmts if st[0] == "=" and st[1] == ("n", name)]
         if not bound:
             return None  # a parameter nothing annotates, a global, a closure's
+        declared = [v for v in bound if type(v) is tuple and v[:1] == ("t",)]
+        if declared and k == 0:
+            bound = declared  # ``child: Node = node.children[i]``: the annotation says, as a parameter's does
         parts = [self.values(info, qualname, value, k, depth + 1) for value in bound]
         if k:
             target = ("a", ("n", name))

@@ -39,6 +39,7 @@ from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
 from graphlint.static.fieldkinds import field_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
+from graphlint.static.receivers import Receivers
 from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
@@ -80,6 +81,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     #: the may-facts alone (a call the resolution misses elsewhere cannot veto one of those)
     may_callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)
     fields = FieldClasses(index)
+    receivers = Receivers(index, fields)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
     followed = Counter()  # a callee's last name -> those of its call sites resolved (to any function)
     for info in infos:
@@ -96,7 +98,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if site.kinds is None and key not in fn.bound_calls:
                     continue  # passes nothing known (its callee's parameters learn nothing: the count
                     # of sites under the name then differs) and leaves the result alone
-                hits = _targets(info, fn, site.expr, index, fields)
+                hits = _targets(info, fn, site.expr, index, fields, receivers)
                 if not hits:
                     if site.kinds is not None and site.expr[0] == "n":
                         for hit, shift in _called_value(info, fn, site.expr[1], index, fields):
@@ -122,7 +124,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in _weighted(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
-    for path, facts in field_facts(infos, index, fields, agreed).items():
+    for path, facts in field_facts(infos, index, fields, agreed, receivers).items():
         out[path] |= facts
     for (path, qualname) in callers:
         fn = infos_by_path[path].functions[qualname]
@@ -187,15 +189,20 @@ def _key(fn: FunctionInfo, expr: tuple) -> str | None:
     return None
 
 
-def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fields: FieldClasses) -> list[Target]:
+def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fields: FieldClasses,
+             receivers: Receivers | None = None) -> list[Target]:
     """Every function the call may run: one, or for ``self.field.m(...)`` the ``m`` of each class
-    the field holds (:mod:`.fieldclasses`; for an annotated field, every override too)."""
+    the field holds (:mod:`.fieldclasses`; for an annotated field, every override too); else, for
+    ``obj.m(...)``, the ``m`` of every class :mod:`.receivers` finds ``obj`` may be (a field of a
+    field, a module global, a local alias: ``cache = self.backend.cache; cache.insert(k)``)."""
     if expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == ("n", "self") and fn.cls:
         found: dict[tuple[str, str], Target] = {}
         for ref, cone in fields.of(info, fn.cls, expr[1][2]):
             hits = [index.find_method(ref, expr[2]), *(index.overrides(ref, expr[2]) if cone else ())]
             found.update(((h[0].path, h[1]), h) for h in hits if h is not None)
-        return [found[k] for k in sorted(found)]
+        if found or receivers is None:
+            return [found[k] for k in sorted(found)]
+        return _received(info, fn, expr, index, receivers)
     if expr[0] == "a" and expr[1][0] == "s" and expr[1][1][0] == "a" and expr[1][1][1] == ("n", "self") and fn.cls:
         found = {}  # ``self.layers[j].forward(...)``: the method of each class the list holds
         for ref, _ in fields.elements_of(info, fn.cls, expr[1][1][2]):
@@ -204,7 +211,24 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
                 found[(hit[0].path, hit[1])] = hit
         return [found[k] for k in sorted(found)]
     hit = resolve_function(info, fn, expr, index)
+    if hit is None and receivers is not None and expr[0] == "a" and expr[1] != ("n", "self"):
+        return _received(info, fn, expr, index, receivers)
     return [hit] if hit is not None else []
+
+
+def _received(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, receivers: Receivers) -> list[Target]:
+    """``obj.m(...)`` with every class ``obj`` may be known: each one's ``m`` and its overrides (an
+    annotated object may be a subclass); nothing when one of them has no ``m`` (a library base's)."""
+    classes = receivers.values(info, fn.qualname, expr[1], 0, 0)
+    if not classes:
+        return []
+    found: dict[tuple[str, str], Target] = {}
+    for ref in classes.values():
+        hit = index.find_method(ref, expr[2])
+        if hit is None:
+            return []
+        found.update(((h[0].path, h[1]), h) for h in (hit, *index.overrides(ref, expr[2])))
+    return [found[k] for k in sorted(found)]
 
 
 #: library wrappers whose result calls the function they are given first, with the same arguments
