@@ -47,11 +47,16 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 CALLBACKS = ("F", "M", "W", "Pa")
 
 
+def capturing_functions(infos: list[ModuleInfo]) -> frozenset[tuple[str, str]]:
+    """(path, qualname) of every function that opens a CUDA-graph capture."""
+    return frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures)
+
+
 class CallGraph:
     def __init__(self, infos: list[ModuleInfo], index: Index):
         self.infos, self.index = infos, index
         self.solver = Solver()
-        self.solver.capturers = frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures)
+        self.solver.capturers = capturing_functions(infos)
         by_path = {info.path: info for info in infos}
         self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
         self.linker = Linker(infos, index, self.objects)

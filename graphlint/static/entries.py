@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphlint.static.callgraph import CallGraph
+from graphlint.static.callgraph import CallGraph, capturing_functions
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
@@ -211,8 +211,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                                self.shaped_models)
         # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
         # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
-        capturers = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.captures}
-        cold = setup | graph_roots | capturers
+        cold = setup | graph_roots | capturing_functions(self.infos)
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
@@ -237,9 +236,10 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         (a speculative tree's acceptance walk) runs no model per iteration: no evidence of a
         per-token loop, as a loop over images or experts is none."""
         # only what a capture records (a declared region or a compiled function is the step it names)
-        captured = {r for r, chain in self.roots["graph"] if len(chain) == 2 and self.fn(chain[0]).captures}
-        roots = set(roots) & captured - {r for r, chain in self.roots["graph"]
-                                         if not (len(chain) == 2 and self.fn(chain[0]).captures)}
+        recorded, other = set(), set()
+        for root, chain in self.roots["graph"]:
+            (recorded if len(chain) == 2 and self.fn(chain[0]).captures else other).add(root)
+        roots = set(roots) & (recorded - other)
         found = {f for f in graph if f in steps or (self.graph is not None and self.graph.unresolved.get(f))}
         queue = list(found)
         callers = callers_of({f: self.calls.get(f, ()) for f in graph})

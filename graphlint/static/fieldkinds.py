@@ -50,7 +50,7 @@ TENSORS = frozenset((TENSOR, SCALAR, HOST))
 
 
 def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
-                receivers: Receivers | None = None) -> dict[str, set[str]]:
+                receivers: Receivers) -> dict[str, set[str]]:
     """{path: {``field:...`` facts}} for the field reads the walks noted."""
     if not any(fn.field_reads for info in infos for fn in info.functions.values()) and \
             not any(HOST_STORE in values for info in infos for values in info.field_stores.values()):
@@ -75,9 +75,9 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
 
 class FieldKinds:
     def __init__(self, infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
-                 receivers: Receivers | None = None):
+                 receivers: Receivers):
         self.index, self.fields, self.agreed = index, fields, agreed
-        self.receivers = receivers or Receivers(index, fields)
+        self.receivers = receivers
         self.infos = infos
         self._built: dict[tuple[str, str], list[tuple]] | None = None
         self.lost: set[str] = set()

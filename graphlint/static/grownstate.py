@@ -32,13 +32,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.static.cstwalk import name_children
-
-
-def _root(node: cst.BaseExpression) -> str | None:
-    """``p`` of ``p``, ``p[0]``, ``p.key``, ``p[0][1]``; None otherwise."""
-    while isinstance(node, (cst.Subscript, cst.Attribute)):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
+from graphlint.static.loopnames import base_name
 
 
 def _names(node: cst.CSTNode) -> set[str]:
@@ -80,7 +74,7 @@ class GrownState:
 
     def is_state(self, first: cst.BaseExpression, params: set[str]) -> bool:
         """Whether ``first`` is a parameter's state as the caller handed it over."""
-        root = _root(first)
+        root = base_name(first)  # ``p`` of ``p[0]`` / ``p.key``; ``self.x`` of a field: never a parameter's
         return root is not None and root != "self" and (root in params or root in self.state)
 
     def rejoined(self, target: cst.BaseExpression, parts: list[cst.BaseExpression]) -> bool:

@@ -190,7 +190,7 @@ def _key(fn: FunctionInfo, expr: tuple) -> str | None:
 
 
 def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fields: FieldClasses,
-             receivers: Receivers | None = None) -> list[Target]:
+             receivers: Receivers) -> list[Target]:
     """Every function the call may run: one, or for ``self.field.m(...)`` the ``m`` of each class
     the field holds (:mod:`.fieldclasses`; for an annotated field, every override too); else, for
     ``obj.m(...)``, the ``m`` of every class :mod:`.receivers` finds ``obj`` may be (a field of a
@@ -200,7 +200,7 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
         for ref, cone in fields.of(info, fn.cls, expr[1][2]):
             hits = [index.find_method(ref, expr[2]), *(index.overrides(ref, expr[2]) if cone else ())]
             found.update(((h[0].path, h[1]), h) for h in hits if h is not None)
-        if found or receivers is None:
+        if found:
             return [found[k] for k in sorted(found)]
         return _received(info, fn, expr, index, receivers)
     if expr[0] == "a" and expr[1][0] == "s" and expr[1][1][0] == "a" and expr[1][1][1] == ("n", "self") and fn.cls:
@@ -211,7 +211,7 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
                 found[(hit[0].path, hit[1])] = hit
         return [found[k] for k in sorted(found)]
     hit = resolve_function(info, fn, expr, index)
-    if hit is None and receivers is not None and expr[0] == "a" and expr[1] != ("n", "self"):
+    if hit is None and expr[0] == "a" and expr[1] != ("n", "self"):
         return _received(info, fn, expr, index, receivers)
     return [hit] if hit is not None else []
 
