@@ -61,7 +61,7 @@ class Implicit:
         self._scopes: dict[FuncId, FuncId | None] = {}
         #: (proxy value, attribute) -> the node its ``__getattr__`` forwards to (:meth:`delegated`)
         self._forwarded: dict[tuple[Value, str], int] = {}
-        self._bound: dict[tuple[Value, str], bool] = {}  # (instance value, attribute) -> :meth:`bound`
+        self.bound_memo: dict[tuple[Value, str], bool] = {}  # (instance value, attribute) -> :meth:`bound`
 
     def decorated(self, deco: int, inner: int, dst: int) -> None:
         """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
@@ -227,10 +227,10 @@ class Implicit:
         """Whether some class of the instance's family binds ``attr`` in its body or stores it on
         ``self`` (else a load of it falls to ``__getattr__``)."""
         key = (v, attr)  # the fields and class bodies it reads are fixed for the link
-        found = self._bound.get(key)
+        found = self.bound_memo.get(key)
         if found is None:
             fields = self.o.fields
-            found = self._bound[key] = any(
+            found = self.bound_memo[key] = any(
                 attr in fields.get((info.path, name), ()) or (info.flows.get(name) is not None
                                                               and attr in info.flows[name].locals)
                 for info, name in self.o.family(v))

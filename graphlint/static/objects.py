@@ -55,7 +55,7 @@ class Objects(ValueCalls):
         self._views: dict[tuple, int] = {}
         #: (path, class) -> its cone; ("sib", ...) its siblings; ("family", ...) a cone's MRO and subclasses
         self._subclasses: dict[tuple, set | list] = {}
-        self._from_library: dict[tuple, bool] = {}  # (value, attribute) -> :meth:`inherited_from_library`
+        self.from_library: dict[tuple, bool] = {}  # (value, attribute) -> :meth:`inherited_from_library`
         #: attribute -> classes whose methods store it on ``self`` / whose body binds it
         self.stored: dict[str, list[tuple[str, str]]] = {}
         self.in_body: dict[str, list[tuple[str, str]]] = {}
@@ -167,11 +167,11 @@ class Objects(ValueCalls):
         if attr.startswith("__") or not self.ctors.library_base(self.ref(v)):
             return False
         key = (v, attr)  # asked for every load of every instance reaching it: the facts it reads are fixed
-        found = self._from_library.get(key)
+        found = self.from_library.get(key)
         if found is None:
             family = self.family(v)
             stored = self.stored.get(attr, ())
-            found = self._from_library[key] = not self.class_attr(family, attr) and not any(
+            found = self.from_library[key] = not self.class_attr(family, attr) and not any(
                 (info.path, name) in stored for info, name in family)
         return found
 
