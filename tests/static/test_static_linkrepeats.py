@@ -43,3 +43,30 @@ def test_the_fixture_findings_stand():
     found = sorted((f.path, f.line) for f in analyze(files) if f.rule.startswith("GL1"))
     live = next(i for i, text in enumerate(files["model.py"].splitlines(), 1) if "# LIVE" in text)
     assert found == [("model.py", live)]
+
+
+def test_the_solves_attribute_memos_are_let_go_once_it_is_over(monkeypatch):
+    from graphlint.static.callgraph import CallGraph
+    from graphlint.static.facts import ModuleInfo
+    from graphlint.static.implicit import Implicit
+    from graphlint.static.index import Index
+    from graphlint.static.objects import Objects
+
+    asked = []
+    bound, from_library = Implicit.bound, Objects.inherited_from_library
+    monkeypatch.setattr(Implicit, "bound", lambda self, v, attr: asked.append("bound") or bound(self, v, attr))
+    monkeypatch.setattr(Objects, "inherited_from_library",
+                        lambda self, v, attr: asked.append("lib") or from_library(self, v, attr))
+    files = {"m.py": (
+        "import torch\n"
+        "class Proxy:\n"
+        "    def __init__(self, inner):\n        self.inner = inner\n"
+        "    def __getattr__(self, name):\n        return getattr(self.inner, name)\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return self.weight(x)\n"
+        "def run(x):\n    p = Proxy(M())\n    p.step(x)\n    return M().forward(x)\n")}
+    rules = builtin_rules()
+    infos = [s.data for s in summarize(files, rules) if isinstance(s.data, ModuleInfo)]
+    graph = CallGraph(infos, Index(infos))
+    assert "bound" in asked and "lib" in asked  # the fixture asks both questions during the solve
+    assert graph.objects.from_library == {} and graph.linker.implicit.bound_memo == {}
