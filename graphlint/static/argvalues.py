@@ -92,10 +92,18 @@ class ArgValues:
         # a per-token loop's own call: what it passes from the loop's second iteration on (what only its
         # first iteration passes runs once per decode, like ``if i == 0:``; :mod:`.iterations`)
         edges = [(caller, callee, site, later_args(site, only_loops.get(caller))) for caller, callee, site in edges]
+        # an edge gives what it gave last time while its caller's values are unchanged (what it binds
+        # and whether its branch is dead read only those, and facts fixed for the link): flowed again
+        # only once they change (on torch most of the rounds' flows were such repeats)
+        flowed, stamps = [-1] * len(edges), self._stamp
         for _ in range(50):
             changed = False
-            for caller, callee, site, args in edges:
-                if values.get(callee, {}) is TOP or self.dead(caller, site.cond):
+            for i, (caller, callee, site, args) in enumerate(edges):
+                stamp = stamps.get(caller, 0)
+                if flowed[i] == stamp or values.get(callee, {}) is TOP:
+                    continue
+                flowed[i] = stamp
+                if self.dead(caller, site.cond):
                     continue
                 changed |= self._flow(caller, callee, site, values, args)
             if not changed:

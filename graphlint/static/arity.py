@@ -37,15 +37,17 @@ def drop_unbindable(raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos: lis
         by_site: dict[int, list[FuncId]] = {}
         for callee, site in edges:
             by_site.setdefault(id(site), []).append(callee)
+        closures: dict[int, bool] = {}  # per site: asked once, not once per callee (sites with hundreds)
         keep = [(callee, site) for callee, site in edges
-                if callee in own_call or not _unbindable(callee, site, by_site[id(site)], by_path)]
+                if callee in own_call or not _unbindable(callee, site, by_site[id(site)], by_path, closures)]
         if len(keep) != len(edges):
             removed += len(edges) - len(keep)
             raw[caller] = keep
     return removed
 
 
-def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: dict[str, ModuleInfo]) -> bool:
+def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: dict[str, ModuleInfo],
+                closures: dict[int, bool] | None = None) -> bool:
     if site.reference or not site.args:
         return False
     flow = _flow(callee, by_path)
@@ -55,7 +57,12 @@ def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: d
     called = _called_name(site.expr)
     if name != called and not (name in INSTANCE_CALLS and called not in INSTANCE_CALLS):
         return False
-    if any(_is_closure(other, by_path) for other in others):
+    closure = closures.get(id(site)) if closures is not None else None
+    if closure is None:
+        closure = any(_is_closure(other, by_path) for other in others)
+        if closures is not None:
+            closures[id(site)] = closure
+    if closure:
         return False
     accepted = set(flow.params) | set(flow.kwonly)
     fn = by_path[callee[0]].functions.get(callee[1])

@@ -81,6 +81,7 @@ class CallGraph:
         while self.linker.settle() and not self.solver.exhausted:  # imports by string (:mod:`.classpaths`)
             self.solver.run()
         self.solver.done()  # frees the watchers: nothing is compiled or solved after this
+        self.objects.from_library, self.linker.implicit.bound_memo = {}, {}  # the solve's memos: not held to the peak
         #: function -> its call sites that look like project calls but resolve to nothing
         self.unresolved: dict[FuncId, list[CallSite]] = {}
         self._callees: dict[tuple[int, bool], list[FuncId]] = {}

@@ -61,6 +61,7 @@ class Implicit:
         self._scopes: dict[FuncId, FuncId | None] = {}
         #: (proxy value, attribute) -> the node its ``__getattr__`` forwards to (:meth:`delegated`)
         self._forwarded: dict[tuple[Value, str], int] = {}
+        self.bound_memo: dict[tuple[Value, str], bool] = {}  # (instance value, attribute) -> :meth:`bound`
 
     def decorated(self, deco: int, inner: int, dst: int) -> None:
         """``@deco def f``: ``f`` holds what ``deco(f)`` returns. A closure it returns (``def
@@ -225,9 +226,15 @@ class Implicit:
     def bound(self, v: Value, attr: str) -> bool:
         """Whether some class of the instance's family binds ``attr`` in its body or stores it on
         ``self`` (else a load of it falls to ``__getattr__``)."""
-        return any(attr in self.o.fields.get((info.path, name), ()) or (info.flows.get(name) is not None
-                                                                          and attr in info.flows[name].locals)
-                   for info, name in self.o.family(v))
+        key = (v, attr)  # the fields and class bodies it reads are fixed for the link
+        found = self.bound_memo.get(key)
+        if found is None:
+            fields = self.o.fields
+            found = self.bound_memo[key] = any(
+                attr in fields.get((info.path, name), ()) or (info.flows.get(name) is not None
+                                                              and attr in info.flows[name].locals)
+                for info, name in self.o.family(v))
+        return found
 
     def store(self, path: str, qual: str, obj: int) -> None:
         self.hook(path, qual, obj, ("__setattr__",))

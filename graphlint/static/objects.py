@@ -53,7 +53,9 @@ class Objects(ValueCalls):
         self.installed: set[tuple] = set()
         self._sources: dict[tuple, list[int]] = {}
         self._views: dict[tuple, int] = {}
-        self._subclasses: dict[tuple, set] = {}  # (path, class) -> its cone; ("sib", ...) its siblings
+        #: (path, class) -> its cone; ("sib", ...) its siblings; ("family", ...) a cone's MRO and subclasses
+        self._subclasses: dict[tuple, set | list] = {}
+        self.from_library: dict[tuple, bool] = {}  # (value, attribute) -> :meth:`inherited_from_library`
         #: attribute -> classes whose methods store it on ``self`` / whose body binds it
         self.stored: dict[str, list[tuple[str, str]]] = {}
         self.in_body: dict[str, list[tuple[str, str]]] = {}
@@ -99,11 +101,15 @@ class Objects(ValueCalls):
         return (self.by_path[value[1]], value[2])
 
     def family(self, value: Value) -> list:
-        """The classes whose members an instance may use: its MRO, and for a cone its subclasses."""
+        """The classes whose members an instance may use: its MRO, and for a cone its subclasses.
+        Shared lists (the index's MRO, a cone's list made once): callers only read them."""
         ref = self.ref(value)
-        found = list(self.index.mro(ref))
-        if value[0] == "S":
-            found.extend(self.index.subclasses(ref))
+        if value[0] != "S":
+            return self.index.mro(ref)
+        key = ("family", value[1], value[2])
+        found = self._subclasses.get(key)
+        if found is None:
+            found = self._subclasses[key] = [*self.index.mro(ref), *self.index.subclasses(ref)]
         return found
 
     def class_attr(self, classes: list, attr: str) -> list[tuple[str, str]]:
@@ -160,11 +166,14 @@ class Objects(ValueCalls):
         ``self.loss_function`` from ``PreTrainedModel``) -- the library's code, not a blind spot."""
         if attr.startswith("__") or not self.ctors.library_base(self.ref(v)):
             return False
-        family = self.family(v)
-        if self.class_attr(family, attr):
-            return False
-        stored = self.stored.get(attr, ())
-        return not any((info.path, name) in stored for info, name in family)
+        key = (v, attr)  # asked for every load of every instance reaching it: the facts it reads are fixed
+        found = self.from_library.get(key)
+        if found is None:
+            family = self.family(v)
+            stored = self.stored.get(attr, ())
+            found = self.from_library[key] = not self.class_attr(family, attr) and not any(
+                (info.path, name) in stored for info, name in family)
+        return found
 
     def sources(self, v: Value, attr: str) -> list[int]:
         """The nodes ``v.attr`` reads (cached per value and attribute): instance fields along the
