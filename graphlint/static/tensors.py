@@ -76,6 +76,7 @@ class TensorOracle(HostTaint):
     def __init__(self, imports: dict[str, str]):
         self.imports = imports
         self.fn = FunctionFacts()
+        self.module_fn = self.fn  # the module's own statements: what its constants hold (:meth:`is_module_constant`)
         self.cls: ClassFacts | None = None
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
         self.host_builders: dict[str, int] = {}  # module functions taking ``device=None`` (static.hostbuilders)
@@ -220,7 +221,7 @@ class TensorOracle(HostTaint):
         if isinstance(node, (*HOST_LITERALS, cst.Integer, cst.Float)):
             return True
         if isinstance(node, cst.Name):
-            return node.value in self.fn.hosts or node.value in self.fn.positions
+            return node.value in self.fn.hosts or node.value in self.fn.positions or self.is_module_constant(node)
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Name):
@@ -239,6 +240,14 @@ class TensorOracle(HostTaint):
             leaves = operands(node)
             return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
+
+    def is_module_constant(self, node: cst.Name) -> bool:
+        """``RAS_HIGH_TEMP``: a SCREAMING_SNAKE_CASE name the module above binds to Python data and the
+        function leaves alone -- a constant, host data wherever it is read (``torch.tensor(RAS_HIGH_TEMP,
+        device=t.device)`` uploads it every call)."""
+        module, fn = self.module_fn, self.fn
+        return fn is not module and _constant_name(node) and node.value in module.hosts \
+            and node.value not in module.tensors and node.value not in fn.params and node.value not in fn.tensors
 
     def is_host_value(self, node: cst.BaseExpression) -> bool:
         """Host data, or a ``self`` field only ever given host data."""

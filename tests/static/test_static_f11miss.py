@@ -1,0 +1,41 @@
+"""The eleventh set's recall gaps, each a mechanism with fixtures of its own (branch ``f11miss``).
+
+- A callable handed to ``torch.compile`` before the loop is no call: the edge the call graph keeps
+  for a callee reached both as a reference and as a call takes its first *call*'s order
+  (:func:`graphlint.static.link._merge`). The host step's replay point was the compile statement,
+  so a read of the loop's own device counter before the step was "after the replay" and rated
+  the by-design read (info).
+- A SCREAMING_SNAKE_CASE module constant bound to Python data is host data in the functions below
+  it (:meth:`graphlint.static.tensors.TensorOracle.is_module_constant`): ``torch.tensor(HIGH_TEMP,
+  device=t.device, dtype=t.dtype)`` uploads it every token (GL204), as ``torch.tensor([0], ...)`` does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_static_fixture import assert_marked, load
+from static_helpers import check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "f11miss"
+
+
+@pytest.mark.parametrize("name", ["compiledhost", "constupload"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    assert_marked(result.findings, load(FIXTURES / name))
+
+
+def test_a_counter_read_before_a_compiled_step_is_no_result_read(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "compiledhost")
+    rated = {(f.line, f.rule): f.severity for f in result.findings if f.path.endswith("engine.py")}
+    assert rated[(25, "GL101")] == "warning"
+    assert rated[(28, "GL102")] == "info"
+
+
+def test_module_constants_uploaded_per_token(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "constupload")
+    lines = {f.line for f in result.findings if f.rule == "GL204"}
+    assert lines == {20, 21}  # not the step's own tensor (23) nor a module tensor constant (24)
