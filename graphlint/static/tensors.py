@@ -80,6 +80,7 @@ class TensorOracle(HostTaint):
         self.cls: ClassFacts | None = None
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
         self.host_builders: dict[str, int] = {}  # module functions taking ``device=None`` (static.hostbuilders)
+        self.arith_helpers: dict[str, int] = {}  # module functions returning arithmetic of their parameters (static.scalars)
         self.readback_seen = False  # the walker saw a read-back call in the current statement
         self.returns: dict[str, object] = {}  # callee key -> a kind or a tuple of kinds (static.valuekinds)
         self.cls_name = ""  # the qualname of the class being walked: ``self.m`` is known per class

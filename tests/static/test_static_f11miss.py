@@ -7,7 +7,10 @@
   the by-design read (info).
 - A SCREAMING_SNAKE_CASE module constant bound to Python data is host data in the functions below
   it (:meth:`graphlint.static.tensors.TensorOracle.is_module_constant`): ``torch.tensor(HIGH_TEMP,
-  device=t.device, dtype=t.dtype)`` uploads it every token (GL204), as ``torch.tensor([0], ...)`` does."""
+  device=t.device, dtype=t.dtype)`` uploads it every token (GL204), as ``torch.tensor([0], ...)`` does.
+- A module helper whose one statement returns arithmetic of its parameters keeps what it is given
+  (:func:`graphlint.static.scalars.arith_helpers`): ``_round_up(counts.sum(-1).max(), 8)`` is a 0-dim
+  device tensor, and a buffer it sizes reads it back (GL111); given ``ids.shape[1]`` it is a number."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f11miss"
 
 
-@pytest.mark.parametrize("name", ["compiledhost", "constupload"])
+@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -39,3 +42,8 @@ def test_module_constants_uploaded_per_token(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "constupload")
     lines = {f.line for f in result.findings if f.rule == "GL204"}
     assert lines == {20, 21}  # not the step's own tensor (23) nor a module tensor constant (24)
+
+
+def test_a_helper_rounding_a_device_count_keeps_it_on_the_device(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "scalarsize")
+    assert {f.line for f in result.findings if f.rule == "GL111"} == {17}  # not the host width's (19)
