@@ -29,7 +29,7 @@ import libcst as cst
 from graphlint.static.cstwalk import none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
-from graphlint.static.masks import made_bool
+from graphlint.static.masks import compares, made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
@@ -293,6 +293,9 @@ class TensorOracle(HostTaint):
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
         tensor = value is not None and self.is_tensor(value) and not _constant_name(target)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
+        if isinstance(target, cst.Name):
+            (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
+             else self.fn.compared.discard)(target.value)
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
             # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no

@@ -10,7 +10,11 @@
   device=t.device, dtype=t.dtype)`` uploads it every token (GL204), as ``torch.tensor([0], ...)`` does.
 - A module helper whose one statement returns arithmetic of its parameters keeps what it is given
   (:func:`graphlint.static.scalars.arith_helpers`): ``_round_up(counts.sum(-1).max(), 8)`` is a 0-dim
-  device tensor, and a buffer it sizes reads it back (GL111); given ``ids.shape[1]`` it is a number."""
+  device tensor, and a buffer it sizes reads it back (GL111); given ``ids.shape[1]`` it is a number.
+- Boolean masks the oracle cannot type (:mod:`graphlint.static.masks`): an element-wise comparison
+  bound to a name and used as a tensor's whole index (``m = ids == tok``; ``rows[m]``, ``x[m] = t``)
+  with ``ids`` an untyped helper parameter, and a parameter named like a selector (``out_mask``)
+  indexing a value not known to be host data (GL303)."""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f11miss"
 
 
-@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize"])
+@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize", "maskindex"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -47,3 +51,9 @@ def test_module_constants_uploaded_per_token(monkeypatch, tmp_path):
 def test_a_helper_rounding_a_device_count_keeps_it_on_the_device(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "scalarsize")
     assert {f.line for f in result.findings if f.rule == "GL111"} == {17}  # not the host width's (19)
+
+
+def test_masks_from_untyped_comparisons_and_selector_parameters(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "maskindex")
+    # not the masked fill of a number (18) nor a host test (19)
+    assert {f.line for f in result.findings if f.rule == "GL303"} == {15, 17, 24}
