@@ -14,7 +14,10 @@
 - Boolean masks the oracle cannot type (:mod:`graphlint.static.masks`): an element-wise comparison
   bound to a name and used as a tensor's whole index (``m = ids == tok``; ``rows[m]``, ``x[m] = t``)
   with ``ids`` an untyped helper parameter, and a parameter named like a selector (``out_mask``)
-  indexing a value not known to be host data (GL303)."""
+  indexing a value not known to be host data (GL303).
+- A list's current segment grown in place (``segments[-1] = torch.cat([segments[-1], tok])``): an
+  integer key is one storage place as a string key is (:func:`graphlint.static.matchers.
+  growing_concat.same_place`), GL207."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f11miss"
 
 
-@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize", "maskindex"])
+@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize", "maskindex", "growseg"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -57,3 +60,8 @@ def test_masks_from_untyped_comparisons_and_selector_parameters(monkeypatch, tmp
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "maskindex")
     # not the masked fill of a number (18) nor a host test (19)
     assert {f.line for f in result.findings if f.rule == "GL303"} == {15, 17, 24}
+
+
+def test_a_segment_grown_at_a_constant_index(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "growseg")
+    assert {f.line for f in result.findings if f.rule == "GL207"} == {16}  # not the join into another slot (17)
