@@ -17,7 +17,13 @@
   indexing a value not known to be host data (GL303).
 - A list's current segment grown in place (``segments[-1] = torch.cat([segments[-1], tok])``): an
   integer key is one storage place as a string key is (:func:`graphlint.static.matchers.
-  growing_concat.same_place`), GL207."""
+  growing_concat.same_place`), GL207.
+- A step compiled with CUDA graphs only under a compile switch off by default (``if use_compile:
+  self._step = torch.compile(self._step, mode="max-autotune")``, :attr:`graphlint.static.facts.
+  RegionDecl.opt_in`): the default path runs it eagerly every token, so the allocations the capture
+  would hide are reported there (:attr:`graphlint.static.contexts.Placement.optional`), less the
+  buffers the step fills with its own data (:func:`graphlint.static.stepflow.mark_step_data`: a
+  mask written where a local says, or rebuilt from itself by ``scatter``)."""
 
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f11miss"
 
 
-@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize", "maskindex", "growseg"])
+@pytest.mark.parametrize("name", ["compiledhost", "constupload", "scalarsize", "maskindex", "growseg", "optcompile"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -65,3 +71,9 @@ def test_masks_from_untyped_comparisons_and_selector_parameters(monkeypatch, tmp
 def test_a_segment_grown_at_a_constant_index(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "growseg")
     assert {f.line for f in result.findings if f.rule == "GL207"} == {16}  # not the join into another slot (17)
+
+
+def test_a_step_compiled_only_when_asked_runs_eagerly_by_default(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "optcompile")
+    found = {(f.line, f.rule) for f in result.findings}
+    assert found == {(15, "GL202")}  # not the mask rebuilt by scatter (12), nor Always's step (45)
