@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import none_fallback, number, operands, self_attr, shape_only
+from graphlint.static.cstwalk import constant_name, none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import compares, made_bool
@@ -242,14 +242,6 @@ class TensorOracle(HostTaint):
             return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
 
-    def is_module_constant(self, node: cst.Name) -> bool:
-        """``RAS_HIGH_TEMP``: a SCREAMING_SNAKE_CASE name the module above binds to Python data and the
-        function leaves alone -- a constant, host data wherever it is read (``torch.tensor(RAS_HIGH_TEMP,
-        device=t.device)`` uploads it every call)."""
-        module, fn = self.module_fn, self.fn
-        return fn is not module and _constant_name(node) and node.value in module.hosts \
-            and node.value not in module.tensors and node.value not in fn.params and node.value not in fn.tensors
-
     def is_host_value(self, node: cst.BaseExpression) -> bool:
         """Host data, or a ``self`` field only ever given host data."""
         return self.is_host_data(node) or self.is_host_attr(node)
@@ -291,7 +283,7 @@ class TensorOracle(HostTaint):
             return
         # an UPPER_CASE name holds a constant by convention (``BLOCK_SEQ = block_seq``: a kernel's
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
-        tensor = value is not None and self.is_tensor(value) and not _constant_name(target)
+        tensor = value is not None and self.is_tensor(value) and not constant_name(target)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         if isinstance(target, cst.Name):
             (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
@@ -300,7 +292,7 @@ class TensorOracle(HostTaint):
         if isinstance(target, cst.Name):
             # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no
             # constant, a loop may advance it after this binding (walked before the loop body)
-            constant = _constant_name(target) and number(value) is not None
+            constant = constant_name(target) and number(value) is not None
             (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
             own_slice = type(value) is cst.Subscript and type(value.value) is cst.Name \
                 and value.value.value == target.value
@@ -393,10 +385,6 @@ def field_spelling(node: cst.Attribute, imports: dict[str, str], elements: dict[
         return f"self.{base.attr.value}.{attr}"
     return None
 
-
-def _constant_name(target: cst.BaseExpression) -> bool:
-    """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
-    return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")
 
 
 def _unpacks_shape(value: cst.BaseExpression | None) -> bool:

@@ -6,7 +6,7 @@
   so a read of the loop's own device counter before the step was "after the replay" and rated
   the by-design read (info).
 - A SCREAMING_SNAKE_CASE module constant bound to Python data is host data in the functions below
-  it (:meth:`graphlint.static.tensors.TensorOracle.is_module_constant`): ``torch.tensor(HIGH_TEMP,
+  it (:meth:`graphlint.static.hosttaint.HostTaint.is_module_constant`): ``torch.tensor(HIGH_TEMP,
   device=t.device, dtype=t.dtype)`` uploads it every token (GL204), as ``torch.tensor([0], ...)`` does.
 - A module helper whose one statement returns arithmetic of its parameters keeps what it is given
   (:func:`graphlint.static.scalars.arith_helpers`): ``_round_up(counts.sum(-1).max(), 8)`` is a 0-dim
