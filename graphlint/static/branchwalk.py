@@ -43,9 +43,11 @@ class BranchWalker:
         # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
         instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
         compiles = self.compile_opt_in
-        if guarded != "body":  # ``if use_torch_compile:`` off by default: what it compiles, the default runs eagerly
+        if guarded != "body":  # ``if use_torch_compile:``, a parameter off by default: the default runs eagerly
             switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults, COMPILE_SWITCHES)
-            self.compile_opt_in += (switch,) if switch else ()
+            # the function's own parameter (an API's default every caller gets), not a script's option
+            # or a module flag, which the operator picks per run (the run that captures is the one labelled)
+            self.compile_opt_in += (switch,) if switch in self.func.defaults else ()
         try:
             self._if_body(stmt, guarded, test, outer_cond, instead)
         finally:
