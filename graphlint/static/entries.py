@@ -162,7 +162,6 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         # its callable directly) reaches that callable, a graph root already, not the wrapper's staging
         replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         graph = bfs([r for r in self.roots["graph"] if r[0] not in replaying], self.calls, prefill | replaying)
-        optional = self.optional_graph(graph, prefill | replaying)
         callers = callers_of(self.calls)
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
         # function doing device work, or a captured callable (an iterative solver's loop reaches none
@@ -221,6 +220,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         if host_results[3]:
             _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                    cold, host_results[3])
+        optional = self.optional_graph(graph, prefill | replaying)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
@@ -232,14 +232,18 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def optional_graph(self, graph: dict[FuncId, Chain], stop: set[FuncId]) -> dict[FuncId, str]:
-        """Captured code that only compiles under a switch off by default capture (``if use_torch_compile:
+        """Captured code that only a compile under a switch off by default captures (``if use_torch_compile:
         self.step = torch.compile(self.step, mode="max-autotune")``): function -> the switch. The
-        default path calls the same callable eagerly, every step."""
-        if not self.optional_roots:
+        default path calls the same callable eagerly, every step -- where the switch is a parameter of
+        the step loop's own function (a ``generate`` API whose callers get eager decoding unless they
+        ask). A CLI entry's switch (``main(compile=False)`` compiling for a loop elsewhere, a script's
+        ``--compile``) picks the run its operator measures: the captured one."""
+        optional = {chain: switch for chain, switch in self.optional_roots.items()
+                    if chain[0] in self.loop_bodies["host"] or chain[0] in self.loop_bodies["eager"]}
+        if not optional:
             return {}
-        sure = bfs([r for r in self.roots["graph"] if r[1] not in self.optional_roots and r[0] in graph],
-                   self.calls, stop)
-        switch = next(iter(self.optional_roots.values()))
+        sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.calls, stop)
+        switch = next(iter(optional.values()))
         return {f: switch for f in graph if f not in sure}
 
     def math_roots(self, roots: set[FuncId], graph: dict[FuncId, object], steps: set[FuncId]) -> set[FuncId]:

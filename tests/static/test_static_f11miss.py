@@ -20,7 +20,8 @@
   growing_concat.same_place`), GL207.
 - A step compiled with CUDA graphs only under a compile switch off by default (``if use_compile:
   self._step = torch.compile(self._step, mode="max-autotune")``, :attr:`graphlint.static.facts.
-  RegionDecl.opt_in`): the default path runs it eagerly every token, so the allocations the capture
+  RegionDecl.opt_in`) that is a parameter of the step loop's own function: the default path runs it
+  eagerly every token, so the allocations the capture
   would hide are reported there (:attr:`graphlint.static.contexts.Placement.optional`), less the
   buffers the step fills with its own data (:func:`graphlint.static.stepflow.mark_step_data`: a
   mask written where a local says, or rebuilt from itself by ``scatter``)."""
