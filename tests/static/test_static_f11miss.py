@@ -21,10 +21,11 @@
 - A step compiled with CUDA graphs only under a compile switch off by default (``if use_compile:
   self._step = torch.compile(self._step, mode="max-autotune")``, :attr:`graphlint.static.facts.
   RegionDecl.opt_in`) that is a parameter of the step loop's own function: the default path runs it
-  eagerly every token, so the allocations the capture
-  would hide are reported there (:attr:`graphlint.static.contexts.Placement.optional`), less the
-  buffers the step fills with its own data (:func:`graphlint.static.stepflow.mark_step_data`: a
-  mask written where a local says, or rebuilt from itself by ``scatter``)."""
+  eagerly every token, so the allocations the capture would hide are reported there
+  (:attr:`graphlint.static.contexts.Placement.optional`), less the buffers the step fills with its
+  own data (:func:`graphlint.static.stepflow.mark_step_data`: a mask written where a local says, or
+  rebuilt from itself by ``scatter``). A CLI entry's switch (``main(compile=False)`` compiling for a
+  loop elsewhere) picks the run its operator measures, the captured one: nothing changes there."""
 
 from __future__ import annotations
 
