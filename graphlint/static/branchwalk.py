@@ -17,6 +17,7 @@ from graphlint.static.argvalues import never_true
 from graphlint.static.cstwalk import ends_in_jump
 from graphlint.static.guards import counts_down, fills_field_default, needed_attrs, once_flag
 from graphlint.static.iterations import first_iteration_loop, flag_loop
+from graphlint.static.optin import COMPILE_SWITCHES
 
 
 class BranchWalker:
@@ -41,6 +42,21 @@ class BranchWalker:
         after = self.following
         # what runs instead of the body (its ``else``), or after it when it jumps out (``return``)
         instead = (*((stmt.orelse,) if stmt.orelse is not None else ()), *(after if ends_in_jump(stmt.body) else ()))
+        compiles = self.compile_opt_in
+        if guarded != "body":  # ``if use_torch_compile:``, a parameter off by default: the default runs eagerly
+            switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults, COMPILE_SWITCHES)
+            # the function's own parameter (an API's default every caller gets), not a script's option
+            # or a module flag, which the operator picks per run (the run that captures is the one labelled)
+            self.compile_opt_in += (switch,) if switch in self.func.defaults else ()
+        try:
+            self._if_body(stmt, guarded, test, outer_cond, instead)
+        finally:
+            self.compile_opt_in = compiles
+        if stmt.orelse is None or guarded == "orelse":
+            return
+        self._if_orelse(stmt, test, outer_cond, before, sides, after)
+
+    def _if_body(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
                                   or counts_down(stmt, self.is_constant_local)):
             self.setup_depth += 1
@@ -64,8 +80,8 @@ class BranchWalker:
             finally:
                 self.once, self.needs, self.first_iters, self.opt_in = outer
                 self.values.cond = outer_cond
-        if stmt.orelse is None or guarded == "orelse":
-            return
+
+    def _if_orelse(self, stmt: cst.If, test: tuple, outer_cond: tuple, before: dict, sides: list, after) -> None:
         sides.append(self.values.assigns)
         self.values.assigns = dict(before)
         self.values.cond = outer_cond + (("not", test),) if test[0] != "?" else outer_cond

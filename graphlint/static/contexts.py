@@ -40,6 +40,8 @@ FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
+OPTIONAL_NOTE = (" (captured only when `{}` is on, off by default: the default path runs this step"
+                 " eagerly, every token)")
 RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
 EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by design once per step;"
                      " a second read of it in the step would be reported)")
@@ -172,7 +174,7 @@ class Placement:
                  eager_results: set | frozenset = frozenset(),
                  advanced_attrs: set[str] | frozenset = frozenset(),
                  host_results: tuple[set, set, set, set] = (frozenset(),) * 4,
-                 uncalled: set[FuncId] | frozenset = frozenset()):
+                 uncalled: set[FuncId] | frozenset = frozenset(), optional: dict[FuncId, str] | None = None):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
         self.points, self.after_replay = points, after_replay
         self.multi_device = multi_device  # functions called, at any depth, from a loop over devices
@@ -194,6 +196,8 @@ class Placement:
         #: (:func:`.hostreads.host_result_reads`): the same definition as the eager loop's
         self.host_first, self.host_judged, self.host_others, self.host_followed = host_results
         self.uncalled = uncalled  # captured only by functions nothing calls (:mod:`.uncalled`)
+        #: captured only by compiles under a switch off by default: the default path runs them eagerly
+        self.optional = optional or {}
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -277,6 +281,10 @@ class Placement:
             if severity == "error" and fid in self.policy.get("graph", ()):
                 return graph or (fid,), "warning", POLICY_NOTE
             return graph or (fid,), severity, ""
+        if graph and fid in self.optional and not cand.in_capture:  # a per-step cost the capture would hide
+            if self.step_data(cand):
+                return None  # the step's data, built where the step runs (as in the host step)
+            return graph, params.get("eager_severity", severity), OPTIONAL_NOTE.format(self.optional[fid])
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None
         if params.get("host_carried_only") and "loop-carried" not in cand.flags:

@@ -239,3 +239,8 @@ def none_fallback(node: cst.IfExp) -> tuple[str, cst.BaseExpression] | None:
     if type(given) is cst.Name and given.value == name:
         return name, default
     return None
+
+
+def constant_name(target: cst.BaseExpression) -> bool:
+    """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
+    return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")

@@ -220,14 +220,31 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         if host_results[3]:
             _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                    cold, host_results[3])
+        optional = self.optional_graph(graph, prefill | replaying)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
                               host_results=host_results,
-                              uncalled=uncalled_graph(self.roots["graph"], self.calls, self.fn, prefill | replaying))
+                              uncalled=uncalled_graph(self.roots["graph"], self.calls, self.fn, prefill | replaying),
+                              optional=optional)
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
+
+    def optional_graph(self, graph: dict[FuncId, Chain], stop: set[FuncId]) -> dict[FuncId, str]:
+        """Captured code that only a compile under a switch off by default captures (``if use_torch_compile:
+        self.step = torch.compile(self.step, mode="max-autotune")``): function -> the switch. The
+        default path calls the same callable eagerly, every step -- where the switch is a parameter of
+        the step loop's own function (a ``generate`` API whose callers get eager decoding unless they
+        ask). A CLI entry's switch (``main(compile=False)`` compiling for a loop elsewhere, a script's
+        ``--compile``) picks the run its operator measures: the captured one."""
+        optional = {chain: switch for chain, switch in self.optional_roots.items()
+                    if chain[0] in self.loop_bodies["host"] or chain[0] in self.loop_bodies["eager"]}
+        if not optional:
+            return {}
+        sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.calls, stop)
+        switch = next(iter(optional.values()))
+        return {f: switch for f in graph if f not in sure}
 
     def math_roots(self, roots: set[FuncId], graph: dict[FuncId, object], steps: set[FuncId]) -> set[FuncId]:
         """Callables a capture records that run no model: nothing they reach inside it is a model step
@@ -281,6 +298,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         ``f = torch.compile(f)`` rebinds ``f`` in the module that says so; calls elsewhere stay eager."""
         self.compiled_roots: list[FuncId] = []
         self.protocol_stages: set[FuncId] = set()
+        self.optional_roots: dict[FuncId, str] = {}  # captured only by compiles under an off switch (:attr:`RegionDecl.opt_in`)
         compiled_graph: dict[FuncId, set[str] | None] = {}
         weak = self.graph.weak() if self.graph is not None else set()
         for caller in sorted(self.calls):
@@ -321,6 +339,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                             if compiled_graph.get(fid, ()) is not None:
                                 compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
                             self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
+                            if region.opt_in:
+                                self.optional_roots.setdefault(chain, region.opt_in)
         self.compiled_calls(compiled_graph)
         # the captured callables are the entries once found; a capture whose callable cannot be
         # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on

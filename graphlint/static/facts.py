@@ -236,6 +236,9 @@ class RegionDecl(Compact):
     call: tuple | None = None
     #: "compiled" whose ``mode=`` is read through a name (``args.compile_mode``): that name
     mode: str = ""
+    #: made only under a compile switch off by default (``if use_torch_compile:``, :mod:`.optin`): its name.
+    #: The default path calls the callable itself, eagerly
+    opt_in: str = ""
 
 
 #: the id of the pseudo-loop an iterator's ``__next__`` body is (see :mod:`.loops`); real loop ids are

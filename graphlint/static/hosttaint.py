@@ -4,19 +4,28 @@ Its own module because it is a concern of its own beside "is this a tensor": the
 (``params.POSITION_NAMES``) and the read-back rules (:mod:`.readbacks`) both ask which Python
 names were computed from such a value, through assignments, ``+=`` and comprehensions.
 :class:`HostTaint` is a base of ``tensors.TensorOracle``: it reads the oracle's ``fn`` facts
-(``positions``, ``readbacks``), ``readback_seen`` and ``is_tensor`` (a tensor is never tainted).
+(``positions``, ``readbacks``), ``readback_seen`` and ``is_tensor`` (a tensor is never tainted); and
+which module constants hold Python data (:meth:`HostTaint.is_module_constant`, from ``module_fn``).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, children, preorder
+from graphlint.static.cstwalk import bound_names, children, constant_name, preorder
 from graphlint.static.readbacks import is_readback
 
 
 class HostTaint:
     """The taint half of the tensor oracle (see the module's docstring)."""
+
+    def is_module_constant(self, node: cst.Name) -> bool:
+        """``RAS_HIGH_TEMP``: a SCREAMING_SNAKE_CASE name the module above binds to Python data and the
+        function leaves alone -- a constant, host data wherever it is read (``torch.tensor(RAS_HIGH_TEMP,
+        device=t.device)`` uploads it every call)."""
+        module, fn = self.module_fn, self.fn
+        return fn is not module and constant_name(node) and node.value in module.hosts \
+            and node.value not in module.tensors and node.value not in fn.params and node.value not in fn.tensors
 
     @staticmethod
     def uses(node: cst.CSTNode, names: set[str]) -> bool:

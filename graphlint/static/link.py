@@ -120,9 +120,11 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
             known = out.get(callee)
             if known is None:  # the summary's own site (never mutated: summaries are cached)
                 out[callee] = call
-            else:  # the same callee reached by two spellings: one edge, everything it knows
+            else:  # the same callee reached by two spellings: one edge, everything it knows; where it is
+                # called, its first call's order (``f = torch.compile(f)`` earlier only hands it on)
+                orders = [s.order for s in (known, call) if not s.reference] or [known.order, call.order]
                 out[callee] = CallSite(known.expr, known.in_capture or call.in_capture,
-                                       min(known.order, call.order), known.loops | call.loops,
+                                       min(orders), known.loops | call.loops,
                                        known.reference and call.reference,
                                        multi_device=known.multi_device or call.multi_device,
                                        cond=known.cond if known.cond == call.cond else ())

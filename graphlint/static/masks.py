@@ -2,6 +2,11 @@
 
 - ``torch.tensor(flags, dtype=torch.bool, device=...)`` (any torch factory given ``dtype=torch.bool``):
   a mask built on the host, a boolean tensor like a comparison's result;
+- ``x[m]`` with ``m = ids == tok`` (``compares``): an element-wise comparison bound to a name and
+  then used as a tensor's whole index is a mask whatever the oracle knows of ``ids`` (an untyped
+  parameter of a helper): a Python bool would only add a dimension, which no code indexes for;
+- ``x[audio_out_mask]`` with ``audio_out_mask`` a parameter named like a selector (``mask_param``),
+  as a field below;
 - ``x[meta.keep_mask]``: an attribute of another object (a step's metadata record, a dataclass
   field) named ``*mask``, indexing a tensor. Decided by the name because such records are typed in
   other files; a selector is what a tensor index named ``mask`` is (indexing with a float mask
@@ -32,3 +37,28 @@ def is_mask_field(node: cst.BaseExpression) -> bool:
     if not name.endswith("mask") or "attn" in name or "attention" in name:
         return False
     return not (isinstance(node.value, cst.Name) and node.value.value == "self")
+
+
+#: element-wise comparisons (not ``is``/``in``: those are Python's own)
+ELEMENTWISE = (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+
+
+def compares(node: cst.BaseExpression, compared: set[str]) -> bool:
+    """``ids == tok``, ``(a != x) & (a != y)``, ``~m`` of such: an element-wise comparison."""
+    if isinstance(node, cst.Comparison):
+        return all(isinstance(c.operator, ELEMENTWISE) for c in node.comparisons)
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, cst.BitInvert) and compares(node.expression, compared)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return compares(node.left, compared) and compares(node.right, compared)
+    return isinstance(node, cst.Name) and node.value in compared
+
+
+def mask_param(node: cst.BaseExpression, params: set[str]) -> bool:
+    """A parameter named like a selector (``audio_out_mask``, ``keep_mask``; not an attention mask)."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        node = node.expression
+    if not isinstance(node, cst.Name) or node.value not in params:
+        return False
+    name = node.value.lower()
+    return name.endswith("_mask") and "attn" not in name and "attention" not in name

@@ -35,6 +35,9 @@ MEASUREMENT = ("*bench*", "*timing*", "*timer*", "*measure*", "*profil*", "*verb
                "*trace*", "*tracing*", "log", "*logging*", "should_log", "log_stat*", "log_file",
                "log_every*", "log_interval", "log_step*", "log_time*")
 _MEASURES = name_matcher(MEASUREMENT, ignore_case=True)
+#: switches that turn ``torch.compile`` on (``use_torch_compile``, ``compile``): a capture made only
+#: under one that is off by default leaves the default path eager (:attr:`.facts.RegionDecl.opt_in`)
+COMPILE_SWITCHES = name_matcher(("*compile*",), ignore_case=True)
 ENV_READERS = ("os.environ.get", "os.getenv")
 _OFF = (None, False, 0, "")
 _UNKNOWN = object()
@@ -123,13 +126,14 @@ class OptInFlags:
             return False
         return len(value.args) < 2 or _literal(value.args[1].value) in _OFF
 
-    def guard(self, test: cst.BaseExpression, cls: str, defaults: dict) -> str | None:
-        """The measurement switch, off by default, that ``if test:`` needs on to run its body."""
+    def guard(self, test: cst.BaseExpression, cls: str, defaults: dict, names=_MEASURES) -> str | None:
+        """The measurement switch (``names``: or a compile switch, :data:`COMPILE_SWITCHES`), off by
+        default, that ``if test:`` needs on to run its body."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self.guard(test.left, cls, defaults) or self.guard(test.right, cls, defaults)
+            return self.guard(test.left, cls, defaults, names) or self.guard(test.right, cls, defaults, names)
         if isinstance(test, cst.Name):
             name = test.value
-            if not _MEASURES.match(name):
+            if not names.match(name):
                 return None
             if name in defaults:
                 off = defaults[name] is not None and defaults[name][0] == "c" and defaults[name][1] in _OFF
@@ -137,14 +141,14 @@ class OptInFlags:
                 off = name in self.names()
         elif isinstance(test, cst.Attribute):
             name = test.attr.value
-            if not _MEASURES.match(name):
+            if not names.match(name):
                 return None
             owner = test.value
             if isinstance(owner, cst.Name) and owner.value == "self":
                 off = name in self.attrs(cls)
             else:
                 off = name in self.options()
-        elif _names_measure(test) and self.env_off(test):
+        elif names is _MEASURES and _names_measure(test) and self.env_off(test):
             name, off = str(_literal(test.args[0].value)), True
         else:
             return None

@@ -275,7 +275,8 @@ class RegionRecorder:
             expr = self.flows.ir.expr(node)
             if expr is None:
                 continue
-            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode)
+            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode,
+                              opt_in=self.compile_opt_in[0] if own is not None and self.compile_opt_in else "")
             self.info.regions.append(decl)
             self.place_later(decl, call)
 

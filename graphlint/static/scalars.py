@@ -56,6 +56,8 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
                 return oracle.is_tensor(func.value) and not is_cpu_tensor(func.value, oracle)
             if method in KEEPS_SCALAR:
                 return is_scalar_tensor(func.value, oracle)
+        if type(func) is cst.Name and func.value in oracle.arith_helpers:
+            return _helper_keeps_scalar(node, oracle)
         name = resolve(func, oracle.imports) or ""
         if name.startswith("torch.") and name[6:] in REDUCTIONS and _reduces_all(node, 1):
             arg = node.args[0].value
@@ -80,6 +82,49 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if kind is cst.Attribute:  # ``result.finished``: a record field given a 0-dim tensor (static.fieldkinds)
         return bool(oracle.fn.fields) and oracle.field_kind(node) == "scalar"
     return False
+
+
+def _helper_keeps_scalar(call: cst.Call, oracle: TensorOracle) -> bool:
+    """``_ceil_to_nearest(t.max(), 8)``: a module helper that returns arithmetic of its parameters
+    (:func:`arith_helpers`), given a 0-dim device tensor and otherwise Python numbers, returns one."""
+    if any(a.star or a.keyword is not None for a in call.args) or \
+            len(call.args) > oracle.arith_helpers[call.func.value]:
+        return False
+    args = [a.value for a in call.args]
+    scalar = [is_scalar_tensor(a, oracle) for a in args]
+    return any(scalar) and all(s or isinstance(a, (cst.Integer, cst.Float)) or oracle.is_host_data(a)
+                               for a, s in zip(args, scalar))
+
+
+def arith_helpers(body) -> dict[str, int]:
+    """Module functions whose body is one ``return`` of arithmetic over their parameters and
+    number literals (``def _ceil_to_nearest(n, k): return (n + k - 1) // k * k``): name -> the
+    number of parameters. Such a helper keeps what it is given: a 0-dim device tensor stays one."""
+    found = {}
+    for stmt in body:
+        if not isinstance(stmt, cst.FunctionDef) or stmt.decorators or isinstance(stmt.params.star_arg, cst.Param) \
+                or stmt.params.kwonly_params or stmt.params.star_kwarg is not None or stmt.params.posonly_params:
+            continue
+        stmts = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
+        if stmts and isinstance(stmts[0], cst.SimpleStatementLine) and isinstance(stmts[0].body[0], cst.Expr) \
+                and isinstance(stmts[0].body[0].value, cst.SimpleString):
+            stmts = stmts[1:]  # the docstring
+        if len(stmts) != 1 or not isinstance(stmts[0], cst.SimpleStatementLine) or len(stmts[0].body) != 1:
+            continue
+        ret = stmts[0].body[0]
+        params = {p.name.value for p in stmt.params.params}
+        if isinstance(ret, cst.Return) and isinstance(ret.value, cst.BinaryOperation) and _arith(ret.value, params):
+            found[stmt.name.value] = len(params)
+    return found
+
+
+def _arith(node: cst.BaseExpression, params: set[str]) -> bool:
+    if isinstance(node, cst.BinaryOperation):
+        return not isinstance(node.operator, cst.MatrixMultiply) and _arith(node.left, params) \
+            and _arith(node.right, params)
+    if isinstance(node, cst.UnaryOperation):
+        return _arith(node.expression, params)
+    return isinstance(node, (cst.Integer, cst.Float)) or (isinstance(node, cst.Name) and node.value in params)
 
 
 def _is_int(node: cst.BaseExpression, oracle: TensorOracle) -> bool:

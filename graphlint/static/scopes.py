@@ -21,6 +21,7 @@ from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.scalars import arith_helpers
 from graphlint.static.stepflow import finish_function
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
@@ -34,6 +35,7 @@ class ScopeWalker:
         self.oracle.returns, self.param_facts = parse_facts(imported_tensor_functions)
         self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
         self.oracle.host_builders = host_builders(body, in_class=False)
+        self.oracle.arith_helpers = arith_helpers(body)
         # a table of commands or hooks (``COMMANDS = {"generate": generate_main}``) handed to a library
         # (``CLI(COMMANDS)``) hands over every function it holds (:meth:`.calls.CallRecorder.argument_references`)
         self.tables.update(t.target.value for stmt in body if isinstance(stmt, cst.SimpleStatementLine)

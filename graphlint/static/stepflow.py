@@ -331,25 +331,51 @@ def _literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, LITERALS) or (type(node) is cst.Name and node.value in ("True", "False", "None"))
 
 
+#: out-of-place writes at positions the arguments give (a cast or a copy, ``.to(dev)``, is none)
+REFILLS = frozenset(("scatter", "scatter_add", "scatter_reduce", "index_fill", "index_copy", "index_add",
+                     "index_put", "masked_fill", "masked_scatter", "put"))
+
+
+def _data_index(target: cst.Subscript, bound: set[str]) -> bool:
+    """``buf[picked, k] = True``: written where a local the function computed says (a mask, indices)."""
+    return any(type(n) is cst.Name and n.value in bound for el in target.slice for n in preorder(el.slice))
+
+
+def _refilled(name: str, value: cst.BaseExpression) -> bool:
+    """``mask = mask.scatter(-1, idx, False)``: the buffer rebuilt from itself with the step's values."""
+    return type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name \
+        and value.func.value.value == name and value.func.attr.value in REFILLS \
+        and any(not _literal(a.value) for a in value.args)
+
+
 def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
-    """Flag factories (rules marked ``step_data: false``, ``raws[start:]``) that build the step's
-    data rather than a constant: ``step-data`` when the buffer is filled afterwards in the function
-    with values that are not literals (``buf = torch.full((1, k), pad); buf[:, 0] = tok``) or an
+    """Flag factories (rules marked ``step_data: false`` or ``in_graph: false``, ``raws[start:]``) that
+    build the step's data rather than a constant: ``step-data`` when the buffer is filled afterwards in
+    the function with values that are not literals (``buf = torch.full((1, k), pad); buf[:, 0] = tok``),
+    at places a local computed (``m[picked, k] = True``), or rebuilt from itself with such values
+    (``m = m.scatter(-1, idx, False)``), or an
     argument reads a local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each
     attribute an argument reads, which is per-step state when the project advances it in place
     (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`)."""
-    mine = [r for r in raws[start:] if r.rule.params.get("step_data") is False and type(r.anchor) is cst.Call]
+    mine = [r for r in raws[start:] if type(r.anchor) is cst.Call and (
+        r.rule.params.get("step_data") is False or r.rule.params.get("in_graph") is False)]
     if not mine:
         return
     filled: set[str] = set()
     advanced: set[str] = set()
-    for node in preorder(body):
+    nodes = list(preorder(body))
+    bound = {t.target.value for node in nodes if type(node) is cst.Assign  # masks and indices the step computes
+             and type(node.value) in (cst.Comparison, cst.Call, cst.BinaryOperation, cst.UnaryOperation)
+             for t in node.targets if type(t.target) is cst.Name}
+    for node in nodes:
         kind = type(node)
         if kind is cst.AugAssign and type(node.target) is cst.Name:
             advanced.add(node.target.value)
-        elif kind is cst.Assign and not _literal(node.value):
-            filled.update(t.target.value.value for t in node.targets
-                          if type(t.target) is cst.Subscript and type(t.target.value) is cst.Name)
+        elif kind is cst.Assign:
+            filled.update(t.target.value.value for t in node.targets if type(t.target) is cst.Subscript
+                          and type(t.target.value) is cst.Name and (not _literal(node.value) or _data_index(t.target, bound)))
+            filled.update(t.target.value for t in node.targets if type(t.target) is cst.Name
+                          and _refilled(t.target.value, node.value))
         elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             method = node.func.attr.value
             if method.endswith("_") and method != "zero_" and any(not _literal(a.value) for a in node.args):

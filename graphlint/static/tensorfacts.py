@@ -67,6 +67,9 @@ class FunctionFacts:
     advanced: dict[str, int] = field(default_factory=dict)
     #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound
     ints: set[str] = field(default_factory=set)
+    #: names last bound to an element-wise comparison of values the oracle cannot place (``m = ids ==
+    #: tok`` with ``ids`` an untyped parameter): a boolean mask wherever it indexes a tensor (:mod:`.masks`)
+    compared: set[str] = field(default_factory=set)
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)

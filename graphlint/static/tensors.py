@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import none_fallback, number, operands, self_attr, shape_only
+from graphlint.static.cstwalk import constant_name, none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
-from graphlint.static.masks import made_bool
+from graphlint.static.masks import compares, made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
@@ -76,9 +76,11 @@ class TensorOracle(HostTaint):
     def __init__(self, imports: dict[str, str]):
         self.imports = imports
         self.fn = FunctionFacts()
+        self.module_fn = self.fn  # the module's own statements: what its constants hold (:meth:`is_module_constant`)
         self.cls: ClassFacts | None = None
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``
         self.host_builders: dict[str, int] = {}  # module functions taking ``device=None`` (static.hostbuilders)
+        self.arith_helpers: dict[str, int] = {}  # module functions returning arithmetic of their parameters (static.scalars)
         self.readback_seen = False  # the walker saw a read-back call in the current statement
         self.returns: dict[str, object] = {}  # callee key -> a kind or a tuple of kinds (static.valuekinds)
         self.cls_name = ""  # the qualname of the class being walked: ``self.m`` is known per class
@@ -220,7 +222,7 @@ class TensorOracle(HostTaint):
         if isinstance(node, (*HOST_LITERALS, cst.Integer, cst.Float)):
             return True
         if isinstance(node, cst.Name):
-            return node.value in self.fn.hosts or node.value in self.fn.positions
+            return node.value in self.fn.hosts or node.value in self.fn.positions or self.is_module_constant(node)
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Name):
@@ -281,13 +283,16 @@ class TensorOracle(HostTaint):
             return
         # an UPPER_CASE name holds a constant by convention (``BLOCK_SEQ = block_seq``: a kernel's
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
-        tensor = value is not None and self.is_tensor(value) and not _constant_name(target)
+        tensor = value is not None and self.is_tensor(value) and not constant_name(target)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
+        if isinstance(target, cst.Name):
+            (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
+             else self.fn.compared.discard)(target.value)
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
             # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no
             # constant, a loop may advance it after this binding (walked before the loop body)
-            constant = _constant_name(target) and number(value) is not None
+            constant = constant_name(target) and number(value) is not None
             (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
             own_slice = type(value) is cst.Subscript and type(value.value) is cst.Name \
                 and value.value.value == target.value
@@ -380,10 +385,6 @@ def field_spelling(node: cst.Attribute, imports: dict[str, str], elements: dict[
         return f"self.{base.attr.value}.{attr}"
     return None
 
-
-def _constant_name(target: cst.BaseExpression) -> bool:
-    """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
-    return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")
 
 
 def _unpacks_shape(value: cst.BaseExpression | None) -> bool:

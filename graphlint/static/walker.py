@@ -81,6 +81,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
         self.opt_in: tuple[str, ...] = ()  # inside ``if benchmark:``, a measurement switch off by default (:mod:`.optin`)
+        self.compile_opt_in: tuple[str, ...] = ()  # inside ``if use_torch_compile:``, off by default (:mod:`.optin`)
         self.counters: tuple = ()  # the enclosing loops' counters; first_iters: the loops whose first
         self.first_iters: tuple[int, ...] = ()  # iteration alone runs this code (:mod:`.iterations`)
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True

@@ -53,7 +53,8 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
         return True  # ``sum(rows, [])``: Python lists concatenated
     if isinstance(node, cst.Name):  # an unknown name may be a tensor: only names known to hold Python data
         facts = ctx.oracle.fn
-        return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors)
+        return node.value in facts.positions or (node.value in facts.hosts and node.value not in facts.tensors) \
+            or ctx.oracle.is_module_constant(node)
     if isinstance(node, cst.Subscript):  # ``list(range(n))[::-1]``, ``sizes[:k]``: a slice of Python data
         return is_python_data(node.value, ctx) or is_host_value(node, ctx)
     if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and python_number(node, ctx):

@@ -4,8 +4,8 @@ The KV cache of a dynamic cache (``self.keys = torch.cat([self.keys, k], dim=-2)
 generate loop (``input_ids = torch.cat([input_ids, next_ids[:, None]], -1)``): every step copies
 the whole tensor into a new, larger allocation, and its shape changes every step, which a
 captured graph cannot follow. Reported when the assignment's target is itself the first of the
-concatenated tensors (the same name, ``self`` attribute, constant-key item or item under the same
-name, ``cache[module]``): it grows at its end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
+concatenated tensors (the same name, ``self`` attribute, constant-key item -- a string or an integer,
+``segments[-1]`` -- or item under the same name, ``cache[module]``): it grows at its end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
 once), is an ordinary op.
 
 Bounded tensors are not growing ones:
@@ -67,9 +67,17 @@ def same_place(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     if isinstance(a, cst.Subscript) and isinstance(b, cst.Subscript):  # ``kwargs["mask"]``, ``cache[module]``:
         keys = [(x.slice, y.slice) for x, y in zip(a.slice, b.slice)]  # one constant key, or one name's entry
         return len(a.slice) == len(b.slice) and same_place(a.value, b.value) and all(
-            isinstance(x, cst.Index) and isinstance(y, cst.Index) and type(x.value) is type(y.value)
-            and isinstance(x.value, (cst.SimpleString, cst.Name)) and x.value.value == y.value.value for x, y in keys)
+            isinstance(x, cst.Index) and isinstance(y, cst.Index) and _same_key(x.value, y.value) for x, y in keys)
     return False
+
+
+def _same_key(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """``"k"`` and ``"k"``, ``name`` and ``name``, ``-1`` and ``-1`` (the list's current segment: ``segs[-1] =
+    torch.cat([segs[-1], tok])``)."""
+    if isinstance(a, cst.UnaryOperation) and isinstance(b, cst.UnaryOperation):
+        return isinstance(a.operator, cst.Minus) and isinstance(b.operator, cst.Minus) \
+            and _same_key(a.expression, b.expression) and isinstance(a.expression, cst.Integer)
+    return type(a) is type(b) and isinstance(a, (cst.SimpleString, cst.Name, cst.Integer)) and a.value == b.value
 
 
 def _negative(node: cst.BaseExpression | None) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
-from graphlint.static.masks import is_mask_field
+from graphlint.static.masks import compares, is_mask_field, mask_param
 from graphlint.static.matchers.base import Matcher, MatchContext
 
 
@@ -25,7 +25,10 @@ def _mask(node: cst.Subscript, ctx: MatchContext, written: bool) -> bool:
     index, oracle = node.slice[0].slice.value, ctx.oracle
     if oracle.is_bool_tensor(index):
         return True
-    guessed = is_mask_field(index) or (written and isinstance(index, cst.Comparison) and not any(
+    if mask_param(index, oracle.fn.params):  # what a selector parameter indexes is device data (a list takes no mask)
+        return not (oracle.is_host_value(node.value) or oracle.is_list_value(node.value))
+    guessed = is_mask_field(index) or compares(index, oracle.fn.compared) and not isinstance(index, cst.Comparison) \
+        or (written and isinstance(index, cst.Comparison) and not any(
         isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in index.comparisons))
     return guessed and oracle.is_tensor(node.value)
 
