@@ -21,7 +21,7 @@ from graphlint.static.iterations import first_iteration_loop, flag_loop
 
 class BranchWalker:
     def if_(self, stmt: cst.If) -> None:
-        guarded = self.guards.branch(stmt.test)
+        guarded = self.guards.branch(stmt.test) or given_none_test(stmt.test, self.oracle.fn)
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
@@ -85,3 +85,16 @@ class BranchWalker:
 
     def is_constant_local(self, name: str) -> bool:
         return self.constant_locals.get((self.func.qualname, name), False)
+
+
+def given_none_test(test: cst.BaseExpression, fn) -> str | None:
+    """``if p is None:`` on a parameter every caller passes a value of a known kind, not rebound yet
+    (``FunctionFacts.given``): the body never runs ("body"); ``is not None``: the ``else`` ("orelse").
+    A fallback it would bind (``pad = torch.any(...)``) then never makes ``p`` a tensor."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    name = test.left.value
+    if not (isinstance(right, cst.Name) and right.value == "None" and name in fn.given and name in fn.params):
+        return None
+    return "body" if isinstance(op, cst.Is) else "orelse" if isinstance(op, cst.IsNot) else None

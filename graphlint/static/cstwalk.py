@@ -239,3 +239,11 @@ def none_fallback(node: cst.IfExp) -> tuple[str, cst.BaseExpression] | None:
     if type(given) is cst.Name and given.value == name:
         return name, default
     return None
+
+
+def bool_literal(node: cst.BaseExpression | None) -> bool:
+    """``True``, ``False``, or a conditional choosing between them (``True if use_cache else False``):
+    a Python bool whatever the test reads."""
+    if isinstance(node, cst.IfExp):
+        return bool_literal(node.body) and bool_literal(node.orelse)
+    return isinstance(node, cst.Name) and node.value in ("True", "False")

@@ -383,3 +383,4 @@ def seed_params(params: list[tuple[str, str]], oracle: TensorOracle) -> None:
             oracle.fn.fields[name[1:]] = kind
         else:
             set_kind(cst.Name(name), kind, oracle)
+            oracle.fn.given.add(name)

@@ -40,3 +40,44 @@ def test_a_field_only_a_method_fills_keeps_its_store():
     files = _fx()
     files["swap.py"] = files["swap.py"].replace("        self.embed = nn.Embedding(100, 8)\n", "")
     assert (15, "GL105", "error") in _found(files, "swap.py")
+
+
+def _checked(tmp_path, files: dict[str, str], path: str) -> list[tuple[int, str, str]]:
+    """The whole check (the cross-file value rounds included) on ``files`` written to ``tmp_path``."""
+    from graphlint.check import run
+    from graphlint.check_settings import resolve
+    from graphlint.config_file import load_config
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    settings = resolve(load_config(cwd=tmp_path), paths=[str(pkg)], jobs=1, use_cache=False)
+    return sorted((f.line, f.rule, f.severity) for f in run(settings).findings
+                  if f.category != "meta" and f.path.endswith("/" + path))
+
+
+def test_a_flag_every_caller_passes_as_a_bool_is_no_tensor(tmp_path):
+    """``forward`` passes ``pad_left=True if use_cache or ... else False``: ``splice``'s fallback
+    ``if pad_left is None: pad_left = torch.any(...)`` never runs, so ``if pad_left:`` reads nothing
+    back (18, 25)."""
+    assert not _lines_of(_checked(tmp_path, _fx(), "merge.py")) & {18, 25}
+
+
+def test_the_same_flag_with_a_literal_default_is_no_tensor(tmp_path):
+    files = _fx()
+    files["merge.py"] = files["merge.py"].replace("targets=None, pad_left=None", "targets=None, pad_left=True")
+    assert not _lines_of(_checked(tmp_path, files, "merge.py")) & {18, 25}
+
+
+def test_a_caller_leaving_the_flag_out_keeps_the_fallback(tmp_path):
+    """One caller passes nothing: ``pad_left`` may be None, ``torch.any`` may bind it, and the
+    truth test reads a tensor back."""
+    files = _fx()
+    files["model.py"] += "\n\ndef prefill(model: ImageTextLM, ids, mask):\n    e = model.embed(ids)\n" \
+                         "    return splice(e, ids, mask)\n"
+    assert (18, "GL105", "error") in _checked(tmp_path, files, "merge.py")
+
+
+def _lines_of(found: list[tuple[int, str, str]]) -> set[int]:
+    return {line for line, _, _ in found}
