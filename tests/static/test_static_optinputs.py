@@ -49,7 +49,7 @@ def _checked(tmp_path, files: dict[str, str], path: str) -> list[tuple[int, str,
     from graphlint.config_file import load_config
 
     pkg = tmp_path / "pkg"
-    pkg.mkdir()
+    pkg.mkdir(parents=True)
     for name, text in files.items():
         (pkg / name).write_text(text)
     settings = resolve(load_config(cwd=tmp_path), paths=[str(pkg)], jobs=1, use_cache=False)
@@ -81,3 +81,37 @@ def test_a_caller_leaving_the_flag_out_keeps_the_fallback(tmp_path):
 
 def _lines_of(found: list[tuple[int, str, str]]) -> set[int]:
     return {line for line, _, _ in found}
+
+
+def test_the_model_inputs_a_loop_builds_pick_the_forwards_branches(tmp_path):
+    """``sample`` splats a dict it builds (``inputs = {"input_ids": ..., "attention_mask": ...}``):
+    no labels and no pixels reach ``forward``, so ``splice``'s labels branch (22) and the image
+    encoder (``model.py:20``) are not on the decode path."""
+    assert 22 not in _lines_of(_checked(tmp_path, _fx(), "merge.py"))
+    assert 20 not in _lines_of(_checked(tmp_path / "m", _fx(), "model.py"))
+
+
+def test_a_dict_changed_in_place_is_unknown(tmp_path):
+    files = _fx()
+    files["model.py"] = files["model.py"].replace("            logits = self(**inputs, use_cache=True)",
+                                                  "            inputs[\"labels\"] = input_ids\n"
+                                                  "            logits = self(**inputs, use_cache=True)")
+    assert (22, "GL304", "error") in _checked(tmp_path, files, "merge.py")
+
+
+def test_a_dict_handed_to_a_helper_is_unknown(tmp_path):
+    files = _fx()
+    files["model.py"] = files["model.py"].replace("            logits = self(**inputs, use_cache=True)",
+                                                  "            self.prepare(inputs)\n"
+                                                  "            logits = self(**inputs, use_cache=True)")
+    assert (20, "GL201", "warning") in _checked(tmp_path, files, "model.py")
+
+
+def test_a_key_one_binding_holds_reaches_the_forward(tmp_path):
+    """The first step's inputs carry the pixels: the image encoder may run (once per prompt, which
+    the splat does not tell apart), so it stays."""
+    files = _fx()
+    files["model.py"] = files["model.py"].replace(
+        '                inputs = {"input_ids": input_ids, "attention_mask": attention_mask}',
+        '                inputs = {"input_ids": input_ids, "attention_mask": attention_mask, "pixels": input_ids}')
+    assert (20, "GL201", "warning") in _checked(tmp_path, files, "model.py")
