@@ -225,7 +225,7 @@ class Linker(LibraryFlows, ClassPaths):
 
     def _eval(self, path: str, qual: str, ir: tuple) -> int:
         tag, s = ir[0], self.s
-        if tag in ("a", "str", "g"):
+        if tag in ("a", "n", "str", "g"):
             flow = self.by_path[path].flows.get(qual)
             self.swaps.loaded(ir, path, flow.cls if flow is not None else "",
                               lambda base: self.names_import(path, qual, base))

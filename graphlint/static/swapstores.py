@@ -11,8 +11,9 @@ run; here "may run" is decided by names, on the safe side:
   like run implicitly), of a class whose own ``__init__`` stores the same field (a swap of what
   construction built; a field only a hook fills, as Lightning's ``configure_model``, keeps every
   store);
-- the method's name is loaded nowhere in the analysed code: no attribute spelled so, no string
-  naming it (``getattr(model, "freeze_llm")``, a method table), no computed ``getattr`` whose
+- the method is not decorated (a decorator may register it with a library that calls it), and
+  its name is loaded nowhere in the analysed code: no attribute or plain name spelled so (``fset =
+  freeze`` in the class body), no string naming it (``getattr(model, "freeze_llm")``, a method table), no computed ``getattr`` whose
   literal prefix it starts with -- on ``self`` in its class's family (``getattr(self, f.name)`` in
   a dataclass names its own fields), on anything else but an imported name (``getattr(torch,
   cfg.dtype)``, ``getattr(kernels, op)``: a module's attributes are no bound methods; an imported
@@ -38,6 +39,9 @@ class UnnamedStores:
         self.inits: dict[tuple[str, str], frozenset[str]] = {}  # (path, class) -> fields its __init__ stores
         for info in infos:
             for qual, flow in info.flows.items():
+                if flow.kind == "class":  # ``@register`` / ``@hook``: a decorated method counts as named
+                    self.names.update(s[1][1] for s in flow.stmts
+                                      if s[0] == "=" and s[1][0] == "n" and s[2] and s[2][0] == "dec")
                 if flow.cls and qual == flow.cls + ".__init__":
                     self.inits[(info.path, flow.cls)] = frozenset(
                         s[1][2] for s in flow.stmts if s[0] == "=" and s[1][0] == "a" and s[1][1] == SELF)
@@ -46,8 +50,10 @@ class UnnamedStores:
         """Record what a compiled expression may name (an attribute, a string, a getattr prefix);
         ``cls`` is the class of the scope's ``self``, ``imported(ir)`` whether ``ir`` names an import."""
         tag = ir[0]
-        if tag == "a" or tag == "str":
-            self.names.add(ir[2] if tag == "a" else ir[1])
+        if tag == "a":
+            self.names.add(ir[2])
+        elif tag == "n" or tag == "str":
+            self.names.add(ir[1])
         elif tag == "g":
             if ir[1] == SELF and cls:
                 self.own.add((path, cls, ir[2] or ""))

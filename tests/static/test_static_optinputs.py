@@ -115,3 +115,13 @@ def test_a_key_one_binding_holds_reaches_the_forward(tmp_path):
         '                inputs = {"input_ids": input_ids, "attention_mask": attention_mask}',
         '                inputs = {"input_ids": input_ids, "attention_mask": attention_mask, "pixels": input_ids}')
     assert (20, "GL201", "warning") in _checked(tmp_path, files, "model.py")
+
+
+def test_a_decorated_swap_is_decode_code():
+    """A decorator may register the method with a library that calls it: its store counts."""
+    files = _fx()
+    files["swap.py"] = files["swap.py"].replace("    def freeze_embedding(self, split: int):",
+                                                "    @register\n    def freeze_embedding(self, split: int):")
+    files["swap.py"] = files["swap.py"].replace("class TinyLM(nn.Module):",
+                                                "def register(fn):\n    return fn\n\n\nclass TinyLM(nn.Module):")
+    assert (15, "GL105", "error") in _found(files, "swap.py")
