@@ -22,7 +22,7 @@ from graphlint.static.optin import COMPILE_SWITCHES
 
 class BranchWalker:
     def if_(self, stmt: cst.If) -> None:
-        guarded = self.guards.branch(stmt.test)
+        guarded = self.guards.branch(stmt.test) or given_none_test(stmt, self.oracle.fn)
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
@@ -101,3 +101,33 @@ class BranchWalker:
 
     def is_constant_local(self, name: str) -> bool:
         return self.constant_locals.get((self.func.qualname, name), False)
+
+
+def given_none_test(stmt: cst.If, fn) -> str | None:
+    """``if p is None:`` on a parameter every caller passes a value of a known kind, not rebound yet
+    (``FunctionFacts.given``), whose body only binds ``p`` (a fallback): the body never runs ("body"),
+    so what it would bind (``pad = torch.any(...)``) never makes ``p`` a tensor."""
+    test = stmt.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    name = test.left.value
+    if not (isinstance(right, cst.Name) and right.value == "None" and name in fn.given and name in fn.params):
+        return None
+    return "body" if isinstance(op, cst.Is) and _fills(stmt, name) else None
+
+
+def _fills(stmt: cst.If, name: str) -> bool:
+    """The body only binds the parameter (``pad = torch.any(...)``), and there is no ``else``: a
+    fallback, whose skipping drops nothing of the walk but that binding (no flow of another name,
+    no call statement; skipping a larger body lost flows the call graph then guessed around)."""
+    if stmt.orelse is not None:
+        return False
+    for line in stmt.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name):
+                return False
+    return True

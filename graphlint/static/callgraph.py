@@ -70,6 +70,7 @@ class CallGraph:
         self.policies = self.linker.policies = Policies(self.objects)
         self.linker.compile_all()
         self._compile_queries(infos)
+        self.linker.swaps.release(self.objects.store, self.linker.family)  # the held field stores of methods some code names
         #: ids of the torch.compile regions that capture (a CUDA-graph mode, read from settings too)
         self.graph_compiles = mark_compiled(infos, self.linker, self.solver)
         self._compiled_sites: dict[FuncId, list[CallSite]] | None = None

@@ -244,3 +244,11 @@ def none_fallback(node: cst.IfExp) -> tuple[str, cst.BaseExpression] | None:
 def constant_name(target: cst.BaseExpression) -> bool:
     """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
     return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")
+
+
+def bool_literal(node: cst.BaseExpression | None) -> bool:
+    """``True``, ``False``, or a conditional choosing between them (``True if use_cache else False``):
+    a Python bool whatever the test reads."""
+    if isinstance(node, cst.IfExp):
+        return bool_literal(node.body) and bool_literal(node.orelse)
+    return isinstance(node, cst.Name) and node.value in ("True", "False")

@@ -23,6 +23,7 @@ from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import CAP, Value
+from graphlint.static.swapstores import UnnamedStores
 
 BUILTINS = frozenset(dir(builtins))
 #: calls that run a callable they are handed later, on another thread or process: what it does is
@@ -59,6 +60,7 @@ class Linker(LibraryFlows, ClassPaths):
         #: what stores on objects other than ``self`` install (:mod:`.installed`), set by the call graph
         self.installed = None
         self.policies = None  # methods policy records replace (:mod:`.policies`), set by the call graph
+        self.swaps = UnnamedStores(infos)  # field stores of methods nothing names (:mod:`.swapstores`)
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -136,7 +138,8 @@ class Linker(LibraryFlows, ClassPaths):
                 self.s.edge(value, node)
         elif kind == "a":
             obj = self.eval(path, qual, target[1])
-            self.o.store(obj, target[2], value)
+            if not self.swaps.hold(self.by_path[path].flows.get(qual), qual, path, target, obj, value):
+                self.o.store(obj, target[2], value)
             self.implicit.store(path, qual, obj)
             if self.installed is not None and target[1] != SELF:
                 field = own_field(self.by_path[path].flows.get(qual), target[1]) if target[2] == "forward" else None
@@ -168,6 +171,15 @@ class Linker(LibraryFlows, ClassPaths):
         if name in self.module_locals.get(path, ()):
             return self.s.node(("v", path, "<module>", name))
         return None
+
+    def names_import(self, path: str, qual: str, ir: tuple) -> bool:
+        """Whether ``ir`` names an import or a builtin (a module: its attributes are no bound methods)."""
+        return self.static_name(path, qual, ir) is not None
+
+    def family(self, path: str, cls: str) -> set[tuple[str, str]]:
+        """A class with its bases and subclasses, as (path, class qualname)."""
+        ref = (self.by_path[path], cls)
+        return {(i.path, n) for i, n in (*self.index.mro(ref), *self.index.subclasses(ref))}
 
     def static_name(self, path: str, qual: str, ir: tuple) -> str | None:
         """The dotted name of a callee outside the project's own bindings: ``torch.compile``,
@@ -213,6 +225,10 @@ class Linker(LibraryFlows, ClassPaths):
 
     def _eval(self, path: str, qual: str, ir: tuple) -> int:
         tag, s = ir[0], self.s
+        if tag in ("a", "n", "str", "g"):
+            flow = self.by_path[path].flows.get(qual)
+            self.swaps.loaded(ir, path, flow.cls if flow is not None else "",
+                              lambda base: self.names_import(path, qual, base))
         if tag == "n":
             node = self.var(path, qual, ir[1])
             return self.empty if node is None else node

@@ -73,6 +73,9 @@ class FunctionFacts:
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)
+    #: parameters every caller passes a value of a known kind (a ``param:`` fact of :mod:`.valueflow`,
+    #: never None): ``if p is None:`` does not run while ``p`` is not rebound (:mod:`.branchwalk`)
+    given: set[str] = field(default_factory=set)
     #: parameters rebound only to slices of themselves (``key = key[n:]``): a tensor's kind stays
     sliced_params: set[str] = field(default_factory=set)
     #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import constant_name, none_fallback, number, operands, self_attr, shape_only
+from graphlint.static.cstwalk import bool_literal, constant_name, none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import compares, made_bool
@@ -291,8 +291,9 @@ class TensorOracle(HostTaint):
         pinned = value is not None and is_pinned_value(value, self)
         if isinstance(target, cst.Name):
             # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no
-            # constant, a loop may advance it after this binding (walked before the loop body)
-            constant = constant_name(target) and number(value) is not None
+            # constant, a loop may advance it after this binding (walked before the loop body); a bool
+            # literal (``pad = True if use_cache else False``) is a Python bool, which nothing advances
+            constant = constant_name(target) and number(value) is not None or bool_literal(value)
             (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
             own_slice = type(value) is cst.Subscript and type(value.value) is cst.Name \
                 and value.value.value == target.value

@@ -130,11 +130,20 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         fn = infos_by_path[path].functions[qualname]
         for name, kind in agreed.of((path, qualname)).items():
             # a list matters as an index only, numbers only in a truth test of a parameter presumed a
-            # tensor (elsewhere the fact would send files round again for nothing: on all of torch, 134 more)
+            # tensor or defaulting to a literal (``pad=True`` then ``if pad is None: pad = torch.any(...)``:
+            # :func:`.branchwalk.given_none_test`; elsewhere the fact would send files round again for
+            # nothing: on all of torch, 134 more)
             if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names) \
-                    and (kind != NUMBER or name in fn.test_names and name in fn.presumed_tensors):
+                    and (kind != NUMBER or name in fn.test_names and (
+                        name in fn.presumed_tensors or _literal_default(fn, name))):
                 out[path].add(f"param:{qualname}:{name}={kind}")
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
+
+
+def _literal_default(fn: FunctionInfo, name: str) -> bool:
+    """Whether ``name`` defaults to a literal (``None``, ``True``, a number): an optional input."""
+    default = fn.defaults.get(name)
+    return default is not None and default[0] == "c"
 
 
 def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:

@@ -42,6 +42,8 @@ ADVANCED = "~"
 #: argument's kind and a parameter fact (:mod:`.weightargs`, :func:`.valueflow._weighted`)
 WEIGHT = "weight"
 KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP, WEIGHT)
+#: parameter facts every caller agrees on (:mod:`.valueflow`): such a parameter is never None
+AGREED = (SCALAR, HOST, NUMBER, LIST)
 #: an element of a returned tuple that is ``None`` on that path (``return (pos, None)``): joins
 #: with whatever the other returns put there (only inside a tuple shape, never a kind of its own)
 NONE = "none"
@@ -383,3 +385,5 @@ def seed_params(params: list[tuple[str, str]], oracle: TensorOracle) -> None:
             oracle.fn.fields[name[1:]] = kind
         else:
             set_kind(cst.Name(name), kind, oracle)
+            if kind in AGREED:  # what every caller passes (STEP and WEIGHT are what some caller does)
+                oracle.fn.given.add(name)
