@@ -19,6 +19,9 @@ are ``None`` (they never hold a callable), which keeps summaries small. Tags (sh
 - ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
 - ``("la", ("t", class_ir))``: a container annotated as holding such instances (``list[Layer]``):
   one container per class, shared by every such annotation;
+- ``("da", ("t", class_ir))``: a mapping annotated as holding such instances as its values
+  (``self.kids: Dict[int, Node] = {}``): which class ``node.kids[k]`` is, for :mod:`.receivers`;
+  the points-to gives it no value (a dict's elements are what its stores put there);
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
 - ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
@@ -57,6 +60,8 @@ IR = tuple
 #: through (:data:`KEPT`) stay.
 EXTERNAL_ROOTS = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "triton", "cutlass"}
 FOREIGN = ("x",)
+#: annotations of a mapping whose second argument types its values (``Dict[int, Node]``)
+MAPPINGS = frozenset(("dict", "mapping", "mutablemapping", "ordereddict", "defaultdict"))
 #: the attribute ``setattr(obj, name, v)`` stores with a computed ``name`` (no load reads it back)
 ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
@@ -306,6 +311,8 @@ class IRBuilder:
                 elements = tuple(i for i in items if i is not None)
                 return ("la", elements[0]) if len(elements) == 1 and elements[0][0] == "t" else (
                     ("l", self.new_site(), elements, 0) if elements else None)
+            if wrapper.lower() in MAPPINGS and len(items) == 2 and items[1] is not None and items[1][0] == "t":
+                return ("da", items[1])  # ``Dict[int, Node]``: read by :mod:`.receivers` only
             return None
         if not _last(node)[:1].isupper() or self.external(node):
             return None  # a builtin, or a class of the libraries calls into are opaque for: no value of ours
