@@ -42,3 +42,26 @@ def test_without_the_annotation_the_element_is_unknown():
 def test_the_trie_reports_only_what_it_is_handed_from_the_device(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "radixtree")
     assert_marked(result.findings, load(FIXTURES / "radixtree"))
+
+
+def test_a_request_s_clean_up_in_a_loop_that_retires_it_is_no_step_cost(monkeypatch, tmp_path):
+    """``for rid in finished: req = self.live.pop(rid); self._free(req)`` (and ``self.order.remove(rid)``):
+    ``_free``'s ``.cpu()`` runs once per finished request (:mod:`graphlint.static.retiring`); the audit
+    of every live request, every step, keeps its read."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "retire")
+    assert_marked(result.findings, load(FIXTURES / "retire"))
+
+
+def test_the_clean_up_called_every_step_too_keeps_its_read(monkeypatch, tmp_path):
+    """The audit loop (which retires nothing) calls ``_free`` too: its ``.cpu()`` is a step cost again."""
+    copy = tmp_path / "fixtures" / "static" / "heldout2" / "retire"
+    copy.mkdir(parents=True)
+    for source in (FIXTURES / "retire").glob("*.py"):
+        text = source.read_text()
+        if source.name == "pool.py":
+            edited = text.replace("self._check(self.live[rid])", "self._free(self.live[rid])")
+            assert edited != text
+            text = edited
+        (copy / source.name).write_text(text)
+    result = check_fixture(monkeypatch, tmp_path, copy.parent, "retire")
+    assert ("fixtures/static/heldout2/retire/pool.py", 33, "GL103") in {(f.path, f.line, f.rule) for f in result.findings}
