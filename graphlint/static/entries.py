@@ -212,8 +212,9 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                                self.shaped_models)
         # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
         # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
-        # and a request's clean-up, run once per finished request (:mod:`.retiring`)
-        cold = setup | graph_roots | capturing_functions(self.infos) | retired_only(self.calls, self.fn)
+        # and a request's clean-up, run once per finished request (:mod:`.retiring`), which runs no step
+        cleanup = retired_only(self.calls, self.fn) - reach - replay_reach
+        cold = setup | graph_roots | capturing_functions(self.infos) | cleanup
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)

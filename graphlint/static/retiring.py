@@ -8,8 +8,9 @@ of the body's own level. Each element then passes through that body once per sta
 per request -- what the host-sync rules advise ("read it once per request") -- not a per-step cost
 of the loop that calls it. The walk records such loops (``FunctionInfo.retire_loops``; a call
 made in one is a call site of its own, :mod:`.calls`), and a function every call of which sits in
-one (:func:`retired_only`) is no part of the host step: the clean-up's ``.cpu()`` of the finished
-request's token indexes is not read every step.
+one (:func:`retired_only`), and that reaches no model step and no replay (a clean-up runs none),
+is no part of the host step: the clean-up's ``.cpu()`` of the finished request's token indexes is
+not read every step.
 """
 
 from __future__ import annotations

@@ -65,3 +65,19 @@ def test_the_clean_up_called_every_step_too_keeps_its_read(monkeypatch, tmp_path
         (copy / source.name).write_text(text)
     result = check_fixture(monkeypatch, tmp_path, copy.parent, "retire")
     assert ("fixtures/static/heldout2/retire/pool.py", 33, "GL103") in {(f.path, f.line, f.rule) for f in result.findings}
+
+
+def test_which_loops_retire_their_element():
+    import libcst as cst
+
+    from graphlint.static.retiring import retires_element
+
+    def loop(body: str) -> cst.For:
+        return cst.parse_statement("for rid in done:\n" + "".join(f"    {line}\n" for line in body.splitlines()))
+
+    assert retires_element(loop("req = self.live.pop(rid)\nself.free(req)"))
+    assert retires_element(loop("del self.live[rid]"))
+    assert retires_element(loop("self.order.discard(rid)"))
+    assert not retires_element(loop("if rid in self.live:\n    self.live.pop(rid)"))  # not every iteration
+    assert not retires_element(loop("req = self.live.pop(other)"))  # another element
+    assert not retires_element(loop("req = live.pop(rid)"))  # a local container: nothing long-lived
