@@ -19,9 +19,10 @@ are ``None`` (they never hold a callable), which keeps summaries small. Tags (sh
 - ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
 - ``("la", ("t", class_ir))``: a container annotated as holding such instances (``list[Layer]``):
   one container per class, shared by every such annotation;
-- ``("da", ("t", class_ir))``: a mapping annotated as holding such instances as its values
-  (``self.kids: Dict[int, Node] = {}``): which class ``node.kids[k]`` is, for :mod:`.receivers`;
-  the points-to gives it no value (a dict's elements are what its stores put there);
+- ``("da", ("t", class_ir))``: a field annotated as a mapping holding such instances as its
+  values (``self.kids: Dict[int, Node] = {}``; parameters, returns and locals keep no such
+  annotation): which class ``node.kids[k]`` is, for :mod:`.receivers`; the points-to gives it no
+  value (a dict's elements are what its stores put there);
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
 - ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
@@ -311,13 +312,25 @@ class IRBuilder:
                 elements = tuple(i for i in items if i is not None)
                 return ("la", elements[0]) if len(elements) == 1 and elements[0][0] == "t" else (
                     ("l", self.new_site(), elements, 0) if elements else None)
-            if wrapper.lower() in MAPPINGS and len(items) == 2 and items[1] is not None and items[1][0] == "t":
-                return ("da", items[1])  # ``Dict[int, Node]``: read by :mod:`.receivers` only
             return None
         if not _last(node)[:1].isupper() or self.external(node):
             return None  # a builtin, or a class of the libraries calls into are opaque for: no value of ours
         cls = self.expr(node)
         return ("t", cls) if cls is not None else None
+
+    def mapping(self, node: cst.BaseExpression) -> IR | None:
+        """``Dict[int, Node]`` (or ``Optional`` of one) -> ``("da", ("t", Node))``: a field's
+        annotation only (:meth:`.flows.FlowRecorder.annotated`), for :mod:`.receivers`."""
+        if not isinstance(node, cst.Subscript):
+            return None
+        items = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+        wrapper = _last(node.value)
+        if wrapper == "Optional" and len(items) == 1:
+            return self.mapping(items[0])
+        if wrapper.lower() not in MAPPINGS or len(items) != 2:
+            return None
+        value = self.annotation(items[1])
+        return ("da", value) if value is not None and value[0] == "t" else None
 
     def external(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` (``torch.Tensor``, ``Tensor``, ``Optional``) names something imported
