@@ -179,7 +179,9 @@ class CallRecorder:
         # inside or outside a loop apart: the prompt's pass before a per-token loop is not the loop's
         # call (:mod:`.argvalues` counts only the calls in a loop function's per-token loops)
         first = self.at.first_iters  # a call on the first iteration only is another site (:mod:`.iterations`)
-        key = (expr, reference, self.at.in_capture, self.at.once, via, cond, bool(self.at.loop_ids), first)
+        retire = self.at.func.retire_loops  # in a loop retiring its element: another site (:mod:`.retiring`)
+        retiring = bool(retire) and any(loop in retire for loop in self.at.loop_ids)
+        key = (expr, reference, self.at.in_capture, self.at.once, via, cond, bool(self.at.loop_ids), first, retiring)
         seen = self.keys[self.at.func.qualname]
         fresh = key not in seen
         if fresh:

@@ -8,7 +8,8 @@ and ``torch.tensor``/``torch.as_tensor`` of host data without a ``device`` argum
 hold host flags; sized factories such as ``torch.zeros(n)`` are left out, as code that sets a default
 device, ``with torch.device("cuda"):``, uses them; under such a default even ``torch.tensor`` lands on
 the GPU and its branch goes unreported: a miss, never a false alarm), names bound to them in the
-function, and what element-wise operators, comparisons, indexing and reductions make of them alone.
+function, and what element-wise operators, comparisons, indexing and reductions make of them alone
+(in either spelling: ``diff.nonzero()``, ``torch.nonzero(diff)``).
 An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default device, so any torch
 factory, ``.new_*`` or ``.to(...)`` given one is a host tensor too (a prefix cache's keys built with
 ``torch.tensor(ids, device="cpu")`` and read with ``key[0].item()``); ``torch.from_numpy`` always is.
@@ -30,7 +31,8 @@ HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
 PLACING_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"))
 #: methods that keep a tensor where it is
 SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int", "long", "float", "clone",
-                                 "logical_or", "logical_and", "logical_not", "view", "reshape", "flatten"))
+                                 "logical_or", "logical_and", "logical_not", "view", "reshape", "flatten",
+                                 "nonzero", "argwhere"))
 
 
 def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
@@ -46,10 +48,10 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cpu":
             return True
+        if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
+            return True
         if isinstance(func, cst.Attribute) and func.attr.value in SAME_DEVICE_METHODS:
             return is_cpu_tensor(func.value, oracle)
-        if _placed_on_cpu(node, oracle):
-            return True
         return (resolve(func, oracle.imports) in HOST_FACTORIES
                 and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
                 and len([a for a in node.args if a.keyword is None]) <= 1)
@@ -61,6 +63,16 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return is_cpu_tensor(node.expression, oracle)
     return False
+
+
+def _kept_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
+    """``torch.nonzero(diff)``, ``torch.flatten(key)``: the function form of a method that keeps a
+    tensor where it is, every tensor it is given a host one (the first always a tensor)."""
+    name = resolve(node.func, oracle.imports) or ""
+    if not name.startswith("torch.") or name[6:] not in SAME_DEVICE_METHODS or not node.args \
+            or node.args[0].keyword is not None or not is_cpu_tensor(node.args[0].value, oracle):
+        return False
+    return all(is_cpu_tensor(a.value, oracle) for a in node.args[1:] if oracle.is_tensor(a.value))
 
 
 def _placed_on_cpu(node: cst.Call, oracle: TensorOracle) -> bool:

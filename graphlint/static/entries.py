@@ -63,6 +63,7 @@ from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.recorded import add_recorded
+from graphlint.static.retiring import retired_only
 from graphlint.static.handed import handed_functions
 from graphlint.static.hostreads import host_result_reads
 from graphlint.static.stepresult import result_reads
@@ -211,7 +212,9 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                                self.shaped_models)
         # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
         # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
-        cold = setup | graph_roots | capturing_functions(self.infos)
+        # and a request's clean-up, run once per finished request (:mod:`.retiring`), which runs no step
+        cleanup = retired_only(self.calls, self.fn) - reach - replay_reach
+        cold = setup | graph_roots | capturing_functions(self.infos) | cleanup
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)

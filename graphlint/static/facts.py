@@ -137,6 +137,8 @@ class FunctionInfo(Compact):
     range_loops: list[int] = field(default_factory=list)
     #: ids of the loops that can stop early: a ``break`` in their own body, a ``return`` (:mod:`.iterations`)
     loop_exits: list[int] = field(default_factory=list)
+    #: ids of the loops that retire the element they visit (:mod:`.retiring`)
+    retire_loops: tuple[int, ...] = ()
     #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     device_work: bool = False
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step

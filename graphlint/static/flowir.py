@@ -19,6 +19,10 @@ are ``None`` (they never hold a callable), which keeps summaries small. Tags (sh
 - ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
 - ``("la", ("t", class_ir))``: a container annotated as holding such instances (``list[Layer]``):
   one container per class, shared by every such annotation;
+- ``("da", ("t", class_ir))``: a field annotated as a mapping holding such instances as its
+  values (``self.kids: Dict[int, Node] = {}``; parameters, returns and locals keep no such
+  annotation): which class ``node.kids[k]`` is, for :mod:`.receivers`; the points-to gives it no
+  value (a dict's elements are what its stores put there);
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
 - ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
@@ -57,6 +61,8 @@ IR = tuple
 #: through (:data:`KEPT`) stay.
 EXTERNAL_ROOTS = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "triton", "cutlass"}
 FOREIGN = ("x",)
+#: annotations of a mapping whose second argument types its values (``Dict[int, Node]``)
+MAPPINGS = frozenset(("dict", "mapping", "mutablemapping", "ordereddict", "defaultdict"))
 #: the attribute ``setattr(obj, name, v)`` stores with a computed ``name`` (no load reads it back)
 ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
@@ -311,6 +317,20 @@ class IRBuilder:
             return None  # a builtin, or a class of the libraries calls into are opaque for: no value of ours
         cls = self.expr(node)
         return ("t", cls) if cls is not None else None
+
+    def mapping(self, node: cst.BaseExpression) -> IR | None:
+        """``Dict[int, Node]`` (or ``Optional`` of one) -> ``("da", ("t", Node))``: a field's
+        annotation only (:meth:`.flows.FlowRecorder.annotated`), for :mod:`.receivers`."""
+        if not isinstance(node, cst.Subscript):
+            return None
+        items = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+        wrapper = _last(node.value)
+        if wrapper == "Optional" and len(items) == 1:
+            return self.mapping(items[0])
+        if wrapper.lower() not in MAPPINGS or len(items) != 2:
+            return None
+        value = self.annotation(items[1])
+        return ("da", value) if value is not None and value[0] == "t" else None
 
     def external(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` (``torch.Tensor``, ``Tensor``, ``Optional``) names something imported

@@ -109,6 +109,8 @@ class Linker(LibraryFlows, ClassPaths):
                 self.s.add_values(self.s.node(("v", path, qual, name)), (container,))
         for stmt in flow.stmts:
             kind = stmt[0]
+            if kind == "=" and stmt[2][0] == "da":
+                continue  # a field's mapping annotation: for :mod:`.receivers` only, no store here
             if kind == "=":
                 value = self.eval(path, qual, stmt[2])
                 if stmt[1][0] == "n" and (stmt[2][0] == "s" or self.s.cap(value) > CAP):

@@ -245,6 +245,8 @@ class FlowRecorder:
     def annotated(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
         """``self.model: Llama = model``, ``cache: Cache`` in a dataclass body: the annotated class."""
         typed = self.ir.annotation(annotation)
+        if typed is None and type(target) is cst.Attribute:
+            typed = self.ir.mapping(annotation)  # ``self.kids: Dict[int, Node] = {}``
         if typed is not None:
             self._bind(target, typed)
         elif isinstance(target, cst.Name):

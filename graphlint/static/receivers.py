@@ -81,29 +81,35 @@ class Receivers:
             return self._name(info, qualname, ir[1], k, depth)
         if tag == "c":
             return self._call(info, qualname, ir[1], k, depth)
-        if tag == "a" and k == 0:
+        if tag in ("la", "da"):  # ``list[Node]`` / ``Dict[int, Node]``: its elements are what it says
+            return self.values(info, qualname, ir[1], k - 1, depth + 1) if k else None
+        if tag == "a":
             owners = self.values(info, qualname, ir[1], 0, depth + 1)
             if not owners:
                 return None  # unknown, or only literals (``None.f`` holds nothing)
-            return _union(self._field(ref, ir[2], depth) for ref in owners.values())
+            return _union(self._field(ref, ir[2], k, depth) for ref in owners.values())
         if tag == "i":  # ``from .ctx import g_ctx`` at module level: the global of that module
             module, _, attr = self.index.absolute(info, ir[1]).rpartition(".")
             source = self.index.find_module(module) if module else None
             return self._global(source, attr, k, depth) if source is not None else None
         return None
 
-    def _field(self, ref: ClassRef, field: str, depth: int) -> Found:
-        """The classes ``self.<field>`` may hold in instances of ``ref`` (see the module docstring)."""
+    def _field(self, ref: ClassRef, field: str, k: int, depth: int) -> Found:
+        """The classes ``self.<field>`` (``k`` element levels inside it) may hold in instances of
+        ``ref`` (see the module docstring)."""
         owners = {(i.path, c): (i, c) for i, c in (*self.index.mro(ref), *self.index.subclasses(ref))}
         target = ("a", ("n", "self"), field)
-        parts = []
+        stores = []
         for owner, cls in owners.values():
             if self.index.find_method((owner, cls), field) is not None:
                 return None  # a method or property of that name: not a stored object
-            for name, flow in owner.flows.items():
-                if flow.kind == "function" and flow.cls == cls:
-                    parts.extend(self.values(owner, name, st[2], 0, depth + 1)
-                                 for st in flow.stmts if st[0] == "=" and st[1] == target)
+            stores.extend((owner, name, st[2]) for name, flow in owner.flows.items()
+                          if flow.kind == "function" and flow.cls == cls
+                          for st in flow.stmts if st[0] == "=" and st[1] == target)
+        if k:  # its elements: only as its annotation says (``self.kids: Dict[int, Node] = {}``), as a
+            # parameter's; the stores into it (``node.kids[t] = child``, appends) are not gathered
+            stores = [s for s in stores if type(s[2]) is tuple and s[2][0] in ("la", "da")]
+        parts = [self.values(owner, name, value, k, depth + 1) for owner, name, value in stores]
         return _union(parts) if parts else None
 
     def _global(self, module: ModuleInfo, name: str, k: int, depth: int) -> Found:

@@ -32,6 +32,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.params import object_method
 from graphlint.static.readbacks import iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
+from graphlint.static.retiring import retires_element
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
@@ -269,6 +270,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.values.stored(stmt.target)
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
+        if isinstance(stmt, cst.For) and retires_element(stmt):
+            self.func.retire_loops += (loop_id,)
         self.loop_ids.append(loop_id)
         advanced = self.oracle.fn.advanced
         outer_advanced = dict(advanced)

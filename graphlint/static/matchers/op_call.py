@@ -10,6 +10,9 @@ and in ``x.repeat_interleave(repeats)``).
 an instance made in the expression or bound in the function (``d = Categorical(...)``, then
 ``d.sample()``: the name's origin, :func:`graphlint.static.valuekinds.note_origin`) is reported
 like the op itself.
+
+An op whose cost is reading its input back (:data:`READS_INPUT`) given a host tensor reads nothing
+from the device: not reported.
 """
 
 from __future__ import annotations
@@ -18,9 +21,16 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
 from graphlint.static.names import is_imported_root, resolve
+
+
+#: ops whose cost is reading their input's data back (a size, a range, a draw): given a tensor that
+#: lives on the host (:mod:`graphlint.static.cputensors`), the host reads its own memory
+READS_INPUT = frozenset(("bincount", "nonzero", "argwhere", "unique", "unique_consecutive", "masked_select",
+                         "multinomial", "histc"))
 
 
 class OpCall(Matcher):
@@ -34,6 +44,7 @@ class OpCall(Matcher):
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
         self.objects = {cls: frozenset(methods) for cls, methods in (params.get("objects") or {}).items()}
         self.object_methods = frozenset().union(*self.objects.values())
+        self.reads_input = self.ops <= READS_INPUT
 
     def call_index(self) -> dict[str, frozenset[str]] | None:
         return {"callee": self.callees, "method": self.ops | self.object_methods}
@@ -51,6 +62,9 @@ class OpCall(Matcher):
 
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         if ctx.call_name in self.callees:
+            first = node.args[0].value if node.args and node.args[0].keyword is None else None
+            if self.reads_input and first is not None and is_cpu_tensor(first, ctx.oracle):
+                return  # ``torch.nonzero(diff)`` of host keys: no read-back
             if self.conditions.holds(node, ctx):
                 ctx.report(self.rule, node, ctx.call_name)
             return
@@ -60,6 +74,7 @@ class OpCall(Matcher):
             and func.attr.value in self.ops
             and not is_imported_root(func.value, ctx.imports)
             and ctx.oracle.is_tensor(func.value)
+            and not (self.reads_input and is_cpu_tensor(func.value, ctx.oracle))
             and self.conditions.holds(node, ctx, offset=1)
         ):
             ctx.report(self.rule, node, f".{func.attr.value}()")
