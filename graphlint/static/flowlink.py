@@ -228,7 +228,10 @@ class Linker(LibraryFlows, ClassPaths):
         elif tag == "s":
             s.elementwise(dst)
             obj = self.eval(path, qual, ir[1])
-            self.o.elements(obj, dst)
+            if len(ir) > 2:  # ``a, b = t``: position ``ir[2]`` of a tuple (:meth:`.Objects.item`)
+                self.o.item(obj, ir[2], dst)
+            else:
+                self.o.elements(obj, dst)
             self.implicit.item(path, qual, obj)
         elif tag == "l":
             container = ("L", path, ir[1], ir[3])
