@@ -68,7 +68,7 @@ class Linker(LibraryFlows, ClassPaths):
             for qual, flow in info.flows.items():
                 start = self.s.count
                 self.compile_scope(info.path, qual, flow)
-                if qual.endswith("__init__") or (info.path, qual) in self.s.capturers:
+                if qual.endswith("__init__"):
                     self.s.widen(start)
         self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
 
