@@ -38,30 +38,35 @@ class ParamKinds:
         if found is not None:
             return found
         self.memo[target] = {}  # while it is computed: a cycle passes nothing known
+        followed = self._followed(target)
+        if followed is None:
+            return {}
+        sites, params, flow = followed
+        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
+        return found
+
+    def _followed(self, target: tuple[str, str]):
+        """(its call sites, its parameters after the receiver, its flow); None where a call under its
+        name is one the resolution cannot follow: unknown wins (a call resolved to another function
+        of the same name, a twin class's own method, is no call of this one)."""
         sites = self.callers.get(target)
         fn = self.infos_by_path[target[0]].functions[target[1]]
         flow = self.infos_by_path[target[0]].flows.get(target[1])
         if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
-            return {}  # called somewhere the resolution cannot follow: unknown wins (a call resolved to
-            # another function of the same name, a twin class's own method, is no call of this one)
+            return None
         params = list(flow.params)
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
-        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
-        return found
+        return sites, params, flow
 
     def steady(self, target: tuple[str, str]) -> set[str]:
         """Parameters every call passes a value the same on every call of its caller
         (:mod:`.steadyargs`: the third element of ``CallSite.kinds``); the same agreement as
         :meth:`of` (every call under the name resolved), a recursion handing one on adds nothing."""
-        sites = self.callers.get(target)
-        fn = self.infos_by_path[target[0]].functions[target[1]]
-        flow = self.infos_by_path[target[0]].flows.get(target[1])
-        if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
+        followed = self._followed(target)
+        if followed is None:
             return set()
-        params = list(flow.params)
-        if fn.cls and flow.fkind in ("m", "c") and params:
-            params = params[1:]
+        sites, params, _ = followed
         steady: set[str] | None = None
         for site, info, caller in sites:
             kinds = site.kinds
