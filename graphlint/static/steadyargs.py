@@ -1,24 +1,22 @@
 """Arguments that are the same on every call of their caller: no per-step position, whatever the
 callee names its parameter.
 
-``params.POSITION_NAMES`` makes an ``int`` parameter named ``start_idx`` a per-step position, and
-a capture that freezes it an error (GL308). A layer that slices its fixed column segment
-(``result[:, start_idx:end_idx]``) is named the same, but every caller computes that segment from
-constants, shapes, fields the class never advances, and a counter reset at each call and advanced
-by a loop over fused layers: the value a capture records is the value every replay needs.
+``params.POSITION_NAMES`` makes an ``int`` parameter named ``start_idx`` a per-step position, and a
+capture that freezes it an error (GL308). A layer slicing its fixed column segment
+(``result[:, start_idx:end_idx]``) is named the same, but every caller computes the segment from
+shapes, fields and a counter reset at each call and advanced over the fused layers: what a
+capture records is what every replay needs.
 
-This module decides, at the end of a caller's walk, which arguments of its call sites are
-*steady* -- built only from literals, tensor shapes, ``self`` fields that no method other than
-``__init__`` advances (``ClassInfo.counters``) nor the value rounds call a counter, rank and
-world-size queries, and locals bound only from those; a local advanced in a loop is steady only
-when the loop is a ``for`` over a steady iterable and no per-token loop (it feeds a call's output
-back); a binding under a branch is steady only when the branch's test is. A parameter of the
-caller, a global, a ``while`` loop's counter and any other call are not: a value derived from them
-may change between calls. The slots are the third element of ``CallSite.kinds``; :mod:`.valueflow`
-turns a position-named parameter every resolved call passes a steady value into a fact
-(``param:<f>:<name>=steady``) that takes it out of the callee's positions (:func:`.valuekinds.set_kind`).
+At the end of a caller's walk, an argument is *steady* when built from literals, shapes, ``self``
+fields only ``__init__`` binds (no counter, :attr:`.ClassInfo.counters`, nor one the value rounds
+know), rank and world-size queries, and locals bound only from those -- with at least one such
+source, not a literal alone (``start_pos = 0`` before a capture is what GL308 is about). A local
+advanced in a loop is steady only in a ``for`` over a steady iterable that is no per-token loop;
+a binding under a branch only when the test is. A parameter of the caller, a global, a ``while``
+loop's counter and any other call are not. The slots are the third element of ``CallSite.kinds``;
+:mod:`.valueflow` turns a position-named parameter every resolved call passes a steady value into
+``param:<f>:<name>=steady``, which takes it out of the callee's positions (:func:`.valuekinds.set_kind`).
 """
-
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
@@ -85,11 +83,7 @@ class SteadyArgs:
 
 
 def settle(pending: list, stmt: cst.FunctionDef, oracle, per_token: set[int], rebound: set[str]) -> None:
-    """Give each site the slots (positional index, keyword) every one of its calls passes steadily:
-    built from steady values with at least one from the program's structure (:data:`SOURCE`: a
-    field, a shape, a rank, a loop's counter). A literal alone, or a local bound only to one
-    (``start_pos = 0`` before a capture), is what a capture freezes for a position that should
-    move: it stays one."""
+    """Give each site the slots (positional index, keyword) every one of its calls passes steadily."""
     deps = Deps(oracle, rebound)
     steady, structural = steady_names(stmt.body, deps, per_token)
     by_site: dict[int, list] = {}
