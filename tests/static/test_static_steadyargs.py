@@ -37,3 +37,19 @@ def test_the_value_rounds_say_which_parameters_are_steady():
     assert "param:Segmented.apply:start_idx=steady" in facts
     assert not any(f.startswith("param:Window.") and f.endswith("=steady") for f in facts)
     assert not any(f.startswith("param:Engine.") and f.endswith("=steady") for f in facts)
+
+
+def test_a_capture_keeps_what_it_calls_wide_and_the_rest_of_its_function_narrow():
+    """``regload`` widened every name of a capturing function to 64 values; only the names its
+    captured calls go through need it: ``model`` of ``model.forward(...)`` in
+    ``fixtures/static/callgraph/registry_load`` (twenty architectures), not the capture's other
+    names (a helper beside them may pass a generic helper's many values on)."""
+    from graphlint.static.pointsto import CAP, ELEMENT_CAP
+    from test_static_callgraph import call_graph
+
+    graph, _ = call_graph(FIXTURES.parent / "callgraph" / "registry_load")
+    solver = graph.solver
+    scope = ("graphs.py", "GraphRunner.trace")
+    model = solver.ids[("v", *scope, "model")]
+    assert solver.cap(model) == ELEMENT_CAP and len(solver.values(model)) > CAP
+    assert {solver.cap(solver.ids[("v", *scope, name)]) for name in ("batch_size", "static_ids", "graph")} == {CAP}
