@@ -52,11 +52,31 @@ def capturing_functions(infos: list[ModuleInfo]) -> frozenset[tuple[str, str]]:
     return frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures)
 
 
+def captured_roots(infos: list[ModuleInfo]) -> dict[tuple[str, str], frozenset[str]]:
+    """Per capturing function, the names a captured call is made through (``model`` of
+    ``model.forward(...)``, ``_callable`` of ``_callable()``): what the capture runs, whose values
+    the solver keeps up to ``ELEMENT_CAP`` (:attr:`.Solver.capture_roots`)."""
+    out: dict[tuple[str, str], frozenset[str]] = {}
+    for info in infos:
+        for qual, fn in info.functions.items():
+            if fn.captures:
+                names = {root_name(site.expr) for site in fn.calls if site.in_capture}
+                out[(info.path, qual)] = frozenset(n for n in names if n is not None)
+    return out
+
+
+def root_name(ir: tuple | None) -> str | None:
+    """The local a callee expression starts from (``self.runner.model.forward`` -> ``self``)."""
+    while ir is not None and ir[0] in ("a", "s", "c"):
+        ir = ir[1]
+    return ir[1] if ir is not None and ir[0] == "n" else None
+
+
 class CallGraph:
     def __init__(self, infos: list[ModuleInfo], index: Index):
         self.infos, self.index = infos, index
         self.solver = Solver()
-        self.solver.capturers = capturing_functions(infos)
+        self.solver.capture_roots = captured_roots(infos)
         by_path = {info.path: info for info in infos}
         self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
         self.linker = Linker(infos, index, self.objects)
@@ -102,6 +122,10 @@ class CallGraph:
                 exprs += [site.expr[1] for site in fn.calls if site.expr[0] == "s"]  # ``kernel[grid]``: :meth:`builds`
                 for expr in exprs:
                     linker.eval(info.path, qual, expr, keep=True)
+                if fn.captures:  # what the capture calls is never cut at 16 (:attr:`.Solver.capture_roots`)
+                    for site in fn.calls:
+                        if site.in_capture:
+                            self.solver.elementwise(linker.eval(info.path, qual, site.expr, keep=True))
             for region in info.regions:
                 if region.function in flows:
                     linker.eval(info.path, region.function, region.expr, keep=True)

@@ -170,9 +170,11 @@ class CallRecorder:
                 self.add_call(("n", value.value), reference=True, via=via)
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
-                 args: tuple | None = None, kinds: tuple | None = None, later: tuple | None = None) -> None:
+                 args: tuple | None = None, kinds: tuple | None = None, later: tuple | None = None,
+                 steady: cst.Call | None = None) -> None:
         """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``args``: its
-        arguments as :mod:`.valuefacts` values)."""
+        arguments as :mod:`.valuefacts` values; ``steady``: the call whose arguments
+        :mod:`.steadyargs` settles when the function ends)."""
         if self.at.setup_depth and not self.at.in_capture:
             return
         cond = self.at.values.cond
@@ -191,6 +193,8 @@ class CallRecorder:
         else:
             seen[key].kinds = join_args(seen[key].kinds, kinds)
         site = seen[key]
+        if steady is not None and not reference:
+            self.at.steady.note(site, steady)
         if args is not None:
             note_later(site, args, later, fresh)
         if site.args is not None and args not in site.args:  # another spelling of the same call
@@ -259,19 +263,19 @@ class CallRecorder:
                 at.func.bound_calls.add(key)
         expr = at.call_expr
         if expr is not None:
-            kinds = None
+            kinds, steady = None, None
             if type(func) is cst.Name or (type(func) is cst.Attribute and _name_chain(func.value)) or (
                     type(func) is cst.Attribute and type(func.value) is cst.Subscript
                     and self_attr(func.value.value) is not None):  # what valueflow resolves (``self.layers[j].f``;
                 # ``obj.m``, ``self.a.b.m``, ``g_ctx.cache.m`` through :mod:`.receivers`)
-                kinds = arg_kinds(call, self.oracle, at.func.name)
+                kinds, steady = arg_kinds(call, self.oracle, at.func.name), call
                 at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)
             if id(call) in self.deferred:
                 self.add_call(expr, reference=True, via=self.deferred.pop(id(call)))
             else:
                 self.add_call(expr, self.looks_like_project_call(func), args=args, kinds=kinds,
-                              later=self.at.values.later_args(call, args))
+                              later=self.at.values.later_args(call, args), steady=steady)
         if call.args:
             record_construction(self.at, call)
         at.note_call(call, expr)

@@ -70,7 +70,7 @@ class Linker(LibraryFlows, ClassPaths):
             for qual, flow in info.flows.items():
                 start = self.s.count
                 self.compile_scope(info.path, qual, flow)
-                if qual.endswith("__init__") or (info.path, qual) in self.s.capturers:
+                if qual.endswith("__init__"):
                     self.s.widen(start)
         self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
 
@@ -246,7 +246,10 @@ class Linker(LibraryFlows, ClassPaths):
         elif tag == "s":
             s.elementwise(dst)
             obj = self.eval(path, qual, ir[1])
-            self.o.elements(obj, dst)
+            if len(ir) > 2:  # ``a, b = t``: position ``ir[2]`` of a tuple (:meth:`.Objects.item`)
+                self.o.item(obj, ir[2], dst)
+            else:
+                self.o.elements(obj, dst)
             self.implicit.item(path, qual, obj)
         elif tag == "l":
             container = ("L", path, ir[1], ir[3])

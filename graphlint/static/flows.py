@@ -216,9 +216,12 @@ class FlowRecorder:
             if value is not None:
                 self.add(("=", ("n", target.value), value))
         elif kind in (cst.Tuple, cst.List):
-            for el in target.elements:  # ``a, b = pair()``: each name may hold any element
-                inner = el.value
-                self._bind(inner, value if isinstance(el, cst.StarredElement) or value is None else ("s", value))
+            known = True  # positions count until a starred target: ``a, *rest, b``
+            for i, el in enumerate(target.elements):  # ``a, b = pair()``: each name may hold any element,
+                inner = el.value  # or its own position's where the tuple keeps them apart (``zip``)
+                known = known and not isinstance(el, cst.StarredElement)
+                item = ("s", value, i) if known else ("s", value)
+                self._bind(inner, value if isinstance(el, cst.StarredElement) or value is None else item)
         elif kind is cst.StarredElement:
             self._bind(target.value, value)
         elif value is None and kind in (cst.Attribute, cst.Subscript):

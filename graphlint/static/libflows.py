@@ -103,7 +103,9 @@ class LibraryFlows:
             for arg in args[1:]:  # ``defaultdict(f, mapping)``: the mapping's entries too
                 self.o.elements(arg[1] if type(arg) is tuple else arg, self.o.elems(container))
         elif name in ("builtins.enumerate", "builtins.zip"):
-            self.pairs(dst, [a[1] if type(a) is tuple else a for a in args])
+            starred = any(type(a) is tuple for a in args)  # ``zip(*rows)``: which source is where, unknown
+            first = None if starred or kws else 1 if name == "builtins.enumerate" else 0
+            self.pairs(dst, [a[1] if type(a) is tuple else a for a in args], first)
         elif (name in COPIES or (name.startswith("torch.nn") and last in MODULE_CONTAINERS)) \
                 and len(plain) == 1 and len(args) == 1 and not kws:
             self.s.edge(plain[0], dst)  # ``list(xs)``, ``nn.ModuleList(layers)``: the same elements (one
@@ -210,14 +212,23 @@ class LibraryFlows:
         elif kind == "pairs":
             self.pairs(dst, [recv])
 
-    def pairs(self, dst: int, sources: list[int]) -> None:
+    def pairs(self, dst: int, sources: list[int], first: int | None = None) -> None:
         """``enumerate(xs)``, ``zip(xs, ys)``, ``d.items()``: a container of tuples whose elements are
-        the sources' elements (``for i, layer in enumerate(self.layers)`` unpacks a layer)."""
-        outer, pair = ("L", "", ("call", dst), 0), ("L", "", ("pair", dst), 0)
+        the sources' elements (``for i, layer in enumerate(self.layers)`` unpacks a layer). With
+        ``first`` (the tuple position of the first source: 1 for ``enumerate``) each position also
+        has its own node (:meth:`.Objects.item`): ``for req, chooser in zip(requests, choosers)``
+        binds ``chooser`` to the choosers only, not to every zipped list's elements."""
+        outer = ("L", "", ("call", dst), 0)
+        pair = ("L", "", ("pair", dst) if first is None else ("zip", dst), 0)
         self.s.add_values(dst, (outer,))
         self.s.add_values(self.o.elems(outer), (pair,))
-        for src in sources:
-            self.o.elements(src, self.o.elems(pair))
+        for k, src in enumerate(sources):
+            if first is None:
+                self.o.elements(src, self.o.elems(pair))
+            else:
+                at = self.o.position(pair, first + k)
+                self.o.elements(src, at)
+                self.s.edge(at, self.o.elems(pair))
 
     def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
         """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``;

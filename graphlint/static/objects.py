@@ -89,6 +89,25 @@ class Objects(ValueCalls):
     def elems(self, container: Value) -> int:
         return self.s.node(("el", container[1], container[2]))
 
+    def position(self, container: Value, index: int) -> int:
+        """Element ``index`` of a tuple whose positions are known apart (``zip``'s, :meth:`.LibraryFlows.pairs`)."""
+        return self.s.node(("at", container[2], index))
+
+    def item(self, src: int, index: int, dst: int) -> None:
+        """``a, b = src`` / ``for a, b in ...``: what position ``index`` holds -- its own node for a
+        tuple that keeps positions apart, else any element (:meth:`elements`)."""
+        self.s.watch(src, (Objects._item_of, self, index, dst))
+
+    def _item_of(self, index: int, dst: int, values) -> None:
+        rest = []
+        for v in values:
+            if v[0] == "L" and type(v[2]) is tuple and v[2][0] == "zip":
+                self.s.edge(self.position(v, index), dst)
+            else:
+                rest.append(v)
+        if rest:
+            self._elements_of(dst, rest)
+
     def once(self, key: tuple) -> bool:
         """True the first time ``key`` is asked: each derived constraint is installed once."""
         if key in self.installed:

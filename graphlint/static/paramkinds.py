@@ -11,7 +11,7 @@ from collections import Counter
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.valuekinds import HOST, TENSOR, UNKNOWN, join_dispatch
+from graphlint.static.valuekinds import HOST, STEP, TENSOR, UNKNOWN, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: kinds a slice of the value keeps (``key[n:]`` of a host tensor is one)
@@ -38,17 +38,47 @@ class ParamKinds:
         if found is not None:
             return found
         self.memo[target] = {}  # while it is computed: a cycle passes nothing known
+        followed = self._followed(target)
+        if followed is None:
+            return {}
+        sites, params, flow = followed
+        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
+        return found
+
+    def _followed(self, target: tuple[str, str]):
+        """(its call sites, its parameters after the receiver, its flow); None where a call under its
+        name is one the resolution cannot follow: unknown wins (a call resolved to another function
+        of the same name, a twin class's own method, is no call of this one)."""
         sites = self.callers.get(target)
         fn = self.infos_by_path[target[0]].functions[target[1]]
         flow = self.infos_by_path[target[0]].flows.get(target[1])
         if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
-            return {}  # called somewhere the resolution cannot follow: unknown wins (a call resolved to
-            # another function of the same name, a twin class's own method, is no call of this one)
+            return None
         params = list(flow.params)
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
-        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
-        return found
+        return sites, params, flow
+
+    def steady(self, target: tuple[str, str]) -> set[str]:
+        """Parameters every call passes a value the same on every call of its caller
+        (:mod:`.steadyargs`: the third element of ``CallSite.kinds``); the same agreement as
+        :meth:`of` (every call under the name resolved), a recursion handing one on adds nothing."""
+        followed = self._followed(target)
+        if followed is None:
+            return set()
+        sites, params, _ = followed
+        steady: set[str] | None = None
+        for site, info, caller in sites:
+            kinds = site.kinds
+            if kinds is None or len(kinds) < 3 or len(kinds[0]) > len(params):
+                return set()
+            own = (info.path, caller.qualname) == target
+            passed = {params[slot] if isinstance(slot, int) else slot for slot in kinds[2]}
+            passed -= {name for name, kind in (*zip(params, kinds[0]), *kinds[1]) if kind == STEP or kind[:1] == "~"}
+            if own:  # ``f(a, k)`` inside ``f``: what the other calls pass decides
+                passed |= {name for name, kind in (*zip(params, kinds[0]), *kinds[1]) if kind == f"^{name}"}
+            steady = passed if steady is None else steady & passed
+        return steady or set()
 
     def passed(self, info: ModuleInfo, fn: FunctionInfo, name: str) -> str:
         """What every call of ``fn`` passes its parameter ``name``."""

@@ -66,9 +66,12 @@ class Solver:
         self.element_nodes = bytearray()
         #: ranges of node ids allowed ELEMENT_CAP: the expressions of constructors (:meth:`widen`)
         self.wide: list[tuple[int, int]] = []
-        #: (path, qualname) of the functions that open a capture: the model a factory picked reaches
-        #: them as a parameter (``trace(model, ...)``), and what the capture runs must not be cut at 16
-        self.capturers: frozenset[tuple[str, str]] = frozenset()
+        #: per capturing function, the names its captured calls are made through: the model a factory
+        #: picked reaches it as a parameter (``trace(model, ...)``), and what the capture runs must not
+        #: be cut at 16. Only those (and the callee expressions, :meth:`.CallGraph._compile_queries`)
+        #: hold up to ELEMENT_CAP: every name of the function widened let a generic helper's many values
+        #: through (whole torch: dynamo's dispatch reached flex attention from a benchmarking capture)
+        self.capture_roots: dict[tuple[str, str], frozenset[str]] = {}
         self.full: set[int] = set()  # nodes at their cap: they take nothing more, so nothing is tried
         #: values a node has not yet passed on; its shared one-value tuple until it grows (most
         #: nodes get one value while compiling: a set each was a tenth of the link's peak memory)
@@ -86,7 +89,8 @@ class Solver:
             found = self.ids[key] = self.fresh()
             if key[0] == "el" or (key[0] == "v" and key[2] == "<module>") or (key[0] == "fd" and key[3] == "[]"):
                 self.caps[found] = WIDE_CAP
-            elif key[0] == "fd" or (key[0] == "v" and (key[2].endswith("__init__") or (key[1], key[2]) in self.capturers)):
+            elif key[0] == "fd" or (key[0] == "v" and (key[2].endswith("__init__") or key[3] in self.capture_roots.get(
+                    (key[1], key[2]), ()))):
                 self.elementwise(found)  # a factory's model classes, built and kept as parts, and captured
         return found
 

@@ -146,8 +146,10 @@ class ScopeWalker:
         self.local_defs.append({})
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
         first_raw = len(self.raw)
+        depth = self.steady.begin()
         try:
             self.suite(stmt.body)
+            self.steady.end(stmt, self.oracle, depth)
             finish_function(self.func, self.raw, first_raw, stmt)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
         finally:
@@ -207,6 +209,7 @@ class ScopeWalker:
         saved_cls, saved_name = self.oracle.cls, self.oracle.cls_name
         self.oracle.cls_name = qualname
         self.class_stack.append(info)
+        self.steady.enter_class(stmt)
         self.oracle.cls = facts = ClassFacts(tensor_methods=self.tensor_returning(stmt.body.body),
                                              host_builders=host_builders(stmt.body.body, True, self.oracle.host_builders))
         info.tensor_methods = set(facts.tensor_methods)
@@ -234,6 +237,7 @@ class ScopeWalker:
             self.drop_one_time_steps(qualname, flags)
         finally:
             self.flows.end()
+            self.steady.exit_class()
             self.class_stack.pop()
             self.oracle.cls, self.oracle.cls_name = saved_cls, saved_name
         info.weight_attrs, info.tensor_attrs = set(facts.weight_attrs), set(facts.tensor_attrs)

@@ -32,6 +32,7 @@ them too). One round: a fact learned in the second round does not travel further
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from fnmatch import fnmatchcase
 
 from graphlint.static.facts import SHARED_EMPTY, CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
@@ -40,7 +41,8 @@ from graphlint.static.flowir import last_name
 from graphlint.static.fieldkinds import field_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
-from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
+from graphlint.static.params import POSITION_NAMES
+from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEADY, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
@@ -137,6 +139,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     and (kind != NUMBER or name in fn.test_names and (
                         name in fn.presumed_tensors or _literal_default(fn, name))):
                 out[path].add(f"param:{qualname}:{name}={kind}")
+        for name in agreed.steady((path, qualname)):
+            if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
+                out[path].add(f"param:{qualname}:{name}={STEADY}")
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 
 

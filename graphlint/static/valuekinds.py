@@ -35,6 +35,9 @@ TENSOR, SCALAR, HOST, NUMBER, LIST, UNKNOWN = "tensor", "scalar", "host", "numbe
 #: parameter some caller passes one), or a counter a per-token loop advances (``n += 1``) -- only
 #: an argument's kind and a parameter fact (:func:`step_kind`, :mod:`.valueflow`)
 STEP = "step"
+#: a value the same on every call of its caller (:mod:`.steadyargs`): a position-named parameter
+#: every call passes one is no per-step position -- only a parameter fact, never an argument's kind
+STEADY = "steady"
 #: the kind of an argument a loop advances, until the loop ends: ``~<loop id>`` becomes :data:`STEP`
 #: when that loop turns out a per-token loop (:func:`settle_advanced`), else unknown
 ADVANCED = "~"
@@ -241,6 +244,9 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
         fn.tensors.discard(name)
         fn.positions.add(name)
         return
+    if kind == STEADY:
+        fn.positions.discard(name)
+        return
     fn.tensors.add(name)
     fn.hosts.discard(name)
     if kind == WEIGHT:
@@ -332,7 +338,7 @@ def settle_advanced(calls: list, loop_id: int, per_token: bool) -> None:
         if kinds is None or (mark not in kinds[0] and all(k != mark for _, k in kinds[1])):
             continue
         site.kinds = (tuple(settled if k == mark else k for k in kinds[0]),
-                      tuple((n, settled if k == mark else k) for n, k in kinds[1]))
+                      tuple((n, settled if k == mark else k) for n, k in kinds[1]), *kinds[2:])
 
 
 def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:

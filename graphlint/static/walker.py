@@ -38,6 +38,7 @@ from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuefacts import ValueFacts, literal
+from graphlint.static.steadyargs import SteadyArgs
 from graphlint.static.valuekinds import settle_advanced
 from graphlint.static.stepflow import finish_module
 
@@ -107,6 +108,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.flows.optional_imports = self.info.optional_imports
         self.flows.on_lambda = self.lambda_function
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
+        self.steady = SteadyArgs()  # which arguments are the same on every call (:mod:`.steadyargs`)
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []
         self.stmt: cst.CSTNode | None = None
@@ -310,6 +312,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.exit_loop(stmt)
             self.loop_ids.pop()
             self.pop_loop()
+            if feeds_back_a_call(self.func.loops, loop_id):
+                self.steady.per_token.add(id(stmt))
             if outer_advanced != advanced:
                 settle_advanced(self.func.calls, loop_id, feeds_back_a_call(self.func.loops, loop_id))
                 advanced.clear()
