@@ -11,6 +11,8 @@ for the value facts of what follows. A mixin of :class:`.walker.Walker`, which o
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import libcst as cst
 
 from graphlint.static.argvalues import never_true
@@ -22,7 +24,9 @@ from graphlint.static.optin import COMPILE_SWITCHES
 
 class BranchWalker:
     def if_(self, stmt: cst.If) -> None:
-        guarded = self.guards.branch(stmt.test) or given_none_test(stmt, self.oracle.fn)
+        guarded = self.guards.branch(stmt.test)
+        fallback = guarded is None and given_none_test(stmt, self.oracle.fn) is not None
+        guarded = "body" if fallback else guarded
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
@@ -31,6 +35,8 @@ class BranchWalker:
         test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
         before, sides = self.values.branch(), []
         try:
+            if fallback:
+                self._fallback_body(stmt, before)
             self.if_branches(stmt, guarded, test, outer_cond, before, sides)
         finally:
             self.values.merge(before, [*sides, self.values.assigns])
@@ -81,6 +87,25 @@ class BranchWalker:
                 self.once, self.needs, self.first_iters, self.opt_in = outer
                 self.values.cond = outer_cond
 
+    def _fallback_body(self, stmt: cst.If, before: dict) -> None:
+        """The body of an ``if p is None:`` fallback no caller takes (:func:`given_none_test`): not on
+        the decode path, yet code that may run (another caller, later), so it is walked as set-up --
+        its points-to flows kept for the whole program, its findings and call sites dropped -- and
+        what it bound for the rules (``p`` a tensor, the value facts) is forgotten after it."""
+        facts = self.oracle.fn
+        kept = {f.name: getattr(facts, f.name).copy() for f in fields(facts)
+                if isinstance(getattr(facts, f.name), (set, dict))}
+        capture, self.in_capture = self.in_capture, False
+        self.setup_depth += 1
+        try:
+            self.suite(stmt.body)
+        finally:
+            self.setup_depth -= 1
+            self.in_capture = capture
+            for name, value in kept.items():
+                setattr(facts, name, value)
+            self.values.assigns = dict(before)
+
     def _if_orelse(self, stmt: cst.If, test: tuple, outer_cond: tuple, before: dict, sides: list, after) -> None:
         sides.append(self.values.assigns)
         self.values.assigns = dict(before)
@@ -105,8 +130,9 @@ class BranchWalker:
 
 def given_none_test(stmt: cst.If, fn) -> str | None:
     """``if p is None:`` on a parameter every caller passes a value of a known kind, not rebound yet
-    (``FunctionFacts.given``), whose body only binds ``p`` (a fallback): the body never runs ("body"),
-    so what it would bind (``pad = torch.any(...)``) never makes ``p`` a tensor."""
+    (``FunctionFacts.given``), whose body only binds ``p`` (a fallback): the body never runs on the
+    decode path ("body"), so what it would bind (``pad = torch.any(...)``) never makes ``p`` a tensor
+    (its flows stay: :meth:`BranchWalker._fallback_body`)."""
     test = stmt.test
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
         return None

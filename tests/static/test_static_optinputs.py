@@ -125,3 +125,13 @@ def test_a_decorated_swap_is_decode_code():
     files["swap.py"] = files["swap.py"].replace("class TinyLM(nn.Module):",
                                                 "def register(fn):\n    return fn\n\n\nclass TinyLM(nn.Module):")
     assert (15, "GL105", "error") in _found(files, "swap.py")
+
+
+def test_a_fallback_no_caller_takes_keeps_its_flows(tmp_path):
+    """Branch ``nonefix``: the one caller passes ``sampler=0``, so ``if sampler is None:`` is off
+    the decode path and its read-back (line 20) is not reported; but the body may still run (another
+    caller, later), so its flow stays: ``sampler.forward`` can run ``Greedy.forward`` and its
+    ``.cpu()`` (line 15). Skipping the body outright lost that flow (fails on main ``ce50912``)."""
+    found = _checked(tmp_path, {"fallback.py": _fx()["fallback.py"]}, "fallback.py")
+    assert (15, "GL103", "error") in found
+    assert not [f for f in found if f[0] == 20]
