@@ -23,6 +23,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from graphlint.static.cstwalk import name_children
 from graphlint.static.names import resolve
 
 #: builtins whose result is steady when their arguments are (``len(self.sizes)``, ``min(a, b)``)
@@ -266,7 +267,7 @@ def rebound_fields(stmt: cst.ClassDef) -> set[str]:
                 out.add("*")
             elif isinstance(node, cst.ClassDef):
                 continue
-            stack.extend(node.children)
+            stack.extend(name_children(node))
     return out
 
 
@@ -386,7 +387,7 @@ def _walruses(node: cst.CSTNode):
             yield current
         if isinstance(current, (cst.Lambda, cst.FunctionDef)):
             continue
-        stack.extend(current.children)
+        stack.extend(name_children(current))
 
 
 def _names_in(node: cst.CSTNode) -> set[str]:
@@ -397,5 +398,5 @@ def _names_in(node: cst.CSTNode) -> set[str]:
         current = stack.pop()
         if isinstance(current, cst.Name):
             out.add(current.value)
-        stack.extend(current.children)
+        stack.extend(name_children(current))
     return out
