@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from graphlint.static.cstwalk import name_children
+from graphlint.static.cstwalk import constant_name, name_children
 from graphlint.static.names import resolve
 
 #: builtins whose result is steady when their arguments are (``len(self.sizes)``, ``min(a, b)``)
@@ -247,9 +247,15 @@ def steady_names(body: cst.BaseSuite, deps: Deps, per_token: set[int]) -> tuple[
 
 
 def rebound_fields(stmt: cst.ClassDef) -> set[str]:
-    """``self.x`` bound (``=``, ``+=``, ``setattr``: every field) in a method other than ``__init__``."""
+    """``self.x`` bound (``=``, ``+=``, ``setattr``: every field) in a method other than ``__init__``, and
+    class-level defaults (``step_pos = 0``: instances get theirs from outside) but upper-case constants."""
     out: set[str] = set()
     for line in stmt.body.body:
+        if isinstance(line, cst.SimpleStatementLine):  # ``step_pos = 0``: a default code outside the class sets
+            for small in line.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, cst.AnnAssign) else []
+                out.update(t.value for t in targets if isinstance(t, cst.Name) and not constant_name(t))
         if not isinstance(line, cst.FunctionDef) or line.name.value in ("__init__", "__post_init__"):
             continue
         stack: list[cst.CSTNode] = [line.body]
