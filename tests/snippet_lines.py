@@ -169,6 +169,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh12 --manifest bench/realcode/fresh12.toml --note "..." > bench/realcode/fresh12/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh13 --manifest bench/realcode/fresh13.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh13 --manifest bench/realcode/fresh13.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh13 --manifest bench/realcode/fresh13.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh13 --manifest bench/realcode/fresh13.toml --note "..." > bench/realcode/fresh13/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
