@@ -67,6 +67,10 @@ MAX_DEPTH = 4
 class ResultReads:
     """Finds each eager per-token loop's first read of its step's result (see the module docstring)."""
 
+    #: a batch stop check (``if done.all():``) may be the first read: not in an eager loop, where
+    #: the issue names it a hazard (:mod:`.hostreads` says why a host step loop differs)
+    stop_checks = False
+
     def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset()):
         self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
         #: reads in a step loop's own body, after its model call, of what the step did not produce
@@ -171,7 +175,34 @@ class ResultReads:
         for call in in_loop:
             if call.order < start:
                 self.gate(fid, call)
+        marked = len(self.first)
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
+        if len(self.first) == marked and len(bound_at) == 1:
+            self.carried(fid, fn, in_loop, ids, seeds, derives, start)
+
+    def carried(self, fid: FuncId, fn: FunctionInfo, in_loop: list, ids: frozenset[int], seeds: set[str],
+                derives: list[tuple], start: int) -> None:
+        """No read after the model call is the step's first (none at all, or only per-row reads, or
+        intermediates): the iteration hands its result over to the next one (``cur = nxt.view(1, -1)``,
+        ``done |= nxt == eos``) and the host reads it there, at the top of the loop before the next
+        model call (``if (cur == eos).any(): break``, ``while done_count.max() > 0:``) -- once per
+        step, the step's one read. What the iteration derives from the result after the model call
+        is the step before's result in the statements of the loop up to the model call, read the
+        first time there; the later reads there follow it, as the reads after a first one do."""
+        mine = [c for c in self.reads.get(fid, ()) if ids & set(c.loops)]
+        orders = [c.order for c in in_loop] + [c.order for c in mine]
+        if not orders:
+            return
+        begin = min(orders)
+        after = [c.order for c in (*fn.arg_calls, *self.reads.get(fid, ())) if c.order > start and not ids & set(c.loops)]
+        end = min(after, default=None)  # the first statement after the loop that the facts show
+        carried = derived(seeds, [d for d in derives if start <= d[0] and (end is None or d[0] < end)])
+        if not any(begin <= c.order < start and carried.intersection(c.reads) for c in mine):
+            return
+        result = StepResult(carried, derives, begin - 1)
+        result.copied = fn.derives
+        self.walk(fid, result, lambda order, loops: begin <= order < start and bool(loops & ids), True, 0,
+                  per_token=ids)
 
     def gate(self, fid: FuncId, call) -> None:
         todo = [t for t in self.targets(fid, call.expr) if t not in self.model]
@@ -236,7 +267,8 @@ class ResultReads:
                 reads = True
             elif isinstance(event, Candidate):
                 reads = True
-                if first and "not-the-result" not in event.flags:
+                if first and ("not-the-result" not in event.flags
+                              or (self.stop_checks and "stop-check" in event.flags)):
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]

@@ -262,8 +262,10 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         params = r.rule.params
         reads = read_names(r.anchor) if params.get("result_readback") or params.get("eager_result") else ()
         flags = r.flags
-        if reads and (params.get("eager_result") is False or stop_check(r.anchor)):
+        if reads and params.get("eager_result") is False:
             flags = flags | {"not-the-result"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
+        elif reads and stop_check(r.anchor):  # never the by-design one in an eager loop (:mod:`.hostreads`)
+            flags = flags | {"not-the-result", "stop-check"}
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
