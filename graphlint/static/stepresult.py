@@ -234,7 +234,8 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
-                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))):
+                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))) \
+                        or side_read(fn, cand, self.reads[fid]):
                     continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
                                per_element(fn, cand.loops, per_token)))
@@ -394,6 +395,39 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
     return any(u & host and u & data for u in uses)
+
+
+def ancestors(names: set[str], derives: list[tuple], before: int) -> set[str]:
+    """``names`` and what they were computed from in the statements before ``before``."""
+    found, todo = set(names), list(names)
+    while todo:
+        name = todo.pop()
+        for order, target, srcs in derives:
+            if target == name and order < before:
+                todo.extend(s for s in srcs if s not in found)
+                found.update(srcs)
+    return found
+
+
+def side_read(fn: FunctionInfo, cand: Candidate, reads: list[Candidate]) -> bool:
+    """Whether a later read of the function hands its host value back (``return int(out)``: the
+    helper's product, a sampler's token) and this read is of a side computation on the data that
+    product is made from -- what it reads shares a local source with the product but is none of the
+    product's own sources (``cum = cumsum(sort(probs)).cpu(); cut = float(...)`` before ``out =
+    multinomial(probs); return int(out)``): a threshold the host needs to finish the product, not
+    the step's result. A read of the product itself, or of what it is computed from, is no side
+    read (reading the token twice stays two reads)."""
+    local = {t for _, t, _ in fn.derives}
+    mine = set(cand.reads) & local
+    if not mine:
+        return False
+    for other in reads:
+        if other.order <= cand.order or "returned" not in other.flags:
+            continue
+        product = ancestors(set(other.reads) & local, fn.derives, other.order)
+        if product and not mine & product and ancestors(mine, fn.derives, cand.order) & product & local:
+            return True
+    return False
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
