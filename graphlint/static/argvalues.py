@@ -67,6 +67,7 @@ class ArgValues:
         self._fields: dict[tuple, frozenset | None] = {}
         self._callers: dict[FuncId, list[tuple[FuncId, CallSite]]] | None = None
         self._all: dict[tuple[FuncId, str], frozenset | None] = {}
+        self._envs: dict[FuncId, dict | None] = {}  # :meth:`called_env`'s memo
         self.dead_sites: set[tuple[FuncId, int]] = set()
         self.decided: set[tuple[FuncId, tuple]] = set()
         self._stamp: dict[FuncId, int] = {}  # how often a function's values changed in this solve
@@ -74,13 +75,19 @@ class ArgValues:
 
     # -- the solve ------------------------------------------------------------------------
     def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
-              only_loops: dict[FuncId, frozenset[int]] | None = None) -> None:
+              only_loops: dict[FuncId, frozenset[int]] | None = None, called: set[FuncId] = frozenset()) -> None:
         """Values of the parameters of ``hot`` functions from the calls of ``callers`` (and capture
-        sites); ``open_`` functions are called from outside: every parameter unknown; of a caller in
-        ``only_loops`` only the calls inside those loops count (a per-token loop's function)."""
+        sites); ``open_`` functions are called from outside: every parameter unknown -- except those
+        of ``called`` (the step loops' own functions) that the analysed code calls: they take what
+        every call of them passes (:meth:`called_env`); of a caller in ``only_loops`` only the calls
+        inside those loops count (a per-token loop's function)."""
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
         for f in open_:
             values[f] = TOP
+        for f in sorted(called & open_):
+            env = self.called_env(f)
+            if env is not TOP:
+                values[f] = dict(env)
         self.values, self._stamp, self._dead = values, {}, {}
         only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
@@ -351,6 +358,33 @@ class ArgValues:
             found |= part
         self._all[key] = result = frozenset(found) if len(found) <= CAP else TOP
         return result
+
+    def called_env(self, fid: FuncId, depth: int = 0) -> dict | None:
+        """Every parameter's values over every call of ``fid`` anywhere in the analysed code, each
+        caller's own parameters (its ``**kwargs`` too) taken the same way, up to four callers up: a
+        step loop's function that a generate wrapper calls, with ``top_k`` left at its default by
+        every caller of the wrapper. Unknown when nothing calls it (called from outside), when one
+        caller's arguments are unknown, or past four levels. The analysed code is taken to be the
+        only caller of a function it calls, as for a capture's one-time caller (:meth:`_capturers`)."""
+        if self._callers is None:
+            self.any_caller(fid, "")  # fills the callers' index
+        memo = self._envs.get(fid, False)
+        if memo is not False:
+            return memo
+        self._envs[fid] = TOP  # a recursion knows nothing
+        calls = [(c, site) for c, site in self._callers.get(fid, ()) if c != fid]
+        if fid not in self.fns or not calls or depth > 3:
+            return TOP
+        out: dict = {}
+        for caller, site in calls:
+            env = self.called_env(caller, depth + 1)
+            bound = self.bind(fid, site, lambda v, c=caller, e=env: self.value(v, c, e))
+            if bound is TOP:
+                return TOP
+            for name, found in bound.items():
+                _join(out, name, found)
+        self._envs[fid] = out
+        return out
 
     def _anywhere(self, v: tuple | None, caller: FuncId, depth: int) -> frozenset | None:
         if v is not None and v[0] == "p":
