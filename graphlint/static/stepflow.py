@@ -277,6 +277,20 @@ def stop_check(anchor: cst.CSTNode) -> bool:
     return False
 
 
+def exits_loop(stmt: cst.CSTNode) -> bool:
+    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement):
+    the host decides there whether to run the next step at all."""
+    if type(stmt) is cst.While:
+        return True
+    if type(stmt) is not cst.If or stmt.orelse is not None:
+        return False
+    body = stmt.body.body
+    first = body[0] if body else None
+    if type(first) is cst.SimpleStatementLine:
+        first = first.body[0] if first.body else None
+    return type(first) in (cst.Break, cst.Return)
+
+
 def _unknown_count(bound: cst.BaseExpression, facts) -> bool:
     if type(bound) is cst.BinaryOperation and type(bound.right) is cst.Integer:
         bound = bound.left

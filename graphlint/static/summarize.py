@@ -25,7 +25,7 @@ from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.sharing import share_equal_values
-from graphlint.static.stepflow import forget_pending, read_names, stop_check
+from graphlint.static.stepflow import forget_pending, exits_loop, read_names, stop_check
 from graphlint.static.stmtpaths import encode_path
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
@@ -264,8 +264,8 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         flags = r.flags
         if reads and params.get("eager_result") is False:
             flags = flags | {"not-the-result"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
-        elif reads and stop_check(r.anchor):  # never the by-design one in an eager loop (:mod:`.hostreads`)
-            flags = flags | {"not-the-result", "stop-check"}
+        elif reads and stop_check(r.anchor):  # the by-design one only as a host loop's exit (:mod:`.hostreads`)
+            flags = flags | ({"not-the-result", "stop-check"} if exits_loop(r.stmt) else {"not-the-result"})
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
