@@ -15,7 +15,11 @@
 - A step loop's function that the project calls takes what every call of it passes, callers' own
   parameters and ``**kwargs`` followed up to four levels (:meth:`graphlint.static.argvalues.ArgValues.
   called_env`): a sampler's ``if top_k is not None:`` that every caller of the generate wrapper leaves
-  at None is decided dead; one caller passing a tensor keeps it."""
+  at None is decided dead; one caller passing a tensor keeps it.
+- A like-factory whose result a method fills with data in the same expression (a random draw,
+  ``empty_like(p).exponential_(1)``; a scatter at the step's tokens) is the step's data
+  (:func:`graphlint.static.stepflow.mark_step_data`), not reported in the host step (GL202 is
+  ``step_data: false`` now, as GL201); the penalty's ``full_like`` source stays."""
 
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f12prec"
 
 
-@pytest.mark.parametrize("name", ["headstop", "eagerstop", "sideread", "maskstore", "kwnone", "kwgiven"])
+@pytest.mark.parametrize("name", ["headstop", "eagerstop", "sideread", "maskstore", "kwnone", "kwgiven", "likefill"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -68,3 +72,8 @@ def test_a_branch_every_caller_switches_off_through_kwargs(monkeypatch, tmp_path
     given = check_fixture(monkeypatch, tmp_path, FIXTURES, "kwgiven")
     assert not [f for f in none.findings if f.rule == "GL104"]
     assert [f.line for f in given.findings if f.rule == "GL104"] == [16]
+
+
+def test_like_factories_filled_at_once_are_the_steps_data(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "likefill")
+    assert sorted(f.line for f in result.findings if f.rule == "GL202") == [13, 15]
