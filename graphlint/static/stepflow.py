@@ -24,7 +24,7 @@ runs. What that needs of one function, flow-insensitive like the rest of the ana
   needs (``returned`` when the function returns it: unused when its caller drops the result);
   ``bound`` when an assignment binds the value read itself (``top = probs.max().item()``);
   ``not-the-result`` when it reads one all the same but is never the read the host needs: a stop
-  check over a reduction or membership (:func:`stop_check`), or a rule marked ``eager_result:
+  check over a reduction or membership (:func:`.stopchecks.stop_check`), or a rule marked ``eager_result:
   false`` (``nonzero``: the host learns a size, not the step's tokens).
 
 Kept small, because every summary is cached and most functions are no part of it: derives and
@@ -259,24 +259,6 @@ def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst
                     func.implicit_reads.append((order, encode_path(path), frozenset(loops), names))
 
 
-#: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
-STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
-
-
-def stop_check(anchor: cst.CSTNode) -> bool:
-    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``: one bit the engine
-    could keep on the device or test every few steps, not the step's data the host consumes."""
-    for node in preorder(anchor):
-        if type(node) is cst.Call:
-            func = node.func
-            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
-            if name in STOP_REDUCTIONS:
-                return True
-        elif type(node) is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):
-            return True
-    return False
-
-
 #: in-place random draws: whatever their arguments, what they write is new data every call
 RANDOM_FILLS = frozenset("exponential_ uniform_ normal_ bernoulli_ random_ geometric_ cauchy_ log_normal_".split())
 #: scatters: data from where the index says (``ones_like(x).scatter_reduce(-1, toks, f, "prod")``)
@@ -294,20 +276,6 @@ def _filled_at_once(factory: cst.Call, stmt: cst.CSTNode) -> bool:
             return method in RANDOM_FILLS or (
                 method in SCATTERS and any(not _literal(a.value) for a in node.args[1:2]))
     return False
-
-
-def exits_loop(stmt: cst.CSTNode) -> bool:
-    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement):
-    the host decides there whether to run the next step at all."""
-    if type(stmt) is cst.While:
-        return True
-    if type(stmt) is not cst.If or stmt.orelse is not None:
-        return False
-    body = stmt.body.body
-    first = body[0] if body else None
-    if type(first) is cst.SimpleStatementLine:
-        first = first.body[0] if first.body else None
-    return type(first) in (cst.Break, cst.Return)
 
 
 def _unknown_count(bound: cst.BaseExpression, facts) -> bool:
@@ -341,7 +309,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
             continue
         if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
             continue
-        raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.stepresult.intermediate`)
+        raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.sidereads.intermediate`)
         bound = [n for t in stmt.targets for n in _targets(t.target)]
         if not bound or len(bound) != len(stmt.targets) or any("." in n for n in bound) \
                 or not all(type(t.target) is cst.Name for t in stmt.targets):

@@ -23,17 +23,22 @@ not what keeps the step from being captured. So, in an eager per-token loop:
   result -- an extra read, which keeps its severity;
 - **never the by-design read**: a read in a loop that visits every element of the step -- nested in
   the per-token loop, or any loop of a function the loop calls, with no ``break`` or ``return`` out
-  of it (:func:`per_element`): every row or beam read one by one where one transfer of the whole
+  of it (:func:`.sidereads.per_element`): every row or beam read one by one where one transfer of the whole
   would do (a loop that stops at the first rejected draft token decides element by element, and
   its read may be the one); a read under ``if i == 0:`` of the per-token loop runs once per decode
   and is no per-step cost at all (:mod:`.iterations`, dropped when placing);
-- **never a read of the result at all: an intermediate** (:func:`intermediate`): a read whose host
+- **never a read of the result at all: an intermediate** (:func:`.sidereads.intermediate`): a read whose host
   value the function then combines with the data it read -- one later statement or call takes both
   (``max_p = probs[..., 0].item(); cut(probs, max_p * min_p)``, ``probs[probs < thr] = 0``): a
   threshold, a count or a scale the host needs to launch the rest of the step. The step's result
   does not exist yet when it is read (the sampler is still computing it), so it is neither the
   by-design read nor one that later reads follow; it keeps its severity. The read of the finished
-  value (the sampled ids a streamer or stop check reads) is still the step's one read;
+  value (the sampled ids a streamer or stop check reads) is still the step's one read; so is a
+  helper's returned read (``return int(out)``) after reads of a side computation on the data it
+  is drawn from (a sorted cumulative distribution, a cut-off: :func:`.sidereads.side_read`);
+- **the step's result read at the top of the next iteration** (:meth:`ResultReads.carried`): when
+  no read after the model call is the first, what the iteration carried over from the result
+  (``cur = nxt.view(1, -1)``) is read first at the loop's top, before the next model call;
 - **the first read** in an iteration is one that no other read of the step's result runs before on
   every way through the iteration (:func:`.stmtpaths.follows_a_read`: earlier in an enclosing
   block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
@@ -56,6 +61,7 @@ first read in a function the loop also calls before its model call.
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
+from graphlint.static.sidereads import intermediate, per_element, side_read
 from graphlint.static.stepflow import derived
 from graphlint.static.stmtpaths import follows_a_read
 
@@ -365,69 +371,6 @@ def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozen
     if not any(begin <= d[0] < last and seeds.intersection(d[2]) for d in fn.derives):
         return None  # nothing before the call reads it either: a loop of another shape
     return begin
-
-
-def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
-    """Inside a loop that runs per element of the step -- nested in the per-token loop, or any loop of
-    a function the loop calls -- and visits every element (no ``break`` or ``return`` out of it,
-    :mod:`.iterations`): every row or beam read one by one, where one transfer of the whole would do.
-    Never the by-design read; a loop that stops at the first rejected draft token decides one by one."""
-    outer = max((m for m in loops if m in per_token), default=None) if per_token else None
-    return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
-
-
-def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
-    """Whether the read's host value (what its statement binds, and what derives from that later)
-    meets the data it read (``cand.reads`` and what derives from them without it) in one later
-    call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
-    0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
-    threshold, a count, a scale applied back to the same data -- so the value read is an
-    intermediate of the step, not its result."""
-    if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
-        return False
-    later = [d for d in fn.derives if d[0] > cand.order]
-    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
-    if not host:
-        return False
-    read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
-    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
-    uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
-    uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
-             for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
-    return any(u & host and u & data for u in uses)
-
-
-def ancestors(names: set[str], derives: list[tuple], before: int) -> set[str]:
-    """``names`` and what they were computed from in the statements before ``before``."""
-    found, todo = set(names), list(names)
-    while todo:
-        name = todo.pop()
-        for order, target, srcs in derives:
-            if target == name and order < before:
-                todo.extend(s for s in srcs if s not in found)
-                found.update(srcs)
-    return found
-
-
-def side_read(fn: FunctionInfo, cand: Candidate, reads: list[Candidate]) -> bool:
-    """Whether a later read of the function hands its host value back (``return int(out)``: the
-    helper's product, a sampler's token) and this read is of a side computation on the data that
-    product is made from -- what it reads shares a local source with the product but is none of the
-    product's own sources (``cum = cumsum(sort(probs)).cpu(); cut = float(...)`` before ``out =
-    multinomial(probs); return int(out)``): a threshold the host needs to finish the product, not
-    the step's result. A read of the product itself, or of what it is computed from, is no side
-    read (reading the token twice stays two reads)."""
-    local = {t for _, t, _ in fn.derives}
-    mine = set(cand.reads) & local
-    if not mine:
-        return False
-    for other in reads:
-        if other.order <= cand.order or "returned" not in other.flags:
-            continue
-        product = ancestors(set(other.reads) & local, fn.derives, other.order)
-        if product and not mine & product and ancestors(mine, fn.derives, cand.order) & product & local:
-            return True
-    return False
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],

@@ -25,7 +25,8 @@ from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.sharing import share_equal_values
-from graphlint.static.stepflow import forget_pending, exits_loop, read_names, stop_check
+from graphlint.static.stepflow import forget_pending, read_names
+from graphlint.static.stopchecks import exits_loop, stop_check
 from graphlint.static.stmtpaths import encode_path
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker

@@ -8,7 +8,7 @@
   batch stop test stays a hazard (the issue names it); a carried token read at the top is the one read.
 - A sampler that reads thresholds back while computing the token and returns the token as a Python
   int: the return is the step's read, the thresholds are side reads
-  (:func:`graphlint.static.stepresult.side_read`); a token read twice stays two reads.
+  (:func:`graphlint.static.sidereads.side_read`); a token read twice stays two reads.
 - GL306 is not reported in an eager engine's host logic (``nxt[done] = pad`` between model steps):
   nothing captures it, the number is a fill kernel's argument; the model's own store of a Python
   position stays.
