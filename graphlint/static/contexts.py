@@ -297,8 +297,9 @@ class Placement:
             return None
         if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
-        if params.get("eager_result") and (fid[0], cand.line, cand.col, cand.code) in self.host_first:
-            return host, "info", LOOP_RESULT_NOTE  # a truth test the step loop's data takes for its one read
+        if params.get("eager_result") and "loop-exit" in cand.flags and \
+                (fid[0], cand.line, cand.col, cand.code) in self.host_first:
+            return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
         return host, "warning" if severity == "error" else severity, HOST_NOTE
 
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:

@@ -267,6 +267,8 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
             flags = flags | {"not-the-result"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
         elif reads and stop_check(r.anchor):  # the by-design one only as a host loop's exit (:mod:`.hostreads`)
             flags = flags | ({"not-the-result", "stop-check"} if exits_loop(r.stmt) else {"not-the-result"})
+        if reads and params.get("eager_result") and exits_loop(r.stmt):
+            flags = flags | {"loop-exit"}  # a truth test a host step loop may stop on (:mod:`.contexts`)
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
