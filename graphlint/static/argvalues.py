@@ -38,18 +38,18 @@ for shapes static analysis does not know).
 
 from __future__ import annotations
 
-from graphlint.static.callervalues import CAP, TOP, CallerValues
-from graphlint.static.callervalues import join_into as _join
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
+CAP = 8  # more distinct values than this: unknown
 BOTH = frozenset((True, False))
+TOP = None  # an unknown set of values
 
 
-class ArgValues(CallerValues):
+class ArgValues:
     def __init__(self, infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]]):
         self.raw = raw
         self.fns = {(i.path, q): (i.flows.get(q), fn) for i in infos for q, fn in i.functions.items()}
@@ -67,7 +67,6 @@ class ArgValues(CallerValues):
         self._fields: dict[tuple, frozenset | None] = {}
         self._callers: dict[FuncId, list[tuple[FuncId, CallSite]]] | None = None
         self._all: dict[tuple[FuncId, str], frozenset | None] = {}
-        self._envs: dict[FuncId, dict | None] = {}  # :meth:`called_env`'s memo
         self.dead_sites: set[tuple[FuncId, int]] = set()
         self.decided: set[tuple[FuncId, tuple]] = set()
         self._stamp: dict[FuncId, int] = {}  # how often a function's values changed in this solve
@@ -75,19 +74,13 @@ class ArgValues(CallerValues):
 
     # -- the solve ------------------------------------------------------------------------
     def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
-              only_loops: dict[FuncId, frozenset[int]] | None = None, called: set[FuncId] = frozenset()) -> None:
+              only_loops: dict[FuncId, frozenset[int]] | None = None) -> None:
         """Values of the parameters of ``hot`` functions from the calls of ``callers`` (and capture
-        sites); ``open_`` functions are called from outside: every parameter unknown -- except those
-        of ``called`` (the step loops' own functions) that the analysed code calls: they take what
-        every call of them passes (:meth:`called_env`); of a caller in ``only_loops`` only the calls
-        inside those loops count (a per-token loop's function)."""
+        sites); ``open_`` functions are called from outside: every parameter unknown; of a caller in
+        ``only_loops`` only the calls inside those loops count (a per-token loop's function)."""
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
         for f in open_:
             values[f] = TOP
-        for f in sorted(called & open_):
-            env = self.called_env(f)
-            if env is not TOP:
-                values[f] = dict(env)
         self.values, self._stamp, self._dead = values, {}, {}
         only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
@@ -333,6 +326,41 @@ class ArgValues(CallerValues):
             result = TOP
         self._fields[key] = result
         return result
+
+    def any_caller(self, fid: FuncId, name: str, depth: int = 0) -> frozenset | None:
+        """What every call of ``fid`` anywhere (hot or not) passes for ``name``: a constructor's
+        parameter stored into a field. Unknown when nothing calls it or past three pass-throughs."""
+        if self._callers is None:
+            self._callers = {}
+            for caller, out in self.raw.items():
+                for callee, site in out:
+                    self._callers.setdefault(callee, []).append((caller, site))
+        key = (fid, name)
+        if key in self._all:
+            return self._all[key]
+        self._all[key] = TOP
+        calls = self._callers.get(fid, ())
+        if fid not in self.fns or not calls or depth > 3:
+            return TOP
+        found: set = set()
+        for caller, site in calls:
+            bound = self.bind(fid, site, lambda v, c=caller: self._anywhere(v, c, depth))
+            part = TOP if bound is TOP else bound.get(name, TOP)
+            if part is TOP:
+                return TOP
+            found |= part
+        self._all[key] = result = frozenset(found) if len(found) <= CAP else TOP
+        return result
+
+    def _anywhere(self, v: tuple | None, caller: FuncId, depth: int) -> frozenset | None:
+        if v is not None and v[0] == "p":
+            return self.any_caller(caller, v[1], depth + 1)
+        return self.value(v, caller, TOP)
+
+
+def _join(out: dict, key, found: frozenset | None) -> None:
+    old = out.get(key, frozenset())
+    out[key] = TOP if found is TOP or old is TOP else old | found
 
 
 def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:

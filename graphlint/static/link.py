@@ -132,11 +132,10 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
     return calls
 
 
-def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId], dict, set[FuncId]]:
+def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[FuncId], set[FuncId], dict]:
     """(hot functions, functions whose calls count -- the hot ones and the per-token loops' own --,
-    functions called from outside: entries, whose parameters are unknown, the loop functions
-    only whose loops' calls count, and the loop functions, which take what the project's calls
-    of them pass where it calls them)."""
+    functions called from outside: entries, whose parameters are unknown, and the loop functions
+    only whose loops' calls count)."""
     placement = contexts.placement
     hot = {f for chains in placement.chains.values() for f in chains}
     loops: dict[FuncId, frozenset[int]] = {}
@@ -147,7 +146,7 @@ def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[Fun
     # a per-token loop's function that is not hot itself: only the calls in its loops run per token
     # (what it calls before the loop -- the prompt's pass -- runs once per request)
     only_loops = {f: ids for f, ids in loops.items() if f not in hot}
-    return hot | set(loops), hot | set(loops), open_, only_loops, set(loops)
+    return hot | set(loops), hot | set(loops), open_, only_loops
 
 
 def _dead_candidates(infos: list[ModuleInfo], values: ArgValues):

@@ -74,19 +74,8 @@ def test_an_unknown_argument_keeps_the_branch():
                          (", use_cache=x.numel() > 3", "if not use_cache:"), ("", "if mask is None:"),
                          ("", "if mask is not None or x.dim() > 1:")):
         src = LOOP.format(args=args).replace("def loop(model, x, n):", "def loop(model, x, n, **kw):")
-        model = model_with(branch)
-        if args == ", **kw":  # the loop's own ``**kw`` from its caller's, which nothing in the project calls
-            model = model.replace("def main():", "def main(**opts):").replace("4)", "4, **opts)")
-        found = run(src, n=model)
+        found = run(src, n=model_with(branch))
         assert [f.rule for f in found] == ["GL101"], (args, branch)
-
-
-def test_a_called_loops_kwargs_are_what_its_callers_pass():
-    """A loop function the project calls takes what every call of it passes (f12prec,
-    :meth:`graphlint.static.callervalues.CallerValues.called_env`): ``main`` passes nothing for its
-    ``**kw``, so the model gets no mask."""
-    src = LOOP.format(args=", **kw").replace("def loop(model, x, n):", "def loop(model, x, n, **kw):")
-    assert run(src, n=model_with("if mask is not None:")) == []
 
 
 def test_a_parameter_rebound_before_the_branch_is_unknown_unless_to_a_constant():

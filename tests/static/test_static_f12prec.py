@@ -12,10 +12,6 @@
 - GL306 is not reported in an eager engine's host logic (``nxt[done] = pad`` between model steps):
   nothing captures it, the number is a fill kernel's argument; the model's own store of a Python
   position stays.
-- A step loop's function that the project calls takes what every call of it passes, callers' own
-  parameters and ``**kwargs`` followed up to four levels (:meth:`graphlint.static.argvalues.ArgValues.
-  called_env`): a sampler's ``if top_k is not None:`` that every caller of the generate wrapper leaves
-  at None is decided dead; one caller passing a tensor keeps it.
 - A like-factory whose result a method fills with data in the same expression (a random draw,
   ``empty_like(p).exponential_(1)``; a scatter at the step's tokens) is the step's data
   (:func:`graphlint.static.stepflow.mark_step_data`), not reported in the host step (GL202 is
@@ -34,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f12prec"
 
 
-@pytest.mark.parametrize("name", ["headstop", "eagerstop", "sideread", "maskstore", "kwnone", "kwgiven", "likefill"])
+@pytest.mark.parametrize("name", ["headstop", "eagerstop", "sideread", "maskstore", "likefill"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -65,13 +61,6 @@ def test_a_samplers_threshold_reads_are_not_its_token_read(monkeypatch, tmp_path
 def test_a_masked_store_of_a_number_in_the_loops_own_code_is_no_hazard(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "maskstore")
     assert {(Path(f.path).name, f.line) for f in result.findings if f.rule == "GL306"} == {("model.py", 15)}
-
-
-def test_a_branch_every_caller_switches_off_through_kwargs(monkeypatch, tmp_path):
-    none = check_fixture(monkeypatch, tmp_path, FIXTURES, "kwnone")
-    given = check_fixture(monkeypatch, tmp_path, FIXTURES, "kwgiven")
-    assert not [f for f in none.findings if f.rule == "GL104"]
-    assert [f.line for f in given.findings if f.rule == "GL104"] == [16]
 
 
 def test_like_factories_filled_at_once_are_the_steps_data(monkeypatch, tmp_path):
