@@ -259,25 +259,6 @@ def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst
                     func.implicit_reads.append((order, encode_path(path), frozenset(loops), names))
 
 
-#: in-place random draws: whatever their arguments, what they write is new data every call
-RANDOM_FILLS = frozenset("exponential_ uniform_ normal_ bernoulli_ random_ geometric_ cauchy_ log_normal_".split())
-#: scatters: data from where the index says (``ones_like(x).scatter_reduce(-1, toks, f, "prod")``)
-SCATTERS = frozenset("scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_".split())
-
-
-def _filled_at_once(factory: cst.Call, stmt: cst.CSTNode) -> bool:
-    """The factory's result is the receiver of a method that fills it with data in the same
-    expression: a random draw (``empty_like(p).exponential_(1)``: the sampler's noise) or a scatter
-    at an index that is no literal (``ones_like(x).scatter_reduce(2, toks, f, reduce="prod")``:
-    factors built from the step's tokens). Its only use is that data; no constant is kept."""
-    for node in preorder(stmt):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.value is factory:
-            method = node.func.attr.value
-            return method in RANDOM_FILLS or (
-                method in SCATTERS and any(not _literal(a.value) for a in node.args[1:2]))
-    return False
-
-
 def _unknown_count(bound: cst.BaseExpression, facts) -> bool:
     if type(bound) is cst.BinaryOperation and type(bound.right) is cst.Integer:
         bound = bound.left
@@ -385,8 +366,6 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
         stmt, flags = raw.stmt, set()
         if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
                 and stmt.targets[0].target.value in filled:
-            flags.add("step-data")
-        if _filled_at_once(raw.anchor, stmt):
             flags.add("step-data")
         args = [a.value for a in raw.anchor.args]
         if advanced.intersection(n for a in args for n in names_in(a)):

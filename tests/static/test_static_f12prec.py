@@ -11,11 +11,7 @@
   (:func:`graphlint.static.sidereads.side_read`); a token read twice stays two reads.
 - GL306 is not reported in an eager engine's host logic (``nxt[done] = pad`` between model steps):
   nothing captures it, the number is a fill kernel's argument; the model's own store of a Python
-  position stays.
-- A like-factory whose result a method fills with data in the same expression (a random draw,
-  ``empty_like(p).exponential_(1)``; a scatter at the step's tokens) is the step's data
-  (:func:`graphlint.static.stepflow.mark_step_data`), not reported in the host step (GL202 is
-  ``step_data: false`` now, as GL201); the penalty's ``full_like`` source stays."""
+  position stays."""
 
 from __future__ import annotations
 
@@ -30,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "f12prec"
 
 
-@pytest.mark.parametrize("name", ["headstop", "eagerstop", "sideread", "maskstore", "likefill"])
+@pytest.mark.parametrize("name", ["headstop", "eagerstop", "sideread", "maskstore"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -61,8 +57,3 @@ def test_a_samplers_threshold_reads_are_not_its_token_read(monkeypatch, tmp_path
 def test_a_masked_store_of_a_number_in_the_loops_own_code_is_no_hazard(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "maskstore")
     assert {(Path(f.path).name, f.line) for f in result.findings if f.rule == "GL306"} == {("model.py", 15)}
-
-
-def test_like_factories_filled_at_once_are_the_steps_data(monkeypatch, tmp_path):
-    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "likefill")
-    assert sorted(f.line for f in result.findings if f.rule == "GL202") == [13, 15]
