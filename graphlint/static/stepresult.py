@@ -73,8 +73,11 @@ MAX_DEPTH = 4
 class ResultReads:
     """Finds each eager per-token loop's first read of its step's result (see the module docstring)."""
 
-    #: a batch stop check (``if done.all():``) may be the first read: not in an eager loop, where
-    #: the issue names it a hazard (:mod:`.hostreads` says why a host step loop differs)
+    #: a batch stop check (``if done.all():``) may be the first read, and the step's result carried
+    #: to the top of the next iteration may be read first there (:meth:`carried`): not in an eager
+    #: loop, where the issue names the loop's stop check a hazard and a counter the loop advances by
+    #: the result's shape (``pos = pos + tok.shape[-1]``) looks derived from it (:mod:`.hostreads`
+    #: says why a host step loop differs)
     stop_checks = False
 
     def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset()):
@@ -183,7 +186,7 @@ class ResultReads:
                 self.gate(fid, call)
         marked = len(self.first)
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
-        if len(self.first) == marked and len(bound_at) == 1:
+        if len(self.first) == marked and len(bound_at) == 1 and self.stop_checks:
             self.carried(fid, fn, in_loop, ids, seeds, derives, start)
 
     def carried(self, fid: FuncId, fn: FunctionInfo, in_loop: list, ids: frozenset[int], seeds: set[str],

@@ -5,7 +5,7 @@
   nowhere after its step: that read is the step's one read (:meth:`graphlint.static.stepresult.
   ResultReads.carried`), and a host step loop's batch stop test may be it (``HostReads.stop_checks``);
   a second read, a per-row read and a read of the loop's own counter stay syncs. In an eager loop a
-  batch stop test stays a hazard (the issue names it); a carried token read at the top is the one read.
+  batch stop test stays a hazard (the issue names it), and nothing is carried to the loop's top.
 - A sampler that reads thresholds back while computing the token and returns the token as a Python
   int: the return is the step's read, the thresholds are side reads
   (:func:`graphlint.static.sidereads.side_read`); a token read twice stays two reads.
@@ -44,7 +44,7 @@ def test_a_carried_stop_test_is_the_step_loops_one_read(monkeypatch, tmp_path):
 def test_an_eager_batch_stop_test_stays_a_hazard(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "eagerstop")
     rated = {(f.line, f.rule): f.severity for f in result.findings}
-    assert rated[(15, "GL105")] == "error" and rated[(27, "GL101")] == "info"
+    assert rated[(15, "GL105")] == "error" and rated[(27, "GL101")] == "error"
 
 
 def test_a_samplers_threshold_reads_are_not_its_token_read(monkeypatch, tmp_path):
