@@ -43,6 +43,8 @@ HOST_NOTE = " (host step around the graph replay: costs time every step)"
 OPTIONAL_NOTE = (" (captured only when `{}` is on, off by default: the default path runs this step"
                  " eagerly, every token)")
 RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
+LOOP_RESULT_NOTE = (" (the step loop's one read of the step's result, its stop test: by design once per step;"
+                    " a second read of it in the step would be reported)")
 EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by design once per step;"
                      " a second read of it in the step would be reported)")
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
@@ -295,6 +297,9 @@ class Placement:
             return None
         if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
+        if params.get("eager_result") and "loop-exit" in cand.flags and \
+                (fid[0], cand.line, cand.col, cand.code) in self.host_first:
+            return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
         return host, "warning" if severity == "error" else severity, HOST_NOTE
 
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:

@@ -20,7 +20,17 @@ from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult
 
 
 class HostReads(ResultReads):
-    """:class:`.stepresult.ResultReads` with the host step functions walked as iterations."""
+    """:class:`.stepresult.ResultReads` with the host step functions walked as iterations.
+
+    Here a batch stop check that exits the loop (``if (tok == eos).any(): break``, a ``while``
+    test) may be the step's one read: the graph keeps the step on the device, and the host must
+    learn once per step whether to replay again -- the stop test is that read when nothing else
+    reads the result (labels: the host step around a replay reads its result once, by design). A
+    reduction guarding bookkeeping inside the iteration (``if started.any():``) is no exit: work the
+    device could do under a mask, never the one read. In an eager loop a stop check stays a hazard,
+    as the issue names it (``if finished.all(): break`` in a reference engine's loop)."""
+
+    stop_checks = True
 
     def __init__(self, *args, calls=None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -24,7 +24,7 @@ runs. What that needs of one function, flow-insensitive like the rest of the ana
   needs (``returned`` when the function returns it: unused when its caller drops the result);
   ``bound`` when an assignment binds the value read itself (``top = probs.max().item()``);
   ``not-the-result`` when it reads one all the same but is never the read the host needs: a stop
-  check over a reduction or membership (:func:`stop_check`), or a rule marked ``eager_result:
+  check over a reduction or membership (:func:`.stopchecks.stop_check`), or a rule marked ``eager_result:
   false`` (``nonzero``: the host learns a size, not the step's tokens).
 
 Kept small, because every summary is cached and most functions are no part of it: derives and
@@ -259,24 +259,6 @@ def record_slice_reads(func, order: int, path: list, loops: list[int], node: cst
                     func.implicit_reads.append((order, encode_path(path), frozenset(loops), names))
 
 
-#: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
-STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
-
-
-def stop_check(anchor: cst.CSTNode) -> bool:
-    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``: one bit the engine
-    could keep on the device or test every few steps, not the step's data the host consumes."""
-    for node in preorder(anchor):
-        if type(node) is cst.Call:
-            func = node.func
-            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
-            if name in STOP_REDUCTIONS:
-                return True
-        elif type(node) is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):
-            return True
-    return False
-
-
 def _unknown_count(bound: cst.BaseExpression, facts) -> bool:
     if type(bound) is cst.BinaryOperation and type(bound.right) is cst.Integer:
         bound = bound.left
@@ -308,7 +290,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
             continue
         if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
             continue
-        raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.stepresult.intermediate`)
+        raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.sidereads.intermediate`)
         bound = [n for t in stmt.targets for n in _targets(t.target)]
         if not bound or len(bound) != len(stmt.targets) or any("." in n for n in bound) \
                 or not all(type(t.target) is cst.Name for t in stmt.targets):

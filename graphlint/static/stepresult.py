@@ -23,17 +23,22 @@ not what keeps the step from being captured. So, in an eager per-token loop:
   result -- an extra read, which keeps its severity;
 - **never the by-design read**: a read in a loop that visits every element of the step -- nested in
   the per-token loop, or any loop of a function the loop calls, with no ``break`` or ``return`` out
-  of it (:func:`per_element`): every row or beam read one by one where one transfer of the whole
+  of it (:func:`.sidereads.per_element`): every row or beam read one by one where one transfer of the whole
   would do (a loop that stops at the first rejected draft token decides element by element, and
   its read may be the one); a read under ``if i == 0:`` of the per-token loop runs once per decode
   and is no per-step cost at all (:mod:`.iterations`, dropped when placing);
-- **never a read of the result at all: an intermediate** (:func:`intermediate`): a read whose host
+- **never a read of the result at all: an intermediate** (:func:`.sidereads.intermediate`): a read whose host
   value the function then combines with the data it read -- one later statement or call takes both
   (``max_p = probs[..., 0].item(); cut(probs, max_p * min_p)``, ``probs[probs < thr] = 0``): a
   threshold, a count or a scale the host needs to launch the rest of the step. The step's result
   does not exist yet when it is read (the sampler is still computing it), so it is neither the
   by-design read nor one that later reads follow; it keeps its severity. The read of the finished
-  value (the sampled ids a streamer or stop check reads) is still the step's one read;
+  value (the sampled ids a streamer or stop check reads) is still the step's one read; so is a
+  helper's returned read (``return int(out)``) after reads of a side computation on the data it
+  is drawn from (a sorted cumulative distribution, a cut-off: :func:`.sidereads.side_read`);
+- **the step's result read at the top of the next iteration** (:meth:`ResultReads.carried`): when
+  no read after the model call is the first, what the iteration carried over from the result
+  (``cur = nxt.view(1, -1)``) is read first at the loop's top, before the next model call;
 - **the first read** in an iteration is one that no other read of the step's result runs before on
   every way through the iteration (:func:`.stmtpaths.follows_a_read`: earlier in an enclosing
   block, earlier in its own statement, or an earlier ``if`` all of whose arms read). That read is
@@ -56,6 +61,7 @@ first read in a function the loop also calls before its model call.
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
+from graphlint.static.sidereads import intermediate, per_element, side_read
 from graphlint.static.stepflow import derived
 from graphlint.static.stmtpaths import follows_a_read
 
@@ -66,6 +72,13 @@ MAX_DEPTH = 4
 
 class ResultReads:
     """Finds each eager per-token loop's first read of its step's result (see the module docstring)."""
+
+    #: a batch stop check (``if done.all():``) may be the first read, and the step's result carried
+    #: to the top of the next iteration may be read first there (:meth:`carried`): not in an eager
+    #: loop, where the issue names the loop's stop check a hazard and a counter the loop advances by
+    #: the result's shape (``pos = pos + tok.shape[-1]``) looks derived from it (:mod:`.hostreads`
+    #: says why a host step loop differs)
+    stop_checks = False
 
     def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset()):
         self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
@@ -171,7 +184,34 @@ class ResultReads:
         for call in in_loop:
             if call.order < start:
                 self.gate(fid, call)
+        marked = len(self.first)
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
+        if len(self.first) == marked and len(bound_at) == 1 and self.stop_checks:
+            self.carried(fid, fn, in_loop, ids, seeds, derives, start)
+
+    def carried(self, fid: FuncId, fn: FunctionInfo, in_loop: list, ids: frozenset[int], seeds: set[str],
+                derives: list[tuple], start: int) -> None:
+        """No read after the model call is the step's first (none at all, or only per-row reads, or
+        intermediates): the iteration hands its result over to the next one (``cur = nxt.view(1, -1)``,
+        ``done |= nxt == eos``) and the host reads it there, at the top of the loop before the next
+        model call (``if (cur == eos).any(): break``, ``while done_count.max() > 0:``) -- once per
+        step, the step's one read. What the iteration derives from the result after the model call
+        is the step before's result in the statements of the loop up to the model call, read the
+        first time there; the later reads there follow it, as the reads after a first one do."""
+        mine = [c for c in self.reads.get(fid, ()) if ids & set(c.loops)]
+        orders = [c.order for c in in_loop] + [c.order for c in mine]
+        if not orders:
+            return
+        begin = min(orders)
+        after = [c.order for c in (*fn.arg_calls, *self.reads.get(fid, ())) if c.order > start and not ids & set(c.loops)]
+        end = min(after, default=None)  # the first statement after the loop that the facts show
+        carried = derived(seeds, [d for d in derives if start <= d[0] and (end is None or d[0] < end)])
+        if not any(begin <= c.order < start and carried.intersection(c.reads) for c in mine):
+            return
+        result = StepResult(carried, derives, begin - 1)
+        result.copied = fn.derives
+        self.walk(fid, result, lambda order, loops: begin <= order < start and bool(loops & ids), True, 0,
+                  per_token=ids)
 
     def gate(self, fid: FuncId, call) -> None:
         todo = [t for t in self.targets(fid, call.expr) if t not in self.model]
@@ -203,7 +243,8 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
-                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))):
+                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))) \
+                        or side_read(fn, cand, self.reads[fid]):
                     continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
                                per_element(fn, cand.loops, per_token)))
@@ -236,7 +277,8 @@ class ResultReads:
                 reads = True
             elif isinstance(event, Candidate):
                 reads = True
-                if first and "not-the-result" not in event.flags:
+                if first and ("not-the-result" not in event.flags
+                              or (self.stop_checks and "stop-check" in event.flags)):
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
@@ -332,36 +374,6 @@ def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozen
     if not any(begin <= d[0] < last and seeds.intersection(d[2]) for d in fn.derives):
         return None  # nothing before the call reads it either: a loop of another shape
     return begin
-
-
-def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
-    """Inside a loop that runs per element of the step -- nested in the per-token loop, or any loop of
-    a function the loop calls -- and visits every element (no ``break`` or ``return`` out of it,
-    :mod:`.iterations`): every row or beam read one by one, where one transfer of the whole would do.
-    Never the by-design read; a loop that stops at the first rejected draft token decides one by one."""
-    outer = max((m for m in loops if m in per_token), default=None) if per_token else None
-    return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
-
-
-def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
-    """Whether the read's host value (what its statement binds, and what derives from that later)
-    meets the data it read (``cand.reads`` and what derives from them without it) in one later
-    call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
-    0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
-    threshold, a count, a scale applied back to the same data -- so the value read is an
-    intermediate of the step, not its result."""
-    if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
-        return False
-    later = [d for d in fn.derives if d[0] > cand.order]
-    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
-    if not host:
-        return False
-    read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
-    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
-    uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
-    uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
-             for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
-    return any(u & host and u & data for u in uses)
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],

@@ -25,7 +25,8 @@ from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.sharing import share_equal_values
-from graphlint.static.stepflow import forget_pending, read_names, stop_check
+from graphlint.static.stepflow import forget_pending, read_names
+from graphlint.static.stopchecks import exits_loop, stop_check
 from graphlint.static.stmtpaths import encode_path
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
@@ -262,8 +263,12 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         params = r.rule.params
         reads = read_names(r.anchor) if params.get("result_readback") or params.get("eager_result") else ()
         flags = r.flags
-        if reads and (params.get("eager_result") is False or stop_check(r.anchor)):
+        if reads and params.get("eager_result") is False:
             flags = flags | {"not-the-result"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
+        elif reads and stop_check(r.anchor):  # the by-design one only as a host loop's exit (:mod:`.hostreads`)
+            flags = flags | ({"not-the-result", "stop-check"} if exits_loop(r.stmt) else {"not-the-result"})
+        if reads and params.get("eager_result") and exits_loop(r.stmt):
+            flags = flags | {"loop-exit"}  # a truth test a host step loop may stop on (:mod:`.contexts`)
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,

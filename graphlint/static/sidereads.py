@@ -1,0 +1,71 @@
+"""Which reads the eager loop's definition (:mod:`.stepresult`) never takes for the step's one read:
+reads per element, intermediates the host needs to go on computing, and side reads before a
+helper's returned product."""
+
+from __future__ import annotations
+
+from graphlint.static.facts import Candidate, FunctionInfo
+from graphlint.static.stepflow import derived
+
+
+def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
+    """Inside a loop that runs per element of the step -- nested in the per-token loop, or any loop of
+    a function the loop calls -- and visits every element (no ``break`` or ``return`` out of it,
+    :mod:`.iterations`): every row or beam read one by one, where one transfer of the whole would do.
+    Never the by-design read; a loop that stops at the first rejected draft token decides one by one."""
+    outer = max((m for m in loops if m in per_token), default=None) if per_token else None
+    return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
+
+
+def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
+    """Whether the read's host value (what its statement binds, and what derives from that later)
+    meets the data it read (``cand.reads`` and what derives from them without it) in one later
+    call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
+    0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
+    threshold, a count, a scale applied back to the same data -- so the value read is an
+    intermediate of the step, not its result."""
+    if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
+        return False
+    later = [d for d in fn.derives if d[0] > cand.order]
+    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
+    if not host:
+        return False
+    read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
+    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
+    uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
+    uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
+             for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
+    return any(u & host and u & data for u in uses)
+
+
+def ancestors(names: set[str], derives: list[tuple], before: int) -> set[str]:
+    """``names`` and what they were computed from in the statements before ``before``."""
+    found, todo = set(names), list(names)
+    while todo:
+        name = todo.pop()
+        for order, target, srcs in derives:
+            if target == name and order < before:
+                todo.extend(s for s in srcs if s not in found)
+                found.update(srcs)
+    return found
+
+
+def side_read(fn: FunctionInfo, cand: Candidate, reads: list[Candidate]) -> bool:
+    """Whether a later read of the function hands its host value back (``return int(out)``: the
+    helper's product, a sampler's token) and this read is of a side computation on the data that
+    product is made from -- what it reads shares a local source with the product but is none of the
+    product's own sources (``cum = cumsum(sort(probs)).cpu(); cut = float(...)`` before ``out =
+    multinomial(probs); return int(out)``): a threshold the host needs to finish the product, not
+    the step's result. A read of the product itself, or of what it is computed from, is no side
+    read (reading the token twice stays two reads)."""
+    local = {t for _, t, _ in fn.derives}
+    mine = set(cand.reads) & local
+    if not mine:
+        return False
+    for other in reads:
+        if other.order <= cand.order or "returned" not in other.flags:
+            continue
+        product = ancestors(set(other.reads) & local, fn.derives, other.order)
+        if product and not mine & product and ancestors(mine, fn.derives, cand.order) & product & local:
+            return True
+    return False

@@ -1,0 +1,39 @@
+"""Batch stop checks: the truth tests a per-token loop stops on (:mod:`.stepresult`, :mod:`.hostreads`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+
+
+#: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
+STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
+
+
+def stop_check(anchor: cst.CSTNode) -> bool:
+    """``done.all()``, ``any(flags)``, ``torch.isin(t, stops)``, ``eos in ids``: one bit the engine
+    could keep on the device or test every few steps, not the step's data the host consumes."""
+    for node in preorder(anchor):
+        if type(node) is cst.Call:
+            func = node.func
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            if name in STOP_REDUCTIONS:
+                return True
+        elif type(node) is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):
+            return True
+    return False
+
+
+def exits_loop(stmt: cst.CSTNode) -> bool:
+    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement):
+    the host decides there whether to run the next step at all."""
+    if type(stmt) is cst.While:
+        return True
+    if type(stmt) is not cst.If or stmt.orelse is not None:
+        return False
+    body = stmt.body.body
+    first = body[0] if body else None
+    if type(first) is cst.SimpleStatementLine:
+        first = first.body[0] if first.body else None
+    return type(first) in (cst.Break, cst.Return)
