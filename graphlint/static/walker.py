@@ -106,6 +106,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor,  # what each scope binds, for the points-to analysis
                                   lambda func: object_method(func, self.func.presumed_tensors))
         self.flows.optional_imports = self.info.optional_imports
+        self.flows.keyed_returns = self.info.keyed_returns
         self.flows.on_lambda = self.lambda_function
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.steady = SteadyArgs()  # which arguments are the same on every call (:mod:`.steadyargs`)
