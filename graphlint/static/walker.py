@@ -16,6 +16,7 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
+from graphlint.static.defaultdevice import device_context
 from graphlint.static.derefs import deref_conditions
 from graphlint.static.cstwalk import bound_names
 from graphlint.static.dispatch import MatcherDispatch
@@ -329,6 +330,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.func.captures = True
         outer = self.in_capture
         self.device_contexts += varying_device
+        placed = any(device_context(item.item, self.imports) for item in stmt.items)  # :mod:`.defaultdevice`
+        self.oracle.default_device += placed
         try:
             for item in stmt.items:
                 self.expr(item.item)
@@ -340,3 +343,4 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         finally:
             self.in_capture = outer
             self.device_contexts -= varying_device
+            self.oracle.default_device -= placed
