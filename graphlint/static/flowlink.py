@@ -12,12 +12,13 @@ its results hold nothing.
 from __future__ import annotations
 
 import builtins
+from functools import partial
 
 from graphlint.static.classpaths import SPLITS, ClassPaths
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
-from graphlint.static.keyedreturns import call_keys
+from graphlint.static.keyedreturns import call_keys, keyed_call
 from graphlint.static.installed import own_field
 from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, SELF_RETURNING,
                                       TASK_METHODS, LibraryFlows)
@@ -66,7 +67,7 @@ class Linker(LibraryFlows, ClassPaths):
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
         self.o.keyed = {(i.path, q): ps for i in self.infos for q, ps in i.keyed_returns.items()}
-        self.o.forwards, self.o.keyed_call = {}, self.keyed_call
+        self.o.forwards, self.o.keyed_call = {}, partial(keyed_call, self)
         for info in self.infos:
             self.globals_of(info.path, set())
         for info in self.infos:
@@ -319,15 +320,6 @@ class Linker(LibraryFlows, ClassPaths):
         arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
                           else (self.eval(path, qual, a) if a is not None else self.empty) for a in args)
         return arg_nodes, tuple((k, self.eval(path, qual, v)) for k, v in kws)
-
-    def keyed_call(self, path: str, qual: str, ir: tuple, param: str, key: str) -> int:
-        """``return super().builder(op)`` for a caller that passed ``op`` as the constant ``key``: the
-        call made again, its ``op`` keyed (:mod:`.keyedreturns`)."""
-        _, func, args, kws = ir
-        dst = self.s.fresh()
-        keys = call_keys(args, kws, (("n", param), key))
-        self.o.call(self.eval(path, qual, func), *self.arguments(path, qual, args, kws), dst, keys)
-        return dst
 
     def call(self, path: str, qual: str, ir: tuple) -> int:
         _, func, args, kws = ir

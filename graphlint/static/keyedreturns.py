@@ -135,3 +135,13 @@ def result_param(params: tuple[str, ...], keyed: set[str], first: int, keys: tup
         if name in keyed:
             return name, key
     return None
+
+
+def keyed_call(linker, path: str, qual: str, ir: tuple, param: str, key: Key) -> int:
+    """``return super().builder(op)`` for a caller that passed ``op`` as the constant ``key``: the
+    call made again by ``linker`` (:class:`.flowlink.Linker`), its ``op`` keyed."""
+    _, func, args, kws = ir
+    dst = linker.s.fresh()
+    keys = call_keys(args, kws, (("n", param), key))
+    linker.o.call(linker.eval(path, qual, func), *linker.arguments(path, qual, args, kws), dst, keys)
+    return dst
