@@ -15,16 +15,65 @@ import pytest
 from graphlint.static.defaultdevice import project_facts, sets_default_device
 from graphlint.static.facts import ModuleInfo
 from static_helpers import check_fixture
-from test_static_fixture import assert_marked, load
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "defaultdevice"
 
 
-@pytest.mark.parametrize("name", ["nodefault", "project", "scoped"])
-def test_a_default_device_makes_factories_device_tensors(monkeypatch, tmp_path, name):
-    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
-    assert_marked(result.findings, load(FIXTURES / name))
+READ = "if pos[i].item() > 3:"
+FACTORY = "    pos = torch.tensor(list(range(steps)))"
+LAUNCH = '''"""The entry script: every tensor the engine builds without a device lands on the GPU."""
+
+import torch
+
+from .generate import main
+
+
+def launch():
+    torch.set_default_device("cuda")
+    main()
+'''
+
+
+def _read_line(findings, folder: Path = FIXTURES) -> set[str]:
+    text = (folder / "engine" / "generate.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if READ in t)
+    return {f.rule for f in findings if f.path.endswith("engine/generate.py") and f.line == line}
+
+
+def _variant(tmp_path: Path, edit=lambda text: text, extra: dict[str, str] | None = None) -> Path:
+    copy = tmp_path / "fixtures" / "static" / "defaultdevice" / "engine"
+    copy.mkdir(parents=True)
+    for source in (FIXTURES / "engine").glob("*.py"):
+        (copy / source.name).write_text(edit(source.read_text()) if source.name == "generate.py" else source.read_text())
+    for name, text in (extra or {}).items():
+        (copy / name).write_text(text)
+    return copy.parent
+
+
+def test_without_a_default_device_the_table_is_host_memory(monkeypatch, tmp_path):
+    assert "GL101" not in _read_line(check_fixture(monkeypatch, tmp_path, FIXTURES, "engine").findings)
+
+
+def test_a_launcher_setting_the_default_device_makes_it_device_memory(monkeypatch, tmp_path):
+    folder = _variant(tmp_path, extra={"launch.py": LAUNCH})
+    assert "GL101" in _read_line(check_fixture(monkeypatch, tmp_path, folder, "engine").findings)
+
+
+def test_a_device_block_makes_its_factories_device_memory(monkeypatch, tmp_path):
+    def scoped(text: str) -> str:
+        edited = text.replace(FACTORY, '    with torch.device("cuda"):\n    ' + FACTORY)
+        assert edited != text
+        return edited
+
+    folder = _variant(tmp_path, scoped)
+    assert "GL101" in _read_line(check_fixture(monkeypatch, tmp_path, folder, "engine").findings, folder)
+
+
+def test_a_launcher_that_sets_the_cpu_back_keeps_the_host_reading(monkeypatch, tmp_path):
+    restored = LAUNCH.replace("    main()\n", '    main()\n    torch.set_default_device("cpu")\n')
+    folder = _variant(tmp_path, extra={"launch.py": restored})
+    assert "GL101" not in _read_line(check_fixture(monkeypatch, tmp_path, folder, "engine").findings)
 
 
 @pytest.mark.parametrize("text, sets", [
