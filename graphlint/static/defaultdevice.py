@@ -7,7 +7,7 @@ Code that sets a default device makes them device tensors: ``torch.set_default_d
 a ``with torch.device(d):`` block (any ``d`` but a literal ``"cpu"``). Three extents, each cheap:
 
 - the ``with`` block's own statements (:attr:`.TensorOracle.default_device` raised while walking it);
-- the whole file that sets one (a text search first: most files never name the setters);
+- the whole file that calls a setter (a text search first: most files never name the setters);
 - the whole project when a file outside its tests sets one and never sets the CPU back: a fact of
   the cross-file round (:data:`FACT`), given to every file, which is then summarized again. Code
   that sets ``"cuda"`` and later ``"cpu"`` (a loader that builds its model under the GPU default and
@@ -20,30 +20,44 @@ of device memory, and a move of one to the device is no pageable copy. ``device=
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from graphlint.static.cstwalk import preorder
 from graphlint.static.names import resolve
 
 FACT = "device:default"
-_SETTER = re.compile(r"set_default_(device|tensor_type)\(\s*([^)\n]*)")
-_CPU = re.compile(r"""^(['"]cpu(:\d+)?['"]|torch\.(\w+)Tensor|torch\.device\(\s*['"]cpu['"]\s*\))\s*$""")
+SETTERS = frozenset(("set_default_device", "set_default_tensor_type"))
 TEST_DIRS = frozenset(("test", "tests", "testing", "unit_tests", "benchmark", "benchmarks"))
 
 
-def sets_default_device(text: str) -> bool:
-    """Whether ``text`` sets a default device other than the CPU and never sets the CPU back."""
+def sets_default_device(text: str, module: cst.Module) -> bool:
+    """Whether the file calls a setter with a device other than the CPU and never sets the CPU
+    back (a text search first; then the calls themselves, not a docstring or a ``def``)."""
     if "set_default_" not in text:
         return False
     device = cpu = False
-    for match in _SETTER.finditer(text):
-        arg = match.group(2).strip()
-        if _CPU.match(arg) and "cuda" not in arg:
-            cpu = True
-        elif arg:
-            device = True
+    for node in preorder(module):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        if name in SETTERS and node.args:
+            if _names_cpu(node.args[0].value):
+                cpu = True
+            else:
+                device = True
     return device and not cpu
+
+
+def _names_cpu(arg: cst.BaseExpression) -> bool:
+    """``"cpu"``, ``None``, ``torch.device("cpu")``, ``torch.FloatTensor`` (a CPU tensor type)."""
+    if type(arg) is cst.Call and arg.args and type(arg.func) is cst.Attribute and arg.func.attr.value == "device":
+        arg = arg.args[0].value
+    if type(arg) is cst.SimpleString:
+        return str(arg.evaluated_value).split(":")[0] == "cpu"
+    if type(arg) is cst.Name:
+        return arg.value == "None"
+    return type(arg) is cst.Attribute and arg.attr.value.endswith("Tensor") and type(arg.value) is cst.Name
 
 
 def in_tests(path: str) -> bool:

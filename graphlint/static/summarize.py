@@ -104,7 +104,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
         return
     walker = Walker(summary.path, build_matchers(rules), options)
-    walker.info.default_device = sets_default_device(text)  # :mod:`.defaultdevice`: the file's, the project's
+    walker.info.default_device = sets_default_device(text, module)  # :mod:`.defaultdevice`: the file's, the project's
     walker.oracle.default_device = int(walker.info.default_device or DEFAULT_DEVICE in imported_tensor_functions)
     info = walker.run(module, imported_tensor_functions)
     if tree is not None:

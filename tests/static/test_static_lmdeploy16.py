@@ -83,9 +83,14 @@ def test_a_launcher_that_sets_the_cpu_back_keeps_the_host_reading(monkeypatch, t
     ("torch.set_default_tensor_type(torch.FloatTensor)", False),
     ('torch.set_default_device("cuda")\nbuild()\ntorch.set_default_device("cpu")', False),
     ("x = torch.zeros(4)", False),
+    ('"""call `torch.set_default_device(\'cuda\')` first"""', False),
+    ("def set_default_device(device):\n    _set_default_device(device)", False),
+    ("def handle_set_default_device(tx, *args):\n    pass", False),
 ])
 def test_which_setters_set_a_default_device(text, sets):
-    assert sets_default_device(text) is sets
+    import libcst as cst
+
+    assert sets_default_device(text, cst.parse_module(text)) is sets
 
 
 def test_a_test_setting_the_default_device_sets_none_for_the_project():
