@@ -330,6 +330,7 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Sourc
     :mod:`graphlint.static.inherited`, :mod:`graphlint.static.valueflow`); cached under the names too.
     Returns the cache hits."""
     from graphlint.static.crossfile import imported_tensor_functions
+    from graphlint.static.defaultdevice import project_facts
     from graphlint.static.facts import ModuleInfo
     from graphlint.static.index import Index
     from graphlint.static.inherited import inherited_class_facts
@@ -343,6 +344,8 @@ def _add_cross_file_facts(summaries: dict[str, FileSummary], sources: list[Sourc
     fixed = imported_tensor_functions(first, index)  # annotations and bases: one round, as ever
     for path, names in inherited_class_facts(first, index).items():
         fixed[path] = fixed.get(path, frozenset()) | names
+    for path, names in project_facts([s.data for s in first if isinstance(s.data, ModuleInfo)]).items():
+        fixed[path] = fixed.get(path, frozenset()) | names  # a default device the project sets
     for _ in range(ROUNDS):  # a value fact learned in one round may change what a file returns
         plan = dict(fixed)
         for path, names in value_facts_of(list(summaries.values()), index).items():

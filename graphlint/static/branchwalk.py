@@ -54,10 +54,13 @@ class BranchWalker:
             # the function's own parameter (an API's default every caller gets), not a script's option
             # or a module flag, which the operator picks per run (the run that captures is the one labelled)
             self.compile_opt_in += (switch,) if switch in self.func.defaults else ()
+        keyed = self.flows.keyed_begin(stmt.test)  # ``if kind == Op.X: return XBuilder`` (:mod:`.keyedreturns`)
         try:
             self._if_body(stmt, guarded, test, outer_cond, instead)
         finally:
             self.compile_opt_in = compiles
+            if keyed:
+                self.flows.keyed_end()
         if stmt.orelse is None or guarded == "orelse":
             return
         self._if_orelse(stmt, test, outer_cond, before, sides, after)

@@ -52,7 +52,7 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in SAME_DEVICE_METHODS:
             return is_cpu_tensor(func.value, oracle)
-        return (resolve(func, oracle.imports) in HOST_FACTORIES
+        return (not oracle.default_device and resolve(func, oracle.imports) in HOST_FACTORIES
                 and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
                 and len([a for a in node.args if a.keyword is None]) <= 1)
     if isinstance(node, (cst.BinaryOperation, cst.Comparison)):

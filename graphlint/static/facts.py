@@ -325,6 +325,10 @@ class ModuleInfo(Compact):
     #: positionally (:mod:`.compilemodes`): joined over the files when linking
     graph_modes: tuple[str, ...] = ()
     graph_mode_args: tuple[tuple[str, int], ...] = ()
+    #: the file sets a default device other than the CPU (:mod:`.defaultdevice`)
+    default_device: bool = False
+    #: function -> the parameters a return of it is keyed by (:mod:`.keyedreturns`)
+    keyed_returns: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ its results hold nothing.
 from __future__ import annotations
 
 import builtins
+from functools import partial
 
 from graphlint.static.classpaths import SPLITS, ClassPaths
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
+from graphlint.static.keyedreturns import call_keys, keyed_call
 from graphlint.static.installed import own_field
 from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, SELF_RETURNING,
                                       TASK_METHODS, LibraryFlows)
@@ -64,6 +66,8 @@ class Linker(LibraryFlows, ClassPaths):
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
+        self.o.keyed = {(i.path, q): ps for i in self.infos for q, ps in i.keyed_returns.items()}
+        self.o.forwards, self.o.keyed_call = {}, partial(keyed_call, self)
         for info in self.infos:
             self.globals_of(info.path, set())
         for info in self.infos:
@@ -127,7 +131,7 @@ class Linker(LibraryFlows, ClassPaths):
             elif kind == "in":
                 self.implicit.contains(path, qual, self.eval(path, qual, stmt[1]))
             elif kind == "r":
-                self.s.edge(self.eval(path, qual, stmt[1]), self.o.ret(path, qual))
+                self.o.returned(path, qual, self.eval(path, qual, stmt[1]), stmt)
             elif kind == "rep" and self.policies is not None:  # a method a policy record replaces
                 self.policies.record(stmt[1], self.eval(path, qual, stmt[2]),
                                      [self.eval(path, qual, c) for c in stmt[3]])
@@ -312,18 +316,21 @@ class Linker(LibraryFlows, ClassPaths):
             else:
                 self.s.edge(self.eval(path, qual, el), target)
 
+    def arguments(self, path: str, qual: str, args: tuple, kws: tuple) -> tuple[tuple, tuple]:
+        arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
+                          else (self.eval(path, qual, a) if a is not None else self.empty) for a in args)
+        return arg_nodes, tuple((k, self.eval(path, qual, v)) for k, v in kws)
+
     def call(self, path: str, qual: str, ir: tuple) -> int:
         _, func, args, kws = ir
         dst = self.s.fresh()
         fnode = self.eval(path, qual, func)
-        arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
-                          else (self.eval(path, qual, a) if a is not None else self.empty) for a in args)
-        kw_nodes = tuple((k, self.eval(path, qual, v)) for k, v in kws)
+        arg_nodes, kw_nodes = self.arguments(path, qual, args, kws)
         if self.keep_args and func[0] in ("n", "a") and func[-1] in self.keep_args:  # :mod:`.passedcalls`
             for a, n in (*zip(args, arg_nodes), *((v, n) for (_, v), (_, n) in zip(kws, kw_nodes))):
                 if a is not None and type(n) is int:
                     self.kept[(path, qual, id(a))] = n
-        self.o.call(fnode, arg_nodes, kw_nodes, dst)
+        self.o.call(fnode, arg_nodes, kw_nodes, dst, call_keys(args, kws) if self.o.keyed else None)
         name = self.static_name(path, qual, func)
         foreign = name is not None and self.foreign(name)
         if func[0] == "a" and func[2] == "__get__" and arg_nodes and type(arg_nodes[0]) is int:

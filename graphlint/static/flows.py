@@ -24,6 +24,7 @@ import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
+from graphlint.static.keyedreturns import binds, handed_on, keyed_test
 from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
 
@@ -51,6 +52,11 @@ class FlowRecorder:
         self._described: set[int] = set()  # ids of calls whose records a subscript store tied (:meth:`described`)
         #: told (qualname, the body's callee IR or None) of every lambda scope made
         self.on_lambda: Callable[[str, IR | None], None] | None = None
+        #: qualname -> parameters a return is keyed by (:mod:`.keyedreturns`): the summary's
+        self.keyed_returns: dict[str, set[str]] = {}
+        self._keyed: list[tuple] = []  # (scope depth, parameter, constants) of the ``if`` bodies being walked
+        self._defs: dict[str, cst.FunctionDef] = {}  # the defs being walked, for :func:`.keyedreturns.binds`
+        self._forwards: list[tuple] = []  # (qualname, statement index, parameter) of returns handing one on
         self.ir.lam = self.lambda_scope
         self.begin("<module>", ScopeFlow(kind="module"))
 
@@ -62,7 +68,12 @@ class FlowRecorder:
 
     def end(self) -> None:
         flow = self.stack.pop()
-        self.names.pop()
+        qual = self.names.pop()
+        self._defs.pop(qual, None)
+        while self._forwards and self._forwards[-1][0] == qual:  # a call handing on a parameter no test keys
+            _, at, param = self._forwards.pop()
+            if param not in self.keyed_returns.get(qual, ()):
+                flow.stmts[at] = flow.stmts[at][:2]
         # a sorted tuple while small (a set of even one name is 216 bytes, every scope of every file
         # is held at once while linking, and ``in`` on a few names is as fast), a frozenset beyond
         flow.locals = tuple(sorted(flow.locals)) if len(flow.locals) <= SMALL_SCOPE else frozenset(flow.locals)
@@ -106,6 +117,7 @@ class FlowRecorder:
         flow = ScopeFlow(kind="function", parent=self._parent(), cls=cls if in_class else "",
                          fkind=(kind or "m") if in_class and kind != "x" else ("m" if in_class else ""))
         self.begin(qual, flow)
+        self._defs[qual] = stmt
         self.parameters(flow, stmt.params, method)
         if stmt.returns is not None:  # ``def make(...) -> Backend``: an instance of it or a subclass
             typed = self.ir.annotation(stmt.returns.annotation)
@@ -305,10 +317,38 @@ class FlowRecorder:
         elif kind is cst.UnaryOperation:
             self.use(node.expression)
 
-    def returns(self, value: cst.BaseExpression | None) -> None:
+    def returns(self, value: cst.BaseExpression | None, keyed: bool = False) -> None:
+        """``return`` (``keyed``: a ``return`` statement, which an enclosing ``if param == C:`` keys)
+        and ``yield``."""
         ir = self.ir.expr(value) if value is not None else None
-        if ir is not None:
+        if ir is None:
+            return
+        guard = self._keyed[-1] if keyed and self._keyed else None
+        if guard is not None and guard[0] == len(self.stack):
+            self.keyed_returns.setdefault(self.names[-1], set()).add(guard[1])
+            self.add(("r", ir, guard[1], guard[2]))
+        elif keyed and ir[0] == "c" and self.scope.kind == "function" and (param := handed_on(value, self.scope.params)):
+            # ``return super().builder(op)``: the key reaches the callee (kept if ``op`` keys a return, :meth:`end`)
+            self._forwards.append((self.names[-1], len(self.scope.stmts), param))
+            self.add(("r", ir, param, None))
+        else:
             self.add(("r", ir))
+
+    def keyed_begin(self, test: cst.BaseExpression) -> bool:
+        """An ``if`` body starts: True (and its returns keyed until :meth:`keyed_end`) when its test
+        compares a parameter the function never rebinds with constants (:mod:`.keyedreturns`)."""
+        flow = self.scope
+        if flow.kind != "function" or not flow.params:
+            return False
+        found = keyed_test(test, (*flow.params, *flow.kwonly))
+        node = self._defs.get(self.names[-1]) if found is not None else None
+        if node is None or binds(node, found[0]):
+            return False
+        self._keyed.append((len(self.stack), *found))
+        return True
+
+    def keyed_end(self) -> None:
+        self._keyed.pop()
 
     def imported(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):

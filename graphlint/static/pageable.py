@@ -35,9 +35,10 @@ KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_
                         "contiguous clone repeat flatten t transpose permute flip neg exp log sqrt rsqrt pow".split())
 
 
-def is_factory_call(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
+def is_factory_call(node: cst.BaseExpression, imports: dict[str, str], default_device: int = 0) -> bool:
     """A factory building in pageable host memory: no device (or a CPU one), no ``pin_memory=``, and
-    no ``**kwargs`` (``torch.tensor(xs, **CPU_PINNED)``: the dict may pin it)."""
+    no ``**kwargs`` (``torch.tensor(xs, **CPU_PINNED)``: the dict may pin it); with no device only
+    where no default device is set (``default_device``, :mod:`.defaultdevice`)."""
     if type(node) is not cst.Call:
         return False
     func = node.func
@@ -51,7 +52,7 @@ def is_factory_call(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
         return False
     device = keyword(node, "device")
     if device is None:
-        return True
+        return not default_device or name == "torch.from_numpy"
     return isinstance(device, cst.SimpleString) and device.value.strip("'\"").split(":")[0] == "cpu"
 
 
@@ -72,7 +73,7 @@ def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         elif kind is cst.UnaryOperation:
             node = node.expression
         elif (kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in KEEP_DEVICE
-              and not is_factory_call(node, oracle.imports)):
+              and not is_factory_call(node, oracle.imports, oracle.default_device)):
             node = node.func.value
         else:
             break
@@ -82,7 +83,7 @@ def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return host_arithmetic(operands(node), oracle)
     if kind is not cst.Call:
         return False
-    if is_factory_call(node, oracle.imports):
+    if is_factory_call(node, oracle.imports, oracle.default_device):
         return True
     if builder_call(node, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
         return True
@@ -118,5 +119,5 @@ def note_pageable_binding(target: cst.BaseExpression, value: cst.BaseExpression,
                 (names.add if built else names.discard)(el.value.value)
         return
     attr = oracle.is_self_attr(target)
-    if attr is not None and oracle.cls is not None and is_factory_call(value, oracle.imports):
+    if attr is not None and oracle.cls is not None and is_factory_call(value, oracle.imports, oracle.default_device):
         oracle.cls.pageable_attrs.add(attr)

@@ -103,7 +103,7 @@ class SimpleStatements:
                 self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
             elif isinstance(stmt, cst.Return):
-                self.flows.returns(stmt.value)
+                self.flows.returns(stmt.value, keyed=True)
                 self.values.returned(stmt.value)
                 if self.func.returns != UNKNOWN:
                     self.func.returns = join(self.func.returns, shape_of(stmt.value, self.oracle))

@@ -20,6 +20,7 @@ from graphlint.rules import Rule
 from graphlint.static.budget import NOT_ANALYSED, OverBudget, SourceRejected, check_brackets, check_depth, check_size, python_tree
 from graphlint.static.chunkparse import parse_in_pieces
 from graphlint.static.compilemodes import scan as scan_modes
+from graphlint.static.defaultdevice import FACT as DEFAULT_DEVICE, sets_default_device
 from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
@@ -104,6 +105,8 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
         return
     walker = Walker(summary.path, build_matchers(rules), options)
+    walker.info.default_device = sets_default_device(text, module)  # :mod:`.defaultdevice`: the file's, the project's
+    walker.oracle.default_device = int(walker.info.default_device or DEFAULT_DEVICE in imported_tensor_functions)
     info = walker.run(module, imported_tensor_functions)
     if tree is not None:
         locator = Locator(tree)

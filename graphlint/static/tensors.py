@@ -76,6 +76,7 @@ class TensorOracle(HostTaint):
     def __init__(self, imports: dict[str, str]):
         self.imports = imports
         self.fn = FunctionFacts()
+        self.default_device = 0  # >0: factories without a device build on it (:mod:`.defaultdevice`)
         self.module_fn = self.fn  # the module's own statements: what its constants hold (:meth:`is_module_constant`)
         self.cls: ClassFacts | None = None
         self.tensor_functions: set[str] = set()  # module functions of this file annotated ``-> Tensor``

@@ -9,9 +9,10 @@ The value tags are :mod:`.objects`'.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from graphlint.static.argbinding import bind_arguments
+from graphlint.static.keyedreturns import result_param
 from graphlint.static.pointsto import Value
 
 if TYPE_CHECKING:
@@ -35,6 +36,11 @@ class ValueCalls:
     keywords: Keywords
     made: set[tuple[str, str]]
     _views: dict[tuple, int]
+    #: function -> the parameters its returns are keyed by (:mod:`.keyedreturns`), set by the linker
+    keyed: dict[FuncId, set[str]] = {}
+    #: (path, function, parameter) -> the calls its returns hand the parameter to (:mod:`.keyedreturns`)
+    forwards: dict[tuple, list[tuple]]
+    keyed_call: Callable[[str, str, tuple, str, str], int]  # set by the linker: such a call, with the key
 
     def callees(self, v: Value, shift: int = 0) -> list[tuple[FuncId, int, Value | None]]:
         """What calling ``v`` runs: (function, arguments' first parameter, result value or None
@@ -73,13 +79,49 @@ class ValueCalls:
             return self.callees(v[1], shift + v[2])
         return []
 
-    def call(self, func: int, args: tuple, kws: tuple, dst: int | None) -> None:
+    def call(self, func: int, args: tuple, kws: tuple, dst: int | None, keys: tuple | None = None) -> None:
         """``func(*args, **kws)``: ``args`` are nodes or ("*", node), ``kws`` (name, node) or
         ("**", node). Binds arguments to parameters and results to ``dst``; records the classes
-        called in :attr:`made`."""
-        self.s.watch(func, (ValueCalls._call_values, self, args, kws, dst))  # not a closure (:data:`.pointsto.Watcher`)
+        called in :attr:`made`. ``keys``: its constant arguments (:func:`.keyedreturns.call_keys`)."""
+        if keys is None:  # not a closure (:data:`.pointsto.Watcher`), and one slot fewer for most calls
+            self.s.watch(func, (ValueCalls._call_values, self, args, kws, dst))
+        else:
+            self.s.watch(func, (ValueCalls._keyed_call, self, args, kws, dst, keys))
 
-    def _call_values(self, args: tuple, kws: tuple, dst: int | None, values) -> None:
+    def _keyed_call(self, args: tuple, kws: tuple, dst: int | None, keys: tuple, values) -> None:
+        self._call_values(args, kws, dst, values, keys)
+
+    def returned(self, path: str, qual: str, value: int, stmt: tuple) -> None:
+        """``return value`` (``stmt``, keyed by ``param == C`` when it has four parts): into the
+        function's return, and where its returns are keyed, into the part a constant picks."""
+        self.s.edge(value, self.ret(path, qual))
+        for param in self.keyed.get((path, qual), ()):
+            if len(stmt) == 4 and stmt[2] == param and stmt[3] is None:  # ``return super().builder(op)``
+                self.forwards.setdefault((path, qual, param), []).append(stmt[1])
+            elif len(stmt) == 4 and stmt[2] == param:
+                for key in stmt[3]:
+                    self.s.edge(value, self.s.node(("rk", path, qual, param, key)))
+            else:
+                self.s.edge(value, self.s.node(("ru", path, qual, param)))
+
+    def result(self, fid: FuncId, first: int, keys: tuple | None) -> int:
+        """What a call of ``fid`` returns: its return, or for constant arguments its keyed part."""
+        keyed = self.keyed.get(fid) if keys is not None else None
+        flow = self.flow(*fid) if keyed else None
+        picked = result_param(flow.params, keyed, first, keys) if flow is not None else None
+        if picked is None:
+            return self.ret(*fid)
+        name = ("rc", *fid, *picked)
+        node = self.s.ids.get(name)
+        if node is None:
+            node = self.s.node(name)
+            self.s.edge(self.s.node(("ru", *fid, picked[0])), node)
+            self.s.edge(self.s.node(("rk", *fid, *picked)), node)
+            for ir in self.forwards.get((*fid, picked[0]), ()):  # the call handing the key on, made again with it
+                self.s.edge(self.keyed_call(*fid, ir, *picked), node)
+        return node
+
+    def _call_values(self, args: tuple, kws: tuple, dst: int | None, values, keys: tuple | None = None) -> None:
         for v in values:
             if v[0] == "X":  # calling a library object: what it returns is the library's
                 if dst is not None:
@@ -113,7 +155,7 @@ class ValueCalls:
                 if first != RUNS and self.once(("call", fid, first, id(args), id(kws), dst)):
                     bind_arguments(self.s, self.flow(*fid), fid, first, args, kws, self.elements, self.keywords)
                     if made is None and dst is not None:
-                        self.s.edge(self.ret(*fid), dst)
+                        self.s.edge(self.result(fid, first, keys), dst)
 
     def _decorated(self, dst: int, values) -> None:
         """A library callable applied to one project class or function returns it (or a wrapper that

@@ -16,6 +16,7 @@ import libcst as cst
 from graphlint.rules import Rule
 from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
+from graphlint.static.defaultdevice import device_context
 from graphlint.static.derefs import deref_conditions
 from graphlint.static.cstwalk import bound_names
 from graphlint.static.dispatch import MatcherDispatch
@@ -106,6 +107,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.flows = FlowRecorder(self.info.flows, self.imports, self.oracle.is_tensor,  # what each scope binds, for the points-to analysis
                                   lambda func: object_method(func, self.func.presumed_tensors))
         self.flows.optional_imports = self.info.optional_imports
+        self.flows.keyed_returns = self.info.keyed_returns
         self.flows.on_lambda = self.lambda_function
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.steady = SteadyArgs()  # which arguments are the same on every call (:mod:`.steadyargs`)
@@ -328,6 +330,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.func.captures = True
         outer = self.in_capture
         self.device_contexts += varying_device
+        placed = any(device_context(item.item, self.imports) for item in stmt.items)  # :mod:`.defaultdevice`
+        self.oracle.default_device += placed
         try:
             for item in stmt.items:
                 self.expr(item.item)
@@ -339,3 +343,4 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         finally:
             self.in_capture = outer
             self.device_contexts -= varying_device
+            self.oracle.default_device -= placed

@@ -82,7 +82,7 @@ class HostCopy(Matcher):
             return
         if self.moves_to_device(call, ctx) and is_pageable(func.value, ctx.oracle):
             root = func.value
-            while isinstance(root, (cst.Subscript, cst.Call)) and not is_factory_call(root, ctx.imports):
+            while isinstance(root, (cst.Subscript, cst.Call)) and not is_factory_call(root, ctx.imports, ctx.oracle.default_device):
                 root = root.value if isinstance(root, cst.Subscript) else root.func
                 root = root.value if isinstance(root, cst.Attribute) else root
             name = root.value if isinstance(root, cst.Name) else resolve(root.func, ctx.imports) + "(...)" \
