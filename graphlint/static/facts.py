@@ -166,6 +166,9 @@ class FunctionInfo(Compact):
     returns_object: bool = False
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
+    #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a
+    #: predicate such as ``can_use_graphs()``
+    class_tests: tuple = ()
     #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is
     #: called on (``f(x).to(dev)``): only there does
     #: a return fact from another walk pay for walking this file again (:mod:`.valueflow`)

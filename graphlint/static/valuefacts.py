@@ -37,6 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.backendflags import backend_value
+from graphlint.static.classtests import class_test, returned_tests
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -115,6 +116,9 @@ class ValueFacts:
         #: name -> (loop id, literal): what the enclosing loops' bodies leave it bound to for their
         #: next iteration, while this iteration has not rebound it (:func:`.iterations.carried_literals`)
         self.carried: dict[str, tuple[int, tuple]] = {}
+        #: the class tests every ``return`` so far implies when its result is truthy (None: no return
+        #: yet; :mod:`.classtests`): ``FunctionInfo.class_tests``
+        self.class_tests: frozenset | None = None
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -140,8 +144,8 @@ class ValueFacts:
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-                 self.body, self.unchanged, self.exit_conds)
-        self.carried, self.exit_conds = {}, set()  # another function's early exits guard nothing here
+                 self.body, self.unchanged, self.exit_conds, self.class_tests)
+        self.carried, self.exit_conds, self.class_tests = {}, set(), None  # another function's early exits guard nothing here
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
@@ -157,10 +161,14 @@ class ValueFacts:
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
+            if self.class_tests and _ends_in_exit(stmt.body):
+                fn.class_tests = tuple(sorted(self.class_tests))
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-         self.body, self.unchanged, self.exit_conds) = saved
+         self.body, self.unchanged, self.exit_conds, self.class_tests) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
+        tests = returned_tests(value)
+        self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
         if found is None or found[0] != "o":
             self.returns_object = False
@@ -258,6 +266,10 @@ class ValueFacts:
             return ("o",)
         if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
             return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
+        if isinstance(node, (cst.Call, cst.Comparison)):
+            tested = class_test(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
+            if tested is not None:
+                return tested
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
             if not node.args and backend_value(node) is not None:
                 return backend_value(node)  # ``torch.npu.is_available()`` (:mod:`.backends`)
@@ -292,6 +304,9 @@ class ValueFacts:
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
+        tested = class_test(test) if isinstance(test, (cst.Call, cst.Comparison)) else None
+        if tested is not None:
+            return ("t", tested)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op, other = test.comparisons[0].operator, test.comparisons[0].comparator
             if _shape_test(test.left, other, shapes):
