@@ -170,7 +170,7 @@ class ValueFacts:
         tests = returned_tests(value)
         self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
-        if found is None or found[0] != "o":
+        if found is None or found[0] not in ("o", "k"):  # a class test is a bool
             self.returns_object = False
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
@@ -262,14 +262,14 @@ class ValueFacts:
         found = literal(node)
         if found is not None:
             return found
-        if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
-            return ("o",)
-        if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
-            return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
         if isinstance(node, (cst.Call, cst.Comparison)):
             tested = class_test(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
             if tested is not None:
                 return tested
+        if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
+            return ("o",)
+        if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
+            return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
             if not node.args and backend_value(node) is not None:
                 return backend_value(node)  # ``torch.npu.is_available()`` (:mod:`.backends`)

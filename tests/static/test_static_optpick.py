@@ -1,0 +1,66 @@
+"""Branch ``optpick``: a capture guarded by a test of a field's class runs only the classes that
+pass it (``fixtures/static/optpick``: a registry of two backbones, the captured step taken only
+when the built one is the fused implementation). The target tests fail on main ``1bc9143``; each
+control keeps the finding where some link of the guard is missing."""
+
+from __future__ import annotations
+
+from test_static_capfalse import _files
+from test_static_optinputs import _checked
+
+PLAIN_WRITES = {(20, "GL308", "error"), (21, "GL308", "error")}
+
+
+def _plain(tmp_path, files: dict[str, str]) -> set[tuple[int, str, str]]:
+    return set(_checked(tmp_path, files, "plain.py"))
+
+
+def _swap(files: dict[str, str], old: str, new: str) -> dict[str, str]:
+    assert old in files["speaker.py"], old
+    return {**files, "speaker.py": files["speaker.py"].replace(old, new)}
+
+
+def test_a_predicate_every_caller_passes_keeps_the_other_backbone_out_of_the_capture(tmp_path):
+    """``allow_graphs`` is ``self.graphable()`` on the only call: ``"fused" in
+    str(self.backbone.__class__)`` holds wherever the capture runs, so its ``self.backbone(h)`` never
+    runs ``PlainBackbone``, whose host-offset writes are not captured code."""
+    assert not _plain(tmp_path, _files("optpick")) & PLAIN_WRITES
+
+
+def test_an_isinstance_guard_in_the_capturing_method_narrows_too(tmp_path):
+    files = _swap(_files("optpick"), "        if not allow_graphs:\n",
+                  "        if not allow_graphs or not isinstance(self.backbone, FusedBackbone):\n")
+    files = _swap(files, "            logits = self._step(ids, state, allow_graphs=cg)\n",
+                  "            logits = self._step(ids, state)\n")
+    files = _swap(files, "from plain import StepState\n", "from fused import FusedBackbone\nfrom plain import StepState\n")
+    assert not _plain(tmp_path, files) & PLAIN_WRITES
+
+
+def test_a_bool_local_bound_from_the_test_narrows(tmp_path):
+    files = _swap(_files("optpick"), "        if not allow_graphs:\n",
+                  "        fused = type(self.backbone).__name__ == \"FusedBackbone\"\n        if not fused:\n")
+    files = _swap(files, "            logits = self._step(ids, state, allow_graphs=cg)\n",
+                  "            logits = self._step(ids, state)\n")
+    assert not _plain(tmp_path, files) & PLAIN_WRITES
+
+
+def test_a_caller_on_the_default_keeps_every_backbone_captured(tmp_path):
+    """A second call without ``allow_graphs`` captures whatever was built (the default is True)."""
+    files = _swap(_files("optpick"), "        return ids\n", "        return self._step(ids, state)\n")
+    assert PLAIN_WRITES <= _plain(tmp_path, files)
+
+
+def test_a_literal_flag_keeps_every_backbone_captured(tmp_path):
+    files = _swap(_files("optpick"), "allow_graphs=cg)", "allow_graphs=True)")
+    assert PLAIN_WRITES <= _plain(tmp_path, files)
+
+
+def test_a_test_the_plain_class_passes_keeps_it_captured(tmp_path):
+    files = _swap(_files("optpick"), '"fused" in str(self.backbone.__class__)', '"Backbone" in str(self.backbone.__class__)')
+    assert PLAIN_WRITES <= _plain(tmp_path, files)
+
+
+def test_a_field_rebound_after_init_keeps_every_backbone_captured(tmp_path):
+    """A method that swaps the field may run between the test and the capture."""
+    files = _swap(_files("optpick"), "    def _logits(", "    def use(self, backbone):\n        self.backbone = backbone\n\n    def _logits(")
+    assert PLAIN_WRITES <= _plain(tmp_path, files)
