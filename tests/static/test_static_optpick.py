@@ -64,3 +64,35 @@ def test_a_field_rebound_after_init_keeps_every_backbone_captured(tmp_path):
     """A method that swaps the field may run between the test and the capture."""
     files = _swap(_files("optpick"), "    def _logits(", "    def use(self, backbone):\n        self.backbone = backbone\n\n    def _logits(")
     assert PLAIN_WRITES <= _plain(tmp_path, files)
+
+
+CAPTURED_LOOP = '''
+
+def captured_loop(model: HandCacheAttention, x: torch.Tensor, steps: int) -> torch.Tensor:
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = model(x)
+    for _ in range(steps):
+        g.replay()
+        x.copy_(out[:, -1:])
+    return x
+'''
+
+
+def _gl307(files: dict[str, str]) -> set[tuple[int, str]]:
+    from test_static_capfalse import _found
+
+    return {(line, severity) for line, rule, severity in _found(files, "handcache.py") if rule == "GL307"}
+
+
+def test_a_counter_field_indexing_eager_code_is_a_warning():
+    """GL307 follows GL308: a host counter indexing a cache is frozen only where a capture runs it;
+    in an eager per-token loop it costs nothing (the step cannot be captured as written)."""
+    found = _gl307(_files("optpick_eager"))
+    assert found and all(severity == "warning" for _, severity in found)
+
+
+def test_a_counter_field_indexing_captured_code_is_an_error():
+    files = _files("optpick_eager")
+    files["handcache.py"] += CAPTURED_LOOP
+    assert {(17, "error"), (18, "error")} <= _gl307(files)
