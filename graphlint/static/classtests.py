@@ -62,6 +62,18 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+#: the comparisons a class test is written with
+TEST_OPS = (cst.In, cst.Equal, cst.Is)
+
+
+def may_test(node: cst.BaseExpression) -> bool:
+    """A cheap look before :func:`class_test` (asked for every call and comparison the value facts see)."""
+    kind = type(node)
+    if kind is cst.Call:
+        return type(node.func) is cst.Name and node.func.value == "isinstance"
+    return kind is cst.Comparison and len(node.comparisons) == 1 and type(node.comparisons[0].operator) in TEST_OPS
+
+
 def class_test(node: cst.BaseExpression) -> tuple | None:
     """``("k", field, test)`` when ``node`` tests the class of ``self.<field>`` (module docstring)."""
     if isinstance(node, cst.Call):
@@ -109,6 +121,6 @@ def conjuncts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def returned_tests(value: cst.BaseExpression | None) -> frozenset:
     """The class tests a truthy result of ``return value`` implies: its ``and`` operands' tests."""
-    if value is None:
+    if value is None or type(value) not in (cst.Call, cst.Comparison, cst.BooleanOperation):
         return frozenset()
-    return frozenset(t for t in (class_test(c) for c in conjuncts(value)) if t is not None)
+    return frozenset(t for t in (class_test(c) for c in conjuncts(value) if may_test(c)) if t is not None)

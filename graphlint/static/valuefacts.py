@@ -37,7 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.backendflags import backend_value
-from graphlint.static.classtests import class_test, returned_tests
+from graphlint.static.classtests import class_test, may_test, returned_tests
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -47,6 +47,7 @@ UNKNOWN = ("?",)
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
 SHAPE = ("shape",)
+TESTABLE = frozenset((cst.Call, cst.Comparison))  # what may test a field's class (:mod:`.classtests`)
 #: ordered comparisons a condition keeps (``("cmp", value, op, literal)``), and each one's mirror
 #: for a literal written on the left (``0 < top_k`` is ``top_k > 0``)
 ORDERED = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
@@ -167,8 +168,9 @@ class ValueFacts:
          self.body, self.unchanged, self.exit_conds, self.class_tests) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
-        tests = returned_tests(value)
-        self.class_tests = tests if self.class_tests is None else self.class_tests & tests
+        if self.class_tests is None or self.class_tests:  # nothing left to intersect: no more looks
+            tests = returned_tests(value)
+            self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
         if found is None or found[0] not in ("o", "k"):  # a class test is a bool
             self.returns_object = False
@@ -262,10 +264,9 @@ class ValueFacts:
         found = literal(node)
         if found is not None:
             return found
-        if isinstance(node, (cst.Call, cst.Comparison)):
-            tested = class_test(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
-            if tested is not None:
-                return tested
+        tested = class_test(node) if type(node) in TESTABLE and may_test(node) else None  # ``isinstance(self.f, C)``
+        if tested is not None:
+            return tested
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
             return ("o",)
         if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
@@ -304,7 +305,7 @@ class ValueFacts:
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
-        tested = class_test(test) if isinstance(test, (cst.Call, cst.Comparison)) else None
+        tested = class_test(test) if type(test) in TESTABLE and may_test(test) else None
         if tested is not None:
             return ("t", tested)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
