@@ -48,7 +48,7 @@ class ClassGuards:
             for callee, site in edges:
                 if not site.reference:
                     self.callers.setdefault(callee, set()).add(caller)
-        self.unstable = _stored_outside_init(infos)
+        self.unstable, self.stored = _stores(infos)
         self._names: dict[str, list[tuple[str, str]]] | None = None
 
     def sites(self, caller: FuncId, callee: FuncId) -> list[CallSite] | None:
@@ -95,12 +95,16 @@ class ClassGuards:
             found = [self._value(value, fid, depth + 1) for value, _ in v[1]]
             return frozenset.intersection(*found) if found else frozenset()
         if kind == "r":  # a predicate: what each target's truthy result implies
+            expr = v[1]
             fn = self.fn(fid)
-            targets = {t for site in (fn.calls if fn is not None else ()) if site.expr == v[1] and not site.reference
+            targets = {t for site in (fn.calls if fn is not None else ()) if site.expr == expr and not site.reference
                        for t in self.graph.targets(fid[0], fid[1], site)}
             tests = [frozenset(fn.class_tests) if fn is not None else frozenset()
                      for fn in (self.fn(t) for t in targets)]
-            return frozenset.intersection(*tests) if tests else frozenset()
+            found = frozenset.intersection(*tests) if tests else frozenset()
+            if expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == SELF:  # ``self.f.supports_graphs()``
+                found |= {("k", expr[1][2], ("call", expr[2]))}
+            return found
         if kind == "p":
             return self._param(v[1], fid, depth)
         return frozenset()
@@ -219,6 +223,8 @@ class ClassGuards:
             else:
                 values = [f"<class '{m}.{qual}'>" for m in _module_names(info.path)]
             return any(text in v if kind == "in" else text == v for v in values)
+        if kind in ("attr", "call"):
+            return self._declared(ref, test[1], kind == "call")
         if kind in ("isinstance", "is"):
             wanted = self._classes(test[1:])
             if wanted is None:
@@ -226,6 +232,21 @@ class ClassGuards:
             if kind == "is":
                 return (info.path, qual) in wanted
             return any((i.path, q) in wanted for i, q in self.index.mro(ref))
+        return True
+
+    def _declared(self, ref: tuple[ModuleInfo, str], name: str, called: bool) -> bool:
+        """Whether ``name`` (called or not) may be truthy on an instance of ``ref``: False only where
+        the first class of its MRO that binds the name declares it false and no code stores it on
+        an object."""
+        if name in self.stored:
+            return True
+        for info, qual in self.index.mro(ref):
+            klass = info.classes[qual]
+            if (name, called) in klass.false_members:
+                return False
+            flow = info.flows.get(qual)
+            if name in klass.methods or (flow is not None and name in flow.locals):
+                return True
         return True
 
     def _classes(self, names: tuple) -> set[tuple[str, str]] | None:
@@ -245,12 +266,14 @@ class ClassGuards:
 
 
 def guarded_captures(infos: list[ModuleInfo]) -> bool:
-    """Whether any class test can matter: a predicate returning one, or a capture under one."""
-    for info in infos:
-        for fn in info.functions.values():
-            if fn.class_tests or (fn.captures and any("('k'," in repr(s.cond) for s in fn.calls if s.in_capture)):
-                return True
-    return False
+    """Whether any class test can matter: a capture under some condition, and a test somewhere (a
+    predicate returning one, a class declaring a capability false, a test in the capture's condition)."""
+    conds = [s.cond for info in infos for fn in info.functions.values() for s in fn.calls if s.in_capture and s.cond]
+    if not conds:
+        return False
+    return any("('k'," in repr(c) for c in conds) or any(
+        fn.class_tests for info in infos for fn in info.functions.values()) or any(
+        k.false_members for info in infos for k in info.classes.values())
 
 
 def without(calls: Calls, pruned: set[tuple[FuncId, int, FuncId]]) -> Calls:
@@ -264,14 +287,17 @@ def without(calls: Calls, pruned: set[tuple[FuncId, int, FuncId]]) -> Calls:
     return out
 
 
-def _stored_outside_init(infos: list[ModuleInfo]) -> set[str]:
-    """Attribute names some code other than ``self.<name> = ...`` in an ``__init__`` stores."""
+def _stores(infos: list[ModuleInfo]) -> tuple[set[str], set[str]]:
+    """(attribute names some code other than ``self.<name> = ...`` in an ``__init__`` stores,
+    attribute names any code stores)."""
     out: set[str] = set()
+    every: set[str] = set()
     for info in infos:
         for qual, flow in info.flows.items():
             init = flow.kind == "function" and qual.endswith(".__init__")
             for stmt in flow.stmts:
                 if stmt[0] in ("=", "set") and stmt[1] and stmt[1][0] == "a":
+                    every.add(stmt[1][2])
                     if not (init and stmt[1][1] == SELF):
                         out.add(stmt[1][2])
-    return out
+    return out, every

@@ -12,7 +12,11 @@ method returning it), where ``test`` is one of
   / ``repr(cls)``: ``<class 'module.Qual'>``), ``name``, ``qualname``, ``module``;
 - ``("eq", part, literal)``: ``<part of the class> == literal``;
 - ``("isinstance", dotted, ...)``: ``isinstance(self.f, A)`` / ``(A, B)``;
-- ``("is", dotted)``: ``type(self.f) is A`` / ``self.f.__class__ == A``.
+- ``("is", dotted)``: ``type(self.f) is A`` / ``self.f.__class__ == A``;
+- ``("attr", name)``: ``self.f.name`` truthy, and ``("call", name)``: ``self.f.name()`` truthy -- a
+  capability the implementations declare (``supports_graphs = False`` in the class body, ``def
+  supports_graphs(self): return False``); recorded where a predicate returns them (and a condition's
+  ``self.f.name()`` is read at link time from the call's callee), not in every condition.
 
 Only the receiver ``self`` is recorded: the capture runs on the object whose method tests it.
 """
@@ -69,6 +73,9 @@ TEST_OPS = (cst.In, cst.Equal, cst.Is)
 def may_test(node: cst.BaseExpression) -> bool:
     """A cheap look before :func:`class_test` (asked for every call and comparison the value facts see)."""
     kind = type(node)
+    if kind is cst.Attribute:
+        owner = node.value
+        return type(owner) is cst.Attribute and type(owner.value) is cst.Name and owner.value.value == "self"
     if kind is cst.Call:
         return type(node.func) is cst.Name and node.func.value == "isinstance"
     return kind is cst.Comparison and len(node.comparisons) == 1 and type(node.comparisons[0].operator) in TEST_OPS
@@ -76,6 +83,10 @@ def may_test(node: cst.BaseExpression) -> bool:
 
 def class_test(node: cst.BaseExpression) -> tuple | None:
     """``("k", field, test)`` when ``node`` tests the class of ``self.<field>`` (module docstring)."""
+    if isinstance(node, cst.Attribute):  # ``self.f.graph_safe`` (a configuration field is no class test)
+        field = self_field(node.value)
+        return ("k", field, ("attr", node.attr.value)) if field is not None and not node.attr.value.startswith("__") \
+            else None
     if isinstance(node, cst.Call):
         return _isinstance(node)
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
@@ -121,6 +132,46 @@ def conjuncts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def returned_tests(value: cst.BaseExpression | None) -> frozenset:
     """The class tests a truthy result of ``return value`` implies: its ``and`` operands' tests."""
-    if value is None or type(value) not in (cst.Call, cst.Comparison, cst.BooleanOperation):
+    if value is None or type(value) not in (cst.Call, cst.Comparison, cst.BooleanOperation, cst.Attribute):
         return frozenset()
-    return frozenset(t for t in (class_test(c) for c in conjuncts(value) if may_test(c)) if t is not None)
+    return frozenset(t for t in (_returned_test(c) for c in conjuncts(value)) if t is not None)
+
+
+def _returned_test(node: cst.BaseExpression) -> tuple | None:
+    """A class test, or ``self.f.m()`` with no arguments: ``("call", m)`` (the value facts keep such
+    a call's result as the call's, so only a returned one is recorded here)."""
+    if type(node) is cst.Call and not node.args and type(node.func) is cst.Attribute:
+        field = self_field(node.func.value)
+        if field is not None:
+            return ("k", field, ("call", node.func.attr.value))
+    return class_test(node) if may_test(node) else None
+
+
+FALSE = (False, None, 0)
+
+
+def false_members(stmt: cst.ClassDef) -> tuple[tuple[str, bool], ...]:
+    """What a class body declares false: ``(name, False)`` for ``name = False`` (``None``, ``0``),
+    ``(name, True)`` for a method whose body is ``return False``: a capability it lacks."""
+    out = []
+    for item in stmt.body.body:
+        if isinstance(item, cst.FunctionDef) and len(item.body.body) == 1:
+            line = item.body.body[0]
+            ret = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if isinstance(ret, cst.Return) and _false(ret.value):
+                out.append((item.name.value, True))
+        elif isinstance(item, cst.SimpleStatementLine) and len(item.body) == 1:
+            small = item.body[0]
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                    and _false(small.value):
+                out.append((small.targets[0].target.value, False))
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None \
+                    and _false(small.value):
+                out.append((small.target.value, False))
+    return tuple(out)
+
+
+def _false(node: cst.BaseExpression | None) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in ("False", "None")
+    return isinstance(node, cst.Integer) and node.value == "0"

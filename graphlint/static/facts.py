@@ -215,6 +215,9 @@ class ClassInfo(Compact):
     #: Python-int fields a method other than ``__init__`` advances (``self.offset += n``): per-step
     #: values wherever they are read, through this object or another (:mod:`.fieldkinds`)
     counters: tuple[str, ...] = ()
+    #: what its body declares false, ``(name, called)`` (:func:`.classtests.false_members`): a
+    #: capability a class lacks, which a guard of a capture may test (:mod:`.classguards`)
+    false_members: tuple = ()
 
 
 @dataclass(slots=True)

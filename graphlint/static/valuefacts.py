@@ -47,6 +47,9 @@ UNKNOWN = ("?",)
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
 SHAPE = ("shape",)
+#: what may test a field's class in a condition or a bound value (:mod:`.classtests`); a capability
+#: attribute ``self.f.graph_safe`` only where a predicate returns it (a field's field read in a
+#: condition is everywhere, and stays the configuration-field or unknown value it was)
 TESTABLE = frozenset((cst.Call, cst.Comparison))  # what may test a field's class (:mod:`.classtests`)
 #: ordered comparisons a condition keeps (``("cmp", value, op, literal)``), and each one's mirror
 #: for a literal written on the left (``0 < top_k`` is ``top_k > 0``)
@@ -264,7 +267,7 @@ class ValueFacts:
         found = literal(node)
         if found is not None:
             return found
-        tested = class_test(node) if type(node) in TESTABLE and may_test(node) else None  # ``isinstance(self.f, C)``
+        tested = _class_test(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
         if tested is not None:
             return tested
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
@@ -305,7 +308,7 @@ class ValueFacts:
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
-        tested = class_test(test) if type(test) in TESTABLE and may_test(test) else None
+        tested = _class_test(test)
         if tested is not None:
             return ("t", tested)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -370,6 +373,14 @@ class ValueFacts:
             else:
                 star = True  # a positional argument after ``*args``: positions unknown
         return (tuple(positional), tuple(keywords), star, double)
+
+
+def _class_test(node: cst.BaseExpression) -> tuple | None:
+    """:func:`.classtests.class_test`, after a cheap look; a configuration field stays one."""
+    kind = type(node)
+    if kind not in TESTABLE or not may_test(node):
+        return None
+    return class_test(node)
 
 
 def _constructs(func: cst.BaseExpression) -> bool:

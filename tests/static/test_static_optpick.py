@@ -96,3 +96,21 @@ def test_a_counter_field_indexing_captured_code_is_an_error():
     files = _files("optpick_eager")
     files["handcache.py"] += CAPTURED_LOOP
     assert {(17, "error"), (18, "error")} <= _gl307(files)
+
+
+def test_a_capability_the_plain_class_declares_false_narrows(tmp_path):
+    """``supports_graphs()`` returns False in ``PlainBackbone``'s body: where the capture runs, the
+    backbone is a class whose method may return something true."""
+    files = _swap(_files("optpick"), '"fused" in str(self.backbone.__class__)', "self.backbone.supports_graphs()")
+    files["plain.py"] += "\n    def supports_graphs(self) -> bool:\n        return False\n"
+    files["fused.py"] += "\n    def supports_graphs(self) -> bool:\n        return True\n"
+    assert not _plain(tmp_path, files) & PLAIN_WRITES
+
+
+def test_a_capability_attribute_set_on_an_instance_keeps_the_capture(tmp_path):
+    """``graph_safe = False`` in the class body, but some code stores ``graph_safe`` on an object."""
+    files = _swap(_files("optpick"), '"fused" in str(self.backbone.__class__)', "self.backbone.graph_safe")
+    files["plain.py"] = files["plain.py"].replace('    """The portable implementation', '    graph_safe = False\n    """The portable implementation')
+    assert not _plain(tmp_path / "declared", files) & PLAIN_WRITES
+    files["plain.py"] += "\n\ndef allow(backbone: PlainBackbone):\n    backbone.graph_safe = True\n"
+    assert PLAIN_WRITES <= _plain(tmp_path / "stored", files)
