@@ -81,6 +81,17 @@ def may_test(node: cst.BaseExpression) -> bool:
     return kind is cst.Comparison and len(node.comparisons) == 1 and type(node.comparisons[0].operator) in TEST_OPS
 
 
+#: what may test a field's class in a condition or a bound value; a capability attribute
+#: ``self.f.graph_safe`` only where a predicate returns it (a field's field read in a condition is
+#: everywhere, and stays the configuration field or unknown value it was)
+TESTABLE = frozenset((cst.Call, cst.Comparison))
+
+
+def tested_class(node: cst.BaseExpression) -> tuple | None:
+    """:func:`class_test` of a condition or a bound value, after a cheap look."""
+    return class_test(node) if type(node) in TESTABLE and may_test(node) else None
+
+
 def class_test(node: cst.BaseExpression) -> tuple | None:
     """``("k", field, test)`` when ``node`` tests the class of ``self.<field>`` (module docstring)."""
     if isinstance(node, cst.Attribute):  # ``self.f.graph_safe`` (a configuration field is no class test)
@@ -150,9 +161,10 @@ def _returned_test(node: cst.BaseExpression) -> tuple | None:
 FALSE = (False, None, 0)
 
 
-def false_members(stmt: cst.ClassDef) -> tuple[tuple[str, bool], ...]:
+def false_members(stmt: cst.ClassDef, dataclass: bool = False) -> tuple[tuple[str, bool], ...]:
     """What a class body declares false: ``(name, False)`` for ``name = False`` (``None``, ``0``),
-    ``(name, True)`` for a method whose body is ``return False``: a capability it lacks."""
+    ``(name, True)`` for a method whose body is ``return False``: a capability it lacks. A
+    dataclass's annotated names are its instances' fields' defaults, not the class's."""
     out = []
     for item in stmt.body.body:
         if isinstance(item, cst.FunctionDef) and len(item.body.body) == 1:
@@ -166,7 +178,7 @@ def false_members(stmt: cst.ClassDef) -> tuple[tuple[str, bool], ...]:
                     and _false(small.value):
                 out.append((small.targets[0].target.value, False))
             elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None \
-                    and _false(small.value):
+                    and not dataclass and _false(small.value):
                 out.append((small.target.value, False))
     return tuple(out)
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.backendflags import backend_value
-from graphlint.static.classtests import class_test, may_test, returned_tests
+from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -47,10 +47,7 @@ UNKNOWN = ("?",)
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
 SHAPE = ("shape",)
-#: what may test a field's class in a condition or a bound value (:mod:`.classtests`); a capability
-#: attribute ``self.f.graph_safe`` only where a predicate returns it (a field's field read in a
-#: condition is everywhere, and stays the configuration-field or unknown value it was)
-TESTABLE = frozenset((cst.Call, cst.Comparison))  # what may test a field's class (:mod:`.classtests`)
+ # what may test a field's class (:mod:`.classtests`)
 #: ordered comparisons a condition keeps (``("cmp", value, op, literal)``), and each one's mirror
 #: for a literal written on the left (``0 < top_k`` is ``top_k > 0``)
 ORDERED = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
@@ -267,7 +264,7 @@ class ValueFacts:
         found = literal(node)
         if found is not None:
             return found
-        tested = _class_test(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
+        tested = tested_class(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
         if tested is not None:
             return tested
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
@@ -308,7 +305,7 @@ class ValueFacts:
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
-        tested = _class_test(test)
+        tested = tested_class(test)
         if tested is not None:
             return ("t", tested)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -373,14 +370,6 @@ class ValueFacts:
             else:
                 star = True  # a positional argument after ``*args``: positions unknown
         return (tuple(positional), tuple(keywords), star, double)
-
-
-def _class_test(node: cst.BaseExpression) -> tuple | None:
-    """:func:`.classtests.class_test`, after a cheap look; a configuration field stays one."""
-    kind = type(node)
-    if kind not in TESTABLE or not may_test(node):
-        return None
-    return class_test(node)
 
 
 def _constructs(func: cst.BaseExpression) -> bool:
