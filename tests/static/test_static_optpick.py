@@ -5,6 +5,8 @@ control keeps the finding where some link of the guard is missing."""
 
 from __future__ import annotations
 
+import pytest
+
 from test_static_capfalse import _files
 from test_static_optinputs import _checked
 
@@ -44,26 +46,22 @@ def test_a_bool_local_bound_from_the_test_narrows(tmp_path):
     assert not _plain(tmp_path, files) & PLAIN_WRITES
 
 
-def test_a_caller_on_the_default_keeps_every_backbone_captured(tmp_path):
-    """A second call without ``allow_graphs`` captures whatever was built (the default is True)."""
-    files = _swap(_files("optpick"), "        return ids\n", "        return self._step(ids, state)\n")
-    assert PLAIN_WRITES <= _plain(tmp_path, files)
+KEPT = {
+    # a second call without ``allow_graphs`` captures whatever was built (the default is True)
+    "default": ("        return ids\n", "        return self._step(ids, state)\n"),
+    "literal": ("allow_graphs=cg)", "allow_graphs=True)"),
+    # a test the plain class passes too
+    "passing": ('"fused" in str(self.backbone.__class__)', '"Backbone" in str(self.backbone.__class__)'),
+    # a method that swaps the field may run between the test and the capture
+    "rebound": ("    def _logits(", "    def use(self, backbone):\n        self.backbone = backbone\n\n    def _logits("),
+}
 
 
-def test_a_literal_flag_keeps_every_backbone_captured(tmp_path):
-    files = _swap(_files("optpick"), "allow_graphs=cg)", "allow_graphs=True)")
-    assert PLAIN_WRITES <= _plain(tmp_path, files)
-
-
-def test_a_test_the_plain_class_passes_keeps_it_captured(tmp_path):
-    files = _swap(_files("optpick"), '"fused" in str(self.backbone.__class__)', '"Backbone" in str(self.backbone.__class__)')
-    assert PLAIN_WRITES <= _plain(tmp_path, files)
-
-
-def test_a_field_rebound_after_init_keeps_every_backbone_captured(tmp_path):
-    """A method that swaps the field may run between the test and the capture."""
-    files = _swap(_files("optpick"), "    def _logits(", "    def use(self, backbone):\n        self.backbone = backbone\n\n    def _logits(")
-    assert PLAIN_WRITES <= _plain(tmp_path, files)
+@pytest.mark.parametrize("case", sorted(KEPT))
+def test_a_missing_link_keeps_every_backbone_captured(tmp_path, case):
+    """A caller on the default, a literal flag, a test the plain class passes, a field rebound after
+    ``__init__``: the capture may run the plain backbone, whose writes stay errors."""
+    assert PLAIN_WRITES <= _plain(tmp_path, _swap(_files("optpick"), *KEPT[case]))
 
 
 CAPTURED_LOOP = '''
