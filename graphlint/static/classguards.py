@@ -28,7 +28,9 @@ from graphlint.static.index import Index
 FuncId = tuple[str, str]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 SELF = ("n", "self")
-DEPTH = 4  # parameters and locals followed back at most this far
+DEPTH = 4
+#: what hands a function on to its own callers unchanged: a reference passed to them is no caller
+WRAPPERS = ("torch.compile", "compile", "functools.wraps", "wraps")  # parameters and locals followed back at most this far
 
 
 def _module_names(path: str) -> list[str]:
@@ -48,8 +50,24 @@ class ClassGuards:
             for callee, site in edges:
                 if not site.reference:
                     self.callers.setdefault(callee, set()).add(caller)
+        self._handed: set[FuncId] | None = None
         self.unstable, self.stored = _stores(infos)
         self._names: dict[str, list[tuple[str, str]]] | None = None
+
+    def handed(self) -> set[FuncId]:
+        """Functions passed as a value to what may call them with any arguments (a thread, a library,
+        a project function), not to a wrapper that hands its own caller's on (``torch.compile``):
+        their parameters are not only what the call graph's callers pass. Found once, when asked."""
+        if self._handed is None:
+            self._handed = set()
+            for path, info in self.by_path.items():
+                for qual, fn in info.functions.items():
+                    for site in fn.calls:
+                        if site.reference and not (site.via is not None and site.via[-1] in WRAPPERS):
+                            node = self.graph.node(path, qual, site.expr)
+                            if node is not None:
+                                self._handed.update(self.graph.callees(node, classes=False))
+        return self._handed
 
     def sites(self, caller: FuncId, callee: FuncId) -> list[CallSite] | None:
         """The caller's own call sites (its summary's, before one edge per callee merged them) that
@@ -114,7 +132,7 @@ class ClassGuards:
         info = self.by_path.get(fid[0])
         flow = info.flows.get(fid[1]) if info is not None else None
         callers = self.callers.get(fid, ())
-        if flow is None or not callers:
+        if flow is None or not callers or fid in self.handed():
             return frozenset()
         skip = 1 if flow.fkind in ("m", "c") else 0
         position = flow.params.index(name) - skip if name in flow.params else -1

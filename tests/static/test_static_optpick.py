@@ -50,6 +50,8 @@ KEPT = {
     # a second call without ``allow_graphs`` captures whatever was built (the default is True)
     "default": ("        return ids\n", "        return self._step(ids, state)\n"),
     "literal": ("allow_graphs=cg)", "allow_graphs=True)"),
+    # handed to a thread, which calls it with arguments nothing here shows
+    "handed": ("        return ids\n", "        threading.Thread(target=self._step, args=(ids, state)).start()\n        return ids\n"),
     # a test the plain class passes too
     "passing": ('"fused" in str(self.backbone.__class__)', '"Backbone" in str(self.backbone.__class__)'),
     # a method that swaps the field may run between the test and the capture
@@ -61,7 +63,9 @@ KEPT = {
 def test_a_missing_link_keeps_every_backbone_captured(tmp_path, case):
     """A caller on the default, a literal flag, a test the plain class passes, a field rebound after
     ``__init__``: the capture may run the plain backbone, whose writes stay errors."""
-    assert PLAIN_WRITES <= _plain(tmp_path, _swap(_files("optpick"), *KEPT[case]))
+    files = _swap(_files("optpick"), *KEPT[case])
+    files["speaker.py"] = "import threading\n" + files["speaker.py"]
+    assert PLAIN_WRITES <= _plain(tmp_path, files)
 
 
 CAPTURED_LOOP = '''
