@@ -51,6 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graphlint.static.callgraph import CallGraph, capturing_functions
+from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
@@ -162,7 +163,12 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         # captured code reaching one (a graph wrapper called again under the capture, which then runs
         # its callable directly) reaches that callable, a graph root already, not the wrapper's staging
         replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
-        graph = bfs([r for r in self.roots["graph"] if r[0] not in replaying], self.calls, prefill | replaying)
+        captured_roots = [r for r in self.roots["graph"] if r[0] not in replaying]
+        # a captured call on a field whose class a guard of the capture tests runs only the classes
+        # that pass it (:mod:`.classguards`); every other context keeps the edge
+        self.graph_calls = without(self.calls, ClassGuards(self.infos, self.index, self.calls, self.graph).pruned(
+            captured_roots, prefill | replaying)) if self.graph is not None and guarded_captures(self.infos) else self.calls
+        graph = bfs(captured_roots, self.graph_calls, prefill | replaying)
         callers = callers_of(self.calls)
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
         # function doing device work, or a captured callable (an iterative solver's loop reaches none
@@ -230,7 +236,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},
                               host_results=host_results,
-                              uncalled=uncalled_graph(self.roots["graph"], self.calls, self.fn, prefill | replaying),
+                              uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
@@ -245,7 +251,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                     if chain[0] in self.loop_bodies["host"] or chain[0] in self.loop_bodies["eager"]}
         if not optional:
             return {}
-        sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.calls, stop)
+        sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.graph_calls, stop)
         switch = next(iter(optional.values()))
         return {f: switch for f in graph if f not in sure}
 

@@ -166,6 +166,9 @@ class FunctionInfo(Compact):
     returns_object: bool = False
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
+    #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a
+    #: predicate such as ``can_use_graphs()``
+    class_tests: tuple = ()
     #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is
     #: called on (``f(x).to(dev)``): only there does
     #: a return fact from another walk pay for walking this file again (:mod:`.valueflow`)
@@ -212,6 +215,9 @@ class ClassInfo(Compact):
     #: Python-int fields a method other than ``__init__`` advances (``self.offset += n``): per-step
     #: values wherever they are read, through this object or another (:mod:`.fieldkinds`)
     counters: tuple[str, ...] = ()
+    #: what its body declares false, ``(name, called)`` (:func:`.classtests.false_members`): a
+    #: capability a class lacks, which a guard of a capture may test (:mod:`.classguards`)
+    false_members: tuple = ()
 
 
 @dataclass(slots=True)

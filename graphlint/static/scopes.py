@@ -12,6 +12,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from graphlint.static.classtests import false_members
 from graphlint.static.bindings import annotates_object
 from graphlint.static.guards import disarmed
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
@@ -204,6 +205,7 @@ class ScopeWalker:
                               or "").rsplit(".", 1)[-1] == "dataclass" for d in stmt.decorators)
         if info.dataclass:
             info.fields = dataclass_fields(stmt)
+        info.false_members = false_members(stmt, info.dataclass)
         self.info.classes[qualname] = info
         self.flows.klass(stmt, qualname)
         saved_cls, saved_name = self.oracle.cls, self.oracle.cls_name

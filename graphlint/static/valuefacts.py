@@ -37,6 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.backendflags import backend_value
+from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -46,6 +47,7 @@ UNKNOWN = ("?",)
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
 SHAPE = ("shape",)
+ # what may test a field's class (:mod:`.classtests`)
 #: ordered comparisons a condition keeps (``("cmp", value, op, literal)``), and each one's mirror
 #: for a literal written on the left (``0 < top_k`` is ``top_k > 0``)
 ORDERED = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
@@ -115,6 +117,9 @@ class ValueFacts:
         #: name -> (loop id, literal): what the enclosing loops' bodies leave it bound to for their
         #: next iteration, while this iteration has not rebound it (:func:`.iterations.carried_literals`)
         self.carried: dict[str, tuple[int, tuple]] = {}
+        #: the class tests every ``return`` so far implies when its result is truthy (None: no return
+        #: yet; :mod:`.classtests`): ``FunctionInfo.class_tests``
+        self.class_tests: frozenset | None = None
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -140,8 +145,8 @@ class ValueFacts:
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-                 self.body, self.unchanged, self.exit_conds)
-        self.carried, self.exit_conds = {}, set()  # another function's early exits guard nothing here
+                 self.body, self.unchanged, self.exit_conds, self.class_tests)
+        self.carried, self.exit_conds, self.class_tests = {}, set(), None  # another function's early exits guard nothing here
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
@@ -157,12 +162,17 @@ class ValueFacts:
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
+            if self.class_tests and _ends_in_exit(stmt.body):
+                fn.class_tests = tuple(sorted(self.class_tests))
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-         self.body, self.unchanged, self.exit_conds) = saved
+         self.body, self.unchanged, self.exit_conds, self.class_tests) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
+        if self.class_tests is None or self.class_tests:  # nothing left to intersect: no more looks
+            tests = returned_tests(value)
+            self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
-        if found is None or found[0] != "o":
+        if found is None or found[0] not in ("o", "k"):  # a class test is a bool
             self.returns_object = False
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
@@ -254,6 +264,9 @@ class ValueFacts:
         found = literal(node)
         if found is not None:
             return found
+        tested = tested_class(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
+        if tested is not None:
+            return tested
         if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
             return ("o",)
         if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
@@ -292,6 +305,9 @@ class ValueFacts:
         if isinstance(test, cst.BooleanOperation):
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
             return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
+        tested = tested_class(test)
+        if tested is not None:
+            return ("t", tested)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op, other = test.comparisons[0].operator, test.comparisons[0].comparator
             if _shape_test(test.left, other, shapes):
