@@ -103,6 +103,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
         return
     walker = Walker(summary.path, build_matchers(rules), options)
+    walker.steady.read_source(text)  # what no walk needs to look for
     info = walker.run(module, imported_tensor_functions)
     if tree is not None:
         locator = Locator(tree)
