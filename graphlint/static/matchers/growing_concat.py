@@ -105,6 +105,11 @@ def tail_window(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Subscript) and any(_negative(low) for low in _lower_bounds(value))
 
 
+#: what each name of ``a, b = f()`` is bound to here: one node built once (a node's validation is
+#: costly, and nothing keeps it)
+_UNPACKED = cst.Element(cst.Name("_"))
+
+
 class GrowingConcat(Matcher):
     kind = "growing-concat"
     node_types = ("Assign", "AugAssign", "Return")
@@ -173,7 +178,7 @@ class GrowingConcat(Matcher):
         if type(target) in (cst.Tuple, cst.List):  # ``pages, self.free = self.free[:n], self.free[n:]``
             values = list(value.elements) if type(value) in (cst.Tuple, cst.List) else []
             if len(values) != len(target.elements):
-                values = [cst.Element(cst.Name("_"))] * len(target.elements)  # one value unpacked: no window
+                values = [_UNPACKED] * len(target.elements)  # one value unpacked: no window
             for t, v in zip(target.elements, values):
                 self.note_binding(t.value, v.value, ctx)
         elif type(target) is cst.Name:
