@@ -46,11 +46,11 @@ def backend_word(name: str) -> str | None:
 def backend_value(node: cst.BaseExpression) -> tuple | None:
     """``("b", flag)`` for a module-level flag, a field or a ``torch.npu.is_available()`` named for
     a non-CUDA backend (the caller asks only for names it cannot give another value)."""
-    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+    if type(node) is cst.Call and not node.args and type(node.func) is cst.Attribute \
             and node.func.attr.value == "is_available":
         dotted = dotted_name(node.func.value) or ""
         return ("b", f"{dotted}.is_available()") if any(backend_word(p) for p in dotted.split(".")) else None
-    name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
+    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else None
     return ("b", name) if name is not None and backend_word(name) else None
 
 

@@ -32,16 +32,16 @@ CONTAINERS = frozenset(("list", "sequence", "mutablesequence", "tuple", "iterabl
 def annotates_object(node: cst.BaseExpression) -> bool:
     """``model: DSV4Model``, ``Optional["Cache"]``, ``layers: list[Layer] | None``: a class (or a
     container of one) that the parameter's value is an instance of."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         text = node.raw_value
         return text.isidentifier() and text[:1].isupper()
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         return annotates_object(node.left) or annotates_object(node.right)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         wrapper = (dotted_name(node.value) or "").rsplit(".", 1)[-1]
         if wrapper not in ("Optional", "Union") and wrapper.lower() not in CONTAINERS:
             return False
-        return any(isinstance(el.slice, cst.Index) and annotates_object(el.slice.value) for el in node.slice)
+        return any(type(el.slice) is cst.Index and annotates_object(el.slice.value) for el in node.slice)
     name = dotted_name(node)
     return name is not None and name.rsplit(".", 1)[-1][:1].isupper()
 
@@ -59,7 +59,7 @@ class BindingRecorder:
         oracle = self.oracle
         oracle.bind(target, value)
         oracle.taint(target, value)
-        if isinstance(target, cst.Name) and reads_state_length(value, oracle):
+        if type(target) is cst.Name and reads_state_length(value, oracle):
             oracle.fn.positions.add(target.value)  # a cache's length: a position (static.statelength)
             oracle.fn.tensors.discard(target.value)  # not the receiver's tensor-ness (``past_key_values=None``)
         note_cpu_binding(target, value, oracle)
@@ -70,9 +70,9 @@ class BindingRecorder:
             bind_returned(target, value, oracle)
         if oracle.fn.fields and type(value) is cst.Attribute:
             set_kind(target, oracle.field_kind(value), oracle)  # ``start_pos = inp.pos`` (static.fieldkinds)
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             oracle.bound_call(target.value, value)  # ``n = cache.usable_length(...)``: a per-step int?
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if self.builds_module(value):  # ``layers = [Block() ...]``, ``attn = Attention()``
                 oracle.fn.modules.add(target.value)
             else:
@@ -85,24 +85,24 @@ class BindingRecorder:
         """``Attention(...)``, ``nn.ModuleList([Block(...) for _ in ...])``, ``MLP() if dense else MoE()``,
         a local holding one, a parameter annotated with a class: a module (or another object whose
         call runs its ``forward``/``__call__``), never a tensor."""
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return value.value in self.oracle.fn.modules
-        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        if type(value) in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
             return self.builds_module(value.elt)
-        if isinstance(value, cst.DictComp):
+        if type(value) is cst.DictComp:
             return self.builds_module(value.value)
-        if isinstance(value, cst.IfExp):
+        if type(value) is cst.IfExp:
             return self.builds_module(value.body) or self.builds_module(value.orelse)
-        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        if type(value) in (cst.List, cst.Tuple, cst.Set):
             return any(self.builds_module(el.value) for el in value.elements)
-        if isinstance(value, cst.Dict):
-            return any(isinstance(el, cst.DictElement) and self.builds_module(el.value) for el in value.elements)
-        if not isinstance(value, cst.Call):
+        if type(value) is cst.Dict:
+            return any(type(el) is cst.DictElement and self.builds_module(el.value) for el in value.elements)
+        if type(value) is not cst.Call:
             return False
         last = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
         if last in MODULE_CONTAINERS:
             return True
-        if last in MODULE_SELF_METHODS and isinstance(value.func, cst.Attribute):
+        if last in MODULE_SELF_METHODS and type(value.func) is cst.Attribute:
             return self.builds_module(value.func.value)  # ``model = model.eval()``
         return last[:1].isupper() and not self.oracle.is_tensor(value)
 

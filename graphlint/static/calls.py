@@ -113,7 +113,7 @@ class CallRecorder:
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """An assignment, pair by pair for ``a, b = x, y``: what it binds for the tensor facts and
         for the points-to analysis."""
-        if (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+        if (type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List)
                 and len(target.elements) == len(value.elements)):
             for t, v in zip(target.elements, value.elements):
                 self.bind(t.value, v.value)
@@ -164,9 +164,9 @@ class CallRecorder:
         via = self.at.call_expr or (("i", self.at.call_name) if self.at.call_name else None)
         for arg in call.args:
             value = arg.value
-            if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+            if type(value) is cst.Attribute and type(value.value) is cst.Name and value.value.value == "self":
                 self.add_call(("a", ("n", "self"), value.attr.value), reference=True, via=via)
-            elif isinstance(value, cst.Name) and (value.value in self.local_names or value.value in self.tables):
+            elif type(value) is cst.Name and (value.value in self.local_names or value.value in self.tables):
                 self.add_call(("n", value.value), reference=True, via=via)
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
@@ -236,9 +236,9 @@ class CallRecorder:
             note_device_selection(at, call)
         elif at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
-            key = name.raw_value if isinstance(name, cst.SimpleString) else "*"
+            key = name.raw_value if type(name) is cst.SimpleString else "*"
             store_field(self.at, key, call.args[2].value if len(call.args) > 2 else None)
-            if isinstance(owner, cst.Name) and owner.value == "self" and self.class_stack:
+            if type(owner) is cst.Name and owner.value == "self" and self.class_stack:
                 self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
             elif key != "*":
                 self.info.attr_writes.add(key)
@@ -247,7 +247,7 @@ class CallRecorder:
             at.func.trains = True
         if not at.func.device_work and self.does_device_work(call):
             at.func.device_work = True
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in ("capture_begin", "capture_end"):  # manual capture: a region until capture_end
                 at.func.captures = True
@@ -285,22 +285,22 @@ class CallRecorder:
         object's attribute, a relative import -- not a builtin, an absolute import (``torch.*``,
         the standard library), a tensor's method or a common method of Python's containers and
         strings (see :attr:`graphlint.static.callgraph.CallGraph.unresolved`)."""
-        if (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"
+        if (type(func) is cst.Call and type(func.func) is cst.Name and func.func.value == "getattr"
                 and "getattr" not in self.imports and func.args):  # ``getattr(self, name)(x)``
             return self.looks_like_project_call(func.args[0].value)
         root = func
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
+        while type(root) in (cst.Attribute, cst.Subscript):
             root = root.value
-        if not isinstance(root, cst.Name):
+        if type(root) is not cst.Name:
             return False
         name = root.value
-        if isinstance(func, cst.Attribute) and (func.attr.value in KNOWN_METHODS or func.attr.value.startswith("__")):
+        if type(func) is cst.Attribute and (func.attr.value in KNOWN_METHODS or func.attr.value.startswith("__")):
             return False  # ``logger.info``, ``self.queue.append``, ``x.view``: whatever holds it
         if name in self.imports:
             return self.imports[name].startswith(".")
         if name in BUILTIN_NAMES and func is root:
             return False
-        return not (isinstance(func, cst.Attribute) and self.oracle.is_tensor(func.value))
+        return not (type(func) is cst.Attribute and self.oracle.is_tensor(func.value))
 
     def does_device_work(self, call: cst.Call) -> bool:
         """A torch op, a sub-module call, a tensor method, ``.cuda()``/``.to()``: this function

@@ -45,11 +45,11 @@ def tested_operands(values, test: cst.BaseExpression, shapes: set[str], extra: t
     """Each operand of a test's ``and``/``or``/``not`` with the conjuncts it is evaluated under (the
     truth-test rule reads each operand on its own: ``if mask is not None and 0.0 in mask:`` reads
     the mask back only when one is passed)."""
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         yield from tested_operands(values, test.left, shapes, extra)
         guard = guarded_operands(values, test, shapes) if values is not None else ()
         yield from tested_operands(values, test.right, shapes, extra + tuple(c for _, c in guard))
-    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    elif type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         yield from tested_operands(values, test.expression, shapes, extra)
     else:
         yield test, extra

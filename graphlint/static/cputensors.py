@@ -36,31 +36,31 @@ SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int
 
 
 def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value in oracle.fn.cpu
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         return is_cpu_tensor(node.value, oracle)
-    if isinstance(node, cst.Attribute):  # a field every store of which is a host tensor (:mod:`.fieldkinds`)
+    if type(node) is cst.Attribute:  # a field every store of which is a host tensor (:mod:`.fieldkinds`)
         if self_attr(node) is not None:  # asked of every method of the classes storing it: not noted
             return oracle.fn.fields.get(f"self.{node.attr.value}") == "host"
         return oracle.field_kind(node) == "host"  # ``node.key``: noted as asked about
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "cpu":
+        if type(func) is cst.Attribute and func.attr.value == "cpu":
             return True
         if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in SAME_DEVICE_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in SAME_DEVICE_METHODS:
             return is_cpu_tensor(func.value, oracle)
         return (not oracle.default_device and resolve(func, oracle.imports) in HOST_FACTORIES
                 and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
                 and len([a for a in node.args if a.keyword is None]) <= 1)
-    if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
-        parts = ([node.left, node.right] if isinstance(node, cst.BinaryOperation)
+    if type(node) in (cst.BinaryOperation, cst.Comparison):
+        parts = ([node.left, node.right] if type(node) is cst.BinaryOperation
                  else [node.left, *(c.comparator for c in node.comparisons)])
         tensors = [p for p in parts if oracle.is_tensor(p)]
         return bool(tensors) and all(is_cpu_tensor(p, oracle) for p in tensors)
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         return is_cpu_tensor(node.expression, oracle)
     return False
 

@@ -36,6 +36,25 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+def concrete(*bases: type) -> frozenset[type]:
+    """``bases`` and every class under them: ``type(n) in concrete(X)`` is ``isinstance(n, X)``
+    without abc's per-call ``__instancecheck__`` (libcst's node classes are ABCs; all of them are
+    defined when libcst is imported, and none is registered as a virtual subclass)."""
+    out: set[type] = set()
+    stack = list(bases)
+    while stack:
+        cls = stack.pop()
+        if cls not in out:
+            out.add(cls)
+            stack.extend(cls.__subclasses__())
+    return frozenset(out)
+
+
+#: what ``isinstance(n, cst.BaseSmallStatement)`` / ``BaseExpression`` / ``BaseCompoundStatement`` ask
+SMALL_STATEMENTS = concrete(cst.BaseSmallStatement)
+EXPRESSIONS = concrete(cst.BaseExpression)
+COMPOUND_STATEMENTS = concrete(cst.BaseCompoundStatement)
+
 _is_node: dict[type, bool] = {}
 
 
@@ -133,7 +152,7 @@ def operands(node: cst.BinaryOperation) -> list[cst.BaseExpression]:
     stack: list[cst.BaseExpression] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.BinaryOperation):
+        if type(current) is cst.BinaryOperation:
             stack.append(current.right)
             stack.append(current.left)
         else:
@@ -144,18 +163,18 @@ def operands(node: cst.BinaryOperation) -> list[cst.BaseExpression]:
 def bound_names(target: cst.BaseExpression) -> list[str]:
     """The names an assignment target binds: ``a``, ``a, (b, *c)``; not ``x[i]`` or ``self.a``
     (a subscript store mutates its base and only *reads* its index expressions)."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [n for el in target.elements for n in bound_names(el.value)]
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return bound_names(target.value)
     return []
 
 
 def self_attr(node: cst.BaseExpression | None, owners: tuple[str, ...] = ("self",)) -> str | None:
     """``self.x`` -> "x" (or an attribute of another of ``owners``); None for anything else."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in owners:
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value in owners:
         return node.attr.value
     return None
 
@@ -166,20 +185,20 @@ SHAPE_METHODS = frozenset(("size", "dim", "numel", "nelement", "ndimension"))
 def shape_only(node: cst.BaseExpression | None, shapes: set[str]) -> bool:
     """A number read from tensor shapes alone (``x.numel()``, ``x.shape[-1] * 2``, a name in
     ``shapes`` bound from one): the same on every replay of a graph captured for those shapes."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value in shapes
-    if isinstance(node, cst.Call):
-        return isinstance(node.func, cst.Attribute) and node.func.attr.value in SHAPE_METHODS
-    if isinstance(node, cst.Subscript):
-        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Call:
+        return type(node.func) is cst.Attribute and node.func.attr.value in SHAPE_METHODS
+    if type(node) is cst.Subscript:
+        return type(node.value) is cst.Attribute and node.value.attr.value == "shape"
+    if type(node) is cst.Attribute:
         return node.attr.value == "ndim"
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         return shape_only(node.expression, shapes)
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         leaves = operands(node)
-        return all(isinstance(leaf, cst.Integer) or shape_only(leaf, shapes) for leaf in leaves) and any(
-            not isinstance(leaf, cst.Integer) for leaf in leaves)
+        return all(type(leaf) is cst.Integer or shape_only(leaf, shapes) for leaf in leaves) and any(
+            type(leaf) is not cst.Integer for leaf in leaves)
     return False
 
 
@@ -193,9 +212,9 @@ def ends_in_jump(suite: cst.BaseSuite) -> bool:
     if not body:
         return False
     last = body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], JUMPS)
-    return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) and isinstance(last.body[-1], JUMPS)
+    if type(last) is cst.SimpleStatementLine:
+        return bool(last.body) and type(last.body[-1]) in JUMPS
+    return type(last) is cst.SimpleStatementSuite and bool(last.body) and type(last.body[-1]) in JUMPS
 
 
 # Argument readers shared by analyzers and matchers (kept here, below both, so neither imports the other).
@@ -243,12 +262,12 @@ def none_fallback(node: cst.IfExp) -> tuple[str, cst.BaseExpression] | None:
 
 def constant_name(target: cst.BaseExpression) -> bool:
     """``BLOCK_SEQ``, ``HEAD_DIM``: SCREAMING_SNAKE_CASE (``Q``, ``KV`` may well be tensors)."""
-    return isinstance(target, cst.Name) and target.value.isupper() and "_" in target.value.strip("_")
+    return type(target) is cst.Name and target.value.isupper() and "_" in target.value.strip("_")
 
 
 def bool_literal(node: cst.BaseExpression | None) -> bool:
     """``True``, ``False``, or a conditional choosing between them (``True if use_cache else False``):
     a Python bool whatever the test reads."""
-    if isinstance(node, cst.IfExp):
+    if type(node) is cst.IfExp:
         return bool_literal(node.body) and bool_literal(node.orelse)
-    return isinstance(node, cst.Name) and node.value in ("True", "False")
+    return type(node) is cst.Name and node.value in ("True", "False")

@@ -47,12 +47,12 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
     """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
     default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
     info = walker.info
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         for el in target.elements:
             record_stores(walker, el.value, None)
-    elif isinstance(target, cst.Attribute):
+    elif type(target) is cst.Attribute:
         _store(info, target.attr.value, _hosted(walker, target.attr.value, value) or _qualified(walker, value))
-    elif isinstance(target, cst.Name) and walker.class_stack and walker.func.qualname == "<module>":
+    elif type(target) is cst.Name and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
         _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)
 
@@ -61,7 +61,7 @@ def record_construction(walker, call: cst.Call) -> None:
     """``Config(attn="eager")``: a keyword argument of a class construction is a store into that
     field; ``Config(**d)`` / ``cls(**d)`` makes every class-level default of the class unknown."""
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
     if name == "cls" and walker.class_stack:
         name = walker.class_stack[-1].qualname.rpartition(".")[2]
     if not name[:1].isupper() and name != "cls":

@@ -297,14 +297,14 @@ class IRBuilder:
         annotated holds: an instance of the class (or a subclass), or a container of them."""
         if node is None:
             return None
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             text = node.raw_value
             return ("t", ("n", text)) if text.isidentifier() and text[:1].isupper() else None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr:
             return self.union((self.annotation(node.left), self.annotation(node.right)))
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             wrapper = _last(node.value)
-            items = tuple(self.annotation(el.slice.value) for el in node.slice if isinstance(el.slice, cst.Index))
+            items = tuple(self.annotation(el.slice.value) for el in node.slice if type(el.slice) is cst.Index)
             if wrapper in ("Optional", "Union"):
                 return self.union(items)
             if wrapper.lower() in ("list", "sequence", "mutablesequence", "tuple", "iterable", "collection",
@@ -342,9 +342,9 @@ class IRBuilder:
 
 
 def _last(node: cst.BaseExpression) -> str:
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         return node.attr.value
-    return node.value if isinstance(node, cst.Name) else ""
+    return node.value if type(node) is cst.Name else ""
 
 
 def last_name(expr: IR) -> str | None:

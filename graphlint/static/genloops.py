@@ -50,10 +50,10 @@ def handover(func: FunctionInfo, loop_ids: list[int], ir, stmt: cst.Expr | cst.R
     """What a generator hands its consumer: a ``yield`` in loops, and another call's items,
     ``yield from f(...)`` or ``return f(...)`` (``func.delegates``)."""
     value = stmt.value
-    if isinstance(value, cst.Yield):
+    if type(value) is cst.Yield:
         if loop_ids:
             func.yield_loops = func.yield_loops | frozenset(loop_ids)
-        value = value.value.item if isinstance(value.value, cst.From) else None
+        value = value.value.item if type(value.value) is cst.From else None
     elif type(stmt) is not cst.Return:
         return
     if type(value) is cst.Call and not ir.opaque(value.func) and (expr := ir.expr(value.func)) is not None:

@@ -41,9 +41,9 @@ def _names(node: cst.CSTNode) -> set[str]:
     stack = [node]
     while stack:
         cur = stack.pop()
-        if isinstance(cur, cst.Name):
+        if type(cur) is cst.Name:
             found.add(cur.value)
-        elif isinstance(cur, cst.Attribute):
+        elif type(cur) is cst.Attribute:
             stack.append(cur.value)  # ``x.attr``: ``attr`` is no name read
         else:
             stack.extend(name_children(cur))
@@ -87,15 +87,15 @@ class GrownState:
              grown: list[Any] | None = None) -> None:
         """Record what the assignment ``target = value`` binds; ``grown``: the reports of a concatenation
         onto a parameter's state that ``value`` is."""
-        if isinstance(target, (cst.Tuple, cst.List)):
-            from_state = self.is_state(value, params) and not isinstance(value, (cst.Tuple, cst.List))
+        if type(target) in (cst.Tuple, cst.List):
+            from_state = self.is_state(value, params) and type(value) not in (cst.Tuple, cst.List)
             for el in target.elements:
-                if isinstance(el.value, cst.Name):
+                if type(el.value) is cst.Name:
                     self._forget(el.value.value)
                     if from_state:  # ``past_k, past_v = past``
                         self.state.add(el.value.value)
             return
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return
         name = target.value
         read = _names(value)
@@ -108,7 +108,7 @@ class GrownState:
             self.slices[name] = base
         if grown:
             self.grown[name] = grown
-        elif isinstance(value, (cst.Subscript, cst.Attribute)) and self.is_state(value, params):
+        elif type(value) in (cst.Subscript, cst.Attribute) and self.is_state(value, params):
             self.state.add(name)  # ``past_key = layer_past[0]``
         else:
             held = self.holding(value)
@@ -124,11 +124,11 @@ class GrownState:
     def holding(self, value: cst.BaseExpression | None) -> list[Any]:
         """The grown reports ``value`` hands on: a name holding them, a tuple or list of such, either
         side of ``a if c else b``."""
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return self.grown.get(value.value, []) + self.held.get(value.value, [])
-        if isinstance(value, (cst.Tuple, cst.List)):
+        if type(value) in (cst.Tuple, cst.List):
             return [r for el in value.elements for r in self.holding(el.value)]
-        if isinstance(value, cst.IfExp):
+        if type(value) is cst.IfExp:
             return self.holding(value.body) + self.holding(value.orelse)
         return []
 

@@ -50,14 +50,14 @@ ENV_READERS = ("os.environ.get", "os.getenv")
 def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Sequence[str],
                    prefill: Sequence[str] = ()) -> str | None:
     """Which branch of ``if test`` never runs in a captured step: "body", "orelse" or None."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = guarded_branch(test.expression, imports, guards, prefill)
         return {"body": "orelse", "orelse": "body"}.get(inner or "")
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         sides = (guarded_branch(test.left, imports, guards, prefill),
                  guarded_branch(test.right, imports, guards, prefill))
         return "body" if "body" in sides else None
-    if isinstance(test, cst.Call) and resolve(test.func, imports) == CAPTURING_PREDICATE:
+    if type(test) is cst.Call and resolve(test.func, imports) == CAPTURING_PREDICATE:
         return "orelse"
     name = _guard_name(test, imports)
     if name is not None and _matches(name, guards):
@@ -72,30 +72,30 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | None:
     """``is_prefill`` / ``ctx.is_prefill()`` / ``self.training``: "body"; ``seqlen > 1``: "body";
     ``seqlen == 1``: "orelse" (its else is the multi-token branch)."""
-    if isinstance(test, cst.Call) and not test.args:
+    if type(test) is cst.Call and not test.args:
         test = test.func  # ``forward_mode.is_extend()``
     name = _last_name(test)
     if name is not None:
         return "body" if _matches(name, patterns) else None
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
     mode = _prefill_member(left, right, op, patterns)
     if mode is not None:
         return mode
-    if isinstance(left, cst.Integer):  # ``1 < seqlen`` -> ``seqlen > 1``
+    if type(left) is cst.Integer:  # ``1 < seqlen`` -> ``seqlen > 1``
         left, right = right, left
         op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
               cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
     name = _last_name(left)
-    if name is None or not isinstance(right, cst.Integer) or not _matches(name, patterns):
+    if name is None or type(right) is not cst.Integer or not _matches(name, patterns):
         return None
     bound = right.evaluated_value
-    if (isinstance(op, cst.GreaterThan) and bound == 1) or (isinstance(op, cst.GreaterThanEqual) and bound == 2):
+    if (type(op) is cst.GreaterThan and bound == 1) or (type(op) is cst.GreaterThanEqual and bound == 2):
         return "body"
-    if isinstance(op, cst.NotEqual) and bound == 1:
+    if type(op) is cst.NotEqual and bound == 1:
         return "body"
-    if isinstance(op, cst.Equal) and bound == 1:
+    if type(op) is cst.Equal and bound == 1:
         return "orelse"
     return None
 
@@ -115,24 +115,24 @@ def _prefill_member(left: cst.BaseExpression, right: cst.BaseExpression, op: cst
 
 
 def _last_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None:
     """What guard patterns are matched against (case-insensitively, so ``DEBUG_MODE`` is a
     ``*debug*`` guard): the last name of ``VERBOSE`` / ``self.debug``, or the variable read by
     ``os.environ.get("DEBUG")`` / ``os.getenv("DEBUG")``."""
-    if isinstance(test, cst.Attribute):
+    if type(test) is cst.Attribute:
         return test.attr.value
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         return test.value
     if (
-        isinstance(test, cst.Call)
+        type(test) is cst.Call
         and resolve(test.func, imports) in ENV_READERS
         and test.args
-        and isinstance(test.args[0].value, cst.SimpleString)
+        and type(test.args[0].value) is cst.SimpleString
     ):
         return test.args[0].value.raw_value
     return None
@@ -171,13 +171,13 @@ def is_lazy_init(stmt: cst.If) -> bool:
     """``if self.x is None:`` (or ``getattr(self, "x", None) is None``, ``not hasattr(self, "x")``)
     whose body assigns ``self.x``; also a class-level cache, ``if cls._buf is None: cls._buf = ...``."""
     test = stmt.test
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         attr = _getattr_self(test.expression, "hasattr")
     elif (
-        isinstance(test, cst.Comparison)
+        type(test) is cst.Comparison
         and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Is)
-        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and type(test.comparisons[0].operator) is cst.Is
+        and type(test.comparisons[0].comparator) is cst.Name
         and test.comparisons[0].comparator.value == "None"
     ):
         attr = _self_slot(test.left, LAZY_OWNERS) or _getattr_self(test.left, "getattr")
@@ -186,7 +186,7 @@ def is_lazy_init(stmt: cst.If) -> bool:
     if attr is None:
         return False
     return any(
-        isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and _self_slot(node.target, LAZY_OWNERS) == attr
+        type(node) in (cst.AssignTarget, cst.AnnAssign) and _self_slot(node.target, LAZY_OWNERS) == attr
         for node in preorder(stmt.body)
     )
 
@@ -205,10 +205,10 @@ def clears_own_flag(stmt: cst.If) -> bool:
 def note_constant(known: dict[tuple[str, str], bool], function: str, stmt: cst.Assign | cst.AnnAssign) -> None:
     """Records, per (function, local), whether every assignment so far binds it to a literal."""
     value = stmt.value
-    literal = isinstance(value, cst.Integer) or (isinstance(value, cst.Name) and value.value in ("True", "False"))
-    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+    literal = type(value) is cst.Integer or (type(value) is cst.Name and value.value in ("True", "False"))
+    targets = [t.target for t in stmt.targets] if type(stmt) is cst.Assign else [stmt.target]
     for target in targets:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             key = (function, target.value)
             known[key] = known.get(key, True) and literal
 
@@ -235,10 +235,10 @@ def counts_down(stmt: cst.If, constant: Callable[[str], bool]) -> bool:
 
 def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
     """``if self.x is not None:`` (or such a conjunct of an ``and``) -> ("x",)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return needed_attrs(test.left) + needed_attrs(test.right)
-    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.IsNot) and _is_none(test.comparisons[0].comparator)):
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) is cst.IsNot and _is_none(test.comparisons[0].comparator)):
         attr = self_attr(test.left)
         return (attr,) if attr is not None else ()
     return ()
@@ -247,10 +247,10 @@ def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
 def written_attrs(target: cst.BaseExpression, value: cst.BaseExpression | None, cls: str) -> Iterator[str]:
     """An attribute this code gives a value (``v`` not None, tuple targets too): ``self.x = v`` in
     class ``cls`` -> "cls:x" (that class's own), ``obj.x = v`` -> "x" (an object of any class)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         for el in target.elements:
             yield from written_attrs(el.value, None, cls)
-    elif isinstance(target, cst.Attribute) and not _is_none(value):
+    elif type(target) is cst.Attribute and not _is_none(value):
         yield f"{cls}:{target.attr.value}" if cls and self_attr(target) else target.attr.value
 
 
@@ -320,17 +320,17 @@ def once_flag(stmt: cst.If) -> str | None:
     sequence outgrows the cache again: set-up amortised over a generation, not a per-step cost
     (:func:`disarmed` decides it when the class ends, from what its methods assign)."""
     test = stmt.test
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return self_attr(test.expression)
-    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is))
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "False"):
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) in (cst.Equal, cst.Is)
+            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "False"):
         return self_attr(test.left)
     # one attribute every disjunct tests (``self.cached is None or n > self.cached``), else none
     attrs = {_armed(part) for part in disjuncts(test)}
     attr = attrs.pop() if len(attrs) == 1 else None
-    methods = sorted({node.func.attr.value for node in preorder(stmt.body) if isinstance(node, cst.Call)
-                      and isinstance(node.func, cst.Attribute) and self_attr(node.func) is not None})
+    methods = sorted({node.func.attr.value for node in preorder(stmt.body) if type(node) is cst.Call
+                      and type(node.func) is cst.Attribute and self_attr(node.func) is not None})
     return f"{attr}@{'+'.join(methods)}" if attr is not None and methods else None
 
 
@@ -367,14 +367,14 @@ def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: S
     """``if torch.cuda.is_current_stream_capturing(): return ...``, ``if not self.verbose: return``,
     ``if seqlen == 1: return decode(...)`` (no else): what follows runs only eagerly, only with
     the guard on, or only for the prompt."""
-    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+    if type(stmt) is not cst.If or stmt.orelse is not None:
         return False
     if guarded_branch(stmt.test, imports, guards, prefill) != "orelse":
         return False
     last = stmt.body.body[-1] if stmt.body.body else None
-    if isinstance(last, cst.SimpleStatementLine):
+    if type(last) is cst.SimpleStatementLine:
         last = last.body[-1] if last.body else None
-    return isinstance(last, (cst.Return, cst.Raise))
+    return type(last) in (cst.Return, cst.Raise)
 
 
 class Guards:

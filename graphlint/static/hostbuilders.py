@@ -61,11 +61,11 @@ def host_builders(stmts: Sequence[cst.CSTNode], in_class: bool, module: dict[str
 def builder_call(node: cst.BaseExpression, module: dict[str, int], cls: dict[str, int], is_tensor) -> bool:
     """``self.rope_init_fn(self.config)``, ``rope_params(config)``: a host builder given no device and
     no tensor."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return False
     func = node.func
     name = self_attr(func)
-    at = cls.get(name) if name is not None else module.get(func.value) if isinstance(func, cst.Name) else None
+    at = cls.get(name) if name is not None else module.get(func.value) if type(func) is cst.Name else None
     if at is None or any(a.star for a in node.args):
         return False
     if any(a.keyword is not None and a.keyword.value == "device" for a in node.args):

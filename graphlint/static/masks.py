@@ -45,13 +45,13 @@ ELEMENTWISE = (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessT
 
 def compares(node: cst.BaseExpression, compared: set[str]) -> bool:
     """``ids == tok``, ``(a != x) & (a != y)``, ``~m`` of such: an element-wise comparison."""
-    if isinstance(node, cst.Comparison):
-        return all(isinstance(c.operator, ELEMENTWISE) for c in node.comparisons)
-    if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, cst.BitInvert) and compares(node.expression, compared)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+    if type(node) is cst.Comparison:
+        return all(type(c.operator) in ELEMENTWISE for c in node.comparisons)
+    if type(node) is cst.UnaryOperation:
+        return type(node.operator) is cst.BitInvert and compares(node.expression, compared)
+    if type(node) is cst.BinaryOperation and type(node.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor):
         return compares(node.left, compared) and compares(node.right, compared)
-    return isinstance(node, cst.Name) and node.value in compared
+    return type(node) is cst.Name and node.value in compared
 
 
 def mask_param(node: cst.BaseExpression, params: set[str]) -> bool:

@@ -20,10 +20,10 @@ import libcst as cst
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` -> "a.b.c"; anything that is not a plain name chain -> None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

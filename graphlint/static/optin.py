@@ -129,9 +129,9 @@ class OptInFlags:
     def guard(self, test: cst.BaseExpression, cls: str, defaults: dict, names=_MEASURES) -> str | None:
         """The measurement switch (``names``: or a compile switch, :data:`COMPILE_SWITCHES`), off by
         default, that ``if test:`` needs on to run its body."""
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             return self.guard(test.left, cls, defaults, names) or self.guard(test.right, cls, defaults, names)
-        if isinstance(test, cst.Name):
+        if type(test) is cst.Name:
             name = test.value
             if not names.match(name):
                 return None
@@ -139,12 +139,12 @@ class OptInFlags:
                 off = defaults[name] is not None and defaults[name][0] == "c" and defaults[name][1] in _OFF
             else:
                 off = name in self.names()
-        elif isinstance(test, cst.Attribute):
+        elif type(test) is cst.Attribute:
             name = test.attr.value
             if not names.match(name):
                 return None
             owner = test.value
-            if isinstance(owner, cst.Name) and owner.value == "self":
+            if type(owner) is cst.Name and owner.value == "self":
                 off = name in self.attrs(cls)
             else:
                 off = name in self.options()
@@ -156,13 +156,13 @@ class OptInFlags:
 
 
 def _names_measure(test: cst.BaseExpression) -> bool:
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         return _names_measure(test.left) or _names_measure(test.right)
-    if isinstance(test, cst.Attribute):
+    if type(test) is cst.Attribute:
         return bool(_MEASURES.match(test.attr.value))
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         return bool(_MEASURES.match(test.value))
-    if isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.SimpleString):
+    if type(test) is cst.Call and test.args and type(test.args[0].value) is cst.SimpleString:
         return bool(_MEASURES.match(str(_literal(test.args[0].value))))
     return False
 
@@ -191,11 +191,11 @@ def _off_option(call: cst.Call) -> str | None:
 
 
 def _assignments(node: cst.CSTNode):
-    stmts = node.body if isinstance(node, cst.SimpleStatementLine) else (node,)
+    stmts = node.body if type(node) is cst.SimpleStatementLine else (node,)
     for small in stmts:
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        if type(small) is cst.Assign and len(small.targets) == 1:
             yield small.targets[0].target, small.value
-        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        elif type(small) is cst.AnnAssign and small.value is not None:
             yield small.target, small.value
 
 

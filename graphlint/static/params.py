@@ -46,12 +46,12 @@ def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str
         return False  # ``None``
     if len(members) > 1 or members[0] is not node:
         return all(is_tensor_annotation(m, imports) for m in members)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         if (resolve(node.value, imports) or "").split(".")[-1] != "Annotated":
             return False  # list[Tensor], dict[str, Tensor]: a container of tensors
-        first = next((el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)), None)
+        first = next((el.slice.value for el in node.slice if type(el.slice) is cst.Index), None)
         return is_tensor_annotation(first, imports)
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         return node.value.strip("'\"").split(".")[-1] == "Tensor"
     name = resolve(node, imports)
     if name is None or name.startswith("cutlass."):  # ``cute.Tensor`` annotates kernel-DSL values
@@ -63,18 +63,18 @@ def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str
 
 def _union_members(node: cst.BaseExpression, imports: dict[str, str]) -> list[cst.BaseExpression]:
     """The alternatives of ``A | B``, ``Union[A, B]`` and ``Optional[A]`` (flattened); else [node]."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr:
         return _union_members(node.left, imports) + _union_members(node.right, imports)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         wrapper = (resolve(node.value, imports) or "").split(".")[-1]
         if wrapper in ("Optional", "Union"):
-            elements = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+            elements = [el.slice.value for el in node.slice if type(el.slice) is cst.Index]
             return [m for el in elements for m in _union_members(el, imports)]
     return [node]
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 def is_int_param(param: cst.Param) -> bool:

@@ -44,7 +44,7 @@ def refreshes_own_bound(stmt: cst.If) -> bool:
 
 def disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     """``a or b or c`` -> [a, b, c]; anything else -> [itself]."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
         return disjuncts(test.left) + disjuncts(test.right)
     return [test]
 
@@ -76,12 +76,12 @@ def _self_stores(body: cst.BaseSuite) -> dict[str, list[cst.BaseExpression | Non
     """``self.a = v`` anywhere in the body: attribute -> the values (None for a tuple target's part)."""
     out: dict[str, list] = {}
     for node in preorder(body):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
                 attr = self_attr(target.target)
                 if attr is not None:
                     out.setdefault(attr, []).append(node.value)
-                elif isinstance(target.target, (cst.Tuple, cst.List)):
+                elif type(target.target) in (cst.Tuple, cst.List):
                     for el in target.target.elements:
                         if self_attr(el.value) is not None:
                             out.setdefault(self_attr(el.value), []).append(None)

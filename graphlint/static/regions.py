@@ -62,9 +62,9 @@ def _graph_mode(node: cst.BaseExpression, graph_names: frozenset[str] = frozense
     """A ``mode=`` value asking for CUDA graphs: the literal, either branch of a conditional
     (``"reduce-overhead" if cuda else "default"``: on the GPU it captures), or a local name the
     function binds to one."""
-    if isinstance(node, cst.IfExp):
+    if type(node) is cst.IfExp:
         return _graph_mode(node.body, graph_names) or _graph_mode(node.orelse, graph_names)
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value in graph_names
     return _string(node) in CUDAGRAPH_MODES
 
@@ -72,12 +72,12 @@ def _graph_mode(node: cst.BaseExpression, graph_names: frozenset[str] = frozense
 def graph_options(value: cst.BaseExpression, graph_names: frozenset[str] = frozenset()) -> bool:
     """A value bound to a name that ``torch.compile(f, **name)`` or ``mode=name`` asks for CUDA
     graphs through: a mode string, or a dict literal / ``dict(...)`` whose ``"mode"`` is one."""
-    if isinstance(value, cst.IfExp):
+    if type(value) is cst.IfExp:
         return graph_options(value.body, graph_names) or graph_options(value.orelse, graph_names)
-    if isinstance(value, cst.Dict):
-        return any(isinstance(el, cst.DictElement) and _string(el.key) == "mode"
+    if type(value) is cst.Dict:
+        return any(type(el) is cst.DictElement and _string(el.key) == "mode"
                    and _graph_mode(el.value, graph_names) for el in value.elements)
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+    if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "dict":
         return any(arg.keyword is not None and arg.keyword.value == "mode" and _graph_mode(arg.value, graph_names)
                    for arg in value.args)
     return _graph_mode(value, graph_names)

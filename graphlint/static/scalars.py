@@ -135,19 +135,19 @@ def _is_int(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
 
 def is_vector(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     """A 1-D tensor on the device (see the module docstring)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value in oracle.fn.vectors
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         method, args = node.func.attr.value, node.args
         flat = method in ("flatten", "ravel") and not args or method in ("view", "reshape") and len(args) == 1 \
-            and isinstance(args[0].value, cst.UnaryOperation) and isinstance(args[0].value.expression, cst.Integer) \
+            and type(args[0].value) is cst.UnaryOperation and type(args[0].value.expression) is cst.Integer \
             and args[0].value.expression.value == "1"
         return flat and oracle.is_tensor(node.func.value) and not is_cpu_tensor(node.func.value, oracle)
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+    if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         mask, source = node.slice[0].slice.value, node.value  # ``t[t.ge(k)]``, ``t[t > 0]``: its own shape
-        root = mask.left if isinstance(mask, cst.Comparison) else \
-            mask.func.value if isinstance(mask, cst.Call) and isinstance(mask.func, cst.Attribute) else None
-        return isinstance(source, cst.Name) and isinstance(root, cst.Name) and root.value == source.value \
+        root = mask.left if type(mask) is cst.Comparison else \
+            mask.func.value if type(mask) is cst.Call and type(mask.func) is cst.Attribute else None
+        return type(source) is cst.Name and type(root) is cst.Name and root.value == source.value \
             and oracle.is_bool_tensor(mask) and oracle.is_tensor(source) and not is_cpu_tensor(source, oracle)
     return False
 

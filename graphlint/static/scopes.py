@@ -13,6 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.classtests import false_members
+from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotates_object
 from graphlint.static.guards import disarmed
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
@@ -64,28 +65,28 @@ class ScopeWalker:
         found: set[str] = set()
         counters: set[str] = set()
         shrunk: set[str] = set()
-        stack: list = [(s, s.name.value == "__init__") for s in stmts if isinstance(s, cst.FunctionDef)]
+        stack: list = [(s, s.name.value == "__init__") for s in stmts if type(s) is cst.FunctionDef]
         while stack:
             node, init = stack.pop()
-            if isinstance(node, cst.AnnAssign):
+            if type(node) is cst.AnnAssign:
                 target = node.target
-                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                if type(target) is cst.Attribute and type(target.value) is cst.Name \
                         and target.value.value == "self" and is_tensor_annotation(node.annotation.annotation, self.imports):
                     found.add(target.attr.value)
-            elif isinstance(node, cst.AugAssign):
+            elif type(node) is cst.AugAssign:
                 target = node.target
-                if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
-                        and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                if type(node.operator) in (cst.AddAssign, cst.SubtractAssign) \
+                        and type(target) is cst.Attribute and type(target.value) is cst.Name \
                         and target.value.value == "self":
-                    if isinstance(node.operator, cst.SubtractAssign):
+                    if type(node.operator) is cst.SubtractAssign:
                         shrunk.add(target.attr.value)
                     elif not init:
                         counters.add(target.attr.value)
-            elif isinstance(node, cst.SimpleStatementLine):
+            elif type(node) is cst.SimpleStatementLine:
                 stack.extend((n, init) for n in node.body)
-            elif isinstance(node, (cst.BaseCompoundStatement, cst.Else)) and not isinstance(node, cst.ClassDef):
+            elif (type(node) in COMPOUND_STATEMENTS or type(node) is cst.Else) and type(node) is not cst.ClassDef:
                 body = getattr(node, "body", None)  # ``match`` has cases, not a body: not looked into
-                stack.extend((n, init) for n in (body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()))
+                stack.extend((n, init) for n in (body.body if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()))
                 for part in (getattr(node, "orelse", None), getattr(node, "finalbody", None), *getattr(node, "handlers", ())):
                     if part is not None:
                         stack.append((part, init))
@@ -271,15 +272,15 @@ def is_abstract(stmt: cst.FunctionDef, imports: dict[str, str]) -> bool:
     ``raise NotImplementedError``: an interface whose overrides are what runs."""
     if any(resolve(d.decorator, imports) in ("abc.abstractmethod", "abstractmethod") for d in stmt.decorators):
         return True
-    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
-    smalls = [s for line in body for s in (line.body if isinstance(line, cst.SimpleStatementLine) else (line,))]
+    body = stmt.body.body if type(stmt.body) is cst.IndentedBlock else [stmt.body]
+    smalls = [s for line in body for s in (line.body if type(line) is cst.SimpleStatementLine else (line,))]
     for small in smalls:
-        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+        if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis):
             continue
-        if isinstance(small, cst.Pass):
+        if type(small) is cst.Pass:
             continue
-        if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in (
-                resolve(small.exc.func if isinstance(small.exc, cst.Call) else small.exc, imports) or ""):
+        if type(small) is cst.Raise and small.exc is not None and "NotImplementedError" in (
+                resolve(small.exc.func if type(small.exc) is cst.Call else small.exc, imports) or ""):
             continue
         return False
     return True

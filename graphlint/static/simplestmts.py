@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import EXPRESSIONS
 from graphlint.static.bindings import annotates_object
 from graphlint.static.fieldstores import record_stores
 from graphlint.static.guards import note_constant, written_attrs
@@ -25,17 +26,17 @@ class SimpleStatements:
         self.values.call_exprs.clear()
         self.oracle.readback_seen = False
         self.flows.statement()
-        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+        if type(stmt) in (cst.Import, cst.ImportFrom):
             record_import(stmt, self.imports)
             self.flows.imported(stmt)
             return
-        if isinstance(stmt, (cst.Global, cst.Nonlocal)):
-            self.flows.globals_([n.name.value for n in stmt.names], isinstance(stmt, cst.Nonlocal))
+        if type(stmt) in (cst.Global, cst.Nonlocal):
+            self.flows.globals_([n.name.value for n in stmt.names], type(stmt) is cst.Nonlocal)
             return
-        if isinstance(stmt, cst.Assign):
+        if type(stmt) is cst.Assign:
             if self.oracle.cls is not None:
                 written = {a for t in stmt.targets if (a := self.oracle.is_self_attr(t.target))}
-                if isinstance(stmt.value, cst.Name) and stmt.value.value == "True":
+                if type(stmt.value) is cst.Name and stmt.value.value == "True":
                     self.oracle.cls.set_true.update(written)
                 if written:
                     self.oracle.cls.method_writes.setdefault(self.func.name, set()).update(written)
@@ -51,7 +52,7 @@ class SimpleStatements:
             note_constant(self.constant_locals, self.func.qualname, stmt)
             self.note_compile_options([t.target for t in stmt.targets], stmt.value)
             self.flows.use(stmt.value, top=False)
-        elif isinstance(stmt, cst.AnnAssign):
+        elif type(stmt) is cst.AnnAssign:
             self.flows.annotated(stmt.target, stmt.annotation.annotation)
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
@@ -68,13 +69,13 @@ class SimpleStatements:
             elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
                     and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
                 self.calls.bindings.add_submodule(stmt.target.attr.value)
-        elif isinstance(stmt, cst.AugAssign):
+        elif type(stmt) is cst.AugAssign:
             self.values.stored(stmt.target)
             record_stores(self, stmt.target, None)
             self.store_targets = {id(stmt.target)}
             self.expr(stmt)
             self.store_targets = set()
-            if isinstance(stmt.target, cst.Name) and self.oracle.is_tensor(stmt.value):
+            if type(stmt.target) is cst.Name and self.oracle.is_tensor(stmt.value):
                 self.oracle.fn.tensors.add(stmt.target.value)
             self.oracle.taint_augmented(stmt.target, stmt.value)
             self.note_assignment([stmt.target], stmt.value, augmented=True)
@@ -84,25 +85,25 @@ class SimpleStatements:
             elif type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value != "self" \
                     and self.loop_ids:  # ``params.offset += n`` in a loop: a counter advanced from outside
                 self.info.advanced_attrs.add("+" + target.attr.value)
-        elif isinstance(stmt, cst.Raise):
+        elif type(stmt) is cst.Raise:
             return  # the error path: a sync in its message runs only once the step has failed anyway
-        elif isinstance(stmt, cst.Assert):
+        elif type(stmt) is cst.Assert:
             self.visit_node(stmt)
             self.expr(stmt.test)  # not ``msg``: it is evaluated only when the assertion fails
             self.tested(stmt.test)
             self.flows.use(stmt.test)
         else:
             self.expr(stmt)
-            if isinstance(stmt, (cst.Expr, cst.Return)) and stmt.value is not None:
+            if type(stmt) in (cst.Expr, cst.Return) and stmt.value is not None:
                 self.flows.use(stmt.value)
                 self.note_handover(stmt)
-            if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+            if type(stmt) is cst.Expr and type(stmt.value) is cst.Call:
                 self.calls.bindings.record_module_call(stmt.value)
-            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
-                inner = stmt.value.value if isinstance(stmt.value, cst.Yield) else None
-                self.flows.returns(inner if isinstance(inner, cst.BaseExpression) else None)
+            elif type(stmt) is cst.Expr and type(stmt.value) in (cst.Yield, cst.Await):
+                inner = stmt.value.value if type(stmt.value) is cst.Yield else None
+                self.flows.returns(inner if type(inner) in EXPRESSIONS else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
-            elif isinstance(stmt, cst.Return):
+            elif type(stmt) is cst.Return:
                 self.flows.returns(stmt.value, keyed=True)
                 self.values.returned(stmt.value)
                 if self.func.returns != UNKNOWN:

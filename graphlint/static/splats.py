@@ -47,12 +47,12 @@ _MUTATORS = frozenset(("pop", "update", "setdefault", "clear", "popitem", "__set
 def changed_in_place(body: cst.CSTNode, name: str) -> bool:
     """Whether the function changes its ``**kwargs`` dict ``name`` in place, or rebinds it."""
     for node in preorder(body):
-        target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) else None
-        if isinstance(target, cst.Subscript):
+        target = node.target if type(node) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del) else None
+        if type(target) is cst.Subscript:
             target = target.value  # ``kwargs["x"] = v``, ``del kwargs["x"]``
-        if isinstance(target, cst.Name) and target.value == name:
+        if type(target) is cst.Name and target.value == name:
             return True
-        if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name
+        if (type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == name
                 and node.attr.value in _MUTATORS):
             return True
     return False
@@ -87,9 +87,9 @@ def _splatted_dicts(body: cst.CSTNode, name: str) -> list[cst.BaseExpression] | 
     and every other use of the name is a ``**name`` splat; None otherwise."""
     values, splats, uses = [], set(), 0
     for node in preorder(body):
-        if isinstance(node, cst.Arg) and node.star == "**" and type(node.value) is cst.Name and node.value.value == name:
+        if type(node) is cst.Arg and node.star == "**" and type(node.value) is cst.Name and node.value.value == name:
             splats.add(id(node.value))
-        elif isinstance(node, cst.Assign) and any(type(t.target) is cst.Name and t.target.value == name
+        elif type(node) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name
                                                   for t in node.targets):
             if len(node.targets) != 1:
                 return None

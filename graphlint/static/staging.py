@@ -34,16 +34,16 @@ class PinnedFacts(Protocol):
 
 def is_pinned_value(node: cst.BaseExpression, oracle: PinnedFacts) -> bool:
     """``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``, a name or ``self.attr`` bound from one."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         if _keyword_true(node, "pin_memory"):
             return True
-        return isinstance(node.func, cst.Attribute) and node.func.attr.value == "pin_memory"
-    if isinstance(node, cst.Name):
+        return type(node.func) is cst.Attribute and node.func.attr.value == "pin_memory"
+    if type(node) is cst.Name:
         return node.value in oracle.fn.pinned
     attr = oracle.is_self_attr(node)
     if attr is not None:
         return oracle.cls is not None and attr in oracle.cls.pinned_attrs
-    if isinstance(node, cst.Subscript):  # ``self.staging[:n]``: a view of pinned memory
+    if type(node) is cst.Subscript:  # ``self.staging[:n]``: a view of pinned memory
         return is_pinned_value(node.value, oracle)
     return False
 

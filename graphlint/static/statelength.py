@@ -33,13 +33,13 @@ def is_length_method(name: str) -> bool:
 
 
 def reads_state_length(value: cst.BaseExpression | None, oracle: TensorOracle) -> bool:
-    if isinstance(value, cst.IfExp):  # ``cache.get_seq_length() if cache is not None else 0``
+    if type(value) is cst.IfExp:  # ``cache.get_seq_length() if cache is not None else 0``
         return reads_state_length(value.body, oracle) or reads_state_length(value.orelse, oracle)
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute:
         return False
     receiver = value.func.value
     # no receiver test against the oracle's tensors: an unannotated ``past_key_values=None`` of a
     # forward is presumed a tensor, and no ``torch.Tensor`` method has such a name
-    if isinstance(receiver, cst.Name) and receiver.value == "self":
+    if type(receiver) is cst.Name and receiver.value == "self":
         return False  # the object's own bookkeeping (``crop``, ``reorder``): the step's callers read it
     return is_length_method(value.func.attr.value) and not is_imported_root(receiver, oracle.imports)

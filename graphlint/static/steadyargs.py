@@ -23,7 +23,8 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from graphlint.static.cstwalk import constant_name, name_children
+from graphlint.static.cstwalk import name_children
+from graphlint.static.rebound import rebound_fields
 from graphlint.static.names import resolve
 
 #: builtins whose result is steady when their arguments are (``len(self.sizes)``, ``min(a, b)``)
@@ -51,6 +52,14 @@ class SteadyArgs:
         self.per_token: set[int] = set()  # ids of the loop statements the walk found feed a call back
         #: the enclosing classes' bodies, and (lazily) the fields a method other than ``__init__`` binds
         self.classes: list[list] = []
+        #: whether the file spells ``:=`` and ``setattr`` at all (:meth:`read_source`): where it does
+        #: not, no walk looks for a walrus or a ``setattr`` call (a third of this module's time on torch)
+        self.walrus = self.setattr = True
+
+    def read_source(self, text: str) -> None:
+        """A ``NamedExpr`` is the one token ``:=``, a ``setattr`` name those seven letters (libcst
+        keeps a name's source spelling): a file without them has neither node."""
+        self.walrus, self.setattr = ":=" in text, "setattr" in text
 
     def enter_class(self, stmt: cst.ClassDef) -> None:
         self.classes.append([stmt, None])
@@ -64,7 +73,7 @@ class SteadyArgs:
             return set()
         top = self.classes[-1]
         if top[1] is None:
-            top[1] = rebound_fields(top[0])
+            top[1] = rebound_fields(top[0], self.setattr)
         return top[1]
 
     def begin(self) -> int:
@@ -80,13 +89,15 @@ class SteadyArgs:
         del self.stack[depth:]
         pending = self.stack.pop() if len(self.stack) == depth else []
         if pending:
-            settle(pending, stmt, oracle, self.per_token, self.rebound() if oracle.cls is not None else set())
+            settle(pending, stmt, oracle, self.per_token, self.rebound() if oracle.cls is not None else set(),
+                   self.walrus)
 
 
-def settle(pending: list, stmt: cst.FunctionDef, oracle, per_token: set[int], rebound: set[str]) -> None:
+def settle(pending: list, stmt: cst.FunctionDef, oracle, per_token: set[int], rebound: set[str],
+           walrus: bool = True) -> None:
     """Give each site the slots (positional index, keyword) every one of its calls passes steadily."""
     deps = Deps(oracle, rebound)
-    steady, structural = steady_names(stmt.body, deps, per_token)
+    steady, structural = steady_names(stmt.body, deps, per_token, walrus)
     by_site: dict[int, list] = {}
     for site, call in pending:
         by_site.setdefault(id(site), [site]).append(call)
@@ -153,7 +164,7 @@ class Deps:
         if kind is cst.IfExp:
             return self._union([node.test, node.body, node.orelse])
         if kind in (cst.Tuple, cst.List):
-            if any(isinstance(el, cst.StarredElement) for el in node.elements):
+            if any(type(el) is cst.StarredElement for el in node.elements):
                 return NOT_STEADY
             return self._union([el.value for el in node.elements])
         return NOT_STEADY
@@ -172,7 +183,7 @@ class Deps:
         parts = []
         for el in elements:
             s = el.slice
-            if isinstance(s, cst.Index):
+            if type(s) is cst.Index:
                 parts.append(s.value)
             else:
                 parts.extend(p for p in (s.lower, s.upper, s.step) if p is not None)
@@ -183,10 +194,10 @@ class Deps:
             return {SOURCE}  # a capture records one shape: the same on every replay
         chain = [node.attr.value]
         root = node.value
-        while isinstance(root, cst.Attribute):
+        while type(root) is cst.Attribute:
             chain.append(root.attr.value)
             root = root.value
-        if not (isinstance(root, cst.Name) and root.value == "self"):
+        if not (type(root) is cst.Name and root.value == "self"):
             return NOT_STEADY  # a local object's or a parameter's field: it may advance between calls
         chain.reverse()  # self.a.b -> [a, b]
         if chain[0] in self.counters or "*" in self.counters:
@@ -201,11 +212,11 @@ class Deps:
         args = [a.value for a in node.args if not a.star]
         if len(args) != len(node.args):
             return NOT_STEADY
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in STEADY_BUILTINS and func.value not in self.oracle.imports and func.value not in self.params:
                 return self._union(args)
             return NOT_STEADY
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return NOT_STEADY
         method = func.attr.value
         if method in SHAPE_METHODS and self.oracle.is_tensor(func.value):
@@ -222,11 +233,13 @@ def _source(found: set[str] | None) -> set[str] | None:
     return found if found is NOT_STEADY else found | {SOURCE}
 
 
-def steady_names(body: cst.BaseSuite, deps: Deps, per_token: set[int]) -> tuple[set[str], set[str]]:
+def steady_names(body: cst.BaseSuite, deps: Deps, per_token: set[int],
+                 walrus: bool = True) -> tuple[set[str], set[str]]:
     """The locals every binding of which is steady (a greatest fixpoint over the function's
-    bindings), and those of them some binding of which reaches a :data:`SOURCE`."""
+    bindings), and those of them some binding of which reaches a :data:`SOURCE`. ``walrus``
+    False: the file has no ``:=``, so no statement is searched for one."""
     bindings: dict[str, list[set[str] | None]] = {}
-    _Bindings(bindings, deps, per_token).suite(body, set(), False)
+    _Bindings(bindings, deps, per_token, walrus).suite(body, set(), False)
     steady = {name for name, found in bindings.items() if all(f is not NOT_STEADY for f in found)}
     changed = True
     while changed:
@@ -246,101 +259,77 @@ def steady_names(body: cst.BaseSuite, deps: Deps, per_token: set[int]) -> tuple[
     return steady, structural
 
 
-def rebound_fields(stmt: cst.ClassDef) -> set[str]:
-    """``self.x`` bound (``=``, ``+=``, ``setattr``: every field) in a method other than ``__init__``, and
-    class-level defaults (``step_pos = 0``: instances get theirs from outside) but upper-case constants."""
-    out: set[str] = set()
-    for line in stmt.body.body:
-        if isinstance(line, cst.SimpleStatementLine):  # ``step_pos = 0``: a default code outside the class sets
-            for small in line.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                    [small.target] if isinstance(small, cst.AnnAssign) else []
-                out.update(t.value for t in targets if isinstance(t, cst.Name) and not constant_name(t))
-        if not isinstance(line, cst.FunctionDef) or line.name.value in ("__init__", "__post_init__"):
-            continue
-        stack: list[cst.CSTNode] = [line.body]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                for target in targets:
-                    for part in ([el.value for el in target.elements] if isinstance(target, (cst.Tuple, cst.List))
-                                 else [target]):
-                        if isinstance(part, cst.Attribute) and isinstance(part.value, cst.Name) \
-                                and part.value.value == "self":
-                            out.add(part.attr.value)
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr":
-                out.add("*")
-            elif isinstance(node, cst.ClassDef):
-                continue
-            stack.extend(name_children(node))
-    return out
+SEQUENCES = (cst.Tuple, cst.List)
 
 
 class _Bindings:
     """Every binding of a local: the names its value depends on, the tests of the branches it sits
     in and, inside a loop, the loop's iterable (a ``while`` or per-token loop: not steady)."""
 
-    def __init__(self, out: dict, deps: Deps, per_token: set[int]):
-        self.out, self.deps, self.per_token = out, deps, per_token
+    def __init__(self, out: dict, deps: Deps, per_token: set[int], walrus: bool = True):
+        self.out, self.deps, self.per_token, self.walrus = out, deps, per_token, walrus
 
     def bind(self, target: cst.BaseExpression, found: set[str] | None, context: set[str] | None) -> None:
-        if isinstance(target, cst.Name):
+        kind = type(target)
+        if kind is cst.Name:
             both = NOT_STEADY if found is NOT_STEADY or context is NOT_STEADY else found | context
             self.out.setdefault(target.value, []).append(both)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif kind in SEQUENCES:
             for el in target.elements:
-                self.bind(el.value, NOT_STEADY if isinstance(el, cst.StarredElement) else found, context)
+                self.bind(el.value, NOT_STEADY if type(el) is cst.StarredElement else found, context)
         # ``obj.x = v`` / ``a[i] = v``: no local bound
 
     def suite(self, body, context: set[str] | None, looping: bool) -> None:
         stmts = body.body if hasattr(body, "body") else body
         for stmt in stmts:
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
                     self.small(small, context, looping)
             else:
                 self.compound(stmt, context, looping)
 
     def small(self, stmt, context, looping: bool) -> None:
-        if isinstance(stmt, cst.Assign):
+        kind = type(stmt)
+        if kind is cst.Assign:
             found = self.deps.of(stmt.value)
             for t in stmt.targets:
                 self.bind(t.target, found, context)
-        elif isinstance(stmt, cst.AnnAssign):
+        elif kind is cst.AnnAssign:
             if stmt.value is not None:
                 self.bind(stmt.target, self.deps.of(stmt.value), context)
-        elif isinstance(stmt, cst.AugAssign):
+        elif kind is cst.AugAssign:
             found = self.deps.of(stmt.value)
-            if isinstance(stmt.target, cst.Name):
+            if type(stmt.target) is cst.Name:
                 advanced = {stmt.target.value, SOURCE} if looping else {stmt.target.value}
                 self.bind(stmt.target, NOT_STEADY if found is NOT_STEADY else found | advanced, context)
-        elif isinstance(stmt, (cst.Global, cst.Nonlocal)):
+        elif kind is cst.Global or kind is cst.Nonlocal:
             for n in stmt.names:
                 self.out.setdefault(n.name.value, []).append(NOT_STEADY)
-        elif isinstance(stmt, (cst.Import, cst.ImportFrom)):
-            names = stmt.names if isinstance(stmt.names, (list, tuple)) else ()
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            names = stmt.names if type(stmt.names) in (list, tuple) else ()
             for alias in names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
-                if isinstance(bound, cst.Name):
+                if type(bound) is cst.Name:
                     self.out.setdefault(bound.value, []).append(NOT_STEADY)
-        for node in _walruses(stmt):
-            self.bind(node.target, NOT_STEADY, context)
+        if self.walrus:
+            for node in _walruses(stmt):
+                self.bind(node.target, NOT_STEADY, context)
 
     def compound(self, stmt, context, looping: bool) -> None:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        kind = type(stmt)
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
             self.out.setdefault(stmt.name.value, []).append(NOT_STEADY)
             return
-        if isinstance(stmt, cst.If):
+        if kind is cst.If:
             inner = _join(context, self.deps.of(stmt.test))
             self.suite(stmt.body, inner, looping)
             if stmt.orelse is not None:
-                if isinstance(stmt.orelse, cst.If):
+                if type(stmt.orelse) is cst.If:
                     self.compound(stmt.orelse, inner, looping)
                 else:
                     self.suite(stmt.orelse.body, inner, looping)
             return
-        if isinstance(stmt, cst.For):
+        if kind is cst.For:
             if id(stmt) in self.per_token or stmt.asynchronous is not None:
                 inner = NOT_STEADY  # a per-token loop: what it advances changes every token
             else:
@@ -350,18 +339,18 @@ class _Bindings:
             if stmt.orelse is not None:
                 self.suite(stmt.orelse.body, inner, True)
             return
-        if isinstance(stmt, cst.While):
+        if kind is cst.While:
             self.suite(stmt.body, NOT_STEADY, True)  # how often it runs: data the walk cannot see
             if stmt.orelse is not None:
                 self.suite(stmt.orelse.body, NOT_STEADY, True)
             return
-        if isinstance(stmt, cst.With):
+        if kind is cst.With:
             for item in stmt.items:
                 if item.asname is not None:
                     self.bind(item.asname.name, NOT_STEADY, context)
             self.suite(stmt.body, context, looping)
             return
-        if isinstance(stmt, (cst.Try, cst.TryStar)):
+        if kind is cst.Try or kind is cst.TryStar:
             self.suite(stmt.body, context, looping)
             for handler in stmt.handlers:
                 if handler.name is not None:
@@ -371,7 +360,7 @@ class _Bindings:
                 if extra is not None:
                     self.suite(extra.body, context, looping)
             return
-        if isinstance(stmt, cst.Match):
+        if kind is cst.Match:
             for case in stmt.cases:
                 for node in _names_in(case.pattern):
                     self.out.setdefault(node, []).append(NOT_STEADY)
@@ -389,9 +378,10 @@ def _walruses(node: cst.CSTNode):
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.NamedExpr):
+        kind = type(current)
+        if kind is cst.NamedExpr:
             yield current
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+        if kind is cst.Lambda or kind is cst.FunctionDef:
             continue
         stack.extend(name_children(current))
 
@@ -402,7 +392,7 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             out.add(current.value)
         stack.extend(name_children(current))
     return out

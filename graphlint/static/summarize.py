@@ -107,6 +107,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     walker = Walker(summary.path, build_matchers(rules), options)
     walker.info.default_device = sets_default_device(text, module)  # :mod:`.defaultdevice`: the file's, the project's
     walker.oracle.default_device = int(walker.info.default_device or DEFAULT_DEVICE in imported_tensor_functions)
+    walker.steady.read_source(text)  # what no walk needs to look for
     info = walker.run(module, imported_tensor_functions)
     if tree is not None:
         locator = Locator(tree)

@@ -123,58 +123,58 @@ class TensorOracle(HostTaint):
         return self_attr(node)
 
     def is_module_call(self, func: cst.BaseExpression) -> bool:
-        if isinstance(func, cst.Subscript):
+        if type(func) is cst.Subscript:
             func = func.value
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return func.value in self.fn.module_aliases
         attr = self.is_self_attr(func)
         return attr is not None and self.cls is not None and attr in self.cls.module_attrs
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.fn.tensors
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             attr = self.is_self_attr(node)
             if attr is not None:
                 return self.cls is not None and attr in self.cls.tensor_attrs
             if self.field_kind(node) in ("tensor", "scalar", "host"):
                 return True
             return node.attr.value in TENSOR_ATTRS and self.is_tensor(node.value)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.is_tensor(node.value)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
                 return True
             if self.returns and self.returned(node) in ("tensor", "scalar", "host"):
                 return True
-            if isinstance(func, cst.Name):
+            if type(func) is cst.Name:
                 if func.value == "sum" and node.args:  # ``sum(t)`` adds a tensor's elements on the device
                     return self.is_tensor(node.args[0].value)
                 return func.value in self.tensor_functions
-            if isinstance(func, cst.Attribute) and dotted_name(func) in self.tensor_functions:
+            if type(func) is cst.Attribute and dotted_name(func) in self.tensor_functions:
                 return True  # ``ops.fused(x)`` with ``import pkg.ops as ops`` (static.crossfile)
             method = self.is_self_attr(func)
             if method is not None and self.cls is not None and method in self.cls.tensor_methods:
                 return True
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in HOST_METHODS or method in NOT_TENSOR_METHODS or method.startswith(("_", "is_", "has_")):
                     return False
                 return self.is_tensor(func.value) or indexed_by_tensor(node, self.is_tensor)
             return False
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             return any(map(self.is_tensor, operands(node)))
-        if isinstance(node, cst.UnaryOperation):
-            return not isinstance(node.operator, cst.Not) and self.is_tensor(node.expression)
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.UnaryOperation:
+            return type(node.operator) is not cst.Not and self.is_tensor(node.expression)
+        if type(node) is cst.Comparison:
             return self.is_tensor_comparison(node)
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             fallback = none_fallback(node)
             if fallback is not None and fallback[0] in self.fn.presumed and fallback[0] in self.fn.params:
                 return not self.is_host_value(fallback[1])  # ``self.causal if causal is None else causal``
             return self.is_tensor(node.body) or self.is_tensor(node.orelse)
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             return self.is_tensor(node.value)
         return False
 
@@ -220,25 +220,25 @@ class TensorOracle(HostTaint):
     def is_host_data(self, node: cst.BaseExpression | None) -> bool:
         """Python data we can vouch for: literals, ``len()``/``int()``..., ``.item()``/``.size()``, ``x.shape[i]``,
         numpy/math results and methods of host data (``arr.sum()``)."""
-        if isinstance(node, (*HOST_LITERALS, cst.Integer, cst.Float)):
+        if type(node) in (*HOST_LITERALS, cst.Integer, cst.Float):
             return True
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.fn.hosts or node.value in self.fn.positions or self.is_module_constant(node)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Name):
+            if type(func) is cst.Name:
                 if func.value in ("sum", "min", "max", "abs", "list", "tuple", "sorted"):  # of tensors, a tensor:
                     # ``sum(losses)``; ``list(prompt_tokens)`` of a ``list[int]`` is host data
                     return bool(node.args) and all(self.is_host_data(a.value) for a in node.args)
                 return func.value in HOST_SCALAR_CALLS
             if (resolve(func, self.imports) or "").startswith(HOST_LIBRARIES):
                 return True
-            return isinstance(func, cst.Attribute) and (
+            return type(func) is cst.Attribute and (
                 func.attr.value in HOST_METHODS or self.is_host_data(func.value)
             )
-        if isinstance(node, cst.Subscript):
-            return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
-        if isinstance(node, cst.BinaryOperation):  # no operand a tensor, one of them host data
+        if type(node) is cst.Subscript:
+            return type(node.value) is cst.Attribute and node.value.attr.value == "shape"
+        if type(node) is cst.BinaryOperation:  # no operand a tensor, one of them host data
             leaves = operands(node)
             return not any(map(self.is_tensor, leaves)) and any(map(self.is_host_data, leaves))
         return False
@@ -252,13 +252,13 @@ class TensorOracle(HostTaint):
         one (``ids = []`` then ``ids.append(i)`` is one too) or a ``self`` field only ever stored one
         (``self.banned = list(ids)`` in ``__init__``, read in another method). Indexing a device tensor
         with one copies it to the device (GL208); a name or a field that may hold an int is not one."""
-        if isinstance(node, cst.List):
+        if type(node) is cst.List:
             return bool(node.elements)
-        if isinstance(node, cst.ListComp):
+        if type(node) is cst.ListComp:
             return True
-        if isinstance(node, cst.Call):
-            return isinstance(node.func, cst.Name) and node.func.value == "list" and "list" not in self.imports
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Call:
+            return type(node.func) is cst.Name and node.func.value == "list" and "list" not in self.imports
+        if type(node) is cst.Name:
             return node.value in self.fn.lists
         attr = self.is_self_attr(node)
         return attr is not None and self.cls is not None and attr in self.cls.list_attrs \
@@ -267,9 +267,9 @@ class TensorOracle(HostTaint):
     # -- bindings ----------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Record what an assignment (or a ``for`` target) makes of its target."""
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             elements = [el.value for el in target.elements]
-            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
+            if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(elements):
                 for el, val in zip(elements, value.elements):
                     self.bind(el, val.value)
                 return
@@ -278,7 +278,7 @@ class TensorOracle(HostTaint):
                 self._set(el, tensor, False)
             if _unpacks_shape(value):  # ``bsz, seqlen = ids.shape``: Python sizes
                 for el in elements:
-                    if isinstance(el, cst.Name):
+                    if type(el) is cst.Name:
                         self.fn.hosts.add(el.value)
                         self.fn.shapes.add(el.value)
             return
@@ -286,11 +286,11 @@ class TensorOracle(HostTaint):
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
         tensor = value is not None and self.is_tensor(value) and not constant_name(target)
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
              else self.fn.compared.discard)(target.value)
         pinned = value is not None and is_pinned_value(value, self)
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no
             # constant, a loop may advance it after this binding (walked before the loop body); a bool
             # literal (``pad = True if use_cache else False``) is a Python bool, which nothing advances
@@ -307,21 +307,21 @@ class TensorOracle(HostTaint):
             (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
             (self.fn.shapes.add if shape_only(value, self.fn.shapes) else self.fn.shapes.discard)(target.value)
             (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)
-            picked = isinstance(value, cst.Subscript) and "device" in (dotted_name(value.value) or "").split(".")[-1]
+            picked = type(value) is cst.Subscript and "device" in (dotted_name(value.value) or "").split(".")[-1]
             (self.fn.picked_devices.add if picked else self.fn.picked_devices.discard)(target.value)
         attr = self.is_self_attr(target)
         if attr is not None and self.cls is not None and pinned:
             self.cls.pinned_attrs.add(attr)
         if attr is not None and self.cls is not None and not tensor and self.is_host_data(value):
             self.cls.host_attrs.add(attr)
-        listed = value is not None and (self.is_list_value(value) or isinstance(value, cst.List))  # ``ids = []``
-        if isinstance(target, cst.Name):
+        listed = value is not None and (self.is_list_value(value) or type(value) is cst.List)  # ``ids = []``
+        if type(target) is cst.Name:
             (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
         elif attr is not None and self.cls is not None and listed:
             self.cls.list_attrs.add(attr)
-        elif attr is not None and self.cls is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+        elif attr is not None and self.cls is not None and not (type(value) is cst.Name and value.value == "None"):
             self.cls.other_attrs.add(attr)  # ``self.ids = 0`` somewhere: the field is not only a list
-        if attr is not None and self.cls is not None and isinstance(value, cst.Call):
+        if attr is not None and self.cls is not None and type(value) is cst.Call:
             made = resolve(value.func, self.imports)
             if made in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 self.cls.weight_attrs.add(attr)
@@ -329,7 +329,7 @@ class TensorOracle(HostTaint):
                 self.cls.param_containers.add(attr)
             elif layer_tensors(made):
                 self.cls.layer_attrs[attr] = layer_tensors(made)
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             alias = self.module_source(value)
             if alias is not None:
                 self.fn.module_aliases[target.value] = alias
@@ -338,9 +338,9 @@ class TensorOracle(HostTaint):
 
     def module_source(self, value: cst.BaseExpression | None) -> str | None:
         """``self.layers[i]`` / ``self.attn`` / an alias of them -> the attribute name."""
-        if isinstance(value, cst.Subscript):
+        if type(value) is cst.Subscript:
             value = value.value
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return self.fn.module_aliases.get(value.value)
         attr = self.is_self_attr(value) if value is not None else None
         if attr is not None and self.cls is not None and attr in self.cls.module_attrs:
@@ -359,7 +359,7 @@ class TensorOracle(HostTaint):
             comp = comp.inner_for_in
 
     def _set(self, target: cst.BaseExpression, tensor: bool, boolean: bool) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             names, bools = self.fn.tensors, self.fn.bools
             key = target.value
             self.fn.elements.pop(key, None)

@@ -59,29 +59,29 @@ CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "s
 
 def literal(node: cst.BaseExpression | None) -> tuple | None:
     """``("c", v)`` for a literal, else None."""
-    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+    if type(node) is cst.Name and node.value in ("None", "True", "False"):
         return ("c", {"None": None, "True": True, "False": False}[node.value])
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         try:
             return ("c", node.evaluated_value)
         except Exception:  # an f-string prefix or bytes libcst cannot evaluate: no literal
             return None
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if type(node) in (cst.Integer, cst.Float):
         return ("c", node.evaluated_value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
-            and isinstance(node.expression, (cst.Integer, cst.Float)):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus \
+            and type(node.expression) in (cst.Integer, cst.Float):
         return ("c", -node.expression.evaluated_value)
     return None
 
 
 def config_field(node: cst.BaseExpression) -> str | None:
     """``config.x``, ``self.config.x``, ``self.x``: the field's name."""
-    if not isinstance(node, cst.Attribute):
+    if type(node) is not cst.Attribute:
         return None
     owner = node.value
-    if isinstance(owner, cst.Name):
+    if type(owner) is cst.Name:
         name = owner.value
-    elif isinstance(owner, cst.Attribute):
+    elif type(owner) is cst.Attribute:
         name = owner.attr.value
     else:
         return None
@@ -181,7 +181,7 @@ class ValueFacts:
         a name a loop binds is unknown at the loop's top, :meth:`loop`). Inside ``try`` it may
         also still hold what it held (the statement may not have run): a union there. Anything
         but a literal, a parameter, a field, an object or another such local is unknown."""
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             name = target.value
             self.carried.pop(name, None)
             known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) if self.in_try else ()
@@ -190,10 +190,10 @@ class ValueFacts:
                 self.assigns[name] = None  # unknown on every path: nothing left to decide
             else:  # unknown only under its branch: a branch the values rule out binds nothing
                 self.assigns[name] = (*known, (found, self.binding_cond()))
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for el in target.elements:
                 self.stored(el.value)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self.stored(target.value)
 
     def loop(self, stmt: cst.For | cst.While, loop_id: int = 0, carried: dict[str, tuple] | None = None) -> None:
@@ -202,7 +202,7 @@ class ValueFacts:
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
         for node in preorder(stmt):
-            target = node.target if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For)) else None
+            target = node.target if type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) else None
             for name in (bound_names(target) if target is not None else ()):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
@@ -267,18 +267,18 @@ class ValueFacts:
         tested = tested_class(node)  # ``isinstance(self.backbone, Fused)`` (:mod:`.classtests`)
         if tested is not None:
             return tested
-        if isinstance(node, NEVER_NONE) or (isinstance(node, cst.UnaryOperation) and literal(node) is None):
+        if type(node) in NEVER_NONE or (type(node) is cst.UnaryOperation and literal(node) is None):
             return ("o",)
-        if isinstance(node, (cst.IfExp, cst.BooleanOperation)):
+        if type(node) in (cst.IfExp, cst.BooleanOperation):
             return compound_value(self, node)  # ``mask if c else None``, ``mask or None``
-        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+        if type(node) is cst.Call and not (type(node.func) is cst.Name and node.func.value == "getattr"):
             if not node.args and backend_value(node) is not None:
                 return backend_value(node)  # ``torch.npu.is_available()`` (:mod:`.backends`)
             if _constructs(node.func) or self.is_tensor(node):
                 return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
             expr = self.call_exprs.get(id(node))
             return ("r", expr) if expr is not None else None  # what the call graph's targets return
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             if node.value == "self":
                 return ("self",)
             if node.value not in self.assigns:  # a module-level ``use_torch_npu`` (:mod:`.backends`)
@@ -288,48 +288,48 @@ class ValueFacts:
         attr = config_field(node)
         if attr is not None:
             return ("f", attr)
-        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"
-                and len(node.args) == 3 and isinstance(node.args[1].value, cst.SimpleString)):
+        if (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr"
+                and len(node.args) == 3 and type(node.args[1].value) is cst.SimpleString):
             default = literal(node.args[2].value)
             key = node.args[1].value.evaluated_value
             if default is not None and isinstance(key, str) and config_field(cst.Attribute(node.args[0].value, cst.Name(key))):
                 return ("g", key, default[1])
-        return backend_value(node) if isinstance(node, cst.Attribute) else None  # ``utils.USE_NPU``
+        return backend_value(node) if type(node) is cst.Attribute else None  # ``utils.USE_NPU``
 
     def condition(self, test: cst.BaseExpression, shapes: set[str]) -> tuple:
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             inner = self.condition(test.expression, shapes)
             return UNKNOWN if inner == UNKNOWN else ("not", inner)
-        if isinstance(test, cst.IfExp):
+        if type(test) is cst.IfExp:
             return compound_condition(self, test, shapes)
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             left, right = self.condition(test.left, shapes), self.condition(test.right, shapes)
-            return ("and" if isinstance(test.operator, cst.And) else "or", left, right)
+            return ("and" if type(test.operator) is cst.And else "or", left, right)
         tested = tested_class(test)
         if tested is not None:
             return ("t", tested)
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             op, other = test.comparisons[0].operator, test.comparisons[0].comparator
             if _shape_test(test.left, other, shapes):
                 return SHAPE
             value, const = self.value(test.left), literal(other)
             if const is None or value is None:
                 value, const = self.value(other), literal(test.left)
-            if isinstance(op, (cst.In, cst.NotIn)):
+            if type(op) in (cst.In, cst.NotIn):
                 return self._membership(test.left, op, other)
             flipped = const is not None and literal(other) is None  # ``0 < top_k``: ``top_k > 0``
             if value is None or const is None or value[0] == "c":
                 return UNKNOWN
-            if isinstance(op, (cst.Is, cst.IsNot)):
+            if type(op) in (cst.Is, cst.IsNot):
                 base = ("is", value, const[1])
-            elif isinstance(op, (cst.Equal, cst.NotEqual)):
+            elif type(op) in (cst.Equal, cst.NotEqual):
                 base = ("eq", value, const[1])
             elif type(op) in ORDERED:
                 name = ORDERED[type(op)]
                 return ("cmp", value, FLIPPED[name] if flipped else name, const[1])
             else:
                 return UNKNOWN
-            return ("not", base) if isinstance(op, (cst.IsNot, cst.NotEqual)) else base
+            return ("not", base) if type(op) in (cst.IsNot, cst.NotEqual) else base
         value = self.value(test)
         return ("t", value) if value is not None and value[0] != "self" else UNKNOWN
 
@@ -374,7 +374,7 @@ class ValueFacts:
 
 def _constructs(func: cst.BaseExpression) -> bool:
     """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
     return name[:1].isupper() and not name.isupper()
 
 

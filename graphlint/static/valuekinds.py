@@ -86,26 +86,26 @@ def _reads_counter(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
 
 
 def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if type(node) in (cst.Integer, cst.Float):
         return True
-    if isinstance(node, cst.Name):  # ``return True``: a Python bool
+    if type(node) is cst.Name:  # ``return True``: a Python bool
         return node.value in ("True", "False") or node.value in oracle.fn.ints
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func = node.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return func.value in NUMBER_CALLS and func.value not in oracle.imports
-        return isinstance(func, cst.Attribute) and func.attr.value in NUMBER_METHODS and bool(
+        return type(func) is cst.Attribute and func.attr.value in NUMBER_METHODS and bool(
             func.attr.value != "size" or node.args)  # ``x.size()`` is a torch.Size
-    if isinstance(node, cst.Subscript):
-        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and len(node.slice) == 1 \
-            and not isinstance(node.slice[0].slice, cst.Slice)
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.Subscript:
+        return type(node.value) is cst.Attribute and node.value.attr.value == "shape" and len(node.slice) == 1 \
+            and type(node.slice[0].slice) is not cst.Slice
+    if type(node) is cst.BinaryOperation:
         return _is_number(node.left, oracle) and _is_number(node.right, oracle)
-    if isinstance(node, cst.Comparison):  # of Python numbers: a Python bool (``len(xs) > 0``)
+    if type(node) is cst.Comparison:  # of Python numbers: a Python bool (``len(xs) > 0``)
         return _is_number(node.left, oracle) and all(_is_number(c.comparator, oracle) for c in node.comparisons)
-    if isinstance(node, cst.BooleanOperation):
+    if type(node) is cst.BooleanOperation:
         return _is_number(node.left, oracle) and _is_number(node.right, oracle)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
         return True  # ``not x`` is a Python bool whatever ``x`` is (its read-back, if any, is ``x``'s)
     return False
 
@@ -346,14 +346,14 @@ def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     names bound from shapes (``(batch_size, seq_len)`` after ``batch_size, seq_len = ids.shape``).
     Only an argument's kind: as a parameter fact it keeps ``if input_shape[-1] > 1:`` from being
     taken for a device read."""
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value == "shape"
-    if isinstance(node, cst.Call):
-        return isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" and not node.args
-    if isinstance(node, cst.Tuple) and node.elements:
-        return all(not isinstance(el, cst.StarredElement) and not oracle.is_tensor(el.value)
+    if type(node) is cst.Call:
+        return type(node.func) is cst.Attribute and node.func.attr.value == "size" and not node.args
+    if type(node) is cst.Tuple and node.elements:
+        return all(type(el) is not cst.StarredElement and not oracle.is_tensor(el.value)
                    and (_is_number(el.value, oracle) or oracle.is_host_data(el.value)
-                        or (isinstance(el.value, cst.Name) and el.value.value in oracle.fn.shapes))
+                        or (type(el.value) is cst.Name and el.value.value in oracle.fn.shapes))
                    for el in node.elements)
     return False
 

@@ -18,7 +18,7 @@ from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
 from graphlint.static.defaultdevice import device_context
 from graphlint.static.derefs import deref_conditions
-from graphlint.static.cstwalk import bound_names
+from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
@@ -187,14 +187,14 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         index = 0
         stmts = tuple(stmts)
         for position, stmt in enumerate(stmts):
-            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,)
+            smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
             for small in smalls:
                 self.order += 1
                 if type(small) in EXITS:
                     note_exit(self.func, self.loop_ids, small)
                 self.path.append((field, index))
                 try:
-                    if isinstance(small, cst.BaseSmallStatement):
+                    if type(small) in SMALL_STATEMENTS:
                         derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
                         self.small(small)
                         self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
@@ -216,21 +216,21 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.values.call_exprs.clear()
         self.oracle.readback_seen = False
         self.flows.statement()
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             self.function(stmt)
-        elif isinstance(stmt, cst.ClassDef):
+        elif type(stmt) is cst.ClassDef:
             self.klass(stmt)
-        elif isinstance(stmt, cst.If):
+        elif type(stmt) is cst.If:
             chosen = iterations_chosen(stmt, self.loop_target, self.oracle)
             self.oracle.fn.readbacks.update(chosen)
             self.if_(stmt)
             if chosen and not only_skips(stmt):
                 self.oracle.fn.readbacks.difference_update(chosen)
-        elif isinstance(stmt, (cst.For, cst.While)):
+        elif type(stmt) in (cst.For, cst.While):
             self.loop(stmt)
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             self.with_(stmt)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        elif type(stmt) in (cst.Try, cst.TryStar):
             self.values.in_try += 1
             optional = catches_import_error(stmt)  # ``try: import ext`` / ``except ImportError``: optional
             try:
@@ -247,7 +247,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     self.suite(stmt.finalbody.body, "finalbody")
             finally:
                 self.values.in_try -= 1
-        elif isinstance(stmt, cst.Match):
+        elif type(stmt) is cst.Match:
             self.expr(stmt.subject)
             for i, case in enumerate(stmt.cases):
                 self.suite(case.body, f"cases.{i}")

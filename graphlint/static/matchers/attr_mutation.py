@@ -40,26 +40,26 @@ class AttrMutation(Matcher):
         self.uses: dict[str, list] = defaultdict(list)
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
-        if isinstance(node, (cst.AugAssign, cst.Assign)):
+        if type(node) in (cst.AugAssign, cst.Assign):
             if ctx.function_name == "__init__":
                 return
-            targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+            targets = [node.target] if type(node) is cst.AugAssign else [t.target for t in node.targets]
             for target in targets:
                 attr = ctx.oracle.is_self_attr(target)
                 if attr is None or ctx.oracle.is_tensor(target):
                     continue
-                if isinstance(node, cst.AugAssign) or attr in self_attrs(node.value, set()):
+                if type(node) is cst.AugAssign or attr in self_attrs(node.value, set()):
                     self.mutated.add(attr)
             return
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             if ctx.oracle.is_host_attr(node.value):
                 return  # ``self.io_pairs[self.current]``: a Python list picked by a Python int, no tensor
-            if isinstance(node.value, cst.Name) and not ctx.oracle.is_tensor(node.value):
+            if type(node.value) is cst.Name and not ctx.oracle.is_tensor(node.value):
                 return  # ``text[self.print_len:]``: a local not known to hold a tensor (a string, a list)
             exprs = [el.slice for el in node.slice]
         else:
             func = node.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else ""
+            name = func.attr.value if type(func) is cst.Attribute else ""
             if name not in SHAPE_METHODS and name not in SHAPE_FUNCS:
                 return
             exprs = [a.value for a in node.args]

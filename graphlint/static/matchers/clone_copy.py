@@ -19,10 +19,10 @@ from graphlint.static.names import dotted_name, resolve
 def _cloned(node: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
     """What ``node`` clones whole (``x.clone()``, ``torch.clone(x)``), else None. Written into a
     tensor, whatever has a ``.clone()`` is one."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "clone" and not node.args:
+    if type(func) is cst.Attribute and func.attr.value == "clone" and not node.args:
         return func.value
     if resolve(func, ctx.imports) == "torch.clone" and len(node.args) == 1 and node.args[0].keyword is None:
         return node.args[0].value

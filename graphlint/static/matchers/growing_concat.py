@@ -105,6 +105,11 @@ def tail_window(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Subscript) and any(_negative(low) for low in _lower_bounds(value))
 
 
+#: what each name of ``a, b = f()`` is bound to here: one node built once (a node's validation is
+#: costly, and nothing keeps it)
+_UNPACKED = cst.Element(cst.Name("_"))
+
+
 class GrowingConcat(Matcher):
     kind = "growing-concat"
     node_types = ("Assign", "AugAssign", "Return")
@@ -123,15 +128,15 @@ class GrowingConcat(Matcher):
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
             self.state.reset()
-        if isinstance(node, cst.Return):
+        if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
                 ctx.emit(raw)
             return
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             self.state.augment(node.target, node.value)
             return
         value = node.value
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and not value.args \
                 and value.func.attr.value in KEEPS:  # ``torch.cat([x, new]).detach()`` grows ``x`` as well
             value = value.func.value
         first = self.concat_first(value, ctx)
@@ -162,21 +167,21 @@ class GrowingConcat(Matcher):
 
     def concat_first(self, value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
         """The first tensor of ``torch.cat([first, ...])``, else None."""
-        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+        if type(value) is not cst.Call or not value.args or value.args[0].keyword is not None:
             return None
         parts = value.args[0].value
-        if not isinstance(parts, (cst.List, cst.Tuple)) or not parts.elements:
+        if type(parts) not in (cst.List, cst.Tuple) or not parts.elements:
             return None
         return parts.elements[0].value if resolve(value.func, ctx.imports) in self.callees else None
 
     def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):  # ``pages, self.free = self.free[:n], self.free[n:]``
-            values = list(value.elements) if isinstance(value, (cst.Tuple, cst.List)) else []
+        if type(target) in (cst.Tuple, cst.List):  # ``pages, self.free = self.free[:n], self.free[n:]``
+            values = list(value.elements) if type(value) in (cst.Tuple, cst.List) else []
             if len(values) != len(target.elements):
-                values = [cst.Element(cst.Name("_"))] * len(target.elements)  # one value unpacked: no window
+                values = [_UNPACKED] * len(target.elements)  # one value unpacked: no window
             for t, v in zip(target.elements, values):
                 self.note_binding(t.value, v.value, ctx)
-        elif isinstance(target, cst.Name):
+        elif type(target) is cst.Name:
             self.bound.add(target.value)
             self.depth[target.value] = ctx.loop_depth
             if tail_window(value):

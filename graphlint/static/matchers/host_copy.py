@@ -51,23 +51,23 @@ class HostCopy(Matcher):
         self.seen = 0  # the id of the ``.to`` call an assignment's visit already matched
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             value = node.value
-            if isinstance(value, cst.Call):  # ``ids = ids.to(dev, non_blocking=True)``: before the rebinding
+            if type(value) is cst.Call:  # ``ids = ids.to(dev, non_blocking=True)``: before the rebinding
                 self.device_copy(value, ctx)
                 self.seen = id(value)
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+        if type(func) is cst.Attribute and func.attr.value == "to":
             if id(node) != self.seen:
                 self.device_copy(node, ctx)
             return
-        if not isinstance(func, cst.Attribute) or func.attr.value != "copy_" or not node.args:
+        if type(func) is not cst.Attribute or func.attr.value != "copy_" or not node.args:
             return
         source, local = node.args[0].value, ctx.oracle.fn.pageable
-        if isinstance(func.value, cst.Name) and func.value.value in local:
+        if type(func.value) is cst.Name and func.value.value in local:
             return  # host to host
-        if isinstance(source, cst.Name) and source.value in local:
+        if type(source) is cst.Name and source.value in local:
             ctx.report(self.rule, node, source.value)
             return
         attr = ctx.oracle.is_self_attr(source)

@@ -38,12 +38,12 @@ class MaskIndex(Matcher):
     node_types = ("Subscript", "Assign")
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             value = node.value
             if not ctx.oracle.is_tensor(value) or is_cpu_tensor(value, ctx.oracle):
                 return
             for target in node.targets:
-                if isinstance(target.target, cst.Subscript) and _mask(target.target, ctx, written=True):
+                if type(target.target) is cst.Subscript and _mask(target.target, ctx, written=True):
                     ctx.report(self.rule, target.target, "boolean mask write of a tensor")
                     return
             return

@@ -67,10 +67,10 @@ class RebuiltBuffer(Matcher):
     @staticmethod
     def update(value: cst.BaseExpression, ctx: MatchContext) -> tuple[cst.BaseExpression, str] | None:
         """(receiver, method) of ``r.index_copy(...)`` / ``torch.index_copy(r, ...)``, else None."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in WRITES and not is_imported_root(func.value, ctx.imports):
+        if type(func) is cst.Attribute and func.attr.value in WRITES and not is_imported_root(func.value, ctx.imports):
             return func.value, func.attr.value
         name = resolve(func, ctx.imports) or ""
         if name.startswith("torch.") and name[6:] in WRITES and value.args and value.args[0].keyword is None:
@@ -100,12 +100,12 @@ class RebuiltBuffer(Matcher):
             ctx.report(self.rule, node.value, f".{method}()")
 
     def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, depth: int) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):  # ``cache_k, cache_v = kv_cache``: parts of one buffer
-            values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) \
+        if type(target) in (cst.Tuple, cst.List):  # ``cache_k, cache_v = kv_cache``: parts of one buffer
+            values = [e.value for e in value.elements] if type(value) in (cst.Tuple, cst.List) \
                 and len(value.elements) == len(target.elements) else [value] * len(target.elements)
             for t, v in zip(target.elements, values):
                 self.note_binding(t.value, v, depth)
-        elif isinstance(target, cst.Name):
+        elif type(target) is cst.Name:
             self.depth[target.value] = depth
             if _alias(value):
                 self.aliases.add(target.value)

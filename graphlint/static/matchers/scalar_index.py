@@ -75,8 +75,8 @@ class ScalarIndex(Matcher):
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         oracle = ctx.oracle
-        if isinstance(node, cst.Call):
-            if isinstance(node.func, cst.Name):
+        if type(node) is cst.Call:
+            if type(node.func) is cst.Name:
                 if node.func.value not in ctx.local_names and any(
                         is_scalar_tensor(arg.value, oracle) for arg in node.args if arg.keyword is None):
                     ctx.report(self.rule, node, "range()")
@@ -85,10 +85,10 @@ class ScalarIndex(Matcher):
             return
         for element in node.slice:
             part = element.slice
-            if isinstance(part, cst.Slice) and any(
+            if type(part) is cst.Slice and any(
                     bound is not None and is_scalar_tensor(bound, oracle) for bound in (part.lower, part.upper, part.step)):
                 ctx.report(self.rule, node, "a slice bound")
                 return
-            if isinstance(part, cst.Index) and is_scalar_tensor(part.value, oracle):
+            if type(part) is cst.Index and is_scalar_tensor(part.value, oracle):
                 ctx.report(self.rule, node, "an index")
                 return

@@ -28,25 +28,25 @@ def is_host_value(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     """A Python number that may differ from step to step: not a literal, not a tensor, and not a
     name we know nothing about (it may well be a tensor we could not prove)."""
     oracle = ctx.oracle
-    if isinstance(node, LITERALS) or shape_only(node, oracle.fn.shapes):
+    if type(node) in LITERALS or shape_only(node, oracle.fn.shapes):
         return False
-    if isinstance(node, cst.Name):  # only names we know hold Python data (a parameter ``step: int``)
+    if type(node) is cst.Name:  # only names we know hold Python data (a parameter ``step: int``)
         facts = oracle.fn
         return node.value in facts.hosts or node.value in facts.positions or node.value in facts.readbacks
-    if isinstance(node, cst.Attribute):  # ``self.step_count``; other attributes may be anything
+    if type(node) is cst.Attribute:  # ``self.step_count``; other attributes may be anything
         if oracle.is_self_attr(node) is None:
             return False
         return not oracle.is_tensor(node) and oracle.module_source(node) is None
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         return is_host_value(node.expression, ctx)
-    if isinstance(node, cst.BinaryOperation):  # no operand a tensor, one of them a host value
+    if type(node) is cst.BinaryOperation:  # no operand a tensor, one of them a host value
         leaves = operands(node)
         return not any(map(oracle.is_tensor, leaves)) and any(is_host_value(leaf, ctx) for leaf in leaves)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func = node.func
-        if isinstance(func, cst.Name):  # ``int(n)``, but not ``float("inf")``: a constant
-            return func.value in HOST_CALLS and not all(isinstance(a.value, LITERALS) for a in node.args)
-        return isinstance(func, cst.Attribute) and func.attr.value in HOST_METHODS
+        if type(func) is cst.Name:  # ``int(n)``, but not ``float("inf")``: a constant
+            return func.value in HOST_CALLS and not all(type(a.value) in LITERALS for a in node.args)
+        return type(func) is cst.Attribute and func.attr.value in HOST_METHODS
     return False
 
 
@@ -68,23 +68,23 @@ class ScalarWrite(Matcher):
         self.pending: dict[str, list] = {}  # attribute -> deferred reports
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
-        if isinstance(node, (cst.Assign, cst.AugAssign)) and ctx.function_name != "__init__":
-            targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+        if type(node) in (cst.Assign, cst.AugAssign) and ctx.function_name != "__init__":
+            targets = [node.target] if type(node) is cst.AugAssign else [t.target for t in node.targets]
             self.assigned.update(a for t in targets if (a := ctx.oracle.is_self_attr(t)) is not None)
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             return
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             if not is_host_value(node.value, ctx):
                 return
             for target in node.targets:
                 t = target.target
-                if isinstance(t, cst.Subscript) and ctx.oracle.is_tensor(t.value):
+                if type(t) is cst.Subscript and ctx.oracle.is_tensor(t.value):
                     self._report(node.value, t, "item assignment", ctx)
                     return
             return
         func = node.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in self.methods
             and len(node.args) == 1
             and ctx.oracle.is_tensor(func.value)
