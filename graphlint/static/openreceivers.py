@@ -62,6 +62,7 @@ def resolve_open(graph, raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos:
             raw.setdefault(fid, []).extend((target, s) for target in picked)
         graph.unresolved[fid] = [s for s in graph.unresolved.get(fid, ()) if s.expr != site.expr]
         out.append((fid, site, picked))
+    graph.by_class = {(fid, site.expr): picked for fid, site, picked in out}  # what the loops' reasons say
     return out
 
 
