@@ -164,6 +164,9 @@ def _record_assignment(func, order: int, targets, value, augmented: bool) -> Non
     for target in targets:
         for name in _targets(target):
             srcs = (*sources, name) if augmented else sources
+            if type(target) is cst.Subscript and type(target.value) is cst.Name:  # ``probs[probs < cut] = 0``: the
+                index = tuple(n for el in target.slice for n in names_in(el))  # rest kept, updated where the index says
+                srcs = (*srcs, *index, name)
             if srcs:
                 func.derives.append((order, name, srcs))
 
@@ -306,7 +309,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
                 returned.get(id(stmt)) or returned.setdefault(id(stmt), {id(n) for n in preorder(stmt.value)})):
             raw.flags = raw.flags | {"returned"}  # used only if the caller uses what it returns
             continue
-        if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
+        if type(stmt) is not cst.Assign or not _binds_read(stmt.value, raw.anchor):
             continue
         raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.stepresult.intermediate`)
         bound = [n for t in stmt.targets for n in _targets(t.target)]
@@ -320,6 +323,18 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
                     names[node.value] = names.get(node.value, 0) + 1
         if all(names.get(n, 0) <= 1 for n in bound):  # its own binding is its one mention
             raw.flags = raw.flags | {"discarded"}
+
+
+#: what turns a value already on the host into Python or NumPy data: ``t.cpu().numpy()`` binds what ``.cpu()`` read
+HOST_CONVERSIONS = frozenset(("numpy", "tolist", "item"))
+
+
+def _binds_read(value: cst.BaseExpression, anchor: cst.CSTNode) -> bool:
+    """Whether ``value`` is the read ``anchor``, or it under host conversions (``x.cpu().numpy()``)."""
+    while value is not anchor and type(value) is cst.Call and not value.args \
+            and type(value.func) is cst.Attribute and value.func.attr.value in HOST_CONVERSIONS:
+        value = value.func.value
+    return value is anchor
 
 
 LITERALS = (cst.Integer, cst.Float, cst.SimpleString)

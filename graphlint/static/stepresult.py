@@ -203,7 +203,8 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
-                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))):
+                origin = frozenset() if isinstance(result, StepResult) else frozenset(result)
+                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr)), origin):
                     continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,
                                per_element(fn, cand.loops, per_token)))
@@ -343,25 +344,48 @@ def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
     return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
 
 
-def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
+def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True,
+                 origin: frozenset[str] = frozenset()) -> bool:
     """Whether the read's host value (what its statement binds, and what derives from that later)
     meets the data it read (``cand.reads`` and what derives from them without it) in one later
     call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
     0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
     threshold, a count, a scale applied back to the same data -- so the value read is an
-    intermediate of the step, not its result."""
+    intermediate of the step, not its result. ``origin``: in a function the loop calls, the
+    parameters given the step's result; the data read then includes the earlier names of the same
+    result it was computed from (``sorted_probs = probs[ids]``: a cut applied back to ``probs``
+    after ``cumsum(sorted_probs).cpu()`` is one)."""
     if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
         return False
     later = [d for d in fn.derives if d[0] > cand.order]
-    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
+    bound = {t for order, t, _ in fn.derives if order == cand.order}
+    host = derived(bound, later)
     if not host:
         return False
     read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
-    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
+    # the device data read, before the read: a name the read rebinds (``probs = probs.cpu()``) holds host data after it
+    seeds = (set(cand.reads) | (_sources(cand, fn, origin, read_at) if origin else set())) - bound
+    data = derived(seeds, [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - (host - seeds)
     uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
     return any(u & host and u & data for u in uses)
+
+
+def _sources(cand: Candidate, fn: FunctionInfo, origin: frozenset[str], read_at: set[int]) -> set[str]:
+    """The names the read's data was computed from earlier in ``fn``, back to (not past) the step's
+    result as ``fn`` received it: every name between is the same result."""
+    earlier = [d for d in fn.derives if d[0] < cand.order and d[0] not in read_at]
+    same = derived(set(origin), earlier)
+    out, todo = set(), list(cand.reads)
+    while todo:
+        name = todo.pop()
+        for _, target, sources in earlier:
+            if target == name:
+                new = [n for n in sources if n in same and n not in out]
+                out.update(new)
+                todo.extend(new)
+    return out
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
