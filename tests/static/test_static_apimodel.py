@@ -60,3 +60,10 @@ def test_a_tensor_compared_with_none_is_no_truth_test():
     """
     findings = analyze({"loop.py": src})
     assert [(f.line, f.rule) for f in findings if f.rule == "GL105"] == [(9, "GL105")]
+
+
+def test_a_cut_read_back_from_the_distribution_is_no_by_design_read(monkeypatch, tmp_path):
+    """``cumsum(sorted).cpu().numpy()`` and ``float(sorted[...])`` go on computing the distribution
+    (its cut is applied back to ``probs``): both are per-token syncs; the sampled id is the one read."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "sampler")
+    assert_marked(result.findings, load(FIXTURES / "sampler"))
