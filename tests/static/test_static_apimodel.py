@@ -67,3 +67,10 @@ def test_a_cut_read_back_from_the_distribution_is_no_by_design_read(monkeypatch,
     (its cut is applied back to ``probs``): both are per-token syncs; the sampled id is the one read."""
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "sampler")
     assert_marked(result.findings, load(FIXTURES / "sampler"))
+
+
+def test_a_column_of_a_compared_mask_indexes_by_mask(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "maskcol")
+    assert_marked(result.findings, load(FIXTURES / "maskcol"))
+    cols = sorted(f.col for f in result.findings if f.rule == "GL303")
+    assert len(cols) == 2  # the store through the mask and the read through it; not ``seen[...] = 1``
