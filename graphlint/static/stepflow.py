@@ -340,6 +340,15 @@ def _binds_read(value: cst.BaseExpression, anchor: cst.CSTNode) -> bool:
 LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
 
 
+def _custom_op(func: cst.BaseExpression) -> bool:
+    """``torch.ops.<namespace>.<op>``: a custom kernel, which writes the buffers it is handed."""
+    parts = []
+    while type(func) is cst.Attribute:
+        parts.append(func.attr.value)
+        func = func.value
+    return type(func) is cst.Name and func.value == "torch" and len(parts) >= 3 and parts[-1] == "ops"
+
+
 def _literal(node: cst.BaseExpression) -> bool:
     if type(node) is cst.UnaryOperation:
         node = node.expression
@@ -371,13 +380,16 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
     (``m = m.scatter(-1, idx, False)``), or an
     argument reads a local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each
     attribute an argument reads, which is per-step state when the project advances it in place
-    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`)."""
+    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`);
+    ``op-output`` when the buffer is handed to a custom op (``torch.ops.ext.gemm(a, b, y)``), which
+    writes its result there: the op's output, allocated as every eager op's is, no constant rebuilt."""
     mine = [r for r in raws[start:] if type(r.anchor) is cst.Call and (
         r.rule.params.get("step_data") is False or r.rule.params.get("in_graph") is False)]
     if not mine:
         return
     filled: set[str] = set()
     advanced: set[str] = set()
+    outputs: set[str] = set()
     nodes = list(preorder(body))
     bound = {t.target.value for node in nodes if type(node) is cst.Assign  # masks and indices the step computes
              and type(node.value) in (cst.Comparison, cst.Call, cst.BinaryOperation, cst.UnaryOperation)
@@ -391,6 +403,8 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
                           and type(t.target.value) is cst.Name and (not _literal(node.value) or _data_index(t.target, bound)))
             filled.update(t.target.value for t in node.targets if type(t.target) is cst.Name
                           and _refilled(t.target.value, node.value))
+        elif kind is cst.Call and _custom_op(node.func):  # ``torch.ops.ext.gemm(a, b, out)``: the kernel's output
+            outputs.update(a.value.value for a in node.args if type(a.value) is cst.Name)
         elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             method = node.func.attr.value
             if method.endswith("_") and method != "zero_" and any(not _literal(a.value) for a in node.args):
@@ -400,6 +414,9 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
         if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
                 and stmt.targets[0].target.value in filled:
             flags.add("step-data")
+        if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
+                and stmt.targets[0].target.value in outputs:
+            flags.add("op-output")
         args = [a.value for a in raw.anchor.args]
         if advanced.intersection(n for a in args for n in names_in(a)):
             flags.add("step-data")

@@ -74,3 +74,20 @@ def test_a_column_of_a_compared_mask_indexes_by_mask(monkeypatch, tmp_path):
     assert_marked(result.findings, load(FIXTURES / "maskcol"))
     cols = sorted(f.col for f in result.findings if f.rule == "GL303")
     assert len(cols) == 2  # the store through the mask and the read through it; not ``seen[...] = 1``
+
+
+def test_a_custom_kernels_output_buffer_is_no_constant_rebuilt():
+    src = """
+    import torch
+
+    def gemm(a, b):
+        c = torch.empty((a.shape[0], b.shape[-1]), dtype=a.dtype, device=a.device)
+        torch.ops.myext.gemm_fp16(a, b, c)
+        return c
+
+    def decode_step(x, w):
+        scale = torch.ones(4, device=x.device)
+        return gemm(x, w) * scale
+    """
+    found = sorted((f.line, f.rule) for f in analyze({"step.py": src}))
+    assert found == [(10, "GL201")]  # the constant rebuilt, not the kernel's output (5)
