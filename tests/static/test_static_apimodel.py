@@ -30,7 +30,8 @@ def test_a_generic_name_on_an_open_receiver_resolves_nothing(monkeypatch, tmp_pa
     assert [f for f in result.findings if f.category != "meta"] == []
 
 
-def test_entries_lists_the_call_resolved_by_class():
+def test_entries_lists_the_call_resolved_by_class(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the listing reads the call's line from the file
     files = {p: data for p, data in load(FIXTURES / "rnnlib").items()}
     out: list[DecodePath] = []
     link(summarize(files), builtin_rules(), options(), decode_out=out)
