@@ -363,9 +363,13 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
     if not host:
         return False
     read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
-    # the device data read, before the read: a name the read rebinds (``probs = probs.cpu()``) holds host data after it
-    seeds = (set(cand.reads) | (_sources(cand, fn, origin, read_at) if origin else set())) - bound
-    data = derived(seeds, [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - (host - seeds)
+    # the device data read, and (in a callee) what it was computed from; a name the read rebinds
+    # (``probs = probs.cpu()``) holds host data after it. Data the host value later overwrites is
+    # host data from then on (``ids[:] = torch.tensor(picked)``), unless it is an earlier name of the
+    # result the read came from, updated in place where the host value says (``probs[probs < cut] = 0``)
+    ancestors = _sources(cand, fn, origin, read_at) - bound if origin else set()
+    seeds = (set(cand.reads) - bound) | ancestors
+    data = derived(seeds, [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - (host - ancestors)
     uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
