@@ -43,6 +43,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import children, preorder
 from graphlint.static.facts import Compact
+from graphlint.static.readshapes import binds_read, custom_op
 from graphlint.static.stmtpaths import encode_path
 
 #: container methods that store their arguments into the receiver (``ids.append(tok)``)
@@ -309,7 +310,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
                 returned.get(id(stmt)) or returned.setdefault(id(stmt), {id(n) for n in preorder(stmt.value)})):
             raw.flags = raw.flags | {"returned"}  # used only if the caller uses what it returns
             continue
-        if type(stmt) is not cst.Assign or not _binds_read(stmt.value, raw.anchor):
+        if type(stmt) is not cst.Assign or not binds_read(stmt.value, raw.anchor):
             continue
         raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.stepresult.intermediate`)
         bound = [n for t in stmt.targets for n in _targets(t.target)]
@@ -325,28 +326,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
             raw.flags = raw.flags | {"discarded"}
 
 
-#: what turns a value already on the host into Python or NumPy data: ``t.cpu().numpy()`` binds what ``.cpu()`` read
-HOST_CONVERSIONS = frozenset(("numpy", "tolist", "item"))
-
-
-def _binds_read(value: cst.BaseExpression, anchor: cst.CSTNode) -> bool:
-    """Whether ``value`` is the read ``anchor``, or it under host conversions (``x.cpu().numpy()``)."""
-    while value is not anchor and type(value) is cst.Call and not value.args \
-            and type(value.func) is cst.Attribute and value.func.attr.value in HOST_CONVERSIONS:
-        value = value.func.value
-    return value is anchor
-
-
 LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
-
-
-def _custom_op(func: cst.BaseExpression) -> bool:
-    """``torch.ops.<namespace>.<op>``: a custom kernel, which writes the buffers it is handed."""
-    parts = []
-    while type(func) is cst.Attribute:
-        parts.append(func.attr.value)
-        func = func.value
-    return type(func) is cst.Name and func.value == "torch" and len(parts) >= 3 and parts[-1] == "ops"
 
 
 def _literal(node: cst.BaseExpression) -> bool:
@@ -403,7 +383,7 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
                           and type(t.target.value) is cst.Name and (not _literal(node.value) or _data_index(t.target, bound)))
             filled.update(t.target.value for t in node.targets if type(t.target) is cst.Name
                           and _refilled(t.target.value, node.value))
-        elif kind is cst.Call and _custom_op(node.func):  # ``torch.ops.ext.gemm(a, b, out)``: the kernel's output
+        elif kind is cst.Call and custom_op(node.func):  # ``torch.ops.ext.gemm(a, b, out)``: the kernel's output
             outputs.update(a.value.value for a in node.args if type(a.value) is cst.Name)
         elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             method = node.func.attr.value

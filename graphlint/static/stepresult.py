@@ -56,6 +56,7 @@ first read in a function the loop also calls before its model call.
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
+from graphlint.static.readshapes import result_sources
 from graphlint.static.stepflow import derived
 from graphlint.static.stmtpaths import follows_a_read
 
@@ -367,29 +368,13 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
     # (``probs = probs.cpu()``) holds host data after it. Data the host value later overwrites is
     # host data from then on (``ids[:] = torch.tensor(picked)``), unless it is an earlier name of the
     # result the read came from, updated in place where the host value says (``probs[probs < cut] = 0``)
-    ancestors = _sources(cand, fn, origin, read_at) - bound if origin else set()
+    ancestors = result_sources(cand, fn, origin, read_at) - bound if origin else set()
     seeds = (set(cand.reads) - bound) | ancestors
     data = derived(seeds, [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - (host - ancestors)
     uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
     return any(u & host and u & data for u in uses)
-
-
-def _sources(cand: Candidate, fn: FunctionInfo, origin: frozenset[str], read_at: set[int]) -> set[str]:
-    """The names the read's data was computed from earlier in ``fn``, back to (not past) the step's
-    result as ``fn`` received it: every name between is the same result."""
-    earlier = [d for d in fn.derives if d[0] < cand.order and d[0] not in read_at]
-    same = derived(set(origin), earlier)
-    out, todo = set(), list(cand.reads)
-    while todo:
-        name = todo.pop()
-        for _, target, sources in earlier:
-            if target == name:
-                new = [n for n in sources if n in same and n not in out]
-                out.update(new)
-                todo.extend(new)
-    return out
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
