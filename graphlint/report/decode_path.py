@@ -145,16 +145,31 @@ def unreached_notes(record: dict, limit: int | None = NOTES) -> list[str]:
     return out
 
 
+def by_class_listing(record: dict) -> list[str]:
+    """The calls on a receiver only an unbound parameter gives, resolved to the package's classes
+    that define the method (:mod:`graphlint.static.openreceivers`)."""
+    rows = record.get("by_class") or []
+    if not rows:
+        return []
+    out = [f"Resolved by class ({len(rows)}): a receiver only a parameter no caller binds gives (the user passes it);"
+           " followed into the checked paths' classes that define the method with a signature the call binds"]
+    for r in rows:
+        where = f"{r['path']}:{r['line']}" if r["line"] else r["path"]
+        out.append(f"    {where}  {r['call']}(...)  in {r['function']}  ->  {', '.join(r['targets'])}")
+    return out
+
+
 def unreached_count(record: dict | None) -> int:
     return len(record["unreached"]) if record else 0
 
 
 def unresolved_listing(record: dict) -> list[str]:
-    """``graphlint entries``: every unresolved call at its line."""
+    """``graphlint entries``: every unresolved call at its line, and the calls resolved by class."""
+    out = by_class_listing(record)
     rows = record["unresolved"]
     if not rows:
-        return []
-    out = [f"Unresolved calls on the decode path ({len(rows)}): the call graph stops there"]
+        return out
+    out += [f"Unresolved calls on the decode path ({len(rows)}): the call graph stops there"]
     groups: dict[str, list[dict]] = {}
     for r in rows:
         groups.setdefault(r.get("kind", "not-followed"), []).append(r)

@@ -105,6 +105,8 @@ class CallGraph:
         self.objects.from_library, self.linker.implicit.bound_memo = {}, {}  # the solve's memos: not held to the peak
         #: function -> its call sites that look like project calls but resolve to nothing
         self.unresolved: dict[FuncId, list[CallSite]] = {}
+        #: (function, callee IR) -> the methods a call on an open receiver was given (:mod:`.openreceivers`)
+        self.by_class: dict[tuple[FuncId, tuple], tuple[FuncId, ...]] = {}
         self._callees: dict[tuple[int, bool], list[FuncId]] = {}
 
     def _compile_queries(self, infos: list[ModuleInfo]) -> None:

@@ -220,6 +220,8 @@ class Placement:
         scope = params.get("scope", "hot")
         if scope == "hot" and cand.flags and self.first_step_only(fid, cand):
             return None
+        if "op-output" in cand.flags:  # a custom kernel's output buffer (:func:`.stepflow.mark_step_data`)
+            return None
         placed = self._place(rule, fid, cand, captured, severity, scope)
         switch = next((f[7:] for f in cand.flags if f.startswith("opt-in:")), None) if placed else None
         if switch is not None and placed[1] == "error":  # ``if benchmark:`` runs only when asked for

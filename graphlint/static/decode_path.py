@@ -57,6 +57,9 @@ class DecodePath:
     decided: int = 0
     #: loops that run whole decodes, once per request or window (:mod:`.outerloops`): not checked
     outer_loops: list[OuterLoop] = field(default_factory=list)
+    #: calls on a receiver only an unbound parameter gives, resolved to the package's own classes
+    #: that define the method (:mod:`.openreceivers`): listed, no longer unresolved
+    by_class: list[UnresolvedCall] = field(default_factory=list)
 
     @property
     def evidence(self) -> list[Entry]:
@@ -68,8 +71,9 @@ class DecodePath:
         return bool(self.entries) and not self.evidence
 
 
-def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, options: StaticOptions,
-                rules: dict[str, Rule], find_unresolved: FindUnresolved) -> DecodePath:
+def hot_map(contexts: Contexts) -> dict[FuncId, frozenset[int] | None]:
+    """The decode path's functions: None for all of a function, or the ids of its hot loops (a
+    per-token loop's body only)."""
     placement = contexts.placement
     hot: dict[FuncId, frozenset[int] | None] = {}
     for context in ("graph", "eager", "host"):
@@ -78,6 +82,13 @@ def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, optio
                 hot[fid] = hot.get(fid, frozenset()) | loops
         for fid in placement.chains[context]:
             hot[fid] = None
+    return hot
+
+
+def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, options: StaticOptions,
+                rules: dict[str, Rule], find_unresolved: FindUnresolved, by_class=()) -> DecodePath:
+    placement = contexts.placement
+    hot = hot_map(contexts)
     names_on = not contexts.evidence and not options.entries and not options.recorded
     guessed = {f for f in placement.guessed if f in hot}
     return DecodePath(
@@ -85,6 +96,8 @@ def decode_path(infos: list[ModuleInfo], calls: Calls, contexts: Contexts, optio
         unresolved=find_unresolved(hot),
         unreached=unreached(infos, calls, set(hot), options, rules, names_on), names_on=names_on,
         decided=contexts.decided, outer_loops=list(contexts.outer_loops),
+        by_class=[UnresolvedCall(fid, site.expr, kind="by-class", targets=targets)
+                  for fid, site, targets in by_class if fid in hot],
     )
 
 

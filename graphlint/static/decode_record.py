@@ -80,6 +80,7 @@ def decode_path_record(path: DecodePath, lines: str = "all", shown: int = SHOWN)
         "unresolved": (unresolved_rows(path.unresolved) if lines == "all" else
                        [{"path": c.function[0], "function": c.function[1], "call": spelling(c.call), "kind": c.kind}
                         for c in path.unresolved] if full else []),
+        "by_class": by_class_rows(path, lines == "all"),
         "unreached": unreached_rows(path),
         "outer_loops": outer_loop_rows(path, with_lines=full),
     }
@@ -108,6 +109,19 @@ def unreached_rows(path: DecodePath) -> list[dict]:
     return [{"path": u.function[0], "line": u.hazards[0][0] if u.hazards else 0, "function": u.function[1],
              "why": u.why, "hazards": [{"line": line, "rule": code} for line, code in u.hazards]}
             for u in path.unreached]
+
+
+def by_class_rows(path: DecodePath, with_lines: bool) -> list[dict]:
+    """``{"path", "line", "function", "call", "targets"}`` per call resolved by class
+    (:mod:`.openreceivers`): a receiver only an unbound parameter gives, given the package's own
+    classes that define the method. Lines only when the output lists them."""
+    rows = []
+    for c in getattr(path, "by_class", ()):
+        row = unresolved_rows([c])[0] if with_lines else {
+            "path": c.function[0], "line": 0, "function": c.function[1], "call": spelling(c.call)}
+        row.pop("kind", None)
+        rows.append({**row, "targets": [qual for _, qual in c.targets]})
+    return rows
 
 
 def unresolved_kinds(calls: list[UnresolvedCall]) -> dict[str, int]:

@@ -11,13 +11,14 @@ from graphlint.static.arity import drop_unbindable
 from graphlint.static.callgraph import CallGraph
 from graphlint.static.capturedvalues import captured_values
 from graphlint.static.contexts import FuncId, bfs
-from graphlint.static.decode_path import DecodePath, decode_path
+from graphlint.static.decode_path import DecodePath, decode_path, hot_map
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
+from graphlint.static.openreceivers import resolve_open
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
 from graphlint.static.backends import backend_only, only_through as backend_through
@@ -72,6 +73,11 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     stage[0] = "decode entries"
     discovery = Discovery(infos, index, calls, options, graph)
     contexts = discovery.run()
+    by_class = resolve_open(graph, raw, infos, hot_map(contexts))  # a model the user passes in
+    if by_class:
+        calls = _merge(raw)
+        discovery = Discovery(infos, index, calls, options, graph)
+        contexts = discovery.run()
     stage[0] = "argument values"
     values = ArgValues(infos, raw)
     for _ in range(2):  # a branch decided dead takes its calls out of the hot code; decide again once
@@ -103,7 +109,8 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     stage[0] = "decode path"
     if decode_out is not None:
         decode_out.append(decode_path(infos, calls, contexts, options, rules,
-                                      find_unresolved=lambda hot: from_call_graph(graph, hot, raw)))
+                                      find_unresolved=lambda hot: from_call_graph(graph, hot, raw),
+                                      by_class=by_class))
     stage[0] = "findings"
     return _findings(infos, rules, options, contexts, index, values, captured) + stale_findings(infos, rules, options)
 

@@ -5,6 +5,7 @@
 - ``x[m]`` with ``m = ids == tok`` (``compares``): an element-wise comparison bound to a name and
   then used as a tensor's whole index is a mask whatever the oracle knows of ``ids`` (an untyped
   parameter of a helper): a Python bool would only add a dimension, which no code indexes for;
+  so is a column or row of one picked by slices and integers (``x[m[:, 0]]``);
 - ``x[audio_out_mask]`` with ``audio_out_mask`` a parameter named like a selector (``mask_param``),
   as a field below;
 - ``x[meta.keep_mask]``: an attribute of another object (a step's metadata record, a dataclass
@@ -51,6 +52,9 @@ def compares(node: cst.BaseExpression, compared: set[str]) -> bool:
         return type(node.operator) is cst.BitInvert and compares(node.expression, compared)
     if type(node) is cst.BinaryOperation and type(node.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor):
         return compares(node.left, compared) and compares(node.right, compared)
+    if type(node) is cst.Subscript:  # ``m[:, 0]``: a column of such a mask is one too
+        return type(node.value) is cst.Name and node.value.value in compared and all(
+            type(el.slice) is cst.Slice or type(el.slice.value) is cst.Integer for el in node.slice)
     return type(node) is cst.Name and node.value in compared
 
 

@@ -5,6 +5,7 @@ helper's returned product."""
 from __future__ import annotations
 
 from graphlint.static.facts import Candidate, FunctionInfo
+from graphlint.static.readshapes import result_sources
 from graphlint.static.stepflow import derived
 
 
@@ -17,21 +18,32 @@ def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
     return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
 
 
-def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True) -> bool:
+def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True,
+                 origin: frozenset[str] = frozenset()) -> bool:
     """Whether the read's host value (what its statement binds, and what derives from that later)
     meets the data it read (``cand.reads`` and what derives from them without it) in one later
     call of project code (``runs``), or in a later statement that rebinds or stores into that data (``probs[probs < thr] =
     0``; a list collecting host values is no such data): the host reads to go on computing on the device -- a
     threshold, a count, a scale applied back to the same data -- so the value read is an
-    intermediate of the step, not its result."""
+    intermediate of the step, not its result. ``origin``: in a function the loop calls, the
+    parameters given the step's result; the data read then includes the earlier names of the same
+    result it was computed from (``sorted_probs = probs[ids]``: a cut applied back to ``probs``
+    after ``cumsum(sorted_probs).cpu()`` is one)."""
     if "bound" not in cand.flags:  # ``p[:, n]`` or ``if n < k:`` binds no host value of the read
         return False
     later = [d for d in fn.derives if d[0] > cand.order]
-    host = derived({t for order, t, _ in fn.derives if order == cand.order}, later)
+    bound = {t for order, t, _ in fn.derives if order == cand.order}
+    host = derived(bound, later)
     if not host:
         return False
     read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
-    data = derived(set(cand.reads), [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - host
+    # the device data read, and (in a callee) what it was computed from; a name the read rebinds
+    # (``probs = probs.cpu()``) holds host data after it. Data the host value later overwrites is
+    # host data from then on (``ids[:] = torch.tensor(picked)``), unless it is an earlier name of the
+    # result the read came from, updated in place where the host value says (``probs[probs < cut] = 0``)
+    ancestors = result_sources(cand, fn, origin, read_at) - bound if origin else set()
+    seeds = (set(cand.reads) - bound) | ancestors
+    data = derived(seeds, [d for d in later if not host.intersection(d[2]) and d[0] not in read_at]) - (host - ancestors)
     uses = [set(srcs) for _, target, srcs in later if target in data]  # the data recomputed with it
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing

@@ -43,6 +43,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import children, preorder
 from graphlint.static.facts import Compact
+from graphlint.static.readshapes import binds_read, custom_op
 from graphlint.static.stmtpaths import encode_path
 
 #: container methods that store their arguments into the receiver (``ids.append(tok)``)
@@ -164,6 +165,9 @@ def _record_assignment(func, order: int, targets, value, augmented: bool) -> Non
     for target in targets:
         for name in _targets(target):
             srcs = (*sources, name) if augmented else sources
+            if type(target) is cst.Subscript and type(target.value) is cst.Name:  # ``probs[probs < cut] = 0``: the
+                index = tuple(n for el in target.slice for n in names_in(el))  # rest kept, updated where the index says
+                srcs = (*srcs, *index, name)
             if srcs:
                 func.derives.append((order, name, srcs))
 
@@ -288,7 +292,7 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
                 returned.get(id(stmt)) or returned.setdefault(id(stmt), {id(n) for n in preorder(stmt.value)})):
             raw.flags = raw.flags | {"returned"}  # used only if the caller uses what it returns
             continue
-        if type(stmt) is not cst.Assign or stmt.value is not raw.anchor:
+        if type(stmt) is not cst.Assign or not binds_read(stmt.value, raw.anchor):
             continue
         raw.flags = raw.flags | {"bound"}  # its names hold the value read (:func:`.sidereads.intermediate`)
         bound = [n for t in stmt.targets for n in _targets(t.target)]
@@ -338,13 +342,16 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
     (``m = m.scatter(-1, idx, False)``), or an
     argument reads a local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each
     attribute an argument reads, which is per-step state when the project advances it in place
-    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`)."""
+    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`);
+    ``op-output`` when the buffer is handed to a custom op (``torch.ops.ext.gemm(a, b, y)``), which
+    writes its result there: the op's output, allocated as every eager op's is, no constant rebuilt."""
     mine = [r for r in raws[start:] if type(r.anchor) is cst.Call and (
         r.rule.params.get("step_data") is False or r.rule.params.get("in_graph") is False)]
     if not mine:
         return
     filled: set[str] = set()
     advanced: set[str] = set()
+    outputs: set[str] = set()
     nodes = list(preorder(body))
     bound = {t.target.value for node in nodes if type(node) is cst.Assign  # masks and indices the step computes
              and type(node.value) in (cst.Comparison, cst.Call, cst.BinaryOperation, cst.UnaryOperation)
@@ -358,6 +365,8 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
                           and type(t.target.value) is cst.Name and (not _literal(node.value) or _data_index(t.target, bound)))
             filled.update(t.target.value for t in node.targets if type(t.target) is cst.Name
                           and _refilled(t.target.value, node.value))
+        elif kind is cst.Call and custom_op(node.func):  # ``torch.ops.ext.gemm(a, b, out)``: the kernel's output
+            outputs.update(a.value.value for a in node.args if type(a.value) is cst.Name)
         elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             method = node.func.attr.value
             if method.endswith("_") and method != "zero_" and any(not _literal(a.value) for a in node.args):
@@ -367,6 +376,9 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
         if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
                 and stmt.targets[0].target.value in filled:
             flags.add("step-data")
+        if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
+                and stmt.targets[0].target.value in outputs:
+            flags.add("op-output")
         args = [a.value for a in raw.anchor.args]
         if advanced.intersection(n for a in args for n in names_in(a)):
             flags.add("step-data")

@@ -243,7 +243,8 @@ class ResultReads:
             if within(cand.order, frozenset(cand.loops)) and at(cand.order).intersection(cand.reads) \
                     and "discarded" not in cand.flags and not (dropped and "returned" in cand.flags):
                 self.judged.add((fid[0], cand.line, cand.col, cand.code))
-                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr))) \
+                origin = frozenset() if isinstance(result, StepResult) else frozenset(result)
+                if intermediate(fn, cand, self.reads[fid], lambda c: bool(self.targets(fid, c.expr)), origin) \
                         or side_read(fn, cand, self.reads[fid]):
                     continue  # the step's result is still being computed: no read of it, kept as it is
                 events.append(((cand.order, 0, cand.line, cand.col), cand.branch, cand,

@@ -54,7 +54,9 @@ class TokenLoops:
                         unresolved = self.unresolved_model(info, qual, loop)
                         if unresolved is not None:  # evidence by shape: the sampled ids carried into a field's callable
                             self.shaped_models.add((fid, unresolved))
-                            found.append((fid, f"per-token loop calling {render(unresolved)} (unresolved), "
+                            by_class = getattr(self.graph, "by_class", {}).get((fid, unresolved))
+                            how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
+                            found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
                     if model is not None and not self.options.entries:

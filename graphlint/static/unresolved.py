@@ -91,6 +91,8 @@ class UnresolvedCall:
     #: why it is unresolved (:mod:`.unresolvedkinds`): ``library``, ``callback``, ``optional`` or
     #: ``not-followed`` (graphlint's own gap)
     kind: str = GAP
+    #: for a call resolved by class (:mod:`.openreceivers`): the methods it was given
+    targets: tuple = ()
 
 
 def from_call_graph(graph, hot, raw=None) -> list[UnresolvedCall]:

@@ -42,6 +42,8 @@ class TruthTest(Matcher):
         values = getattr(ctx, "values", None)
         shapes = ctx.oracle.fn.shapes if values is not None else set()
         for operand, extra in tested_operands(values, node.test, shapes):
+            if none_test(operand):
+                continue  # ``t == None``: ``Tensor.__eq__(None)`` is NotImplemented, Python answers a bool
             if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx)) and not is_cpu_tensor(operand, ctx.oracle):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
                 if raw is not None and extra:  # a right operand runs only where the left lets it
@@ -50,6 +52,16 @@ class TruthTest(Matcher):
                     raw.flags = raw.flags | {f"object-call:{ctx.callee_ir(operand)!r}"}
                 ctx.emit(raw)
                 return
+
+
+def none_test(test: cst.BaseExpression) -> bool:
+    """``x == None`` / ``x != None`` (either side): a tensor compared with ``None`` gives Python's
+    identity answer, a host bool, without reading the tensor."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    c = test.comparisons[0]
+    return type(c.operator) in (cst.Equal, cst.NotEqual) and any(
+        type(side) is cst.Name and side.value == "None" for side in (test.left, c.comparator))
 
 
 def searches_tensor(test: cst.BaseExpression, ctx: MatchContext) -> bool:
