@@ -1,8 +1,7 @@
-"""Small shapes of reads the step-result analysis asks about (:mod:`.stepflow`, :mod:`.stepresult`).
+"""Small shapes of reads the step-result analysis asks about (:mod:`.stepflow`).
 
 - what an assignment binds from a read under host conversions (``x.cpu().numpy()``);
-- a custom op (``torch.ops.ns.op``), which writes the buffers it is handed;
-- the earlier names of the step's result a read in a function the loop calls was computed from.
+- a custom op (``torch.ops.ns.op``), which writes the buffers it is handed.
 """
 
 from __future__ import annotations
@@ -28,21 +27,3 @@ def custom_op(func: cst.BaseExpression) -> bool:
         parts.append(func.attr.value)
         func = func.value
     return type(func) is cst.Name and func.value == "torch" and len(parts) >= 3 and parts[-1] == "ops"
-
-
-def result_sources(cand, fn, origin: frozenset[str], read_at: set[int]) -> set[str]:
-    """The names the read's data was computed from earlier in ``fn``, back to (not past) the step's
-    result as ``fn`` received it (``origin``): every name between is the same result."""
-    from graphlint.static.stepflow import derived  # stepflow imports this module
-
-    earlier = [d for d in fn.derives if d[0] < cand.order and d[0] not in read_at]
-    same = derived(set(origin), earlier)
-    out, todo = set(), list(cand.reads)
-    while todo:
-        name = todo.pop()
-        for _, target, sources in earlier:
-            if target == name:
-                new = [n for n in sources if n in same and n not in out]
-                out.update(new)
-                todo.extend(new)
-    return out

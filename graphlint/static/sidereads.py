@@ -5,7 +5,6 @@ helper's returned product."""
 from __future__ import annotations
 
 from graphlint.static.facts import Candidate, FunctionInfo
-from graphlint.static.readshapes import result_sources
 from graphlint.static.stepflow import derived
 
 
@@ -16,6 +15,22 @@ def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
     Never the by-design read; a loop that stops at the first rejected draft token decides one by one."""
     outer = max((m for m in loops if m in per_token), default=None) if per_token else None
     return any(m not in fn.loop_exits for m in loops if outer is None or m > outer)
+
+
+def result_sources(cand, fn, origin: frozenset[str], read_at: set[int]) -> set[str]:
+    """The names the read's data was computed from earlier in ``fn``, back to (not past) the step's
+    result as ``fn`` received it (``origin``): every name between is the same result."""
+    earlier = [d for d in fn.derives if d[0] < cand.order and d[0] not in read_at]
+    same = derived(set(origin), earlier)
+    out, todo = set(), list(cand.reads)
+    while todo:
+        name = todo.pop()
+        for _, target, sources in earlier:
+            if target == name:
+                new = [n for n in sources if n in same and n not in out]
+                out.update(new)
+                todo.extend(new)
+    return out
 
 
 def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (), runs=lambda call: True,
