@@ -286,3 +286,40 @@ def _continues(node: cst.CSTNode) -> bool:
     if type(node) is cst.Continue:
         return True
     return any(not isinstance(child, _OWN_SCOPE) and _continues(child) for child in node.children)
+
+
+#: what a name holds once the loop has made a call that hands it back (:func:`carried_results`)
+RESULT = ("o",)
+
+
+def carried_results(stmt: cst.For | cst.While) -> dict[str, tuple]:
+    """Names the loop only ever rebinds from a call it passes them to: ``out, state = f(x, state)``
+    (a state-passing step, at any depth of the loop's body). Whatever the name held before the loop
+    (``state=None``), every call of ``f`` but the loop's first one is handed a previous call's own
+    result, taken for some object (the callee's ``if state is None:`` set-up runs once per request:
+    :mod:`.argvalues` with :data:`RESULT`). Any other binding of the name in the loop (a plain
+    assignment, a ``for`` target, ``del``) keeps it out."""
+    own: set[int] = set()
+    names: set[str] = set()
+    binders = []
+    for node in preorder(stmt.body):  # one pass: every loop walked pays it
+        kind = type(node)
+        if kind is cst.Assign and type(node.value) is cst.Call and len(node.targets) == 1 \
+                and type(node.targets[0].target) in (cst.Tuple, cst.List):
+            passed = {arg.value.value for arg in node.value.args if type(arg.value) is cst.Name and not arg.star}
+            for el in node.targets[0].target.elements:
+                if type(el.value) is cst.Name and el.value.value in passed:
+                    own.add(id(el.value))
+                    names.add(el.value.value)
+        if kind in _BINDERS or kind is cst.Del:
+            binders.append(node)
+    if not names:
+        return {}
+    skip = set(bound_names(stmt.target)) if isinstance(stmt, cst.For) else set()
+    for node in binders:
+        target = node.name if type(node) is cst.AsName else node.target
+        if type(target) in (cst.Tuple, cst.List):
+            skip.update(n for el in target.elements if id(el.value) not in own for n in bound_names(el.value))
+        else:
+            skip.update(bound_names(target))
+    return {name: RESULT for name in names - skip}
