@@ -292,7 +292,7 @@ def _continues(node: cst.CSTNode) -> bool:
 RESULT = ("o",)
 
 
-def carried_results(stmt: cst.For | cst.While, nodes: list[cst.CSTNode]) -> dict[str, tuple]:
+def carried_results(stmt: cst.For | cst.While) -> dict[str, tuple]:
     """Names the loop only ever rebinds from a call it passes them to: ``out, state = f(x, state)``
     (a state-passing step, at any depth of the loop's body). Whatever the name held before the loop
     (``state=None``), every call of ``f`` but the loop's first one is handed a previous call's own
@@ -302,7 +302,7 @@ def carried_results(stmt: cst.For | cst.While, nodes: list[cst.CSTNode]) -> dict
     own: set[int] = set()
     names: set[str] = set()
     binders = []
-    for node in nodes:
+    for node in preorder(stmt.body):  # one pass: every loop walked pays it
         kind = type(node)
         if kind is cst.Assign and type(node.value) is cst.Call and len(node.targets) == 1 \
                 and type(node.targets[0].target) in (cst.Tuple, cst.List):

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
 from graphlint.static.iterations import RESULT, carried_results
 from test_static_fixture import assert_marked, load
 from static_helpers import check_fixture
@@ -30,14 +29,13 @@ def test_a_state_dropped_every_token_keeps_the_set_up(monkeypatch, tmp_path):
     assert_marked(result.findings, load(FIXTURES / "reset"))
 
 
-def _carried(src: str) -> dict:
-    loop = cst.parse_module(src).body[0]
-    return carried_results(loop, list(preorder(loop)))
+def _loop(src: str):
+    return cst.parse_module(src).body[0]
 
 
 def test_only_a_name_every_binding_hands_back_is_carried():
-    assert _carried("for i in r:\n    while t:\n        out, s = f(t, s)\n        t = t[1:]\n") == {"s": RESULT}
-    assert _carried("for i in r:\n    out, s = f(t, s)\n    s = None\n") == {}
-    assert _carried("for i in r:\n    out, s = f(t, s)\n    for s in q:\n        pass\n") == {}
-    assert _carried("for s in r:\n    out, s = f(t, s)\n") == {}
-    assert _carried("for i in r:\n    out, s = f(t, x)\n") == {}
+    assert carried_results(_loop("for i in r:\n    while t:\n        out, s = f(t, s)\n        t = t[1:]\n")) == {"s": RESULT}
+    assert carried_results(_loop("for i in r:\n    out, s = f(t, s)\n    s = None\n")) == {}
+    assert carried_results(_loop("for i in r:\n    out, s = f(t, s)\n    for s in q:\n        pass\n")) == {}
+    assert carried_results(_loop("for s in r:\n    out, s = f(t, s)\n")) == {}
+    assert carried_results(_loop("for i in r:\n    out, s = f(t, x)\n")) == {}
