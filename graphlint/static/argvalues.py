@@ -256,11 +256,11 @@ class ArgValues:
             found = self.value(c[1], fid, env)
             if found is TOP:
                 return BOTH
-            if OBJECT in found and kind != "is" and not (kind == "eq" and c[2] is None):
-                return BOTH  # ``obj == None`` is False but for an ``__eq__`` made to say otherwise
+            if OBJECT in found and kind != "is":
+                return BOTH
             if kind == "t":
                 return frozenset(bool(x) for x in found)
-            if kind == "is" or c[2] is None:
+            if kind == "is":
                 return frozenset(x is not OBJECT and x == c[2] and type(x) is type(c[2]) for x in found)
             return frozenset(equal(x, c[2]) for x in found)
         if kind in ("cmp", "in"):

@@ -40,7 +40,6 @@ from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
-from graphlint.static.iterations import RESULT
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -202,16 +201,12 @@ class ValueFacts:
         (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
-        outer = dict(self.carried) if carried else {}
         for node in preorder(stmt):
             target = node.target if type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) else None
             for name in (bound_names(target) if target is not None else ()):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
-        # a state an outer loop hands back from its calls still does in an inner loop that only does
-        # the same (:func:`.iterations.carried_results`): the outer loop's second iteration decides
-        self.carried.update((name, outer[name] if outer.get(name, (0, None))[1] == value == RESULT else (loop_id, value))
-                            for name, value in (carried or {}).items())
+        self.carried.update((name, (loop_id, value)) for name, value in (carried or {}).items())
 
     def end_loop(self, loop_id: int) -> None:
         self.carried = {name: c for name, c in self.carried.items() if c[0] != loop_id}

@@ -24,7 +24,7 @@ from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
 from graphlint.static.guards import Guards
 from graphlint.static.inherited import inherited_by_class
-from graphlint.static.iterations import EXITS, advanced_names, carried_literals, carried_results, loop_counter, note_exit, stepped_counters
+from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name
@@ -264,7 +264,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.visit_node(stmt)
         counter = loop_counter(stmt, loop_id) if isinstance(stmt, cst.For) else None
         stepped = stepped_counters(stmt, loop_id, self.values.assigns, counter)  # before the loop forgets them
-        self.values.loop(stmt, loop_id, carried_results(stmt) | carried_literals(stmt, literal))
+        self.values.loop(stmt, loop_id, carried_literals(stmt, literal))
         if isinstance(stmt, cst.For):
             self.store_targets = {id(stmt.target)}
             self.expr(stmt.target)
