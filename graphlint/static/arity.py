@@ -64,13 +64,17 @@ def _unbindable(callee: FuncId, site: CallSite, others: list[FuncId], by_path: d
             closures[id(site)] = closure
     if closure:
         return False
-    accepted = set(flow.params) | set(flow.kwonly)
     fn = by_path[callee[0]].functions.get(callee[1])
-    return all(any(key not in accepted for key, _ in spelling[1]) or _leaves_out(flow, fn, spelling)
-               for spelling in site.args)
+    return all(not takes_keywords(flow, spelling) or leaves_out(flow, fn, spelling) for spelling in site.args)
 
 
-def _leaves_out(flow, fn, spelling: tuple) -> bool:
+def takes_keywords(flow, spelling: tuple) -> bool:
+    """Whether the function has a parameter for every keyword the spelling passes (or ``**kwargs``)."""
+    accepted = set(flow.params) | set(flow.kwonly)
+    return bool(flow.kwarg) or all(key in accepted for key, _ in spelling[1])
+
+
+def leaves_out(flow, fn, spelling: tuple) -> bool:
     """Whether a spelling leaves a parameter without a default unfilled (``TypeError: missing a
     required argument``): no ``*``/``**`` splat in the call, and the function has no ``*args``
     to make its positions optional. The receiver (``self``/``cls``) is bound by the call."""

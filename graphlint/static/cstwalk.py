@@ -219,6 +219,11 @@ def ends_in_jump(suite: cst.BaseSuite) -> bool:
 
 # Argument readers shared by analyzers and matchers (kept here, below both, so neither imports the other).
 
+def called_name(func: cst.BaseExpression) -> str:
+    """The name a call is spelled with: ``m`` of ``obj.m(...)``, ``f`` of ``f(...)``; else ``""``."""
+    return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+
+
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
     """The values passed by position, ``*args`` left out."""
     return [a.value for a in call.args if a.keyword is None and not a.star]

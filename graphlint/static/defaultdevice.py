@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import called_name, preorder
 from graphlint.static.names import resolve
 
 FACT = "device:default"
@@ -40,7 +40,7 @@ def sets_default_device(text: str, module: cst.Module) -> bool:
         if type(node) is not cst.Call:
             continue
         func = node.func
-        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        name = called_name(func)
         if name in SETTERS and node.args:
             if _names_cpu(node.args[0].value):
                 cpu = True
@@ -54,7 +54,7 @@ def _names_cpu(arg: cst.BaseExpression) -> bool:
     if type(arg) is cst.Call and arg.args and type(arg.func) is cst.Attribute and arg.func.attr.value == "device":
         arg = arg.args[0].value
     if type(arg) is cst.SimpleString:
-        return str(arg.evaluated_value).split(":")[0] == "cpu"
+        return _cpu_string(arg)
     if type(arg) is cst.Name:
         return arg.value == "None"
     return type(arg) is cst.Attribute and arg.attr.value.endswith("Tensor") and type(arg.value) is cst.Name
@@ -69,7 +69,12 @@ def device_context(item: cst.BaseExpression, imports: dict[str, str]) -> bool:
     if type(item) is not cst.Call or not item.args or resolve(item.func, imports) != "torch.device":
         return False
     arg = item.args[0].value
-    return not (type(arg) is cst.SimpleString and str(arg.evaluated_value).split(":")[0] == "cpu")
+    return not (type(arg) is cst.SimpleString and _cpu_string(arg))
+
+
+def _cpu_string(arg: cst.SimpleString) -> bool:
+    """``"cpu"`` or ``"cpu:0"``."""
+    return str(arg.evaluated_value).split(":")[0] == "cpu"
 
 
 def project_facts(infos: list) -> dict[str, frozenset[str]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.cstwalk import called_name
 from graphlint.static.valuefacts import literal
 
 
@@ -61,7 +62,7 @@ def record_construction(walker, call: cst.Call) -> None:
     """``Config(attn="eager")``: a keyword argument of a class construction is a store into that
     field; ``Config(**d)`` / ``cls(**d)`` makes every class-level default of the class unknown."""
     func = call.func
-    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    name = called_name(func)
     if name == "cls" and walker.class_stack:
         name = walker.class_stack[-1].qualname.rpartition(".")[2]
     if not name[:1].isupper() and name != "cls":

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.cstwalk import bound_names, called_name, preorder
 
 EXITS = (cst.Break, cst.Return)
 #: a loop's counter: (loop id, its name, its first value as a key: ("int", n) or ("name", id))
@@ -46,17 +46,12 @@ def _first_key(node: cst.BaseExpression | None) -> tuple | None:
     return None
 
 
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
-
-
 def loop_counter(stmt: cst.For, loop_id: int) -> Counter | None:
     """The counter of ``for i in range(a, b)``, ``for i, x in enumerate(xs, s)``, ``for i in count(s)``."""
     it, target = stmt.iter, stmt.target
     if type(it) is not cst.Call:
         return None
-    name, args = _callee(it), [a for a in it.args if a.keyword is None]
+    name, args = called_name(it.func), [a for a in it.args if a.keyword is None]
     if name == "range" and type(target) is cst.Name and 1 <= len(args) <= 3:
         first = _first_key(args[0].value if len(args) >= 2 else None)
         return (loop_id, target.value, first) if first else None

@@ -28,6 +28,7 @@ implementations live elsewhere matches none, or too many).
 
 from __future__ import annotations
 
+from graphlint.static.arity import INSTANCE_CALLS, leaves_out, takes_keywords
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.unresolvedkinds import CALLBACK, DEPTH, Provenance
@@ -38,8 +39,6 @@ MAX_CLASSES = 3
 #: methods of builtin values: a receiver the user passes may be one of those (``src.encode("utf-8")``)
 BUILTIN_METHODS = frozenset(n for t in (str, bytes, list, dict, set, tuple, int, float, complex)
                             for n in dir(t) if not n.startswith("__"))
-#: a call of the object itself runs one of these
-INSTANCE_CALLS = ("forward", "__call__")
 
 
 def resolve_open(graph, raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos: list[ModuleInfo],
@@ -112,16 +111,8 @@ def _methods(infos: list[ModuleInfo]) -> dict[str, list]:
 
 
 def _binds(flow, fn, spelling: tuple) -> bool:
-    """Whether one spelling of the call binds to the method (``self`` bound by the call)."""
-    positional, keywords, star, double = spelling
-    params = list(flow.params[1:])
-    if len(positional) > len(params) and not flow.vararg:
+    """Whether one spelling of the call binds to the method (``self`` bound by the call): no more
+    positions than it has, and :mod:`.arity`'s keyword and required-parameter tests."""
+    if len(spelling[0]) > len(flow.params[1:]) and not flow.vararg:
         return False
-    accepted = set(params) | set(flow.kwonly)
-    if not flow.kwarg and any(key not in accepted for key, _ in keywords):
-        return False
-    if star is not False or double is not False:
-        return True
-    given = {key for key, _ in keywords}
-    return not any(name not in given and name not in fn.defaults
-                   for name in (*params[len(positional):], *flow.kwonly))
+    return takes_keywords(flow, spelling) and not leaves_out(flow, fn, spelling)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import operands
+from graphlint.static.cstwalk import called_name, operands
 from graphlint.static.hostbuilders import builder_call
 from graphlint.static.matchers.call_args import keyword
 from graphlint.static.names import resolve
@@ -42,7 +42,7 @@ def is_factory_call(node: cst.BaseExpression, imports: dict[str, str], default_d
     if type(node) is not cst.Call:
         return False
     func = node.func
-    short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    short = called_name(func)
     if short not in SHORT_NAMES:  # the name first: most calls are no factory
         return False
     name = resolve(func, imports)

@@ -18,6 +18,8 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from graphlint.static.cstwalk import called_name
+
 #: calls that pick the next token from scores: the method or function name, as written
 SAMPLERS = ("argmax", "multinomial", "topk", "top_k", "*sample*", "greedy*")
 #: a field's callable is called directly or through these methods
@@ -27,7 +29,7 @@ MODEL_METHODS = frozenset(("forward", "__call__"))
 def is_sampler(call: cst.Call) -> bool:
     """Whether ``call`` picks tokens (``logits.argmax(-1)``, ``torch.multinomial(p, 1)``, ``sample(l)``)."""
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    name = called_name(func)
     return any(fnmatchcase(name.lower(), pat) for pat in SAMPLERS)
 
 

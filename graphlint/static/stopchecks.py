@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import called_name, preorder
 
 
 #: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
@@ -17,7 +17,7 @@ def stop_check(anchor: cst.CSTNode) -> bool:
     for node in preorder(anchor):
         if type(node) is cst.Call:
             func = node.func
-            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            name = called_name(func)
             if name in STOP_REDUCTIONS:
                 return True
         elif type(node) is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):

@@ -39,7 +39,7 @@ import libcst as cst
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
-from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder, shape_only
+from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, preorder, shape_only
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -374,7 +374,7 @@ class ValueFacts:
 
 def _constructs(func: cst.BaseExpression) -> bool:
     """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
-    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    name = called_name(func)
     return name[:1].isupper() and not name.isupper()
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.cstwalk import keyword, number, operands, positional  # noqa: F401  (re-exported to the matchers)
+from graphlint.static.cstwalk import called_name, keyword, number, operands, positional  # noqa: F401  (re-exported to the matchers)
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
@@ -93,7 +93,7 @@ def zero_size(call: cst.Call) -> bool:
     if not args:
         return False
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    name = called_name(func)
     if isinstance(args[0], (cst.Tuple, cst.List)):
         sizes = [el.value for el in args[0].elements]
         if not sizes and keyword(call, "device") is None and not name.startswith("new_"):
