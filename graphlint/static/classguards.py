@@ -24,20 +24,19 @@ from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.names import module_name
 
 FuncId = tuple[str, str]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 SELF = ("n", "self")
-DEPTH = 4
+DEPTH = 4  # parameters and locals followed back at most this far
 #: what hands a function on to its own callers unchanged: a reference passed to them is no caller
-WRAPPERS = ("torch.compile", "compile", "functools.wraps", "wraps")  # parameters and locals followed back at most this far
+WRAPPERS = ("torch.compile", "compile", "functools.wraps", "wraps")
 
 
 def _module_names(path: str) -> list[str]:
     """``a/b/c.py`` -> ``a.b.c``, ``b.c``, ``c`` (the package root is not known), and ``__main__``."""
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
+    parts = module_name(path).split(".")
     return [".".join(parts[i:]) for i in range(len(parts))] + ["__main__"]
 
 

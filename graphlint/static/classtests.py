@@ -25,23 +25,19 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import self_attr
+from graphlint.static.names import dotted_name
+
 PARTS = {"__name__": "name", "__qualname__": "qualname", "__module__": "module"}
-
-
-def self_field(node: cst.BaseExpression) -> str | None:
-    """``self.f`` -> ``f``."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return node.attr.value
-    return None
 
 
 def class_of(node: cst.BaseExpression) -> str | None:
     """The field whose class ``node`` is: ``type(self.f)``, ``self.f.__class__``."""
     if isinstance(node, cst.Attribute) and node.attr.value == "__class__":
-        return self_field(node.value)
+        return self_attr(node.value)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "type" \
             and len(node.args) == 1 and node.args[0].keyword is None and node.args[0].star == "":
-        return self_field(node.args[0].value)
+        return self_attr(node.args[0].value)
     return None
 
 
@@ -54,15 +50,6 @@ def class_part(node: cst.BaseExpression) -> tuple[str, str] | None:
     if isinstance(node, cst.Attribute) and node.attr.value in PARTS:
         field = class_of(node.value)
         return (field, PARTS[node.attr.value]) if field is not None else None
-    return None
-
-
-def dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = dotted(node.value)
-        return f"{head}.{node.attr.value}" if head is not None else None
     return None
 
 
@@ -95,7 +82,7 @@ def tested_class(node: cst.BaseExpression) -> tuple | None:
 def class_test(node: cst.BaseExpression) -> tuple | None:
     """``("k", field, test)`` when ``node`` tests the class of ``self.<field>`` (module docstring)."""
     if isinstance(node, cst.Attribute):  # ``self.f.graph_safe`` (a configuration field is no class test)
-        field = self_field(node.value)
+        field = self_attr(node.value)
         return ("k", field, ("attr", node.attr.value)) if field is not None and not node.attr.value.startswith("__") \
             else None
     if isinstance(node, cst.Call):
@@ -115,7 +102,7 @@ def class_test(node: cst.BaseExpression) -> tuple | None:
                 and isinstance(other.evaluated_value, str):
             return ("k", part[0], ("eq", part[1], other.evaluated_value))
         field = class_of(side)
-        name = dotted(other) if field is not None else None
+        name = dotted_name(other) if field is not None else None
         if name is not None:
             return ("k", field, ("is", name))
     return None
@@ -125,10 +112,10 @@ def _isinstance(node: cst.Call) -> tuple | None:
     if not (isinstance(node.func, cst.Name) and node.func.value == "isinstance" and len(node.args) == 2) \
             or any(a.keyword is not None or a.star for a in node.args):
         return None
-    field = self_field(node.args[0].value)
+    field = self_attr(node.args[0].value)
     kinds = node.args[1].value
     elements = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-    names = [dotted(e) for e in elements]
+    names = [dotted_name(e) for e in elements]
     if field is None or not names or None in names:
         return None
     return ("k", field, ("isinstance", *names))
@@ -152,7 +139,7 @@ def _returned_test(node: cst.BaseExpression) -> tuple | None:
     """A class test, or ``self.f.m()`` with no arguments: ``("call", m)`` (the value facts keep such
     a call's result as the call's, so only a returned one is recorded here)."""
     if type(node) is cst.Call and not node.args and type(node.func) is cst.Attribute:
-        field = self_field(node.func.value)
+        field = self_attr(node.func.value)
         if field is not None:
             return ("k", field, ("call", node.func.attr.value))
     return class_test(node) if may_test(node) else None
