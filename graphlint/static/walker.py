@@ -22,6 +22,7 @@ from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
+from graphlint.static.growtables import grows_after
 from graphlint.static.guards import Guards
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
@@ -184,8 +185,14 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.values.cond = outer_cond  # an early exit's condition holds to the end of its block only
 
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
+        setup = self.setup_depth
+        try:
+            self._statements(tuple(stmts), field)
+        finally:
+            self.setup_depth = setup
+
+    def _statements(self, stmts: tuple[cst.CSTNode, ...], field: str) -> None:
         index = 0
-        stmts = tuple(stmts)
         for position, stmt in enumerate(stmts):
             smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
             for small in smalls:
@@ -207,6 +214,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 index += 1
             if self.guards.ends_block(stmt):
                 return  # the rest of this block never runs while capturing (or only with a guard on)
+            if type(stmt) is cst.If and grows_after(stmt, stmts[position + 1:]):
+                self.setup_depth += 1  # the rest refreshes a table the ``if`` returns early for (:mod:`.growtables`)
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)
