@@ -54,3 +54,17 @@ def test_a_batch_of_one_test_picks_no_prompt_branch():
     files["runner.py"] = files["runner.py"].replace("if input_ids.shape[1] == 1:", "if input_ids.shape[0] == 1:")
     assert [(line, rule) for line, rule, _ in _found(files, "runner.py")] == [
         (17, "GL201"), (18, "GL303"), (18, "GL303"), (19, "GL303"), (19, "GL303")]
+
+
+def test_a_tensor_of_no_elements_is_no_pageable_upload():
+    """``fixtures/static/deadloops/emptycopy``: ``torch.Tensor().reshape(b, 0, v)`` and
+    ``torch.zeros(b, 0)`` moved to the device every step copy nothing."""
+    assert _found(_files("emptycopy"), "step.py") == []
+
+
+def test_a_sized_host_tensor_is_still_an_upload():
+    files = _files("emptycopy")
+    files["step.py"] = files["step.py"].replace("torch.Tensor().reshape(ids.shape[0], 0, 100)",
+                                                "torch.Tensor(ids.shape[0], 1, 100)")
+    files["step.py"] = files["step.py"].replace("torch.zeros(ids.shape[0], 0)", "torch.zeros(ids.shape[0], 2)")
+    assert [(line, rule) for line, rule, _ in _found(files, "step.py")] == [(23, "GL420"), (24, "GL201"), (24, "GL420")]
