@@ -48,9 +48,10 @@ def sized_attr(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _compared(test: cst.BaseExpression) -> tuple[str, bool] | None:
-    """``size(self.t) >= n`` -> ("t", True): the table covers the request; ``n > size(self.t)`` ->
-    ("t", False): it is outgrown. Only one side may name the table."""
+def _compared(test: cst.BaseExpression) -> tuple[str, bool, cst.BaseExpression, bool] | None:
+    """``size(self.t) >= n`` -> ("t", True, n, False): the table covers the request ``n``;
+    ``n > size(self.t)`` -> ("t", False, n, False): it is outgrown. The last item says the bound is
+    a plain ``self.n`` (a recorded length), not a table's size. Only one side may name the table."""
     if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
@@ -60,18 +61,23 @@ def _compared(test: cst.BaseExpression) -> tuple[str, bool] | None:
     bigger = type(op) in (cst.GreaterThan, cst.GreaterThanEqual)
     if not bigger and type(op) not in (cst.LessThan, cst.LessThanEqual):
         return None
-    return (mine, bigger) if mine is not None else (other, not bigger)
+    if mine is not None:
+        return mine, bigger, right, self_attr(left) is not None
+    return other, not bigger, left, self_attr(right) is not None
 
 
-def outgrown(test: cst.BaseExpression) -> str | None:
-    """``n > self.t.size(1)`` (``self.t.shape[1] < n``, ...) -> "t"."""
+def outgrown(test: cst.BaseExpression, body: cst.BaseSuite) -> str | None:
+    """``n > self.t.size(1)`` (``self.t.shape[1] < n``, ...) -> "t", when ``body`` sizes something
+    by the request ``n`` (the rebuilt table; a body that only appends to the table until it reaches
+    a cap is per-step growth, not a refresh)."""
     found = _compared(test)
-    return found[0] if found is not None and not found[1] else None
+    if found is None or found[1] or found[3]:
+        return None
+    return found[0] if _mentions(body, found[2]) else None
 
 
-def _covers(test: cst.BaseExpression) -> str | None:
-    found = _compared(test)
-    return found[0] if found is not None and found[1] else None
+def _mentions(tree: cst.CSTNode, expr: cst.BaseExpression) -> bool:
+    return any(type(node) is type(expr) and node.deep_equals(expr) for node in preorder(tree))
 
 
 def _set(test: cst.BaseExpression) -> str | None:
@@ -83,23 +89,26 @@ def _set(test: cst.BaseExpression) -> str | None:
     return None
 
 
-def returns_when_covered(stmt: cst.CSTNode) -> str | None:
-    """The table ``stmt`` returns early for while it covers the request: ``if cover(t): ...;
-    return`` (no ``else``), ``if self.t is not None and cover(t): return``, or such an ``if`` as
-    the last statement of ``if self.t is not None:``."""
+def returns_when_covered(stmt: cst.CSTNode) -> tuple[str, cst.BaseExpression, bool] | None:
+    """The table ``stmt`` returns early for while it covers the request (with the request, and
+    whether the bound is a plain ``self.n``): ``if cover(t): ...; return`` (no ``else``),
+    ``if self.t is not None and cover(t): return``, or such an ``if`` as the last statement of
+    ``if self.t is not None:``."""
     if type(stmt) is not cst.If or stmt.orelse is not None:
         return None
     test = stmt.test
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.And and _set(test.left) is not None:
-        test = test.right if _covers(test.right) == _set(test.left) else test
-    table = _covers(test)
-    if table is not None:
-        return table if _returns(stmt.body) else None
+        found = _compared(test.right)
+        test = test.right if found is not None and found[0] == _set(test.left) else test
+    found = _compared(test)
+    if found is not None:
+        return (found[0], found[2], found[3]) if found[1] and _returns(stmt.body) else None
     table = _set(test)
     body = stmt.body.body
     if table is None or not body:
         return None
-    return table if returns_when_covered(body[-1]) == table else None
+    inner = returns_when_covered(body[-1])
+    return inner if inner is not None and inner[0] == table else None
 
 
 def _returns(suite: cst.BaseSuite) -> bool:
@@ -112,9 +121,17 @@ def _returns(suite: cst.BaseSuite) -> bool:
 
 def grows_after(stmt: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:
     """Whether ``rest`` (what follows ``stmt`` in its block) is the refresh of a table ``stmt``
-    returns early for while it covers the request: some statement of it stores ``self.t``."""
-    table = returns_when_covered(stmt)
-    return table is not None and any(stores(node, table) for line in rest for node in preorder(line))
+    returns early for while it covers the request: it stores ``self.t`` and sizes something by the
+    request (a plain bound: it stores ``self.n = request`` itself). A rest that stores the table
+    without the request (``self.hist = torch.cat(...)`` until a cap) grows it every step."""
+    found = returns_when_covered(stmt)
+    if found is None:
+        return False
+    table, request, plain = found
+    stored = [node.value for line in rest for node in preorder(line) if stores(node, table)]
+    if plain:
+        return any(value.deep_equals(request) for value in stored)
+    return bool(stored) and any(_mentions(line, request) for line in rest)
 
 
 def stores(node: cst.CSTNode, attr: str) -> bool:

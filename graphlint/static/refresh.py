@@ -38,7 +38,7 @@ def refreshes_own_bound(stmt: cst.If) -> bool:
             if not any(v is not None and v.deep_equals(value) for v in stores.get(attr, ())):
                 return False
             continue
-        table = outgrown(test)  # ``n > self.t.size(1)``: the table's own size is the bound
+        table = outgrown(test, stmt.body)  # ``n > self.t.size(1)``: the table's own size is the bound
         if table is not None and table in stores:
             continue
         table = _moved(test)

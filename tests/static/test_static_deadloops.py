@@ -68,3 +68,10 @@ def test_a_sized_host_tensor_is_still_an_upload():
                                                 "torch.Tensor(ids.shape[0], 1, 100)")
     files["step.py"] = files["step.py"].replace("torch.zeros(ids.shape[0], 0)", "torch.zeros(ids.shape[0], 2)")
     assert [(line, rule) for line, rule, _ in _found(files, "step.py")] == [(23, "GL420"), (24, "GL201"), (24, "GL420")]
+
+
+def test_an_early_return_at_a_cap_keeps_what_follows_per_step():
+    """``capped.py``: ``History.push`` appends to its table until it reaches a cap (the rest sizes
+    nothing by the request), ``History.step`` counts up to a limit (the rest stores the counter,
+    not the request): both rests run every step."""
+    assert _found(_files("growtable"), "capped.py") == [(21, "GL207", "error"), (27, "GL201", "warning")]
