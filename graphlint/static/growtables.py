@@ -27,6 +27,7 @@ import libcst as cst
 from graphlint.static.cstwalk import ends_in_jump, preorder, self_attr
 
 _SIZE_METHODS = ("size", "numel")
+_TESTS = (cst.Comparison, cst.BooleanOperation)  # what such an early return's test can be
 
 
 def sized_attr(node: cst.BaseExpression) -> str | None:
@@ -55,11 +56,11 @@ def _compared(test: cst.BaseExpression) -> tuple[str, bool, cst.BaseExpression, 
     if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
-    mine, other = sized_attr(left), sized_attr(right)
-    if (mine is None) == (other is None):
-        return None
     bigger = type(op) in (cst.GreaterThan, cst.GreaterThanEqual)
     if not bigger and type(op) not in (cst.LessThan, cst.LessThanEqual):
+        return None
+    mine, other = sized_attr(left), sized_attr(right)
+    if (mine is None) == (other is None):
         return None
     if mine is not None:
         return mine, bigger, right, self_attr(left) is not None
@@ -124,7 +125,7 @@ def grows_after(stmt: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:
     returns early for while it covers the request: it stores ``self.t`` and sizes something by the
     request (a plain bound: it stores ``self.n = request`` itself). A rest that stores the table
     without the request (``self.hist = torch.cat(...)`` until a cap) grows it every step."""
-    found = returns_when_covered(stmt)
+    found = returns_when_covered(stmt) if type(stmt.test) in _TESTS else None
     if found is None:
         return False
     table, request, plain = found

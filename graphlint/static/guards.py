@@ -90,7 +90,8 @@ def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | 
         op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
               cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
     name = _last_name(left)
-    if type(right) is not cst.Integer or not (token_length(left) or name is not None and _matches(name, patterns)):
+    if type(right) is not cst.Integer or not (token_length(left)
+                                               or name is not None and _matches(name, patterns)):
         return None
     bound = right.evaluated_value
     if (type(op) is cst.GreaterThan and bound == 1) or (type(op) is cst.GreaterThanEqual and bound == 2):
