@@ -14,8 +14,11 @@ own bound. Two more shapes of the same set-up were reported as per-step work:
       self.table = build(n)
 
   The code after the ``if`` runs only while the table is unset or too short, and it stores the
-  table: once it has run, the early return is taken until a request outgrows the table again --
-  set-up amortised over a generation (as :mod:`.refresh` says), not a per-step cost.
+  table, sized by the request: once it has run, the early return is taken until a request
+  outgrows the table again -- set-up amortised over a generation (as :mod:`.refresh` says), not a
+  per-step cost. A rest that stores the table without the request (``self.rows =
+  torch.cat(...)`` until a cap) grows it every step, and a plain bound must be stored as the
+  request itself (``self.count = self.count + 1`` under ``self.count >= limit`` is a counter).
 """
 
 from __future__ import annotations
