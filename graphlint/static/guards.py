@@ -7,8 +7,9 @@
 - prefill-only and training-only branches (``[tool.graphlint] prefill-guards``): ``if is_prefill:``,
   ``if ctx.is_prefill():``, ``if self.training:``, a mode compared with a prefill member
   (``if task.kind == TaskType.Prefill:``; ``!=`` selects the ``else``), a length compared with one token,
-  ``if seqlen > 1:`` (also ``!= 1``, ``>= 2``, ``1 < seqlen``) -- the decode step feeds one token
-  per sequence, so those bodies run for the prompt only; same ``not``/``and`` logic;
+  ``if seqlen > 1:`` (also ``!= 1``, ``>= 2``, ``1 < seqlen``, and the ids' own length,
+  ``input_ids.shape[1] > 1``: :mod:`.tokendims`) -- the decode step feeds one token per sequence,
+  so those bodies run for the prompt only; same ``not``/``and`` logic;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
   rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
   after ``if not self.verbose: return`` (a debug helper called from the step);
@@ -41,6 +42,7 @@ from graphlint.static.cstwalk import preorder, self_attr
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.refresh import disjuncts, refreshes_own_bound
+from graphlint.static.tokendims import token_length
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
 _POSITIONS = name_matcher(POSITION_NAMES)
@@ -88,7 +90,8 @@ def _prefill_branch(test: cst.BaseExpression, patterns: Sequence[str]) -> str | 
         op = {cst.LessThan: cst.GreaterThan(), cst.GreaterThan: cst.LessThan(), cst.LessThanEqual: cst.GreaterThanEqual(),
               cst.GreaterThanEqual: cst.LessThanEqual()}.get(type(op), op)
     name = _last_name(left)
-    if name is None or type(right) is not cst.Integer or not _matches(name, patterns):
+    if type(right) is not cst.Integer or not (token_length(left)
+                                               or name is not None and _matches(name, patterns)):
         return None
     bound = right.evaluated_value
     if (type(op) is cst.GreaterThan and bound == 1) or (type(op) is cst.GreaterThanEqual and bound == 2):

@@ -7,7 +7,8 @@ caller (:mod:`.valuekinds`). ``torch.tensor(ids)``, ``torch.zeros(n)``, ``torch.
 legacy typed constructors (``torch.LongTensor(ids)``: always on the CPU), a local bound to one in
 the function (``FunctionFacts.pageable``), a view, cast or arithmetic of one, what a ``device=None``
 builder returns when called without a device (:mod:`.hostbuilders`) and what a function returns
-that built one (:mod:`.valuekinds`). A factory under a default device (``with
+that built one (:mod:`.valuekinds`). A tensor of no elements (``torch.Tensor()``, ``torch.zeros(0, n)``,
+a view of one to a shape with a literal 0) holds nothing to copy: not pageable data. A factory under a default device (``with
 torch.device("cuda"):``) builds on the GPU: a false alarm for the copy rule, a miss for the others.
 ``self`` attributes bound to a factory call are ``ClassFacts.pageable_attrs`` (a staging buffer
 made in ``__init__`` and copied in the step).
@@ -74,6 +75,8 @@ def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             node = node.expression
         elif (kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in KEEP_DEVICE
               and not is_factory_call(node, oracle.imports, oracle.default_device)):
+            if node.func.attr.value in ("view", "reshape") and _zero_size(node.args):
+                return False  # ``t.reshape(b, 0, v)``: no elements, nothing to copy
             node = node.func.value
         else:
             break
@@ -84,10 +87,32 @@ def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if kind is not cst.Call:
         return False
     if is_factory_call(node, oracle.imports, oracle.default_device):
-        return True
+        return not _empty_factory(node, oracle.imports)
     if builder_call(node, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
         return True
     return oracle.returned(node) == "host"  # a helper that built one (static.valuekinds)
+
+
+#: factories whose positional arguments are the sizes
+_SIZED = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn"))
+
+
+def _empty_factory(node: cst.Call, imports: dict[str, str]) -> bool:
+    """``torch.Tensor()``, ``torch.tensor([])``, ``torch.zeros(0, n)``: a tensor of no elements, whose
+    copy to the device moves nothing (an empty start to concatenate onto)."""
+    name = resolve(node.func, imports)
+    if name in TYPED or name == "torch.tensor":
+        first = node.args[0].value if node.args and not node.args[0].keyword else None
+        return first is None if name in TYPED else type(first) in (cst.List, cst.Tuple) and not first.elements
+    return name in _SIZED and _zero_size(node.args)
+
+
+def _zero_size(args) -> bool:
+    """A literal 0 among the size arguments (``(b, 0, v)`` or ``b, 0, v``)."""
+    sizes = [a.value for a in args if not a.keyword and not a.star]
+    if len(sizes) == 1 and type(sizes[0]) in (cst.Tuple, cst.List):
+        sizes = [el.value for el in sizes[0].elements]
+    return any(type(v) is cst.Integer and v.evaluated_value == 0 for v in sizes)
 
 
 def host_arithmetic(leaves: list[cst.BaseExpression], oracle: TensorOracle) -> bool:

@@ -6,7 +6,10 @@ The same refresh written inline -- the body records the new length itself, often
 that the cached tables still sit on the requested device and dtype -- was reported as per-step
 work (a rotary cache's ``torch.arange(seqlen)`` under ``seqlen > self._seq_len_cached or
 self._cos_cached.device != device``). Once the body has run, every disjunct is false until the
-length outgrows the cache again or the tables move: not a per-step cost.
+length outgrows the cache again or the tables move: not a per-step cost. So is a refresh whose bound is the table's own size
+(``if n > self.t.size(1): self.t = ...``, :mod:`.growtables`), and one that only moves its
+tables (``if self.t.device != d: self.t = self.t.to(d)``): once moved, the test fails until the
+device or dtype asked for changes, which a generation does not do.
 """
 
 from __future__ import annotations
@@ -14,32 +17,34 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder, self_attr
+from graphlint.static.growtables import outgrown
 
 _KEPT = ("device", "dtype")  # what a refresh recomputes its tables for, besides their length
 
 
 def refreshes_own_bound(stmt: cst.If) -> bool:
     """Whether ``stmt`` (no ``else``) is such a refresh: its test an ``or`` of growth tests
-    ``x > self.a`` (``>=``, or ``self.a < x``) -- at least one -- and ``self.t.device != d`` /
+    ``x > self.a`` (``>=``, or ``self.a < x``), ``x > self.t.size(k)`` and ``self.t.device != d`` /
     ``self.t.dtype != d`` tests, and its body assigns ``self.a = x`` for every growth test and
     ``self.t`` for every table test."""
     if stmt.orelse is not None:
         return False
     tests = disjuncts(stmt.test)
     stores = _self_stores(stmt.body)
-    grown = False
     for test in tests:
         growth = _growth(test)
         if growth is not None:
             attr, value = growth
             if not any(v is not None and v.deep_equals(value) for v in stores.get(attr, ())):
                 return False
-            grown = True
+            continue
+        table = outgrown(test, stmt.body)  # ``n > self.t.size(1)``: the table's own size is the bound
+        if table is not None and table in stores:
             continue
         table = _moved(test)
         if table is None or table not in stores:
             return False
-    return grown
+    return True
 
 
 def disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -22,6 +22,7 @@ from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
+from graphlint.static.growtables import grows_after
 from graphlint.static.guards import Guards
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
@@ -186,27 +187,34 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         stmts = tuple(stmts)
-        for position, stmt in enumerate(stmts):
-            smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
-            for small in smalls:
-                self.order += 1
-                if type(small) in EXITS:
-                    note_exit(self.func, self.loop_ids, small)
-                self.path.append((field, index))
-                try:
-                    if type(small) in SMALL_STATEMENTS:
-                        derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
-                        self.small(small)
-                        self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
-                    else:
-                        self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
-                        self.compound(small)
-                finally:
-                    self.path.pop()
-                self.values.cond += self.values.take_exits()
-                index += 1
-            if self.guards.ends_block(stmt):
-                return  # the rest of this block never runs while capturing (or only with a guard on)
+        setup = self.setup_depth
+        try:
+            for position, stmt in enumerate(stmts):
+                smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
+                for small in smalls:
+                    self.order += 1
+                    if type(small) in EXITS:
+                        note_exit(self.func, self.loop_ids, small)
+                    self.path.append((field, index))
+                    try:
+                        if type(small) in SMALL_STATEMENTS:
+                            # read before the statement rebinds
+                            derefs = deref_conditions(self.values, small, self.oracle.fn.optional)
+                            self.small(small)
+                            self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
+                        else:
+                            self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
+                            self.compound(small)
+                    finally:
+                        self.path.pop()
+                    self.values.cond += self.values.take_exits()
+                    index += 1
+                if self.guards.ends_block(stmt):
+                    return  # the rest of this block never runs while capturing (or only with a guard on)
+                if type(stmt) is cst.If and stmt.orelse is None and grows_after(stmt, stmts[position + 1:]):
+                    self.setup_depth += 1  # the rest refreshes a table the ``if`` returned for (:mod:`.growtables`)
+        finally:
+            self.setup_depth = setup  # raised for the rest of this block by a table refresh
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)

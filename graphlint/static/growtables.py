@@ -1,0 +1,143 @@
+"""Tables grown on demand, tested against their own size.
+
+:mod:`.refresh` takes ``if n > self.cached: self.cached = n; ...`` for a refresh that raises its
+own bound. Two more shapes of the same set-up were reported as per-step work:
+
+- the table's own size is the bound: ``if n > self.table.size(1): self.table = build(n)`` (also
+  ``self.table.shape[1]``, ``len(self.table)``, ``self.table.numel()``);
+- the refresh is what follows a return taken while the table covers the request::
+
+      if self.table is not None:
+          if self.table.size(1) >= n:
+              ...
+              return
+      self.table = build(n)
+
+  The code after the ``if`` runs only while the table is unset or too short, and it stores the
+  table, sized by the request: once it has run, the early return is taken until a request
+  outgrows the table again -- set-up amortised over a generation (as :mod:`.refresh` says), not a
+  per-step cost. A rest that stores the table without the request (``self.rows =
+  torch.cat(...)`` until a cap) grows it every step, and a plain bound must be stored as the
+  request itself (``self.count = self.count + 1`` under ``self.count >= limit`` is a counter).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from graphlint.static.cstwalk import ends_in_jump, preorder, self_attr
+
+_SIZE_METHODS = ("size", "numel")
+_TESTS = (cst.Comparison, cst.BooleanOperation)  # what such an early return's test can be
+
+
+def sized_attr(node: cst.BaseExpression) -> str | None:
+    """``self.t.size(k)`` / ``self.t.size()[k]`` / ``self.t.shape[k]`` / ``len(self.t)`` /
+    ``self.t.numel()`` -> "t"; a plain ``self.n`` (a recorded length) -> "n"."""
+    plain = self_attr(node)
+    if plain is not None:
+        return plain
+    if type(node) is cst.Subscript and len(node.slice) == 1:
+        node = node.value  # ``.shape[k]`` / ``.size()[k]``
+        if type(node) is cst.Attribute and node.attr.value == "shape":
+            return self_attr(node.value)
+    if type(node) is cst.Call:
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in _SIZE_METHODS:
+            return self_attr(func.value)
+        if type(func) is cst.Name and func.value == "len" and len(node.args) == 1:
+            return self_attr(node.args[0].value)
+    return None
+
+
+def _compared(test: cst.BaseExpression) -> tuple[str, bool, cst.BaseExpression, bool] | None:
+    """``size(self.t) >= n`` -> ("t", True, n, False): the table covers the request ``n``;
+    ``n > size(self.t)`` -> ("t", False, n, False): it is outgrown. The last item says the bound is
+    a plain ``self.n`` (a recorded length), not a table's size. Only one side may name the table."""
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
+        return None
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    bigger = type(op) in (cst.GreaterThan, cst.GreaterThanEqual)
+    if not bigger and type(op) not in (cst.LessThan, cst.LessThanEqual):
+        return None
+    mine, other = sized_attr(left), sized_attr(right)
+    if (mine is None) == (other is None):
+        return None
+    if mine is not None:
+        return mine, bigger, right, self_attr(left) is not None
+    return other, not bigger, left, self_attr(right) is not None
+
+
+def outgrown(test: cst.BaseExpression, body: cst.BaseSuite) -> str | None:
+    """``n > self.t.size(1)`` (``self.t.shape[1] < n``, ...) -> "t", when ``body`` sizes something
+    by the request ``n`` (the rebuilt table; a body that only appends to the table until it reaches
+    a cap is per-step growth, not a refresh)."""
+    found = _compared(test)
+    if found is None or found[1] or found[3]:
+        return None
+    return found[0] if _mentions(body, found[2]) else None
+
+
+def _mentions(tree: cst.CSTNode, expr: cst.BaseExpression) -> bool:
+    return any(type(node) is type(expr) and node.deep_equals(expr) for node in preorder(tree))
+
+
+def _set(test: cst.BaseExpression) -> str | None:
+    """``self.t is not None`` -> "t"."""
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) is cst.IsNot
+            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None"):
+        return self_attr(test.left)
+    return None
+
+
+def returns_when_covered(stmt: cst.CSTNode) -> tuple[str, cst.BaseExpression, bool] | None:
+    """The table ``stmt`` returns early for while it covers the request (with the request, and
+    whether the bound is a plain ``self.n``): ``if cover(t): ...; return`` (no ``else``),
+    ``if self.t is not None and cover(t): return``, or such an ``if`` as the last statement of
+    ``if self.t is not None:``."""
+    if type(stmt) is not cst.If or stmt.orelse is not None:
+        return None
+    test = stmt.test
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And and _set(test.left) is not None:
+        found = _compared(test.right)
+        test = test.right if found is not None and found[0] == _set(test.left) else test
+    found = _compared(test)
+    if found is not None:
+        return (found[0], found[2], found[3]) if found[1] and _returns(stmt.body) else None
+    table = _set(test)
+    body = stmt.body.body
+    if table is None or not body:
+        return None
+    inner = returns_when_covered(body[-1])
+    return inner if inner is not None and inner[0] == table else None
+
+
+def _returns(suite: cst.BaseSuite) -> bool:
+    if not ends_in_jump(suite):
+        return False
+    last = suite.body[-1]
+    return type(last.body[-1] if type(last) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) else last) \
+        is cst.Return
+
+
+def grows_after(stmt: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:
+    """Whether ``rest`` (what follows ``stmt`` in its block) is the refresh of a table ``stmt``
+    returns early for while it covers the request: it stores ``self.t`` and sizes something by the
+    request (a plain bound: it stores ``self.n = request`` itself). A rest that stores the table
+    without the request (``self.hist = torch.cat(...)`` until a cap) grows it every step."""
+    found = returns_when_covered(stmt) if type(stmt.test) in _TESTS else None
+    if found is None:
+        return False
+    table, request, plain = found
+    stored = [node.value for line in rest for node in preorder(line) if stores(node, table)]
+    if plain:
+        return any(value.deep_equals(request) for value in stored)
+    return bool(stored) and any(_mentions(line, request) for line in rest)
+
+
+def stores(node: cst.CSTNode, attr: str) -> bool:
+    """``self.attr = ...`` (one of the targets)."""
+    return type(node) is cst.Assign and any(self_attr(t.target) == attr for t in node.targets)
