@@ -40,6 +40,7 @@ from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, preorder, shape_only
+from graphlint.static.handback import HandBacks, carried_results
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -120,6 +121,7 @@ class ValueFacts:
         #: the class tests every ``return`` so far implies when its result is truthy (None: no return
         #: yet; :mod:`.classtests`): ``FunctionInfo.class_tests``
         self.class_tests: frozenset | None = None
+        self.hands_back = HandBacks()  # the parameters every ``return`` hands back (:mod:`.handback`)
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -145,8 +147,8 @@ class ValueFacts:
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-                 self.body, self.unchanged, self.exit_conds, self.class_tests)
-        self.carried, self.exit_conds, self.class_tests = {}, set(), None  # another function's early exits guard nothing here
+                 self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back)
+        self.carried, self.exit_conds, self.class_tests, self.hands_back = {}, set(), None, HandBacks()  # another function's early exits guard nothing here
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
@@ -164,16 +166,18 @@ class ValueFacts:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
             if self.class_tests and _ends_in_exit(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
+            fn.hands_back = self.hands_back.result(stmt.body)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-         self.body, self.unchanged, self.exit_conds, self.class_tests) = saved
+         self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         if self.class_tests is None or self.class_tests:  # nothing left to intersect: no more looks
             tests = returned_tests(value)
             self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
-        if found is None or found[0] not in ("o", "k"):  # a class test is a bool
+        if found is None or found[0] not in ("o", "k") and not _objects(found):  # a class test is a bool
             self.returns_object = False
+        self.hands_back.returned(value, self.params, self.assigns, self.call_exprs)
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """``name = value``: from here on the name holds this value, under the branches it was
@@ -201,22 +205,28 @@ class ValueFacts:
         (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
-        for node in preorder(stmt):
+        outer, nodes = dict(self.carried), list(preorder(stmt))  # one walk for both
+        for node in nodes:
             target = node.target if type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) else None
             for name in (bound_names(target) if target is not None else ()):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
-        self.carried.update((name, (loop_id, value)) for name, value in (carried or {}).items())
+        # a state handed back by the same call in an outer loop still is in an inner one: the outer
+        # loop's second iteration decides (:mod:`.handback`)
+        self.carried.update((name, outer[name] if outer.get(name, (0, None))[1] == value else (loop_id, value))
+                            for name, value in {**carried_results(stmt, nodes), **(carried or {})}.items())
 
     def end_loop(self, loop_id: int) -> None:
         self.carried = {name: c for name, c in self.carried.items() if c[0] != loop_id}
 
-    def later(self, loop_id: int, compute):
+    def later(self, loop_id: int, compute, call: int = 0):
         """``compute()`` with the names ``loop_id`` carries bound to their literal: what a branch
-        or a call sees from that loop's second iteration on."""
-        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, _) in self.carried.items() if lid == loop_id}
+        or a call sees from that loop's second iteration on (a result handed back only in the
+        arguments of the ``call`` that returns it)."""
+        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, v) in self.carried.items()
+                   if lid == loop_id and (v[0] != "hb" or v[2] == call)}
         for name in swapped:
-            self.assigns[name] = ((self.carried[name][1], ()),)
+            self.assigns[name] = ((self.carried[name][1][:2], ()),)
         try:
             return compute()
         finally:
@@ -232,7 +242,7 @@ class ValueFacts:
         if not self.carried:
             return None
         loop_id = min(lid for lid, _ in self.carried.values())  # loop ids are ordinals: outer first
-        later = self.later(loop_id, lambda: self.args(call))
+        later = self.later(loop_id, lambda: self.args(call), id(call))
         return (loop_id, later) if later != args else None
 
     def first_iteration(self, test: cst.BaseExpression, shapes: set[str], never_true) -> int | None:
@@ -376,6 +386,11 @@ def _constructs(func: cst.BaseExpression) -> bool:
     """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
     name = called_name(func)
     return name[:1].isupper() and not name.isupper()
+
+
+def _objects(found: tuple) -> bool:
+    """A local whose every binding is some object (``state = [...]``, then ``return state``)."""
+    return found[0] == "l" and all(v == ("o",) for v, _ in found[1])
 
 
 def _ends_in_exit(suite: cst.BaseSuite) -> bool:

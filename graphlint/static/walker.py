@@ -23,6 +23,7 @@ from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
 from graphlint.static.guards import Guards
+from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
@@ -195,6 +196,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 self.path.append((field, index))
                 try:
                     if type(small) in SMALL_STATEMENTS:
+                        setting = set_binding(small, self.values.cond) if self.values.cond else None
+                        self.values.cond += (("set", setting),) if setting else ()  # to the block's end
                         derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
                         self.small(small)
                         self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
