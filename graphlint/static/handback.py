@@ -56,6 +56,11 @@ def carried_results(stmt: cst.For | cst.While, nodes: list[cst.CSTNode]) -> dict
     return {name: v for name, v in found.items() if counts.get(name) == 1}
 
 
+def objects_only(found: tuple) -> bool:
+    """A local whose every binding is some object (``state = [...]``, then ``return state``)."""
+    return found[0] == "l" and all(v == ("o",) for v, _ in found[1])
+
+
 def none_test(c: tuple, param: str) -> bool:
     """``p is None`` / ``p == None`` on the parameter as passed (or the ``else`` of its negation)."""
     if c[0] == "not" and c[1][0] == "not":

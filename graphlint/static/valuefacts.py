@@ -9,7 +9,8 @@ in a tiny IR of plain tuples (cached with the summary):
   conditions), ...))`` a name rebound on the way (each binding with the branch conditions it was
   made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
   configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
-  of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("o",)`` some object that is not None (an
+  of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("hb", k)`` what
+  the same call returned at position ``k`` last time (:mod:`.handback`); ``("o",)`` some object that is not None (an
   arithmetic result, a container display, a class built, a tensor op's result); ``("r", callee)``
   what a call returns (the callee in flow IR: not None when every function the call graph gives
   it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
@@ -17,7 +18,8 @@ in a tiny IR of plain tuples (cached with the summary):
   literal, ``("cmp", value, op, v)`` an ordered comparison with one (``<``, ``<=``, ``>``, ``>=``;
   ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
-  :mod:`.argvalues`), ``("?",)`` anything else;
+  :mod:`.argvalues`), ``("set", p)`` code after the set-up of a parameter tested for None (false
+  where every call hands back what the previous one returned: :mod:`.handback`), ``("?",)`` anything else;
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), *args, **kwargs)``, the
   last two False, True (something unknown splatted) or what the splat hands on (:mod:`.splats`:
   the function's own ``**kwargs`` / ``*args``, a dict display);
@@ -40,7 +42,8 @@ from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, preorder, shape_only
-from graphlint.static.handback import HandBacks, carried_results
+from graphlint.static.handback import HandBacks, carried_results, objects_only
+from graphlint.static.valueatoms import config_field, literal
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -54,42 +57,6 @@ SHAPE = ("shape",)
 ORDERED = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _ABSENT = object()
-#: attribute receivers whose fields are configuration (``config.x``, ``self.cfg.x``, ``args.x``)
-CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "settings", "hparams")
-
-
-def literal(node: cst.BaseExpression | None) -> tuple | None:
-    """``("c", v)`` for a literal, else None."""
-    if type(node) is cst.Name and node.value in ("None", "True", "False"):
-        return ("c", {"None": None, "True": True, "False": False}[node.value])
-    if type(node) is cst.SimpleString:
-        try:
-            return ("c", node.evaluated_value)
-        except Exception:  # an f-string prefix or bytes libcst cannot evaluate: no literal
-            return None
-    if type(node) in (cst.Integer, cst.Float):
-        return ("c", node.evaluated_value)
-    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus \
-            and type(node.expression) in (cst.Integer, cst.Float):
-        return ("c", -node.expression.evaluated_value)
-    return None
-
-
-def config_field(node: cst.BaseExpression) -> str | None:
-    """``config.x``, ``self.config.x``, ``self.x``: the field's name."""
-    if type(node) is not cst.Attribute:
-        return None
-    owner = node.value
-    if type(owner) is cst.Name:
-        name = owner.value
-    elif type(owner) is cst.Attribute:
-        name = owner.attr.value
-    else:
-        return None
-    lowered = name.lower().lstrip("_")
-    if name == "self" or lowered in CONFIG_NAMES or lowered.endswith(("config", "_cfg", "_args")):
-        return node.attr.value
-    return None
 
 
 class ValueFacts:
@@ -175,7 +142,7 @@ class ValueFacts:
             tests = returned_tests(value)
             self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
-        if found is None or found[0] not in ("o", "k") and not _objects(found):  # a class test is a bool
+        if found is None or found[0] not in ("o", "k") and not objects_only(found):  # a class test is a bool
             self.returns_object = False
         self.hands_back.returned(value, self.params, self.assigns, self.call_exprs)
 
@@ -386,11 +353,6 @@ def _constructs(func: cst.BaseExpression) -> bool:
     """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
     name = called_name(func)
     return name[:1].isupper() and not name.isupper()
-
-
-def _objects(found: tuple) -> bool:
-    """A local whose every binding is some object (``state = [...]``, then ``return state``)."""
-    return found[0] == "l" and all(v == ("o",) for v, _ in found[1])
 
 
 def _ends_in_exit(suite: cst.BaseSuite) -> bool:

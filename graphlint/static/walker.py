@@ -39,7 +39,8 @@ from graphlint.static.scopes import ScopeWalker
 from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuefacts import ValueFacts, literal
+from graphlint.static.valueatoms import literal
+from graphlint.static.valuefacts import ValueFacts
 from graphlint.static.steadyargs import SteadyArgs
 from graphlint.static.valuekinds import settle_advanced
 from graphlint.static.stepflow import finish_module
