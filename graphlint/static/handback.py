@@ -35,7 +35,7 @@ def carried_results(stmt: cst.For | cst.While, nodes: list[cst.CSTNode]) -> dict
     """Names the loop binds exactly once, as element ``k`` of ``a, name = f(..., name, ...)`` (at any
     depth of its body; ``nodes``: the loop's preorder): ``{name: ("hb", k, id(call))}``."""
     found: dict[str, tuple] = {}
-    counts: dict[str, int] = {}
+    binders = []
     for node in nodes:
         kind = type(node)
         if kind is cst.Assign and type(node.value) is cst.Call and len(node.targets) == 1 \
@@ -44,12 +44,14 @@ def carried_results(stmt: cst.For | cst.While, nodes: list[cst.CSTNode]) -> dict
             for k, el in enumerate(node.targets[0].target.elements):
                 if type(el.value) is cst.Name and el.value.value in passed and type(el) is cst.Element:
                     found[el.value.value] = ("hb", k, id(node.value))
-        if kind in _BINDERS or kind is cst.Del:
-            target = node.name if kind is cst.AsName else node.target
-            for name in bound_names(target):
-                counts[name] = counts.get(name, 0) + 1
+        elif kind in _BINDERS or kind is cst.Del:
+            binders.append(node)
     if not found:
         return {}
+    counts: dict[str, int] = {}
+    for node in binders:
+        for name in bound_names(node.name if type(node) is cst.AsName else node.target):
+            counts[name] = counts.get(name, 0) + 1
     if isinstance(stmt, cst.For):
         for name in bound_names(stmt.target):
             counts[name] = counts.get(name, 0) + 2
@@ -76,7 +78,10 @@ def set_binding(small: cst.BaseSmallStatement, cond: tuple) -> str | None:
     name = small.targets[0].target.value
     if type(small.value) is cst.Name and small.value.value == "None":
         return None
-    return name if any(none_test(c, name) for c in cond) else None
+    for c in cond:
+        if none_test(c, name):
+            return name
+    return None
 
 
 class HandBacks:
@@ -90,11 +95,15 @@ class HandBacks:
         if self.items is not None and not self.items:
             return
         here: dict[str, tuple] = {}
-        if type(value) is cst.Tuple:
+        kind = type(value)
+        if kind is not cst.Tuple and kind is not cst.Call:
+            self.items = {}
+            return
+        if kind is cst.Tuple:
             for k, el in enumerate(value.elements):
                 if type(el) is cst.Element and type(el.value) is cst.Name and el.value.value in params:
                     here.setdefault(el.value.value, ("k", k))
-        elif type(value) is cst.Call and call_exprs.get(id(value)) is not None:
+        elif call_exprs.get(id(value)) is not None:
             expr, slot = call_exprs[id(value)], 0
             for arg in value.args:
                 if arg.star:
@@ -134,18 +143,19 @@ def ends_in_exit(suite: cst.BaseSuite) -> bool:
     """The block never falls off its end: its last statement returns or raises, or is a ``with``
     whose body does, or an ``if`` / ``else`` whose every branch does."""
     body = suite.body
-    if not body:
-        return False
-    last = body[-1]
-    if type(last) in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
+    return bool(body) and _exits(body[-1])
+
+
+def _exits(last: cst.CSTNode) -> bool:
+    kind = type(last)
+    if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
         return bool(last.body) and type(last.body[-1]) in (cst.Return, cst.Raise)
-    if type(last) is cst.With:
+    if kind is cst.With:
         return ends_in_exit(last.body)
-    if type(last) is cst.If:
+    if kind is cst.If:
         orelse = last.orelse
-        if orelse is None or not ends_in_exit(last.body):
-            return False
-        return ends_in_exit(orelse.body) if type(orelse) is cst.Else else ends_in_exit(cst.IndentedBlock([orelse]))
+        return orelse is not None and ends_in_exit(last.body) and (
+            ends_in_exit(orelse.body) if type(orelse) is cst.Else else _exits(orelse))
     return False
 
 

@@ -197,7 +197,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 self.path.append((field, index))
                 try:
                     if type(small) in SMALL_STATEMENTS:
-                        setting = set_binding(small, self.values.cond) if self.values.cond else None
+                        setting = set_binding(small, self.values.cond) if self.values.cond and type(small) is cst.Assign else None
                         self.values.cond += (("set", setting),) if setting else ()  # to the block's end
                         derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
                         self.small(small)
