@@ -152,6 +152,8 @@ class ValueFacts:
         a name a loop binds is unknown at the loop's top, :meth:`loop`). Inside ``try`` it may
         also still hold what it held (the statement may not have run): a union there. Anything
         but a literal, a parameter, a field, an object or another such local is unknown."""
+        if type(value) is cst.Yield:
+            self.hands_back.items = {}  # ``x = yield y``: a generator returns no tuple
         if type(target) is cst.Name:
             name = target.value
             self.carried.pop(name, None)

@@ -72,10 +72,12 @@ def test_hands_back_is_recorded_only_where_every_return_gives_the_parameter():
         "m.py": "def a(x, s):\n    if s is None:\n        s = [0]\n    return x, s\n\n"
                 "def b(x, s):\n    if x:\n        return x, s\n    return x, None\n\n"
                 "def c(x, s):\n    s = None\n    return x, s\n\n"
-                "def d(x, s):\n    return a(x, s)\n",
+                "def d(x, s):\n    return a(x, s)\n\n"
+                "def e(x, s):\n    yield x\n    return x, s\n",
     }
     info = summarize(files)[0].data
     facts = {q: fn.hands_back for q, fn in info.functions.items()}
     assert {p: items for p, items, _ in facts["a"]} == {"x": (("k", 0),), "s": (("k", 1),)}
     assert "s" not in {p for p, _, _ in facts["b"]} and "s" not in {p for p, _, _ in facts["c"]}
     assert {p: items for p, items, _ in facts["d"]}["s"] == (("via", ("n", "a"), 1),)
+    assert facts["e"] == ()  # a generator's call returns no tuple
