@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names
+from graphlint.static.cstwalk import bound_names, preorder
 
 _BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.AsName)
 
@@ -132,8 +132,18 @@ class HandBacks:
             self.needs.add(v)
         return True
 
-    def result(self, body: cst.BaseSuite) -> tuple:
+    def result(self, body: cst.BaseSuite, scan: bool = True) -> tuple:
+        """``scan``: the file may rebind a name where the value facts do not follow (``(p := None)``,
+        ``global p``); looked for only then."""
         if not self.items or not ends_in_exit(body):
+            return ()
+        for node in preorder(body) if scan else ():
+            if type(node) is cst.NamedExpr and type(node.target) is cst.Name:
+                self.items.pop(node.target.value, None)
+            elif type(node) in (cst.Global, cst.Nonlocal):
+                for item in node.names:
+                    self.items.pop(item.name.value, None)
+        if not self.items:
             return ()
         return tuple((name, tuple(sorted(items, key=repr)), tuple(sorted(self.needs, key=repr)))
                      for name, items in sorted(self.items.items()))

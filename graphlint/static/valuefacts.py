@@ -89,6 +89,7 @@ class ValueFacts:
         #: yet; :mod:`.classtests`): ``FunctionInfo.class_tests``
         self.class_tests: frozenset | None = None
         self.hands_back = HandBacks()  # the parameters every ``return`` hands back (:mod:`.handback`)
+        self.hands_back_scan = True  # the file may rebind a name by ``:=`` / ``global`` (summarize: its text)
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -133,7 +134,7 @@ class ValueFacts:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
             if self.class_tests and _ends_in_exit(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
-            fn.hands_back = self.hands_back.result(stmt.body)
+            fn.hands_back = self.hands_back.result(stmt.body, self.hands_back_scan)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
          self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back) = saved
 

@@ -73,7 +73,8 @@ def test_hands_back_is_recorded_only_where_every_return_gives_the_parameter():
                 "def b(x, s):\n    if x:\n        return x, s\n    return x, None\n\n"
                 "def c(x, s):\n    s = None\n    return x, s\n\n"
                 "def d(x, s):\n    return a(x, s)\n\n"
-                "def e(x, s):\n    yield x\n    return x, s\n",
+                "def e(x, s):\n    yield x\n    return x, s\n\n"
+                "def g(x, s):\n    if (s := None) is None:\n        pass\n    return x, s\n",
     }
     info = summarize(files)[0].data
     facts = {q: fn.hands_back for q, fn in info.functions.items()}
@@ -81,3 +82,4 @@ def test_hands_back_is_recorded_only_where_every_return_gives_the_parameter():
     assert "s" not in {p for p, _, _ in facts["b"]} and "s" not in {p for p, _, _ in facts["c"]}
     assert {p: items for p, items, _ in facts["d"]}["s"] == (("via", ("n", "a"), 1),)
     assert facts["e"] == ()  # a generator's call returns no tuple
+    assert "s" not in {p for p, _, _ in facts["g"]}  # a walrus rebinds it
