@@ -39,6 +39,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
@@ -71,6 +72,7 @@ class ArgValues:
         self.decided: set[tuple[FuncId, tuple]] = set()
         self._stamp: dict[FuncId, int] = {}  # how often a function's values changed in this solve
         self._dead: dict = {}  # fid -> (its stamp, {id(cond): (dead, cond)}): :meth:`dead`'s memo
+        self.handed = HandBackFacts(self)  # states a per-token loop hands back (:mod:`.handback`)
 
     # -- the solve ------------------------------------------------------------------------
     def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
@@ -127,7 +129,10 @@ class ArgValues:
         return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
-        bound = self.bind(callee, site, lambda v: self.value(v, caller, values.get(caller, TOP)), args)
+        evaluate = lambda v: self.value(v, caller, values.get(caller, TOP))  # noqa: E731
+        bound = self.bind(callee, site, evaluate, args)
+        if bound is not TOP:
+            bound = self.handed.checked(caller, site, bound, evaluate, args)
         if bound is TOP:
             values[callee] = TOP
             self._changed(callee)
@@ -221,6 +226,8 @@ class ArgValues:
             return frozenset(found)
         if kind == "r":
             return OBJECTS if self.returns_object(fid, v[1]) else TOP
+        if kind == "hb":  # what the same call returned last time, checked where it binds (:mod:`.handback`)
+            return frozenset((HB[v[1]],)) if v[1] < len(HB) else TOP
         if kind in ("kw", "va"):  # the caller's own ``**kwargs`` / ``*args`` (:mod:`.splats`)
             return lookup("**" if kind == "kw" else "*", v[1], env)
         if kind == "kwkeys":
@@ -254,7 +261,7 @@ class ArgValues:
         kind = c[0]
         if kind in ("t", "is", "eq"):
             found = self.value(c[1], fid, env)
-            if found is TOP:
+            if found is TOP or not found.isdisjoint(MARKS):
                 return BOTH
             if OBJECT in found and kind != "is":
                 return BOTH
@@ -265,10 +272,12 @@ class ArgValues:
             return frozenset(equal(x, c[2]) for x in found)
         if kind in ("cmp", "in"):
             found = self.value(c[1], fid, env)
-            if found is TOP or OBJECT in found:
+            if found is TOP or OBJECT in found or not found.isdisjoint(MARKS):
                 return BOTH  # decided only from a complete set of known values
             out = {compare(x, c[2], c[3]) if kind == "cmp" else member(x, c[2]) for x in found}
             return BOTH if None in out else frozenset(out)
+        if kind == "set":  # after a set-up: no call handed back its state runs it (:mod:`.handback`)
+            return frozenset((False,)) if env is not TOP and env.get(c[1]) == ONLY_HANDED else BOTH
         if kind == "not":
             return frozenset(not b for b in self.truths(c[1], fid, env))
         if kind in ("and", "or"):

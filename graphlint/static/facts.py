@@ -164,6 +164,8 @@ class FunctionInfo(Compact):
     implicit_reads: list[tuple] = field(default_factory=list)
     #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
     returns_object: bool = False
+    #: (parameter, its returned positions, bindings to check): every return hands it back (:mod:`.handback`)
+    hands_back: tuple = ()
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
     #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a

@@ -8,7 +8,7 @@ import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import called_name
-from graphlint.static.valuefacts import literal
+from graphlint.static.valueatoms import literal
 
 
 def _store(info, attr: str, value: tuple | None) -> None:

@@ -255,7 +255,7 @@ def carried_literals(stmt: cst.For | cst.While, literal) -> dict[str, tuple]:
     is passed to: :mod:`.argvalues`) may run on the first iteration only -- the same category as
     ``if i == 0:``. Only when every binding of the name in the loop is such a statement (one under a
     branch, in a nested loop or a ``try`` may or may not run) and no ``continue`` of this loop can
-    skip it; the last one wins. ``literal``: :func:`.valuefacts.literal`."""
+    skip it; the last one wins. ``literal``: :func:`.valueatoms.literal`."""
     body = stmt.body.body
     last: dict[str, tuple] = {}
     own: set[int] = set()

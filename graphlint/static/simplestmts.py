@@ -101,6 +101,8 @@ class SimpleStatements:
                 self.calls.bindings.record_module_call(stmt.value)
             elif type(stmt) is cst.Expr and type(stmt.value) in (cst.Yield, cst.Await):
                 inner = stmt.value.value if type(stmt.value) is cst.Yield else None
+                if type(stmt.value) is cst.Yield:
+                    self.values.hands_back.items = {}  # a generator: its call returns no tuple
                 self.flows.returns(inner if type(inner) in EXPRESSIONS else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
             elif type(stmt) is cst.Return:

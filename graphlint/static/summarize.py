@@ -9,6 +9,7 @@ Before libcst parses a file, :mod:`graphlint.static.budget` checks its size, ask
 from __future__ import annotations
 
 import hashlib
+import re
 import io
 from abc import ABCMeta
 import tokenize
@@ -31,6 +32,8 @@ from graphlint.static.stopchecks import exits_loop, stop_check
 from graphlint.static.stmtpaths import encode_path
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
+
+REBINDS = re.compile(r"^[ \t]*(?:global|nonlocal)[ \t]", re.M)  # a statement binding a name elsewhere
 
 
 def decode(source: bytes) -> str:
@@ -108,6 +111,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     walker.info.default_device = sets_default_device(text, module)  # :mod:`.defaultdevice`: the file's, the project's
     walker.oracle.default_device = int(walker.info.default_device or DEFAULT_DEVICE in imported_tensor_functions)
     walker.steady.read_source(text)  # what no walk needs to look for
+    walker.values.hands_back_scan = ":=" in text or REBINDS.search(text) is not None  # (:mod:`.handback`)
     info = walker.run(module, imported_tensor_functions)
     if tree is not None:
         locator = Locator(tree)

@@ -9,7 +9,8 @@ in a tiny IR of plain tuples (cached with the summary):
   conditions), ...))`` a name rebound on the way (each binding with the branch conditions it was
   made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
   configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
-  of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("o",)`` some object that is not None (an
+  of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("hb", k)`` what
+  the same call returned at position ``k`` last time (:mod:`.handback`); ``("o",)`` some object that is not None (an
   arithmetic result, a container display, a class built, a tensor op's result); ``("r", callee)``
   what a call returns (the callee in flow IR: not None when every function the call graph gives
   it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
@@ -17,7 +18,8 @@ in a tiny IR of plain tuples (cached with the summary):
   literal, ``("cmp", value, op, v)`` an ordered comparison with one (``<``, ``<=``, ``>``, ``>=``;
   ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
-  :mod:`.argvalues`), ``("?",)`` anything else;
+  :mod:`.argvalues`), ``("set", p)`` code after the set-up of a parameter tested for None (false
+  where every call hands back what the previous one returned: :mod:`.handback`), ``("?",)`` anything else;
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), *args, **kwargs)``, the
   last two False, True (something unknown splatted) or what the splat hands on (:mod:`.splats`:
   the function's own ``**kwargs`` / ``*args``, a dict display);
@@ -40,6 +42,8 @@ from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, preorder, shape_only
+from graphlint.static.handback import HandBacks, carried_results, objects_only
+from graphlint.static.valueatoms import config_field, literal
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -53,42 +57,6 @@ SHAPE = ("shape",)
 ORDERED = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _ABSENT = object()
-#: attribute receivers whose fields are configuration (``config.x``, ``self.cfg.x``, ``args.x``)
-CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "settings", "hparams")
-
-
-def literal(node: cst.BaseExpression | None) -> tuple | None:
-    """``("c", v)`` for a literal, else None."""
-    if type(node) is cst.Name and node.value in ("None", "True", "False"):
-        return ("c", {"None": None, "True": True, "False": False}[node.value])
-    if type(node) is cst.SimpleString:
-        try:
-            return ("c", node.evaluated_value)
-        except Exception:  # an f-string prefix or bytes libcst cannot evaluate: no literal
-            return None
-    if type(node) in (cst.Integer, cst.Float):
-        return ("c", node.evaluated_value)
-    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus \
-            and type(node.expression) in (cst.Integer, cst.Float):
-        return ("c", -node.expression.evaluated_value)
-    return None
-
-
-def config_field(node: cst.BaseExpression) -> str | None:
-    """``config.x``, ``self.config.x``, ``self.x``: the field's name."""
-    if type(node) is not cst.Attribute:
-        return None
-    owner = node.value
-    if type(owner) is cst.Name:
-        name = owner.value
-    elif type(owner) is cst.Attribute:
-        name = owner.attr.value
-    else:
-        return None
-    lowered = name.lower().lstrip("_")
-    if name == "self" or lowered in CONFIG_NAMES or lowered.endswith(("config", "_cfg", "_args")):
-        return node.attr.value
-    return None
 
 
 class ValueFacts:
@@ -120,6 +88,8 @@ class ValueFacts:
         #: the class tests every ``return`` so far implies when its result is truthy (None: no return
         #: yet; :mod:`.classtests`): ``FunctionInfo.class_tests``
         self.class_tests: frozenset | None = None
+        self.hands_back = HandBacks()  # the parameters every ``return`` hands back (:mod:`.handback`)
+        self.hands_back_scan = True  # the file may rebind a name by ``:=`` / ``global`` (summarize: its text)
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -145,8 +115,8 @@ class ValueFacts:
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-                 self.body, self.unchanged, self.exit_conds, self.class_tests)
-        self.carried, self.exit_conds, self.class_tests = {}, set(), None  # another function's early exits guard nothing here
+                 self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back)
+        self.carried, self.exit_conds, self.class_tests, self.hands_back = {}, set(), None, HandBacks()  # another function's early exits guard nothing here
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
         self.params = frozenset(param.name.value for param in every)
@@ -164,16 +134,18 @@ class ValueFacts:
             fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
             if self.class_tests and _ends_in_exit(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
+            fn.hands_back = self.hands_back.result(stmt.body, self.hands_back_scan)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-         self.body, self.unchanged, self.exit_conds, self.class_tests) = saved
+         self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         if self.class_tests is None or self.class_tests:  # nothing left to intersect: no more looks
             tests = returned_tests(value)
             self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
-        if found is None or found[0] not in ("o", "k"):  # a class test is a bool
+        if found is None or found[0] not in ("o", "k") and not objects_only(found):  # a class test is a bool
             self.returns_object = False
+        self.hands_back.returned(value, self.params, self.assigns, self.call_exprs)
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """``name = value``: from here on the name holds this value, under the branches it was
@@ -181,6 +153,8 @@ class ValueFacts:
         a name a loop binds is unknown at the loop's top, :meth:`loop`). Inside ``try`` it may
         also still hold what it held (the statement may not have run): a union there. Anything
         but a literal, a parameter, a field, an object or another such local is unknown."""
+        if type(value) is cst.Yield:
+            self.hands_back.items = {}  # ``x = yield y``: a generator returns no tuple
         if type(target) is cst.Name:
             name = target.value
             self.carried.pop(name, None)
@@ -201,22 +175,28 @@ class ValueFacts:
         (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
-        for node in preorder(stmt):
+        outer, nodes = dict(self.carried), list(preorder(stmt))  # one walk for both
+        for node in nodes:
             target = node.target if type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) else None
             for name in (bound_names(target) if target is not None else ()):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
-        self.carried.update((name, (loop_id, value)) for name, value in (carried or {}).items())
+        # a state handed back by the same call in an outer loop still is in an inner one: the outer
+        # loop's second iteration decides (:mod:`.handback`)
+        self.carried.update((name, outer[name] if outer.get(name, (0, None))[1] == value else (loop_id, value))
+                            for name, value in {**carried_results(stmt, nodes), **(carried or {})}.items())
 
     def end_loop(self, loop_id: int) -> None:
         self.carried = {name: c for name, c in self.carried.items() if c[0] != loop_id}
 
-    def later(self, loop_id: int, compute):
+    def later(self, loop_id: int, compute, call: int = 0):
         """``compute()`` with the names ``loop_id`` carries bound to their literal: what a branch
-        or a call sees from that loop's second iteration on."""
-        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, _) in self.carried.items() if lid == loop_id}
+        or a call sees from that loop's second iteration on (a result handed back only in the
+        arguments of the ``call`` that returns it)."""
+        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, v) in self.carried.items()
+                   if lid == loop_id and (v[0] != "hb" or v[2] == call)}
         for name in swapped:
-            self.assigns[name] = ((self.carried[name][1], ()),)
+            self.assigns[name] = ((self.carried[name][1][:2], ()),)
         try:
             return compute()
         finally:
@@ -232,7 +212,7 @@ class ValueFacts:
         if not self.carried:
             return None
         loop_id = min(lid for lid, _ in self.carried.values())  # loop ids are ordinals: outer first
-        later = self.later(loop_id, lambda: self.args(call))
+        later = self.later(loop_id, lambda: self.args(call), id(call))
         return (loop_id, later) if later != args else None
 
     def first_iteration(self, test: cst.BaseExpression, shapes: set[str], never_true) -> int | None:

@@ -24,6 +24,7 @@ from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
 from graphlint.static.growtables import grows_after
 from graphlint.static.guards import Guards
+from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
@@ -39,7 +40,8 @@ from graphlint.static.scopes import ScopeWalker
 from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuefacts import ValueFacts, literal
+from graphlint.static.valueatoms import literal
+from graphlint.static.valuefacts import ValueFacts
 from graphlint.static.steadyargs import SteadyArgs
 from graphlint.static.valuekinds import settle_advanced
 from graphlint.static.stepflow import finish_module
@@ -198,8 +200,9 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     self.path.append((field, index))
                     try:
                         if type(small) in SMALL_STATEMENTS:
-                            # read before the statement rebinds
-                            derefs = deref_conditions(self.values, small, self.oracle.fn.optional)
+                            setting = set_binding(small, self.values.cond) if self.values.cond and type(small) is cst.Assign else None
+                            self.values.cond += (("set", setting),) if setting else ()  # to the block's end
+                            derefs = deref_conditions(self.values, small, self.oracle.fn.optional)  # read before the statement rebinds
                             self.small(small)
                             self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
                         else:
