@@ -1,4 +1,5 @@
-"""Batch stop checks: the truth tests a per-token loop stops on (:mod:`.stepresult`, :mod:`.hostreads`)."""
+"""Batch stop checks and stop tests: the truth tests a per-token loop stops on (:mod:`.stepresult`,
+:mod:`.hostreads`)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,22 @@ def exits_loop(stmt: cst.CSTNode) -> bool:
     if type(first) is cst.SimpleStatementLine:
         first = first.body[0] if first.body else None
     return type(first) in (cst.Break, cst.Return)
+
+
+def stops_loop(stmt: cst.CSTNode) -> bool:
+    """A loop's stop test: an exit test (:func:`exits_loop`), or an ``if t:`` whose arm breaks or
+    returns further down, or sets a stop flag the loop tests later (``stop = True``)."""
+    if exits_loop(stmt):
+        return True
+    if type(stmt) is not cst.If:
+        return False
+    for line in stmt.body.body:
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if type(small) in (cst.Break, cst.Return):
+                return True
+            if type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == "True" \
+                    and all(type(t.target) is cst.Name for t in small.targets):
+                return True
+    return False
