@@ -54,6 +54,8 @@ from graphlint.static.names import dotted_name, resolve
 
 CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
                      "torch.column_stack", "torch.row_stack"))
+#: pads: ``mask = F.pad(mask, (0, 1))`` grows ``mask`` by a column as ``torch.cat`` would
+PADS = frozenset(("torch.nn.functional.pad", "torch.constant_pad_nd"))
 #: methods whose result is the concatenation itself, as far as growing goes
 KEEPS = frozenset(("detach", "contiguous"))
 
@@ -142,7 +144,11 @@ class GrowingConcat(Matcher):
         first = self.concat_first(value, ctx)
         params = ctx.oracle.fn.params
         grown = None
+        padded = self.pad_first(value, ctx) if first is None else None
         for target in node.targets:
+            if padded is not None and same_place(target.target, padded):
+                self.grows(target.target, value, ctx, "F.pad")  # padded onto itself: a copy one step larger
+                break
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)):
                     self.grows(target.target, value, ctx)
@@ -174,6 +180,14 @@ class GrowingConcat(Matcher):
             return None
         return parts.elements[0].value if resolve(value.func, ctx.imports) in self.callees else None
 
+    @staticmethod
+    def pad_first(value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
+        """The tensor of ``F.pad(x, pad)`` (positional), else None."""
+        if type(value) is not cst.Call or len(value.args) < 2 or value.args[0].keyword is not None \
+                or value.args[0].star:
+            return None
+        return value.args[0].value if resolve(value.func, ctx.imports) in PADS else None
+
     def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
         if type(target) in (cst.Tuple, cst.List):  # ``pages, self.free = self.free[:n], self.free[n:]``
             values = list(value.elements) if type(value) in (cst.Tuple, cst.List) else []
@@ -191,10 +205,10 @@ class GrowingConcat(Matcher):
         elif ctx.class_name and front_consumed(target, value):
             self.consumed.setdefault(ctx.class_name, set()).add(dotted_name(target) or "")
 
-    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext) -> None:
+    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext, op: str = "torch.cat") -> None:
         if isinstance(target, cst.Name):
             if self.windows.get(target.value, -1) != ctx.loop_depth:  # a window rebuilt in this loop
-                raw = ctx.defer(self.rule, value, "torch.cat")
+                raw = ctx.defer(self.rule, value, op)
                 if raw is not None and target.value in self.bound:
                     raw.flags = raw.flags | {"call-local"}
                 if raw is not None and self.depth.get(target.value, 0) < ctx.loop_depth:
@@ -203,9 +217,9 @@ class GrowingConcat(Matcher):
             return
         attr = dotted_name(target)
         if not ctx.class_name or attr is None:
-            ctx.report(self.rule, value, "torch.cat")
+            ctx.report(self.rule, value, op)
             return
-        self.pending.setdefault(ctx.class_name, []).append((attr, ctx.defer(self.rule, value, "torch.cat")))
+        self.pending.setdefault(ctx.class_name, []).append((attr, ctx.defer(self.rule, value, op)))
 
     def end_class(self, ctx: MatchContext) -> None:
         consumed = self.consumed.pop(ctx.class_name, set())
