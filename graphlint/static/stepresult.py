@@ -83,7 +83,12 @@ class ResultReads:
     #: says why a host step loop differs)
     stop_checks = False
 
-    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset()):
+    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset(),
+                 hosted: set[FuncId] | frozenset = frozenset()):
+        #: functions whose per-token loop is also a host step loop around a replay (the step may be
+        #: the graph): there the stop test may be the one read (:mod:`.hostreads`)
+        self.hosted = hosted
+        self.eager_stops = not self.stop_checks  # this loop's stop tests are syncs (:meth:`loop`)
         self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
         #: reads in a step loop's own body, after its model call, of what the step did not produce
         #: (``input_pos.sum().item()`` after the replay): no read of the result at all
@@ -163,6 +168,7 @@ class ResultReads:
         fn = self.fn(fid)
         if fn is None:
             return
+        self.eager_stops = self.eager_loop(fid, fn, ids)
         in_loop = [c for c in fn.arg_calls if c.loops & ids]
         model_calls = [c for c in in_loop if (fid, c.expr) in self.shaped
                        or any(t in self.model for t in self.targets(fid, c.expr))]
@@ -191,6 +197,10 @@ class ResultReads:
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
         if len(self.first) == marked and len(bound_at) == 1 and self.stop_checks:
             self.carried(fid, fn, in_loop, ids, seeds, derives, start)
+
+    def eager_loop(self, fid: FuncId, fn: FunctionInfo, ids: frozenset[int]) -> bool:
+        """Whether the loop runs its step eagerly, so that its own stop test is a per-token sync."""
+        return not self.stop_checks and fid not in self.hosted
 
     def carried(self, fid: FuncId, fn: FunctionInfo, in_loop: list, ids: frozenset[int], seeds: set[str],
                 derives: list[tuple], start: int) -> None:
@@ -283,7 +293,7 @@ class ResultReads:
                 reads = True
                 if first and ("not-the-result" not in event.flags
                               or (self.stop_checks and "stop-check" in event.flags)) \
-                        and (self.stop_checks or "stop-test" not in event.flags):
+                        and not (self.eager_stops and "stop-test" in event.flags):
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
@@ -383,8 +393,10 @@ def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozen
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
                  serving: dict[FuncId, frozenset[int]] | None = None, steps: set[FuncId] = frozenset(),
-                 shaped: set[tuple[FuncId, tuple]] = frozenset()) -> set[Key]:
+                 shaped: set[tuple[FuncId, tuple]] = frozenset(), hosted: set[FuncId] | frozenset = frozenset()
+                 ) -> set[Key]:
     """The candidates that are an eager loop's first read of its step's result (``serving``: the
     serving loops among ``loops``, whose model call runs the model further down, ``steps``;
-    ``shaped``: (function, call) of unresolved model calls a loop's shape vouches for)."""
-    return ResultReads(infos, graph, model, shaped).run(loops, serving, steps)
+    ``shaped``: (function, call) of unresolved model calls a loop's shape vouches for; ``hosted``:
+    the loops' functions that are host step loops too)."""
+    return ResultReads(infos, graph, model, shaped, hosted).run(loops, serving, steps)
