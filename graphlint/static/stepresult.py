@@ -53,7 +53,7 @@ engine could keep on the device -- the issue names ``if finished.all(): break`` 
 eager loop, any stop test of the loop (``if nxt[0] == eos: break``, ``if (...).sum() == b: stop =
 True``: :func:`.stopchecks.stops_loop`), the loop's own stop check, a per-token sync by the labels'
 rule for eager reference loops (around a replay or compiled step it may be the one read, :mod:`.hostreads`;
-a helper's ``if t: return`` is no stop test of the loop); and
+a helper's ``if t: return`` and an inner loop's ``break`` are no stop test of the loop); and
 ``nonzero``/``torch.where(c)`` (``eager_result: false``: the host learns a size, not the step's
 data). Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
 whose caller drops it). Reads before the model call (what gates the step: ``if tok.item() in
@@ -294,7 +294,8 @@ class ResultReads:
                 reads = True
                 if first and ("not-the-result" not in event.flags
                               or (self.stop_checks and "stop-check" in event.flags)) \
-                        and not (self.eager_stops and "stop-test" in event.flags and per_token & set(event.loops)):
+                        and not (self.eager_stops and "stop-test" in event.flags and event.loops
+                                 and event.loops[-1] in per_token):  # not an inner loop's own exit
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
