@@ -147,7 +147,8 @@ class GrowingConcat(Matcher):
         padded = self.pad_first(value, ctx) if first is None else None
         for target in node.targets:
             if padded is not None and same_place(target.target, padded):
-                self.grows(target.target, value, ctx, "F.pad")  # padded onto itself: a copy one step larger
+                if self.carried(target.target, ctx):  # padded onto itself round a loop: a copy one step larger
+                    self.grows(target.target, value, ctx, "F.pad")
                 break
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)):
@@ -179,6 +180,11 @@ class GrowingConcat(Matcher):
         if type(parts) not in (cst.List, cst.Tuple) or not parts.elements:
             return None
         return parts.elements[0].value if resolve(value.func, ctx.imports) in self.callees else None
+
+    def carried(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
+        """A local bound outside the loop it is padded in: padded again every iteration. Padded once
+        in a call (``x = F.pad(x, (0, r))`` to a multiple) is alignment, not growth."""
+        return type(target) is cst.Name and ctx.loop_depth > 0 and self.depth.get(target.value, 0) < ctx.loop_depth
 
     @staticmethod
     def pad_first(value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
