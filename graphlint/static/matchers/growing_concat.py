@@ -122,6 +122,7 @@ class GrowingConcat(Matcher):
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
+        self.outer: dict[str, int] = {}  # local name -> the shallowest loop depth it is bound at
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
         self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
         self.state = GrownState()  # a parameter's state grown and handed back, a tensor split and rejoined
@@ -129,6 +130,7 @@ class GrowingConcat(Matcher):
     def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
+            self.outer = {}
             self.state.reset()
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
@@ -182,9 +184,10 @@ class GrowingConcat(Matcher):
         return parts.elements[0].value if resolve(value.func, ctx.imports) in self.callees else None
 
     def carried(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
-        """A local bound outside the loop it is padded in: padded again every iteration. Padded once
-        in a call (``x = F.pad(x, (0, r))`` to a multiple) is alignment, not growth."""
-        return type(target) is cst.Name and ctx.loop_depth > 0 and self.depth.get(target.value, 0) < ctx.loop_depth
+        """A local bound outside the loop it is padded in (a parameter, or bound before the loop, if
+        also in it): padded again every iteration. Padded once in a call (``x = F.pad(x, (0, r))`` to a
+        multiple), or after being rebuilt in the same loop, is alignment, not growth."""
+        return type(target) is cst.Name and ctx.loop_depth > 0 and self.outer.get(target.value, 0) < ctx.loop_depth
 
     @staticmethod
     def pad_first(value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
@@ -202,8 +205,10 @@ class GrowingConcat(Matcher):
             for t, v in zip(target.elements, values):
                 self.note_binding(t.value, v.value, ctx)
         elif type(target) is cst.Name:
+            first = 0 if target.value not in self.bound and target.value in ctx.oracle.fn.params else ctx.loop_depth
             self.bound.add(target.value)
             self.depth[target.value] = ctx.loop_depth
+            self.outer[target.value] = min(self.outer.get(target.value, first), first)  # a parameter: at entry
             if tail_window(value):
                 self.windows[target.value] = ctx.loop_depth
             else:
