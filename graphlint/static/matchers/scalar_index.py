@@ -18,7 +18,6 @@ import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import positional
-from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.names import is_imported_root, resolve
 from graphlint.static.scalars import is_scalar_tensor
 
@@ -41,13 +40,6 @@ METHODS: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
     "new_full": ((0,), frozenset(("size",))),
     **{name: (tuple(i - 1 for i in at), keys) for name, (at, keys) in SIZES.items()},
 }
-
-
-def slice_tensor(bound: cst.BaseExpression, oracle) -> bool:
-    """A slice bound that is a device tensor: a 0-dim one, or any tensor the oracle knows
-    (``left[i]``, ``start + n[i]``): Python takes a bound's ``__index__``, which only a tensor of
-    one element has, so code that runs holds one there -- and reads it back."""
-    return is_scalar_tensor(bound, oracle) or (oracle.is_tensor(bound) and not is_cpu_tensor(bound, oracle))
 
 
 def size_arguments(call: cst.Call, ctx: MatchContext) -> list[cst.BaseExpression]:
@@ -94,7 +86,7 @@ class ScalarIndex(Matcher):
         for element in node.slice:
             part = element.slice
             if type(part) is cst.Slice and any(
-                    bound is not None and slice_tensor(bound, oracle) for bound in (part.lower, part.upper, part.step)):
+                    bound is not None and is_scalar_tensor(bound, oracle) for bound in (part.lower, part.upper, part.step)):
                 ctx.report(self.rule, node, "a slice bound")
                 return
             if type(part) is cst.Index and is_scalar_tensor(part.value, oracle):
