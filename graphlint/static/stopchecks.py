@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
 
 
+#: a flag named for stopping (``stop``, ``done``, ``finished``, ``is_eos``): ``fresh = True`` is no stop
+STOP_FLAG = re.compile(r"stop|done|finish|eos|end|terminat|complete|exit|halt", re.IGNORECASE)
 #: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
 STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
 
@@ -42,7 +46,7 @@ def exits_loop(stmt: cst.CSTNode) -> bool:
 
 def stops_loop(stmt: cst.CSTNode) -> bool:
     """A loop's stop test: an exit test (:func:`exits_loop`), or an ``if t:`` whose arm breaks or
-    returns further down, or sets a stop flag the loop tests later (``stop = True``)."""
+    returns further down, or sets a flag named for stopping (``stop = True``) that the loop tests later."""
     if exits_loop(stmt):
         return True
     if type(stmt) is not cst.If:
@@ -54,6 +58,6 @@ def stops_loop(stmt: cst.CSTNode) -> bool:
             if type(small) in (cst.Break, cst.Return):
                 return True
             if type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == "True" \
-                    and all(type(t.target) is cst.Name for t in small.targets):
+                    and all(type(t.target) is cst.Name and STOP_FLAG.search(t.target.value) for t in small.targets):
                 return True
     return False
