@@ -215,7 +215,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
             unused_only = set(self.unused_loops)
         eager_host = self.eager_host_logic(eager, steps, setup)
         results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps,
-                               self.shaped_models)
+                               self.shaped_models, set(self.loop_bodies["host"]))
         # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
         # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
         # and a request's clean-up, run once per finished request (:mod:`.retiring`), which runs no step
@@ -224,12 +224,12 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
+        optional = self.optional_graph(graph, prefill | replaying)
         host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.loop_bodies["host"],
-                                         [f for f in points if f not in replayers], self.calls)
+                                         [f for f in points if f not in replayers], self.calls, set(optional))
         if host_results[3]:
             _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                    cold, host_results[3])
-        optional = self.optional_graph(graph, prefill | replaying)
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,

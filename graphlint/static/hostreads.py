@@ -32,10 +32,17 @@ class HostReads(ResultReads):
 
     stop_checks = True
 
-    def __init__(self, *args, calls=None, **kwargs):
+    def __init__(self, *args, calls=None, optional=frozenset(), **kwargs):
         super().__init__(*args, **kwargs)
         self.followed: set[FuncId] = set()
         self.calls = calls or {}
+        self.optional = optional  # captured only by a compile under a switch off by default
+
+    def eager_loop(self, fid, fn, ids) -> bool:
+        """A loop whose every step call is captured only when a switch off by default asks (dia's
+        ``use_torch_compile``) runs its step eagerly by default: its stop test is a sync there."""
+        steps = [t for c in fn.arg_calls if c.loops & ids for t in self.targets(fid, c.expr) if t in self.model]
+        return bool(steps) and all(t in self.optional for t in steps)
 
     def step_function(self, fid: FuncId) -> None:
         """Walk ``fid`` from its first call that leads to a replay, when that call binds names."""
@@ -60,8 +67,8 @@ class HostReads(ResultReads):
 
 
 def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
-                      loops: dict[FuncId, frozenset[int]], steps: list[FuncId] = (), calls=None
-                      ) -> tuple[set[Key], set[Key], set[Key], set[FuncId]]:
+                      loops: dict[FuncId, frozenset[int]], steps: list[FuncId] = (), calls=None,
+                      optional=frozenset()) -> tuple[set[Key], set[Key], set[Key], set[FuncId]]:
     """The eager loop's definition (:mod:`.stepresult`) for a captured engine's host step loops,
     whose "model call" is the call on the way to the replay (or a captured callable it calls: a
     compiled step), and for the host step functions ``steps`` (:class:`HostReads`): (the first
@@ -69,8 +76,9 @@ def host_result_reads(infos: list[ModuleInfo], graph, replay_reach: set[FuncId],
     step did not produce, the step functions answered by the data). A read after the replay the
     walk met and did not take for the first -- a second read, a per-row read, an intermediate the
     sampler reads -- is no by-design read (:meth:`.contexts.Placement.place`)."""
-    reads = HostReads(infos, graph, replay_reach, calls=calls)
+    reads = HostReads(infos, graph, replay_reach, calls=calls, optional=optional)
     first = reads.run(loops)
+    reads.eager_stops = False  # the host step functions' own walks
     for fid in sorted(steps):
         if fid not in loops:
             reads.step_function(fid)

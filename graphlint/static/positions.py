@@ -86,7 +86,7 @@ def _ast_statement(tree: ast.Module, path: StmtPath) -> ast.AST | None:
             node = getattr(node, name)[int(i)]
             body = node.body
         else:
-            body = getattr(node, field, None)
+            body = getattr(node, "body" if field == "with" else field, None)  # a ``with``'s block
         if not isinstance(body, list) or index >= len(body):
             return None
         node = body[index]

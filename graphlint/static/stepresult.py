@@ -49,7 +49,10 @@ not what keeps the step from being captured. So, in an eager per-token loop:
 
 Never the first read, though each is a read that the reads after it follow: a batch stop check
 over a reduction or membership (``if done.all():``, ``torch.isin``, ``eos in ids``: one bit the
-engine could keep on the device -- the issue names ``if finished.all(): break`` as a hazard), and
+engine could keep on the device -- the issue names ``if finished.all(): break`` as a hazard); in an
+eager loop, its own stop test (``if nxt[0] == eos: break``, ``stop = True``: :func:`.stopchecks.stops_loop`;
+not a helper's ``return`` or an inner loop's ``break``), a per-token sync by the labels' rule for eager
+loops, which a later read the host needs (to print) does not follow (around a replay, :mod:`.hostreads`); and
 ``nonzero``/``torch.where(c)`` (``eager_result: false``: the host learns a size, not the step's
 data). Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
 whose caller drops it). Reads before the model call (what gates the step: ``if tok.item() in
@@ -80,7 +83,10 @@ class ResultReads:
     #: says why a host step loop differs)
     stop_checks = False
 
-    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId], shaped: set[tuple[FuncId, tuple]] = frozenset()):
+    def __init__(self, infos: list[ModuleInfo], graph, model: set[FuncId],
+                 shaped: set[tuple[FuncId, tuple]] = frozenset(), hosted: set[FuncId] | frozenset = frozenset()):
+        self.hosted = hosted  # loops that are host step loops too: the stop test may be the one read
+        self.eager_stops = not self.stop_checks  # this loop's stop tests are syncs (:meth:`loop`)
         self.judged: set[Key] = set()  # every read of a step's result met: the first ones and the rest
         #: reads in a step loop's own body, after its model call, of what the step did not produce
         #: (``input_pos.sum().item()`` after the replay): no read of the result at all
@@ -160,6 +166,7 @@ class ResultReads:
         fn = self.fn(fid)
         if fn is None:
             return
+        self.eager_stops = self.eager_loop(fid, fn, ids)
         in_loop = [c for c in fn.arg_calls if c.loops & ids]
         model_calls = [c for c in in_loop if (fid, c.expr) in self.shaped
                        or any(t in self.model for t in self.targets(fid, c.expr))]
@@ -188,6 +195,10 @@ class ResultReads:
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
         if len(self.first) == marked and len(bound_at) == 1 and self.stop_checks:
             self.carried(fid, fn, in_loop, ids, seeds, derives, start)
+
+    def eager_loop(self, fid: FuncId, fn: FunctionInfo, ids: frozenset[int]) -> bool:
+        """Whether the loop runs its step eagerly: its own stop test is then a per-token sync."""
+        return not self.stop_checks and fid not in self.hosted
 
     def carried(self, fid: FuncId, fn: FunctionInfo, in_loop: list, ids: frozenset[int], seeds: set[str],
                 derives: list[tuple], start: int) -> None:
@@ -278,11 +289,16 @@ class ResultReads:
                 reads = True
             elif isinstance(event, Candidate):
                 reads = True
+                stop = self.eager_stops and "stop-test" in event.flags and bool(event.loops) \
+                    and event.loops[-1] in per_token  # not an inner loop's own exit
                 if first and ("not-the-result" not in event.flags
-                              or (self.stop_checks and "stop-check" in event.flags)):
+                              or (self.stop_checks and "stop-check" in event.flags)) and not stop:
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
+                if stop:  # a sync of its own: the read the host needs (to print, to append) may follow
+                    found = True
+                    continue
             else:
                 callee, given, thrown = event
                 memo = (callee, given, first, thrown)
@@ -379,8 +395,8 @@ def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozen
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],
                  serving: dict[FuncId, frozenset[int]] | None = None, steps: set[FuncId] = frozenset(),
-                 shaped: set[tuple[FuncId, tuple]] = frozenset()) -> set[Key]:
+                 shaped: set[tuple[FuncId, tuple]] = frozenset(), hosted: frozenset | set = frozenset()) -> set[Key]:
     """The candidates that are an eager loop's first read of its step's result (``serving``: the
     serving loops among ``loops``, whose model call runs the model further down, ``steps``;
-    ``shaped``: (function, call) of unresolved model calls a loop's shape vouches for)."""
-    return ResultReads(infos, graph, model, shaped).run(loops, serving, steps)
+    ``shaped``: (function, call) of unresolved model calls a loop's shape vouches for; ``hosted``: host loops too)."""
+    return ResultReads(infos, graph, model, shaped, hosted).run(loops, serving, steps)

@@ -18,7 +18,9 @@ def encode_path(path) -> tuple[int, ...]:
     return tuple(index * 256 + (FIELDS.get(field) if field in FIELDS else _field_code(field)) for field, index in path)
 
 
-FIELDS = {"body": 0, "orelse": 1, "finalbody": 2}
+#: ``with``: a ``with``'s block (the walker's own name for it), which runs whenever the ``with`` does
+FIELDS = {"body": 0, "orelse": 1, "finalbody": 2, "with": 127}
+WITH = FIELDS["with"]
 
 
 def _field_code(field: str) -> int:
@@ -43,13 +45,14 @@ def dominates(first: tuple, then: tuple) -> bool:
 def follows_a_read(seen: list[tuple], then: tuple) -> bool:
     """Whether a read at one of the paths ``seen`` runs on every way to ``then``: one of them
     :func:`dominates` it, or an earlier statement of a block holding ``then`` reads on every way
-    through it -- an ``if`` whose arm and ``else`` arm both read (``elif`` chains included)."""
+    through it -- an ``if`` whose arm and ``else`` arm both read (``elif`` chains included), or a
+    ``with`` whose block reads on every way through it."""
     if any(dominates(p, then) for p in seen):
         return True
     exact = set(seen)
 
     def always(stmt: tuple) -> bool:
-        return stmt in exact or (covers(stmt, 0) and covers(stmt, 1))  # the body and the ``else``
+        return stmt in exact or covers(stmt, WITH) or (covers(stmt, 0) and covers(stmt, 1))  # the body and the ``else``
 
     def covers(stmt: tuple, arm: int) -> bool:
         k = len(stmt)

@@ -1,12 +1,17 @@
-"""Batch stop checks: the truth tests a per-token loop stops on (:mod:`.stepresult`, :mod:`.hostreads`)."""
+"""Batch stop checks and stop tests: the truth tests a per-token loop stops on (:mod:`.stepresult`,
+:mod:`.hostreads`)."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
 
 
+#: a flag named for stopping (``stop``, ``done``, ``finished``, ``is_eos``): ``fresh = True`` is no stop
+STOP_FLAG = re.compile(r"stop|done|finish|eos|end|terminat|complete|exit|halt", re.IGNORECASE)
 #: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
 STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
 
@@ -37,3 +42,22 @@ def exits_loop(stmt: cst.CSTNode) -> bool:
     if type(first) is cst.SimpleStatementLine:
         first = first.body[0] if first.body else None
     return type(first) in (cst.Break, cst.Return)
+
+
+def stops_loop(stmt: cst.CSTNode) -> bool:
+    """A loop's stop test: an exit test (:func:`exits_loop`), or an ``if t:`` whose arm breaks or
+    returns further down, or sets a flag named for stopping (``stop = True``) that the loop tests later."""
+    if exits_loop(stmt):
+        return True
+    if type(stmt) is not cst.If:
+        return False
+    for line in stmt.body.body:
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if type(small) in (cst.Break, cst.Return):
+                return True
+            if type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == "True" \
+                    and all(type(t.target) is cst.Name and STOP_FLAG.search(t.target.value) for t in small.targets):
+                return True
+    return False

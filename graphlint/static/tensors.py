@@ -304,7 +304,8 @@ class TensorOracle(HostTaint):
                 self.fn.sliced_params.discard(target.value)
             self.fn.params.discard(target.value)
             self.fn.weights.discard(target.value)
-            (self.fn.hosts.add if self.is_host_data(value) else self.fn.hosts.discard)(target.value)
+            host = self.is_host_data(value) or (type(value) is cst.Subscript and self.is_host_attr(value.value))
+            (self.fn.hosts.add if host else self.fn.hosts.discard)(target.value)  # also a host field's rows
             (self.fn.shapes.add if shape_only(value, self.fn.shapes) else self.fn.shapes.discard)(target.value)
             (self.fn.pinned.add if pinned else self.fn.pinned.discard)(target.value)
             picked = type(value) is cst.Subscript and "device" in (dotted_name(value.value) or "").split(".")[-1]

@@ -350,7 +350,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     self.flows.assign(item.asname.name, item.item)
                     self.values.stored(item.asname.name)
             self.in_capture = outer or captures
-            self.suite(stmt.body)
+            self.suite(stmt.body, "with")  # a block that always runs (:func:`.stmtpaths.follows_a_read`)
         finally:
             self.in_capture = outer
             self.device_contexts -= varying_device

@@ -54,6 +54,8 @@ from graphlint.static.names import dotted_name, resolve
 
 CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
                      "torch.column_stack", "torch.row_stack"))
+#: pads: ``mask = F.pad(mask, (0, 1))`` grows ``mask`` by a column as ``torch.cat`` would
+PADS = frozenset(("torch.nn.functional.pad", "torch.constant_pad_nd"))
 #: methods whose result is the concatenation itself, as far as growing goes
 KEEPS = frozenset(("detach", "contiguous"))
 
@@ -120,6 +122,7 @@ class GrowingConcat(Matcher):
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
+        self.outer: dict[str, int] = {}  # local name -> the shallowest loop depth it is bound at
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
         self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
         self.state = GrownState()  # a parameter's state grown and handed back, a tensor split and rejoined
@@ -127,6 +130,7 @@ class GrowingConcat(Matcher):
     def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
+            self.outer = {}
             self.state.reset()
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
@@ -142,7 +146,12 @@ class GrowingConcat(Matcher):
         first = self.concat_first(value, ctx)
         params = ctx.oracle.fn.params
         grown = None
+        padded = self.pad_first(value, ctx) if first is None else None
         for target in node.targets:
+            if padded is not None and same_place(target.target, padded):
+                if self.carried(target.target, ctx):  # padded onto itself round a loop: a copy one step larger
+                    self.grows(target.target, value, ctx, "F.pad")
+                break
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)):
                     self.grows(target.target, value, ctx)
@@ -174,6 +183,20 @@ class GrowingConcat(Matcher):
             return None
         return parts.elements[0].value if resolve(value.func, ctx.imports) in self.callees else None
 
+    def carried(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
+        """A local bound outside the loop it is padded in (a parameter, or bound before the loop, if
+        also in it): padded again every iteration. Padded once in a call (``x = F.pad(x, (0, r))`` to a
+        multiple), or after being rebuilt in the same loop, is alignment, not growth."""
+        return type(target) is cst.Name and ctx.loop_depth > 0 and self.outer.get(target.value, 0) < ctx.loop_depth
+
+    @staticmethod
+    def pad_first(value: cst.BaseExpression, ctx: MatchContext) -> cst.BaseExpression | None:
+        """The tensor of ``F.pad(x, pad)`` (positional), else None."""
+        if type(value) is not cst.Call or len(value.args) < 2 or value.args[0].keyword is not None \
+                or value.args[0].star:
+            return None
+        return value.args[0].value if resolve(value.func, ctx.imports) in PADS else None
+
     def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
         if type(target) in (cst.Tuple, cst.List):  # ``pages, self.free = self.free[:n], self.free[n:]``
             values = list(value.elements) if type(value) in (cst.Tuple, cst.List) else []
@@ -182,8 +205,10 @@ class GrowingConcat(Matcher):
             for t, v in zip(target.elements, values):
                 self.note_binding(t.value, v.value, ctx)
         elif type(target) is cst.Name:
+            first = 0 if target.value not in self.bound and target.value in ctx.oracle.fn.params else ctx.loop_depth
             self.bound.add(target.value)
             self.depth[target.value] = ctx.loop_depth
+            self.outer[target.value] = min(self.outer.get(target.value, first), first)  # a parameter: at entry
             if tail_window(value):
                 self.windows[target.value] = ctx.loop_depth
             else:
@@ -191,10 +216,10 @@ class GrowingConcat(Matcher):
         elif ctx.class_name and front_consumed(target, value):
             self.consumed.setdefault(ctx.class_name, set()).add(dotted_name(target) or "")
 
-    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext) -> None:
+    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext, op: str = "torch.cat") -> None:
         if isinstance(target, cst.Name):
             if self.windows.get(target.value, -1) != ctx.loop_depth:  # a window rebuilt in this loop
-                raw = ctx.defer(self.rule, value, "torch.cat")
+                raw = ctx.defer(self.rule, value, op)
                 if raw is not None and target.value in self.bound:
                     raw.flags = raw.flags | {"call-local"}
                 if raw is not None and self.depth.get(target.value, 0) < ctx.loop_depth:
@@ -203,9 +228,9 @@ class GrowingConcat(Matcher):
             return
         attr = dotted_name(target)
         if not ctx.class_name or attr is None:
-            ctx.report(self.rule, value, "torch.cat")
+            ctx.report(self.rule, value, op)
             return
-        self.pending.setdefault(ctx.class_name, []).append((attr, ctx.defer(self.rule, value, "torch.cat")))
+        self.pending.setdefault(ctx.class_name, []).append((attr, ctx.defer(self.rule, value, op)))
 
     def end_class(self, ctx: MatchContext) -> None:
         consumed = self.consumed.pop(ctx.class_name, set())
