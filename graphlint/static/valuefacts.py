@@ -39,7 +39,7 @@ import libcst as cst
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
-from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, preorder, shape_only
+from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, shape_only, statement_binders
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -201,9 +201,8 @@ class ValueFacts:
         (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
-        for node in preorder(stmt):
-            target = node.target if type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) else None
-            for name in (bound_names(target) if target is not None else ()):
+        for node in statement_binders(stmt):
+            for name in bound_names(node.target):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
         self.carried.update((name, (loop_id, value)) for name, value in (carried or {}).items())
