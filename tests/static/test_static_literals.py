@@ -55,3 +55,10 @@ def test_the_worker_installs_them():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT, env={"PYTHONPATH": str(ROOT)}).stdout.splitlines()
     assert out == ["[7, 'cpu', 1.5, 2j, b'b']", "True graphlint.static.literals"]
+
+
+def test_each_value_is_a_new_object_as_literal_evals_are():
+    """No memo: a shared value would change what a summary pickles (its digest) and holds."""
+    text = "'a b'"
+    assert ast.literal_eval(text) is not ast.literal_eval(text)
+    assert string_value(text) is not string_value(text)
