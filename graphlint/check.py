@@ -69,14 +69,17 @@ def _init_worker(rules, options) -> None:
     parse allocates millions of acyclic nodes: collections during it cost about a tenth of the
     worker's time; measured on torch's files, the same peak memory), and libcst's node classes get
     plain type checks and plainer constructors (:func:`graphlint.static.summarize.plain_node_checks`,
-    :func:`~graphlint.static.summarize.plain_node_inits`). Where the tasks run in this process (no
+    :func:`~graphlint.static.summarize.plain_node_inits`), and literals read without a compile where
+    none is needed (:func:`graphlint.static.literals.plain_literals`). Where the tasks run in this process (no
     worker could start), the collector and libcst are left as they are."""
     worker = _worker_state.get("parent") != os.getpid()
     if worker:
+        from graphlint.static.literals import plain_literals
         from graphlint.static.summarize import plain_node_checks, plain_node_inits
 
         plain_node_checks()
         plain_node_inits()
+        plain_literals()
         gc.disable()
         gc.freeze()
     _worker_state.update(rules=rules, options=options, collect=worker)

@@ -93,6 +93,35 @@ def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             extend(kids)
 
 
+#: the nodes a statement sits in (blocks, compound statements and their clauses, functions and
+#: classes) and ``Assign``, which holds its targets: Python puts no statement inside an expression
+STATEMENT_PARENTS = frozenset((cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine, cst.If, cst.Else,
+                               cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.ExceptHandler,
+                               cst.ExceptStarHandler, cst.Finally, cst.Match, cst.MatchCase, cst.FunctionDef,
+                               cst.ClassDef, cst.Assign))
+BINDERS = frozenset((cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For))
+
+
+def statement_binders(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The ``AssignTarget``, ``AnnAssign``, ``AugAssign`` and ``For`` nodes under ``node`` (itself
+    included): :func:`preorder`'s, in another order, without walking any expression."""
+    return statement_nodes(node, BINDERS)
+
+
+def statement_nodes(node: cst.CSTNode, kinds: frozenset) -> Iterator[cst.CSTNode]:
+    """The nodes of ``kinds`` under ``node`` (itself included) that statements hold (every
+    ``Assign``, a loop's binders), found without walking any expression."""
+    stack = [node]
+    pop, extend, kids_of = stack.pop, stack.extend, _kids.get
+    while stack:
+        current = pop()
+        kind = type(current)
+        if kind in kinds:
+            yield current
+        if kind in STATEMENT_PARENTS:
+            extend((kids_of(kind) or _kids_of(kind))(current))
+
+
 _kids: dict[type, object] = {}
 _every: dict[type, object] = {}
 

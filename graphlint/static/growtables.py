@@ -80,6 +80,12 @@ def outgrown(test: cst.BaseExpression, body: cst.BaseSuite) -> str | None:
     return found[0] if _mentions(body, found[2]) else None
 
 
+def own_size_test(test: cst.BaseExpression) -> bool:
+    """The test half of :func:`outgrown`, asked before any walk of the body."""
+    found = _compared(test)
+    return found is not None and not found[1] and not found[3]
+
+
 def _mentions(tree: cst.CSTNode, expr: cst.BaseExpression) -> bool:
     return any(type(node) is type(expr) and node.deep_equals(expr) for node in preorder(tree))
 

@@ -332,9 +332,11 @@ def once_flag(stmt: cst.If) -> str | None:
     # one attribute every disjunct tests (``self.cached is None or n > self.cached``), else none
     attrs = {_armed(part) for part in disjuncts(test)}
     attr = attrs.pop() if len(attrs) == 1 else None
+    if attr is None:
+        return None  # before the body's walk: asked of every ``if``, and most test no field
     methods = sorted({node.func.attr.value for node in preorder(stmt.body) if type(node) is cst.Call
                       and type(node.func) is cst.Attribute and self_attr(node.func) is not None})
-    return f"{attr}@{'+'.join(methods)}" if attr is not None and methods else None
+    return f"{attr}@{'+'.join(methods)}" if methods else None
 
 
 def _armed(test: cst.BaseExpression) -> str | None:

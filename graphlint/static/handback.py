@@ -26,28 +26,27 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.cstwalk import bound_names, preorder, statement_nodes
 
+_ASSIGN = frozenset((cst.Assign,))
 _BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.AsName)
 
 
-def carried_results(stmt: cst.For | cst.While, nodes: list[cst.CSTNode]) -> dict[str, tuple]:
+def carried_results(stmt: cst.For | cst.While) -> dict[str, tuple]:
     """Names the loop binds exactly once, as element ``k`` of ``a, name = f(..., name, ...)`` (at any
-    depth of its body; ``nodes``: the loop's preorder): ``{name: ("hb", k, id(call))}``."""
+    depth of its body): ``{name: ("hb", k, id(call))}``. The loop's every binding is counted only
+    where such a statement exists (a walk of its expressions, for ``:=``)."""
     found: dict[str, tuple] = {}
-    binders = []
-    for node in nodes:
-        kind = type(node)
-        if kind is cst.Assign and type(node.value) is cst.Call and len(node.targets) == 1 \
+    for node in statement_nodes(stmt, _ASSIGN):
+        if type(node.value) is cst.Call and len(node.targets) == 1 \
                 and type(node.targets[0].target) in (cst.Tuple, cst.List):
             passed = {a.value.value for a in node.value.args if type(a.value) is cst.Name and not a.star}
             for k, el in enumerate(node.targets[0].target.elements):
                 if type(el.value) is cst.Name and el.value.value in passed and type(el) is cst.Element:
                     found[el.value.value] = ("hb", k, id(node.value))
-        elif kind in _BINDERS or kind is cst.Del:
-            binders.append(node)
     if not found:
         return {}
+    binders = [node for node in preorder(stmt) if type(node) in _BINDERS or type(node) is cst.Del]
     counts: dict[str, int] = {}
     for node in binders:
         for name in bound_names(node.name if type(node) is cst.AsName else node.target):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder, self_attr
-from graphlint.static.growtables import outgrown
+from graphlint.static.growtables import outgrown, own_size_test
 
 _KEPT = ("device", "dtype")  # what a refresh recomputes its tables for, besides their length
 
@@ -29,10 +29,11 @@ def refreshes_own_bound(stmt: cst.If) -> bool:
     ``self.t`` for every table test."""
     if stmt.orelse is not None:
         return False
-    tests = disjuncts(stmt.test)
+    tests = [(test, _growth(test)) for test in disjuncts(stmt.test)]
+    if any(growth is None and _moved(test) is None and not own_size_test(test) for test, growth in tests):
+        return False  # before the body's walk: asked of every ``if`` without ``else``
     stores = _self_stores(stmt.body)
-    for test in tests:
-        growth = _growth(test)
+    for test, growth in tests:
         if growth is not None:
             attr, value = growth
             if not any(v is not None and v.deep_equals(value) for v in stores.get(attr, ())):

@@ -41,7 +41,7 @@ import libcst as cst
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
-from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, preorder, shape_only
+from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, shape_only, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.valueatoms import config_field, literal
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -175,16 +175,15 @@ class ValueFacts:
         (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
-        outer, nodes = dict(self.carried), list(preorder(stmt))  # one walk for both
-        for node in nodes:
-            target = node.target if type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) else None
-            for name in (bound_names(target) if target is not None else ()):
+        outer = dict(self.carried)
+        for node in statement_binders(stmt):
+            for name in bound_names(node.target):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
         # a state handed back by the same call in an outer loop still is in an inner one: the outer
         # loop's second iteration decides (:mod:`.handback`)
         self.carried.update((name, outer[name] if outer.get(name, (0, None))[1] == value else (loop_id, value))
-                            for name, value in {**carried_results(stmt, nodes), **(carried or {})}.items())
+                            for name, value in {**carried_results(stmt), **(carried or {})}.items())
 
     def end_loop(self, loop_id: int) -> None:
         self.carried = {name: c for name, c in self.carried.items() if c[0] != loop_id}

@@ -14,7 +14,6 @@ from pathlib import Path
 import libcst as cst
 
 from graphlint.static.handback import carried_results, ends_in_exit, set_binding
-from graphlint.static.cstwalk import preorder
 from test_static_fixture import assert_marked, load
 from static_helpers import check_fixture, summarize
 
@@ -39,7 +38,7 @@ def test_a_count_that_stays_none_keeps_its_none_branch(monkeypatch, tmp_path):
 
 def _loop(src: str):
     stmt = cst.parse_module(src).body[0]
-    return carried_results(stmt, list(preorder(stmt)))
+    return carried_results(stmt)
 
 
 def test_only_a_name_the_loop_binds_once_from_the_call_it_passes_it_to_is_carried():
