@@ -305,11 +305,15 @@ class Placement:
         return host, "warning" if severity == "error" else severity, HOST_NOTE
 
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:
-        """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`): once per
-        decode, like the prompt's pass before the loop, not once per step."""
-        loops = [int(f[11:]) for f in cand.flags if f.startswith("first-iter:")]
-        return bool(loops) and any(loop in self.loop_bodies[kind].get(fid, ()) for loop in loops
-                                   for kind in ("eager", "host"))
+        """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`), or in a
+        block that leaves it (:mod:`.loopexits`): once per decode, like the prompt's pass before the
+        loop, not once per step -- when every such loop around it runs it at most once (a block that
+        leaves an inner per-token loop still runs once per step of an outer one)."""
+        loops = {int(f[11:]) for f in cand.flags if f.startswith("first-iter:")}
+        if not loops:
+            return False
+        hot = {loop for kind in ("eager", "host") for loop in self.loop_bodies[kind].get(fid, ()) if loop in cand.loops}
+        return bool(hot) and hot <= loops
 
     def step_data(self, cand: Candidate) -> bool:
         """A factory that builds the host step's data, not a constant rebuilt every step (see
