@@ -262,6 +262,8 @@ class Placement:
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
                 return eager, "info", EAGER_RESULT_NOTE
+            if not captured and cand.reads and self.host_loop_read(rule, fid, cand):
+                return eager, "info", LOOP_RESULT_NOTE if {"loop-exit", "stop-check"} & cand.flags else RESULT_NOTE
             if fid in self.guessed and severity == "error" and not captured:  # a guess never fails the gate
                 return eager, "warning", GUESSED_NOTE
             if fid in self.unused and severity == "error" and not captured:  # nor a loop the engine never runs
@@ -303,6 +305,16 @@ class Placement:
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
         return host, "warning" if severity == "error" else severity, HOST_NOTE
+
+    def host_loop_read(self, rule: Rule, fid: FuncId, cand: Candidate) -> bool:
+        """The read a host step loop takes for its one read (:mod:`.hostreads`; a truth test only as
+        the loop's exit test), in a loop that is also an eager per-token loop (the same loop runs
+        the model eagerly when no graph is captured): one read per step either way, by the host
+        step loop's definition -- the loop replays a graph, it is no eager reference loop."""
+        params = rule.params
+        return (params.get("result_readback") or (params.get("eager_result") and "loop-exit" in cand.flags)) \
+            and (fid[0], cand.line, cand.col, cand.code) in self.host_first \
+            and bool(self.loop_bodies["host"].get(fid, frozenset()).intersection(cand.loops))
 
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:
         """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`), or in a

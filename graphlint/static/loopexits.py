@@ -60,6 +60,12 @@ def left_loops(suite: cst.BaseSuite, loop_ids: list[int], shelters: list[tuple],
     return tuple(i for i in out if _clear(i, shelters, raises, func))
 
 
+def leaves_at_end(suite: cst.BaseSuite) -> bool:
+    """The block ends in ``break`` or ``return`` and holds no ``continue`` of the loop around it."""
+    last = _last(suite)
+    return last is not None and type(last) is not cst.Raise and not _jumps(suite)[0]
+
+
 def _last(suite: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     """The block's last statement when it is a ``break``, ``return`` or ``raise``."""
     body = suite.body

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.loopexits import leaves_at_end
 
 
 #: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
@@ -26,12 +27,15 @@ def stop_check(anchor: cst.CSTNode) -> bool:
 
 
 def exits_loop(stmt: cst.CSTNode) -> bool:
-    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement):
-    the host decides there whether to run the next step at all."""
+    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement,
+    or its last with no ``continue`` before it: ``if t: <log the lengths>; break``,
+    :func:`.loopexits.leaves_at_end`): the host decides there whether to run the next step at all."""
     if type(stmt) is cst.While:
         return True
     if type(stmt) is not cst.If or stmt.orelse is not None:
         return False
+    if leaves_at_end(stmt.body):
+        return True
     body = stmt.body.body
     first = body[0] if body else None
     if type(first) is cst.SimpleStatementLine:
