@@ -177,8 +177,9 @@ def _record_assignment(func, order: int, targets, value, augmented: bool) -> Non
     for target in targets:
         for name in _targets(target):
             srcs = (*sources, name) if augmented else sources
-            if type(target) is cst.Subscript and (type(target.value) is cst.Name or _local_field(target.value)):  # ``probs[probs < cut] = 0``: the
-                index = tuple(n for el in target.slice for n in names_in(el))  # rest kept, updated where the index says
+            # ``probs[probs < cut] = 0``, ``state.done[idx] = True``: the rest kept, updated where the index says
+            if type(target) is cst.Subscript and (type(target.value) is cst.Name or _local_field(target.value)):
+                index = tuple(n for el in target.slice for n in names_in(el))
                 srcs = (*srcs, *index, name)
             if srcs:
                 func.derives.append((order, name, srcs))

@@ -268,7 +268,8 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         reads = read_names(r.anchor) if params.get("result_readback") or params.get("eager_result") else ()
         flags = r.flags
         if reads and params.get("eager_result") is False:
-            flags = flags | {"not-the-result", "on-device"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
+            # a read all the same, never the by-design one, whose output stays on the device (:mod:`.stepresult`)
+            flags = flags | {"not-the-result", "on-device"}
         elif reads and stop_check(r.anchor):  # the by-design one only as a host loop's exit (:mod:`.hostreads`)
             flags = flags | ({"not-the-result", "stop-check"} if exits_loop(r.stmt) else {"not-the-result"})
         if reads and params.get("eager_result") and exits_loop(r.stmt):

@@ -100,8 +100,9 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)
         self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
-        #: the ``try`` / ``with`` statements being walked: (node, the loop ids around it, its function)
-        self.shelters: list[tuple] = []  # a ``finally`` may cancel an exit, a handler swallow a raise (:mod:`.loopexits`)
+        #: the ``try`` / ``with`` statements being walked, as (node, the loop ids around it, its function):
+        #: a ``finally`` may cancel a loop's exit, a handler swallow a raise (:mod:`.loopexits`)
+        self.shelters: list[tuple] = []
         #: per enclosing loop: the tensor facts its ``... ; break`` branches bound (live after the loop)
         self.loop_breaks: list[list[tuple[set[str], set[str], set[str]]]] = []
         self.init_regions()
