@@ -263,7 +263,8 @@ class Placement:
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
                 return eager, "info", EAGER_RESULT_NOTE
             if not captured and cand.reads and self.host_loop_read(rule, fid, cand):
-                return eager, "info", LOOP_RESULT_NOTE if {"loop-exit", "stop-check"} & cand.flags else RESULT_NOTE
+                return eager, "info", LOOP_RESULT_NOTE if self.loop_exit(fid, cand) or {"stop-check", "stop-check-end"} & cand.flags \
+                    else RESULT_NOTE
             if fid in self.guessed and severity == "error" and not captured:  # a guess never fails the gate
                 return eager, "warning", GUESSED_NOTE
             if fid in self.unused and severity == "error" and not captured:  # nor a loop the engine never runs
@@ -301,7 +302,7 @@ class Placement:
             return None
         if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
-        if params.get("eager_result") and "loop-exit" in cand.flags and \
+        if params.get("eager_result") and self.loop_exit(fid, cand) and \
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
         return host, "warning" if severity == "error" else severity, HOST_NOTE
@@ -312,9 +313,15 @@ class Placement:
         the model eagerly when no graph is captured): one read per step either way, by the host
         step loop's definition -- the loop replays a graph, it is no eager reference loop."""
         params = rule.params
-        return (params.get("result_readback") or (params.get("eager_result") and "loop-exit" in cand.flags)) \
+        return (params.get("result_readback") or (params.get("eager_result") and self.loop_exit(fid, cand))) \
             and (fid[0], cand.line, cand.col, cand.code) in self.host_first \
             and bool(self.loop_bodies["host"].get(fid, frozenset()).intersection(cand.loops))
+
+    def loop_exit(self, fid: FuncId, cand: Candidate) -> bool:
+        """A truth test a host step loop may stop on: ``while t:``, ``if t: break``, or ``if t: ...;
+        break`` sitting in the step loop itself (not in a loop nested in it, nor in a function it calls)."""
+        return "loop-exit" in cand.flags or ("loop-exit-end" in cand.flags and bool(cand.loops)
+                                             and cand.loops[-1] in self.loop_bodies["host"].get(fid, ()))
 
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:
         """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`), or in a

@@ -276,14 +276,15 @@ class ResultReads:
             if event == "reset":
                 seen, seen_data = [], []
                 continue
-            exit_test = self.stop_checks and isinstance(event, Candidate) and "stop-check" in event.flags
+            exit_test = self.stop_checks and isinstance(event, Candidate) and (
+                "stop-check" in event.flags or ("stop-check-end" in event.flags and bool(event.loops)
+                                                and event.loops[-1] in per_token))
             first = mark and not each and not follows_a_read(seen_data if exit_test else seen, path)
             if event is None:  # a slice bounded by the result: read, never reported here
                 reads = True
             elif isinstance(event, Candidate):
                 reads = True
-                if first and ("not-the-result" not in event.flags
-                              or (self.stop_checks and "stop-check" in event.flags)):
+                if first and ("not-the-result" not in event.flags or exit_test):
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]

@@ -27,17 +27,22 @@ def stop_check(anchor: cst.CSTNode) -> bool:
 
 
 def exits_loop(stmt: cst.CSTNode) -> bool:
-    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement,
-    or its last with no ``continue`` before it: ``if t: <log the lengths>; break``,
-    :func:`.loopexits.leaves_at_end`): the host decides there whether to run the next step at all."""
+    """A loop's exit test: ``while t:`` or ``if t: break`` / ``return`` (the body's first statement):
+    the host decides there whether to run the next step at all."""
     if type(stmt) is cst.While:
         return True
     if type(stmt) is not cst.If or stmt.orelse is not None:
         return False
-    if leaves_at_end(stmt.body):
-        return True
     body = stmt.body.body
     first = body[0] if body else None
     if type(first) is cst.SimpleStatementLine:
         first = first.body[0] if first.body else None
     return type(first) in (cst.Break, cst.Return)
+
+
+def exits_at_end(stmt: cst.CSTNode) -> bool:
+    """``if t: <log the lengths>; break``: an exit test whose body leaves the loop at its end, with
+    no ``continue`` in it (:func:`.loopexits.leaves_at_end`) -- taken for the step loop's exit only
+    where it sits in the step loop itself, not in a loop nested in it or in a function it calls
+    (:mod:`.hostreads`, :meth:`.contexts.Placement.place`)."""
+    return type(stmt) is cst.If and stmt.orelse is None and not exits_loop(stmt) and leaves_at_end(stmt.body)

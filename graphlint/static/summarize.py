@@ -27,7 +27,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.sharing import share_equal_values
 from graphlint.static.stepflow import forget_pending, read_names
-from graphlint.static.stopchecks import exits_loop, stop_check
+from graphlint.static.stopchecks import exits_at_end, exits_loop, stop_check
 from graphlint.static.stmtpaths import encode_path
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
@@ -272,8 +272,12 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
             flags = flags | {"not-the-result", "on-device"}
         elif reads and stop_check(r.anchor):  # the by-design one only as a host loop's exit (:mod:`.hostreads`)
             flags = flags | ({"not-the-result", "stop-check"} if exits_loop(r.stmt) else {"not-the-result"})
+            if exits_at_end(r.stmt):  # ``if done.all(): <log>; break``: in the step loop itself only
+                flags = flags | {"stop-check-end"}
         if reads and params.get("eager_result") and exits_loop(r.stmt):
             flags = flags | {"loop-exit"}  # a truth test a host step loop may stop on (:mod:`.contexts`)
+        elif reads and params.get("eager_result") and exits_at_end(r.stmt):
+            flags = flags | {"loop-exit-end"}
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
