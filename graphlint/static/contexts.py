@@ -318,9 +318,12 @@ class Placement:
             and bool(self.loop_bodies["host"].get(fid, frozenset()).intersection(cand.loops))
 
     def loop_exit(self, fid: FuncId, cand: Candidate) -> bool:
-        """A truth test a host step loop may stop on: ``while t:``, ``if t: break``, or ``if t: ...;
-        break`` sitting in the step loop itself (not in a loop nested in it, nor in a function it calls)."""
-        return "loop-exit" in cand.flags or ("loop-exit-end" in cand.flags and bool(cand.loops)
+        """A truth test a host step loop may stop on: ``while t:``, ``if t: break``; or a batch stop
+        check ``if done.all(): ...; break`` sitting in the step loop itself (not in a loop nested in
+        it, nor in a function it calls). A plain test whose body ends in ``break`` is not: an
+        acceptance walk's ``if tok == eos: terminal = True; break`` is another loop's exit, and a
+        second read there (sequoia's, labelled true) stays one."""
+        return "loop-exit" in cand.flags or ("stop-check-end" in cand.flags and bool(cand.loops)
                                              and cand.loops[-1] in self.loop_bodies["host"].get(fid, ()))
 
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:

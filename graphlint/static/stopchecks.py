@@ -42,7 +42,7 @@ def exits_loop(stmt: cst.CSTNode) -> bool:
 
 def exits_at_end(stmt: cst.CSTNode) -> bool:
     """``if t: <log the lengths>; break``: an exit test whose body leaves the loop at its end, with
-    no ``continue`` in it (:func:`.loopexits.leaves_at_end`) -- taken for the step loop's exit only
-    where it sits in the step loop itself, not in a loop nested in it or in a function it calls
-    (:mod:`.hostreads`, :meth:`.contexts.Placement.place`)."""
+    no ``continue`` in it (:func:`.loopexits.leaves_at_end`) -- a batch stop check there is taken
+    for the step loop's exit only where it sits in the step loop itself, not in a loop nested in it
+    or in a function it calls (:mod:`.stepresult`, :meth:`.contexts.Placement.loop_exit`)."""
     return type(stmt) is cst.If and stmt.orelse is None and not exits_loop(stmt) and leaves_at_end(stmt.body)

@@ -276,8 +276,6 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
                 flags = flags | {"stop-check-end"}
         if reads and params.get("eager_result") and exits_loop(r.stmt):
             flags = flags | {"loop-exit"}  # a truth test a host step loop may stop on (:mod:`.contexts`)
-        elif reads and params.get("eager_result") and exits_at_end(r.stmt):
-            flags = flags | {"loop-exit-end"}
         placed[key] = Candidate(
             code=r.rule.code, line=line, col=col, function=r.function,
             line_text=source_line.strip(), name=r.name, in_capture=r.in_capture,
