@@ -16,9 +16,10 @@ from dataclasses import fields
 import libcst as cst
 
 from graphlint.static.argvalues import never_true
-from graphlint.static.cstwalk import ends_in_jump
+from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.guards import counts_down, fills_field_default, needed_attrs, once_flag
-from graphlint.static.iterations import first_iteration_loop, flag_loop
+from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
+from graphlint.static.loopexits import left_loops
 from graphlint.static.optin import COMPILE_SWITCHES
 
 
@@ -27,6 +28,8 @@ class BranchWalker:
         guarded = self.guards.branch(stmt.test)
         fallback = guarded is None and given_none_test(stmt, self.oracle.fn) is not None
         guarded = "body" if fallback else guarded
+        if self.counters and type(stmt.test) is cst.BooleanOperation:
+            self.note_first_operands(stmt.test)
         if guarded is None:  # a guard's own test (``if seqlen > 1:``) picks no branch of a captured step
             self.visit_node(stmt)
         self.expr(stmt.test)
@@ -82,7 +85,7 @@ class BranchWalker:
                 if self.counters else None
             if first is None and self.values.carried:  # ``if image is not None:`` with ``image = None`` at the body's end
                 first = self.values.first_iteration(stmt.test, self.oracle.fn.shapes, never_true)
-            self.first_iters += (first,) if first is not None else ()
+            self.first_iters += ((first,) if first is not None else ()) + self.exits(stmt.body)
             self.values.cond = outer_cond + (test,) if test[0] != "?" else outer_cond
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
@@ -122,10 +125,30 @@ class BranchWalker:
                 finally:
                     self.path.pop()
             else:
-                self.capture_branch(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body,
-                                    (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ())))
+                self.once_block(lambda: self.capture_branch(
+                    lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body,
+                    (stmt.body, *(after if ends_in_jump(stmt.orelse.body) else ()))), stmt.orelse.body)
         finally:
             self.values.cond = outer_cond
+
+    def note_first_operands(self, test: cst.BooleanOperation) -> None:
+        """``b`` of ``i == 0 and b`` runs only when ``i == 0`` holds: on the loop's first iteration
+        alone (short-circuit), so every node of it maps to that loop (:attr:`first_operands`)."""
+        for sub, loop in first_operands(test, self.counters):
+            self.first_operands.update(dict.fromkeys(map(id, preorder(sub)), loop))
+
+    def exits(self, suite: cst.BaseSuite) -> tuple[int, ...]:
+        """The loops ``suite`` leaves at its end: it runs at most once per run of each (:mod:`.loopexits`)."""
+        return left_loops(suite, self.loop_ids, self.shelters, self.func) if self.loop_ids else ()
+
+    def once_block(self, walk, suite: cst.BaseSuite) -> None:
+        """``walk()`` over ``suite`` with the loops it leaves among :attr:`first_iters`."""
+        outer = self.first_iters
+        self.first_iters += self.exits(suite)
+        try:
+            walk()
+        finally:
+            self.first_iters = outer
 
     def is_constant_local(self, name: str) -> bool:
         return self.constant_locals.get((self.func.qualname, name), False)

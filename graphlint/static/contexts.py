@@ -262,6 +262,9 @@ class Placement:
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
                 return eager, "info", EAGER_RESULT_NOTE
+            if not captured and cand.reads and self.host_loop_read(rule, fid, cand):
+                return eager, "info", LOOP_RESULT_NOTE if self.loop_exit(fid, cand) or {"stop-check", "stop-check-end"} & cand.flags \
+                    else RESULT_NOTE
             if fid in self.guessed and severity == "error" and not captured:  # a guess never fails the gate
                 return eager, "warning", GUESSED_NOTE
             if fid in self.unused and severity == "error" and not captured:  # nor a loop the engine never runs
@@ -299,17 +302,40 @@ class Placement:
             return None
         if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
-        if params.get("eager_result") and "loop-exit" in cand.flags and \
+        if params.get("eager_result") and self.loop_exit(fid, cand) and \
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
         return host, "warning" if severity == "error" else severity, HOST_NOTE
 
+    def host_loop_read(self, rule: Rule, fid: FuncId, cand: Candidate) -> bool:
+        """The read a host step loop takes for its one read (:mod:`.hostreads`; a truth test only as
+        the loop's exit test), in a loop that is also an eager per-token loop (the same loop runs
+        the model eagerly when no graph is captured): one read per step either way, by the host
+        step loop's definition -- the loop replays a graph, it is no eager reference loop."""
+        params = rule.params
+        return (params.get("result_readback") or (params.get("eager_result") and self.loop_exit(fid, cand))) \
+            and (fid[0], cand.line, cand.col, cand.code) in self.host_first \
+            and bool(self.loop_bodies["host"].get(fid, frozenset()).intersection(cand.loops))
+
+    def loop_exit(self, fid: FuncId, cand: Candidate) -> bool:
+        """A truth test a host step loop may stop on: ``while t:``, ``if t: break``; or a batch stop
+        check ``if done.all(): ...; break`` sitting in the step loop itself (not in a loop nested in
+        it, nor in a function it calls). A plain test whose body ends in ``break`` is not: an
+        acceptance walk's ``if tok == eos: terminal = True; break`` is another loop's exit, and a
+        second read there (sequoia's, labelled true) stays one."""
+        return "loop-exit" in cand.flags or ("stop-check-end" in cand.flags and bool(cand.loops)
+                                             and cand.loops[-1] in self.loop_bodies["host"].get(fid, ()))
+
     def first_step_only(self, fid: FuncId, cand: Candidate) -> bool:
-        """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`): once per
-        decode, like the prompt's pass before the loop, not once per step."""
-        loops = [int(f[11:]) for f in cand.flags if f.startswith("first-iter:")]
-        return bool(loops) and any(loop in self.loop_bodies[kind].get(fid, ()) for loop in loops
-                                   for kind in ("eager", "host"))
+        """Under ``if i == 0:`` of its function's per-token or step loop (:mod:`.iterations`), or in a
+        block that leaves it (:mod:`.loopexits`): once per decode, like the prompt's pass before the
+        loop, not once per step -- when every such loop around it runs it at most once (a block that
+        leaves an inner per-token loop still runs once per step of an outer one)."""
+        loops = {int(f[11:]) for f in cand.flags if f.startswith("first-iter:")}
+        if not loops:
+            return False
+        hot = {loop for kind in ("eager", "host") for loop in self.loop_bodies[kind].get(fid, ()) if loop in cand.loops}
+        return bool(hot) and hot <= loops
 
     def step_data(self, cand: Candidate) -> bool:
         """A factory that builds the host step's data, not a constant rebuilt every step (see

@@ -86,6 +86,15 @@ class MatcherDispatch:
         for node in preorder(root):
             if skip and id(node) in skip:
                 continue  # inside ``... if DEBUG else ...``'s guarded branch, or a guarded operand
+            first = self.first_operands.get(id(node)) if self.first_operands else None
+            if first is not None and first not in self.first_iters:  # ``b`` of ``i == 0 and b`` (:mod:`.iterations`)
+                skip.update(map(id, preorder(node)))
+                outer_first, self.first_iters = self.first_iters, self.first_iters + (first,)
+                try:
+                    self.expr(node)
+                finally:
+                    self.first_iters = outer_first
+                continue
             if pending and id(node) in pending:
                 skip.update(map(id, preorder(node)))
                 outer = self.values.cond
@@ -97,6 +106,8 @@ class MatcherDispatch:
                 continue
             name = type(node).__name__
             if name == "BooleanOperation" or name == "IfExp":
+                if name == "BooleanOperation" and self.counters:
+                    self.note_first_operands(node)
                 pending.update((id(sub), conj) for sub, conj in guarded_operands(self.values, node, self.oracle.fn.shapes))
             if name == "Subscript":  # a slice bounded by a device tensor: a read-back (:mod:`.stepflow`)
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)

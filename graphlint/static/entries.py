@@ -140,7 +140,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
             for callee, site in self.calls.get(fid, ()):
-                if site.loops & loops and not loops.intersection(site.first_iter):  # not ``if i == 0:`` only
+                if (site.loops & loops).difference(site.first_iter):  # not ``if i == 0:`` (or an exit) only
                     self.roots[context].append((callee, (fid, callee)))
                     if fid in self.unused_loops:
                         self.unused_roots.append(self.roots[context][-1])

@@ -16,7 +16,7 @@ its replay stay the result, as before (:meth:`.contexts.Placement.after_last_rep
 from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
-from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult
+from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult, host_copies
 
 
 class HostReads(ResultReads):
@@ -57,7 +57,7 @@ class HostReads(ResultReads):
         seeds = {t for order, t, _ in fn.derives if order in bound_at}
         if not seeds:
             return
-        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        copies = host_copies(self.reads.get(fid, ()))
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
         result = StepResult(seeds, derives, start)
         result.copied = fn.derives

@@ -228,6 +228,24 @@ def first_iteration_loop(test: cst.BaseExpression, counters: list[Counter]) -> i
     return None
 
 
+def first_operands(test: cst.BooleanOperation, counters: list[Counter]) -> list[tuple[cst.BaseExpression, int]]:
+    """(``b``, loop) for each ``a and b`` in ``test`` whose ``a`` holds on ``loop``'s first iteration
+    alone (:func:`first_iteration_loop`): ``b`` is evaluated only there (``if i == 0 and done.any():``).
+    Not ``b or c`` nor ``not``: their operands run whenever the left one does not decide."""
+    out, stack = [], [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is not cst.BooleanOperation:
+            continue
+        loop = first_iteration_loop(node.left, counters) if type(node.operator) is cst.And else None
+        if loop is not None:
+            out.append((node.right, loop))
+        else:
+            stack.append(node.right)
+        stack.append(node.left)
+    return out
+
+
 def note_exit(func, loop_ids: list[int], stmt: cst.BaseSmallStatement) -> None:
     """``break`` leaves the innermost loop; ``return`` every enclosing one."""
     if not loop_ids:

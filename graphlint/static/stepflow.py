@@ -64,7 +64,9 @@ class ArgCall(Compact):
 
 def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
     """The local names an expression reads: not attribute names, keywords or ``self`` (``self.x``
-    is one name of its own)."""
+    is one name of its own). A field of a local object is read as the object and as the field
+    (``session.done`` reads ``session`` and ``session.done``: a store into the field,
+    ``session.done[i] = True``, binds ``session.done``), a method called on it as the object only."""
     if node is None:
         return ()
     out: dict[str, None] = {}
@@ -75,8 +77,18 @@ def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
         if kind is cst.Name:
             if n.value != "self":
                 out[intern(n.value)] = None  # one string object per name: the pickle writes it once
-        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
-            out[intern("self." + n.attr.value)] = None  # state on ``self`` is one name, like a local
+        elif kind is cst.Attribute and type(n.value) is cst.Name:
+            owner = n.value.value
+            if owner == "self":
+                out[intern("self." + n.attr.value)] = None  # state on ``self`` is one name, like a local
+            else:
+                out[intern(owner)] = None
+                out[intern(owner + "." + n.attr.value)] = None
+        elif kind is cst.Call and type(n.func) is cst.Attribute and type(n.func.value) is cst.Name \
+                and n.func.value.value != "self":
+            func = n.func
+            out[intern(func.value.value)] = None  # ``x.tolist()``, ``torch.cat(...)``: the object, no field
+            stack.extend(c for c in children(n) if c is not func)
         elif kind not in LEAVES:
             stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
     return tuple(out)
@@ -90,8 +102,8 @@ def _targets(target: cst.BaseExpression) -> list[str]:
         return _targets(target.value)
     if isinstance(target, cst.Subscript):
         target = target.value
-    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-        return ["self." + target.attr.value]
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):  # ``self.x``, ``session.done``
+        return [target.value.value + "." + target.attr.value]
     return [target.value] if isinstance(target, cst.Name) and target.value != "self" else []
 
 
@@ -165,11 +177,17 @@ def _record_assignment(func, order: int, targets, value, augmented: bool) -> Non
     for target in targets:
         for name in _targets(target):
             srcs = (*sources, name) if augmented else sources
-            if type(target) is cst.Subscript and type(target.value) is cst.Name:  # ``probs[probs < cut] = 0``: the
-                index = tuple(n for el in target.slice for n in names_in(el))  # rest kept, updated where the index says
+            # ``probs[probs < cut] = 0``, ``state.done[idx] = True``: the rest kept, updated where the index says
+            if type(target) is cst.Subscript and (type(target.value) is cst.Name or _local_field(target.value)):
+                index = tuple(n for el in target.slice for n in names_in(el))
                 srcs = (*srcs, *index, name)
             if srcs:
                 func.derives.append((order, name, srcs))
+
+
+def _local_field(node: cst.BaseExpression) -> bool:
+    """``session.done`` of a local object (not ``self``): a store into it updates the object's field."""
+    return type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value != "self"
 
 
 def _record_call(func, order: int, path: tuple, loops, call: cst.Call, expr: tuple | None, dropped: bool) -> None:

@@ -150,7 +150,7 @@ class ResultReads:
             return
         start = min(c.order for c in direct)
         bound_at = {start}
-        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        copies = host_copies(self.reads.get(fid, ()))
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
         result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
         # the model steps it calls after the first (a sampler module given the logits) finish the
@@ -175,7 +175,7 @@ class ResultReads:
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
         # what a statement binds from a read-back of its own sources is the host's copy, not the step's result
-        copies = [(c.order, set(c.reads)) for c in self.reads.get(fid, ())]
+        copies = host_copies(self.reads.get(fid, ()))
         derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
         seeds = {t for order, t, _ in fn.derives if order in bound_at}
         begin = rotated(fn, self.reads.get(fid, ()), in_loop, ids, seeds, start) if len(bound_at) == 1 else None
@@ -279,20 +279,25 @@ class ResultReads:
         events += [((order, -1, 0, 0), None, "reset", False) for order in (result.resets if isinstance(result, StepResult) else ())]
         events.sort(key=lambda e: e[0])
         seen: list[tuple] = []
+        # a host loop's exit test may be its one read after a size or bookkeeping read
+        # (``idx = done.nonzero()``), never after a read of the step's data (:mod:`.hostreads`)
+        seen_data: list[tuple] = []
         found = False
         for _, path, event, each in events:
             if event == "reset":
-                seen = []
+                seen, seen_data = [], []
                 continue
-            first = mark and not each and not follows_a_read(seen, path)
+            exit_test = self.stop_checks and isinstance(event, Candidate) and (
+                "stop-check" in event.flags or ("stop-check-end" in event.flags and bool(event.loops)
+                                                and event.loops[-1] in per_token))
+            first = mark and not each and not follows_a_read(seen_data if exit_test else seen, path)
             if event is None:  # a slice bounded by the result: read, never reported here
                 reads = True
             elif isinstance(event, Candidate):
                 reads = True
                 stop = self.eager_stops and "stop-test" in event.flags and bool(event.loops) \
                     and event.loops[-1] in per_token  # not an inner loop's own exit
-                if first and ("not-the-result" not in event.flags
-                              or (self.stop_checks and "stop-check" in event.flags)) and not stop:
+                if first and ("not-the-result" not in event.flags or exit_test) and not stop:
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
@@ -311,6 +316,8 @@ class ResultReads:
                 reads = self.memo[memo]
             if reads:
                 seen.append(path)
+                if not (isinstance(event, Candidate) and "not-the-result" in event.flags and not exit_test):
+                    seen_data.append(path)
                 found = True
         return found
 
@@ -362,6 +369,14 @@ class StepResult:
         if names is None:
             names = self.memo[order] = derived(self.seeds, [d for d in self.derives if self.start < d[0] < order])
         return names
+
+
+def host_copies(reads: list[Candidate]) -> list[tuple[int, set[str]]]:
+    """(statement, names read) of the reads whose value is the host's copy: what such a statement
+    binds from its own sources is no device value of the step's result. Not ``nonzero`` and
+    ``torch.where(c)`` (``on-device``): their output stays a device tensor derived from the data
+    (``idx = done.nonzero(); state.done[idx] = True``), only its size was read."""
+    return [(c.order, set(c.reads)) for c in reads if "on-device" not in c.flags]
 
 
 def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozenset[int], seeds: set[str],

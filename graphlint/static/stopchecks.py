@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.loopexits import leaves_at_end
 
 
 #: a flag named for stopping (``stop``, ``done``, ``finished``, ``is_eos``): ``fresh = True`` is no stop
@@ -61,3 +62,11 @@ def stops_loop(stmt: cst.CSTNode) -> bool:
                     and all(type(t.target) is cst.Name and STOP_FLAG.search(t.target.value) for t in small.targets):
                 return True
     return False
+
+
+def exits_at_end(stmt: cst.CSTNode) -> bool:
+    """``if t: <log the lengths>; break``: an exit test whose body leaves the loop at its end, with
+    no ``continue`` in it (:func:`.loopexits.leaves_at_end`) -- a batch stop check there is taken
+    for the step loop's exit only where it sits in the step loop itself, not in a loop nested in it
+    or in a function it calls (:mod:`.stepresult`, :meth:`.contexts.Placement.loop_exit`)."""
+    return type(stmt) is cst.If and stmt.orelse is None and not exits_loop(stmt) and leaves_at_end(stmt.body)

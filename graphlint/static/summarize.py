@@ -28,7 +28,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.sharing import share_equal_values
 from graphlint.static.stepflow import forget_pending, read_names
-from graphlint.static.stopchecks import exits_loop, stop_check, stops_loop
+from graphlint.static.stopchecks import exits_at_end, exits_loop, stop_check, stops_loop
 from graphlint.static.stmtpaths import encode_path
 from graphlint.static.suppressions import parse_suppressions
 from graphlint.static.walker import RawCandidate, Walker
@@ -272,9 +272,12 @@ def _add(placed: dict[tuple, Candidate], r: RawCandidate, line: int, col: int, s
         reads = read_names(r.anchor) if params.get("result_readback") or params.get("eager_result") else ()
         flags = r.flags
         if reads and params.get("eager_result") is False:
-            flags = flags | {"not-the-result"}  # a read all the same, never the by-design one (:mod:`.stepresult`)
+            # a read all the same, never the by-design one, whose output stays on the device (:mod:`.stepresult`)
+            flags = flags | {"not-the-result", "on-device"}
         elif reads and stop_check(r.anchor):  # the by-design one only as a host loop's exit (:mod:`.hostreads`)
             flags = flags | ({"not-the-result", "stop-check"} if exits_loop(r.stmt) else {"not-the-result"})
+            if exits_at_end(r.stmt):  # ``if done.all(): <log>; break``: in the step loop itself only
+                flags = flags | {"stop-check-end"}
         if reads and params.get("eager_result") and exits_loop(r.stmt):
             flags = flags | {"loop-exit"}  # a truth test a host step loop may stop on (:mod:`.contexts`)
         if reads and stops_loop(r.stmt):

@@ -90,6 +90,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.compile_opt_in: tuple[str, ...] = ()  # inside ``if use_torch_compile:``, off by default (:mod:`.optin`)
         self.counters: tuple = ()  # the enclosing loops' counters; first_iters: the loops whose first
         self.first_iters: tuple[int, ...] = ()  # iteration alone runs this code (:mod:`.iterations`)
+        #: id of a node in ``b`` of ``i == 0 and b`` -> the loop whose first iteration alone evaluates it
+        self.first_operands: dict[int, int] = {}
         self.once_flags: dict[str, set[str]] = {}  # class -> the flags it (or a base in this file) sets True
         self.method_writes: dict[str, dict[str, set[str]]] = {}  # class -> method -> ``self`` attrs it assigns
         self.in_capture = False
@@ -101,6 +103,9 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)
         self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
+        #: the ``try`` / ``with`` statements being walked, as (node, the loop ids around it, its function):
+        #: a ``finally`` may cancel a loop's exit, a handler swallow a raise (:mod:`.loopexits`)
+        self.shelters: list[tuple] = []
         #: per enclosing loop: the tensor facts its ``... ; break`` branches bound (live after the loop)
         self.loop_breaks: list[list[tuple[set[str], set[str], set[str]]]] = []
         self.init_regions()
@@ -145,6 +150,9 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
         flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
+        operand = self.first_operands.get(id(anchor)) if self.first_operands else None
+        if operand is not None and operand not in self.first_iters:  # ``if i == 0 and done.any():``
+            flags.append(f"first-iter:{operand}")
         flags.extend(f"needs:{attr}" for attr in self.needs)
         flags.extend(f"opt-in:{name}" for name in self.opt_in)
         flags.extend(self.device_flags())
@@ -244,6 +252,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         elif type(stmt) in (cst.Try, cst.TryStar):
             self.values.in_try += 1
             optional = catches_import_error(stmt)  # ``try: import ext`` / ``except ImportError``: optional
+            self.shelters.append((stmt, tuple(self.loop_ids), self.func))
             try:
                 self.flows.optional += optional
                 try:
@@ -258,6 +267,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     self.suite(stmt.finalbody.body, "finalbody")
             finally:
                 self.values.in_try -= 1
+                self.shelters.pop()
         elif type(stmt) is cst.Match:
             self.expr(stmt.subject)
             for i, case in enumerate(stmt.cases):
@@ -332,8 +342,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 advanced.clear()
                 advanced.update(outer_advanced)
             self.values.end_loop(loop_id)
-        if stmt.orelse is not None:
-            self.suite(stmt.orelse.body, "orelse")
+        if stmt.orelse is not None:  # runs after the loop: a ``break`` there leaves the loop around it
+            self.once_block(lambda: self.suite(stmt.orelse.body, "orelse"), stmt.orelse.body)
 
     def with_(self, stmt: cst.With) -> None:
         captures, varying_device = self.with_contexts(stmt)  # first: ``with device(d), graph(g):`` selects d
@@ -350,8 +360,11 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     self.flows.assign(item.asname.name, item.item)
                     self.values.stored(item.asname.name)
             self.in_capture = outer or captures
+            self.shelters.append((stmt, tuple(self.loop_ids), self.func))
             self.suite(stmt.body, "with")  # a block that always runs (:func:`.stmtpaths.follows_a_read`)
         finally:
+            if self.shelters and self.shelters[-1][0] is stmt:
+                self.shelters.pop()
             self.in_capture = outer
             self.device_contexts -= varying_device
             self.oracle.default_device -= placed
