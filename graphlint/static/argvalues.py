@@ -161,9 +161,7 @@ class ArgValues:
         args = site.args if args is None else args
         if flow is None or args is None or site.reference:
             return TOP
-        params = list(flow.params)
-        if flow.fkind in ("m", "c") and params:
-            params = params[1:]
+        params = flow.call_params()
         out: dict = {}
         for positional, keywords, star, double in args:
             ambiguous = flow.fkind == "m" and positional[:1] == (("self",),)  # ``Base.__init__(self, ...)``

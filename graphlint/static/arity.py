@@ -81,9 +81,7 @@ def leaves_out(flow, fn, spelling: tuple) -> bool:
     positional, keywords, star, double = spelling
     if fn is None or star is not False or double is not False or flow.fkind == "s":
         return False  # a static method (an autograd ``Function.forward``) gets ``ctx`` from ``apply``
-    params = list(flow.params)
-    if flow.fkind in ("m", "c") and params:
-        params = params[1:]
+    params = flow.call_params()
     if positional[:1] == (("self",),):  # ``Base.forward(self, x)``: the receiver passed by hand
         return False
     given = {key for key, _ in keywords}

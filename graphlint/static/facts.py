@@ -303,6 +303,10 @@ class ScopeFlow(Compact):
     enclosing: tuple[str, ...] = ()  # the ``nonlocal`` ones: bound in an enclosing function, not the module
     stmts: list[tuple] = field(default_factory=list)
 
+    def call_params(self) -> tuple[str, ...]:
+        """The positional parameters a call fills: a method's or classmethod's receiver is bound by it."""
+        return self.params[1:] if self.fkind in ("m", "c") else self.params
+
 
 @dataclass(slots=True)
 class ModuleInfo(Compact):

@@ -222,9 +222,7 @@ class HandBackFacts:
         if entry is None or entry[0] is None:
             return None
         flow = entry[0]
-        params = list(flow.params)
-        if flow.fkind in ("m", "c") and params:
-            params = params[1:]
+        params = flow.call_params()
         if isinstance(slot, str):
             return slot if slot in params or slot in flow.kwonly else None
         return params[slot] if slot < len(params) else None

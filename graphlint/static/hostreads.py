@@ -16,7 +16,7 @@ its replay stay the result, as before (:meth:`.contexts.Placement.after_last_rep
 from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
-from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult, host_copies
+from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult, device_derives
 
 
 class HostReads(ResultReads):
@@ -57,8 +57,7 @@ class HostReads(ResultReads):
         seeds = {t for order, t, _ in fn.derives if order in bound_at}
         if not seeds:
             return
-        copies = host_copies(self.reads.get(fid, ()))
-        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        derives = device_derives(fn, self.reads.get(fid, ()))
         result = StepResult(seeds, derives, start)
         result.copied = fn.derives
         result.resets = sorted(o for o in bound_at if o > start)

@@ -37,7 +37,7 @@ def parameter_calls(infos: list[ModuleInfo]) -> dict[FuncId, list[tuple[str, Cal
             flow = info.flows.get(qual)
             if flow is None or fn.device_code:
                 continue
-            params = set(flow.params[1:] if flow.fkind in ("m", "c") else flow.params) | set(flow.kwonly)
+            params = set(flow.call_params()) | set(flow.kwonly)
             steps = {*fn.range_loops, *(loop.id for loop in fn.loops)}
             for site in fn.calls:
                 if site.expr[0] == "n" and site.expr[1] in params and not site.in_capture and not site.reference \
@@ -99,7 +99,7 @@ def _translated(inner: tuple | None, outer: tuple | None, flow: ScopeFlow) -> tu
     positional, keywords, star, double = outer[0]
     if star or double:
         return None
-    params = list(flow.params[1:] if flow.fkind in ("m", "c") else flow.params)
+    params = flow.call_params()
     given = dict(zip(params, positional)) | dict(keywords)
 
     def value(v):

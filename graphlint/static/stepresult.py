@@ -150,8 +150,7 @@ class ResultReads:
             return
         start = min(c.order for c in direct)
         bound_at = {start}
-        copies = host_copies(self.reads.get(fid, ()))
-        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        derives = device_derives(fn, self.reads.get(fid, ()))
         result = StepResult({t for order, t, _ in fn.derives if order in bound_at}, derives, start)
         # the model steps it calls after the first (a sampler module given the logits) finish the
         # step: their reads of what they are given are followed, as any callee's
@@ -174,9 +173,7 @@ class ResultReads:
             return
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
-        # what a statement binds from a read-back of its own sources is the host's copy, not the step's result
-        copies = host_copies(self.reads.get(fid, ()))
-        derives = [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
+        derives = device_derives(fn, self.reads.get(fid, ()))
         seeds = {t for order, t, _ in fn.derives if order in bound_at}
         begin = rotated(fn, self.reads.get(fid, ()), in_loop, ids, seeds, start) if len(bound_at) == 1 else None
         if begin is not None:  # the model call ends the iteration: the next one reads its result first
@@ -326,7 +323,7 @@ class ResultReads:
         flow = self.by_path[callee[0]].flows.get(callee[1])
         if flow is None:
             return frozenset()
-        params = flow.params[1:] if flow.fkind in ("m", "c") else flow.params
+        params = flow.call_params()
         out = set()
         for i, names in enumerate(call.args):
             if names and names[0] == "*":
@@ -371,12 +368,13 @@ class StepResult:
         return names
 
 
-def host_copies(reads: list[Candidate]) -> list[tuple[int, set[str]]]:
-    """(statement, names read) of the reads whose value is the host's copy: what such a statement
-    binds from its own sources is no device value of the step's result. Not ``nonzero`` and
+def device_derives(fn: FunctionInfo, reads: list[Candidate]) -> list[tuple]:
+    """``fn``'s derivations less those a read-back makes: what a statement binds from a read of its
+    own sources is the host's copy, no device value of the step's result. Not after ``nonzero`` and
     ``torch.where(c)`` (``on-device``): their output stays a device tensor derived from the data
     (``idx = done.nonzero(); state.done[idx] = True``), only its size was read."""
-    return [(c.order, set(c.reads)) for c in reads if "on-device" not in c.flags]
+    copies = [(c.order, set(c.reads)) for c in reads if "on-device" not in c.flags]
+    return [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
 
 
 def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozenset[int], seeds: set[str],
