@@ -234,6 +234,18 @@ def shape_only(node: cst.BaseExpression | None, shapes: set[str]) -> bool:
 JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
 
 
+def last_statement(suite: cst.BaseSuite) -> cst.CSTNode | None:
+    """The block's last statement: the last small statement of its last line (or of a one-line
+    block), else its last compound statement; None for an empty block."""
+    body = suite.body
+    if not body:
+        return None
+    last = body[-1]
+    if type(last) is cst.SimpleStatementLine:
+        return last.body[-1] if last.body else None
+    return last
+
+
 def ends_in_jump(suite: cst.BaseSuite) -> bool:
     """A block whose last statement is ``break``/``continue``/``return``/``raise``: the code after
     its ``if`` is never reached from it, so what it binds does not flow there."""

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import ends_in_jump, preorder, self_attr
+from graphlint.static.cstwalk import ends_in_jump, last_statement, preorder, self_attr
 
 _SIZE_METHODS = ("size", "numel")
 _TESTS = (cst.Comparison, cst.BooleanOperation)  # what such an early return's test can be
@@ -122,11 +122,7 @@ def returns_when_covered(stmt: cst.CSTNode) -> tuple[str, cst.BaseExpression, bo
 
 
 def _returns(suite: cst.BaseSuite) -> bool:
-    if not ends_in_jump(suite):
-        return False
-    last = suite.body[-1]
-    return type(last.body[-1] if type(last) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) else last) \
-        is cst.Return
+    return ends_in_jump(suite) and type(last_statement(suite)) is cst.Return
 
 
 def grows_after(stmt: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:

@@ -38,7 +38,7 @@ from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder, self_attr
+from graphlint.static.cstwalk import last_statement, preorder, self_attr
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.refresh import disjuncts, refreshes_own_bound
@@ -376,10 +376,7 @@ def returns_when_capturing(stmt: cst.CSTNode, imports: dict[str, str], guards: S
         return False
     if guarded_branch(stmt.test, imports, guards, prefill) != "orelse":
         return False
-    last = stmt.body.body[-1] if stmt.body.body else None
-    if type(last) is cst.SimpleStatementLine:
-        last = last.body[-1] if last.body else None
-    return type(last) in (cst.Return, cst.Raise)
+    return type(last_statement(stmt.body)) in (cst.Return, cst.Raise)
 
 
 class Guards:

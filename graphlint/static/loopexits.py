@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import name_children
+from graphlint.static.cstwalk import last_statement, name_children
 from graphlint.static.facts import PROTOCOL_LOOP
 
 _EXITS = (cst.Break, cst.Return, cst.Raise)
@@ -68,12 +68,7 @@ def leaves_at_end(suite: cst.BaseSuite) -> bool:
 
 def _last(suite: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     """The block's last statement when it is a ``break``, ``return`` or ``raise``."""
-    body = suite.body
-    if not body:
-        return None
-    last = body[-1]
-    if type(last) is cst.SimpleStatementLine:
-        last = last.body[-1] if last.body else None
+    last = last_statement(suite)
     return last if type(last) in _EXITS else None
 
 
