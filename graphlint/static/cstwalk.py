@@ -247,15 +247,26 @@ def last_statement(suite: cst.BaseSuite) -> cst.CSTNode | None:
 
 
 def ends_in_jump(suite: cst.BaseSuite) -> bool:
-    """A block whose last statement is ``break``/``continue``/``return``/``raise``: the code after
-    its ``if`` is never reached from it, so what it binds does not flow there."""
-    body = suite.body
-    if not body:
-        return False
-    last = body[-1]
-    if type(last) is cst.SimpleStatementLine:
-        return bool(last.body) and type(last.body[-1]) in JUMPS
-    return type(last) is cst.SimpleStatementSuite and bool(last.body) and type(last.body[-1]) in JUMPS
+    """A block whose last statement is ``break``/``continue``/``return``/``raise`` (one-line blocks
+    such as ``if done: break`` included): the code after its ``if`` is never reached from it, so what
+    it binds does not flow there."""
+    return type(last_statement(suite)) in JUMPS
+
+
+def last_returns(suite: cst.BaseSuite) -> bool:
+    """The block's last statement is a ``return`` or ``raise``: the function does not go on past it."""
+    return type(last_statement(suite)) in (cst.Return, cst.Raise)
+
+
+def top_small_statements(suite: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
+    """The small statements at the top level of a block, in order: those of its simple lines, or
+    the whole body of a one-line block (``if t: stop = True``)."""
+    if type(suite) is cst.SimpleStatementSuite:
+        yield from suite.body
+        return
+    for line in suite.body:
+        if type(line) is cst.SimpleStatementLine:
+            yield from line.body
 
 
 # Argument readers shared by analyzers and matchers (kept here, below both, so neither imports the other).

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder, statement_nodes
+from graphlint.static.cstwalk import bound_names, last_statement, preorder, statement_nodes
 
 _ASSIGN = frozenset((cst.Assign,))
 _BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.AsName)
@@ -149,16 +149,16 @@ class HandBacks:
 
 
 def ends_in_exit(suite: cst.BaseSuite) -> bool:
-    """The block never falls off its end: its last statement returns or raises, or is a ``with``
-    whose body does, or an ``if`` / ``else`` whose every branch does."""
-    body = suite.body
-    return bool(body) and _exits(body[-1])
+    """The block never falls off its end: its last statement returns or raises (``if x: return y``
+    on one line too), or is a ``with`` whose body does, or an ``if`` / ``else`` whose every branch does."""
+    last = last_statement(suite)
+    return last is not None and _exits(last)
 
 
 def _exits(last: cst.CSTNode) -> bool:
     kind = type(last)
-    if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
-        return bool(last.body) and type(last.body[-1]) in (cst.Return, cst.Raise)
+    if kind is cst.Return or kind is cst.Raise:
+        return True
     if kind is cst.With:
         return ends_in_exit(last.body)
     if kind is cst.If:

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.cstwalk import called_name, preorder, top_small_statements
 from graphlint.static.loopexits import leaves_at_end
 
 
@@ -52,15 +52,12 @@ def stops_loop(stmt: cst.CSTNode) -> bool:
         return True
     if type(stmt) is not cst.If:
         return False
-    for line in stmt.body.body:
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            if type(small) in (cst.Break, cst.Return):
-                return True
-            if type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == "True" \
-                    and all(type(t.target) is cst.Name and STOP_FLAG.search(t.target.value) for t in small.targets):
-                return True
+    for small in top_small_statements(stmt.body):
+        if type(small) in (cst.Break, cst.Return):
+            return True
+        if type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == "True" \
+                and all(type(t.target) is cst.Name and STOP_FLAG.search(t.target.value) for t in small.targets):
+            return True
     return False
 
 

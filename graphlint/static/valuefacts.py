@@ -41,7 +41,7 @@ import libcst as cst
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
-from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, shape_only, statement_binders
+from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, shape_only, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.valueatoms import config_field, literal
 from graphlint.static.splats import changed_in_place, splat_of, star_of
@@ -131,8 +131,8 @@ class ValueFacts:
         """``fn.returns_object``: every ``return`` gives some object and the body never falls off
         its end (an implicit ``None``): a call of it is "not None" where its result is passed on."""
         if fn is not None and stmt is not None:
-            fn.returns_object = self.returns_object and _ends_in_exit(stmt.body)
-            if self.class_tests and _ends_in_exit(stmt.body):
+            fn.returns_object = self.returns_object and last_returns(stmt.body)
+            if self.class_tests and last_returns(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
             fn.hands_back = self.hands_back.result(stmt.body, self.hands_back_scan)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
@@ -355,14 +355,6 @@ def _constructs(func: cst.BaseExpression) -> bool:
     """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
     name = called_name(func)
     return name[:1].isupper() and not name.isupper()
-
-
-def _ends_in_exit(suite: cst.BaseSuite) -> bool:
-    body = suite.body
-    last = body[-1] if body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
-    return isinstance(last, cst.SimpleStatementSuite) and bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
 
 
 def _has_shape(c: tuple) -> bool:
