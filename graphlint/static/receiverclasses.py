@@ -91,7 +91,7 @@ class ReceiverClasses:
                 return None
             node = self.graph.node(capturer[0], capturer[1], expr[1])
             objects = self._instances(self.solver.values(node)) if node is not None and node not in self.solver.full else None
-            found = self._lookup_all(objects, expr[2]) if objects is not None else None
+            found = self._lookup_all(objects, expr[2]) if objects else None
             if found is None or not found.get(root):
                 return None
             out |= found[root]
@@ -141,7 +141,8 @@ class ReceiverClasses:
             if held is None:
                 return None
             values.extend(held)
-        return self._instances(values)
+        found = self._instances(values)
+        return found or None  # nothing known there (``self.__class__``, a library's object): not followed
 
     # -- one class -------------------------------------------------------------------------------
     def _lookup_all(self, classes: frozenset, attr: str) -> dict | None:
@@ -160,8 +161,8 @@ class ReceiverClasses:
         key = (cls, attr)
         if key in self._lookups:
             return self._lookups[key]
-        found: dict[FuncId, State] | None = {}
-        for info, name in self.index.mro(self._ref(cls)):
+        found: dict[FuncId, State] | None = {} if not self._dynamic(cls) else None
+        for info, name in self.index.mro(self._ref(cls)) if found is not None else ():
             flow = info.flows.get(name)
             if attr in info.classes[name].methods:
                 fid = (info.path, f"{name}.{attr}")
@@ -202,7 +203,7 @@ class ReceiverClasses:
         if key in self._fields:
             return self._fields[key]
         self._stores()
-        out: list | None = [] if attr not in self._open else None
+        out: list | None = [] if attr not in self._open and not self._dynamic(cls) else None
         for info, name in self.index.mro(self._ref(cls)) if out is not None else ():
             if attr in info.classes[name].fields:
                 out = None  # a dataclass's generated ``__init__`` stores it
@@ -286,6 +287,11 @@ class ReceiverClasses:
             if attr in info.classes[name].methods or (flow is not None and attr in flow.locals):
                 return True
         return False
+
+    def _dynamic(self, cls: ClassKey) -> bool:
+        """A class of the MRO answers attribute loads itself (``__getattr__``): any attribute may be anything."""
+        return any(hook in info.classes[name].methods for info, name in self.index.mro(self._ref(cls))
+                   for hook in ("__getattr__", "__getattribute__"))
 
     def _ref(self, cls: ClassKey):
         return self.by_path[cls[0]], cls[1]
