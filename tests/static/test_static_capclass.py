@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from test_static_fixture import assert_marked, load
-from static_helpers import check_fixture
+from static_helpers import analyze, check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "capclass"
@@ -33,3 +33,22 @@ def test_the_captured_step_is_the_graph_models_alone(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "passed")
     where = {(Path(f.path).name, f.rule) for f in result.findings if f.category != "meta"}
     assert where == {("models.py", "GL101")}
+
+
+GETATTR = '''
+    def __getattr__(self, name):  # answers any attribute: which cache it is is not known by class
+        return getattr(self.backing, name)
+
+    def decode(self, x, slots):'''
+
+
+def _with_graphed(replace: str) -> set[tuple[str, str]]:
+    files = {path: data.decode() for path, data in load(FIXTURES / "passed").items()}
+    models = next(p for p in files if p.endswith("models.py"))
+    files[models] = files[models].replace("\n    def decode(self, x, slots):", replace, 1)
+    return {(Path(f.path).name, f.rule) for f in analyze(files) if f.category != "meta"}
+
+
+def test_a_class_answering_attributes_itself_keeps_every_cache():
+    assert ("caches.py", "GL307") in _with_graphed(GETATTR)
+    assert ("caches.py", "GL307") not in _with_graphed("\n    def decode(self, x, slots):")
