@@ -128,6 +128,8 @@ class CallGraph:
                     for site in fn.calls:
                         if site.in_capture:
                             self.solver.elementwise(linker.eval(info.path, qual, site.expr, keep=True))
+                            if site.expr[0] == "a":  # its receiver: which classes it runs on (:mod:`.receiverclasses`)
+                                linker.eval(info.path, qual, site.expr[1], keep=True)
             for region in info.regions:
                 if region.function in flows:
                     linker.eval(info.path, region.function, region.expr, keep=True)
@@ -147,8 +149,11 @@ class CallGraph:
         return known
 
     def _resolve(self, node: int, classes: bool, tables: bool = False) -> list[FuncId]:
+        return self.resolve_values(self.solver.values(node), classes, tables)
+
+    def resolve_values(self, values: list, classes: bool = True, tables: bool = False) -> list[FuncId]:
+        """What calling any of ``values`` runs (the list is extended in place: pass a copy)."""
         found: dict[FuncId, None] = {}
-        values = self.solver.values(node)
         for value in values:
             if not classes and value[0] == "C":
                 continue

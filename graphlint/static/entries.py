@@ -63,6 +63,7 @@ from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.outerloops import OuterLoop
+from graphlint.static.receiverclasses import ReceiverClasses, captured_receivers
 from graphlint.static.recorded import add_recorded
 from graphlint.static.retiring import retired_only
 from graphlint.static.handed import handed_functions
@@ -168,6 +169,10 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         # that pass it (:mod:`.classguards`); every other context keeps the edge
         self.graph_calls = without(self.calls, ClassGuards(self.infos, self.index, self.calls, self.graph).pruned(
             captured_roots, prefill | replaying)) if self.graph is not None and guarded_captures(self.infos) else self.calls
+        # and one on a receiver runs only the classes that reach it there (:mod:`.receiverclasses`)
+        if self.graph is not None and captured_receivers(self.infos):
+            self.graph_calls = without(self.graph_calls, ReceiverClasses(self.infos, self.index, self.graph_calls,
+                                                                         self.graph).pruned(captured_roots, prefill | replaying))
         graph = bfs(captured_roots, self.graph_calls, prefill | replaying)
         callers = callers_of(self.calls)
         # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``

@@ -63,3 +63,14 @@ def _runs_caller(callee: FuncId, owner, name: str, caller: FuncId, by_path: dict
             return other == caller or any(c[1].rpartition(".")[2] == name and (c[0], c[1].rpartition(".")[0]) in later
                                           for c, _ in raw.get(other, ()))
     return True
+
+
+def instance_runs(ref, method: FuncId, by_path: dict, index: Index, calls) -> bool:
+    """Whether an instance of exactly ``ref`` (a class of the index) may run ``method``, a method of
+    a class of its MRO: not where a class before that one overrides it without calling it back."""
+    owner_path, qual = method
+    cls, _, name = qual.rpartition(".")
+    info = by_path.get(owner_path)
+    if info is None or cls not in info.classes:
+        return True
+    return _runs_caller((ref[0].path, f"{ref[1]}.{name}"), (info, cls), name, method, by_path, index, calls)
