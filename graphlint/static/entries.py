@@ -60,6 +60,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
+from graphlint.static.restaged import same_params
 from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
@@ -241,6 +242,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               host_results=host_results,
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
+        placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],
+                                         lambda fid: self.by_path[fid[0]].flows.get(fid[1]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def optional_graph(self, graph: dict[FuncId, Chain], stop: set[FuncId]) -> dict[FuncId, str]:
