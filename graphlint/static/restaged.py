@@ -200,18 +200,19 @@ def mark_loop_same(pending: list, stmt: cst.FunctionDef, oracle, rebound: set[st
 
 
 def _loop_changes(node: cst.CSTNode, outer: frozenset, changed: dict) -> None:
-    """Per call inside loops, the names the loops around it bind or mutate."""
-    for child in name_children(node):
-        kind = type(child)
+    """Per call inside loops, the names the loops around it bind or mutate (iterative: an
+    expression may nest deeper than Python's recursion allows)."""
+    stack = [(child, outer) for child in name_children(node)]
+    while stack:
+        current, around = stack.pop()
+        kind = type(current)
         if kind in SCOPES:
             continue
         if kind in LOOPS:
-            inner = outer | _changed_in(child)
-            _loop_changes(child, inner, changed)
-            continue
-        if kind is cst.Call and outer:
-            changed[id(child)] = outer
-        _loop_changes(child, outer, changed)
+            around = around | _changed_in(current)
+        elif kind is cst.Call and around:
+            changed[id(current)] = around
+        stack.extend((child, around) for child in name_children(current))
 
 
 def _changed_in(loop: cst.CSTNode) -> frozenset:
