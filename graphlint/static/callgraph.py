@@ -33,6 +33,8 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.flowlink import Linker
 from graphlint.static.index import Index
 from graphlint.static.installed import Installed
+from graphlint.static.libblocks import LibraryBlocks
+from graphlint.static.libloops import GENERATE
 from graphlint.static.policies import Policies
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.passedcalls import names, parameter_calls
@@ -88,6 +90,8 @@ class CallGraph:
         self.installed = self.linker.installed = Installed(self.objects)
         #: methods policy records replace; the library-tied ones are weak targets (:mod:`.policies`)
         self.policies = self.linker.policies = Policies(self.objects)
+        #: what calling a project module whose forward is a library's runs (:mod:`.libblocks`)
+        self.blocks = LibraryBlocks(self.objects)
         self.linker.compile_all()
         self._compile_queries(infos)
         self.linker.swaps.release(self.objects.store, self.linker.family)  # the held field stores of methods some code names
@@ -122,6 +126,7 @@ class CallGraph:
                 exprs = [site.expr for site in fn.calls] + [e for loop in (*fn.loops, *fn.serve_loops) for e in loop.exprs]
                 exprs += [site.via for site in fn.calls if site.via is not None and site.via[0] != "i"]
                 exprs += [site.expr[1] for site in fn.calls if site.expr[0] == "s"]  # ``kernel[grid]``: :meth:`builds`
+                exprs += [site.expr[1] for site in fn.calls if site.expr[0] == "a" and site.expr[2] == GENERATE]  # :mod:`.libloops`
                 for expr in exprs:
                     linker.eval(info.path, qual, expr, keep=True)
                 if fn.captures:  # what the capture calls is never cut at 16 (:attr:`.Solver.capture_roots`)
@@ -163,9 +168,12 @@ class CallGraph:
                 # functions and bound methods it holds (not its modules: ``len(self.layers)`` runs none)
                 values.extend(v for v in self.solver.values(self.objects.elems(value))
                               if v[0] in CALLBACKS and v not in values)
-            for fid, _, _ in self.objects.callees(value):
+            hits = self.objects.callees(value)
+            for fid, _, _ in hits:
                 if fid is not None:
                     found[fid] = None
+            if not hits and classes:  # a library block's forward: the project modules it holds (:mod:`.libblocks`)
+                found.update(dict.fromkeys(self.blocks.runs(value)))
             called = self.objects._views.get(("called", value)) if value[0] in ("I", "S") else (
                 self.objects.generated.hook_of(value) if value[0] == "C" and classes else None)
             for method in self.solver.values(called) if called is not None else ():

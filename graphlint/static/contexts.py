@@ -34,12 +34,15 @@ from collections import deque
 
 from graphlint.rules import Rule
 from graphlint.static.facts import CallSite, Candidate
+from graphlint.static.restaged import restaged_params
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
+RESTAGED_NOTE = (" (host step around the graph replay: the data is the same on every step, staged again every"
+                 " token; build it once per request)")
 OPTIONAL_NOTE = (" (captured only when `{}` is on, off by default: the default path runs this step"
                  " eagerly, every token)")
 RESULT_NOTE = " (after the step's replay: the result the host needs; by design once per step)"
@@ -200,6 +203,8 @@ class Placement:
         self.uncalled = uncalled  # captured only by functions nothing calls (:mod:`.uncalled`)
         #: captured only by compiles under a switch off by default: the default path runs them eagerly
         self.optional = optional or {}
+        #: per host-step function, the parameters every host-step call passes the same on every step (:mod:`.restaged`)
+        self.restaged: dict[FuncId, set[str]] = {}
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -292,6 +297,8 @@ class Placement:
             if self.step_data(cand):
                 return None  # the step's data, built where the step runs (as in the host step)
             return graph, params.get("eager_severity", severity), OPTIONAL_NOTE.format(self.optional[fid])
+        if host is not None and params.get("restaged") and self.restaged_step(fid, cand):
+            return host, "warning", RESTAGED_NOTE
         if host is None or not params.get("host_step") or "pinned" in cand.flags:
             return None
         if params.get("host_carried_only") and "loop-carried" not in cand.flags:
@@ -306,6 +313,11 @@ class Placement:
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
         return host, "warning" if severity == "error" else severity, HOST_NOTE
+
+    def restaged_step(self, fid: FuncId, cand: Candidate) -> bool:
+        """Pinned staging of data the same on every step: a constant rebuilt every token (:mod:`.restaged`)."""
+        needed = restaged_params(cand.flags)
+        return needed is not None and fid in self.restaged and needed <= self.restaged[fid]
 
     def host_loop_read(self, rule: Rule, fid: FuncId, cand: Candidate) -> bool:
         """The read a host step loop takes for its one read (:mod:`.hostreads`; a truth test only as

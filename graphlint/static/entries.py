@@ -59,6 +59,8 @@ from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
+from graphlint.static.libloops import LibraryLoops
+from graphlint.static.restaged import same_params
 from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
@@ -106,7 +108,7 @@ class Contexts:
 WEAK_NOTE = " (a load-time policy's replacement, weakly tied: at most warnings)"
 
 
-class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
+class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoops):
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -197,6 +199,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
         self.serving_loops(replay_reach, reach, graph, steps)
         # the hot-names guess runs only without evidence: nothing captured, replayed or looped per token
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
+        # a project model a library's ``generate`` drives (:mod:`.libloops`): no evidence for the guess
+        self.library_loops()
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a
@@ -243,6 +247,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops):
                               host_results=host_results,
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
+        placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],
+                                         lambda fid: self.by_path[fid[0]].flows.get(fid[1]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
 
     def optional_graph(self, graph: dict[FuncId, Chain], stop: set[FuncId]) -> dict[FuncId, str]:

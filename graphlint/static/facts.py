@@ -93,6 +93,8 @@ class CallSite(Compact):
     #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined
     #: over every call of this spelling; None: not known (``*args``, or not recorded)
     kinds: tuple | None = None
+    #: argument slots the same on every iteration of the loops around the call (:mod:`.restaged`)
+    same: tuple = ()
 
 
 @dataclass(slots=True)

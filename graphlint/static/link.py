@@ -22,6 +22,7 @@ from graphlint.static.openreceivers import resolve_open
 from graphlint.static.passedcalls import specialize
 from graphlint.static.recorded import stale_findings
 from graphlint.static.backends import backend_only, only_through as backend_through
+from graphlint.static.restaged import same_slots
 from graphlint.static.replaced import computed_keywords, only_through, replaceable_forwards, written_for_replacement
 from graphlint.static.selfdispatch import drop_unrun_overrides
 from graphlint.static.unresolved import from_call_graph
@@ -134,7 +135,7 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
                                        min(orders), known.loops | call.loops,
                                        known.reference and call.reference,
                                        multi_device=known.multi_device or call.multi_device,
-                                       cond=known.cond if known.cond == call.cond else ())
+                                       cond=known.cond if known.cond == call.cond else (), same=same_slots(known, call))
         calls[caller] = sorted(out.items())
     return calls
 

@@ -24,6 +24,7 @@ from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.scalars import arith_helpers
+from graphlint.static.restaged import mark_restaged_calls
 from graphlint.static.stepflow import finish_function
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 
@@ -151,8 +152,9 @@ class ScopeWalker:
         depth = self.steady.begin()
         try:
             self.suite(stmt.body)
-            self.steady.end(stmt, self.oracle, depth)
+            pending = self.steady.end(stmt, self.oracle, depth)
             finish_function(self.func, self.raw, first_raw, stmt)
+            mark_restaged_calls(pending, self.raw, first_raw, stmt, self.oracle, self.steady)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
         finally:
             if protocol:

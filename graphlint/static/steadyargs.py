@@ -84,13 +84,15 @@ class SteadyArgs:
         if self.stack and site is not None:
             self.stack[-1].append((site, call))
 
-    def end(self, stmt: cst.FunctionDef, oracle, depth: int) -> None:
-        """``depth``: what :meth:`begin` returned (a nested function that failed mid-walk left its list)."""
+    def end(self, stmt: cst.FunctionDef, oracle, depth: int) -> list:
+        """``depth``: what :meth:`begin` returned (a nested function that failed mid-walk left its list).
+        Returns the function's (site, call) pairs (:mod:`.restaged` reads them too)."""
         del self.stack[depth:]
         pending = self.stack.pop() if len(self.stack) == depth else []
         if pending:
             settle(pending, stmt, oracle, self.per_token, self.rebound() if oracle.cls is not None else set(),
                    self.walrus)
+        return pending
 
 
 def settle(pending: list, stmt: cst.FunctionDef, oracle, per_token: set[int], rebound: set[str],

@@ -233,8 +233,10 @@ class TensorOracle(HostTaint):
                 return func.value in HOST_SCALAR_CALLS
             if (resolve(func, self.imports) or "").startswith(HOST_LIBRARIES):
                 return True
+            # a method of host data handed a tensor computes on it (``table.emb(where)``: a module in an
+            # optional parameter): device data, as :meth:`.HostTaint.gets_tensor` says of positions
             return type(func) is cst.Attribute and (
-                func.attr.value in HOST_METHODS or self.is_host_data(func.value)
+                func.attr.value in HOST_METHODS or self.is_host_data(func.value) and not self.gets_tensor(node)
             )
         if type(node) is cst.Subscript:
             return type(node.value) is cst.Attribute and node.value.attr.value == "shape"

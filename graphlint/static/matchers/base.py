@@ -40,12 +40,14 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``eager_severity`` -- the severity in eager code that no capture runs (a hazard only a graph makes:
 #: a Python position frozen at capture costs nothing while nothing captures it);
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
-#: ``selected_device_severity`` -- when the capture's function selects its device from a value.
+#: ``selected_device_severity`` -- when the capture's function selects its device from a value;
+#: ``restaged: true`` -- reported in the host step on pinned staging of data the same on every step
+#: (:mod:`graphlint.static.restaged`): a constant rebuilt every token.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool,
                                 "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
-                                "selected_device_severity": str, "eager_severity": str}
+                                "selected_device_severity": str, "eager_severity": str, "restaged": bool}
 
 
 class MatchContext(Protocol):
