@@ -93,8 +93,10 @@ class HostCopy(Matcher):
 
     def note_field(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
         """``self.w = ...`` in a method: what it says of where the field lives (:mod:`..loadedfields`)."""
+        if type(target) is not cst.Attribute or ctx.oracle.cls is None:
+            return  # most assignments bind a name
         attr = ctx.oracle.is_self_attr(target)
-        if attr is None or ctx.oracle.cls is None or not ctx.class_name:
+        if attr is None or not ctx.class_name:
             return
         found = binding(attr, value, ctx.oracle.fn.params, ctx.oracle, ctx.imports)
         self.loaded.note(ctx.class_name.rpartition(".")[2], ctx.function_name, attr, found)
