@@ -46,6 +46,17 @@ def annotates_object(node: cst.BaseExpression) -> bool:
     return name is not None and name.rsplit(".", 1)[-1][:1].isupper()
 
 
+def annotated_class(node: cst.BaseExpression) -> str | None:
+    """The one class a plain annotation names: ``BlockWeights``, ``"BlockWeights"``, ``mod.Block``
+    -> its last name; a container, a union or a lower-case name -> None."""
+    if type(node) is cst.SimpleString:
+        text = node.raw_value
+        return text if text.isidentifier() and text[:1].isupper() else None
+    name = dotted_name(node) if type(node) in (cst.Name, cst.Attribute) else None
+    last = name.rsplit(".", 1)[-1] if name else ""
+    return last if last[:1].isupper() else None
+
+
 class BindingRecorder:
     """Writes what one binding says into the function's tensor facts (``oracle.fn``) and the
     enclosing class's (``oracle.cls``, for the class on top of the walker's ``class_stack``)."""

@@ -14,7 +14,7 @@ import libcst as cst
 
 from graphlint.static.classtests import false_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
-from graphlint.static.bindings import annotates_object
+from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.guards import disarmed
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
@@ -190,6 +190,9 @@ class ScopeWalker:
             facts.lists.add(name)  # ``ids: list[int]``: indexing a device tensor with it copies it (GL208)
         if param.annotation is not None and annotates_object(param.annotation.annotation):
             facts.modules.add(name)  # ``model: Llama``, ``layers: list[Layer] | None``
+            named = annotated_class(param.annotation.annotation)
+            if named is not None:
+                facts.param_classes[name] = named
 
     def klass(self, stmt: cst.ClassDef) -> None:
         name = stmt.name.value

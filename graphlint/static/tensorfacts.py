@@ -89,3 +89,5 @@ class FunctionFacts:
     #: local -> ``obj.m()``: bound to what a method of another object returns; asked about as a field
     #: fact only once the local bounds a subscript (:mod:`.fieldkinds`: a getter of a per-step int)
     calls: dict[str, str] = field(default_factory=dict)
+    #: parameter -> the class its annotation names (``other: BlockWeights`` -> "BlockWeights"; :mod:`.loadedfields`)
+    param_classes: dict[str, str] = field(default_factory=dict)

@@ -27,6 +27,10 @@ is meant to overlap and does not) counts, once the class is read to its end.
 ``.to("cuda")`` and ``.cuda()`` are GL401's and GL403's wherever they are (one finding per copy).
 A factory under a default device (``with torch.device("cuda"):``) is on the GPU: a false alarm
 here, for both forms.
+
+``slot.copy_(other.w)`` with ``other`` a parameter annotated with a class of the file: the
+offloading pattern, reported when that class's load leaves ``w`` in pageable host memory and the
+destination is a field the class puts on a device (:mod:`graphlint.static.loadedfields`).
 """
 
 from __future__ import annotations
@@ -38,20 +42,31 @@ import libcst as cst
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
+from graphlint.static.loadedfields import LoadedFields, binding, strip
 from graphlint.static.names import resolve
 from graphlint.static.pageable import is_factory_call, is_pageable
 
 
 class HostCopy(Matcher):
     kind = "host-copy"
-    node_types = ("Assign", "Call")
+    node_types = ("Assign", "AnnAssign", "Call")
 
     def setup(self, params: dict) -> None:
         self.uses: dict[str, list] = defaultdict(list)
         self.seen = 0  # the id of the ``.to`` call an assignment's visit already matched
+        self.loaded = LoadedFields()
+        #: copies from another object's field, waiting for both classes: (report, source class, field,
+        #: destination class, destination field)
+        self.field_uses: list[tuple] = []
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
+        if type(node) is cst.AnnAssign:
+            if node.value is not None:
+                self.note_field(node.target, node.value, ctx)
+            return
         if type(node) is cst.Assign:
+            for target in node.targets:
+                self.note_field(target.target, node.value, ctx)
             value = node.value
             if type(value) is cst.Call:  # ``ids = ids.to(dev, non_blocking=True)``: before the rebinding
                 self.device_copy(value, ctx)
@@ -73,6 +88,33 @@ class HostCopy(Matcher):
         attr = ctx.oracle.is_self_attr(source)
         if attr is not None:
             self.uses[attr].append((ctx.defer(self.rule, node, f"self.{attr}"), ctx.oracle.is_self_attr(func.value)))
+            return
+        self.other_field(node, ctx)
+
+    def note_field(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
+        """``self.w = ...`` in a method: what it says of where the field lives (:mod:`..loadedfields`)."""
+        if type(target) is not cst.Attribute or ctx.oracle.cls is None:
+            return  # most assignments bind a name
+        attr = ctx.oracle.is_self_attr(target)
+        if attr is None or not ctx.class_name:
+            return
+        found = binding(attr, value, ctx.oracle.fn.params, ctx.oracle, ctx.imports)
+        self.loaded.note(ctx.class_name.rpartition(".")[2], ctx.function_name, attr, found)
+
+    def other_field(self, call: cst.Call, ctx: MatchContext) -> None:
+        """``self.w.copy_(other.w)``, ``other`` a parameter annotated with a class (decided once both
+        classes are read to their end)."""
+        source = strip(call.args[0].value)
+        dest_attr = ctx.oracle.is_self_attr(strip(call.func.value))
+        if type(source) is not cst.Attribute or type(source.value) is not cst.Name or dest_attr is None \
+                or not ctx.class_name:
+            return
+        owner = ctx.oracle.fn.param_classes.get(source.value.value)
+        if owner is None or source.value.value not in ctx.oracle.fn.params:
+            return
+        name = f"{source.value.value}.{source.attr.value}"
+        self.field_uses.append((ctx.defer(self.rule, call, name), owner, source.attr.value,
+                                ctx.class_name.rpartition(".")[2], dest_attr))
 
     def device_copy(self, call: cst.Call, ctx: MatchContext) -> None:
         """``x.to(<variable device>)`` of a tensor this function built on the host; ``self.x.to(dev,
@@ -109,6 +151,16 @@ class HostCopy(Matcher):
 
     def end_class(self, ctx: MatchContext) -> None:
         host_attrs = ctx.oracle.cls.pageable_attrs if ctx.oracle.cls is not None else set()
+        if ctx.oracle.cls is not None and ctx.class_name:
+            self.loaded.finish(ctx.class_name.rpartition(".")[2], ctx.oracle.cls.pinned_attrs, host_attrs)
+        waiting = []
+        for use in self.field_uses:
+            decided = self.loaded.pageable_copy(*use[1:])
+            if decided is None:
+                waiting.append(use)
+            elif decided:
+                ctx.emit(use[0])
+        self.field_uses = waiting
         for attr, pending in self.uses.items():
             if attr in host_attrs:
                 for report, destination in pending:
