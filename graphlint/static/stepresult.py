@@ -54,7 +54,8 @@ eager loop, its own stop test (``if nxt[0] == eos: break``, ``stop = True``: :fu
 not a helper's ``return`` or an inner loop's ``break``), a per-token sync by the labels' rule for eager
 loops, which a later read the host needs (to print) does not follow (around a replay, :mod:`.hostreads`); and
 ``nonzero``/``torch.where(c)`` (``eager_result: false``: the host learns a size, not the step's
-data). Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
+data) -- except in a speculative step's verifier (:meth:`ResultReads.verified`), where the size the
+acceptance's ``nonzero`` reads is the accepted length, the step's by-design read. Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
 whose caller drops it). Reads before the model call (what gates the step: ``if tok.item() in
 stop:`` at the top of the loop reads the previous step's token a second time), reads inside the
 model (never followed) and reads of what the step did not produce keep their severity; so does a
@@ -104,6 +105,8 @@ class ResultReads:
         self.gating: set[FuncId] = set()  # host functions a loop calls before its model call
         self.memo: dict[tuple, bool] = {}
         self.owner: dict[Key, str] = {}  # a first read's function
+        #: walking a verifier (:meth:`verified`): a ``nonzero`` there may be the read of the accepted length
+        self.accepting = False
 
     def fn(self, fid: FuncId) -> FunctionInfo | None:
         info = self.by_path.get(fid[0])
@@ -118,6 +121,7 @@ class ResultReads:
 
     def run(self, loops: dict[FuncId, frozenset[int]], serving: dict[FuncId, frozenset[int]] | None = None,
             steps: set[FuncId] = frozenset()) -> set[Key]:
+        self.steps = steps
         for fid, ids in sorted(loops.items()):
             self.loop(fid, ids)
         descended: set[FuncId] = set()
@@ -170,6 +174,10 @@ class ResultReads:
         model_calls = [c for c in in_loop if (fid, c.expr) in self.shaped
                        or any(t in self.model for t in self.targets(fid, c.expr))]
         if not model_calls:
+            sites = [s for s in fn.calls if s.loops & ids and not s.reference
+                     and any(t in self.model for t in self.targets(fid, s.expr))]
+            if len(sites) > 1:
+                self.verified(fid, max(sites, key=lambda s: s.order))
             return
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
@@ -192,6 +200,21 @@ class ResultReads:
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
         if len(self.first) == marked and len(bound_at) == 1 and self.stop_checks:
             self.carried(fid, fn, in_loop, ids, seeds, derives, start)
+
+    def verified(self, fid: FuncId, last) -> None:
+        """A step written as several argument-less methods of the engine, its state on the object
+        (``self.build_tree(); done = self.verify()``: a speculative step's draft, then its
+        verification): no call hands the loop a result it could read. The step's result is what its
+        last model call computes -- the verifier runs the target model on the draft and accepts --
+        and, as for a serving loop's worker method (:meth:`runs_step`), the first read there, after
+        that function's own model call, is the step's one read."""
+        self.accepting = True
+        try:
+            for target in self.targets(fid, last.expr):
+                if target in self.model and target not in self.steps:
+                    self.runs_step(target, self.steps, set(), 0)
+        finally:
+            self.accepting = False
 
     def eager_loop(self, fid: FuncId, fn: FunctionInfo, ids: frozenset[int]) -> bool:
         """Whether the loop runs its step eagerly: its own stop test is then a per-token sync."""
@@ -294,7 +317,9 @@ class ResultReads:
                 reads = True
                 stop = self.eager_stops and "stop-test" in event.flags and bool(event.loops) \
                     and event.loops[-1] in per_token  # not an inner loop's own exit
-                if first and ("not-the-result" not in event.flags or exit_test) and not stop:
+                # in a verifier, the size an acceptance's ``nonzero`` reads is the accepted length: the step's read
+                size = self.accepting and "on-device" in event.flags
+                if first and ("not-the-result" not in event.flags or exit_test or size) and not stop:
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
