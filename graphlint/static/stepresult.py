@@ -176,7 +176,7 @@ class ResultReads:
         if not model_calls:
             sites = [s for s in fn.calls if s.loops & ids and not s.reference
                      and any(t in self.model for t in self.targets(fid, s.expr))]
-            if len(sites) > 1:
+            if sites:
                 self.verified(fid, max(sites, key=lambda s: s.order))
             return
         start = min(c.order for c in model_calls)
@@ -202,12 +202,12 @@ class ResultReads:
             self.carried(fid, fn, in_loop, ids, seeds, derives, start)
 
     def verified(self, fid: FuncId, last) -> None:
-        """A step written as several argument-less methods of the engine, its state on the object
-        (``self.build_tree(); done = self.verify()``: a speculative step's draft, then its
-        verification): no call hands the loop a result it could read. The step's result is what its
-        last model call computes -- the verifier runs the target model on the draft and accepts --
-        and, as for a serving loop's worker method (:meth:`runs_step`), the first read there, after
-        that function's own model call, is the step's one read."""
+        """A step written as argument-less methods of the engine, its state on the object
+        (``self.build_tree(); done = self.verify()``: a speculative step's draft, replayed or not,
+        then its verification): no call hands the loop a result it could read. The step's result is
+        what its last model call computes -- the verifier runs the target model on the draft and
+        accepts -- and, as for a serving loop's worker method (:meth:`runs_step`), the first read
+        there, after that function's own model call, is the step's one read."""
         self.accepting = True
         try:
             for target in self.targets(fid, last.expr):
