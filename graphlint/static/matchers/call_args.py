@@ -89,6 +89,12 @@ def python_number(node: cst.BaseExpression, ctx: Any) -> bool:
     return anchored
 
 
+def _moved(call: cst.Call, stmt) -> bool:
+    """``torch.tensor(0).to(device)``, ``.cuda()``: the statement copies the scalar to a device."""
+    return stmt is not None and any(type(n) is cst.Attribute and n.value is call and n.attr.value in ("to", "cuda")
+                                    for n in preorder(stmt))
+
+
 def python_scalar(node: cst.BaseExpression, ctx: Any) -> bool:
     """A number literal, or arithmetic :func:`python_number` vouches for with no container in it
     (``[0] * n`` is a list)."""
@@ -188,7 +194,7 @@ class CallConditions:
                 return False
             if isinstance(args[i], (cst.List, cst.Tuple)) and not args[i].elements:
                 return False  # ``torch.tensor([], device=d)``: a zero-size placeholder, nothing copied
-            if self.scalar_ok and python_scalar(args[i], ctx):
+            if self.scalar_ok and python_scalar(args[i], ctx) and not _moved(call, getattr(ctx, "stmt", None)):
                 return False  # ``torch.tensor(d ** 0.5, dtype=x.dtype)``: a 0-dim CPU scalar operand
         facts = ctx.oracle.fn
         for wanted, names in ((self.position_args, facts.positions), (self.readback_args, facts.readbacks)):
