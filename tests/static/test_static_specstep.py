@@ -10,6 +10,9 @@ set's UMbreLLa engines, read as a training set).
   or replayed (a replayed draft's step loop no longer makes it an outer loop); the step's result is
   the verifier's, whose acceptance ``nonzero`` is the accepted-length read, by design (``info``), and
   the loop's re-read of the accepted ids is a second read (:meth:`.stepresult.ResultReads.verified`).
+- A ``self`` position advanced by a size a ``nonzero`` read back (the accepted length), or
+  assigned from one, is a host value computed from a read: in an eager engine's host logic GL307
+  leaves it to the read (``matchers.attr_mutation.ReadSizes``); a counter stays reported.
 - A value one of two arms of a test on a position picks (``width if step > 0 else 1``) is no
   position (GL308); a number without a device is a 0-dim CPU scalar operand (GL205's good example),
   unless the statement copies it to a device (``torch.tensor(0).to(dev)``).
@@ -60,6 +63,57 @@ def test_the_acceptance_nonzero_is_the_step_read_and_the_loop_reread_is_not(monk
 def test_a_captured_method_of_an_object_without_tensors_is_no_model(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "sampler")
     assert not _eager_loops(result)
+
+
+ENGINE = """
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.k = torch.zeros(64, 8, device="cuda")
+        self.pos = 0
+
+    def forward(self, kv):
+        self.k[self.pos] = kv
+        self.pos += 1
+        return torch.tanh(self.k)
+
+
+class Engine:
+    def __init__(self, model):
+        self.model = model
+        self.tokens = torch.zeros(64, 8, dtype=torch.long, device="cuda")
+        self.n = 0
+        self.count = 0
+
+    def generate(self, tok, steps: int):
+        for _ in range(steps):
+            out = self.model(tok)
+            tok = out.argmax(-1)
+            path = (tok > 0).nonzero()
+            length = path.shape[0]
+            self.tokens[self.n] = tok
+            self.tokens[self.count] = tok
+            self.n = self.n + length
+            self.count += 1
+        return tok
+
+
+def main():
+    return Engine(Decoder()).generate(torch.zeros(8, device="cuda"), 4)
+"""
+
+
+def test_a_position_advanced_by_a_read_back_size_is_the_read_s_in_host_logic():
+    """``self.n`` advances by the size ``nonzero`` read back (a speculative step's accepted length):
+    in the loop's host logic that position is the read's consequence, not a GL307 of its own; a
+    counter (``self.count += 1``) stays reported there, and the model's own counter everywhere."""
+    lines = ENGINE.splitlines()
+    found = {lines[f.line - 1].strip() for f in analyze({"engine.py": ENGINE}) if f.rule == "GL307"}
+    assert found == {"self.k[self.pos] = kv", "self.tokens[self.count] = tok"}
 
 
 def test_a_number_without_a_device_is_a_scalar_operand_unless_it_is_moved():
