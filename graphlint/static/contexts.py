@@ -259,7 +259,7 @@ class Placement:
             return (eager or graph or host or (fid,)), severity, ""
         compiled_ok = params.get("in_compiled") is not False
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
-                params.get("eager_host") is False and fid in self.eager_host) and not (
+                (params.get("eager_host") is False or "read-position" in cand.flags) and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
             captured = (graph or cand.in_capture) and in_graph(params, cand)
             if not captured and params.get("eager_severity"):  # only a capture would freeze it

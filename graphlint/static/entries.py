@@ -64,6 +64,7 @@ from graphlint.static.restaged import same_params
 from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
+from graphlint.static.objectsteps import object_steps
 from graphlint.static.outerloops import OuterLoop
 from graphlint.static.receiverclasses import ReceiverClasses, captured_receivers
 from graphlint.static.recorded import add_recorded
@@ -187,6 +188,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         # a function installed as a library module's forward is one (:mod:`.installed`: ``layer.forward =
         # types.MethodType(shifted_attention, layer)``), whatever its name
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
+        # a captured method of an object holding tensors, and its overrides, whatever its name (:mod:`.objectsteps`)
+        steps |= {fid for fid in object_steps(self.index, self.by_path, self.recorded_roots()) if self.fn(fid).device_work}
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration
         self.model_reach = reach = reaching((steps - setup) | (graph_roots - self.math_roots(graph_roots, graph, steps)),
@@ -272,11 +275,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         captured on its own (``get_residual(p, q)``). Still graph code; but a loop calling one eagerly
         (a speculative tree's acceptance walk) runs no model per iteration: no evidence of a
         per-token loop, as a loop over images or experts is none."""
-        # only what a capture records (a declared region or a compiled function is the step it names)
-        recorded, other = set(), set()
-        for root, chain in self.roots["graph"]:
-            (recorded if len(chain) == 2 and self.fn(chain[0]).captures else other).add(root)
-        roots = set(roots) & (recorded - other)
+        roots = set(roots) & self.recorded_roots()
         found = {f for f in graph if f in steps or (self.graph is not None and self.graph.unresolved.get(f))}
         queue = list(found)
         callers = callers_of({f: self.calls.get(f, ()) for f in graph})
@@ -286,6 +285,14 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                     found.add(caller)
                     queue.append(caller)
         return {r for r in roots if r in graph and r not in found}
+
+    def recorded_roots(self) -> set[FuncId]:
+        """The graph roots a capture records directly, and nothing else makes graph code (a declared
+        region or a compiled function is the step it names)."""
+        recorded, other = set(), set()
+        for root, chain in self.roots["graph"]:
+            (recorded if len(chain) == 2 and self.fn(chain[0]).captures else other).add(root)
+        return recorded - other
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking

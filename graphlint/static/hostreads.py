@@ -16,7 +16,8 @@ its replay stay the result, as before (:meth:`.contexts.Placement.after_last_rep
 from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
-from graphlint.static.stepresult import FuncId, Key, ResultReads, StepResult, device_derives
+from graphlint.static.stepresult import FuncId, Key, ResultReads
+from graphlint.static.stepvalues import StepResult, device_derives
 
 
 class HostReads(ResultReads):

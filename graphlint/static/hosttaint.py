@@ -62,6 +62,9 @@ class HostTaint:
                     continue
             if not readbacks and kind is cst.Call and self.gets_tensor(current):
                 continue  # ``out = model(ids, start_pos=pos)``: the model's output, no position
+            if not readbacks and kind is cst.IfExp:  # ``n = width if step > 0 else 1``: one of its arms, not
+                stack.extend((current.body, current.orelse))  # the position its test reads
+                continue
             stack.extend(children(current))
         return False
 

@@ -54,7 +54,8 @@ eager loop, its own stop test (``if nxt[0] == eos: break``, ``stop = True``: :fu
 not a helper's ``return`` or an inner loop's ``break``), a per-token sync by the labels' rule for eager
 loops, which a later read the host needs (to print) does not follow (around a replay, :mod:`.hostreads`); and
 ``nonzero``/``torch.where(c)`` (``eager_result: false``: the host learns a size, not the step's
-data). Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
+data) -- except in a speculative step's verifier (:meth:`ResultReads.verified`), where the size the
+acceptance's ``nonzero`` reads is the accepted length, the step's by-design read. Not reads at all: one whose value nothing uses (``discarded``; ``returned`` by a helper
 whose caller drops it). Reads before the model call (what gates the step: ``if tok.item() in
 stop:`` at the top of the loop reads the previous step's token a second time), reads inside the
 model (never followed) and reads of what the step did not produce keep their severity; so does a
@@ -67,6 +68,7 @@ from graphlint.static.facts import CallSite, Candidate, FunctionInfo, ModuleInfo
 from graphlint.static.sidereads import intermediate, per_element, side_read
 from graphlint.static.stepflow import derived
 from graphlint.static.stmtpaths import follows_a_read
+from graphlint.static.stepvalues import StepResult, device_derives, rotated
 
 FuncId = tuple[str, str]
 Key = tuple[str, int, int, str]  # (path, line, col, code) of a candidate
@@ -104,6 +106,8 @@ class ResultReads:
         self.gating: set[FuncId] = set()  # host functions a loop calls before its model call
         self.memo: dict[tuple, bool] = {}
         self.owner: dict[Key, str] = {}  # a first read's function
+        #: walking a verifier (:meth:`verified`): a ``nonzero`` there may be the read of the accepted length
+        self.accepting = False
 
     def fn(self, fid: FuncId) -> FunctionInfo | None:
         info = self.by_path.get(fid[0])
@@ -118,6 +122,7 @@ class ResultReads:
 
     def run(self, loops: dict[FuncId, frozenset[int]], serving: dict[FuncId, frozenset[int]] | None = None,
             steps: set[FuncId] = frozenset()) -> set[Key]:
+        self.steps = steps
         for fid, ids in sorted(loops.items()):
             self.loop(fid, ids)
         descended: set[FuncId] = set()
@@ -170,6 +175,10 @@ class ResultReads:
         model_calls = [c for c in in_loop if (fid, c.expr) in self.shaped
                        or any(t in self.model for t in self.targets(fid, c.expr))]
         if not model_calls:
+            sites = [s for s in fn.calls if s.loops & ids and not s.reference
+                     and any(t in self.model for t in self.targets(fid, s.expr))]
+            if sites:
+                self.verified(fid, max(sites, key=lambda s: s.order))
             return
         start = min(c.order for c in model_calls)
         bound_at = {c.order for c in model_calls}
@@ -192,6 +201,21 @@ class ResultReads:
         self.walk(fid, result, lambda order, loops: order > start and bool(loops & ids), True, 0, per_token=ids)
         if len(self.first) == marked and len(bound_at) == 1 and self.stop_checks:
             self.carried(fid, fn, in_loop, ids, seeds, derives, start)
+
+    def verified(self, fid: FuncId, last) -> None:
+        """A step written as argument-less methods of the engine, its state on the object
+        (``self.build_tree(); done = self.verify()``: a speculative step's draft, replayed or not,
+        then its verification): no call hands the loop a result it could read. The step's result is
+        what its last model call computes -- the verifier runs the target model on the draft and
+        accepts -- and, as for a serving loop's worker method (:meth:`runs_step`), the first read
+        there, after that function's own model call, is the step's one read."""
+        self.accepting = True
+        try:
+            for target in self.targets(fid, last.expr):
+                if target in self.model and target not in self.steps:
+                    self.runs_step(target, self.steps, set(), 0)
+        finally:
+            self.accepting = False
 
     def eager_loop(self, fid: FuncId, fn: FunctionInfo, ids: frozenset[int]) -> bool:
         """Whether the loop runs its step eagerly: its own stop test is then a per-token sync."""
@@ -294,7 +318,9 @@ class ResultReads:
                 reads = True
                 stop = self.eager_stops and "stop-test" in event.flags and bool(event.loops) \
                     and event.loops[-1] in per_token  # not an inner loop's own exit
-                if first and ("not-the-result" not in event.flags or exit_test) and not stop:
+                # in a verifier, the size an acceptance's ``nonzero`` reads is the accepted length: the step's read
+                size = self.accepting and "on-device" in event.flags
+                if first and ("not-the-result" not in event.flags or exit_test or size) and not stop:
                     key = (fid[0], event.line, event.col, event.code)
                     self.first.add(key)
                     self.owner[key] = fid[1]
@@ -334,76 +360,6 @@ class ResultReads:
             if result.intersection(names) and (keyword in params or keyword in flow.kwonly):
                 out.add(keyword)
         return frozenset(out)
-
-
-class StepResult:
-    """The step's result in the loop's own function, statement by statement: the names the model call
-    binds, and what derives from them at statements after it and before this one. A name bound from
-    the result only further down the iteration holds, here, what an earlier iteration left -- the
-    step before's result (``tokens`` handed to a logit filter before this step's update rebinds it):
-    reading it again is no read of this step's result, and keeps its severity."""
-
-    def __init__(self, seeds: set[str], derives: list[tuple], start: int):
-        self.seeds, self.derives, self.start = seeds, derives, start
-        self.resets: list[int] = []  # the iteration's later model calls (see :meth:`ResultReads.walk`)
-        self.copied: list[tuple] = derives
-        self.memo: dict[int, set[str]] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.seeds)
-
-    def anywhere(self) -> set[str]:
-        """What derives from the result at any statement of the function, its host copies included
-        (``for t in toks.cpu(): t.item()`` reads the copy, no device): a read of none of it reads
-        something the step did not produce, whatever the order (the loop's own state: a position)."""
-        names = self.memo.get(-1)
-        if names is None:
-            names = self.memo[-1] = derived(self.seeds, self.copied)
-        return names
-
-    def at(self, order: int) -> set[str]:
-        names = self.memo.get(order)
-        if names is None:
-            names = self.memo[order] = derived(self.seeds, [d for d in self.derives if self.start < d[0] < order])
-        return names
-
-
-def device_derives(fn: FunctionInfo, reads: list[Candidate]) -> list[tuple]:
-    """``fn``'s derivations less those a read-back makes: what a statement binds from a read of its
-    own sources is the host's copy, no device value of the step's result. Not after ``nonzero`` and
-    ``torch.where(c)`` (``on-device``): their output stays a device tensor derived from the data
-    (``idx = done.nonzero(); state.done[idx] = True``), only its size was read."""
-    copies = [(c.order, set(c.reads)) for c in reads if "on-device" not in c.flags]
-    return [d for d in fn.derives if not any(o == d[0] and r.intersection(d[2]) for o, r in copies)]
-
-
-def rotated(fn: FunctionInfo, reads: list[Candidate], in_loop: list, ids: frozenset[int], seeds: set[str],
-            last: int) -> int | None:
-    """The first statement of a per-token loop whose one model call ends the iteration: nothing in the
-    loop after the model call reads what it bound, a value used only by the next iteration
-    (``while True: tok = sample(logits); toks = tok.tolist(); ...; logits = model(ids)``, the prompt's
-    logits made before the loop). The iteration is then the step's result first, the model call
-    last: its reads before the model call are of the step before's result, and the first of them
-    is the by-design read. ``None`` when the result is read after the call too (then a read at the
-    top of the loop is the step before's result read a second time, :meth:`ResultReads.loop`). Asked
-    only for a loop with one model call: a second one (an end-of-sequence step in a branch after
-    the first, torchchat's ``decode_n_tokens``) says the iteration starts at the first."""
-    mine = [c for c in reads if ids & set(c.loops)]
-    orders = [c.order for c in in_loop] + [c.order for c in mine]
-    if not seeds or not orders:
-        return None
-    end = max(orders)
-    if any(last < d[0] <= end and seeds.intersection(d[2]) for d in fn.derives):
-        return None
-    if any(c.order > last and seeds.intersection(c.reads) for c in mine):
-        return None
-    if any(c.order > last and seeds.intersection(n for names in (*c.args, *(v for _, v in c.kwargs)) for n in names)
-           for c in in_loop):
-        return None
-    begin = min(orders)
-    if not any(begin <= d[0] < last and seeds.intersection(d[2]) for d in fn.derives):
-        return None  # nothing before the call reads it either: a loop of another shape
-    return begin
 
 
 def result_reads(infos: list[ModuleInfo], graph, model: set[FuncId], loops: dict[FuncId, frozenset[int]],

@@ -5,7 +5,7 @@ mechanisms make it a per-token loop and check what it runs: the carry through a 
 body fills (:meth:`graphlint.static.loops.LoopFrame.exposed`), the cache's methods called on a
 ``forward`` parameter only presumed a tensor (:func:`graphlint.static.params.object_method`), and
 the step's read at the top of an iteration whose model call comes last
-(:func:`graphlint.static.stepresult.rotated`). Beside it, what such engines reach per token and
+(:func:`graphlint.static.stepvalues.rotated`). Beside it, what such engines reach per token and
 graphlint did not see: weight casts through a ``ParameterDict`` element or a helper handed a
 parameter (:mod:`graphlint.static.weightargs`), an upload of ``list(prompt_tokens)`` inside the
 model call's argument, kernels exported through ``types.SimpleNamespace``. ``# expect:`` markers

@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.cstwalk import called_name, keyword, number, operands, positional  # noqa: F401  (re-exported to the matchers)
+from graphlint.static.cstwalk import called_name, keyword, number, operands, positional, preorder  # noqa: F401  (re-exported to the matchers)
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
@@ -23,6 +23,9 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
     "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
+    #: skip a ``host_arg`` that is a number (``torch.tensor(d ** 0.5, dtype=x.dtype)`` with no device): a 0-dim
+    #: CPU scalar, which CUDA ops take as a plain operand (no device allocation, no copy)
+    "scalar_ok": bool,
     #: the method's own parameters (``Tensor.cuda(device, non_blocking, memory_format)``): a call passing
     #: another keyword or more positionals is a same-named method of another object (``quantizer.cuda(q, meta=m)``)
     "signature": list,
@@ -86,6 +89,21 @@ def python_number(node: cst.BaseExpression, ctx: Any) -> bool:
     return anchored
 
 
+def _moved(call: cst.Call, stmt) -> bool:
+    """``torch.tensor(0).to(device)``, ``.cuda()``: the statement copies the scalar to a device."""
+    return stmt is not None and any(type(n) is cst.Attribute and n.value is call and n.attr.value in ("to", "cuda")
+                                    for n in preorder(stmt))
+
+
+def python_scalar(node: cst.BaseExpression, ctx: Any) -> bool:
+    """A number literal, or arithmetic :func:`python_number` vouches for with no container in it
+    (``[0] * n`` is a list)."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    return isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and python_number(node, ctx) \
+        and not any(isinstance(n, (cst.List, cst.Tuple, cst.Set, *COMPREHENSIONS)) for n in preorder(node))
+
+
 def zero_size(call: cst.Call) -> bool:
     """``torch.empty(0)``, ``torch.zeros((0, d))``, ``x.new_empty(0, d)``: no element, no allocation;
     ``torch.ones(())`` without a device: a 0-dim CPU scalar that CUDA ops take as a plain operand."""
@@ -134,6 +152,7 @@ class CallConditions:
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
+        self.scalar_ok = params.get("scalar_ok", False)
         self.signature = params.get("signature")
         self.equal_bounds = params.get("equal_bounds")
         #: conditions that read arguments by position or keyword cannot be decided through ``*args``
@@ -175,6 +194,8 @@ class CallConditions:
                 return False
             if isinstance(args[i], (cst.List, cst.Tuple)) and not args[i].elements:
                 return False  # ``torch.tensor([], device=d)``: a zero-size placeholder, nothing copied
+            if self.scalar_ok and python_scalar(args[i], ctx) and not _moved(call, getattr(ctx, "stmt", None)):
+                return False  # ``torch.tensor(d ** 0.5, dtype=x.dtype)``: a 0-dim CPU scalar operand
         facts = ctx.oracle.fn
         for wanted, names in ((self.position_args, facts.positions), (self.readback_args, facts.readbacks)):
             if wanted is not None and any(ctx.oracle.uses(a.value, names) for a in call.args) != wanted:
