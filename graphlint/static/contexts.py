@@ -256,8 +256,6 @@ class Placement:
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
                 params.get("eager_host") is False and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
-            if params.get("step_data") is False and "data-fill" in cand.flags:
-                return None  # a buffer filled with the step's data (:mod:`.stepdata`): no constant rebuilt
             captured = (graph or cand.in_capture) and in_graph(params, cand)
             if not captured and params.get("eager_severity"):  # only a capture would freeze it
                 severity = params["eager_severity"]

@@ -1,11 +1,12 @@
-"""Factories that build the step's data, not a constant rebuilt every step (:func:`mark_step_data`).
+"""Factories that build the host step's data, not a constant rebuilt every step (:func:`mark_step_data`).
 
-A per-step allocation costs something only when it rebuilds the same values every step, which a
-buffer made once would hold. A buffer the function then fills with the step's own values -- the
-sampled ids, a mask at the step's positions, a random draw -- is the step's data in a fresh tensor,
-as every eager op's output is: the labelled engines read it so (the merge buffers of higgs-audio,
-dia's EOS triggers, the exponential race of every sampler), in the host step and in eager code
-alike. Kept apart from :mod:`.stepflow`, which only calls it when a function ends."""
+Around a replay, the host step stages each step's input; a buffer it fills with the step's own
+values -- the sampled ids, a mask at the step's positions, a random draw -- is that input in a
+fresh tensor, not a constant a buffer made once would hold. Only the host step reads these flags
+(:meth:`.contexts.Placement.step_data`): in eager code the labelled sets disagree (the older ones
+count the constant built before a scatter or a random fill as the hazard, the newer ones the
+step's data), so eager code keeps every factory. Kept apart from :mod:`.stepflow`, which only calls
+it when a function ends."""
 
 from __future__ import annotations
 
@@ -53,19 +54,18 @@ def _fills(method: str, call: cst.Call, out_of_place: bool) -> bool:
 
 def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
     """Flag factories (rules marked ``step_data: false`` or ``in_graph: false``, ``raws[start:]``) that
-    build the step's data rather than a constant: ``step-data`` and ``data-fill`` when the buffer is
+    build the step's data rather than a constant: ``step-data`` when the buffer is
     filled afterwards in the function with values that are not literals (``buf = torch.full((1, k),
     pad); buf[:, 0] = tok``), at places a local computed (``m[picked, k] = True``), or rebuilt from
     itself with such values (``m = m.scatter(-1, idx, False)``), or filled with a random draw
     (``q.exponential_()``); the same for a factory whose result is filled on the spot
-    (``torch.empty_like(p).exponential_()``, ``torch.ones_like(x).scatter_reduce(0, idx, rp, "prod")``;
-    random factories such as ``torch.rand_like`` are no rule's callee); ``step-data`` alone when an argument reads a
+    (``torch.empty_like(p).exponential_()``, ``torch.ones_like(x).scatter_reduce(0, idx, rp, "prod")``);
+    ``step-data`` alone when an argument reads a
     local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each attribute an
     argument reads, which is per-step state when the project advances it in place (``cache.seq_len
     += n``: decided when linking, :meth:`.contexts.Placement.step_data`); ``op-output`` when the
     buffer is handed to a custom op (``torch.ops.ext.gemm(a, b, y)``), which writes its result there:
-    the op's output, allocated as every eager op's is, no constant rebuilt. ``data-fill`` alone holds
-    in eager code too (:meth:`.contexts.Placement._place`); an advanced argument is a position there."""
+    the op's output, allocated as every eager op's is, no constant rebuilt."""
     mine = [r for r in raws[start:] if type(r.anchor) is cst.Call and (
         r.rule.params.get("step_data") is False or r.rule.params.get("in_graph") is False)]
     if not mine:
@@ -100,7 +100,7 @@ def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
         target = stmt.targets[0].target if type(stmt) is cst.Assign and len(stmt.targets) == 1 else None
         name = target.value if type(target) is cst.Name else None
         if name in filled or id(raw.anchor) in filled_on_the_spot:
-            flags.update(("step-data", "data-fill"))
+            flags.add("step-data")
         if name is not None and name in outputs:
             flags.add("op-output")
         args = [a.value for a in raw.anchor.args]
