@@ -2,11 +2,11 @@
 (:mod:`graphlint.static.stepdata`).
 
 In the host step around a replay, a factory whose result is filled on the spot
-(``torch.empty_like(p).exponential_()``, ``torch.ones_like(x).scatter_reduce(-1, idx, src,
-"prod")``), or a local filled afterwards with a random draw (``q.exponential_()``) or with the
-step's values at the step's places (``buf[mask] = ids[mask]``), holds the step's data; a factory
-that stays a constant (``torch.zeros_like(p)`` as an operand, a constant written at a constant
-place) is still reported, by GL202 and GL203 as by GL201."""
+(``torch.empty(s).exponential_()``, ``torch.ones(s).scatter_reduce(-1, idx, src, "prod")``), or a
+local filled afterwards with a random draw (``q.exponential_()``) or with the step's values at the
+step's places (``buf[mask] = ids[mask]``), holds the step's data (GL201's ``step_data: false``); a
+factory that stays a constant (an operand, a literal fill, a constant written at a constant place)
+is still reported."""
 
 from __future__ import annotations
 
