@@ -9,6 +9,7 @@ is the one libcst node whose fields are not), which the position mapping relies 
 from __future__ import annotations
 
 import dataclasses
+from sys import intern
 from typing import Iterator
 
 import libcst as cst
@@ -124,6 +125,42 @@ def statement_nodes(node: cst.CSTNode, kinds: frozenset) -> Iterator[cst.CSTNode
 
 _kids: dict[type, object] = {}
 _every: dict[type, object] = {}
+
+
+#: leaves :func:`names_in` does not look into
+NAME_LEAVES = (cst.SimpleString, cst.Integer, cst.Float)
+
+
+def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
+    """The local names an expression reads: not attribute names, keywords or ``self`` (``self.x``
+    is one name of its own). A field of a local object is read as the object and as the field
+    (``session.done`` reads ``session`` and ``session.done``: a store into the field,
+    ``session.done[i] = True``, binds ``session.done``), a method called on it as the object only."""
+    if node is None:
+        return ()
+    out: dict[str, None] = {}
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is cst.Name:
+            if n.value != "self":
+                out[intern(n.value)] = None  # one string object per name: the pickle writes it once
+        elif kind is cst.Attribute and type(n.value) is cst.Name:
+            owner = n.value.value
+            if owner == "self":
+                out[intern("self." + n.attr.value)] = None  # state on ``self`` is one name, like a local
+            else:
+                out[intern(owner)] = None
+                out[intern(owner + "." + n.attr.value)] = None
+        elif kind is cst.Call and type(n.func) is cst.Attribute and type(n.func.value) is cst.Name \
+                and n.func.value.value != "self":
+            func = n.func
+            out[intern(func.value.value)] = None  # ``x.tolist()``, ``torch.cat(...)``: the object, no field
+            stack.extend(c for c in children(n) if c is not func)
+        elif kind not in NAME_LEAVES:
+            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
+    return tuple(out)
 
 
 def every_child(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -37,17 +37,16 @@ reader); nothing at module level.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from sys import intern
 
 import libcst as cst
 
-from graphlint.static.cstwalk import children, preorder
+from graphlint.static.cstwalk import names_in, preorder
 from graphlint.static.facts import Compact
-from graphlint.static.readshapes import binds_read, custom_op
+from graphlint.static.readshapes import binds_read
+from graphlint.static.stepdata import mark_step_data
 from graphlint.static.stmtpaths import encode_path
 
 #: container methods that store their arguments into the receiver (``ids.append(tok)``)
-LEAVES = (cst.SimpleString, cst.Integer, cst.Float)
 STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "appendleft"))
 
 
@@ -60,38 +59,6 @@ class ArgCall(Compact):
     args: tuple[tuple[str, ...], ...]  # names each positional argument reads ("*" for a starred one)
     kwargs: tuple[tuple[str, tuple[str, ...]], ...]  # (keyword, names it reads)
     dropped: bool = False  # a statement of its own: what it returns is thrown away
-
-
-def names_in(node: cst.CSTNode | None) -> tuple[str, ...]:
-    """The local names an expression reads: not attribute names, keywords or ``self`` (``self.x``
-    is one name of its own). A field of a local object is read as the object and as the field
-    (``session.done`` reads ``session`` and ``session.done``: a store into the field,
-    ``session.done[i] = True``, binds ``session.done``), a method called on it as the object only."""
-    if node is None:
-        return ()
-    out: dict[str, None] = {}
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        kind = type(n)
-        if kind is cst.Name:
-            if n.value != "self":
-                out[intern(n.value)] = None  # one string object per name: the pickle writes it once
-        elif kind is cst.Attribute and type(n.value) is cst.Name:
-            owner = n.value.value
-            if owner == "self":
-                out[intern("self." + n.attr.value)] = None  # state on ``self`` is one name, like a local
-            else:
-                out[intern(owner)] = None
-                out[intern(owner + "." + n.attr.value)] = None
-        elif kind is cst.Call and type(n.func) is cst.Attribute and type(n.func.value) is cst.Name \
-                and n.func.value.value != "self":
-            func = n.func
-            out[intern(func.value.value)] = None  # ``x.tolist()``, ``torch.cat(...)``: the object, no field
-            stack.extend(c for c in children(n) if c is not func)
-        elif kind not in LEAVES:
-            stack.extend(children(n))  # an attribute's child is its object, not the attribute's name
-    return tuple(out)
 
 
 def _targets(target: cst.BaseExpression) -> list[str]:
@@ -324,82 +291,3 @@ def mark_discarded(raws: list, start: int, body: cst.CSTNode) -> None:
                     names[node.value] = names.get(node.value, 0) + 1
         if all(names.get(n, 0) <= 1 for n in bound):  # its own binding is its one mention
             raw.flags = raw.flags | {"discarded"}
-
-
-LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
-
-
-def _literal(node: cst.BaseExpression) -> bool:
-    if type(node) is cst.UnaryOperation:
-        node = node.expression
-    return isinstance(node, LITERALS) or (type(node) is cst.Name and node.value in ("True", "False", "None"))
-
-
-#: out-of-place writes at positions the arguments give (a cast or a copy, ``.to(dev)``, is none)
-REFILLS = frozenset(("scatter", "scatter_add", "scatter_reduce", "index_fill", "index_copy", "index_add",
-                     "index_put", "masked_fill", "masked_scatter", "put"))
-
-
-def _data_index(target: cst.Subscript, bound: set[str]) -> bool:
-    """``buf[picked, k] = True``: written where a local the function computed says (a mask, indices)."""
-    return any(type(n) is cst.Name and n.value in bound for el in target.slice for n in preorder(el.slice))
-
-
-def _refilled(name: str, value: cst.BaseExpression) -> bool:
-    """``mask = mask.scatter(-1, idx, False)``: the buffer rebuilt from itself with the step's values."""
-    return type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name \
-        and value.func.value.value == name and value.func.attr.value in REFILLS \
-        and any(not _literal(a.value) for a in value.args)
-
-
-def mark_step_data(raws: list, start: int, body: cst.CSTNode) -> None:
-    """Flag factories (rules marked ``step_data: false`` or ``in_graph: false``, ``raws[start:]``) that
-    build the step's data rather than a constant: ``step-data`` when the buffer is filled afterwards in
-    the function with values that are not literals (``buf = torch.full((1, k), pad); buf[:, 0] = tok``),
-    at places a local computed (``m[picked, k] = True``), or rebuilt from itself with such values
-    (``m = m.scatter(-1, idx, False)``), or an
-    argument reads a local the function advances in place (``pos += k``); ``arg-attr:NAME`` for each
-    attribute an argument reads, which is per-step state when the project advances it in place
-    (``cache.seq_len += n``: decided when linking, :meth:`.contexts.Placement.step_data`);
-    ``op-output`` when the buffer is handed to a custom op (``torch.ops.ext.gemm(a, b, y)``), which
-    writes its result there: the op's output, allocated as every eager op's is, no constant rebuilt."""
-    mine = [r for r in raws[start:] if type(r.anchor) is cst.Call and (
-        r.rule.params.get("step_data") is False or r.rule.params.get("in_graph") is False)]
-    if not mine:
-        return
-    filled: set[str] = set()
-    advanced: set[str] = set()
-    outputs: set[str] = set()
-    nodes = list(preorder(body))
-    bound = {t.target.value for node in nodes if type(node) is cst.Assign  # masks and indices the step computes
-             and type(node.value) in (cst.Comparison, cst.Call, cst.BinaryOperation, cst.UnaryOperation)
-             for t in node.targets if type(t.target) is cst.Name}
-    for node in nodes:
-        kind = type(node)
-        if kind is cst.AugAssign and type(node.target) is cst.Name:
-            advanced.add(node.target.value)
-        elif kind is cst.Assign:
-            filled.update(t.target.value.value for t in node.targets if type(t.target) is cst.Subscript
-                          and type(t.target.value) is cst.Name and (not _literal(node.value) or _data_index(t.target, bound)))
-            filled.update(t.target.value for t in node.targets if type(t.target) is cst.Name
-                          and _refilled(t.target.value, node.value))
-        elif kind is cst.Call and custom_op(node.func):  # ``torch.ops.ext.gemm(a, b, out)``: the kernel's output
-            outputs.update(a.value.value for a in node.args if type(a.value) is cst.Name)
-        elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
-            method = node.func.attr.value
-            if method.endswith("_") and method != "zero_" and any(not _literal(a.value) for a in node.args):
-                filled.add(node.func.value.value)  # ``buf.copy_(ids)``, ``buf.fill_(tok)``
-    for raw in mine:
-        stmt, flags = raw.stmt, set()
-        if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
-                and stmt.targets[0].target.value in filled:
-            flags.add("step-data")
-        if type(stmt) is cst.Assign and len(stmt.targets) == 1 and type(stmt.targets[0].target) is cst.Name \
-                and stmt.targets[0].target.value in outputs:
-            flags.add("op-output")
-        args = [a.value for a in raw.anchor.args]
-        if advanced.intersection(n for a in args for n in names_in(a)):
-            flags.add("step-data")
-        flags.update(f"arg-attr:{n.attr.value}" for a in args for n in preorder(a) if type(n) is cst.Attribute)
-        if flags:
-            raw.flags = raw.flags | flags
