@@ -183,6 +183,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh14 --manifest bench/realcode/fresh14.toml --note "..." > bench/realcode/fresh14/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh15 --manifest bench/realcode/fresh15.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh15 --manifest bench/realcode/fresh15.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh15 --manifest bench/realcode/fresh15.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh15 --manifest bench/realcode/fresh15.toml --note "..." > bench/realcode/fresh15/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
