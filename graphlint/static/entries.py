@@ -60,6 +60,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
+from graphlint.static.mathroots import MathRoots
 from graphlint.static.restaged import same_params
 from graphlint.static.hoststeps import HostSteps
 from graphlint.static.named_entries import NamedEntries
@@ -109,7 +110,7 @@ class Contexts:
 WEAK_NOTE = " (a load-time policy's replacement, weakly tied: at most warnings)"
 
 
-class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoops):
+class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoops, MathRoots):
     """Computes :class:`Contexts` from the call graph (``calls``: caller -> [(callee, call site)])."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, calls: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -268,31 +269,6 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.graph_calls, stop)
         switch = next(iter(optional.values()))
         return {f: switch for f in graph if f not in sure}
-
-    def math_roots(self, roots: set[FuncId], graph: dict[FuncId, object], steps: set[FuncId]) -> set[FuncId]:
-        """Callables a capture records that run no model: nothing they reach inside it is a model step
-        (``steps``) or a call the call graph cannot follow -- a sampling or rejection-residual kernel
-        captured on its own (``get_residual(p, q)``). Still graph code; but a loop calling one eagerly
-        (a speculative tree's acceptance walk) runs no model per iteration: no evidence of a
-        per-token loop, as a loop over images or experts is none."""
-        roots = set(roots) & self.recorded_roots()
-        found = {f for f in graph if f in steps or (self.graph is not None and self.graph.unresolved.get(f))}
-        queue = list(found)
-        callers = callers_of({f: self.calls.get(f, ()) for f in graph})
-        while queue:
-            for caller in callers.get(queue.pop(), ()):
-                if caller in graph and caller not in found:
-                    found.add(caller)
-                    queue.append(caller)
-        return {r for r in roots if r in graph and r not in found}
-
-    def recorded_roots(self) -> set[FuncId]:
-        """The graph roots a capture records directly, and nothing else makes graph code (a declared
-        region or a compiled function is the step it names)."""
-        recorded, other = set(), set()
-        for root, chain in self.roots["graph"]:
-            (recorded if len(chain) == 2 and self.fn(chain[0]).captures else other).add(root)
-        return recorded - other
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking
