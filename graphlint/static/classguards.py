@@ -166,23 +166,12 @@ class ClassGuards:
             start.setdefault(root, None)
             tests = self._root_tests(root, chain) if len(chain) == 2 else frozenset()
             start[root] = tests if start[root] is None else start[root] & tests
-        if not any(start.values()):
-            return set()
-        seen: set[tuple[FuncId, frozenset]] = set()
-        queue = [(fid, tests) for fid, tests in start.items()]
-        ruled: dict[tuple[FuncId, int, FuncId], bool] = {}  # edge -> pruned in every state so far
-        while queue:
-            fid, tests = queue.pop()
-            if (fid, tests) in seen or fid in stop:
-                continue
-            seen.add((fid, tests))
-            for callee, site in self.calls.get(fid, ()):
-                key = (fid, id(site), callee)
-                out = self._ruled_out(callee, site, tests) if tests else False
-                ruled[key] = ruled.get(key, True) and out
-                if not out:
-                    queue.append((callee, self._carried(fid, callee, site, tests)))
-        return {key for key, out in ruled.items() if out}
+        return pruned_edges(start, self.calls, stop, self._edge)
+
+    def _edge(self, caller: FuncId, callee: FuncId, site: CallSite, tests: frozenset) -> tuple[bool, frozenset]:
+        if self._ruled_out(callee, site, tests):
+            return True, frozenset()
+        return False, self._carried(caller, callee, site, tests)
 
     def _root_tests(self, root: FuncId, chain: tuple) -> frozenset:
         capturer = chain[0]
@@ -291,6 +280,35 @@ def guarded_captures(infos: list[ModuleInfo]) -> bool:
     return any("('k'," in repr(c) for c in conds) or any(
         fn.class_tests for info in infos for fn in info.functions.values()) or any(
         k.false_members for info in infos for k in info.classes.values())
+
+
+def pruned_edges(start: dict, calls: Calls, stop: set[FuncId], edge, limit: int | None = None) \
+        -> set[tuple[FuncId, int, FuncId]]:
+    """The walk both captured-edge prunings share (:class:`ClassGuards`, :class:`.receiverclasses.ReceiverClasses`):
+    from each root with its state (what is known of ``self`` there), every edge of a function reached
+    in a true state is asked ``edge(caller, callee, site, state) -> (ruled out, the callee's state)``;
+    one reached in a false state (nothing known) is kept and passes that state on. An edge is pruned
+    (``(caller, id(site), callee)``) when every state that reaches its caller rules it out; past
+    ``limit`` (caller, state) pairs nothing is."""
+    if not any(start.values()):
+        return set()
+    seen: set = set()
+    queue = list(start.items())
+    ruled: dict[tuple[FuncId, int, FuncId], bool] = {}  # edge -> pruned in every state so far
+    while queue:
+        fid, state = queue.pop()
+        if (fid, state) in seen or fid in stop:
+            continue
+        if limit is not None and len(seen) > limit:
+            return set()
+        seen.add((fid, state))
+        for callee, site in calls.get(fid, ()):
+            key = (fid, id(site), callee)
+            out, carried = edge(fid, callee, site, state) if state else (False, state)
+            ruled[key] = ruled.get(key, True) and out
+            if not out:
+                queue.append((callee, carried))
+    return {key for key, out in ruled.items() if out}
 
 
 def without(calls: Calls, pruned: set[tuple[FuncId, int, FuncId]]) -> Calls:

@@ -45,7 +45,7 @@ class LibraryLoops:
     def library_loops(self) -> None:
         if self.options.entries or self.options.recorded or self.graph is None:
             return
-        driven: dict[tuple[str, str], tuple[str, str, int]] = {}
+        driven: dict[tuple[str, str], tuple[str, str]] = {}  # the class -> the first caller of its generate
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):
                 for site in fn.calls:
@@ -56,8 +56,8 @@ class LibraryLoops:
                     for value in self.graph.solver.values(node) if node is not None else ():
                         if value[0] in ("I", "S") and (value[1], value[2]) not in driven \
                                 and self.generation_model((self.by_path[value[1]], value[2])):
-                            driven[(value[1], value[2])] = (info.path, qual, site.order)
-        for (path, cls), (caller_path, caller, _) in sorted(driven.items()):
+                            driven[(value[1], value[2])] = (info.path, qual)
+        for (path, cls), (caller_path, caller) in sorted(driven.items()):
             ref = (self.by_path[path], cls)
             for hook in HOOKS:
                 hit = self.index.find_method(ref, hook)

@@ -27,6 +27,7 @@ function held in a field) is never pruned, and every other context keeps every e
 
 from __future__ import annotations
 
+from graphlint.static.classguards import pruned_edges
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.selfdispatch import instance_runs
@@ -59,25 +60,8 @@ class ReceiverClasses:
         for root, chain in roots:
             state = self._root_state(root, chain) if len(chain) == 2 else None
             start[root] = _union(start[root], state) if root in start else state
-        if not any(start.values()):
-            return set()
-        seen: set[tuple[FuncId, State]] = set()
-        queue = list(start.items())
-        ruled: dict[tuple[FuncId, int, FuncId], bool] = {}
-        while queue:
-            fid, state = queue.pop()
-            if (fid, state) in seen or fid in stop:
-                continue
-            if len(seen) > WALK_LIMIT:
-                return set()
-            seen.add((fid, state))
-            for callee, site in self.calls.get(fid, ()):
-                key = (fid, id(site), callee)
-                out, carried = self._step(fid, callee, state) if state else (False, None)
-                ruled[key] = ruled.get(key, True) and out
-                if not out:
-                    queue.append((callee, carried))
-        return {key for key, out in ruled.items() if out}
+        return pruned_edges(start, self.calls, stop, lambda caller, callee, _site, state: self._step(caller, callee, state),
+                            WALK_LIMIT)
 
     def _root_state(self, root: FuncId, chain: tuple) -> State:
         """The classes ``self`` is in ``root`` where the capture's call is ``recv.m(...)``: those of

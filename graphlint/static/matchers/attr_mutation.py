@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from graphlint.static.cstwalk import children, preorder
+from graphlint.static.cstwalk import called_name, children, preorder
 from graphlint.static.matchers.base import Matcher, MatchContext
 
 SHAPE_METHODS = frozenset("view reshape narrow expand new_zeros new_empty new_ones new_full split".split())
@@ -128,7 +128,7 @@ class ReadSizes:
         name, value = node.targets[0].target.value, node.value
         self.tensors.discard(name)
         self.sizes.discard(name)
-        if any(type(n) is cst.Call and _called(n) in SIZED_BY_DATA for n in preorder(value)):
+        if any(type(n) is cst.Call and called_name(n.func) in SIZED_BY_DATA for n in preorder(value)):
             self.tensors.add(name)
         elif self.reads_one(value):
             self.sizes.add(name)
@@ -147,8 +147,3 @@ class ReadSizes:
                     and type(n.args[0].value) is cst.Name and n.args[0].value.value in self.tensors:
                 return True
         return False
-
-
-def _called(call: cst.Call) -> str:
-    func = call.func
-    return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
