@@ -2,7 +2,10 @@
 
 The rules of branch ``rulegaps`` (GL204's scalar expressions, GL208, GL420's ``.to(device)`` form,
 GL110, a cache length used as a size) were built from the H200 zoo's reproducers, those of branch
-``misses`` (GL111's slice bound and index, GL105's ``in``, GL303's tensor-valued mask write) from the training engines' labels;
+``misses`` (GL111's slice bound and index, GL105's ``in``, GL303's tensor-valued mask write) from the training engines' labels,
+GL109's ``torch.multinomial`` (the nineteenth session: PyTorch turned its validation into an
+asynchronous assert, pytorch#134818, so the claim is checked on the torch the GPU machine runs) and
+GL104's ``max()`` of a device tensor;
 this checks each
 spelling the rules' examples use, bad and good, on the GPU itself, in plain torch: every case is
 captured in a fresh process (a failed capture can leave a process unable to capture again) and the
@@ -111,6 +114,27 @@ def mask_write_number(x):  # GL303's good: a Python number through the mask is a
     return y
 
 
+def multinomial_one(x):  # GL109: one sample (the fast path validates the probabilities)
+    return torch.multinomial(torch.softmax(x, -1), 1)
+
+
+def multinomial_replacement(x):  # GL109: several samples with replacement (the sampling kernel)
+    return torch.multinomial(torch.softmax(x, -1), 4, replacement=True)
+
+
+def categorical_sample(x):  # GL109: a distribution validates its arguments when built (default on)
+    return torch.distributions.Categorical(probs=torch.softmax(x, -1)).sample()
+
+
+def exponential_race(x):  # GL109's good: divide by exponential noise, take the argmax
+    probs = torch.softmax(x, -1)
+    return (probs / torch.empty_like(probs).exponential_(1)).argmax(-1)
+
+
+def builtin_max_of_tensor(x):  # GL104: max() compares, i.e. bool() of a device tensor
+    return x / max(x.sum(), 1e-5)
+
+
 #: name -> (function, does the rule say capture fails)
 CASES = {f.__name__: (f, fails) for f, fails in [
     (scalar_literal, True), (scalar_expression, True), (scalar_math, True), (list_slice, True),
@@ -118,7 +142,9 @@ CASES = {f.__name__: (f, fails) for f, fails in [
     (table_on_device, False), (histc_default, True), (histc_ranged, False), (length_as_size, True),
     (capacity_as_size, False), (slice_by_tensor, True), (slice_by_int, False), (index_by_tensor, True),
     (index_select_by_tensor, False), (member_of_tensor, True),
-    (mask_write_tensor, True), (mask_write_number, False)]}
+    (mask_write_tensor, True), (mask_write_number, False),
+    (multinomial_one, True), (multinomial_replacement, True), (categorical_sample, True),
+    (exponential_race, False), (builtin_max_of_tensor, True)]}
 
 
 def capture_one(name: str) -> bool:
