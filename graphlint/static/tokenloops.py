@@ -21,6 +21,7 @@ class TokenLoops:
         one that no entry point runs, beside one that an entry point runs, ranks below it (``unused``)."""
         found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
         self.shaped_models: set[tuple[FuncId, tuple]] = set()  # (function, call): a model by shape alone
+        runs: dict[tuple[FuncId, int], tuple] = {}  # (function, loop) -> (its position, the models it runs)
         weak: set[FuncId] = set()  # loops whose only evidence is a carry through fields (:meth:`fields_only`)
         self.looping = looping = {
             (info.path, qual)
@@ -65,6 +66,8 @@ class TokenLoops:
                         if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
                         found.append((fid, f"{kind} calling {model[1]}", where, loops))
+                        runs[(fid, loop.id)] = (loop.where, frozenset(models))
+        found = [row for row in found if not self.wraps_inner_loop(row, runs)]
         self.unused_loops = self.unused(found) | weak
         for fid, reason, where, loops in found:
             if fid in weak:
@@ -72,6 +75,23 @@ class TokenLoops:
             elif fid in self.unused_loops:
                 reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
             self.add("eager", fid, reason, where, loops=loops)
+
+    @staticmethod
+    def wraps_inner_loop(row: tuple, runs: dict[tuple[FuncId, int], tuple]) -> bool:
+        """Whether a per-token loop only wraps another of its function's per-token loops: a loop over
+        windows (or chunks, attempts) whose model calls all sit in a nested loop that runs the same
+        models. The nested loop is the per-token one (the innermost loop that runs the step, as
+        :mod:`.outerloops` decides across functions); the wrapper's own statements -- a window's
+        prompt rebuilt -- run once per window. The calls are compared by what they run, not by site:
+        a call of the same model after the nested loop (a draft loop, then a verification) is taken
+        for the nested loop's too, so that step's verification is missed, never a false error."""
+        fid, _, _, loop_ids = row
+        mine = [runs[(fid, i)] for i in loop_ids if (fid, i) in runs]
+        if len(mine) != 1:
+            return False
+        where, models = mine[0]
+        return any(other[1] >= models and other[0][0][:len(where[0])] == where[0] and len(other[0][0]) > len(where[0])
+                   for (f, _), other in runs.items() if f == fid)
 
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
         """The field's callable a loop calls with the ids it sampled the iteration before, when the
