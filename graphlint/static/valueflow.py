@@ -94,6 +94,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 last = last_name(site.expr)
                 if last is None:
                     continue
+                if site.reference and _rewrapped(info, fn, site.expr):
+                    continue  # ``self.step = torch.compile(self.step)``: called under its own name still
                 by_name[last] += 1
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
@@ -294,6 +296,16 @@ def _value_targets(info: ModuleInfo, fn: FunctionInfo, value: tuple, index: Inde
             shift = len(value[2]) - 1 if wrapper == PARTIAL else 0
             return [(h, s + shift) for h, s in _value_targets(info, fn, value[2][0], index, fields, depth + 1)]
     return []
+
+
+def _rewrapped(info: ModuleInfo, fn: FunctionInfo, expr: tuple) -> bool:
+    """Whether ``fn`` stores ``expr`` back into itself wrapped by a library wrapper that calls it
+    with the same arguments (``self.generate_next = torch.compile(self.generate_next, mode=...)``):
+    the reference runs only through calls spelled with its own name, which are counted."""
+    flow = info.flows.get(fn.qualname)
+    return flow is not None and any(
+        stmt[0] == "=" and stmt[1] == expr and stmt[2][0] == "c" and stmt[2][2][:1] == (expr,)
+        and _dotted(info, stmt[2][1]) in WRAPPERS for stmt in flow.stmts)
 
 
 def _dotted(info: ModuleInfo, expr: tuple) -> str:

@@ -50,6 +50,10 @@ AGREED = (SCALAR, HOST, NUMBER, LIST)
 #: an element of a returned tuple that is ``None`` on that path (``return (pos, None)``): joins
 #: with whatever the other returns put there (only inside a tuple shape, never a kind of its own)
 NONE = "none"
+#: a call's argument kinds that stand for what every call of its caller passes, position for
+#: position and keyword for keyword (:func:`forwards_own_stars`; expanded by :mod:`.paramkinds`)
+FORWARD = "^*"
+FORWARDED = ((FORWARD,), ())
 #: builtins whose result is a Python number (or bool: ``any(c(ids) for c in self)``)
 NUMBER_CALLS = frozenset(("int", "float", "len", "round", "bool", "any", "all"))
 BUILTINS = frozenset(dir(builtins))
@@ -265,6 +269,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
     calls pass nothing known: the summaries stay small). A Python list is a kind only here, for a
     parameter indexing a tensor (GL208): as a return kind it sent a fifth of torch's files round
     again (measured), for no finding."""
+    if forwards_own_stars(call, oracle):
+        return FORWARDED
     positional, named = [], []
     for arg in call.args:
         if arg.star:
@@ -286,6 +292,16 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
     if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
         return None
     return tuple(positional), tuple(named)
+
+
+def forwards_own_stars(call: cst.Call, oracle: TensorOracle) -> bool:
+    """``self.generate_one(*args, **kwargs)`` in ``def generate_next(self, *args, **kwargs)``: the
+    call hands on exactly the caller's own ``*args`` (and ``**kwargs``), never rebound."""
+    star, double = oracle.fn.star_params
+    spelled = [(a.star, a.value.value) for a in call.args if type(a.value) is cst.Name]
+    if star is None or len(spelled) != len(call.args) or star in oracle.fn.tensors:
+        return False
+    return spelled in ([("*", star)], [("*", star), ("**", double)]) and (double is None or len(spelled) == 2)
 
 
 def _slices_own_param(value: cst.BaseExpression, call: cst.Call, own: str, oracle: TensorOracle) -> bool:
