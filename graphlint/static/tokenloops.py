@@ -9,6 +9,7 @@ from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
+from graphlint.static.sampledcarry import field_callable
 
 
 class TokenLoops:
@@ -22,6 +23,9 @@ class TokenLoops:
         found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
         self.shaped_models: set[tuple[FuncId, tuple]] = set()  # (function, call): a model by shape alone
         runs: dict[tuple[FuncId, int], tuple] = {}  # (function, loop) -> (its position, the models it runs)
+        #: loops whose model is a parameter's ``forward`` nothing checked builds (:mod:`.sampledcarry`):
+        #: evidence by shape alone, of a model the engine may never run there (a parity fallback)
+        handed: set[FuncId] = set()
         weak: set[FuncId] = set()  # loops whose only evidence is a carry through fields (:meth:`fields_only`)
         self.looping = looping = {
             (info.path, qual)
@@ -57,6 +61,8 @@ class TokenLoops:
                             self.shaped_models.add((fid, unresolved))
                             by_class = getattr(self.graph, "by_class", {}).get((fid, unresolved))
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
+                            if not field_callable(unresolved):
+                                handed.add(fid)
                             found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
@@ -68,10 +74,12 @@ class TokenLoops:
                         found.append((fid, f"{kind} calling {model[1]}", where, loops))
                         runs[(fid, loop.id)] = (loop.where, frozenset(models))
         found = [row for row in found if not self.wraps_inner_loop(row, runs)]
-        self.unused_loops = self.unused(found) | weak
+        self.unused_loops = self.unused(found) | weak | handed
         for fid, reason, where, loops in found:
             if fid in weak:
                 reason += "; its carry goes through fields alone, in a model's forward: at most a warning"
+            elif fid in handed:
+                reason += "; a parameter's model, which no checked code builds: at most a warning"
             elif fid in self.unused_loops:
                 reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
             self.add("eager", fid, reason, where, loops=loops)

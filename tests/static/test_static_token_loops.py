@@ -34,6 +34,7 @@ ENTRIES = {
     "speculative_step.py": {("eager", "generate"), ("eager", "spec_step")},
     "prefill_then_loop.py": {("graph", "next_token"), ("eager", "generate")},
     "cached_models.py": {("eager", "speak"), ("eager", "speak_windows")},
+    "handed_model.py": {("eager", "fallback_stream")},
 }
 
 
