@@ -11,7 +11,8 @@ from collections import Counter
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.valuekinds import FORWARDED, HOST, STEP, TENSOR, UNKNOWN, join_dispatch
+from graphlint.static.forwarders import FORWARDED
+from graphlint.static.valuekinds import HOST, STEP, TENSOR, UNKNOWN, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: kinds a slice of the value keeps (``key[n:]`` of a host tensor is one)
@@ -64,7 +65,7 @@ class ParamKinds:
 
     def _forwarded(self, sites: list[tuple], seen: frozenset) -> list[tuple] | None:
         """``sites`` with each call that forwards its caller's own ``*args, **kwargs``
-        (:data:`.valuekinds.FORWARD`) replaced by the calls of that caller: a pure forwarder
+        (:data:`.forwarders.FORWARD`) replaced by the calls of that caller: a pure forwarder
         (``def generate_next(self, *args, **kwargs): return self.generate_one(*args, **kwargs)``)
         passes what its callers pass, position for position. None -- unknown wins -- where a
         forwarder's own calls are not all followed, or forwarders call each other round."""

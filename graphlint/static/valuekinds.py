@@ -25,6 +25,7 @@ import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.flowir import EXTERNAL_ROOTS
+from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
 from graphlint.static.pageable import is_pageable
 from graphlint.static.scalars import is_scalar_tensor
@@ -50,10 +51,6 @@ AGREED = (SCALAR, HOST, NUMBER, LIST)
 #: an element of a returned tuple that is ``None`` on that path (``return (pos, None)``): joins
 #: with whatever the other returns put there (only inside a tuple shape, never a kind of its own)
 NONE = "none"
-#: a call's argument kinds that stand for what every call of its caller passes, position for
-#: position and keyword for keyword (:func:`forwards_own_stars`; expanded by :mod:`.paramkinds`)
-FORWARD = "^*"
-FORWARDED = ((FORWARD,), ())
 #: builtins whose result is a Python number (or bool: ``any(c(ids) for c in self)``)
 NUMBER_CALLS = frozenset(("int", "float", "len", "round", "bool", "any", "all"))
 BUILTINS = frozenset(dir(builtins))
@@ -292,16 +289,6 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
     if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
         return None
     return tuple(positional), tuple(named)
-
-
-def forwards_own_stars(call: cst.Call, oracle: TensorOracle) -> bool:
-    """``self.generate_one(*args, **kwargs)`` in ``def generate_next(self, *args, **kwargs)``: the
-    call hands on exactly the caller's own ``*args`` (and ``**kwargs``), never rebound."""
-    star, double = oracle.fn.star_params
-    spelled = [(a.star, a.value.value) for a in call.args if type(a.value) is cst.Name]
-    if star is None or len(spelled) != len(call.args) or star in oracle.fn.tensors:
-        return False
-    return spelled in ([("*", star)], [("*", star), ("**", double)]) and (double is None or len(spelled) == 2)
 
 
 def _slices_own_param(value: cst.BaseExpression, call: cst.Call, own: str, oracle: TensorOracle) -> bool:
