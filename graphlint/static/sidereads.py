@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from graphlint.static.facts import Candidate, FunctionInfo
 from graphlint.static.stepflow import derived
+from graphlint.static.stmtpaths import exclusive
 
 
 def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
@@ -73,11 +74,13 @@ def round_trip(cand: Candidate, bound: set[str], host: set[str], reads) -> bool:
     step (the ids sampled from the filtered logits, uploaded again): a host round trip inside the
     step -- a numpy top-p filter -- so the step's result does not exist yet when it is read, and the
     read of the result is the later one. A read into a name of its own (``n = accepted.item()``)
-    is never taken for one: its host value may only bound what is read next."""
+    is never taken for one: its host value may only bound what is read next. A read in the other arm
+    of an ``if`` (the device path beside a host one) is never the later read: no pass runs both."""
     if not bound & set(cand.reads):
         return False
     computed = host - bound
-    return any(c.order > cand.order and computed.intersection(c.reads) for c in reads)
+    return any(c.order > cand.order and computed.intersection(c.reads) and not exclusive(cand.branch, c.branch)
+               for c in reads)
 
 
 def ancestors(names: set[str], derives: list[tuple], before: int) -> set[str]:

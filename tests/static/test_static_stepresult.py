@@ -375,3 +375,41 @@ def test_a_host_round_trip_of_the_logits_is_no_read_of_the_result():
         return x
     """)
     assert found[(11, "GL103")] == "error" and found[(16, "GL105")] == "error"
+
+
+
+def test_a_host_path_beside_the_device_path_is_no_round_trip():
+    """The host arm of ``if probs.device.type == "cpu": ... else: ...`` samples on the host; the
+    device arm reads its own value, and both return ``int(out)``: no pass runs both arms, so the host
+    arm's read is no round trip (it stays the step's one read, as before)."""
+    found = severities("""
+    import numpy as np
+    import torch
+    from model import Model
+
+    class Pipeline:
+        def __init__(self, model: Model):
+            self.model = model
+
+        def pick(self, logits):
+            probs = torch.softmax(logits.float(), dim=-1)
+            if probs.device.type == "cpu":
+                probs = probs.cpu().numpy()
+                out = np.random.choice(a=len(probs), p=probs / np.sum(probs))
+                return int(out)
+            else:
+                out = torch.multinomial(probs, num_samples=1)[0]
+                return int(out)
+
+        def generate(self, tok, steps: int, stop: set):
+            found = []
+            for _ in range(steps):
+                out = self.model(tok)
+                token = self.pick(out)
+                if token in stop:
+                    break
+                found.append(token)
+                tok = torch.tensor([token])
+            return found
+    """)
+    assert found[(13, "GL103")] == "info"
