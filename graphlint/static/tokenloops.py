@@ -72,7 +72,7 @@ class TokenLoops:
                         if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
                         found.append((fid, f"{kind} calling {model[1]}", where, loops))
-                        runs[(fid, loop.id)] = (loop.where, frozenset(models))
+                        runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs))
         found = [row for row in found if not self.wraps_inner_loop(row, runs)]
         self.unused_loops = self.unused(found) | weak | handed
         for fid, reason, where, loops in found:
@@ -87,19 +87,21 @@ class TokenLoops:
     @staticmethod
     def wraps_inner_loop(row: tuple, runs: dict[tuple[FuncId, int], tuple]) -> bool:
         """Whether a per-token loop only wraps another of its function's per-token loops: a loop over
-        windows (or chunks, attempts) whose model calls all sit in a nested loop that runs the same
+        windows (or chunks, attempts) whose feeding calls all sit in a nested loop that runs the same
         models. The nested loop is the per-token one (the innermost loop that runs the step, as
         :mod:`.outerloops` decides across functions); the wrapper's own statements -- a window's
-        prompt rebuilt -- run once per window. The calls are compared by what they run, not by site:
-        a call of the same model after the nested loop (a draft loop, then a verification) is taken
+        prompt rebuilt -- run once per window. A loop that also feeds a call of its own (``token =
+        self.sample(logits)`` after a nested loop feeding the prompt in chunks) is the per-token
+        loop, and the nested one its prefill. Calls are compared by what they run, not by site: a
+        call of the same model after the nested loop (a draft loop, then a verification) is taken
         for the nested loop's too, so that step's verification is missed, never a false error."""
         fid, _, _, loop_ids = row
         mine = [runs[(fid, i)] for i in loop_ids if (fid, i) in runs]
         if len(mine) != 1:
             return False
-        where, models = mine[0]
-        return any(other[1] >= models and other[0][0][:len(where[0])] == where[0] and len(other[0][0]) > len(where[0])
-                   for (f, _), other in runs.items() if f == fid)
+        where, models, calls = mine[0]
+        return any(other[1] >= models and other[2] >= calls and other[0][0][:len(where[0])] == where[0]
+                   and len(other[0][0]) > len(where[0]) for (f, _), other in runs.items() if f == fid)
 
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
         """The field's callable a loop calls with the ids it sampled the iteration before, when the
