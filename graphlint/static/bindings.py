@@ -17,7 +17,7 @@ from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import ClassInfo
 from graphlint.static.names import dotted_name
 from graphlint.static.pageable import note_pageable_binding
-from graphlint.static.scalars import note_scalar_binding
+from graphlint.static.scalars import note_scalar_binding, number_tensor
 from graphlint.static.statelength import reads_state_length
 from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
 from graphlint.static.valuekinds import STEP, bind_returned, note_origin, set_kind
@@ -68,13 +68,14 @@ class BindingRecorder:
         """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart); ``bound``: the
         function's ``FunctionInfo.bound_calls``."""
         oracle = self.oracle
+        number = type(target) is cst.Name and number_tensor(value, oracle)  # before its names are rebound
         oracle.bind(target, value)
         oracle.taint(target, value)
         if type(target) is cst.Name and reads_state_length(value, oracle):
             oracle.fn.positions.add(target.value)  # a cache's length: a position (static.statelength)
             oracle.fn.tensors.discard(target.value)  # not the receiver's tensor-ness (``past_key_values=None``)
         note_cpu_binding(target, value, oracle)
-        note_scalar_binding(target, value, oracle)
+        note_scalar_binding(target, value, oracle, number)
         note_pageable_binding(target, value, oracle)
         note_origin(target, value, oracle, bound)
         if oracle.returns:

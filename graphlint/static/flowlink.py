@@ -20,8 +20,8 @@ from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
 from graphlint.static.keyedreturns import call_keys, keyed_call
 from graphlint.static.installed import own_field
-from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, SELF_RETURNING,
-                                      TASK_METHODS, LibraryFlows)
+from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, PARTIAL, SELF_RETURNING,
+                                      TASK_METHODS, LibraryFlows, library_partial)
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import CAP, Value
@@ -332,6 +332,8 @@ class Linker(LibraryFlows, ClassPaths):
                     self.kept[(path, qual, id(a))] = n
         self.o.call(fnode, arg_nodes, kw_nodes, dst, call_keys(args, kws) if self.o.keyed else None)
         name = self.static_name(path, qual, func)
+        if name is not None and library_partial(name) and self.foreign(name):
+            name = PARTIAL  # ``funcy.partial(f, a)``: a library's re-export of functools.partial binds alike
         foreign = name is not None and self.foreign(name)
         if func[0] == "a" and func[2] == "__get__" and arg_nodes and type(arg_nodes[0]) is int:
             # ``f.__get__(obj[, cls])``: the descriptor protocol binds ``f`` to ``obj``, as ``types.MethodType``
@@ -360,7 +362,7 @@ class Linker(LibraryFlows, ClassPaths):
     def foreign(self, name: str | None) -> bool:
         """Whether the dotted ``name`` (:meth:`static_name`) is from a library: no analysed module or
         package provides it, and it is no builtin (builtins copy and pass on the project's values)."""
-        if name is None or name.startswith("builtins.") or name in PASS_THROUGH or name == "functools.partial":
+        if name is None or name.startswith("builtins.") or name in PASS_THROUGH or name == PARTIAL:
             return False
         parts = name.split(".")
         return not any(self.index.find_module(".".join(parts[:cut])) is not None

@@ -22,6 +22,16 @@ from graphlint.static.classpaths import BY_STRING, DYNAMIC_IMPORTS, path_like
 PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
                           "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
                           "builtins.staticmethod", "builtins.classmethod", "builtins.property"))
+PARTIAL = "functools.partial"
+
+
+def library_partial(name: str) -> bool:
+    """Whether a library's dotted ``name`` is a ``partial`` (``funcy.partial``, ``toolz.partial``): the
+    helper libraries re-export or mirror functools.partial, so a loader bound through one
+    (``load = funcy.partial(_load_model, kind=k)``) is followed like the standard one."""
+    return name != PARTIAL and name.rsplit(".", 1)[-1] == "partial"
+
+
 #: calls that make a container holding the elements of their arguments
 COPIES = frozenset(("builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
                     "builtins.reversed", "builtins.iter", "builtins.dict",
@@ -92,7 +102,7 @@ class LibraryFlows:
                 self.o.elements(arg, self.o.elems(keyed))
             for _, node in kws:
                 self.s.edge(node, self.o.elems(keyed))
-        elif name == "functools.partial" and plain:
+        elif name == PARTIAL and plain:
             bound = len(args) - 1
             self.s.watch(plain[0], lambda values: self.s.add_values(dst, [("Pa", v, bound) for v in values]))
             self.o.call(plain[0], args[1:], kws, None)

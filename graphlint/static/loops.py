@@ -260,7 +260,7 @@ class LoopTracker:
                 frame.stmt, self.values.body, self.imports, set().union(*(frame.derived(o) for o, _, _ in feeding))):
             return  # it times the step (:mod:`.timingloops`): no decode loop, nor a serving or field loop
         if exprs:
-            sampled = sampled_calls(frame, feeding) if frame.sampled else []
+            sampled = sampled_calls(frame, feeding, self.oracle.fn.params) if frame.sampled else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a

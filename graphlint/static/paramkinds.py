@@ -11,6 +11,7 @@ from collections import Counter
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.forwarders import FORWARDED
 from graphlint.static.valuekinds import HOST, STEP, TENSOR, UNKNOWN, join_dispatch
 
 Target = tuple[ModuleInfo, str]
@@ -45,7 +46,7 @@ class ParamKinds:
         self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
         return found
 
-    def _followed(self, target: tuple[str, str]):
+    def _followed(self, target: tuple[str, str], seen: frozenset = frozenset()):
         """(its call sites, its parameters after the receiver, its flow); None where a call under its
         name is one the resolution cannot follow: unknown wins (a call resolved to another function
         of the same name, a twin class's own method, is no call of this one)."""
@@ -54,10 +55,32 @@ class ParamKinds:
         flow = self.infos_by_path[target[0]].flows.get(target[1])
         if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
             return None
+        sites = self._forwarded(sites, seen | {target})
+        if sites is None:
+            return None
         params = list(flow.params)
         if fn.cls and flow.fkind in ("m", "c") and params:
             params = params[1:]
         return sites, params, flow
+
+    def _forwarded(self, sites: list[tuple], seen: frozenset) -> list[tuple] | None:
+        """``sites`` with each call that forwards its caller's own ``*args, **kwargs``
+        (:data:`.forwarders.FORWARD`) replaced by the calls of that caller: a pure forwarder
+        (``def generate_next(self, *args, **kwargs): return self.generate_one(*args, **kwargs)``)
+        passes what its callers pass, position for position. None -- unknown wins -- where a
+        forwarder's own calls are not all followed, or forwarders call each other round."""
+        if not any(site.kinds is not None and site.kinds[0] == FORWARDED[0] for site, _, _ in sites):
+            return sites
+        out = []
+        for site, info, fn in sites:
+            if site.kinds is None or site.kinds[0] != FORWARDED[0]:
+                out.append((site, info, fn))
+                continue
+            caller = (info.path, fn.qualname)
+            if caller in seen or (followed := self._followed(caller, seen)) is None:
+                return None
+            out.extend(followed[0])
+        return out
 
     def steady(self, target: tuple[str, str]) -> set[str]:
         """Parameters every call passes a value the same on every call of its caller

@@ -10,7 +10,9 @@ body's assignments (``logits = self.model(ids); ids = sample(logits)``). That ca
 call is evidence, not a name-only guess: its loop is an eager per-token loop at full severity
 (:meth:`.tokenloops.TokenLoops.token_loops`). A field's callable whose result is only summed
 (``total += self.fn(xs[i]).item()``), or fed back with no sampling in between (an iterative
-solver's ``x = self.step(x)``), is no such loop."""
+solver's ``x = self.step(x)``), is no such loop. A parameter's model called by its ``forward``
+(``talker.forward(input_ids=tok)`` in a fallback loop handed a library model) is one too, ranked
+at most a warning: nothing checked says the engine runs that loop by default."""
 
 from __future__ import annotations
 
@@ -46,12 +48,21 @@ def _self_field(expr) -> bool:
         and (expr[1][0] == "self" or expr[1] == ("n", "self"))
 
 
-def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]]) -> list[tuple]:
-    """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable that read,
-    from an earlier iteration, what a sampling call of the body produced."""
+def parameter_forward(expr: tuple, params: set[str]) -> bool:
+    """``talker.forward(...)`` with ``talker`` a parameter of the function, never rebound: a model
+    handed in by the caller, called by its ``forward`` by name (a plain ``fn(x)`` of a parameter is
+    as often a callback, and is left out)."""
+    return bool(expr) and expr[0] == "a" and expr[2] == "forward" and expr[1][:1] == ("n",) \
+        and expr[1][1] in params
+
+
+def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set[str] = frozenset()) -> list[tuple]:
+    """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable (or a
+    parameter's ``forward``, ``params`` the function's parameters) that read, from an earlier
+    iteration, what a sampling call of the body produced."""
     found: list[tuple] = []
     for order, expr, reads in feeding:
-        if expr in found or not field_callable(expr):
+        if expr in found or not (field_callable(expr) or parameter_forward(expr, params)):
             continue
         carried = frame.exposed(order, reads)
         if any(frame.derived(s) & carried for s in frame.sampled):

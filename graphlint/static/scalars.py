@@ -30,6 +30,8 @@ from graphlint.static.tensors import TensorOracle
 
 #: reductions over every element when called without ``dim``
 REDUCTIONS = frozenset("max min sum argmax argmin amax amin mean prod count_nonzero median nansum norm".split())
+#: factories of a tensor from Python data: of one number, a 0-dim tensor (:func:`_number_on_device`)
+NUMBER_TENSORS = frozenset(("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"))
 #: methods that keep a 0-dim tensor 0-dim (and on its device)
 KEEPS_SCALAR = frozenset("to long int float half bfloat16 double clone squeeze detach contiguous".split())
 
@@ -59,6 +61,8 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         if type(func) is cst.Name and func.value in oracle.arith_helpers:
             return _helper_keeps_scalar(node, oracle)
         name = resolve(func, oracle.imports) or ""
+        if name in NUMBER_TENSORS:
+            return _number_on_device(node, oracle)
         if name.startswith("torch.") and name[6:] in REDUCTIONS and _reduces_all(node, 1):
             arg = node.args[0].value
             return oracle.is_tensor(arg) and not is_cpu_tensor(arg, oracle)
@@ -82,6 +86,23 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if kind is cst.Attribute:  # ``result.finished``: a record field given a 0-dim tensor (static.fieldkinds)
         return bool(oracle.fn.fields) and oracle.field_kind(node) == "scalar"
     return False
+
+
+def _number_on_device(call: cst.Call, oracle: TensorOracle) -> bool:
+    """``torch.tensor(temperature, device=dev)``: one Python number -- a literal, or a name known
+    to hold host data that is no list (a parameter with a number default) -- made a tensor on a
+    device the call names (not the literal "cpu")."""
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    if len(args) != 1 or device is None or (type(device) is cst.SimpleString and "cpu" in device.value):
+        return False
+    value = args[0].value
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        value = value.expression
+    if type(value) in (cst.Integer, cst.Float):
+        return True
+    return type(value) is cst.Name and value.value in oracle.fn.hosts and value.value not in oracle.fn.lists \
+        and value.value not in oracle.fn.tensors and not oracle.is_list_value(value)
 
 
 def _helper_keeps_scalar(call: cst.Call, oracle: TensorOracle) -> bool:
@@ -152,9 +173,18 @@ def is_vector(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     return False
 
 
-def note_scalar_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+def number_tensor(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """``torch.tensor(x, device=d)`` of one Python number (:func:`_number_on_device`), asked before
+    the assignment rebinds its names (``temperature = torch.tensor(temperature, device=d)``)."""
+    return type(value) is cst.Call and (resolve(value.func, oracle.imports) or "") in NUMBER_TENSORS \
+        and _number_on_device(value, oracle)
+
+
+def note_scalar_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle,
+                        number: bool = False) -> None:
+    """``number``: :func:`number_tensor` of the value, before the binding."""
     if isinstance(target, cst.Name):
-        if is_scalar_tensor(value, oracle):
+        if number or is_scalar_tensor(value, oracle):
             oracle.fn.scalars.add(target.value)
         else:
             oracle.fn.scalars.discard(target.value)

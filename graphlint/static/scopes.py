@@ -145,6 +145,8 @@ class ScopeWalker:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value not in ("self", "cls"):
                 self.declare_parameter(param, implicit)
+        self.oracle.fn.star_params = (params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None,
+                                      params.star_kwarg.name.value if params.star_kwarg is not None else None)
         seed_params(self.param_facts.get(qualname, ()), self.oracle)
         self.local_defs.append({})
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from graphlint.static.facts import Candidate, FunctionInfo
 from graphlint.static.stepflow import derived
+from graphlint.static.stmtpaths import exclusive
 
 
 def per_element(fn: FunctionInfo, loops, per_token: frozenset[int]) -> bool:
@@ -51,6 +52,8 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
     host = derived(bound, later)
     if not host:
         return False
+    if round_trip(cand, bound, host, reads):
+        return True
     read_at = {c.order for c in reads if "bound" in c.flags}  # values read back are host data, not the device's
     # the device data read, and (in a callee) what it was computed from; a name the read rebinds
     # (``probs = probs.cpu()``) holds host data after it. Data the host value later overwrites is
@@ -63,6 +66,21 @@ def intermediate(fn: FunctionInfo, cand: Candidate, reads: list[Candidate] = (),
     uses += [{n for names in (*c.args, *(names for _, names in c.kwargs)) for n in names}
              for c in fn.arg_calls if c.order > cand.order and runs(c)]  # project code: ``zip(...)`` computes nothing
     return any(u & host and u & data for u in uses)
+
+
+def round_trip(cand: Candidate, bound: set[str], host: set[str], reads) -> bool:
+    """Whether the read replaces the device data it read by its host copy (``logits =
+    logits.cpu().numpy()``), and what the host then computes from it is read again later in the
+    step (the ids sampled from the filtered logits, uploaded again): a host round trip inside the
+    step -- a numpy top-p filter -- so the step's result does not exist yet when it is read, and the
+    read of the result is the later one. A read into a name of its own (``n = accepted.item()``)
+    is never taken for one: its host value may only bound what is read next. A read in the other arm
+    of an ``if`` (the device path beside a host one) is never the later read: no pass runs both."""
+    if not bound & set(cand.reads):
+        return False
+    computed = host - bound
+    return any(c.order > cand.order and computed.intersection(c.reads) and not exclusive(cand.branch, c.branch)
+               for c in reads)
 
 
 def ancestors(names: set[str], derives: list[tuple], before: int) -> set[str]:

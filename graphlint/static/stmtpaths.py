@@ -62,3 +62,13 @@ def follows_a_read(seen: list[tuple], then: tuple) -> bool:
         if any(always(then[:j] + (i * 256 + level % 256,)) for i in range(level // 256)):
             return True
     return False
+
+
+def exclusive(first: tuple, then: tuple) -> bool:
+    """Whether the statements at paths ``first`` and ``then`` sit in the two arms of one ``if``
+    (its body and its ``else``, ``elif`` chains included): no pass runs both. A loop's or a
+    ``try``'s ``else`` is taken for one too, which only ever keeps a read as it was."""
+    for a, b in zip(first, then):
+        if a != b:
+            return {a % 256, b % 256} == {0, 1}  # a body and an ``else`` of the statement the paths share
+    return False

@@ -73,6 +73,9 @@ class FunctionFacts:
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)
+    #: the ``*args`` and ``**kwargs`` parameter names (None where absent): a call handing both on
+    #: unchanged (``return self.step(*args, **kwargs)``) forwards what its own callers pass
+    star_params: tuple = (None, None)
     #: parameters every caller passes a value of a known kind (a ``param:`` fact of :mod:`.valueflow`,
     #: never None): ``if p is None:`` does not run while ``p`` is not rebound (:mod:`.branchwalk`)
     given: set[str] = field(default_factory=set)

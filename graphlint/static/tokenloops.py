@@ -9,6 +9,7 @@ from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
+from graphlint.static.sampledcarry import field_callable
 
 
 class TokenLoops:
@@ -21,6 +22,10 @@ class TokenLoops:
         one that no entry point runs, beside one that an entry point runs, ranks below it (``unused``)."""
         found: list[tuple[FuncId, str, tuple, frozenset[int]]] = []
         self.shaped_models: set[tuple[FuncId, tuple]] = set()  # (function, call): a model by shape alone
+        runs: dict[tuple[FuncId, int], tuple] = {}  # (function, loop) -> (its position, the models it runs)
+        #: loops whose model is a parameter's ``forward`` nothing checked builds (:mod:`.sampledcarry`):
+        #: evidence by shape alone, of a model the engine may never run there (a parity fallback)
+        handed: set[FuncId] = set()
         weak: set[FuncId] = set()  # loops whose only evidence is a carry through fields (:meth:`fields_only`)
         self.looping = looping = {
             (info.path, qual)
@@ -56,6 +61,8 @@ class TokenLoops:
                             self.shaped_models.add((fid, unresolved))
                             by_class = getattr(self.graph, "by_class", {}).get((fid, unresolved))
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
+                            if not field_callable(unresolved):
+                                handed.add(fid)
                             found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
@@ -65,13 +72,36 @@ class TokenLoops:
                         if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
                         found.append((fid, f"{kind} calling {model[1]}", where, loops))
-        self.unused_loops = self.unused(found) | weak
+                        runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs))
+        found = [row for row in found if not self.wraps_inner_loop(row, runs)]
+        self.unused_loops = self.unused(found) | weak | handed
         for fid, reason, where, loops in found:
             if fid in weak:
                 reason += "; its carry goes through fields alone, in a model's forward: at most a warning"
+            elif fid in handed:
+                reason += "; a parameter's model, which no checked code builds: at most a warning"
             elif fid in self.unused_loops:
                 reason += f"; no entry point of the checked paths runs {fid[1]}: at most a warning"
             self.add("eager", fid, reason, where, loops=loops)
+
+    @staticmethod
+    def wraps_inner_loop(row: tuple, runs: dict[tuple[FuncId, int], tuple]) -> bool:
+        """Whether a per-token loop only wraps another of its function's per-token loops: a loop over
+        windows (or chunks, attempts) whose feeding calls all sit in a nested loop that runs the same
+        models. The nested loop is the per-token one (the innermost loop that runs the step, as
+        :mod:`.outerloops` decides across functions); the wrapper's own statements -- a window's
+        prompt rebuilt -- run once per window. A loop that also feeds a call of its own (``token =
+        self.sample(logits)`` after a nested loop feeding the prompt in chunks) is the per-token
+        loop, and the nested one its prefill. Calls are compared by what they run, not by site: a
+        call of the same model after the nested loop (a draft loop, then a verification) is taken
+        for the nested loop's too, so that step's verification is missed, never a false error."""
+        fid, _, _, loop_ids = row
+        mine = [runs[(fid, i)] for i in loop_ids if (fid, i) in runs]
+        if len(mine) != 1:
+            return False
+        where, models, calls = mine[0]
+        return any(other[1] >= models and other[2] >= calls and other[0][0][:len(where[0])] == where[0]
+                   and len(other[0][0]) > len(where[0]) for (f, _), other in runs.items() if f == fid)
 
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
         """The field's callable a loop calls with the ids it sampled the iteration before, when the

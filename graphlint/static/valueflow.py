@@ -36,6 +36,7 @@ from fnmatch import fnmatchcase
 
 from graphlint.static.facts import SHARED_EMPTY, CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.libflows import PARTIAL, library_partial
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
 from graphlint.static.fieldkinds import field_facts
@@ -93,6 +94,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 last = last_name(site.expr)
                 if last is None:
                     continue
+                if site.reference and _rewrapped(info, fn, site.expr):
+                    continue  # ``self.step = torch.compile(self.step)``: called under its own name still
                 by_name[last] += 1
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
@@ -248,7 +251,6 @@ def _received(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, rec
 #: library wrappers whose result calls the function they are given first, with the same arguments
 #: (``step = torch.compile(pick)``); ``functools.partial`` binds leading positionals besides
 WRAPPERS = frozenset(("torch.compile", "torch.cuda.make_graphed_callables", "torch.jit.script", "functools.wraps"))
-PARTIAL = "functools.partial"
 
 
 def _called_value(info: ModuleInfo, fn: FunctionInfo, name: str, index: Index, fields: FieldClasses,
@@ -288,10 +290,22 @@ def _value_targets(info: ModuleInfo, fn: FunctionInfo, value: tuple, index: Inde
         return _called_value(info, fn, value[1], index, fields, depth + 1) if value[1] != fn.name else []
     if value[0] == "c" and value[2]:
         wrapper = _dotted(info, value[1])
+        if library_partial(wrapper) and not wrapper.startswith(".") and index.find_module(wrapper.rsplit(".", 1)[0]) is None:
+            wrapper = PARTIAL  # ``funcy.partial``: the standard one re-exported
         if wrapper in WRAPPERS or wrapper == PARTIAL:
             shift = len(value[2]) - 1 if wrapper == PARTIAL else 0
             return [(h, s + shift) for h, s in _value_targets(info, fn, value[2][0], index, fields, depth + 1)]
     return []
+
+
+def _rewrapped(info: ModuleInfo, fn: FunctionInfo, expr: tuple) -> bool:
+    """Whether ``fn`` stores ``expr`` back into itself wrapped by a library wrapper that calls it
+    with the same arguments (``self.generate_next = torch.compile(self.generate_next, mode=...)``):
+    the reference runs only through calls spelled with its own name, which are counted."""
+    flow = info.flows.get(fn.qualname)
+    return flow is not None and any(
+        stmt[0] == "=" and stmt[1] == expr and stmt[2][0] == "c" and stmt[2][2][:1] == (expr,)
+        and _dotted(info, stmt[2][1]) in WRAPPERS for stmt in flow.stmts)
 
 
 def _dotted(info: ModuleInfo, expr: tuple) -> str:

@@ -25,6 +25,7 @@ import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.flowir import EXTERNAL_ROOTS
+from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
 from graphlint.static.pageable import is_pageable
 from graphlint.static.scalars import is_scalar_tensor
@@ -265,6 +266,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
     calls pass nothing known: the summaries stay small). A Python list is a kind only here, for a
     parameter indexing a tensor (GL208): as a return kind it sent a fifth of torch's files round
     again (measured), for no finding."""
+    if forwards_own_stars(call, oracle):
+        return FORWARDED
     positional, named = [], []
     for arg in call.args:
         if arg.star:

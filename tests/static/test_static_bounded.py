@@ -65,6 +65,27 @@ def decode_step(positions: torch.Tensor, k: int, steps: int):
     assert found(src) == [(9, "GL207"), (11, "GL207")]
 
 
+def test_a_window_at_constant_bounds_rebuilt_in_the_loop_is_no_growing_tensor():
+    """``row = logits[0, 0, :VOCAB_SIZE]`` then ``row = torch.hstack((row, eos))`` in the same loop:
+    the row is cut to the same size every iteration; a window whose bound is no constant is still
+    taken for a growing tensor (it may be the carried one, cut back)."""
+    src = """
+import torch
+
+VOCAB_SIZE = 1000
+
+def decode_step(logits: torch.Tensor, n: int, steps: int):
+    for _ in range(steps):
+        row = logits[0, 0, :VOCAB_SIZE]
+        row = torch.hstack((row, logits[0, 0, -1:]))
+        upto = logits[0, 0, :n]
+        upto = torch.cat([upto, upto[-1:]])
+        logits = logits + row.sum() + upto.sum()
+    return logits
+"""
+    assert found(src) == [(11, "GL207")]
+
+
 def test_lazy_state_in_a_dict_slot_is_setup():
     src = """
 import torch

@@ -348,3 +348,68 @@ def test_a_helper_that_runs_the_model_it_is_handed_is_the_loops_model_call():
         return out
     """)
     assert found == {(19, "GL101"): "info", (20, "GL101"): "error"}
+
+
+def test_a_host_round_trip_of_the_logits_is_no_read_of_the_result():
+    """A numpy top-p filter: the logits read to the host, filtered and uploaded again, then sampled
+    (graphlint/static/sidereads.py ``round_trip``): the result does not exist yet at the read, which
+    keeps its severity; the eager loop's stop test after it is its own per-token sync."""
+    found = severities("""
+    import numpy as np
+    import torch
+    from model import Model
+
+    def generate(model: Model, x, steps: int, top_p, eos: int):
+        for _ in range(steps):
+            logits = model(x)[0, -1]
+            if top_p is not None:
+                dev = logits.device
+                logits = logits.cpu().numpy()
+                order = np.argsort(logits)[::-1]
+                logits[order[top_p:]] = -np.inf
+                logits = torch.from_numpy(logits).to(dev)
+            nxt = torch.softmax(logits, -1).argmax(-1)
+            if nxt == eos:
+                break
+            x = torch.cat((x, nxt[None]), dim=1)
+        return x
+    """)
+    assert found[(11, "GL103")] == "error" and found[(16, "GL105")] == "error"
+
+
+
+def test_a_host_path_beside_the_device_path_is_no_round_trip():
+    """The host arm of ``if probs.device.type == "cpu": ... else: ...`` samples on the host; the
+    device arm reads its own value, and both return ``int(out)``: no pass runs both arms, so the host
+    arm's read is no round trip (it stays the step's one read, as before)."""
+    found = severities("""
+    import numpy as np
+    import torch
+    from model import Model
+
+    class Pipeline:
+        def __init__(self, model: Model):
+            self.model = model
+
+        def pick(self, logits):
+            probs = torch.softmax(logits.float(), dim=-1)
+            if probs.device.type == "cpu":
+                probs = probs.cpu().numpy()
+                out = np.random.choice(a=len(probs), p=probs / np.sum(probs))
+                return int(out)
+            else:
+                out = torch.multinomial(probs, num_samples=1)[0]
+                return int(out)
+
+        def generate(self, tok, steps: int, stop: set):
+            found = []
+            for _ in range(steps):
+                out = self.model(tok)
+                token = self.pick(out)
+                if token in stop:
+                    break
+                found.append(token)
+                tok = torch.tensor([token])
+            return found
+    """)
+    assert found[(13, "GL103")] == "info"

@@ -33,6 +33,8 @@ ENTRIES = {
     "rebound.py": {("eager", "extend")},
     "speculative_step.py": {("eager", "generate"), ("eager", "spec_step")},
     "prefill_then_loop.py": {("graph", "next_token"), ("eager", "generate")},
+    "cached_models.py": {("eager", "speak"), ("eager", "speak_windows")},
+    "handed_model.py": {("eager", "fallback_stream")},
 }
 
 

@@ -8,6 +8,7 @@ import libcst as cst
 
 from graphlint.rules import RuleError
 from graphlint.static.cstwalk import called_name, keyword, number, operands, positional, preorder  # noqa: F401  (re-exported to the matchers)
+from graphlint.static.cputensors import is_cpu_tensor
 
 CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "nargs": int,  # exactly this many arguments, keywords included (one-argument torch.where)
@@ -20,6 +21,9 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "tensor_keyword": str,  # ... or this keyword argument is a tensor
     "weight_arg": int,  # only when this positional argument is a parameter or buffer (or a view of one)
     "iterating": list,  # builtins (``all``) whose comprehension argument stands for its elements
+    #: builtins (``max``) that compare their positional arguments when given two or more: any one a
+    #: device tensor makes Python take a tensor's truth (``max(T, 1e-5)`` runs ``bool(1e-5 > T)``)
+    "compared": list,
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
     "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
@@ -149,6 +153,7 @@ class CallConditions:
         self.weight_arg = params.get("weight_arg")
         #: builtins that iterate their argument (``all``): a comprehension argument is its elements
         self.iterating = frozenset(params.get("iterating", ()))
+        self.compared = frozenset(params.get("compared", ()))
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
@@ -204,6 +209,8 @@ class CallConditions:
             i = self.weight_arg - offset
             if not 0 <= i < len(args) or not ctx.oracle.is_weight(args[i]):
                 return False
+        if self.tensor_arg is not None and self.compared and len(args) > 1 and _callee_name(call) in self.compared:
+            return any(ctx.oracle.is_tensor(a) and not is_cpu_tensor(a, ctx.oracle) for a in args)
         if self.tensor_arg is not None:
             i = self.tensor_arg - offset
             value = args[i] if 0 <= i < len(args) else None

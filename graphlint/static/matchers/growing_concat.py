@@ -14,8 +14,9 @@ Bounded tensors are not growing ones:
   list handing out pages; ``self.ctx = self.ctx[:, 1:]`` right after appending, a sliding window)
   is a queue or a window, as long as what goes in comes out (decided when the class ends);
 - a local name bound, in the same loop, to the tail of another tensor (``pos = ids[:, -k:]``,
-  then ``pos = torch.cat([pos, more])``) is a small per-step temporary: it is rebuilt every call
-  from a fixed-size window, not carried over and grown;
+  then ``pos = torch.cat([pos, more])``) or to a window of it at constant indices and bounds
+  (``row = logits[0, 0, :VOCAB]``, then ``row = torch.hstack((row, eos_logit))``) is a small
+  per-step temporary: it is rebuilt every call from a fixed-size window, not carried over and grown;
 - a tensor concatenated with nothing but itself (``cos = torch.cat([cos, cos], dim=-1)``, the
   rotate-half layout of rotary tables) is duplicated, not appended to.
 
@@ -105,6 +106,28 @@ def front_consumed(target: cst.BaseExpression, value: cst.BaseExpression) -> boo
 def tail_window(value: cst.BaseExpression) -> bool:
     """``y[:, -k:]``, ``y[..., -k - 1:-1]``: a fixed number of elements from the end of ``y``."""
     return isinstance(value, cst.Subscript) and any(_negative(low) for low in _lower_bounds(value))
+
+
+def constant_window(target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> bool:
+    """``logits[0, 0, :VOCAB]``: a window of another tensor at constant indices and constant slice
+    bounds (literals, module constants) -- the same size every iteration, rebuilt, never carried."""
+    if not isinstance(value, cst.Subscript) or same_place(target, value.value):
+        return False
+    for element in value.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            if not _constant(part.value, ctx):
+                return False
+        elif part.step is not None or part.upper is None or not _constant(part.upper, ctx) \
+                or (part.lower is not None and not _constant(part.lower, ctx)):
+            return False
+    return True
+
+
+def _constant(node: cst.BaseExpression, ctx: MatchContext) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and ctx.oracle.is_module_constant(node))
 
 
 #: what each name of ``a, b = f()`` is bound to here: one node built once (a node's validation is
@@ -209,7 +232,7 @@ class GrowingConcat(Matcher):
             self.bound.add(target.value)
             self.depth[target.value] = ctx.loop_depth
             self.outer[target.value] = min(self.outer.get(target.value, first), first)  # a parameter: at entry
-            if tail_window(value):
+            if tail_window(value) or constant_window(target, value, ctx):
                 self.windows[target.value] = ctx.loop_depth
             else:
                 self.windows.pop(target.value, None)
