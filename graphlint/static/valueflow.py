@@ -39,6 +39,7 @@ from graphlint.static.index import Index
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
 from graphlint.static.fieldkinds import field_facts
+from graphlint.static.overrules import overruling_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
 from graphlint.static.params import POSITION_NAMES
@@ -55,7 +56,8 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "presumed_tensors")
+PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "presumed_tensors",
+                 "annotated_tensors", "annotated_lists")
 
 
 def release_planning_facts(summaries) -> None:
@@ -86,6 +88,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     receivers = Receivers(index, fields)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
     followed = Counter()  # a callee's last name -> those of its call sites resolved (to any function)
+    spelled: dict[str, list[tuple]] = defaultdict(list)  # a callee's last name -> its sites passing something known
+    opaque: set[str] = set()  # last names some call site of passes nothing known (or hands on as a value)
     for info in infos:
         order = {q: i for i, q in enumerate(info.functions)}
         for fn in info.functions.values():
@@ -94,6 +98,10 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if last is None:
                     continue
                 by_name[last] += 1
+                if site.reference or site.kinds is None:
+                    opaque.add(last)  # :mod:`.overrules`: a call under the name passing nothing known
+                else:
+                    spelled[last].append((site, info, fn))
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
                 key = _key(fn, site.expr)
@@ -142,6 +150,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in agreed.steady((path, qualname)):
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
+    spelled_alike = ParamKinds(infos_by_path, callers, by_name, followed, index, (spelled, opaque))
+    for path, facts in overruling_facts(infos, agreed, spelled_alike).items():
+        out[path] |= facts
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 
 
