@@ -23,7 +23,10 @@ finds, per file, the facts its walk did not have:
   files that fact alone sent large files round again, for no finding). Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
   follow anywhere in the project under the function's name (``obj.helper(...)``, a callback),
-  or a parameter a caller leaves at its default, and the parameter says nothing.
+  or a parameter a caller leaves at its default, and the parameter says nothing. Numbers for a
+  parameter annotated a tensor, and a tensor for one annotated a list, overrule the annotation:
+  those take every call spelled with the function's name and no use of it as a value
+  (:mod:`.overrules`).
 
 Those files are summarized again with the facts (the second round of :mod:`.crossfile`, cached by
 them too). One round: a fact learned in the second round does not travel further.
