@@ -15,6 +15,11 @@ from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.valuekinds import NUMBER, TENSOR
 
 
+#: decorators whose result calls the function with the arguments it is given
+PASS_THROUGH = frozenset(("abstractmethod", "lru_cache", "cache", "no_grad", "inference_mode", "enable_grad",
+                          "compile", "disable", "allow_in_graph", "wraps", "contextmanager", "script"))
+
+
 def overrules(fn: FunctionInfo, name: str, kind: str) -> bool:
     """The fact says the parameter is what its annotation says it is not."""
     return (kind == NUMBER and name in fn.annotated_tensors) or (kind == TENSOR and name in fn.annotated_lists)
@@ -67,8 +72,25 @@ def _scan(node, names: set[str], found: set[str]) -> None:
             elif not (type(func) is tuple and func and func[0] == "n"):
                 stack.append(func)
             stack.extend(node[2:])
+        elif tag == "dec" and len(node) == 3:
+            inner = node[2]  # ``@registry.add`` hands the function over; ``@torch.no_grad()`` calls it as given
+            if type(inner) is tuple and inner and inner[0] == "d" and node[1] is not None \
+                    and _last(node[1]) not in PASS_THROUGH and inner[1].rsplit(".", 1)[-1] in names:
+                found.add(inner[1].rsplit(".", 1)[-1])
+            stack.extend(node[1:])
         elif tag not in ("i", "d", "k"):
             stack.extend(node[1:])
+
+
+def _last(decorator) -> str:
+    """``("c", ("a", ("n", "torch"), "no_grad"), (), ())`` -> "no_grad"."""
+    if type(decorator) is tuple and decorator and decorator[0] == "c":
+        decorator = decorator[1]
+    if type(decorator) is tuple and len(decorator) == 3 and decorator[0] == "a":
+        return decorator[2]
+    if type(decorator) is tuple and len(decorator) == 2 and decorator[0] == "n":
+        return decorator[1].rsplit(".", 1)[-1]
+    return ""
 
 
 def overruling_facts(infos: list[ModuleInfo], agreed, spelled_alike) -> dict[str, set[str]]:

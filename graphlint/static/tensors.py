@@ -64,7 +64,7 @@ BOOL_TORCH_FUNCS = frozenset(
 )
 BOOL_METHODS = frozenset("bool eq ne gt ge lt le logical_and logical_or logical_not isnan isinf isfinite".split())
 HOST_SCALAR_CALLS = frozenset("int float bool len min max round abs sum".split())
-NUMBER_BUILTINS = frozenset("int float bool len round".split())  # a Python number, whatever the operand
+NUMBER_BUILTINS = frozenset("int float bool len".split())  # a Python number, whatever the operand (``round(t)`` is a tensor)
 #: ``np.zeros(3)``, ``math.floor(x)``: libraries whose results are host data, never a torch tensor
 HOST_LIBRARIES = ("numpy.", "math.")
 HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)

@@ -35,7 +35,7 @@ def test_facts_say_which_parameters_the_callers_overrule():
     helpers, engine = facts["fixtures/static/calltypes/helpers.py"], facts["fixtures/static/calltypes/engine.py"]
     assert "param:pad_front:n_pad=number" in helpers  # ``n_pad = int(...)`` then ``pad_front(x, n_pad, 0)``
     assert "param:PrefixCache.keep_rows:rows=tensor" in helpers
-    assert not any(f.startswith(("param:trim_front:", "param:skip_front:")) for f in helpers)  # disagree; handed on
+    assert not any(f.startswith(("param:trim_front:", "param:skip_front:", "param:drop_front:")) for f in helpers)  # disagree; handed on; registered
     # calls the resolution cannot follow (``self.target.cache.take``), and a model method of the same
     # name handing its parameter on, all pass the tensor: what every call spelled ``take`` passes
     assert "param:StaticRows.take:rows=tensor" in engine
