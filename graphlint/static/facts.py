@@ -194,6 +194,11 @@ class FunctionInfo(Compact):
     #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
     #: their number facts can change what the walk decides
     presumed_tensors: set[str] = field(default_factory=set)
+    #: parameters whose annotation says what they are -- a tensor (``n: Tensor``) or a Python list
+    #: (``ids: list[int]``) -- the kind callers pass can overrule (:mod:`.valueflow`): only their
+    #: facts against the annotation change what the walk decides
+    annotated_tensors: set[str] = field(default_factory=set)
+    annotated_lists: set[str] = field(default_factory=set)
     #: ``obj.f`` / ``self.x.f`` the walk asked about (is it a tensor?): only there does a fact about
     #: the field of ``obj``'s class matter (:mod:`.fieldkinds`); a sorted tuple, () when none: the
     #: linking process holds one per function of the project (11 MB of its peak on all of torch as sets)

@@ -365,6 +365,7 @@ class LoopTracker:
         note_assignment(self.func, self.order, [target], iterable)
         for name in bound_names(target):
             self.oracle.fn.ints.discard(name)
+            self.oracle.fn.numbers.discard(name)
             self.oracle.fn.params.discard(name)
             self.oracle.fn.sliced_params.discard(name)
         if isinstance(target, cst.Name) and is_range(iterable) and any(

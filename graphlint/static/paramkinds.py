@@ -29,9 +29,14 @@ class ParamKinds:
     decide (a slice, ``^key[``, only where they agree on a tensor, which a slice keeps on its
     device)."""
 
-    def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index):
+    def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index,
+                 spelled: tuple[dict[str, list[tuple]], set[str]] | None = None):
         self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
         self.by_name, self.followed = by_name, followed
+        #: (last name -> every call site spelled so that passes something known, the names some call
+        #: passes nothing known): given, a function's calls are every call spelled with its name,
+        #: resolved or not (:mod:`.overrules`)
+        self.spelled = spelled
         self.memo: dict[tuple[str, str], dict[str, str]] = {}
 
     def of(self, target: tuple[str, str]) -> dict[str, str]:
@@ -43,17 +48,37 @@ class ParamKinds:
         if followed is None:
             return {}
         sites, params, flow = followed
-        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target)
+        alike = self._alike(target, params, flow.kwonly) if self.spelled is not None else None
+        self.memo[target] = found = _agreed(params, flow.kwonly, sites, self.index, self.passed, target, alike)
         return found
+
+    def _alike(self, target: tuple[str, str], params: list[str], kwonly: tuple[str, ...]):
+        """Callers that hand a parameter on as their own call of themselves would: a function of
+        the same name and parameters (``Llama.gather(self, ids)`` calling ``self.cache.gather(ids=ids)``),
+        whose every call is one of the sites spelled alike, so it adds no value of its own."""
+        name = target[1].rsplit(".", 1)[-1]
+
+        def alike(info: ModuleInfo, fn: FunctionInfo) -> bool:
+            flow = info.flows.get(fn.qualname)
+            return fn.name == name and flow is not None and list(flow.call_params()) == params \
+                and flow.kwonly == kwonly and called_by_name(fn.name, flow.fkind)
+        return alike
 
     def _followed(self, target: tuple[str, str], seen: frozenset = frozenset()):
         """(its call sites, its parameters after the receiver, its flow); None where a call under its
         name is one the resolution cannot follow: unknown wins (a call resolved to another function
         of the same name, a twin class's own method, is no call of this one)."""
-        sites = self.callers.get(target)
         fn = self.infos_by_path[target[0]].functions[target[1]]
         flow = self.infos_by_path[target[0]].flows.get(target[1])
-        if not sites or flow is None or self.by_name[fn.name] != self.followed[fn.name]:
+        if self.spelled is not None:
+            if flow is None or fn.name in self.spelled[1] or not called_by_name(fn.name, flow.fkind):
+                return None
+            sites = self.spelled[0].get(fn.name)
+        else:
+            sites = self.callers.get(target)
+            if flow is not None and self.by_name[fn.name] != self.followed[fn.name]:
+                return None
+        if not sites or flow is None:
             return None
         sites = self._forwarded(sites, seen | {target})
         if sites is None:
@@ -108,15 +133,21 @@ class ParamKinds:
         return self.of((info.path, fn.qualname)).get(name, UNKNOWN)
 
 
+def called_by_name(name: str, fkind: str) -> bool:
+    """Every call of it is spelled with its name: not ``forward``/``__call__`` (``model(x)``) nor
+    another dunder (``a + b``, ``len(x)``), nor a property (``obj.size``)."""
+    return not name.startswith("__") and name != "forward" and fkind != "p"
+
+
 def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], index: Index,
-            resolve_param=None, target: tuple[str, str] | None = None) -> dict[str, str]:
+            resolve_param=None, target: tuple[str, str] | None = None, alike=None) -> dict[str, str]:
     """Parameter -> the kind every call passes it (a missing argument: unknown)."""
     agreed: dict[str, str | None] = {}
     sliced: set[str] = set()  # parameters the function's own call hands on sliced
     for site, info, fn in sites:
         if site.kinds is None:
             return {}
-        own = target is not None and (info.path, fn.qualname) == target
+        own = target is not None and (info.path, fn.qualname) == target or alike is not None and alike(info, fn)
         if len(site.kinds[0]) > len(params):
             return {}  # more arguments than parameters: not this function's call (``*args``)
         passed = dict(zip(params, site.kinds[0]))

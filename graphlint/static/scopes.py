@@ -183,6 +183,8 @@ class ScopeWalker:
             if param.annotation is None:
                 self.func.presumed_tensors.add(name)
                 facts.presumed.add(name)
+            else:
+                self.func.annotated_tensors.add(name)
             return
         if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
             facts.positions.add(name)
@@ -190,6 +192,7 @@ class ScopeWalker:
             facts.hosts.add(name)
         if param.annotation is not None and _annotates_list(param.annotation.annotation):
             facts.lists.add(name)  # ``ids: list[int]``: indexing a device tensor with it copies it (GL208)
+            self.func.annotated_lists.add(name)
         if param.annotation is not None and annotates_object(param.annotation.annotation):
             facts.modules.add(name)  # ``model: Llama``, ``layers: list[Layer] | None``
             named = annotated_class(param.annotation.annotation)

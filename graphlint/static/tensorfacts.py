@@ -67,6 +67,9 @@ class FunctionFacts:
     advanced: dict[str, int] = field(default_factory=dict)
     #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound
     ints: set[str] = field(default_factory=set)
+    #: names last bound to ``int(...)``, ``len(...)``...: a Python number whatever its operand, only an
+    #: argument's kind (:func:`.valuekinds.arg_kinds`: ``n = int(k - 1)`` then ``pad(x, n)``)
+    numbers: set[str] = field(default_factory=set)
     #: names last bound to an element-wise comparison of values the oracle cannot place (``m = ids ==
     #: tok`` with ``ids`` an untyped parameter): a boolean mask wherever it indexes a tensor (:mod:`.masks`)
     compared: set[str] = field(default_factory=set)

@@ -64,6 +64,7 @@ BOOL_TORCH_FUNCS = frozenset(
 )
 BOOL_METHODS = frozenset("bool eq ne gt ge lt le logical_and logical_or logical_not isnan isinf isfinite".split())
 HOST_SCALAR_CALLS = frozenset("int float bool len min max round abs sum".split())
+NUMBER_BUILTINS = frozenset("int float bool len".split())  # a Python number, whatever the operand (``round(t)`` is a tensor)
 #: ``np.zeros(3)``, ``math.floor(x)``: libraries whose results are host data, never a torch tensor
 HOST_LIBRARIES = ("numpy.", "math.")
 HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)
@@ -298,6 +299,9 @@ class TensorOracle(HostTaint):
             # literal (``pad = True if use_cache else False``) is a Python bool, which nothing advances
             constant = constant_name(target) and number(value) is not None or bool_literal(value)
             (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
+            if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in NUMBER_BUILTINS \
+                    and value.func.value not in self.imports:
+                self.fn.numbers.add(target.value)
             own_slice = type(value) is cst.Subscript and type(value.value) is cst.Name \
                 and value.value.value == target.value
             if own_slice and (target.value in self.fn.params or target.value in self.fn.sliced_params):
@@ -366,6 +370,7 @@ class TensorOracle(HostTaint):
             names, bools = self.fn.tensors, self.fn.bools
             key = target.value
             self.fn.elements.pop(key, None)
+            self.fn.numbers.discard(key)
         else:
             attr = self.is_self_attr(target)
             if attr is None or self.cls is None:

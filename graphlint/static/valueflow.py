@@ -23,7 +23,10 @@ finds, per file, the facts its walk did not have:
   files that fact alone sent large files round again, for no finding). Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
   follow anywhere in the project under the function's name (``obj.helper(...)``, a callback),
-  or a parameter a caller leaves at its default, and the parameter says nothing.
+  or a parameter a caller leaves at its default, and the parameter says nothing. Numbers for a
+  parameter annotated a tensor, and a tensor for one annotated a list, overrule the annotation:
+  those take every call spelled with the function's name and no use of it as a value
+  (:mod:`.overrules`).
 
 Those files are summarized again with the facts (the second round of :mod:`.crossfile`, cached by
 them too). One round: a fact learned in the second round does not travel further.
@@ -40,6 +43,7 @@ from graphlint.static.libflows import PARTIAL, library_partial
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
 from graphlint.static.fieldkinds import field_facts
+from graphlint.static.overrules import overruling_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
 from graphlint.static.params import POSITION_NAMES
@@ -56,7 +60,8 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "presumed_tensors")
+PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "presumed_tensors",
+                 "annotated_tensors", "annotated_lists")
 
 
 def release_planning_facts(summaries) -> None:
@@ -87,6 +92,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     receivers = Receivers(index, fields)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
     followed = Counter()  # a callee's last name -> those of its call sites resolved (to any function)
+    spelled: dict[str, list[tuple]] = defaultdict(list)  # a callee's last name -> its sites passing something known
+    opaque: set[str] = set()  # last names some call site of passes nothing known (or hands on as a value)
     for info in infos:
         order = {q: i for i, q in enumerate(info.functions)}
         for fn in info.functions.values():
@@ -97,6 +104,10 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if site.reference and _rewrapped(info, fn, site.expr):
                     continue  # ``self.step = torch.compile(self.step)``: called under its own name still
                 by_name[last] += 1
+                if site.reference or site.kinds is None:
+                    opaque.add(last)  # :mod:`.overrules`: a call under the name passing nothing known
+                else:
+                    spelled[last].append((site, info, fn))
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
                 key = _key(fn, site.expr)
@@ -145,6 +156,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in agreed.steady((path, qualname)):
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
+    spelled_alike = ParamKinds(infos_by_path, callers, by_name, followed, index, (spelled, opaque))
+    for path, facts in overruling_facts(infos, agreed, spelled_alike).items():
+        out[path] |= facts
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
 
 

@@ -250,6 +250,7 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
         return
     fn.tensors.add(name)
     fn.hosts.discard(name)
+    fn.lists.discard(name)  # ``ids: list[int]`` every caller passes a tensor (:mod:`.valueflow`)
     if kind == WEIGHT:
         fn.weights.add(name)
     elif kind == SCALAR:
@@ -274,7 +275,9 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
             return None
         kind = WEIGHT if type(arg.value) is not cst.Name and oracle.is_weight(arg.value) else \
             kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
-                                           NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle))
+                                           NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle)
+                                           or (NUMBER if type(arg.value) is cst.Name
+                                               and arg.value.value in oracle.fn.numbers else UNKNOWN))
         if type(arg.value) is cst.Name and arg.value.value in oracle.fn.params and (
                 not kind or arg.value.value in oracle.fn.tensors and kind == TENSOR):
             kind = "^" + arg.value.value  # the caller's own parameter, passed on: what its callers pass
