@@ -272,6 +272,9 @@ class LoopInfo(Compact):
     fields: list[tuple] = field(default_factory=list)
     #: those of ``exprs`` that call a ``self`` field's callable with ids sampled the iteration before (:mod:`.sampledcarry`)
     sampled: list[tuple] = field(default_factory=list)
+    #: its output comes back only through an integrator's update (``x = x + dt * v``), nothing sampled:
+    #: a solver's steps, per token only where its caller is (:mod:`.solverloops`)
+    solver: bool = False
 
 
 @dataclass(slots=True)

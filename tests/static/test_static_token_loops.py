@@ -33,6 +33,8 @@ ENTRIES = {
     "rebound.py": {("eager", "extend")},
     "speculative_step.py": {("eager", "generate"), ("eager", "spec_step")},
     "prefill_then_loop.py": {("graph", "next_token"), ("eager", "generate")},
+    "solver_after_decode.py": {("eager", "decode_tokens")},
+    "solver_per_patch.py": {("eager", "PatchDecoder.generate")},
 }
 
 
