@@ -97,8 +97,11 @@ PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
 def feeds_back_a_call(loops: list[LoopInfo], loop_id: int) -> bool:
     """The loop feeds the output of a call back into it that is not a container's own method
     (``out.append(tok)`` read later feeds back too, but says nothing of a model step)."""
-    return any(info.id == loop_id and any(not (e[0] == "a" and e[2] in MUTATING_METHODS) for e in info.exprs)
-               for info in loops)
+    return any(info.id == loop_id and any(not _container_call(e) for e in info.exprs) for info in loops)
+
+
+def _container_call(expr: tuple) -> bool:
+    return expr[0] == "a" and expr[2] in MUTATING_METHODS
 
 
 @dataclass
@@ -268,7 +271,7 @@ class LoopTracker:
         if exprs:
             sampled = sampled_calls(frame, feeding) if frame.sampled else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
-                                            solver=solver_loop(frame, feeding)))
+                                            solver=solver_loop(frame, [f for f in feeding if not _container_call(f[1])])))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)

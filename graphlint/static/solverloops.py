@@ -68,7 +68,8 @@ def _is_name(node: cst.BaseExpression, name: str) -> bool:
 
 def solver_loop(frame: "LoopFrame", feeding: list[tuple[int, tuple, set[str]]]) -> bool:
     """Whether every feeding call of ``frame`` carries its output to the next iteration only through
-    accumulated names, and nothing in the body samples."""
+    accumulated names, and nothing in the body samples. ``feeding``: the calls other than a
+    container's own methods (``sol.append(x)`` keeps a history, no step)."""
     if not feeding or frame.sampled:
         return False
     state = frame.accumulated - frame.rebound
