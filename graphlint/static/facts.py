@@ -145,6 +145,9 @@ class FunctionInfo(Compact):
     device_work: bool = False
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
     trains: bool = False
+    #: its always-run calls named like a loss (``self.decoder.compute_loss(...)``), in flow IR: it
+    #: trains when one resolves to training code (:mod:`.losscode`)
+    loss_calls: tuple = ()
     #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``):
     #: a call of it runs one of its overrides
     abstract: bool = False

@@ -16,6 +16,7 @@ from graphlint.static.classtests import false_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.guards import disarmed
+from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
@@ -31,6 +32,9 @@ from graphlint.static.tensors import ClassFacts, FunctionFacts
 
 class ScopeWalker:
     """Mixin of :class:`graphlint.static.walker.Walker` (which provides the attributes used here)."""
+
+    #: the ids of the calls named like a loss that the function being walked always runs (:mod:`.losscode`)
+    loss_call_ids: set[int] | frozenset = frozenset()
 
     def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
         """What the module's functions return, known before any call to them is walked."""
@@ -150,6 +154,7 @@ class ScopeWalker:
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
         first_raw = len(self.raw)
         depth = self.steady.begin()
+        outer_losses, self.loss_call_ids = self.loss_call_ids, top_level_loss_calls(stmt.body)
         try:
             self.suite(stmt.body)
             pending = self.steady.end(stmt, self.oracle, depth)
@@ -157,6 +162,7 @@ class ScopeWalker:
             mark_restaged_calls(pending, self.raw, first_raw, stmt, self.oracle, self.steady)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
         finally:
+            self.loss_call_ids = outer_losses
             if protocol:
                 self.loop_ids.pop()
                 self.pop_loop()

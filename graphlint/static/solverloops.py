@@ -24,21 +24,16 @@ returned (``pos = pos + accepted``: a speculative decode's carry), so either kee
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from graphlint.static.params import POSITION_NAMES
 
-if TYPE_CHECKING:
-    from graphlint.static.loops import LoopFrame
-
 _SEQUENCES = (cst.List, cst.Tuple, cst.ListComp)
 
 
-def note_update(frame: "LoopFrame", names, value: cst.BaseExpression | None, augmented: bool) -> None:
-    """Record how the body binds ``names`` (one assignment): as an integrator's update of each
-    from itself, or any other way."""
+def note_update(frame, names, value: cst.BaseExpression | None, augmented: bool) -> None:
+    """Record how the body binds ``names`` (one assignment; ``frame``: a :class:`.loops.LoopFrame`):
+    as an integrator's update of each from itself, or any other way."""
     for name in names:
         if _accumulates(name, value, augmented):
             frame.accumulated.add(name)
@@ -66,7 +61,7 @@ def _is_name(node: cst.BaseExpression, name: str) -> bool:
             and f"self.{node.attr.value}" == name)
 
 
-def solver_loop(frame: "LoopFrame", feeding: list[tuple[int, tuple, set[str]]]) -> bool:
+def solver_loop(frame, feeding: list[tuple[int, tuple, set[str]]]) -> bool:
     """Whether every feeding call of ``frame`` carries its output to the next iteration only through
     accumulated names, and nothing in the body samples. ``feeding``: the calls other than a
     container's own methods (``sol.append(x)`` keeps a history, no step)."""
