@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
-from graphlint.static.cstwalk import self_attr
+from graphlint.static.cstwalk import called_name, self_attr
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.losscode import library_loss
 from graphlint.static.names import callee_key, is_imported_root, resolve
@@ -246,7 +246,7 @@ class CallRecorder:
         if (type(func) is cst.Attribute and func.attr.value == "backward") or (
                 at.call_name or "").startswith(("torch.autograd.backward", "torch.autograd.grad")):
             at.func.trains = True
-        elif id(call) in at.loss_call_ids:  # an always-run loss (:mod:`.losscode`)
+        elif "loss" in called_name(func).lower() and at.always_runs_loss(call):  # (:mod:`.losscode`)
             if library_loss(at.call_name):
                 at.func.trains = True
             elif at.call_expr is not None and at.call_expr not in at.func.loss_calls:

@@ -33,8 +33,16 @@ from graphlint.static.tensors import ClassFacts, FunctionFacts
 class ScopeWalker:
     """Mixin of :class:`graphlint.static.walker.Walker` (which provides the attributes used here)."""
 
-    #: the ids of the calls named like a loss that the function being walked always runs (:mod:`.losscode`)
-    loss_call_ids: set[int] | frozenset = frozenset()
+    #: (function body, the ids of the calls named like a loss it always runs): computed at the
+    #: function's first loss-named call (:mod:`.losscode`)
+    loss_cache: tuple | None = None
+
+    def always_runs_loss(self, call: cst.Call) -> bool:
+        """Whether ``call``, named like a loss, is in a statement the walked function always runs."""
+        body = self.values.body
+        if self.loss_cache is None or self.loss_cache[0] is not body:
+            self.loss_cache = (body, top_level_loss_calls(body) if body is not None else set())
+        return id(call) in self.loss_cache[1]
 
     def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
         """What the module's functions return, known before any call to them is walked."""
@@ -154,7 +162,6 @@ class ScopeWalker:
         protocol = self.push_protocol_step(stmt)  # ``__next__``: one pass of the iteration protocol's loop
         first_raw = len(self.raw)
         depth = self.steady.begin()
-        outer_losses, self.loss_call_ids = self.loss_call_ids, top_level_loss_calls(stmt.body)
         try:
             self.suite(stmt.body)
             pending = self.steady.end(stmt, self.oracle, depth)
@@ -162,7 +169,6 @@ class ScopeWalker:
             mark_restaged_calls(pending, self.raw, first_raw, stmt, self.oracle, self.steady)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
         finally:
-            self.loss_call_ids = outer_losses
             if protocol:
                 self.loop_ids.pop()
                 self.pop_loop()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
 from graphlint.static.names import dotted_name
 from graphlint.static.timingloops import reads_clock
 
@@ -33,13 +32,35 @@ def switch_name(stmt: cst.If) -> str | None:
 
 
 def timing_switches(body: cst.CSTNode | None, imports: dict[str, str]) -> frozenset[str]:
-    """The flags of the function whose body is ``body`` that gate a clock reading."""
+    """The flags of the function whose body is ``body`` that gate a clock reading (its own
+    statements, not a nested function's: only an ``if``'s body is read to its expressions)."""
     if body is None:
         return frozenset()
     found: set[str] = set()
-    for node in preorder(body):
+    stack = list(getattr(body, "body", ()))
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef):
+            continue
         if type(node) is cst.If:
             name = switch_name(node)
             if name is not None and name not in found and reads_clock(node.body, imports):
                 found.add(name)
+        stack.extend(_blocks(node))
     return frozenset(found)
+
+
+def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements of a compound statement's blocks (``else``, handlers and ``finally`` too)."""
+    out: list[cst.CSTNode] = []
+    for part in (getattr(node, "body", None), getattr(node, "orelse", None), getattr(node, "finalbody", None),
+                 *getattr(node, "handlers", ())):
+        while part is not None and not isinstance(part, cst.BaseSuite):
+            if isinstance(part, cst.If):  # an ``elif``: a statement of its own
+                out.append(part)
+                part = None
+            else:
+                part = getattr(part, "body", None)
+        if part is not None:
+            out.extend(getattr(part, "body", ()))
+    return out
