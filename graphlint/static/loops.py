@@ -80,7 +80,8 @@ from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
-from graphlint.static.loopnames import base_name, bound_targets, eligible, is_range, names_read, self_attr, yields
+from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
+                                        is_range, names_read, self_attr, yields)
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.solverloops import note_update, solver_loop
@@ -90,18 +91,7 @@ from graphlint.static.timingloops import timing_loop
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
-MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
 PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
-
-
-def feeds_back_a_call(loops: list[LoopInfo], loop_id: int) -> bool:
-    """The loop feeds the output of a call back into it that is not a container's own method
-    (``out.append(tok)`` read later feeds back too, but says nothing of a model step)."""
-    return any(info.id == loop_id and any(not _container_call(e) for e in info.exprs) for info in loops)
-
-
-def _container_call(expr: tuple) -> bool:
-    return expr[0] == "a" and expr[2] in MUTATING_METHODS
 
 
 @dataclass
@@ -271,7 +261,7 @@ class LoopTracker:
         if exprs:
             sampled = sampled_calls(frame, feeding) if frame.sampled else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
-                                            solver=solver_loop(frame, [f for f in feeding if not _container_call(f[1])])))
+                                            solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
