@@ -16,19 +16,20 @@ per-token when it feeds a *sampled* output back into a model step). An eager dec
 it is not (:meth:`.tokenloops.TokenLoops.token_loops`).
 
 The test, per loop: every name through which a feeding call's output reaches the next iteration's
-call is *accumulated* -- bound in the body only as ``n = n + term``, ``n = n - term`` or ``n op=
-term`` -- and the body calls no sampler (:mod:`.sampledcarry`). A list grown by ``ids = ids +
-[tok]`` is no integrator (a literal list or tuple term), nor a position advanced by what the step
-returned (``pos = pos + accepted``: a speculative decode's carry), so either keeps the loop."""
+call is *accumulated* -- bound in the body only as ``n = n + step``, ``n = n - step`` or ``n +=
+step`` with ``step`` a product or quotient (``dt * v``: an increment scaled by a step size) -- and
+the body calls no sampler (:mod:`.sampledcarry`). A list grown by ``ids = ids + [tok]``, a value
+shifted by what the step returned (``logits = logits + token``), or a position advanced by it
+(``pos = pos + accepted``, a speculative decode's carry; position names are never accumulated) is
+no integrator, so the loop stays a decode loop."""
 
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+
 import libcst as cst
 
 from graphlint.static.params import POSITION_NAMES
-
-_SEQUENCES = (cst.List, cst.Tuple, cst.ListComp)
 
 
 def note_update(frame, names, value: cst.BaseExpression | None, augmented: bool) -> None:
@@ -42,16 +43,22 @@ def note_update(frame, names, value: cst.BaseExpression | None, augmented: bool)
 
 
 def _accumulates(name: str, value: cst.BaseExpression | None, augmented: bool) -> bool:
-    if value is None or isinstance(value, _SEQUENCES) or any(fnmatchcase(name, p) for p in POSITION_NAMES):
+    if value is None or any(fnmatchcase(name, p) for p in POSITION_NAMES):
         return False
     if augmented:
-        return True
+        return _scaled(value)
     if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, (cst.Add, cst.Subtract)):
         return False
     left, right = value.left, value.right
     if _is_name(left, name):
-        return not isinstance(right, _SEQUENCES)
-    return isinstance(value.operator, cst.Add) and _is_name(right, name) and not isinstance(left, _SEQUENCES)
+        return _scaled(right)
+    return isinstance(value.operator, cst.Add) and _is_name(right, name) and _scaled(left)
+
+
+def _scaled(term: cst.BaseExpression) -> bool:
+    """A step scaled by a size (``dt * v``, ``v / n``, ``lr * g``): an integrator's increment. A bare
+    name (``logits + token``, ``pos + accepted``) or a list (``ids + [tok]``) is none."""
+    return isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Multiply, cst.Divide))
 
 
 def _is_name(node: cst.BaseExpression, name: str) -> bool:

@@ -35,6 +35,7 @@ ENTRIES = {
     "prefill_then_loop.py": {("graph", "next_token"), ("eager", "generate")},
     "solver_after_decode.py": {("eager", "decode_tokens")},
     "solver_per_patch.py": {("eager", "PatchDecoder.generate")},
+    "shifted_carry.py": {("eager", "generate")},
 }
 
 
