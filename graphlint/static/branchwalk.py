@@ -21,9 +21,13 @@ from graphlint.static.guards import counts_down, fills_field_default, needed_att
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
 from graphlint.static.optin import COMPILE_SWITCHES
+from graphlint.static.timingswitch import switch_name, timing_switches
 
 
 class BranchWalker:
+    #: (function body, its timing switches): computed once per function, at its first ``if flag:``
+    timing_cache: tuple | None = None
+
     def if_(self, stmt: cst.If) -> None:
         guarded = self.guards.branch(stmt.test)
         fallback = guarded is None and given_none_test(stmt, self.oracle.fn) is not None
@@ -70,7 +74,7 @@ class BranchWalker:
 
     def _if_body(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
-                                  or counts_down(stmt, self.is_constant_local)):
+                                  or counts_down(stmt, self.is_constant_local) or self.timing_switch(stmt)):
             self.setup_depth += 1
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
@@ -149,6 +153,16 @@ class BranchWalker:
             walk()
         finally:
             self.first_iters = outer
+
+    def timing_switch(self, stmt: cst.If) -> bool:
+        """``if self.log_time:`` where a branch of that switch reads a clock (:mod:`.timingswitch`)."""
+        name = switch_name(stmt)
+        if name is None:
+            return False
+        body = self.values.body
+        if self.timing_cache is None or self.timing_cache[0] is not body:
+            self.timing_cache = (body, timing_switches(body, self.imports))
+        return name in self.timing_cache[1]
 
     def is_constant_local(self, name: str) -> bool:
         return self.constant_locals.get((self.func.qualname, name), False)

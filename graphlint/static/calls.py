@@ -18,8 +18,9 @@ from typing import Any, Protocol
 import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
-from graphlint.static.cstwalk import self_attr
+from graphlint.static.cstwalk import called_name, self_attr
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
+from graphlint.static.losscode import library_loss
 from graphlint.static.names import callee_key, is_imported_root, resolve
 from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
@@ -245,6 +246,11 @@ class CallRecorder:
         if (type(func) is cst.Attribute and func.attr.value == "backward") or (
                 at.call_name or "").startswith(("torch.autograd.backward", "torch.autograd.grad")):
             at.func.trains = True
+        elif "loss" in called_name(func).lower() and at.always_runs_loss(call):  # (:mod:`.losscode`)
+            if library_loss(at.call_name):
+                at.func.trains = True
+            elif at.call_expr is not None and at.call_expr not in at.func.loss_calls:
+                at.func.loss_calls = (*at.func.loss_calls, at.call_expr)
         if not at.func.device_work and self.does_device_work(call):
             at.func.device_work = True
         if type(func) is cst.Attribute:

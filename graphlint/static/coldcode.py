@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.losscode import training_closure
 from graphlint.static.names import name_matcher
 from graphlint.static.options import StaticOptions
 
@@ -55,8 +56,9 @@ def capture_setup_loop(edges, loop_id: int, fn_of) -> bool:
     return False
 
 
-def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
-    """Functions that train: they call ``.backward()``, or belong to a training class."""
+def training_code(infos: list[ModuleInfo], index: Index, calls: dict | None = None) -> set[FuncId]:
+    """Functions that train: they call ``.backward()``, always compute a loss (:mod:`.losscode`,
+    through ``calls``, the call graph's edges), or belong to a training class."""
     found = set()
     for info in infos:
         family = {name for name in info.classes if any(
@@ -65,7 +67,7 @@ def training_code(infos: list[ModuleInfo], index: Index) -> set[FuncId]:
         for qual, fn in info.functions.items():
             if fn.trains or fn.cls in family:
                 found.add((info.path, qual))
-    return found
+    return training_closure(found, infos, calls or {})
 
 
 #: words that name the decode phase in a function's name, beside a prefill name (:meth:`ColdCode.both_phases`)
@@ -75,9 +77,9 @@ DECODE_WORDS = ("decode", "generat")
 class ColdCode:
     """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
 
-    def __init__(self, infos: list[ModuleInfo], index: Index, options: StaticOptions):
+    def __init__(self, infos: list[ModuleInfo], index: Index, options: StaticOptions, calls: dict | None = None):
         self._prefill = name_matcher(tuple(options.prefill_names))
-        self.training = training_code(infos, index)
+        self.training = training_code(infos, index, calls)
 
     def prefill(self, name: str) -> bool:
         """Named like prefill-only code: never captured either (a decode graph holds one token per

@@ -134,7 +134,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         self._made: set[tuple[str, str]] | None = None
         self._handed: set[FuncId] | None = None  # :mod:`.handed`
         #: ``not_hot(name, fid)``: set-up, prefill-only or training code (see :mod:`.coldcode`)
-        self.not_hot = ColdCode(infos, index, options)
+        self.not_hot = ColdCode(infos, index, options, calls)
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]

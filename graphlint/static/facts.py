@@ -145,6 +145,9 @@ class FunctionInfo(Compact):
     device_work: bool = False
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
     trains: bool = False
+    #: its always-run calls named like a loss (``self.decoder.compute_loss(...)``), in flow IR: it
+    #: trains when one resolves to training code (:mod:`.losscode`)
+    loss_calls: tuple = ()
     #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``):
     #: a call of it runs one of its overrides
     abstract: bool = False
@@ -277,6 +280,9 @@ class LoopInfo(Compact):
     fields: list[tuple] = field(default_factory=list)
     #: those of ``exprs`` that call a ``self`` field's callable with ids sampled the iteration before (:mod:`.sampledcarry`)
     sampled: list[tuple] = field(default_factory=list)
+    #: its output comes back only through an integrator's update (``x = x + dt * v``), nothing sampled:
+    #: a solver's steps, per token only where its caller is (:mod:`.solverloops`)
+    solver: bool = False
 
 
 @dataclass(slots=True)

@@ -103,3 +103,18 @@ def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
         return True
     first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
     return first is not None and _counts_steps(first, depth + 1)
+
+
+#: a container's own methods: ``out.append(tok)`` read later feeds back, but says nothing of a model step
+MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
+
+
+def feeds_back_a_call(loops: list, loop_id: int) -> bool:
+    """The loop (a :class:`.facts.LoopInfo` of ``loops``) feeds the output of a call back into it
+    that is not a container's own method."""
+    return any(info.id == loop_id and any(not container_call(e) for e in info.exprs) for info in loops)
+
+
+def container_call(expr: tuple) -> bool:
+    """``out.append(tok)``: a call of a container's own mutating method (flow IR)."""
+    return expr[0] == "a" and expr[2] in MUTATING_METHODS

@@ -80,24 +80,18 @@ from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
-from graphlint.static.loopnames import base_name, bound_targets, eligible, is_range, names_read, self_attr, yields
+from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
+                                        is_range, names_read, self_attr, yields)
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
+from graphlint.static.solverloops import note_update, solver_loop
 from graphlint.static.stepflow import note_assignment, note_call
 from graphlint.static.timingloops import timing_loop
 
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
 
-MUTATING_METHODS = frozenset(("append", "extend", "insert", "add", "update"))
 PROTOCOL_STEPS = frozenset(("__next__", "__anext__"))
-
-
-def feeds_back_a_call(loops: list[LoopInfo], loop_id: int) -> bool:
-    """The loop feeds the output of a call back into it that is not a container's own method
-    (``out.append(tok)`` read later feeds back too, but says nothing of a model step)."""
-    return any(info.id == loop_id and any(not (e[0] == "a" and e[2] in MUTATING_METHODS) for e in info.exprs)
-               for info in loops)
 
 
 @dataclass
@@ -132,6 +126,10 @@ class LoopFrame:
     #: a callee so named is chosen by the loop variable, as ``layers[i](x)`` is (a layer loop)
     picked: set[str] = field(default_factory=set)
     sampled: list[int] = field(default_factory=list)  # statements calling a sampler (:mod:`.sampledcarry`)
+    #: names the body only ever updates from themselves (``x = x + dt * v``, ``x += v``), and names it
+    #: binds any other way: an integrator's state (:mod:`.solverloops`)
+    accumulated: set[str] = field(default_factory=set)
+    rebound: set[str] = field(default_factory=set)
     stmt: cst.For | cst.While | None = None  # the loop statement, while it is walked (:mod:`.timingloops`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
@@ -181,9 +179,10 @@ class LoopFrame:
         if ordered:
             self.fills.setdefault(name, []).append((order, sources))
 
-    def derived(self, order: int) -> set[str]:
-        """What the output of the call at ``order`` flows into, through the body's assignments."""
-        derived = set(self.made_at.get(order, ()))
+    def derived(self, order: int, stop: frozenset | set = frozenset()) -> set[str]:
+        """What the output of the call at ``order`` flows into, through the body's assignments
+        (never into or through the names of ``stop``)."""
+        derived = set(self.made_at.get(order, ())) - stop
         if not derived:
             return derived
         changed = True
@@ -191,7 +190,7 @@ class LoopFrame:
             changed = False
             for table in (self.deps, self.filled):
                 for name, sources in table.items():
-                    if name not in derived and sources & derived:
+                    if name not in derived and name not in stop and sources & derived:
                         derived.add(name)
                         changed = True
         return derived
@@ -261,7 +260,8 @@ class LoopTracker:
             return  # it times the step (:mod:`.timingloops`): no decode loop, nor a serving or field loop
         if exprs:
             sampled = sampled_calls(frame, feeding, self.oracle.fn.params) if frame.sampled else []
-            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled))
+            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
+                                            solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
@@ -320,6 +320,7 @@ class LoopTracker:
                 top = not augmented and len(self.path) == frame.depth + 1
                 if names and not augmented and frame.elements & reads:
                     frame.picked.update(names)
+                note_update(frame, names, value, augmented)
                 for name in names:
                     frame.writes[name] = self.order
                     frame.deps[name] = mine | frame.deps.get(name, set())  # every binding in the body

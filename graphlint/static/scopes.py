@@ -16,6 +16,7 @@ from graphlint.static.classtests import false_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.guards import disarmed
+from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
@@ -31,6 +32,17 @@ from graphlint.static.tensors import ClassFacts, FunctionFacts
 
 class ScopeWalker:
     """Mixin of :class:`graphlint.static.walker.Walker` (which provides the attributes used here)."""
+
+    #: (function body, the ids of the calls named like a loss it always runs): computed at the
+    #: function's first loss-named call (:mod:`.losscode`)
+    loss_cache: tuple | None = None
+
+    def always_runs_loss(self, call: cst.Call) -> bool:
+        """Whether ``call``, named like a loss, is in a statement the walked function always runs."""
+        body = self.values.body
+        if self.loss_cache is None or self.loss_cache[0] is not body:
+            self.loss_cache = (body, top_level_loss_calls(body) if body is not None else set())
+        return id(call) in self.loss_cache[1]
 
     def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
         """What the module's functions return, known before any call to them is walked."""

@@ -66,6 +66,8 @@ class TokenLoops:
                             found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
+                    if model is not None and loop.solver:  # an integrator's steps (:mod:`.solverloops`):
+                        continue  # per token only where its caller is, which the call graph decides
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"

@@ -27,7 +27,8 @@ from graphlint.static.guards import Guards
 from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
-from graphlint.static.loops import LoopTracker, eligible as is_step_loop, feeds_back_a_call
+from graphlint.static.loopnames import feeds_back_a_call
+from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name
 from graphlint.static.optin import OptInFlags

@@ -35,6 +35,9 @@ ENTRIES = {
     "prefill_then_loop.py": {("graph", "next_token"), ("eager", "generate")},
     "cached_models.py": {("eager", "speak"), ("eager", "speak_windows")},
     "handed_model.py": {("eager", "fallback_stream")},
+    "solver_after_decode.py": {("eager", "decode_tokens")},
+    "solver_per_patch.py": {("eager", "PatchDecoder.generate")},
+    "shifted_carry.py": {("eager", "generate")},
 }
 
 

@@ -1,0 +1,74 @@
+"""Training code by what it computes: a function that always computes a loss trains.
+
+:mod:`.coldcode` makes a function that calls ``.backward()`` training code. A model's training
+forward often does not: it computes the losses and returns them, and the training script (outside
+the checked paths, or a library's trainer) runs the backward pass. Such a forward may call a
+compiled CUDA-graph module (the feature encoder a decode step compiles), and then looked like a
+host step around a replay, its loss masks and noise draws per-step allocations.
+
+A function *computes a loss* when a statement of its own body -- not under an ``if``, a loop or a
+``try``; a ``with`` block's body counts -- calls a loss of ``torch.nn.functional``
+(``F.mse_loss(pred, target)``, ``F.cross_entropy``, ...), or calls a function whose name says loss
+(``self.decoder.compute_loss(...)``) that the call graph resolves to a function that computes one.
+A forward that computes the loss only ``if labels is not None:`` (a decode forward with an optional
+training use) is no training code. Functions defined inside training code are training code too
+(a closure a loss's ``jvp`` differentiates)."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from graphlint.static.cstwalk import called_name, preorder
+
+#: ``torch.nn.functional``'s losses, by name
+LOSS_FUNCTIONS = ("*_loss", "cross_entropy", "binary_cross_entropy*", "kl_div", "nll_loss")
+LOSS_MODULE = "torch.nn.functional."
+
+
+def top_level_loss_calls(body: cst.BaseSuite) -> set[int]:
+    """The ids of the calls named like a loss in the statements ``body`` always runs."""
+    found: set[int] = set()
+    stack = list(getattr(body, "body", ()))
+    while stack:
+        stmt = stack.pop()
+        if type(stmt) is cst.With:
+            stack.extend(stmt.body.body)
+            continue
+        if type(stmt) is not cst.SimpleStatementLine:
+            continue
+        for node in preorder(stmt):
+            if type(node) is cst.Call and "loss" in called_name(node.func).lower():
+                found.add(id(node))
+    return found
+
+
+def library_loss(name: str | None) -> bool:
+    """``torch.nn.functional.mse_loss`` and its kin (``name`` resolved through the imports)."""
+    return bool(name) and name.startswith(LOSS_MODULE) and any(
+        fnmatchcase(name[len(LOSS_MODULE):], pat) for pat in LOSS_FUNCTIONS)
+
+
+def training_closure(found: set, infos, calls: dict) -> set:
+    """``found`` (functions that train) grown by the functions whose loss-named top-level call
+    resolves to one of them, and by the functions defined inside any of them."""
+    losses = {(info.path, q): fn.loss_calls for info in infos for q, fn in info.functions.items() if fn.loss_calls}
+    changed = True
+    while changed:
+        changed = False
+        for fid, exprs in losses.items():
+            if fid not in found and any(site.expr in exprs and callee in found for callee, site in calls.get(fid, ())):
+                found.add(fid)
+                changed = True
+    if found:
+        found.update((info.path, q) for info in infos for q in info.functions if "." in q and _inside(info.path, q, found))
+    return found
+
+
+def _inside(path: str, qual: str, found: set) -> bool:
+    while "." in qual:
+        qual = qual.rpartition(".")[0]
+        if (path, qual) in found:
+            return True
+    return False
