@@ -79,3 +79,8 @@ def field_off(switch: str, values) -> bool:
 def api_default(switch: str) -> bool:
     """A switch every caller of the step loop gets unless it asks: a field's default, or none at all."""
     return switch.startswith(FIELD) or switch == ALWAYS
+
+
+def shown(switch: str) -> str:
+    """The switch as a message names it: a field by its name."""
+    return switch[len(FIELD):] if switch.startswith(FIELD) else switch

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from graphlint.static.argvalues import ArgValues
 from graphlint.static.callgraph import CallGraph, capturing_functions
-from graphlint.static.compileswitch import api_default, field_off
+from graphlint.static.compileswitch import api_default, field_off, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
@@ -270,7 +270,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         if not optional:
             return {}
         sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.graph_calls, stop)
-        switch = next(iter(optional.values()))
+        switch = shown(next(iter(optional.values())))
         return {f: switch for f in graph if f not in sure}
 
     def field_values(self) -> ArgValues:
