@@ -320,6 +320,7 @@ class TensorOracle(HostTaint):
         listed = value is not None and (self.is_list_value(value) or type(value) is cst.List)  # ``ids = []``
         if type(target) is cst.Name:
             (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
+            self.fn.row_lists.discard(target.value)
         elif attr is not None and self.cls is not None and listed:
             self.cls.list_attrs.add(attr)
         elif attr is not None and self.cls is not None and not (type(value) is cst.Name and value.value == "None"):
