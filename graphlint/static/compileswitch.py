@@ -17,7 +17,13 @@ off by default, where the analysis can read the default:
   off too (:attr:`.argvalues.ArgValues.stores`); a store of anything else (a parameter, a computed
   value) keeps the compile a capture: prefer missing to a false error. A class built from a
   configuration file (``Args(**loaded)``, ``setattr(cfg, key, v)``) is the user's choice, not the
-  default.
+  default. ``if cfg.flag:`` counts for fields named like a compile switch (``*compile*``).
+
+A field's default is an API default every caller gets (:func:`api_default`), so it counts wherever
+the compile is made (an engine's ``__init__``). A CUDA-graph compile so switched is an optional
+graph root (its loop's stop test is a sync, what only it captures is reported); a plain compile so
+switched is no compiled root (:meth:`.entries.Discovery.graph_regions`): what an eager loop reaches
+through it runs eagerly, its allocations are reported.
 """
 
 from __future__ import annotations
