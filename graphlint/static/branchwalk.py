@@ -16,6 +16,7 @@ from dataclasses import fields
 import libcst as cst
 
 from graphlint.static.argvalues import never_true
+from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.guards import counts_down, fills_field_default, needed_attrs, once_flag
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
@@ -60,7 +61,10 @@ class BranchWalker:
             switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults, COMPILE_SWITCHES)
             # the function's own parameter (an API's default every caller gets), not a script's option
             # or a module flag, which the operator picks per run (the run that captures is the one labelled)
-            self.compile_opt_in += (switch,) if switch in self.func.defaults else ()
+            # or a configuration field whose every stored value is off (decided when linking: :mod:`.compileswitch`)
+            field = field_switch(stmt.test) if switch not in self.func.defaults else ""
+            field = field if field and COMPILE_SWITCHES.match(field[len(FIELD):]) else ""
+            self.compile_opt_in += (switch,) if switch in self.func.defaults else (field,) if field else ()
         keyed = self.flows.keyed_begin(stmt.test)  # ``if kind == Op.X: return XBuilder`` (:mod:`.keyedreturns`)
         try:
             self._if_body(stmt, guarded, test, outer_cond, instead)

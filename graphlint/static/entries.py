@@ -50,7 +50,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from graphlint.static.argvalues import ArgValues
 from graphlint.static.callgraph import CallGraph, capturing_functions
+from graphlint.static.compileswitch import api_default, field_off, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
@@ -263,12 +265,19 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         ask). A CLI entry's switch (``main(compile=False)`` compiling for a loop elsewhere, a script's
         ``--compile``) picks the run its operator measures: the captured one."""
         optional = {chain: switch for chain, switch in self.optional_roots.items()
-                    if chain[0] in self.loop_bodies["host"] or chain[0] in self.loop_bodies["eager"]}
+                    if chain[0] in self.loop_bodies["host"] or chain[0] in self.loop_bodies["eager"]
+                    or api_default(switch)}
         if not optional:
             return {}
         sure = bfs([r for r in self.roots["graph"] if r[1] not in optional and r[0] in graph], self.graph_calls, stop)
-        switch = next(iter(optional.values()))
+        switch = shown(next(iter(optional.values())))
         return {f: switch for f in graph if f not in sure}
+
+    def field_values(self) -> ArgValues:
+        """Every value stored into a configuration field: what decides a compile switch's default."""
+        if getattr(self, "_fields", None) is None:
+            self._fields = ArgValues(self.infos, self.calls)
+        return self._fields
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking
@@ -337,12 +346,14 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                     elif region.kind == "graphed":
                         self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
                     else:
-                        self.compiled_roots.append(fid)
+                        off = bool(region.opt_in) and field_off(region.opt_in, self.field_values())
+                        if not (off and api_default(region.opt_in)) or id(region) in self.graph.graph_compiles:
+                            self.compiled_roots.append(fid)  # not ``if cfg.compile:`` off by default: eager then
                         if id(region) in self.graph.graph_compiles:  # a literal mode, or one read from settings
                             if compiled_graph.get(fid, ()) is not None:
                                 compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
                             self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
-                            if region.opt_in:
+                            if off:
                                 self.optional_roots.setdefault(chain, region.opt_in)
         self.compiled_calls(compiled_graph)
         # the captured callables are the entries once found; a capture whose callable cannot be

@@ -80,6 +80,7 @@ from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
+from graphlint.static.listrows import bind_row
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
                                         is_range, names_read, self_attr, yields)
 from graphlint.static.params import POSITION_NAMES
@@ -381,6 +382,8 @@ class LoopTracker:
                 self.oracle.taint(target.elements[0].value, None)
                 self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
                 return
+        if bind_row(self.oracle, target, iterable):  # ``for row in rows`` of Python lists (:mod:`.listrows`)
+            return
         source = self.oracle.module_source(iterable)
         if source is not None and isinstance(target, cst.Name):
             self.oracle.fn.module_aliases[target.value] = source

@@ -38,6 +38,7 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.compileswitch import disabled_by
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import name_matcher, resolve
@@ -275,8 +276,9 @@ class RegionRecorder:
             expr = self.flows.ir.expr(node)
             if expr is None:
                 continue
-            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode,
-                              opt_in=self.compile_opt_in[0] if own is not None and self.compile_opt_in else "")
+            opt_in = (self.compile_opt_in[0] if self.compile_opt_in else disabled_by(call, self.func.defaults)) \
+                if own is not None else ""
+            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode, opt_in=opt_in)
             self.info.regions.append(decl)
             self.place_later(decl, call)
 

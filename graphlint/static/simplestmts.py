@@ -13,6 +13,7 @@ from graphlint.static.cstwalk import EXPRESSIONS
 from graphlint.static.bindings import annotates_object
 from graphlint.static.fieldstores import record_stores
 from graphlint.static.guards import note_constant, written_attrs
+from graphlint.static.listrows import note_rows
 from graphlint.static.names import record_import
 from graphlint.static.params import is_tensor_annotation
 from graphlint.static.valuekinds import UNKNOWN, join, shape_of
@@ -99,6 +100,7 @@ class SimpleStatements:
                 self.note_handover(stmt)
             if type(stmt) is cst.Expr and type(stmt.value) is cst.Call:
                 self.calls.bindings.record_module_call(stmt.value)
+                note_rows(self.oracle, stmt.value)
             elif type(stmt) is cst.Expr and type(stmt.value) in (cst.Yield, cst.Await):
                 inner = stmt.value.value if type(stmt.value) is cst.Yield else None
                 if type(stmt.value) is cst.Yield:

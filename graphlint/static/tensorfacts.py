@@ -59,6 +59,7 @@ class FunctionFacts:
     scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
     vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
     lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
+    row_lists: set[str] = field(default_factory=set)  # lists of Python lists (see :mod:`.listrows`)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``
     optional: set[str] = field(default_factory=set)
     #: unannotated parameters taken for tensors only because a hot function has them (``forward``)

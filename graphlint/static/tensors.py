@@ -27,7 +27,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import bool_literal, constant_name, none_fallback, number, operands, self_attr, shape_only
-from graphlint.static.gathers import indexed_by_tensor
+from graphlint.static.gathers import indexed_by_tensor, reduced_over_dim
 from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import compares, made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
@@ -162,7 +162,7 @@ class TensorOracle(HostTaint):
                 method = func.attr.value
                 if method in HOST_METHODS or method in NOT_TENSOR_METHODS or method.startswith(("_", "is_", "has_")):
                     return False
-                return self.is_tensor(func.value) or indexed_by_tensor(node, self.is_tensor)
+                return self.is_tensor(func.value) or indexed_by_tensor(node, self.is_tensor) or reduced_over_dim(node)
             return False
         if type(node) is cst.BinaryOperation:
             return any(map(self.is_tensor, operands(node)))
@@ -324,6 +324,7 @@ class TensorOracle(HostTaint):
         listed = value is not None and (self.is_list_value(value) or type(value) is cst.List)  # ``ids = []``
         if type(target) is cst.Name:
             (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
+            self.fn.row_lists.discard(target.value)
         elif attr is not None and self.cls is not None and listed:
             self.cls.list_attrs.add(attr)
         elif attr is not None and self.cls is not None and not (type(value) is cst.Name and value.value == "None"):

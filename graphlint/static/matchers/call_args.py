@@ -45,6 +45,16 @@ UNSIZED_FACTORIES = frozenset(("arange", "linspace", "randint", "eye", "full", "
 PYTHON_DATA = (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.GeneratorExp, cst.Integer, cst.Float)
 
 
+#: ``float("-inf")``, ``int("3")``: a builtin scalar made from literals
+SCALAR_BUILTINS = frozenset(("float", "int", "bool", "complex"))
+SCALAR_LITERALS = (cst.SimpleString, cst.Integer, cst.Float)
+
+
+def _scalar_builtin(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in SCALAR_BUILTINS \
+        and bool(node.args) and all(isinstance(a.value, SCALAR_LITERALS) for a in node.args)
+
+
 def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
     """Values we can tell are host data, not a tensor we merely failed to recognise."""
     from graphlint.static.matchers.scalar_write import is_host_value
@@ -55,6 +65,8 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
         return is_python_data(node.body, ctx) and is_python_data(node.orelse, ctx)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple", "range"):
         return True
+    if _scalar_builtin(node):
+        return True  # ``float("-inf")``: a constant, copied all the same
     if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "sum"
             and len(node.args) == 2 and isinstance(node.args[1].value, (cst.List, cst.Tuple))):
         return True  # ``sum(rows, [])``: Python lists concatenated
@@ -102,7 +114,7 @@ def _moved(call: cst.Call, stmt) -> bool:
 def python_scalar(node: cst.BaseExpression, ctx: Any) -> bool:
     """A number literal, or arithmetic :func:`python_number` vouches for with no container in it
     (``[0] * n`` is a list)."""
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if isinstance(node, (cst.Integer, cst.Float)) or _scalar_builtin(node):
         return True
     return isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and python_number(node, ctx) \
         and not any(isinstance(n, (cst.List, cst.Tuple, cst.Set, *COMPREHENSIONS)) for n in preorder(node))

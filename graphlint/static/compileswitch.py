@@ -1,0 +1,92 @@
+"""A compile switched off by an option's default: the default path runs the step eagerly.
+
+``torch.compile(self.step, mode="reduce-overhead", disable=not cfg.use_graphs)`` captures nothing
+unless the user turns ``use_graphs`` on; nor does ``if self.cfg.compile_step: self.step =
+torch.compile(...)``. Read as a CUDA-graph step, the loop around it becomes a host step and its
+per-token reads the step's one read by design, while by default they are the syncs of an eager
+loop. :attr:`.facts.RegionDecl.opt_in` names such a switch; this module says which switches are
+off by default, where the analysis can read the default:
+
+- per file (:func:`disabled_by`): ``disable=`` given a literal true value, ``not p`` / ``p`` of a
+  parameter of the compiling function with an off / on literal default (the parameter form counts,
+  as the ``if use_compile:`` form does, only where that function runs the step loop itself:
+  :meth:`.entries.Discovery.optional_graph`);
+- when linking (:func:`field_off`): ``not cfg.flag`` / ``if cfg.flag:`` of a configuration field,
+  a :data:`FIELD` switch, off when a class declares the field with an off default and every value
+  the analysed code stores into a field of that name (a constructor's keyword, ``obj.flag = v``) is
+  off too (:attr:`.argvalues.ArgValues.stores`); a store of anything else (a parameter, a computed
+  value) keeps the compile a capture: prefer missing to a false error. A class built from a
+  configuration file (``Args(**loaded)``, ``setattr(cfg, key, v)``) is the user's choice, not the
+  default. ``if cfg.flag:`` counts for fields named like a compile switch (``*compile*``).
+
+A field's default is an API default every caller gets (:func:`api_default`), so it counts wherever
+the compile is made (an engine's ``__init__``). A CUDA-graph compile so switched is an optional
+graph root (its loop's stop test is a sync, what only it captures is reported); a plain compile so
+switched is no compiled root (:meth:`.entries.Discovery.graph_regions`): what an eager loop reaches
+through it runs eagerly, its allocations are reported.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.valueatoms import literal
+
+#: the prefix of a switch that is a configuration field, decided when linking (:func:`field_off`)
+FIELD = "field:"
+#: the switch of ``disable=True``: never compiled
+ALWAYS = "disable=True"
+_OFF = (None, False, 0, "")
+
+
+def disabled_by(call: cst.Call, defaults: dict) -> str:
+    """The switch that leaves ``torch.compile(..., disable=...)`` disabled by default, or ""."""
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "disable"), None)
+    if value is None:
+        return ""
+    negated = type(value) is cst.UnaryOperation and type(value.operator) is cst.Not
+    inner = value.expression if negated else value
+    const = literal(inner)
+    if const is not None:
+        return ALWAYS if (const[1] in _OFF) == negated else ""
+    if type(inner) is cst.Name and inner.value in defaults:
+        default = defaults[inner.value]
+        if default is None or default[0] != "c":
+            return ""
+        return inner.value if (default[1] in _OFF) == negated else ""
+    if type(inner) is cst.Attribute and negated:
+        return FIELD + inner.attr.value
+    return ""
+
+
+def field_switch(test: cst.BaseExpression) -> str:
+    """``if cfg.compile_step:`` / ``if self.args.use_compile:``: the field it reads, as a switch."""
+    if type(test) is cst.Attribute and not (type(test.value) is cst.Name and test.value.value == "self"):
+        return FIELD + test.attr.value
+    return ""
+
+
+def field_off(switch: str, values) -> bool:
+    """Whether a :data:`FIELD` switch is off by default (``values``: :class:`.argvalues.ArgValues`):
+    a class declares the field with an off default, and every other value the analysed code stores
+    into a field of that name is an off literal. What configuration files and command lines set
+    (a class built from ``**kwargs``, ``setattr`` with a computed name) is the user's choice, not the
+    default; a store of anything else (a parameter, a computed value) leaves it unknown. Other
+    switches were decided per file."""
+    if not switch.startswith(FIELD):
+        return bool(switch)
+    stores = [v for _, v in values.stores.get(switch[len(FIELD):], ())]
+    if not any(v is not None and v[0] == "k" for v in stores):
+        return False
+    return all(v is not None and ((v[0] == "k" and v[2] in _OFF) or (v[0] == "c" and v[1] in _OFF))
+               for v in stores)
+
+
+def api_default(switch: str) -> bool:
+    """A switch every caller of the step loop gets unless it asks: a field's default, or none at all."""
+    return switch.startswith(FIELD) or switch == ALWAYS
+
+
+def shown(switch: str) -> str:
+    """The switch as a message names it: a field by its name."""
+    return switch[len(FIELD):] if switch.startswith(FIELD) else switch

@@ -1,0 +1,39 @@
+"""Lists of Python lists: what iterating one binds is host data.
+
+``rows = []``, then ``rows.append(ids[k:])`` / ``rows.append([])`` per request, then ``for row in
+rows: buf[i, :len(row)] = torch.tensor(row, device=d)`` -- a pageable upload per row per token.
+The oracle knows ``rows`` is a list; its elements are unknown (a list of tensors is common). A list
+display or comprehension appended to it (``rows.append([])``, ``rows.append([t for t in ids])``)
+says what its elements are: a list holds one kind of element, so each is a Python list, host data
+(``FunctionFacts.row_lists``, reset when the name is bound again). A list only ever given unknown
+values stays unknown: prefer missing to a false error.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder
+
+_DISPLAYS = (cst.List, cst.ListComp)
+
+
+def note_rows(oracle, call: cst.Call) -> None:
+    """``rows.append([...])`` on a name the oracle holds for a list: its elements are Python lists."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value in ("append", "insert") and type(func.value) is cst.Name \
+            and func.value.value in oracle.fn.lists and call.args and type(call.args[-1].value) in _DISPLAYS:
+        oracle.fn.row_lists.add(func.value.value)
+
+
+def bind_row(oracle, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
+    """``for row in rows`` over a list of Python lists: ``row`` is host data, a list."""
+    if type(iterable) is not cst.Name or iterable.value not in oracle.fn.row_lists:
+        return False
+    fn = oracle.fn
+    for node in preorder(target):
+        if type(node) is cst.Name:
+            fn.tensors.discard(node.value)
+            fn.hosts.add(node.value)
+            fn.lists.add(node.value)
+    return True
