@@ -18,7 +18,8 @@ import libcst as cst
 from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
-from graphlint.static.guards import counts_down, fills_field_default, needed_attrs, once_flag
+from graphlint.static.guards import fills_field_default, needed_attrs
+from graphlint.static.runonce import counts_down, once_flag
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
 from graphlint.static.optin import COMPILE_SWITCHES

@@ -1,6 +1,6 @@
 """A cache refresh that raises its own bound: ``if n > self.cached: self.cached = n; ...``.
 
-:func:`.guards.once_flag` already takes lazy growth through a method of the object
+:func:`.runonce.once_flag` already takes lazy growth through a method of the object
 (``if seq_len > self.cached_len: self._grow(seq_len)``) for set-up amortised over a generation.
 The same refresh written inline -- the body records the new length itself, often beside a test
 that the cached tables still sit on the requested device and dtype -- was reported as per-step

@@ -15,7 +15,7 @@ import libcst as cst
 from graphlint.static.classtests import false_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
-from graphlint.static.guards import disarmed
+from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders

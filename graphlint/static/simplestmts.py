@@ -12,7 +12,8 @@ import libcst as cst
 from graphlint.static.cstwalk import EXPRESSIONS
 from graphlint.static.bindings import annotates_object
 from graphlint.static.fieldstores import record_stores
-from graphlint.static.guards import note_constant, written_attrs
+from graphlint.static.guards import written_attrs
+from graphlint.static.runonce import note_constant
 from graphlint.static.listrows import note_rows
 from graphlint.static.names import record_import
 from graphlint.static.params import is_tensor_annotation

@@ -25,7 +25,7 @@ class ClassFacts:
     list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
     other_attrs: set[str] = field(default_factory=set)  # stored something else besides (not None): never a list
     set_true: set[str] = field(default_factory=set)  # ``self._prepared = True``: one-time flags
-    #: method -> the ``self`` attributes it assigns (``guards.once_flag``'s disarming calls)
+    #: method -> the ``self`` attributes it assigns (``runonce.once_flag``'s disarming calls)
     method_writes: dict[str, set[str]] = field(default_factory=dict)
     #: fields a method other than ``__init__`` advances with ``+=`` / ``-=`` (:meth:`.scopes.Scopes.prescan`)
     counters: set[str] = field(default_factory=set)

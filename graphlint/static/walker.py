@@ -101,7 +101,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.values.shapes = lambda: self.oracle.fn.shapes
         self.order = 0  # statement ordinal within the current function
         self.following: tuple = ()  # the statements after the compound statement being walked
-        #: (function, local) -> every assignment so far binds it to a literal (:func:`.guards.counts_down`)
+        #: (function, local) -> every assignment so far binds it to a literal (:func:`.runonce.counts_down`)
         self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
         #: the ``try`` / ``with`` statements being walked, as (node, the loop ids around it, its function):

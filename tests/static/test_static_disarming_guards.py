@@ -1,5 +1,5 @@
-"""A guard its own branch disarms runs once (or rarely), not per step (``guards.once_flag`` /
-``guards.disarmed``): lazy growth (``if n > self.cached: self._grow(n)`` where ``_grow`` raises
+"""A guard its own branch disarms runs once (or rarely), not per step (``runonce.once_flag`` /
+``runonce.disarmed``): lazy growth (``if n > self.cached: self._grow(n)`` where ``_grow`` raises
 ``self.cached``), lazy initialisation by a helper method, and ``if self.ready == False:`` with the
 class setting ``self.ready = True``. What only such a branch runs is set-up: not reported."""
 

@@ -1,0 +1,170 @@
+"""Guards that run once, or a fixed number of times, per generation: set-up, not the step.
+
+Their own unit beside :mod:`.guards` (branches that never run in a captured step, by their test
+alone) because each needs more than the test: what the body assigns, or, for a flag the class
+arms elsewhere, what the class's methods write (decided when the class ends).
+
+- ``if self._runner is None: self._runner = build()`` (also a constant-key slot,
+  ``if self.state["mask"] is None: self.state["mask"] = ...``): lazy initialisation, which runs
+  once, on the first (eager) step -- setup, not the step. Its calls are not hot (capture regions
+  inside it are still checked);
+- ``if self._first_pass: ...; self._first_pass = False``: a branch that clears its own flag;
+- ``skip = 1`` ... ``if skip: ...; skip -= 1``: a countdown of a local bound only to literals;
+- ``if not self._prepared:``: a one-time flag the class sets elsewhere, and a guard the branch
+  disarms through a method of its object (lazy growth, ``if n > self.cached: self._grow(n)``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from graphlint.static.cstwalk import preorder, self_attr
+from graphlint.static.refresh import disjuncts
+
+
+def _self_slot(node: cst.BaseExpression, owners: tuple[str, ...] = ("self",)) -> str | None:
+    """``self.x`` -> "x"; ``self.x["k"]`` (a constant key) -> "x['k']"; ``cls.x`` too if ``owners`` says."""
+    if (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.SimpleString)):
+        attr = self_attr(node.value, owners)
+        return f"{attr}[{node.slice[0].slice.value.raw_value!r}]" if attr is not None else None
+    return self_attr(node, owners)
+
+
+def _getattr_self(node: cst.BaseExpression, func: str) -> str | None:
+    """``getattr(self, "x", ...)`` / ``hasattr(self, "x")`` -> "x"."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == func):
+        return None
+    args = node.args
+    if len(args) < 2 or not (isinstance(args[0].value, cst.Name) and args[0].value.value == "self"):
+        return None
+    return args[1].value.raw_value if isinstance(args[1].value, cst.SimpleString) else None
+
+
+LAZY_OWNERS = ("self", "cls")
+
+
+def is_lazy_init(stmt: cst.If) -> bool:
+    """``if self.x is None:`` (or ``getattr(self, "x", None) is None``, ``not hasattr(self, "x")``)
+    whose body assigns ``self.x``; also a class-level cache, ``if cls._buf is None: cls._buf = ...``."""
+    test = stmt.test
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        attr = _getattr_self(test.expression, "hasattr")
+    elif (
+        type(test) is cst.Comparison
+        and len(test.comparisons) == 1
+        and type(test.comparisons[0].operator) is cst.Is
+        and type(test.comparisons[0].comparator) is cst.Name
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        attr = _self_slot(test.left, LAZY_OWNERS) or _getattr_self(test.left, "getattr")
+    else:
+        return False
+    if attr is None:
+        return False
+    return any(
+        type(node) in (cst.AssignTarget, cst.AnnAssign) and _self_slot(node.target, LAZY_OWNERS) == attr
+        for node in preorder(stmt.body)
+    )
+
+
+def clears_own_flag(stmt: cst.If) -> bool:
+    """``if self._first_pass: ...; self._first_pass = False``: a branch that switches itself off
+    runs on the first call after its flag is set (the prompt pass of a per-call model wrapper),
+    not every step."""
+    attr = self_attr(stmt.test)
+    return attr is not None and any(
+        isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "False"
+        and any(self_attr(t.target) == attr for t in node.targets)
+        for node in preorder(stmt.body))
+
+
+def note_constant(known: dict[tuple[str, str], bool], function: str, stmt: cst.Assign | cst.AnnAssign) -> None:
+    """Records, per (function, local), whether every assignment so far binds it to a literal."""
+    value = stmt.value
+    literal = type(value) is cst.Integer or (type(value) is cst.Name and value.value in ("True", "False"))
+    targets = [t.target for t in stmt.targets] if type(stmt) is cst.Assign else [stmt.target]
+    for target in targets:
+        if type(target) is cst.Name:
+            key = (function, target.value)
+            known[key] = known.get(key, True) and literal
+
+
+def counts_down(stmt: cst.If, constant: Callable[[str], bool]) -> bool:
+    """``skip = 1`` ... ``if skip: ...; skip -= 1`` (or ``skip = 0``): a branch on a local that the
+    function binds only to literals (``constant(name)``, so far in its body) and that the branch
+    switches off or counts down runs a fixed number of times per call -- the first frames of a
+    stream -- never once per step. A budget bound from an argument (``left = max_new_tokens``) is
+    no constant: its countdown may be the step itself."""
+    if not isinstance(stmt.test, cst.Name) or not constant(stmt.test.value):
+        return False
+    name = stmt.test.value
+    for node in preorder(stmt.body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Name, cst.Integer)) \
+                and node.value.value in ("False", "0", "None") \
+                and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            return True
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.SubtractAssign) \
+                and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+    return False
+
+
+def once_flag(stmt: cst.If) -> str | None:
+    """``if not self._prepared:`` (``== False``, ``is False``) -> "_prepared": a one-time step, if
+    the class sets the flag to ``True`` somewhere (decided when the class ends: the setter is often
+    a method written later). (``if self._first_pass: ...; self._first_pass = False`` clears itself:
+    :func:`clears_own_flag` makes it set-up before this is asked.)
+
+    A guard the branch disarms through a method of its own object -> "attr@m1+m2" (the ``self.m()``
+    calls of the body): lazy growth, ``if seq_len > self.cached_len: self._grow(seq_len)``, and lazy
+    initialisation by a helper, ``if self.table is None: self._build()`` -- or both on one attribute,
+    ``if self.cached_len is None or seq_len > self.cached_len:``. Once ``_grow`` raises
+    ``cached_len`` (or ``_build`` sets ``table``) the test fails on every later step until the
+    sequence outgrows the cache again: set-up amortised over a generation, not a per-step cost
+    (:func:`disarmed` decides it when the class ends, from what its methods assign)."""
+    test = stmt.test
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return self_attr(test.expression)
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) in (cst.Equal, cst.Is)
+            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "False"):
+        return self_attr(test.left)
+    # one attribute every disjunct tests (``self.cached is None or n > self.cached``), else none
+    attrs = {_armed(part) for part in disjuncts(test)}
+    attr = attrs.pop() if len(attrs) == 1 else None
+    if attr is None:
+        return None  # before the body's walk: asked of every ``if``, and most test no field
+    methods = sorted({node.func.attr.value for node in preorder(stmt.body) if type(node) is cst.Call
+                      and type(node.func) is cst.Attribute and self_attr(node.func) is not None})
+    return f"{attr}@{'+'.join(methods)}" if methods else None
+
+
+def _armed(test: cst.BaseExpression) -> str | None:
+    """``n > self.cached`` / ``self.cached < n`` / ``self.table is None`` -> the attribute."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return self_attr(right)
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        return self_attr(test.left)
+    if isinstance(op, cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+        return self_attr(test.left)
+    return None
+
+
+def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) -> set[str]:
+    """The "attr@methods" flags (:func:`once_flag`) of ``cls``'s reports and calls whose branch
+    calls a method of the class (or of a base in its file) that assigns ``self.attr``."""
+    mine = {q for q, fn in functions.items() if fn.cls == cls}
+    flags = {f[5:] for r in raw if r.function in mine for f in r.flags if f.startswith("once:") and "@" in f}
+    flags |= {c.once for q in mine for c in functions[q].calls if "@" in c.once}
+    out = set()
+    for flag in flags:
+        attr, _, methods = flag.partition("@")
+        if any(attr in writes.get(m, ()) for m in methods.split("+")):
+            out.add(flag)
+    return out
