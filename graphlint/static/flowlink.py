@@ -22,6 +22,7 @@ from graphlint.static.keyedreturns import call_keys, keyed_call
 from graphlint.static.installed import own_field
 from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, PARTIAL, SELF_RETURNING,
                                       TASK_METHODS, LibraryFlows, library_partial)
+from graphlint.static.moduleflows import ModuleFlows
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pointsto import CAP, Value
@@ -39,7 +40,7 @@ SELF = ("n", "self")
 BACKGROUND_METHODS = frozenset(("start_new_thread",))
 
 
-class Linker(LibraryFlows, ClassPaths):
+class Linker(LibraryFlows, ClassPaths, ModuleFlows):
     """Compiles the flow facts of ``infos`` into ``objects``' solver (call :meth:`compile_all`)."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
@@ -77,31 +78,6 @@ class Linker(LibraryFlows, ClassPaths):
                 if qual.endswith("__init__"):
                     self.s.widen(start)
         self.o.generated.install(self.infos, self.eval)  # after the scopes: the wrapper a metaclass binds has the lower id
-
-    def globals_of(self, path: str, seen: set[str]) -> set[str]:
-        """A module's global names, ``from x import *`` included (public names, transitively)."""
-        known = self.module_locals.get(path)
-        if known is not None:
-            return known
-        flow = self.by_path[path].flows.get("<module>")
-        names = set(flow.locals) if flow is not None else set()
-        self.module_locals[path] = names
-        seen.add(path)
-        for stmt in flow.stmts if flow is not None else ():
-            if stmt[0] != "*":
-                continue
-            source = self.module_of(path, stmt[1])
-            if source is None or source.path in seen:
-                continue
-            for name in sorted(self.globals_of(source.path, seen)):
-                if not name.startswith("_"):
-                    names.add(name)
-                    self.s.edge(self.s.node(("v", source.path, "<module>", name)),
-                                self.s.node(("v", path, "<module>", name)))
-        return names
-
-    def module_of(self, path: str, dotted: str) -> ModuleInfo | None:
-        return self.index.find_module(self.index.absolute(self.by_path[path], dotted))
 
     def compile_scope(self, path: str, qual: str, flow: ScopeFlow) -> None:
         if flow.cls and flow.fkind in ("m", "p", "c") and flow.params:  # ``self``, or ``cls`` in a classmethod
@@ -373,38 +349,3 @@ class Linker(LibraryFlows, ClassPaths):
         if func[0] == "i":  # a library call the summary kept only by name
             return func[1] in BACKGROUND
         return (func[0] == "a" and func[2] in BACKGROUND_METHODS) or self.static_name(path, qual, func) in BACKGROUND
-
-    # -- modules -----------------------------------------------------------------------------------
-    def imported(self, path: str, dotted: str, dst: int) -> None:
-        absolute = self.index.absolute(self.by_path[path], dotted)
-        parts = absolute.split(".")
-        for cut in range(len(parts), 0, -1):
-            head = ".".join(parts[:cut])
-            module = self.index.find_module(head)
-            if module is None and head not in self.packages:
-                continue
-            node = self.s.fresh()
-            self.s.add_values(node, (("Mod", module.path) if module is not None else ("Ns", head),))
-            for attr in parts[cut:]:
-                nxt = self.s.fresh()
-                self.o.load(node, attr, nxt)
-                node = nxt
-            self.s.edge(node, dst)
-            return
-        if not dotted.startswith("."):  # ``from flashinfer import rmsnorm`` (in a function too): a library's
-            self.s.add_values(dst, (FOREIGN,))
-
-    def module_attr(self, v: Value, attr: str, dst: int) -> None:
-        if v[0] == "Mod":
-            if attr in self.module_locals.get(v[1], ()):
-                self.s.edge(self.s.node(("v", v[1], "<module>", attr)), dst)
-                return
-            name = self.names.get(v[1], "")
-        else:
-            name = v[1]
-        sub = f"{name}.{attr}"
-        module = self.index.by_name.get(sub)
-        if module is not None:
-            self.s.add_values(dst, (("Mod", module.path),))
-        elif sub in self.packages:
-            self.s.add_values(dst, (("Ns", sub),))
