@@ -19,7 +19,8 @@ from graphlint.static.names import dotted_name
 from graphlint.static.pageable import note_pageable_binding
 from graphlint.static.scalars import note_scalar_binding, number_tensor
 from graphlint.static.statelength import reads_state_length
-from graphlint.static.tensors import MODULE_CONTAINERS, TensorOracle
+from graphlint.static.tensornames import MODULE_CONTAINERS
+from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuekinds import STEP, bind_returned, note_origin, set_kind
 
 #: ``nn.Module`` methods that return the module itself
