@@ -71,19 +71,17 @@ assignments' dependencies are collected only inside eligible loops, so other cod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
-from graphlint.static.listrows import bind_row
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
-                                        is_range, names_read, self_attr, yields)
-from graphlint.static.params import POSITION_NAMES
+                                        names_read, self_attr, yields)
+from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.solverloops import note_update, solver_loop
 from graphlint.static.stepflow import note_assignment, note_call
@@ -197,8 +195,9 @@ class LoopFrame:
         return derived
 
 
-class LoopTracker:
-    """Mixin of :class:`graphlint.static.walker.Walker`: per-token loops, and what a ``for`` binds."""
+class LoopTracker(LoopTargets):
+    """Mixin of :class:`graphlint.static.walker.Walker`: per-token loops, and what a ``for`` binds
+    (:class:`.looptargets.LoopTargets`)."""
 
     func: FunctionInfo
     order: int
@@ -360,41 +359,6 @@ class LoopTracker:
                 frame.calls.append((self.order, expr, _frame_reads(frame, reads, inputs, {"self"})))
                 if method is not None:
                     frame.self_calls.append((self.order, expr, method, target_slots(call, frame.targets)))
-
-    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
-        self.oracle.taint(target, iterable)
-        note_assignment(self.func, self.order, [target], iterable)
-        for name in bound_names(target):
-            self.oracle.fn.ints.discard(name)
-            self.oracle.fn.numbers.discard(name)
-            self.oracle.fn.params.discard(name)
-            self.oracle.fn.sliced_params.discard(name)
-        if isinstance(target, cst.Name) and is_range(iterable) and any(
-                fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
-            self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
-            self.oracle.fn.tensors.discard(target.value)
-            return
-        func = iterable.func if isinstance(iterable, cst.Call) else None
-        if isinstance(func, cst.Name) and func.value == "enumerate":
-            if iterable.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                self.oracle.bind(target.elements[0].value, None)
-                self.oracle.taint(target.elements[0].value, None)
-                self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
-                return
-        if bind_row(self.oracle, target, iterable):  # ``for row in rows`` of Python lists (:mod:`.listrows`)
-            return
-        source = self.oracle.module_source(iterable)
-        if source is not None and isinstance(target, cst.Name):
-            self.oracle.fn.module_aliases[target.value] = source
-            return
-        if isinstance(target, cst.Name) and is_range(iterable):
-            self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
-        tensor = self.oracle.is_tensor(iterable)
-        for name in preorder(target):
-            if isinstance(name, cst.Name):
-                (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
-                self.oracle.fn.module_aliases.pop(name.value, None)
 
 
 def _frame_reads(frame: LoopFrame, reads: set[str], exprs: list[cst.BaseExpression],
