@@ -25,7 +25,7 @@ Flow-insensitive and per class field, as the points-to reads objects:
   binding is one (``inp: Inp``, ``r = Rec(...)``). Every class must agree on the field.
 
 The walk notes which ``obj.f`` spellings it asked about (``FunctionInfo.field_reads``); only those
-get a fact, ``field:<function>:<spelling>=<kind>``, read back by :func:`.valuekinds.seed_params`.
+get a fact, ``field:<function>:<spelling>=<kind>``, read back by :func:`.kindfacts.seed_params`.
 """
 
 from __future__ import annotations

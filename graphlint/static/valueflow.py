@@ -47,7 +47,8 @@ from graphlint.static.overrules import overruling_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
 from graphlint.static.params import POSITION_NAMES
-from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEADY, STEP, UNKNOWN, WEIGHT, encode, informative, join_dispatch
+from graphlint.static.kindfacts import encode
+from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEADY, STEP, UNKNOWN, WEIGHT, informative, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)

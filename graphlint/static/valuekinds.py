@@ -9,7 +9,7 @@ So each function's summary says what each return value (and each element of a re
 is, and each call site what each argument is (:func:`arg_kinds`); :mod:`.valueflow` matches them
 along resolved calls after every file is summarized and sends the facts back into the walk of the
 files that use them (the same second round as :mod:`.crossfile`), where :func:`bind_returned`
-and :func:`seed_params` hand them to the oracle. Within one file a function already walked is
+and :func:`.kindfacts.seed_params` hand them to the oracle. Within one file a function already walked is
 known at once (:func:`learn_returns`): no second round for a helper defined above its caller.
 
 Kinds are decided as narrowly as the oracle decides them, and joined strictly: two returns (or
@@ -159,14 +159,6 @@ def informative(shape) -> bool:
     if isinstance(shape, tuple):
         return any(k and k != NONE for k in shape)
     return bool(shape)
-
-
-def encode(shape) -> str:
-    return "(" + ",".join(shape) + ")" if isinstance(shape, tuple) else shape
-
-
-def decode(text: str):
-    return tuple(text[1:-1].split(",")) if text.startswith("(") else text
 
 
 def learn_returns(qualname: str, cls: str, shape, oracle: TensorOracle) -> None:
@@ -371,31 +363,3 @@ def join_args(a: tuple | None, b: tuple | None) -> tuple | None:
     named = dict(b[1])
     return (tuple(x if x == y else UNKNOWN for x, y in zip(a[0], b[0])),
             tuple((k, v if v == named[k] else UNKNOWN) for k, v in a[1]))
-
-
-def parse_facts(names: frozenset[str]) -> tuple[dict[str, object], dict[str, list[tuple[str, str]]]]:
-    """The second round's facts (:mod:`.valueflow`): ``ret:<callee key>=<shape>`` -> {key: shape};
-    ``param:<qualname>:<name>=<kind>`` (what every caller passes) -> {qualname: [(name, kind)]};
-    ``field:<qualname>:<obj.f>=<kind>`` (what ``obj``'s class field holds, :mod:`.fieldkinds`) ->
-    {qualname: [("." + spelling, kind)]} (a parameter's name has no dot)."""
-    returns: dict[str, object] = {}
-    params: dict[str, list[tuple[str, str]]] = {}
-    for fact in names:
-        if fact.startswith("ret:"):
-            key, _, shape = fact[4:].rpartition("=")
-            returns[key] = decode(shape)
-        elif fact.startswith(("param:", "field:")):
-            head, _, kind = fact[6:].rpartition("=")
-            qualname, _, name = head.rpartition(":")
-            params.setdefault(qualname, []).append(("." + name if fact[0] == "f" else name, kind))
-    return returns, params
-
-
-def seed_params(params: list[tuple[str, str]], oracle: TensorOracle) -> None:
-    for name, kind in params:
-        if name[0] == ".":
-            oracle.fn.fields[name[1:]] = kind
-        else:
-            set_kind(cst.Name(name), kind, oracle)
-            if kind in AGREED:  # what every caller passes (STEP and WEIGHT are what some caller does)
-                oracle.fn.given.add(name)
