@@ -84,6 +84,17 @@ def _rules(body: str) -> list[str]:
     ("y = Categorical(logits=x).sample()", ["GL109"]),
     ("d = Categorical(probs=x.softmax(-1))\ny = d.sample()", ["GL109"]),
     ("d = Categorical(logits=x)\ny = d.entropy()", []),  # no sampling
+    ("d = Categorical(logits=x, validate_args=False)\ny = d.sample()", []),  # no argument checks: no read
+    ("y = Categorical(probs=x, validate_args=False).sample()", []),
+    ("d = Categorical(logits=x, validate_args=False)\nd = Categorical(logits=x)\ny = d.sample()", ["GL109"]),
+    # torch.multinomial: one draw, or none with replacement, takes the device-asserted fast path
+    ("y = torch.multinomial(x, 1)", []),
+    ("y = torch.multinomial(x, 4)", []),
+    ("y = torch.multinomial(x, num_samples=1, replacement=True)", []),
+    ("y = x.multinomial(4, replacement=False)", []),
+    ("y = torch.multinomial(x, 4, True)", ["GL109"]),
+    ("y = x.multinomial(num_samples=4, replacement=True)", ["GL109"]),
+    ("y = x.multinomial(k, flag)", ["GL109"]),  # either may be the slow one
 ])
 def test_kinds_of_fields_layers_and_elements(body, rules):
     assert _rules(body) == rules
