@@ -19,7 +19,7 @@ from graphlint.static.guards import disarmed
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
-from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params
+from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params, turns_validation_off
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
@@ -39,6 +39,7 @@ class ScopeWalker:
         self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
         self.oracle.host_builders = host_builders(body, in_class=False)
         self.oracle.arith_helpers = arith_helpers(body)
+        self.validation_off = turns_validation_off(body)  # distributions built here check nothing (GL109)
         # a table of commands or hooks (``COMMANDS = {"generate": generate_main}``) handed to a library
         # (``CLI(COMMANDS)``) hands over every function it holds (:meth:`.calls.CallRecorder.argument_references`)
         self.tables.update(t.target.value for stmt in body if isinstance(stmt, cst.SimpleStatementLine)

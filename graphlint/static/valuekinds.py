@@ -229,6 +229,19 @@ def skips_validation(call: cst.Call) -> bool:
     return type(flag) is cst.Name and flag.value == "False"
 
 
+def turns_validation_off(body) -> bool:
+    """A module-level ``Distribution.set_default_validate_args(False)``: every distribution the
+    program builds afterwards skips its argument checks (the setting is process-wide)."""
+    for stmt in body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            call = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                    and call.func.attr.value == "set_default_validate_args" and len(call.args) == 1 \
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False":
+                return True
+    return False
+
+
 def may_be_ours(key: str, oracle: TensorOracle) -> bool:
     """Not a builtin (``len``) nor a call into the standard library or the numeric stack
     (``torch.zeros``, ``np.array``): a callee :mod:`.valueflow` may resolve."""

@@ -100,6 +100,16 @@ def test_kinds_of_fields_layers_and_elements(body, rules):
     assert _rules(body) == rules
 
 
+@pytest.mark.parametrize(("switch", "rules"), [
+    ("torch.distributions.Distribution.set_default_validate_args(False)", []),  # process-wide: no checks
+    ("torch.distributions.Distribution.set_default_validate_args(True)", ["GL109"]),
+    ("", ["GL109"]),
+])
+def test_a_module_that_turns_distribution_checks_off_samples_without_a_read(switch, rules):
+    source = STEP.replace("{body}", "y = Categorical(logits=x).sample()").replace("\n\n\nclass Step", f"\n{switch}\n\n\nclass Step")
+    assert sorted(f.rule for f in analyze({"step.py": source}) if f.rule in OURS) == rules
+
+
 def test_dispatch_keeps_a_kind_one_target_returns_where_the_others_say_nothing():
     assert join_dispatch((TENSOR, TENSOR), (TENSOR, UNKNOWN)) == (TENSOR, TENSOR)
     assert join_dispatch(None, SCALAR) == SCALAR and join_dispatch(UNKNOWN, SCALAR) == SCALAR

@@ -64,9 +64,12 @@ class OpCall(Matcher):
 
     @staticmethod
     def unvalidated(node: cst.BaseExpression, ctx: MatchContext) -> bool:
-        """Made with ``validate_args=False`` (in the expression, or where the name was bound): the
+        """Made with ``validate_args=False`` (in the expression, or where the name was bound), or in a
+        module that turns validation off for every distribution (``set_default_validate_args(False)``): the
         object's checks, not its method, were the host read (``Categorical.sample()`` draws one sample
         with replacement, ``torch.multinomial``'s fast path)."""
+        if ctx.validation_off:
+            return True
         if isinstance(node, cst.Call):
             return skips_validation(node)
         return isinstance(node, cst.Name) and node.value in ctx.oracle.fn.unvalidated
