@@ -19,7 +19,8 @@ from graphlint.static.guards import disarmed
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
-from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params, turns_validation_off
+from graphlint.static.distchecks import turns_validation_off
+from graphlint.static.valuekinds import learn_returns, parse_facts, seed_params
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor

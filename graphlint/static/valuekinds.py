@@ -24,7 +24,7 @@ import builtins
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
-from graphlint.static.cstwalk import keyword
+from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
@@ -221,25 +221,6 @@ def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: T
                     origins[el.value.value] = f"{key}#{i}"
                 else:
                     origins.pop(el.value.value, None)
-
-
-def skips_validation(call: cst.Call) -> bool:
-    """``Categorical(logits=x, validate_args=False)``: the object checks none of its arguments."""
-    flag = keyword(call, "validate_args")
-    return type(flag) is cst.Name and flag.value == "False"
-
-
-def turns_validation_off(body) -> bool:
-    """A module-level ``Distribution.set_default_validate_args(False)``: every distribution the
-    program builds afterwards skips its argument checks (the setting is process-wide)."""
-    for stmt in body:
-        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-            call = small.value if isinstance(small, cst.Expr) else None
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
-                    and call.func.attr.value == "set_default_validate_args" and len(call.args) == 1 \
-                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False":
-                return True
-    return False
 
 
 def may_be_ours(key: str, oracle: TensorOracle) -> bool:

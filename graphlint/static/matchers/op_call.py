@@ -26,7 +26,7 @@ from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
 from graphlint.static.names import is_imported_root, resolve
-from graphlint.static.valuekinds import skips_validation
+from graphlint.static.distchecks import skips_validation
 
 
 #: ops whose cost is reading their input's data back (a size, a range, a draw): given a tensor that
