@@ -145,8 +145,9 @@ def same_bounds(call: cst.Call, spec: list, offset: int) -> bool:
     return low_value is not None and low_value == high_value
 
 
-def several_with_replacement(call: cst.Call, spec: list, offset: int) -> bool:
-    """``replacement`` passed and not the literal False, and ``num_samples`` not the literal 1."""
+def several_with_replacement(call: cst.Call, spec: list, offset: int, ctx: Any) -> bool:
+    """``replacement`` passed and not the literal False, and ``num_samples`` not the literal 1 (nor a
+    parameter left at a default of 1, ``def sample(p, num_samples=1)``: a caller passing more is missed)."""
     count_name, replacement_name, index = spec
     args = positional(call)
     i = int(index) - offset
@@ -154,6 +155,8 @@ def several_with_replacement(call: cst.Call, spec: list, offset: int) -> bool:
     replacement = keyword(call, replacement_name) or (args[i + 1] if 0 <= i + 1 < len(args) else None)
     if replacement is None or (isinstance(replacement, cst.Name) and replacement.value == "False"):
         return False
+    if isinstance(count, cst.Name) and count.value in ctx.oracle.fn.params:
+        return ctx.oracle.fn.number_defaults.get(count.value) != 1
     return count is None or number(count) != 1
 
 
@@ -201,7 +204,7 @@ class CallConditions:
         if self.equal_bounds is not None and not same_bounds(call, self.equal_bounds, offset):
             return False
         if self.several_with_replacement is not None \
-                and not several_with_replacement(call, self.several_with_replacement, offset):
+                and not several_with_replacement(call, self.several_with_replacement, offset, ctx):
             return False
         if self.nargs is not None and len(call.args) != self.nargs:
             return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where
