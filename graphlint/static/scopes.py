@@ -13,13 +13,14 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.classtests import false_members
-from graphlint.static.cstwalk import COMPOUND_STATEMENTS
+from graphlint.static.cstwalk import COMPOUND_STATEMENTS, number
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
+from graphlint.static.distchecks import turns_validation_off
 from graphlint.static.kindfacts import parse_facts, seed_params
 from graphlint.static.valuekinds import learn_returns
 from graphlint.static.names import dotted_name, is_device_code, resolve
@@ -52,6 +53,7 @@ class ScopeWalker:
         self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
         self.oracle.host_builders = host_builders(body, in_class=False)
         self.oracle.arith_helpers = arith_helpers(body)
+        self.validation_off = turns_validation_off(body)  # distributions built here check nothing (GL109)
         # a table of commands or hooks (``COMMANDS = {"generate": generate_main}``) handed to a library
         # (``CLI(COMMANDS)``) hands over every function it holds (:meth:`.calls.CallRecorder.argument_references`)
         self.tables.update(t.target.value for stmt in body if isinstance(stmt, cst.SimpleStatementLine)
@@ -188,6 +190,8 @@ class ScopeWalker:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
         facts.params.add(name)
+        if param.default is not None and number(param.default) is not None:
+            facts.number_defaults[name] = number(param.default)
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             facts.optional.add(name)
         if param_is_tensor(param, self.imports, implicit):

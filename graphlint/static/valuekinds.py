@@ -24,6 +24,7 @@ import builtins
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
@@ -197,6 +198,10 @@ def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: T
     if key is not None and isinstance(target, (cst.Name, cst.Tuple, cst.List)) and may_be_ours(key, oracle):
         bound.add(key)
     if type(target) is cst.Name:
+        if key is not None and skips_validation(value):
+            oracle.fn.unvalidated.add(target.value)
+        elif oracle.fn.unvalidated:
+            oracle.fn.unvalidated.discard(target.value)
         if key is not None:
             origins[target.value] = f"{key}#"
         elif origins:

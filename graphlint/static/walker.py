@@ -76,6 +76,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.raw: list[RawCandidate] = []
         self.errors: list[tuple[tuple, str]] = []  # (statement path, message): placed like candidates
         self.local_names: set[str] = set()
+        self.validation_off = False  # the module turns distributions' argument checks off (``module_facts``)
         self.tables: set[str] = set()  # module-level names bound to a container literal (see ``module_facts``)
         self.param_facts: dict[str, list] = {}  # qualname -> what every caller passes (static.valuekinds)
         self.loop_depth = 0

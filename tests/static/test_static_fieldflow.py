@@ -84,9 +84,41 @@ def _rules(body: str) -> list[str]:
     ("y = Categorical(logits=x).sample()", ["GL109"]),
     ("d = Categorical(probs=x.softmax(-1))\ny = d.sample()", ["GL109"]),
     ("d = Categorical(logits=x)\ny = d.entropy()", []),  # no sampling
+    ("d = Categorical(logits=x, validate_args=False)\ny = d.sample()", []),  # no argument checks: no read
+    ("y = Categorical(probs=x, validate_args=False).sample()", []),
+    ("d = Categorical(logits=x, validate_args=False)\nd = Categorical(logits=x)\ny = d.sample()", ["GL109"]),
+    # torch.multinomial: one draw, or none with replacement, takes the device-asserted fast path
+    ("y = torch.multinomial(x, 1)", []),
+    ("y = torch.multinomial(x, 4)", []),
+    ("y = torch.multinomial(x, num_samples=1, replacement=True)", []),
+    ("y = x.multinomial(4, replacement=False)", []),
+    ("y = torch.multinomial(x, 4, True)", ["GL109"]),
+    ("y = x.multinomial(num_samples=4, replacement=True)", ["GL109"]),
+    ("y = x.multinomial(k, flag)", ["GL109"]),  # either may be the slow one
+    ("y = x.multinomial(n, True)", ["GL109"]),  # a parameter without a default
 ])
 def test_kinds_of_fields_layers_and_elements(body, rules):
     assert _rules(body) == rules
+
+
+@pytest.mark.parametrize(("switch", "rules"), [
+    ("torch.distributions.Distribution.set_default_validate_args(False)", []),  # process-wide: no checks
+    ("torch.distributions.Distribution.set_default_validate_args(True)", ["GL109"]),
+    ("", ["GL109"]),
+])
+def test_a_module_that_turns_distribution_checks_off_samples_without_a_read(switch, rules):
+    source = STEP.replace("{body}", "y = Categorical(logits=x).sample()").replace("\n\n\nclass Step", f"\n{switch}\n\n\nclass Step")
+    assert sorted(f.rule for f in analyze({"step.py": source}) if f.rule in OURS) == rules
+
+
+@pytest.mark.parametrize(("signature", "rules"), [
+    ("probs: torch.Tensor, num_samples=1", []),  # left at one sample: the fast path
+    ("probs: torch.Tensor, num_samples=4", ["GL109"]),
+])
+def test_a_sample_count_left_at_its_default(signature, rules):
+    helper = f"\n\ndef sample({signature}):\n    return torch.multinomial(probs, num_samples=num_samples, replacement=True)\n"
+    source = STEP.replace("{body}", "y = sample(x)") + helper
+    assert sorted(f.rule for f in analyze({"step.py": source}) if f.rule in OURS) == rules
 
 
 def test_dispatch_keeps_a_kind_one_target_returns_where_the_others_say_nothing():

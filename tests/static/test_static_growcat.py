@@ -66,7 +66,7 @@ def test_a_binding_before_break_is_not_seen_by_the_rest_of_the_loop_body():
     files = _files("tuplereturn")
     files["tree.py"] = files["tree.py"].replace(
         "                accepted.append(pos)\n", "                accepted.append(pos)\n                residual = pos\n"
-    ).replace("                break\n", "                break\n            residual.multinomial(1)\n")
+    ).replace("                break\n", "                break\n            residual.multinomial(2, True)\n")
     assert _lines(files, "tree.py", "GL109") == [44]
 
 

@@ -208,7 +208,7 @@ def test_an_if_whose_every_arm_reads_the_result_comes_before_what_follows_it():
                 tok = logits.argmax(-1)
                 n = tok.item()
             else:
-                tok = torch.multinomial(logits.softmax(-1), 1)
+                tok = torch.multinomial(logits.softmax(-1), 2, True)
                 n = int(tok)
             out.append(tok.tolist())
         return out, n
@@ -398,7 +398,7 @@ def test_a_host_path_beside_the_device_path_is_no_round_trip():
                 out = np.random.choice(a=len(probs), p=probs / np.sum(probs))
                 return int(out)
             else:
-                out = torch.multinomial(probs, num_samples=1)[0]
+                out = torch.multinomial(probs, num_samples=2, replacement=True)[0]
                 return int(out)
 
         def generate(self, tok, steps: int, stop: set):

@@ -63,6 +63,7 @@ class MatchContext(Protocol):
     function_name: str
     local_names: set[str]  # module-level defs and classes (they shadow builtins)
     call_name: str | None  # the resolved callee of the Call being visited
+    validation_off: bool  # the module calls ``Distribution.set_default_validate_args(False)``
 
     def report(self, rule: Rule, anchor: "cst.CSTNode", name: str = "") -> None: ...
 

@@ -9,7 +9,8 @@ and in ``x.repeat_interleave(repeats)``).
 [sample]}``: ``Categorical(logits=x).sample()`` runs ``torch.multinomial``): the method called on
 an instance made in the expression or bound in the function (``d = Categorical(...)``, then
 ``d.sample()``: the name's origin, :func:`graphlint.static.valuekinds.note_origin`) is reported
-like the op itself.
+like the op itself, unless made with ``validate_args=False``; the op's argument conditions do not
+apply to it (``dist.sample()`` passes none).
 
 An op whose cost is reading its input back (:data:`READS_INPUT`) given a host tensor reads nothing
 from the device: not reported.
@@ -25,6 +26,7 @@ from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
 from graphlint.static.names import is_imported_root, resolve
+from graphlint.static.distchecks import skips_validation
 
 
 #: ops whose cost is reading their input's data back (a size, a range, a draw): given a tensor that
@@ -60,6 +62,18 @@ class OpCall(Matcher):
         target = ctx.imports.get(root)
         return origin[:-1] if target is None else f"{target}.{rest}" if rest else target
 
+    @staticmethod
+    def unvalidated(node: cst.BaseExpression, ctx: MatchContext) -> bool:
+        """Made with ``validate_args=False`` (in the expression, or where the name was bound), or in a
+        module that turns validation off for every distribution (``set_default_validate_args(False)``): the
+        object's checks, not its method, were the host read (``Categorical.sample()`` draws one sample
+        with replacement, ``torch.multinomial``'s fast path)."""
+        if ctx.validation_off:
+            return True
+        if isinstance(node, cst.Call):
+            return skips_validation(node)
+        return isinstance(node, cst.Name) and node.value in ctx.oracle.fn.unvalidated
+
     def visit(self, node: cst.Call, ctx: MatchContext) -> None:
         if ctx.call_name in self.callees:
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
@@ -81,5 +95,5 @@ class OpCall(Matcher):
         elif isinstance(func, cst.Attribute) and func.attr.value in self.object_methods:
             made = self.made_by(func.value, ctx)
             if made is not None and func.attr.value in self.objects.get(made, ()) \
-                    and self.conditions.holds(node, ctx, offset=1):
+                    and not self.unvalidated(func.value, ctx):
                 ctx.report(self.rule, node, f"{made.rsplit('.', 1)[-1]}(...).{func.attr.value}()")
