@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_static_fixture import expected, markers
-from static_helpers import check_fixture
+from static_helpers import assert_marked, check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "trainforward"
@@ -16,13 +15,7 @@ FIXTURES = ROOT / "fixtures" / "static" / "trainforward"
 def test_a_loss_computing_forward_is_no_host_step(monkeypatch, tmp_path):
     name = "speech_model.py"
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
-    found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
-    files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
-    assert found == expected(files)
-    severities = {(f.path, f.line, f.rule): f.severity for f in result.findings}
-    for path, line, code in markers(files):
-        rule, severity = code.split("/")
-        assert severities[(path, line, rule)] == severity, (line, rule)
+    assert_marked(result, FIXTURES, name)
     functions = {e.function[1] for e in result.entries}
     assert {"SpeechModel.decode", "Tagger.forward"} <= functions
     assert not functions & {"SpeechModel.forward", "FlowHead.compute_loss", "FlowHead.compute_loss.velocity"}
