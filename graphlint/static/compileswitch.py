@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import keyword
 from graphlint.static.valueatoms import literal
 
 #: the prefix of a switch that is a configuration field, decided when linking (:func:`field_off`)
@@ -41,7 +42,7 @@ _OFF = (None, False, 0, "")
 
 def disabled_by(call: cst.Call, defaults: dict) -> str:
     """The switch that leaves ``torch.compile(..., disable=...)`` disabled by default, or ""."""
-    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "disable"), None)
+    value = keyword(call, "disable")
     if value is None:
         return ""
     negated = type(value) is cst.UnaryOperation and type(value.operator) is cst.Not

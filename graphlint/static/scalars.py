@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
-from graphlint.static.cstwalk import operands
+from graphlint.static.cstwalk import keyword, operands
 from graphlint.static.names import resolve
 from graphlint.static.tensors import TensorOracle
 
@@ -93,7 +93,7 @@ def _number_on_device(call: cst.Call, oracle: TensorOracle) -> bool:
     to hold host data that is no list (a parameter with a number default) -- made a tensor on a
     device the call names (not the literal "cpu")."""
     args = [a for a in call.args if a.keyword is None and not a.star]
-    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    device = keyword(call, "device")
     if len(args) != 1 or device is None or (type(device) is cst.SimpleString and "cpu" in device.value):
         return False
     value = args[0].value

@@ -190,8 +190,9 @@ class ScopeWalker:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
         facts.params.add(name)
-        if param.default is not None and number(param.default) is not None:
-            facts.number_defaults[name] = number(param.default)
+        default = number(param.default)
+        if default is not None:
+            facts.number_defaults[name] = default
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             facts.optional.add(name)
         if param_is_tensor(param, self.imports, implicit):
