@@ -41,6 +41,7 @@ from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.refresh import refreshes_own_bound
 from graphlint.static.runonce import clears_own_flag, is_lazy_init
+from graphlint.static.stopchecks import finishes_rows
 from graphlint.static.tokendims import token_length
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
@@ -244,9 +245,11 @@ class Guards:
     def runs_once(self, stmt: cst.If, fn) -> bool:
         """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,
         the default of an argument the loop passes (``fn``: the function's tensor facts), a branch
-        true at one step, a cache refresh that raises its own bound (:mod:`.refresh`)."""
+        true at one step, a cache refresh that raises its own bound (:mod:`.refresh`), a branch a
+        row takes once, on the step it ends (:func:`.stopchecks.finishes_rows`)."""
         return (is_lazy_init(stmt) or clears_own_flag(stmt) or fills_default(stmt, fn.optional)
-                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt))
+                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt)
+                or finishes_rows(stmt))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

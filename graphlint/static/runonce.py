@@ -65,9 +65,25 @@ def is_lazy_init(stmt: cst.If) -> bool:
     if attr is None:
         return False
     return any(
-        type(node) in (cst.AssignTarget, cst.AnnAssign) and _self_slot(node.target, LAZY_OWNERS) == attr
+        (type(node) in (cst.AssignTarget, cst.AnnAssign) and _self_slot(node.target, LAZY_OWNERS) == attr)
+        or _registered(node) == attr
         for node in preorder(stmt.body)
     )
+
+
+#: ``self.register_buffer("x", t)``: binds ``self.x`` as an assignment does
+REGISTERS = frozenset(("register_buffer", "register_parameter"))
+
+
+def _registered(node: cst.CSTNode) -> str | None:
+    """``self.register_buffer("x", ...)`` (``register_parameter``) or ``setattr(self, "x", ...)`` -> "x"."""
+    if type(node) is not cst.Call:
+        return None
+    func = node.func
+    if type(func) is cst.Attribute and func.attr.value in REGISTERS and self_attr(func) is not None:
+        name = node.args[0].value if node.args else None
+        return name.raw_value if type(name) is cst.SimpleString else None
+    return _getattr_self(node, "setattr")
 
 
 def clears_own_flag(stmt: cst.If) -> bool:

@@ -9,12 +9,15 @@ import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder, top_small_statements
 from graphlint.static.loopexits import leaves_at_end
+from graphlint.static.refresh import disjuncts
 
 
 #: a flag named for stopping (``stop``, ``done``, ``finished``, ``is_eos``): ``fresh = True`` is no stop
 STOP_FLAG = re.compile(r"stop|done|finish|eos|end|terminat|complete|exit|halt", re.IGNORECASE)
 #: reductions and membership tests: a truth test of one is a batch stop check (``if done.all():``)
 STOP_REDUCTIONS = frozenset(("all", "any", "isin"))
+#: a value that ends a sequence (``self.EOS``, ``eos_token_id``, ``stop_ids``, ``im_end_id``)
+END_VALUE = re.compile(r"eos|stop|(^|_)end(_|$)|terminat", re.IGNORECASE)
 
 
 def stop_check(anchor: cst.CSTNode) -> bool:
@@ -67,3 +70,31 @@ def exits_at_end(stmt: cst.CSTNode) -> bool:
     for the step loop's exit only where it sits in the step loop itself, not in a loop nested in it
     or in a function it calls (:mod:`.stepresult`, :meth:`.contexts.Placement.loop_exit`)."""
     return type(stmt) is cst.If and stmt.orelse is None and not exits_loop(stmt) and leaves_at_end(stmt.body)
+
+
+def finishes_rows(stmt: cst.CSTNode) -> bool:
+    """``if eos in tokens:`` / ``if (tokens == eos).any():`` (each disjunct such a test) whose arm
+    neither leaves the loop nor sets its stop flag (:func:`stops_loop`): it runs on the steps a row
+    reaches its end -- the finished rows' bookkeeping, their removal from the batch -- once per
+    row, not per token. The test itself is still the step's."""
+    if type(stmt) is not cst.If or stops_loop(stmt):
+        return False
+    return all(_end_test(part) for part in disjuncts(stmt.test))
+
+
+def _end_test(test: cst.BaseExpression) -> bool:
+    """``end in x`` or ``any``/``.any()`` of ``x == end``, ``end`` a value named for ending."""
+    if type(test) is cst.Comparison:
+        return len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.In \
+            and _names_end(test.left)
+    if type(test) is not cst.Call or called_name(test.func) != "any":
+        return False
+    operand = test.func.value if type(test.func) is cst.Attribute else test.args[0].value if test.args else None
+    return type(operand) is cst.Comparison and len(operand.comparisons) == 1 \
+        and type(operand.comparisons[0].operator) is cst.Equal \
+        and (_names_end(operand.left) or _names_end(operand.comparisons[0].comparator))
+
+
+def _names_end(node: cst.BaseExpression) -> bool:
+    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
+    return bool(END_VALUE.search(name))

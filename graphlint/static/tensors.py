@@ -223,11 +223,12 @@ class TensorOracle(HostTaint):
         """A Python list: a non-empty display, a list comprehension, ``list(...)``, a name last bound to
         one (``ids = []`` then ``ids.append(i)`` is one too) or a ``self`` field only ever stored one
         (``self.banned = list(ids)`` in ``__init__``, read in another method). Indexing a device tensor
-        with one copies it to the device (GL208); a name or a field that may hold an int is not one."""
+        with one copies it to the device (GL208); a name or a field that may hold an int is not one,
+        nor a list of ``slice`` objects, which torch takes as a tuple of slices (basic indexing)."""
         if type(node) is cst.List:
-            return bool(node.elements)
+            return bool(node.elements) and not self.slices(node)
         if type(node) is cst.ListComp:
-            return True
+            return not self.slices(node)
         if type(node) is cst.Call:
             return type(node.func) is cst.Name and node.func.value == "list" and "list" not in self.imports
         if type(node) is cst.Name:
@@ -235,6 +236,12 @@ class TensorOracle(HostTaint):
         attr = self.is_self_attr(node)
         return attr is not None and self.cls is not None and attr in self.cls.list_attrs \
             and attr not in self.cls.tensor_attrs and attr not in self.cls.other_attrs
+
+    def slices(self, node: cst.List | cst.ListComp) -> bool:
+        """``[slice(0, n) for n in shape]``, ``[slice(None), slice(0, k)]``: ``slice`` objects alone."""
+        elements = [node.elt] if type(node) is cst.ListComp else [el.value for el in node.elements]
+        return "slice" not in self.imports and all(
+            type(el) is cst.Call and type(el.func) is cst.Name and el.func.value == "slice" for el in elements)
 
     # -- bindings ----------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
@@ -290,7 +297,7 @@ class TensorOracle(HostTaint):
             self.cls.pinned_attrs.add(attr)
         if attr is not None and self.cls is not None and not tensor and self.is_host_data(value):
             self.cls.host_attrs.add(attr)
-        listed = value is not None and (self.is_list_value(value) or type(value) is cst.List)  # ``ids = []``
+        listed = value is not None and (self.is_list_value(value) or (type(value) is cst.List and not value.elements))  # ``ids = []``
         if type(target) is cst.Name:
             (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
             self.fn.row_lists.discard(target.value)

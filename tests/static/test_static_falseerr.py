@@ -1,0 +1,34 @@
+"""Branches and indices that are no per-token cost, each a mechanism with a fixture of its own
+(branch ``falseerr``, the weakest sets' false errors).
+
+- ``if eos in samples:`` / ``if (tokens == eos).any():`` that does not leave the loop runs on the
+  step a row ends: its row bookkeeping is once per row (``stopchecks.finishes_rows``).
+- Lazy initialisation may register its buffer (``register_buffer``, ``setattr(self, name, ...)``)
+  instead of assigning it (``runonce.is_lazy_init``).
+- A flag the loop clears at its own level on every iteration makes a branch on it first-iteration
+  only, wherever the clearing is (``iterations.flag_loop``).
+- A list of ``slice`` objects indexes as a tuple of slices, no list index (``TensorOracle.slices``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from static_helpers import assert_marked, check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "falseerr"
+
+
+@pytest.mark.parametrize("name", ["rowfinish.py", "lazybuffer.py", "clearedflag.py", "slicelist.py"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    assert_marked(check_fixture(monkeypatch, tmp_path, FIXTURES, name), FIXTURES, name)
+
+
+def test_the_end_test_itself_stays_and_the_finished_rows_bookkeeping_goes(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "rowfinish.py")
+    lines = {f.line for f in result.findings}
+    assert {30, 50} <= lines  # the membership and the reduction: the step's stop tests
+    assert not lines & set(range(31, 37)) and not lines & {51, 52}  # the rows that ended, once each
+    assert {54} <= lines  # an arm on a test of no end value runs per token
