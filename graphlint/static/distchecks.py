@@ -3,7 +3,7 @@
 A distribution built with validation on (``validate_args``, the default under ``__debug__``) tests
 its arguments with ``if not valid.all(): raise``: a read-back when it is built. Turned off for one
 object (``validate_args=False``) or for the whole process (``set_default_validate_args(False)``),
-its ``sample()`` is ``torch.multinomial``'s one-sample fast path and reads nothing. Kept apart from
+its ``sample()`` is a ``torch.multinomial`` draw and reads nothing. Kept apart from
 :mod:`.valuekinds` (which records the names' origins) so the two tests stay next to each other.
 """
 

@@ -13,7 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.classtests import false_members
-from graphlint.static.cstwalk import COMPOUND_STATEMENTS, number
+from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
@@ -190,9 +190,6 @@ class ScopeWalker:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
         facts.params.add(name)
-        default = number(param.default)
-        if default is not None:
-            facts.number_defaults[name] = default
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             facts.optional.add(name)
         if param_is_tensor(param, self.imports, implicit):

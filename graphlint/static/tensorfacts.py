@@ -59,9 +59,6 @@ class FunctionFacts:
     #: names last bound to a call passing ``validate_args=False`` (a ``torch.distributions`` object that
     #: skips its argument checks, the host read of GL109): see :func:`.valuekinds.note_origin`
     unvalidated: set[str] = field(default_factory=set)
-    #: parameters whose default is a number literal -> that number: what a call leaving them out runs
-    #: with (``def sample(probs, num_samples=1)``; read while the name is in ``params``, not rebound)
-    number_defaults: dict[str, float] = field(default_factory=dict)
     scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
     vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
     lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)

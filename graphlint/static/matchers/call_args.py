@@ -36,11 +36,6 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     #: ``[min, max, i]``: only when these two arguments (keywords, or positionals ``i`` and ``i + 1``) are
     #: both absent or both the same number literal (``torch.histc``'s default range ``0, 0``)
     "equal_bounds": list,
-    #: ``[num_samples, replacement, i]``: only when ``replacement`` (keyword, or positional ``i + 1``) is
-    #: passed and not the literal ``False``, and ``num_samples`` (keyword, or positional ``i``) is not the
-    #: literal 1: ``torch.multinomial``'s slow path (since pytorch#134818 the default ``replacement=False``
-    #: and single draws validate on the device and sample without a host read)
-    "several_with_replacement": list,
 }
 #: Factories whose first positional argument is not (only) a size: nothing to check for zero size.
 COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp)
@@ -157,21 +152,6 @@ def same_bounds(call: cst.Call, spec: list, offset: int) -> bool:
     return low_value is not None and low_value == high_value
 
 
-def several_with_replacement(call: cst.Call, spec: list, offset: int, ctx: Any) -> bool:
-    """``replacement`` passed and not the literal False, and ``num_samples`` not the literal 1 (nor a
-    parameter left at a default of 1, ``def sample(p, num_samples=1)``: a caller passing more is missed)."""
-    count_name, replacement_name, index = spec
-    args = positional(call)
-    i = int(index) - offset
-    count = keyword(call, count_name) or (args[i] if 0 <= i < len(args) else None)
-    replacement = keyword(call, replacement_name) or (args[i + 1] if 0 <= i + 1 < len(args) else None)
-    if replacement is None or (isinstance(replacement, cst.Name) and replacement.value == "False"):
-        return False
-    if isinstance(count, cst.Name) and count.value in ctx.oracle.fn.params:
-        return ctx.oracle.fn.number_defaults.get(count.value) != 1
-    return count is None or number(count) != 1
-
-
 class CallConditions:
     def __init__(self, params: dict[str, Any], where: str):
         self.nargs = params.get("nargs")
@@ -192,11 +172,9 @@ class CallConditions:
         self.scalar_ok = params.get("scalar_ok", False)
         self.signature = params.get("signature")
         self.equal_bounds = params.get("equal_bounds")
-        self.several_with_replacement = params.get("several_with_replacement")
         #: conditions that read arguments by position or keyword cannot be decided through ``*args``
         self.positional = any(v is not None for v in (self.nargs, self.host_arg, self.tensor_arg, self.keyword_position,
-                                                      self.equal_bounds, self.weight_arg,
-                                                      self.several_with_replacement))
+                                                      self.equal_bounds, self.weight_arg))
         self.by_keyword = bool(self.missing_keyword or self.with_keyword or self.on_device or self.tensor_keyword)
         if self.tensor_keyword is not None and self.tensor_arg is None:
             raise RuleError(f"{where}: tensor_keyword needs tensor_arg")
@@ -214,9 +192,6 @@ class CallConditions:
                 a.keyword is not None and a.keyword.value not in self.signature for a in call.args)):
             return False
         if self.equal_bounds is not None and not same_bounds(call, self.equal_bounds, offset):
-            return False
-        if self.several_with_replacement is not None \
-                and not several_with_replacement(call, self.several_with_replacement, offset, ctx):
             return False
         if self.nargs is not None and len(call.args) != self.nargs:
             return False  # ``torch.where(c, input=a, other=b)`` is the three-argument where

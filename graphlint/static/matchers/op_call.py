@@ -5,12 +5,11 @@ a tensor (``.unique()`` exists on other types too); argument positions in ``para
 the function form (``tensor_arg: 1`` is ``repeats`` in ``torch.repeat_interleave(x, repeats)``
 and in ``x.repeat_interleave(repeats)``).
 
-``objects`` names library classes whose methods run the op inside (``{torch.distributions.Categorical:
-[sample]}``: ``Categorical(logits=x).sample()`` runs ``torch.multinomial``): the method called on
-an instance made in the expression or bound in the function (``d = Categorical(...)``, then
-``d.sample()``: the name's origin, :func:`graphlint.static.valuekinds.note_origin`) is reported
-like the op itself, unless made with ``validate_args=False``; the op's argument conditions do not
-apply to it (``dist.sample()`` passes none).
+``objects`` names library classes whose methods carry the hazard (``{torch.distributions.Categorical:
+[sample]}``: the object checks its arguments on the host): the method called on an instance made in
+the expression or bound in the function (``d = Categorical(...)``, then ``d.sample()``: the name's
+origin, :func:`graphlint.static.valuekinds.note_origin`) is reported, unless the instance is made with
+``validate_args=False``; the argument conditions do not apply to it (``dist.sample()`` passes none).
 
 An op whose cost is reading its input back (:data:`READS_INPUT`) given a host tensor reads nothing
 from the device: not reported.
@@ -32,7 +31,7 @@ from graphlint.static.distchecks import skips_validation
 #: ops whose cost is reading their input's data back (a size, a range, a draw): given a tensor that
 #: lives on the host (:mod:`graphlint.static.cputensors`), the host reads its own memory
 READS_INPUT = frozenset(("bincount", "nonzero", "argwhere", "unique", "unique_consecutive", "masked_select",
-                         "multinomial", "histc"))
+                         "histc"))
 
 
 class OpCall(Matcher):
@@ -41,12 +40,13 @@ class OpCall(Matcher):
     params = {"ops": list, "objects": dict, **CALL_PARAMS}
 
     def setup(self, params: dict[str, Any]) -> None:
-        self.ops = frozenset(self.require(params, "ops"))
+        # a rule naming library ``objects`` may name no op (GL109: ``torch.multinomial`` itself is safe)
+        self.ops = frozenset(params.get("ops") or () if params.get("objects") else self.require(params, "ops"))
         self.callees = frozenset(f"torch.{op}" for op in self.ops)
         self.conditions = CallConditions(params, f"{self.rule.pack}: rule {self.rule.code}")
         self.objects = {cls: frozenset(methods) for cls, methods in (params.get("objects") or {}).items()}
         self.object_methods = frozenset().union(*self.objects.values())
-        self.reads_input = self.ops <= READS_INPUT
+        self.reads_input = bool(self.ops) and self.ops <= READS_INPUT
 
     def call_index(self) -> dict[str, frozenset[str]] | None:
         return {"callee": self.callees, "method": self.ops | self.object_methods}
@@ -66,8 +66,8 @@ class OpCall(Matcher):
     def unvalidated(node: cst.BaseExpression, ctx: MatchContext) -> bool:
         """Made with ``validate_args=False`` (in the expression, or where the name was bound), or in a
         module that turns validation off for every distribution (``set_default_validate_args(False)``): the
-        object's checks, not its method, were the host read (``Categorical.sample()`` draws one sample
-        with replacement, ``torch.multinomial``'s fast path)."""
+        object's checks, not its method, were the host read (``Categorical.sample()`` is a
+        ``torch.multinomial`` draw, which reads nothing back)."""
         if ctx.validation_off:
             return True
         if isinstance(node, cst.Call):
