@@ -372,7 +372,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     rules = _load_rules(args.config)
     wanted = args.rule.strip()
-    rule = rules.get(wanted.upper()) or next((r for r in rules.values() if r.name == wanted), None)
+    rule = rules.get(wanted.upper()) or next((r for r in rules.values() if r.answers_to(wanted)), None)
     if rule is None:
         names = [*rules, *(r.name for r in rules.values())]
         guess = difflib.get_close_matches(wanted, names, n=1)

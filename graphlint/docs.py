@@ -91,7 +91,8 @@ def rule_section(rule: Rule) -> str:
         f"## {rule.code} {rule.name}",
         "",
         f"**{rule.category}** · {rule.severity}" + ("" if kind(rule) == "meta" else f" · {kind(rule)} rule")
-        + f" · `rules/{rule.pack}`",
+        + f" · `rules/{rule.pack}`"
+        + "".join(f" · formerly `{name}` (still accepted)" for name in rule.previous_names),
         "",
         "### What it does",
         "",

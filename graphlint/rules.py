@@ -50,7 +50,7 @@ BUILTIN_PACK_DIR = _builtin_pack_dir()
 CODE_RE = re.compile(r"^GL\d{3}$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 REQUIRED = ("code", "name", "category", "severity", "message", "why", "fix")
-OPTIONAL = ("matcher", "params", "bad", "good", "seed", "dynamic", "probes", "observes")
+OPTIONAL = ("matcher", "params", "bad", "good", "seed", "dynamic", "probes", "observes", "previous_names")
 
 
 class RuleError(Exception):
@@ -75,6 +75,12 @@ class Rule:
     probes: tuple[str, ...] = ()  # dynamic: which probes can report it
     observes: tuple[str, ...] = ()  # dynamic: what a probe observes that this rule reports (``observation_codes``)
     pack: str = ""  # file the rule came from
+    #: names the rule had before a rename: a selector, suppression or ``explain`` that gives one still
+    #: means this rule (ruff's redirects), so renaming a rule breaks no user's config
+    previous_names: tuple[str, ...] = ()
+
+    def answers_to(self, name: str) -> bool:
+        return name == self.name or name in self.previous_names
 
 
 def _as_examples(value: Any, where: str) -> tuple[str, ...]:
@@ -221,6 +227,7 @@ def parse_rule(raw: Any, pack: str, require_markers: bool = True) -> Rule:
         probes=tuple(raw.get("probes") or ()),
         observes=observes,
         pack=pack,
+        previous_names=_as_names(raw.get("previous_names"), f"{where}: previous_names"),
     )
 
 
@@ -266,10 +273,11 @@ def load_rules(extra_packs: Iterable[Path] = (), require_markers: bool = True) -
         for rule in load_pack(path, require_markers):
             if rule.code in rules:
                 raise RuleError(f"{path.name}: rule code {rule.code} is already defined in {rules[rule.code].pack}")
-            if rule.name in names:
-                raise RuleError(f"{path.name}: rule name {rule.name} is already used by {names[rule.name]}")
+            for name in (rule.name, *rule.previous_names):
+                if name in names:
+                    raise RuleError(f"{path.name}: rule name {name} is already used by {names[name]}")
+                names[name] = rule.code
             rules[rule.code] = rule
-            names[rule.name] = rule.code
     observation_codes(rules.values())
     return dict(sorted(rules.items()))
 
@@ -290,7 +298,7 @@ def expand_selector(rules: dict[str, Rule], selector: str) -> set[str]:
     elif sel in CATEGORIES or sel == "meta":
         hits = {code for code, rule in rules.items() if rule.category == sel}
     else:
-        hits = {code for code, rule in rules.items() if rule.name == sel}
+        hits = {code for code, rule in rules.items() if rule.answers_to(sel)}
     if not hits:
         raise RuleError(f"unknown rule selector {selector!r}{_did_you_mean(rules, sel)}")
     return hits

@@ -133,7 +133,7 @@ def apply_suppressions(
     enabled_for: Callable[[str], set[str]],
 ) -> list[Finding]:
     """Mark suppressed findings and append GL001/GL003 findings for bad comments."""
-    by_name = {rule.name: code for code, rule in rules.items()}
+    by_name = {name: code for code, rule in rules.items() for name in (rule.name, *rule.previous_names)}
     resolved: dict[str, list[tuple[Suppression, set[str], list[str]]]] = {}
     for path, summary in summaries.items():
         entries = []
