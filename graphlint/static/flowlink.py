@@ -25,6 +25,7 @@ from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS
 from graphlint.static.moduleflows import ModuleFlows
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
+from graphlint.static.pkgscan import PackageScans
 from graphlint.static.pointsto import CAP, Value
 from graphlint.static.swapstores import UnnamedStores
 
@@ -40,7 +41,7 @@ SELF = ("n", "self")
 BACKGROUND_METHODS = frozenset(("start_new_thread",))
 
 
-class Linker(LibraryFlows, ClassPaths, ModuleFlows):
+class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
     """Compiles the flow facts of ``infos`` into ``objects``' solver (call :meth:`compile_all`)."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
@@ -231,10 +232,10 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows):
             else:
                 self.o.elements(obj, dst)
             self.implicit.item(path, qual, obj)
-        elif tag == "l":
-            container = ("L", path, ir[1], ir[3])
+        elif tag == "l":  # a tuple display keeps its positions apart (``("tup", site)``, :data:`.objects.POSITIONAL`)
+            container = ("L", path, ir[1] if len(ir) < 5 else ("tup", ir[1]), ir[3])
             s.add_values(dst, (container,))
-            self.fill(path, qual, container, ir[2])
+            self.fill(path, qual, container, ir[2], ir[4] if len(ir) > 4 else ())
         elif tag == "o":
             for alt in ir[1]:
                 s.edge(self.eval(path, qual, alt), dst)
@@ -278,19 +279,26 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows):
             self.concat(dst, [p if type(p) is str else self.eval(path, qual, p) for p in ir[1]])
         elif tag == "modname":
             self.string(dst, self.names[path])
+        elif tag == "scan":  # ``pkgutil.iter_modules(pkg.__path__, ...)`` (:mod:`.pkgscan`)
+            self.package_scan(self.eval(path, qual, ir[1]), ir[2], ir[3], dst)
+        elif tag == "pkgpath":
+            self.own_path(path, dst)
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
         elif tag == "dec":
             self.implicit.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
         return dst
 
-    def fill(self, path: str, qual: str, container: Value, elements: tuple) -> None:
+    def fill(self, path: str, qual: str, container: Value, elements: tuple, positions: tuple = ()) -> None:
         target = self.o.elems(container)
-        for el in elements:
+        for k, el in enumerate(elements):
             if el[0] == "*s":
                 self.o.elements(self.eval(path, qual, el[1]), target)
             else:
-                self.s.edge(self.eval(path, qual, el), target)
+                node = self.eval(path, qual, el)
+                self.s.edge(node, target)
+                if positions:
+                    self.s.edge(node, self.o.position(container, positions[k]))
 
     def arguments(self, path: str, qual: str, args: tuple, kws: tuple) -> tuple[tuple, tuple]:
         arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2
