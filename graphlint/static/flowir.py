@@ -11,8 +11,8 @@ are ``None`` (they never hold a callable), which keeps summaries small. Tags (sh
 - ``("a", base, attr)``: an attribute; ``("s", base)``: an element (subscript, iteration, ``.get()``);
 - ``("c", func, args, kwargs)``: a call's result; an argument is an IR or ``("*", ir)``, a keyword
   ``(name, ir)`` or ``("**", ir)``;
-- ``("l", site, elements, callable[, positions])``: a container literal made at ``site`` (a file-wide
-  number), ``callable`` for ``nn.Sequential``-like ones; a tuple display also says each element's position;
+- ``("l", site, elements, callable)``: a container literal made at ``site`` (a file-wide number),
+  ``callable`` for ``nn.Sequential``-like ones (calling it calls every element);
 - ``("o", alternatives)``: ``a if c else b``, ``a or b``;
 - ``("d", qualname)`` / ``("k", qualname)``: a def / class of this file;
 - ``("i", dotted)``: an import (``..mod.name`` keeps its dots);
@@ -140,9 +140,6 @@ class IRBuilder:
             elements = self.elements(node.elements)
             if kind is cst.Tuple and not elements:
                 return None  # an immutable container of nothing tracked holds nothing, ever
-            if kind is cst.Tuple and not any(type(el) is cst.StarredElement for el in node.elements):
-                kept = tuple(i for i, el in enumerate(node.elements) if self.element(el.value) is not None)
-                return ("l", self.new_site(), elements, 0, kept)  # each element's position, kept apart
             return ("l", self.new_site(), elements, 0)
         if kind is cst.Dict:
             values = tuple(v for el in node.elements if isinstance(el, cst.DictElement)

@@ -232,10 +232,10 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
             else:
                 self.o.elements(obj, dst)
             self.implicit.item(path, qual, obj)
-        elif tag == "l":  # a tuple display keeps its positions apart (``("tup", site)``, :data:`.objects.POSITIONAL`)
-            container = ("L", path, ir[1] if len(ir) < 5 else ("tup", ir[1]), ir[3])
+        elif tag == "l":
+            container = ("L", path, ir[1], ir[3])
             s.add_values(dst, (container,))
-            self.fill(path, qual, container, ir[2], ir[4] if len(ir) > 4 else ())
+            self.fill(path, qual, container, ir[2])
         elif tag == "o":
             for alt in ir[1]:
                 s.edge(self.eval(path, qual, alt), dst)
@@ -289,16 +289,13 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
             self.implicit.decorated(self.eval(path, qual, ir[1]), self.eval(path, qual, ir[2]), dst)
         return dst
 
-    def fill(self, path: str, qual: str, container: Value, elements: tuple, positions: tuple = ()) -> None:
+    def fill(self, path: str, qual: str, container: Value, elements: tuple) -> None:
         target = self.o.elems(container)
-        for k, el in enumerate(elements):
+        for el in elements:
             if el[0] == "*s":
                 self.o.elements(self.eval(path, qual, el[1]), target)
             else:
-                node = self.eval(path, qual, el)
-                self.s.edge(node, target)
-                if positions:
-                    self.s.edge(node, self.o.position(container, positions[k]))
+                self.s.edge(self.eval(path, qual, el), target)
 
     def arguments(self, path: str, qual: str, args: tuple, kws: tuple) -> tuple[tuple, tuple]:
         arg_nodes = tuple(("*", self.eval(path, qual, a[1])) if a is not None and a[0] == "*" and len(a) == 2

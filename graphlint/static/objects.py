@@ -45,11 +45,6 @@ from graphlint.static.valuecalls import FOREIGN, ValueCalls
 ELEMENTS = "[]"
 
 
-#: the site tags of containers whose positions are kept apart: ``zip``/``enumerate`` tuples and tuple
-#: displays without a starred element (``return (model_cls, arch)`` unpacked as ``cls, _ = ...``)
-POSITIONAL = ("zip", "tup")
-
-
 class Objects(ValueCalls):
     def __init__(self, solver: Solver, index: Index, by_path: dict[str, ModuleInfo],
                  fields: dict[tuple[str, str], set[str]]):
@@ -95,9 +90,8 @@ class Objects(ValueCalls):
         return self.s.node(("el", container[1], container[2]))
 
     def position(self, container: Value, index: int) -> int:
-        """Element ``index`` of a tuple whose positions are known apart (``zip``'s, :meth:`.LibraryFlows.pairs`;
-        a tuple display's, :data:`POSITIONAL`)."""
-        return self.s.node(("at", container[1], container[2], index))
+        """Element ``index`` of a tuple whose positions are known apart (``zip``'s, :meth:`.LibraryFlows.pairs`)."""
+        return self.s.node(("at", container[2], index))
 
     def item(self, src: int, index: int, dst: int) -> None:
         """``a, b = src`` / ``for a, b in ...``: what position ``index`` holds -- its own node for a
@@ -107,7 +101,7 @@ class Objects(ValueCalls):
     def _item_of(self, index: int, dst: int, values) -> None:
         rest = []
         for v in values:
-            if v[0] == "L" and type(v[2]) is tuple and v[2][0] in POSITIONAL:
+            if v[0] == "L" and type(v[2]) is tuple and v[2][0] == "zip":
                 self.s.edge(self.position(v, index), dst)
             else:
                 rest.append(v)
