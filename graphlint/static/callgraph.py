@@ -354,16 +354,14 @@ class CallGraph:
         """Unresolved project calls inside ``functions`` (e.g. the decode path)."""
         return sum(len(self.unresolved.get(fid, ())) for fid in functions)
 
-    def unresolved_in(self, hot, captured: bool = False) -> list[tuple[FuncId, CallSite]]:
+    def unresolved_in(self, hot) -> list[tuple[FuncId, CallSite]]:
         """The unresolved calls of the ``hot`` functions (function -> None for all of it, or the
         ids of the loops whose calls are hot: a per-token loop's body), one per callee spelling,
         sorted by function; ``flowir.render(site.expr)`` spells the callee (``self.model_forward``).
-        With ``captured``, the calls made inside a capture too, wherever their function is cold (a
-        capture routine is set-up): the report lists one that resolves to nothing, or the region would
-        vanish unseen (no class is picked for it, :mod:`.openreceivers` asks without)."""
+        A call made inside a capture is decode code wherever its function is cold (a capture routine
+        is set-up): one that resolves to nothing is listed too, or the region would vanish unseen."""
         found = []
-        capturing = {fid for fid, sites in self.unresolved.items() if any(s.in_capture for s in sites)} \
-            if captured else set()
+        capturing = {fid for fid, sites in self.unresolved.items() if any(s.in_capture for s in sites)}
         for fid in sorted(set(hot) | capturing):
             loops, seen = hot.get(fid), set()
             for site in self.unresolved.get(fid, ()):

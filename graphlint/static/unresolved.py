@@ -99,7 +99,7 @@ def from_call_graph(graph, hot, raw=None) -> list[UnresolvedCall]:
     """The seam: the unresolved calls of ``hot`` (function -> None, or the ids of its hot loops)
     from a :class:`graphlint.static.callgraph.CallGraph`, each with its kind; ``raw`` (caller ->
     [(callee, site)]) gives the callers whose arguments bind a parameter."""
-    found = graph.unresolved_in(hot, captured=True)
+    found = graph.unresolved_in(hot)
     why = Provenance(graph, raw) if found else None
     return [UnresolvedCall(fid, site.expr, kind=why.kind(fid, site)) for fid, site in found]
 
