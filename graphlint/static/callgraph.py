@@ -357,12 +357,16 @@ class CallGraph:
     def unresolved_in(self, hot) -> list[tuple[FuncId, CallSite]]:
         """The unresolved calls of the ``hot`` functions (function -> None for all of it, or the
         ids of the loops whose calls are hot: a per-token loop's body), one per callee spelling,
-        sorted by function; ``flowir.render(site.expr)`` spells the callee (``self.model_forward``)."""
+        sorted by function; ``flowir.render(site.expr)`` spells the callee (``self.model_forward``).
+        A call made inside a capture is decode code wherever its function is cold (a capture routine
+        is set-up): one that resolves to nothing is listed too, or the region would vanish unseen."""
         found = []
-        for fid in sorted(hot):
-            loops, seen = hot[fid], set()
+        capturing = {fid for fid, sites in self.unresolved.items() if any(s.in_capture for s in sites)}
+        for fid in sorted(set(hot) | capturing):
+            loops, seen = hot.get(fid), set()
             for site in self.unresolved.get(fid, ()):
-                if (loops is not None and not site.loops & loops) or site.expr in seen:
+                shown = site.in_capture if fid not in hot else loops is None or bool(site.loops & loops)
+                if not shown or site.expr in seen:
                     continue
                 seen.add(site.expr)
                 found.append((fid, site))

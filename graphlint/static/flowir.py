@@ -19,10 +19,8 @@ are ``None`` (they never hold a callable), which keeps summaries small. Tags (sh
 - ``("t", class_ir)``: an instance of an annotated class or a subclass (``model: Llama``);
 - ``("la", ("t", class_ir))``: a container annotated as holding such instances (``list[Layer]``):
   one container per class, shared by every such annotation;
-- ``("da", ("t", class_ir))``: a field annotated as a mapping holding such instances as its
-  values (``self.kids: Dict[int, Node] = {}``; parameters, returns and locals keep no such
-  annotation): which class ``node.kids[k]`` is, for :mod:`.receivers`; the points-to gives it no
-  value (a dict's elements are what its stores put there);
+- ``("da", ("t", class_ir))``: a field annotated as a mapping of such instances (``self.kids: Dict[int,
+  Node] = {}``): which class ``node.kids[k]`` is, for :mod:`.receivers` only (no points-to value);
 - ``("sup", class_qualname)``: ``super()`` in a method of that class;
 - ``("self", class_qualname)``: ``self`` in a method (an instance of the class or a subclass);
 - ``("cls", class_qualname)``: ``cls`` in a classmethod (the class or a subclass);
@@ -36,10 +34,11 @@ are ``None`` (they never hold a callable), which keeps summaries small. Tags (sh
 - ``("cat", pieces)``: an f-string of literal texts and up to :data:`MAX_HOLES` expressions,
   ``f"{MODELS}.llama.Llama"``: the paths the strings reaching the expressions spell (``("modname",)``
   is ``__name__``, the module's dotted name);
-- ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; its result and
-  ``inner`` are both what the name holds: a decorator graphlint cannot see returns the function);
+- ``("dec", decorator, inner)``: ``@decorator`` applied to ``inner`` (the call runs; the name holds its
+  result and ``inner``: a decorator graphlint cannot see returns the function);
 - a lambda is ``("d", qualname)`` of a scope of its own (``<lambdaN>``, :meth:`.flows.FlowRecorder.lambda_scope`):
   a call binds its parameters and gets its body's value, as a def's;
+- ``("scan", paths, prefixed, recursive)`` / ``("pkgpath",)``: ``pkgutil.iter_modules``, ``__path__`` (:mod:`.pkgscan`);
 - ``("x",)``: an instance of a class of the standard library or the numeric stack
   (``nn.Linear(4, 4)``, ``torch.cuda.Stream()``): a library object, which calling runs no project
   code (other calls of those libraries are ``None``: tensors and numbers hold no callable).
@@ -53,6 +52,8 @@ from typing import Callable
 import libcst as cst
 
 from graphlint.static.classpaths import path_like
+from graphlint.static.libir import library_ir
+from graphlint.static.pkgscan import OWN_PATH
 
 IR = tuple
 #: top-level modules whose calls are opaque to the analysis (their results hold nothing it tracks):
@@ -122,7 +123,7 @@ class IRBuilder:
     def _expr(self, node: cst.BaseExpression) -> IR | None:
         kind = type(node)
         if kind is cst.Name:
-            return None if node.value in CONSTANTS else ("n", node.value)
+            return OWN_PATH if node.value == "__path__" else None if node.value in CONSTANTS else ("n", node.value)
         if kind is cst.Attribute:
             base = self.expr(node.value)
             return ("a", base, node.attr.value) if base is not None else None
@@ -244,6 +245,9 @@ class IRBuilder:
                 got = ("g", base, "", names) if names is not None else ("g", base, "")
             default = self.expr(node.args[2].value) if len(node.args) > 2 else None
             return self.union((got, default))
+        kept, value = library_ir(node, self.imports, self.expr, self.union)  # :mod:`.libir`
+        if kept:
+            return value
         if self.opaque(func):
             return FOREIGN if _last(func)[:1].isupper() and self.external(func) else None
         f = self.expr(func)

@@ -25,6 +25,7 @@ from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS
 from graphlint.static.moduleflows import ModuleFlows
 from graphlint.static.names import module_name
 from graphlint.static.objects import FOREIGN, Objects
+from graphlint.static.pkgscan import PackageScans
 from graphlint.static.pointsto import CAP, Value
 from graphlint.static.swapstores import UnnamedStores
 
@@ -40,7 +41,7 @@ SELF = ("n", "self")
 BACKGROUND_METHODS = frozenset(("start_new_thread",))
 
 
-class Linker(LibraryFlows, ClassPaths, ModuleFlows):
+class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
     """Compiles the flow facts of ``infos`` into ``objects``' solver (call :meth:`compile_all`)."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, objects: Objects):
@@ -278,6 +279,10 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows):
             self.concat(dst, [p if type(p) is str else self.eval(path, qual, p) for p in ir[1]])
         elif tag == "modname":
             self.string(dst, self.names[path])
+        elif tag == "scan":  # ``pkgutil.iter_modules(pkg.__path__, ...)`` (:mod:`.pkgscan`)
+            self.package_scan(self.eval(path, qual, ir[1]), ir[2], ir[3], dst)
+        elif tag == "pkgpath":
+            self.own_path(path, dst)
         elif tag == "x":
             s.add_values(dst, (FOREIGN,))
         elif tag == "dec":

@@ -62,6 +62,9 @@ class ModuleFlows:
             self.s.add_values(dst, (FOREIGN,))
 
     def module_attr(self, v: Value, attr: str, dst: int) -> None:
+        if attr == "__path__":  # a package's search path (:mod:`.pkgscan`)
+            self.package_path(v, dst)
+            return
         if v[0] == "Mod":
             if attr in self.module_locals.get(v[1], ()):
                 self.s.edge(self.s.node(("v", v[1], "<module>", attr)), dst)

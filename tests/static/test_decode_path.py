@@ -82,6 +82,33 @@ def test_known_externals_and_resolved_calls_are_not(body, init):
     assert unresolved(engine(body, extra=extra, init=init)) == []
 
 
+def test_a_captured_call_that_resolves_to_nothing_is_listed_although_its_capture_routine_is_cold():
+    """A capture routine is set-up code, never on the decode path; a call inside its capture is the
+    decode step itself: when it runs nothing graphlint sees (a model built from a class it cannot
+    follow), it is listed, or the region would vanish from the report unseen."""
+    files = {"eng.py": """
+import torch
+
+
+class Engine:
+    def __init__(self, factory, cfg):
+        self.model = factory(cfg)
+        self.graph = torch.cuda.CUDAGraph()
+
+    def capture_graphs(self, x):
+        self.model(x)  # a warm-up: set-up code, not listed
+        with torch.cuda.graph(self.graph):
+            self.out = self.model(x)
+
+    def step(self):
+        self.graph.replay()
+        return self.out
+"""}
+    path, _ = decode_path(files)
+    assert [(u.function[1], spelling(u.call), u.kind) for u in path.unresolved] == [
+        ("Engine.capture_graphs", "self.model", "callback")]
+
+
 def test_an_object_typed_by_a_base_the_project_derives_from_is_a_blind_spot():
     """``model: nn.Module`` is whatever project model is passed; a tokenizer class nothing here
     derives from is a library object, not the project's."""
