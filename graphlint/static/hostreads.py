@@ -46,18 +46,14 @@ class HostReads(ResultReads):
         return bool(steps) and all(t in self.optional for t in steps)
 
     def loop(self, fid: FuncId, ids: frozenset[int]) -> None:
-        """A loop whose step runs eagerly by default (:meth:`eager_loop`) has no by-design read: the
-        labels' rule for eager loops counts every read there, the first of the step's result too.
-        The walk still meets them (``judged``: what its callees read keeps its severity), and the
-        loop's own reads of anything else are no result either (``others``)."""
-        fn = self.fn(fid)
-        if fn is None or not self.eager_loop(fid, fn, ids):
-            super().loop(fid, ids)
-            return
+        """Exactly one read per step is by design: once the walk found it, no other read of the
+        loop's own is the result (``others``), though it sits after the replay -- a re-read of what
+        the step before left (``x`` computed before this step, read again after it) included."""
         first = set(self.first)
         super().loop(fid, ids)
-        self.first = first
-        self.others |= {(fid[0], c.line, c.col, c.code) for c in self.reads.get(fid, ()) if ids & set(c.loops)}
+        if self.first - first:
+            self.others |= {(fid[0], c.line, c.col, c.code) for c in self.reads.get(fid, ())
+                            if ids & set(c.loops)} - self.first
 
     def step_function(self, fid: FuncId) -> None:
         """Walk ``fid`` from its first call that leads to a replay, when that call binds names."""
