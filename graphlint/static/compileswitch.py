@@ -95,10 +95,10 @@ def method_switch(infos, graph, calls, compiler: tuple[str, str], step: tuple[st
     """A :data:`METHOD` switch when the function that compiles (``compiler``) is a method or function
     of its own that no call in the analysed code runs, save under a measurement switch (``if
     args.benchmark: model.compile()``, :func:`.optin.measured`), and that does not run the compiled
-    ``step`` itself (a ``generate`` that compiles, then loops, is the decode path). A call
-    of its name the call graph cannot resolve may be it (the compile is then taken as made), unless it
-is a library's (``torch.compile``, ``re.compile``). Module
-    code, constructors and other dunders run whenever the engine is built or imported."""
+    ``step`` itself (a ``generate`` that compiles, then loops, is the decode path). A call of its
+    name the call graph cannot resolve may be it (the compile is then taken as made), unless it is
+    a library's (``torch.compile``, ``re.compile``). Module code, constructors and other dunders
+    run whenever the engine is built or imported."""
     qual = compiler[1]
     name = qual.rpartition(".")[2]
     if name.startswith("__") or name.startswith("<") or graph is None or step in _runs(calls, compiler):
