@@ -19,6 +19,11 @@ off by default, where the analysis can read the default:
   configuration file (``Args(**loaded)``, ``setattr(cfg, key, v)``) is the user's choice, not the
   default. ``if cfg.flag:`` counts for fields named like a compile switch (``*compile*``).
 
+A compile made by a method that nothing on the default path calls (:func:`method_switch`: ``def
+compile(self): self._decode = torch.compile(self._decode, mode="reduce-overhead")``, called by the
+user, or by a script only under ``--benchmark``) is opt-in too: a :data:`METHOD` switch, the
+method's own name, an API default as a field's is.
+
 A field's default is an API default every caller gets (:func:`api_default`), so it counts wherever
 the compile is made (an engine's ``__init__``). A CUDA-graph compile so switched is an optional
 graph root (its loop's stop test is a sync, what only it captures is reported); a plain compile so
@@ -31,10 +36,13 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import keyword
+from graphlint.static.optin import measured
 from graphlint.static.valueatoms import literal
 
 #: the prefix of a switch that is a configuration field, decided when linking (:func:`field_off`)
 FIELD = "field:"
+#: the prefix of a switch that is a method the user calls to compile (:func:`method_switch`)
+METHOD = "method:"
 #: the switch of ``disable=True``: never compiled
 ALWAYS = "disable=True"
 _OFF = (None, False, 0, "")
@@ -83,11 +91,50 @@ def field_off(switch: str, values) -> bool:
                for v in stores)
 
 
+def method_switch(infos, graph, calls, compiler: tuple[str, str], step: tuple[str, str]) -> str:
+    """A :data:`METHOD` switch when the function that compiles (``compiler``) is a method or function
+    of its own that no call in the analysed code runs, save under a measurement switch (``if
+    args.benchmark: model.compile()``, :func:`.optin.measured`), and that does not run the compiled
+    ``step`` itself (a ``generate`` that compiles, then loops, is the decode path). A call of its
+    name the call graph cannot resolve may be it (the compile is then taken as made), unless it is
+    a library's (``torch.compile``, ``re.compile``). Module code, constructors and other dunders
+    run whenever the engine is built or imported."""
+    qual = compiler[1]
+    name = qual.rpartition(".")[2]
+    if name.startswith("__") or name.startswith("<") or graph is None or step in _runs(calls, compiler):
+        return ""
+    for info in infos:
+        for caller, fn in info.functions.items():
+            for site in fn.calls:
+                expr = site.expr
+                called = expr[2] if expr[0] == "a" else expr[1] if expr[0] == "n" else None
+                if called != name or measured(site.cond):
+                    continue
+                targets = graph.targets(info.path, caller, site)
+                if compiler in targets or not (targets or graph.external(info.path, caller, expr)):
+                    return ""
+    return METHOD + qual
+
+
+def _runs(calls, root) -> set:
+    """What ``root`` calls at any depth (not what it only hands over: the callable it compiles)."""
+    seen, todo = {root}, [root]
+    while todo:
+        for callee, site in calls.get(todo.pop(), ()):
+            if not site.reference and callee not in seen:
+                seen.add(callee)
+                todo.append(callee)
+    return seen
+
+
 def api_default(switch: str) -> bool:
-    """A switch every caller of the step loop gets unless it asks: a field's default, or none at all."""
-    return switch.startswith(FIELD) or switch == ALWAYS
+    """A switch every caller of the step loop gets unless it asks: a field's default, a method to
+    call, or none at all."""
+    return switch.startswith(FIELD) or switch.startswith(METHOD) or switch == ALWAYS
 
 
 def shown(switch: str) -> str:
-    """The switch as a message names it: a field by its name."""
+    """The switch as a message names it: a field by its name, a method as a call."""
+    if switch.startswith(METHOD):
+        return switch[len(METHOD):] + "()"
     return switch[len(FIELD):] if switch.startswith(FIELD) else switch

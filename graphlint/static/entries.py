@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from graphlint.static.argvalues import ArgValues
 from graphlint.static.callgraph import CallGraph, capturing_functions
-from graphlint.static.compileswitch import api_default, field_off, shown
+from graphlint.static.compileswitch import api_default, field_off, method_switch, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
@@ -346,15 +346,16 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                     elif region.kind == "graphed":
                         self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
                     else:
-                        off = bool(region.opt_in) and field_off(region.opt_in, self.field_values())
-                        if not (off and api_default(region.opt_in)) or id(region) in self.graph.graph_compiles:
+                        switch = region.opt_in or method_switch(self.infos, self.graph, self.calls, caller, fid)
+                        off = bool(switch) and field_off(switch, self.field_values())
+                        if not (off and api_default(switch)) or id(region) in self.graph.graph_compiles:
                             self.compiled_roots.append(fid)  # not ``if cfg.compile:`` off by default: eager then
                         if id(region) in self.graph.graph_compiles:  # a literal mode, or one read from settings
                             if compiled_graph.get(fid, ()) is not None:
                                 compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
                             self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
                             if off:
-                                self.optional_roots.setdefault(chain, region.opt_in)
+                                self.optional_roots.setdefault(chain, switch)
         self.compiled_calls(compiled_graph)
         # the captured callables are the entries once found; a capture whose callable cannot be
         # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on

@@ -16,6 +16,7 @@ its replay stay the result, as before (:meth:`.contexts.Placement.after_last_rep
 from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
+from graphlint.static.stepflow import derived
 from graphlint.static.stepresult import FuncId, Key, ResultReads
 from graphlint.static.stepvalues import StepResult, device_derives
 
@@ -44,6 +45,18 @@ class HostReads(ResultReads):
         ``use_torch_compile``) runs its step eagerly by default: its stop test is a sync there."""
         steps = [t for c in fn.arg_calls if c.loops & ids for t in self.targets(fid, c.expr) if t in self.model]
         return bool(steps) and all(t in self.optional for t in steps)
+
+    def loop(self, fid: FuncId, ids: frozenset[int]) -> None:
+        """Exactly one read per step is by design: once the walk found it, no other read of the
+        loop's own device values derived from the step is the result (``others``), though it sits
+        after the replay -- a re-read of what the step before left (``x`` computed before this step,
+        read again after it) included. A read of the host's copy (``.cpu()``) reads no device."""
+        first, self.walked = set(self.first), None
+        super().loop(fid, ids)
+        if self.first - first and self.walked is not None:
+            device = derived(self.walked.seeds, self.walked.derives)  # not through a host copy (``.cpu()``)
+            self.others |= {(fid[0], c.line, c.col, c.code) for c in self.reads.get(fid, ())
+                            if ids & set(c.loops) and device.intersection(c.reads)} - self.first
 
     def step_function(self, fid: FuncId) -> None:
         """Walk ``fid`` from its first call that leads to a replay, when that call binds names."""

@@ -155,6 +155,19 @@ class OptInFlags:
         return name if off and name else None
 
 
+def measured(cond: tuple) -> bool:
+    """Whether a call's branch conditions (:mod:`.valuefacts` IR, a conjunction) need a measurement
+    switch on: ``if args.benchmark:``, or the ``else`` of ``if not benchmark:``."""
+    for c in cond:
+        while c[0] == "not" and c[1][0] == "not":
+            c = c[1][1]
+        if c[0] == "and" and (measured((c[1],)) or measured((c[2],))):
+            return True
+        if c[0] == "t" and c[1] is not None and c[1][0] in ("f", "p") and _MEASURES.match(c[1][1]):
+            return True
+    return False
+
+
 def _names_measure(test: cst.BaseExpression) -> bool:
     if type(test) is cst.BooleanOperation:
         return _names_measure(test.left) or _names_measure(test.right)

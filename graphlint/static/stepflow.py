@@ -45,6 +45,7 @@ from graphlint.static.facts import Compact
 from graphlint.static.readshapes import binds_read
 from graphlint.static.stepdata import mark_step_data
 from graphlint.static.stmtpaths import encode_path
+from graphlint.static.stopchecks import mark_stop_reads
 
 #: container methods that store their arguments into the receiver (``ids.append(tok)``)
 STORING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "appendleft"))
@@ -199,6 +200,7 @@ def finish_module(func, raws: list, start: int, module: cst.Module) -> None:
 
 def _finish(func, raws: list, start: int, body: cst.CSTNode, params: set[str]) -> None:
     mark_discarded(raws, start, body)
+    mark_stop_reads(raws, start, body)
     mark_step_data(raws, start, body)
     entry = _PENDING.pop(id(func), None)
     pending = entry[1] if entry is not None and entry[0] is func else None

@@ -108,6 +108,7 @@ class ResultReads:
         self.owner: dict[Key, str] = {}  # a first read's function
         #: walking a verifier (:meth:`verified`): a ``nonzero`` there may be the read of the accepted length
         self.accepting = False
+        self.walked: StepResult | None = None  # the last loop's step result (:meth:`loop`)
 
     def fn(self, fid: FuncId) -> FunctionInfo | None:
         info = self.by_path.get(fid[0])
@@ -188,10 +189,11 @@ class ResultReads:
         if begin is not None:  # the model call ends the iteration: the next one reads its result first
             result = StepResult(seeds, derives, begin - 1)
             result.copied = fn.derives
+            self.walked = result
             self.walk(fid, result, lambda order, loops: begin <= order < start and bool(loops & ids), True, 0,
                       per_token=ids)
             return
-        result = StepResult(seeds, derives, start)
+        result = self.walked = StepResult(seeds, derives, start)
         result.copied = fn.derives  # what derives from it through its host copies too (:meth:`StepResult.anywhere`)
         result.resets = sorted({c.order for c in model_calls if c.order > start})
         for call in in_loop:

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from graphlint.static.cstwalk import called_name, preorder, top_small_statements
+from graphlint.static.cstwalk import called_name, names_in, preorder, top_small_statements
 from graphlint.static.loopexits import leaves_at_end
 from graphlint.static.refresh import disjuncts
 
@@ -98,3 +98,33 @@ def _end_test(test: cst.BaseExpression) -> bool:
 def _names_end(node: cst.BaseExpression) -> bool:
     name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
     return bool(END_VALUE.search(name))
+def mark_stop_reads(raws: list, start: int, body: cst.CSTNode) -> None:
+    """Flag ``stop-test`` a read bound to a name that a stop test of the same block uses first
+    (``tok = nxt.item()`` then ``if tok in eos_ids: break``, nothing using ``tok`` between):
+    the read that test needs, as ``if nxt.item() in eos_ids: break`` is -- in an eager loop a sync
+    of its own, never the one read by design (:mod:`.stepresult`)."""
+    blocks: dict[int, tuple] | None = None
+    for raw in raws[start:]:
+        stmt = raw.stmt
+        if "bound" not in raw.flags or "stop-test" in raw.flags or type(stmt) is not cst.Assign \
+                or not all(type(t.target) is cst.Name for t in stmt.targets):
+            continue
+        if blocks is None:  # each simple statement -> the statements after its line in its block
+            blocks = {id(small): (node.body, i) for node in preorder(body) if type(node) is cst.IndentedBlock
+                      for i, line in enumerate(node.body) if type(line) is cst.SimpleStatementLine
+                      for small in line.body}
+        where = blocks.get(id(stmt))
+        if where is not None and _tested_next(where[0][where[1] + 1:], {t.target.value for t in stmt.targets}):
+            raw.flags = raw.flags | {"stop-test"}
+
+
+def _tested_next(following, bound: set[str]) -> bool:
+    """Whether the first statement of ``following`` that mentions a name of ``bound`` is a stop test
+    of it. One that uses the value first (``out.append(tok)``, then ``if tok == eos: break``) reads
+    it for the host's output, the step's one read, which the test then reuses for free."""
+    for line in following:
+        if stops_loop(line) and bound.intersection(names_in(line.test)):
+            return True
+        if type(line) is not cst.SimpleStatementLine or any(bound.intersection(names_in(small)) for small in line.body):
+            return False  # used, rebound, or a block that may do either
+    return False
