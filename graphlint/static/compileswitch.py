@@ -14,7 +14,7 @@ off by default, where the analysis can read the default:
 - when linking (:func:`field_off`): ``not cfg.flag`` / ``if cfg.flag:`` of a configuration field,
   a :data:`FIELD` switch, off when a class declares the field with an off default and every value
   the analysed code stores into a field of that name (a constructor's keyword, ``obj.flag = v``) is
-  off too (:attr:`.argvalues.ArgValues.stores`); a store of anything else (a parameter, a computed
+  off too (:attr:`.facts.ModuleInfo.field_stores`); a store of anything else (a parameter, a computed
   value) keeps the compile a capture: prefer missing to a false error. A class built from a
   configuration file (``Args(**loaded)``, ``setattr(cfg, key, v)``) is the user's choice, not the
   default. ``if cfg.flag:`` counts for fields named like a compile switch (``*compile*``).
@@ -75,8 +75,9 @@ def field_switch(test: cst.BaseExpression) -> str:
     return ""
 
 
-def field_off(switch: str, values) -> bool:
-    """Whether a :data:`FIELD` switch is off by default (``values``: :class:`.argvalues.ArgValues`):
+def field_off(switch: str, stored) -> bool:
+    """Whether a :data:`FIELD` switch is off by default (``stored``: a field's name -> every value the
+    analysed code stores into a field of that name, :attr:`.facts.ModuleInfo.field_stores`):
     a class declares the field with an off default, and every other value the analysed code stores
     into a field of that name is an off literal. What configuration files and command lines set
     (a class built from ``**kwargs``, ``setattr`` with a computed name) is the user's choice, not the
@@ -84,7 +85,7 @@ def field_off(switch: str, values) -> bool:
     switches were decided per file."""
     if not switch.startswith(FIELD):
         return bool(switch)
-    stores = [v for _, v in values.stores.get(switch[len(FIELD):], ())]
+    stores = stored(switch[len(FIELD):])
     if not any(v is not None and v[0] == "k" for v in stores):
         return False
     return all(v is not None and ((v[0] == "k" and v[2] in _OFF) or (v[0] == "c" and v[1] in _OFF))

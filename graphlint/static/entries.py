@@ -50,7 +50,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphlint.static.argvalues import ArgValues
 from graphlint.static.callgraph import CallGraph, capturing_functions
 from graphlint.static.compileswitch import api_default, field_off, method_switch, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
@@ -273,11 +272,11 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         switch = shown(next(iter(optional.values())))
         return {f: switch for f in graph if f not in sure}
 
-    def field_values(self) -> ArgValues:
-        """Every value stored into a configuration field: what decides a compile switch's default."""
-        if getattr(self, "_fields", None) is None:
-            self._fields = ArgValues(self.infos, self.calls)
-        return self._fields
+    def field_stores(self, attr: str) -> list:
+        """Every value stored into a field named ``attr``: what decides a compile switch's default. Read
+        from the summaries per switch: a second :class:`.argvalues.ArgValues` beside the link's for
+        a few switches held every function's facts again through the link (on all of torch)."""
+        return [v for info in self.infos for v in info.field_stores.get(attr, ())]
 
     def drivers(self) -> set[FuncId]:
         """Functions that start a decode loop of their own without being one: ``generate()`` picking
@@ -347,7 +346,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                         self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
                     else:
                         switch = region.opt_in or method_switch(self.infos, self.graph, self.calls, caller, fid)
-                        off = bool(switch) and field_off(switch, self.field_values())
+                        off = bool(switch) and field_off(switch, self.field_stores)
                         if not (off and api_default(switch)) or id(region) in self.graph.graph_compiles:
                             self.compiled_roots.append(fid)  # not ``if cfg.compile:`` off by default: eager then
                         if id(region) in self.graph.graph_compiles:  # a literal mode, or one read from settings

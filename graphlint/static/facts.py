@@ -199,7 +199,8 @@ class FunctionInfo(Compact):
     presumed_tensors: set[str] = field(default_factory=set)
     #: parameters whose annotation says what they are -- a tensor (``n: Tensor``) or a Python list
     #: (``ids: list[int]``) -- the kind callers pass can overrule (:mod:`.valueflow`): only their
-    #: facts against the annotation change what the walk decides
+    #: facts against the annotation change what the walk decides. Only those a truth test (a tensor's)
+    #: or an index (a list's) reads are kept: no other is ever overruled (:mod:`.overrules`)
     annotated_tensors: set[str] = field(default_factory=set)
     annotated_lists: set[str] = field(default_factory=set)
     #: ``obj.f`` / ``self.x.f`` the walk asked about (is it a tensor?): only there does a fact about

@@ -30,12 +30,13 @@ class ParamKinds:
     device)."""
 
     def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index,
-                 spelled: tuple[dict[str, list[tuple]], set[str]] | None = None):
+                 spelled: tuple[dict[str, list], set[str]] | None = None):
         self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
         self.by_name, self.followed = by_name, followed
-        #: (last name -> every call site spelled so that passes something known, the names some call
-        #: passes nothing known): given, a function's calls are every call spelled with its name,
-        #: resolved or not (:mod:`.overrules`)
+        #: (last name -> every call site spelled so that passes something known, flat: ``[site, its
+        #: module's info, its function, site, ...]``, the names some call passes nothing known): given,
+        #: a function's calls are every call spelled with its name, resolved or not (:mod:`.overrules`).
+        #: Flat because it holds every call site of the project (a 3-tuple each was 48 bytes a site more)
         self.spelled = spelled
         self.memo: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -73,7 +74,8 @@ class ParamKinds:
         if self.spelled is not None:
             if flow is None or fn.name in self.spelled[1] or not called_by_name(fn.name, flow.fkind):
                 return None
-            sites = self.spelled[0].get(fn.name)
+            flat = self.spelled[0].get(fn.name)
+            sites = list(zip(flat[0::3], flat[1::3], flat[2::3])) if flat else None
         else:
             sites = self.callers.get(target)
             if flow is not None and self.by_name[fn.name] != self.followed[fn.name]:

@@ -93,7 +93,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     receivers = Receivers(index, fields)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
     followed = Counter()  # a callee's last name -> those of its call sites resolved (to any function)
-    spelled: dict[str, list[tuple]] = defaultdict(list)  # a callee's last name -> its sites passing something known
+    #: a callee's last name -> its sites passing something known, flat (:attr:`.paramkinds.ParamKinds.spelled`)
+    spelled: dict[str, list] = defaultdict(list)
     opaque: set[str] = set()  # last names some call site of passes nothing known (or hands on as a value)
     for info in infos:
         order = {q: i for i, q in enumerate(info.functions)}
@@ -108,7 +109,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if site.reference or site.kinds is None:
                     opaque.add(last)  # :mod:`.overrules`: a call under the name passing nothing known
                 else:
-                    spelled[last].append((site, info, fn))
+                    spelled[last] += (site, info, fn)
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
                 key = _key(fn, site.expr)
