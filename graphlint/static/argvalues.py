@@ -83,7 +83,6 @@ class ArgValues:
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
         for f in open_:
             values[f] = TOP
-        called = self._entries_called(values, open_)
         self.values, self._stamp, self._dead = values, {}, {}
         only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())
@@ -92,7 +91,6 @@ class ArgValues:
         edges += [(caller, callee, site) for caller, out in self.raw.items() if caller not in callers and caller not in hot
                   for callee, site in out if site.in_capture and callee in hot and callee in self.fns]
         edges += self._capturers(values, {caller for caller, _, _ in edges if caller not in values})
-        edges += called
         # a per-token loop's own call: what it passes from the loop's second iteration on (what only its
         # first iteration passes runs once per decode, like ``if i == 0:``; :mod:`.iterations`)
         edges = [(caller, callee, site, later_args(site, only_loops.get(caller))) for caller, callee, site in edges]
@@ -128,27 +126,6 @@ class ArgValues:
         for owner in owners:
             values[owner] = {} if any(callee == owner for _, callee, _ in edges) else TOP
             self._changed(owner)
-        return edges
-
-    def _entries_called(self, values: dict, open_: set[FuncId]) -> list:
-        """An entry the analysed code calls itself (a script's ``TriForce(..., top_k=top_k)``) runs
-        with its API defaults or with what those calls pass: a parameter gets its literal default
-        and every value they pass (a default that is no literal, a ``*args`` / ``**kwargs``
-        parameter or one unknown call: unknown). An entry nothing in the analysed code calls keeps
-        every parameter unknown."""
-        edges = []
-        for f in sorted(open_):
-            sites = [(caller, f, site) for caller, out in self.raw.items() if caller != f
-                     for callee, site in out if callee == f]
-            flow, fn = self.fns.get(f, (None, None))
-            if not sites or flow is None or flow.vararg or flow.kwarg:
-                continue
-            env: dict = {}
-            for name in (*flow.call_params(), *flow.kwonly):
-                if name in fn.defaults:
-                    env[name] = self.value(fn.defaults[name], f, TOP)
-            values[f] = env
-            edges += sites
         return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
