@@ -18,7 +18,8 @@ in a tiny IR of plain tuples (cached with the summary):
   literal, ``("cmp", value, op, v)`` an ordered comparison with one (``<``, ``<=``, ``>``, ``>=``;
   ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
-  :mod:`.argvalues`), ``("nonempty",)`` a batch is not empty (true in every capture: :mod:`.shapetests`), ``("set", p)`` code after the set-up of a parameter tested for None (false
+  :mod:`.argvalues`), ``("nonempty",)`` a batch is not empty (true in every capture:
+  :mod:`.shapetests`), ``("set", p)`` code after the set-up of a parameter tested for None (false
   where every call hands back what the previous one returned: :mod:`.handback`), ``("?",)`` anything else;
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), *args, **kwargs)``, the
   last two False, True (something unknown splatted) or what the splat hands on (:mod:`.splats`:
@@ -363,8 +364,9 @@ def _constructs(func: cst.BaseExpression) -> bool:
 
 
 def _has_shape(c: tuple) -> bool:
-    return c in (SHAPE, NONEMPTY) or any(isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), SHAPE, NONEMPTY)
-                             and _has_shape(part) for part in c[1:])
+    return c in (SHAPE, NONEMPTY) or any(
+        isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), SHAPE, NONEMPTY) and _has_shape(part)
+        for part in c[1:])
 
 
 def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:
