@@ -35,6 +35,7 @@ from collections import deque
 from graphlint.rules import Rule
 from graphlint.static.facts import CallSite, Candidate
 from graphlint.static.restaged import restaged_params
+from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
 
 FuncId = tuple[str, str]
@@ -283,8 +284,7 @@ class Placement:
             if not captured or (fid not in self.guessed and fid not in self.unused):
                 return eager, severity, ""
         if (graph or cand.in_capture) and in_graph(params, cand):
-            if severity == "error" and (fid in self.shaped or any(c == ("shape",) or c == ("not", ("shape",))
-                                                                  for c in cand.cond)):
+            if severity == "error" and (fid in self.shaped or any(varies_at_capture(c) for c in cand.cond)):
                 return graph or (fid,), "warning", SHAPE_NOTE
             if severity == "error" and fid in self.replaced.get("graph", ()):
                 return graph or (fid,), "warning", REPLACED_NOTE

@@ -25,6 +25,7 @@ from graphlint.static.backends import backend_only, only_through as backend_thro
 from graphlint.static.restaged import same_slots
 from graphlint.static.replaced import computed_keywords, only_through, replaceable_forwards, written_for_replacement
 from graphlint.static.selfdispatch import drop_unrun_overrides
+from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.unresolved import from_call_graph
 
 
@@ -165,13 +166,9 @@ def shaped(discovery: Discovery, contexts: Contexts, calls) -> set[FuncId]:
     """Captured functions reached only through branches on tensor shapes (``if x.shape[-1] > 64:``):
     decided when the graph is captured, for shapes static analysis does not know."""
     graph = set(contexts.placement.chains["graph"])
-    firm = {k: [(c, s) for c, s in v if not any(_shape(x) for x in s.cond)] for k, v in calls.items()}
+    firm = {k: [(c, s) for c, s in v if not any(varies_at_capture(x) for x in s.cond)] for k, v in calls.items()}
     sure = bfs(discovery.roots["graph"], firm)
     return graph - set(sure)
-
-
-def _shape(c: tuple) -> bool:
-    return c == ("shape",) or (c[0] == "not" and c[1] == ("shape",))
 
 
 class Unset:

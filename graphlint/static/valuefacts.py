@@ -18,7 +18,8 @@ in a tiny IR of plain tuples (cached with the summary):
   literal, ``("cmp", value, op, v)`` an ordered comparison with one (``<``, ``<=``, ``>``, ``>=``;
   ``if top_k > 0:``), ``("in", value, (v, ...))`` membership in a display of literals, ``("not", c)``, ``("and", c, c)``, ``("or", c, c)``, ``("shape",)`` a test computed
   from tensor shapes and constants alone (decided when a graph is captured, for its shapes: see
-  :mod:`.argvalues`), ``("set", p)`` code after the set-up of a parameter tested for None (false
+  :mod:`.argvalues`), ``("nonempty",)`` a batch is not empty (true in every capture:
+  :mod:`.shapetests`), ``("set", p)`` code after the set-up of a parameter tested for None (false
   where every call hands back what the previous one returned: :mod:`.handback`), ``("?",)`` anything else;
 - a call's **arguments**: ``(positional values, ((keyword, value), ...), *args, **kwargs)``, the
   last two False, True (something unknown splatted) or what the splat hands on (:mod:`.splats`:
@@ -44,13 +45,13 @@ from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, shape_only, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.valueatoms import config_field, literal
+from graphlint.static.shapetests import EMPTY, NONEMPTY, SHAPE, emptiness, size_read
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
 #: expressions whose value is some object, never None (``medusa_ids + offset``): ``("o",)``
 NEVER_NONE = (cst.BinaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
               cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FormattedString, cst.Lambda, cst.ConcatenatedString)
-SHAPE = ("shape",)
  # what may test a field's class (:mod:`.classtests`)
 #: ordered comparisons a condition keeps (``("cmp", value, op, literal)``), and each one's mirror
 #: for a literal written on the left (``0 < top_k`` is ``top_k > 0``)
@@ -278,7 +279,7 @@ class ValueFacts:
     def condition(self, test: cst.BaseExpression, shapes: set[str]) -> tuple:
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             inner = self.condition(test.expression, shapes)
-            return UNKNOWN if inner == UNKNOWN else ("not", inner)
+            return UNKNOWN if inner == UNKNOWN else NONEMPTY if inner == EMPTY else ("not", inner)
         if type(test) is cst.IfExp:
             return compound_condition(self, test, shapes)
         if type(test) is cst.BooleanOperation:
@@ -289,6 +290,9 @@ class ValueFacts:
             return ("t", tested)
         if type(test) is cst.Comparison and len(test.comparisons) == 1:
             op, other = test.comparisons[0].operator, test.comparisons[0].comparator
+            empty = emptiness(test.left, op, other)
+            if empty is not None:
+                return empty
             if _shape_test(test.left, other, shapes):
                 return SHAPE
             value, const = self.value(test.left), literal(other)
@@ -309,6 +313,8 @@ class ValueFacts:
             else:
                 return UNKNOWN
             return ("not", base) if type(op) in (cst.IsNot, cst.NotEqual) else base
+        if size_read(test):  # ``if x.shape[0]:``
+            return NONEMPTY
         value = self.value(test)
         return ("t", value) if value is not None and value[0] != "self" else UNKNOWN
 
@@ -358,8 +364,9 @@ def _constructs(func: cst.BaseExpression) -> bool:
 
 
 def _has_shape(c: tuple) -> bool:
-    return c == SHAPE or any(isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), ("shape",))
-                             and _has_shape(part) for part in c[1:])
+    return c in (SHAPE, NONEMPTY) or any(
+        isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), SHAPE, NONEMPTY) and _has_shape(part)
+        for part in c[1:])
 
 
 def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:
