@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "fieldfacts"
 
 
-@pytest.mark.parametrize("name", ["records", "property", "plainclass", "stepfield"])
+@pytest.mark.parametrize("name", ["records", "property", "plainclass", "stepfield", "numberfield"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -57,6 +57,14 @@ def test_a_per_step_position_reaches_the_model_through_its_input_record():
     facts = _facts("stepfield")
     assert "field:Decoder.forward:batch.start=step" in facts
     assert not any("prompt.start" in f for f in facts)  # a literal 0 at every call
+
+
+def test_a_field_every_store_of_which_is_a_number_is_a_python_number():
+    """sfllm's ``forward_batch.max_kv_splits`` (``self.max_kv_splits = 16``) handed to a kernel
+    wrapper whose parameters are presumed tensors: no GL105 error (branch ``fieldkind``)."""
+    facts = _facts("numberfield")
+    assert "field:Attention.forward:batch.splits=number" in facts
+    assert not any("batch.limit" in f for f in facts)  # the runner stores a device tensor into it too
 
 
 def test_the_previous_position_a_range_loop_carries_is_advanced():
