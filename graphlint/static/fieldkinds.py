@@ -207,11 +207,19 @@ class FieldKinds:
         bases are the project's holds there, whatever else the receiver may be."""
         if self._numbered is None:
             stores = self.stores
-            self._numbered = {} if "*" in stores else {
+            self._numbered = {} if not self._computed_elsewhere() else {
                 attr: all(_number_store(v) or v == ("c", None) for _, v in values)
                 and any(_number_store(v) for _, v in values) for attr, values in stores.items()}
             self._numbered = {attr: True for attr, ok in self._numbered.items() if ok}
         return self._numbered
+
+    def _computed_elsewhere(self) -> bool:
+        """Every computed-name ``setattr`` stores a literal, or into a parameter annotated with a class
+        no project class is named as (a tensor, a library module): no object of a project class
+        whose bases are the project's gets a field from it (the annotation trusted, as receivers are)."""
+        project = {cls.rpartition(".")[2] for info in self.infos for cls in info.classes}
+        return all(type(v) is tuple and len(v) == 3 and v[:2] == ("o", "setattr") and (not v[2] or v[2] not in project)
+                   for _, v in self.stores.get("*", ()))
 
     @property
     def stores(self) -> dict[str, list]:

@@ -74,7 +74,24 @@ def record_construction(walker, call: cst.Call) -> None:
             _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
 
 
-def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
+def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.BaseExpression | None = None) -> None:
     """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
-    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
-    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)
+    (key "*") into any field: every field is unknown then (:mod:`.argvalues`). What :mod:`.fieldkinds`
+    may still say of such a store is :func:`computed_store`'s."""
+    _store(walker.info, key, _qualified(walker, value) if key != "*" else computed_store(walker, value, owner))
+
+
+#: a computed-name ``setattr`` (key "*"): ``("o", "setattr", "")`` stores a literal (``[]``, ``0``:
+#: no tensor, no object); ``("o", "setattr", name)`` stores into a parameter annotated with class
+#: ``name`` (``layer: nn.Module``) or a tensor one (``weight: Tensor``: ``"Tensor"``)
+def computed_store(walker, value: cst.BaseExpression | None, owner: cst.BaseExpression | None) -> tuple | None:
+    if value is not None and (literal(value) is not None or (
+            type(value) in (cst.List, cst.Dict, cst.Set, cst.Tuple) and not value.elements)):
+        return ("o", "setattr", "")
+    if type(owner) is not cst.Name:
+        return None
+    facts = walker.oracle.fn
+    if owner.value in facts.tensors and owner.value in facts.params and owner.value not in facts.presumed:
+        return ("o", "setattr", "Tensor")
+    named = facts.param_classes.get(owner.value)
+    return ("o", "setattr", named) if named else None

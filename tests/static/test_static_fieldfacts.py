@@ -26,8 +26,8 @@ def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     assert_marked(result.findings, load(FIXTURES / name))
 
 
-def _facts(name: str) -> set[str]:
-    files = {p: s.decode() for p, s in load(FIXTURES / name).items()}
+def _facts(name: str, extra: dict[str, str] | None = None) -> set[str]:
+    files = {p: s.decode() for p, s in load(FIXTURES / name).items()} | (extra or {})
     return {f for facts in value_facts_of(summarize(files)).values() for f in facts if f.startswith("field:")}
 
 
@@ -65,6 +65,10 @@ def test_a_field_every_store_of_which_is_a_number_is_a_python_number():
     facts = _facts("numberfield")
     assert "field:Attention.forward:batch.splits=number" in facts
     assert not any("batch.limit" in f for f in facts)  # the runner stores a device tensor into it too
+    # ``setattr(weight, key, v)`` on a parameter typed a tensor (weights.py) stores into no project
+    # object; one on an untyped parameter may store anything into any field: no fact
+    untyped = "def tag(obj, attrs):\n    for key, value in attrs.items():\n        setattr(obj, key, value)\n"
+    assert not any("number" in f for f in _facts("numberfield", {"fixtures/static/fieldfacts/numberfield/tagging.py": untyped}))
 
 
 def test_the_previous_position_a_range_loop_carries_is_advanced():
