@@ -71,6 +71,22 @@ def test_a_field_every_store_of_which_is_a_number_is_a_python_number():
     assert not any("number" in f for f in _facts("numberfield", {"fixtures/static/fieldfacts/numberfield/tagging.py": untyped}))
 
 
+@pytest.mark.xfail(strict=True, reason="a call of a function kept on an instance (``self.run = kernel_fwd``; "
+                   "``self.run(...)``) is resolved by the call graph but not by the value rounds' callers "
+                   "(valueflow._targets): the kernel's parameters stay presumed tensors (sfllm decode_attention.py:1002)")
+def test_a_number_field_reaches_a_kernel_kept_on_an_instance(monkeypatch, tmp_path):
+    files = {p: s.decode() for p, s in load(FIXTURES / "numberfield").items()}
+    model = "fixtures/static/fieldfacts/numberfield/model.py"
+    files[model] = files[model].replace("self.proj = nn.Linear(dim, dim)\n", "self.proj = nn.Linear(dim, dim)\n"
+                                        "        self.run_kernel = decode_split_fwd\n", 1)
+    files[model] = files[model].replace("return decode_split_fwd(q,", "return self.run_kernel(q,")
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = check_fixture(monkeypatch, tmp_path, tmp_path / "fixtures" / "static" / "fieldfacts", "numberfield")
+    assert {f.line for f in result.findings if f.rule == "GL105"} == {8}
+
+
 def test_the_previous_position_a_range_loop_carries_is_advanced():
     import libcst as cst
 
