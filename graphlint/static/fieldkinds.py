@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.fieldstores import HOST_STORE, SAME_STORE
+from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields
 from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
@@ -58,7 +58,7 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
         return {}
     kinds = FieldKinds(infos, index, fields, agreed, receivers)
     hosted = {attr for info in infos for attr, values in info.field_stores.items() if HOST_STORE in values}
-    names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered().keys()
+    names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered
     out: dict[str, set[str]] = defaultdict(set)
     for attr in sorted(hosted):
         for info, qualname in kinds.host_methods(attr):
@@ -86,7 +86,7 @@ class FieldKinds:
         self._advanced: dict[str, tuple[str, str]] | None = None
         self._hosted: dict[str, bool] = {}
         self._stores: dict[str, list] | None = None
-        self._numbered: dict[str, bool] | None = None
+        self._numbered: set[str] | None = None
 
     @property
     def built(self) -> dict[tuple[str, str], list[tuple]]:
@@ -180,7 +180,7 @@ class FieldKinds:
             shape = method[0].functions[method[1]].returns
             return shape if flow is not None and flow.fkind == "p" and isinstance(shape, str) else UNKNOWN
         info, cls = ref
-        if self.numbered().get(attr) and self._own(ref) and not self._record(ref):
+        if attr in self.numbered and self._own(ref) and not self._record(ref):
             return NUMBER  # ``self.max_splits = 16``, and no store anywhere of anything else
         if not self.built or cls.rpartition(".")[2] in self.lost:  # (``built`` gathers ``lost`` too)
             return UNKNOWN
@@ -198,28 +198,12 @@ class FieldKinds:
         return klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
                                       and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases)
 
-    # -- fields every store of which is a Python number -----------------------------------------
-    def numbered(self) -> dict[str, bool]:
-        """Field name -> every store of a field so named anywhere in the project (``obj.f = v``,
-        ``self.f = v``, a class-body name, a constructor's keyword) is a number literal or ``None``,
-        at least one a number, and no ``setattr`` has a computed name, nor ``f += v`` anywhere. By
-        name, over every object, as :meth:`host_everywhere`: what an object of a project class whose
-        bases are the project's holds there, whatever else the receiver may be."""
+    @property
+    def numbered(self) -> set[str]:
+        """Fields every store of which is a number (:func:`.fieldstores.number_fields`)."""
         if self._numbered is None:
-            stores = self.stores
-            self._numbered = {} if not self._computed_elsewhere() else {
-                attr: all(_number_store(v) or v == ("c", None) for _, v in values)
-                and any(_number_store(v) for _, v in values) for attr, values in stores.items()}
-            self._numbered = {attr: True for attr, ok in self._numbered.items() if ok}
+            self._numbered = number_fields(self.stores, {c.rpartition(".")[2] for i in self.infos for c in i.classes})
         return self._numbered
-
-    def _computed_elsewhere(self) -> bool:
-        """Every computed-name ``setattr`` stores a literal, or into a parameter annotated with a class
-        no project class is named as (a tensor, a library module): no object of a project class
-        whose bases are the project's gets a field from it (the annotation trusted, as receivers are)."""
-        project = {cls.rpartition(".")[2] for info in self.infos for cls in info.classes}
-        return all(type(v) is tuple and len(v) == 3 and v[:2] == ("o", "setattr") and (not v[2] or v[2] not in project)
-                   for _, v in self.stores.get("*", ()))
 
     @property
     def stores(self) -> dict[str, list]:
@@ -386,13 +370,6 @@ def _agree(kinds) -> str:
     if len(found) > 1 and found <= TENSORS:
         return TENSOR
     return found.pop() if len(found) == 1 else UNKNOWN
-
-
-def _number_store(value) -> bool:
-    """A stored number literal: ``("c", 16)``, or a class-body ``("k", class, 16)``; not a bool."""
-    const = value[-1] if type(value) is tuple and value and value[0] == "k" else \
-        value[1] if type(value) is tuple and len(value) == 2 and value[0] == "c" else None
-    return type(const) in (int, float)
 
 
 def _placeholder(spelling: tuple, attr: str) -> bool:

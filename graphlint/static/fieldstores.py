@@ -95,3 +95,25 @@ def computed_store(walker, value: cst.BaseExpression | None, owner: cst.BaseExpr
         return ("o", "setattr", "Tensor")
     named = facts.param_classes.get(owner.value)
     return ("o", "setattr", named) if named else None
+
+
+def number_fields(stores: dict[str, list], project: set[str]) -> set[str]:
+    """Field names every store of which anywhere in the project (``obj.f = v``, ``self.f = v``, a
+    class-body name, a constructor's keyword: ``stores``, name -> [(module, value)]) is a number
+    literal or ``None``, at least one a number (``f += v`` records an unknown store). By name, over
+    every object: what an object of a project class whose bases are the project's holds there,
+    whatever else the receiver may be (:mod:`.fieldkinds`). A computed-name ``setattr`` may store
+    into any field, unless it stores a literal or into a parameter annotated with a class no project
+    class (``project``: their names) is named as -- the annotation trusted, as receivers' are."""
+    if not all(type(v) is tuple and len(v) == 3 and v[:2] == ("o", "setattr") and v[2] not in project
+               for _, v in stores.get("*", ())):
+        return set()
+    return {attr for attr, values in stores.items()
+            if all(_number(v) or v == ("c", None) for _, v in values) and any(_number(v) for _, v in values)}
+
+
+def _number(value) -> bool:
+    """A stored number literal: ``("c", 16)``, or a class-body ``("k", class, 16)``; not a bool."""
+    const = value[-1] if type(value) is tuple and value and value[0] == "k" else \
+        value[1] if type(value) is tuple and len(value) == 2 and value[0] == "c" else None
+    return type(const) in (int, float)
