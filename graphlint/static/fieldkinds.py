@@ -34,16 +34,17 @@ from collections import Counter, defaultdict
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.fieldstores import HOST_STORE, SAME_STORE
+from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields
 from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
 from graphlint.static.receivers import Receivers
-from graphlint.static.valuekinds import HOST, SCALAR, STEP, TENSOR, UNKNOWN
+from graphlint.static.valuekinds import HOST, NUMBER, SCALAR, STEP, TENSOR, UNKNOWN
 
 ClassRef = tuple[ModuleInfo, str]
-#: the kinds a field fact may say: a device tensor, a 0-dim one, a pageable host tensor, a per-step int
-FIELD_KINDS = (TENSOR, SCALAR, HOST, STEP)
+#: the kinds a field fact may say: a device tensor, a 0-dim one, a pageable host tensor, a per-step
+#: int, a Python number
+FIELD_KINDS = (TENSOR, SCALAR, HOST, STEP, NUMBER)
 #: base classes whose constructor takes the fields as keywords (a generated ``__init__``)
 RECORD_BASES = frozenset(("BaseModel", "NamedTuple"))
 TENSORS = frozenset((TENSOR, SCALAR, HOST))
@@ -57,7 +58,7 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
         return {}
     kinds = FieldKinds(infos, index, fields, agreed, receivers)
     hosted = {attr for info in infos for attr, values in info.field_stores.items() if HOST_STORE in values}
-    names = _field_names(infos) | hosted | kinds.advanced.keys()
+    names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered
     out: dict[str, set[str]] = defaultdict(set)
     for attr in sorted(hosted):
         for info, qualname in kinds.host_methods(attr):
@@ -85,6 +86,7 @@ class FieldKinds:
         self._advanced: dict[str, tuple[str, str]] | None = None
         self._hosted: dict[str, bool] = {}
         self._stores: dict[str, list] | None = None
+        self._numbered: set[str] | None = None
 
     @property
     def built(self) -> dict[tuple[str, str], list[tuple]]:
@@ -178,16 +180,40 @@ class FieldKinds:
             shape = method[0].functions[method[1]].returns
             return shape if flow is not None and flow.fkind == "p" and isinstance(shape, str) else UNKNOWN
         info, cls = ref
+        if attr in self.numbered and self._own(ref) and not self._record(ref):
+            return NUMBER  # ``self.max_splits = 16``, and no store anywhere of anything else
         if not self.built or cls.rpartition(".")[2] in self.lost:  # (``built`` gathers ``lost`` too)
             return UNKNOWN
-        klass = info.classes[cls]
-        if klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
-                                  and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases):
+        if self._record(ref):
             if any(attr in by_field for _, _, by_field in self.fields.methods(info, cls)):
                 return UNKNOWN  # a method stores the field too (``self.done = ...``)
             return self._keyword(ref, attr)
         found = self._stored(ref, attr)
         return HOST if found == UNKNOWN and self._own(ref) and self.host_everywhere(attr) else found
+
+    @staticmethod
+    def _record(ref: ClassRef) -> bool:
+        """A record class: its generated constructor stores its fields, positional arguments too."""
+        klass = ref[0].classes[ref[1]]
+        return klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
+                                      and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases)
+
+    @property
+    def numbered(self) -> set[str]:
+        """Fields every store of which is a number (:func:`.fieldstores.number_fields`)."""
+        if self._numbered is None:
+            self._numbered = number_fields(self.stores, {c.rpartition(".")[2] for i in self.infos for c in i.classes})
+        return self._numbered
+
+    @property
+    def stores(self) -> dict[str, list]:
+        """Field name -> (module, stored value) for every store the walks recorded."""
+        if self._stores is None:
+            self._stores = defaultdict(list)
+            for info in self.infos:
+                for name, values in info.field_stores.items():
+                    self._stores[name].extend((info, v) for v in values)
+        return self._stores
 
     # -- fields every store of which is a host tensor -------------------------------------------
     def host_everywhere(self, attr: str) -> bool:
@@ -202,15 +228,10 @@ class FieldKinds:
         return self._hosted[attr]
 
     def _all_host(self, attr: str) -> bool:
-        if self._stores is None:
-            self._stores = defaultdict(list)
-            for info in self.infos:
-                for name, values in info.field_stores.items():
-                    self._stores[name].extend((info, v) for v in values)
-        if "*" in self._stores:
+        if "*" in self.stores:
             return False  # a ``setattr`` with a computed name (``Cls(**kw)`` runs the class's own stores)
         host = False
-        for info, value in self._stores.get(attr, ()):
+        for info, value in self.stores.get(attr, ()):
             if value == HOST_STORE:
                 host = True
             elif value == SAME_STORE or value == ("c", None):

@@ -74,7 +74,46 @@ def record_construction(walker, call: cst.Call) -> None:
             _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
 
 
-def store_field(walker, key: str, value: cst.BaseExpression | None) -> None:
+def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.BaseExpression | None = None) -> None:
     """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
-    (key "*") into any field: every field is unknown then (:mod:`.argvalues`)."""
-    _store(walker.info, key, _qualified(walker, value) if key != "*" else None)
+    (key "*") into any field: every field is unknown then (:mod:`.argvalues`). What :mod:`.fieldkinds`
+    may still say of such a store is :func:`computed_store`'s."""
+    _store(walker.info, key, _qualified(walker, value) if key != "*" else computed_store(walker, value, owner))
+
+
+#: a computed-name ``setattr`` (key "*"): ``("o", "setattr", "")`` stores a literal (``[]``, ``0``:
+#: no tensor, no object); ``("o", "setattr", name)`` stores into a parameter annotated with class
+#: ``name`` (``layer: nn.Module``) or a tensor one (``weight: Tensor``: ``"Tensor"``)
+def computed_store(walker, value: cst.BaseExpression | None, owner: cst.BaseExpression | None) -> tuple | None:
+    if value is not None and (literal(value) is not None or (
+            type(value) in (cst.List, cst.Dict, cst.Set, cst.Tuple) and not value.elements)):
+        return ("o", "setattr", "")
+    if type(owner) is not cst.Name:
+        return None
+    facts = walker.oracle.fn
+    if owner.value in facts.tensors and owner.value in facts.params and owner.value not in facts.presumed:
+        return ("o", "setattr", "Tensor")
+    named = facts.param_classes.get(owner.value)
+    return ("o", "setattr", named) if named else None
+
+
+def number_fields(stores: dict[str, list], project: set[str]) -> set[str]:
+    """Field names every store of which anywhere in the project (``obj.f = v``, ``self.f = v``, a
+    class-body name, a constructor's keyword: ``stores``, name -> [(module, value)]) is a number
+    literal or ``None``, at least one a number (``f += v`` records an unknown store). By name, over
+    every object: what an object of a project class whose bases are the project's holds there,
+    whatever else the receiver may be (:mod:`.fieldkinds`). A computed-name ``setattr`` may store
+    into any field, unless it stores a literal or into a parameter annotated with a class no project
+    class (``project``: their names) is named as -- the annotation trusted, as receivers' are."""
+    if not all(type(v) is tuple and len(v) == 3 and v[:2] == ("o", "setattr") and v[2] not in project
+               for _, v in stores.get("*", ())):
+        return set()
+    return {attr for attr, values in stores.items()
+            if all(_number(v) or v == ("c", None) for _, v in values) and any(_number(v) for _, v in values)}
+
+
+def _number(value) -> bool:
+    """A stored number literal: ``("c", 16)``, or a class-body ``("k", class, 16)``; not a bool."""
+    const = value[-1] if type(value) is tuple and value and value[0] == "k" else \
+        value[1] if type(value) is tuple and len(value) == 2 and value[0] == "c" else None
+    return type(const) in (int, float)

@@ -101,6 +101,8 @@ def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) is cst.Subscript:
         return type(node.value) is cst.Attribute and node.value.attr.value == "shape" and len(node.slice) == 1 \
             and type(node.slice[0].slice) is not cst.Slice
+    if type(node) is cst.Attribute:  # ``batch.max_splits``: every store of the field is a number (.fieldkinds)
+        return oracle.field_kind(node) == NUMBER
     if type(node) is cst.BinaryOperation:
         return _is_number(node.left, oracle) and _is_number(node.right, oracle)
     if type(node) is cst.Comparison:  # of Python numbers: a Python bool (``len(xs) > 0``)

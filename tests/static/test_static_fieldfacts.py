@@ -20,14 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "fieldfacts"
 
 
-@pytest.mark.parametrize("name", ["records", "property", "plainclass", "stepfield"])
+@pytest.mark.parametrize("name", ["records", "property", "plainclass", "stepfield", "numberfield"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
 
 
-def _facts(name: str) -> set[str]:
-    files = {p: s.decode() for p, s in load(FIXTURES / name).items()}
+def _facts(name: str, extra: dict[str, str] | None = None) -> set[str]:
+    files = {p: s.decode() for p, s in load(FIXTURES / name).items()} | (extra or {})
     return {f for facts in value_facts_of(summarize(files)).values() for f in facts if f.startswith("field:")}
 
 
@@ -57,6 +57,34 @@ def test_a_per_step_position_reaches_the_model_through_its_input_record():
     facts = _facts("stepfield")
     assert "field:Decoder.forward:batch.start=step" in facts
     assert not any("prompt.start" in f for f in facts)  # a literal 0 at every call
+
+
+def test_a_field_every_store_of_which_is_a_number_is_a_python_number():
+    """sfllm's ``forward_batch.max_kv_splits`` (``self.max_kv_splits = 16``) handed to a kernel
+    wrapper whose parameters are presumed tensors: no GL105 error (branch ``fieldkind``)."""
+    facts = _facts("numberfield")
+    assert "field:Attention.forward:batch.splits=number" in facts
+    assert not any("batch.limit" in f for f in facts)  # the runner stores a device tensor into it too
+    # ``setattr(weight, key, v)`` on a parameter typed a tensor (weights.py) stores into no project
+    # object; one on an untyped parameter may store anything into any field: no fact
+    untyped = "def tag(obj, attrs):\n    for key, value in attrs.items():\n        setattr(obj, key, value)\n"
+    assert not any("number" in f for f in _facts("numberfield", {"fixtures/static/fieldfacts/numberfield/tagging.py": untyped}))
+
+
+@pytest.mark.xfail(strict=True, reason="a call of a function kept on an instance (``self.run = kernel_fwd``; "
+                   "``self.run(...)``) is resolved by the call graph but not by the value rounds' callers "
+                   "(valueflow._targets): the kernel's parameters stay presumed tensors (sfllm decode_attention.py:1002)")
+def test_a_number_field_reaches_a_kernel_kept_on_an_instance(monkeypatch, tmp_path):
+    files = {p: s.decode() for p, s in load(FIXTURES / "numberfield").items()}
+    model = "fixtures/static/fieldfacts/numberfield/model.py"
+    files[model] = files[model].replace("self.proj = nn.Linear(dim, dim)\n", "self.proj = nn.Linear(dim, dim)\n"
+                                        "        self.run_kernel = decode_split_fwd\n", 1)
+    files[model] = files[model].replace("return decode_split_fwd(q,", "return self.run_kernel(q,")
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = check_fixture(monkeypatch, tmp_path, tmp_path / "fixtures" / "static" / "fieldfacts", "numberfield")
+    assert {f.line for f in result.findings if f.rule == "GL105"} == {8}
 
 
 def test_the_previous_position_a_range_loop_carries_is_advanced():
