@@ -105,18 +105,19 @@ def cleared_flags(stmt: cst.For | cst.While, loop_id: int, assigns: dict) -> lis
     if not truthy:
         return []
     cleared, other = _loop_bindings(stmt)
-    return [(loop_id, name, ("flag", name in _cleared_each(stmt))) for name in truthy
-            if name in cleared and name not in other]
+    # flags every iteration clears (at the loop's own level): after the first, false for good
+    each = set(_cleared_at_level(stmt.body.body))
+    return [(loop_id, name, ("flag", name in each)) for name in truthy if name in cleared and name not in other]
 
 
-def _cleared_each(stmt: cst.For | cst.While) -> set[str]:
-    """Flags every iteration clears: ``fresh = False`` as a statement of the loop's own body with no
-    ``continue`` before it -- after the first iteration the flag is false for good."""
-    body, out = stmt.body.body, set()
+def _cleared_at_level(body) -> list[str]:
+    """Names bound to a falsy literal (``fresh = False``) by a statement of ``body``'s own level with
+    no ``continue`` before it, in order: every pass through ``body`` clears them."""
+    out = []
     for at, line in enumerate(body):
         for small in line.body if type(line) is cst.SimpleStatementLine else ():
             if type(small) is cst.Assign and _falsy(small.value) and not any(_continues(b) for b in body[:at]):
-                out.update(t.target.value for t in small.targets if type(t.target) is cst.Name)
+                out.extend(t.target.value for t in small.targets if type(t.target) is cst.Name)
     return out
 
 
@@ -142,7 +143,7 @@ def flag_loop(stmt: cst.If, counters: list[Counter]) -> int | None:
     """The loop whose flag (:func:`cleared_flags`) ``if fresh [and ...]:`` tests and its body clears
     (``fresh = False`` as a statement of the body's own level, no ``continue`` before it): the body
     runs at most once per loop, like ``if i == 0:``; so does any branch on a flag the loop clears
-    on every iteration (``fresh = False`` at the loop's own level, :func:`_cleared_each`)."""
+    on every iteration (``fresh = False`` at the loop's own level, :func:`cleared_flags`)."""
     flags = {c[1]: c for c in counters if c[2][0] == "flag"}
     if not flags:
         return None
@@ -151,13 +152,7 @@ def flag_loop(stmt: cst.If, counters: list[Counter]) -> int | None:
     if every is not None:
         return every
     body = stmt.body.body if type(stmt.body) is cst.IndentedBlock else [stmt.body]
-    for at, line in enumerate(body):
-        for small in line.body if type(line) is cst.SimpleStatementLine else ():
-            if type(small) is cst.Assign and _falsy(small.value) and not any(_continues(b) for b in body[:at]):
-                for target in small.targets:
-                    if type(target.target) is cst.Name and target.target.value in tested:
-                        return flags[target.target.value][0]
-    return None
+    return next((flags[name][0] for name in _cleared_at_level(body) if name in tested), None)
 
 
 def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
