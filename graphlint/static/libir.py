@@ -13,26 +13,16 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.names import resolve
 from graphlint.static.pkgscan import SCANS, scan_ir
 
 FIELDS = frozenset(("dataclasses.field",))
 
 
-def dotted(func: cst.BaseExpression, imports: dict[str, str]) -> str | None:
-    """``pkgutil.iter_modules`` of ``func`` through the file's imports (``from dataclasses import
-    field`` makes ``field`` ``dataclasses.field``); None for a name no import binds."""
-    parts = []
-    while type(func) is cst.Attribute:
-        parts.append(func.attr.value)
-        func = func.value
-    root = imports.get(func.value) if type(func) is cst.Name else None
-    return ".".join((root, *reversed(parts))) if root else None
-
-
 def library_ir(node: cst.Call, imports: dict[str, str], expr, union) -> tuple[bool, tuple | None]:
     """(handled, IR) of a call of one of the library functions above; ``expr`` and ``union`` are
     the IR builder's."""
-    name = dotted(node.func, imports)
+    name = resolve(node.func, imports)  # ``field`` of ``from dataclasses import field``: dataclasses.field
     if name in SCANS:
         return True, scan_ir(node, SCANS[name], expr)
     if name in FIELDS:

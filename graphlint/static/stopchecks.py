@@ -98,6 +98,8 @@ def _end_test(test: cst.BaseExpression) -> bool:
 def _names_end(node: cst.BaseExpression) -> bool:
     name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
     return bool(END_VALUE.search(name))
+
+
 def mark_stop_reads(raws: list, start: int, body: cst.CSTNode) -> None:
     """Flag ``stop-test`` a read bound to a name that a stop test of the same block uses first
     (``tok = nxt.item()`` then ``if tok in eos_ids: break``, nothing using ``tok`` between):
