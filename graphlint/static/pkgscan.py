@@ -61,8 +61,8 @@ class PackageScans:
 
     def package_path(self, v: tuple, dst: int) -> None:
         """``module.__path__`` of the module value ``v``: the package's search path, if it is one."""
-        if v[0] == "Mod" and v[1].rpartition("/")[2] == "__init__.py":
-            self.s.add_values(dst, (("Pkg", self.names.get(v[1], "")),))
+        if v[0] == "Mod":
+            self.own_path(v[1], dst)
         elif v[0] == "Ns":
             self.s.add_values(dst, (("Pkg", v[1]),))
 
