@@ -80,7 +80,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
-                                        names_read, self_attr, yields)
+                                        names_read, pool_task, self_attr, yields)
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.solverloops import note_update, solver_loop
@@ -345,10 +345,14 @@ class LoopTracker(LoopTargets):
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.fill(self.order, receiver, args)
-        if expr is None:
+        task = pool_task(call, self.func.calls)
+        if task is not None:  # the step an async loop awaits from a thread: a call of what it hands over
+            expr, func, inputs = task
+        elif expr is None:
             return
+        else:
+            inputs = [a.value for a in call.args]
         callee = names_read(func)
-        inputs = [a.value for a in call.args]
         if isinstance(func, cst.Attribute):
             inputs.append(func.value)  # ``model.forward(...)``: the receiver is an input too
         reads = set().union(*(names_read(i) for i in inputs)) - {"self"} if inputs else set()
