@@ -1,0 +1,113 @@
+"""Per-frame host work around an engine (issue 19, the eighteenth set's second pattern): async
+generators that await the model step, in place or run in a thread, and the call-by-name helpers a
+worker's step goes through. Fixtures: ``fixtures/static/asyncloops/`` and
+``fixtures/static/hoststep/worker_process/`` (its host step: ``test_static_hoststep``).
+
+- an ``async def`` generator's loop that awaits the step (``await self.step(ids)``,
+  ``await asyncio.to_thread(self.step_sync, ids)``, ``await loop.run_in_executor(None, f, ids)``)
+  and feeds its output back is a per-token loop: its upload and its growing ``torch.cat`` are
+  errors, its one read of the token is the by-design read (``info``);
+- an ``async for`` over such a generator is per token too;
+- a server loop awaiting requests, each a whole decode run in a thread, is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from static_helpers import analyze, builtin_rules, options, summarize
+from test_static_fixture import expected, load, markers
+
+from graphlint.static.link import link
+
+ROOT = Path(__file__).resolve().parents[2]
+ASYNC = ROOT / "fixtures" / "static" / "asyncloops"
+
+
+def test_async_loops_report_exactly_their_markers_with_their_severity():
+    files = load(ASYNC)
+    findings = analyze(files)
+    found = {(f.path, f.line, f.rule) for f in findings}
+    assert sorted(found - expected(files)) == [], "unexpected findings"
+    assert sorted(expected(files) - found) == [], "missed hazards"
+    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
+    for path, line, code in markers(files):
+        rule, severity = code.split("/")
+        assert severities[(path, line, rule)] == severity, (path, line, rule)
+
+
+def test_the_async_generators_are_the_per_token_loops_and_the_server_loop_is_not():
+    files = load(ASYNC)
+    rules = builtin_rules()
+    entries: list = []
+    link(summarize(files), rules, options(rules), entries_out=entries)
+    eager = {e.function[1]: e.reason for e in entries if e.context == "eager"}
+    assert {"Engine.stream", "Engine.stream_in_thread", "Engine.stream_in_executor", "Engine.frames"} <= set(eager)
+    assert "calling Engine.step_sync" in eager["Engine.stream_in_thread"]
+    assert "Engine.serve" not in eager
+
+
+DISPATCH = {
+    "pkg/runner.py": '''
+        import pickle
+        import torch
+
+        class Runner:
+            def __init__(self):
+                self.graph = torch.cuda.CUDAGraph()
+
+            def call(self, name, *args):
+                method = getattr(self, name, None)
+                return method(*args)
+
+            def handle(self, payload):
+                name, *args = pickle.loads(payload)
+                return self.call(name, *args)
+
+            def run(self, x):
+                self.graph.replay()
+
+            def load_weights(self, path):
+                torch.cuda.synchronize()
+    ''',
+    "pkg/engine.py": '''
+        from pkg.runner import Runner
+
+        class Engine:
+            def __init__(self):
+                self.runner = Runner()
+
+            def step(self, x):
+                return self.runner.call("run", x)
+
+            def reload(self, path):
+                self.runner.call("load_weights", path)
+    ''',
+}
+
+
+def named_edges(files: dict[str, str]) -> dict[str, set[str]]:
+    """Each function's callees by name, after the call-by-name helpers are specialised per call site."""
+    from graphlint.static.callgraph import CallGraph
+    from graphlint.static.index import Index
+    from graphlint.static.namedispatch import specialize_names
+    from graphlint.static.passedcalls import specialize
+
+    infos = [s.data for s in summarize(files)]
+    graph = CallGraph(infos, Index(infos))
+    raw = {(i.path, q): [(t, c) for c in fn.calls for t in graph.site_targets(i, q, c)]
+           for i in infos for q, fn in i.functions.items()}
+    graph.passed = specialize(raw, infos, graph, graph.helpers)
+    specialize_names(raw, infos, graph, graph.passed)
+    return {q: {t[1] for t, _ in edges} for (_, q), edges in raw.items()}
+
+
+def test_a_name_read_from_a_message_runs_every_named_method_there_and_only_there():
+    """``handle`` hands the helper a name it read from a message: that call may run any method the
+    helper reaches by name. Before, that made the helper itself run every one of them, so the
+    step's ``call("run")`` reached the reload's ``load_weights`` (and its sync) every step."""
+    edges = named_edges(DISPATCH)
+    assert {"Runner.run", "Runner.load_weights"} <= edges["Runner.handle"]
+    assert "Runner.run" in edges["Engine.step"] and "Runner.load_weights" not in edges["Engine.step"]
+    assert "Runner.load_weights" in edges["Engine.reload"] and "Runner.run" not in edges["Engine.reload"]
+    assert not {"Runner.run", "Runner.load_weights"} & edges["Runner.call"]
