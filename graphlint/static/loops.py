@@ -52,7 +52,12 @@ item, so its whole body is one pseudo-loop (id :data:`PROTOCOL_LOOP`) that feeds
 output reaches the ``self`` state that call reads on the next ``next()`` -- ``logits =
 self.model(self.ids); ...; self.ids = torch.cat([self.ids, nxt])``. A data loader's ``__next__``
 (``self.at += n``) feeds nothing back into a call; the linker keeps only loops whose call reaches
-a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own.
+a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own,
+an async generator's too: ``nxt = await self.step(ids)`` is a call like any other, and a step
+handed to a thread and awaited (``await asyncio.to_thread(self.step, ids)``, ``await
+loop.run_in_executor(None, self.step, ids)``, ``pool.submit(step, ids)``: :func:`.loopnames.pool_task`)
+is a call of the callable handed over, with the arguments after it -- what the loop feeds back.
+A server loop that awaits a request and hands a whole decode to a thread feeds nothing back.
 
 A ``while`` loop that feeds nothing back is recorded too, with every call of its body
 (``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
