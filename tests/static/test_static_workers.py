@@ -111,3 +111,34 @@ def test_a_name_read_from_a_message_runs_every_named_method_there_and_only_there
     assert "Runner.run" in edges["Engine.step"] and "Runner.load_weights" not in edges["Engine.step"]
     assert "Runner.load_weights" in edges["Engine.reload"] and "Runner.run" not in edges["Engine.reload"]
     assert not {"Runner.run", "Runner.load_weights"} & edges["Runner.call"]
+
+
+def test_an_annotation_admitting_every_value_says_nothing_of_the_parameter():
+    """``def to_numpy(x: Any)`` in a hot function reads like ``def to_numpy(x)``: its ``.cpu()`` is a
+    read of whatever tensor comes in; before, ``Any`` read as host data (no finding)."""
+    step = '''
+        import torch
+        from typing import Any, Optional
+
+        def to_host(x: {ann}):
+            return x.cpu()
+
+        def decode_step(model, ids):
+            for _ in range(4):
+                ids = model(ids).argmax(-1)
+                to_host(model.hidden)
+    '''
+    model = '''
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def forward(self, ids):
+                self.hidden = ids.float()
+                return ids
+    '''
+    def codes(ann):
+        return {f.rule for f in analyze({"m/model.py": model, "m/step.py": step.replace("{ann}", ann)})
+                if f.path == "m/step.py" and f.line == 6}
+    assert codes("Any") == codes("Optional[Any]") == codes("object") == codes("torch.Tensor") == {"GL103"}
+    assert codes("int") == set()
