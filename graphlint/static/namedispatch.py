@@ -18,11 +18,9 @@ from another name helper (which forwards its own: ``partial(w.execute_method.rem
 the named edges of the helpers are replaced by edges from each literal call site to the functions
 so named that the helper, or the name helpers it calls, reach by name: ``step() ->
 execute_model``, ``__init__() -> init_model``, each at the caller's call site (its loops,
-branches). The helpers keep every other edge (``ray.get``, their bookkeeping). A caller that hands
-a helper a name the analysis does not know (a name read from a message: a follower rank's loop
-over ``self.call(name, *args)``) runs, at that call site, every method the helper reaches by name;
-the literal callers beside it still run only theirs (a shut-down's ``call("exit")`` is not the
-step's ``call("run")``). A helper handed over as a value keeps the context-insensitive edges.
+branches). The helpers keep every other edge (``ray.get``, their bookkeeping). A helper some caller
+hands a name the analysis does not know (a name read from a message) keeps the
+context-insensitive edges: every method named anywhere.
 """
 
 from __future__ import annotations
@@ -75,22 +73,20 @@ def specialize_names(raw: Raw, infos: list[ModuleInfo], graph, passed: dict) -> 
     params = {h: {p: n for p, n in ps.items() if n & spelled} for h, ps in params.items()}
     helpers = set(named) | {h for h in params if params[h] and any(c in named for c, _ in raw.get(h, ()))}
     by_path = {info.path: info for info in infos}
-    plans: list[tuple[FuncId, CallSite, FuncId, set[str] | None]] = []
-    unknown: set[FuncId] = set()  # helpers handed over as a value: every name, wherever called
+    plans: list[tuple[FuncId, CallSite, FuncId, set[str]]] = []
+    unknown: set[FuncId] = set()  # helpers some caller hands a name that is no literal
     for caller, edges in raw.items():
         if caller in helpers:
             continue  # forwards its own names: the literal callers above it decide
         for callee, site in edges:
             if callee not in helpers:
                 continue
-            if site.reference:
+            given = None if site.reference else _literals(
+                by_path[caller[0]], caller[1], site.expr, by_path[callee[0]].flows[callee[1]], params[callee])
+            if given is None:
                 unknown.add(callee)
-                continue
-            # a name that is no literal (read from a message: a follower rank's ``self.call(name,
-            # *args)``) may be any name: that call site runs every method the helper reaches by name
-            # (None), the literal callers beside it only theirs
-            plans.append((caller, site, callee, _literals(
-                by_path[caller[0]], caller[1], site.expr, by_path[callee[0]].flows[callee[1]], params[callee])))
+            else:
+                plans.append((caller, site, callee, given))
     stack = list(unknown)
     while stack:  # what an unknown name reaches stays context-insensitive
         for callee, _ in raw.get(stack.pop(), ()):
@@ -100,8 +96,7 @@ def specialize_names(raw: Raw, infos: list[ModuleInfo], graph, passed: dict) -> 
     for caller, site, helper, given in plans:
         if helper not in unknown:
             copy = replace(site, args=None)
-            names = given if given is not None else set().union(*params[helper].values())
-            targets = sorted(_reached(helper, names, named, raw, helpers))
+            targets = sorted(_reached(helper, given, named, raw, helpers))
             raw[caller].extend((t, copy) for t in targets)
             bucket = passed.setdefault(caller, {}).setdefault(site.expr, [])
             bucket.extend(t for t in targets if t not in bucket)
