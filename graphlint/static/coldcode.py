@@ -2,7 +2,7 @@
 functions, and training code.
 
 Decided by name for the first two (``__init__``, ``*warm*``, ``*capture*``, ``*dummy*``,
-``setup*``, ``*profile*``, but never a predicate such as ``is_dummy``; ``prefill-names``, default ``*prefill*``: a scheduler step calling both
+``setup*``, ``*profile*``, tear-down's ``exit`` and ``shutdown``, but never a predicate such as ``is_dummy``; ``prefill-names``, default ``*prefill*``: a scheduler step calling both
 ``_prefill`` and ``_decode`` runs the first once per prompt), and by evidence for training: a
 function that calls ``.backward()`` (or ``torch.autograd``), and the methods of optimizers, LR
 schedulers, data loaders, datasets and samplers -- classes with ``torch.optim``'s or
@@ -21,7 +21,10 @@ from graphlint.static.options import StaticOptions
 FuncId = tuple[str, str]
 #: bases that make a class training machinery, never decode code
 TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
-SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*")
+SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*",
+               # tear-down, set-up's mirror: a worker's ``exit()`` after its serve loop, or the one a
+               # follower rank's loop runs by name before it leaves
+               "exit", "_exit", "shutdown", "_shutdown", "teardown", "_teardown")
 _SETUP = name_matcher(SETUP_NAMES)
 
 

@@ -267,12 +267,13 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
             self.imported(path, ir[1], dst)
         elif tag == "g":
             obj = self.eval(path, qual, ir[1])
-            self.getattr_prefix(obj, ir[2], dst)
+            names = self.eval(path, qual, ir[3]) if len(ir) > 3 else None
+            self.getattr_prefix(obj, ir[2], dst, None if ir[2] else names)
             for name in sorted(n for n in self.implicit.properties if ir[2] and n.startswith(ir[2])):
                 self.o.load(obj, name, dst)  # ``getattr(cfg, f"output_{k}")``: a property so named runs
                 self.implicit.load(path, qual, obj, name)
-            if len(ir) > 3:
-                self.getattr_names(obj, self.eval(path, qual, ir[3]), dst, (path, qual))
+            if names is not None:
+                self.getattr_names(obj, names, dst, (path, qual))
         elif tag == "str":
             self.string(dst, ir[1])
         elif tag == "cat":

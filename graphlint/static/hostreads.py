@@ -57,6 +57,32 @@ class HostReads(ResultReads):
             device = derived(self.walked.seeds, self.walked.derives)  # not through a host copy (``.cpu()``)
             self.others |= {(fid[0], c.line, c.col, c.code) for c in self.reads.get(fid, ())
                             if ids & set(c.loops) and device.intersection(c.reads)} - self.first
+        if self.read_below(fid, ids):  # the step read its result already: what the loop reads is a second read
+            self.first &= first
+            self.followed.add(fid)
+
+    def read_below(self, fid: FuncId, ids: frozenset[int]) -> bool:
+        """Whether the step the loop calls reads its own result back after its replay (a runner's
+        ``run``: replay, then ``.tolist()`` of the sampled ids): the step's one read is there, and a
+        read in the loop of what else the step hands up (the hidden state a worker pickles to send
+        to another process) is a second device-to-host copy per step, not the one by design."""
+        stack = [t for t, site in self.calls.get(fid, ()) if site.loops & ids and t in self.model
+                 and not site.reference and not site.in_capture]
+        seen = set(stack)
+        while stack:
+            at = stack.pop()
+            below = [(callee, site.order) for callee, site in self.calls.get(at, ())
+                     if callee in self.model and not site.reference and not site.in_capture]
+            callee_fn = self.fn(at)
+            point = min([o for _, o in below] + ([callee_fn.replay_order] if callee_fn and callee_fn.replay_order else []),
+                        default=0)
+            if point and any(c.order > point and not c.loops for c in self.reads.get(at, ())):
+                return True
+            for callee, _ in below:
+                if callee not in seen:
+                    seen.add(callee)
+                    stack.append(callee)
+        return False
 
     def step_function(self, fid: FuncId) -> None:
         """Walk ``fid`` from its first call that leads to a replay, when that call binds names."""

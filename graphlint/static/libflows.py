@@ -240,10 +240,21 @@ class LibraryFlows:
                 self.o.elements(src, at)
                 self.s.edge(at, self.o.elems(pair))
 
-    def getattr_prefix(self, obj: int, prefix: str, dst: int) -> None:
+    def getattr_prefix(self, obj: int, prefix: str, dst: int, names: int | None = None) -> None:
         """``getattr(self, name)``: every field (of the class, its bases) starting with ``prefix``;
         ``getattr(module, name)`` (a class chosen by a configuration string): every class the module
-        defines whose name starts with ``prefix`` -- any of them can be named, so all are targets."""
+        defines whose name starts with ``prefix`` -- any of them can be named, so all are targets.
+        With ``names`` (the node of a name the analysis follows, no literal prefix), an instance's
+        fields are all candidates only once a name it does not know reaches it (a library's value):
+        ``getattr(self, method_name)(*args)`` of a dispatch helper handed ``"run"`` is ``self.run``,
+        and every field of a runner with sixteen of them would push the method out of the node."""
+        fields = [names is None]
+
+        def unknown(values):
+            if not fields[0] and any(v[0] != "Str" for v in values):
+                fields[0] = True
+                self.s.watch(obj, on)  # the watch replays every value the object already holds
+
         def on(values):
             for v in values:
                 if v[0] == "Mod" and (len(v) == 2 or v[2] != BY_STRING):  # by string: what its strings name
@@ -251,12 +262,14 @@ class LibraryFlows:
                     if info is not None:
                         self.s.add_values(dst, [("C", v[1], c) for c in sorted(info.classes)
                                                 if "." not in c and c.startswith(prefix)])
-                elif v[0] in ("I", "S"):
+                elif v[0] in ("I", "S") and fields[0]:
                     for info, name in self.o.family(v):
                         for attr in sorted(self.o.fields.get((info.path, name), ())):
                             if attr.startswith(prefix):
                                 self.s.edge(self.o.field(info.path, name, attr), dst)
         self.s.watch(obj, on)
+        if names is not None:
+            self.s.watch(names, unknown)
 
     def getattr_names(self, obj: int, names: int, dst: int, scope: tuple[str, str]) -> None:
         """``getattr(type(self), MODES[mode])``: the attribute each name reaching ``names`` spells

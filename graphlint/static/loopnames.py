@@ -118,3 +118,26 @@ def feeds_back_a_call(loops: list, loop_id: int) -> bool:
 def container_call(expr: tuple) -> bool:
     """``out.append(tok)``: a call of a container's own mutating method (flow IR)."""
     return expr[0] == "a" and expr[2] in MUTATING_METHODS
+
+
+#: calls that run the callable they are handed on another thread and hand back its result to the
+#: caller that awaits it: the caller's own step, run elsewhere (:func:`pool_task`)
+POOL_TASKS = {"to_thread": 0, "run_in_executor": 1, "submit": 0}
+
+
+def pool_task(call: cst.Call, sites) -> tuple[tuple, cst.BaseExpression, list[cst.BaseExpression]] | None:
+    """``await asyncio.to_thread(self.step, ids)``, ``await loop.run_in_executor(None, self.step,
+    ids)``, ``pool.submit(step, ids).result()``: the handed callable (the callee of its reference
+    site among ``sites``, the function's call sites so far -- the same IR object, which the linker
+    knows -- and as written: ``self.x`` or a name) and the arguments it is called with: an async
+    loop's model step, run in a thread. None for any other call."""
+    func = call.func
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    at = POOL_TASKS.get(name)
+    if at is None or len(call.args) <= at or any(a.keyword is not None or a.star for a in call.args[: at + 1]):
+        return None
+    handed = call.args[at].value
+    attr = self_attr(handed)
+    ir = ("n", handed.value) if type(handed) is cst.Name else ("a", ("n", "self"), attr[5:]) if attr else None
+    expr = next((s.expr for s in reversed(sites) if s.reference and s.expr == ir), None) if ir else None
+    return (expr, handed, [a.value for a in call.args[at + 1:]]) if expr is not None else None

@@ -52,7 +52,12 @@ item, so its whole body is one pseudo-loop (id :data:`PROTOCOL_LOOP`) that feeds
 output reaches the ``self`` state that call reads on the next ``next()`` -- ``logits =
 self.model(self.ids); ...; self.ids = torch.cat([self.ids, nxt])``. A data loader's ``__next__``
 (``self.at += n``) feeds nothing back into a call; the linker keeps only loops whose call reaches
-a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own.
+a model step anyway. A generator function's loop around ``yield`` is an ordinary loop of its own,
+an async generator's too: ``nxt = await self.step(ids)`` is a call like any other, and a step
+handed to a thread and awaited (``await asyncio.to_thread(self.step, ids)``, ``await
+loop.run_in_executor(None, self.step, ids)``, ``pool.submit(step, ids)``: :func:`.loopnames.pool_task`)
+is a call of the callable handed over, with the arguments after it -- what the loop feeds back.
+A server loop that awaits a request and hands a whole decode to a thread feeds nothing back.
 
 A ``while`` loop that feeds nothing back is recorded too, with every call of its body
 (``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
@@ -80,7 +85,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
-                                        names_read, self_attr, yields)
+                                        names_read, pool_task, self_attr, yields)
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, sampled_calls
 from graphlint.static.solverloops import note_update, solver_loop
@@ -345,10 +350,14 @@ class LoopTracker(LoopTargets):
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.fill(self.order, receiver, args)
-        if expr is None:
+        task = pool_task(call, self.func.calls)
+        if task is not None:  # the step an async loop awaits from a thread: a call of what it hands over
+            expr, func, inputs = task
+        elif expr is None:
             return
+        else:
+            inputs = [a.value for a in call.args]
         callee = names_read(func)
-        inputs = [a.value for a in call.args]
         if isinstance(func, cst.Attribute):
             inputs.append(func.value)  # ``model.forward(...)``: the receiver is an input too
         reads = set().union(*(names_read(i) for i in inputs)) - {"self"} if inputs else set()

@@ -42,6 +42,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import names_in, preorder
 from graphlint.static.facts import Compact
+from graphlint.static.loopnames import pool_task
 from graphlint.static.readshapes import binds_read
 from graphlint.static.stepdata import mark_step_data
 from graphlint.static.stmtpaths import encode_path
@@ -91,6 +92,9 @@ def note_call(func, order: int, path: list, loops: list[int], call: cst.Call, ex
     if (func.qualname == "<module>" and not loops) or not call.args:
         return
     fn = call.func
+    task = pool_task(call, func.calls)
+    if task is not None:  # ``await asyncio.to_thread(self.step, x)``: the step's call, run in a thread
+        expr = task[0]
     if expr is None and not (type(fn) is cst.Attribute and fn.attr.value in STORING_METHODS):
         return
     if is_tensor is not None and type(fn) is cst.Attribute and is_tensor(fn.value):

@@ -64,6 +64,7 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
     below: dict[FuncId, dict[FuncId, None]] = {}  # caller -> the callees it reaches a replay through
     loops_of: dict[FuncId, frozenset[int]] = {}  # function -> its step loops that lead to a replay
     via: dict[FuncId, FuncId] = {}  # a step loop's function -> a callee of the loop on the way
+    in_loop: dict[FuncId, dict[FuncId, None]] = {}  # a step loop's function -> the callees its step loops call
     seen, queue = set(starts), deque(sorted(starts))
     while queue:
         callee = queue.popleft()
@@ -79,11 +80,14 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
             if step:  # the loop that runs once per step: what calls this function starts serving
                 loops_of[caller] = loops_of.get(caller, frozenset()) | step
                 via.setdefault(caller, callee)
+                in_loop.setdefault(caller, {})[callee] = None
             elif caller not in seen:
                 seen.add(caller)
                 queue.append(caller)
     on_way: dict[FuncId, FuncId] = {}  # a function between a step loop and the replay -> its callee on the way
-    stack = [callee for fid in loops_of for callee in below[fid]]
+    # from the step loops' own calls down: a worker's shutdown after its serve loop (``engine.exit()``,
+    # which reaches the replay's helper by name) runs once, not per step
+    stack = [callee for fid in loops_of for callee in in_loop[fid]]
     while stack:
         fid = stack.pop()
         if fid in on_way or fid in starts or fid in loops_of:

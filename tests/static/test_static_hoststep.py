@@ -20,6 +20,14 @@ listed here for the host step.
   are not; a branch that counts itself down (``if skip: ...; skip -= 1``) is no step, nor a
   streaming module's fallback state (``state = self._state; if state is None: state = ...``); a
   local the captured step concatenates onto itself grows nothing (GL207 only on the attribute).
+- ``worker_process``: a worker process's serve loop (receive a command, run the engine step, send
+  the result) is the step loop, three calls above the replay: the engine calls its runner by name
+  (``runner.call("run", batch)``, ``getattr(self, name)(*args)`` on a runner with more fields than
+  a points-to node keeps), beside a control handler handing it a name read from a message (so the
+  helper runs every method named anywhere: ``run``, and the cold ``exit``) and a shut-down naming
+  ``exit``. The upload of the unpickled input and the ``.cpu()`` that ships the step's hidden state
+  back (the runner read the ids already) are per-step costs; the shut-down after the loop
+  (``engine.exit()``, the runner's ``exit``) is not.
 - ``setup_only`` (GOOD): warm-up loops that replay, a loop over batch sizes capturing and checking
   each graph, a function capturing and replaying in one go: no host step, nothing reported; a
   benchmark loop timing replays is a host step whose findings are warnings only.
@@ -46,6 +54,8 @@ HOST = {  # shape -> the functions taken for the host step, "(loop)" when only a
     "second_call": {"wrapper.py:GraphWrapper.__call__", "wrapper.py:graph_wrap.call",
                     "adapter.py:Adapter.__call__", "generate.py:generate (loop)"},
     "setup_only": {"bench.py:bench_replays (loop)"},
+    "worker_process": {"runner.py:Runner.run", "runner.py:Runner.call", "engine.py:Engine.step",
+                       "worker.py:run_worker (loop)"},
     "first_call": {"graphed.py:Graphed.__call__", "graphed.py:GraphedAfter.__call__", "decoder.py:Decoder.step",
                    "serve.py:serve (loop)"},
 }
