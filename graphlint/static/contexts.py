@@ -146,7 +146,9 @@ def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[i
     before: list[tuple[FuncId, Chain]] = []
     for fid in (*host, *loop_bodies):
         point = replay_orders.get(fid, 0)
-        events = list((conds or {}).get(fid) or ((point, ()),) if point else ())
+        events = list((conds or {}).get(fid, ()))
+        if point and point not in {order for order, _ in events}:  # a compiled step's call: no branch known
+            events.append((point, ()))
         for callee, site in calls.get(fid, ()):
             if callee in replay_reach and not site.reference:
                 point = min(point or site.order, site.order)
