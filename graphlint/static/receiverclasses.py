@@ -67,7 +67,8 @@ class ReceiverClasses:
         """(capturer, id(site), callee) of the captured calls no instance that runs the capturing
         method makes: ``self.model(...)`` under a base class's capture, where every subclass
         storing ``model`` overrides the capture with its own, records nothing of theirs (each of
-        their models is recorded by that class's capture)."""
+        their models is recorded by that class's capture). Only plain methods, what a lookup finds,
+        are dropped, as in :meth:`_site`."""
         out = set()
         for capturer, edges in self.calls.items():
             method = self._method_of(capturer, None)
@@ -79,8 +80,8 @@ class ReceiverClasses:
                     states[method] = self._running(capturer, method)
                 objects = self._chain(capturer, site.expr[1], states[method]) if states[method] else None
                 found = self._lookup_all(objects, site.expr[2]) if objects else None
-                if states[method] == frozenset() or (found is not None and callee not in found):
-                    out.add((capturer, id(site), callee))
+                if self._method(callee) and (states[method] == frozenset() or (found is not None and callee not in found)):
+                    out.add((capturer, id(site), callee))  # a function a policy or a patch installs: kept
         return out
 
     def _running(self, fid: FuncId, method: FuncId) -> State:
