@@ -131,25 +131,31 @@ def spread(roots: list[tuple[FuncId, Chain]], calls: Calls, stop: set[FuncId],
 
 def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[int]], calls: Calls,
                 replay_reach: set[FuncId], replay_orders: dict[FuncId, int],
-                stop: set[FuncId], followed: set[FuncId] = frozenset()) -> tuple[dict[FuncId, int], set[FuncId]]:
+                stop: set[FuncId], followed: set[FuncId] = frozenset(),
+                conds: dict[FuncId, tuple] | None = None) -> tuple[dict[FuncId, tuple], set[FuncId]]:
     """Per host function, the statement ordinal of its first replay (or call that leads to one), and
     the functions called only after that point (what processes the step's result). From the first
     replay on, the step's result exists: reading it back (the sampled ids, a speculative step's
     accepted length) is what the host is there for; a wait before it is an extra sync. Not a
     function that anything called before the replay reaches too (the allocator both the staging
     and the clean-up call: what it reads is its own state), nor what a ``followed`` function calls
-    (:mod:`.hostreads`: there the data says which read is the result)."""
-    points: dict[FuncId, int] = {}
+    (:mod:`.hostreads`: there the data says which read is the result). A point is every (ordinal,
+    branch conditions) that replays (``conds``: the function's own replays; a call leading to one)."""
+    points: dict[FuncId, tuple] = {}
     after: list[tuple[FuncId, Chain]] = []
     before: list[tuple[FuncId, Chain]] = []
     for fid in (*host, *loop_bodies):
         point = replay_orders.get(fid, 0)
+        events = list((conds or {}).get(fid, ()))
+        if point and point not in {order for order, _ in events}:  # a compiled step's call: no branch known
+            events.append((point, ()))
         for callee, site in calls.get(fid, ()):
             if callee in replay_reach and not site.reference:
                 point = min(point or site.order, site.order)
+                events.append((site.order, site.cond))
         if not point:
             continue
-        points[fid] = point
+        points[fid] = tuple(sorted(events, key=lambda e: e[0]))
         for callee, site in calls.get(fid, ()):
             if callee in replay_reach or site.reference:
                 continue
@@ -370,5 +376,15 @@ class Placement:
         return key not in self.host_judged and self.after_last_replay(fid, cand)
 
     def after_last_replay(self, fid: FuncId, cand: Candidate) -> bool:
-        point = self.points.get(fid)
-        return (point is not None and cand.order >= point) or (point is None and fid in self.after_replay)
+        """After a replay on the way to ``cand``: one before it in the function, not in an arm of an
+        ``if`` the other arm of which holds ``cand`` (a prefill replay is no step's for the decode arm)."""
+        events = self.points.get(fid)
+        if events is None:
+            return fid in self.after_replay
+        return any(order <= cand.order and not exclusive(cond, cand.cond) for order, cond in events)
+
+
+def exclusive(a: tuple, b: tuple) -> bool:
+    """Whether two conjunctions of branch conditions (:attr:`.facts.CallSite.cond`) hold on no run
+    together: one has a test the other negates."""
+    return any(("not", c) in b for c in a) or any(("not", c) in a for c in b)

@@ -236,7 +236,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         cleanup = retired_only(self.calls, self.fn) - reach - replay_reach
         cold = setup | graph_roots | capturing_functions(self.infos) | cleanup
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
-        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold)
+        conds = {f: self.fn(f).replay_conds for f in replayers}  # the branch each replay sits in
+        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold, conds=conds)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
         optional = self.optional_graph(graph, prefill | replaying)
         host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.loop_bodies["host"],
@@ -312,9 +313,10 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         self.optional_roots: dict[FuncId, str] = {}  # captured only by compiles under an off switch (:attr:`RegionDecl.opt_in`)
         compiled_graph: dict[FuncId, set[str] | None] = {}
         weak = self.graph.weak() if self.graph is not None else set()
+        unrun = ReceiverClasses(self.infos, self.index, self.calls, self.graph).unrun_captures() if self.graph else set()
         for caller in sorted(self.calls):
             for callee, site in self.calls[caller]:
-                if site.in_capture and not self.runs_capture(callee, caller):
+                if site.in_capture and not self.runs_capture(callee, caller) and (caller, id(site), callee) not in unrun:
                     self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}"
                              + (WEAK_NOTE if callee in weak else ""), self.capture_site(caller), (caller, callee))
         captured = {fid for fid, _ in self.roots["graph"]}

@@ -135,6 +135,9 @@ class FunctionInfo(Compact):
     #: statement ordinal of the first ``graph.replay()`` in the body, 0 when it replays none
     replay_order: int = 0
     replay_loops: tuple[int, ...] = ()  # the loops the replays sit in
+    #: (statement ordinal, branch conditions) of each replay: a read in an arm no replay before it
+    #: shares (the decode arm, past the prefill arm's replay) runs before its own step's replay
+    replay_conds: tuple[tuple[int, tuple], ...] = ()
     #: ids of the ``while`` / ``for ... in range(...)`` loops in the body (step loops, not collections)
     range_loops: list[int] = field(default_factory=list)
     #: ids of the loops that can stop early: a ``break`` in their own body, a ``return`` (:mod:`.iterations`)

@@ -39,8 +39,12 @@ class Index:
             self.name_of[id(info)] = name
             self.by_name.setdefault(name, info)
             parts = name.split(".")
-            for i in range(1, len(parts)):
-                self.by_suffix.setdefault(".".join(parts[i:]), []).append(info)
+            for i in range(len(parts)):
+                if i:
+                    self.by_suffix.setdefault(".".join(parts[i:]), []).append(info)
+                alias = importable(parts[i])
+                if alias != parts[i]:
+                    self.by_suffix.setdefault(".".join((alias, *parts[i + 1:])), []).append(info)
         #: modules by the name they import as from the top of their package (:func:`rooted_names`),
         #: and the top-level names of every module: :meth:`under_own_name`
         self.rooted = rooted_names(infos)
@@ -191,6 +195,13 @@ class Index:
 
     def call_forward(self, ref: ClassRef) -> tuple[ModuleInfo, str] | None:
         return self.find_method(ref, "forward") or self.find_method(ref, "__call__")
+
+
+def importable(directory: str) -> str:
+    """The name a package directory no import can spell is installed under: ``nano-x`` as
+    ``nano_x`` (setuptools' ``package-dir`` map, pip's normalised names); any other name as it is."""
+    alias = directory.replace("-", "_")
+    return alias if alias != directory and alias.isidentifier() else directory
 
 
 def rooted_names(infos: list[ModuleInfo]) -> dict[str, ModuleInfo]:

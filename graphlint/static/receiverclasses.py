@@ -63,6 +63,36 @@ class ReceiverClasses:
         return pruned_edges(start, self.calls, stop, lambda caller, callee, _site, state: self._step(caller, callee, state),
                             WALK_LIMIT)
 
+    def unrun_captures(self) -> set[tuple[FuncId, int, FuncId]]:
+        """(capturer, id(site), callee) of the captured calls no instance that runs the capturing
+        method makes: ``self.model(...)`` under a base class's capture, where every subclass
+        storing ``model`` overrides the capture with its own, records nothing of theirs (each of
+        their models is recorded by that class's capture). Only plain methods, what a lookup finds,
+        are dropped, as in :meth:`_site`."""
+        out = set()
+        for capturer, edges in self.calls.items():
+            method = self._method_of(capturer, None)
+            states: dict[FuncId, State] = {}
+            for callee, site in edges if method is not None else ():
+                if not site.in_capture or site.expr[0] != "a":
+                    continue
+                if method not in states:
+                    states[method] = self._running(capturer, method)
+                objects = self._chain(capturer, site.expr[1], states[method]) if states[method] else None
+                found = self._lookup_all(objects, site.expr[2]) if objects else None
+                if self._method(callee) and (states[method] == frozenset() or (found is not None and callee not in found)):
+                    out.add((capturer, id(site), callee))  # a function a policy or a patch installs: kept
+        return out
+
+    def _running(self, fid: FuncId, method: FuncId) -> State:
+        """The classes of ``self`` in ``fid`` (a method or a closure in one) whose instances run
+        ``method``; None where ``self`` holds anything unknown or nothing at all."""
+        node = self.solver.ids.get(("v", method[0], method[1], self._self_name(fid)))
+        selves = self._instances(self.solver.values(node)) if node is not None and node not in self.solver.full else None
+        if not selves:
+            return None
+        return frozenset(c for c in selves if instance_runs(self._ref(c), method, self.by_path, self.index, self.calls))
+
     def _root_state(self, root: FuncId, chain: tuple) -> State:
         """The classes ``self`` is in ``root`` where the capture's call is ``recv.m(...)``: those of
         the receiver's values whose ``m`` is the root."""
@@ -226,7 +256,10 @@ class ReceiverClasses:
                         self._open.add(base[2])
                     method = self._method_of((info.path, qual), base[1]) if base[0] == "n" else None
                     if method is None:
-                        self._open.add(attr)
+                        held = self._held((info.path, qual), base)
+                        if held is None:
+                            self._open.add(attr)
+                        self._foreign |= {(cls, attr) for cls in held or ()}
                         continue
                     owner = (info.path, info.flows[method[1]].cls)
                     self._writers.setdefault((owner, attr), []).append(method)
@@ -234,6 +267,22 @@ class ReceiverClasses:
                     for v in self.solver.values(node) if node is not None else ():
                         if v[0] in ("I", "S") and (v[1], v[2]) != owner:  # the method run on another class
                             self._foreign.add(((v[1], v[2]), attr))
+
+    def _held(self, fid: FuncId, base: tuple) -> frozenset | None:
+        """The project classes of the object ``self.f`` names in a method (``self.tokenizer.model =
+        m``: a library object holds none), from what any store put in ``f``; None where not known."""
+        method = self._method_of(fid, base[1][1]) if base[0] == "a" and base[1][0] == "n" else None
+        if method is None:
+            return None
+        info = self.by_path[method[0]]
+        values = []
+        for sub in self._cone(("S", method[0], info.flows[method[1]].cls)):
+            for owner, name in self.index.mro(self._ref(sub)):
+                node = self.solver.ids.get(("fd", owner.path, name, base[2]))
+                if node is not None and node in self.solver.full:
+                    return None
+                values.extend(self.solver.values(node) if node is not None else ())
+        return self._instances(values)
 
     # -- helpers -----------------------------------------------------------------------------------
     def _site_targets(self, fid: FuncId) -> list[tuple[CallSite, list[FuncId]]]:

@@ -294,7 +294,7 @@ class RegionRecorder:
         after its loop, where they hold again (:meth:`.walker.Walker.loop`)."""
         fn, sites = self.func, self.info.sites
         n_raw, n_calls, n_sites = len(self.raw), len(fn.calls), len(sites)
-        replayed = (fn.replay_order, fn.replay_loops)
+        replayed = (fn.replay_order, fn.replay_loops, fn.replay_conds)
         facts = self.oracle.fn
         kept = (set(facts.tensors), set(facts.bools), set(facts.scalars)) \
             if suite is not None and ends_in_jump(suite) else None
@@ -310,7 +310,7 @@ class RegionRecorder:
             return
         qual = fn.qualname
         if "replay" in mine:  # the first call's replay of its fresh graph: the step's replay is elsewhere
-            fn.replay_order, fn.replay_loops = replayed
+            fn.replay_order, fn.replay_loops, fn.replay_conds = replayed
             sites[n_sites:] = [s for s in sites[n_sites:] if s.kind != "replay" or s.function != qual]
         self.lazy_captures.update(id(s) for s in sites[n_sites:] if s.function == qual)
         # only a capture outside such branches makes the function a capture routine (never the step)
@@ -329,6 +329,7 @@ class RegionRecorder:
         if not call.args and not (self.loop_nodes and self.capture_loop()):
             self.func.replay_order = self.func.replay_order or self.order
             self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
+            self.func.replay_conds += ((self.order, self.values.cond),)
             self.info.sites.append(site := Site("replay", self.func.qualname))
             self.place_later(site, call)
 
