@@ -42,6 +42,8 @@ FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
+ROUND_NOTE = (" (a round the host step runs beside its replay: it runs the model itself, no graph, every step;"
+              " what it builds for the model is allocated per step)")
 RESTAGED_NOTE = (" (host step around the graph replay: the data is the same on every step, staged again every"
                  " token; build it once per request)")
 OPTIONAL_NOTE = (" (captured only when `{}` is on, off by default: the default path runs this step"
@@ -204,6 +206,8 @@ class Placement:
         self.uncalled = uncalled  # captured only by functions nothing calls (:mod:`.uncalled`)
         #: captured only by compiles under a switch off by default: the default path runs them eagerly
         self.optional = optional or {}
+        #: host functions that run the captured model themselves, no replay (:func:`.hoststeps.eager_rounds`)
+        self.eager_rounds: set[FuncId] = set()
         #: per host-step function, the parameters every host-step call passes the same on every step (:mod:`.restaged`)
         self.restaged: dict[FuncId, set[str]] = {}
 
@@ -305,14 +309,14 @@ class Placement:
             return None  # GL207: only a local grown round the step loop is the host step's (growing_concat)
         if not compiled_ok and fid in self.compiled_only["host"]:
             return None
-        if params.get("step_data") is False and self.step_data(cand):
+        if params.get("step_data") is False and self.step_data(cand) and fid not in self.eager_rounds:
             return None
         if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
         if params.get("eager_result") and self.loop_exit(fid, cand) and \
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
-        return host, "warning" if severity == "error" else severity, HOST_NOTE
+        return host, "warning" if severity == "error" else severity, ROUND_NOTE if fid in self.eager_rounds else HOST_NOTE
 
     def restaged_step(self, fid: FuncId, cand: Candidate) -> bool:
         """Pinned staging of data the same on every step: a constant rebuilt every token (:mod:`.restaged`)."""

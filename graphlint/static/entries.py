@@ -63,7 +63,7 @@ from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
 from graphlint.static.mathroots import MathRoots
 from graphlint.static.restaged import same_params
-from graphlint.static.hoststeps import HostSteps
+from graphlint.static.hoststeps import HostSteps, eager_rounds
 from graphlint.static.named_entries import NamedEntries
 from graphlint.static.names import name_matcher
 from graphlint.static.objectsteps import object_steps
@@ -252,6 +252,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               host_results=host_results,
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
+        placement.eager_rounds = eager_rounds(host, self.calls, replay_reach, graph_roots)
         placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],
                                          lambda fid: self.by_path[fid[0]].flows.get(fid[1]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))

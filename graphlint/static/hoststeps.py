@@ -200,3 +200,13 @@ def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, p
 def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, caller: FuncId, site: CallSite) -> bool:
     """Whether this call replays: it runs the torch.compile'd CUDA-graph version of ``callee``."""
     return not (site.in_capture or site.reference) and compiled_in(compiled_graph, callee, caller[0])
+
+
+def eager_rounds(host: dict, calls: dict, replay_reach: set[FuncId], graph_roots: set[FuncId]) -> set[FuncId]:
+    """Host functions that run the captured model themselves and reach no replay: a speculative
+    runner's verify round beside the graph runner that the engine's step picks by option. It runs
+    the step eagerly every token, so what it builds for the model is allocated per round, not
+    staged for a graph (no staging exemption: :meth:`.contexts.Placement.step_data`). A function
+    that also leads to a replay (an eager fallback for batch sizes no graph holds) stays a host step."""
+    return {fid for fid in host if fid not in replay_reach and fid not in graph_roots and any(
+        callee in graph_roots and not (site.reference or site.in_capture) for callee, site in calls.get(fid, ()))}

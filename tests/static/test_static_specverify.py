@@ -1,0 +1,31 @@
+"""A speculative round beside a capturing runner (branch ``specverify``): what the round builds for the
+model it runs itself is allocated every step, not staged for a graph.
+
+- A host function that runs the captured model directly and reaches no replay (the verify round of a
+  speculative runner the engine's step picks by option) is an eager step: a buffer it allocates and
+  fills with the round's data is a per-step factory (``hoststeps.eager_rounds``); the graph runner's
+  staging beside it stays silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from static_helpers import assert_marked, check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "specverify"
+
+
+@pytest.mark.parametrize("name", ["eagerround.py"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    assert_marked(check_fixture(monkeypatch, tmp_path, FIXTURES, name), FIXTURES, name)
+
+
+def test_the_round_is_no_host_step_but_the_graph_runner_is(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "eagerround.py")
+    by_line = {f.line: f for f in result.findings}
+    assert {53, 56} <= set(by_line)  # the round's zeros, filled with its positions and mask
+    assert "runs the model itself" in by_line[53].message
+    assert 31 not in by_line  # the graph runner's staging buffer: the step's data for the replay
