@@ -122,6 +122,8 @@ class HotReceivers:
             return frozenset()  # the default: no project object
         if value[:1] == ("a",) and value[1][:1] == ("n",):
             return self._field_classes(caller, value[1][1], value[2])
+        if value[:1] == ("c",):  # a call's result (``pool.step_view(slots)``): what its callees return
+            return self._returned(caller, value[1])
         if value[:1] != ("n",):
             return None
         caller_flow = self.by_path[caller[0]].flows.get(caller[1])
@@ -130,6 +132,20 @@ class HotReceivers:
             return self.passed(caller, value[1], depth - 1)
         node = self.graph.linker.var(caller[0], caller[1], value[1])
         return None if node is None else self._instances(node)
+
+    def _returned(self, caller: FuncId, func: tuple) -> frozenset | None:
+        callees = {callee for callee, site in self.raw.get(caller, ()) if site.expr == func and not site.reference}
+        if not callees:
+            return None
+        out: set[ClassKey] = set()
+        for path, qual in callees:
+            if self.by_path[path].flows.get(qual) is None:
+                return None  # a class built (its ``__init__``), a library call: not followed here
+            got = self._instances(self.graph.solver.ids.get(("r", path, qual)))
+            if got is None:
+                return None
+            out |= got
+        return frozenset(out)
 
     def _field_classes(self, caller: FuncId, base: str, attr: str) -> frozenset | None:
         """The classes of what ``base.attr`` holds: the field along the MRO of each class ``base`` is."""
@@ -153,7 +169,7 @@ class HotReceivers:
 
     def _instances(self, node: int) -> frozenset | None:
         solver = self.graph.solver
-        if node in solver.full or not solver.pts.get(node):
+        if node is None or node in solver.full or not solver.pts.get(node):
             return None
         out: set[ClassKey] = set()
         for v in solver.values(node):
