@@ -38,9 +38,10 @@ def test_each_package_reports_what_its_markers_say(monkeypatch, tmp_path, name):
 def test_the_round_is_no_host_step_but_the_graph_runner_is(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "eagerround.py")
     by_line = {f.line: f for f in result.findings}
-    assert {53, 56} <= set(by_line)  # the round's zeros, filled with its positions and mask
-    assert "runs the model itself" in by_line[53].message
-    assert 31 not in by_line  # the graph runner's staging buffer: the step's data for the replay
+    assert {55, 58} <= set(by_line)  # the round's zeros, filled with its positions and mask
+    assert "runs the model itself" in by_line[55].message
+    assert 18 in by_line  # the model's own allocation: run eagerly by the round (nothing in the capture)
+    assert 33 not in by_line  # the graph runner's staging buffer: the step's data for the replay
 
 
 def test_a_module_parameter_fed_its_samples_is_the_loop_model(monkeypatch, tmp_path):
