@@ -254,12 +254,12 @@ class Placement:
         return ""
 
     def _place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool, severity: str,
-               scope: str) -> tuple[Chain, str, str] | None:
+               scope: str, eager_too: bool = True) -> tuple[Chain, str, str] | None:
         params = rule.params
         graph = self.chain("graph", fid, cand) if captured else None
         if scope == "capture":
             return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None
-        eager, host = self.chain("eager", fid, cand), self.chain("host", fid, cand)
+        eager, host = self.chain("eager", fid, cand) if eager_too else None, self.chain("host", fid, cand)
         if scope == "anywhere":
             return (eager or graph or host or (fid,)), severity, ""
         compiled_ok = params.get("in_compiled") is not False
@@ -271,7 +271,9 @@ class Placement:
                 severity = params["eager_severity"]
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
-                return eager, "info", EAGER_RESULT_NOTE
+                # the eager loop's read of its result; a host step reaching it too may read per row there
+                other = self._place(rule, fid, cand, captured, severity, scope, False) if host else None
+                return other if other and other[1] != "info" else (eager, "info", EAGER_RESULT_NOTE)
             if not captured and cand.reads and self.host_loop_read(rule, fid, cand):
                 return eager, "info", LOOP_RESULT_NOTE if self.loop_exit(fid, cand) or {"stop-check", "stop-check-end"} & cand.flags \
                     else RESULT_NOTE
