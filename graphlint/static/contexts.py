@@ -271,8 +271,10 @@ class Placement:
                 severity = params["eager_severity"]
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
-                # the eager loop's read of its result; a host step reaching it too may read per row there
-                other = self._place(rule, fid, cand, captured, severity, scope, False) if host else None
+                # the eager loop's read of its result; a host step reaching the function from elsewhere
+                # may read per row there (not a loop that is both: the read is that loop's)
+                other = self._place(rule, fid, cand, captured, severity, scope, False) \
+                    if host and fid not in self.loop_bodies["host"] else None
                 return other if other and other[1] != "info" else (eager, "info", EAGER_RESULT_NOTE)
             if not captured and cand.reads and self.host_loop_read(rule, fid, cand):
                 return eager, "info", LOOP_RESULT_NOTE if self.loop_exit(fid, cand) or {"stop-check", "stop-check-end"} & cand.flags \
