@@ -217,7 +217,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         stop = setup | host_steps | self.drivers()
         cleanup = retired_only(self.calls, self.fn) - reach - replay_reach
         cold = setup | graph_roots | capturing_functions(self.infos) | cleanup
-        rounds, round_roots = self.eager_rounds(set(graph) | graph_roots, replay_reach, cold, compiled_roots)
+        rounds, round_roots = self.eager_rounds(set(graph) | graph_roots, replay_reach, cold | steps, compiled_roots)
         eager, eager_compiled = spread(self.roots["eager"] + round_roots, self.calls, stop, compiled_roots)
         guessed_only: set[FuncId] = set()
         unused_only: set[FuncId] = set()

@@ -191,13 +191,14 @@ class HostSteps:
         self.host_requesters = found
         return found
 
-    def eager_rounds(self, captured: set[FuncId], replay_reach: set[FuncId], cold: set[FuncId],
+    def eager_rounds(self, captured: set[FuncId], replay_reach: set[FuncId], skip: set[FuncId],
                      compiled_roots: set[FuncId]) -> tuple[set[FuncId], list]:
         """The host step's eager rounds (:func:`eager_rounds`), and the captured code they run
         themselves as eager roots: the model a verify round runs on K+1 tokens runs eagerly every
-        round, whatever its capture does for the one-token step."""
-        host, _ = spread(self.roots["host"], self.calls, cold, compiled_roots)
-        rounds = eager_rounds(host, self.calls, replay_reach, captured)
+        round, whatever its capture does for the one-token step. ``skip``: cold code and the model
+        steps themselves (a ``forward`` calling a shared captured layer is model code, no round)."""
+        host, _ = spread(self.roots["host"], self.calls, skip, compiled_roots)
+        rounds = {fid for fid in eager_rounds(host, self.calls, replay_reach, captured) if fid not in skip}
         return rounds, [(callee, (fid, callee)) for fid in sorted(rounds) for callee, site in self.calls.get(fid, ())
                         if callee in captured and not (site.reference or site.in_capture)]
 
