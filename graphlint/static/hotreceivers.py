@@ -10,9 +10,10 @@ a speculative round that builds a chunked-prefill view every round makes that vi
 For a hot function's call ``p.m(...)`` on a parameter ``p`` it never rebinds, the classes are
 those of the values its hot callers pass for ``p`` (a caller's own parameter passed on: what *its*
 hot callers pass, up to :data:`DEPTH` calls up), read from the points-to solution of each
-argument. A call edge to a method of a class none of them looks up is dropped. Nothing is pruned
-where a link is unknown: a function called from outside (an entry, a loop's own function), a
-caller passing ``*args``/``**kwargs`` or an expression that is no name, an argument holding
+argument: a name, a field of an object of a known class (``self.kv_cache``), or a call's result
+(what its callees return). A call edge to a method of a class none of them looks up is dropped.
+Nothing is pruned where a link is unknown: a function called from outside (an entry, a loop's own
+function), a caller passing ``*args``/``**kwargs`` or another expression, an argument holding
 anything but project instances, a method that is not found along a class's MRO.
 """
 
