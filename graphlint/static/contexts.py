@@ -42,6 +42,8 @@ FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
 Calls = dict[FuncId, list[tuple[FuncId, CallSite]]]
 HOST_NOTE = " (host step around the graph replay: costs time every step)"
+ROUND_NOTE = (" (a round the host step runs beside its replay: it runs the model itself, no graph, every step;"
+              " what it builds for the model is allocated per step)")
 RESTAGED_NOTE = (" (host step around the graph replay: the data is the same on every step, staged again every"
                  " token; build it once per request)")
 OPTIONAL_NOTE = (" (captured only when `{}` is on, off by default: the default path runs this step"
@@ -210,6 +212,8 @@ class Placement:
         self.uncalled = uncalled  # captured only by functions nothing calls (:mod:`.uncalled`)
         #: captured only by compiles under a switch off by default: the default path runs them eagerly
         self.optional = optional or {}
+        #: host functions that run the captured model themselves, no replay (:func:`.hoststeps.eager_rounds`)
+        self.eager_rounds: set[FuncId] = set()
         #: per host-step function, the parameters every host-step call passes the same on every step (:mod:`.restaged`)
         self.restaged: dict[FuncId, set[str]] = {}
 
@@ -256,12 +260,12 @@ class Placement:
         return ""
 
     def _place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool, severity: str,
-               scope: str) -> tuple[Chain, str, str] | None:
+               scope: str, eager_too: bool = True) -> tuple[Chain, str, str] | None:
         params = rule.params
         graph = self.chain("graph", fid, cand) if captured else None
         if scope == "capture":
             return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None
-        eager, host = self.chain("eager", fid, cand), self.chain("host", fid, cand)
+        eager, host = self.chain("eager", fid, cand) if eager_too else None, self.chain("host", fid, cand)
         if scope == "anywhere":
             return (eager or graph or host or (fid,)), severity, ""
         compiled_ok = params.get("in_compiled") is not False
@@ -273,7 +277,11 @@ class Placement:
                 severity = params["eager_severity"]
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
                     and (fid[0], cand.line, cand.col, cand.code) in self.eager_results:
-                return eager, "info", EAGER_RESULT_NOTE
+                # the eager loop's read of its result; a host step reaching the function from elsewhere
+                # may read per row there (not a loop that is both: the read is that loop's)
+                other = self._place(rule, fid, cand, captured, severity, scope, False) \
+                    if host and fid not in self.loop_bodies["host"] else None
+                return other if other and other[1] != "info" else (eager, "info", EAGER_RESULT_NOTE)
             if not captured and cand.reads and self.host_loop_read(rule, fid, cand):
                 return eager, "info", LOOP_RESULT_NOTE if self.loop_exit(fid, cand) or {"stop-check", "stop-check-end"} & cand.flags \
                     else RESULT_NOTE
@@ -311,14 +319,14 @@ class Placement:
             return None  # GL207: only a local grown round the step loop is the host step's (growing_concat)
         if not compiled_ok and fid in self.compiled_only["host"]:
             return None
-        if params.get("step_data") is False and self.step_data(cand):
+        if params.get("step_data") is False and self.step_data(cand) and fid not in self.eager_rounds:
             return None
         if params.get("result_readback") and self.host_result(fid, cand):
             return host, "info", RESULT_NOTE
         if params.get("eager_result") and self.loop_exit(fid, cand) and \
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read
-        return host, "warning" if severity == "error" else severity, HOST_NOTE
+        return host, "warning" if severity == "error" else severity, ROUND_NOTE if fid in self.eager_rounds else HOST_NOTE
 
     def restaged_step(self, fid: FuncId, cand: Candidate) -> bool:
         """Pinned staging of data the same on every step: a constant rebuilt every token (:mod:`.restaged`)."""

@@ -215,12 +215,15 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         host_steps = set(replayers) | {fid for fid, _ in self.roots["host"]
                                        if fid in replay_reach and fid not in self.protocol_stages}
         stop = setup | host_steps | self.drivers()
-        eager, eager_compiled = spread(self.roots["eager"], self.calls, stop, compiled_roots)
+        cleanup = retired_only(self.calls, self.fn) - reach - replay_reach
+        cold = setup | graph_roots | capturing_functions(self.infos) | cleanup
+        rounds, round_roots = self.eager_rounds(set(graph) | graph_roots, replay_reach, cold | steps, compiled_roots)
+        eager, eager_compiled = spread(self.roots["eager"] + round_roots, self.calls, stop, compiled_roots)
         guessed_only: set[FuncId] = set()
         unused_only: set[FuncId] = set()
         weak = set(self.guessed_roots) | set(self.unused_roots)
         if weak:  # what evidence the engine runs reaches keeps its severity, and its chain from that evidence
-            sure, _ = spread([r for r in self.roots["eager"] if r not in weak], self.calls, stop, compiled_roots)
+            sure, _ = spread([r for r in self.roots["eager"] if r not in weak] + round_roots, self.calls, stop, compiled_roots)
             only = set(eager) - set(sure)
             guessed_only = only if self.guessed_roots else set()  # (never both: see ``unused``)
             unused_only = only | (self.unused_loops - set(sure)) if self.unused_roots or self.unused_loops else set()
@@ -233,8 +236,6 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
         # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
         # and a request's clean-up, run once per finished request (:mod:`.retiring`), which runs no step
-        cleanup = retired_only(self.calls, self.fn) - reach - replay_reach
-        cold = setup | graph_roots | capturing_functions(self.infos) | cleanup
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
         conds = {f: self.fn(f).replay_conds for f in replayers}  # the branch each replay sits in
         points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold, conds=conds)
@@ -253,6 +254,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               host_results=host_results,
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
+        placement.eager_rounds = rounds
         placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],
                                          lambda fid: self.by_path[fid[0]].flows.get(fid[1]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))

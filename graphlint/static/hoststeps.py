@@ -12,7 +12,7 @@ A mixin, as :mod:`.named_entries`: it reads the discovery's call graph and adds 
 
 from __future__ import annotations
 
-from graphlint.static.contexts import FuncId, reaching
+from graphlint.static.contexts import FuncId, reaching, spread
 from graphlint.static.facts import CallSite
 from graphlint.static.flowir import render
 from graphlint.static.steploops import find_step_loops
@@ -191,6 +191,17 @@ class HostSteps:
         self.host_requesters = found
         return found
 
+    def eager_rounds(self, captured: set[FuncId], replay_reach: set[FuncId], skip: set[FuncId],
+                     compiled_roots: set[FuncId]) -> tuple[set[FuncId], list]:
+        """The host step's eager rounds (:func:`eager_rounds`), and the captured code they run
+        themselves as eager roots: the model a verify round runs on K+1 tokens runs eagerly every
+        round, whatever its capture does for the one-token step. ``skip``: cold code and the model
+        steps themselves (a ``forward`` calling a shared captured layer is model code, no round)."""
+        host, _ = spread(self.roots["host"], self.calls, skip, compiled_roots)
+        rounds = {fid for fid in eager_rounds(host, self.calls, replay_reach, captured) if fid not in skip}
+        return rounds, [(callee, (fid, callee)) for fid in sorted(rounds) for callee, site in self.calls.get(fid, ())
+                        if callee in captured and not (site.reference or site.in_capture)]
+
 
 def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:
     """Whether a call of ``callee`` from the module ``path`` runs its torch.compile'd CUDA-graph version."""
@@ -200,3 +211,13 @@ def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, p
 def runs_compiled(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, caller: FuncId, site: CallSite) -> bool:
     """Whether this call replays: it runs the torch.compile'd CUDA-graph version of ``callee``."""
     return not (site.in_capture or site.reference) and compiled_in(compiled_graph, callee, caller[0])
+
+
+def eager_rounds(host: dict, calls: dict, replay_reach: set[FuncId], captured: set[FuncId]) -> set[FuncId]:
+    """Host functions that call captured code themselves and reach no replay: a speculative
+    runner's verify round beside the graph runner that the engine's step picks by option. It runs
+    the step eagerly every token, so what it builds for the model is allocated per round, not
+    staged for a graph (no staging exemption: :meth:`.contexts.Placement.step_data`). A function
+    that also leads to a replay (an eager fallback for batch sizes no graph holds) stays a host step."""
+    return {fid for fid in host if fid not in replay_reach and fid not in captured and any(
+        callee in captured and not (site.reference or site.in_capture) for callee, site in calls.get(fid, ()))}

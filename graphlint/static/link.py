@@ -14,6 +14,7 @@ from graphlint.static.contexts import FuncId, bfs
 from graphlint.static.decode_path import DecodePath, decode_path, hot_map
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
+from graphlint.static.hotreceivers import HotReceivers
 from graphlint.static.index import Index
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
@@ -77,6 +78,13 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     contexts = discovery.run()
     by_class = resolve_open(graph, raw, infos, hot_map(contexts))  # a model the user passes in
     if by_class:
+        calls = _merge(raw)
+        discovery = Discovery(infos, index, calls, options, graph)
+        contexts = discovery.run()
+    dropped = HotReceivers(infos, index, raw, graph, *_receiver_context(discovery, contexts)).dropped()
+    if dropped:  # a parameter's call runs only the classes its hot callers pass (:mod:`.hotreceivers`)
+        for caller, edges in raw.items():
+            raw[caller] = [(callee, site) for callee, site in edges if (caller, id(site), callee) not in dropped]
         calls = _merge(raw)
         discovery = Discovery(infos, index, calls, options, graph)
         contexts = discovery.run()
@@ -156,6 +164,12 @@ def _hot(discovery: Discovery, contexts: Contexts) -> tuple[set[FuncId], set[Fun
     # (what it calls before the loop -- the prompt's pass -- runs once per request)
     only_loops = {f: ids for f, ids in loops.items() if f not in hot}
     return hot | set(loops), hot | set(loops), open_, only_loops
+
+
+def _receiver_context(discovery: Discovery, contexts: Contexts):
+    """(hot functions, functions called from outside, loop functions -> the loops that run per token)."""
+    hot, _, open_, only_loops = _hot(discovery, contexts)
+    return hot - set(only_loops), open_ - set(only_loops), only_loops
 
 
 def _dead_candidates(infos: list[ModuleInfo], values: ArgValues):

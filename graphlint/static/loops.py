@@ -264,7 +264,7 @@ class LoopTracker(LoopTargets):
                 frame.stmt, self.values.body, self.imports, set().union(*(frame.derived(o) for o, _, _ in feeding))):
             return  # it times the step (:mod:`.timingloops`): no decode loop, nor a serving or field loop
         if exprs:
-            sampled = sampled_calls(frame, feeding, self.oracle.fn.params) if frame.sampled else []
+            sampled = sampled_calls(frame, feeding, self.oracle.fn.params, self.oracle.fn.param_classes) if frame.sampled else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
                                             solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():

@@ -67,15 +67,18 @@ def resolve_open(graph, raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos:
 
 def _targets(why: Provenance, fid: FuncId, site: CallSite, methods) -> tuple[FuncId, ...]:
     expr = site.expr
-    if site.reference or not site.args or expr[0] != "a":
+    if site.reference or not site.args or not (expr[0] == "a" or _loop_model(why, fid, expr)):
         return ()
-    receiver, names = expr[1], (expr[2],)
     if why.kind(fid, site) != CALLBACK:
         return ()
-    if expr[1][0] == "n" and _is_self_name(why, fid, expr[1][1]):  # ``self.model(x)``: the field's object is called
+    if expr[0] == "n":  # ``model(ids)``: the parameter's object is called
+        receiver, names = expr, INSTANCE_CALLS
+    elif expr[1][0] == "n" and _is_self_name(why, fid, expr[1][1]):  # ``self.model(x)``: the field's object is called
         receiver, names = expr, INSTANCE_CALLS
     elif expr[2] in BUILTIN_METHODS or expr[2] in KNOWN_METHODS or expr[2].startswith("__"):
         return ()
+    else:
+        receiver, names = expr[1], (expr[2],)
     if why.roots(fid[0], fid[1], receiver, DEPTH, set()) != {CALLBACK}:
         return ()
     picked = []
@@ -86,6 +89,13 @@ def _targets(why: Provenance, fid: FuncId, site: CallSite, methods) -> tuple[Fun
         if picked:
             break  # ``forward`` found: ``__call__`` is nn.Module's
     return tuple(picked) if len(picked) <= MAX_CLASSES else ()
+
+
+def _loop_model(why: Provenance, fid: FuncId, expr: tuple) -> bool:
+    """``model(ids)`` of a parameter that a per-token loop's shape says is its model: fed the ids it
+    sampled the iteration before, annotated as a module (:func:`.sampledcarry.parameter_module`)."""
+    fn = why.by_path[fid[0]].functions.get(fid[1])
+    return expr[0] == "n" and fn is not None and any(expr in loop.sampled for loop in fn.loops)
 
 
 def _is_self_name(why: Provenance, fid: FuncId, name: str) -> bool:

@@ -56,13 +56,22 @@ def parameter_forward(expr: tuple, params: set[str]) -> bool:
         and expr[1][1] in params
 
 
-def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set[str] = frozenset()) -> list[tuple]:
+def parameter_module(expr: tuple, params: set[str], classes: dict[str, str]) -> bool:
+    """``model(ids)`` with ``model: nn.Module`` a parameter of the function, never rebound: the
+    annotation says it is a module, no callback (an exported ``generate(model, ...)`` loop)."""
+    return len(expr) == 2 and expr[0] == "n" and expr[1] in params and classes.get(expr[1]) == "Module"
+
+
+def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set[str] = frozenset(),
+                  classes: dict[str, str] | None = None) -> list[tuple]:
     """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable (or a
-    parameter's ``forward``, ``params`` the function's parameters) that read, from an earlier
+    parameter's ``forward``, or a parameter annotated as a module called, ``params`` the function's
+    parameters, ``classes`` the classes their annotations name) that read, from an earlier
     iteration, what a sampling call of the body produced."""
     found: list[tuple] = []
     for order, expr, reads in feeding:
-        if expr in found or not (field_callable(expr) or parameter_forward(expr, params)):
+        if expr in found or not (field_callable(expr) or parameter_forward(expr, params)
+                                 or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
         if any(frame.derived(s) & carried for s in frame.sampled):
