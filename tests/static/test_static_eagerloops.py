@@ -1,0 +1,45 @@
+"""The eighteenth set's eager-loop misses, each a mechanism with fixtures of its own (branch ``eagerloops``).
+
+- A layer stack of deep copies (``nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])``) runs
+  the prototype layer's forward (:mod:`graphlint.static.libflows`): the per-layer code is reached.
+- A cache grown in one arm of a conditional expression (``past = torch.cat([past, p]) if past is not
+  None else p``) grows (:mod:`graphlint.static.matchers.growing_concat`).
+- Training-only code is not the decode step (:mod:`graphlint.static.guards`): ``if x.requires_grad:``,
+  the rest after ``if ... or not x.requires_grad: return``, a module's ``if __name__ == "__main__":``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from static_helpers import check_fixture
+from test_static_fixture import assert_marked, load
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "eagerloops"
+
+
+@pytest.mark.parametrize("name", ["clones"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    assert_marked(result.findings, load(FIXTURES / name))
+
+
+@pytest.mark.parametrize(("test", "branch"), [
+    ("x.requires_grad", "body"),
+    ("not x.requires_grad", "orelse"),
+    ("torch.jit.is_scripting() or not x.requires_grad", "orelse"),
+    ("self.training or x.requires_grad", "body"),
+    ("flag or x.requires_grad", None),  # a side decode may take: no guard
+    ('__name__ == "__main__"', "body"),
+    ('"__main__" == __name__', "body"),
+    ('__name__ == "models.layers"', None),
+])
+def test_training_only_tests(test, branch):
+    import libcst as cst
+
+    from graphlint.static.guards import guarded_branch
+    from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS
+
+    assert guarded_branch(cst.parse_expression(test), {"torch": "torch"}, DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS) == branch
