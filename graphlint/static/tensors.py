@@ -35,8 +35,8 @@ from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensorfacts import ClassFacts, FunctionFacts  # noqa: F401 (re-exported)
 from graphlint.static.tensornames import (BOOL_METHODS, BOOL_TORCH_FUNCS, HOST_LIBRARIES, HOST_LITERALS, HOST_METHODS,
-                                         HOST_SCALAR_CALLS, HOST_TORCH_MODULES, HOST_TORCH_NAMES, NOT_TENSOR_METHODS,
-                                         NUMBER_BUILTINS, TENSOR_ATTRS)
+                                         HOST_SCALAR_CALLS, HOST_TORCH_MODULES, HOST_TORCH_NAMES, LEGACY_TENSORS,
+                                         NOT_TENSOR_METHODS, NUMBER_BUILTINS, TENSOR_ATTRS)
 from graphlint.static.weightargs import PARAM_CONTAINERS, is_weight
 
 
@@ -73,6 +73,8 @@ class TensorOracle(HostTaint):
             return "tensor"
         if len(parts) > 2 and (parts[1] in HOST_TORCH_MODULES or parts[1] == "nn"):
             return None
+        if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: a tensor (on the CPU: :mod:`.cputensors`)
+            return "tensor"
         if any(p.startswith("_") for p in parts[1:]):
             return None  # torch internals (torch._C, torch._dynamo...): mostly host-side helpers
         if last in HOST_TORCH_NAMES or last[:1].isupper() or last.startswith(("is_", "get_", "set_", "use_")):

@@ -5,7 +5,14 @@
 - A cache grown in one arm of a conditional expression (``past = torch.cat([past, p]) if past is not
   None else p``) grows (:mod:`graphlint.static.matchers.growing_concat`).
 - Training-only code is not the decode step (:mod:`graphlint.static.guards`): ``if x.requires_grad:``,
-  the rest after ``if ... or not x.requires_grad: return``, a module's ``if __name__ == "__main__":``."""
+  the rest after ``if ... or not x.requires_grad: return``, a module's ``if __name__ == "__main__":``.
+- Device maxima used as sizes: a parameter the function reduces whole (``x_lens.max()``) learns that
+  its callers pass a device tensor (:mod:`graphlint.static.valueflow`) -- a caller's annotated
+  parameter handed on counts as its annotation says when nothing calls the caller
+  (:mod:`graphlint.static.paramkinds`), ``torch.LongTensor(...)`` is a (host) tensor -- and
+  ``F.pad``'s amounts are sizes (:mod:`graphlint.static.matchers.scalar_index`).
+- A counter reset only in a block that leaves the loop (``made = 0; break``) is still a counter:
+  ``if made == 0:`` runs on the first iteration only (:mod:`graphlint.static.iterations`)."""
 
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "eagerloops"
 
 
-@pytest.mark.parametrize("name", ["clones"])
+@pytest.mark.parametrize("name", ["clones", "maxima"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
