@@ -5,7 +5,7 @@
   pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
   ``not`` moves the guard to the ``else`` branch, and ``or`` with a side always true there guards
   the ``else`` branch (``if not x.requires_grad or ...: return``: the rest trains);
-- a module's self-test, ``if __name__ == "__main__":`` inside a function;
+- a module's self-test, ``if __name__ == "__main__":`` inside a function (:func:`main_test`);
 - prefill-only and training-only branches (``[tool.graphlint] prefill-guards``): ``if is_prefill:``,
   ``if ctx.is_prefill():``, ``if self.training:``, ``if x.requires_grad:`` (no activation needs a
   gradient in a decode step), a mode compared with a prefill member
@@ -65,8 +65,6 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
             return "body" if "body" in sides else None
         # ``a or not x.requires_grad``: one side always true makes the test true; both false, false
         return "orelse" if "orelse" in sides else "body" if sides == ("body", "body") else None
-    if _main_test(test):
-        return "body"
     if type(test) is cst.Call and resolve(test.func, imports) == CAPTURING_PREDICATE:
         return "orelse"
     name = _guard_name(test, imports)
@@ -75,8 +73,9 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
     return _prefill_branch(test, prefill) if prefill else None
 
 
-def _main_test(test: cst.BaseExpression) -> bool:
-    """``__name__ == "__main__"``: a module's self-test, never run when an engine imports it."""
+def main_test(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` inside a function: a module's self-test, never run when an engine
+    imports it (at a module's top level it is the script's entry point: :mod:`.tokenloops`)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
             or type(test.comparisons[0].operator) is not cst.Equal:
         return False

@@ -39,9 +39,6 @@ def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     ("torch.jit.is_scripting() or not x.requires_grad", "orelse"),
     ("self.training or x.requires_grad", "body"),
     ("flag or x.requires_grad", None),  # a side decode may take: no guard
-    ('__name__ == "__main__"', "body"),
-    ('"__main__" == __name__', "body"),
-    ('__name__ == "models.layers"', None),
 ])
 def test_training_only_tests(test, branch):
     import libcst as cst
@@ -50,3 +47,13 @@ def test_training_only_tests(test, branch):
     from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS
 
     assert guarded_branch(cst.parse_expression(test), {"torch": "torch"}, DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS) == branch
+
+
+@pytest.mark.parametrize(("test", "main"), [('__name__ == "__main__"', True), ('"__main__" == __name__', True),
+                                            ('__name__ == "models.layers"', False), ("name == '__main__'", False)])
+def test_a_self_test(test, main):
+    import libcst as cst
+
+    from graphlint.static.guards import main_test
+
+    assert main_test(cst.parse_expression(test)) is main
