@@ -136,7 +136,7 @@ class MatcherDispatch:
                 if cast is not None:
                     self.func.cast_names.add(cast)
                 reduced = reduced_name(node)
-                if reduced is not None:
+                if reduced is not None and reduced not in self.oracle.fn.tensors:  # a tensor already: nothing to learn
                     self.func.reduced_names.add(reduced)
                 self.call_name = self.calls.callee_name(func)
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):

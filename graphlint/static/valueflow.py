@@ -158,8 +158,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     and (kind != NUMBER or name in fn.test_names and (
                         name in fn.presumed_tensors or _literal_default(fn, name))):
                 out[path].add(f"param:{qualname}:{name}={kind}")
-            elif kind == TENSOR and name in fn.reduced_names and name not in fn.presumed_tensors \
-                    and name not in fn.annotated_tensors:
+            elif kind == TENSOR and name in fn.reduced_names:
                 out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
         for name in agreed.steady((path, qualname)):
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything

@@ -11,6 +11,8 @@
   parameter handed on counts as its annotation says when nothing calls the caller
   (:mod:`graphlint.static.paramkinds`), ``torch.LongTensor(...)`` is a (host) tensor -- and
   ``F.pad``'s amounts are sizes (:mod:`graphlint.static.matchers.scalar_index`).
+- ``tok in stop_ids`` with ``tok`` a device tensor and ``stop_ids`` a Python list or tuple asks
+  ``bool(tok == x)`` of each element: a read per element, GL105 (:mod:`graphlint.static.matchers.truth_test`).
 - A counter reset only in a block that leaves the loop (``made = 0; break``) is still a counter:
   ``if made == 0:`` runs on the first iteration only (:mod:`graphlint.static.iterations`)."""
 
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "eagerloops"
 
 
-@pytest.mark.parametrize("name", ["clones", "maxima"])
+@pytest.mark.parametrize("name", ["clones", "maxima", "listed"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
