@@ -265,7 +265,8 @@ class TensorOracle(HostTaint):
             return
         # an UPPER_CASE name holds a constant by convention (``BLOCK_SEQ = block_seq``: a kernel's
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
-        tensor = value is not None and self.is_tensor(value) and not constant_name(target)
+        tensor = value is not None and self.is_tensor(value) and not constant_name(target) \
+            and not (type(target) is cst.Attribute and _legacy(value, self.imports))
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         if type(target) is cst.Name:
             (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
@@ -384,3 +385,9 @@ def _unpacks_shape(value: cst.BaseExpression | None) -> bool:
         value = value.func
         return isinstance(value, cst.Attribute) and value.attr.value == "size"
     return isinstance(value, cst.Attribute) and value.attr.value == "shape"
+
+
+def _legacy(value: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """``torch.LongTensor([-1])``: a host tensor. A field stored one stays no tensor field (a local
+    knows it lives on the host, :mod:`.cputensors`; a field read in another method would not)."""
+    return type(value) is cst.Call and resolve(value.func, imports) in LEGACY_TENSORS
