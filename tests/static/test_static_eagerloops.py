@@ -48,7 +48,8 @@ def test_training_only_tests(test, branch):
     from graphlint.static.guards import guarded_branch
     from graphlint.static.options import DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS
 
-    assert guarded_branch(cst.parse_expression(test), {"torch": "torch"}, DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS) == branch
+    found = guarded_branch(cst.parse_expression(test), {"torch": "torch"}, DEFAULT_GUARDS, DEFAULT_PREFILL_GUARDS)
+    assert found == branch
 
 
 @pytest.mark.parametrize(("test", "main"), [('__name__ == "__main__"', True), ('"__main__" == __name__', True),

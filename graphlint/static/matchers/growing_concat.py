@@ -4,7 +4,8 @@ The KV cache of a dynamic cache (``self.keys = torch.cat([self.keys, k], dim=-2)
 generate loop (``input_ids = torch.cat([input_ids, next_ids[:, None]], -1)``): every step copies
 the whole tensor into a new, larger allocation, and its shape changes every step, which a
 captured graph cannot follow. Reported when the assignment's target is itself the first of the
-concatenated tensors (in either arm of a conditional expression) (the same name, ``self`` attribute, constant-key item -- a string or an integer,
+concatenated tensors, in either arm of a conditional expression (the same name, ``self`` attribute,
+constant-key item -- a string or an integer,
 ``segments[-1]`` -- or item under the same name, ``cache[module]``): it grows at its end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
 once), is an ordinary op.
 
