@@ -18,7 +18,7 @@ import libcst as cst
 from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
-from graphlint.static.guards import fills_field_default, needed_attrs
+from graphlint.static.guards import fills_field_default, main_test, needed_attrs
 from graphlint.static.runonce import counts_down, once_flag
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
@@ -32,6 +32,8 @@ class BranchWalker:
 
     def if_(self, stmt: cst.If) -> None:
         guarded = self.guards.branch(stmt.test)
+        if guarded is None and self.func.qualname != "<module>" and main_test(stmt.test):
+            guarded = "body"
         fallback = guarded is None and given_none_test(stmt, self.oracle.fn) is not None
         guarded = "body" if fallback else guarded
         if self.counters and type(stmt.test) is cst.BooleanOperation:

@@ -3,8 +3,9 @@
 ``done = torch.tensor([False] * n)`` (no ``device=``), ``done = done | (tok == eos).cpu()``,
 ``if done.all(): break``: the sync is the ``.cpu()`` (reported where it is); the ``if`` only reads
 host memory; ``.tolist()``/``.numpy()``/``.item()`` of one (or of pinned memory) copies nothing from
-the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results
-and ``torch.tensor``/``torch.as_tensor`` of host data without a ``device`` argument (the usual way to
+the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results,
+the legacy typed constructors (``torch.LongTensor(ids)``), and ``torch.tensor``/``torch.as_tensor`` of
+host data without a ``device`` argument (the usual way to
 hold host flags; sized factories such as ``torch.zeros(n)`` are left out, as code that sets a default
 device, ``with torch.device("cuda"):``, uses them; under such a default even ``torch.tensor`` lands on
 the GPU and its branch goes unreported: a miss, never a false alarm), names bound to them in the
@@ -24,6 +25,7 @@ import libcst as cst
 from graphlint.static.cstwalk import self_attr
 from graphlint.static.names import resolve
 from graphlint.static.staging import is_pinned_value
+from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.tensors import TensorOracle
 
 HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
@@ -52,7 +54,10 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             return True
         if type(func) is cst.Attribute and func.attr.value in SAME_DEVICE_METHODS:
             return is_cpu_tensor(func.value, oracle)
-        return (not oracle.default_device and resolve(func, oracle.imports) in HOST_FACTORIES
+        name = resolve(func, oracle.imports)
+        if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: no device to give, always the CPU
+            return True
+        return (not oracle.default_device and name in HOST_FACTORIES
                 and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
                 and len([a for a in node.args if a.keyword is None]) <= 1)
     if type(node) in (cst.BinaryOperation, cst.Comparison):

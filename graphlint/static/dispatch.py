@@ -19,6 +19,7 @@ from graphlint.static.compound import guarded_operands
 from graphlint.static.cstwalk import preorder
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.readbacks import is_readback
+from graphlint.static.scalars import reduced_name
 from graphlint.static.stepflow import record_slice_reads
 from graphlint.static.weightargs import cast_root
 
@@ -134,6 +135,9 @@ class MatcherDispatch:
                 cast = cast_root(node)
                 if cast is not None:
                     self.func.cast_names.add(cast)
+                reduced = reduced_name(node)
+                if reduced is not None and reduced not in self.oracle.fn.tensors:  # a tensor already: nothing to learn
+                    self.func.reduced_names.add(reduced)
                 self.call_name = self.calls.callee_name(func)
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True

@@ -197,6 +197,10 @@ class FunctionInfo(Compact):
     #: names whose data a cast converts (``sinks.view(...).float()``, :func:`.weightargs.cast_root`): only
     #: there does a parameter's holding a weight matter (:mod:`.valueflow` learns weight parameters for these alone)
     cast_names: set[str] = field(default_factory=set)
+    #: names not known as tensors reduced whole (``lens.max()``, ``torch.sum(n)``): only there does a
+    #: parameter's being a device tensor matter -- the 0-dim result read back as a size or a test
+    #: (:mod:`.valueflow` learns tensor parameters for these alone)
+    reduced_names: set[str] = field(default_factory=set)
     #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
     #: their number facts can change what the walk decides
     presumed_tensors: set[str] = field(default_factory=set)

@@ -69,7 +69,7 @@ ANY_ATTR = "?"
 KEPT = frozenset(("compile", "make_graphed_callables", "partial", "MethodType", "Thread", "Process", "Timer",
                   "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "OrderedDict", "deque",
                   "script", "cached_property", "SimpleNamespace", "defaultdict",
-                  "lru_cache", "cache", "wraps", "import_module"))
+                  "lru_cache", "cache", "wraps", "import_module", "deepcopy"))
 #: the most expressions of an f-string that may spell a path (:meth:`IRBuilder.path_string`)
 MAX_HOLES = 2
 CONSTANTS = frozenset(("True", "False", "None", "NotImplemented", "Ellipsis", "__name__", "__file__"))

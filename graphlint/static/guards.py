@@ -3,9 +3,12 @@
 - ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:`` (and ``a if DEBUG else b``):
   the last name of the test (or the variable of ``os.environ.get("DEBUG")``) matches a guard
   pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
-  ``not`` moves the guard to the ``else`` branch;
+  ``not`` moves the guard to the ``else`` branch, and ``or`` with a side always true there guards
+  the ``else`` branch (``if not x.requires_grad or ...: return``: the rest trains);
+- a module's self-test, ``if __name__ == "__main__":`` inside a function (:func:`main_test`);
 - prefill-only and training-only branches (``[tool.graphlint] prefill-guards``): ``if is_prefill:``,
-  ``if ctx.is_prefill():``, ``if self.training:``, a mode compared with a prefill member
+  ``if ctx.is_prefill():``, ``if self.training:``, ``if x.requires_grad:`` (no activation needs a
+  gradient in a decode step), a mode compared with a prefill member
   (``if task.kind == TaskType.Prefill:``; ``!=`` selects the ``else``), a length compared with one token,
   ``if seqlen > 1:`` (also ``!= 1``, ``>= 2``, ``1 < seqlen``, and the ids' own length,
   ``input_ids.shape[1] > 1``: :mod:`.tokendims`) -- the decode step feeds one token per sequence,
@@ -55,16 +58,30 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = guarded_branch(test.expression, imports, guards, prefill)
         return {"body": "orelse", "orelse": "body"}.get(inner or "")
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+    if type(test) is cst.BooleanOperation:
         sides = (guarded_branch(test.left, imports, guards, prefill),
                  guarded_branch(test.right, imports, guards, prefill))
-        return "body" if "body" in sides else None
+        if type(test.operator) is cst.And:
+            return "body" if "body" in sides else None
+        # ``a or not x.requires_grad``: one side always true makes the test true; both false, false
+        return "orelse" if "orelse" in sides else "body" if sides == ("body", "body") else None
     if type(test) is cst.Call and resolve(test.func, imports) == CAPTURING_PREDICATE:
         return "orelse"
     name = _guard_name(test, imports)
     if name is not None and _matches(name, guards):
         return "body"
     return _prefill_branch(test, prefill) if prefill else None
+
+
+def main_test(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` inside a function: a module's self-test, never run when an engine
+    imports it (at a module's top level it is the script's entry point: :mod:`.tokenloops`)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
+            or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(type(a) is cst.Name and a.value == "__name__" and type(b) is cst.SimpleString
+               and b.evaluated_value == "__main__" for a, b in (sides, sides[::-1]))
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, called_name, preorder
+from graphlint.static.loopexits import leaves_at_end
 
 EXITS = (cst.Break, cst.Return)
 #: a loop's counter: (loop id, its name, its first value as a key: ("int", n) or ("name", id))
@@ -186,13 +187,25 @@ def _positive(node: cst.BaseExpression) -> bool:
 
 
 def _binders(stmt: cst.For | cst.While, name: str) -> int:
-    """How many statements of the loop (its target included) bind ``name``."""
+    """How many statements of the loop (its target included) bind ``name``, but for those in a block
+    that leaves the loop at its end (``if done: step = 0; break``): no later iteration sees them."""
     found = name in bound_names(stmt.target) if isinstance(stmt, cst.For) else 0
-    for node in preorder(stmt.body):
+    for node in _staying(stmt.body):
         if isinstance(node, _BINDERS):
             target = node.name if isinstance(node, cst.AsName) else node.target
             found += name in bound_names(target)
     return found
+
+
+def _staying(node: cst.CSTNode, nested: bool = False):
+    """The nodes under ``node`` but those of an ``if``/``else`` block of this loop (not of a loop
+    nested in it) that leaves it at its end (:func:`.loopexits.leaves_at_end`)."""
+    yield node
+    for child in node.children:
+        if not nested and type(child) is cst.IndentedBlock and type(node) in (cst.If, cst.Else) \
+                and leaves_at_end(child):
+            continue
+        yield from _staying(child, nested or type(child) in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef))
 
 
 def advanced_names(stmt: cst.For | cst.While) -> set[str]:

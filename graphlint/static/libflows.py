@@ -2,7 +2,9 @@
 
 Outside the project everything is opaque (its results hold nothing) except the calls values flow
 through: ``functools.partial``, ``torch.compile`` and ``make_graphed_callables`` (return their
-argument), the builtins that copy or pair a container (``list``, ``tuple``, ``dict``, ``sorted``,
+argument; ``copy.deepcopy`` too: a clone is of its original's class, so the layers of
+``nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])`` run the layer's forward), the builtins
+that copy or pair a container (``list``, ``tuple``, ``dict``, ``sorted``,
 ``enumerate``, ``zip``, ``iter``, ``next``), ``type(x)``, ``nn.ModuleList``/``ModuleDict``/
 ``Sequential``, the container methods (``append``, ``extend``, ``update``, ``setdefault``, ``get``,
 ``pop``, ``values``, ``items``...), ``getattr`` with a computed name, and the ``nn.Module`` methods
@@ -21,7 +23,8 @@ from graphlint.static.classpaths import BY_STRING, DYNAMIC_IMPORTS, path_like
 #: calls that return (a wrapper of) their first argument
 PASS_THROUGH = frozenset(("torch.compile", "torch.jit.script", "torch.cuda.make_graphed_callables",
                           "torch.cuda.graphs.make_graphed_callables", "functools.lru_cache", "functools.cache",
-                          "builtins.staticmethod", "builtins.classmethod", "builtins.property"))
+                          "builtins.staticmethod", "builtins.classmethod", "builtins.property",
+                          "copy.deepcopy"))
 PARTIAL = "functools.partial"
 
 

@@ -22,14 +22,14 @@ from graphlint.static.cstwalk import called_name, operands
 from graphlint.static.hostbuilders import builder_call
 from graphlint.static.matchers.call_args import keyword
 from graphlint.static.names import resolve
+from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.tensors import TensorOracle
 
 #: given no device they build on the host (an op's result is where its inputs are)
 FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange tensor as_tensor from_numpy rand randn "
                       "randint eye linspace".split())
 #: ``torch.LongTensor(ids)``: the legacy constructors take no device and build on the CPU
-TYPED = frozenset(f"torch.{kind}Tensor" for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte", "Char",
-                                                      "Short", "Int", "Long", "Bool"))
+TYPED = LEGACY_TENSORS
 SHORT_NAMES = frozenset(n.rsplit(".", 1)[1] for n in FACTORIES | TYPED)
 #: methods whose result stays where the tensor is (a view, a cast, a copy on the same device)
 KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_as view reshape unsqueeze squeeze "

@@ -126,7 +126,7 @@ class ParamKinds:
             passed = {params[slot] if isinstance(slot, int) else slot for slot in kinds[2]}
             passed -= {name for name, kind in (*zip(params, kinds[0]), *kinds[1]) if kind == STEP or kind[:1] == "~"}
             if own:  # ``f(a, k)`` inside ``f``: what the other calls pass decides
-                passed |= {name for name, kind in (*zip(params, kinds[0]), *kinds[1]) if kind == f"^{name}"}
+                passed |= {name for name, kind in (*zip(params, kinds[0]), *kinds[1]) if kind.rstrip("!") == f"^{name}"}
             steady = passed if steady is None else steady & passed
         return steady or set()
 
@@ -156,7 +156,7 @@ def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], inde
         passed.update(site.kinds[1])
         for name in (*params, *kwonly):
             raw = passed.get(name, UNKNOWN)
-            if own and raw in (f"^{name}", f"^{name}["):
+            if own and raw.rstrip("!") in (f"^{name}", f"^{name}["):
                 if raw[-1] == "[":
                     sliced.add(name)
                 continue  # the recursion hands the parameter on: what the other calls pass
@@ -169,11 +169,13 @@ def _agreed(params: list[str], kwonly: tuple[str, ...], sites: list[tuple], inde
 def origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, resolve_param=None) -> str:
     """``@f#1`` (an argument bound from element 1 of what ``f`` returns, see
     :func:`.valuekinds.note_origin`) -> that element's kind; ``@`` -> unknown; ``^name`` (the
-    caller's parameter passed on) -> what the caller's callers pass it (``resolve_param``)."""
+    caller's parameter passed on) -> what the caller's callers pass it (``resolve_param``); ``^name!``
+    the same, a tensor where they decide nothing (its annotation says so)."""
     if kind.startswith("^"):
+        annotated = TENSOR if kind[-1] == "!" else UNKNOWN  # what the caller's annotation says
         if resolve_param is None:
-            return UNKNOWN
-        found = resolve_param(info, fn, kind[1:].rstrip("["))
+            return annotated
+        found = resolve_param(info, fn, kind[1:].rstrip("[!")) or annotated
         return found if kind[-1] != "[" or found in SLICE_KEEPS else UNKNOWN
     if not kind.startswith("@"):
         return kind

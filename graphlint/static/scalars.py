@@ -43,6 +43,20 @@ def _reduces_all(call: cst.Call, positional_tensor: int) -> bool:
     return len(positional) == positional_tensor and not named & {"dim", "axis"}
 
 
+def reduced_name(call: cst.Call) -> str | None:
+    """The name ``n.max()`` / ``torch.sum(n)`` reduces whole (no ``dim``), whatever it holds: a
+    parameter callers give a device tensor there makes a 0-dim one (:mod:`.valueflow`)."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in REDUCTIONS:
+        return None
+    if type(func.value) is cst.Name and _reduces_all(call, 0):
+        return func.value.value
+    arg = call.args[0].value if call.args else None
+    if type(func.value) is cst.Name and func.value.value == "torch" and type(arg) is cst.Name and _reduces_all(call, 1):
+        return arg.value
+    return None
+
+
 def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     """A 0-dim tensor on the device (see the module docstring)."""
     kind = type(node)

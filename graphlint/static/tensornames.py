@@ -42,3 +42,6 @@ NUMBER_BUILTINS = frozenset("int float bool len".split())  # a Python number, wh
 HOST_LIBRARIES = ("numpy.", "math.")
 HOST_LITERALS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString)
 MODULE_CONTAINERS = frozenset("ModuleList Sequential ModuleDict".split())
+#: ``torch.LongTensor(ids)``: the legacy typed constructors build a tensor, always on the CPU
+LEGACY_TENSORS = frozenset(f"torch.{kind}Tensor" for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte",
+                                                               "Char", "Short", "Int", "Long", "Bool"))

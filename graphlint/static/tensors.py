@@ -35,8 +35,8 @@ from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensorfacts import ClassFacts, FunctionFacts  # noqa: F401 (re-exported)
 from graphlint.static.tensornames import (BOOL_METHODS, BOOL_TORCH_FUNCS, HOST_LIBRARIES, HOST_LITERALS, HOST_METHODS,
-                                         HOST_SCALAR_CALLS, HOST_TORCH_MODULES, HOST_TORCH_NAMES, NOT_TENSOR_METHODS,
-                                         NUMBER_BUILTINS, TENSOR_ATTRS)
+                                         HOST_SCALAR_CALLS, HOST_TORCH_MODULES, HOST_TORCH_NAMES, LEGACY_TENSORS,
+                                         NOT_TENSOR_METHODS, NUMBER_BUILTINS, TENSOR_ATTRS)
 from graphlint.static.weightargs import PARAM_CONTAINERS, is_weight
 
 
@@ -73,6 +73,8 @@ class TensorOracle(HostTaint):
             return "tensor"
         if len(parts) > 2 and (parts[1] in HOST_TORCH_MODULES or parts[1] == "nn"):
             return None
+        if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: a tensor (on the CPU: :mod:`.cputensors`)
+            return "tensor"
         if any(p.startswith("_") for p in parts[1:]):
             return None  # torch internals (torch._C, torch._dynamo...): mostly host-side helpers
         if last in HOST_TORCH_NAMES or last[:1].isupper() or last.startswith(("is_", "get_", "set_", "use_")):
@@ -263,7 +265,8 @@ class TensorOracle(HostTaint):
             return
         # an UPPER_CASE name holds a constant by convention (``BLOCK_SEQ = block_seq``: a kernel's
         # meta-parameter), never a per-step tensor, even when presumed from a hot function's parameter
-        tensor = value is not None and self.is_tensor(value) and not constant_name(target)
+        tensor = value is not None and self.is_tensor(value) and not constant_name(target) \
+            and not (type(target) is cst.Attribute and _legacy(value, self.imports))
         self._set(target, tensor, tensor and value is not None and self.is_bool_tensor(value))
         if type(target) is cst.Name:
             (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
@@ -382,3 +385,9 @@ def _unpacks_shape(value: cst.BaseExpression | None) -> bool:
         value = value.func
         return isinstance(value, cst.Attribute) and value.attr.value == "size"
     return isinstance(value, cst.Attribute) and value.attr.value == "shape"
+
+
+def _legacy(value: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """``torch.LongTensor([-1])``: a host tensor. A field stored one stays no tensor field (a local
+    knows it lives on the host, :mod:`.cputensors`; a field read in another method would not)."""
+    return type(value) is cst.Call and resolve(value.func, imports) in LEGACY_TENSORS

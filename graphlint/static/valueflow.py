@@ -20,7 +20,9 @@ finds, per file, the facts its walk did not have:
   tuple of them (``(batch_size, seq_len)``, ``x.shape``: sizes are not tensors, so ``if
   input_shape[-1] > 1:`` reads nothing back) -- that every caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is
   still read back); a plain tensor is left to the oracle's own presumptions (on torch's own
-  files that fact alone sent large files round again, for no finding). Unknown
+  files that fact alone sent large files round again, for no finding), except for a parameter
+  the function reduces whole (``x_lens.max()``, ``FunctionInfo.reduced_names``): a device tensor
+  there makes the 0-dim value a size or a test reads back. Unknown
   wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
   follow anywhere in the project under the function's name (``obj.helper(...)``, a callback),
   or a parameter a caller leaves at its default, and the parameter says nothing. Numbers for a
@@ -48,7 +50,8 @@ from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.kindfacts import encode
-from graphlint.static.valuekinds import HOST, LIST, NUMBER, SCALAR, STEADY, STEP, UNKNOWN, WEIGHT, informative, join_dispatch
+from graphlint.static.valuekinds import (HOST, LIST, NUMBER, SCALAR, STEADY, STEP, TENSOR, UNKNOWN, WEIGHT, informative,
+                                         join_dispatch)
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
@@ -61,8 +64,8 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "presumed_tensors",
-                 "annotated_tensors", "annotated_lists")
+PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "reduced_names",
+                 "presumed_tensors", "annotated_tensors", "annotated_lists")
 
 
 def release_planning_facts(summaries) -> None:
@@ -155,6 +158,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     and (kind != NUMBER or name in fn.test_names and (
                         name in fn.presumed_tensors or _literal_default(fn, name))):
                 out[path].add(f"param:{qualname}:{name}={kind}")
+            elif kind == TENSOR and name in fn.reduced_names:
+                out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
         for name in agreed.steady((path, qualname)):
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")

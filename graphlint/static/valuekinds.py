@@ -279,7 +279,9 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
                                                and arg.value.value in oracle.fn.numbers else UNKNOWN))
         if type(arg.value) is cst.Name and arg.value.value in oracle.fn.params and (
                 not kind or arg.value.value in oracle.fn.tensors and kind == TENSOR):
-            kind = "^" + arg.value.value  # the caller's own parameter, passed on: what its callers pass
+            # the caller's own parameter, passed on: what its callers pass; "!": else a tensor, as its
+            # annotation says (an entry point's ``x_lens: Tensor`` that no analysed code calls)
+            kind = "^" + arg.value.value + ("!" if kind and arg.value.value not in oracle.fn.presumed else "")
         if not kind and own and _slices_own_param(arg.value, call, own, oracle):
             kind = "^" + arg.value.value.value + "["  # ``walk(node, key[n:])`` inside ``walk``: a recursion
         if not kind and type(arg.value) is cst.Name:

@@ -4,7 +4,8 @@ The KV cache of a dynamic cache (``self.keys = torch.cat([self.keys, k], dim=-2)
 generate loop (``input_ids = torch.cat([input_ids, next_ids[:, None]], -1)``): every step copies
 the whole tensor into a new, larger allocation, and its shape changes every step, which a
 captured graph cannot follow. Reported when the assignment's target is itself the first of the
-concatenated tensors (the same name, ``self`` attribute, constant-key item -- a string or an integer,
+concatenated tensors, in either arm of a conditional expression (the same name, ``self`` attribute,
+constant-key item -- a string or an integer,
 ``segments[-1]`` -- or item under the same name, ``cache[module]``): it grows at its end. Concatenating activations into a new name, or prepending (``x = cat([prefix, x])``, done
 once), is an ordinary op.
 
@@ -162,10 +163,7 @@ class GrowingConcat(Matcher):
         if type(node) is cst.AugAssign:
             self.state.augment(node.target, node.value)
             return
-        value = node.value
-        while type(value) is cst.Call and type(value.func) is cst.Attribute and not value.args \
-                and value.func.attr.value in KEEPS:  # ``torch.cat([x, new]).detach()`` grows ``x`` as well
-            value = value.func.value
+        value = self.grown_arm(node.value, node.targets, ctx)
         first = self.concat_first(value, ctx)
         params = ctx.oracle.fn.params
         grown = None
@@ -186,6 +184,21 @@ class GrowingConcat(Matcher):
         for target in node.targets:
             self.note_binding(target.target, value, ctx)
             self.state.bind(target.target, value, params, grown)
+
+    def grown_arm(self, value: cst.BaseExpression, targets, ctx: MatchContext) -> cst.BaseExpression:
+        """What may grow the target: ``torch.cat([x, new]).detach()`` grows ``x`` as well, and so does an
+        arm of ``x = torch.cat([x, new]) if x.ndim > 3 else new`` (the other arm starts the cache)."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and not value.args \
+                and value.func.attr.value in KEEPS:
+            value = value.func.value
+        if type(value) is not cst.IfExp:
+            return value
+        for arm in (value.body, value.orelse):
+            arm = self.grown_arm(arm, targets, ctx)
+            first = self.concat_first(arm, ctx)
+            if first is not None and any(same_place(t.target, first) for t in targets):
+                return arm
+        return value
 
     @staticmethod
     def parts(value: cst.Call) -> list[cst.BaseExpression]:

@@ -1,5 +1,6 @@
 """A 0-dim device tensor used where Python needs an int: a slice bound, an index, a ``range()``
-argument, a size (``torch.topk(x, k)``, ``torch.zeros(n)``, ``x.view(n, -1)``, ``x.narrow(0, 0, n)``).
+argument, a size (``torch.topk(x, k)``, ``torch.zeros(n)``, ``x.view(n, -1)``, ``x.narrow(0, 0, n)``,
+``F.pad(x, (0, n))``).
 
 ``x[best, : n + 1]`` with ``n = lengths.max()`` calls ``n.__index__()``, which copies the value to
 the host: a read-back as real as ``.item()``, every time the line runs, that no ``.item()`` shows
@@ -34,6 +35,10 @@ FACTORIES: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
     "arange": (ALL, frozenset(("start", "end", "step"))), "full": ((0,), frozenset(("size",))),
     "randperm": ((0,), frozenset(("n",))),
 }
+#: functions by their full name: ``F.pad(mask, (0, n))`` reads every amount of its pad tuple
+FUNCTIONS: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
+    "torch.nn.functional.pad": ((1,), frozenset(("pad",))),
+}
 METHODS: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
     **{name: (ALL, frozenset(("size",))) for name in ("view", "reshape", "expand", "repeat", "new_zeros",
                                                        "new_empty", "new_ones")},
@@ -48,7 +53,9 @@ def size_arguments(call: cst.Call, ctx: MatchContext) -> list[cst.BaseExpression
     if not isinstance(func, cst.Attribute):
         return []
     method, name = func.attr.value, resolve(func, ctx.imports) or ""
-    if name == f"torch.{method}":
+    if name in FUNCTIONS:
+        spec = FUNCTIONS[name]
+    elif name == f"torch.{method}":
         spec = SIZES.get(method) or FACTORIES.get(method)
     elif is_imported_root(func.value, ctx.imports):
         return []
@@ -71,7 +78,8 @@ class ScalarIndex(Matcher):
     node_types = ("Subscript", "Call")
 
     def call_index(self) -> dict[str, frozenset[str]]:
-        return {"callee": frozenset(("range",)), "method": frozenset((*SIZES, *FACTORIES, *METHODS))}
+        return {"callee": frozenset(("range",)),
+                "method": frozenset((*SIZES, *FACTORIES, *METHODS, *(n.rsplit(".", 1)[1] for n in FUNCTIONS)))}
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         oracle = ctx.oracle

@@ -7,7 +7,10 @@ object (``if self.stop(ids, scores):``, a module-like attribute built from a cla
 tensor here and flagged ``object-call:<callee>``: the linker drops it when every ``__call__`` the
 call graph gives it returns a Python value (``any(...)``, ``len(...)``: see ``ArgValues.returns_number``).
 ``eos_id in ids`` with ``ids`` a device tensor is one too: ``Tensor.__contains__`` computes
-``(ids == eos_id).any()`` on the device and reads it back to answer Python's ``in``.
+``(ids == eos_id).any()`` on the device and reads it back to answer Python's ``in``; so is ``tok in
+stop_ids`` with ``tok`` a device tensor and ``stop_ids`` a Python list or tuple: ``list.__contains__``
+asks ``bool(tok == x)`` of each element in turn, one read per element until one matches (a set
+hashes the tensor by identity instead, reading nothing).
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ class TruthTest(Matcher):
         for operand, extra in tested_operands(values, node.test, shapes):
             if none_test(operand):
                 continue  # ``t == None``: ``Tensor.__eq__(None)`` is NotImplemented, Python answers a bool
-            if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx)) and not is_cpu_tensor(operand, ctx.oracle):
+            if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx) or sought_in_list(operand, ctx)) \
+                    and not is_cpu_tensor(operand, ctx.oracle):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
                 if raw is not None and extra:  # a right operand runs only where the left lets it
                     raw.cond = raw.cond + extra
@@ -70,3 +74,13 @@ def searches_tensor(test: cst.BaseExpression, ctx: MatchContext) -> bool:
         return False
     return any(isinstance(c.operator, (cst.In, cst.NotIn)) and ctx.oracle.is_tensor(c.comparator)
                and not is_cpu_tensor(c.comparator, ctx.oracle) for c in test.comparisons)
+
+
+def sought_in_list(test: cst.BaseExpression, ctx: MatchContext) -> bool:
+    """``t in xs`` / ``t not in xs`` with ``t`` a device tensor and ``xs`` a Python list or tuple."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+            or not isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn)):
+        return False
+    seq = test.comparisons[0].comparator
+    listed = (type(seq) is cst.Tuple and bool(seq.elements)) or ctx.oracle.is_list_value(seq)
+    return listed and ctx.oracle.is_tensor(test.left) and not is_cpu_tensor(test.left, ctx.oracle)
