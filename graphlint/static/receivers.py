@@ -114,7 +114,7 @@ class Receivers:
     def _self_stores(self, module: ModuleInfo) -> dict[tuple[str, str], list[tuple[str, object]]]:
         """``self.f = v`` in the methods of ``module``'s classes: (class, field) -> [(method, v)], in
         the order of the flows and their statements. Built once per module: each field read asked
-        every statement of every flow again (on torch, a third of the value rounds' time)."""
+        every statement of every flow again (on torch, a quarter of the value rounds' time)."""
         table = self.stores.get(module.path)
         if table is None:
             table = self.stores[module.path] = {}
