@@ -55,6 +55,7 @@ class Provenance:
         self.by_path: dict[str, ModuleInfo] = {info.path: info for info in graph.infos}
         self._callers: dict[FuncId, list[FuncId]] | None = None
         self._calls_in: dict[FuncId, tuple] = {}  # caller -> its call IRs (:func:`_calls`), asked per parameter
+        self._sites_of: dict[FuncId, dict] = {}  # caller -> callee -> the call IRs that run it
 
     def kind(self, fid: FuncId, site: CallSite) -> str:
         return pick(self.roots(fid[0], fid[1], site.expr, DEPTH, set()))
@@ -196,7 +197,12 @@ class Provenance:
         cflow = info.flows.get(caller[1]) if info is not None else None
         if cflow is None:
             return []
-        targets = {site.expr for c, site in self.raw.get(caller, ()) if c == callee}
+        by_callee = self._sites_of.get(caller)
+        if by_callee is None:  # asked per parameter of every callee, as the calls below
+            by_callee = self._sites_of[caller] = {}
+            for c, site in self.raw.get(caller, ()):
+                by_callee.setdefault(c, set()).add(site.expr)
+        targets = by_callee.get(callee, frozenset())
         first = 1 if flow.cls and flow.fkind in ("m", "p", "c") else 0
         position = flow.params.index(name) - first if name in flow.params else -1
         out = []
