@@ -170,9 +170,9 @@ def _from_rest(rest: int, key: str) -> tuple | None:
 
 def bound(values, name: str, node: cst.BaseExpression | None) -> None:
     """``name = {...}``: every key the function uses takes the display's value, or its rest's."""
-    keys = _keys(values, name)
-    found = display_items(node) if keys is not None else None
-    if found is None:
+    found = display_items(node)  # first: the body is scanned only for a name bound to a display
+    keys = _keys(values, name) if found is not None else None
+    if keys is None:
         return
     items, spreads = found
     rest, given, shadowed = REST_NONE, {}, set()
