@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static import dictkeys
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
-from graphlint.static import dictkeys
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, shape_only, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.valueatoms import config_field, literal
