@@ -228,6 +228,8 @@ class ArgValues:
             return frozenset((HB[v[1]],)) if v[1] < len(HB) else TOP
         if kind in ("kw", "va"):  # the caller's own ``**kwargs`` / ``*args`` (:mod:`.splats`)
             return lookup("**" if kind == "kw" else "*", v[1], env)
+        if kind == "absent":  # a key a ``del`` removed, or a display does not hold (:mod:`.dictkeys`)
+            return frozenset((ABSENT,))
         if kind == "kwkeys":
             return keys(env)
         if kind == "f":

@@ -9,7 +9,8 @@ every ``self.<field> = v`` whose ``v`` instantiates a class of the project (``Cl
 arm of ``a if c else b``), is annotated with one (``self.x: Cls = ...``) or is a parameter
 annotated with one. A store of anything else adds nothing (a field is then known only partly:
 :mod:`.valueflow` joins what the classes found return, and a parameter learns nothing from a call
-it cannot count).
+it cannot count). A field that keeps a module function (``self.run = kernel_fwd``; ``self.run(...)``
+calls it with no receiver) is :meth:`FieldClasses.functions_of`'s: only where every store agrees.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class FieldClasses:
         self._memo: dict[tuple[str, str, str], list[tuple[ClassRef, bool]]] = {}
         #: path -> class -> [(its method's flow, field -> the values ``self.<field> = v`` stores)]
         self._stores: dict[str, dict[str, list[tuple[object, dict[str, list]]]]] = {}
+        self._written: set[str] | None = None  # fields some code stores into on an object not ``self``
+        self._kept: dict[tuple[str, str], set[str]] | None = None  # :meth:`kept_as`
 
     def of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         """[(class, cone)] the field of ``cls`` may hold; ``cone``: an annotation (a subclass may be
@@ -55,6 +58,61 @@ class FieldClasses:
             for value in stores:
                 self.classes_in(value, owner_info, annotated, out, 0)
         return list(out.values())
+
+    def functions_of(self, info: ModuleInfo, cls: str, field: str) -> list[ClassRef]:
+        """The module functions ``self.<field>`` holds, where every store of the field is one
+        (``self.decode_fwd = decode_fwd``): in ``cls``, its bases and its subclasses, a module-level
+        name of the storing file that is no local or parameter of the storing method and names a
+        function of the project. Nothing -- the call stays unresolved, and what it passes unknown --
+        where any store is something else, the class body binds the name (a method then), ``obj.<field> = v``
+        or a ``setattr`` stores it anywhere, or a ``setattr(self, name, v)`` in one of those classes."""
+        return self._memoized((info.path, cls, "()" + field), self._find_functions, info, cls, field)
+
+    def _find_functions(self, info: ModuleInfo, cls: str, field: str) -> list[ClassRef]:
+        if self._written is None:
+            self._written = {w for i in self.index.infos for w in i.attr_writes if ":" not in w}
+        if field in self._written:
+            return []
+        out: dict[tuple[str, str], ClassRef] = {}
+        family = [*self.index.mro((info, cls)), *self.index.subclasses((info, cls))]
+        for owner_info, owner in family:
+            body = owner_info.flows.get(owner)
+            if f"{owner}:*" in owner_info.attr_writes or body is not None and field in body.locals:
+                return []
+            for flow, by_field in self._class_stores(owner_info).get(owner, ()):
+                for value in by_field.get(field, ()):
+                    hit = self._function(owner_info, flow, value)
+                    if hit is None:
+                        return []
+                    out[(hit[0].path, hit[1])] = hit
+        return [out[k] for k in sorted(out)]
+
+    def kept_as(self) -> dict[tuple[str, str], set[str]]:
+        """(path, function) -> the field names some code stores the module function into
+        (``self.run = kernel_fwd``, ``obj.run = kernel_fwd``): it is called under those names too, so
+        what its calls pass is known only where every call spelled so is resolved (:mod:`.paramkinds`)."""
+        if self._kept is None:
+            self._kept = {}
+            for info in self.index.infos:
+                for flow in info.flows.values():
+                    for st in flow.stmts:
+                        target = st[1] if st[0] == "=" else None
+                        if type(target) is tuple and len(target) == 3 and target[0] == "a" \
+                                and (hit := self._function(info, flow, st[2])) is not None:
+                            self._kept.setdefault((hit[0].path, hit[1]), set()).add(target[2])
+        return self._kept
+
+    def _function(self, info: ModuleInfo, flow, value) -> ClassRef | None:
+        """The project function a stored ``("n", name)`` names at module level, else None."""
+        if value is None or value[0] != "n" or value[1] in flow.locals or value[1] in flow.params:
+            return None
+        name = value[1]
+        if name in info.functions and not info.functions[name].cls:
+            return info, name
+        if name not in info.imports:
+            return None
+        hit = self.index.resolve(info, info.imports[name])
+        return (hit[1], hit[2]) if hit is not None and hit[0] == "function" else None
 
     def elements_of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
         """[(class, False)] the elements of a list field may be: what ``append``/``insert`` put in

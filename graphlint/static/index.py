@@ -28,7 +28,7 @@ class Index:
         self.by_suffix: dict[str, list[ModuleInfo]] = {}
         self.name_of: dict[int, str] = {}
         self._mro: dict[tuple[str, str], list[ClassRef]] = {}
-        self._infos = infos
+        self.infos = infos
         self._subclasses: dict[tuple[str, str], list[ClassRef]] | None = None
         self._resolved: dict[tuple[int, str], tuple | None] = {}
         self._overrides: dict[tuple[str, str, str], list[tuple[ModuleInfo, str]]] = {}
@@ -177,7 +177,7 @@ class Index:
         """Every class of the given files that has ``ref`` among its bases, at any depth."""
         if self._subclasses is None:
             self._subclasses = {}
-            for info in self._infos:
+            for info in self.infos:
                 for name in info.classes:
                     for base_info, base in self.mro((info, name))[1:]:
                         self._subclasses.setdefault((base_info.path, base), []).append((info, name))

@@ -30,9 +30,12 @@ class ParamKinds:
     device)."""
 
     def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index,
-                 spelled: tuple[dict[str, list], set[str]] | None = None):
+                 spelled: tuple[dict[str, list], set[str]] | None = None, kept: dict | None = None):
         self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
         self.by_name, self.followed = by_name, followed
+        #: (path, function) -> the fields it is kept in, the names it is called by besides its own
+        #: (:meth:`.fieldclasses.FieldClasses.kept_as`)
+        self.kept = kept or {}
         #: (last name -> every call site spelled so that passes something known, flat: ``[site, its
         #: module's info, its function, site, ...]``, the names some call passes nothing known): given,
         #: a function's calls are every call spelled with its name, resolved or not (:mod:`.overrules`).
@@ -71,15 +74,16 @@ class ParamKinds:
         of the same name, a twin class's own method, is no call of this one)."""
         fn = self.infos_by_path[target[0]].functions[target[1]]
         flow = self.infos_by_path[target[0]].flows.get(target[1])
+        aliases = self.kept.get(target, ())
         if self.spelled is not None:
-            if flow is None or fn.name in self.spelled[1] or not called_by_name(fn.name, flow.fkind):
+            if flow is None or fn.name in self.spelled[1] or not called_by_name(fn.name, flow.fkind) or aliases:
                 return None
             flat = self.spelled[0].get(fn.name)
             sites = list(zip(flat[0::3], flat[1::3], flat[2::3])) if flat else None
         else:
             sites = self.callers.get(target)
-            if flow is not None and self.by_name[fn.name] != self.followed[fn.name]:
-                return None
+            if flow is not None and any(self.by_name[n] != self.followed[n] for n in (fn.name, *aliases)):
+                return None  # a call under its name, or the name of a field keeping it, not followed
         if not sites or flow is None:
             return None
         sites = self._forwarded(sites, seen | {target})

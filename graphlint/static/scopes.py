@@ -148,7 +148,7 @@ class ScopeWalker:
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
-        self.oracle.fn = FunctionFacts()
+        self.oracle.fn = FunctionFacts(defn=stmt)
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
         self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0

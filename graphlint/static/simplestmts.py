@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import EXPRESSIONS
+from graphlint.static.dictkeys import ABSENT_VALUE, called as dict_called, stored as dict_stored
 from graphlint.static.bindings import annotates_object
 from graphlint.static.fieldstores import record_stores
 from graphlint.static.guards import written_attrs
@@ -99,7 +100,12 @@ class SimpleStatements:
             if type(stmt) in (cst.Expr, cst.Return) and stmt.value is not None:
                 self.flows.use(stmt.value)
                 self.note_handover(stmt)
+            if type(stmt) is cst.Del:
+                for target in (stmt.target.elements if type(stmt.target) is cst.Tuple else ()):
+                    dict_stored(self.values, target.value, ABSENT_VALUE)
+                dict_stored(self.values, stmt.target, ABSENT_VALUE)
             if type(stmt) is cst.Expr and type(stmt.value) is cst.Call:
+                dict_called(self.values, stmt.value)
                 self.calls.bindings.record_module_call(stmt.value)
                 note_rows(self.oracle, stmt.value)
             elif type(stmt) is cst.Expr and type(stmt.value) in (cst.Yield, cst.Await):

@@ -9,11 +9,9 @@ in a call's arguments where :mod:`.valuefacts` keeps a plain flag):
 - ``("kw",)``: the enclosing function's own ``**kwargs``, never rebound nor changed in place
   (``kwargs["x"] = ...``, ``kwargs.pop(...)``, ``del kwargs[...]``, ``kwargs.update(...)``);
 - ``("d", ((key, value), ...))``: a dict display with string keys, or ``dict(key=value, ...)``;
-- ``("dd", (("d", ...), ...))``: a local name every binding of which is such a display and every
-  other use of which is a ``**`` splat (``inputs = {"input_ids": ids[:, -1:], "mask": mask}`` then
-  ``model(**inputs)``: the model inputs a decode loop builds): it holds one of them. A name also
-  read otherwise (``helper(inputs)``, ``inputs["k"] = v``, ``inputs.update(...)``) may be changed
-  through that use, and is unknown;
+- ``("dk", ((key, value), ...), rest)``: a local dict, each key the function uses with what it
+  holds at the splat, and what its displays' rest holds for the others (:mod:`.dictkeys`:
+  ``inputs = {"input_ids": ids[:, -1:], **kwargs}``, ``inputs["mask"] = None``, ``model(**inputs)``);
 - ``("va",)``: the enclosing function's own ``*args``, as the last positional argument;
 - ``True``: anything else (unknown, as before).
 
@@ -28,6 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static import dictkeys
 from graphlint.static.cstwalk import preorder
 
 TOP = None
@@ -62,14 +61,8 @@ def splat_of(values, node: cst.BaseExpression):
     """What ``**node`` hands over (module docstring); True when unknown."""
     if isinstance(node, cst.Name) and node.value == values.kwarg and values.handed_on(node.value):
         return ("kw",)
-    if isinstance(node, cst.Name) and values.body is not None:
-        key = ("dicts", node.value)  # scanned once per function and name (``values.unchanged``: its memo)
-        if key not in values.unchanged:
-            values.unchanged[key] = _splatted_dicts(values.body, node.value)
-        alternatives = [splat_of(values, value) for value in values.unchanged[key] or ()]
-        if alternatives and all(alt is not True and alt[0] == "d" for alt in alternatives):
-            return ("dd", tuple(alternatives))
-        return True
+    if isinstance(node, cst.Name):  # a local dict, key by key (:mod:`.dictkeys`)
+        return dictkeys.splat(values, node.value)
     items = None
     if isinstance(node, cst.Dict) and all(isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
                                           for el in node.elements):
@@ -80,26 +73,6 @@ def splat_of(values, node: cst.BaseExpression):
     if items is None or any(not isinstance(key, str) for key, _ in items):
         return True
     return ("d", tuple((key, values.value(value)) for key, value in items))
-
-
-def _splatted_dicts(body: cst.CSTNode, name: str) -> list[cst.BaseExpression] | None:
-    """The values of every binding of ``name`` in ``body`` when each is a plain ``name = <value>``
-    and every other use of the name is a ``**name`` splat; None otherwise."""
-    values, splats, uses = [], set(), 0
-    for node in preorder(body):
-        if type(node) is cst.Arg and node.star == "**" and type(node.value) is cst.Name and node.value.value == name:
-            splats.add(id(node.value))
-        elif type(node) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name
-                                                  for t in node.targets):
-            if len(node.targets) != 1:
-                return None
-            values.append(node.value)
-            splats.add(id(node.targets[0].target))
-        elif type(node) is cst.Name and node.value == name:
-            uses += 1
-            if id(node) not in splats:
-                return None
-    return values if values and uses == len(splats) else None
 
 
 def star_of(values, node: cst.BaseExpression):
@@ -138,14 +111,13 @@ def spelled(double, name: str, evaluate):
         return None
     if double is True:
         return TOP
-    if double[0] == "dd":  # one of several dict displays
-        found: frozenset = frozenset()
-        for alternative in double[1]:
-            part = spelled(alternative, name, evaluate)
-            if part is TOP:
-                return TOP
-            found |= part
-        return found
+    if double[0] == "dk":  # a local dict, what each key holds at the splat (:mod:`.dictkeys`)
+        given = dict(double[1])
+        if name in given:
+            return evaluate(given[name])
+        rest = double[2]
+        return frozenset((ABSENT,)) if rest == dictkeys.REST_NONE else TOP if rest == dictkeys.REST_ANY \
+            else evaluate(("kw", name))
     if double[0] == "d":
         given = dict(double[1])
         return evaluate(given[name]) if name in given else frozenset((ABSENT,))
@@ -169,16 +141,12 @@ def extra_keywords(double, keywords: tuple, named: set[str], evaluate) -> dict:
     out: dict = {("**", k): evaluate(v) for k, v in keywords if k not in named}
     if double is True:
         out["**"] = TOP
-    elif double is not False and double[0] == "dd":  # every key some display holds, absent from the others
-        held: dict = {}
-        for alternative in double[1]:
-            for key, found in extra_keywords(alternative, (), named, evaluate).items():
-                old = held.get(key, frozenset())
-                held[key] = TOP if found is TOP or old is TOP else old | found
-        for key, found in held.items():
-            if found is not TOP and any(key[1] not in dict(alt[1]) for alt in double[1]):
-                found = found | {ABSENT}
-            out[key] = found
+    elif double is not False and double[0] == "dk":  # its keys, and the rest its displays hand on
+        out.update((("**", k), evaluate(v)) for k, v in double[1] if k not in named)
+        if double[2] == dictkeys.REST_ANY:
+            out["**"] = TOP
+        elif double[2] == dictkeys.REST_KW:
+            out.update(extra_keywords(("kw",), (), named | {k for k, _ in double[1]}, evaluate))
     elif double is not False and double[0] == "d":
         out.update((("**", k), evaluate(v)) for k, v in double[1] if k not in named)
     elif double is not False:

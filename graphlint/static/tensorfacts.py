@@ -69,8 +69,12 @@ class FunctionFacts:
     presumed: set[str] = field(default_factory=set)
     #: name -> the loop that advances it (``n += 1``), while walking that loop (:func:`.valuekinds.step_kind`)
     advanced: dict[str, int] = field(default_factory=dict)
-    #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound
+    #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound, or a
+    #: local the function binds once, to a number literal (:mod:`.oncebound`)
     ints: set[str] = field(default_factory=set)
+    #: the function's def, and how often it binds each name (counted when first asked: :mod:`.oncebound`)
+    defn: object = None
+    bindings: object = None
     #: names last bound to ``int(...)``, ``len(...)``...: a Python number whatever its operand, only an
     #: argument's kind (:func:`.valuekinds.arg_kinds`: ``n = int(k - 1)`` then ``pad(x, n)``)
     numbers: set[str] = field(default_factory=set)

@@ -32,6 +32,7 @@ from graphlint.static.hosttaint import HostTaint
 from graphlint.static.masks import compares, made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
+from graphlint.static.oncebound import bound_once
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensorfacts import ClassFacts, FunctionFacts  # noqa: F401 (re-exported)
 from graphlint.static.tensornames import (BOOL_METHODS, BOOL_TORCH_FUNCS, HOST_LIBRARIES, HOST_LITERALS, HOST_METHODS,
@@ -273,10 +274,12 @@ class TensorOracle(HostTaint):
              else self.fn.compared.discard)(target.value)
         pinned = value is not None and is_pinned_value(value, self)
         if type(target) is cst.Name:
-            # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is no
-            # constant, a loop may advance it after this binding (walked before the loop body); a bool
+            # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is one only
+            # where the function binds it nowhere else (a loop may advance it after this binding,
+            # walked before the loop body: :mod:`.oncebound`); a bool
             # literal (``pad = True if use_cache else False``) is a Python bool, which nothing advances
-            constant = constant_name(target) and number(value) is not None or bool_literal(value)
+            constant = number(value) is not None and (constant_name(target) or bound_once(self.fn, target.value)) \
+                or bool_literal(value)
             (self.fn.ints.add if constant else self.fn.ints.discard)(target.value)
             if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in NUMBER_BUILTINS \
                     and value.func.value not in self.imports:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static import dictkeys
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
@@ -157,30 +158,39 @@ class ValueFacts:
         if type(value) is cst.Yield:
             self.hands_back.items = {}  # ``x = yield y``: a generator returns no tuple
         if type(target) is cst.Name:
-            name = target.value
-            self.carried.pop(name, None)
-            known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) if self.in_try else ()
-            found = self.value(value) if value is not None else None
-            if known is None or (found is None and not self.binding_cond()) or len(known) >= 4:
-                self.assigns[name] = None  # unknown on every path: nothing left to decide
-            else:  # unknown only under its branch: a branch the values rule out binds nothing
-                self.assigns[name] = (*known, (found, self.binding_cond()))
+            self.carried.pop(target.value, None)
+            self.bind(target.value, self.value(value) if value is not None else None)
+            dictkeys.bound(self, target.value, value)  # a dict display: its keys (:mod:`.dictkeys`)
+        elif type(target) is cst.Subscript:
+            dictkeys.stored(self, target, value)
         elif type(target) in (cst.Tuple, cst.List):
             for el in target.elements:
                 self.stored(el.value)
         elif type(target) is cst.StarredElement:
             self.stored(target.value)
 
+    def bind(self, name: str, found: tuple | None, weak: bool = False) -> None:
+        """``name`` holds ``found`` from here on (``weak``, or inside ``try``: it may also still hold
+        what it held)."""
+        known = self.assigns.get(name, ((("p", name), ()),) if name in self.params else ()) \
+            if self.in_try or weak else ()
+        if known is None or (found is None and not self.binding_cond()) or len(known) >= 4:
+            self.assigns[name] = None  # unknown on every path: nothing left to decide
+        else:  # unknown only under its branch: a branch the values rule out binds nothing
+            self.assigns[name] = (*known, (found, self.binding_cond()))
+
     def loop(self, stmt: cst.For | cst.While, loop_id: int = 0, carried: dict[str, tuple] | None = None) -> None:
         """Entering a loop: a name it binds anywhere may hold last iteration's value at its top
         (``pending = None`` before the loop, ``pending = work`` at its end): unknown. What the body
         leaves a name bound to for the next iteration (``carried``) is kept apart: the branches and
         calls of later iterations see it (:meth:`later`)."""
-        outer = dict(self.carried)
+        outer, rebound = dict(self.carried), set()
         for node in statement_binders(stmt):
             for name in bound_names(node.target):
                 self.assigns[name] = None
                 self.carried.pop(name, None)  # an outer loop's literal no longer holds here
+                rebound.add(name)
+        dictkeys.entering_loop(self, stmt, rebound)
         # a state handed back by the same call in an outer loop still is in an inner one: the outer
         # loop's second iteration decides (:mod:`.handback`)
         self.carried.update((name, outer[name] if outer.get(name, (0, None))[1] == value else (loop_id, value))

@@ -144,7 +144,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
             out[path].add(f"param:{qualname}:{name}={STEP}")
         for name in _weighted(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
-    agreed = ParamKinds(infos_by_path, callers, by_name, followed, index)
+    kept = fields.kept_as()
+    agreed = ParamKinds(infos_by_path, callers, by_name, followed, index, kept=kept)
     for path, facts in field_facts(infos, index, fields, agreed, receivers).items():
         out[path] |= facts
     for (path, qualname) in callers:
@@ -163,7 +164,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in agreed.steady((path, qualname)):
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
-    spelled_alike = ParamKinds(infos_by_path, callers, by_name, followed, index, (spelled, opaque))
+    spelled_alike = ParamKinds(infos_by_path, callers, by_name, followed, index, (spelled, opaque), kept)
     for path, facts in overruling_facts(infos, agreed, spelled_alike).items():
         out[path] |= facts
     return {path: frozenset(facts | later.get(path, set())) for path, facts in out.items()}
@@ -230,7 +231,8 @@ def _key(fn: FunctionInfo, expr: tuple) -> str | None:
 def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fields: FieldClasses,
              receivers: Receivers) -> list[Target]:
     """Every function the call may run: one, or for ``self.field.m(...)`` the ``m`` of each class
-    the field holds (:mod:`.fieldclasses`; for an annotated field, every override too); else, for
+    the field holds (:mod:`.fieldclasses`; for an annotated field, every override too), for
+    ``self.run(...)`` with no method ``run`` the module functions every store of the field keeps; else, for
     ``obj.m(...)``, the ``m`` of every class :mod:`.receivers` finds ``obj`` may be (a field of a
     field, a module global, a local alias: ``cache = self.backend.cache; cache.insert(k)``)."""
     if expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == ("n", "self") and fn.cls:
@@ -251,6 +253,8 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
     hit = resolve_function(info, fn, expr, index)
     if hit is None and expr[0] == "a" and expr[1] != ("n", "self"):
         return _received(info, fn, expr, index, receivers)
+    if hit is None and expr[0] == "a" and fn.cls:  # ``self.run(...)``, ``self.run = kernel_fwd``
+        return fields.functions_of(info, fn.cls, expr[2])
     return [hit] if hit is not None else []
 
 

@@ -71,20 +71,52 @@ def test_a_field_every_store_of_which_is_a_number_is_a_python_number():
     assert not any("number" in f for f in _facts("numberfield", {"fixtures/static/fieldfacts/numberfield/tagging.py": untyped}))
 
 
-@pytest.mark.xfail(strict=True, reason="a call of a function kept on an instance (``self.run = kernel_fwd``; "
-                   "``self.run(...)``) is resolved by the call graph but not by the value rounds' callers "
-                   "(valueflow._targets): the kernel's parameters stay presumed tensors (sfllm decode_attention.py:1002)")
-def test_a_number_field_reaches_a_kernel_kept_on_an_instance(monkeypatch, tmp_path):
+PACKAGE = "fixtures/static/fieldfacts/numberfield/"
+
+
+def _gl105_lines(monkeypatch, tmp_path, edits: dict[str, list[tuple[str, str]]]) -> set[int]:
+    """The kernel's GL105 lines with ``edits`` (file -> [(old, new)]) made to the fixture."""
     files = {p: s.decode() for p, s in load(FIXTURES / "numberfield").items()}
-    model = "fixtures/static/fieldfacts/numberfield/model.py"
-    files[model] = files[model].replace("self.proj = nn.Linear(dim, dim)\n", "self.proj = nn.Linear(dim, dim)\n"
-                                        "        self.run_kernel = decode_split_fwd\n", 1)
-    files[model] = files[model].replace("return decode_split_fwd(q,", "return self.run_kernel(q,")
+    for name, pairs in edits.items():
+        text = files.get(PACKAGE + name, "")
+        for old, new in pairs:
+            assert not old or old in text
+            text = text.replace(old, new, 1) if old else text + new
+        files[PACKAGE + name] = text
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     result = check_fixture(monkeypatch, tmp_path, tmp_path / "fixtures" / "static" / "fieldfacts", "numberfield")
-    assert {f.line for f in result.findings if f.rule == "GL105"} == {8}
+    return {f.line for f in result.findings if f.rule == "GL105" and f.path.endswith("kernels.py")}
+
+
+#: the model calls the kernel it keeps on the instance (``self.run_kernel = decode_split_fwd``)
+KEPT = [("return decode_split_fwd(q,", "return self.run_kernel(q,")]
+
+
+def test_a_number_field_reaches_a_kernel_kept_on_an_instance(monkeypatch, tmp_path):
+    """sfllm's ``self.decode_attention_fwd(...)`` (fresh17 ``decode_attention.py:1002``): the value
+    rounds follow the call into the module function every store of the field keeps."""
+    assert _gl105_lines(monkeypatch, tmp_path, {"model.py": KEPT}) == {8}
+
+
+def test_a_kernel_a_subclass_keeps_something_else_in_the_field_stays_unknown(monkeypatch, tmp_path):
+    """A subclass storing its constructor's argument into the field: ``self.run_kernel(...)`` may run
+    anything, and the kernel's other caller (the check script) no longer decides its parameters."""
+    sub = ("\n\nclass FastAttention(Attention):\n    def __init__(self, dim: int, fwd):\n"
+           "        super().__init__(dim)\n        self.run_kernel = fwd\n")
+    assert _gl105_lines(monkeypatch, tmp_path, {"model.py": [*KEPT, ("", sub)]}) == {7, 8}
+    other = "\n\ndef swap(attn, fwd):\n    attn.run_kernel = fwd\n"  # a store on any object: the same
+    assert _gl105_lines(monkeypatch, tmp_path, {"model.py": [*KEPT, ("", other)]}) == {7, 8}
+
+
+def test_a_local_bound_once_to_a_literal_is_a_number_and_one_advanced_is_not(monkeypatch, tmp_path):
+    """The check script's ``splits = 8`` agrees with the batch field's 16 (both Python ints); bound
+    again or advanced, the literal is no longer what every read of the name holds."""
+    assert _gl105_lines(monkeypatch, tmp_path, {}) == {8}
+    for edit in ("    splits += 8\n", "    splits = logits.shape[2]\n", "    for splits in plan(batch):\n        pass\n"):
+        again = [("    indptr = torch.zeros(", edit + "    indptr = torch.zeros(")]
+        assert _gl105_lines(monkeypatch, tmp_path / str(len(edit)), {"check_kernel.py": again}) == {7, 8}, edit
 
 
 def test_the_previous_position_a_range_loop_carries_is_advanced():

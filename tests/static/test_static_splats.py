@@ -92,3 +92,42 @@ def test_kwargs_changed_in_place_or_unknown_decide_nothing():
     assert run("", 'kwargs.update(self.extra)\nreturn self.inner(x, **kwargs)') == [SYNC]
     assert run("", "return self.inner(x, **self.extra)") == [SYNC]
     assert run("", "kw = pick(x)\nreturn self.inner(x, **kw)") == [SYNC]
+
+
+# -- a local dict, key by key (:mod:`graphlint.static.dictkeys`) --------------------------------
+def test_a_dict_built_from_kwargs_hands_on_the_callers_keywords():
+    built = 'inputs = {"mode": "decode", **kwargs}\nreturn self.inner(x, **inputs)'
+    assert run("", built) == []
+    assert run(", mask=x + 1", built) == [SYNC]
+    assert run("", 'inputs = dict(mode="decode", **kwargs)\nreturn self.inner(x, **inputs)') == []
+
+
+def test_a_key_the_function_sets_has_that_value_on_every_path_to_the_splat():
+    assert run("", 'inputs = {"mask": x + 1}\ninputs["mask"] = None\nreturn self.inner(x, **inputs)') == []
+    # an unknown rest (an entry's ``**model_kwargs``): unknown keys stay unknown, a key it sets does not
+    assert run("", "inputs = {**self.extra}\nreturn self.inner(x, **inputs)") == [SYNC]
+    assert run("", 'inputs = {**self.extra}\ninputs["mask"] = None\nreturn self.inner(x, **inputs)') == []
+    # set on one path only: the display's value reaches the splat on the other
+    one_path = 'inputs = {"mask": x + 1}\nif x.shape[0] > 2:\n    inputs["mask"] = None\nreturn self.inner(x, **inputs)'
+    assert run("", one_path) == [SYNC]
+
+
+def test_deleted_and_updated_keys():
+    assert run("", 'inputs = dict(mask=x + 1)\ndel inputs["mask"]\nreturn self.inner(x, **inputs)') == []
+    assert run("", 'inputs = {}\ninputs.update({"mask": None})\nreturn self.inner(x, **inputs)') == []
+    maybe = 'inputs = {}\ninputs.update({"mask": x + 1} if x.shape[0] else {})\nreturn self.inner(x, **inputs)'
+    assert run("", maybe) == [SYNC]
+    assert run("", 'inputs = {"mask": None, **self.extra}\nreturn self.inner(x, **inputs)') == [SYNC]  # the rest wins
+
+
+def test_a_dict_changed_out_of_sight_or_by_a_later_iteration_is_unknown():
+    assert run("", 'inputs = {"mask": None}\nself.tweak(inputs)\nreturn self.inner(x, **inputs)') == [SYNC]
+    assert run("", 'inputs = {"mask": None}\nother = inputs\nreturn self.inner(x, **other)') == [SYNC]
+    assert run("", 'inputs = {"mask": None}\ninputs[self.key] = x\nreturn self.inner(x, **inputs)') == [SYNC]
+    assert run("", 'inputs = {"mask": None}\ninputs.pop("mode")\nreturn self.inner(x, **inputs)') == [SYNC]
+    looped = 'inputs = {"mask": None}\nfor _ in range(2):\n    out = self.inner(x, **inputs)\n' \
+             '    inputs["mask"] = x + 1\nreturn out'
+    assert run("", looped) == [SYNC]
+    rebuilt = 'for _ in range(2):\n    inputs = {"mask": None}\n    out = self.inner(x, **inputs)\n' \
+              '    inputs["mask"] = x + 1\nreturn out'
+    assert run("", rebuilt) == []
