@@ -77,15 +77,6 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name and node.value == "None"
 
 
-def says_nothing(node: cst.BaseExpression, imports: dict[str, str]) -> bool:
-    """``x: Any``, ``Optional[Any]``, ``x: object``: an annotation that admits every value tells
-    nothing of what the parameter holds -- read as no annotation (a protocol's ``_to_numpy(x: Any)``
-    is handed tensors), never as host data or an object of a class named ``Any``."""
-    members = [m for m in _union_members(node, imports) if not _is_none(m)]
-    return bool(members) and all((resolve(m, imports) or "") in ("typing.Any", "Any", "builtins.object", "object")
-                                 for m in members)
-
-
 def is_int_param(param: cst.Param) -> bool:
     if param.annotation is not None:
         return isinstance(param.annotation.annotation, cst.Name) and param.annotation.annotation.value == "int"

@@ -25,7 +25,7 @@ from graphlint.static.kindfacts import parse_facts, seed_params
 from graphlint.static.valuekinds import learn_returns
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
-from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor, says_nothing
+from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
 from graphlint.static.scalars import arith_helpers
 from graphlint.static.restaged import mark_restaged_calls
 from graphlint.static.stepflow import finish_function
@@ -194,8 +194,6 @@ class ScopeWalker:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""
         name, facts = param.name.value, self.oracle.fn
         facts.params.add(name)
-        if param.annotation is not None and says_nothing(param.annotation.annotation, self.imports):
-            param = param.with_changes(annotation=None)
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             facts.optional.add(name)
         if param_is_tensor(param, self.imports, implicit):

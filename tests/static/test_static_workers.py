@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from static_helpers import analyze, builtin_rules, options, summarize
 from test_static_fixture import expected, load, markers
 
@@ -47,6 +49,11 @@ def test_the_async_generators_are_the_per_token_loops_and_the_server_loop_is_not
     assert "Engine.serve" not in eager
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "reading `Any`/`object` as no annotation (branch workers) presumed every such parameter of hot code a "
+    "tensor: 18 false GL104/GL105 errors in torch/_dynamo's `value: Any` truth tests on the first 600 files "
+    "of installed torch; taken back at the merge. Needs the parameter's kind from its callers (as calltypes "
+    "does over annotations) instead of the presumption."))
 def test_an_annotation_admitting_every_value_says_nothing_of_the_parameter():
     """``def to_numpy(x: Any)`` in a hot function reads like ``def to_numpy(x)``: its ``.cpu()`` is a
     read of whatever tensor comes in; before, ``Any`` read as host data (no finding)."""
