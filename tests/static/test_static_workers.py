@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from static_helpers import analyze, builtin_rules, options, summarize
-from test_static_fixture import expected, load, markers
+from test_static_fixture import assert_marked, load
 
 from graphlint.static.link import link
 
@@ -28,14 +28,7 @@ ASYNC = ROOT / "fixtures" / "static" / "asyncloops"
 
 def test_async_loops_report_exactly_their_markers_with_their_severity():
     files = load(ASYNC)
-    findings = analyze(files)
-    found = {(f.path, f.line, f.rule) for f in findings}
-    assert sorted(found - expected(files)) == [], "unexpected findings"
-    assert sorted(expected(files) - found) == [], "missed hazards"
-    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
-    for path, line, code in markers(files):
-        rule, severity = code.split("/")
-        assert severities[(path, line, rule)] == severity, (path, line, rule)
+    assert_marked(analyze(files), files)
 
 
 def test_the_async_generators_are_the_per_token_loops_and_the_server_loop_is_not():
