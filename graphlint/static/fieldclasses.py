@@ -25,8 +25,8 @@ class FieldClasses:
     def __init__(self, index: Index):
         self.index = index
         self._memo: dict[tuple[str, str, str], list[tuple[ClassRef, bool]]] = {}
-        #: path -> class -> [(its method's flow, field -> the values ``self.<field> = v`` stores)]
-        self._stores: dict[str, dict[str, list[tuple[object, dict[str, list]]]]] = {}
+        #: path -> class -> [(its method's qualname, flow, field -> the values ``self.<field> = v`` stores)]
+        self._stores: dict[str, dict[str, list[tuple[str, object, dict[str, list]]]]] = {}
         self._written: set[str] | None = None  # fields some code stores into on an object not ``self``
         self._kept: dict[tuple[str, str], set[str]] | None = None  # :meth:`kept_as`
 
@@ -44,7 +44,7 @@ class FieldClasses:
     def methods(self, info: ModuleInfo, cls: str):
         """(module, method flow, its ``self.<field>`` stores) of ``cls`` and its bases, in MRO order."""
         for owner_info, owner in self.index.mro((info, cls)):
-            for flow, by_field in self._class_stores(owner_info).get(owner, ()):
+            for _, flow, by_field in self._class_stores(owner_info).get(owner, ()):
                 yield owner_info, flow, by_field
 
     def _find(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
@@ -79,7 +79,7 @@ class FieldClasses:
             body = owner_info.flows.get(owner)
             if f"{owner}:*" in owner_info.attr_writes or body is not None and field in body.locals:
                 return []
-            for flow, by_field in self._class_stores(owner_info).get(owner, ()):
+            for _, flow, by_field in self._class_stores(owner_info).get(owner, ()):
                 for value in by_field.get(field, ()):
                     hit = self._function(owner_info, flow, value)
                     if hit is None:
@@ -135,14 +135,21 @@ class FieldClasses:
                 self.classes_in(call[2][-1], owner_info, {}, out, 0)
         return [(ref, False) for ref, _ in out.values()]
 
-    def _class_stores(self, info: ModuleInfo) -> dict[str, list[tuple[object, dict[str, list]]]]:
-        """A module's methods by class, each with its ``self.<field> = v`` stores by field, read once per
-        module (asked per field, the module's flows were scanned again for every field of every class);
-        a method that stores no field is listed too (its ``self.layers.append(...)``: :meth:`elements_of`)."""
+    def stores_of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[str, object]]:
+        """[(method qualname, v)] of every ``self.<field> = v`` in the methods ``cls`` itself defines in
+        ``info`` (not its bases), in the order of the flows and their statements (:mod:`.receivers`)."""
+        return [(name, value) for name, _, by_field in self._class_stores(info).get(cls, ())
+                for value in by_field.get(field, ())]
+
+    def _class_stores(self, info: ModuleInfo) -> dict[str, list[tuple[str, object, dict[str, list]]]]:
+        """A module's methods by class, each (qualname, flow, its ``self.<field> = v`` stores by field),
+        read once per module (asked per field, the module's flows were scanned again for every field of
+        every class); a method that stores no field is listed too (its ``self.layers.append(...)``:
+        :meth:`elements_of`)."""
         table = self._stores.get(info.path)
         if table is None:
             table = self._stores[info.path] = {}
-            for flow in info.flows.values():
+            for name, flow in info.flows.items():
                 if flow.kind != "function" or not flow.cls:
                     continue
                 by_field: dict[str, list] = {}
@@ -150,7 +157,7 @@ class FieldClasses:
                     target = st[1] if st[0] == "=" else None
                     if type(target) is tuple and len(target) == 3 and target[0] == "a" and target[1] == ("n", "self"):
                         by_field.setdefault(target[2], []).append(st[2])
-                table.setdefault(flow.cls, []).append((flow, by_field))
+                table.setdefault(flow.cls, []).append((name, flow, by_field))
         return table
 
     def classes_in(self, ir, info: ModuleInfo, annotated: dict, out: dict, depth: int) -> None:

@@ -35,14 +35,12 @@ ClassRef = tuple[ModuleInfo, str]
 Found = dict | None  # (path, class qualname) -> ClassRef; None: unknown
 MAX_DEPTH = 10
 APPENDS = ("append", "insert")
-SELF = ("n", "self")
 
 
 class Receivers:
     def __init__(self, index: Index, fields: FieldClasses):
         self.index, self.fields = index, fields
         self.memo: dict[tuple, Found] = {}
-        self.stores: dict[str, dict] = {}  # path -> :meth:`_self_stores`
 
     def of_name(self, info: ModuleInfo, qualname: str, name: str) -> list[ClassRef]:
         """``name`` in scope ``qualname``; ``rows[]``: an element of ``rows`` (a comprehension's target)."""
@@ -104,29 +102,12 @@ class Receivers:
         for owner, cls in owners.values():
             if self.index.find_method((owner, cls), field) is not None:
                 return None  # a method or property of that name: not a stored object
-            stores.extend((owner, name, value) for name, value in self._self_stores(owner).get((cls, field), ()))
+            stores.extend((owner, name, value) for name, value in self.fields.stores_of(owner, cls, field))
         if k:  # its elements: only as its annotation says (``self.kids: Dict[int, Node] = {}``), as a
             # parameter's; the stores into it (``node.kids[t] = child``, appends) are not gathered
             stores = [s for s in stores if type(s[2]) is tuple and s[2][0] in ("la", "da")]
         parts = [self.values(owner, name, value, k, depth + 1) for owner, name, value in stores]
         return _union(parts) if parts else None
-
-    def _self_stores(self, module: ModuleInfo) -> dict[tuple[str, str], list[tuple[str, object]]]:
-        """``self.f = v`` in the methods of ``module``'s classes: (class, field) -> [(method, v)], in
-        the order of the flows and their statements. Built once per module: each field read asked
-        every statement of every flow again (on torch, a quarter of the value rounds' time)."""
-        table = self.stores.get(module.path)
-        if table is None:
-            table = self.stores[module.path] = {}
-            for name, flow in module.flows.items():
-                if flow.kind != "function":
-                    continue
-                for st in flow.stmts:
-                    target = st[1] if st[0] == "=" else None
-                    if isinstance(target, tuple) and len(target) == 3 and target[0] == "a" and target[1] == SELF \
-                            and isinstance(target[2], str):
-                        table.setdefault((flow.cls, target[2]), []).append((name, st[2]))
-        return table
 
     def _global(self, module: ModuleInfo, name: str, k: int, depth: int) -> Found:
         """Every binding of the module global ``name``: at module level and in the functions that
