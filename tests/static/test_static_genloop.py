@@ -10,6 +10,9 @@ linked on its own and reports exactly its ``# expect:`` markers, at their severi
 - ``whole_decode`` (GOOD): a fixed run of steps called per request from a serving loop, and a
   decode with an exit of its own under a window loop that feeds its text back: each keeps its own
   loop as the step; what runs once per request is not reported.
+- ``annotated_lists``: ``ids: List[int] = batch["ids"]`` in the decode arm of the host step is Python data,
+  so ``torch.tensor(ids, device=...)`` is a pageable upload every step (it was missed while the
+  neighbouring upload of a list comprehension was found); a ``List[Tensor]`` local is no host data.
 - ``lazy_field``: ``if w.freqs is None: w.freqs = build(...)`` on a handed object whose field
   nothing resets is one-time set-up (the CPU-side loop in ``build`` is not reported); the same
   shape on a field a ``resize()`` sets back to ``None`` runs on any step and stays reported.
