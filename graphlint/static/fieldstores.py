@@ -30,9 +30,9 @@ def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
 #: :mod:`.argvalues`): a tensor on the host (:mod:`.cputensors`), and the same-named field of an
 #: object, or a slice or element of it (``self.key = self.key[n:]``, ``node.key = self.key[:n]``)
 HOST_STORE = ("o", "host")
+SAME_STORE = ("o", "same")
 #: where a field's first ``None`` is its initial value, not a reset (import-time code included)
 CONSTRUCTORS = frozenset(("__init__", "__post_init__", "__new__", "<module>"))
-SAME_STORE = ("o", "same")
 
 
 def _hosted(walker, attr: str, value: cst.BaseExpression | None) -> tuple | None:

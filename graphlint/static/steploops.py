@@ -18,6 +18,12 @@ body runs once per item of one step, and the walk goes on above it. Calls resolv
 points-to call graph, so a callback passed into the loop (``run_loop(preprocess, run_model,
 ...)`` calling ``run_model(work)``) and a method called through an attribute are followed.
 
+**A fixed run of steps is one round** (:func:`round_loop`): a function that replays in ``for i in
+range(n)`` with no exit (several steps per round without syncing, then back to the host) decides
+nothing about the end of the decode. When a loop that feeds its results back (a generator's round
+loop, yielding the finished rows) calls it, that loop is the step loop, and the whole function is
+host code: what sizes the round before its replays runs every round.
+
 **What becomes host code**: the step loop's body (every call in it, before and after the path to
 the replay: staging, sampling, read-back, stop checks), and every function on the way from the loop
 to the replay (each runs once per step). Not the functions above the loop: they start serving.
