@@ -19,6 +19,7 @@ from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.guards import fills_field_default, main_test, needed_attrs
+from graphlint.static.lazyfields import lazy_field
 from graphlint.static.runonce import counts_down, once_flag
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
@@ -89,7 +90,8 @@ class BranchWalker:
                 self.setup_depth -= 1
         elif guarded != "body":
             outer = (self.once, self.needs, self.first_iters, self.opt_in)
-            self.once, self.needs = once_flag(stmt) or self.once, self.needs + needed_attrs(stmt.test)
+            self.once, self.needs = once_flag(stmt) or lazy_field(stmt, self.oracle.fn.params) or self.once, \
+                self.needs + needed_attrs(stmt.test)
             switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults)
             self.opt_in += (switch,) if switch else ()
             first = (first_iteration_loop(stmt.test, self.counters) or flag_loop(stmt, self.counters)) \

@@ -142,6 +142,8 @@ class FunctionInfo(Compact):
     range_loops: list[int] = field(default_factory=list)
     #: ids of the loops that can stop early: a ``break`` in their own body, a ``return`` (:mod:`.iterations`)
     loop_exits: list[int] = field(default_factory=list)
+    #: ids of the ``while`` loops among ``range_loops``: their test can stop them (:mod:`.hoststeps`' rounds)
+    while_loops: tuple[int, ...] = ()
     #: ids of the loops that retire the element they visit (:mod:`.retiring`)
     retire_loops: tuple[int, ...] = ()
     #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
@@ -344,6 +346,9 @@ class ModuleInfo(Compact):
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
+    #: fields this file sets back to ``None`` after construction (``obj.x = None`` outside ``__init__``):
+    #: what keeps a lazy initialisation of ``x`` from being one-time (:mod:`.lazyfields`)
+    none_resets: set[str] = field(default_factory=set)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
     #: field name -> the values this file stores into a field of that name (``obj.x = v``, a class

@@ -31,6 +31,8 @@ def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
 #: object, or a slice or element of it (``self.key = self.key[n:]``, ``node.key = self.key[:n]``)
 HOST_STORE = ("o", "host")
 SAME_STORE = ("o", "same")
+#: where a field's first ``None`` is its initial value, not a reset (import-time code included)
+CONSTRUCTORS = frozenset(("__init__", "__post_init__", "__new__", "<module>"))
 
 
 def _hosted(walker, attr: str, value: cst.BaseExpression | None) -> tuple | None:
@@ -53,6 +55,8 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
             record_stores(walker, el.value, None)
     elif type(target) is cst.Attribute:
         _store(info, target.attr.value, _hosted(walker, target.attr.value, value) or _qualified(walker, value))
+        if type(value) is cst.Name and value.value == "None" and walker.func.name not in CONSTRUCTORS:
+            info.none_resets.add(target.attr.value)
     elif type(target) is cst.Name and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
         _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from graphlint.static.contexts import FuncId, reaching, spread
 from graphlint.static.facts import CallSite
 from graphlint.static.flowir import render
-from graphlint.static.steploops import find_step_loops
+from graphlint.static.steploops import find_step_loops, round_loop
 
 
 class HostSteps:
@@ -49,7 +49,10 @@ class HostSteps:
             where = next(((info.path, s.where) for s in info.sites if s.kind == "replay" and s.function == fid[1]),
                          (info.path, ()))
             reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
-            if step_loops:  # the replay runs in a step loop of its own: that loop is the host step
+            driver = round_loop(self, fid, step_loops, graph, callers) if step_loops else None
+            if driver is not None:  # a fixed run of steps a loop above runs round after round: all of it
+                self.add("host", fid, f"{reason} in a fixed run of steps, once per round of {driver[1]}", where)
+            elif step_loops:  # the replay runs in a step loop of its own: that loop is the host step
                 self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
             else:
                 self.add("host", fid, reason, where)

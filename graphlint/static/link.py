@@ -16,6 +16,7 @@ from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.hotreceivers import HotReceivers
 from graphlint.static.index import Index
+from graphlint.static.lazyfields import settled
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
@@ -62,10 +63,12 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     index = Index(infos)
     graph = CallGraph(infos, index)
     raw: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
+    once = settled(infos)  # lazy initialisation of a handed object's field: set-up (:mod:`.lazyfields`)
     for info in infos:
         for qual in sorted(info.functions):
             fn = info.functions[qual]
-            sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls]
+            sites = [] if fn.device_code else [(call, graph.site_targets(info, qual, call)) for call in fn.calls
+                                               if call.once not in once]
             sites += [(site, (callee,)) for callee, site in graph.implicit_sites(info, qual) if not fn.device_code]
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
     drop_unrun_overrides(raw, infos, index)  # ``self.m()`` in ``C.f``: not the overrides of classes that override ``f``
@@ -122,7 +125,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
                                       find_unresolved=lambda hot: from_call_graph(graph, hot, raw),
                                       by_class=by_class))
     stage[0] = "findings"
-    return _findings(infos, rules, options, contexts, index, values, captured) + stale_findings(infos, rules, options)
+    return _findings(infos, rules, options, contexts, index, values, captured, once) + stale_findings(infos, rules, options)
 
 
 def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -222,15 +225,18 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 
 
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
-              contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None) -> list[Finding]:
+              contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None,
+              once: frozenset[str] = frozenset()) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
+    once_flags = {f"once:{tag}" for tag in once}  # reports in a one-time lazy initialisation
     for info in infos:
         for cand in info.candidates:
             rule = rules.get(cand.code)
             if rule is None or cand.code not in options.enabled:
                 continue
-            if unset.dead(info, cand) or values.dead_candidate(info.path, cand) or any(
+            if (once_flags and not once_flags.isdisjoint(cand.flags)) or unset.dead(info, cand) \
+                    or values.dead_candidate(info.path, cand) or any(
                     f.startswith("object-call:") and values.returns_number((info.path, cand.function), f[12:])
                     for f in cand.flags):
                 continue

@@ -234,6 +234,8 @@ class LoopTracker(LoopTargets):
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
+            if isinstance(stmt, cst.While):
+                self.func.while_loops += (loop_id,)
         elif isinstance(stmt, cst.For):  # ``for tok in self.stream(...)``: a generator's consumer?
             iterated(self.func, loop_id, self.loop_frames[-1].where, self.flows.ir, stmt.iter)
 

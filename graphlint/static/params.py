@@ -100,3 +100,18 @@ def object_method(func: cst.Attribute, presumed: set[str]) -> bool:
     object (a cache, a state) -- its call is kept for the points-to to resolve, as any object's
     method is. A tensor method (``x.view()``) on it stays a tensor's."""
     return type(func.value) is cst.Name and func.value.value in presumed and func.attr.value not in TENSOR_METHODS
+
+
+#: element types of a list annotation that make it Python data (``ids: List[int] = batch["ids"]``)
+HOST_ELEMENTS = frozenset(("int", "float", "bool"))
+
+
+def is_host_list_annotation(node: cst.BaseExpression | None) -> bool:
+    """``list[int]``, ``List[float]`` (``typing.List`` too): a local so annotated holds Python data,
+    whatever expression gave it (a message's field, an untyped dict's item): ``torch.tensor`` of it
+    copies host memory to the device."""
+    if type(node) is not cst.Subscript or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return False
+    base = node.value.attr.value if type(node.value) is cst.Attribute else getattr(node.value, "value", "")
+    element = node.slice[0].slice.value
+    return base in ("list", "List") and type(element) is cst.Name and element.value in HOST_ELEMENTS

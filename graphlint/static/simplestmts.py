@@ -17,7 +17,7 @@ from graphlint.static.guards import written_attrs
 from graphlint.static.runonce import note_constant
 from graphlint.static.listrows import note_rows
 from graphlint.static.names import record_import
-from graphlint.static.params import is_tensor_annotation
+from graphlint.static.params import is_host_list_annotation, is_tensor_annotation
 from graphlint.static.valuekinds import UNKNOWN, join, shape_of
 
 
@@ -69,6 +69,9 @@ class SimpleStatements:
                 note_constant(self.constant_locals, self.func.qualname, stmt)
             if is_tensor_annotation(stmt.annotation.annotation, self.imports):
                 self.oracle.declare_tensor(stmt.target)
+            elif type(stmt.target) is cst.Name and stmt.value is not None \
+                    and is_host_list_annotation(stmt.annotation.annotation):
+                self.oracle.fn.hosts.add(stmt.target.value)  # ``ids: List[int] = batch["ids"]``: Python data
             elif self.class_stack and self.oracle.is_self_attr(stmt.target) is not None \
                     and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
                 self.calls.bindings.add_submodule(stmt.target.attr.value)

@@ -18,6 +18,12 @@ body runs once per item of one step, and the walk goes on above it. Calls resolv
 points-to call graph, so a callback passed into the loop (``run_loop(preprocess, run_model,
 ...)`` calling ``run_model(work)``) and a method called through an attribute are followed.
 
+**A fixed run of steps is one round** (:func:`round_loop`): a function that replays in ``for i in
+range(n)`` with no exit (several steps per round without syncing, then back to the host) decides
+nothing about the end of the decode. When a loop that feeds its results back (a generator's round
+loop, yielding the finished rows) calls it, that loop is the step loop, and the whole function is
+host code: what sizes the round before its replays runs every round.
+
 **What becomes host code**: the step loop's body (every call in it, before and after the path to
 the replay: staging, sampling, read-back, stop checks), and every function on the way from the loop
 to the replay (each runs once per step). Not the functions above the loop: they start serving.
@@ -56,6 +62,32 @@ def climbs_through(disc: Discovery, fid: FuncId, graph: dict, callers: dict) -> 
         return False
     made_by = callers.get(fid, ())
     return not (made_by and all(c[1].endswith("__init__") for c in made_by))
+
+
+def round_loop(disc: Discovery, fid: FuncId, loops: frozenset[int], graph: dict, callers: dict) -> FuncId | None:
+    """The caller whose per-token loop runs ``fid`` once per round, when ``fid`` replays in ``loops``
+    (its own step loops) a fixed number of times: ``for i in range(n)`` with no ``break`` or
+    ``return`` in it and no ``while`` test, so nothing in it decides that the decode is over. The
+    stop is decided above, in a loop that calls ``fid`` and feeds its results back (:mod:`.loops`:
+    a plain loop, a generator yielding per round): that loop is the step loop, and all of ``fid``
+    -- what sizes the round before its loop, what copies the state back after -- runs every round.
+    A whole decode of a fixed length called per request keeps its own loop as the step: from a
+    ``for`` over prompts (no step loop), or from a serving loop, whose work arrives from outside
+    each iteration (:mod:`.loops`: a ``while`` that neither yields nor tests what it rebinds) --
+    even where the engine's own state carries from one request to the next -- unless that loop
+    can stop itself (a ``break`` or ``return`` in it: the stop is decided there)."""
+    fn = disc.fn(fid)
+    if any(loop in fn.loop_exits or loop in fn.while_loops for loop in loops):
+        return None
+    for caller in sorted(set(callers.get(fid, ()))):
+        if caller == fid or not climbs_through(disc, caller, graph, callers):
+            continue
+        info, cfn = disc.by_path[caller[0]], disc.fn(caller)
+        serving = {loop.id for loop in cfn.serve_loops} - set(cfn.loop_exits)
+        if any(not loop.solver and loop.id not in serving and fid in disc.loop_targets(info, caller[1], loop)
+               for loop in cfn.loops):
+            return caller
+    return None
 
 
 def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: dict) -> None:
