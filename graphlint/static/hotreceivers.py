@@ -10,9 +10,8 @@ a speculative round that builds a chunked-prefill view every round makes that vi
 For a hot function's call ``p.m(...)`` on a parameter ``p`` it never rebinds, the classes are
 those of the values its hot callers pass for ``p`` (a caller's own parameter passed on: what *its*
 hot callers pass, up to :data:`DEPTH` calls up), read from the points-to solution of each
-argument: a name, a field of an object of a known class (``self.kv_cache``) or a chain of them
-(``runner.engine.cache``: each link's classes from the one before), or a call's result (what its
-callees return). A call edge to a method of a class none of them looks up is dropped.
+argument: a name, a field of an object of a known class (``self.kv_cache``), or a call's result
+(what its callees return). A call edge to a method of a class none of them looks up is dropped.
 Nothing is pruned where a link is unknown: a function called from outside (an entry, a loop's own
 function), a caller passing ``*args``/``**kwargs`` or another expression, an argument holding
 anything but project instances, a method that is not found along a class's MRO.
@@ -122,8 +121,8 @@ class HotReceivers:
             value = args[index] if index < len(args) else None
         if value is None:
             return frozenset()  # the default: no project object
-        if value[:1] == ("a",):
-            return self._field_classes(caller, value[1], value[2])
+        if value[:1] == ("a",) and value[1][:1] == ("n",):
+            return self._field_classes(caller, value[1][1], value[2])
         if value[:1] == ("c",):  # a call's result (``pool.step_view(slots)``): what its callees return
             return self._returned(caller, value[1])
         if value[:1] != ("n",):
@@ -149,16 +148,10 @@ class HotReceivers:
             out |= got
         return frozenset(out)
 
-    def _field_classes(self, caller: FuncId, base: tuple, attr: str) -> frozenset | None:
-        """The classes of what ``base.attr`` holds: the field along the MRO of each class ``base`` is
-        (``base`` a name, or itself a chain of fields: ``engine.runner.cache``)."""
-        if base[:1] == ("n",):
-            node = self.graph.linker.var(caller[0], caller[1], base[1])
-            owners = None if node is None else self._instances(node)
-        elif base[:1] == ("a",):
-            owners = self._field_classes(caller, base[1], base[2])
-        else:
-            owners = None
+    def _field_classes(self, caller: FuncId, base: str, attr: str) -> frozenset | None:
+        """The classes of what ``base.attr`` holds: the field along the MRO of each class ``base`` is."""
+        node = self.graph.linker.var(caller[0], caller[1], base)
+        owners = None if node is None else self._instances(node)
         if not owners:
             return None
         out: set[ClassKey] = set()

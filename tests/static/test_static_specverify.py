@@ -57,33 +57,3 @@ def test_a_view_only_the_prompt_pass_builds_is_not_per_token(monkeypatch, tmp_pa
     hot = {(Path(f.path).name, f.line, f.rule) for f in result.findings}
     assert ("views.py", 63, "GL201") in hot  # the round's view: built every round
     assert not {h for h in hot if h[:2] == ("views.py", 31)}  # the prompt's view: its counter sizes nothing per token
-
-
-FIELDCHAIN = ROOT / "fixtures" / "static" / "fieldchain"
-
-
-def test_a_cache_handed_down_through_a_chain_of_fields_runs_only_its_classes(monkeypatch, tmp_path):
-    """``model(ids, cache=runner.engine.cache)``: the layer's ``cache.update`` runs the classes the
-    engine was built with, not every subclass of its ``cache: KVCache`` annotation. Before, a chain of
-    two fields was not followed, and the draft's window cache (``self.used`` slicing) was reported."""
-    result = check_fixture(monkeypatch, tmp_path, FIELDCHAIN, ".")
-    assert_files_marked(result.findings, load(FIELDCHAIN))
-    assert not {f for f in result.findings if f.path.endswith("caches.py") and f.line in (31, 33)}
-
-
-def test_a_chain_through_an_unknown_object_prunes_nothing(monkeypatch, tmp_path):
-    """The same loop with no code that builds the runner (a user's): nothing is known of the chain,
-    so every class of the annotation stays (the window cache's slicing is reported again)."""
-    package = tmp_path / "pkg" / "fieldchain"
-    package.mkdir(parents=True)
-    for path in FIELDCHAIN.glob("*.py"):
-        text = path.read_text()
-        if path.name == "engine.py":
-            text = text[:text.index("def main():")]
-        (package / path.name).write_text(text)
-    monkeypatch.chdir(tmp_path / "pkg")
-    from graphlint.check import run
-    from graphlint.check_settings import resolve
-    from graphlint.config_file import load_config
-    result = run(resolve(load_config(cwd=tmp_path), paths=["fieldchain"], jobs=1, use_cache=False))
-    assert {(Path(f.path).name, f.line, f.rule) for f in result.findings} >= {("caches.py", 31, "GL307")}
