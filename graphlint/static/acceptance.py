@@ -7,8 +7,9 @@ speculative step's accepted length is (:mod:`.stepresult`): the host needs it to
 tokens it keeps and whether to resample. So the truth test of such a comparison in eager code or
 in the host step around a replay is ``info``. Everything else stays what it was: the reads of
 the probabilities themselves (``p[tok].item() / q[tok].item()``: one transfer of the whole test
-would do), the same test inside captured code (a sync there still fails the capture), and a
-comparison with anything but a fresh uniform draw (``if target_p >= draft_p:``, a stop test).
+would do), the same test inside captured code (a sync there still fails the capture), a
+comparison with anything but a fresh uniform draw (``if target_p >= draft_p:``, a stop test), and
+a draw against a constant (``if torch.rand(1) < 0.1:``: a biased coin, not a ratio of the models').
 
 The walk tracks names flow-sensitively, as :class:`.tensorfacts.FunctionFacts`' other sets:
 ``uniform`` names last bound to ``torch.rand(...)`` / ``torch.rand_like(...)`` (or an element,
@@ -26,6 +27,7 @@ from graphlint.static.names import resolve
 
 UNIFORM = frozenset(("torch.rand", "torch.rand_like"))
 MOVES = frozenset(("to", "cuda", "float", "half", "contiguous"))
+CONSTANTS = (cst.Integer, cst.Float)
 ORDERED = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 NOTE = " (a rejection sampler's acceptance test of a draft token: the speculative algorithm's host read, by design)"
 
@@ -54,7 +56,10 @@ def acceptance(test: cst.BaseExpression, fn, imports: dict[str, str], cls=None) 
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
             or type(test.comparisons[0].operator) not in ORDERED:
         return False
-    return uniform(test.left, fn, imports, cls) or uniform(test.comparisons[0].comparator, fn, imports, cls)
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) in CONSTANTS or type(right) in CONSTANTS:
+        return False  # ``torch.rand(1) < 0.1``: a coin with a fixed bias, no ratio of two models' probabilities
+    return uniform(left, fn, imports, cls) or uniform(right, fn, imports, cls)
 
 
 def track(fn, cls, target: cst.BaseExpression, value: cst.BaseExpression | None, imports: dict[str, str]) -> None:

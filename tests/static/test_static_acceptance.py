@@ -49,7 +49,8 @@ def test_only_a_comparison_with_a_uniform_draw_is_the_acceptance():
     assert _severities(_loop("torch.rand_like(p)[0, 0] >= p[0, 0]")) == accepted
     assert _severities(_loop("p[0, 0] > u * q[0, 0]", "u = torch.rand(4).to('cuda')[1]")) == accepted
     assert _severities(_loop("not d", "d = torch.rand(1, device='cuda') <= p[0, 0]")) == accepted
-    # no draw, a draw rebound to something else, an equality: the test keeps its severity
+    # no draw, a draw rebound to something else, an equality, a biased coin: the test keeps its severity
     for test, setup in (("p[0, 0] > q[0, 0]", ""), ("r < p[0, 0]", "r = torch.rand(1, device='cuda'); r = p[0, 1]"),
-                        ("r == p[0, 0]", "r = torch.rand(1, device='cuda')")):
+                        ("r == p[0, 0]", "r = torch.rand(1, device='cuda')"),
+                        ("r < 0.1", "r = torch.rand(1, device='cuda')")):
         assert _severities(_loop(test, setup)) == {"not accepted"}, (test, setup)
