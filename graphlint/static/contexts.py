@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import deque
 
 from graphlint.rules import Rule
+from graphlint.static.acceptance import NOTE as ACCEPT_NOTE
 from graphlint.static.facts import CallSite, Candidate
 from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
@@ -273,6 +274,8 @@ class Placement:
                 (params.get("eager_host") is False or "read-position" in cand.flags) and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
             captured = (graph or cand.in_capture) and in_graph(params, cand)
+            if not captured and params.get("eager_result") and "acceptance" in cand.flags:
+                return eager, "info", ACCEPT_NOTE  # a rejection sampler's read (:mod:`.acceptance`)
             if not captured and params.get("eager_severity"):  # only a capture would freeze it
                 severity = params["eager_severity"]
             if (params.get("result_readback") or params.get("eager_result")) and not captured and cand.reads \
@@ -321,8 +324,9 @@ class Placement:
             return None
         if params.get("step_data") is False and self.step_data(cand) and fid not in self.eager_rounds:
             return None
-        if params.get("result_readback") and self.host_result(fid, cand):
-            return host, "info", RESULT_NOTE
+        if params.get("result_readback") and self.host_result(fid, cand) or \
+                params.get("eager_result") and "acceptance" in cand.flags:
+            return host, "info", RESULT_NOTE if "acceptance" not in cand.flags else ACCEPT_NOTE
         if params.get("eager_result") and self.loop_exit(fid, cand) and \
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:
             return host, "info", LOOP_RESULT_NOTE  # the stop test the step loop's data takes for its one read

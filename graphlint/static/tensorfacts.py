@@ -20,6 +20,9 @@ class ClassFacts:
     param_containers: set[str] = field(default_factory=set)  # nn.ParameterDict / ParameterList (:mod:`.weightargs`)
     host_attrs: set[str] = field(default_factory=set)  # ``self.history = []``, ``self.ratios = (0, 4)``
     pinned_attrs: set[str] = field(default_factory=set)  # ``self.staging = torch.empty(n, pin_memory=True)``
+    #: fields every store of which (so far) is a uniform draw, and those some other store fills (:mod:`.acceptance`)
+    uniform_attrs: set[str] = field(default_factory=set)
+    other_uniform: set[str] = field(default_factory=set)
     pageable_attrs: set[str] = field(default_factory=set)  # ``self.ids = torch.tensor(ids)`` (static.pageable)
     layer_attrs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``self.embed = nn.Embedding(..)``: its tensors
     list_attrs: set[str] = field(default_factory=set)  # ``self.banned = list(ids)``: a Python list (see is_list_value)
@@ -81,6 +84,9 @@ class FunctionFacts:
     #: names last bound to an element-wise comparison of values the oracle cannot place (``m = ids ==
     #: tok`` with ``ids`` an untyped parameter): a boolean mask wherever it indexes a tensor (:mod:`.masks`)
     compared: set[str] = field(default_factory=set)
+    #: names last bound to a uniform draw / to a comparison with one (:mod:`.acceptance`)
+    uniform: set[str] = field(default_factory=set)
+    accepts: set[str] = field(default_factory=set)
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
     #: (:func:`.valuekinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)

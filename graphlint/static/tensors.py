@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.acceptance import track
 from graphlint.static.cstwalk import bool_literal, constant_name, none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor, reduced_over_dim
 from graphlint.static.hosttaint import HostTaint
@@ -272,6 +273,7 @@ class TensorOracle(HostTaint):
         if type(target) is cst.Name:
             (self.fn.compared.add if value is not None and compares(value, self.fn.compared)
              else self.fn.compared.discard)(target.value)
+        track(self.fn, self.cls, target, value, self.imports)  # a rejection sampler's draws (:mod:`.acceptance`)
         pinned = value is not None and is_pinned_value(value, self)
         if type(target) is cst.Name:
             # ``BLOCK_N = 16``: a constant by the same convention; a lower-case ``pos = 0`` is one only

@@ -19,6 +19,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from graphlint.static.acceptance import acceptance
 from graphlint.static.compound import tested_operands
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
@@ -54,6 +55,8 @@ class TruthTest(Matcher):
                     raw.cond = raw.cond + extra
                 if raw is not None and isinstance(operand, cst.Call) and ctx.oracle.is_module_call(operand.func):
                     raw.flags = raw.flags | {f"object-call:{ctx.callee_ir(operand)!r}"}
+                if raw is not None and acceptance(operand, ctx.oracle.fn, ctx.imports, ctx.oracle.cls):
+                    raw.flags = raw.flags | {"acceptance"}  # a rejection sampler's by-design read
                 ctx.emit(raw)
                 return
 
