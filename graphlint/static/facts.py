@@ -16,11 +16,12 @@ thing still named by *descriptor* is a class's bases (``ClassInfo.bases``), whic
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
 Descriptor = tuple
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_FIELD_VALUES: dict[type, Any] = {}  # class -> a function giving an instance's field values, in order
 
 
 class Compact:
@@ -33,10 +34,12 @@ class Compact:
 
     def __reduce__(self):
         cls = type(self)
-        names = _FIELD_NAMES.get(cls)
-        if names is None:
-            names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(self))
-        values = tuple(getattr(self, name) for name in names)
+        values_of = _FIELD_VALUES.get(cls)
+        if values_of is None:  # one C-level getter, not a generator of getattr calls (every record, every pickle)
+            names = tuple(f.name for f in fields(self))
+            getter = attrgetter(*names) if names else (lambda _: ())
+            values_of = _FIELD_VALUES[cls] = getter if len(names) != 1 else (lambda obj: (getter(obj),))
+        values = values_of(self)
         if any(not v and type(v) in SHARED_EMPTY for v in values):  # a loaded record pickled again: {} for the proxy
             return (_restored, (cls, tuple({} if type(v) is MappingProxyType else v for v in values)))
         return (cls, values)
