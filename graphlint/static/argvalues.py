@@ -41,7 +41,7 @@ from __future__ import annotations
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
-from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
+from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value, narrowing
 from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
@@ -131,7 +131,7 @@ class ArgValues:
         return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
-        evaluate = lambda v: self.value(v, caller, values.get(caller, TOP))  # noqa: E731
+        evaluate = narrowing(self, caller, site, lambda v: self.value(v, caller, values.get(caller, TOP)))
         bound = self.bind(callee, site, evaluate, args)
         if bound is not TOP:
             bound = self.handed.checked(caller, site, bound, evaluate, args)

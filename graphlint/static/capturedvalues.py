@@ -42,6 +42,32 @@ def captured_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId
     return values
 
 
+def eager_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]], discovery,
+                 contexts) -> ArgValues | None:
+    """The same for the eager per-token context: values from its roots and the calls between its
+    functions only. A host step's eager round (``if batch.mode.is_decode(): return
+    self.forward_decode(batch)``, the model run eagerly for batch sizes no graph holds) gets what
+    its own callers pass, narrowed by the branch it is called under (:func:`.modetests.narrowing`):
+    the extend arm of a layer's mode dispatch is not eager per-token code either. Drops from the
+    eager chains what only dead calls reach; None when there is no eager code."""
+    placement = contexts.placement
+    eager = placement.chains.get("eager")
+    if not eager:
+        return None
+    loops = placement.loop_bodies.get("eager", {})
+    hot = set(eager) | set(loops)
+    open_ = set(loops) | {f for f, chain in discovery.roots.get("eager", ()) if len(chain) == 1}
+    starts = sorted({chain[0] for chain in eager.values() if chain} | set(loops))
+    values = ArgValues(infos, raw)
+    values.solve(hot, hot | set(starts), open_, {f: ids for f, ids in loops.items() if f not in eager})
+    if values.dead_sites:
+        every = _reach(starts, raw, hot, frozenset())
+        live = _reach(starts, raw, hot, values.dead_sites)
+        for fid in every - live:
+            eager.pop(fid, None)
+    return values
+
+
 def _reach(roots: list[FuncId], raw: dict, hot: set[FuncId], dead) -> set[FuncId]:
     seen = set(roots)
     todo = list(roots)

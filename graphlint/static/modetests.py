@@ -50,6 +50,19 @@ class Built:
     fields: tuple  # ((field, frozenset of values), ...)
 
 
+@dataclass(frozen=True)
+class Holds:
+    """An object a branch tested: ``(field, method, result)`` facts (``if b.mode.is_decode():``
+    calls ``f(b)``: ``b`` is an object whose ``mode.is_decode()`` is True)."""
+    facts: tuple
+
+
+@dataclass(frozen=True)
+class Tested:
+    """A field of a :class:`Holds`: ``(method, result)`` facts."""
+    facts: tuple
+
+
 # -- the walker's half --------------------------------------------------------------------------
 def member(node: cst.BaseExpression | None) -> tuple | None:
     """``Mode.DECODE`` / ``mod.Mode.DECODE``: ``("e", "Mode", "DECODE")`` (a capitalised class, an
@@ -181,16 +194,30 @@ def self_test(c: tuple, depth: int = 0) -> bool:
     return False
 
 
-def returns_test(values, stmt: cst.FunctionDef) -> tuple | None:
-    """A method whose body is one ``return <test of self>`` (a docstring allowed): the test."""
+def returns_test(values, stmt: cst.FunctionDef) -> tuple[tuple | None, bool]:
+    """A method whose body is one ``return`` (a docstring allowed): (its test of ``self`` against
+    members, or None; whether it is a query -- it calls nothing but ``self``'s own methods, so
+    asking it twice of an unchanged receiver answers the same)."""
     body = [line for line in stmt.body.body if not _docstring(line)] if type(stmt.body) is cst.IndentedBlock else []
     if len(body) != 1 or type(body[0]) is not cst.SimpleStatementLine or len(body[0].body) != 1:
-        return None
+        return None, False
     ret = body[0].body[0]
     if type(ret) is not cst.Return or ret.value is None:
-        return None
+        return None, False
     test = values.condition(ret.value, set())
-    return test if self_test(test) else None
+    return (test if self_test(test) else None), _query(ret.value)
+
+
+def _query(node: cst.CSTNode) -> bool:
+    for kid in node.children:
+        if type(kid) in (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda):
+            return False
+        if type(kid) is cst.Call and not (not kid.args and type(kid.func) is cst.Attribute
+                                          and type(kid.func.value) is cst.Name and kid.func.value.value == "self"):
+            return False
+        if not _query(kid):
+            return False
+    return True
 
 
 def _docstring(line) -> bool:
@@ -222,6 +249,7 @@ class Modes:
                 self.enums[name] = (frozenset(klass.members), methods)
             if klass.dataclass:
                 self.dataclasses[name] = frozenset(klass.fields)
+        self.late = {a for info in infos for klass in info.classes.values() for a in klass.late_writes}
         writes = {w for info in infos for w in info.attr_writes}
         self.any_write = {w for w in writes if ":" not in w}
         self.self_writes = {(w.partition(":")[0].rpartition(".")[2], w.partition(":")[2]) for w in writes if ":" in w}
@@ -234,6 +262,19 @@ class Modes:
                 return a.name == b.name
         return None
 
+    def stable(self, attr: str) -> bool:
+        """No code rebinds ``attr`` on an object after building it (``obj.x = v``, a method other
+        than ``__init__`` storing ``self.x``, a ``setattr``)."""
+        return attr not in self.any_write and attr not in self.late and not any(w[1] == "*" for w in self.self_writes)
+
+    def answer(self, values, m, method: str) -> frozenset | None:
+        """What ``m.method()`` returns: a member's test decided, a tested field's known answer."""
+        if isinstance(m, Tested):
+            found = frozenset(want for name, want in m.facts if name == method)
+            return found or None
+        test = self.method_test(m, method)
+        return None if test is None else values.truths(test, ("", ""), {SELF: frozenset((m,))})
+
     def method_test(self, m, method: str) -> tuple | None:
         """The test ``method`` of ``m``'s enum returns, when ``m`` is a known member."""
         if not isinstance(m, Member) or m.cls not in self.enums or m.name not in self.enums[m.cls][0]:
@@ -242,6 +283,9 @@ class Modes:
 
     def field(self, obj, attr: str):
         """The values ``obj.attr`` holds (a frozenset), or None when not known for certain."""
+        if isinstance(obj, Holds):
+            facts = tuple((method, want) for a, method, want in obj.facts if a == attr)
+            return frozenset((Tested(facts),)) if facts else None
         if not isinstance(obj, Built) or attr not in self.dataclasses.get(obj.cls, ()) or attr in self.any_write \
                 or (obj.cls, "*") in self.self_writes:
             return None
@@ -295,12 +339,42 @@ def mode_value(values, v: tuple, fid, env):
             out |= found
         return frozenset(out)
     recv = values.value(v[1], fid, env)  # "mc"
-    if recv is not None and recv and all(modes.method_test(m, v[2]) is not None for m in recv):
-        out = set()
-        for m in recv:
-            out |= values.truths(modes.method_test(m, v[2]), ("", ""), {SELF: frozenset((m,))})
-        return frozenset(out)
-    return values.value(v[3], fid, env)
+    out = set()
+    for m in recv or ():
+        found = modes.answer(values, m, v[2])
+        if found is None:
+            return values.value(v[3], fid, env)
+        out |= found
+    return frozenset(out) if out else values.value(v[3], fid, env)
+
+
+def narrowing(values, caller, site, evaluate):
+    """``evaluate`` for one call site, with a parameter the site's branch tests through a field's
+    query (``if batch.mode.is_decode(): self.decode(batch)``) handed on as a :class:`Holds` of
+    that answer: the callee's same test is decided. Only where the field is never rebound after
+    its object is built (:meth:`Modes.stable`) and every method the call may run is a query."""
+    facts: dict[str, set] = {}
+    for c in site.cond:
+        want = c[0] != "not"
+        c = c[1] if c[0] == "not" else c
+        mc = c[1] if c[0] == "t" else None
+        if mc is None or mc[0] != "mc" or mc[1][0] != "at" or mc[1][1] is None or mc[1][1][0] != "p":
+            continue
+        if values.modes.stable(mc[1][2]) and _queries(values, caller, mc[3]):
+            facts.setdefault(mc[1][1][1], set()).add((mc[1][2], mc[2], want))
+    if not facts:
+        return evaluate
+
+    def narrowed(v):
+        found = evaluate(v)
+        if v is None or v[0] != "p" or v[1] not in facts:
+            return found
+        known = facts[v[1]]
+        if found is None:
+            return frozenset((Holds(tuple(sorted(known))),))
+        return frozenset(x if isinstance(x, Built) else Holds(tuple(sorted(known | set(
+            x.facts if isinstance(x, Holds) else ())))) for x in found)
+    return narrowed
 
 
 def mode_truths(modes: Modes, kind: str, found: frozenset, const) -> frozenset | None:
@@ -324,3 +398,11 @@ def mode_truths(modes: Modes, kind: str, found: frozenset, const) -> frozenset |
         else:
             out.add(any(each))
     return frozenset(out)
+
+
+def _queries(values, caller, fallback) -> bool:
+    """Whether every function the call graph gives the call (``fallback``: ``("r", callee IR)``) is a query."""
+    if fallback is None or fallback[0] != "r":
+        return False
+    targets = [callee for callee, site in values.raw.get(caller, ()) if site.expr == fallback[1] and not site.reference]
+    return bool(targets) and all(callee in values.fns and values.fns[callee][1].query for callee in targets)

@@ -266,6 +266,8 @@ class ScopeWalker:
                 for method, attrs in self.method_writes.get(b[1], {}).items() if b[0] == "name" else ():
                     writes.setdefault(method, set()).update(attrs)
             self.method_writes[qualname] = writes
+            info.late_writes = tuple(sorted({a for m, attrs in facts.method_writes.items()
+                                             if m not in ("__init__", "__post_init__") for a in attrs}))
             self.once_flags[qualname] = flags
             flags = flags | disarmed(self.raw, self.info.functions, qualname, writes)
             self.drop_one_time_steps(qualname, flags)

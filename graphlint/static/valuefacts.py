@@ -142,7 +142,7 @@ class ValueFacts:
             if self.class_tests and last_returns(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
             fn.hands_back = self.hands_back.result(stmt.body, self.hands_back_scan)
-            fn.returns_test = returns_test(self, stmt) if fn.cls else None
+            fn.returns_test, fn.query = returns_test(self, stmt) if fn.cls else (None, False)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
          self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back, self.closure) = saved
 
