@@ -41,7 +41,8 @@ from __future__ import annotations
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
-from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value, narrowing
+from graphlint.static.modenarrow import narrowing
+from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
 from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 

@@ -284,6 +284,9 @@ class Modes:
     def field(self, obj, attr: str):
         """The values ``obj.attr`` holds (a frozenset), or None when not known for certain."""
         if isinstance(obj, Holds):
+            sets = [want for a, method, want in obj.facts if a == attr and method is None]
+            if sets:  # the members the tested method answered so far
+                return frozenset.intersection(*sets)
             facts = tuple((method, want) for a, method, want in obj.facts if a == attr)
             return frozenset((Tested(facts),)) if facts else None
         if not isinstance(obj, Built) or attr not in self.dataclasses.get(obj.cls, ()) or attr in self.any_write \
@@ -348,35 +351,6 @@ def mode_value(values, v: tuple, fid, env):
     return frozenset(out) if out else values.value(v[3], fid, env)
 
 
-def narrowing(values, caller, site, evaluate):
-    """``evaluate`` for one call site, with a parameter the site's branch tests through a field's
-    query (``if batch.mode.is_decode(): self.decode(batch)``) handed on as a :class:`Holds` of
-    that answer: the callee's same test is decided. Only where the field is never rebound after
-    its object is built (:meth:`Modes.stable`) and every method the call may run is a query."""
-    facts: dict[str, set] = {}
-    for c in site.cond:
-        want = c[0] != "not"
-        c = c[1] if c[0] == "not" else c
-        mc = c[1] if c[0] == "t" else None
-        if mc is None or mc[0] != "mc" or mc[1][0] != "at" or mc[1][1] is None or mc[1][1][0] != "p":
-            continue
-        if values.modes.stable(mc[1][2]) and _queries(values, caller, mc[3]):
-            facts.setdefault(mc[1][1][1], set()).add((mc[1][2], mc[2], want))
-    if not facts:
-        return evaluate
-
-    def narrowed(v):
-        found = evaluate(v)
-        if v is None or v[0] != "p" or v[1] not in facts:
-            return found
-        known = facts[v[1]]
-        if found is None:
-            return frozenset((Holds(tuple(sorted(known))),))
-        return frozenset(x if isinstance(x, Built) else Holds(tuple(sorted(known | set(
-            x.facts if isinstance(x, Holds) else ())))) for x in found)
-    return narrowed
-
-
 def mode_truths(modes: Modes, kind: str, found: frozenset, const) -> frozenset | None:
     """``is`` / ``==`` / ``in`` / truth over values where a member or a built object takes part;
     None where none does (the plain literal rules decide)."""
@@ -398,11 +372,3 @@ def mode_truths(modes: Modes, kind: str, found: frozenset, const) -> frozenset |
         else:
             out.add(any(each))
     return frozenset(out)
-
-
-def _queries(values, caller, fallback) -> bool:
-    """Whether every function the call graph gives the call (``fallback``: ``("r", callee IR)``) is a query."""
-    if fallback is None or fallback[0] != "r":
-        return False
-    targets = [callee for callee, site in values.raw.get(caller, ()) if site.expr == fallback[1] and not site.reference]
-    return bool(targets) and all(callee in values.fns and values.fns[callee][1].query for callee in targets)
