@@ -57,7 +57,7 @@ def test_an_enum_whose_members_may_alias_keeps_them():
 
 def test_a_batch_class_that_is_no_dataclass_keeps_the_capture_undecided():
     """A hand-written ``__init__`` may store anything under ``kind``: the captured batch's kind is
-    not known from the keywords; the eager step's branch still decides its own arms."""
+    not known from the keywords, so every arm stays captured code."""
     init = "    def __init__(self, kind, ids, starts=None):\n        self.kind, self.ids, self.starts = kind, ids, starts\n"
     got = errors(batch=("@dataclass\nclass Batch:\n    kind: StepKind\n    ids: torch.Tensor\n    starts: torch.Tensor = None\n",
                         "class Batch:\n" + init))
