@@ -41,6 +41,8 @@ from __future__ import annotations
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
+from graphlint.static.modenarrow import narrowing
+from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
 from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
@@ -73,6 +75,7 @@ class ArgValues:
         self._stamp: dict[FuncId, int] = {}  # how often a function's values changed in this solve
         self._dead: dict = {}  # fid -> (its stamp, {id(cond): (dead, cond)}): :meth:`dead`'s memo
         self.handed = HandBackFacts(self)  # states a per-token loop hands back (:mod:`.handback`)
+        self.modes = Modes(infos)  # enums, dataclasses and the fields code stores (:mod:`.modetests`)
 
     # -- the solve ------------------------------------------------------------------------
     def solve(self, hot: set[FuncId], callers: set[FuncId], open_: set[FuncId],
@@ -129,7 +132,7 @@ class ArgValues:
         return edges
 
     def _flow(self, caller: FuncId, callee: FuncId, site: CallSite, values: dict, args: tuple | None) -> bool:
-        evaluate = lambda v: self.value(v, caller, values.get(caller, TOP))  # noqa: E731
+        evaluate = narrowing(self, caller, site, lambda v: self.value(v, caller, values.get(caller, TOP)))
         bound = self.bind(callee, site, evaluate, args)
         if bound is not TOP:
             bound = self.handed.checked(caller, site, bound, evaluate, args)
@@ -236,6 +239,10 @@ class ArgValues:
             return self.field(v[1])
         if kind == "g":
             return self.field(v[1], (v[2],))
+        if kind in MODE_KINDS:
+            return mode_value(self, v, fid, env)
+        if kind == "self":  # a method's receiver, where :mod:`.modetests` evaluates its test of ``self``
+            return TOP if env is TOP else env.get(SELF, TOP)
         return TOP
 
     def returns_object(self, fid: FuncId, expr: tuple) -> bool:
@@ -263,6 +270,9 @@ class ArgValues:
             found = self.value(c[1], fid, env)
             if found is TOP or not found.isdisjoint(MARKS):
                 return BOTH
+            moded = mode_truths(self.modes, kind, found, c[2] if kind != "t" else None)
+            if moded is not None:
+                return moded
             if OBJECT in found and kind != "is":
                 return BOTH
             if kind == "t":
@@ -274,6 +284,9 @@ class ArgValues:
             found = self.value(c[1], fid, env)
             if found is TOP or OBJECT in found or not found.isdisjoint(MARKS):
                 return BOTH  # decided only from a complete set of known values
+            moded = mode_truths(self.modes, kind, found, c[2] if kind == "in" else None)
+            if moded is not None:
+                return BOTH if kind == "cmp" else moded
             out = {compare(x, c[2], c[3]) if kind == "cmp" else member(x, c[2]) for x in found}
             return BOTH if None in out else frozenset(out)
         if kind == "set":  # after a set-up: no call handed back its state runs it (:mod:`.handback`)

@@ -42,6 +42,57 @@ def captured_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId
     return values
 
 
+def eager_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]], discovery,
+                 contexts) -> ArgValues | None:
+    """The same for the eager per-token context: values from its roots and the calls between its
+    functions only. A host step's eager round (``if batch.mode.is_decode(): return
+    self.forward_decode(batch)``, the model run eagerly for batch sizes no graph holds) gets what
+    its own callers pass, narrowed by the branch it is called under (:func:`.modetests.narrowing`):
+    the extend arm of a layer's mode dispatch is not eager per-token code either. Drops from the
+    eager chains what only dead calls reach; None when there is no eager code."""
+    placement = contexts.placement
+    eager = placement.chains.get("eager")
+    if not eager:
+        return None
+    loops = placement.loop_bodies.get("eager", {})
+    if any(_calls_unknown(infos_by(infos, f), f, ids, raw) for f, ids in loops.items()):
+        return None
+    hot = set(eager) | set(loops)
+    open_ = set(loops) | {f for f, chain in discovery.roots.get("eager", ()) if len(chain) == 1}
+    starts = sorted({chain[0] for chain in eager.values() if chain} | set(loops))
+    values = ArgValues(infos, raw)
+    values.solve(hot, hot | set(starts), open_, {f: ids for f, ids in loops.items() if f not in eager})
+    if values.dead_sites:
+        every = _reach(starts, raw, hot, frozenset())
+        live = _reach(starts, raw, hot, values.dead_sites)
+        for fid in every - live:
+            eager.pop(fid, None)
+    return values
+
+
+def infos_by(infos: list[ModuleInfo], fid: FuncId):
+    return next((i for i in infos if i.path == fid[0]), None)
+
+
+def _calls_unknown(info, fid: FuncId, loop_ids, raw) -> bool:
+    """Whether a per-token loop calls a parameter the call graph leaves unresolved (an exported
+    ``generate(model, ...)`` calling ``model(...)``): any forward may run there, with any arguments,
+    so the eager context's own calls do not say what its functions get."""
+    fn = info.functions.get(fid[1]) if info is not None else None
+    flow = info.flows.get(fid[1]) if info is not None else None
+    if fn is None or flow is None:
+        return False
+    resolved = {id(site) for _, site in raw.get(fid, ())}
+    for site in fn.calls:
+        expr = site.expr
+        if not site.loops or not set(site.loops) & set(loop_ids) or id(site) in resolved or not expr:
+            continue
+        base = expr[1] if expr[0] == "a" and expr[1] and expr[1][0] == "n" else expr
+        if base[0] == "n" and base[1] in flow.params:
+            return True
+    return False
+
+
 def _reach(roots: list[FuncId], raw: dict, hot: set[FuncId], dead) -> set[FuncId]:
     seen = set(roots)
     todo = list(roots)

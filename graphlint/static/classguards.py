@@ -106,6 +106,8 @@ class ClassGuards:
         if v is None or depth > DEPTH:
             return frozenset()
         kind = v[0]
+        if kind == "mc":  # ``self.graphable()`` read as a method's answer (:mod:`.modetests`): its call
+            return self._value(v[3], fid, depth)
         if kind == "k":
             return frozenset((v,))
         if kind == "l":  # a local: whichever binding it holds

@@ -225,9 +225,11 @@ class Placement:
         loops = self.loop_bodies[context].get(fid)
         return (fid,) if loops and loops.intersection(cand.loops) else None
 
-    def place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool = True) -> tuple[Chain, str, str] | None:
+    def place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool = True,
+              eager: bool = True) -> tuple[Chain, str, str] | None:
         """(chain, severity, message note), or None when the candidate does not cost anything per step;
-        ``captured`` False: no capture takes its branch (:mod:`.capturedvalues`), only other contexts count."""
+        ``captured`` / ``eager`` False: no capture / eager per-token call takes its branch
+        (:mod:`.capturedvalues`), only other contexts count."""
         params = rule.params
         severity = rule.severity
         if params.get("multi_device_severity") and ("multi-device" in cand.flags or fid in self.multi_device):
@@ -239,7 +241,7 @@ class Placement:
             return None
         if "op-output" in cand.flags:  # a custom kernel's output buffer (:func:`.stepflow.mark_step_data`)
             return None
-        placed = self._place(rule, fid, cand, captured, severity, scope)
+        placed = self._place(rule, fid, cand, captured, severity, scope, eager)
         switch = next((f[7:] for f in cand.flags if f.startswith("opt-in:")), None) if placed else None
         if switch is not None and placed[1] == "error":  # ``if benchmark:`` runs only when asked for
             return placed[0], "warning", placed[2] + OPT_IN_NOTE.format(switch)

@@ -177,6 +177,9 @@ class FunctionInfo(Compact):
     implicit_reads: list[tuple] = field(default_factory=list)
     #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
     returns_object: bool = False
+    #: a method whose body is one ``return`` of a test of ``self`` against enum members (:mod:`.modetests`)
+    returns_test: tuple | None = None
+    query: bool = False  # a method whose body is one ``return`` calling nothing but ``self``'s methods (:mod:`.modetests`)
     #: (parameter, its returned positions, bindings to check): every return hands it back (:mod:`.handback`)
     hands_back: tuple = ()
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
@@ -243,6 +246,8 @@ class ClassInfo(Compact):
     #: what its body declares false, ``(name, called)`` (:func:`.classtests.false_members`): a
     #: capability a class lacks, which a guard of a capture may test (:mod:`.classguards`)
     false_members: tuple = ()
+    members: tuple[str, ...] = ()  # an enum body's members, each with its own value (:mod:`.modetests`)
+    late_writes: tuple[str, ...] = ()  # ``self`` fields a method other than ``__init__`` assigns (:mod:`.modetests`)
 
 
 @dataclass(slots=True)

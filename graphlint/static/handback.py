@@ -59,7 +59,7 @@ def carried_results(stmt: cst.For | cst.While) -> dict[str, tuple]:
 
 def objects_only(found: tuple) -> bool:
     """A local whose every binding is some object (``state = [...]``, then ``return state``)."""
-    return found[0] == "l" and all(v == ("o",) for v, _ in found[1])
+    return found[0] == "l" and all(v == ("o",) or v is not None and v[0] == "new" for v, _ in found[1])
 
 
 def none_test(c: tuple, param: str) -> bool:
@@ -124,8 +124,9 @@ class HandBacks:
         if bound is None:
             return False
         for v, _ in bound:
-            if v == ("p", name) or v == ("o",):
+            if v == ("p", name) or v == ("o",) or v is not None and v[0] == "new":
                 continue
+            v = v[3] if v is not None and v[0] == "mc" else v  # a method's answer: its call (:mod:`.modetests`)
             if v is None or v[0] != "r":
                 return False
             self.needs.add(v)

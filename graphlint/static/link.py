@@ -9,7 +9,7 @@ from graphlint.rules import Rule
 from graphlint.static.argvalues import ArgValues
 from graphlint.static.arity import drop_unbindable
 from graphlint.static.callgraph import CallGraph
-from graphlint.static.capturedvalues import captured_values
+from graphlint.static.capturedvalues import captured_values, eager_values
 from graphlint.static.contexts import FuncId, bfs
 from graphlint.static.decode_path import DecodePath, decode_path, hot_map
 from graphlint.static.entries import Contexts, Discovery, Entry
@@ -102,6 +102,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
         contexts = discovery.run()
     values.solve(*_hot(discovery, contexts))
     captured = captured_values(infos, raw, discovery, contexts)  # what a capture runs: its own values
+    eager = eager_values(infos, raw, discovery, contexts)  # what the eager per-token code runs: its own
     contexts.decided = len(values.decided) + len({(cand_fid, c.cond[:1]) for cand_fid, c in _dead_candidates(infos, values)})
     contexts.placement.shaped = shaped(discovery, contexts, calls)
     computed = computed_keywords(graph.unresolved)
@@ -125,7 +126,8 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
                                       find_unresolved=lambda hot: from_call_graph(graph, hot, raw),
                                       by_class=by_class))
     stage[0] = "findings"
-    return _findings(infos, rules, options, contexts, index, values, captured, once) + stale_findings(infos, rules, options)
+    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager)
+            + stale_findings(infos, rules, options))
 
 
 def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
@@ -226,7 +228,7 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
               contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None,
-              once: frozenset[str] = frozenset()) -> list[Finding]:
+              once: frozenset[str] = frozenset(), eager: ArgValues | None = None) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     once_flags = {f"once:{tag}" for tag in once}  # reports in a one-time lazy initialisation
@@ -244,7 +246,8 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
             placed = contexts.placement.place(rule, (info.path, cand.function), cand,
-                                              captured is None or not captured.dead_candidate(info.path, cand))
+                                              captured is None or not captured.dead_candidate(info.path, cand),
+                                              eager is None or not eager.dead_candidate(info.path, cand))
             if placed is None:
                 continue
             chain, severity, note = placed

@@ -13,6 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.classtests import false_members
+from graphlint.static.modetests import enum_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.runonce import disarmed
@@ -236,6 +237,7 @@ class ScopeWalker:
         if info.dataclass:
             info.fields = dataclass_fields(stmt)
         info.false_members = false_members(stmt, info.dataclass)
+        info.members = enum_members(stmt)
         self.info.classes[qualname] = info
         self.flows.klass(stmt, qualname)
         saved_cls, saved_name = self.oracle.cls, self.oracle.cls_name
@@ -264,6 +266,8 @@ class ScopeWalker:
                 for method, attrs in self.method_writes.get(b[1], {}).items() if b[0] == "name" else ():
                     writes.setdefault(method, set()).update(attrs)
             self.method_writes[qualname] = writes
+            info.late_writes = tuple(sorted({a for m, attrs in facts.method_writes.items()
+                                             if m not in ("__init__", "__post_init__") for a in attrs}))
             self.once_flags[qualname] = flags
             flags = flags | disarmed(self.raw, self.info.functions, qualname, writes)
             self.drop_one_time_steps(qualname, flags)

@@ -46,6 +46,8 @@ from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, shape_only, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.valueatoms import config_field, literal
+from graphlint.static.modetests import (built, closure_values, member, member_const, member_literal, member_test,
+                                       receiver, returns_test)
 from graphlint.static.shapetests import EMPTY, NONEMPTY, SHAPE, emptiness, size_read
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
@@ -92,6 +94,8 @@ class ValueFacts:
         self.class_tests: frozenset | None = None
         self.hands_back = HandBacks()  # the parameters every ``return`` hands back (:mod:`.handback`)
         self.hands_back_scan = True  # the file may rebind a name by ``:=`` / ``global`` (summarize: its text)
+        #: an enclosing function's names a nested one reads (:func:`.modetests.closure_values`)
+        self.closure: dict[str, tuple] = {}
 
     def early_exit(self, stmt: cst.If, test: tuple) -> None:
         """``if cond: return`` (``raise``, ``continue``, ``break``): the rest of the block runs only
@@ -117,7 +121,8 @@ class ValueFacts:
 
     def begin(self, stmt: cst.FunctionDef, fn) -> tuple:
         saved = (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-                 self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back)
+                 self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back, self.closure)
+        self.closure = closure_values(self.assigns, self.body) if self.body is not None else {}
         self.carried, self.exit_conds, self.class_tests, self.hands_back = {}, set(), None, HandBacks()  # another function's early exits guard nothing here
         p = stmt.params
         every = (*p.posonly_params, *p.params, *p.kwonly_params)
@@ -137,15 +142,16 @@ class ValueFacts:
             if self.class_tests and last_returns(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
             fn.hands_back = self.hands_back.result(stmt.body, self.hands_back_scan)
+            fn.returns_test, fn.query = returns_test(self, stmt) if fn.cls else (None, False)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
-         self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back) = saved
+         self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back, self.closure) = saved
 
     def returned(self, value: cst.BaseExpression | None) -> None:
         if self.class_tests is None or self.class_tests:  # nothing left to intersect: no more looks
             tests = returned_tests(value)
             self.class_tests = tests if self.class_tests is None else self.class_tests & tests
         found = self.value(value) if value is not None else None
-        if found is None or found[0] not in ("o", "k") and not objects_only(found):  # a class test is a bool
+        if found is None or found[0] not in ("o", "k", "new", "e") and not objects_only(found):  # a class test is a bool
             self.returns_object = False
         self.hands_back.returned(value, self.params, self.assigns, self.call_exprs)
 
@@ -264,15 +270,23 @@ class ValueFacts:
         if type(node) is cst.Call and not (type(node.func) is cst.Name and node.func.value == "getattr"):
             if not node.args and backend_value(node) is not None:
                 return backend_value(node)  # ``torch.npu.is_available()`` (:mod:`.backends`)
-            if _constructs(node.func) or self.is_tensor(node):
-                return ("o",)  # ``Positions(...)``, ``torch.arange(...)``, ``x.view(...)``
+            if _constructs(node.func):  # ``Positions(...)``; ``Batch(mode=Mode.DECODE)`` (:mod:`.modetests`)
+                return built(self, node, called_name(node.func).rpartition(".")[2])
+            if self.is_tensor(node):
+                return ("o",)  # ``torch.arange(...)``, ``x.view(...)``
             expr = self.call_exprs.get(id(node))
-            return ("r", expr) if expr is not None else None  # what the call graph's targets return
+            found = ("r", expr) if expr is not None else None  # what the call graph's targets return
+            if found is not None and not node.args and type(node.func) is cst.Attribute:
+                recv = receiver(self, node.func.value)  # ``batch.mode.is_decode()`` (:mod:`.modetests`)
+                return ("mc", recv, node.func.attr.value, found) if recv is not None else found
+            return found
         if type(node) is cst.Name:
             if node.value == "self":
                 return ("self",)
             if node.value not in self.assigns:  # a module-level ``use_torch_npu`` (:mod:`.backends`)
-                return ("p", node.value) if node.value in self.params else backend_value(node)
+                if node.value in self.params:
+                    return ("p", node.value)
+                return self.closure.get(node.value) or backend_value(node)
             known = self.assigns[node.value]
             return ("l", known) if known and len(repr(known)) < 400 else None
         attr = config_field(node)
@@ -284,7 +298,9 @@ class ValueFacts:
             key = node.args[1].value.evaluated_value
             if default is not None and isinstance(key, str) and config_field(cst.Attribute(node.args[0].value, cst.Name(key))):
                 return ("g", key, default[1])
-        return backend_value(node) if type(node) is cst.Attribute else None  # ``utils.USE_NPU``
+        if type(node) is not cst.Attribute:
+            return None
+        return backend_value(node) or member(node)  # ``utils.USE_NPU``; ``Mode.DECODE`` (:mod:`.modetests`)
 
     def condition(self, test: cst.BaseExpression, shapes: set[str]) -> tuple:
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
@@ -310,6 +326,9 @@ class ValueFacts:
                 value, const = self.value(other), literal(test.left)
             if type(op) in (cst.In, cst.NotIn):
                 return self._membership(test.left, op, other)
+            against = member_const(other) or member_const(test.left)
+            if against is not None and type(op) in (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual):
+                return member_test(self, test.left, op, other, against)
             flipped = const is not None and literal(other) is None  # ``0 < top_k``: ``top_k > 0``
             if value is None or const is None or value[0] == "c":
                 return UNKNOWN
@@ -331,11 +350,15 @@ class ValueFacts:
     def _membership(self, left: cst.BaseExpression, op: cst.BaseCompOp, options: cst.BaseExpression) -> tuple:
         """``mode in ("a", "b")``: a value against a display of literals only (anything else in
         the display, or a starred element, decides nothing)."""
-        value = self.value(left)
-        if value is None or value[0] in ("c", "self") or not isinstance(options, (cst.Tuple, cst.List, cst.Set)):
+        if not isinstance(options, (cst.Tuple, cst.List, cst.Set)):
             return UNKNOWN
-        consts = [literal(el.value) if not isinstance(el, cst.StarredElement) else None for el in options.elements]
+        consts = [None if isinstance(el, cst.StarredElement) else literal(el.value) or member_literal(el.value)
+                  for el in options.elements]
         if not consts or any(c is None for c in consts):
+            return UNKNOWN
+        members = any(not isinstance(c[1], (str, int, float, bool, type(None))) for c in consts)
+        value = receiver(self, left) if members else self.value(left)
+        if value is None or value[0] == "c" or value[0] == "self" and not members:
             return UNKNOWN
         base = ("in", value, tuple(c[1] for c in consts))
         return ("not", base) if isinstance(op, cst.NotIn) else base
