@@ -45,11 +45,13 @@ class BranchWalker:
         self.flows.use(stmt.test)
         test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
         before, sides = self.values.branch(), []
+        self.branching += 1
         try:
             if fallback:
                 self._fallback_body(stmt, before)
             self.if_branches(stmt, guarded, test, outer_cond, before, sides)
         finally:
+            self.branching -= 1
             self.values.merge(before, [*sides, self.values.assigns])
         if guarded is None:
             self.values.early_exit(stmt, test)

@@ -10,8 +10,9 @@ x.min())`` is calibration's own host read.
 
 **A model that always runs one** is a calibration model (an export model with its observers wired
 into every forward, a prepared model): a forward that calls an observer's ``forward`` on every run
--- through calls not under an ``if``, a first-iteration test or a ``try`` of their own, every target
-of such a call doing so -- is run to calibrate the model or to check the calibrated result (a
+-- through calls that run whenever their function does (:attr:`.facts.CallSite.always`: under no
+``if``, after no early exit, in no handler, case or conditional operand), every target of such a
+call doing so -- is run to calibrate the model or to check the calibrated result (a
 quantizer's sanity generation), never as a decode step. Such a forward is no model step
 (:meth:`.entries.Discovery.run`), a library ``generate`` driving it is no decode loop
 (:mod:`.libloops`) and a ``torch.compile`` of it no captured region. A model whose observer is
@@ -48,16 +49,18 @@ def calibrating(machinery: set[FuncId], calls: dict) -> set[FuncId]:
     found = {fid for fid in machinery if fid[1].rpartition(".")[2] in RUN}
     if not found:
         return found
-    sites: dict[FuncId, dict[int, list]] = {}
+    targets: dict[FuncId, dict[tuple, set]] = {}  # caller -> call expression -> every target it has
+    always: dict[FuncId, set[tuple]] = {}  # caller -> the expressions of its calls that always run
     for caller, edges in calls.items():
         for callee, site in edges:
-            if not (site.cond or site.first_iter or site.reference):
-                sites.setdefault(caller, {}).setdefault(id(site), []).append(callee)
+            targets.setdefault(caller, {}).setdefault(site.expr, set()).add(callee)
+            if site.always and not (site.cond or site.first_iter or site.reference):
+                always.setdefault(caller, set()).add(site.expr)
     changed = True
     while changed:
         changed = False
-        for caller, by_site in sites.items():
-            if caller not in found and any(all(t in found for t in targets) for targets in by_site.values()):
+        for caller, exprs in always.items():
+            if caller not in found and any(targets[caller][e] <= found for e in exprs):
                 found.add(caller)
                 changed = True
     return found

@@ -144,7 +144,8 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
                                        min(orders), known.loops | call.loops,
                                        known.reference and call.reference,
                                        multi_device=known.multi_device or call.multi_device,
-                                       cond=known.cond if known.cond == call.cond else (), same=same_slots(known, call))
+                                       cond=known.cond if known.cond == call.cond else (), same=same_slots(known, call),
+                                       always=known.always or call.always)
         calls[caller] = sorted(out.items())
     return calls
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from static_helpers import analyze, check_fixture, codes
 from test_static_fixture import assert_marked
 
@@ -49,15 +51,41 @@ class LM(PreTrainedModel):
         pos = torch.arange(h.shape[1], device=h.device)
         return h + pos
 
+    def calibrating(self, h):
+        return self.observer is not None and h.numel() > 0
 
-def chat(model, ids):
+
+def chat(config, ids):
+    model = LM(config)
     return model.generate(ids, max_new_tokens=256)
 """
 
 
-def test_a_model_whose_observer_is_optional_stays_a_decode_step():
-    found = analyze({"lm.py": OPTIONAL})
-    assert codes(found) == ["GL201"]  # the forward's per-token allocation; the observer's read is calibration
+#: ways a forward runs its observer only sometimes: each keeps the model a decode step
+OPTIONAL_CALLS = {
+    "known test": ("if self.observer is not None:\n            h = self.observer(h)", ""),
+    "unknown test": ("if self.calibrating(h):\n            h = self.observer(h)", ""),
+    "early exit": ("if not self.calibrating(h):\n            return h + pos\n        h = self.observer(h)", ""),
+    "nested exit": ("if self.ready:\n            if self.calibrating(h):\n                return h + pos\n"
+                    "        h = self.observer(h)", ""),
+    "conditional operand": ("h = self.observer(h) if self.calibrating(h) else h", ""),
+    "and operand": ("seen = self.calibrating(h) and self.observer(h)", ""),
+    "handler": ("try:\n            h = self.proj(h)\n        except RuntimeError:\n            h = self.observer(h)", ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPTIONAL_CALLS))
+def test_a_model_whose_observer_runs_only_sometimes_stays_a_decode_step(case):
+    call, _ = OPTIONAL_CALLS[case]
+    source = OPTIONAL.replace("if self.observer is not None:\n            h = self.observer(h)", call)
+    found = analyze({"lm.py": source})
+    assert "GL201" in codes(found)  # the forward's per-token allocation; the observer's read is calibration
+    assert "GL104" not in codes(found)
+
+
+def test_a_model_that_always_runs_its_observer_is_calibration():
+    source = OPTIONAL.replace("if self.observer is not None:\n            h = self.observer(h)", "h = self.observer(h)")
+    assert codes(analyze({"lm.py": source})) == []
 
 
 def test_only_quantization_observers_and_fake_quantizers_are_calibration():
