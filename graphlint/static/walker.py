@@ -19,6 +19,7 @@ from graphlint.static.branchwalk import BranchWalker
 from graphlint.static.defaultdevice import device_context
 from graphlint.static.derefs import deref_conditions
 from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names, jumps_out
+from graphlint.static.perstep import LAZY
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
@@ -90,6 +91,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         #: calls of conditional operands (``b`` of ``a and b``, an ``IfExp``'s arms, a lambda): what
         #: :attr:`.facts.CallSite.always` says (:mod:`.calibration`)
         self.branching, self.cond_calls, self.always_call = 0, set(), False
+        self.lazy_at = 0  # the set-up depth of a ``self`` field's lazy initialisation (:mod:`.perstep`)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
         self.opt_in: tuple[str, ...] = ()  # inside ``if benchmark:``, a measurement switch off by default (:mod:`.optin`)
@@ -149,12 +151,14 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         in_capture = self.in_capture
         if in_capture and id(anchor) in self.reselected:
             return None  # ``set_device(dev)`` of the device the function selected before capturing
-        if not in_capture and rule.params.get("scope") != "anywhere" and (
+        lazy = bool(self.setup_depth) and self.setup_depth == self.lazy_at  # kept, flagged (:mod:`.perstep`)
+        if not in_capture and rule.params.get("scope") != "anywhere" and not lazy and (
                 self.setup_depth or (self.func.qualname == "<module>" and not self.loop_ids)):
             return None
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
+        flags.extend((LAZY,) if lazy and not in_capture else ())
         flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
         operand = self.first_operands.get(id(anchor)) if self.first_operands else None
         if operand is not None and operand not in self.first_iters:  # ``if i == 0 and done.any():``
