@@ -151,14 +151,16 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         in_capture = self.in_capture
         if in_capture and id(anchor) in self.reselected:
             return None  # ``set_device(dev)`` of the device the function selected before capturing
-        lazy = bool(self.setup_depth) and self.setup_depth == self.lazy_at  # kept, flagged (:mod:`.perstep`)
-        if not in_capture and rule.params.get("scope") != "anywhere" and not lazy and (
+        anywhere = rule.params.get("scope") == "anywhere"
+        # a self field's lazy set-up: kept, flagged, decided when linking (:mod:`.perstep`)
+        lazy = not in_capture and not anywhere and bool(self.setup_depth) and self.setup_depth == self.lazy_at
+        if not in_capture and not anywhere and not lazy and (
                 self.setup_depth or (self.func.qualname == "<module>" and not self.loop_ids)):
             return None
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
-        flags.extend((LAZY,) if lazy and not in_capture else ())
+        flags.extend((LAZY,) if lazy else ())
         flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
         operand = self.first_operands.get(id(anchor)) if self.first_operands else None
         if operand is not None and operand not in self.first_iters:  # ``if i == 0 and done.any():``

@@ -29,3 +29,25 @@ def test_a_view_built_once_before_the_loop_keeps_its_lazy_set_up():
     assert hoisted != source
     assert codes(analyze({"views.py": source})) == ["GL204"]
     assert codes(analyze({"views.py": hoisted})) == []
+
+
+LAZY_CAPTURE = """
+import torch
+
+
+class Graphed:
+    def __init__(self, fn):
+        self.fn, self._graph = fn, None
+
+    def __call__(self, x):
+        if self._graph is None:
+            self._graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self._graph):
+                self._out = self.fn(x)
+        self._graph.replay()
+        return self._out
+"""
+
+
+def test_a_rule_reported_anywhere_stays_reported_in_lazy_set_up():
+    assert codes(analyze({"graphed.py": LAZY_CAPTURE})) == ["GL501"]  # the capture's missing stream
