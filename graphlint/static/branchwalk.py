@@ -19,7 +19,7 @@ from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.guards import fills_field_default, main_test, needed_attrs
-from graphlint.static.runonce import counts_down, lazy_field, once_flag
+from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
 from graphlint.static.optin import COMPILE_SWITCHES
@@ -86,7 +86,7 @@ class BranchWalker:
                                   or counts_down(stmt, self.is_constant_local) or self.timing_switch(stmt)):
             self.setup_depth += 1
             lazy_at = self.lazy_at
-            if self.setup_depth == 1 and self.func.cls and lazy_field(stmt):
+            if self.setup_depth == 1 and self.func.cls and own_lazy_field(stmt):
                 self.lazy_at = 1  # once per object: per step for an object built every step (:mod:`.perstep`)
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)

@@ -71,7 +71,7 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
-def lazy_field(stmt: cst.If) -> bool:
+def own_lazy_field(stmt: cst.If) -> bool:
     """Lazy initialisation of an object's own field (``self.x``), not a class-level cache: once per
     object (:mod:`.perstep` decides when that is every step)."""
     if not is_lazy_init(stmt):
