@@ -20,7 +20,7 @@ from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.guards import fills_field_default, main_test, needed_attrs
 from graphlint.static.lazyfields import lazy_field
-from graphlint.static.runonce import counts_down, once_flag
+from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
 from graphlint.static.optin import COMPILE_SWITCHES
@@ -46,11 +46,13 @@ class BranchWalker:
         self.flows.use(stmt.test)
         test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
         before, sides = self.values.branch(), []
+        self.branching += 1
         try:
             if fallback:
                 self._fallback_body(stmt, before)
             self.if_branches(stmt, guarded, test, outer_cond, before, sides)
         finally:
+            self.branching -= 1
             self.values.merge(before, [*sides, self.values.assigns])
         if guarded is None:
             self.values.early_exit(stmt, test)
@@ -84,10 +86,14 @@ class BranchWalker:
         if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
                                   or counts_down(stmt, self.is_constant_local) or self.timing_switch(stmt)):
             self.setup_depth += 1
+            lazy_at = self.lazy_at
+            if self.setup_depth == 1 and self.func.cls and own_lazy_field(stmt):
+                self.lazy_at = 1  # once per object: per step for an object built every step (:mod:`.perstep`)
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
             finally:
                 self.setup_depth -= 1
+                self.lazy_at = lazy_at
         elif guarded != "body":
             outer = (self.once, self.needs, self.first_iters, self.opt_in)
             self.once, self.needs = once_flag(stmt) or lazy_field(stmt, self.oracle.fn.params) or self.once, \

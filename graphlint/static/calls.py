@@ -193,6 +193,7 @@ class CallRecorder:
             self.at.func.calls.append(seen[key])
         else:
             seen[key].kinds = join_args(seen[key].kinds, kinds)
+        seen[key].always = seen[key].always or (self.at.always_call and not reference)
         site = seen[key]
         if steady is not None and not reference:
             self.at.steady.note(site, steady)

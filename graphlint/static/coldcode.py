@@ -7,11 +7,13 @@ Decided by name for the first two (``__init__``, ``*warm*``, ``*capture*``, ``*d
 function that calls ``.backward()`` (or ``torch.autograd``), and the methods of optimizers, LR
 schedulers, data loaders, datasets and samplers -- classes with ``torch.optim``'s or
 ``torch.utils.data``'s classes among their bases, at any depth (an optimizer's ``step()`` matches
-``*step*``; it is training).
+``*step*``; it is training), and quantization's observers and fake quantizers, calibration's
+machinery (:mod:`.calibration`).
 """
 
 from __future__ import annotations
 
+from graphlint.static.calibration import calibration_base
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.losscode import training_closure
@@ -59,17 +61,22 @@ def capture_setup_loop(edges, loop_id: int, fn_of) -> bool:
     return False
 
 
-def training_code(infos: list[ModuleInfo], index: Index, calls: dict | None = None) -> set[FuncId]:
-    """Functions that train: they call ``.backward()``, always compute a loss (:mod:`.losscode`,
-    through ``calls``, the call graph's edges), or belong to a training class."""
+def library_family(infos: list[ModuleInfo], index: Index, pred) -> set[FuncId]:
+    """The methods of the classes with a library base ``pred`` accepts (its dotted name), at any depth."""
     found = set()
     for info in infos:
         family = {name for name in info.classes if any(
-            base[0] == "dotted" and isinstance(base[1], str) and base[1].startswith(TRAINING_BASES)
+            base[0] == "dotted" and isinstance(base[1], str) and pred(base[1])
             for cinfo, cname in index.mro((info, name)) for base in cinfo.classes[cname].bases)}
-        for qual, fn in info.functions.items():
-            if fn.trains or fn.cls in family:
-                found.add((info.path, qual))
+        found.update((info.path, qual) for qual, fn in info.functions.items() if fn.cls in family)
+    return found
+
+
+def training_code(infos: list[ModuleInfo], index: Index, calls: dict | None = None) -> set[FuncId]:
+    """Functions that train: they call ``.backward()``, always compute a loss (:mod:`.losscode`,
+    through ``calls``, the call graph's edges), or belong to a training class."""
+    found = library_family(infos, index, lambda dotted: dotted.startswith(TRAINING_BASES))
+    found.update((info.path, qual) for info in infos for qual, fn in info.functions.items() if fn.trains)
     return training_closure(found, infos, calls or {})
 
 
@@ -78,11 +85,13 @@ DECODE_WORDS = ("decode", "generat")
 
 
 class ColdCode:
-    """``cold(name, fid)``: whether the function is set-up, prefill-only or training code."""
+    """``cold(name, fid)``: whether the function is set-up, prefill-only, training or calibration code."""
 
     def __init__(self, infos: list[ModuleInfo], index: Index, options: StaticOptions, calls: dict | None = None):
         self._prefill = name_matcher(tuple(options.prefill_names))
-        self.training = training_code(infos, index, calls)
+        #: observers' and fake quantizers' methods (:mod:`.calibration`): cold, as training is
+        self.calibration = library_family(infos, index, calibration_base)
+        self.training = training_code(infos, index, calls) | self.calibration
 
     def prefill(self, name: str) -> bool:
         """Named like prefill-only code: never captured either (a decode graph holds one token per

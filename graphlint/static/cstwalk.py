@@ -290,6 +290,19 @@ def ends_in_jump(suite: cst.BaseSuite) -> bool:
     return type(last_statement(suite)) in JUMPS
 
 
+def jumps_out(stmt: cst.CSTNode) -> bool:
+    """A statement with a ``return``/``raise``/``break``/``continue`` among its statements at any depth
+    (not in a nested ``def`` or ``class``): what follows it in its block may not run."""
+    kind = type(stmt)
+    if kind in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
+        return any(type(small) in JUMPS for small in stmt.body)
+    if kind in (cst.FunctionDef, cst.ClassDef):
+        return False
+    return any(jumps_out(child) for child in stmt.children
+               if isinstance(child, (cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler,
+                                     cst.ExceptStarHandler, cst.Finally, cst.MatchCase)))
+
+
 def last_returns(suite: cst.BaseSuite) -> bool:
     """The block's last statement is a ``return`` or ``raise``: the function does not go on past it."""
     return type(last_statement(suite)) in (cst.Return, cst.Raise)

@@ -24,6 +24,9 @@ from graphlint.static.stepflow import record_slice_reads
 from graphlint.static.weightargs import cast_root
 
 COMPREHENSIONS = frozenset(("ListComp", "SetComp", "GeneratorExp", "DictComp"))
+#: the operands of an expression that run only when another decides so (or later, a lambda's body)
+CONDITIONAL = {"BooleanOperation": lambda n: (n.right,), "IfExp": lambda n: (n.body, n.orelse),
+               "Lambda": lambda n: (n.body,)}
 
 
 class MatcherDispatch:
@@ -106,6 +109,8 @@ class MatcherDispatch:
                     self.values.cond = outer
                 continue
             name = type(node).__name__
+            if name in CONDITIONAL:
+                self.cond_calls.update(id(n) for sub in CONDITIONAL[name](node) for n in preorder(sub) if type(n) is cst.Call)
             if name == "BooleanOperation" or name == "IfExp":
                 if name == "BooleanOperation" and self.counters:
                     self.note_first_operands(node)
@@ -142,7 +147,9 @@ class MatcherDispatch:
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True
                 self.call_expr = self.values.call_exprs[id(node)] = self.flows.call(node)
+                self.always_call = not self.branching and id(node) not in self.cond_calls
                 self.calls.call_site(node)
+                self.always_call = False
                 extra = self.by_callee.get(self.call_name, ()) if self.call_name else ()
                 if type(func) is cst.Attribute:
                     extra = (*extra, *self.by_method.get(func.attr.value, ()))

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from graphlint.static.calibration import calibrating
 from graphlint.static.callgraph import CallGraph, capturing_functions
 from graphlint.static.compileswitch import api_default, field_off, method_switch, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
@@ -136,6 +137,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         self._handed: set[FuncId] | None = None  # :mod:`.handed`
         #: ``not_hot(name, fid)``: set-up, prefill-only or training code (see :mod:`.coldcode`)
         self.not_hot = ColdCode(infos, index, options, calls)
+        #: models every run of which runs a quantization observer: calibration, never a decode step (:mod:`.calibration`)
+        self.calibrating = calibrating(self.not_hot.calibration, calls)
 
     def fn(self, fid: FuncId):
         return self.by_path[fid[0]].functions[fid[1]]
@@ -192,6 +195,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
         # a captured method of an object holding tensors, and its overrides, whatever its name (:mod:`.objectsteps`)
         steps |= {fid for fid in object_steps(self.index, self.by_path, self.recorded_roots()) if self.fn(fid).device_work}
+        steps -= self.calibrating  # a calibration model's forward runs no decode step (:mod:`.calibration`)
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration
         self.model_reach = reach = reaching((steps - setup) | (graph_roots - self.math_roots(graph_roots, graph, steps)),
@@ -332,7 +336,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
             for qual, fn in sorted(info.functions.items()):
                 if fn.compiled:
                     self.compiled_roots.append((info.path, qual))
-                if fn.compiled == "graph":
+                if fn.compiled == "graph" and (info.path, qual) not in self.calibrating:
                     compiled_graph[(info.path, qual)] = None
                     self.add("graph", (info.path, qual), "@torch.compile with CUDA graphs (mode='reduce-overhead')")
             for region in info.regions:
@@ -348,6 +352,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                         self.add("graph", fid, f"Region declared (capturable) in {region.function}", where, chain)
                     elif region.kind == "graphed":
                         self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
+                    elif fid in self.calibrating:
+                        continue  # a calibration model's compile captures no decode step (:mod:`.calibration`)
                     else:
                         switch = region.opt_in or method_switch(self.infos, self.graph, self.calls, caller, fid)
                         off = bool(switch) and field_off(switch, self.field_stores)

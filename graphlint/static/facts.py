@@ -98,6 +98,9 @@ class CallSite(Compact):
     kinds: tuple | None = None
     #: argument slots the same on every iteration of the loops around the call (:mod:`.restaged`)
     same: tuple = ()
+    #: some instance of it runs whenever its function does (or its loop iterates): no branch, early exit,
+    #: handler or conditional operand around it (:mod:`.calibration`)
+    always: bool = False
 
 
 @dataclass(slots=True)

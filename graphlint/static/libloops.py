@@ -69,7 +69,10 @@ class LibraryLoops:
     def generation_model(self, ref) -> bool:
         """The class runs a library's generation loop (see the module docstring)."""
         index = self.index
-        if index.find_method(ref, GENERATE) is not None or index.find_method(ref, "forward") is None:
+        forward = index.find_method(ref, "forward")
+        if index.find_method(ref, GENERATE) is not None or forward is None:
+            return False
+        if (forward[0].path, forward[1]) in self.calibrating:  # a calibration model (:mod:`.calibration`)
             return False
         if not self.graph.objects.ctors.library_base(ref):
             return False

@@ -22,6 +22,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.namedispatch import specialize_names
 from graphlint.static.openreceivers import resolve_open
 from graphlint.static.passedcalls import specialize
+from graphlint.static.perstep import LAZY, per_step_classes
 from graphlint.static.recorded import stale_findings
 from graphlint.static.backends import backend_only, only_through as backend_through
 from graphlint.static.restaged import same_slots
@@ -126,7 +127,8 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
                                       find_unresolved=lambda hot: from_call_graph(graph, hot, raw),
                                       by_class=by_class))
     stage[0] = "findings"
-    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager)
+    per_step = per_step_classes(calls, contexts.placement.chains, contexts.placement.loop_bodies)
+    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step)
             + stale_findings(infos, rules, options))
 
 
@@ -149,7 +151,8 @@ def _merge(raw: dict[FuncId, list[tuple[FuncId, CallSite]]],
                                        min(orders), known.loops | call.loops,
                                        known.reference and call.reference,
                                        multi_device=known.multi_device or call.multi_device,
-                                       cond=known.cond if known.cond == call.cond else (), same=same_slots(known, call))
+                                       cond=known.cond if known.cond == call.cond else (), same=same_slots(known, call),
+                                       always=known.always or call.always)
         calls[caller] = sorted(out.items())
     return calls
 
@@ -228,7 +231,8 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
               contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None,
-              once: frozenset[str] = frozenset(), eager: ArgValues | None = None) -> list[Finding]:
+              once: frozenset[str] = frozenset(), eager: ArgValues | None = None,
+              per_step: set = frozenset()) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     once_flags = {f"once:{tag}" for tag in once}  # reports in a one-time lazy initialisation
@@ -243,6 +247,8 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                     for f in cand.flags):
                 continue
             fn = info.functions.get(cand.function)
+            if LAZY in cand.flags and (fn is None or (info.path, fn.cls) not in per_step):
+                continue  # lazy set-up of an object that lives across steps (:mod:`.perstep`)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
             placed = contexts.placement.place(rule, (info.path, cand.function), cand,

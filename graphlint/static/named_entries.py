@@ -42,7 +42,7 @@ class NamedEntries:
                 fid = (info.path, qual)
                 if qual == "<module>" or fn.device_code or (fn.name.startswith("test_") and not tests_hot):
                     continue
-                if not self.hot_named(fn.name) or self.not_hot(fn.name, fid):
+                if not self.hot_named(fn.name) or self.not_hot(fn.name, fid) or fid in self.calibrating:
                     continue
                 if not self.evidence:
                     if fn.name == "__call__" and fn.cls and not self.class_live(info, fn.cls):

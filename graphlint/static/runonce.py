@@ -71,6 +71,16 @@ def is_lazy_init(stmt: cst.If) -> bool:
     )
 
 
+def own_lazy_field(stmt: cst.If) -> bool:
+    """Lazy initialisation of an object's own field (``self.x``), not a class-level cache: once per
+    object (:mod:`.perstep` decides when that is every step)."""
+    if not is_lazy_init(stmt):
+        return False
+    test = stmt.test
+    owner = test.expression if type(test) is cst.UnaryOperation else test.left if type(test) is cst.Comparison else None
+    return type(owner) is cst.Call or (owner is not None and _self_slot(owner) is not None)  # ``getattr(self, ...)``
+
+
 #: ``self.register_buffer("x", t)``: binds ``self.x`` as an assignment does
 REGISTERS = frozenset(("register_buffer", "register_parameter"))
 

@@ -18,7 +18,8 @@ from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
 from graphlint.static.defaultdevice import device_context
 from graphlint.static.derefs import deref_conditions
-from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names
+from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names, jumps_out
+from graphlint.static.perstep import LAZY
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
@@ -86,6 +87,11 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         #: the innermost ``for``'s target and the read-backs before it, for :func:`iterations_chosen`
         self.loop_target: tuple | None = None
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
+        #: inside a branch of the function (an ``if``'s arms, after an early exit, a handler, a case), and the
+        #: calls of conditional operands (``b`` of ``a and b``, an ``IfExp``'s arms, a lambda): what
+        #: :attr:`.facts.CallSite.always` says (:mod:`.calibration`)
+        self.branching, self.cond_calls, self.always_call = 0, set(), False
+        self.lazy_at = 0  # the set-up depth of a ``self`` field's lazy initialisation (:mod:`.perstep`)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
         self.needs: tuple[str, ...] = ()  # inside ``if self.<attr> is not None:`` (see ``guards.needed_attrs``)
         self.opt_in: tuple[str, ...] = ()  # inside ``if benchmark:``, a measurement switch off by default (:mod:`.optin`)
@@ -145,12 +151,16 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         in_capture = self.in_capture
         if in_capture and id(anchor) in self.reselected:
             return None  # ``set_device(dev)`` of the device the function selected before capturing
-        if not in_capture and rule.params.get("scope") != "anywhere" and (
+        anywhere = rule.params.get("scope") == "anywhere"
+        # a self field's lazy set-up: kept, flagged, decided when linking (:mod:`.perstep`)
+        lazy = not in_capture and not anywhere and bool(self.setup_depth) and self.setup_depth == self.lazy_at
+        if not in_capture and not anywhere and not lazy and (
                 self.setup_depth or (self.func.qualname == "<module>" and not self.loop_ids)):
             return None
         if not in_capture and rule.params.get("scope") == "capture" and self.loop_nodes:
             in_capture = self.capture_loop()  # ``set_device(d)`` in the loop that captures on each device
         flags = [f"once:{self.once}"] if self.once else []
+        flags.extend((LAZY,) if lazy else ())
         flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
         operand = self.first_operands.get(id(anchor)) if self.first_operands else None
         if operand is not None and operand not in self.first_iters:  # ``if i == 0 and done.any():``
@@ -199,12 +209,14 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         stmts = tuple(stmts)
-        setup = self.setup_depth
+        setup, branching = self.setup_depth, self.branching
         try:
             for position, stmt in enumerate(stmts):
                 smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
                 for small in smalls:
                     self.order += 1
+                    if self.cond_calls:
+                        self.cond_calls.clear()
                     if type(small) in EXITS:
                         note_exit(self.func, self.loop_ids, small)
                     self.path.append((field, index))
@@ -224,10 +236,13 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     index += 1
                 if self.guards.ends_block(stmt):
                     return  # the rest of this block never runs while capturing (or only with a guard on)
+                if type(stmt) is cst.If and jumps_out(stmt):
+                    self.branching += 1  # the rest of the block runs only when the ``if`` lets it
                 if type(stmt) is cst.If and stmt.orelse is None and grows_after(stmt, stmts[position + 1:]):
                     self.setup_depth += 1  # the rest refreshes a table the ``if`` returned for (:mod:`.growtables`)
         finally:
             self.setup_depth = setup  # raised for the rest of this block by a table refresh
+            self.branching = branching
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)
@@ -261,8 +276,12 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     self.suite(stmt.body)
                 finally:
                     self.flows.optional -= optional
-                for i, handler in enumerate(stmt.handlers):
-                    self.suite(handler.body, f"handlers.{i}")
+                self.branching += 1
+                try:
+                    for i, handler in enumerate(stmt.handlers):
+                        self.suite(handler.body, f"handlers.{i}")
+                finally:
+                    self.branching -= 1
                 if stmt.orelse is not None:
                     self.suite(stmt.orelse.body, "orelse")
                 if stmt.finalbody is not None:
@@ -272,8 +291,10 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 self.shelters.pop()
         elif type(stmt) is cst.Match:
             self.expr(stmt.subject)
+            self.branching += 1
             for i, case in enumerate(stmt.cases):
                 self.suite(case.body, f"cases.{i}")
+            self.branching -= 1
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         loop_id = self.order
