@@ -98,9 +98,7 @@ class CallSite(Compact):
     kinds: tuple | None = None
     #: argument slots the same on every iteration of the loops around the call (:mod:`.restaged`)
     same: tuple = ()
-    #: some instance of it runs whenever its function does (or its loop iterates): no branch, early exit,
-    #: handler or conditional operand around it (:mod:`.calibration`)
-    always: bool = False
+    always: bool = False  # no branch, early exit, handler or conditional operand around it (:mod:`.calibration`)
 
 
 @dataclass(slots=True)
@@ -180,8 +178,7 @@ class FunctionInfo(Compact):
     implicit_reads: list[tuple] = field(default_factory=list)
     #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
     returns_object: bool = False
-    #: a method whose body is one ``return`` of a test of ``self`` against enum members (:mod:`.modetests`)
-    returns_test: tuple | None = None
+    returns_test: tuple | None = None  # one ``return`` testing ``self`` against enum members (:mod:`.modetests`)
     query: bool = False  # a method whose body is one ``return`` calling nothing but ``self``'s methods (:mod:`.modetests`)
     #: (parameter, its returned positions, bindings to check): every return hands it back (:mod:`.handback`)
     hands_back: tuple = ()
@@ -357,8 +354,7 @@ class ModuleInfo(Compact):
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
-    #: fields this file sets back to ``None`` after construction (``obj.x = None`` outside ``__init__``):
-    #: what keeps a lazy initialisation of ``x`` from being one-time (:mod:`.lazyfields`)
+    #: fields set back to ``None`` outside ``__init__``: their lazy initialisation is not one-time (:mod:`.lazyfields`)
     none_resets: set[str] = field(default_factory=set)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
