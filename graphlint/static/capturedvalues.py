@@ -34,11 +34,7 @@ def captured_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId
     open_ = {f for f in roots if f not in captured}
     values = ArgValues(infos, raw)
     values.solve(hot, hot, open_)
-    if values.dead_sites:
-        every = _reach(roots, raw, hot, frozenset())
-        live = _reach(roots, raw, hot, values.dead_sites)
-        for fid in every - live:
-            graph.pop(fid, None)
+    _drop_dead(graph, roots, raw, hot, values)
     return values
 
 
@@ -62,12 +58,17 @@ def eager_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, C
     starts = sorted({chain[0] for chain in eager.values() if chain} | set(loops))
     values = ArgValues(infos, raw)
     values.solve(hot, hot | set(starts), open_, {f: ids for f, ids in loops.items() if f not in eager})
+    _drop_dead(eager, starts, raw, hot, values)
+    return values
+
+
+def _drop_dead(chains: dict, starts, raw, hot: set, values: ArgValues) -> None:
+    """Take out of ``chains`` the functions only calls the solve decided dead reach from ``starts``."""
     if values.dead_sites:
         every = _reach(starts, raw, hot, frozenset())
         live = _reach(starts, raw, hot, values.dead_sites)
         for fid in every - live:
-            eager.pop(fid, None)
-    return values
+            chains.pop(fid, None)
 
 
 def infos_by(infos: list[ModuleInfo], fid: FuncId):

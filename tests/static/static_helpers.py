@@ -110,3 +110,13 @@ def assert_marked(result: RunResult, fixtures: Path, name: str) -> None:
         if "/" in code:
             rule, severity = code.split("/")
             assert severities[(path, line, rule)] == severity, (line, rule)
+
+
+def host_steps(files: dict[str, str | bytes], prefix: str) -> set[str]:
+    """The functions linking takes for the host step, as ``"file.py:Qual"`` with ``prefix`` cut off
+    each path, and ``" (loop)"`` where only a loop's body is the step."""
+    rules = builtin_rules()
+    entries: list = []
+    link(summarize(files), rules, options(rules), entries_out=entries)
+    return {f"{e.function[0].removeprefix(prefix)}:{e.function[1]}" + (" (loop)" if e.loops else "")
+            for e in entries if e.context == "host"}

@@ -23,10 +23,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from static_helpers import analyze, builtin_rules, options, summarize
+from static_helpers import analyze, host_steps
 from test_static_fixture import assert_marked, load
 
-from graphlint.static.link import link
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = ROOT / "fixtures" / "static" / "genloop"
@@ -38,13 +37,7 @@ HOST = {  # shape -> the functions taken for the host step, "(loop)" when only a
 
 
 def host_step(shape: str) -> set[str]:
-    files = load(SHAPES / shape)
-    rules = builtin_rules()
-    entries: list = []
-    link(summarize(files), rules, options(rules), entries_out=entries)
-    prefix = f"fixtures/static/genloop/{shape}/"
-    return {f"{e.function[0].removeprefix(prefix)}:{e.function[1]}" + (" (loop)" if e.loops else "")
-            for e in entries if e.context == "host"}
+    return host_steps(load(SHAPES / shape), f"fixtures/static/genloop/{shape}/")
 
 
 @pytest.mark.parametrize("shape", sorted(p.name for p in SHAPES.iterdir() if p.is_dir()))

@@ -38,7 +38,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from static_helpers import analyze, builtin_rules, options, summarize
+from static_helpers import analyze, builtin_rules, host_steps, options, summarize
 from test_static_fixture import expected, load, markers
 
 from graphlint.static.link import link
@@ -62,13 +62,7 @@ HOST = {  # shape -> the functions taken for the host step, "(loop)" when only a
 
 
 def host_step(shape: str) -> set[str]:
-    files = load(SHAPES / shape)
-    rules = builtin_rules()
-    entries: list = []
-    link(summarize(files), rules, options(rules), entries_out=entries)
-    prefix = f"fixtures/static/hoststep/{shape}/"
-    return {f"{e.function[0].removeprefix(prefix)}:{e.function[1]}" + (" (loop)" if e.loops else "")
-            for e in entries if e.context == "host"}
+    return host_steps(load(SHAPES / shape), f"fixtures/static/hoststep/{shape}/")
 
 
 @pytest.mark.parametrize("shape", sorted(p.name for p in SHAPES.iterdir() if p.is_dir()))
