@@ -100,16 +100,12 @@ def check_fixture(monkeypatch, tmp_path, fixtures: Path, name: str) -> RunResult
 def assert_marked(result: RunResult, fixtures: Path, name: str) -> None:
     """The fixture's findings are exactly its ``# ^`` markers, each at the severity a ``CODE/severity``
     marker names: the check most fixture tests of one flow make."""
-    from test_static_fixture import expected, markers
+    from test_static_fixture import assert_marked as assert_files_marked, load
 
     root = fixtures.parents[2]
-    files = {(fixtures / name).relative_to(root).as_posix(): (fixtures / name).read_bytes()}
-    assert {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"} == expected(files)
-    severities = {(f.path, f.line, f.rule): f.severity for f in result.findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (line, rule)
+    target = fixtures / name
+    files = load(target) if target.is_dir() else {target.relative_to(root).as_posix(): target.read_bytes()}
+    assert_files_marked(result.findings, files)
 
 
 def host_steps(files: dict[str, str | bytes], prefix: str) -> set[str]:
