@@ -51,7 +51,7 @@ def eager_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, C
     if not eager:
         return None
     loops = placement.loop_bodies.get("eager", {})
-    if any(_calls_unknown(infos_by(infos, f), f, ids, raw) for f, ids in loops.items()):
+    if any(_calls_unknown(discovery.by_path.get(f[0]), f, ids, raw) for f, ids in loops.items()):
         return None
     hot = set(eager) | set(loops)
     open_ = set(loops) | {f for f, chain in discovery.roots.get("eager", ()) if len(chain) == 1}
@@ -69,10 +69,6 @@ def _drop_dead(chains: dict, starts, raw, hot: set, values: ArgValues) -> None:
         live = _reach(starts, raw, hot, values.dead_sites)
         for fid in every - live:
             chains.pop(fid, None)
-
-
-def infos_by(infos: list[ModuleInfo], fid: FuncId):
-    return next((i for i in infos if i.path == fid[0]), None)
 
 
 def _calls_unknown(info, fid: FuncId, loop_ids, raw) -> bool:
