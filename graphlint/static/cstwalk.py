@@ -349,6 +349,15 @@ def number(node: cst.BaseExpression | None) -> float | None:
     return None
 
 
+def none_compared(test: cst.BaseExpression, operator: type = cst.Is) -> cst.BaseExpression | None:
+    """``x is None`` -> ``x`` (``x is not None`` with ``operator=cst.IsNot``); None for any other test."""
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) is operator
+            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None"):
+        return test.left
+    return None
+
+
 def none_fallback(node: cst.IfExp) -> tuple[str, cst.BaseExpression] | None:
     """``d if p is None else p`` / ``p if p is not None else d``: (p, d), an override of a setting.
     An unannotated parameter presumed a tensor takes the kind of the setting it overrides: the

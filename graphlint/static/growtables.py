@@ -27,7 +27,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import ends_in_jump, last_statement, preorder, self_attr
+from graphlint.static.cstwalk import ends_in_jump, last_statement, none_compared, preorder, self_attr
 
 _SIZE_METHODS = ("size", "numel")
 _TESTS = (cst.Comparison, cst.BooleanOperation)  # what such an early return's test can be
@@ -92,11 +92,8 @@ def _mentions(tree: cst.CSTNode, expr: cst.BaseExpression) -> bool:
 
 def _set(test: cst.BaseExpression) -> str | None:
     """``self.t is not None`` -> "t"."""
-    if (type(test) is cst.Comparison and len(test.comparisons) == 1
-            and type(test.comparisons[0].operator) is cst.IsNot
-            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None"):
-        return self_attr(test.left)
-    return None
+    left = none_compared(test, cst.IsNot)
+    return self_attr(left) if left is not None else None
 
 
 def returns_when_covered(stmt: cst.CSTNode) -> tuple[str, cst.BaseExpression, bool] | None:

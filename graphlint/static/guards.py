@@ -39,7 +39,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import last_statement, preorder, self_attr
+from graphlint.static.cstwalk import last_statement, none_compared, preorder, self_attr
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.refresh import refreshes_own_bound
@@ -210,13 +210,10 @@ def fills_default(stmt: cst.If, optional: set[str]) -> bool:
     """``if position_ids is None: position_ids = ...`` for a parameter defaulting to ``None``: the
     default for an argument the decode loop passes (``generate()`` always passes position ids);
     computing it is a caller's fallback, not the step."""
-    test = stmt.test
-    if not (stmt.orelse is None and isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.left, cst.Name)
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
-            and test.left.value in optional):
+    left = none_compared(stmt.test)
+    if not (stmt.orelse is None and type(left) is cst.Name and left.value in optional):
         return False
-    name = test.left.value
+    name = left.value
     return any(isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
                for node in preorder(stmt.body))
 

@@ -16,19 +16,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import none_compared, preorder
 
 LAZY = "lazy:"
 
 
 def lazy_field(stmt: cst.If, params) -> str | None:
     """"lazy:x" for ``if p.x is None: ...; p.x = v`` with ``p`` a parameter other than self/cls."""
-    test = stmt.test
-    if not (type(test) is cst.Comparison and len(test.comparisons) == 1
-            and type(test.comparisons[0].operator) is cst.Is
-            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None"):
-        return None
-    left = test.left
+    left = none_compared(stmt.test)
     if type(left) is not cst.Attribute or type(left.value) is not cst.Name:
         return None
     owner, attr = left.value.value, left.attr.value

@@ -20,7 +20,7 @@ from typing import Callable
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder, self_attr
+from graphlint.static.cstwalk import none_compared, preorder, self_attr
 from graphlint.static.refresh import disjuncts
 
 
@@ -52,13 +52,7 @@ def is_lazy_init(stmt: cst.If) -> bool:
     test = stmt.test
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         attr = _getattr_self(test.expression, "hasattr")
-    elif (
-        type(test) is cst.Comparison
-        and len(test.comparisons) == 1
-        and type(test.comparisons[0].operator) is cst.Is
-        and type(test.comparisons[0].comparator) is cst.Name
-        and test.comparisons[0].comparator.value == "None"
-    ):
+    elif none_compared(test) is not None:
         attr = _self_slot(test.left, LAZY_OWNERS) or _getattr_self(test.left, "getattr")
     else:
         return False
