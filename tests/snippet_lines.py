@@ -225,6 +225,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh20 --manifest bench/realcode/fresh20.toml --note "..." > bench/realcode/fresh20/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh21 --manifest bench/realcode/fresh21.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh21 --manifest bench/realcode/fresh21.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh21 --manifest bench/realcode/fresh21.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh21 --manifest bench/realcode/fresh21.toml --note "..." > bench/realcode/fresh21/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
