@@ -303,8 +303,8 @@ def jumps_out(stmt: cst.CSTNode) -> bool:
         return any(type(small) in JUMPS for small in stmt.body)
     if kind in (cst.FunctionDef, cst.ClassDef):
         return False
-    # every_child, not libcst's ``children`` (its visitor machinery was 4% of a worker, asked for
-    # every ``if`` of every block): the same nodes, and ``any`` does not care in which order
+    # every_child, not libcst's ``children`` (a visitor run per call; asked for every ``if`` of every
+    # block: 0.35 -> 0.06 CPU-s on a fifth of torch's first 600 files): the same nodes, any order
     return any(jumps_out(child) for child in every_child(stmt) if type(child) in _BLOCKS)
 
 
