@@ -290,6 +290,11 @@ def ends_in_jump(suite: cst.BaseSuite) -> bool:
     return type(last_statement(suite)) in JUMPS
 
 
+#: the children :func:`jumps_out` looks into: blocks, statements and their clauses
+_BLOCKS = concrete(cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+                   cst.MatchCase)
+
+
 def jumps_out(stmt: cst.CSTNode) -> bool:
     """A statement with a ``return``/``raise``/``break``/``continue`` among its statements at any depth
     (not in a nested ``def`` or ``class``): what follows it in its block may not run."""
@@ -298,9 +303,9 @@ def jumps_out(stmt: cst.CSTNode) -> bool:
         return any(type(small) in JUMPS for small in stmt.body)
     if kind in (cst.FunctionDef, cst.ClassDef):
         return False
-    return any(jumps_out(child) for child in stmt.children
-               if isinstance(child, (cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler,
-                                     cst.ExceptStarHandler, cst.Finally, cst.MatchCase)))
+    # every_child, not libcst's ``children`` (a visitor run per call; asked for every ``if`` of every
+    # block: 0.35 -> 0.06 CPU-s on a fifth of torch's first 600 files): the same nodes, any order
+    return any(jumps_out(child) for child in every_child(stmt) if type(child) in _BLOCKS)
 
 
 def last_returns(suite: cst.BaseSuite) -> bool:

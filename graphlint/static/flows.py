@@ -24,7 +24,7 @@ import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
-from graphlint.static.keyedreturns import binds, handed_on, keyed_test
+from graphlint.static.keyedreturns import bound_in, handed_on, keyed_test
 from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
 
@@ -55,7 +55,8 @@ class FlowRecorder:
         #: qualname -> parameters a return is keyed by (:mod:`.keyedreturns`): the summary's
         self.keyed_returns: dict[str, set[str]] = {}
         self._keyed: list[tuple] = []  # (scope depth, parameter, constants) of the ``if`` bodies being walked
-        self._defs: dict[str, cst.FunctionDef] = {}  # the defs being walked, for :func:`.keyedreturns.binds`
+        self._defs: dict[str, cst.FunctionDef] = {}  # the defs being walked, for :func:`.keyedreturns.bound_in`
+        self._bound: dict[str, tuple] = {}  # qualname -> (its def, ``bound_in`` of it): one walk per def
         self._forwards: list[tuple] = []  # (qualname, statement index, parameter) of returns handing one on
         self.ir.lam = self.lambda_scope
         self.begin("<module>", ScopeFlow(kind="module"))
@@ -342,7 +343,10 @@ class FlowRecorder:
             return False
         found = keyed_test(test, (*flow.params, *flow.kwonly))
         node = self._defs.get(self.names[-1]) if found is not None else None
-        if node is None or binds(node, found[0]):
+        bound = self._bound.get(self.names[-1]) if node is not None else (node, ())
+        if bound is None or bound[0] is not node:
+            bound = self._bound[self.names[-1]] = (node, bound_in(node))
+        if node is None or found[0] in bound[1]:
             return False
         self._keyed.append((len(self.stack), *found))
         return True

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, called_name, preorder
+from graphlint.static.cstwalk import bound_names, called_name, every_child, preorder
 from graphlint.static.loopexits import leaves_at_end
 
 EXITS = (cst.Break, cst.Return)
@@ -201,7 +201,7 @@ def _staying(node: cst.CSTNode, nested: bool = False):
     """The nodes under ``node`` but those of an ``if``/``else`` block of this loop (not of a loop
     nested in it) that leaves it at its end (:func:`.loopexits.leaves_at_end`)."""
     yield node
-    for child in node.children:
+    for child in every_child(node):  # not libcst's ``children``: the same nodes, and the caller counts
         if not nested and type(child) is cst.IndentedBlock and type(node) in (cst.If, cst.Else) \
                 and leaves_at_end(child):
             continue
@@ -322,4 +322,4 @@ def _continues(node: cst.CSTNode) -> bool:
     """A ``continue`` of this loop (not of a loop nested in it)."""
     if type(node) is cst.Continue:
         return True
-    return any(not isinstance(child, _OWN_SCOPE) and _continues(child) for child in node.children)
+    return any(not isinstance(child, _OWN_SCOPE) and _continues(child) for child in every_child(node))

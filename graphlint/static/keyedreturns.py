@@ -83,29 +83,23 @@ def handed_on(value: cst.BaseExpression, params: tuple[str, ...]) -> str | None:
     return None
 
 
-def binds(fn: cst.FunctionDef, name: str) -> bool:
-    """Whether ``name`` is a binding target somewhere in ``fn``'s body."""
+def bound_in(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names that are a binding target somewhere in ``fn``'s body (or declared ``global`` /
+    ``nonlocal`` there): one walk per function, however many of its ``if`` tests ask."""
+    out: set[str] = set()
     for node in preorder(fn.body):
         kind = type(node)
-        if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
-            target = node.target
-        elif kind is cst.For:
+        if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del):
             target = node.target
         elif kind is cst.AsName:
             target = node.name
-        elif kind is cst.NamedExpr:
-            target = node.target
-        elif kind is cst.Del:
-            target = node.target
         elif kind in (cst.Global, cst.Nonlocal):
-            if any(n.name.value == name for n in node.names):
-                return True
+            out.update(n.name.value for n in node.names)
             continue
         else:
             continue
-        if any(type(n) is cst.Name and n.value == name for n in preorder(target)):
-            return True
-    return False
+        out.update(n.value for n in preorder(target) if type(n) is cst.Name)
+    return frozenset(out)
 
 
 def call_keys(args: tuple, kws: tuple, given: tuple | None = None) -> tuple | None:

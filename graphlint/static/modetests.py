@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, statement_nodes
+from graphlint.static.cstwalk import bound_names, every_child, statement_nodes
 from graphlint.static.literalops import OBJECT
 from graphlint.static.names import dotted_name
 
@@ -209,7 +209,7 @@ def returns_test(values, stmt: cst.FunctionDef) -> tuple[tuple | None, bool]:
 
 
 def _query(node: cst.CSTNode) -> bool:
-    for kid in node.children:
+    for kid in every_child(node):  # not libcst's ``children``: the same nodes; every one must pass
         if type(kid) in (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda):
             return False
         if type(kid) is cst.Call and not (not kid.args and type(kid.func) is cst.Attribute

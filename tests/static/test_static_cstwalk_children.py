@@ -1,4 +1,5 @@
-"""``cstwalk.every_child`` against libcst's own ``children``, and the walker letting its tree go."""
+"""``cstwalk.every_child`` against libcst's own ``children`` (and the walks read over it), and the walker
+letting its tree go."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from graphlint.static.cstwalk import every_child
+from graphlint.static.cstwalk import every_child, jumps_out, preorder
 from graphlint.static.grownstate import _names
+from graphlint.static.keyedreturns import bound_in
 
 from static_helpers import summarize
 
@@ -88,3 +90,46 @@ def test_a_summary_leaves_no_cycle_holding_its_tree():
         if enabled:
             gc.enable()
     assert left == []
+
+
+def _jumps_by_libcst(stmt) -> bool:
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(isinstance(s, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for s in stmt.body)
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return False
+    return any(_jumps_by_libcst(c) for c in stmt.children
+               if isinstance(c, (cst.BaseSuite, cst.BaseStatement, cst.Else, cst.ExceptHandler,
+                                 cst.ExceptStarHandler, cst.Finally, cst.MatchCase)))
+
+
+def _binds_one_name(fn, name: str) -> bool:
+    """What the walker asked before ``bound_in``: one walk of the body per name (``preorder``'s
+    fields: a ``with``'s or an import's ``as`` name is not among them)."""
+    for node in preorder(fn.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            if any(n.name.value == name for n in node.names):
+                return True
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del,
+                               cst.AsName)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if any(isinstance(n, cst.Name) and n.value == name for n in preorder(target)):
+                return True
+    return False
+
+
+def test_jumps_and_bindings_read_over_every_child_answer_as_over_libcsts_children():
+    """``jumps_out`` (every ``if`` of every block asks it) walks the tree without libcst's visitor
+    machinery: the same answers as a walk over libcst's ``children``, for every statement here, some
+    of each answer among them. ``keyedreturns.bound_in`` (one walk per function) answers as one walk
+    per name asked did, for every name of every function here."""
+    answers, bound = set(), 0
+    for path in sorted((ROOT / "graphlint").rglob("*.py"))[2::48]:
+        for node in _nodes(cst.parse_module(path.read_text())):
+            if isinstance(node, cst.BaseStatement):
+                answers.add(jumps_out(node))
+                assert jumps_out(node) == _jumps_by_libcst(node), (path, type(node))
+            if isinstance(node, cst.FunctionDef):
+                names = {n.value for n in _nodes(node) if isinstance(n, cst.Name)}
+                assert {n for n in names if _binds_one_name(node, n)} == bound_in(node) & names, (path, node.name.value)
+                bound += bool(bound_in(node))
+    assert answers == {True, False} and bound > 20
