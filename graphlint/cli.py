@@ -119,7 +119,7 @@ BUDGET_FLAGS = {  # flag -> (metavar, help); each is also a [tool.graphlint] key
                                   "or requires-python's floor when newer)"),
     "max-depth": ("N", "do not analyse files nesting deeper (default 1500)"),
     "max-file-size": ("SIZE", "do not analyse bigger files (default 2MB)"),
-    "file-timeout": ("SECONDS", "stop analysing one file after this long (default 60)"),
+    "file-timeout": ("SECONDS", "stop analysing one file after this many CPU seconds (default 60)"),
     "file-memory": ("SIZE", "stop analysing one file once its process holds this much memory (default 4GB)"),
 }
 

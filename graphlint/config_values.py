@@ -12,7 +12,7 @@ The budget (see :mod:`graphlint.static.budget` and :mod:`graphlint.workers`; 0 t
 
 * ``max-file-size`` (``"2MB"``): bigger files are not analysed;
 * ``max-depth`` (1500): files nesting deeper are not analysed;
-* ``file-timeout`` (60 seconds): the analysis of one file is stopped after that long;
+* ``file-timeout`` (60 seconds): the analysis of one file is stopped after that many CPU seconds (Linux);
 * ``file-memory`` (``"4GB"``): ... or once its process holds that much memory (Linux).
 
 Each over-budget file is one GL005 finding at line 1 naming the limit; the run goes on.

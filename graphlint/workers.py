@@ -8,7 +8,11 @@ file at a time, and the parent always knows which file each worker holds:
   a new worker takes its place and the other files go on;
 * a file that runs past ``timeout`` seconds, or makes its worker hold more than ``memory`` bytes
   of its own (resident, not shared with the parent; read from ``/proc``, so Linux only), has its
-  worker killed and replaced;
+  worker killed and replaced. The seconds are the worker's CPU seconds where ``/proc`` tells them
+  (Linux): on a loaded machine a file's wall time grows with the load, and a wall-clock limit made
+  which files were analysed -- and so the findings -- depend on it. A worker that is blocked
+  rather than busy is still stopped after :data:`WALL_FACTOR` times the timeout of wall time;
+  elsewhere the timeout is wall time;
 * every file that failed is retried once on its own, after the others (an OOM kill may have hit
   the wrong worker; a loaded machine may have slowed a big file down); a second failure is final.
 
@@ -37,6 +41,7 @@ RECURSION_LIMIT = 20_000
 POLL_S = 0.1
 ORPHAN_POLL_S = 1.0  # how often an idle worker checks that its parent is still there
 DEPTH = 2  # items a worker holds: the one it is on, and the next
+WALL_FACTOR = 10  # a file's wall time over this many timeouts stops it even when its CPU time is under
 
 Outcome = tuple[Any, str, str]  # (result or None, failure code or "", failure message)
 
@@ -132,6 +137,7 @@ class _Worker:
         self.conn = parent
         self.held: deque[int] = deque()
         self.started = 0.0  # when it began the first item it holds
+        self.cpu_started: float | None = None  # its CPU seconds then (None: /proc cannot tell)
 
     @property
     def index(self) -> int | None:
@@ -140,7 +146,7 @@ class _Worker:
     def give(self, index: int, item: Any) -> None:
         """Hand over one item; a worker that died in between is found by its sentinel."""
         if not self.held:
-            self.started = time.monotonic()
+            self._start()
         self.held.append(index)
         try:
             self.conn.send((index, item))
@@ -150,7 +156,17 @@ class _Worker:
     def done(self, index: int) -> None:
         if self.held and self.held[0] == index:
             self.held.popleft()
-            self.started = time.monotonic()
+            self._start()
+
+    def _start(self) -> None:
+        self.started = time.monotonic()
+        self.cpu_started = cpu_seconds(self.process.pid)
+
+    def seconds(self) -> tuple[float, float]:
+        """(CPU seconds, wall seconds) spent on the item it is on; CPU is wall where /proc cannot tell."""
+        wall = time.monotonic() - self.started
+        now = cpu_seconds(self.process.pid) if self.cpu_started is not None else None
+        return (wall if now is None else now - self.cpu_started), wall
 
     def stop(self, kill: bool = False) -> None:
         if kill and self.process.is_alive():
@@ -324,7 +340,7 @@ def _death(worker: _Worker) -> tuple[str, str]:
 
 
 def _over_limits(worker: _Worker, limits: Limits) -> tuple[str, str] | None:
-    if limits.timeout and time.monotonic() - worker.started > limits.timeout:
+    if limits.timeout and _over_time(worker, limits.timeout):
         return "GL005", (f"not analysed: took more than {limits.timeout:g} s (file-timeout); raise file-timeout "
                          "or exclude the file")
     if limits.memory and all_resident_bytes(worker.process.pid) > limits.memory:  # else its own part is not either
@@ -335,7 +351,24 @@ def _over_limits(worker: _Worker, limits: Limits) -> tuple[str, str] | None:
     return None
 
 
+def _over_time(worker: _Worker, timeout: float) -> bool:
+    cpu, wall = worker.seconds()
+    return cpu > timeout or wall > WALL_FACTOR * timeout
+
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU seconds of a process, its threads included (``/proc/PID/stat``);
+    None where ``/proc`` cannot tell (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()  # the name in parentheses may hold spaces
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def all_resident_bytes(pid: int | None) -> int:

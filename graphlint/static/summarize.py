@@ -20,6 +20,7 @@ from libcst import CSTNode
 from graphlint.rules import Rule
 from graphlint.static.budget import NOT_ANALYSED, OverBudget, SourceRejected, check_brackets, check_depth, check_size, python_tree
 from graphlint.static.chunkparse import parse_in_pieces
+from graphlint.static.datatables import blank_tables
 from graphlint.static.compilemodes import scan as scan_modes
 from graphlint.static.defaultdevice import FACT as DEFAULT_DEVICE, sets_default_device
 from graphlint.static.facts import Candidate, FileSummary
@@ -99,6 +100,8 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     except OverBudget as exc:
         summary.errors.append((exc.line, 0, exc.message))
         return
+    if tree is not None:
+        text = blank_tables(text, tree)  # (:mod:`.datatables`): the same lines and columns, a fraction of the parse
     try:
         module = parse_cst(text, checked=tree is not None, tree=tree)
     except cst.ParserSyntaxError as exc:

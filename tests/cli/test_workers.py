@@ -73,18 +73,45 @@ def test_a_crash_that_does_not_happen_again_alone_costs_nothing(project, monkeyp
     assert result.rc == 1 and ("src/bad.py", code) in rules_by_path(result) and marker.exists()
 
 
+def spin(path):
+    """An analysis that never ends: busy, as a hang in the walk would be."""
+    while True:
+        pass
+
+
 @pytest.mark.slow
-def test_a_hang_is_stopped_at_the_file_timeout(project, monkeypatch):
+@pytest.mark.parametrize("how", [spin, lambda path: time.sleep(60)], ids=["busy", "blocked"])
+def test_a_hang_is_stopped_at_the_file_timeout(project, monkeypatch, how):
+    """A busy hang at its CPU seconds; a blocked one (no CPU time) at WALL_FACTOR timeouts of wall time."""
+    import graphlint.workers as workers
+
+    monkeypatch.setattr(workers, "WALL_FACTOR", 3)
     project_with_bad_file(project, n=3)
-    misbehave(monkeypatch, lambda path: time.sleep(60))
+    misbehave(monkeypatch, how)
     start = time.perf_counter()
     result = project.run("src", "--format", "json", "--file-timeout", "1")
-    assert time.perf_counter() - start < 20  # about 2 s: the timeout, and once more alone
+    assert time.perf_counter() - start < 20  # about 2 s busy, 6 s blocked: the limit, and once more alone
     (hang,) = [f for f in result.json()["findings"] if f["path"] == "src/bad.py"]
     assert (hang["rule"], hang["line"]) == ("GL005", 1)
     assert hang["message"] == ("not analysed: took more than 1 s (file-timeout); raise file-timeout or exclude the "
                                "file, also when retried on its own")
     assert result.rc == 1 and len(result.json()["findings"]) == 4
+
+
+def test_the_file_timeout_counts_cpu_seconds_not_the_wait_for_a_core(monkeypatch):
+    """On a loaded machine a file waits for a core: that wait is wall time, not the file's cost."""
+    import graphlint.workers as workers
+
+    pid = os.getpid()
+    assert workers.cpu_seconds(pid) is not None and workers.cpu_seconds(-1) is None
+    worker = workers._Worker.__new__(workers._Worker)
+    worker.process = type("P", (), {"pid": pid})()
+    worker._start()
+    time.sleep(1.2)  # waiting, as for a core: wall time passes, CPU time does not
+    cpu, wall = worker.seconds()
+    assert wall >= 1.2 and cpu < 0.5
+    assert not workers._over_time(worker, 1.0)
+    assert workers._over_time(worker, 0.1)  # past WALL_FACTOR (10) timeouts of wall time
 
 
 def test_memory_is_bounded_per_worker(project, monkeypatch):
