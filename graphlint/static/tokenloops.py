@@ -63,6 +63,7 @@ class TokenLoops:
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
                             if not field_callable(unresolved):
                                 handed.add(fid)
+                            runs[(fid, loop.id)] = (loop.where, frozenset((unresolved,)), None)
                             found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
@@ -96,13 +97,17 @@ class TokenLoops:
         self.sample(logits)`` after a nested loop feeding the prompt in chunks) is the per-token
         loop, and the nested one its prefill. Calls are compared by what they run, not by site: a
         call of the same model after the nested loop (a draft loop, then a verification) is taken
-        for the nested loop's too, so that step's verification is missed, never a false error."""
+        for the nested loop's too, so that step's verification is missed, never a false error. A loop
+        whose model no call resolves (``calls`` None: :meth:`unresolved_model`) wraps a nested one
+        fed the same callable: a block loop around a diffusion LM's denoising iterations, whose own
+        calls (the block's schedule) run once per block."""
         fid, _, _, loop_ids = row
         mine = [runs[(fid, i)] for i in loop_ids if (fid, i) in runs]
         if len(mine) != 1:
             return False
         where, models, calls = mine[0]
-        return any(other[1] >= models and other[2] >= calls and other[0][0][:len(where[0])] == where[0]
+        return any(other[1] >= models and (other[2] >= calls if calls is not None else other[2] is None)
+                   and other[0][0][:len(where[0])] == where[0]
                    and len(other[0][0]) > len(where[0]) for (f, _), other in runs.items() if f == fid)
 
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
