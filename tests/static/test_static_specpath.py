@@ -6,7 +6,12 @@
   (``sampledcarry.used_modules``, ``sampledcarry._stored``): the loop is an eager per-token loop, at
   most warnings (nothing checked builds the model).
 - The block loop around it is not: its only model call sits in the nested loop
-  (``tokenloops.TokenLoops.wraps_inner_loop``), so what it does once per block stays silent.
+  (``tokenloops.TokenLoops.wraps_inner_loop``), so what it does once per block stays silent; nor is
+  one whose own model call is the block's first pass before a nested ``while`` loop that calls the
+  model again until the block is done (``cached.py``, its model resolved through ``__main__``).
+- A helper that returns a boolean tensor (``picked = torch.zeros_like(x0, dtype=torch.bool)``, in
+  another file) returns a mask (``valuekinds.MASK``): ``x[picked] = x0[picked]`` in the caller is a
+  boolean-mask gather.
 - A module-like parameter whose loop only rebinds its state from the call (an iterative refiner)
   and a callback with no module attribute make no loop."""
 
@@ -31,3 +36,4 @@ def test_the_block_loop_the_refiner_and_the_callback_are_no_token_loops(monkeypa
     assert ("loops.py", 23) in lines  # the denoising loop's stop read
     assert ("loops.py", 15) not in lines  # once per block, before the iterations
     assert not {line for name, line in lines if name == "loops.py" and line > 26}  # refine, apply_all
+    assert ("cached.py", 24) not in lines  # the block's first pass: once per block
