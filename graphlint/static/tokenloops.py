@@ -63,7 +63,8 @@ class TokenLoops:
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
                             if not field_callable(unresolved):
                                 handed.add(fid)
-                            runs[(fid, loop.id)] = (loop.where, frozenset((unresolved,)), None, None, False, frozenset())
+                            runs[(fid, loop.id)] = (loop.where, frozenset((unresolved,)), None, None,
+                                                    loop.id in fn.while_loops, frozenset())
                             found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
@@ -102,9 +103,10 @@ class TokenLoops:
         loop, and the nested one its prefill. Calls are compared by what they run, not by site: a
         call of the same model after the nested loop (a draft loop, then a verification) is taken
         for the nested loop's too, so that step's verification is missed, never a false error. A loop
-        whose model no call resolves (``calls`` None: :meth:`unresolved_model`) wraps a nested one
-        fed the same callable: a block loop around a diffusion LM's denoising iterations, whose own
-        calls (the block's schedule) run once per block. So does one around a nested ``while`` loop
+        whose model no call resolves (``calls`` None: :meth:`unresolved_model`) wraps a nested
+        ``while`` loop fed the same callable: a block loop around a diffusion LM's denoising
+        iterations, whose own calls (the block's schedule) run once per block (a nested ``for`` over
+        ``range(k)`` is a speculative round's draft steps, the outer loop the round). So does one around a nested ``while`` loop
         (iterations until a test says the block is done) whose calls include every call of the
         outer loop that runs the model (``steps``), when the outer loop also calls the model outside
         it (``sites``): that call is the block's first pass, the outer loop's other calls (the
@@ -115,7 +117,7 @@ class TokenLoops:
         if len(mine) != 1:
             return False
         where, models, calls, steps, _, sites = mine[0]
-        return any(other[1] >= models and (other[2] is None if calls is None else other[2] >= calls or (
+        return any(other[1] >= models and (other[2] is None and other[4] if calls is None else other[2] >= calls or (
                    other[4] and other[2] >= steps and any(i not in s for s in sites)))
                    and other[0][0][:len(where[0])] == where[0]
                    and len(other[0][0]) > len(where[0]) for (f, i), other in runs.items() if f == fid)
