@@ -39,7 +39,7 @@ from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
 from graphlint.static.receivers import Receivers
-from graphlint.static.valuekinds import HOST, NUMBER, SCALAR, STEP, TENSOR, UNKNOWN
+from graphlint.static.valuekinds import HOST, MASK, NUMBER, SCALAR, STEP, TENSOR, UNKNOWN
 
 ClassRef = tuple[ModuleInfo, str]
 #: the kinds a field fact may say: a device tensor, a 0-dim one, a pageable host tensor, a per-step
@@ -178,6 +178,8 @@ class FieldKinds:
         if method is not None:
             flow = method[0].flows.get(method[1])
             shape = method[0].functions[method[1]].returns
+            if shape == MASK:  # a property returning a mask: a tensor field
+                shape = TENSOR
             return shape if flow is not None and flow.fkind == "p" and isinstance(shape, str) else UNKNOWN
         info, cls = ref
         if attr in self.numbered and self._own(ref) and not self._record(ref):

@@ -87,7 +87,7 @@ from graphlint.static.genloops import handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
                                         names_read, pool_task, self_attr, yields)
 from graphlint.static.looptargets import LoopTargets
-from graphlint.static.sampledcarry import is_sampler, sampled_calls
+from graphlint.static.sampledcarry import is_sampler, sampled_calls, used_modules
 from graphlint.static.solverloops import note_update, solver_loop
 from graphlint.static.stepflow import note_assignment, note_call
 from graphlint.static.timingloops import timing_loop
@@ -266,7 +266,11 @@ class LoopTracker(LoopTargets):
                 frame.stmt, self.values.body, self.imports, set().union(*(frame.derived(o) for o, _, _ in feeding))):
             return  # it times the step (:mod:`.timingloops`): no decode loop, nor a serving or field loop
         if exprs:
-            sampled = sampled_calls(frame, feeding, self.oracle.fn.params, self.oracle.fn.param_classes) if frame.sampled else []
+            params = self.oracle.fn.params
+            called = {e[1] for _, e, _ in feeding if len(e) == 2 and e[0] == "n" and e[1] in params}
+            modules = used_modules(self.values.body, called) if called else set()
+            sampled = sampled_calls(frame, feeding, params, self.oracle.fn.param_classes, modules) \
+                if frame.sampled or modules else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
                                             solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():

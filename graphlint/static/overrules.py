@@ -12,7 +12,7 @@ Facts that agree with the annotation (or where there is none) need no such proof
 from __future__ import annotations
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
-from graphlint.static.valuekinds import NUMBER, TENSOR
+from graphlint.static.valuekinds import MASK, NUMBER, TENSOR
 
 
 #: decorators whose result calls the function with the arguments it is given
@@ -22,7 +22,7 @@ PASS_THROUGH = frozenset(("abstractmethod", "lru_cache", "cache", "no_grad", "in
 
 def overrules(fn: FunctionInfo, name: str, kind: str) -> bool:
     """The fact says the parameter is what its annotation says it is not."""
-    return (kind == NUMBER and name in fn.annotated_tensors) or (kind == TENSOR and name in fn.annotated_lists)
+    return (kind == NUMBER and name in fn.annotated_tensors) or (kind in (TENSOR, MASK) and name in fn.annotated_lists)
 
 
 def used_as_values(infos: list[ModuleInfo], names: set[str]) -> set[str]:

@@ -12,11 +12,11 @@ from collections import Counter
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.forwarders import FORWARDED
-from graphlint.static.valuekinds import HOST, STEP, TENSOR, UNKNOWN, join_dispatch
+from graphlint.static.valuekinds import HOST, MASK, STEP, TENSOR, UNKNOWN, join_dispatch
 
 Target = tuple[ModuleInfo, str]
 #: kinds a slice of the value keeps (``key[n:]`` of a host tensor is one)
-SLICE_KEEPS = (TENSOR, HOST)
+SLICE_KEEPS = (TENSOR, HOST, MASK)
 
 
 class ParamKinds:

@@ -20,12 +20,15 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from graphlint.static.cstwalk import called_name
+from graphlint.static.cstwalk import called_name, preorder
 
 #: calls that pick the next token from scores: the method or function name, as written
 SAMPLERS = ("argmax", "multinomial", "topk", "top_k", "*sample*", "greedy*")
 #: a field's callable is called directly or through these methods
 MODEL_METHODS = frozenset(("forward", "__call__"))
+#: what only a module has among callables (a tensor has a ``device`` too, but is never called)
+MODULE_ATTRS = frozenset(("device", "dtype", "config", "generation_config", "parameters", "named_parameters",
+                          "buffers", "modules", "eval", "training"))
 
 
 def is_sampler(call: cst.Call) -> bool:
@@ -62,18 +65,37 @@ def parameter_module(expr: tuple, params: set[str], classes: dict[str, str]) -> 
     return len(expr) == 2 and expr[0] == "n" and expr[1] in params and classes.get(expr[1]) == "Module"
 
 
+def used_modules(body: cst.CSTNode | None, called: set[str]) -> set[str]:
+    """Those of ``called`` (parameters the loop calls) whose module attributes the function body
+    reads (``model.device``, ``model.eval()``)."""
+    if body is None or not called:
+        return set()
+    return {node.value.value for node in preorder(body) if type(node) is cst.Attribute
+            and type(node.value) is cst.Name and node.value.value in called and node.attr.value in MODULE_ATTRS}
+
+
 def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set[str] = frozenset(),
-                  classes: dict[str, str] | None = None) -> list[tuple]:
+                  classes: dict[str, str] | None = None, modules: set[str] = frozenset()) -> list[tuple]:
     """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable (or a
     parameter's ``forward``, or a parameter annotated as a module called, ``params`` the function's
     parameters, ``classes`` the classes their annotations name) that read, from an earlier
-    iteration, what a sampling call of the body produced."""
+    iteration, what a sampling call of the body produced; and the calls of a parameter the
+    function uses as a module (``modules``, :func:`used_modules`) that read, from an earlier
+    iteration, what the body stored of their output (:func:`_stored`)."""
     found: list[tuple] = []
     for order, expr, reads in feeding:
-        if expr in found or not (field_callable(expr) or parameter_forward(expr, params)
+        used = len(expr) == 2 and expr[0] == "n" and expr[1] in modules
+        if expr in found or not (used or field_callable(expr) or parameter_forward(expr, params)
                                  or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
-        if any(frame.derived(s) & carried for s in frame.sampled):
+        if any(frame.derived(s) & carried for s in frame.sampled) or used and _stored(frame, order, carried):
             found.append(expr)
     return found
+
+
+def _stored(frame, order: int, carried: set[str]) -> bool:
+    """Whether the body stores what the call at ``order`` produced into a container the call reads
+    from an earlier iteration (``x[picked] = x0[picked]``, ``ids.append(tok)``)."""
+    made = frame.derived(order)
+    return any(sources & made for name in carried for _, sources in frame.fills.get(name, ()))

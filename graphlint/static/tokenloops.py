@@ -63,6 +63,8 @@ class TokenLoops:
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
                             if not field_callable(unresolved):
                                 handed.add(fid)
+                            runs[(fid, loop.id)] = (loop.where, frozenset((unresolved,)), None, None,
+                                                    loop.id in fn.while_loops, frozenset())
                             found.append((fid, f"per-token loop calling {render(unresolved)} ({how}), "
                                                "fed the ids it sampled the iteration before", where, loops))
                         continue
@@ -74,7 +76,11 @@ class TokenLoops:
                         if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
                         found.append((fid, f"{kind} calling {model[1]}", where, loops))
-                        runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs))
+                        steps = frozenset(e for e in loop.exprs if any(
+                            t in reach or t in replay_reach for t in self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [e]))))
+                        runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs), steps,
+                                                loop.id in fn.while_loops, frozenset(
+                                                    c.loops for c in fn.calls if c.expr in steps and loop.id in c.loops))
         found = [row for row in found if not self.wraps_inner_loop(row, runs)]
         self.unused_loops = self.unused(found) | weak | handed
         for fid, reason, where, loops in found:
@@ -96,14 +102,25 @@ class TokenLoops:
         self.sample(logits)`` after a nested loop feeding the prompt in chunks) is the per-token
         loop, and the nested one its prefill. Calls are compared by what they run, not by site: a
         call of the same model after the nested loop (a draft loop, then a verification) is taken
-        for the nested loop's too, so that step's verification is missed, never a false error."""
+        for the nested loop's too, so that step's verification is missed, never a false error. A loop
+        whose model no call resolves (``calls`` None: :meth:`unresolved_model`) wraps a nested
+        ``while`` loop fed the same callable: a block loop around a diffusion LM's denoising
+        iterations, whose own calls (the block's schedule) run once per block (a nested ``for`` over
+        ``range(k)`` is a speculative round's draft steps, the outer loop the round). So does one around a nested ``while`` loop
+        (iterations until a test says the block is done) whose calls include every call of the
+        outer loop that runs the model (``steps``), when the outer loop also calls the model outside
+        it (``sites``): that call is the block's first pass, the outer loop's other calls (the
+        block's schedule) run once per block. An outer loop whose only model call sits in the nested
+        loop (a prompt fed in chunks, then one token a call: rwkv's pipeline) stays the per-token one."""
         fid, _, _, loop_ids = row
         mine = [runs[(fid, i)] for i in loop_ids if (fid, i) in runs]
         if len(mine) != 1:
             return False
-        where, models, calls = mine[0]
-        return any(other[1] >= models and other[2] >= calls and other[0][0][:len(where[0])] == where[0]
-                   and len(other[0][0]) > len(where[0]) for (f, _), other in runs.items() if f == fid)
+        where, models, calls, steps, _, sites = mine[0]
+        return any(other[1] >= models and (other[2] is None and other[4] if calls is None else other[2] >= calls or (
+                   other[4] and other[2] >= steps and any(i not in s for s in sites)))
+                   and other[0][0][:len(where[0])] == where[0]
+                   and len(other[0][0]) > len(where[0]) for (f, i), other in runs.items() if f == fid)
 
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
         """The field's callable a loop calls with the ids it sampled the iteration before, when the

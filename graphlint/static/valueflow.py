@@ -50,7 +50,7 @@ from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.kindfacts import encode
-from graphlint.static.valuekinds import (HOST, LIST, NUMBER, SCALAR, STEADY, STEP, TENSOR, UNKNOWN, WEIGHT, informative,
+from graphlint.static.valuekinds import (HOST, LIST, MASK, NUMBER, SCALAR, STEADY, STEP, TENSOR, UNKNOWN, WEIGHT, informative,
                                          join_dispatch)
 
 Target = tuple[ModuleInfo, str]
@@ -159,7 +159,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     and (kind != NUMBER or name in fn.test_names and (
                         name in fn.presumed_tensors or _literal_default(fn, name))):
                 out[path].add(f"param:{qualname}:{name}={kind}")
-            elif kind == TENSOR and name in fn.reduced_names:
+            elif kind in (TENSOR, MASK) and name in fn.reduced_names:
                 out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
         for name in agreed.steady((path, qualname)):
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything

@@ -46,6 +46,10 @@ ADVANCED = "~"
 #: a parameter or buffer of the caller's module, handed to a helper that casts it: only an
 #: argument's kind and a parameter fact (:mod:`.weightargs`, :func:`.valueflow._weighted`)
 WEIGHT = "weight"
+#: a boolean device tensor a function returns (``return x0, picked`` with ``picked`` a comparison or a
+#: ``dtype=torch.bool`` factory): only a return's kind, so that the caller's ``x[picked]`` is a mask
+#: gather in another file; a tensor wherever a kind is joined or compared (:func:`join`)
+MASK = "mask"
 KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP, WEIGHT)
 #: parameter facts every caller agrees on (:mod:`.valueflow`): such a parameter is never None
 AGREED = (SCALAR, HOST, NUMBER, LIST)
@@ -121,8 +125,13 @@ def shape_of(value: cst.BaseExpression | None, oracle: TensorOracle):
         return None
     if isinstance(value, cst.Tuple):
         return tuple(UNKNOWN if isinstance(el, cst.StarredElement) else NONE if _is_none(el.value)
-                     else kind_of(el.value, oracle) for el in value.elements)
-    return kind_of(value, oracle)
+                     else _returned_kind(el.value, oracle) for el in value.elements)
+    return _returned_kind(value, oracle)
+
+
+def _returned_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:
+    kind = kind_of(node, oracle)
+    return MASK if kind == TENSOR and oracle.is_bool_tensor(node) else kind
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
@@ -138,8 +147,13 @@ def join(a, b):
     if b is None or a == b:
         return a
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(x if x == y or y == NONE else y if x == NONE else UNKNOWN for x, y in zip(a, b))
-    return UNKNOWN
+        return tuple(x if x == y or y == NONE else y if x == NONE else _tensors(x, y) for x, y in zip(a, b))
+    return _tensors(a, b)
+
+
+def _tensors(a, b) -> str:
+    """A mask and a tensor join as a tensor (a mask is one); any other two kinds that differ as unknown."""
+    return TENSOR if {a, b} == {MASK, TENSOR} else UNKNOWN
 
 
 def join_dispatch(a, b):
@@ -153,8 +167,8 @@ def join_dispatch(a, b):
     if b is None or b == UNKNOWN or a == b:
         return a
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(x if x == y or not y else y if not x else UNKNOWN for x, y in zip(a, b))
-    return UNKNOWN
+        return tuple(x if x == y or not y else y if not x else _tensors(x, y) for x, y in zip(a, b))
+    return _tensors(a, b)
 
 
 def informative(shape) -> bool:
@@ -250,7 +264,9 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
     fn.tensors.add(name)
     fn.hosts.discard(name)
     fn.lists.discard(name)  # ``ids: list[int]`` every caller passes a tensor (:mod:`.valueflow`)
-    if kind == WEIGHT:
+    if kind == MASK:
+        fn.bools.add(name)
+    elif kind == WEIGHT:
         fn.weights.add(name)
     elif kind == SCALAR:
         fn.scalars.add(name)
