@@ -7,6 +7,12 @@ folder is linked on its own and reports exactly its ``# expect:`` markers, at th
 - ``frozen_ints``: the same without ``dynamic=True``: dynamo specialises the int, the error stays.
 - ``captured_too``: a ``torch.cuda.graph`` capture reaches the same rotary layer beside the dynamic
   compile (the same function compiles and captures): the capture freezes it, the error stays.
+- ``block_loops``: block diffusion -- a loop over blocks around a ``while True`` that unmasks one
+  block until no mask is left: the nested loop, which can stop itself, is the step; the block's
+  set-up (a schedule helper, a cache-update forward, a ``zeros_like`` mask) and its end-of-text
+  test run once per block (they were a GL202 warning and a GL105 error). Beside it, a draft loop
+  that may stop early nested in a token loop that verifies with another model after it: the
+  token loop stays the step (its read of the accepted count is reported).
 """
 
 from __future__ import annotations
