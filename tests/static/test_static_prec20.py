@@ -13,6 +13,10 @@ folder is linked on its own and reports exactly its ``# expect:`` markers, at th
   test run once per block (they were a GL202 warning and a GL105 error). Beside it, a draft loop
   that may stop early nested in a token loop that verifies with another model after it: the
   token loop stays the step (its read of the accepted count is reported).
+- ``keyed_tables``: tables kept in a dict of buffers (``if (t := cache.get("k")) is not None and
+  t.shape[-2] >= n: return ...``, then built by ``n`` and stored back into ``cache["k"]``) are
+  refreshed only when a request outgrows them, as the field tables of :mod:`.growtables`: their
+  builds were GL201 per step. A buffer tested so but never stored back is built every call.
 """
 
 from __future__ import annotations
