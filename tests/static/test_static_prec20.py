@@ -17,6 +17,9 @@ folder is linked on its own and reports exactly its ``# expect:`` markers, at th
   t.shape[-2] >= n: return ...``, then built by ``n`` and stored back into ``cache["k"]``) are
   refreshed only when a request outgrows them, as the field tables of :mod:`.growtables`: their
   builds were GL201 per step. A buffer tested so but never stored back is built every call.
+- ``python_tests``: an unannotated ``backend`` parameter compared with a string literal
+  (``if backend == "vllm":``, ``(0, 0) if backend == "sglang" else None``) is a Python test, not a
+  tensor read (they were GL105); a count of the block's masks compared with a number still is.
 """
 
 from __future__ import annotations
