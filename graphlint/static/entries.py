@@ -169,8 +169,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
         prefill = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot.prefill(fn.name)}
-        # a function that replays never runs its replay inside a capture (replaying there is an error): captured
-        # code reaching one (a graph wrapper called again under it) reaches that callable, not the wrapper's staging
+        # a replaying function never replays inside a capture: captured code reaching one reaches its callable
         replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         captured_roots = [r for r in self.roots["graph"] if r[0] not in replaying]
         # a captured call on a field whose class a guard of the capture tests runs only the classes
@@ -258,7 +257,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
         placement.eager_rounds = rounds
-        placement.symbolic = symbolic_only(self.roots["graph"], graph, self.graph_calls, prefill | replaying, self.dynamic_chains)
+        walk = lambda roots: bfs(roots, self.graph_calls, prefill | replaying)  # noqa: E731
+        placement.symbolic = symbolic_only(self.roots["graph"], graph, self.dynamic_chains, walk)
         placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],
                                          lambda fid: self.by_path[fid[0]].flows.get(fid[1]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))

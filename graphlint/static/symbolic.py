@@ -15,6 +15,8 @@ reaches is not symbolic-only.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 
 #: appended to the message of a frozen-value finding in code only a dynamic compile captures
@@ -35,10 +37,10 @@ def note_root(dynamic_chains: dict, chain: tuple, dynamic: bool) -> None:
     dynamic_chains[chain] = dynamic_chains.get(chain, True) and dynamic
 
 
-def symbolic_only(roots: list, graph: dict, calls: dict, stop: set, dynamic_chains: dict) -> set:
-    """The captured functions no root but a dynamic compile reaches."""
+def symbolic_only(roots: list, graph: dict, dynamic_chains: dict, reach: Callable[[list], dict]) -> set:
+    """The captured functions no root but a dynamic compile reaches (``reach``: the graph context's
+    walk from some roots, :func:`.contexts.bfs` over its calls)."""
     if not any(dynamic_chains.values()):
         return set()
-    from graphlint.static.contexts import bfs  # contexts reads this module's note
-    sure = bfs([r for r in roots if not dynamic_chains.get(r[1]) and r[0] in graph], calls, stop)
+    sure = reach([r for r in roots if not dynamic_chains.get(r[1]) and r[0] in graph])
     return {f for f in graph if f not in sure}
