@@ -142,8 +142,9 @@ def request_loops(disc: Discovery, loops_of: dict, in_loop: dict, below: dict, g
     of the loop on the way to a replay reaches a function whose own step loop decides the stop (a
     ``while`` test, or a ``break``/``return`` with nothing on the way to a replay after the loop: a
     verification after a draft loop is the step's) and that does not lead back. A request loop
-    calling ``generate()``, whose prefill replays before its per-block ``while`` loop: the prefill
-    runs once per request, the ``while`` loop is the step loop."""
+    calling ``generate()``, whose per-block ``decode`` replays in a ``while`` loop and once more after
+    it (the block's cache update): the walk up that tail meets the request loop first, yet the
+    ``while`` loop is the step loop, and what ``generate`` does runs per request or per block."""
     decoders = {g for g, loops in loops_of.items() if _decides_stop(disc, g, loops, below)}
     found = set()
     for fid, callees in in_loop.items():
