@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from graphlint.static.contexts import FuncId, bfs
+from graphlint.static.contexts import FuncId
 
 #: :class:`graphlint.static.entries.Discovery` (not imported: it imports this module)
 Discovery = Any
@@ -116,8 +116,6 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
             elif caller not in seen:
                 seen.add(caller)
                 queue.append(caller)
-    for fid in request_loops(disc, loops_of, in_loop, below, graph):
-        del loops_of[fid], in_loop[fid]  # it runs whole decodes: the step loop is below it
     on_way: dict[FuncId, FuncId] = {}  # a function between a step loop and the replay -> its callee on the way
     # from the step loops' own calls down: a worker's shutdown after its serve loop (``engine.exit()``,
     # which reaches the replay's helper by name) runs once, not per step
@@ -135,36 +133,6 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
     for fid in sorted(on_way):
         if on_way[fid] is not None:
             disc.add("host", fid, f"calls {on_way[fid][1]}, which leads to a replay, once per step")
-
-
-def request_loops(disc: Discovery, loops_of: dict, in_loop: dict, below: dict, graph: dict) -> set[FuncId]:
-    """Step loops met first on one way up from a replay that run whole decodes on another: every call
-    of the loop on the way to a replay reaches a function whose own step loop decides the stop (a
-    ``while`` test, or a ``break``/``return`` with nothing on the way to a replay after the loop: a
-    verification after a draft loop is the step's) and that does not lead back. A request loop
-    calling ``generate()``, whose per-block ``decode`` replays in a ``while`` loop and once more after
-    it (the block's cache update): the walk up that tail meets the request loop first, yet the
-    ``while`` loop is the step loop, and what ``generate`` does runs per request or per block."""
-    decoders = {g for g, loops in loops_of.items() if _decides_stop(disc, g, loops, below)}
-    found = set()
-    for fid, callees in in_loop.items():
-        others = decoders - {fid}
-        if others and all(_runs_decoder(disc, callee, others, fid, graph) for callee in callees):
-            found.add(fid)
-    return found
-
-
-def _decides_stop(disc: Discovery, fid: FuncId, loops: frozenset[int], below: dict) -> bool:
-    fn = disc.fn(fid)
-    if any(loop in fn.while_loops for loop in loops):
-        return True
-    return any(loop in fn.loop_exits for loop in loops) and all(
-        site.loops & loops for callee, site in disc.calls.get(fid, ()) if callee in below.get(fid, ()))
-
-
-def _runs_decoder(disc: Discovery, callee: FuncId, decoders: set[FuncId], loop_fn: FuncId, graph: dict) -> bool:
-    reach = bfs([(callee, (callee,))], disc.calls, set(graph))
-    return loop_fn not in reach and any(d in reach for d in decoders)
 
 
 def _loop_where(disc: Discovery, fid: FuncId, loops: frozenset[int]) -> tuple[str, tuple]:

@@ -20,13 +20,6 @@ folder is linked on its own and reports exactly its ``# expect:`` markers, at th
 - ``python_tests``: an unannotated ``backend`` parameter compared with a string literal
   (``if backend == "vllm":``, ``(0, 0) if backend == "sglang" else None``) is a Python test, not a
   tensor read (they were GL105); a count of the block's masks compared with a number still is.
-- ``block_server``: a request loop calls ``generate``, whose ``decode`` replays in a ``while`` loop
-  that stops when no mask is left and once more after it (the block's cache update): the request
-  loop was taken for the step loop (its calls reach the tail replay outside the ``while``), making
-  ``generate`` and all of ``decode`` host-step code (GL201 / GL207 per request and per block). The
-  ``while`` loop decides the stop: the request loop runs whole decodes. Beside it a speculative
-  step whose draft loop may stop early but whose verification replays after it keeps its caller's
-  loop as the step loop.
 """
 
 from __future__ import annotations
