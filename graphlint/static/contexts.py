@@ -38,6 +38,7 @@ from graphlint.static.facts import CallSite, Candidate
 from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
+from graphlint.static.symbolic import SYMBOLIC_NOTE
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
@@ -217,6 +218,7 @@ class Placement:
         self.eager_rounds: set[FuncId] = set()
         #: per host-step function, the parameters every host-step call passes the same on every step (:mod:`.restaged`)
         self.restaged: dict[FuncId, set[str]] = {}
+        self.symbolic: set[FuncId] = set()  # captured only by dynamic=True compiles (:mod:`.symbolic`)
 
     def chain(self, context: str, fid: FuncId, cand: Candidate) -> Chain | None:
         chain = self.chains[context].get(fid)
@@ -265,6 +267,7 @@ class Placement:
     def _place(self, rule: Rule, fid: FuncId, cand: Candidate, captured: bool, severity: str,
                scope: str, eager_too: bool = True) -> tuple[Chain, str, str] | None:
         params = rule.params
+        symbolic = fid in self.symbolic and "symbolic_severity" in params and not cand.in_capture  # (:mod:`.symbolic`)
         graph = self.chain("graph", fid, cand) if captured else None
         if scope == "capture":
             return ((graph or (fid,)), severity, "") if cand.in_capture or graph else None
@@ -275,7 +278,7 @@ class Placement:
         if eager and (compiled_ok or fid not in self.compiled_only["eager"]) and not (
                 (params.get("eager_host") is False or "read-position" in cand.flags) and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
-            captured = (graph or cand.in_capture) and in_graph(params, cand)
+            captured = (graph or cand.in_capture) and in_graph(params, cand) and not symbolic
             if not captured and params.get("eager_result") and "acceptance" in cand.flags:
                 return eager, "info", ACCEPT_NOTE  # a rejection sampler's read (:mod:`.acceptance`)
             if not captured and params.get("eager_severity"):  # only a capture would freeze it
@@ -303,6 +306,8 @@ class Placement:
             if not captured or (fid not in self.guessed and fid not in self.unused):
                 return eager, severity, ""
         if (graph or cand.in_capture) and in_graph(params, cand):
+            if symbolic:  # a dynamic compile's int is recorded per value, not frozen
+                return graph or (fid,), params["symbolic_severity"], SYMBOLIC_NOTE
             if severity == "error" and (fid in self.shaped or any(varies_at_capture(c) for c in cand.cond)):
                 return graph or (fid,), "warning", SHAPE_NOTE
             if severity == "error" and fid in self.replaced.get("graph", ()):

@@ -75,6 +75,7 @@ from graphlint.static.retiring import retired_only
 from graphlint.static.handed import handed_functions
 from graphlint.static.hostreads import host_result_reads
 from graphlint.static.stepresult import result_reads
+from graphlint.static.symbolic import note_root, symbolic_only
 from graphlint.static.tokenloops import TokenLoops
 from graphlint.static.uncalled import uncalled_graph
 
@@ -168,9 +169,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
         graph_roots, compiled_graph = self.graph_regions()
         prefill = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot.prefill(fn.name)}
-        # a function that replays never runs its replay inside a capture (replaying there is an error):
-        # captured code reaching one (a graph wrapper called again under the capture, which then runs
-        # its callable directly) reaches that callable, a graph root already, not the wrapper's staging
+        # a replaying function never replays inside a capture: captured code reaching one reaches its callable
         replaying = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         captured_roots = [r for r in self.roots["graph"] if r[0] not in replaying]
         # a captured call on a field whose class a guard of the capture tests runs only the classes
@@ -183,9 +182,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                                                                          self.graph).pruned(captured_roots, prefill | replaying))
         graph = bfs(captured_roots, self.graph_calls, prefill | replaying)
         callers = callers_of(self.calls)
-        # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*``
-        # function doing device work, or a captured callable (an iterative solver's loop reaches none
-        # of them; a helper captured code also calls -- a kernel loader, a radix-tree compare -- is no model)
+        # a decode loop's call runs a model: it reaches a ``forward``, a ``__call__`` or a ``*decode*`` function doing
+        # device work, or a captured callable (not an iterative solver's loop, nor a kernel loader captured code calls)
         setup = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot(fn.name, (i.path, q))}
         setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
@@ -259,6 +257,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
         placement.eager_rounds = rounds
+        walk = lambda roots: bfs(roots, self.graph_calls, prefill | replaying)  # noqa: E731
+        placement.symbolic = symbolic_only(self.roots["graph"], graph, self.dynamic_chains, walk)
         placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],
                                          lambda fid: self.by_path[fid[0]].flows.get(fid[1]))
         return Contexts(placement, self.entries, self.captures, self.evidence, outer_loops=list(self.outer.found))
@@ -326,6 +326,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                     self.add("graph", callee, f"captured: called inside a CUDA-graph capture in {caller[1]}"
                              + (WEAK_NOTE if callee in weak else ""), self.capture_site(caller), (caller, callee))
         captured = {fid for fid, _ in self.roots["graph"]}
+        self.dynamic_chains = {chain: False for _, chain in self.roots["graph"]}  # compiled roots' (:mod:`.symbolic`)
         for info in self.infos:  # ``runner.capture(self._token_forward, x)``: hands over what is captured
             for qual in sorted(info.functions):
                 for target, order in self.graph.handed(info, qual) if captured else ():
@@ -336,8 +337,9 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
             for qual, fn in sorted(info.functions.items()):
                 if fn.compiled:
                     self.compiled_roots.append((info.path, qual))
-                if fn.compiled == "graph" and (info.path, qual) not in self.calibrating:
+                if fn.compiled.startswith("graph") and (info.path, qual) not in self.calibrating:
                     compiled_graph[(info.path, qual)] = None
+                    note_root(self.dynamic_chains, ((info.path, qual),), fn.compiled == "graph-dynamic")
                     self.add("graph", (info.path, qual), "@torch.compile with CUDA graphs (mode='reduce-overhead')")
             for region in info.regions:
                 caller = (info.path, region.function)
@@ -363,11 +365,11 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                             if compiled_graph.get(fid, ()) is not None:
                                 compiled_graph[fid] = {*compiled_graph.get(fid, ()), info.path}
                             self.add("graph", fid, f"torch.compile with CUDA graphs in {region.function}", where, chain)
+                            note_root(self.dynamic_chains, chain, region.dynamic)
                             if off:
                                 self.optional_roots.setdefault(chain, switch)
         self.compiled_calls(compiled_graph)
-        # the captured callables are the entries once found; a capture whose callable cannot be
-        # resolved (``forward_fn(*args)`` of a parameter) leaves the name heuristic on
+        # the captured callables are the entries once found; one unresolved (``forward_fn(*args)``) leaves names on
         self.captures = bool(self.roots["graph"])
         return {fid for fid, _ in self.roots["graph"]}, compiled_graph
 

@@ -134,7 +134,7 @@ class FunctionInfo(Compact):
     #: compiled by a kernel DSL (``@cute.jit``, ``@cute.kernel``, ``@triton.jit``...): its ``if`` on
     #: DSL values is a device branch, not a host sync; only ``scope: anywhere`` rules apply inside
     device_code: bool = False
-    #: ``@torch.compile``: "graph" with CUDA graphs (``mode="reduce-overhead"``), else "compile"
+    #: ``@torch.compile``: "graph" with CUDA graphs (``mode="reduce-overhead"``), "graph-dynamic" and dynamic, else "compile"
     compiled: str = ""
     #: statement ordinal of the first ``graph.replay()`` in the body, 0 when it replays none
     replay_order: int = 0
@@ -274,9 +274,9 @@ class RegionDecl(Compact):
     call: tuple | None = None
     #: "compiled" whose ``mode=`` is read through a name (``args.compile_mode``): that name
     mode: str = ""
-    #: made only under a compile switch off by default (``if use_torch_compile:``, :mod:`.optin`): its name.
-    #: The default path calls the callable itself, eagerly
+    #: made only under a compile switch off by default (``if use_torch_compile:``, :mod:`.optin`; eager then): its name
     opt_in: str = ""
+    dynamic: bool = False  #: ``torch.compile(f, ..., dynamic=True)``: its ints are symbolic (:mod:`.symbolic`)
 
 
 #: the id of the pseudo-loop an iterator's ``__next__`` body is (see :mod:`.loops`); real loop ids are

@@ -19,6 +19,14 @@ own bound. Two more shapes of the same set-up were reported as per-step work:
   per-step cost. A rest that stores the table without the request (``self.rows =
   torch.cat(...)`` until a cap) grows it every step, and a plain bound must be stored as the
   request itself (``self.count = self.count + 1`` under ``self.count >= limit`` is a counter).
+- the table is a keyed slot of a cache object, not a field (:func:`keyed_grows_after`)::
+
+      if (sin := cache.get("sin")) is not None and sin.shape[-2] >= n:
+          return sin[:, :, :n]
+      sin = build(n)
+      cache["sin"] = sin
+
+  the same refresh, with the slot ``cache["sin"]`` read through the name its test binds.
 """
 
 from __future__ import annotations
@@ -129,7 +137,7 @@ def grows_after(stmt: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:
     without the request (``self.hist = torch.cat(...)`` until a cap) grows it every step."""
     found = returns_when_covered(stmt) if type(stmt.test) in _TESTS else None
     if found is None:
-        return False
+        return keyed_grows_after(stmt, rest) if type(stmt.test) in _TESTS else False
     table, request, plain = found
     stored = [node.value for line in rest for node in preorder(line) if stores(node, table)]
     if plain:
@@ -140,3 +148,80 @@ def grows_after(stmt: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:
 def stores(node: cst.CSTNode, attr: str) -> bool:
     """``self.attr = ...`` (one of the targets)."""
     return type(node) is cst.Assign and any(self_attr(t.target) == attr for t in node.targets)
+
+
+def _slot(node: cst.BaseExpression) -> str | None:
+    """``c.get("k")`` / ``c["k"]`` (``c`` a name or a field) -> its spelling, one per slot."""
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "get" \
+            and len(node.args) == 1 and type(node.args[0].value) is cst.SimpleString:
+        owner, key = node.func.value, node.args[0].value
+    elif type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index \
+            and type(node.slice[0].slice.value) is cst.SimpleString:
+        owner, key = node.value, node.slice[0].slice.value
+    else:
+        return None
+    if type(owner) is not cst.Name and self_attr(owner) is None:
+        return None
+    return f"{cst.Module([]).code_for_node(owner)}[{key.raw_value!r}]"
+
+
+def _sized_name(node: cst.BaseExpression) -> str | None:
+    """``t.shape[k]`` / ``t.size(k)`` / ``len(t)`` / ``t.numel()`` of a local name -> "t"."""
+    if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.value) is cst.Attribute \
+            and node.value.attr.value == "shape":
+        node = node.value.value
+        return node.value if type(node) is cst.Name else None
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _SIZE_METHODS:
+        return node.func.value.value if type(node.func.value) is cst.Name else None
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "len" and len(node.args) == 1:
+        return node.args[0].value.value if type(node.args[0].value) is cst.Name else None
+    return None
+
+
+def _keyed_cover(stmt: cst.If) -> tuple[set[str], list[cst.BaseExpression]] | None:
+    """(the slots, the requests) of ``if (t := c.get("k")) is not None and t.shape[-2] >= n ...:
+    return ...``: every operand tests a slot set or one it bound covering the request."""
+    if stmt.orelse is not None or not _returns(stmt.body):
+        return None
+    operands, test = [], stmt.test
+    while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        operands.insert(0, test.right)
+        test = test.left
+    aliases: dict[str, str] = {}
+    slots: set[str] = set()
+    requests: list[cst.BaseExpression] = []
+    for operand in [test, *operands]:
+        held = none_compared(operand, cst.IsNot)
+        if held is not None:
+            bound = held if type(held) is cst.NamedExpr else None
+            slot = _slot(bound.value if bound is not None else held)
+            if slot is None:
+                return None
+            slots.add(slot)
+            if bound is not None and type(bound.target) is cst.Name:
+                aliases[bound.target.value] = slot
+            continue
+        if not (type(operand) is cst.Comparison and len(operand.comparisons) == 1):
+            return None
+        left, op, right = operand.left, operand.comparisons[0].operator, operand.comparisons[0].comparator
+        covers = type(op) in (cst.GreaterThan, cst.GreaterThanEqual)
+        if not covers and type(op) not in (cst.LessThan, cst.LessThanEqual):
+            return None
+        mine, other = _sized_name(left), _sized_name(right)
+        name, request = (mine, right) if covers else (other, left)
+        if name not in aliases:
+            return None
+        requests.append(request)
+    return (slots, requests) if slots and requests else None
+
+
+def keyed_grows_after(stmt: cst.If, rest: Sequence[cst.CSTNode]) -> bool:
+    """Whether ``rest`` refreshes the keyed slots ``stmt`` returns early for while they cover the
+    request: it stores one of them (``c["k"] = ...``) and sizes something by a request."""
+    found = _keyed_cover(stmt)
+    if found is None:
+        return False
+    slots, requests = found
+    stored = any(type(node) is cst.Assign and any(_slot(t.target) in slots for t in node.targets)
+                 for line in rest for node in preorder(line))
+    return stored and any(_mentions(line, request) for line in rest for request in requests)

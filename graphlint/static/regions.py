@@ -39,6 +39,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.static.compileswitch import disabled_by
+from graphlint.static.symbolic import dynamic_compile
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import name_matcher, resolve
@@ -254,7 +255,9 @@ class RegionRecorder:
             node = decorator.decorator
             call = node if isinstance(node, cst.Call) else None
             if resolve(call.func if call else node, self.imports) in COMPILE_CALLS:
-                return "graph" if compile_kind(call) == "graph" else "compile"
+                if compile_kind(call) != "graph":
+                    return "compile"
+                return "graph-dynamic" if dynamic_compile(call) else "graph"
         return ""
 
     def graph_call(self, call: cst.Call, name: str | None) -> None:
@@ -278,7 +281,8 @@ class RegionRecorder:
                 continue
             opt_in = (self.compile_opt_in[0] if self.compile_opt_in else disabled_by(call, self.func.defaults)) \
                 if own is not None else ""
-            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode, opt_in=opt_in)
+            decl = RegionDecl(self.func.qualname, self.func.cls, expr, True, kind, call=own, mode=mode, opt_in=opt_in,
+                              dynamic=own is not None and dynamic_compile(call))
             self.info.regions.append(decl)
             self.place_later(decl, call)
 

@@ -81,7 +81,7 @@ class TokenLoops:
                         runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs), steps,
                                                 loop.id in fn.while_loops, frozenset(
                                                     c.loops for c in fn.calls if c.expr in steps and loop.id in c.loops))
-        found = [row for row in found if not self.wraps_inner_loop(row, runs)]
+        found = [row for row in found if not self.wraps_inner_loop(row, runs) and not self.wraps_block_loop(row, runs)]
         self.unused_loops = self.unused(found) | weak | handed
         for fid, reason, where, loops in found:
             if fid in weak:
@@ -121,6 +121,37 @@ class TokenLoops:
                    other[4] and other[2] >= steps and any(i not in s for s in sites)))
                    and other[0][0][:len(where[0])] == where[0]
                    and len(other[0][0]) > len(where[0]) for (f, i), other in runs.items() if f == fid)
+
+    def wraps_block_loop(self, row: tuple, runs: dict[tuple[FuncId, int], tuple]) -> bool:
+        """Whether a per-token loop runs blocks: a nested loop of its function that runs the same
+        models and can stop itself (a ``while`` test, a ``break`` or ``return``: it decides when the
+        block is done) is the step loop -- a diffusion engine's iterations over one block -- when
+        every call the outer loop feeds and the nested one does not is the block's set-up: made
+        before the nested loop, running no model (a per-block schedule). The outer loop's own
+        statements -- the block's masks, its cache-update forward, its end-of-text test -- run once
+        per block. An extra call after the nested loop (a sample after a chunked prefill) or one
+        that runs a model (a verification beside a draft loop that may stop early) keeps the outer
+        loop per token (:meth:`wraps_inner_loop` takes the nested loop when it feeds every call)."""
+        fid, _, _, loop_ids = row
+        if len(loop_ids) != 1 or (fid, next(iter(loop_ids))) not in runs:
+            return False
+        where, models, calls = runs[(fid, next(iter(loop_ids)))][:3]
+        if calls is None:  # a loop over an unresolved model: no calls to tell set-up from steps by
+            return False
+        fn = self.fn(fid)
+        for (f, inner), other in runs.items():
+            if f == fid and other[2] is not None and other[0][0][:len(where[0])] == where[0] \
+                    and len(other[0][0]) > len(where[0]) \
+                    and (inner in fn.loop_exits or inner in fn.while_loops) and other[1] >= models \
+                    and all(self.block_setup(fid, expr, inner) for expr in calls - other[2]):
+                return True
+        return False
+
+    def block_setup(self, fid: FuncId, expr: tuple, inner: int) -> bool:
+        """A call made before the nested loop ``inner`` (never inside it) that reaches no model."""
+        edges = [(callee, site) for callee, site in self.calls.get(fid, ()) if site.expr == expr]
+        return bool(edges) and all(site.order < inner and inner not in site.loops and callee not in self.model_reach
+                                   for callee, site in edges)
 
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
         """The field's callable a loop calls with the ids it sampled the iteration before, when the

@@ -39,6 +39,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: (``torch.tensor(x, pin_memory=True).cuda(non_blocking=True)``): the correct copy there too;
 #: ``eager_severity`` -- the severity in eager code that no capture runs (a hazard only a graph makes:
 #: a Python position frozen at capture costs nothing while nothing captures it);
+#: ``symbolic_severity`` -- the severity in code only a ``torch.compile(..., dynamic=True)`` CUDA-graph
+#: compile captures: its Python ints are symbolic, recorded per value, not frozen (:mod:`..symbolic`);
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value;
 #: ``restaged: true`` -- reported in the host step on pinned staging of data the same on every step
@@ -47,7 +49,8 @@ LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_o
                                 "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
-                                "selected_device_severity": str, "eager_severity": str, "restaged": bool}
+                                "selected_device_severity": str, "eager_severity": str, "restaged": bool,
+                                "symbolic_severity": str}
 
 
 class MatchContext(Protocol):

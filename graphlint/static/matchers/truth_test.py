@@ -10,7 +10,8 @@ call graph gives it returns a Python value (``any(...)``, ``len(...)``: see ``Ar
 ``(ids == eos_id).any()`` on the device and reads it back to answer Python's ``in``; so is ``tok in
 stop_ids`` with ``tok`` a device tensor and ``stop_ids`` a Python list or tuple: ``list.__contains__``
 asks ``bool(tok == x)`` of each element in turn, one read per element until one matches (a set
-hashes the tensor by identity instead, reading nothing).
+hashes the tensor by identity instead, reading nothing). A comparison with ``None`` or a string
+literal (``backend == "vllm"``, an unannotated setting presumed a tensor) reads nothing.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class TruthTest(Matcher):
         values = getattr(ctx, "values", None)
         shapes = ctx.oracle.fn.shapes if values is not None else set()
         for operand, extra in tested_operands(values, node.test, shapes):
-            if none_test(operand):
-                continue  # ``t == None``: ``Tensor.__eq__(None)`` is NotImplemented, Python answers a bool
+            if none_test(operand) or str_test(operand):
+                continue  # ``t == None`` / ``t == "vllm"``: no tensor answers these, Python answers a bool
             if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx) or sought_in_list(operand, ctx)) \
                     and not is_cpu_tensor(operand, ctx.oracle):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
@@ -69,6 +70,17 @@ def none_test(test: cst.BaseExpression) -> bool:
     c = test.comparisons[0]
     return type(c.operator) in (cst.Equal, cst.NotEqual) and any(
         type(side) is cst.Name and side.value == "None" for side in (test.left, c.comparator))
+
+
+def str_test(test: cst.BaseExpression) -> bool:
+    """``backend == "vllm"`` / ``mode != "eager"`` (either side a string literal): a setting compared
+    with a name, a host bool -- a tensor compared with a str reads nothing either (``Tensor.__eq__``
+    of a str is NotImplemented, and Python answers by identity)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    c = test.comparisons[0]
+    return type(c.operator) in (cst.Equal, cst.NotEqual) and any(
+        type(side) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString) for side in (test.left, c.comparator))
 
 
 def searches_tensor(test: cst.BaseExpression, ctx: MatchContext) -> bool:
