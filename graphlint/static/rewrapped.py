@@ -4,10 +4,10 @@ The points-to analysis is flow-insensitive: a name holds every value any of its 
 For ``model = Llama(cfg)`` then ``model = Runner(model)`` that makes the argument of ``Runner``
 hold the runner itself, so the runner's ``self.model`` holds the runner, and the model forward a
 graph runner captures would run the runner's own replay. In straight-line code of a function (no
-loop around the binding, the name no parameter, ``global`` or loop target) the argument can only
-be what the name held before: the reads of the name in the value are renamed to a snapshot,
-``model@2``, bound to the earlier bindings' values (the snapshot before and the values bound since). Anything the
-snapshot cannot see -- a parameter, a loop feeding the name back -- keeps the whole name.
+loop around the binding; the name no parameter, loop target, import, def or ``global``) the
+argument can only be what the name held before: the reads of the name in the value are renamed
+to a snapshot, ``model@2``, bound to the earlier bindings' values (the snapshot before and the
+values bound since). A parameter, or a loop feeding the name back, keeps the whole name.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ built anew every call whatever the spelling):
   self.cache[i]``), whatever name the result takes (``k = cache_k.index_copy(2, pos, k)``, then
   ``kv_cache = k, v``) -- flag "handed-in": inside a captured graph (``in_graph_handed: false``)
   the new tensor comes from the graph's pool and is the step's output, an allocation made once at
-  capture, where an attribute written back would replace the buffer every replay reads. A local the function computed with an op (``x = torch.roll(x, 1)``) is
-  its own temporary there, and the other write ops on a local (``scores = scores.masked_fill(m,
+  capture, where an attribute written back would replace the buffer every replay reads. A local
+  the function computed with an op (``x = torch.roll(x, 1)``) is its own temporary there, and the other write ops on a local (``scores = scores.masked_fill(m,
   -inf)`` round a loop of logits processors) rewrite the step's own data.
 """
 
