@@ -27,6 +27,7 @@ from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
 from graphlint.static.keyedreturns import bound_in, handed_on, keyed_test
 from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
+from graphlint.static.rewrapped import Rebinds
 
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
 METHOD_KINDS = {"staticmethod": "s", "classmethod": "c", "property": "p", "cached_property": "p",
@@ -59,17 +60,20 @@ class FlowRecorder:
         self._bound: dict[str, tuple] = {}  # qualname -> (its def, ``bound_in`` of it): one walk per def
         self._forwards: list[tuple] = []  # (qualname, statement index, parameter) of returns handing one on
         self.ir.lam = self.lambda_scope
+        self.rebinds, self.looping = Rebinds(), lambda: False  # ``model = Runner(model)`` (:mod:`.rewrapped`)
         self.begin("<module>", ScopeFlow(kind="module"))
 
     # -- scopes ------------------------------------------------------------------------------
     def begin(self, qual: str, flow: ScopeFlow) -> None:
         self.flows[qual] = flow
+        self.rebinds.begin(flow.kind)
         self.stack.append(flow)
         self.names.append(qual)
 
     def end(self) -> None:
         flow = self.stack.pop()
         qual = self.names.pop()
+        self.rebinds.end()
         self._defs.pop(qual, None)
         while self._forwards and self._forwards[-1][0] == qual:  # a call handing on a parameter no test keys
             _, at, param = self._forwards.pop()
@@ -163,6 +167,7 @@ class FlowRecorder:
         if params.star_kwarg is not None:
             flow.kwarg = params.star_kwarg.name.value
         flow.locals = set(flow.params) | set(flow.kwonly) | {n for n in (flow.vararg, flow.kwarg) if n}
+        self.rebinds.untrack(*flow.locals)
         for i, param in enumerate((*positional, *params.kwonly_params)):
             target = ("n", param.name.value)
             if i == 0 and method and positional and param is positional[0]:
@@ -186,6 +191,7 @@ class FlowRecorder:
             if deco is not None:
                 value = ("dec", deco, value)
         self.scope.locals.add(name)
+        self.rebinds.untrack(name)
         self.add(("=", ("n", name), value))
         self.ir.clear()
 
@@ -226,8 +232,8 @@ class FlowRecorder:
         kind = type(target)
         if kind is cst.Name:
             self.scope.locals.add(target.value)
-            if value is not None:
-                self.add(("=", ("n", target.value), value))
+            for stmt in self.rebinds.bind(self.scope, target.value, value, self.looping()):
+                self.add(stmt)
         elif kind in (cst.Tuple, cst.List):
             known = True  # positions count until a starred target: ``a, *rest, b``
             for i, el in enumerate(target.elements):  # ``a, b = pair()``: each name may hold any element,
@@ -271,6 +277,7 @@ class FlowRecorder:
     def loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         source = self.ir.expr(iterable)
         self._bind(target, ("s", source) if source is not None else None)
+        self.rebinds.untrack_target(target)
 
     def call(self, node: cst.Call) -> IR | None:
         """Every call: its IR (the callee part is what the call graph resolves)."""
@@ -368,6 +375,7 @@ class FlowRecorder:
         """The name is bound either way; an import of the standard library or the numeric stack
         holds no value of ours (their calls are opaque, see ``flowir``), so it records nothing."""
         self.scope.locals.add(local)
+        self.rebinds.untrack(local)
         if self.optional:
             self.optional_imports.add(dotted)
         if dotted.startswith(".") or dotted.split(".", 1)[0] not in EXTERNAL_ROOTS:

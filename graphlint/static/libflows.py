@@ -76,6 +76,12 @@ THREAD_STARTS = frozenset(("threading.Thread", "threading.Timer", "multiprocessi
 #: (``fms.models.get_model(arch, ...)`` calls a registered factory) -- :meth:`LibraryFlows.registry`
 REGISTERS = ("register",)
 LOADERS = ("get_", "load", "build", "create", "make", "from_", "instantiate")
+#: a library's layer factory (sglang's and vLLM's ``make_layers(n, lambda idx, prefix: Block(...))``):
+#: it calls the builder it is handed, and returns what it built -- a list, or a tuple holding one
+#: (``layers, start, end = make_layers(...)``) -- :meth:`LibraryFlows.built_by`
+FACTORIES = ("make", "build", "create")
+#: what a factory's builder may be: a function, a bound method, a class, a partial, a decorated function
+BUILDERS = frozenset(("F", "M", "C", "Pa", "W", "Ct"))
 #: an attribute of a project function, bound method or class no class binds: an actor framework's
 #: handle (Ray: ``Worker.remote(...)`` makes the actor, ``handle.step.remote(x)`` runs ``step(x)``)
 REMOTE = "remote"
@@ -92,6 +98,8 @@ class LibraryFlows:
         if "." in name and last.startswith(REGISTERS + LOADERS) and self.foreign(name):
             self.registry(name, plain, kws, dst)
         container = ("L", "", ("call", dst), 0)
+        if "." in name and last.startswith(FACTORIES) and len(plain) > 1 and self.foreign(name):
+            self.built_by(plain, dst)
         if name in PASS_THROUGH and plain:
             self.s.edge(plain[0], dst)
         elif name == "types.MethodType" and plain:  # ``types.MethodType(fn, module)``: ``fn`` bound to it
@@ -159,6 +167,26 @@ class LibraryFlows:
                 self.s.edge(node, reg)
         else:
             self.o.call(reg, (), (), dst)
+
+    def built_by(self, args: list[int], dst: int) -> None:
+        """A library factory handed a builder (a function, class or bound method) with its other
+        arguments: it calls the builder (arguments unknown) and returns what it made, as a list's
+        elements and as the elements of a list inside a tuple. Its first argument is the count or
+        config, never the builder; an instance handed (a model to wrap) is not called."""
+        inner, outer = ("L", "", ("built", dst), 0), ("L", "", ("builds", dst), 0)
+        made = self.o.elems(inner)
+        self.s.add_values(dst, (outer,))
+        self.s.add_values(self.o.elems(outer), (inner,))
+        self.s.edge(made, self.o.elems(outer))
+
+        def on(values):
+            for v in values:
+                if v[0] in BUILDERS and self.o.once(("built", dst, v)):
+                    node = self.s.fresh()
+                    self.s.add_values(node, (v,))
+                    self.o.call(node, (), (), made)
+        for arg in args[1:]:
+            self.s.watch(arg, on)
 
     def thread_start(self, name: str, args: tuple, kws: tuple) -> None:
         """``Thread(target=fn, args=(a,), kwargs={...})``: ``fn(a, ...)`` runs (on another thread: no

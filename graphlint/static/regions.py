@@ -21,6 +21,10 @@ only notices them, in source order, without libcst metadata:
   capture; g.replay(); return out`` / ``else: stage; g.replay()``, a wrapper that captures on its
   first call): its replay runs the fresh graph once. Otherwise it is kept, taken for the step
   (``if use_graphs: [if bs not in graphs: capture]; g.replay()``);
+- ``with torch.get_device_module(dev).graph(g):`` is ``torch.cuda.graph`` spelled for any device
+  (the module torch hands back for a CUDA device is ``torch.cuda``); so is ``.graph(g)`` of a name or
+  ``self`` field the file binds to ``torch.get_device_module(...)`` (:func:`device_modules`,
+  ``self.device_module = torch.get_device_module(self.device)`` in ``__init__``);
 - which device a capture runs on, for GL501 (``torch.cuda.graph`` without ``stream=`` uses one
   side stream per process, made on the device current at its first use): a capture (or
   ``set_device``) inside a loop over devices (``for dev in devices:``, a loop whose target or
@@ -39,13 +43,15 @@ from typing import Any
 import libcst as cst
 
 from graphlint.static.compileswitch import disabled_by
+from graphlint.static.cstwalk import called_name, ends_in_jump, preorder
 from graphlint.static.symbolic import dynamic_compile
-from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
-from graphlint.static.names import name_matcher, resolve
+from graphlint.static.names import dotted_name, name_matcher, resolve
 from graphlint.static.positions import anchor_rank
 
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
+#: ``torch.get_device_module(device)``: ``torch.cuda`` for a CUDA device (its ``graph`` captures)
+DEVICE_MODULE = "torch.get_device_module"
 GRAPHED_CALLS = ("torch.cuda.make_graphed_callables", "torch.cuda.graphs.make_graphed_callables")
 COMPILE_CALLS = ("torch.compile",)
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -149,10 +155,39 @@ def loops_over_devices(stmt: cst.For) -> bool:
     return any(matcher.match(name) for name in names)
 
 
-def contains_capture(node: cst.CSTNode, imports: dict[str, str]) -> bool:
+def device_modules(text: str, module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """The names and ``self`` fields (``"self.device_module"``) this file binds to a call of
+    ``get_device_module`` anywhere (a text search first), each with the function called: resolved
+    when a ``with`` uses it, once the file's imports are read (:func:`is_capture`)."""
+    if "get_device_module" not in text:
+        return {}
+    out = {}
+    for node in preorder(module):
+        if type(node) is cst.Assign and type(node.value) is cst.Call \
+                and called_name(node.value.func) == "get_device_module":
+            out.update((name, node.value.func) for t in node.targets if (name := dotted_name(t.target)) is not None)
+    return out
+
+
+def is_capture(call: cst.Call, imports: dict[str, str], devices: dict[str, cst.BaseExpression] | None = None) -> bool:
+    """``torch.cuda.graph(g)``, or ``graph(g)`` of the module ``torch.get_device_module`` returns --
+    called in place or through a name ``devices`` holds (:func:`device_modules`)."""
+    func = call.func
+    if resolve(func, imports) in CAPTURE_CONTEXTS:
+        return True
+    if type(func) is not cst.Attribute or func.attr.value != "graph":
+        return False
+    owner = func.value
+    if type(owner) is cst.Call:
+        return resolve(owner.func, imports) == DEVICE_MODULE
+    bound = (devices or {}).get(dotted_name(owner) or "")
+    return bound is not None and resolve(bound, imports) == DEVICE_MODULE
+
+
+def contains_capture(node: cst.CSTNode, imports: dict[str, str], devices: dict[str, cst.BaseExpression] | None = None) -> bool:
     """A ``with torch.cuda.graph(...)`` or ``capture_begin()`` anywhere inside ``node``."""
     for n in preorder(node):
-        if type(n) is cst.WithItem and isinstance(n.item, cst.Call) and resolve(n.item.func, imports) in CAPTURE_CONTEXTS:
+        if type(n) is cst.WithItem and isinstance(n.item, cst.Call) and is_capture(n.item, imports, devices):
             return True
         if type(n) is cst.Attribute and n.attr.value == "capture_begin":
             return True
@@ -186,6 +221,7 @@ class RegionRecorder:
         self.lazy_captures: set[int] = set()  # capture sites inside capture branches (:meth:`capture_branch`)
         #: function -> its locals bound to CUDA-graph compile options (:func:`compile_kind`)
         self.graph_option_names: dict[str, set[str]] = {}
+        self.device_modules: dict[str, cst.BaseExpression] = {}  # :func:`device_modules`, set before the walk
 
     def note_compile_options(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         """``kwargs = {"mode": "reduce-overhead"}``, ``mode = "reduce-overhead"``: remembered for a
@@ -215,7 +251,7 @@ class RegionRecorder:
     def capture_loop(self) -> bool:
         """Inside a loop (of this function) whose body also captures: ``set_device`` there switches
         the device the next capture runs on."""
-        return any(contains_capture(loop, self.imports) for loop in self.loop_nodes)
+        return any(contains_capture(loop, self.imports, self.device_modules) for loop in self.loop_nodes)
 
     # -- statements ----------------------------------------------------------------------
     def enter_loop(self, stmt: cst.For | cst.While) -> None:
@@ -239,7 +275,7 @@ class RegionRecorder:
             if not isinstance(call, cst.Call):
                 continue
             name = resolve(call.func, self.imports)
-            if name in CAPTURE_CONTEXTS:
+            if is_capture(call, self.imports, self.device_modules):
                 captures = True
                 self.info.sites.append(site := Site("capture", self.func.qualname))
                 self.place_later(site, call)

@@ -26,6 +26,7 @@ from graphlint.static.defaultdevice import FACT as DEFAULT_DEVICE, sets_default_
 from graphlint.static.facts import Candidate, FileSummary
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
+from graphlint.static.regions import device_modules
 from graphlint.static.positions import Locator, Ranker, cst_position
 from graphlint.static.sharing import share_equal_values
 from graphlint.static.stepflow import forget_pending, read_names
@@ -113,6 +114,7 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     walker = Walker(summary.path, build_matchers(rules), options)
     walker.info.default_device = sets_default_device(text, module)  # :mod:`.defaultdevice`: the file's, the project's
     walker.oracle.default_device = int(walker.info.default_device or DEFAULT_DEVICE in imported_tensor_functions)
+    walker.device_modules = device_modules(text, module)  # :mod:`.regions`: their ``.graph(g)``
     walker.steady.read_source(text)  # what no walk needs to look for
     walker.values.hands_back_scan = ":=" in text or REBINDS.search(text) is not None  # (:mod:`.handback`)
     info = walker.run(module, imported_tensor_functions)

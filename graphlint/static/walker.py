@@ -125,6 +125,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.flows.optional_imports = self.info.optional_imports
         self.flows.keyed_returns = self.info.keyed_returns
         self.flows.on_lambda = self.lambda_function
+        self.flows.looping = lambda: bool(self.loop_ids)
         self.calls = CallRecorder(self)  # reads where this walker is; names callees, records call sites
         self.steady = SteadyArgs()  # which arguments are the same on every call (:mod:`.steadyargs`)
         self.func = self._new_function("<module>", "<module>", "")

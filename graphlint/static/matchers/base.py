@@ -33,6 +33,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``in_graph: false`` -- not reported in captured code (allocations: made once, from the graph pool);
 #: ``in_graph_locals: false`` -- not reported there on a local the captured function made itself
 #: (a report flagged "call-local": a growing concat whose shape capture fixes);
+#: ``in_graph_handed: false`` -- nor on a buffer the caller hands in (flagged "handed-in": an
+#: out-of-place rebuild of it there is the graph pool's output, made once at capture);
 #: ``eager_host: false`` -- not reported in an eager engine's host logic (the per-token loop's own
 #: code and what it calls besides the model step): what only a graph would freeze;
 #: ``eager_pinned: false`` -- not reported in eager code on pinned ``non_blocking`` staging
@@ -48,7 +50,8 @@ SCOPES = ("hot", "capture", "anywhere")
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool,
                                 "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
-                                "in_graph": bool, "in_graph_locals": bool, "eager_host": bool, "eager_pinned": bool, "multi_device_severity": str,
+                                "in_graph": bool, "in_graph_locals": bool, "in_graph_handed": bool, "eager_host": bool,
+                                "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str, "eager_severity": str, "restaged": bool,
                                 "symbolic_severity": str}
 

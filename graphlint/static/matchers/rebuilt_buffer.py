@@ -18,8 +18,10 @@ built anew every call whatever the spelling):
   tok)`` in it: flag "loop-carried"), and a buffer the caller hands in: a parameter, or a name
   bound to one of its parts or to an attribute (``cache_k, cache_v = kv_cache``, ``k =
   self.cache[i]``), whatever name the result takes (``k = cache_k.index_copy(2, pos, k)``, then
-  ``kv_cache = k, v``). A local the function computed with an op (``x = torch.roll(x, 1)``) is
-  its own temporary there, and the other write ops on a local (``scores = scores.masked_fill(m,
+  ``kv_cache = k, v``) -- flag "handed-in": inside a captured graph (``in_graph_handed: false``)
+  the new tensor comes from the graph's pool and is the step's output, an allocation made once at
+  capture, where an attribute written back would replace the buffer every replay reads. A local
+  the function computed with an op (``x = torch.roll(x, 1)``) is its own temporary there, and the other write ops on a local (``scores = scores.masked_fill(m,
   -inf)`` round a loop of logits processors) rewrite the step's own data.
 """
 
@@ -95,9 +97,17 @@ class RebuiltBuffer(Matcher):
                     raw.flags = raw.flags | {"loop-carried"}
                 ctx.emit(raw)
             elif name in self.aliases:
-                ctx.report(self.rule, node.value, f".{method}()")
+                self.handed_in(node, method, ctx)
         elif name in ctx.oracle.fn.params:
-            ctx.report(self.rule, node.value, f".{method}()")
+            self.handed_in(node, method, ctx)
+
+    def handed_in(self, node: cst.Assign, method: str, ctx: MatchContext) -> None:
+        """A buffer the caller hands in, flagged "handed-in": inside a captured graph its rebuild is
+        an allocation from the graph's pool, the step's output (``in_graph_handed: false``)."""
+        raw = ctx.defer(self.rule, node.value, f".{method}()")
+        if raw is not None:
+            raw.flags = raw.flags | {"handed-in"}
+        ctx.emit(raw)
 
     def note_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, depth: int) -> None:
         if type(target) in (cst.Tuple, cst.List):  # ``cache_k, cache_v = kv_cache``: parts of one buffer
