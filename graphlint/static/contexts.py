@@ -173,10 +173,9 @@ def post_replay(host: dict[FuncId, Chain], loop_bodies: dict[FuncId, frozenset[i
 
 
 def in_graph(params: dict, cand: Candidate) -> bool:
-    """Whether the rule applies to the candidate in captured code: not an allocation rule marked
-    ``in_graph: false`` (the graph's pool allocates once, at capture), nor a growing local the
-    function made itself (``in_graph_locals: false``: the capture fixes its shape), nor a buffer
-    handed in rebuilt out of place (``in_graph_handed: false``: the graph pool's output)."""
+    """Whether the rule applies in captured code: not an allocation rule marked ``in_graph: false`` (the
+    pool allocates once, at capture), nor a growing local the function made (``in_graph_locals: false``: the
+    capture fixes its shape), nor a handed-in buffer rebuilt out of place (``in_graph_handed: false``)."""
     return params.get("in_graph") is not False and not (
         params.get("in_graph_locals") is False and "call-local" in cand.flags) and not (
         params.get("in_graph_handed") is False and "handed-in" in cand.flags)
