@@ -60,16 +60,24 @@ def sized_attr(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _ordered(test: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression, bool] | None:
+    """``a >= b`` / ``a > b`` -> (a, b, True); ``a <= b`` / ``a < b`` -> (a, b, False); else None."""
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
+        return None
+    op = type(test.comparisons[0].operator)
+    if op not in (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual):
+        return None
+    return test.left, test.comparisons[0].comparator, op in (cst.GreaterThan, cst.GreaterThanEqual)
+
+
 def _compared(test: cst.BaseExpression) -> tuple[str, bool, cst.BaseExpression, bool] | None:
     """``size(self.t) >= n`` -> ("t", True, n, False): the table covers the request ``n``;
     ``n > size(self.t)`` -> ("t", False, n, False): it is outgrown. The last item says the bound is
     a plain ``self.n`` (a recorded length), not a table's size. Only one side may name the table."""
-    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
+    pair = _ordered(test)
+    if pair is None:
         return None
-    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
-    bigger = type(op) in (cst.GreaterThan, cst.GreaterThanEqual)
-    if not bigger and type(op) not in (cst.LessThan, cst.LessThanEqual):
-        return None
+    left, right, bigger = pair
     mine, other = sized_attr(left), sized_attr(right)
     if (mine is None) == (other is None):
         return None
@@ -201,12 +209,10 @@ def _keyed_cover(stmt: cst.If) -> tuple[set[str], list[cst.BaseExpression]] | No
             if bound is not None and type(bound.target) is cst.Name:
                 aliases[bound.target.value] = slot
             continue
-        if not (type(operand) is cst.Comparison and len(operand.comparisons) == 1):
+        pair = _ordered(operand)
+        if pair is None:
             return None
-        left, op, right = operand.left, operand.comparisons[0].operator, operand.comparisons[0].comparator
-        covers = type(op) in (cst.GreaterThan, cst.GreaterThanEqual)
-        if not covers and type(op) not in (cst.LessThan, cst.LessThanEqual):
-            return None
+        left, right, covers = pair
         mine, other = _sized_name(left), _sized_name(right)
         name, request = (mine, right) if covers else (other, left)
         if name not in aliases:
