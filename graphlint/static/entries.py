@@ -286,15 +286,15 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         return [v for info in self.infos for v in info.field_stores.get(attr, ())]
 
     def drivers(self) -> set[FuncId]:
-        """Functions that start a decode loop of their own without being one: ``generate()`` picking
-        ``_sample`` or ``_beam_search``. What they do runs once per decode they start; entered from
-        another decode path (a draft model's ``generate()`` called every assisted step) only the
-        loops they start count, and those are entries of their own. A loop inside the model (a
-        weight-shared block applied in a loop by a ``forward``) starts no decode: its callers
-        (``decode_one_token``) are the step (:mod:`.outerloops`)."""
+        """Functions that start a decode loop without being one (``generate()`` picking ``_sample``): their
+        code runs once per decode; entered from another decode path (a draft's ``generate()`` every assisted
+        step) only the loops they start count, as entries. A loop inside the model starts no decode
+        (:mod:`.outerloops`); nor does a speculative step that runs the model on what the draft loop it
+        starts produced (:meth:`.OuterLoops.verifies`): it is a step of the loop calling it."""
         decoders = self.outer.decoders
         return {caller for caller, edges in self.calls.items() if caller not in self.looping
-                and any(callee in decoders and not site.reference for callee, site in edges)}
+                and any(callee in decoders and not site.reference for callee, site in edges)
+                and not self.outer.verifies(caller)}
 
     def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
         """An eager engine's host logic: the per-token loops' own code and what it calls outside the

@@ -106,7 +106,7 @@ class OuterLoops:
                     return []
                 found.append(cur)
                 continue  # what runs under a decoder is that decoder's business
-            if self._verifies(cur):
+            if self.verifies(cur):
                 return []
             for callee, site in self.calls.get(cur, ()):
                 if callee not in seen and callee != fid and not site.reference:
@@ -114,7 +114,7 @@ class OuterLoops:
                     queue.append(callee)
         return found
 
-    def _verifies(self, fid: FuncId) -> bool:
+    def verifies(self, fid: FuncId) -> bool:
         """Whether ``fid`` runs the model on what a decoder it calls produced: a model call after
         the call that leads to the decoder (a speculative step verifying the draft model's tokens
         with the target model). A model call before it is the decode's input (an encoder, a
@@ -129,7 +129,7 @@ class OuterLoops:
         it, it runs the model on what the loop produced (a speculative step whose draft loop proposes
         ``k`` tokens and whose target model then verifies them, both in one function). The loop that
         calls it once per step is the per-token loop, as when the draft loop is a function of its own
-        (:meth:`_verifies`)."""
+        (:meth:`verifies`)."""
         fn = self.fn(fid)
         loops = {loop.id for loop in fn.loops}
         first = min(loops, default=None)
