@@ -290,11 +290,11 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         code runs once per decode; entered from another decode path (a draft's ``generate()`` every assisted
         step) only the loops they start count, as entries. A loop inside the model starts no decode
         (:mod:`.outerloops`); nor does a speculative step that runs the model on what the draft loop it
-        starts produced (:meth:`.OuterLoops.verifies`): it is a step of the loop calling it."""
+        starts produced, calling its forward (:meth:`.OuterLoops.verifies`): a step of the loop calling it."""
         decoders = self.outer.decoders
         return {caller for caller, edges in self.calls.items() if caller not in self.looping
                 and any(callee in decoders and not site.reference for callee, site in edges)
-                and not self.outer.verifies(caller)}
+                and not self.outer.verifies(caller, direct=True)}
 
     def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
         """An eager engine's host logic: the per-token loops' own code and what it calls outside the

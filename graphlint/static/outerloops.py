@@ -73,6 +73,7 @@ class OuterLoops:
         self._by_path, self.graph = disc.by_path, disc.graph
         self.reach = reach  # functions that reach a model step
         models = [(fid, (fid,)) for fid in sorted(disc.calls) if _model_method(disc, fid)]
+        self.forwards = {fid for fid, _ in models if fid[1].rpartition(".")[2] == "forward"}  # not a processor's __call__
         inside = set(bfs(models, disc.calls)) if models else set()
         self.decoders = {fid for fid in looping if fid not in inside}
         self.runs_decoder = reaching(self.decoders, callers) if self.decoders else set()
@@ -114,15 +115,19 @@ class OuterLoops:
                     queue.append(callee)
         return found
 
-    def verifies(self, fid: FuncId) -> bool:
+    def verifies(self, fid: FuncId, direct: bool = False) -> bool:
         """Whether ``fid`` runs the model on what a decoder it calls produced: a model call after
         the call that leads to the decoder (a speculative step verifying the draft model's tokens
         with the target model). A model call before it is the decode's input (an encoder, a
-        prefill), run once per decode like the decoder itself."""
-        edges = [(callee, site) for callee, site in self.calls.get(fid, ()) if not site.reference]
+        prefill), run once per decode like the decoder itself. ``direct``: the later call is a
+        model's ``forward`` itself, not a helper that may reach one (a ``generate()`` dispatching
+        to one of several decoders calls helpers after the dispatch, and drives a whole decode)."""
+        edges = [(callee, site) for callee, site in self.calls.get(fid, ())
+                 if not site.reference and not (direct and callee == fid)]  # (direct: a call of itself leads nowhere new)
         first = min((site.order for callee, site in edges if callee in self.runs_decoder), default=None)
-        return first is not None and any(site.order > first and callee in self.reach
-                                         and callee not in self.runs_decoder for callee, site in edges)
+        return first is not None and any(site.order > first and callee in self.reach and callee not in
+                                         self.runs_decoder and (not direct or callee in self.forwards)
+                                         for callee, site in edges)
 
     def _steps(self, fid: FuncId) -> bool:
         """Whether the decoder ``fid`` is one step of a decode, not a whole one: after its loop, outside
