@@ -285,16 +285,16 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         a few switches held every function's facts again through the link (on all of torch)."""
         return [v for info in self.infos for v in info.field_stores.get(attr, ())]
 
-    def drivers(self) -> set[FuncId]:
+    def drivers(self, steps_too: bool = False) -> set[FuncId]:
         """Functions that start a decode loop without being one (``generate()`` picking ``_sample``): their
         code runs once per decode; entered from another decode path (a draft's ``generate()`` every assisted
         step) only the loops they start count, as entries. A loop inside the model starts no decode
-        (:mod:`.outerloops`); nor does a speculative step that runs the model on what the draft loop it
-        starts produced, calling its forward (:meth:`.OuterLoops.verifies`): a step of the loop calling it."""
+        (:mod:`.outerloops`); a speculative step that calls the model's forward on what the draft loop it
+        starts produced (:meth:`.OuterLoops.verifies`) is a step of the loop calling it (``steps_too``: kept)."""
         decoders = self.outer.decoders
         return {caller for caller, edges in self.calls.items() if caller not in self.looping
                 and any(callee in decoders and not site.reference for callee, site in edges)
-                and not self.outer.verifies(caller, direct=True)}
+                and (steps_too or not self.outer.verifies(caller, direct=True))}
 
     def eager_host_logic(self, eager: dict[FuncId, Chain], steps: set[FuncId], stop: set[FuncId]) -> set[FuncId]:
         """An eager engine's host logic: the per-token loops' own code and what it calls outside the
@@ -305,7 +305,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         per-token loop or starts one: a model step runs one token, so a ``decode()`` that loops over
         tokens, or that calls such a loop (a window loop's ``decode_with_fallback``), drives the
         model, and the loop's logit filters and beam update stay its host logic."""
-        loops = set(self.loop_bodies["eager"]) | set(self.loop_bodies["host"]) | self.drivers()
+        loops = set(self.loop_bodies["eager"]) | set(self.loop_bodies["host"]) | self.drivers(steps_too=True)
         roots = [(f, (f,)) for f in sorted(self.step_entries | {f for f in eager if f in steps}) if f not in loops]
         model = bfs(roots, self.calls, stop | loops)
         return {f for f in (*eager, *self.loop_bodies["eager"]) if f not in model}
