@@ -119,8 +119,7 @@ class TokenLoops:
         where, models, calls, steps, _, sites = mine[0]
         return any(other[1] >= models and (other[2] is None and other[4] if calls is None else other[2] >= calls or (
                    other[4] and other[2] >= steps and any(i not in s for s in sites)))
-                   and other[0][0][:len(where[0])] == where[0]
-                   and len(other[0][0]) > len(where[0]) for (f, i), other in runs.items() if f == fid)
+                   and _inside(other[0], where) for (f, i), other in runs.items() if f == fid)
 
     def wraps_block_loop(self, row: tuple, runs: dict[tuple[FuncId, int], tuple]) -> bool:
         """Whether a per-token loop runs blocks: a nested loop of its function that runs the same
@@ -140,8 +139,7 @@ class TokenLoops:
             return False
         fn = self.fn(fid)
         for (f, inner), other in runs.items():
-            if f == fid and other[2] is not None and other[0][0][:len(where[0])] == where[0] \
-                    and len(other[0][0]) > len(where[0]) \
+            if f == fid and other[2] is not None and _inside(other[0], where) \
                     and (inner in fn.loop_exits or inner in fn.while_loops) and other[1] >= models \
                     and all(self.block_setup(fid, expr, inner) for expr in calls - other[2]):
                 return True
@@ -243,3 +241,8 @@ class TokenLoops:
         that inner loop (a request loop around a token stream), not the outer loop's iteration."""
         return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
                    for callee, site in self.calls.get(fid, ()))
+
+
+def _inside(inner: tuple, outer: tuple) -> bool:
+    """Whether the loop at ``inner`` is nested in the loop at ``outer`` (their positions as sites store them)."""
+    return len(inner[0]) > len(outer[0]) and inner[0][:len(outer[0])] == outer[0]
