@@ -232,6 +232,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh21 --manifest bench/realcode/fresh21.toml --note "..." > bench/realcode/fresh21/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh22 --manifest bench/realcode/fresh22.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh22 --manifest bench/realcode/fresh22.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh22 --manifest bench/realcode/fresh22.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh22 --manifest bench/realcode/fresh22.toml --note "..." > bench/realcode/fresh22/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
