@@ -9,7 +9,8 @@ one's ``update``, not every variant's.
 where its name is read as a value anywhere outside its own body and methods (a call, a registry
 entry, an argument, a classmethod call ``Cls.from_x()``, an import alias's attribute), spelled in a
 string the analysis keeps (a dotted path, a registry key an import or ``getattr`` may resolve),
-decorated (a registering decorator keeps it), or a class a framework other than torch can build by
+decorated (a registering decorator keeps it), imported by a package's ``__init__`` (public: the package's
+users may build it), or a class a framework other than torch can build by
 configuration (a base imported from outside torch and the standard library: ``PreTrainedModel``'s
 ``auto_map``); a class whose subclass is built has its methods run too. Reads that build nothing do
 not count: annotations, base lists, imports, ``isinstance`` tests (opaque to the flow IR).
@@ -78,10 +79,18 @@ def named_values(infos: list[ModuleInfo]) -> dict[str, set[str]]:
                     _walk(stmt[2:], names)
                 else:
                     _walk(stmt[1:], names)
+            if qual == "<module>" and info.path.rsplit("/", 1)[-1] == "__init__.py":
+                names.update(stmt[1][1] for stmt in flow.stmts if _reexport(stmt))
             owner = f"{info.path}:{flow.cls}" if flow.cls else ""
             for name in names:
                 found.setdefault(name, set()).add(owner)
     return found
+
+
+def _reexport(stmt) -> bool:
+    """``from .caches import SinkCache`` in a package's ``__init__``: public, so its users may build it."""
+    return (type(stmt) is tuple and len(stmt) == 3 and stmt[0] == "=" and type(stmt[1]) is tuple
+            and stmt[1][0] == "n" and type(stmt[2]) is tuple and stmt[2][:1] == ("i",))
 
 
 class BuiltClasses:
