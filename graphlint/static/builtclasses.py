@@ -13,7 +13,8 @@ decorated (a registering decorator keeps it), imported by a package's ``__init__
 users may build it), or a class a framework other than torch can build by
 configuration (a base imported from outside torch and the standard library: ``PreTrainedModel``'s
 ``auto_map``); a class whose subclass is built has its methods run too. Reads that build nothing do
-not count: annotations, base lists, imports, ``isinstance`` tests (opaque to the flow IR).
+not count: base lists, imports, ``isinstance`` tests (opaque to the flow IR). An annotation does (the
+class itself, not its subclasses): ``serve(decoder: Decoder)`` is handed a ``Decoder`` built elsewhere.
 
 Kept as before (every subclass) where instantiation is invisible: no class of the cone is named at
 all (the classes are built outside the checked paths), the hierarchy registers subclasses itself
@@ -26,14 +27,17 @@ from graphlint.static.facts import ModuleInfo
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.index import ClassRef, Index
 
-#: IR tags whose subtrees name a class without building it: annotations, imports, defs
-_SKIP = frozenset(("t", "la", "da", "i", "d", "k"))
+#: IR tags whose subtrees name a class without building it: imports, defs
+_SKIP = frozenset(("i", "d", "k"))
+#: annotations: ``decoder: Decoder`` says an instance comes in, perhaps built outside the checked code
+_ANNOTATIONS = frozenset(("t", "la", "da"))
 #: attribute names that enumerate or register subclasses behind the program's back
 _HIDDEN = frozenset(("__subclasses__", "__init_subclass__"))
 
 
-def _walk(ir, out: set[str]) -> None:
-    """Every name ``ir`` reads as a value, into ``out`` (iterative: IR nests deeply)."""
+def _walk(ir, out: set[str], notes: set[str]) -> None:
+    """Every name ``ir`` reads as a value, into ``out``, those of annotations into ``notes``
+    (iterative: IR nests deeply)."""
     stack = [ir]
     while stack:
         node = stack.pop()
@@ -44,6 +48,9 @@ def _walk(ir, out: set[str]) -> None:
             stack.extend(node)
             continue
         if tag in _SKIP:
+            continue
+        if tag in _ANNOTATIONS:
+            _walk(node[1:], notes, notes)
             continue
         if tag == "n" and len(node) == 2 and type(node[1]) is str:
             out.add(node[1])
@@ -63,28 +70,33 @@ def _walk(ir, out: set[str]) -> None:
             stack.extend(node[1:])
 
 
-def named_values(infos: list[ModuleInfo]) -> dict[str, set[str]]:
-    """name -> the classes (``path:qualname``, "" for code outside any class) whose code reads it."""
+def named_values(infos: list[ModuleInfo]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """name -> the classes (``path:qualname``, "" for code outside any class) whose code reads it;
+    the same for the names annotations spell."""
     found: dict[str, set[str]] = {}
+    annotated: dict[str, set[str]] = {}
     for info in infos:
         for qual, flow in info.flows.items():
             names: set[str] = set()
+            notes: set[str] = set()
             for stmt in flow.stmts:
                 if type(stmt) is not tuple or not stmt:
                     continue
                 if stmt[0] in ("=", "set"):  # the target is bound, not read (its base is, ``a.b = v``)
                     target = stmt[1]
                     if type(target) is tuple and target and target[0] in ("a", "s"):
-                        _walk(target[1], names)
-                    _walk(stmt[2:], names)
+                        _walk(target[1], names, notes)
+                    _walk(stmt[2:], names, notes)
                 else:
-                    _walk(stmt[1:], names)
+                    _walk(stmt[1:], names, notes)
             if qual == "<module>" and info.path.rsplit("/", 1)[-1] == "__init__.py":
                 names.update(stmt[1][1] for stmt in flow.stmts if _reexport(stmt))
             owner = f"{info.path}:{flow.cls}" if flow.cls else ""
             for name in names:
                 found.setdefault(name, set()).add(owner)
-    return found
+            for name in notes:
+                annotated.setdefault(name, set()).add(owner)
+    return found, annotated
 
 
 def _reexport(stmt) -> bool:
@@ -98,16 +110,18 @@ class BuiltClasses:
 
     def __init__(self, infos: list[ModuleInfo], index: Index):
         self.index = index
-        self.named = named_values(infos)
+        self.named, self.annotated = named_values(infos)
         self.hidden = any(name in self.named for name in _HIDDEN)
         self._live: dict[tuple[str, str], bool] = {}
         self._open: dict[tuple[str, str], bool] = {}
 
-    def _built(self, ref: ClassRef) -> bool:
+    def _built(self, ref: ClassRef, handed: bool) -> bool:
+        """Named as a value outside its own class; or, ``handed``, in an annotation there."""
         info, name = ref
-        readers = self.named.get(name.rsplit(".", 1)[-1], ())
-        own = f"{info.path}:{name}"
-        if any(r != own for r in readers):
+        short, own = name.rsplit(".", 1)[-1], f"{info.path}:{name}"
+        if any(r != own for r in self.named.get(short, ())):
+            return True
+        if handed and any(r != own for r in self.annotated.get(short, ())):
             return True
         return self._framework_base(ref)
 
@@ -123,21 +137,24 @@ class BuiltClasses:
                         return True
         return False
 
-    def live(self, ref: ClassRef) -> bool:
-        """Whether the class or one of its subclasses may be built."""
-        key = (ref[0].path, ref[1])
+    def live(self, ref: ClassRef, handed: bool = True) -> bool:
+        """Whether the class or one of its subclasses may be built (``handed``: or is annotated, an
+        instance handed in from code that may be outside the checked paths)."""
+        key = (ref[0].path, ref[1], handed)
         found = self._live.get(key)
         if found is None:
-            found = self._live[key] = self._built(ref) or any(self._built(sub) for sub in self.index.subclasses(ref))
+            found = self._live[key] = self._built(ref, handed) or any(
+                self._built(sub, handed) for sub in self.index.subclasses(ref))
         return found
 
     def open(self, root: ClassRef) -> bool:
-        """Whether a cone of ``root`` keeps every subclass: nothing of it is built visibly, or the
+        """Whether a cone of ``root`` keeps every subclass: nothing of it is built visibly (annotations
+        aside: the instances come from outside), or the
         program may list or register subclasses where the analysis cannot see."""
         key = (root[0].path, root[1])
         found = self._open.get(key)
         if found is None:
-            found = self._open[key] = self.hidden or not self.live(root) or any(
+            found = self._open[key] = self.hidden or not self.live(root, False) or any(
                 info.classes[name].metaclass is not None or "__init_subclass__" in info.classes[name].methods
                 for info, name in self.index.mro(root))
         return found
