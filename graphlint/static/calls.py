@@ -26,6 +26,7 @@ from graphlint.static.regions import COMPILE_CALLS, GRAPHED_CALLS, SET_DEVICE
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.fieldstores import record_construction, store_field
+from graphlint.static.hostconversions import note_conversion
 from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -50,6 +51,8 @@ class Position(Protocol):
     in_capture: bool
     setup_depth: int
     once: str
+    branching: int
+    loop_depth: int
     first_iters: tuple[int, ...]  # the loops whose first iteration alone runs this code
     order: int
     loop_ids: list[int]
@@ -120,6 +123,9 @@ class CallRecorder:
                 self.bind(t.value, v.value)
             return
         self.bindings.bind(target, value, self.at.func.bound_calls)
+        at = self.at  # a field converted by its own read, before every later statement (:mod:`.hostconversions`)
+        note_conversion(target, value, self.oracle.fn,
+                        bool(at.setup_depth or at.once) or not (at.branching or at.loop_depth))
         self.at.flows.assign(target, value)
 
     # -- names -------------------------------------------------------------------------

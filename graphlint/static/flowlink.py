@@ -247,7 +247,7 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
             s.add_values(dst, (("S", path, ir[1]),))
         elif tag == "cls":  # ``Sub.from_dict(d)`` runs ``cls(**d)`` with ``cls`` = Sub
             ref = (self.by_path[path], ir[1])
-            s.add_values(dst, [("C", i.path, n) for i, n in (ref, *self.index.subclasses(ref))])
+            s.add_values(dst, [("C", i.path, n) for i, n in (ref, *self.o.built.cone(ref))])
         elif tag == "sup":
             s.add_values(dst, (("Sup", path, ir[1]),))
         elif tag == "t":

@@ -140,7 +140,7 @@ class Implicit:
             ref = self.o.ref(v)
             hits = [self.index.find_method(ref, name)]
             if v[0] == "S":
-                hits.extend(self.index.overrides(ref, name))
+                hits.extend(self.o.built.overrides(ref, name))
             found = self._methods[key] = sorted({(info.path, qual) for hit in hits if hit for info, qual in (hit,)})
         return found
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Callable
 
 from graphlint.static.argbinding import Keywords
+from graphlint.static.builtclasses import BuiltClasses
 from graphlint.static.facts import ModuleInfo, ScopeFlow
 from graphlint.static.generated import Generated
 from graphlint.static.index import Index
@@ -70,6 +71,7 @@ class Objects(ValueCalls):
         self.made: set[tuple[str, str]] = set()  # (path, class) of every class called
         self.generated = Generated(index, self)  # dataclasses' __init__, metaclasses' __setattr__
         self.ctors = LibraryCtors(index)
+        self.built = BuiltClasses(list(by_path.values()), index)  # the subclasses a cone may be
         self.keywords = Keywords(solver, self._elements_of)  # ``**kwargs`` by key (:mod:`.argbinding`)
 
     # -- nodes -------------------------------------------------------------------------------
@@ -128,7 +130,7 @@ class Objects(ValueCalls):
         key = ("family", value[1], value[2])
         found = self._subclasses.get(key)
         if found is None:
-            found = self._subclasses[key] = [*self.index.mro(ref), *self.index.subclasses(ref)]
+            found = self._subclasses[key] = [*self.index.mro(ref), *self.built.cone(ref)]
         return found
 
     def class_attr(self, classes: list, attr: str) -> list[tuple[str, str]]:
@@ -227,7 +229,7 @@ class Objects(ValueCalls):
         key = (v[1], v[2])
         found = self._subclasses.get(key)
         if found is None:
-            found = self._subclasses[key] = {(i.path, n) for i, n in self.index.subclasses(self.ref(v))}
+            found = self._subclasses[key] = {(i.path, n) for i, n in self.built.cone(self.ref(v))}
         return found
 
     def siblings(self, v: Value) -> set[tuple[str, str]]:
@@ -240,7 +242,7 @@ class Objects(ValueCalls):
         if found is None:
             own = {(i.path, n) for i, n in self.index.mro(self.ref(v))}
             cone = self.subclass_set(v)
-            found = self._subclasses[key] = {(i.path, n) for sub in self.index.subclasses(self.ref(v))
+            found = self._subclasses[key] = {(i.path, n) for sub in self.built.cone(self.ref(v))
                                              for i, n in self.index.mro(sub)} - own - cone
         return found
 

@@ -78,6 +78,9 @@ class FunctionFacts:
     #: the function's def, and how often it binds each name (counted when first asked: :mod:`.oncebound`)
     defn: object = None
     bindings: object = None
+    #: local -> the ``self`` field it holds a host read of; fields converted to that read (:mod:`.hostconversions`)
+    host_reads: dict[str, str] = field(default_factory=dict)
+    converted: set[str] = field(default_factory=set)
     #: names last bound to ``int(...)``, ``len(...)``...: a Python number whatever its operand, only an
     #: argument's kind (:func:`.valuekinds.arg_kinds`: ``n = int(k - 1)`` then ``pad(x, n)``)
     numbers: set[str] = field(default_factory=set)

@@ -110,7 +110,7 @@ class TensorOracle(HostTaint):
         if type(node) is cst.Attribute:
             attr = self.is_self_attr(node)
             if attr is not None:
-                return self.cls is not None and attr in self.cls.tensor_attrs
+                return self.cls is not None and attr in self.cls.tensor_attrs and attr not in self.fn.converted
             if self.field_kind(node) in ("tensor", "scalar", "host"):
                 return True
             return node.attr.value in TENSOR_ATTRS and self.is_tensor(node.value)

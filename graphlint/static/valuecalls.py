@@ -17,6 +17,7 @@ from graphlint.static.pointsto import Value
 
 if TYPE_CHECKING:
     from graphlint.static.argbinding import Keywords
+    from graphlint.static.builtclasses import BuiltClasses
     from graphlint.static.generated import Generated
     from graphlint.static.index import Index
     from graphlint.static.pointsto import Solver
@@ -33,6 +34,7 @@ class ValueCalls:
     s: Solver
     index: Index
     generated: Generated
+    built: BuiltClasses
     keywords: Keywords
     made: set[tuple[str, str]]
     _views: dict[tuple, int]
@@ -73,7 +75,7 @@ class ValueCalls:
             found = [hit] if hit else []
             if tag == "S" or (hit and hit[0].functions[hit[1]].abstract):
                 method = hit[1].rsplit(".", 1)[-1] if hit else "forward"
-                found.extend(self.index.overrides(ref, method))
+                found.extend(self.built.overrides(ref, method))
             return [((info.path, qual), 1 + shift, None) for info, qual in found]
         if tag == "Pa":
             return self.callees(v[1], shift + v[2])

@@ -24,6 +24,7 @@ import builtins
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.cstwalk import self_attr
 from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
@@ -106,7 +107,7 @@ def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return type(node.value) is cst.Attribute and node.value.attr.value == "shape" and len(node.slice) == 1 \
             and type(node.slice[0].slice) is not cst.Slice
     if type(node) is cst.Attribute:  # ``batch.max_splits``: every store of the field is a number (.fieldkinds)
-        return oracle.field_kind(node) == NUMBER
+        return oracle.field_kind(node) == NUMBER or self_attr(node) in oracle.fn.converted
     if type(node) is cst.BinaryOperation:
         return _is_number(node.left, oracle) and _is_number(node.right, oracle)
     if type(node) is cst.Comparison:  # of Python numbers: a Python bool (``len(xs) > 0``)

@@ -70,4 +70,4 @@ def is_weight(oracle, node: cst.BaseExpression) -> bool:
     if attr is None and type(node) is cst.Attribute:  # ``self.embed.weight``
         layer = self_attr(node.value)
         return layer is not None and node.attr.value in cls.layer_attrs.get(layer, ())
-    return attr is not None and attr in cls.weight_attrs
+    return attr is not None and attr in cls.weight_attrs and attr not in oracle.fn.converted

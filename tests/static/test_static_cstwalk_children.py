@@ -4,6 +4,7 @@ letting its tree go."""
 from __future__ import annotations
 
 import gc
+import zlib
 from pathlib import Path
 
 import libcst as cst
@@ -123,7 +124,9 @@ def test_jumps_and_bindings_read_over_every_child_answer_as_over_libcsts_childre
     of each answer among them. ``keyedreturns.bound_in`` (one walk per function) answers as one walk
     per name asked did, for every name of every function here."""
     answers, bound = set(), 0
-    for path in sorted((ROOT / "graphlint").rglob("*.py"))[2::48]:
+    for path in sorted((ROOT / "graphlint").rglob("*.py")):
+        if zlib.crc32(path.relative_to(ROOT).as_posix().encode()) % 48:
+            continue  # a sample of about one file in 48, the same files whatever others are added
         for node in _nodes(cst.parse_module(path.read_text())):
             if isinstance(node, cst.BaseStatement):
                 answers.add(jumps_out(node))
