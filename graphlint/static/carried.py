@@ -50,3 +50,13 @@ def carried_kind(arg: cst.Arg, oracle: TensorOracle) -> str:
     if spelled is None or spelled.rpartition(".")[2] != arg.keyword.value or "." in spelled.rpartition(".")[0]:
         return ""
     return CARRY + spelled
+
+
+def stored_from_outside(infos, attr: str, memo: dict[str, bool]) -> bool:
+    """Some code stores ``obj.<attr> = v`` on an object other than ``self`` (tokasaurus moves its batch
+    record's fields to the device so, after building them on the host): the field's constructor calls do
+    not say what it holds, and a carry must not hide the one unknown store that kept it unknown."""
+    if attr not in memo:
+        memo[attr] = any(st[0] in ("=", "set") and st[1][0] == "a" and st[1][2] == attr and st[1][1] != ("n", "self")
+                         for info in infos for flow in info.flows.values() for st in flow.stmts)
+    return memo[attr]

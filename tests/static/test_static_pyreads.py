@@ -76,6 +76,45 @@ def read(x: torch.Tensor, other: Other):
     assert not analyze({"m.py": src.replace("state.step + 1", "state.step")})  # not a carry either way
 
 
+def test_a_field_stored_from_outside_is_no_carry():
+    """``b.pos = b.pos.cpu()`` outside the class: the constructor calls do not say what the field holds,
+    and the carry must not hide the store that kept it unknown (tokasaurus's plants: a batch record built
+    on the host, moved to the device by such stores)."""
+    src = '''
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class Batch:
+    pos: torch.Tensor
+
+
+def build() -> Batch:
+    return Batch(pos=torch.tensor(0, device="cuda"))
+
+
+def move(b: Batch):
+    b.pos = b.pos.cpu()
+
+
+def forward(b: Batch) -> Batch:
+    return Batch(pos=b.pos)
+
+
+def read(x: torch.Tensor, b: Batch):
+    p = b.pos
+    return x[:, p]
+'''
+    facts = {f for fs in value_facts_of(summarize({"m.py": src})).values() for f in fs}
+    assert not any("pos=" in f for f in facts), facts
+    assert any("pos=scalar" in f for f in _facts_of(src.replace("    b.pos = b.pos.cpu()", "    pass")))
+
+
+def _facts_of(src: str) -> set[str]:
+    return {f for fs in value_facts_of(summarize({"m.py": src})).values() for f in fs}
+
+
 @pytest.mark.parametrize("call, reported", [
     ("torch.equal(token, eos)", True),
     ("torch.allclose(token.float(), eos.float())", True),
