@@ -9,7 +9,7 @@ store would make the field unknown and the step counter's reads (``buf[:, step]`
 PyTorch runs for a 0-dim integer index) go unseen.
 
 Kept narrow: the argument is a keyword naming the same field, its value that field read off a
-local or parameter (directly or through a name bound once to it) with only number literals added
+local or parameter (directly or through a local last bound to it) with only number literals added
 or subtracted; the reader checks that the receiver is an object of the record's own class.
 """
 
