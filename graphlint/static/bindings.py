@@ -17,6 +17,7 @@ from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import ClassInfo
 from graphlint.static.names import dotted_name
 from graphlint.static.pageable import note_pageable_binding
+from graphlint.static.carried import note_carried
 from graphlint.static.scalars import note_scalar_binding, number_tensor
 from graphlint.static.statelength import reads_state_length
 from graphlint.static.tensornames import MODULE_CONTAINERS
@@ -79,6 +80,7 @@ class BindingRecorder:
         note_scalar_binding(target, value, oracle, number)
         note_pageable_binding(target, value, oracle)
         note_origin(target, value, oracle, bound)
+        note_carried(target, value, oracle)
         if oracle.returns:
             bind_returned(target, value, oracle)
         if oracle.fn.fields and type(value) is cst.Attribute:

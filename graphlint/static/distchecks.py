@@ -14,12 +14,25 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.cstwalk import keyword
+from graphlint.static.names import resolve
+
+#: what a distribution's draw is called: its result is a tensor on the parameters' device
+DRAWS = frozenset(("sample", "rsample"))
 
 
 def skips_validation(call: cst.Call) -> bool:
     """``Categorical(logits=x, validate_args=False)``: the object checks none of its arguments."""
     flag = keyword(call, "validate_args")
     return type(flag) is cst.Name and flag.value == "False"
+
+
+def draws(call: cst.Call, imports: dict[str, str]) -> bool:
+    """``torch.distributions.Categorical(logits=x).sample()``: a draw from an object made in the
+    expression, a tensor (unknown otherwise, so a sampler returning either it or an argmax returned
+    nothing known, and ``torch.equal(token, eos)`` on the result went unseen)."""
+    func = call.func
+    return type(func) is cst.Attribute and func.attr.value in DRAWS and type(func.value) is cst.Call \
+        and (resolve(func.value.func, imports) or "").startswith("torch.distributions.")
 
 
 def turns_validation_off(body: Sequence[cst.CSTNode]) -> bool:

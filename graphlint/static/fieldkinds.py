@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from graphlint.static.carried import CARRY, stored_from_outside
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields
@@ -87,6 +88,7 @@ class FieldKinds:
         self._hosted: dict[str, bool] = {}
         self._stores: dict[str, list] | None = None
         self._numbered: set[str] | None = None
+        self.outside: dict[str, bool] = {}  # field name -> stored on another object somewhere (static.carried)
 
     @property
     def built(self) -> dict[tuple[str, str], list[tuple]]:
@@ -282,6 +284,9 @@ class FieldKinds:
             if all(_placeholder(spelling, attr) for spelling in site.args):
                 continue
             kind = dict(site.kinds[1]).get(attr, UNKNOWN)
+            if kind.startswith(CARRY) and not stored_from_outside(self.infos, attr, self.outside) and (ref[0].path, ref[1]) \
+                    in {(r[0].path, r[1]) for r in self._receiver(info, fn, kind[1:].rpartition(".")[0])}:
+                continue  # ``State(step=step + 1)``, ``step = state.step``: what the field held (static.carried)
             kinds.append(origin_kind(kind, info, fn, self.index, self.agreed.passed))
         return _agree(kinds)
 

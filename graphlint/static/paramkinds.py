@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from graphlint.static.carried import CARRY
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
 from graphlint.static.forwarders import FORWARDED
@@ -182,7 +183,7 @@ def origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, res
         found = resolve_param(info, fn, kind[1:].rstrip("[!")) or annotated
         return found if kind[-1] != "[" or found in SLICE_KEEPS else UNKNOWN
     if not kind.startswith("@"):
-        return kind
+        return UNKNOWN if kind.startswith(CARRY) else kind
     key, _, element = kind[1:].rpartition("#")
     owner, _, attr = key.rpartition("self." if "|" in key else ".")
     expr = ("a", ("n", "self" if "|" in key else owner), attr) if owner else ("n", attr)

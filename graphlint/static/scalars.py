@@ -107,7 +107,7 @@ def _number_on_device(call: cst.Call, oracle: TensorOracle) -> bool:
     to hold host data that is no list (a parameter with a number default) -- made a tensor on a
     device the call names (not the literal "cpu")."""
     args = [a for a in call.args if a.keyword is None and not a.star]
-    device = keyword(call, "device")
+    device = device_of(call, oracle)
     if len(args) != 1 or device is None or (type(device) is cst.SimpleString and "cpu" in device.value):
         return False
     value = args[0].value
@@ -117,6 +117,29 @@ def _number_on_device(call: cst.Call, oracle: TensorOracle) -> bool:
         return True
     return type(value) is cst.Name and value.value in oracle.fn.hosts and value.value not in oracle.fn.lists \
         and value.value not in oracle.fn.tensors and not oracle.is_list_value(value)
+
+
+def device_of(call: cst.Call, oracle: TensorOracle) -> cst.BaseExpression | None:
+    """The call's ``device=``, or the device a ``**kw`` splat of a local dict puts there."""
+    device = keyword(call, "device")
+    if device is not None or not oracle.fn.device_kwargs:
+        return device
+    for arg in call.args:
+        if arg.star == "**" and type(arg.value) is cst.Name and arg.value.value in oracle.fn.device_kwargs:
+            return arg.value
+    return None
+
+
+def _device_display(value: cst.BaseExpression) -> bool:
+    """``dict(device=d, ...)`` / ``{"device": d, ...}`` with ``d`` not a literal naming the CPU."""
+    if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "dict":
+        device = keyword(value, "device")
+    elif type(value) is cst.Dict:
+        device = next((el.value for el in value.elements if type(el) is cst.DictElement
+                       and type(el.key) is cst.SimpleString and el.key.raw_value == "device"), None)
+    else:
+        return False
+    return device is not None and not (type(device) is cst.SimpleString and "cpu" in device.value)
 
 
 def _helper_keeps_scalar(call: cst.Call, oracle: TensorOracle) -> bool:
@@ -203,3 +226,7 @@ def note_scalar_binding(target: cst.BaseExpression, value: cst.BaseExpression, o
         else:
             oracle.fn.scalars.discard(target.value)
         (oracle.fn.vectors.add if is_vector(value, oracle) else oracle.fn.vectors.discard)(target.value)
+        if _device_display(value):
+            oracle.fn.device_kwargs.add(target.value)
+        elif oracle.fn.device_kwargs:
+            oracle.fn.device_kwargs.discard(target.value)

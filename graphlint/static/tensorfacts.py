@@ -64,6 +64,11 @@ class FunctionFacts:
     unvalidated: set[str] = field(default_factory=set)
     scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
     vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
+    #: names last bound to a dict display naming a device (``kw = dict(device=d, dtype=t)``): a
+    #: factory's ``**kw`` puts it there (:func:`.scalars.device_of`)
+    device_kwargs: set[str] = field(default_factory=set)
+    #: local -> the ``obj.f`` field spelling it was bound to (:mod:`.carried`)
+    carried: dict[str, str] = field(default_factory=dict)
     lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
     row_lists: set[str] = field(default_factory=set)  # lists of Python lists (see :mod:`.listrows`)
     #: parameters defaulting to ``None`` (``position_ids=None``): see ``guards.fills_default``

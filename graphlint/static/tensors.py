@@ -27,6 +27,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.acceptance import track
+from graphlint.static.distchecks import draws
 from graphlint.static.cstwalk import bool_literal, constant_name, none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor, reduced_over_dim
 from graphlint.static.hosttaint import HostTaint
@@ -135,7 +136,8 @@ class TensorOracle(HostTaint):
                 method = func.attr.value
                 if method in HOST_METHODS or method in NOT_TENSOR_METHODS or method.startswith(("_", "is_", "has_")):
                     return False
-                return self.is_tensor(func.value) or indexed_by_tensor(node, self.is_tensor) or reduced_over_dim(node)
+                return self.is_tensor(func.value) or indexed_by_tensor(node, self.is_tensor) or reduced_over_dim(node) \
+                    or draws(node, self.imports)
             return False
         if type(node) is cst.BinaryOperation:
             return any(map(self.is_tensor, operands(node)))

@@ -23,8 +23,9 @@ import builtins
 
 import libcst as cst
 
+from graphlint.static.carried import carried_kind
 from graphlint.static.cputensors import is_cpu_tensor
-from graphlint.static.cstwalk import self_attr
+from graphlint.static.cstwalk import called_name, self_attr
 from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
@@ -301,6 +302,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
             kind = "^" + arg.value.value + ("!" if kind and arg.value.value not in oracle.fn.presumed else "")
         if not kind and own and _slices_own_param(arg.value, call, own, oracle):
             kind = "^" + arg.value.value.value + "["  # ``walk(node, key[n:])`` inside ``walk``: a recursion
+        if not kind and arg.keyword is not None and called_name(call.func)[:1].isupper():
+            kind = carried_kind(arg, oracle)  # ``State(step=step + 1)``: the old record's field (static.carried)
         if not kind and type(arg.value) is cst.Name:
             kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
         if arg.keyword is None:
