@@ -31,7 +31,8 @@ from graphlint.static.timingswitch import switch_name, timing_switches
 class BranchWalker:
     #: (function body, its timing switches): computed once per function, at its first ``if flag:``
     timing_cache: tuple | None = None
-    lacking: tuple[tuple[str, str], ...] = ()  # inside ``if not hasattr(obj, name):`` (:func:`.fieldstores.lacked_attrs`)
+    #: inside ``if not hasattr(obj, name):``: (obj, name) pairs (:func:`.fieldstores.lacked_attrs`)
+    lacking: tuple[tuple[str, str], ...] = ()
 
     def if_(self, stmt: cst.If) -> None:
         guarded = self.guards.branch(stmt.test)

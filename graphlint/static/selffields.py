@@ -49,7 +49,8 @@ class SelfFields:
                 for owner, value in info.owned_stores.get(key, ()):
                     if owner is not None and owner[0] == "self" and (info.path, owner[1]) not in classes:
                         continue  # another class's own field
-                    if owner is not None and owner[0] == "new" and (owner[1] not in names and owner[1] in self.project_names()):
+                    if owner is not None and owner[0] == "new" and owner[1] not in names \
+                            and owner[1] in self.project_names():
                         continue  # a keyword of another project class's construction
                     if owner == ("fill",) and self.always_set(attr, path, cls):
                         continue  # adds a field an object lacks: never one every object of the family has
