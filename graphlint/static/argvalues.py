@@ -43,7 +43,8 @@ from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.modenarrow import narrowing
 from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
-from graphlint.static.splats import ABSENT, extra_keywords, keys, lookup, spelled, with_default
+from graphlint.static.selffields import SelfFields
+from graphlint.static.splats import ABSENT, extra_keywords, keys, kw_part, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
@@ -53,8 +54,9 @@ TOP = None  # an unknown set of values
 
 
 class ArgValues:
-    def __init__(self, infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]]):
+    def __init__(self, infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, CallSite]]], index=None):
         self.raw = raw
+        self.own = SelfFields(infos, index)  # ``self.x``: what objects of the reading class hold (:mod:`.selffields`)
         self.fns = {(i.path, q): (i.flows.get(q), fn) for i in infos for q, fn in i.functions.items()}
         self.object_returns: dict[tuple, bool] = {}  # (caller, callee IR) -> :meth:`returns_object`
         self.stores: dict[str, list[tuple[str, tuple | None]]] = {}
@@ -236,7 +238,8 @@ class ArgValues:
         if kind == "kwkeys":
             return keys(env)
         if kind == "f":
-            return self.field(v[1])
+            cls = self.fns[fid][1].cls if len(v) > 2 and fid in self.fns else ""
+            return self.field(v[1], owner=(fid[0], cls)) if cls else self.field(v[1])
         if kind == "g":
             return self.field(v[1], (v[2],))
         if kind in MODE_KINDS:
@@ -319,14 +322,18 @@ class ArgValues:
         return bool(cand.cond) and self.dead((path, cand.function), cand.cond)
 
     # -- configuration fields -----------------------------------------------------------------
-    def field(self, attr: str, default: tuple = ()) -> frozenset | None:
-        key = (attr, default)
+    def field(self, attr: str, default: tuple = (), owner: tuple[str, str] | None = None) -> frozenset | None:
+        """What the analysed code stores into field ``attr`` (of an object of class ``owner``, a
+        (module path, qualname) pair, where the read is ``self.attr`` in its method)."""
+        key = (attr, default, owner)
         if key in self._fields:
             return self._fields[key]
         self._fields[key] = TOP  # a field stored from itself: unknown
-        if self.any_field:
+        if self.any_field and owner is None:  # (a computed ``setattr`` into an object of ``owner``: its ``stores``)
             return TOP
-        stores = self.stores.get(attr, [])
+        stores = self.stores.get(attr, []) if owner is None else self.own.stores(attr, *owner)
+        if stores is None:
+            return TOP
         found = set(default)
         result: frozenset | None = frozenset(found) if stores or default else TOP
         for path, v in stores:
@@ -367,7 +374,7 @@ class ArgValues:
         found: set = set()
         for caller, site in calls:
             bound = self.bind(fid, site, lambda v, c=caller: self._anywhere(v, c, depth))
-            part = TOP if bound is TOP else bound.get(name, TOP)
+            part = TOP if bound is TOP else kw_part(bound, name) if type(name) is tuple else bound.get(name, TOP)
             if part is TOP:
                 return TOP
             found |= part
@@ -375,8 +382,8 @@ class ArgValues:
         return result
 
     def _anywhere(self, v: tuple | None, caller: FuncId, depth: int) -> frozenset | None:
-        if v is not None and v[0] == "p":
-            return self.any_caller(caller, v[1], depth + 1)
+        if v is not None and v[0] in ("p", "kw"):  # a parameter, or a key of the caller's own ``**kwargs``
+            return self.any_caller(caller, v[1] if v[0] == "p" else ("**", v[1]), depth + 1)
         return self.value(v, caller, TOP)
 
 

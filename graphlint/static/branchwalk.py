@@ -18,6 +18,7 @@ import libcst as cst
 from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
+from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import fills_field_default, main_test, needed_attrs
 from graphlint.static.lazyfields import lazy_field
 from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
@@ -30,6 +31,8 @@ from graphlint.static.timingswitch import switch_name, timing_switches
 class BranchWalker:
     #: (function body, its timing switches): computed once per function, at its first ``if flag:``
     timing_cache: tuple | None = None
+    #: inside ``if not hasattr(obj, name):``: (obj, name) pairs (:func:`.fieldstores.lacked_attrs`)
+    lacking: tuple[tuple[str, str], ...] = ()
 
     def if_(self, stmt: cst.If) -> None:
         guarded = self.guards.branch(stmt.test)
@@ -83,6 +86,14 @@ class BranchWalker:
         self._if_orelse(stmt, test, outer_cond, before, sides, after)
 
     def _if_body(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
+        lacking = self.lacking  # ``if not hasattr(obj, name):``: a ``setattr`` there only adds (:mod:`.fieldstores`)
+        self.lacking += lacked_attrs(stmt.test)
+        try:
+            self._if_suite(stmt, guarded, test, outer_cond, instead)
+        finally:
+            self.lacking = lacking
+
+    def _if_suite(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
                                   or counts_down(stmt, self.is_constant_local) or self.timing_switch(stmt)):
             self.setup_depth += 1

@@ -245,7 +245,7 @@ class CallRecorder:
         elif at.call_name == "setattr" and len(call.args) >= 2:  # see ``guards.written_attrs``
             owner, name = call.args[0].value, call.args[1].value
             key = name.raw_value if type(name) is cst.SimpleString else "*"
-            store_field(self.at, key, call.args[2].value if len(call.args) > 2 else None, owner)
+            store_field(self.at, key, call.args[2].value if len(call.args) > 2 else None, owner, name)
             if type(owner) is cst.Name and owner.value == "self" and self.class_stack:
                 self.info.attr_writes.add(f"{self.class_stack[-1].qualname}:{key}")
             elif key != "*":

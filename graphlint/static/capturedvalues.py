@@ -32,7 +32,7 @@ def captured_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId
     # region, a graphed callable) is called from where this does not look: every parameter unknown
     captured = {callee for out in raw.values() for callee, site in out if site.in_capture}
     open_ = {f for f in roots if f not in captured}
-    values = ArgValues(infos, raw)
+    values = ArgValues(infos, raw, discovery.index)
     values.solve(hot, hot, open_)
     _drop_dead(graph, roots, raw, hot, values)
     return values
@@ -56,7 +56,7 @@ def eager_values(infos: list[ModuleInfo], raw: dict[FuncId, list[tuple[FuncId, C
     hot = set(eager) | set(loops)
     open_ = set(loops) | {f for f, chain in discovery.roots.get("eager", ()) if len(chain) == 1}
     starts = sorted({chain[0] for chain in eager.values() if chain} | set(loops))
-    values = ArgValues(infos, raw)
+    values = ArgValues(infos, raw, discovery.index)
     values.solve(hot, hot | set(starts), open_, {f: ids for f, ids in loops.items() if f not in eager})
     _drop_dead(eager, starts, raw, hot, values)
     return values

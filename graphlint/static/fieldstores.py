@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
-from graphlint.static.cstwalk import called_name
+from graphlint.static.cstwalk import called_name, preorder
 from graphlint.static.valueatoms import literal
 
 
@@ -16,6 +16,68 @@ def _store(info, attr: str, value: tuple | None) -> None:
     if None in found or value in found:
         return
     found[:] = [None] if value is None or len(found) >= 8 else [*found, value]
+
+
+def _own(info, attr: str, owner: tuple | None, value: tuple | None) -> None:
+    """The store again, with the object it stores into (``owned_stores``, :mod:`.selffields` reads
+    them): ``("self", class, first)`` for ``self.x = v`` in a method of ``class`` (``first``: a
+    statement of its ``__init__`` that always runs, :func:`_always`), ``("new", name)`` for a keyword
+    of a class construction, ``("fill",)`` for a ``setattr`` under ``if not hasattr(...)`` of the
+    same object and name (it adds a field the object lacks, never changes one it has), None for any
+    other object. ``(None, None)``: something unknown stored into any object."""
+    found = info.owned_stores.setdefault(attr, [])
+    if (None, None) in found or (owner, value) in found:
+        return
+    found[:] = [(None, None)] if (value is None and owner is None) or len(found) >= 32 else [*found, (owner, value)]
+
+
+def _self_owner(walker, receiver: cst.BaseExpression) -> tuple | None:
+    """``("self", class, first)`` where ``receiver`` is ``self`` in a method (see :func:`_own`)."""
+    if not (type(receiver) is cst.Name and receiver.value == "self" and walker.class_stack
+            and walker.func.qualname != "<module>"):
+        return None
+    cls = walker.class_stack[-1].qualname
+    return ("self", cls, walker.func.qualname == f"{cls}.__init__" and _always(walker))
+
+
+def _always(walker) -> bool:
+    """Whether the statement being walked sits directly in its function's body, after no statement
+    that may return (it runs on every call that returns)."""
+    body = walker.values.body
+    if body is None or walker.values.cond or walker.values.in_try:
+        return False
+    for line in getattr(body, "body", ()):
+        if type(line) is cst.SimpleStatementLine and any(small is walker.stmt for small in line.body):
+            return True
+        if any(type(node) is cst.Return for node in preorder(line)):
+            return False
+    return False
+
+
+def lacked_attrs(test: cst.BaseExpression) -> tuple[tuple[str, str], ...]:
+    """``if not hasattr(obj, name):`` (or such a conjunct of an ``and``) -> ((obj, name),), each
+    spelled as :func:`_spelled` does: what a ``setattr`` in the body only adds."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return lacked_attrs(test.left) + lacked_attrs(test.right)
+    if not (type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Call):
+        return ()
+    call = test.expression
+    if not (type(call.func) is cst.Name and call.func.value == "hasattr" and len(call.args) == 2):
+        return ()
+    pair = (_spelled(call.args[0].value), _spelled(call.args[1].value))
+    return (pair,) if all(pair) else ()
+
+
+def _spelled(node: cst.BaseExpression) -> str:
+    """A name, a dotted attribute chain of one or a string literal, as text; "" for anything else."""
+    if type(node) is cst.Name:
+        return node.value
+    if type(node) is cst.Attribute:
+        inner = _spelled(node.value)
+        return f"{inner}.{node.attr.value}" if inner and not inner.startswith("'") else ""
+    if type(node) is cst.SimpleString:
+        return repr(literal(node)[1]) if literal(node) else ""
+    return ""
 
 
 def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:
@@ -54,12 +116,16 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
         for el in target.elements:
             record_stores(walker, el.value, None)
     elif type(target) is cst.Attribute:
-        _store(info, target.attr.value, _hosted(walker, target.attr.value, value) or _qualified(walker, value))
+        stored = _hosted(walker, target.attr.value, value) or _qualified(walker, value)
+        _store(info, target.attr.value, stored)
+        _own(info, target.attr.value, _self_owner(walker, target.value), stored)
         if type(value) is cst.Name and value.value == "None" and walker.func.name not in CONSTRUCTORS:
             info.none_resets.add(target.attr.value)
     elif type(target) is cst.Name and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
-        _store(info, target.value, ("k", walker.class_stack[-1].qualname, const[1]) if const else None)
+        stored = ("k", walker.class_stack[-1].qualname, const[1]) if const else None
+        _store(info, target.value, stored)
+        _own(info, target.value, None, stored)
 
 
 def record_construction(walker, call: cst.Call) -> None:
@@ -75,14 +141,20 @@ def record_construction(walker, call: cst.Call) -> None:
         if arg.star == "**":
             _store(walker.info, "**", ("k", name, None))
         elif arg.keyword is not None:
-            _store(walker.info, arg.keyword.value, _qualified(walker, arg.value))
+            stored = _qualified(walker, arg.value)
+            _store(walker.info, arg.keyword.value, stored)
+            _own(walker.info, arg.keyword.value, ("new", name), stored)
 
 
-def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.BaseExpression | None = None) -> None:
+def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.BaseExpression | None = None,
+                name: cst.BaseExpression | None = None) -> None:
     """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
     (key "*") into any field: every field is unknown then (:mod:`.argvalues`). What :mod:`.fieldkinds`
     may still say of such a store is :func:`computed_store`'s."""
-    _store(walker.info, key, _qualified(walker, value) if key != "*" else computed_store(walker, value, owner))
+    stored = _qualified(walker, value) if key != "*" else computed_store(walker, value, owner)
+    _store(walker.info, key, stored)
+    filling = owner is not None and name is not None and (_spelled(owner), _spelled(name)) in walker.lacking
+    _own(walker.info, key, _self_owner(walker, owner) or (("fill",) if filling else None), stored)
 
 
 #: a computed-name ``setattr`` (key "*"): ``("o", "setattr", "")`` stores a literal (``[]``, ``0``:

@@ -6,6 +6,8 @@
   ``not`` moves the guard to the ``else`` branch, and ``or`` with a side always true there guards
   the ``else`` branch (``if not x.requires_grad or ...: return``: the rest trains);
 - a module's self-test, ``if __name__ == "__main__":`` inside a function (:func:`main_test`);
+- ``if not __debug__:``: Python's own constant, true unless it runs with ``-O`` (so ``if __debug__:``
+  is no debug switch: its body runs every step in a default run);
 - prefill-only and training-only branches (``[tool.graphlint] prefill-guards``): ``if is_prefill:``,
   ``if ctx.is_prefill():``, ``if self.training:``, ``if x.requires_grad:`` (no activation needs a
   gradient in a decode step), a mode compared with a prefill member
@@ -66,6 +68,8 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
         # ``a or not x.requires_grad``: one side always true makes the test true; both false, false
         return "orelse" if "orelse" in sides else "body" if sides == ("body", "body") else None
     if type(test) is cst.Call and resolve(test.func, imports) == CAPTURING_PREDICATE:
+        return "orelse"
+    if type(test) is cst.Name and test.value == "__debug__":  # the interpreter's constant, True without -O
         return "orelse"
     name = _guard_name(test, imports)
     if name is not None and _matches(name, guards):

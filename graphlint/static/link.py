@@ -93,7 +93,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
         discovery = Discovery(infos, index, calls, options, graph)
         contexts = discovery.run()
     stage[0] = "argument values"
-    values = ArgValues(infos, raw)
+    values = ArgValues(infos, raw, index)
     for _ in range(2):  # a branch decided dead takes its calls out of the hot code; decide again once
         values.solve(*_hot(discovery, contexts))
         if not values.dead_sites:

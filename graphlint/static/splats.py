@@ -43,9 +43,12 @@ ABSENT = Absent()
 _MUTATORS = frozenset(("pop", "update", "setdefault", "clear", "popitem", "__setitem__", "__delitem__"))
 
 
-def changed_in_place(body: cst.CSTNode, name: str) -> bool:
-    """Whether the function changes its ``**kwargs`` dict ``name`` in place, or rebinds it."""
+def changed_in_place(body: cst.CSTNode, name: str, spared: set[int] = frozenset()) -> bool:
+    """Whether the function changes its ``**kwargs`` dict ``name`` in place, or rebinds it (but for
+    the nodes ``spared``: :func:`popped_keys`)."""
     for node in preorder(body):
+        if id(node) in spared:
+            continue
         target = node.target if type(node) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del) else None
         if type(target) is cst.Subscript:
             target = target.value  # ``kwargs["x"] = v``, ``del kwargs["x"]``
@@ -57,10 +60,44 @@ def changed_in_place(body: cst.CSTNode, name: str) -> bool:
     return False
 
 
+def popped_keys(body: cst.CSTNode, name: str) -> tuple[str, ...] | None:
+    """The keys the function takes out of its ``**kwargs`` dict ``name`` (``kwargs.pop("key", d)``,
+    ``del kwargs["key"]``), when that is all it changes in place; None otherwise."""
+    keys, spared = [], set()
+    for node in preorder(body):
+        if type(node) is cst.Call and _names(node.func, name, "pop") and node.args \
+                and type(node.args[0].value) is cst.SimpleString:
+            keys.append(literal_key(node.args[0].value))
+            spared.add(id(node.func))
+        elif type(node) is cst.Del and type(node.target) is cst.Subscript and _names(node.target.value, name) \
+                and len(node.target.slice) == 1 and type(node.target.slice[0].slice) is cst.Index \
+                and type(node.target.slice[0].slice.value) is cst.SimpleString:
+            keys.append(literal_key(node.target.slice[0].slice.value))
+            spared.add(id(node))
+    if not keys or any(not isinstance(k, str) for k in keys) or changed_in_place(body, name, spared):
+        return None
+    return tuple(sorted(set(keys)))
+
+
+def _names(node: cst.BaseExpression, name: str, attr: str = "") -> bool:
+    """``name`` itself, or ``name.attr``."""
+    if attr:
+        return type(node) is cst.Attribute and node.attr.value == attr and _names(node.value, name)
+    return type(node) is cst.Name and node.value == name
+
+
 def splat_of(values, node: cst.BaseExpression):
-    """What ``**node`` hands over (module docstring); True when unknown."""
+    """What ``**node`` hands over (module docstring); True when unknown. A ``**kwargs`` whose only
+    change is keys popped out of it hands on the rest: ``("kw", popped keys)``."""
     if isinstance(node, cst.Name) and node.value == values.kwarg and values.handed_on(node.value):
         return ("kw",)
+    if isinstance(node, cst.Name) and node.value == values.kwarg and node.value not in values.assigns \
+            and values.body is not None:
+        memo = ("popped", node.value)  # scanned once per function (``values.unchanged``: its memo)
+        if memo not in values.unchanged:
+            values.unchanged[memo] = popped_keys(values.body, node.value)
+        if values.unchanged[memo]:
+            return ("kw", values.unchanged[memo])
     if isinstance(node, cst.Name):  # a local dict, key by key (:mod:`.dictkeys`)
         return dictkeys.splat(values, node.value)
     items = None
@@ -97,6 +134,12 @@ def lookup(kind: str, key, env: dict | None) -> frozenset | None:
     return TOP if found is TOP else found | {ABSENT}
 
 
+def kw_part(bound: dict, name: tuple) -> frozenset | None:
+    """What one call hands the callee's ``**kwargs`` at ``name`` (``("**", key)``): the key is absent
+    where the call does not spell it, unless it splats unknown keys there."""
+    return TOP if bound.get("**", frozenset()) is TOP else bound.get(name, frozenset((ABSENT,)))
+
+
 def keys(env: dict | None) -> frozenset | None:
     """The keys the caller's ``**kwargs`` may hold (TOP: any)."""
     if env is TOP or env.get("**", frozenset()) is TOP:
@@ -121,7 +164,10 @@ def spelled(double, name: str, evaluate):
     if double[0] == "d":
         given = dict(double[1])
         return evaluate(given[name]) if name in given else frozenset((ABSENT,))
-    return evaluate(("kw", name))
+    found = evaluate(("kw", name))
+    if len(double) > 1 and name in double[1] and found is not TOP:  # popped out of the ``**kwargs`` (or not yet)
+        return found | {ABSENT}
+    return found
 
 
 def with_default(found: frozenset | None, defaults: dict, name: str, evaluate) -> frozenset | None:

@@ -290,8 +290,8 @@ class ValueFacts:
             known = self.assigns[node.value]
             return ("l", known) if known and len(repr(known)) < 400 else None
         attr = config_field(node)
-        if attr is not None:
-            return ("f", attr)
+        if attr is not None:  # ``self.x``: the reading method's class's field (:mod:`.selffields`)
+            return ("f", attr, "self") if type(node.value) is cst.Name and node.value.value == "self" else ("f", attr)
         if (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr"
                 and len(node.args) == 3 and type(node.args[1].value) is cst.SimpleString):
             default = literal(node.args[2].value)
