@@ -349,8 +349,11 @@ class ModuleInfo(Compact):
     candidates: list[Candidate] = field(default_factory=list)
     regions: list[RegionDecl] = field(default_factory=list)
     sites: list[Site] = field(default_factory=list)
-    #: module-level functions annotated ``-> Tensor`` (what other files learn when they import them)
+    #: module-level functions annotated ``-> Tensor`` and names bound to a tensor type (what other files
+    #: learn when they import them); the imported spellings this file annotates with (:mod:`.typealiases`)
     tensor_functions: set[str] = field(default_factory=set)
+    tensor_aliases: set[str] = field(default_factory=set)
+    annotated_imports: set[str] = field(default_factory=set)
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
@@ -358,16 +361,13 @@ class ModuleInfo(Compact):
     none_resets: set[str] = field(default_factory=set)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
-    #: field name -> the values this file stores into a field of that name (``obj.x = v``, a class
-    #: attribute, ``self.x = param``), as :mod:`.valuefacts` values qualified by their function
+    #: field name -> what this file stores into it (``obj.x = v``, ``self.x = param``, :mod:`.valuefacts` values)
     field_stores: dict[str, list] = field(default_factory=dict)
     #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
     advanced_attrs: set[str] = field(default_factory=set)
-    #: what imports inside ``try: ... except ImportError`` import (dotted, as :attr:`imports`): an
-    #: optional kernel or extension the engine runs without (:mod:`.unresolvedkinds`)
+    #: what ``try: ... except ImportError`` imports (dotted): an optional kernel (:mod:`.unresolvedkinds`)
     optional_imports: set[str] = field(default_factory=set)
-    #: names that may hold a CUDA-graph compile mode, and (callee, position) of mode literals passed
-    #: positionally (:mod:`.compilemodes`): joined over the files when linking
+    #: names that may hold a CUDA-graph compile mode, (callee, position) of positional mode literals (:mod:`.compilemodes`)
     graph_modes: tuple[str, ...] = ()
     graph_mode_args: tuple[tuple[str, int], ...] = ()
     #: the file sets a default device other than the CPU (:mod:`.defaultdevice`)
