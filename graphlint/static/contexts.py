@@ -280,7 +280,7 @@ class Placement:
                 (params.get("eager_host") is False or "read-position" in cand.flags) and fid in self.eager_host) and not (
                 params.get("eager_pinned") is False and "pinned" in cand.flags):
             captured = (graph or cand.in_capture) and in_graph(params, cand) and not symbolic
-            if not captured and params.get("eager_result") and "acceptance" in cand.flags:
+            if not captured and "acceptance" in cand.flags:
                 return eager, "info", ACCEPT_NOTE  # a rejection sampler's read (:mod:`.acceptance`)
             if not captured and params.get("eager_severity"):  # only a capture would freeze it
                 severity = params["eager_severity"]
@@ -332,8 +332,7 @@ class Placement:
             return None
         if params.get("step_data") is False and self.step_data(cand) and fid not in self.eager_rounds:
             return None
-        if params.get("result_readback") and self.host_result(fid, cand) or \
-                params.get("eager_result") and "acceptance" in cand.flags:
+        if params.get("result_readback") and self.host_result(fid, cand) or "acceptance" in cand.flags:
             return host, "info", RESULT_NOTE if "acceptance" not in cand.flags else ACCEPT_NOTE
         if params.get("eager_result") and self.loop_exit(fid, cand) and \
                 (fid[0], cand.line, cand.col, cand.code) in self.host_first:

@@ -349,7 +349,10 @@ class ModuleInfo(Compact):
     candidates: list[Candidate] = field(default_factory=list)
     regions: list[RegionDecl] = field(default_factory=list)
     sites: list[Site] = field(default_factory=list)
-    tensor_functions: set[str] = field(default_factory=set)  # module functions annotated ``-> Tensor``
+    #: module functions annotated ``-> Tensor``, names bound to a tensor type, imported names annotated with (:mod:`.typealiases`)
+    tensor_functions: set[str] = field(default_factory=set)
+    tensor_aliases: set[str] = field(default_factory=set)
+    annotated_imports: set[str] = field(default_factory=set)
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
@@ -357,21 +360,18 @@ class ModuleInfo(Compact):
     none_resets: set[str] = field(default_factory=set)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
-    #: field name -> the values this file stores into a field of that name (``obj.x = v``, a class attribute,
-    #: ``self.x = param``), as :mod:`.valuefacts` values qualified by their function; ``owned_stores``: the same,
-    #: each with the object it stores into, where that is known (:mod:`.selffields`)
+    #: field name -> the :mod:`.valuefacts` values this file stores into it (``obj.x = v``, ``self.x = param``);
+    #: ``owned_stores``: the same, each with the object it stores into where known (:mod:`.selffields`)
     field_stores: dict[str, list] = field(default_factory=dict)
     owned_stores: dict[str, list] = field(default_factory=dict)
     #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
     advanced_attrs: set[str] = field(default_factory=set)
-    #: what ``try: ... except ImportError`` imports (dotted, as :attr:`imports`): an optional kernel or extension
+    #: what ``try: ... except ImportError`` imports (dotted): an optional kernel (:mod:`.unresolvedkinds`)
     optional_imports: set[str] = field(default_factory=set)
-    #: names that may hold a CUDA-graph compile mode, and (callee, position) of mode literals passed
-    #: positionally (:mod:`.compilemodes`): joined over the files when linking
+    #: names that may hold a CUDA-graph compile mode, (callee, position) of positional mode literals (:mod:`.compilemodes`)
     graph_modes: tuple[str, ...] = ()
     graph_mode_args: tuple[tuple[str, int], ...] = ()
-    #: the file sets a default device other than the CPU (:mod:`.defaultdevice`)
-    default_device: bool = False
+    default_device: bool = False  # the file sets a default device other than the CPU (:mod:`.defaultdevice`)
     #: function -> the parameters a return of it is keyed by (:mod:`.keyedreturns`)
     keyed_returns: dict[str, set[str]] = field(default_factory=dict)
 

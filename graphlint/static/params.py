@@ -12,7 +12,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from graphlint.static.names import resolve
+from graphlint.static.names import dotted_name, resolve
 from graphlint.static.unresolved import TENSOR_METHODS
 
 HOST_PARAM_NAMES = (
@@ -36,29 +36,46 @@ TYPED_TENSORS = frozenset(
 )
 
 
-def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str]) -> bool:
+def is_tensor_annotation(node: cst.BaseExpression | None, imports: dict[str, str],
+                         aliases: frozenset[str] = frozenset()) -> bool:
     """``Tensor``, ``Optional[Tensor]``, ``Tensor | None``: yes. ``float | Tensor`` (either),
-    ``list[Tensor]`` (a container): no -- precision over recall."""
+    ``list[Tensor]`` (a container): no -- precision over recall. ``Float[Tensor, "b t"]``
+    (jaxtyping: a dtype over its array type) is its array type; ``aliases``: names bound to a
+    tensor type (:mod:`.typealiases`)."""
     if node is None:
         return False
     members = [m for m in _union_members(node, imports) if not _is_none(m)]
     if not members:
         return False  # ``None``
     if len(members) > 1 or members[0] is not node:
-        return all(is_tensor_annotation(m, imports) for m in members)
+        return all(is_tensor_annotation(m, imports, aliases) for m in members)
     if type(node) is cst.Subscript:
-        if (resolve(node.value, imports) or "").split(".")[-1] != "Annotated":
+        wrapper = resolve(node.value, imports) or ""
+        if wrapper.split(".")[-1] != "Annotated" and not _is_jaxtyping_dtype(wrapper):
             return False  # list[Tensor], dict[str, Tensor]: a container of tensors
         first = next((el.slice.value for el in node.slice if type(el.slice) is cst.Index), None)
-        return is_tensor_annotation(first, imports)
+        return is_tensor_annotation(first, imports, aliases)
     if type(node) is cst.SimpleString:
         return node.value.strip("'\"").split(".")[-1] == "Tensor"
+    if aliases and dotted_name(node) in aliases:
+        return True
     name = resolve(node, imports)
     if name is None or name.startswith("cutlass."):  # ``cute.Tensor`` annotates kernel-DSL values
         return False
     last = name.split(".")[-1]
     # ``torch.FloatTensor``, ``torch.LongTensor``...: the legacy typed names transformers annotates with
     return last in ("Tensor", "Parameter") or (name.startswith("torch.") and last in TYPED_TENSORS)
+
+
+#: jaxtyping's dtype annotations, ``Float[Tensor, "b t"]``: not ``PyTree[...]`` (a container)
+JAXTYPING_DTYPES = frozenset(("Shaped", "Num", "Real", "Inexact", "Float", "Complex", "Integer", "Int", "UInt",
+                              "Bool", "Key", "BFloat16", *(f"{kind}{bits}" for kind in ("Float", "Int", "UInt", "Complex")
+                                                         for bits in (8, 16, 32, 64, 128))))
+
+
+def _is_jaxtyping_dtype(wrapper: str) -> bool:
+    module, _, last = wrapper.rpartition(".")
+    return module == "jaxtyping" and last in JAXTYPING_DTYPES
 
 
 def _union_members(node: cst.BaseExpression, imports: dict[str, str]) -> list[cst.BaseExpression]:

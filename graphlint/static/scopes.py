@@ -31,10 +31,14 @@ from graphlint.static.scalars import arith_helpers
 from graphlint.static.restaged import mark_restaged_calls
 from graphlint.static.stepflow import finish_function
 from graphlint.static.tensors import ClassFacts, FunctionFacts
+from graphlint.static.typealiases import ALIAS, imported_spellings, module_aliases, own_aliases
 
 
 class ScopeWalker:
     """Mixin of :class:`graphlint.static.walker.Walker` (which provides the attributes used here)."""
+
+    #: names bound to a tensor type, this module's and imported ones (:mod:`.typealiases`)
+    tensor_aliases: frozenset[str] = frozenset()
 
     #: (function body, the ids of the calls named like a loss it always runs): computed at the
     #: function's first loss-named call (:mod:`.losscode`)
@@ -49,6 +53,9 @@ class ScopeWalker:
 
     def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
         """What the module's functions return, known before any call to them is walked."""
+        imported = frozenset(n[len(ALIAS):] for n in imported_tensor_functions if n.startswith(ALIAS))
+        self.tensor_aliases = module_aliases(body, self.imports, imported, is_tensor_annotation)
+        self.info.tensor_aliases = own_aliases(self.tensor_aliases)
         self.info.tensor_functions = self.tensor_returning(body)
         self.oracle.returns, self.param_facts = parse_facts(imported_tensor_functions)
         self.oracle.tensor_functions = self.info.tensor_functions | {n for n in imported_tensor_functions if ":" not in n}
@@ -70,8 +77,16 @@ class ScopeWalker:
             for stmt in stmts
             if isinstance(stmt, cst.FunctionDef)
             and stmt.returns is not None
-            and is_tensor_annotation(stmt.returns.annotation, self.imports)
+            and self.annotates_tensor(stmt.returns.annotation)
         }
+
+    def annotates_tensor(self, node: cst.BaseExpression) -> bool:
+        """A tensor annotation, through this file's aliases; else its imported spellings are kept
+        (an imported alias arrives for them in the second round, :mod:`.typealiases`)."""
+        if is_tensor_annotation(node, self.imports, self.tensor_aliases):
+            return True
+        self.info.annotated_imports.update(imported_spellings(node, self.imports))
+        return False
 
     def prescan(self, stmts: Sequence[cst.CSTNode]) -> tuple[set[str], set[str]]:
         """Fields known before any method is walked (statements only, no expression is walked):
@@ -88,7 +103,7 @@ class ScopeWalker:
             if type(node) is cst.AnnAssign:
                 target = node.target
                 if type(target) is cst.Attribute and type(target.value) is cst.Name \
-                        and target.value.value == "self" and is_tensor_annotation(node.annotation.annotation, self.imports):
+                        and target.value.value == "self" and self.annotates_tensor(node.annotation.annotation):
                     found.add(target.attr.value)
             elif type(node) is cst.AugAssign:
                 target = node.target
@@ -197,7 +212,8 @@ class ScopeWalker:
         facts.params.add(name)
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             facts.optional.add(name)
-        if param_is_tensor(param, self.imports, implicit):
+        if self.annotates_tensor(param.annotation.annotation) if param.annotation is not None \
+                else param_is_tensor(param, self.imports, implicit):
             facts.tensors.add(name)
             self.func.device_work |= param.annotation is not None  # ``x: Tensor``: device data comes in
             if param.annotation is None:

@@ -17,7 +17,7 @@ from graphlint.static.guards import written_attrs
 from graphlint.static.runonce import note_constant
 from graphlint.static.listrows import note_rows
 from graphlint.static.names import record_import
-from graphlint.static.params import is_host_list_annotation, is_tensor_annotation
+from graphlint.static.params import is_host_list_annotation
 from graphlint.static.valuekinds import UNKNOWN, join, shape_of
 
 
@@ -67,7 +67,7 @@ class SimpleStatements:
                 self.info.attr_writes.update(written_attrs(stmt.target, stmt.value, self.class_name))
                 self.note_assignment([stmt.target], stmt.value)
                 note_constant(self.constant_locals, self.func.qualname, stmt)
-            if is_tensor_annotation(stmt.annotation.annotation, self.imports):
+            if self.annotates_tensor(stmt.annotation.annotation):
                 self.oracle.declare_tensor(stmt.target)
             elif type(stmt.target) is cst.Name and stmt.value is not None \
                     and is_host_list_annotation(stmt.annotation.annotation):

@@ -70,9 +70,11 @@ PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_
 
 def release_planning_facts(summaries) -> None:
     """Once the cross-file pass is done: :data:`PLANNING_ONLY` emptied in every summary, so the
-    link's own structures reuse their memory (on all of torch, 30 MB of non-empty sets)."""
+    link's own structures reuse their memory (on all of torch, 30 MB of non-empty sets); and the
+    imported spellings a file annotates with, which only the planning of alias facts reads."""
     for summary in summaries:
         if isinstance(summary.data, ModuleInfo):
+            summary.data.annotated_imports = SHARED_EMPTY[set]
             for fn in summary.data.functions.values():
                 for name in PLANNING_ONLY:
                     setattr(fn, name, SHARED_EMPTY[set])

@@ -54,3 +54,13 @@ def test_only_a_comparison_with_a_uniform_draw_is_the_acceptance():
                         ("r == p[0, 0]", "r = torch.rand(1, device='cuda')"),
                         ("r < 0.1", "r = torch.rand(1, device='cuda')")):
         assert _severities(_loop(test, setup)) == {"not accepted"}, (test, setup)
+
+
+def test_a_vectorized_acceptance_locates_its_rejections_by_design(monkeypatch, tmp_path):
+    """``(rand > ratio).nonzero()`` with ``rand = torch.rand_like(ratio)`` is the accepted length's
+    read (``info``, GL302 on main: an error); a ``nonzero`` of a comparison with no draw and the
+    ``.item()`` of the first rejection keep theirs. The ids grown by ``torch.cat(...).to(torch.long)``
+    grow (GL207, missed on main: the cast hid the concatenation); a zero-size seed moved to the
+    device allocates nothing."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "vectorized.py")
+    assert_marked(result, FIXTURES, "vectorized.py")

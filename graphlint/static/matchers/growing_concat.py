@@ -58,8 +58,11 @@ CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hs
                      "torch.column_stack", "torch.row_stack"))
 #: pads: ``mask = F.pad(mask, (0, 1))`` grows ``mask`` by a column as ``torch.cat`` would
 PADS = frozenset(("torch.nn.functional.pad", "torch.constant_pad_nd"))
-#: methods whose result is the concatenation itself, as far as growing goes
-KEEPS = frozenset(("detach", "contiguous"))
+#: methods whose result is the concatenation itself, as far as growing goes: a copy, a cast of its
+#: dtype or device (``torch.cat((ids, new)).to(torch.long)`` grows ``ids`` all the same)
+KEEPS = frozenset(("detach", "contiguous", "clone", "long", "int", "float", "half", "bfloat16", "double", "bool"))
+#: the same, with arguments: ``.to(dtype)``, ``.to(device)``, ``.type(dtype)``
+KEEPS_WITH_ARGS = frozenset(("to", "type"))
 
 
 def same_place(a: cst.CSTNode, b: cst.CSTNode) -> bool:
@@ -188,8 +191,8 @@ class GrowingConcat(Matcher):
     def grown_arm(self, value: cst.BaseExpression, targets, ctx: MatchContext) -> cst.BaseExpression:
         """What may grow the target: ``torch.cat([x, new]).detach()`` grows ``x`` as well, and so does an
         arm of ``x = torch.cat([x, new]) if x.ndim > 3 else new`` (the other arm starts the cache)."""
-        while type(value) is cst.Call and type(value.func) is cst.Attribute and not value.args \
-                and value.func.attr.value in KEEPS:
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and (
+                value.func.attr.value in KEEPS_WITH_ARGS or (not value.args and value.func.attr.value in KEEPS)):
             value = value.func.value
         if type(value) is not cst.IfExp:
             return value

@@ -21,6 +21,7 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.acceptance import acceptance
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
@@ -32,6 +33,10 @@ from graphlint.static.distchecks import skips_validation
 #: lives on the host (:mod:`graphlint.static.cputensors`), the host reads its own memory
 READS_INPUT = frozenset(("bincount", "nonzero", "argwhere", "unique", "unique_consecutive", "masked_select",
                          "histc"))
+
+
+#: ops that locate a mask's true elements: on an acceptance test, where the draft was rejected
+LOCATES = frozenset(("nonzero", "argwhere"))
 
 
 class OpCall(Matcher):
@@ -80,7 +85,7 @@ class OpCall(Matcher):
             if self.reads_input and first is not None and is_cpu_tensor(first, ctx.oracle):
                 return  # ``torch.nonzero(diff)`` of host keys: no read-back
             if self.conditions.holds(node, ctx):
-                ctx.report(self.rule, node, ctx.call_name)
+                self.report(node, first, ctx.call_name, ctx)
             return
         func = node.func
         if (
@@ -91,9 +96,19 @@ class OpCall(Matcher):
             and not (self.reads_input and is_cpu_tensor(func.value, ctx.oracle))
             and self.conditions.holds(node, ctx, offset=1)
         ):
-            ctx.report(self.rule, node, f".{func.attr.value}()")
+            self.report(node, func.value, f".{func.attr.value}()", ctx)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.object_methods:
             made = self.made_by(func.value, ctx)
             if made is not None and func.attr.value in self.objects.get(made, ()) \
                     and not self.unvalidated(func.value, ctx):
                 ctx.report(self.rule, node, f"{made.rsplit('.', 1)[-1]}(...).{func.attr.value}()")
+
+    def report(self, node: cst.Call, operand: cst.BaseExpression | None, name: str, ctx: MatchContext) -> None:
+        """Flagged ``acceptance`` when it locates the rejections of a rejection sampler's test
+        (``(torch.rand_like(ratio) > ratio).nonzero()``): the accepted length, read by design
+        (:mod:`graphlint.static.acceptance`)."""
+        raw = ctx.defer(self.rule, node, name)
+        if raw is not None and operand is not None and self.ops & LOCATES \
+                and acceptance(operand, ctx.oracle.fn, ctx.imports, ctx.oracle.cls):
+            raw.flags = raw.flags | {"acceptance"}
+        ctx.emit(raw)
