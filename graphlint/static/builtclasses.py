@@ -112,7 +112,7 @@ class BuiltClasses:
         self.index = index
         self.named, self.annotated = named_values(infos)
         self.hidden = any(name in self.named for name in _HIDDEN)
-        self._live: dict[tuple[str, str], bool] = {}
+        self._live: dict[tuple[str, str, bool], bool] = {}  # (path, qualname, handed)
         self._open: dict[tuple[str, str], bool] = {}
 
     def _built(self, ref: ClassRef, handed: bool) -> bool:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.names import dotted_name
 from graphlint.static.valueatoms import literal
 
 
@@ -70,14 +71,9 @@ def lacked_attrs(test: cst.BaseExpression) -> tuple[tuple[str, str], ...]:
 
 def _spelled(node: cst.BaseExpression) -> str:
     """A name, a dotted attribute chain of one or a string literal, as text; "" for anything else."""
-    if type(node) is cst.Name:
-        return node.value
-    if type(node) is cst.Attribute:
-        inner = _spelled(node.value)
-        return f"{inner}.{node.attr.value}" if inner and not inner.startswith("'") else ""
     if type(node) is cst.SimpleString:
         return repr(literal(node)[1]) if literal(node) else ""
-    return ""
+    return dotted_name(node) or ""
 
 
 def _qualified(walker, node: cst.BaseExpression | None) -> tuple | None:

@@ -34,6 +34,7 @@ class SelfFields:
         self.infos = infos
         self._index = index
         self._names: set[str] | None = None
+        self._by_path = {info.path: info for info in infos}
         self._family: dict[tuple[str, str], tuple[set, set] | None] = {}
 
     def stores(self, attr: str, path: str, cls: str) -> list[tuple[str, tuple]] | None:
@@ -63,7 +64,7 @@ class SelfFields:
         """Whether every object of ``cls`` or a subclass gets ``attr`` from the ``__init__`` it runs: a
         statement of that ``__init__`` that always runs stores ``self.attr`` (:func:`.fieldstores._always`)."""
         index = self.index()
-        info = next((i for i in self.infos if i.path == path), None)
+        info = self._by_path.get(path)
         if info is None:
             return False
         for ref in ((info, cls), *index.subclasses((info, cls))):
@@ -82,7 +83,7 @@ class SelfFields:
         key = (path, cls)
         if key not in self._family:
             index = self.index()
-            info = next((i for i in self.infos if i.path == path), None)
+            info = self._by_path.get(path)
             if info is None or cls not in info.classes:
                 self._family[key] = None
             else:
