@@ -239,6 +239,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh22 --manifest bench/realcode/fresh22.toml --note "..." > bench/realcode/fresh22/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh23 --manifest bench/realcode/fresh23.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh23 --manifest bench/realcode/fresh23.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh23 --manifest bench/realcode/fresh23.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh23 --manifest bench/realcode/fresh23.toml --note "..." > bench/realcode/fresh23/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
