@@ -1,3 +1,5 @@
+# Look-alike of gsv-tts-lite's per-token loop statements (no engine code): which of them sync on CUDA, and
+# whether a step shaped like its captured decode_next_token records with torch.cuda.graph. Output: probe.txt.
 import torch,warnings
 d='cuda';torch.cuda.set_sync_debug_mode(1)
 H,L,V,D=4,64,1025,8

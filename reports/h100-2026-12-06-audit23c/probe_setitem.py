@@ -1,3 +1,5 @@
+# Why the mask write syncs: a Python scalar set through a tensor index is uploaded by a blocking copy; a
+# device-resident value is not. Output: probe.txt (second half).
 import torch,warnings
 d='cuda';torch.cuda.set_sync_debug_mode(1)
 H,L=4,64
