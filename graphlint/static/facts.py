@@ -61,8 +61,7 @@ def _restored(cls, values: tuple):
 
 @dataclass(slots=True)
 class CallSite(Compact):
-    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the
-    #: points-to call graph resolves (:class:`graphlint.static.callgraph.CallGraph`)
+    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the call graph resolves
     expr: tuple
     in_capture: bool = False  # inside ``with torch.cuda.graph(...)``
     #: statement ordinal (within the calling function) of the first such call: what comes after a replay
@@ -333,6 +332,7 @@ class ScopeFlow(Compact):
     enclosing: tuple[str, ...] = ()  # the ``nonlocal`` ones: bound in an enclosing function, not the module
     stmts: list[tuple] = field(default_factory=list)
     unless: dict[int, tuple] = field(default_factory=dict)  # a binding run where isinstance fails (:mod:`.typenarrow`)
+    only: dict[tuple, tuple | None] = field(default_factory=dict)  # a call made where isinstance holds (the same)
 
     def call_params(self) -> tuple[str, ...]:
         """The positional parameters a call fills: a method's or classmethod's receiver is bound by it."""

@@ -78,3 +78,29 @@ def test_an_entry_handed_to_a_library_keeps_its_parameters_unknown():
     handed = ENGINE.replace("graphed = torch.compile(step, mode=\"reduce-overhead\")",
                             "import runner\n    runner.register(step)\n    graphed = torch.compile(step, mode=\"reduce-overhead\")")
     assert _rules(_files(handed)) == GROWS
+
+
+POOLS = (NARROWING / "pools.py").read_text()
+HOST_TRIM = [("pools.py", 16, "GL103"), ("pools.py", 16, "GL403")]
+
+
+def _pools(old: str, new: str) -> list[tuple]:
+    assert old in POOLS
+    return _rules({"pools.py": POOLS.replace(old, new, 1)})
+
+
+def test_a_call_under_an_isinstance_test_runs_only_that_family():
+    """``pool.trim`` under ``isinstance(pool, DevicePool)``: the HostPool's host copy never runs."""
+    assert _rules({"pools.py": POOLS}) == []
+    assert _pools("isinstance(pool, DevicePool)", "pool is not None") == HOST_TRIM
+
+
+def test_a_test_that_does_not_hold_in_the_body_narrows_nothing():
+    assert _pools("x.shape[0] > 2 and isinstance(pool, DevicePool)", "x.shape[0] > 2 or isinstance(pool, DevicePool)") == HOST_TRIM
+    assert _pools("isinstance(pool, DevicePool)", "isinstance(pool, Pool)") == HOST_TRIM  # the base: every pool
+    assert _pools("isinstance(pool, DevicePool)", "not isinstance(pool, DevicePool)") == HOST_TRIM
+
+
+def test_a_call_outside_the_test_or_a_rebound_parameter_narrows_nothing():
+    assert _pools("    return x * 2\n", "    pool.trim(1)\n    return x * 2\n") == HOST_TRIM
+    assert _pools("        pool.trim(2)\n", "        pool = pool.peer\n        pool.trim(2)\n") == HOST_TRIM
