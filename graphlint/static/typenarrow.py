@@ -51,6 +51,7 @@ class Unless:
     def __init__(self) -> None:
         self.guards: list[tuple[int, str, tuple]] = []  # (scope depth, parameter, class IRs)
         self.holds: list[tuple[int, str, tuple]] = []  # the same, of tests that hold in the body
+        self.bare: set[tuple[int, tuple]] = set()  # (id of the scope, callee IR) of calls outside every such test
 
     def begin(self, flows, test: cst.BaseExpression) -> tuple[int, int]:
         """An ``if`` body starts: how many guards and holding tests it adds (for :meth:`end` after the body)."""
@@ -78,8 +79,13 @@ class Unless:
             return
         depth = len(flows.stack)
         irs = next((g[2] for g in reversed(self.holds) if g[0] == depth and g[1] == func[1][1]), None)
-        only = flows.scope.only
-        only[func] = irs if func not in only or only[func] == irs else None
+        only, key = flows.scope.only, (id(flows.scope), func)
+        if irs is None:  # kept only where a tested call of it is: most calls are never tested
+            self.bare.add(key)
+            if func in only:
+                only[func] = None
+        else:
+            only[func] = irs if key not in self.bare and only.get(func, irs) == irs else None
 
     def note(self, flows, name: str, count: int) -> None:
         """The last ``count`` statements bound ``name``: those a guard on it holds are kept in ``unless``."""

@@ -104,3 +104,7 @@ def test_a_test_that_does_not_hold_in_the_body_narrows_nothing():
 def test_a_call_outside_the_test_or_a_rebound_parameter_narrows_nothing():
     assert _pools("    return x * 2\n", "    pool.trim(1)\n    return x * 2\n") == HOST_TRIM
     assert _pools("        pool.trim(2)\n", "        pool = pool.peer\n        pool.trim(2)\n") == HOST_TRIM
+
+
+def test_a_call_outside_the_test_before_it_narrows_nothing():
+    assert _pools("    if x.shape[0] > 2 and", "    pool.trim(1)\n    if x.shape[0] > 2 and") == HOST_TRIM
