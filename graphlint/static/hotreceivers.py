@@ -105,8 +105,8 @@ class HotReceivers:
         return frozenset(out)
 
     def _called_here(self, fid: FuncId, flow) -> bool:
-        """An entry (a capture's root, a loop's function) only the project calls: a module function
-        handed to nothing but ``torch.compile``."""
+        """An entry (a capture's root, a loop's function) whose project calls are all it gets: a module
+        function (handed to nothing but ``torch.compile``: :meth:`_passed_now`)."""
         return flow.fkind == "" and not flow.cls and flow.parent == ""
 
     def _runs_hot(self, caller: FuncId, site: CallSite) -> bool:

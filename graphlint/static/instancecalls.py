@@ -41,7 +41,7 @@ class InstanceCalls:
         info = next((i for i in self.index.infos if i.path == target[0]), None)
         if method not in _CALLED or info is None or cls not in info.classes or self.index.subclasses((info, cls)):
             return None
-        reads, stores, escaped, selves = self._scanned()
+        reads, stores, escaped, selves, _ = self._scanned()
         name = cls.rsplit(".", 1)[-1]
         fields = stores.get(name)
         if not fields or name in reads or fields & escaped:
@@ -50,30 +50,43 @@ class InstanceCalls:
             return None  # ``self`` used as a value in its own methods: handed somewhere
         return frozenset(fields)
 
+    def held(self, field: str) -> set[str] | None:
+        """The names of the classes constructions stored into a field named ``field`` anywhere build;
+        None where some store of it is anything else (a function, another field, a call's result)."""
+        return self._scanned()[4].get(field)
+
     def _scanned(self) -> tuple:
         """(names read as values other than a field's construction, class name -> the fields its
-        constructions are stored in, field names read as values, classes whose methods use ``self`` as one)."""
+        constructions are stored in, field names read as values, classes whose methods use ``self`` as
+        one, field name -> :meth:`held`)."""
         if self._scan is None:
             reads: set[str] = set()
             stores: dict[str, set[str]] = {}
             escaped: set[str] = set()
             selves: set[str] = set()
+            held: dict[str, set[str] | None] = {}
             for info in self.index.infos:
                 for flow in info.flows.values():
                     built: set[int] = set()  # statements whose call builds an object stored into a field
                     for at, stmt in enumerate(flow.stmts):
-                        if stmt[:1] == ("=",) and type(stmt[1]) is tuple and stmt[1][:1] == ("a",) \
-                                and type(stmt[2]) is tuple and stmt[2][:1] == ("c",) and last_name(stmt[2][1]):
-                            stores.setdefault(last_name(stmt[2][1]), set()).add(stmt[1][2])
+                        if stmt[:1] != ("=",) or type(stmt[1]) is not tuple or stmt[1][:1] != ("a",):
+                            continue
+                        field, value = stmt[1][2], stmt[2]
+                        if type(value) is tuple and value[:1] == ("c",) and last_name(value[1]):
+                            stores.setdefault(last_name(value[1]), set()).add(field)
+                            if held.get(field, set()) is not None:
+                                held.setdefault(field, set()).add(last_name(value[1]))
                             built.add(at)
-                            if at and flow.stmts[at - 1] == ("e", stmt[2]):
+                            if at and flow.stmts[at - 1] == ("e", value):
                                 built.add(at - 1)  # the same call, recorded as run just before
+                        else:
+                            held[field] = None
                     values: set[str] = set()
                     for at, stmt in enumerate(flow.stmts):
                         _statement(stmt, at in built, reads, escaped, values)
                     if flow.cls and "self" in values:
                         selves.add(f"{info.path}:{flow.cls}")
-            self._scan = (reads, stores, escaped, selves)
+            self._scan = (reads, stores, escaped, selves, held)
         return self._scan
 
 
@@ -129,15 +142,17 @@ def _walk(ir, ctx: str, reads: set[str], escaped: set[str], values: set[str]) ->
             stack.extend((part, "value") for part in node[1:])
 
 
-def field_calls(info, fn, expr: tuple, fields, index: Index) -> list[tuple[str, str]]:
-    """``self.f(...)``: the ``forward`` (else ``__call__``) of each class the field is built as (not
-    an annotation's cone: a subclass's override may run)."""
+def field_calls(info, fn, expr: tuple, fields, index: Index, instances: InstanceCalls) -> list[tuple[str, str]]:
+    """``self.f(...)``: the ``forward`` (else ``__call__``) of each class the field is built as, where
+    those are all any field so named is ever given and each is called only through such fields (not
+    an annotation's cone: a subclass's override may run); else nothing."""
     if expr[:2] != ("a", ("n", "self")) or not fn.cls:
         return []
-    out = []
+    out, names = [], set()
     for ref, cone in fields.of(info, fn.cls, expr[2]):
         hit = None if cone else index.find_method(ref, "forward") or index.find_method(ref, "__call__")
-        if hit is None:
+        if hit is None or expr[2] not in (instances.names((hit[0].path, hit[1])) or ()):
             return []
         out.append((hit[0].path, hit[1]))
-    return out
+        names.add(ref[1].rsplit(".", 1)[-1])
+    return out if names and names == instances.held(expr[2]) else []

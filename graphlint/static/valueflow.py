@@ -96,6 +96,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     #: the may-facts alone (a call the resolution misses elsewhere cannot veto one of those)
     may_callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)
     by_instance: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # ``self.f(...)``: a module's forward
+    instances = InstanceCalls(index)
     fields = FieldClasses(index)
     receivers = Receivers(index, fields)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
@@ -124,7 +125,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     continue  # passes nothing known (its callee's parameters learn nothing: the count
                     # of sites under the name then differs) and leaves the result alone
                 hits = _targets(info, fn, site.expr, index, fields, receivers)
-                if not hits and site.kinds is not None and (called := field_calls(info, fn, site.expr, fields, index)):
+                if not hits and site.kinds is not None and (called := field_calls(info, fn, site.expr, fields, index, instances)):
                     followed[last] += 1  # counted only where every instance is called so (:mod:`.instancecalls`)
                     for target in called:
                         by_instance[target].append((site, info, fn))
@@ -155,7 +156,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     kept = fields.kept_as()
     agreed = ParamKinds(infos_by_path, callers, by_name, followed, index, kept=kept,
-                        instances=(InstanceCalls(index), by_instance))
+                        instances=(instances, by_instance))
     for path, facts in field_facts(infos, index, fields, agreed, receivers).items():
         out[path] |= facts
     for (path, qualname) in [*callers, *(t for t in by_instance if t not in callers)]:

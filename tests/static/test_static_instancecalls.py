@@ -47,6 +47,9 @@ ESCAPES = {
     "subclass": ("class Layer(nn.Module):", "class Wide(Kernel):\n    pass\n\n\nclass Layer(nn.Module):"),
     # a second call passes a tensor
     "tensor": (CALL, '        return self.kernel(x, 1, mode="fast") + self.kernel(x, x.sum() > 0)'),
+    # a field of the same name elsewhere holds something else: ``self.kernel(...)`` may call that
+    "mixed": ("class Model(nn.Module):", "class Other(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.kernel = torch.relu\n\n\nclass Model(nn.Module):"),
     # the call passes nothing for the parameter through a splat
     "splat": (CALL, '        return self.kernel(x, *self.args)'),
 }
