@@ -162,6 +162,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     for (path, qualname) in [*callers, *(t for t in by_instance if t not in callers)]:
         fn = infos_by_path[path].functions[qualname]
         for name, kind in agreed.of((path, qualname)).items():
+            if kind == NUMBER and (path, qualname) in by_instance and any(fnmatchcase(name, p) for p in POSITION_NAMES):
+                continue  # a length a module is handed (``seq_len``): a shape sum grows every step, "number" hides it
             # a list matters as an index only, numbers only in a truth test of a parameter presumed a
             # tensor or defaulting to a literal (``pad=True`` then ``if pad is None: pad = torch.any(...)``:
             # :func:`.branchwalk.given_none_test`; elsewhere the fact would send files round again for
@@ -172,7 +174,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 out[path].add(f"param:{qualname}:{name}={kind}")
             elif kind in (TENSOR, MASK) and name in fn.reduced_names:
                 out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
-        for name in agreed.steady((path, qualname)):
+        for name in agreed.steady((path, qualname)) if (path, qualname) not in by_instance else ():  # as above
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
     spelled_alike = ParamKinds(infos_by_path, callers, by_name, followed, index, (spelled, opaque), kept)
