@@ -75,10 +75,12 @@ class BranchWalker:
             field = field if field and COMPILE_SWITCHES.match(field[len(FIELD):]) else ""
             self.compile_opt_in += (switch,) if switch in self.func.defaults else (field,) if field else ()
         keyed = self.flows.keyed_begin(stmt.test)  # ``if kind == Op.X: return XBuilder`` (:mod:`.keyedreturns`)
+        unless = self.flows.unless.begin(self.flows, stmt.test)  # ``if not isinstance(p, C):`` (:mod:`.typenarrow`)
         try:
             self._if_body(stmt, guarded, test, outer_cond, instead)
         finally:
             self.compile_opt_in = compiles
+            self.flows.unless.end(unless)
             if keyed:
                 self.flows.keyed_end()
         if stmt.orelse is None or guarded == "orelse":

@@ -147,6 +147,7 @@ class MatcherDispatch:
                 if not self.oracle.readback_seen and is_readback(node, self.oracle):
                     self.oracle.readback_seen = True
                 self.call_expr = self.values.call_exprs[id(node)] = self.flows.call(node)
+                self.flows.unless.called(self.flows, self.call_expr)  # ``if isinstance(p, C): p.m()`` (:mod:`.typenarrow`)
                 self.always_call = not self.branching and id(node) not in self.cond_calls
                 self.calls.call_site(node)
                 self.always_call = False

@@ -61,8 +61,7 @@ def _restored(cls, values: tuple):
 
 @dataclass(slots=True)
 class CallSite(Compact):
-    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the
-    #: points-to call graph resolves (:class:`graphlint.static.callgraph.CallGraph`)
+    #: the callee (or, for a reference, the value passed) in :mod:`.flowir` form: what the call graph resolves
     expr: tuple
     in_capture: bool = False  # inside ``with torch.cuda.graph(...)``
     #: statement ordinal (within the calling function) of the first such call: what comes after a replay
@@ -323,8 +322,7 @@ class ScopeFlow(Compact):
     kind: str  # "module" | "class" | "function"
     parent: str = ""  # the enclosing function's qualname (closures), "" at module level
     cls: str = ""  # for a method, and a class body: the class's qualname
-    #: "m" a method, "s" a staticmethod, "c" a classmethod, "p" a property, "" a plain function
-    fkind: str = ""
+    fkind: str = ""  # "m" a method, "s" a staticmethod, "c" a classmethod, "p" a property, "" a plain function
     params: tuple[str, ...] = ()  # positional parameters in order, ``self`` included
     kwonly: tuple[str, ...] = ()
     vararg: str = ""
@@ -333,6 +331,8 @@ class ScopeFlow(Compact):
     outer: tuple[str, ...] = ()  # ``global`` / ``nonlocal`` names
     enclosing: tuple[str, ...] = ()  # the ``nonlocal`` ones: bound in an enclosing function, not the module
     stmts: list[tuple] = field(default_factory=list)
+    unless: dict[int, tuple] = field(default_factory=dict)  # a binding run where isinstance fails (:mod:`.typenarrow`)
+    only: dict[tuple, tuple | None] = field(default_factory=dict)  # a call made where isinstance holds (the same)
 
     def call_params(self) -> tuple[str, ...]:
         """The positional parameters a call fills: a method's or classmethod's receiver is bound by it."""

@@ -28,6 +28,7 @@ from graphlint.static.keyedreturns import bound_in, handed_on, keyed_test
 from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
 from graphlint.static.rewrapped import Rebinds
+from graphlint.static.typenarrow import Unless
 
 #: decorators that change how a method binds (the rest are applied as calls, see ``flowir``)
 METHOD_KINDS = {"staticmethod": "s", "classmethod": "c", "property": "p", "cached_property": "p",
@@ -55,6 +56,7 @@ class FlowRecorder:
         self.on_lambda: Callable[[str, IR | None], None] | None = None
         #: qualname -> parameters a return is keyed by (:mod:`.keyedreturns`): the summary's
         self.keyed_returns: dict[str, set[str]] = {}
+        self.unless = Unless()  # ``if not isinstance(param, C):`` bodies being walked (:mod:`.typenarrow`)
         self._keyed: list[tuple] = []  # (scope depth, parameter, constants) of the ``if`` bodies being walked
         self._defs: dict[str, cst.FunctionDef] = {}  # the defs being walked, for :func:`.keyedreturns.bound_in`
         self._bound: dict[str, tuple] = {}  # qualname -> (its def, ``bound_in`` of it): one walk per def
@@ -79,8 +81,8 @@ class FlowRecorder:
             _, at, param = self._forwards.pop()
             if param not in self.keyed_returns.get(qual, ()):
                 flow.stmts[at] = flow.stmts[at][:2]
-        # a sorted tuple while small (a set of even one name is 216 bytes, every scope of every file
-        # is held at once while linking, and ``in`` on a few names is as fast), a frozenset beyond
+        # a sorted tuple while small (a set of one name is 216 bytes, every scope of every file is held
+        # at once while linking, ``in`` on a few names as fast), a frozenset beyond
         flow.locals = tuple(sorted(flow.locals)) if len(flow.locals) <= SMALL_SCOPE else frozenset(flow.locals)
 
     @property
@@ -232,8 +234,9 @@ class FlowRecorder:
         kind = type(target)
         if kind is cst.Name:
             self.scope.locals.add(target.value)
-            for stmt in self.rebinds.bind(self.scope, target.value, value, self.looping()):
-                self.add(stmt)
+            bound = self.rebinds.bind(self.scope, target.value, value, self.looping())
+            self.scope.stmts.extend(bound)
+            self.unless.note(self, target.value, len(bound))
         elif kind in (cst.Tuple, cst.List):
             known = True  # positions count until a starred target: ``a, *rest, b``
             for i, el in enumerate(target.elements):  # ``a, b = pair()``: each name may hold any element,

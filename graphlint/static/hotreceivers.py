@@ -29,6 +29,8 @@ Raw = dict[FuncId, list[tuple[FuncId, CallSite]]]
 DEPTH = 6
 #: what a parameter's annotation binds it to (:mod:`.flowir`): no value a call passes
 ANNOTATED = ("t", "la", "da")
+#: what an entry function may be handed to and still be called only by the project (:meth:`HotReceivers._called_here`)
+COMPILERS = {"torch.compile"}
 
 
 class HotReceivers:
@@ -38,11 +40,14 @@ class HotReceivers:
         self.index, self.raw, self.graph, self.hot, self.open = index, raw, graph, hot, open_
         self.only_loops = only_loops
         self.callers: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
+        self.handed: dict[FuncId, set] = {}  # a function passed as a value: the callees it is passed to
         for caller, edges in raw.items():
             for callee, site in edges:
                 if not site.reference:
                     self.callers.setdefault(callee, []).append((caller, site))
-        self._passed: dict[tuple[FuncId, str], frozenset | None] = {}
+                else:
+                    self.handed.setdefault(callee, set()).add(_spelled(self.by_path[caller[0]].imports, site.via))
+        self._passed: dict[tuple[FuncId, str, bool], frozenset | None] = {}
 
     def dropped(self) -> set[tuple[FuncId, int, FuncId]]:
         """(caller, id(site), callee) of the hot calls on a parameter that no class passed there runs."""
@@ -68,21 +73,24 @@ class HotReceivers:
                            if s is site and callee not in runs and self._method_of_class(callee))
         return out
 
-    def passed(self, fid: FuncId, param: str, depth: int) -> frozenset | None:
-        """The classes of the project instances hot callers pass ``fid`` for ``param``; None: not known."""
-        key = (fid, param)
+    def passed(self, fid: FuncId, param: str, depth: int, strict: bool = False) -> frozenset | None:
+        """The classes of the project instances hot callers pass ``fid`` for ``param``; None: not known.
+        ``strict``: what *every* call passes, each an instance (no default, literal or field that may be None)."""
+        key = (fid, param, strict)
         if key in self._passed:
             return self._passed[key]
         self._passed[key] = None  # a cycle knows nothing
-        found = self._passed[key] = self._passed_now(fid, param, depth) if depth > 0 else None
+        found = self._passed[key] = self._passed_now(fid, param, depth, strict) if depth > 0 else None
         return found
 
-    def _passed_now(self, fid: FuncId, param: str, depth: int) -> frozenset | None:
+    def _passed_now(self, fid: FuncId, param: str, depth: int, strict: bool) -> frozenset | None:
         flow = self.by_path[fid[0]].flows.get(fid[1])
-        if flow is None or fid in self.open or flow.fkind not in ("m", ""):
+        if flow is None or flow.fkind not in ("m", "") or fid in self.open and not (strict and self._called_here(fid, flow)) \
+                or strict and not self.handed.get(fid, set()) <= COMPILERS:  # a callback: its caller passes anything
             return None
         out: set[ClassKey] = set()
-        callers = [(c, s) for c, s in self.callers.get(fid, ()) if self._runs_hot(c, s)]
+        # an entry's parameters are what every call passes it; a hot function's, what its hot callers pass
+        callers = [(c, s) for c, s in self.callers.get(fid, ()) if fid in self.open or self._runs_hot(c, s)]
         if not callers:
             return None
         for caller, site in callers:
@@ -90,11 +98,16 @@ class HotReceivers:
             if args is None:
                 return None
             for arg in args:
-                got = self._arg_classes(caller, flow, param, arg, depth)
+                got = self._arg_classes(caller, flow, param, arg, depth, strict)
                 if got is None:
                     return None
                 out |= got
         return frozenset(out)
+
+    def _called_here(self, fid: FuncId, flow) -> bool:
+        """An entry (a capture's root, a loop's function) whose project calls are all it gets: a module
+        function (handed to nothing but ``torch.compile``: :meth:`_passed_now`)."""
+        return flow.fkind == "" and not flow.cls and flow.parent == ""
 
     def _runs_hot(self, caller: FuncId, site: CallSite) -> bool:
         loops = self.only_loops.get(caller)
@@ -110,17 +123,20 @@ class HotReceivers:
         found = [ir for stmt in flow.stmts for ir in _calls(stmt) if ir[1] == site.expr]
         return found or None
 
-    def _arg_classes(self, caller: FuncId, callee_flow, param: str, call: tuple, depth: int) -> frozenset | None:
+    def _arg_classes(self, caller: FuncId, callee_flow, param: str, call: tuple, depth: int,
+                     strict: bool = False) -> frozenset | None:
         _, _, args, kws = call
-        if any(type(a) is tuple and a[:1] in (("*",), ("**",), ("*s",)) for a in (*args, *kws)):
+        value = next((v for k, v in kws if k == param), None)  # named: no splat can pass it too
+        if value is None and any(type(a) is tuple and a[:1] in (("*",), ("**",), ("*s",)) for a in (*args, *kws)):
             return None
-        value = next((v for k, v in kws if k == param), None)
         if value is None:
             names = callee_flow.call_params() if callee_flow.fkind == "m" else callee_flow.params
             index = names.index(param) if param in names else len(args)
             value = args[index] if index < len(args) else None
         if value is None:
-            return frozenset()  # the default: no project object
+            return None if strict else frozenset()  # the default: no project object
+        if strict:
+            return self._instance_of(caller, value, depth)
         if value[:1] == ("a",) and value[1][:1] == ("n",):
             return self._field_classes(caller, value[1][1], value[2])
         if value[:1] == ("c",):  # a call's result (``pool.step_view(slots)``): what its callees return
@@ -128,11 +144,72 @@ class HotReceivers:
         if value[:1] != ("n",):
             return None
         caller_flow = self.by_path[caller[0]].flows.get(caller[1])
-        if caller_flow is not None and value[1] in (*caller_flow.params, *caller_flow.kwonly) \
-                and not _rebound(caller_flow, value[1]):
-            return self.passed(caller, value[1], depth - 1)
+        if caller_flow is not None and value[1] in (*caller_flow.params, *caller_flow.kwonly):
+            if not _rebound(caller_flow, value[1]):
+                return self.passed(caller, value[1], depth - 1)
+            narrowed = self._narrowed(caller, caller_flow, value[1], depth)
+            if narrowed is not None:
+                return narrowed
         node = self.graph.linker.var(caller[0], caller[1], value[1])
         return None if node is None else self._instances(node)
+
+    def _instance_of(self, caller: FuncId, value: tuple, depth: int) -> frozenset | None:
+        """The classes of what ``value`` (an argument ``caller`` passes) holds, each an instance, never None:
+        a parameter every call fills so, a class's construction, a local bound only to constructions."""
+        flow = self.by_path[caller[0]].flows.get(caller[1])
+        if flow is None:
+            return None
+        if value[:1] == ("c",):
+            return self._constructed(caller, value[1])
+        if value[:1] != ("n",):
+            return None
+        name = value[1]
+        if name in (*flow.params, *flow.kwonly):
+            if not _rebound(flow, name):
+                return self.passed(caller, name, depth - 1, strict=True)
+            return self._narrowed(caller, flow, name, depth)
+        binds = [stmt[2] for stmt in flow.stmts if stmt[:2] == ("=", ("n", name)) and (stmt[2] or ("",))[0] not in ANNOTATED]
+        out: set[ClassKey] = set()
+        for bound in binds or (None,):
+            got = self._constructed(caller, bound[1]) if bound is not None and bound[0] == "c" else None
+            if got is None:
+                return None
+            out |= got
+        return frozenset(out)
+
+    def _constructed(self, caller: FuncId, func: tuple) -> frozenset | None:
+        """The classes a call of ``func`` builds, when it holds classes only (a project name, ``Cls(...)``)."""
+        if func[:1] != ("n",):
+            return None
+        node = self.graph.linker.var(caller[0], caller[1], func[1])
+        solver = self.graph.solver
+        if node is None or node in solver.full or not solver.pts.get(node):
+            return None
+        values = list(solver.values(node))
+        if any(v[0] != "C" or self._ref((v[1], v[2])) is None for v in values):
+            return None
+        return frozenset((v[1], v[2]) for v in values)
+
+    def _narrowed(self, caller: FuncId, flow, name: str, depth: int) -> frozenset | None:
+        """A parameter rebound only under ``if not isinstance(name, C):`` (:mod:`.typenarrow`): the classes
+        every call passes, where each is an instance of ``C`` (the rebindings never run); None otherwise."""
+        guards = [flow.unless.get(i) for i, stmt in enumerate(flow.stmts)
+                  if stmt[:2] == ("=", ("n", name)) and (stmt[2] or ("",))[0] not in ANNOTATED]
+        if not guards or None in guards:
+            return None
+        entry = self.passed(caller, name, depth - 1, strict=True)
+        if not entry:
+            return None
+        for irs in set(guards):
+            kinds: set[ClassKey] = set()
+            for ir in irs:
+                got = self._constructed(caller, ir)
+                if got is None:
+                    return None
+                kinds |= got
+            if not all(any((info.path, cls) in kinds for info, cls in self.index.mro(self._ref(c))) for c in entry):
+                return None
+        return entry
 
     def _returned(self, caller: FuncId, func: tuple) -> frozenset | None:
         callees = {callee for callee, site in self.raw.get(caller, ()) if site.expr == func and not site.reference}
@@ -227,6 +304,18 @@ def _calls(ir) -> list[tuple]:
             out.append(node)
         stack.extend(part for part in node if type(part) is tuple)
     return out
+
+
+def _spelled(imports: dict[str, str], via: tuple | None) -> str | None:
+    """A library callee's dotted name (``("a", ("n", "torch"), "compile")`` -> ``torch.compile``)."""
+    if via is None or via[:1] == ("i",):
+        return via[1] if via else None
+    if via[:1] == ("n",):
+        return imports.get(via[1])
+    if via[:1] == ("a",):
+        base = _spelled(imports, via[1])
+        return f"{base}.{via[2]}" if base else None
+    return None
 
 
 def _rebound(flow, name: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from graphlint.finding import Finding
 from graphlint.rules import Rule
 from graphlint.static.argvalues import ArgValues
+from graphlint.static.typenarrow import outside_tests
 from graphlint.static.arity import drop_unbindable
 from graphlint.static.callgraph import CallGraph
 from graphlint.static.capturedvalues import captured_values, eager_values
@@ -74,6 +75,9 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
             raw[(info.path, qual)] = [(callee, call) for call, callees in sites for callee in callees]
     drop_unrun_overrides(raw, infos, index)  # ``self.m()`` in ``C.f``: not the overrides of classes that override ``f``
     drop_unbindable(raw, infos, index)  # a call passing keywords a function cannot take never runs it
+    held = outside_tests(raw, infos, index, graph)  # ``if isinstance(p, C): p.m()`` runs C's (:mod:`.typenarrow`)
+    for caller, edges in raw.items() if held else ():
+        raw[caller] = [(callee, site) for callee, site in edges if (caller, id(site), callee) not in held]
     graph.passed = specialize(raw, infos, graph, graph.helpers)  # a parameter's call, per call site
     specialize_names(raw, infos, graph, graph.passed)  # a call by method name, per call site
     calls = _merge(raw)

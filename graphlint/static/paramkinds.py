@@ -31,8 +31,11 @@ class ParamKinds:
     device)."""
 
     def __init__(self, infos_by_path: dict, callers: dict, by_name: Counter, followed: Counter, index: Index,
-                 spelled: tuple[dict[str, list], set[str]] | None = None, kept: dict | None = None):
+                 spelled: tuple[dict[str, list], set[str]] | None = None, kept: dict | None = None,
+                 instances: tuple | None = None):
         self.infos_by_path, self.callers, self.index = infos_by_path, callers, index
+        #: (:class:`.instancecalls.InstanceCalls`, target -> its ``self.f(...)`` call sites): a forward's calls
+        self.instances = instances
         self.by_name, self.followed = by_name, followed
         #: (path, function) -> the fields it is kept in, the names it is called by besides its own
         #: (:meth:`.fieldclasses.FieldClasses.kept_as`)
@@ -83,7 +86,10 @@ class ParamKinds:
             sites = list(zip(flat[0::3], flat[1::3], flat[2::3])) if flat else None
         else:
             sites = self.callers.get(target)
-            if flow is not None and any(self.by_name[n] != self.followed[n] for n in (fn.name, *aliases)):
+            called = self.instances[0].names(target) if self.instances and fn.name in ("forward", "__call__") else None
+            if called:  # every call is one of an instance kept in a field (:mod:`.instancecalls`)
+                sites = [*(sites or ()), *self.instances[1].get(target, ())]
+            if flow is not None and any(self.by_name[n] != self.followed[n] for n in (*(called or (fn.name,)), *aliases)):
                 return None  # a call under its name, or the name of a field keeping it, not followed
         if not sites or flow is None:
             return None

@@ -41,6 +41,7 @@ from fnmatch import fnmatchcase
 
 from graphlint.static.facts import SHARED_EMPTY, CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.instancecalls import InstanceCalls, field_calls
 from graphlint.static.libflows import PARTIAL, library_partial
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
@@ -94,6 +95,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     #: target -> the same, for calls of a local or a parameter (:func:`_called_value`): they feed
     #: the may-facts alone (a call the resolution misses elsewhere cannot veto one of those)
     may_callers: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+    by_instance: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # ``self.f(...)``: a module's forward
+    instances = InstanceCalls(index)
     fields = FieldClasses(index)
     receivers = Receivers(index, fields)
     by_name = Counter()  # a callee's last name -> call sites anywhere spelled with it (resolved or not)
@@ -122,6 +125,11 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     continue  # passes nothing known (its callee's parameters learn nothing: the count
                     # of sites under the name then differs) and leaves the result alone
                 hits = _targets(info, fn, site.expr, index, fields, receivers)
+                if not hits and site.kinds is not None and (called := field_calls(info, fn, site.expr, fields, index, instances)):
+                    followed[last] += 1  # counted only where every instance is called so (:mod:`.instancecalls`)
+                    for target in called:
+                        by_instance[target].append((site, info, fn))
+                    continue
                 if not hits:
                     if site.kinds is not None and site.expr[0] == "n":
                         for hit, shift in _called_value(info, fn, site.expr[1], index, fields):
@@ -147,12 +155,15 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name in _weighted(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     kept = fields.kept_as()
-    agreed = ParamKinds(infos_by_path, callers, by_name, followed, index, kept=kept)
+    agreed = ParamKinds(infos_by_path, callers, by_name, followed, index, kept=kept,
+                        instances=(instances, by_instance))
     for path, facts in field_facts(infos, index, fields, agreed, receivers).items():
         out[path] |= facts
-    for (path, qualname) in callers:
+    for (path, qualname) in [*callers, *(t for t in by_instance if t not in callers)]:
         fn = infos_by_path[path].functions[qualname]
         for name, kind in agreed.of((path, qualname)).items():
+            if kind == NUMBER and (path, qualname) in by_instance and any(fnmatchcase(name, p) for p in POSITION_NAMES):
+                continue  # a length a module is handed (``seq_len``): a shape sum grows every step, "number" hides it
             # a list matters as an index only, numbers only in a truth test of a parameter presumed a
             # tensor or defaulting to a literal (``pad=True`` then ``if pad is None: pad = torch.any(...)``:
             # :func:`.branchwalk.given_none_test`; elsewhere the fact would send files round again for
@@ -163,7 +174,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 out[path].add(f"param:{qualname}:{name}={kind}")
             elif kind in (TENSOR, MASK) and name in fn.reduced_names:
                 out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
-        for name in agreed.steady((path, qualname)):
+        for name in agreed.steady((path, qualname)) if (path, qualname) not in by_instance else ():  # as above
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
     spelled_alike = ParamKinds(infos_by_path, callers, by_name, followed, index, (spelled, opaque), kept)
