@@ -39,6 +39,7 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.guards import GIVEN
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.modenarrow import narrowing
@@ -269,6 +270,9 @@ class ArgValues:
 
     def truths(self, c: tuple, fid: FuncId, env: dict | None) -> frozenset:
         kind = c[0]
+        if kind == GIVEN:  # a default filled in (:func:`.guards.fills_default`): only on known values with None
+            found = self.value(c[1][1], fid, env)
+            return frozenset((False,)) if found is TOP or not found.isdisjoint(MARKS) else self.truths(c[1], fid, env)
         if kind in ("t", "is", "eq"):
             found = self.value(c[1], fid, env)
             if found is TOP or not found.isdisjoint(MARKS):
@@ -306,7 +310,7 @@ class ArgValues:
     def dead(self, fid: FuncId, cond: tuple) -> bool:
         """Whether no value reaching ``fid`` takes every branch of ``cond`` (a conjunction)."""
         if not cond or fid not in self.values:
-            return False
+            return fid not in self.values and any(c[0] == GIVEN for c in cond)
         # asked per site and round: it depends only on the values reaching ``fid`` (fields, returns fixed)
         stamp = self._stamp.get(fid, 0)
         memo = self._dead.get(fid)
