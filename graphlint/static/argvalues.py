@@ -41,6 +41,7 @@ from __future__ import annotations
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.guards import GIVEN
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
+from graphlint.static.iterations import later_args
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.modenarrow import narrowing
 from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
@@ -394,15 +395,6 @@ class ArgValues:
 def _join(out: dict, key, found: frozenset | None) -> None:
     old = out.get(key, frozenset())
     out[key] = TOP if found is TOP or old is TOP else old | found
-
-
-def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:
-    """The site's argument spellings, each as the loops in ``loops`` pass it from their second
-    iteration on (``CallSite.later``)."""
-    if not loops or not site.later or site.args is None:
-        return site.args
-    swap = {spelling: later for spelling, loop_id, later in site.later if loop_id in loops}
-    return tuple(swap.get(s, s) for s in site.args) if swap else site.args
 
 
 def never_true(cond: tuple) -> bool:
