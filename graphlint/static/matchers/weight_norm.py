@@ -7,7 +7,8 @@ change once loaded. A vocoder or audio VAE run on each step's output pays it for
 
 Found in one file: a class *builds weight-normed layers* when its ``__init__`` calls ``weight_norm``
 or a module-level function of the file that returns such a call (``def WNConv1d(*a): return
-weight_norm(nn.Conv1d(*a))``). A call ``self.f(...)`` in a method of another class, whose field ``f``
+weight_norm(nn.Conv1d(*a))``), neither under an ``if`` (``if norm == "weight_norm": return
+weight_norm(m)`` wraps only when a configuration asks: unknown here, so not taken). A call ``self.f(...)`` in a method of another class, whose field ``f``
 the class sets to an instance of such a class (``self.decoder = Decoder(...)``), is reported once
 the class is read to its end: the entry into the weight-normed tree, not every layer inside it (a
 class that builds weight-normed layers calling its own blocks is inside). Nothing is reported in a
@@ -20,6 +21,7 @@ from collections import defaultdict
 
 import libcst as cst
 
+from graphlint.static.cstwalk import preorder
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import resolve
 
@@ -37,7 +39,7 @@ def _called(node: cst.BaseExpression) -> str | None:
 
 class WeightNormCall(Matcher):
     kind = "weight-norm-call"
-    node_types = ("Assign", "Call", "Return")
+    node_types = ("Assign", "Call", "If", "Return")
 
     def setup(self, params: dict) -> None:
         self.builders: set[str] = set()  # module-level functions returning a weight-normed layer
@@ -45,6 +47,7 @@ class WeightNormCall(Matcher):
         self.fields: dict[str, dict[str, str]] = defaultdict(dict)  # class -> field -> class built into it
         self.pending: dict[str, list] = defaultdict(list)  # class -> (field, report) of its calls ``self.f(...)``
         self.removed = False
+        self.conditional: set[int] = set()  # calls and returns under an ``if`` of a builder or ``__init__``
 
     def wraps(self, node: cst.BaseExpression, ctx: MatchContext) -> bool:
         return type(node) is cst.Call and (resolve(node.func, ctx.imports) in WRAPPERS
@@ -52,8 +55,14 @@ class WeightNormCall(Matcher):
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         cls = ctx.class_name
+        init = ctx.function_name.rpartition(".")[2] == "__init__"
+        if type(node) is cst.If:
+            if init or not cls and ctx.function_name:
+                self.conditional.update(id(n) for n in preorder(node) if type(n) in (cst.Call, cst.Return))
+            return
         if type(node) is cst.Return:
-            if not cls and ctx.function_name and node.value is not None and self.wraps(node.value, ctx):
+            if not cls and ctx.function_name and node.value is not None and id(node) not in self.conditional \
+                    and self.wraps(node.value, ctx):
                 self.builders.add(ctx.function_name)
             return
         if type(node) is cst.Assign:
@@ -68,8 +77,8 @@ class WeightNormCall(Matcher):
             self.removed = True
         if not cls:
             return
-        if ctx.function_name.rpartition(".")[2] == "__init__":
-            if self.wraps(node, ctx):
+        if init:
+            if id(node) not in self.conditional and self.wraps(node, ctx):
                 self.wrapping.add(cls.rpartition(".")[2])
             return
         attr = ctx.oracle.is_self_attr(node.func)
