@@ -95,10 +95,11 @@ class BranchWalker:
 
     def _if_suite(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         filled = guarded != "body" and fills_default(stmt, self.oracle.fn.optional)
-        if filled and test[:1] == ("is",):  # decided when linking, by what the hot callers pass (:data:`.guards.GIVEN`)
+        if filled and test[:1] == ("is",):  # decided when linking, by what hot callers pass (:data:`.guards.GIVEN`)
             test, filled = (GIVEN, test), False
-        if guarded != "body" and (filled or self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
-                                  or counts_down(stmt, self.is_constant_local) or self.timing_switch(stmt)):
+        if guarded != "body" and (filled or self.guards.runs_once(stmt, self.oracle.fn)
+                                  or fills_field_default(stmt, test) or counts_down(stmt, self.is_constant_local)
+                                  or self.timing_switch(stmt)):
             self.setup_depth += 1
             lazy_at = self.lazy_at
             if self.setup_depth == 1 and self.func.cls and own_lazy_field(stmt):

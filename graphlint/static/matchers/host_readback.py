@@ -8,11 +8,12 @@ CPU attention this way syncs once per layer per token.
 
 The destination must be known host memory (:mod:`..staging`, :mod:`..cputensors`: a local bound to
 one, a field every store of which is one, or a ``self`` field pinned somewhere in its class or stored
-only host tensors there, decided when the class is read to its end) and the source a known tensor that is not (host to host moves
-nothing from the device). A buffer made by a factory with no device is not taken for host memory
-here: a runner that sets a default device (``torch.set_default_device("cuda")``) elsewhere builds it
-on the GPU, and a static buffer filled in the step is the commonest ``copy_`` there is. ``non_blocking=True``
-(keyword, or the second positional argument) is the asynchronous copy the fix recommends.
+only host tensors there, decided when the class is read to its end) and the source a known tensor
+that is not (host to host moves nothing from the device). A buffer made by a factory with no device
+is not taken for host memory here: a runner that sets a default device
+(``torch.set_default_device("cuda")``) elsewhere builds it on the GPU, and a static buffer filled in
+the step is the commonest ``copy_`` there is. ``non_blocking=True`` (keyword, or the second
+positional argument) is the asynchronous copy the fix recommends.
 """
 
 from __future__ import annotations

@@ -8,11 +8,12 @@ change once loaded. A vocoder or audio VAE run on each step's output pays it for
 Found in one file: a class *builds weight-normed layers* when its ``__init__`` calls ``weight_norm``
 or a module-level function of the file that returns such a call (``def WNConv1d(*a): return
 weight_norm(nn.Conv1d(*a))``), neither under an ``if`` (``if norm == "weight_norm": return
-weight_norm(m)`` wraps only when a configuration asks: unknown here, so not taken). A call ``self.f(...)`` in a method of another class, whose field ``f``
-the class sets to an instance of such a class (``self.decoder = Decoder(...)``), is reported once
-the class is read to its end: the entry into the weight-normed tree, not every layer inside it (a
-class that builds weight-normed layers calling its own blocks is inside). Nothing is reported in a
-file that removes the wrapping (``remove_weight_norm``, ``remove_parametrizations``): the fix.
+weight_norm(m)`` wraps only when a configuration asks: unknown here, so not taken). A call
+``self.f(...)`` in a method of another class, whose field ``f`` the class sets to an instance of such
+a class (``self.decoder = Decoder(...)``), is reported once the class is read to its end: the entry
+into the weight-normed tree, not every layer inside it (a class that builds weight-normed layers
+calling its own blocks is inside). Nothing is reported in a file that removes the wrapping
+(``remove_weight_norm``, ``remove_parametrizations``): the fix.
 """
 
 from __future__ import annotations
