@@ -39,7 +39,9 @@ for shapes static analysis does not know).
 from __future__ import annotations
 
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.guards import GIVEN
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
+from graphlint.static.iterations import later_args
 from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.modenarrow import narrowing
 from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
@@ -269,6 +271,9 @@ class ArgValues:
 
     def truths(self, c: tuple, fid: FuncId, env: dict | None) -> frozenset:
         kind = c[0]
+        if kind == GIVEN:  # a default filled in (:func:`.guards.fills_default`): only on known values with None
+            found = self.value(c[1][1], fid, env)
+            return frozenset((False,)) if found is TOP or not found.isdisjoint(MARKS) else self.truths(c[1], fid, env)
         if kind in ("t", "is", "eq"):
             found = self.value(c[1], fid, env)
             if found is TOP or not found.isdisjoint(MARKS):
@@ -306,7 +311,7 @@ class ArgValues:
     def dead(self, fid: FuncId, cond: tuple) -> bool:
         """Whether no value reaching ``fid`` takes every branch of ``cond`` (a conjunction)."""
         if not cond or fid not in self.values:
-            return False
+            return fid not in self.values and any(c[0] == GIVEN for c in cond)
         # asked per site and round: it depends only on the values reaching ``fid`` (fields, returns fixed)
         stamp = self._stamp.get(fid, 0)
         memo = self._dead.get(fid)
@@ -390,15 +395,6 @@ class ArgValues:
 def _join(out: dict, key, found: frozenset | None) -> None:
     old = out.get(key, frozenset())
     out[key] = TOP if found is TOP or old is TOP else old | found
-
-
-def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:
-    """The site's argument spellings, each as the loops in ``loops`` pass it from their second
-    iteration on (``CallSite.later``)."""
-    if not loops or not site.later or site.args is None:
-        return site.args
-    swap = {spelling: later for spelling, loop_id, later in site.later if loop_id in loops}
-    return tuple(swap.get(s, s) for s in site.args) if swap else site.args
 
 
 def never_true(cond: tuple) -> bool:

@@ -19,7 +19,7 @@ from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.fieldstores import lacked_attrs
-from graphlint.static.guards import fills_field_default, main_test, needed_attrs
+from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
 from graphlint.static.lazyfields import lazy_field
 from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
@@ -96,8 +96,12 @@ class BranchWalker:
             self.lacking = lacking
 
     def _if_suite(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
-        if guarded != "body" and (self.guards.runs_once(stmt, self.oracle.fn) or fills_field_default(stmt, test)
-                                  or counts_down(stmt, self.is_constant_local) or self.timing_switch(stmt)):
+        filled = guarded != "body" and fills_default(stmt, self.oracle.fn.optional)
+        if filled and test[:1] == ("is",):  # decided when linking, by what hot callers pass (:data:`.guards.GIVEN`)
+            test, filled = (GIVEN, test), False
+        if guarded != "body" and (filled or self.guards.runs_once(stmt, self.oracle.fn)
+                                  or fills_field_default(stmt, test) or counts_down(stmt, self.is_constant_local)
+                                  or self.timing_switch(stmt)):
             self.setup_depth += 1
             lazy_at = self.lazy_at
             if self.setup_depth == 1 and self.func.cls and own_lazy_field(stmt):

@@ -210,10 +210,17 @@ def one_step(test: cst.BaseExpression, tensors: set[str], prefill: Sequence[str]
     return not any(type(n) is cst.Name and _POSITIONS.match(n.value) for n in preorder(other))
 
 
+#: the condition kind of a :func:`fills_default` branch, ``(GIVEN, ("is", p, None))``: taken only where
+#: the values reaching ``p`` are known and hold ``None`` (:meth:`.argvalues.ArgValues.truths`)
+GIVEN = "given"
+
+
 def fills_default(stmt: cst.If, optional: set[str]) -> bool:
     """``if position_ids is None: position_ids = ...`` for a parameter defaulting to ``None``: the
     default for an argument the decode loop passes (``generate()`` always passes position ids);
-    computing it is a caller's fallback, not the step."""
+    computing it is a caller's fallback, not the step -- unless a hot caller is seen to leave it out
+    or pass ``None`` (``plan=None`` handed on by a mode that plans nothing ahead): the walker tags the
+    branch's condition :data:`GIVEN` and the link decides it from the values reaching ``p``."""
     left = none_compared(stmt.test)
     if not (stmt.orelse is None and type(left) is cst.Name and left.value in optional):
         return False
@@ -262,12 +269,11 @@ class Guards:
 
     def runs_once(self, stmt: cst.If, fn) -> bool:
         """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,
-        the default of an argument the loop passes (``fn``: the function's tensor facts), a branch
-        true at one step, a cache refresh that raises its own bound (:mod:`.refresh`), a branch a
-        row takes once, on the step it ends (:func:`.stopchecks.finishes_rows`)."""
-        return (is_lazy_init(stmt) or clears_own_flag(stmt) or fills_default(stmt, fn.optional)
-                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt)
-                or finishes_rows(stmt))
+        a branch true at one step (``fn``: the function's tensor facts), a cache refresh that raises
+        its own bound (:mod:`.refresh`), a branch a row takes once, on the step it ends
+        (:func:`.stopchecks.finishes_rows`)."""
+        return (is_lazy_init(stmt) or clears_own_flag(stmt) or one_step(stmt.test, fn.tensors, self.prefill)
+                or refreshes_own_bound(stmt) or finishes_rows(stmt))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, called_name, every_child, preorder
+from graphlint.static.facts import CallSite
 from graphlint.static.loopexits import leaves_at_end
 
 EXITS = (cst.Break, cst.Return)
@@ -323,3 +324,12 @@ def _continues(node: cst.CSTNode) -> bool:
     if type(node) is cst.Continue:
         return True
     return any(not isinstance(child, _OWN_SCOPE) and _continues(child) for child in every_child(node))
+
+
+def later_args(site: CallSite, loops: frozenset[int] | None) -> tuple | None:
+    """The site's argument spellings, each as the loops in ``loops`` pass it from their second
+    iteration on (``CallSite.later``)."""
+    if not loops or not site.later or site.args is None:
+        return site.args
+    swap = {spelling: later for spelling, loop_id, later in site.later if loop_id in loops}
+    return tuple(swap.get(s, s) for s in site.args) if swap else site.args

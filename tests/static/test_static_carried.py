@@ -1,5 +1,5 @@
 """Values a per-token loop carries into its later iterations (graphlint/static/iterations.py
-``carried_literals``, graphlint/static/argvalues.py ``later_args``).
+``carried_literals`` and ``later_args``).
 
 A generate loop that hands the prompt's images to the model and then rebinds them to ``None`` at
 the end of its body passes ``None`` from the second iteration on: the model's ``if images is not
