@@ -101,7 +101,9 @@ def _summarize(item: tuple) -> tuple[bytes | None, str]:
         from graphlint.static.summarize import summarize_file
 
         summary = summarize_file(path, data, _worker_state["rules"], _worker_state["options"], *facts)
-        return entry_bytes(summary, summary.sha256), ""
+        payload = entry_bytes(summary, summary.sha256)
+        del summary  # gone before the collection below: what is alive then, kept trees aside, is this worker's own
+        return payload, ""
     except Exception as exc:
         return None, f"internal error while analysing this file: {type(exc).__name__}: {exc}"
     finally:

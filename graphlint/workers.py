@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Callable
 
+from graphlint.workqueue import WorkQueue
+
 STACK_SIZE = 256 << 20
 RECURSION_LIMIT = 20_000
 POLL_S = 0.1
@@ -234,8 +236,8 @@ def run_tasks(items: list, task: Callable[[Any], Any], *, jobs: int, limits: Lim
     ``progress(done)`` is called as items finish. A failed item's outcome is ``(None, code,
     message)``: GL005 for time and memory, GL002 for a worker that died. Where no process can be
     started at all (a sandbox), the tasks run here, unprotected, as they always did before.
-    ``reserve``: its workers run the tasks first (:class:`Reserve`), and go back to it after. ``key``:
-    an item's key; a worker takes first the items of keys it was handed before (:mod:`graphlint.workqueue`)."""
+    ``reserve``: its workers run the tasks first (:class:`Reserve`), and go back to it after. ``key``: items
+    of a key a worker ran before go back to it first (:mod:`graphlint.workqueue`)."""
     if not items:
         return []
     outcomes: list[Outcome | None] = [None] * len(items)
@@ -272,8 +274,6 @@ def _start(ctx, task, initializer, initargs) -> _Worker:
 
 def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, progress, reserve=None, keys=None):
     """Each worker holds up to :data:`DEPTH` items, so it never waits for the parent between two."""
-    from graphlint.workqueue import WorkQueue
-
     ctx = context()
     failed: list[tuple[int, tuple[str, str]]] = []
     workers: list[_Worker] = []
@@ -316,8 +316,7 @@ def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, pr
                 if failure is not None:
                     culprit, *others = worker.held
                     failed.append((culprit, failure))
-                    pending.put_back(others)  # not theirs to pay for
-                    pending.forget(worker)
+                    pending.lost(worker, others)  # not theirs to pay for
                     worker.held.clear()
                     worker.stop(kill=True)
                     worker = workers[slot] = _start(ctx, task, initializer, initargs)

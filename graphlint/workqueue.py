@@ -35,13 +35,9 @@ class WorkQueue:
             return self.free.popleft()
         return max(self.own.values(), key=len).pop()
 
-    def put_back(self, indices: Sequence[int]) -> None:
-        """Items a failed worker held, first out again, by any worker."""
-        self.free.extendleft(reversed(indices))
-
-    def forget(self, worker) -> None:
-        """A worker that is gone: its items go to any worker."""
-        self.put_back(list(self.own.pop(id(worker), ())))
+    def lost(self, worker, held: Sequence[int]) -> None:
+        """A worker that failed: the items it held (first out again) and those of its keys go to any worker."""
+        self.free.extendleft(reversed([*held, *self.own.pop(id(worker), ())]))
 
     def done(self, worker, index: int) -> None:
         """``worker`` was handed ``index``'s key: it may hold what a later item of that key can use."""
