@@ -42,6 +42,33 @@ def _parses(monkeypatch) -> list[str]:
     return seen
 
 
+SMALL = b'''import torch
+from .ops import fused
+
+
+class Step:
+    def __init__(self, model):
+        self.model = model
+        self.cache = None
+
+    def __call__(self, x, n: int):
+        if self.cache is None:
+            self.cache = torch.zeros(n, device="cuda")
+        y = fused(self.model(x))
+        return y[: n], int(y.sum().item())
+'''
+
+
+def test_a_small_summary_over_a_kept_tree_pickles_as_a_fresh_ones(keeping, monkeypatch):
+    rules = builtin_rules()
+    opts = options(rules)
+    parses = _parses(monkeypatch)
+    fresh = summarize_file("pkg/step.py", SMALL, rules, opts, frozenset({"fused"}))
+    again = summarize_file("pkg/step.py", SMALL, rules, opts, frozenset({"fused"}))
+    assert len(parses) == 1 and fresh.data is not None and pickle.dumps(fresh) == pickle.dumps(again)
+
+
+@pytest.mark.slow
 def test_a_summary_over_a_kept_tree_is_the_one_a_fresh_parse_gives(keeping, monkeypatch):
     """Files of the bundled engine, with and without a cross-file fact: the second summary reads the
     first one's tree (no parse), and pickles to the same bytes as a summary of a fresh parse."""
