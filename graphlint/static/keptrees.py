@@ -29,7 +29,7 @@ _fresh = [False]  # a tree was kept since the last :func:`settle`
 
 
 def budget(file_memory: int) -> int:
-    """Bytes of trees a worker keeps: a sixteenth of the per-file memory limit (0: none), at most :data:`MOST`."""
+    """Bytes of trees a worker keeps: a sixteenth of the per-file memory limit (0: no limit), at most :data:`MOST`."""
     return min(MOST, file_memory // 16) if file_memory else MOST
 
 
