@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -63,17 +64,19 @@ class RunResult:
 _worker_state: dict = {}
 
 
-def _init_worker(rules, options) -> None:
+def _init_worker(rules, options, keep: int = 0) -> None:
     """In a worker process: what it inherited from the parent is frozen out of the cyclic
     collector, which stays paused while a file is analysed and collects once after it (the
     parse allocates millions of acyclic nodes: collections during it cost about a tenth of the
     worker's time; measured on torch's files, the same peak memory), and libcst's node classes get
     plain type checks and plainer constructors (:func:`graphlint.static.summarize.plain_node_checks`,
     :func:`~graphlint.static.summarize.plain_node_inits`), and literals read without a compile where
-    none is needed (:func:`graphlint.static.literals.plain_literals`). Where the tasks run in this process (no
-    worker could start), the collector and libcst are left as they are."""
+    none is needed (:func:`graphlint.static.literals.plain_literals`), and it keeps up to ``keep`` bytes of
+    libcst trees for the cross-file pass (:mod:`graphlint.static.keptrees`). Where the tasks run in this
+    process (no worker could start), the collector and libcst are left as they are, and nothing is kept."""
     worker = _worker_state.get("parent") != os.getpid()
     if worker:
+        from graphlint.static.keptrees import allow
         from graphlint.static.literals import plain_literals
         from graphlint.static.summarize import plain_node_checks, plain_node_inits
 
@@ -82,6 +85,7 @@ def _init_worker(rules, options) -> None:
         plain_literals()
         gc.disable()
         gc.freeze()
+        allow(keep)
     _worker_state.update(rules=rules, options=options, collect=worker)
 
 
@@ -97,12 +101,17 @@ def _summarize(item: tuple) -> tuple[bytes | None, str]:
         from graphlint.static.summarize import summarize_file
 
         summary = summarize_file(path, data, _worker_state["rules"], _worker_state["options"], *facts)
-        return entry_bytes(summary, summary.sha256), ""
+        payload = entry_bytes(summary, summary.sha256)
+        del summary  # gone before the collection below: what is alive then, kept trees aside, is this worker's own
+        return payload, ""
     except Exception as exc:
         return None, f"internal error while analysing this file: {type(exc).__name__}: {exc}"
     finally:
         if _worker_state.get("collect"):
+            from graphlint.static.keptrees import settle
+
             gc.collect()
+            settle()
 
 
 def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | None, done: int,
@@ -112,24 +121,28 @@ def _summarize_all(items: list[tuple], settings: Settings, progress: Progress | 
     (None, message, b"") for a file that failed.
 
     ``reserve`` (a :class:`graphlint.workers.Reserve`): on the first pass, filled with ``--jobs``
-    idle workers before any summary comes back; later passes run on them (see there why)."""
+    workers before any summary comes back (see there why); every pass runs on them, and a later
+    pass hands each file to the worker that summarized it first, which may keep its tree."""
     from graphlint.cache import from_entry_bytes
 
     import graphlint.static.summarize  # noqa: F401  (imported once here, inherited by forked workers)
+    from graphlint.static.keptrees import budget
     from graphlint.workers import Limits, run_tasks
 
-    jobs = settings.jobs if len(items) >= PARALLEL_THRESHOLD else 1
+    held = len(reserve.workers) if reserve is not None and phase != "analysing" else 0  # forked: free to use
+    jobs = settings.jobs if len(items) >= PARALLEL_THRESHOLD else min(settings.jobs, max(1, held))
     _worker_state["parent"] = os.getpid()  # what a forked worker inherits tells it that it is one
-    if reserve is not None and phase == "analysing" and jobs > 1:
-        reserve.start(jobs, _summarize, _init_worker, (settings.rules, settings.options))
+    initargs = (settings.rules, settings.options, budget(settings.file_memory))
+    if reserve is not None and phase == "analysing":
+        reserve.start(jobs, _summarize, _init_worker, initargs)
     # largest first: the last file handed out is a small one, so no worker idles long at the end
     # (torch's 1.4 MB file last in sorted order kept one core idle for seconds)
     order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
     outcomes = run_tasks([items[i] for i in order], _summarize, jobs=jobs,
                          limits=Limits(settings.file_timeout, settings.file_memory),
-                         initializer=_init_worker, initargs=(settings.rules, settings.options),
+                         initializer=_init_worker, initargs=initargs,
                          progress=(lambda n: progress(done + n, total, phase)) if progress else None,
-                         reserve=reserve if phase != "analysing" else None)
+                         reserve=reserve, key=operator.itemgetter(0))
     ordered: list = [None] * len(items)
     for i, (result, _, message) in zip(order, outcomes):
         payload, failure = result if result is not None else (None, message)

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Callable
 
+from graphlint.workqueue import WorkQueue
+
 STACK_SIZE = 256 << 20
 RECURSION_LIMIT = 20_000
 POLL_S = 0.1
@@ -138,6 +140,7 @@ class _Worker:
         self.held: deque[int] = deque()
         self.started = 0.0  # when it began the first item it holds
         self.cpu_started: float | None = None  # its CPU seconds then (None: /proc cannot tell)
+        self.kept: set = set()  # the keys of the items it was handed (:mod:`graphlint.workqueue`)
 
     @property
     def index(self) -> int | None:
@@ -226,19 +229,22 @@ class Reserve:
 
 def run_tasks(items: list, task: Callable[[Any], Any], *, jobs: int, limits: Limits = Limits(),
               initializer: Callable | None = None, initargs: tuple = (),
-              progress: Callable[[int], None] | None = None, reserve: Reserve | None = None) -> list[Outcome]:
+              progress: Callable[[int], None] | None = None, reserve: Reserve | None = None,
+              key: Callable[[Any], Any] | None = None) -> list[Outcome]:
     """``task(item)`` for every item, in worker processes; outcomes in the order of ``items``.
 
     ``progress(done)`` is called as items finish. A failed item's outcome is ``(None, code,
     message)``: GL005 for time and memory, GL002 for a worker that died. Where no process can be
     started at all (a sandbox), the tasks run here, unprotected, as they always did before.
-    ``reserve``: its workers run the tasks first (:class:`Reserve`), and go back to it after."""
+    ``reserve``: its workers run the tasks first (:class:`Reserve`), and go back to it after. ``key``: items
+    of a key a worker ran before go back to it first (:mod:`graphlint.workqueue`)."""
     if not items:
         return []
     outcomes: list[Outcome | None] = [None] * len(items)
+    keys = [key(item) for item in items] if key is not None else None
     try:
         failed = _run(items, range(len(items)), task, max(1, min(jobs, len(items))), limits, initializer,
-                      initargs, outcomes, progress, reserve)
+                      initargs, outcomes, progress, reserve, keys)
     except _CannotStart:
         if initializer is not None:
             initializer(*initargs)
@@ -248,7 +254,7 @@ def run_tasks(items: list, task: Callable[[Any], Any], *, jobs: int, limits: Lim
                 progress(index + 1)
         return outcomes  # type: ignore[return-value]
     for index, _ in failed:  # once more, each on its own
-        again = _run(items, [index], task, 1, limits, initializer, initargs, outcomes, None, reserve)
+        again = _run(items, [index], task, 1, limits, initializer, initargs, outcomes, None, reserve, keys)
         if again:
             code, message = again[0][1]
             outcomes[index] = (None, code, message + ", also when retried on its own")
@@ -266,22 +272,22 @@ def _start(ctx, task, initializer, initargs) -> _Worker:
         raise _CannotStart(str(exc)) from exc
 
 
-def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, progress, reserve=None):
+def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, progress, reserve=None, keys=None):
     """Each worker holds up to :data:`DEPTH` items, so it never waits for the parent between two."""
     ctx = context()
-    pending = deque(indices)
     failed: list[tuple[int, tuple[str, str]]] = []
     workers: list[_Worker] = []
     done = sum(o is not None for o in outcomes)
 
     def fill(worker: _Worker) -> None:
         while pending and len(worker.held) < DEPTH:
-            index = pending.popleft()
+            index = pending.take(worker)
             worker.give(index, items[index])
 
     try:
         for _ in range(jobs):
             workers.append((reserve.take(task) if reserve else None) or _start(ctx, task, initializer, initargs))
+        pending = WorkQueue(indices, keys, workers)
         for worker in workers:
             fill(worker)
         while any(w.held for w in workers):
@@ -298,6 +304,7 @@ def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, pr
                             first = False
                             index, result = worker.conn.recv()
                             worker.done(index)
+                            pending.done(worker, index)
                             outcomes[index] = (result, "", "")
                             done += 1
                             if progress:
@@ -309,7 +316,7 @@ def _run(items, indices, task, jobs, limits, initializer, initargs, outcomes, pr
                 if failure is not None:
                     culprit, *others = worker.held
                     failed.append((culprit, failure))
-                    pending.extendleft(reversed(others))  # not theirs to pay for
+                    pending.lost(worker, others)  # not theirs to pay for
                     worker.held.clear()
                     worker.stop(kill=True)
                     worker = workers[slot] = _start(ctx, task, initializer, initargs)

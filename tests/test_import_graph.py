@@ -41,6 +41,7 @@ STAGES = [
     ("graphlint.discovery", "static"),  # which files the check reads
     ("graphlint.cache", "static"),
     ("graphlint.workers", "static"),  # one process per file at a time: a crash costs a file, not the run
+    ("graphlint.workqueue", "static"),  # which pending item a worker takes next
     ("graphlint.dynamic", "dynamic"),
     ("graphlint.targets", "dynamic"),  # ready-made targets for the probes
     ("graphlint.gate", "findings"),

@@ -24,6 +24,7 @@ from graphlint.static.datatables import blank_tables
 from graphlint.static.compilemodes import scan as scan_modes
 from graphlint.static.defaultdevice import FACT as DEFAULT_DEVICE, sets_default_device
 from graphlint.static.facts import Candidate, FileSummary
+from graphlint.static.keptrees import keep, kept
 from graphlint.static.matchers import build_matchers
 from graphlint.static.options import StaticOptions
 from graphlint.static.regions import device_modules
@@ -89,28 +90,32 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
         line = text[: text.index("\x00")].count("\n") + 1
         summary.errors.append((line, 0, "syntax error: source contains a null byte"))
         return
+    reuse = kept(summary.path, summary.sha256)  # (:mod:`.keptrees`): this process parsed it once already
     try:
         tree = python_tree(text, options.target_version)
-        if tree is not None:
-            check_depth(tree, text, options.max_depth)
-        else:
+        if tree is None:
             check_brackets(text)  # more than CPython allows crashes libcst's parser
+        elif reuse is None:  # a kept tree's text passed it
+            check_depth(tree, text, options.max_depth)
     except SourceRejected as exc:
         summary.errors.append((exc.line, exc.col, exc.message))
         return
     except OverBudget as exc:
         summary.errors.append((exc.line, 0, exc.message))
         return
-    if tree is not None:
-        text = blank_tables(text, tree)  # (:mod:`.datatables`): the same lines and columns, a fraction of the parse
-    try:
-        module = parse_cst(text, checked=tree is not None, tree=tree)
-    except cst.ParserSyntaxError as exc:
-        summary.errors.append(_parse_error(exc, tree))
-        return
-    except RecursionError:
-        summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
-        return
+    if reuse is not None:
+        text, module = reuse  # the text blanked as below and its tree
+    else:
+        if tree is not None:
+            text = blank_tables(text, tree)  # (:mod:`.datatables`): the same lines and columns, a fraction of the parse
+        try:
+            module = parse_cst(text, checked=tree is not None, tree=tree)
+        except cst.ParserSyntaxError as exc:
+            summary.errors.append(_parse_error(exc, tree))
+            return
+        except RecursionError:
+            summary.errors.append((1, 0, "syntax error: expression nested too deeply to parse"))
+            return
     walker = Walker(summary.path, build_matchers(rules), options)
     walker.info.default_device = sets_default_device(text, module)  # :mod:`.defaultdevice`: the file's, the project's
     walker.oracle.default_device = int(walker.info.default_device or DEFAULT_DEVICE in imported_tensor_functions)
@@ -130,6 +135,8 @@ def _summarize(summary: FileSummary, source: bytes, rules: dict[str, Rule], opti
     summary.data = info
     share_equal_values(info, walker.flows.ir.shared)  # the linking process holds every summary at once
     walker.__dict__.clear()  # its closures refer to it: without this the tree waits for the collector
+    if tree is not None:
+        keep(summary.path, summary.sha256, text, module)
 
 
 _POST_INIT = getattr(CSTNode, "__post_init__", None)
