@@ -32,10 +32,25 @@ MODULE_ATTRS = frozenset(("device", "dtype", "config", "generation_config", "par
 
 
 def is_sampler(call: cst.Call) -> bool:
-    """Whether ``call`` picks tokens (``logits.argmax(-1)``, ``torch.multinomial(p, 1)``, ``sample(l)``)."""
+    """Whether ``call`` picks tokens (``logits.argmax(-1)``, ``torch.multinomial(p, 1)``, ``sample(l)``,
+    a greedy ``scores, ids = logits.max(-1)``)."""
     func = call.func
     name = called_name(func)
-    return any(fnmatchcase(name.lower(), pat) for pat in SAMPLERS)
+    return any(fnmatchcase(name.lower(), pat) for pat in SAMPLERS) or greedy_max(call, name)
+
+
+def greedy_max(call: cst.Call, name: str) -> bool:
+    """``x.max(-1)`` / ``x.max(dim=1)`` / ``torch.max(x, -1)``: the maximum along a dimension and its
+    indices, an argmax. Not ``x.max()`` (a number), nor ``torch.max(a, b)`` of two tensors."""
+    if name != "max":
+        return False
+    method = type(call.func) is cst.Attribute and not (type(call.func.value) is cst.Name and call.func.value.value == "torch")
+    if any(arg.keyword is not None and arg.keyword.value == "dim" for arg in call.args):
+        return True
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    dim = positional[0 if method else 1] if len(positional) == (1 if method else 2) else None
+    dim = dim.expression if type(dim) is cst.UnaryOperation and type(dim.operator) is cst.Minus else dim
+    return type(dim) is cst.Integer
 
 
 def field_callable(expr: tuple) -> bool:
@@ -44,6 +59,12 @@ def field_callable(expr: tuple) -> bool:
     if expr and expr[0] == "a" and expr[2] in MODEL_METHODS and _self_field(expr[1]):
         return True
     return _self_field(expr)
+
+
+def field_method(expr: tuple) -> bool:
+    """Whether the callee ``expr`` is a method of a ``self`` field (``self.decoder.predict``): a
+    module the object holds, called by one of its own steps."""
+    return bool(expr) and expr[0] == "a" and _self_field(expr[1])
 
 
 def _self_field(expr) -> bool:
@@ -85,7 +106,7 @@ def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set
     found: list[tuple] = []
     for order, expr, reads in feeding:
         used = len(expr) == 2 and expr[0] == "n" and expr[1] in modules
-        if expr in found or not (used or field_callable(expr) or parameter_forward(expr, params)
+        if expr in found or not (used or field_callable(expr) or field_method(expr) or parameter_forward(expr, params)
                                  or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
