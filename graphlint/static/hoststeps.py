@@ -102,7 +102,8 @@ class HostSteps:
             new, climbing = climbed | passed, climbed
             above = True
         # above a replay in a step loop of its own nothing runs per step; above the others, the step loop
-        find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"] and r not in moded},
+        find_step_loops(self, {r for r in (*replayers, *requesters)
+                               if r not in self.loop_bodies["host"] and r not in moded},
                         graph, callers)
         return replayers
 

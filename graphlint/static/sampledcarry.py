@@ -44,7 +44,8 @@ def greedy_max(call: cst.Call, name: str) -> bool:
     indices, an argmax. Not ``x.max()`` (a number), nor ``torch.max(a, b)`` of two tensors."""
     if name != "max":
         return False
-    method = type(call.func) is cst.Attribute and not (type(call.func.value) is cst.Name and call.func.value.value == "torch")
+    func = call.func
+    method = type(func) is cst.Attribute and not (type(func.value) is cst.Name and func.value.value == "torch")
     if any(arg.keyword is not None and arg.keyword.value == "dim" for arg in call.args):
         return True
     positional = [arg.value for arg in call.args if arg.keyword is None]
