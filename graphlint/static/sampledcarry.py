@@ -62,10 +62,16 @@ def field_callable(expr: tuple) -> bool:
     return _self_field(expr)
 
 
-def field_method(expr: tuple) -> bool:
+#: a container's or a tensor's own mutating methods: a store of the ids, no step that runs on them
+_STORES = frozenset(("append", "extend", "insert", "add", "update", "put", "put_nowait", "send"))
+
+
+def field_method(expr: tuple, tensors: set[str] | frozenset = frozenset()) -> bool:
     """Whether the callee ``expr`` is a method of a ``self`` field (``self.decoder.predict``): a
-    module the object holds, called by one of its own steps."""
-    return bool(expr) and expr[0] == "a" and _self_field(expr[1])
+    module the object holds, called by one of its own steps -- not a field known to hold a tensor
+    (``tensors``), nor a store of the ids (``self.out.append(tok)``, ``self.buf.copy_(tok)``)."""
+    return bool(expr) and expr[0] == "a" and _self_field(expr[1]) and expr[1][2] not in tensors \
+        and expr[2] not in _STORES and not expr[2].endswith("_")
 
 
 def _self_field(expr) -> bool:
@@ -97,17 +103,19 @@ def used_modules(body: cst.CSTNode | None, called: set[str]) -> set[str]:
 
 
 def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set[str] = frozenset(),
-                  classes: dict[str, str] | None = None, modules: set[str] = frozenset()) -> list[tuple]:
+                  classes: dict[str, str] | None = None, modules: set[str] = frozenset(),
+                  tensors: set[str] | frozenset = frozenset()) -> list[tuple]:
     """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable (or a
     parameter's ``forward``, or a parameter annotated as a module called, ``params`` the function's
     parameters, ``classes`` the classes their annotations name) that read, from an earlier
     iteration, what a sampling call of the body produced; and the calls of a parameter the
     function uses as a module (``modules``, :func:`used_modules`) that read, from an earlier
-    iteration, what the body stored of their output (:func:`_stored`)."""
+    iteration, what the body stored of their output (:func:`_stored`). ``tensors``: the class's
+    fields known to hold tensors (their methods are no model's)."""
     found: list[tuple] = []
     for order, expr, reads in feeding:
         used = len(expr) == 2 and expr[0] == "n" and expr[1] in modules
-        if expr in found or not (used or field_callable(expr) or field_method(expr) or parameter_forward(expr, params)
+        if expr in found or not (used or field_callable(expr) or field_method(expr, tensors) or parameter_forward(expr, params)
                                  or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
