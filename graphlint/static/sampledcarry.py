@@ -21,6 +21,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.loopnames import MUTATING_METHODS
 
 #: calls that pick the next token from scores: the method or function name, as written
 SAMPLERS = ("argmax", "multinomial", "topk", "top_k", "*sample*", "greedy*")
@@ -62,8 +63,8 @@ def field_callable(expr: tuple) -> bool:
     return _self_field(expr)
 
 
-#: a container's or a tensor's own mutating methods: a store of the ids, no step that runs on them
-_STORES = frozenset(("append", "extend", "insert", "add", "update", "put", "put_nowait", "send"))
+#: a container's mutating methods and a queue's: a store of the ids, no step that runs on them
+_STORES = MUTATING_METHODS | {"put", "put_nowait", "send"}
 
 
 def field_method(expr: tuple, tensors: set[str] | frozenset = frozenset()) -> bool:
@@ -115,8 +116,8 @@ def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set
     found: list[tuple] = []
     for order, expr, reads in feeding:
         used = len(expr) == 2 and expr[0] == "n" and expr[1] in modules
-        if expr in found or not (used or field_callable(expr) or field_method(expr, tensors) or parameter_forward(expr, params)
-                                 or parameter_module(expr, params, classes or {})):
+        if expr in found or not (used or field_callable(expr) or field_method(expr, tensors)
+                                 or parameter_forward(expr, params) or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
         if any(frame.derived(s) & carried for s in frame.sampled) or used and _stored(frame, order, carried):
