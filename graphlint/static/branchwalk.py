@@ -76,16 +76,22 @@ class BranchWalker:
             self.compile_opt_in += (switch,) if switch in self.func.defaults else (field,) if field else ()
         keyed = self.flows.keyed_begin(stmt.test)  # ``if kind == Op.X: return XBuilder`` (:mod:`.keyedreturns`)
         unless = self.flows.unless.begin(self.flows, stmt.test)  # ``if not isinstance(p, C):`` (:mod:`.typenarrow`)
+        arms, at = self.arms, self.order
         try:
+            self.arms = (*arms, (at, 0))
             self._if_body(stmt, guarded, test, outer_cond, instead)
         finally:
-            self.compile_opt_in = compiles
+            self.compile_opt_in, self.arms = compiles, arms
             self.flows.unless.end(unless)
             if keyed:
                 self.flows.keyed_end()
         if stmt.orelse is None or guarded == "orelse":
             return
-        self._if_orelse(stmt, test, outer_cond, before, sides, after)
+        try:
+            self.arms = (*arms, (at, 1))
+            self._if_orelse(stmt, test, outer_cond, before, sides, after)
+        finally:
+            self.arms = arms
 
     def _if_body(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         lacking = self.lacking  # ``if not hasattr(obj, name):``: a ``setattr`` there only adds (:mod:`.fieldstores`)

@@ -24,6 +24,7 @@ FuncId = tuple[str, str]
 #: bases that make a class training machinery, never decode code
 TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*",
+               "*reinit*",  # re-initialisation: a rebuild of buffers, graphs or state for a new shape
                # tear-down, set-up's mirror: a worker's ``exit()`` after its serve loop, or the one a
                # follower rank's loop runs by name before it leaves
                "exit", "_exit", "shutdown", "_shutdown", "teardown", "_teardown")

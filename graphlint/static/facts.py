@@ -137,7 +137,7 @@ class FunctionInfo(Compact):
     compiled: str = ""
     #: statement ordinal of the first ``graph.replay()`` in the body, 0 when it replays none
     replay_order: int = 0
-    replay_loops: tuple[int, ...] = ()  # the loops the replays sit in
+    replay_loops: tuple[tuple[tuple[int, ...], tuple], ...] = ()  # each replay's loops and ``if`` arms
     #: (statement ordinal, branch conditions) of each replay: a read in an arm no replay before it
     #: shares (the decode arm, past the prefill arm's replay) runs before its own step's replay
     replay_conds: tuple[tuple[int, tuple], ...] = ()

@@ -22,6 +22,7 @@ class HostSteps:
     def host_steps(self, compiled_graph: dict, graph: dict, callers: dict) -> dict[FuncId, int]:
         """Functions that replay, and the per-step functions that call them. Returns replayers."""
         replayers: dict[FuncId, int] = {}
+        moded: set[FuncId] = set()  # a step per call in one mode, a step loop of its own in another
         candidates = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if fn.replay_order}
         candidates.update(c for callee in compiled_graph for c in callers.get(callee, ()))
         compiled_sites = self.graph.compiled_sites()  # calls of a compiled CUDA-graph value, wherever it flowed
@@ -33,7 +34,7 @@ class HostSteps:
             if fid in graph or fn.captures or self.not_hot(fn.name, fid) \
                     or fn.device_code or self.setup_only(fid, callers):
                 continue
-            point, loops, via = fn.replay_order, frozenset(fn.replay_loops), ""
+            point, loops, via = fn.replay_order, frozenset(i for each, _ in fn.replay_loops for i in each), ""
             last = point
             for callee, site in self.calls.get(fid, ()):
                 if runs_compiled(compiled_graph, callee, fid, site) and (fid, id(site.expr)) not in self.graph.guessed:
@@ -50,7 +51,10 @@ class HostSteps:
                          (info.path, ()))
             reason = f"calls {via}, a torch.compile'd CUDA-graph function" if via else "replays a CUDA graph"
             driver = round_loop(self, fid, step_loops, graph, callers) if step_loops else None
-            if driver is not None:  # a fixed run of steps a loop above runs round after round: all of it
+            if step_loops and driver is None and replays_per_call(fn, step_loops):
+                self.add("host", fid, reason + " once per call in one mode, in a step loop in another", where)
+                moded.add(fid)  # its callers run once per decode in the other mode: no step of theirs
+            elif driver is not None:  # a fixed run of steps a loop above runs round after round: all of it
                 self.add("host", fid, f"{reason} in a fixed run of steps, once per round of {driver[1]}", where)
             elif step_loops:  # the replay runs in a step loop of its own: that loop is the host step
                 self.add("host", fid, reason + " in a step loop", where, loops=step_loops)
@@ -58,7 +62,7 @@ class HostSteps:
                 self.add("host", fid, reason, where)
         requesters = self.capture_requesters(replayers, graph, callers)
         stepped = set(replayers) | requesters
-        new, climbing = set(stepped), set(requesters)
+        new, climbing = set(stepped) - moded, set(requesters)
         above = False  # past the first callers: the step itself (staging, sampling) is found
         # the callers of a replay, once per step; above a function that hands its callable to the
         # capture (``_decode``: the model's entry behind ``forward``), up to a step loop or a function
@@ -98,7 +102,8 @@ class HostSteps:
             new, climbing = climbed | passed, climbed
             above = True
         # above a replay in a step loop of its own nothing runs per step; above the others, the step loop
-        find_step_loops(self, {r for r in (*replayers, *requesters) if r not in self.loop_bodies["host"]},
+        find_step_loops(self, {r for r in (*replayers, *requesters)
+                               if r not in self.loop_bodies["host"] and r not in moded},
                         graph, callers)
         return replayers
 
@@ -204,6 +209,23 @@ class HostSteps:
         rounds = {fid for fid in eager_rounds(host, self.calls, replay_reach, captured) if fid not in skip}
         return rounds, [(callee, (fid, callee)) for fid in sorted(rounds) for callee, site in self.calls.get(fid, ())
                         if callee in captured and not (site.reference or site.in_capture)]
+
+
+def replays_per_call(fn, step_loops: frozenset[int]) -> bool:
+    """Whether ``fn`` replays outside its step loops in an arm no looped replay shares (``if mode is
+    WHOLE: g.replay()`` / ``elif mode is STEPS: while flag.item(): body.replay()``): in that mode
+    each call is one step, and all of the function -- the static buffers it fills before the
+    replay, what it clones out after -- runs once per replay. A replay before the loop on the same
+    path (a prompt's graph, then the decode's) leaves the loop body the step."""
+    looped = [arms for loops, arms in fn.replay_loops if step_loops & set(loops)]
+    return any(not step_loops & set(loops) and all(exclusive(arms, other) for other in looped)
+               for loops, arms in fn.replay_loops)
+
+
+def exclusive(one: tuple[tuple[int, int], ...], other: tuple[tuple[int, int], ...]) -> bool:
+    """Whether two statements never run in one call: they sit in different arms of one ``if``."""
+    taken = dict(one)
+    return any(taken.get(at, arm) != arm for at, arm in other)
 
 
 def compiled_in(compiled_graph: dict[FuncId, set[str] | None], callee: FuncId, path: str) -> bool:

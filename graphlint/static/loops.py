@@ -269,7 +269,8 @@ class LoopTracker(LoopTargets):
             params = self.oracle.fn.params
             called = {e[1] for _, e, _ in feeding if len(e) == 2 and e[0] == "n" and e[1] in params}
             modules = used_modules(self.values.body, called) if called else set()
-            sampled = sampled_calls(frame, feeding, params, self.oracle.fn.param_classes, modules) \
+            tensors = self.oracle.cls.tensor_attrs if self.oracle.cls is not None else frozenset()
+            sampled = sampled_calls(frame, feeding, params, self.oracle.fn.param_classes, modules, tensors) \
                 if frame.sampled or modules else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
                                             solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))

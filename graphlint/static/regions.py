@@ -368,7 +368,7 @@ class RegionRecorder:
     def replay_call(self, call: cst.Call) -> None:
         if not call.args and not (self.loop_nodes and self.capture_loop()):
             self.func.replay_order = self.func.replay_order or self.order
-            self.func.replay_loops = tuple(dict.fromkeys((*self.func.replay_loops, *self.loop_ids)))
+            self.func.replay_loops += ((tuple(self.loop_ids), self.arms),)
             self.func.replay_conds += ((self.order, self.values.cond),)
             self.info.sites.append(site := Site("replay", self.func.qualname))
             self.place_later(site, call)

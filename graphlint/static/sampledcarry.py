@@ -21,6 +21,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.loopnames import MUTATING_METHODS
 
 #: calls that pick the next token from scores: the method or function name, as written
 SAMPLERS = ("argmax", "multinomial", "topk", "top_k", "*sample*", "greedy*")
@@ -32,10 +33,26 @@ MODULE_ATTRS = frozenset(("device", "dtype", "config", "generation_config", "par
 
 
 def is_sampler(call: cst.Call) -> bool:
-    """Whether ``call`` picks tokens (``logits.argmax(-1)``, ``torch.multinomial(p, 1)``, ``sample(l)``)."""
+    """Whether ``call`` picks tokens (``logits.argmax(-1)``, ``torch.multinomial(p, 1)``, ``sample(l)``,
+    a greedy ``scores, ids = logits.max(-1)``)."""
     func = call.func
     name = called_name(func)
-    return any(fnmatchcase(name.lower(), pat) for pat in SAMPLERS)
+    return any(fnmatchcase(name.lower(), pat) for pat in SAMPLERS) or greedy_max(call, name)
+
+
+def greedy_max(call: cst.Call, name: str) -> bool:
+    """``x.max(-1)`` / ``x.max(dim=1)`` / ``torch.max(x, -1)``: the maximum along a dimension and its
+    indices, an argmax. Not ``x.max()`` (a number), nor ``torch.max(a, b)`` of two tensors."""
+    if name != "max":
+        return False
+    func = call.func
+    method = type(func) is cst.Attribute and not (type(func.value) is cst.Name and func.value.value == "torch")
+    if any(arg.keyword is not None and arg.keyword.value == "dim" for arg in call.args):
+        return True
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    dim = positional[0 if method else 1] if len(positional) == (1 if method else 2) else None
+    dim = dim.expression if type(dim) is cst.UnaryOperation and type(dim.operator) is cst.Minus else dim
+    return type(dim) is cst.Integer
 
 
 def field_callable(expr: tuple) -> bool:
@@ -44,6 +61,18 @@ def field_callable(expr: tuple) -> bool:
     if expr and expr[0] == "a" and expr[2] in MODEL_METHODS and _self_field(expr[1]):
         return True
     return _self_field(expr)
+
+
+#: a container's mutating methods and a queue's: a store of the ids, no step that runs on them
+_STORES = MUTATING_METHODS | {"put", "put_nowait", "send"}
+
+
+def field_method(expr: tuple, tensors: set[str] | frozenset = frozenset()) -> bool:
+    """Whether the callee ``expr`` is a method of a ``self`` field (``self.decoder.predict``): a
+    module the object holds, called by one of its own steps -- not a field known to hold a tensor
+    (``tensors``), nor a store of the ids (``self.out.append(tok)``, ``self.buf.copy_(tok)``)."""
+    return bool(expr) and expr[0] == "a" and _self_field(expr[1]) and expr[1][2] not in tensors \
+        and expr[2] not in _STORES and not expr[2].endswith("_")
 
 
 def _self_field(expr) -> bool:
@@ -75,18 +104,20 @@ def used_modules(body: cst.CSTNode | None, called: set[str]) -> set[str]:
 
 
 def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set[str] = frozenset(),
-                  classes: dict[str, str] | None = None, modules: set[str] = frozenset()) -> list[tuple]:
+                  classes: dict[str, str] | None = None, modules: set[str] = frozenset(),
+                  tensors: set[str] | frozenset = frozenset()) -> list[tuple]:
     """The feeding calls of ``frame`` (:class:`.loops.LoopFrame`) of a field's callable (or a
     parameter's ``forward``, or a parameter annotated as a module called, ``params`` the function's
     parameters, ``classes`` the classes their annotations name) that read, from an earlier
     iteration, what a sampling call of the body produced; and the calls of a parameter the
     function uses as a module (``modules``, :func:`used_modules`) that read, from an earlier
-    iteration, what the body stored of their output (:func:`_stored`)."""
+    iteration, what the body stored of their output (:func:`_stored`). ``tensors``: the class's
+    fields known to hold tensors (their methods are no model's)."""
     found: list[tuple] = []
     for order, expr, reads in feeding:
         used = len(expr) == 2 and expr[0] == "n" and expr[1] in modules
-        if expr in found or not (used or field_callable(expr) or parameter_forward(expr, params)
-                                 or parameter_module(expr, params, classes or {})):
+        if expr in found or not (used or field_callable(expr) or field_method(expr, tensors)
+                                 or parameter_forward(expr, params) or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
         if any(frame.derived(s) & carried for s in frame.sampled) or used and _stored(frame, order, carried):

@@ -76,6 +76,9 @@ class SimpleStatements:
                     and annotates_object(stmt.annotation.annotation):  # ``self.model: Model = model``
                 self.calls.bindings.add_submodule(stmt.target.attr.value)
         elif type(stmt) is cst.AugAssign:
+            written = self.oracle.is_self_attr(stmt.target) if self.oracle.cls is not None else None
+            if written:  # ``self.size *= 2`` assigns the field too (a growth that disarms its guard)
+                self.oracle.cls.method_writes.setdefault(self.func.name, set()).add(written)
             self.values.stored(stmt.target)
             record_stores(self, stmt.target, None)
             self.store_targets = {id(stmt.target)}

@@ -9,7 +9,7 @@ from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
-from graphlint.static.sampledcarry import field_callable
+from graphlint.static.sampledcarry import field_callable, field_method
 
 
 class TokenLoops:
@@ -61,7 +61,7 @@ class TokenLoops:
                             self.shaped_models.add((fid, unresolved))
                             by_class = getattr(self.graph, "by_class", {}).get((fid, unresolved))
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
-                            if not field_callable(unresolved):
+                            if not field_callable(unresolved) and not field_method(unresolved):
                                 handed.add(fid)
                             runs[(fid, loop.id)] = (loop.where, frozenset((unresolved,)), None, None,
                                                     loop.id in fn.while_loops, frozenset())

@@ -130,6 +130,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.steady = SteadyArgs()  # which arguments are the same on every call (:mod:`.steadyargs`)
         self.func = self._new_function("<module>", "<module>", "")
         self.path: list[tuple[str, int]] = []
+        self.arms: tuple[tuple[int, int], ...] = ()  # (``if`` statement ordinal, 0 body / 1 else) around here
         self.stmt: cst.CSTNode | None = None
         self.store_targets: set[int] = set()
         self.call_name: str | None = None  # resolved callee of the Call being visited
