@@ -42,6 +42,8 @@ class FunctionFacts:
     module_aliases: dict[str, str] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``params.POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
+    #: positions that are the counter of a fixed-length loop -> (the loop, begun in a capture) (:mod:`.fixedcounters`)
+    fixed_counters: dict[str, tuple[int, bool]] = field(default_factory=dict)
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
     #: see :mod:`.readbacks`)
     readbacks: set[str] = field(default_factory=set)

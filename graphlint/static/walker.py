@@ -30,6 +30,7 @@ from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loopnames import feeds_back_a_call
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
+from graphlint.static.memoguards import miss_follows
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name
 from graphlint.static.optin import OptInFlags
@@ -239,8 +240,9 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     return  # the rest of this block never runs while capturing (or only with a guard on)
                 if type(stmt) is cst.If and jumps_out(stmt):
                     self.branching += 1  # the rest of the block runs only when the ``if`` lets it
-                if type(stmt) is cst.If and stmt.orelse is None and grows_after(stmt, stmts[position + 1:]):
-                    self.setup_depth += 1  # the rest refreshes a table the ``if`` returned for (:mod:`.growtables`)
+                if type(stmt) is cst.If and stmt.orelse is None and (grows_after(stmt, stmts[position + 1:])
+                                                                      or miss_follows(stmt, stmts[position + 1:], self.oracle.fn)):
+                    self.setup_depth += 1  # the rest refreshes a table (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`)
         finally:
             self.setup_depth = setup  # raised for the rest of this block by a table refresh
             self.branching = branching
@@ -315,7 +317,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.expr(stmt.target)
             self.store_targets = set()
             self.expr(stmt.iter)
-            self.bind_loop_target(stmt.target, stmt.iter)
+            self.bind_loop_target(stmt.target, stmt.iter, (stmt, loop_id))
             self.values.stored(stmt.target)
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.rules import RuleError
+from graphlint.static.fixedcounters import counter_loop, tag_counter
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.truth_test import operands
 
@@ -59,7 +60,7 @@ class PositionDependent(Matcher):
             if oracle.module_source(base) is not None:
                 return  # ``self.layers[i]`` picks a sub-module, not tensor data
             if any(_host_index(el.slice, oracle) and oracle.uses(el.slice, names) for el in node.slice):
-                ctx.report(self.rule, node, "index")
+                self._report(ctx, node, "index", [el.slice for el in node.slice])
             return
         if self.where == "branch":
             if isinstance(node, cst.If) and _only_raises(node.body):
@@ -68,8 +69,15 @@ class PositionDependent(Matcher):
                 if _none_test(operand):
                     continue  # ``if upto is not None:``: the same answer on every step
                 if not oracle.is_tensor(operand) and oracle.uses(operand, names):
-                    ctx.report(self.rule, operand)
+                    self._report(ctx, operand, "", [operand])
                     return
+
+    def _report(self, ctx: MatchContext, anchor: cst.CSTNode, name: str, read: list) -> None:
+        """Report; one on a fixed loop's counter alone says which loop (:mod:`.fixedcounters`)."""
+        pending = ctx.defer(self.rule, anchor, name)
+        if pending is not None and self.source == "position":
+            tag_counter(pending, counter_loop(ctx.oracle, read))
+        ctx.emit(pending)
 
 
 def _none_test(node: cst.BaseExpression) -> bool:
