@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.devicenarrow import widen
 from graphlint.static.facts import FunctionInfo
 from graphlint.static.fixedcounters import note_counter
 from graphlint.static.listrows import bind_row
@@ -43,6 +44,7 @@ class LoopTargets:
             self.oracle.fn.numbers.discard(name)
             self.oracle.fn.params.discard(name)
             self.oracle.fn.sliced_params.discard(name)
+            widen(self.oracle.fn, {name} & self.oracle.fn.off_cuda)  # a device test's verdict was on the old value
         if isinstance(target, cst.Name) and is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``

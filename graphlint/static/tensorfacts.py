@@ -59,6 +59,7 @@ class FunctionFacts:
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
     cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
+    off_cuda: set[str] = field(default_factory=set)  # of those, the ones a device test sent away (:mod:`.devicenarrow`)
     pageable: set[str] = field(default_factory=set)  # built by a device-less factory (see :mod:`.pageable`)
     origins: dict[str, str] = field(default_factory=dict)  # name -> ``key#i``: a call's result (static.valuekinds)
     #: names last bound to a call passing ``validate_args=False`` (a ``torch.distributions`` object that
