@@ -13,7 +13,8 @@ annotated or defaulted as non-tensors); a list that arrives unannotated is the r
 ``source: readback`` looks for host copies of device data instead: names bound from ``.item()``,
 ``.tolist()``, ``int(t)`` and the host values computed from them (``for c in counts``,
 ``offset += c``). The read-back call itself is the host-sync rules' finding; only its uses
-through a name are reported here, so ``x[t.item()]`` is one finding, not two.
+through a name are reported here, so ``x[t.item()]`` is one finding, not two -- and so is
+``w[i].item()`` with ``i`` such a value: the element read by the index is the read reported.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import libcst as cst
 from graphlint.rules import RuleError
 from graphlint.static.fixedcounters import counter_loop, tag_counter
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.readbacks import READBACK_METHODS
 from graphlint.static.matchers.truth_test import operands
 
 
@@ -32,9 +34,10 @@ HOST_CONTAINERS = frozenset(("list", "tuple", "sorted", "range", "dict", "revers
 class PositionDependent(Matcher):
     kind = "position-dependent"
     params = {"where": str, "source": str}
-    node_types = ("Subscript", "If", "While", "IfExp")
+    node_types = ("Subscript", "If", "While", "IfExp", "Call")
 
     def setup(self, params: dict) -> None:
+        self.read_receivers: set[int] = set()  # ``x[i]`` of ``x[i].item()``: the read is the finding
         self.where = params.get("where", "index")
         self.source = params.get("source", "position")
         if self.where not in ("index", "branch"):
@@ -47,8 +50,13 @@ class PositionDependent(Matcher):
         names = oracle.fn.positions if self.source == "position" else oracle.fn.readbacks
         if not names:
             return
+        if isinstance(node, cst.Call):
+            if self.where == "index" and self.source == "readback" and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value in READBACK_METHODS and isinstance(node.func.value, cst.Subscript):
+                self.read_receivers.add(id(node.func.value))  # met before its receiver: the walk is pre-order
+            return
         if isinstance(node, cst.Subscript):
-            if self.where != "index":
+            if self.where != "index" or id(node) in self.read_receivers:
                 return
             base = node.value
             if isinstance(base, cst.Name) and (base.value in oracle.fn.hosts or base.value in names):
