@@ -11,12 +11,13 @@ long as the range's bounds are themselves the same (a shape, a config value; not
 a read-back). Indexing a device tensor by such an int is a view at a fixed offset, a branch on it
 the same branch at every replay.
 
-So the matcher tags a position finding whose position names are all such counters of one loop
-(or host ints computed from them alone), and :func:`drop_fixed` removes the tagged findings of
-the loops that turned out to be no decode loop -- decided when the module ends, once a class's
-loops that carry ``self`` state through its methods are known (:mod:`.fieldcarry`). Kept: a
-finding inside a capture region that the loop itself encloses (the loop captures once per
-iteration: the last value is the one frozen), and any loop whose body replays a graph.
+So the matcher flags a position finding whose position names are all such counters of one loop
+(or host ints computed from them alone) with :data:`FLAG` and the loop, and the placement drops
+it unless that loop is a per-token loop of its function (:func:`off_the_step`) -- decided when
+linking, where the decode loops and the host step loops are known. Kept: a finding inside a
+capture region that the loop itself encloses (the loop captures once per iteration: the last
+value is the one frozen), a loop whose body replays a graph, and a finding that also reads
+another position or a field another object advances.
 """
 
 from __future__ import annotations
