@@ -17,9 +17,9 @@ initialisation of a field and :mod:`.growtables`' keyed slots, here under a key 
 constant. Sound only where the miss truly stays a miss once: the dict is a module global or a
 class attribute (a name the function never binds; a dict made inside the function misses on every
 call), the value is stored under the very key tested (the same expression, no name of it rebound
-in between), and the key is a name, a constant or a tuple of them (no call to re-evaluate). A key
-that moves every step (a position) would rebuild every step: the walker asks it to be none
-(:func:`memo_key_names`).
+in between), and the key is a name, a constant, an attribute or a tuple of them (no call to
+re-evaluate). A key naming a per-step position or a read-back would miss every step: no memo
+(:func:`_steady`).
 """
 
 from __future__ import annotations
