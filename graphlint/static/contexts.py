@@ -35,6 +35,7 @@ from collections import deque
 from graphlint.rules import Rule
 from graphlint.static.acceptance import NOTE as ACCEPT_NOTE
 from graphlint.static.facts import CallSite, Candidate
+from graphlint.static.fixedcounters import off_the_step
 from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
@@ -240,8 +241,8 @@ class Placement:
         elif params.get("selected_device_severity") and "device-selected" in cand.flags:
             severity = params["selected_device_severity"]
         scope = params.get("scope", "hot")
-        if scope == "hot" and cand.flags and self.first_step_only(fid, cand):
-            return None
+        if scope == "hot" and cand.flags and (self.first_step_only(fid, cand) or off_the_step(self.loop_bodies, fid, cand.flags)):
+            return None  # once per decode, or on a fixed loop's counter inside the step (:mod:`.fixedcounters`)
         if "op-output" in cand.flags:  # a custom kernel's output buffer (:func:`.stepflow.mark_step_data`)
             return None
         placed = self._place(rule, fid, cand, captured, severity, scope, eager)

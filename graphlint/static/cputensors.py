@@ -111,6 +111,7 @@ def on_host(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
 
 def note_cpu_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
     if isinstance(target, cst.Name):
+        oracle.fn.off_cuda.discard(target.value)  # a device test's verdict (:mod:`.devicenarrow`) is on the old value
         if is_cpu_tensor(value, oracle):
             oracle.fn.cpu.add(target.value)
         else:

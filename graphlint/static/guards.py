@@ -42,6 +42,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from graphlint.static.cstwalk import last_statement, none_compared, preorder, self_attr
+from graphlint.static.memoguards import miss_builds
 from graphlint.static.names import name_matcher, resolve
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.refresh import refreshes_own_bound
@@ -270,10 +271,10 @@ class Guards:
     def runs_once(self, stmt: cst.If, fn) -> bool:
         """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,
         a branch true at one step (``fn``: the function's tensor facts), a cache refresh that raises
-        its own bound (:mod:`.refresh`), a branch a row takes once, on the step it ends
-        (:func:`.stopchecks.finishes_rows`)."""
-        return (is_lazy_init(stmt) or clears_own_flag(stmt) or one_step(stmt.test, fn.tensors, self.prefill)
-                or refreshes_own_bound(stmt) or finishes_rows(stmt))
+        its own bound (:mod:`.refresh`), a memo's miss (:mod:`.memoguards`), a branch a row takes once,
+        on the step it ends (:func:`.stopchecks.finishes_rows`)."""
+        return (is_lazy_init(stmt) or clears_own_flag(stmt) or miss_builds(stmt, fn)
+                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt) or finishes_rows(stmt))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

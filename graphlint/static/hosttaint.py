@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, constant_name, preorder
+from graphlint.static.fixedcounters import derived
 from graphlint.static.readbacks import is_readback
 
 
@@ -90,6 +91,8 @@ class HostTaint:
             tainted = value is not None and derives(value) and not self.is_tensor(value)
             for name in bound_names(target):  # ``cache[:, start:end] = kv`` binds nothing: ``start`` stays
                 (names.add if tainted else names.discard)(name)
+            if names is fn.positions and fn.fixed_counters:
+                derived(self, bound_names(target), value if tainted else None)
 
     def read_back(self, name: str) -> None:
         """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a

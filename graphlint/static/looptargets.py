@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.devicenarrow import widen
 from graphlint.static.facts import FunctionInfo
+from graphlint.static.fixedcounters import note_counter
 from graphlint.static.listrows import bind_row
 from graphlint.static.loopnames import is_range
 from graphlint.static.params import POSITION_NAMES
@@ -31,8 +33,10 @@ class LoopTargets:
     order: int
     oracle: "TensorOracle"
 
-    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors."""
+    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression,
+                         loop: tuple[cst.For, int] | None = None) -> None:
+        """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors
+        (``loop``: the statement and its id, whose counter may be a fixed one, :mod:`.fixedcounters`)."""
         self.oracle.taint(target, iterable)
         note_assignment(self.func, self.order, [target], iterable)
         for name in bound_names(target):
@@ -40,10 +44,13 @@ class LoopTargets:
             self.oracle.fn.numbers.discard(name)
             self.oracle.fn.params.discard(name)
             self.oracle.fn.sliced_params.discard(name)
+            widen(self.oracle.fn, {name} & self.oracle.fn.off_cuda)  # a device test's verdict was on the old value
         if isinstance(target, cst.Name) and is_range(iterable) and any(
                 fnmatchcase(target.value, pat) for pat in POSITION_NAMES):
             self.oracle.fn.positions.add(target.value)  # ``for cur_pos in range(start, total_len):``
             self.oracle.fn.tensors.discard(target.value)
+            if loop is not None:
+                note_counter(self.oracle, target.value, iterable, loop, self.in_capture)
             return
         func = iterable.func if isinstance(iterable, cst.Call) else None
         if isinstance(func, cst.Name) and func.value == "enumerate":

@@ -38,12 +38,14 @@ class TensorFacts(Protocol):
 def is_readback(node: cst.CSTNode, oracle: TensorFacts) -> bool:
     """``t.item()``, ``t.tolist()``, ``int(t)``, ``any(t)``: device data copied into a Python value.
 
-    ``.item()``/``.tolist()`` count on any receiver, as the host-sync rules do."""
+    ``.item()``/``.tolist()`` count on any receiver, as the host-sync rules do, but a name a device
+    test left off CUDA (:mod:`.devicenarrow`)."""
     if type(node) is not cst.Call:
         return False
     func = node.func
     if type(func) is cst.Attribute:
-        return func.attr.value in READBACK_METHODS and not is_imported_root(func.value, oracle.imports)
+        return func.attr.value in READBACK_METHODS and not is_imported_root(func.value, oracle.imports) \
+            and not (type(func.value) is cst.Name and func.value.value in oracle.fn.off_cuda)
     return (
         type(func) is cst.Name and func.value in READBACK_CASTS and len(node.args) == 1
         and oracle.is_tensor(node.args[0].value)

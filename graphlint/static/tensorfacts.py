@@ -42,6 +42,8 @@ class FunctionFacts:
     module_aliases: dict[str, str] = field(default_factory=dict)
     #: host ints derived from a per-step position parameter (see ``params.POSITION_NAMES``)
     positions: set[str] = field(default_factory=set)
+    #: positions that are the counter of a fixed-length loop -> (the loop, begun in a capture) (:mod:`.fixedcounters`)
+    fixed_counters: dict[str, tuple[int, bool]] = field(default_factory=dict)
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
     #: see :mod:`.readbacks`)
     readbacks: set[str] = field(default_factory=set)
@@ -57,6 +59,7 @@ class FunctionFacts:
     #: names bound to pinned host memory (``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``)
     pinned: set[str] = field(default_factory=set)
     cpu: set[str] = field(default_factory=set)  # host tensors (see :mod:`.cputensors`)
+    off_cuda: set[str] = field(default_factory=set)  # of those, the ones a device test sent away (:mod:`.devicenarrow`)
     pageable: set[str] = field(default_factory=set)  # built by a device-less factory (see :mod:`.pageable`)
     origins: dict[str, str] = field(default_factory=dict)  # name -> ``key#i``: a call's result (static.valuekinds)
     #: names last bound to a call passing ``validate_args=False`` (a ``torch.distributions`` object that

@@ -20,6 +20,7 @@ from graphlint.static.defaultdevice import device_context
 from graphlint.static.derefs import deref_conditions
 from graphlint.static.cstwalk import SMALL_STATEMENTS, bound_names, jumps_out
 from graphlint.static.perstep import LAZY
+from graphlint.static.devicenarrow import narrow, widen
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
@@ -30,6 +31,7 @@ from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loopnames import feeds_back_a_call
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
+from graphlint.static.memoguards import miss_follows
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name
 from graphlint.static.optin import OptInFlags
@@ -211,7 +213,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         stmts = tuple(stmts)
-        setup, branching = self.setup_depth, self.branching
+        setup, branching, narrowed = self.setup_depth, self.branching, set()
         try:
             for position, stmt in enumerate(stmts):
                 smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
@@ -240,11 +242,14 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     return  # the rest of this block never runs while capturing (or only with a guard on)
                 if type(stmt) is cst.If and jumps_out(stmt):
                     self.branching += 1  # the rest of the block runs only when the ``if`` lets it
-                if type(stmt) is cst.If and stmt.orelse is None and grows_after(stmt, stmts[position + 1:]):
-                    self.setup_depth += 1  # the rest refreshes a table the ``if`` returned for (:mod:`.growtables`)
+                    narrowed |= narrow(self.oracle.fn, stmt)  # no CUDA tensor for the rest (:mod:`.devicenarrow`)
+                if type(stmt) is cst.If and stmt.orelse is None and (grows_after(stmt, stmts[position + 1:])
+                                                                      or miss_follows(stmt, stmts[position + 1:], self.oracle.fn)):
+                    self.setup_depth += 1  # the rest refreshes a table (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`)
         finally:
             self.setup_depth = setup  # raised for the rest of this block by a table refresh
             self.branching = branching
+            widen(self.oracle.fn, narrowed)
 
     def suite(self, suite: cst.BaseSuite, field: str = "body") -> None:
         self.body(suite.body, field)
@@ -316,7 +321,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.expr(stmt.target)
             self.store_targets = set()
             self.expr(stmt.iter)
-            self.bind_loop_target(stmt.target, stmt.iter)
+            self.bind_loop_target(stmt.target, stmt.iter, (stmt, loop_id))
             self.values.stored(stmt.target)
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)

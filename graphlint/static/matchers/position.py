@@ -13,7 +13,8 @@ annotated or defaulted as non-tensors); a list that arrives unannotated is the r
 ``source: readback`` looks for host copies of device data instead: names bound from ``.item()``,
 ``.tolist()``, ``int(t)`` and the host values computed from them (``for c in counts``,
 ``offset += c``). The read-back call itself is the host-sync rules' finding; only its uses
-through a name are reported here, so ``x[t.item()]`` is one finding, not two.
+through a name are reported here, so ``x[t.item()]`` is one finding, not two -- and so is
+``w[i].item()`` with ``i`` such a value: the element read by the index is the read reported.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.rules import RuleError
+from graphlint.static.fixedcounters import counter_loop, tag_counter
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.readbacks import READBACK_METHODS
 from graphlint.static.matchers.truth_test import operands
 
 
@@ -31,9 +34,10 @@ HOST_CONTAINERS = frozenset(("list", "tuple", "sorted", "range", "dict", "revers
 class PositionDependent(Matcher):
     kind = "position-dependent"
     params = {"where": str, "source": str}
-    node_types = ("Subscript", "If", "While", "IfExp")
+    node_types = ("Subscript", "If", "While", "IfExp", "Call")
 
     def setup(self, params: dict) -> None:
+        self.read_receivers: set[int] = set()  # ``x[i]`` of ``x[i].item()``: the read is the finding
         self.where = params.get("where", "index")
         self.source = params.get("source", "position")
         if self.where not in ("index", "branch"):
@@ -46,8 +50,13 @@ class PositionDependent(Matcher):
         names = oracle.fn.positions if self.source == "position" else oracle.fn.readbacks
         if not names:
             return
+        if isinstance(node, cst.Call):
+            if self.where == "index" and self.source == "readback" and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value in READBACK_METHODS and isinstance(node.func.value, cst.Subscript):
+                self.read_receivers.add(id(node.func.value))  # met before its receiver: the walk is pre-order
+            return
         if isinstance(node, cst.Subscript):
-            if self.where != "index":
+            if self.where != "index" or id(node) in self.read_receivers:
                 return
             base = node.value
             if isinstance(base, cst.Name) and (base.value in oracle.fn.hosts or base.value in names):
@@ -59,7 +68,7 @@ class PositionDependent(Matcher):
             if oracle.module_source(base) is not None:
                 return  # ``self.layers[i]`` picks a sub-module, not tensor data
             if any(_host_index(el.slice, oracle) and oracle.uses(el.slice, names) for el in node.slice):
-                ctx.report(self.rule, node, "index")
+                self._report(ctx, node, "index", [el.slice for el in node.slice])
             return
         if self.where == "branch":
             if isinstance(node, cst.If) and _only_raises(node.body):
@@ -68,8 +77,15 @@ class PositionDependent(Matcher):
                 if _none_test(operand):
                     continue  # ``if upto is not None:``: the same answer on every step
                 if not oracle.is_tensor(operand) and oracle.uses(operand, names):
-                    ctx.report(self.rule, operand)
+                    self._report(ctx, operand, "", [operand])
                     return
+
+    def _report(self, ctx: MatchContext, anchor: cst.CSTNode, name: str, read: list) -> None:
+        """Report; one on a fixed loop's counter alone says which loop (:mod:`.fixedcounters`)."""
+        pending = ctx.defer(self.rule, anchor, name)
+        if pending is not None and self.source == "position":
+            tag_counter(pending, counter_loop(ctx.oracle, read))
+        ctx.emit(pending)
 
 
 def _none_test(node: cst.BaseExpression) -> bool:
