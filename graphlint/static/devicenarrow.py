@@ -12,8 +12,9 @@ tensor there, and ``.tolist()`` of it copies host memory (or another backend's),
 CUDA graph cares about -- as :mod:`.cputensors` says of any host tensor -- and what it gives is
 no device read-back either (:func:`.readbacks.is_readback`). The test may spell the
 device ``t.is_cuda``, ``t.device.type == "cuda"`` or ``t.device.type != "cpu"``; ``t`` a plain name,
-which the walker forgets as a host tensor when it is rebound (:func:`.cputensors.note_cpu_binding`)
-and when the block ends (the narrowing holds for the rest of that block only). The branch must
+and not rebound anywhere in the rest of the block (a tuple target, ``:=``, ``with ... as``, ``for``:
+the test spoke of the old value), which the walker forgets when the block ends (the narrowing holds for
+the rest of that block only). The branch must
 leave the block (``return`` / ``raise`` / ``continue`` / ``break``) and have no ``else``.
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import ends_in_jump
+from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder
 from graphlint.static.refresh import disjuncts
 
 
@@ -57,10 +58,30 @@ def left_for_cuda(stmt: cst.CSTNode) -> set[str]:
     return {name for part in disjuncts(stmt.test) if (name := _on_cuda(part)) is not None}
 
 
-def narrow(fn, stmt: cst.CSTNode) -> set[str]:
+_BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)
+
+
+def _bound_by(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, _BINDERS):
+        return bound_names(node.target)
+    held = getattr(node, "asname", None) or getattr(node, "name", None)  # ``with .. as w``, ``except E as w``
+    if type(node) in (cst.WithItem, cst.ExceptHandler, cst.ExceptStarHandler) and type(held) is cst.AsName:
+        return bound_names(held.name)
+    return []
+
+
+def _rebound(rest: tuple) -> set[str]:
+    """Every name a statement of ``rest`` binds, however it is spelled (:func:`.cstwalk.preorder`
+    does not visit an ``as`` name: its holder is asked)."""
+    return {name for stmt in rest for node in preorder(stmt) for name in _bound_by(node)}
+
+
+def narrow(fn, stmt: cst.CSTNode, rest: tuple) -> set[str]:
     """Note the names ``stmt`` sends away as host tensors of ``fn`` (the function's tensor facts):
-    the ones it had not known as such, for :func:`widen` to forget when the block ends."""
+    the ones it had not known as such and ``rest`` (the block's statements after it) never
+    rebinds, for :func:`widen` to forget when the block ends."""
     names = left_for_cuda(stmt) - fn.cpu
+    names = names - _rebound(rest) if names else names
     fn.cpu |= names
     fn.off_cuda |= names
     return names

@@ -157,13 +157,13 @@ def _steady(key: cst.BaseExpression | None, fn) -> bool:
 
 def miss_builds(stmt: cst.If, fn) -> bool:
     """``if k not in d: d[k] = build()`` in the function of ``fn``: its body is set-up."""
-    local = _local(fn) if type(stmt.test) in _TESTS else None
+    local = _local(fn) if type(stmt.test) in _TESTS and _miss_test(stmt.test) is not None else None
     return local is not None and _steady(memo_miss(stmt, local), fn)
 
 
 def miss_follows(stmt: cst.If, rest: Sequence[cst.CSTNode], fn) -> bool:
     """``if k in d: return d[k]`` and a ``rest`` that stores ``d[k]``: the rest is set-up."""
-    local = _local(fn) if type(stmt.test) in _TESTS else None
+    local = _local(fn) if type(stmt.test) in _TESTS and _hit_test(stmt.test) is not None else None
     return local is not None and _steady(memo_rest(stmt, rest, local), fn)
 
 

@@ -242,7 +242,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                     return  # the rest of this block never runs while capturing (or only with a guard on)
                 if type(stmt) is cst.If and jumps_out(stmt):
                     self.branching += 1  # the rest of the block runs only when the ``if`` lets it
-                    narrowed |= narrow(self.oracle.fn, stmt)  # no CUDA tensor for the rest (:mod:`.devicenarrow`)
+                    narrowed |= narrow(self.oracle.fn, stmt, stmts[position + 1:])  # no CUDA tensor after (:mod:`.devicenarrow`)
                 if type(stmt) is cst.If and stmt.orelse is None and (grows_after(stmt, stmts[position + 1:])
                                                                       or miss_follows(stmt, stmts[position + 1:], self.oracle.fn)):
                     self.setup_depth += 1  # the rest refreshes a table (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`)

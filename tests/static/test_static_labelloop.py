@@ -78,3 +78,29 @@ def test_a_maximum_along_a_dimension_is_a_greedy_pick():
     assert not greedy_max(_call("lengths.max()"), "max")
     assert not greedy_max(_call("torch.max(a, b)"), "max")
     assert not greedy_max(_call("a.max(b)"), "max")
+
+
+
+NESTED = """
+import torch
+
+def build(mode, flag, g, g2, x):
+    if mode:
+        def step(x):
+            if x.sum() > 0:
+                pass
+            else:
+                g.replay()
+            while flag.item():
+                g2.replay()
+            return x
+        return step
+    return None
+"""
+
+
+def test_a_function_defined_in_an_if_arm_keeps_no_arm_of_its_definer():
+    """Its own ``if`` ordinals restart at 0: the definer's arm ``(0, 0)`` must not make its replay
+    before the loop and the loop's replays look exclusive (review of the merged tree)."""
+    found = host_steps({"m.py": NESTED}, "")
+    assert found and all(step.endswith("(loop)") for step in found), found

@@ -113,3 +113,37 @@ def test_a_key_that_is_a_position_rebuilds_every_step():
 def test_what_a_device_test_sends_away(code, names):
     stmt, _ = _if(code)
     assert left_for_cuda(stmt) == names
+
+
+REBOUND = """
+import torch
+
+def step(t, g):
+    g.replay()
+    if t.is_cuda:
+        return None
+    {rebind}
+    return t.item()
+
+def run(g, x):
+    while True:
+        step(x, g)
+"""
+
+
+@pytest.mark.parametrize("rebind", [
+    "t, k = pair(t)",
+    "(t := t.cuda())",
+    "for t in parts(t): pass",
+])
+def test_a_name_rebound_after_the_device_test_is_no_host_tensor(rebind):
+    """The test spoke of the old value: whatever the rest binds to the name may be on the device
+    (tuple targets, ``:=`` and ``for`` are not plain assignments; review of the merged tree)."""
+    found = analyze({"m.py": REBOUND.format(rebind=rebind)})
+    assert any(f.rule == "GL101" for f in found), rebind
+    assert not any(f.rule == "GL101" for f in analyze({"m.py": REBOUND.format(rebind="pass")}))
+
+
+def test_a_with_name_rebinds_too():
+    code = REBOUND.format(rebind="with opened() as t:\n        x = t.item()")
+    assert 10 in {f.line for f in analyze({"m.py": code}) if f.rule == "GL101"}
