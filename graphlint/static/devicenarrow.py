@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, ends_in_jump, preorder
+from graphlint.static.cstwalk import ends_in_jump
+from graphlint.static.oncebound import binding_counts
 from graphlint.static.refresh import disjuncts
 
 
@@ -58,22 +59,9 @@ def left_for_cuda(stmt: cst.CSTNode) -> set[str]:
     return {name for part in disjuncts(stmt.test) if (name := _on_cuda(part)) is not None}
 
 
-_BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)
-
-
-def _bound_by(node: cst.CSTNode) -> list[str]:
-    if isinstance(node, _BINDERS):
-        return bound_names(node.target)
-    held = getattr(node, "asname", None) or getattr(node, "name", None)  # ``with .. as w``, ``except E as w``
-    if type(node) in (cst.WithItem, cst.ExceptHandler, cst.ExceptStarHandler) and type(held) is cst.AsName:
-        return bound_names(held.name)
-    return []
-
-
 def _rebound(rest: tuple) -> set[str]:
-    """Every name a statement of ``rest`` binds, however it is spelled (:func:`.cstwalk.preorder`
-    does not visit an ``as`` name: its holder is asked)."""
-    return {name for stmt in rest for node in preorder(stmt) for name in _bound_by(node)}
+    """Every name a statement of ``rest`` binds, in any spelling (:func:`.oncebound.binding_counts`)."""
+    return {name for stmt in rest for name, times in binding_counts(stmt).items() if times}
 
 
 def narrow(fn, stmt: cst.CSTNode, rest: tuple) -> set[str]:

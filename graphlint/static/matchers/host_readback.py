@@ -35,8 +35,6 @@ def _blocking(call: cst.Call) -> bool:
     return flag is None or type(flag) is cst.Name and flag.value == "False"
 
 
-
-
 class HostReadback(Matcher):
     kind = "host-readback-copy"
     node_types = ("Assign", "Call")

@@ -20,6 +20,7 @@ import libcst as cst
 
 from graphlint.rules import RuleError
 from graphlint.static.cputensors import on_host
+from graphlint.static.cstwalk import called_name
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import resolve
 from graphlint.static.pageable import is_pageable
@@ -58,11 +59,9 @@ class LibraryReadback(Matcher):
     def built(self, value: cst.BaseExpression, ctx: MatchContext) -> tuple | None:
         if type(value) is not cst.Call:
             return None
-        func = value.func
-        short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
-        if short not in self.classes:
+        if called_name(value.func) not in self.classes:
             return None
-        key = _key(resolve(func, ctx.imports))
+        key = _key(resolve(value.func, ctx.imports))
         return key if key in self.apis else None
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:

@@ -22,7 +22,7 @@ from collections import defaultdict
 
 import libcst as cst
 
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import called_name, preorder
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import resolve
 
@@ -30,12 +30,9 @@ WRAPPERS = frozenset(("torch.nn.utils.weight_norm", "torch.nn.utils.parametrizat
 REMOVERS = frozenset(("remove_weight_norm", "remove_parametrizations"))
 
 
-def _called(node: cst.BaseExpression) -> str | None:
-    """The bare name a call spells (``weight_norm``, ``WNConv1d``, ``Decoder``)."""
-    if type(node) is not cst.Call:
-        return None
-    func = node.func
-    return func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+def _called(node: cst.BaseExpression) -> str:
+    """The bare name a call spells (``weight_norm``, ``WNConv1d``, ``Decoder``); else ``""``."""
+    return called_name(node.func) if type(node) is cst.Call else ""
 
 
 class WeightNormCall(Matcher):
