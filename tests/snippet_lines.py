@@ -246,6 +246,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh23 --manifest bench/realcode/fresh23.toml --note "..." > bench/realcode/fresh23/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh24 --manifest bench/realcode/fresh24.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh24 --manifest bench/realcode/fresh24.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh24 --manifest bench/realcode/fresh24.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh24 --manifest bench/realcode/fresh24.toml --note "..." > bench/realcode/fresh24/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
