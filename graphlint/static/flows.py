@@ -25,6 +25,7 @@ import libcst as cst
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
 from graphlint.static.keyedreturns import bound_in, handed_on, keyed_test
+from graphlint.static.lambdabodies import lambda_callees
 from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
 from graphlint.static.rewrapped import Rebinds
@@ -52,8 +53,8 @@ class FlowRecorder:
         self.names: list[str] = []  # qualnames, parallel to ``stack``
         self.lambdas: dict[int, str] = {}  # id of a lambda node -> its scope (:meth:`lambda_scope`)
         self._described: set[int] = set()  # ids of calls whose records a subscript store tied (:meth:`described`)
-        #: told (qualname, the body's callee IR or None) of every lambda scope made
-        self.on_lambda: Callable[[str, IR | None], None] | None = None
+        #: told (qualname, [(callee IR, call)] of its body) of every lambda scope made
+        self.on_lambda: Callable[[str, list], None] | None = None
         #: qualname -> parameters a return is keyed by (:mod:`.keyedreturns`): the summary's
         self.keyed_returns: dict[str, set[str]] = {}
         self.unless = Unless()  # ``if not isinstance(param, C):`` bodies being walked (:mod:`.typenarrow`)
@@ -137,7 +138,7 @@ class FlowRecorder:
         scope whose parameters a call binds and which returns its body, named ``<lambdaN>`` inside
         the enclosing scope (a method when it is bound in a class body). Made once per node,
         whichever asks first (the expression's IR or the walker); ``on_lambda`` is told its
-        name and its body's callee (the walker gives it a function for the call graph)."""
+        name and its body's calls (the walker gives it a function for the call graph)."""
         qual = self.lambdas.get(id(node))
         if qual is not None:
             return qual
@@ -152,10 +153,11 @@ class FlowRecorder:
             body = self.ir.expr(node.body)
             if body is not None:
                 self.add(("r", body))
+            callees = lambda_callees(self, node)
         finally:
             self.end()
         if self.on_lambda is not None:
-            self.on_lambda(qual, body[1] if body is not None and body[0] == "c" else None)
+            self.on_lambda(qual, callees)
         return qual
 
     def parameters(self, flow: ScopeFlow, params: cst.Parameters, method: bool) -> None:
