@@ -28,6 +28,7 @@ from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.fieldstores import record_construction, store_field
 from graphlint.static.hostconversions import note_conversion
 from graphlint.static.lambdabodies import body_calls
+from graphlint.static.denorm import note_call as note_denorm
 from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -293,6 +294,7 @@ class CallRecorder:
                               later=self.at.values.later_args(call, args), steady=steady)
         if call.args:
             record_construction(self.at, call)
+            note_denorm(at, call)
         at.note_call(call, expr)
 
     def looks_like_project_call(self, func: cst.BaseExpression) -> bool:

@@ -1,12 +1,11 @@
 """Per-file facts for the points-to analysis: what each scope's statements move around.
 
-While the walker passes a file it tells a :class:`FlowRecorder` every scope it enters (module,
-class body, function), every binding (assignments pair by pair, ``for`` targets, ``with ... as``,
-imports, defs and classes with their decorators, parameters with their defaults and
-annotations), every ``return``/``yield`` and every call. The recorder keeps them per scope as
-:class:`graphlint.static.facts.ScopeFlow` records of :mod:`.flowir` tuples: small, picklable,
-cached with the file's summary. Nothing is resolved here -- a name may be bound by another file;
-:mod:`.pointsto` solves all files together when linking.
+While the walker passes a file it tells a :class:`FlowRecorder` every scope it enters (module, class
+body, function), every binding (assignments pair by pair, ``for`` targets, ``with ... as``, imports,
+defs and classes with their decorators, parameters with their defaults and annotations), every
+``return``/``yield`` and every call. The recorder keeps them per scope as :class:`.facts.ScopeFlow`
+records of :mod:`.flowir` tuples: small, picklable, cached with the file's summary. Nothing is resolved
+here -- a name may be bound by another file; :mod:`.pointsto` solves all files together when linking.
 
 Statements (``ScopeFlow.stmts``): ``("=", target, value)`` with a target ``("n", name)``,
 ``("a", base, attr)`` or ``("s", base)`` (a store into a container); ``("e", call)`` (a call whose
@@ -134,11 +133,10 @@ class FlowRecorder:
         self.ir.clear()
 
     def lambda_scope(self, node: cst.Lambda) -> str:
-        """A lambda is a function of its own (``self.step = lambda model, x: model.verify(x)``): a
-        scope whose parameters a call binds and which returns its body, named ``<lambdaN>`` inside
-        the enclosing scope (a method when it is bound in a class body). Made once per node,
-        whichever asks first (the expression's IR or the walker); ``on_lambda`` is told its
-        name and its body's calls (the walker gives it a function for the call graph)."""
+        """A lambda is a function of its own (``self.step = lambda model, x: model.verify(x)``): a scope
+        whose parameters a call binds and which returns its body, named ``<lambdaN>`` inside the enclosing
+        scope (a method when it is bound in a class body). Made once per node, whichever asks first (the
+        expression's IR or the walker); ``on_lambda`` is told its name and its body's calls."""
         qual = self.lambdas.get(id(node))
         if qual is not None:
             return qual
