@@ -37,8 +37,16 @@ def _removes(call: cst.BaseExpression, name: str) -> bool:
             and type(call.args[0].value) is cst.Name and call.args[0].value.value == name)
 
 
+def _picks_types(node: cst.CSTNode, name: str) -> bool:
+    """``isinstance(name, ...)`` anywhere in ``node``: the removal is kept to some layer types, which
+    may not be the wrapped ones (so the tree is not taken for folded)."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "isinstance" and n.args
+               and type(n.args[0].value) is cst.Name and n.args[0].value.value == name for n in preorder(node))
+
+
 def _tree_root(name: str, loops: list[cst.CSTNode]) -> cst.BaseExpression | None:
-    """``X`` of the innermost enclosing ``for name in X.modules()`` (``for _, name in X.named_modules()``)."""
+    """``X`` of the innermost enclosing ``for name in X.modules()`` (``for _, name in X.named_modules()``)
+    whose body removes from every module it visits, whatever its type."""
     for loop in reversed(loops):
         if type(loop) is not cst.For or type(loop.iter) is not cst.Call or type(loop.iter.func) is not cst.Attribute:
             continue
@@ -48,7 +56,7 @@ def _tree_root(name: str, loops: list[cst.CSTNode]) -> cst.BaseExpression | None
         if type(target) is cst.Tuple and target.elements:
             target = target.elements[-1].value
         if type(target) is cst.Name and target.value == name:
-            return loop.iter.func.value
+            return None if _picks_types(loop.body, name) else loop.iter.func.value
     return None
 
 
@@ -61,7 +69,7 @@ def note_call(at, call: cst.Call) -> None:
         ir = at.flows.ir.expr(root) if root is not None else None
         if ir is not None:
             info.denorm.append((qual, "tree", ir, None))
-        elif name in at.flows.scope.call_params()[:1]:
+        elif name in at.flows.scope.call_params()[:1] and not any(g[1] == name for g in at.flows.unless.holds):
             info.denorm.append((qual, "param", None, None))
         return
     if type(func) is not cst.Attribute or func.attr.value != "apply" or len(call.args) != 1 or call.args[0].keyword:
@@ -71,7 +79,8 @@ def note_call(at, call: cst.Call) -> None:
         return
     if type(callback) is cst.Lambda:
         params = callback.params.params
-        if params and any(_removes(node, params[0].name.value) for node in _calls_in(callback.body)):
+        if params and any(_removes(node, params[0].name.value) for node in _calls_in(callback.body)) \
+                and not _picks_types(callback.body, params[0].name.value):
             info.denorm.append((qual, "tree", root, None))
         return
     handed = at.flows.ir.expr(callback)
