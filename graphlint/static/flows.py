@@ -52,7 +52,7 @@ class FlowRecorder:
         self.names: list[str] = []  # qualnames, parallel to ``stack``
         self.lambdas: dict[int, str] = {}  # id of a lambda node -> its scope (:meth:`lambda_scope`)
         self._described: set[int] = set()  # ids of calls whose records a subscript store tied (:meth:`described`)
-        #: told (qualname, [(callee IR, call)] of its body) of every lambda scope made
+        #: told (qualname, [(callee IR, call, whole body?)] of its body) of every lambda scope made
         self.on_lambda: Callable[[str, list], None] | None = None
         #: qualname -> parameters a return is keyed by (:mod:`.keyedreturns`): the summary's
         self.keyed_returns: dict[str, set[str]] = {}

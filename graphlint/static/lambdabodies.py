@@ -24,8 +24,8 @@ def body_calls(node: cst.Lambda) -> list[cst.Call]:
 
 
 def lambda_callees(flows, node: cst.Lambda) -> list[tuple[tuple, cst.Call, bool]]:
-    """(callee IR, call, whether it is the whole body) of every call in the body, converted in the lambda's own scope (``flows``
-    is in it): a nested call's arguments flow into its callee there, as a statement's do."""
+    """(callee IR, call, whether it is the whole body) of every call in the body, converted in the
+    lambda's own scope (``flows`` is in it): a nested call's arguments flow into its callee there."""
     found = []
     for call in body_calls(node):
         ir = flows.ir.expr(call)
