@@ -138,6 +138,9 @@ class CallGraph:
             for region in info.regions:
                 if region.function in flows:
                     linker.eval(info.path, region.function, region.expr, keep=True)
+            for qual, _, *exprs in info.denorm:  # a weight_norm removal's tree (:mod:`.denorm`)
+                for expr in (e for e in exprs if e is not None and qual in flows):
+                    linker.eval(info.path, qual, expr, keep=True)
 
     def node(self, path: str, qual: str, expr: tuple) -> int | None:
         """The solver's node for ``expr`` in scope ``qual`` of ``path`` (None: not compiled)."""

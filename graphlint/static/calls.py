@@ -27,6 +27,8 @@ from graphlint.static.tensors import TensorOracle
 from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.fieldstores import record_construction, store_field
 from graphlint.static.hostconversions import note_conversion
+from graphlint.static.lambdabodies import body_calls
+from graphlint.static.denorm import note_call as note_denorm
 from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -232,8 +234,9 @@ class CallRecorder:
         if call.args:
             self.argument_references(call)
             for arg in call.args:  # ``sorted(xs, key=lambda r: r.rank())``: called back by the callee
-                if type(arg.value) is cst.Lambda and type(arg.value.body) is cst.Call:
-                    self.deferred[id(arg.value.body)] = at.call_expr or (("i", at.call_name) if at.call_name else None)
+                if type(arg.value) is cst.Lambda:
+                    for inner in body_calls(arg.value):
+                        self.deferred[id(inner)] = at.call_expr or (("i", at.call_name) if at.call_name else None)
             if at.call_name == REGION_CLASS:
                 self.region_declaration(call)
             elif at.call_name in GRAPH_CALLS:
@@ -291,6 +294,7 @@ class CallRecorder:
                               later=self.at.values.later_args(call, args), steady=steady)
         if call.args:
             record_construction(self.at, call)
+            note_denorm(at, call)
         at.note_call(call, expr)
 
     def looks_like_project_call(self, func: cst.BaseExpression) -> bool:

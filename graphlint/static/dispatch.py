@@ -17,6 +17,7 @@ import libcst as cst
 
 from graphlint.static.compound import guarded_operands
 from graphlint.static.cstwalk import preorder
+from graphlint.static.lambdabodies import body_calls
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.readbacks import is_readback
 from graphlint.static.scalars import reduced_name
@@ -133,8 +134,8 @@ class MatcherDispatch:
             elif name == "Lambda":
                 self.lambda_params().update(p.name.value for p in (*node.params.posonly_params, *node.params.params,
                                                                     *node.params.kwonly_params))
-                if type(node.body) is cst.Call:  # its body's call is deferred (calls.py)
-                    self.calls.deferred.setdefault(id(node.body), None)
+                for call in body_calls(node):  # its body's calls are deferred (:mod:`.lambdabodies`)
+                    self.calls.deferred.setdefault(id(call), None)
             elif name == "Call":
                 func = node.func
                 cast = cast_root(node)

@@ -2,11 +2,10 @@
 errors) and, in its ``data``, the facts the linker reads (:class:`ModuleInfo`: functions, classes, calls,
 hazard candidates).
 
-Plain, picklable records. What a call site may run is decided when linking, by the whole-program
-points-to analysis (:mod:`.callgraph`): a site records its callee as a :mod:`.flowir` expression,
-because the class or function it names may live in a file summarized by another worker. The one
-thing still named by *descriptor* is a class's bases (``ClassInfo.bases``), which name resolution
-(:class:`graphlint.static.index.Index`) turns into the class hierarchy the analysis runs on:
+Plain, picklable records. What a call site may run is decided when linking, by the whole-program points-to
+analysis (:mod:`.callgraph`): a site records its callee as a :mod:`.flowir` expression, because the class or
+function it names may live in a file summarized by another worker. The one thing still named by *descriptor*
+is a class's bases (``ClassInfo.bases``), which name resolution (:class:`.index.Index`) makes the hierarchy:
 
 - ``("name", "Base")``: a bare name that is not an import (a class of this module);
 - ``("dotted", "pkg.mod.Base")`` / ``("dotted", "..mod.Base")``: through the file's imports,
@@ -374,6 +373,7 @@ class ModuleInfo(Compact):
     default_device: bool = False  # the file sets a default device other than the CPU (:mod:`.defaultdevice`)
     #: function -> the parameters a return of it is keyed by (:mod:`.keyedreturns`)
     keyed_returns: dict[str, set[str]] = field(default_factory=dict)
+    denorm: list[tuple] = field(default_factory=list)  # weight_norm removals over module trees (:mod:`.denorm`)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,11 @@
 """Per-file facts for the points-to analysis: what each scope's statements move around.
 
-While the walker passes a file it tells a :class:`FlowRecorder` every scope it enters (module,
-class body, function), every binding (assignments pair by pair, ``for`` targets, ``with ... as``,
-imports, defs and classes with their decorators, parameters with their defaults and
-annotations), every ``return``/``yield`` and every call. The recorder keeps them per scope as
-:class:`graphlint.static.facts.ScopeFlow` records of :mod:`.flowir` tuples: small, picklable,
-cached with the file's summary. Nothing is resolved here -- a name may be bound by another file;
-:mod:`.pointsto` solves all files together when linking.
+While the walker passes a file it tells a :class:`FlowRecorder` every scope it enters (module, class
+body, function), every binding (assignments pair by pair, ``for`` targets, ``with ... as``, imports,
+defs and classes with their decorators, parameters with their defaults and annotations), every
+``return``/``yield`` and every call. The recorder keeps them per scope as :class:`.facts.ScopeFlow`
+records of :mod:`.flowir` tuples: small, picklable, cached with the file's summary. Nothing is resolved
+here -- a name may be bound by another file; :mod:`.pointsto` solves all files together when linking.
 
 Statements (``ScopeFlow.stmts``): ``("=", target, value)`` with a target ``("n", name)``,
 ``("a", base, attr)`` or ``("s", base)`` (a store into a container); ``("e", call)`` (a call whose
@@ -25,6 +24,7 @@ import libcst as cst
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
 from graphlint.static.keyedreturns import bound_in, handed_on, keyed_test
+from graphlint.static.lambdabodies import lambda_callees
 from graphlint.static import policies
 from graphlint.static.names import dotted_name, record_import
 from graphlint.static.rewrapped import Rebinds
@@ -52,8 +52,8 @@ class FlowRecorder:
         self.names: list[str] = []  # qualnames, parallel to ``stack``
         self.lambdas: dict[int, str] = {}  # id of a lambda node -> its scope (:meth:`lambda_scope`)
         self._described: set[int] = set()  # ids of calls whose records a subscript store tied (:meth:`described`)
-        #: told (qualname, the body's callee IR or None) of every lambda scope made
-        self.on_lambda: Callable[[str, IR | None], None] | None = None
+        #: told (qualname, [(callee IR, call, whole body?)] of its body) of every lambda scope made
+        self.on_lambda: Callable[[str, list], None] | None = None
         #: qualname -> parameters a return is keyed by (:mod:`.keyedreturns`): the summary's
         self.keyed_returns: dict[str, set[str]] = {}
         self.unless = Unless()  # ``if not isinstance(param, C):`` bodies being walked (:mod:`.typenarrow`)
@@ -133,11 +133,10 @@ class FlowRecorder:
         self.ir.clear()
 
     def lambda_scope(self, node: cst.Lambda) -> str:
-        """A lambda is a function of its own (``self.step = lambda model, x: model.verify(x)``): a
-        scope whose parameters a call binds and which returns its body, named ``<lambdaN>`` inside
-        the enclosing scope (a method when it is bound in a class body). Made once per node,
-        whichever asks first (the expression's IR or the walker); ``on_lambda`` is told its
-        name and its body's callee (the walker gives it a function for the call graph)."""
+        """A lambda is a function of its own (``self.step = lambda model, x: model.verify(x)``): a scope
+        whose parameters a call binds and which returns its body, named ``<lambdaN>`` inside the enclosing
+        scope (a method when it is bound in a class body). Made once per node, whichever asks first (the
+        expression's IR or the walker); ``on_lambda`` is told its name and its body's calls."""
         qual = self.lambdas.get(id(node))
         if qual is not None:
             return qual
@@ -152,10 +151,11 @@ class FlowRecorder:
             body = self.ir.expr(node.body)
             if body is not None:
                 self.add(("r", body))
+            callees = lambda_callees(self, node)
         finally:
             self.end()
         if self.on_lambda is not None:
-            self.on_lambda(qual, body[1] if body is not None and body[0] == "c" else None)
+            self.on_lambda(qual, callees)
         return qual
 
     def parameters(self, flow: ScopeFlow, params: cst.Parameters, method: bool) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from graphlint.finding import Finding
 from graphlint.rules import Rule
+from graphlint.static.denorm import FLAG as DENORM, denormed_classes
 from graphlint.static.argvalues import ArgValues
 from graphlint.static.typenarrow import outside_tests
 from graphlint.static.arity import drop_unbindable
@@ -132,7 +133,8 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
                                       by_class=by_class))
     stage[0] = "findings"
     per_step = per_step_classes(calls, contexts.placement.chains, contexts.placement.loop_bodies)
-    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step)
+    denormed = denormed_classes(infos, graph, calls)  # weight_norm removed over the tree (:mod:`.denorm`)
+    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step, denormed)
             + stale_findings(infos, rules, options))
 
 
@@ -236,7 +238,7 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
               contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None,
               once: frozenset[str] = frozenset(), eager: ArgValues | None = None,
-              per_step: set = frozenset()) -> list[Finding]:
+              per_step: set = frozenset(), denormed: set = frozenset()) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     once_flags = {f"once:{tag}" for tag in once}  # reports in a one-time lazy initialisation
@@ -250,6 +252,8 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                     f.startswith("object-call:") and values.returns_number((info.path, cand.function), f[12:])
                     for f in cand.flags):
                 continue
+            if denormed and any(f.startswith(DENORM) and (info.path, f[len(DENORM):]) in denormed for f in cand.flags):
+                continue  # a layer class in a tree whose weight_norm some code removes
             fn = info.functions.get(cand.function)
             if LAZY in cand.flags and (fn is None or (info.path, fn.cls) not in per_step):
                 continue  # lazy set-up of an object that lives across steps (:mod:`.perstep`)

@@ -131,13 +131,14 @@ class ScopeWalker:
         return fn
 
 
-    def lambda_function(self, qualname: str, callee: tuple | None) -> None:
-        """A lambda's own function (:meth:`.flows.FlowRecorder.lambda_scope`): its body's call is its
-        one call site, resolved with the parameters each call of the lambda binds. Its hazards stay
-        the enclosing function's (the body is walked there, where its call is a deferred reference)."""
+    def lambda_function(self, qualname: str, callees: list) -> None:
+        """A lambda's own function (:meth:`.flows.FlowRecorder.lambda_scope`): its body's calls
+        (:mod:`.lambdabodies`) are its call sites, resolved with the parameters each call of the lambda
+        binds. Its hazards stay the enclosing function's (the body is walked there, where its calls
+        are deferred references)."""
         fn = FunctionInfo(qualname=qualname, name="<lambda>")
-        if callee is not None:
-            fn.calls.append(CallSite(callee, plain=True, order=1))
+        for callee, call, whole in callees:  # the body's own call: plain, as before its nested ones were
+            fn.calls.append(CallSite(callee, plain=whole or self.calls.looks_like_project_call(call.func), order=1))
         self.info.functions[qualname] = fn
 
     def function(self, stmt: cst.FunctionDef) -> None:

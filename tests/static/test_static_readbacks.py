@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "readbacks"
 
 
-@pytest.mark.parametrize("name", ["offload", "fillplan", "wnvocoder"])
+@pytest.mark.parametrize("name", ["offload", "fillplan", "wnvocoder", "wnloaders"])
 def test_each_package_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))

@@ -13,7 +13,8 @@ weight_norm(m)`` wraps only when a configuration asks: unknown here, so not take
 a class (``self.decoder = Decoder(...)``), is reported once the class is read to its end: the entry
 into the weight-normed tree, not every layer inside it (a class that builds weight-normed layers
 calling its own blocks is inside). Nothing is reported in a file that removes the wrapping
-(``remove_weight_norm``, ``remove_parametrizations``): the fix.
+(``remove_weight_norm``, ``remove_parametrizations``): the fix; nor, when linking, on a class in a
+module tree whose wrapping other code removes (:mod:`.denorm`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from collections import defaultdict
 import libcst as cst
 
 from graphlint.static.cstwalk import called_name, preorder
+from graphlint.static.denorm import FLAG, REMOVERS
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import resolve
 
 WRAPPERS = frozenset(("torch.nn.utils.weight_norm", "torch.nn.utils.parametrizations.weight_norm"))
-REMOVERS = frozenset(("remove_weight_norm", "remove_parametrizations"))
 
 
 def _called(node: cst.BaseExpression) -> str:
@@ -89,5 +90,6 @@ class WeightNormCall(Matcher):
         if self.removed or cls.rpartition(".")[2] in self.wrapping:
             return
         for attr, report in pending:
-            if fields.get(attr) in self.wrapping:
+            if fields.get(attr) in self.wrapping and report is not None:
+                report.flags = report.flags | {FLAG + fields[attr]}  # unless a tree removal covers it (:mod:`.denorm`)
                 ctx.emit(report)
