@@ -194,10 +194,16 @@ def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) 
     return out
 
 
-def rest_is_setup(stmt: cst.If, rest: tuple, fn) -> bool:
+def rest_is_setup(stmt: cst.If, rest: tuple, fn) -> str:
     """The rest of the block after an ``if`` without ``else`` is set-up: it refreshes a table
-    (:mod:`.growtables`), fills a memo (:mod:`.memoguards`) or arms the flag the ``if`` returns on."""
-    return stmt.orelse is None and (grows_after(stmt, rest) or armed_after(stmt, rest) or miss_follows(stmt, rest, fn))
+    (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`): "setup"; it arms the ``self`` flag the
+    ``if`` returns on: "lazy", once per object (per step for an object built every step, :mod:`.perstep`:
+    a cache view's ``if self._built: return``); else ""."""
+    if stmt.orelse is not None:
+        return ""
+    if armed_after(stmt, rest):
+        return "lazy"
+    return "setup" if grows_after(stmt, rest) or miss_follows(stmt, rest, fn) else ""
 
 
 #: in-place writes that set a flag tensor (``self.inited.data.copy_(torch.Tensor([True]))``)

@@ -212,7 +212,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         stmts = tuple(stmts)
-        setup, branching, narrowed = self.setup_depth, self.branching, set()
+        setup, branching, lazy_at, narrowed = self.setup_depth, self.branching, self.lazy_at, set()
         try:
             for position, stmt in enumerate(stmts):
                 smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
@@ -242,10 +242,12 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 if type(stmt) is cst.If and jumps_out(stmt):
                     self.branching += 1  # the rest of the block runs only when the ``if`` lets it
                     narrowed |= narrow(self.oracle.fn, stmt, stmts[position + 1:])  # no CUDA tensor after (:mod:`.devicenarrow`)
-                if type(stmt) is cst.If and rest_is_setup(stmt, stmts[position + 1:], self.oracle.fn):
-                    self.setup_depth += 1  # the rest refreshes a table, fills a memo or arms a flag (:mod:`.runonce`)
+                rest = rest_is_setup(stmt, stmts[position + 1:], self.oracle.fn) if type(stmt) is cst.If else ""
+                if rest:  # the rest refreshes a table, fills a memo or arms a ``self`` flag (:mod:`.runonce`)
+                    self.setup_depth += 1
+                    self.lazy_at = 1 if rest == "lazy" and self.setup_depth == 1 and self.func.cls else self.lazy_at
         finally:
-            self.setup_depth = setup  # raised for the rest of this block by a table refresh
+            self.setup_depth, self.lazy_at = setup, lazy_at  # raised for the rest of this block by a table refresh
             self.branching = branching
             widen(self.oracle.fn, narrowed)
 
