@@ -1,6 +1,6 @@
 """Missed hazards of fresh23's engines, in look-alikes of our own under ``fixtures/static/uploads/``.
 Each folder is checked as a user would and reports exactly its ``# expect:`` markers, at their
-severities (both fail on main ff4e0d8):
+severities (each fails on main ff4e0d8):
 
 - ``inline_copy``: a host step's ``buf.copy_(torch.from_numpy(arr))`` / ``copy_(torch.tensor(xs))``
   into a device buffer is a pageable upload every step (GL420, a warning in the host step); into a
@@ -8,6 +8,9 @@ severities (both fail on main ff4e0d8):
 - ``weight_transpose``: ``weight.t().contiguous()`` in a helper a captured layer hands its buffer
   copies the whole weight every replay (GL206); ``.contiguous()`` of the weight itself, of a
   transposed activation, or a transposed copy made once at load is silent.
+- ``flag_exit``: ``if self.inited: return`` with the rest arming the flag (``self.inited.data.copy_(
+  torch.Tensor([True]))``) is lazy set-up, its flag write silent; a rest writing a false value keeps
+  its upload, and so does a view the host step builds anew every step (once per object is per step).
 """
 
 from __future__ import annotations
