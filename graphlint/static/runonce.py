@@ -12,8 +12,9 @@ arms elsewhere, what the class's methods write (decided when the class ends).
 - ``skip = 1`` ... ``if skip: ...; skip -= 1``: a countdown of a local bound only to literals;
 - ``if not self._prepared:``: a one-time flag the class sets elsewhere, and a guard the branch
   disarms through a method of its object (lazy growth, ``if n > self.cached: self._grow(n)``);
-- ``if self.inited: return`` and the rest of the block sets ``self.inited`` (a codebook's lazy
-  k-means init, ``self.inited.data.copy_(torch.Tensor([True]))``): the same, spelled as an exit.
+- ``if self.inited: return`` and the rest of the block sets the flag buffer ``self.inited`` in place
+  (a codebook's lazy k-means init, ``self.inited.data.copy_(torch.Tensor([True]))``): the same,
+  spelled as an exit.
 """
 
 from __future__ import annotations
@@ -211,17 +212,18 @@ FLAG_WRITES = frozenset(("copy_", "fill_"))
 
 
 def armed_after(stmt: cst.If, rest: tuple) -> bool:
-    """``if self.inited: return`` with the rest of the block setting ``self.inited`` to true (``=
-    True``, or in place, ``self.inited.data.copy_(torch.Tensor([True]))`` / ``.fill_(1)``): lazy
-    initialisation spelled as an early exit -- the rest runs until it sets the flag, once."""
+    """``if self.inited: return`` with the rest of the block setting the flag tensor ``self.inited``
+    true in place (``self.inited.data.copy_(torch.Tensor([True]))`` / ``.fill_(1)``: a module's
+    buffer, state that lives across steps): lazy initialisation spelled as an early exit -- the
+    rest runs until it sets the flag, once. A plain ``self.done = True`` flag is left alone: the
+    object may be one the step builds anew (a cache view's ``if self._built: return``), and the
+    class-building facts (:mod:`.perstep`) do not reach every such builder."""
     attr = self_attr(stmt.test)
     if attr is None or stmt.orelse is not None or len(stmt.body.body) != 1 \
             or type(stmt.body.body[0]) is not cst.SimpleStatementLine \
             or not all(type(s) is cst.Return and s.value is None for s in stmt.body.body[0].body):
         return False
     for node in (n for s in rest for n in preorder(s)):
-        if type(node) is cst.Assign and _truthy(node.value) and any(self_attr(t.target) == attr for t in node.targets):
-            return True
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in FLAG_WRITES \
                 and len(node.args) == 1 and _truthy(node.args[0].value):
             target = node.func.value

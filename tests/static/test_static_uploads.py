@@ -10,7 +10,8 @@ severities (each fails on main ff4e0d8):
   transposed activation, or a transposed copy made once at load is silent.
 - ``flag_exit``: ``if self.inited: return`` with the rest arming the flag (``self.inited.data.copy_(
   torch.Tensor([True]))``) is lazy set-up, its flag write silent; a rest writing a false value keeps
-  its upload, and so does a view the host step builds anew every step (once per object is per step).
+  its upload, and so does a view the host step builds anew every step behind a plain ``self._built =
+  True`` flag (left alone: the object may be the step's own).
 """
 
 from __future__ import annotations
