@@ -198,8 +198,8 @@ def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) 
 def rest_is_setup(stmt: cst.If, rest: tuple, fn) -> str:
     """The rest of the block after an ``if`` without ``else`` is set-up: it refreshes a table
     (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`): "setup"; it arms the ``self`` flag the
-    ``if`` returns on: "lazy", once per object (per step for an object built every step, :mod:`.perstep`:
-    a cache view's ``if self._built: return``); else ""."""
+    ``if`` returns on: "lazy", once per object (per step for an object built every step, :mod:`.perstep`);
+    else ""."""
     if stmt.orelse is not None:
         return ""
     if armed_after(stmt, rest):
