@@ -11,7 +11,10 @@ arms elsewhere, what the class's methods write (decided when the class ends).
 - ``if self._first_pass: ...; self._first_pass = False``: a branch that clears its own flag;
 - ``skip = 1`` ... ``if skip: ...; skip -= 1``: a countdown of a local bound only to literals;
 - ``if not self._prepared:``: a one-time flag the class sets elsewhere, and a guard the branch
-  disarms through a method of its object (lazy growth, ``if n > self.cached: self._grow(n)``).
+  disarms through a method of its object (lazy growth, ``if n > self.cached: self._grow(n)``);
+- ``if self.inited: return`` and the rest of the block sets the flag buffer ``self.inited`` in place
+  (a codebook's lazy k-means init, ``self.inited.data.copy_(torch.Tensor([True]))``): the same,
+  spelled as an exit.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Callable
 import libcst as cst
 
 from graphlint.static.cstwalk import none_compared, preorder, self_attr
+from graphlint.static.growtables import grows_after
+from graphlint.static.memoguards import miss_follows
 from graphlint.static.refresh import disjuncts
 
 
@@ -188,3 +193,51 @@ def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) 
         if any(attr in writes.get(m, ()) for m in methods.split("+")):
             out.add(flag)
     return out
+
+
+def rest_is_setup(stmt: cst.If, rest: tuple, fn) -> str:
+    """The rest of the block after an ``if`` without ``else`` is set-up: it refreshes a table
+    (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`): "setup"; it arms the ``self`` flag the
+    ``if`` returns on: "lazy", once per object (per step for an object built every step, :mod:`.perstep`);
+    else ""."""
+    if stmt.orelse is not None:
+        return ""
+    if armed_after(stmt, rest):
+        return "lazy"
+    return "setup" if grows_after(stmt, rest) or miss_follows(stmt, rest, fn) else ""
+
+
+#: in-place writes that set a flag tensor (``self.inited.data.copy_(torch.Tensor([True]))``)
+FLAG_WRITES = frozenset(("copy_", "fill_"))
+
+
+def armed_after(stmt: cst.If, rest: tuple) -> bool:
+    """``if self.inited: return`` with the rest of the block setting the flag tensor ``self.inited``
+    true in place (``self.inited.data.copy_(torch.Tensor([True]))`` / ``.fill_(1)``: a module's
+    buffer, state that lives across steps): lazy initialisation spelled as an early exit -- the
+    rest runs until it sets the flag, once. A plain ``self.done = True`` flag is left alone: the
+    object may be one the step builds anew (a cache view's ``if self._built: return``), and the
+    class-building facts (:mod:`.perstep`) do not reach every such builder."""
+    attr = self_attr(stmt.test)
+    if attr is None or stmt.orelse is not None or len(stmt.body.body) != 1 \
+            or type(stmt.body.body[0]) is not cst.SimpleStatementLine \
+            or not all(type(s) is cst.Return and s.value is None for s in stmt.body.body[0].body):
+        return False
+    for node in (n for s in rest for n in preorder(s)):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in FLAG_WRITES \
+                and len(node.args) == 1 and _truthy(node.args[0].value):
+            target = node.func.value
+            if type(target) is cst.Attribute and target.attr.value == "data":
+                target = target.value
+            if self_attr(target) == attr:
+                return True
+    return False
+
+
+def _truthy(value: cst.BaseExpression) -> bool:
+    """``True``, a nonzero integer, or a tensor built of them alone (``torch.Tensor([True])``)."""
+    leaves = [n for n in preorder(value) if type(n) in (cst.Name, cst.Integer)]
+    if type(value) is cst.Call:
+        leaves = [n for a in value.args for n in preorder(a.value) if type(n) in (cst.Name, cst.Integer, cst.Float)]
+    return bool(leaves) and all((type(n) is cst.Name and n.value == "True")
+                                or (type(n) is cst.Integer and n.evaluated_value != 0) for n in leaves)

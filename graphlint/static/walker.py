@@ -24,14 +24,12 @@ from graphlint.static.devicenarrow import narrow, widen
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
-from graphlint.static.growtables import grows_after
 from graphlint.static.guards import Guards
 from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loopnames import feeds_back_a_call
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
-from graphlint.static.memoguards import miss_follows
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.names import module_name
 from graphlint.static.optin import OptInFlags
@@ -40,6 +38,7 @@ from graphlint.static.params import object_method
 from graphlint.static.readbacks import iterations_chosen, only_skips
 from graphlint.static.regions import RegionRecorder
 from graphlint.static.retiring import retires_element
+from graphlint.static.runonce import rest_is_setup
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
@@ -213,7 +212,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
     def _body(self, stmts: Iterable[cst.CSTNode], field: str) -> None:
         index = 0
         stmts = tuple(stmts)
-        setup, branching, narrowed = self.setup_depth, self.branching, set()
+        setup, branching, lazy_at, narrowed = self.setup_depth, self.branching, self.lazy_at, set()
         try:
             for position, stmt in enumerate(stmts):
                 smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else (stmt,)
@@ -243,11 +242,12 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 if type(stmt) is cst.If and jumps_out(stmt):
                     self.branching += 1  # the rest of the block runs only when the ``if`` lets it
                     narrowed |= narrow(self.oracle.fn, stmt, stmts[position + 1:])  # no CUDA tensor after (:mod:`.devicenarrow`)
-                if type(stmt) is cst.If and stmt.orelse is None and (grows_after(stmt, stmts[position + 1:])
-                                                                      or miss_follows(stmt, stmts[position + 1:], self.oracle.fn)):
-                    self.setup_depth += 1  # the rest refreshes a table (:mod:`.growtables`) or fills a memo (:mod:`.memoguards`)
+                rest = rest_is_setup(stmt, stmts[position + 1:], self.oracle.fn) if type(stmt) is cst.If else ""
+                if rest:  # the rest refreshes a table, fills a memo or arms a ``self`` flag (:mod:`.runonce`)
+                    self.setup_depth += 1
+                    self.lazy_at = 1 if rest == "lazy" and self.setup_depth == 1 and self.func.cls else self.lazy_at
         finally:
-            self.setup_depth = setup  # raised for the rest of this block by a table refresh
+            self.setup_depth, self.lazy_at = setup, lazy_at  # raised for the rest of this block by a table refresh
             self.branching = branching
             widen(self.oracle.fn, narrowed)
 

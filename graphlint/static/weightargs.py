@@ -30,6 +30,8 @@ CAST_METHODS = frozenset(("float", "half", "bfloat16", "double", "to", "type"))
 #: methods whose result is a view of the receiver's data (the same elements, reshaped)
 VIEW_METHODS = frozenset(("view", "reshape", "unsqueeze", "squeeze", "transpose", "permute", "t", "expand",
                           "flatten", "unflatten", "view_as", "reshape_as", "expand_as", "narrow", "detach"))
+#: views whose elements are no longer in memory order
+REORDERS = frozenset(("transpose", "permute", "t"))
 
 
 def viewed(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -45,10 +47,34 @@ def viewed(node: cst.BaseExpression) -> cst.BaseExpression:
             return node
 
 
+def transposed(node: cst.BaseExpression) -> bool:
+    """A view that reorders the dimensions (``w.t()``, ``w.T``, ``w.transpose(0, 1)``): made contiguous,
+    it copies every element, where ``.contiguous()`` of the weight itself returns it unchanged."""
+    while True:
+        if type(node) is cst.Attribute and node.attr.value in ("T", "mT"):
+            return True
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in VIEW_METHODS:
+            if node.func.attr.value in REORDERS:
+                return True
+            node = node.func.value
+        elif type(node) is cst.Subscript:
+            node = node.value
+        else:
+            return False
+
+
+def converts(call: cst.Call) -> bool:
+    """A cast (:data:`CAST_METHODS`), or ``.contiguous()`` of a transposed view: a converted copy."""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return False
+    return func.attr.value in CAST_METHODS or func.attr.value == "contiguous" and transposed(func.value)
+
+
 def cast_root(call: cst.Call) -> str | None:
     """The local name whose data ``call`` converts (``sinks.view(...).float()`` -> ``sinks``), else None."""
     func = call.func
-    if type(func) is not cst.Attribute or func.attr.value not in CAST_METHODS:
+    if type(func) is not cst.Attribute or not converts(call):
         return None
     root = viewed(func.value)
     return root.value if type(root) is cst.Name else None

@@ -44,7 +44,11 @@ from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
 from graphlint.static.loadedfields import LoadedFields, binding, strip
 from graphlint.static.names import resolve
+from graphlint.static.cputensors import on_host
 from graphlint.static.pageable import is_factory_call, is_pageable
+
+#: the key of :attr:`HostCopy.uses` for copies whose source is built in the call (always pageable)
+PAGEABLE_SOURCE = ""
 
 
 class HostCopy(Matcher):
@@ -89,7 +93,29 @@ class HostCopy(Matcher):
         if attr is not None:
             self.uses[attr].append((ctx.defer(self.rule, node, f"self.{attr}"), ctx.oracle.is_self_attr(func.value)))
             return
+        if type(source) is cst.Call and is_pageable(source, ctx.oracle):
+            self.inline_copy(node, source, ctx)
+            return
         self.other_field(node, ctx)
+
+    def inline_copy(self, call: cst.Call, source: cst.Call, ctx: MatchContext) -> None:
+        """``buf.copy_(torch.from_numpy(arr))``: the host tensor is built in the call itself. Not into
+        host memory (a pinned staging buffer, a CPU tensor, a pageable field: decided at the class's end)."""
+        dest = strip(call.func.value)
+        while type(dest) is cst.Subscript:
+            dest = dest.value
+        if on_host(dest, ctx.oracle):
+            return
+        root = source
+        while type(root) is cst.Call and not is_factory_call(root, ctx.imports, ctx.oracle.default_device) \
+                and type(root.func) is cst.Attribute:
+            root = root.func.value
+        name = resolve(root.func, ctx.imports) + "(...)" if type(root) is cst.Call else "a host tensor"
+        attr = ctx.oracle.is_self_attr(dest)
+        if attr is None:
+            ctx.report(self.rule, call, name)
+        else:
+            self.uses[PAGEABLE_SOURCE].append((ctx.defer(self.rule, call, name), attr))
 
     def note_field(self, target: cst.BaseExpression, value: cst.BaseExpression, ctx: MatchContext) -> None:
         """``self.w = ...`` in a method: what it says of where the field lives (:mod:`..loadedfields`)."""
@@ -161,8 +187,13 @@ class HostCopy(Matcher):
             elif decided:
                 ctx.emit(use[0])
         self.field_uses = waiting
+        pinned = ctx.oracle.cls.pinned_attrs if ctx.oracle.cls is not None else set()
         for attr, pending in self.uses.items():
-            if attr in host_attrs:
+            if attr == PAGEABLE_SOURCE:
+                for report, destination in pending:
+                    if destination not in host_attrs and destination not in pinned:
+                        ctx.emit(report)
+            elif attr in host_attrs:
                 for report, destination in pending:
                     if destination not in host_attrs:  # host to host is no transfer
                         ctx.emit(report)

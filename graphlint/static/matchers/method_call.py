@@ -20,6 +20,7 @@ from graphlint.static.cputensors import on_host
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import CALL_PARAMS, CallConditions
 from graphlint.static.names import is_imported_root
+from graphlint.static.weightargs import converts
 
 
 class MethodCall(Matcher):
@@ -49,7 +50,7 @@ class MethodCall(Matcher):
             return  # ``pinned.numpy()``, ``done.cpu().tolist()``: host memory, no sync
         if self.receiver == "tensor" and not ctx.oracle.is_tensor(func.value):
             return
-        if self.receiver == "weight" and not ctx.oracle.is_weight(func.value):
-            return
+        if self.receiver == "weight" and not (ctx.oracle.is_weight(func.value) and converts(node)):
+            return  # ``w.contiguous()`` returns the weight itself; of ``w.t()`` it copies every element
         if self.conditions.holds(node, ctx, offset=1):
             ctx.report(self.rule, node, f".{func.attr.value}()")
