@@ -42,3 +42,23 @@ def test_compile_tests_are_conditions_not_guards():
     assert compile_condition(cst.parse_expression("not torch._dynamo.is_compiling()"), IMPORTS) == ("not", COMPILING)
     assert compile_condition(cst.parse_expression("is_compiling()"), {}) is None
     assert guarded_branch(cst.parse_expression("not torch.compiler.is_compiling()"), IMPORTS, ()) is None
+
+
+def test_a_placement_keyword_is_no_callback():
+    """``torch.zeros(n, device=self.device)``: a field handed over as a device is data, never called back --
+    a points-to that cannot tell the field from a model (vllm-i64's engine, built through ``**kwargs``) made
+    every model's forward a callback of the cache and left the eager values of their parameters open."""
+    from static_helpers import summarize
+
+    src = (
+        "import threading\nimport torch\n\n"
+        "class Cache:\n"
+        "    def read(self, n):\n"
+        "        threading.Thread(target=self.flush).start()\n"
+        "        return torch.zeros(n, device=self.device, dtype=self.dtype)\n\n"
+        "    def flush(self):\n"
+        "        pass\n"
+    )
+    [summary] = summarize({"cache.py": src})
+    refs = {site.expr for site in summary.data.functions["Cache.read"].calls if site.reference}
+    assert refs == {("a", ("n", "self"), "flush")}
