@@ -16,8 +16,12 @@
   ``input_ids.shape[1] > 1``: :mod:`.tokendims`) -- the decode step feeds one token per sequence,
   so those bodies run for the prompt only; same ``not``/``and`` logic;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
-  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
+  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...`` (also beside a
+  CUDA test, ``if q.is_cuda and ...capturing():``: a capture records CUDA work only), and the rest
   after ``if not self.verbose: return`` (a debug helper called from the step);
+- ``if not torch.compiler.is_compiling():`` is no guard but a branch condition (:func:`compile_condition`):
+  a compiled function's trace never takes it, an eager run or an uncompiled capture always does, so
+  the link decides it per context from what reaches the function (:func:`.link.uncompiled_only`);
 - lazy initialisation, one-time flags, countdowns and guards a method disarms run once per
   generation: :mod:`.runonce`;
 - ``if self.extra is not None:`` where no analysed code ever gives ``extra`` a value (an option
