@@ -248,8 +248,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
             _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                    cold, host_results[3])
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
-                              {"eager": eager_compiled, "host": host_compiled, "graph": spread(
-                                  captured_roots, self.graph_calls, prefill | replaying, compiled_roots)[1]}, points, after,
+                              {"eager": eager_compiled, "host": host_compiled, "graph": spread(captured_roots,
+                               self.graph_calls, prefill | replaying, compiled_roots)[1]}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},

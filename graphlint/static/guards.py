@@ -73,7 +73,8 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
         sides = (guarded_branch(test.left, imports, guards, prefill),
                  guarded_branch(test.right, imports, guards, prefill))
         if type(test.operator) is cst.And:  # ``x.is_cuda and capturing()``: a capture runs on CUDA only
-            if "orelse" in sides and all(s == "orelse" or on_cuda(t, imports) for s, t in zip(sides, (test.left, test.right))):
+            cuda = [s == "orelse" or on_cuda(t, imports) for s, t in zip(sides, (test.left, test.right))]
+            if "orelse" in sides and all(cuda):
                 return "orelse"
             return "body" if "body" in sides else None
         # ``a or not x.requires_grad``: one side always true makes the test true; both false, false
