@@ -46,8 +46,8 @@ def test_compile_tests_are_conditions_not_guards():
 
 def test_a_placement_keyword_is_no_callback():
     """``torch.zeros(n, device=self.device)``: a field handed over as a device is data, never called back --
-    a points-to that cannot tell the field from a model (vllm-i64's engine, built through ``**kwargs``) made
-    every model's forward a callback of the cache and left the eager values of their parameters open."""
+    where the points-to cannot tell the field from a model (vllm-i64's paged cache), every model's forward
+    became a callback of the cache and the eager values of its parameters opened."""
     from static_helpers import summarize
 
     src = (
