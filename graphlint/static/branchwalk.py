@@ -47,7 +47,8 @@ class BranchWalker:
         self.expr(stmt.test)
         self.tested(stmt.test)
         self.flows.use(stmt.test)
-        test, outer_cond = self.values.condition(stmt.test, self.oracle.fn.shapes), self.values.cond
+        test = self.guards.compiling(stmt.test) or self.values.condition(stmt.test, self.oracle.fn.shapes)
+        outer_cond = self.values.cond
         before, sides = self.values.branch(), []
         self.branching += 1
         try:

@@ -34,6 +34,8 @@ from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"
 GRAPH_CALLS = frozenset((*GRAPHED_CALLS, *COMPILE_CALLS))
+#: keywords that hand over data, never a callback: torch's placement and layout arguments
+DATA_KEYWORDS = frozenset(("device", "dtype", "layout", "memory_format", "pin_memory", "requires_grad", "non_blocking"))
 
 
 class Position(Protocol):
@@ -173,6 +175,8 @@ class CallRecorder:
         via = self.at.call_expr or (("i", self.at.call_name) if self.at.call_name else None)
         for arg in call.args:
             value = arg.value
+            if arg.keyword is not None and arg.keyword.value in DATA_KEYWORDS:
+                continue  # ``torch.zeros(n, device=self.device)``: a placement, never called back
             if type(value) is cst.Attribute and type(value.value) is cst.Name and value.value.value == "self":
                 self.add_call(("a", ("n", "self"), value.attr.value), reference=True, via=via)
             elif type(value) is cst.Name and (value.value in self.local_names or value.value in self.tables):

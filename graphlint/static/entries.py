@@ -39,11 +39,10 @@ Hot means "what the GPU does every token", in one of three contexts:
   and what it calls outside the model step is the engine's *host logic* (between replays, once
   the step is captured): rules marked ``eager_host: false`` skip it.
 
-Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``,
-``*dummy*``, ``setup*``, ``*profile*``, any function that captures, and a function that runs
-captured code eagerly but is only called by such functions), ``test_*`` functions, kernel-DSL
-code. ``torch.compile``\\ d code (any mode) is also *compiled*: its allocations are inductor's,
-not per-step allocations (rules with ``in_compiled: false``).
+Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``, ``*dummy*``,
+``setup*``, ``*profile*``, any function that captures, and a function that runs captured code eagerly but is
+only called by such functions), ``test_*`` functions, kernel-DSL code. ``torch.compile``\\ d code (any mode) is
+also *compiled*, per context: inductor's allocations (``in_compiled: false``), no ``if not is_compiling():``.
 """
 
 from __future__ import annotations
@@ -249,7 +248,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
             _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
                                    cold, host_results[3])
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
-                              {"eager": eager_compiled, "host": host_compiled}, points, after,
+                              {"eager": eager_compiled, "host": host_compiled, "graph": spread(captured_roots,
+                               self.graph_calls, prefill | replaying, compiled_roots)[1]}, points, after,
                               multi_device=called_per_device(self.calls), eager_host=eager_host,
                               guessed=guessed_only, unused=unused_only, eager_results=results,
                               advanced_attrs={a for i in self.infos for a in i.advanced_attrs},

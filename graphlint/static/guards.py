@@ -16,8 +16,12 @@
   ``input_ids.shape[1] > 1``: :mod:`.tokendims`) -- the decode step feeds one token per sequence,
   so those bodies run for the prompt only; same ``not``/``and`` logic;
 - ``if not torch.cuda.is_current_stream_capturing():``: eager-only by construction; so is the
-  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...``, and the rest
+  rest of a block after ``if torch.cuda.is_current_stream_capturing(): return ...`` (also beside a
+  CUDA test, ``if q.is_cuda and ...capturing():``: a capture records CUDA work only), and the rest
   after ``if not self.verbose: return`` (a debug helper called from the step);
+- ``if not torch.compiler.is_compiling():`` is no guard but a branch condition (:func:`compile_condition`):
+  a compiled function's trace never takes it, an eager run or an uncompiled capture always does, so
+  the link decides it per context from what reaches the function (:func:`.link.uncompiled_only`);
 - lazy initialisation, one-time flags, countdowns and guards a method disarms run once per
   generation: :mod:`.runonce`;
 - ``if self.extra is not None:`` where no analysed code ever gives ``extra`` a value (an option
@@ -51,6 +55,10 @@ from graphlint.static.stopchecks import finishes_rows
 from graphlint.static.tokendims import token_length
 
 CAPTURING_PREDICATE = "torch.cuda.is_current_stream_capturing"
+#: true while torch.compile traces (dynamo folds them to a constant): the condition :func:`compile_condition` gives
+COMPILE_PREDICATES = frozenset(("torch.compiler.is_compiling", "torch._dynamo.is_compiling",
+                                "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling"))
+COMPILING = ("compiling",)
 _POSITIONS = name_matcher(POSITION_NAMES)
 ENV_READERS = ("os.environ.get", "os.getenv")
 
@@ -64,7 +72,10 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
     if type(test) is cst.BooleanOperation:
         sides = (guarded_branch(test.left, imports, guards, prefill),
                  guarded_branch(test.right, imports, guards, prefill))
-        if type(test.operator) is cst.And:
+        if type(test.operator) is cst.And:  # ``x.is_cuda and capturing()``: a capture runs on CUDA only
+            cuda = [s == "orelse" or on_cuda(t, imports) for s, t in zip(sides, (test.left, test.right))]
+            if "orelse" in sides and all(cuda):
+                return "orelse"
             return "body" if "body" in sides else None
         # ``a or not x.requires_grad``: one side always true makes the test true; both false, false
         return "orelse" if "orelse" in sides else "body" if sides == ("body", "body") else None
@@ -76,6 +87,32 @@ def guarded_branch(test: cst.BaseExpression, imports: dict[str, str], guards: Se
     if name is not None and _matches(name, guards):
         return "body"
     return _prefill_branch(test, prefill) if prefill else None
+
+
+def on_cuda(test: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """``x.is_cuda`` / ``torch.cuda.is_available()`` / ``x.device.type == "cuda"``: true in every captured step
+    (a CUDA graph records CUDA work only), so beside the capturing test it leaves the ``else`` eager-only."""
+    if type(test) is cst.Attribute:
+        return test.attr.value == "is_cuda"
+    if type(test) is cst.Call:
+        return not test.args and resolve(test.func, imports) == "torch.cuda.is_available"
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Equal:
+        sides = (test.left, test.comparisons[0].comparator)
+        return any(type(a) is cst.Attribute and a.attr.value == "type" and type(b) is cst.SimpleString
+                   and b.evaluated_value == "cuda" for a, b in (sides, sides[::-1]))
+    return False
+
+
+def compile_condition(test: cst.BaseExpression, imports: dict[str, str]) -> tuple | None:
+    """``torch.compiler.is_compiling()`` -> :data:`COMPILING`, ``not ...`` -> its negation: a branch condition
+    the link decides per context (a compiled function's trace never takes ``if not is_compiling():``,
+    an eager or captured-uncompiled run always does: :func:`.link.uncompiled_only`)."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = compile_condition(test.expression, imports)
+        return ("not", inner) if inner is not None else None
+    if type(test) is cst.Call and not test.args and resolve(test.func, imports) in COMPILE_PREDICATES:
+        return COMPILING
+    return None
 
 
 def main_test(test: cst.BaseExpression) -> bool:
@@ -267,6 +304,9 @@ class Guards:
 
     def branch(self, test: cst.BaseExpression) -> str | None:
         return guarded_branch(test, self.imports, self.guards, self.prefill)
+
+    def compiling(self, test: cst.BaseExpression) -> tuple | None:
+        return compile_condition(test, self.imports)
 
     def runs_once(self, stmt: cst.If, fn) -> bool:
         """Its body is setup, not the step: lazy initialisation, a branch that clears its own flag,

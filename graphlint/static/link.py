@@ -16,6 +16,7 @@ from graphlint.static.contexts import FuncId, bfs
 from graphlint.static.decode_path import DecodePath, decode_path, hot_map
 from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
+from graphlint.static.guards import COMPILING
 from graphlint.static.hotreceivers import HotReceivers
 from graphlint.static.index import Index
 from graphlint.static.lazyfields import settled
@@ -259,9 +260,11 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                 continue  # lazy set-up of an object that lives across steps (:mod:`.perstep`)
             if fn is not None and fn.device_code and rule.params.get("scope") != "anywhere":
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
-            placed = contexts.placement.place(rule, (info.path, cand.function), cand,
-                                              captured is None or not captured.dead_candidate(info.path, cand),
-                                              eager is None or not eager.dead_candidate(info.path, cand))
+            fid = (info.path, cand.function)
+            compiled = uncompiled_only(fid, cand, contexts.placement.compiled_only)
+            graph_ok = "graph" not in compiled and (captured is None or not captured.dead_candidate(info.path, cand))
+            eager_ok = "eager" not in compiled and (eager is None or not eager.dead_candidate(info.path, cand))
+            placed = contexts.placement.place(rule, fid, cand, graph_ok, eager_ok)
             if placed is None:
                 continue
             chain, severity, note = placed
@@ -273,3 +276,12 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
             )
             findings.setdefault(finding.sort_key(), finding)
     return [findings[k] for k in sorted(findings)]
+
+
+def uncompiled_only(fid: FuncId, cand, compiled_only: dict[str, set[FuncId]]) -> set[str]:
+    """The contexts a candidate under ``if not torch.compiler.is_compiling():`` never runs in: those that reach
+    its function only through ``torch.compile`` (the trace folds the test to True and skips the branch). Where an
+    eager run or an uncompiled capture reaches it too, the branch runs there and keeps that context's severity."""
+    if ("not", COMPILING) not in cand.cond:
+        return set()
+    return {ctx for ctx, fids in compiled_only.items() if fid in fids}
