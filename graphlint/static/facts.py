@@ -364,6 +364,9 @@ class ModuleInfo(Compact):
     #: ``owned_stores``: the same, each with the object it stores into where known (:mod:`.selffields`)
     field_stores: dict[str, list] = field(default_factory=dict)
     owned_stores: dict[str, list] = field(default_factory=dict)
+    #: field name -> whether every store of it in this file is a tensor not known to be on the host (a
+    #: literal ``None`` aside; "*": a ``setattr`` with a computed name): :func:`.fieldstores.tensor_fields`
+    tensor_stores: dict[str, bool] = field(default_factory=dict)
     #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
     advanced_attrs: set[str] = field(default_factory=set)
     #: what ``try: ... except ImportError`` imports (dotted): an optional kernel (:mod:`.unresolvedkinds`)

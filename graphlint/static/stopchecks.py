@@ -159,7 +159,8 @@ def _names_end(node: cst.BaseExpression) -> bool:
 
 def _counts_length(node: cst.BaseExpression) -> bool:
     """Whether a side mentions a row's length or position by name (``bucket.kv_cache_len + k``)."""
-    return any(ROW_LENGTH.search(n.value) for n in preorder(node) if type(n) is cst.Name)
+    return any(ROW_LENGTH.search(n.value if type(n) is cst.Name else n.attr.value)
+               for n in preorder(node) if type(n) in (cst.Name, cst.Attribute))
 
 
 def _names_bound(node: cst.BaseExpression) -> bool:
