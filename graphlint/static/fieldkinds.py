@@ -17,7 +17,8 @@ Flow-insensitive and per class field, as the points-to reads objects:
   and the field is unknown (a store ``obj.f = v`` from outside the class is not looked for). A
   literal ``None``/``True``/``False`` (or a field left at its default) is a placeholder that joins
   with anything, as ``return None`` does (:mod:`.valuekinds`): ``finished=False`` while the prompt
-  is echoed, a tensor once tokens are sampled.
+  is echoed, a tensor once tokens are sampled. A plain class's field nothing else decides is a device
+  tensor when every store of its name anywhere is one (:func:`.fieldstores.tensor_fields`).
 - a counter (:attr:`.facts.ClassInfo.counters`: ``self.offset += n`` in a method) is a per-step
   int, and so is what a method returns from one (``cache.usable_length()``, spelled with ``()``).
 - which class a receiver is: ``self.x`` whose every store in its class is a project class's
