@@ -192,7 +192,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         # its own output (:mod:`.loopsteps`)
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
         steps |= {fid for fid in object_steps(self.index, self.by_path, self.recorded_roots()) if self.fn(fid).device_work}
-        steps |= fed_model_methods(self, steps)
+        steps |= fed_model_methods(self, steps, callers)
         steps -= self.calibrating  # a calibration model's forward runs no decode step (:mod:`.calibration`)
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration

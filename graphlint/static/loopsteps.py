@@ -8,22 +8,30 @@ authors like -- reaches no ``forward`` through it, so the loop that feeds it its
 like no decode loop and the loop around it (a chat loop over prompts) was taken for the per-token
 one, with the prefill and the set-up it runs once per prompt. The evidence here is the loop's and
 the class's together: a method doing device work, of a class whose ``forward`` is a model step,
-called by a loop that feeds what it returns back into it (:mod:`.loops`), is that model's step."""
+called by a loop that feeds what it returns back into it (:mod:`.loops`), is that model's step --
+when no call of that loop reaches a model step already: beside ``logits = self(ids)`` (a forward,
+a replay), ``ids = self.sample(logits)`` is the host's sampling around the step, not a step."""
 
 from __future__ import annotations
 
-from graphlint.static.contexts import FuncId
+from graphlint.static.contexts import FuncId, reaching
 
 
-def fed_model_methods(disc, steps: set[FuncId]) -> set[FuncId]:
-    """The methods loops feed back that belong to a model whose ``forward`` is in ``steps``."""
+def fed_model_methods(disc, steps: set[FuncId], callers: dict[FuncId, list[FuncId]]) -> set[FuncId]:
+    """The methods loops feed back that belong to a model whose ``forward`` is in ``steps``, in
+    loops none of whose calls reaches a model step (``steps``, ``callers``: the call graph upwards)."""
     found: set[FuncId] = set()
+    reach = None
     for info in disc.infos:
         for qual, fn in info.functions.items():
             for loop in fn.loops:
-                for target in disc.loop_targets(info, qual, loop):
-                    if target not in steps and target not in found and _model_method(disc, target, steps):
-                        found.add(target)
+                targets = disc.loop_targets(info, qual, loop)
+                methods = [t for t in targets if t not in steps and _model_method(disc, t, steps)]
+                if not methods:
+                    continue
+                reach = reaching(steps, callers) if reach is None else reach
+                if not any(t in reach for t in targets):
+                    found.update(methods)
     return found
 
 
