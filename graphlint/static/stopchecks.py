@@ -94,6 +94,9 @@ def _end_test(test: cst.BaseExpression, binds: "_Binds | None" = None) -> bool:
     if type(test) is not cst.Call or called_name(test.func) != "any":
         return False
     operand = test.func.value if type(test.func) is cst.Attribute else test.args[0].value if test.args else None
+    if binds is not None and type(operand) is cst.Name:  # ``finished.any()``: a mask named for ending rows,
+        # not ``need_resample = keep & (tok == eos)`` (rows that drew an end token too early draw again)
+        return bool(STOP_FLAG.search(operand.value)) and _ends(operand, binds, frozenset())
     if binds is not None:
         return operand is not None and _ends(operand, binds, frozenset())
     return type(operand) is cst.Comparison and len(operand.comparisons) == 1 \
