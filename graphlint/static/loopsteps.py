@@ -10,7 +10,8 @@ one, with the prefill and the set-up it runs once per prompt. The evidence here 
 the class's together: a method doing device work, of a class whose ``forward`` is a model step,
 called by a loop that feeds what it returns back into it (:mod:`.loops`), is that model's step --
 when no call of that loop reaches a model step already: beside ``logits = self(ids)`` (a forward,
-a replay), ``ids = self.sample(logits)`` is the host's sampling around the step, not a step."""
+a replay), ``ids = self.sample(logits)`` is the host's sampling around the step, not a step;
+and a loop in a method of a model itself (positions built segment by segment) is no decode loop."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def fed_model_methods(disc, steps: set[FuncId], callers: dict[FuncId, list[FuncI
     reach = None
     for info in disc.infos:
         for qual, fn in info.functions.items():
+            if fn.cls and fn.cls in info.classes and _has_forward(disc, (info, fn.cls), steps):
+                continue  # a loop inside a model (a position table built over segments), no decode loop
             for loop in fn.loops:
                 targets = disc.loop_targets(info, qual, loop)
                 methods = [t for t in targets if t not in steps and _model_method(disc, t, steps)]
@@ -42,5 +45,9 @@ def _model_method(disc, target: FuncId, steps: set[FuncId]) -> bool:
     owner = disc.by_path[target[0]]
     if method.cls not in owner.classes:
         return False
-    forward = disc.index.find_method((owner, method.cls), "forward")
+    return _has_forward(disc, (owner, method.cls), steps)
+
+
+def _has_forward(disc, ref, steps: set[FuncId]) -> bool:
+    forward = disc.index.find_method(ref, "forward")
     return forward is not None and (forward[0].path, forward[1]) in steps
