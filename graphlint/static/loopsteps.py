@@ -25,8 +25,8 @@ def fed_model_methods(disc, steps: set[FuncId], callers: dict[FuncId, list[FuncI
     reach = None
     for info in disc.infos:
         for qual, fn in info.functions.items():
-            if fn.cls and fn.cls in info.classes and _has_forward(disc, (info, fn.cls), steps):
-                continue  # a loop inside a model (a position table built over segments), no decode loop
+            if fn.cls and fn.cls in info.classes and disc.index.find_method((info, fn.cls), "forward") is not None:
+                continue  # a loop inside a module (its layers, a position table built over segments)
             for loop in fn.loops:
                 targets = disc.loop_targets(info, qual, loop)
                 methods = [t for t in targets if t not in steps and _model_method(disc, t, steps)]
