@@ -21,23 +21,21 @@ Hot means "what the GPU does every token", in one of three contexts:
   constructors call (a warm-up loop of replays, a check after each capture), a function that
   captures outside a capture branch (a capture routine), prefill-only branches (:mod:`.guards`)
   and once-per-request code outside the step loop.
-- **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(...,
-  capturable=False)``; a per-token loop's body (see :mod:`.loops`: it carries what its call
-  produced into the next iteration) whose call reaches a model step -- a ``forward``, a ``__call__``
-  or a ``*decode*`` function doing device work, or a captured callable -- not through set-up code
-  (a constructor checking a layer with one forward runs once) (the innermost such loop: one whose
-  every model call runs a decode loop of its own is an outer loop, cold: :mod:`.outerloops`; one
-  that no entry point of the checked paths runs, beside one that an entry point runs, is at most a
-  warning: :meth:`Discovery.unused`);
-  a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a
-  guess: an eager twin or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token
-  loop) -- every function matching ``hot-names`` that nothing in the analysed files calls (the
-  fallback, not the rule: a scheduler loop named ``decode()`` or an encoder's ``forward`` is an
-  entry only in an engine with no such evidence; a ``_prepare_decoder_inputs`` that
-  ``generate()`` calls once, before its loop, is hot only if its caller is). Those are guesses
-  (``Entry.guessed``): what only they reach is at most a warning. The per-token loops' own code
-  and what it calls outside the model step is the engine's *host logic* (between replays, once
-  the step is captured): rules marked ``eager_host: false`` skip it.
+- **eager**: an eager decode path, every rule strictly: ``--entry`` / ``entry``; ``Region(..., capturable=False)``;
+  a per-token loop's body (see :mod:`.loops`: it carries what its call produced into the next iteration) whose call
+  reaches a model step -- a ``forward``, a ``__call__`` or a ``*decode*`` function doing device work, a model's
+  method the loop feeds back (:mod:`.loopsteps`), or a captured callable -- not through set-up code (a constructor
+  checking a layer with one forward runs once) (the innermost such loop: one whose every model call runs a decode
+  loop of its own is an outer loop, cold: :mod:`.outerloops`; one that no entry point of the checked paths runs,
+  beside one that an entry point runs, is at most a warning: :meth:`Discovery.unused`);
+  a hot-named function that runs a captured callable eagerly and that nothing analysed calls (a guess: an eager twin
+  or user API of the captured step); and -- only without evidence (nothing captured or replayed, no per-token loop)
+  -- every function matching ``hot-names`` that nothing in the analysed files calls (the fallback, not the rule: a
+  scheduler loop named ``decode()`` or an encoder's ``forward`` is an entry only in an engine with no such evidence;
+  a ``_prepare_decoder_inputs`` that ``generate()`` calls once, before its loop, is hot only if its caller is).
+  Those are guesses (``Entry.guessed``): what only they reach is at most a warning. The per-token loops' own code
+  and what it calls outside the model step is the engine's *host logic* (between replays, once the step is
+  captured): rules marked ``eager_host: false`` skip it.
 
 Never entries: setup, warm-up and capture functions (``__init__``, ``*warm*``, ``*capture*``, ``*dummy*``,
 ``setup*``, ``*profile*``, any function that captures, and a function that runs captured code eagerly but is
@@ -61,6 +59,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
+from graphlint.static.loopsteps import fed_model_methods
 from graphlint.static.mathroots import MathRoots
 from graphlint.static.restaged import same_params
 from graphlint.static.hoststeps import HostSteps
@@ -187,11 +186,12 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
-        # a function installed as a library module's forward is one (:mod:`.installed`: ``layer.forward =
-        # types.MethodType(shifted_attention, layer)``), whatever its name
+        # whatever their names: a function installed as a library module's forward (:mod:`.installed`), a captured
+        # method of an object holding tensors and its overrides (:mod:`.objectsteps`), a model's method a loop feeds
+        # its own output (:mod:`.loopsteps`)
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
-        # a captured method of an object holding tensors, and its overrides, whatever its name (:mod:`.objectsteps`)
         steps |= {fid for fid in object_steps(self.index, self.by_path, self.recorded_roots()) if self.fn(fid).device_work}
+        steps |= fed_model_methods(self, steps, callers)
         steps -= self.calibrating  # a calibration model's forward runs no decode step (:mod:`.calibration`)
         # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
         # runs once: a loop reaching the model only through such code runs no model step per iteration

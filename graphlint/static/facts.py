@@ -355,14 +355,14 @@ class ModuleInfo(Compact):
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
-    #: fields set back to ``None`` outside ``__init__``: their lazy initialisation is not one-time (:mod:`.lazyfields`)
-    none_resets: set[str] = field(default_factory=set)
+    none_resets: set[str] = field(default_factory=set)  # fields set back to None outside __init__ (:mod:`.lazyfields`)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
     #: field name -> the :mod:`.valuefacts` values this file stores into it (``obj.x = v``, ``self.x = param``);
     #: ``owned_stores``: the same, each with the object it stores into where known (:mod:`.selffields`)
     field_stores: dict[str, list] = field(default_factory=dict)
     owned_stores: dict[str, list] = field(default_factory=dict)
+    tensor_stores: dict[str, bool] = field(default_factory=dict)  # each store a device tensor? (fieldstores)
     #: attributes advanced in place (``cache.seq_len += n``): per-step state (:mod:`.stepflow`)
     advanced_attrs: set[str] = field(default_factory=set)
     #: what ``try: ... except ImportError`` imports (dotted): an optional kernel (:mod:`.unresolvedkinds`)

@@ -17,7 +17,8 @@ Flow-insensitive and per class field, as the points-to reads objects:
   and the field is unknown (a store ``obj.f = v`` from outside the class is not looked for). A
   literal ``None``/``True``/``False`` (or a field left at its default) is a placeholder that joins
   with anything, as ``return None`` does (:mod:`.valuekinds`): ``finished=False`` while the prompt
-  is echoed, a tensor once tokens are sampled.
+  is echoed, a tensor once tokens are sampled. A plain class's field nothing else decides is a device
+  tensor when every store of its name anywhere is one (:func:`.fieldstores.tensor_fields`).
 - a counter (:attr:`.facts.ClassInfo.counters`: ``self.offset += n`` in a method) is a per-step
   int, and so is what a method returns from one (``cache.usable_length()``, spelled with ``()``).
 - which class a receiver is: ``self.x`` whose every store in its class is a project class's
@@ -35,7 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.carried import CARRY, stored_from_outside
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields
+from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields, tensor_fields
 from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
@@ -59,7 +60,7 @@ def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agr
         return {}
     kinds = FieldKinds(infos, index, fields, agreed, receivers)
     hosted = {attr for info in infos for attr, values in info.field_stores.items() if HOST_STORE in values}
-    names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered
+    names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered | kinds.tensored[0]
     out: dict[str, set[str]] = defaultdict(set)
     for attr in sorted(hosted):
         for info, qualname in kinds.host_methods(attr):
@@ -89,6 +90,7 @@ class FieldKinds:
         self._stores: dict[str, list] | None = None
         self._numbered: set[str] | None = None
         self.outside: dict[str, bool] = {}  # field name -> stored on another object somewhere (static.carried)
+        self.tensored = tensor_fields(infos)  # stored a tensor not known on the host, wherever stored
 
     @property
     def built(self) -> dict[tuple[str, str], list[tuple]]:
@@ -193,7 +195,10 @@ class FieldKinds:
                 return UNKNOWN  # a method stores the field too (``self.done = ...``)
             return self._keyword(ref, attr)
         found = self._stored(ref, attr)
-        return HOST if found == UNKNOWN and self._own(ref) and self.host_everywhere(attr) else found
+        if found != UNKNOWN or not self._own(ref):
+            return found  # else every store of the name anywhere: a host tensor, a device tensor
+        return HOST if self.host_everywhere(attr) else TENSOR if attr in self.tensored[0] and not any(
+            c in self.tensored[1] for _, c in (*self.index.mro(ref), *self.index.subclasses(ref))) else UNKNOWN
 
     @staticmethod
     def _record(ref: ClassRef) -> bool:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cputensors import is_cpu_tensor
-from graphlint.static.cstwalk import called_name, preorder
-from graphlint.static.names import dotted_name
+from graphlint.static.cputensors import is_cpu_tensor, on_host
+from graphlint.static.cstwalk import called_name, constant_name, preorder
+from graphlint.static.names import dotted_name, resolve
+from graphlint.static.oncebound import binding_counts
 from graphlint.static.valueatoms import literal
 
 
@@ -104,6 +105,55 @@ def _hosted(walker, attr: str, value: cst.BaseExpression | None) -> tuple | None
     return HOST_STORE if is_cpu_tensor(value, walker.oracle) else None
 
 
+def _tensor_store(walker, attr: str, value: cst.BaseExpression | None, placeholder: bool = False) -> None:
+    """Note whether a store into ``attr`` is a tensor not known to be on the host (``obj.pos =
+    counter[:1]``, ``self.mask = torch.zeros(n, device=d)``); a literal ``None`` (``placeholder``,
+    ``obj.f = None``) says nothing, anything else -- a parameter no annotation types, a number, an
+    unknown value -- makes the field no tensor field."""
+    if placeholder or type(value) is cst.Name and value.value == "None":
+        return
+    oracle = walker.oracle
+    tensor = value is not None and (oracle.is_tensor(value) or _device_constant(oracle, value)) \
+        and not on_host(value, oracle) and not (type(value) is cst.Name and value.value in oracle.fn.presumed)
+    stores = walker.info.tensor_stores
+    stores[attr] = stores.get(attr, True) and tensor
+
+
+def _device_constant(oracle, value: cst.BaseExpression) -> bool:
+    """``KV_LEN[:n]`` where the function binds ``KV_LEN`` only to ``torch.zeros(..., device=d)``: an
+    UPPER_CASE local is no tensor to the walk (a kernel's meta-parameter by convention), but one a
+    torch factory places on a device, sliced into an object's field, is that device tensor."""
+    while type(value) is cst.Subscript:
+        value = value.value
+    defn = oracle.fn.defn
+    if not (type(value) is cst.Name and constant_name(value) and defn is not None):
+        return False
+    found = [node.value for node in preorder(defn) if type(node) is cst.Assign
+             for t in node.targets if type(t.target) is cst.Name and t.target.value == value.value]
+    if oracle.fn.bindings is None:
+        oracle.fn.bindings = binding_counts(defn)
+    return bool(found) and len(found) == oracle.fn.bindings.get(value.value, 0) and all(
+        type(v) is cst.Call and (resolve(v.func, oracle.imports) or "").startswith("torch.") and any(
+            a.keyword is not None and a.keyword.value == "device" and not on_host(v, oracle) for a in v.args)
+        for v in found)
+
+
+def tensor_fields(infos) -> tuple[set[str], set[str]]:
+    """(field names every store of which anywhere in the project is a tensor not known to be on the
+    host, a literal ``None`` aside; the classes whose methods ``setattr(self, name, v)`` with a
+    computed name, whose objects may hold anything). By name, over every object, as
+    :func:`number_fields` and :meth:`.fieldkinds.FieldKinds.host_everywhere` decide
+    (:mod:`.fieldkinds` asks it only of a project class whose bases are the project's, when nothing
+    else says what the field holds). A computed ``setattr`` on any other object: no field is one."""
+    marks: dict[str, bool] = {}
+    for info in infos:
+        for attr, tensor in info.tensor_stores.items():
+            marks[attr] = marks.get(attr, True) and tensor
+    if "*" in marks:
+        return set(), set()
+    return {a for a, tensor in marks.items() if tensor and a[:1] != "*"}, {a[1:] for a in marks if a[:1] == "*"}
+
+
 def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
     """``obj.x = v`` anywhere, ``x = v`` in a class body (a class attribute or a dataclass field's
     default: ``("k", class, value)``, unknown once the class is built from ``**kwargs``)."""
@@ -112,6 +162,7 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
         for el in target.elements:
             record_stores(walker, el.value, None)
     elif type(target) is cst.Attribute:
+        _tensor_store(walker, target.attr.value, value)
         stored = _hosted(walker, target.attr.value, value) or _qualified(walker, value)
         _store(info, target.attr.value, stored)
         _own(info, target.attr.value, _self_owner(walker, target.value), stored)
@@ -120,6 +171,7 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
     elif type(target) is cst.Name and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
         stored = ("k", walker.class_stack[-1].qualname, const[1]) if const else None
+        _tensor_store(walker, target.value, value, const is not None and const[1] is None)
         _store(info, target.value, stored)
         _own(info, target.value, None, stored)
 
@@ -137,6 +189,7 @@ def record_construction(walker, call: cst.Call) -> None:
         if arg.star == "**":
             _store(walker.info, "**", ("k", name, None))
         elif arg.keyword is not None:
+            _tensor_store(walker, arg.keyword.value, arg.value)
             stored = _qualified(walker, arg.value)
             _store(walker.info, arg.keyword.value, stored)
             _own(walker.info, arg.keyword.value, ("new", name), stored)
@@ -148,6 +201,11 @@ def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.B
     (key "*") into any field: every field is unknown then (:mod:`.argvalues`). What :mod:`.fieldkinds`
     may still say of such a store is :func:`computed_store`'s."""
     stored = _qualified(walker, value) if key != "*" else computed_store(walker, value, owner)
+    if key != "*":
+        _tensor_store(walker, key, value)
+    else:  # ``setattr(self, name, v)`` in class C stores into C's objects only
+        mine = _self_owner(walker, owner) if owner is not None else None
+        _tensor_store(walker, f"*{mine[1]}" if mine else "*", None)
     _store(walker.info, key, stored)
     filling = owner is not None and name is not None and (_spelled(owner), _spelled(name)) in walker.lacking
     _own(walker.info, key, _self_owner(walker, owner) or (("fill",) if filling else None), stored)

@@ -314,7 +314,7 @@ class Guards:
         its own bound (:mod:`.refresh`), a memo's miss (:mod:`.memoguards`), a branch a row takes once,
         on the step it ends (:func:`.stopchecks.finishes_rows`)."""
         return (is_lazy_init(stmt) or clears_own_flag(stmt) or miss_builds(stmt, fn)
-                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt) or finishes_rows(stmt))
+                or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt) or finishes_rows(stmt, fn))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
         return guarded_ifexp(node, self.imports, self.guards, self.prefill)

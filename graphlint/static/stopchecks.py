@@ -9,6 +9,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import called_name, names_in, preorder, top_small_statements
 from graphlint.static.loopexits import leaves_at_end
+from graphlint.static.oncebound import binding_counts
 from graphlint.static.refresh import disjuncts
 
 
@@ -72,17 +73,20 @@ def exits_at_end(stmt: cst.CSTNode) -> bool:
     return type(stmt) is cst.If and stmt.orelse is None and not exits_loop(stmt) and leaves_at_end(stmt.body)
 
 
-def finishes_rows(stmt: cst.CSTNode) -> bool:
+def finishes_rows(stmt: cst.CSTNode, fn=None) -> bool:
     """``if eos in tokens:`` / ``if (tokens == eos).any():`` (each disjunct such a test) whose arm
     neither leaves the loop nor sets its stop flag (:func:`stops_loop`): it runs on the steps a row
     reaches its end -- the finished rows' bookkeeping, their removal from the batch -- once per
-    row, not per token. The test itself is still the step's."""
+    row, not per token. The test itself is still the step's. With ``fn`` (the function's tensor
+    facts) the test's names are followed to what the function binds them to (:func:`_ends`):
+    ``is_eos = tok == eos; finished = ~retired & (is_eos | is_full)`` then ``if finished.any():``."""
     if type(stmt) is not cst.If or stops_loop(stmt):
         return False
-    return all(_end_test(part) for part in disjuncts(stmt.test))
+    binds = _Binds(fn) if fn is not None and getattr(fn, "defn", None) is not None else None
+    return all(_end_test(part, binds) for part in disjuncts(stmt.test))
 
 
-def _end_test(test: cst.BaseExpression) -> bool:
+def _end_test(test: cst.BaseExpression, binds: "_Binds | None" = None) -> bool:
     """``end in x`` or ``any``/``.any()`` of ``x == end``, ``end`` a value named for ending."""
     if type(test) is cst.Comparison:
         return len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.In \
@@ -90,14 +94,81 @@ def _end_test(test: cst.BaseExpression) -> bool:
     if type(test) is not cst.Call or called_name(test.func) != "any":
         return False
     operand = test.func.value if type(test.func) is cst.Attribute else test.args[0].value if test.args else None
+    if binds is not None and type(operand) is cst.Name:  # ``finished.any()``: a mask named for ending rows,
+        # not ``need_resample = keep & (tok == eos)`` (rows that drew an end token too early draw again)
+        return bool(STOP_FLAG.search(operand.value)) and _ends(operand, binds, frozenset())
+    if binds is not None:
+        return operand is not None and _ends(operand, binds, frozenset())
     return type(operand) is cst.Comparison and len(operand.comparisons) == 1 \
         and type(operand.comparisons[0].operator) is cst.Equal \
         and (_names_end(operand.left) or _names_end(operand.comparisons[0].comparator))
 
 
+#: a bound a row's length reaches when it must end (``max_len``, ``self.max_kv_cache``, ``limit``)
+LENGTH_BOUND = re.compile(r"(^|_)max(_|$)|limit", re.IGNORECASE)
+#: what reaches it: a row's length or position (``lengths``, ``kv_cache_len + k``, ``pos``, ``n_steps``)
+ROW_LENGTH = re.compile(r"len|pos|step|count", re.IGNORECASE)
+
+
+def _ends(node: cst.BaseExpression, binds: "_Binds", seen: frozenset) -> bool:
+    """Whether an element-wise mask is true only for rows ending on this step: ``x == end``, a
+    length or position at its bound (``lengths >= max_len``), ``a & b`` with either side such a mask, ``a | b`` with
+    both, a name every binding of the function makes such a mask (not a flag kept across steps:
+    ``done |= x`` or ``done = zeros(...)`` rebinds it otherwise, and a parameter comes from outside)."""
+    kind = type(node)
+    if kind is cst.Comparison:
+        if len(node.comparisons) != 1:
+            return False
+        op, left, right = node.comparisons[0].operator, node.left, node.comparisons[0].comparator
+        if type(op) is cst.Equal:
+            return _names_end(left) or _names_end(right)
+        if type(op) in (cst.GreaterThan, cst.GreaterThanEqual):
+            return _names_bound(right) and _counts_length(left)
+        return type(op) in (cst.LessThan, cst.LessThanEqual) and _names_bound(left) and _counts_length(right)
+    if kind is cst.BinaryOperation:
+        if type(node.operator) is cst.BitAnd:
+            return _ends(node.left, binds, seen) or _ends(node.right, binds, seen)
+        return type(node.operator) is cst.BitOr and _ends(node.left, binds, seen) and _ends(node.right, binds, seen)
+    if kind is cst.Name and node.value not in seen:
+        values = binds.values(node.value)
+        return bool(values) and all(_ends(v, binds, seen | {node.value}) for v in values)
+    return False
+
+
+class _Binds:
+    """A function's plain bindings, ``name = value``, and whether they are all it binds the name by."""
+
+    def __init__(self, fn):
+        self.fn, self.assigned = fn, None
+
+    def values(self, name: str) -> list:
+        if self.assigned is None:
+            self.assigned = {}
+            for node in preorder(self.fn.defn):
+                if type(node) is cst.Assign:
+                    for target in node.targets:
+                        if type(target.target) is cst.Name:
+                            self.assigned.setdefault(target.target.value, []).append(node.value)
+            if self.fn.bindings is None:
+                self.fn.bindings = binding_counts(self.fn.defn)
+        values = self.assigned.get(name, [])
+        return values if len(values) == self.fn.bindings.get(name, 0) else []
+
+
 def _names_end(node: cst.BaseExpression) -> bool:
     name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
     return bool(END_VALUE.search(name))
+
+
+def _counts_length(node: cst.BaseExpression) -> bool:
+    """Whether a side mentions a row's length or position by name (``bucket.kv_cache_len + k``)."""
+    return any(ROW_LENGTH.search(n.value if type(n) is cst.Name else n.attr.value)
+               for n in preorder(node) if type(n) in (cst.Name, cst.Attribute))
+
+
+def _names_bound(node: cst.BaseExpression) -> bool:
+    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
+    return bool(LENGTH_BOUND.search(name))
 
 
 def mark_stop_reads(raws: list, start: int, body: cst.CSTNode) -> None:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "falseerr"
 
 
-@pytest.mark.parametrize("name", ["rowfinish.py", "lazybuffer.py", "clearedflag.py", "slicelist.py"])
+@pytest.mark.parametrize("name", ["rowfinish.py", "rowfinishnamed.py", "lazybuffer.py", "clearedflag.py", "slicelist.py"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     assert_marked(check_fixture(monkeypatch, tmp_path, FIXTURES, name), FIXTURES, name)
 
@@ -32,3 +32,11 @@ def test_the_end_test_itself_stays_and_the_finished_rows_bookkeeping_goes(monkey
     assert {30, 50} <= lines  # the membership and the reduction: the step's stop tests
     assert not lines & set(range(31, 37)) and not lines & {51, 52}  # the rows that ended, once each
     assert {54} <= lines  # an arm on a test of no end value runs per token
+
+
+def test_a_finish_mask_built_into_names_keeps_its_test_and_drops_its_arm(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "rowfinishnamed.py")
+    lines = {f.line for f in result.findings}
+    assert {36, 52, 65} <= lines  # each loop's test of its mask reads the device
+    assert not lines & {37, 38}  # the finished rows' bookkeeping, once per row
+    assert {53, 66, 80} <= lines  # a mask kept across steps, of no end, not named for ending rows: per token
