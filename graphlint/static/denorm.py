@@ -38,9 +38,9 @@ def _removes(call: cst.BaseExpression, name: str) -> bool:
 
 
 def _picks_types(node: cst.CSTNode, name: str) -> bool:
-    """``isinstance(name, ...)`` anywhere in ``node``: the removal is kept to some layer types, which
-    may not be the wrapped ones (so the tree is not taken for folded)."""
-    return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "isinstance" and n.args
+    """``isinstance(name, ...)`` / ``type(name)`` anywhere in ``node``: the removal is kept to some layer
+    types, which may not be the wrapped ones (so the tree is not taken for folded)."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in ("isinstance", "type") and n.args
                and type(n.args[0].value) is cst.Name and n.args[0].value.value == name for n in preorder(node))
 
 
@@ -69,8 +69,9 @@ def note_call(at, call: cst.Call) -> None:
         ir = at.flows.ir.expr(root) if root is not None else None
         if ir is not None:
             info.denorm.append((qual, "tree", ir, None))
-        elif name in at.flows.scope.call_params()[:1] and not any(g[1] == name for g in at.flows.unless.holds):
-            info.denorm.append((qual, "param", None, None))
+        elif name in at.flows.scope.call_params()[:1] and at.oracle.fn.defn is not None \
+                and not _picks_types(at.oracle.fn.defn, name):
+            info.denorm.append((qual, "param", None, None))  # not ``if not isinstance(m, C): return`` first
         return
     if type(func) is not cst.Attribute or func.attr.value != "apply" or len(call.args) != 1 or call.args[0].keyword:
         return

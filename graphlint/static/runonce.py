@@ -23,7 +23,7 @@ from typing import Callable
 
 import libcst as cst
 
-from graphlint.static.cstwalk import none_compared, preorder, self_attr
+from graphlint.static.cstwalk import called_name, none_compared, preorder, self_attr
 from graphlint.static.growtables import grows_after
 from graphlint.static.memoguards import miss_follows
 from graphlint.static.refresh import disjuncts
@@ -234,10 +234,17 @@ def armed_after(stmt: cst.If, rest: tuple) -> bool:
     return False
 
 
+#: tensors built from the data they are given (not ``torch.zeros(1)``, whose argument is a size)
+DATA_BUILDERS = frozenset(("tensor", "Tensor", "as_tensor", "BoolTensor", "ByteTensor", "IntTensor", "LongTensor",
+                           "FloatTensor"))
+
+
 def _truthy(value: cst.BaseExpression) -> bool:
     """``True``, a nonzero integer, or a tensor built of them alone (``torch.Tensor([True])``)."""
     leaves = [n for n in preorder(value) if type(n) in (cst.Name, cst.Integer)]
     if type(value) is cst.Call:
+        if called_name(value.func) not in DATA_BUILDERS:
+            return False
         leaves = [n for a in value.args for n in preorder(a.value) if type(n) in (cst.Name, cst.Integer, cst.Float)]
     return bool(leaves) and all((type(n) is cst.Name and n.value == "True")
                                 or (type(n) is cst.Integer and n.evaluated_value != 0) for n in leaves)

@@ -94,9 +94,6 @@ def _end_test(test: cst.BaseExpression, binds: "_Binds | None" = None) -> bool:
     if type(test) is not cst.Call or called_name(test.func) != "any":
         return False
     operand = test.func.value if type(test.func) is cst.Attribute else test.args[0].value if test.args else None
-    if binds is not None and type(operand) is cst.Name:  # ``finished.any()``: a mask named for ending rows,
-        # not ``need_resample = keep & (tok == eos)`` (rows that drew an end token too early draw again)
-        return bool(STOP_FLAG.search(operand.value)) and _ends(operand, binds, frozenset())
     if binds is not None:
         return operand is not None and _ends(operand, binds, frozenset())
     return type(operand) is cst.Comparison and len(operand.comparisons) == 1 \
@@ -114,7 +111,10 @@ def _ends(node: cst.BaseExpression, binds: "_Binds", seen: frozenset) -> bool:
     """Whether an element-wise mask is true only for rows ending on this step: ``x == end``, a
     length or position at its bound (``lengths >= max_len``), ``a & b`` with either side such a mask, ``a | b`` with
     both, a name every binding of the function makes such a mask (not a flag kept across steps:
-    ``done |= x`` or ``done = zeros(...)`` rebinds it otherwise, and a parameter comes from outside)."""
+    ``done |= x`` or ``done = zeros(...)`` rebinds it otherwise, and a parameter comes from outside).
+    A name the test itself spells (``seen`` empty) must be named for ending rows: ``finished``, not
+    ``need_resample = keep & (tok == eos)`` (rows that drew an end token too early draw again), alone
+    or in ``(need_resample & valid).any()``; the names its bindings use are vouched for by it."""
     kind = type(node)
     if kind is cst.Comparison:
         if len(node.comparisons) != 1:
@@ -130,6 +130,8 @@ def _ends(node: cst.BaseExpression, binds: "_Binds", seen: frozenset) -> bool:
             return _ends(node.left, binds, seen) or _ends(node.right, binds, seen)
         return type(node.operator) is cst.BitOr and _ends(node.left, binds, seen) and _ends(node.right, binds, seen)
     if kind is cst.Name and node.value not in seen:
+        if not seen and not STOP_FLAG.search(node.value):
+            return False
         values = binds.values(node.value)
         return bool(values) and all(_ends(v, binds, seen | {node.value}) for v in values)
     return False

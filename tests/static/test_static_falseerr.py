@@ -40,3 +40,15 @@ def test_a_finish_mask_built_into_names_keeps_its_test_and_drops_its_arm(monkeyp
     assert {36, 52, 65} <= lines  # each loop's test of its mask reads the device
     assert not lines & {37, 38}  # the finished rows' bookkeeping, once per row
     assert {53, 66, 80} <= lines  # a mask kept across steps, of no end, not named for ending rows: per token
+
+
+def test_a_mask_not_named_for_ending_rows_keeps_its_arm_inside_a_conjunction(monkeypatch, tmp_path):
+    """``(again & valid).any()`` tests the redraw mask as ``again.any()`` does: its arm stays per token."""
+    text = (FIXTURES / "rowfinishnamed.py").read_text()
+    edited = text.replace("        if again.any():", "        if (again & (tokens >= 0)).any():")
+    assert edited != text
+    folder = tmp_path / "fixtures" / "static" / "falseerr"
+    folder.mkdir(parents=True)
+    (folder / "rowfinishnamed.py").write_text(edited)
+    result = check_fixture(monkeypatch, tmp_path / "cfg", folder, "rowfinishnamed.py")
+    assert 80 in {f.line for f in result.findings}  # the redrawn rows' read-back

@@ -92,3 +92,27 @@ def test_the_apis_table_is_validated():
     bad = replace(rule, params={**rule.params, "apis": {"plan": ["plan"]}})
     with pytest.raises(RuleError):
         build_matchers({"GL113": bad})
+
+
+@pytest.mark.parametrize("pick", ["    if isinstance(m, nn.Linear):\n        remove_weight_norm(m)",
+                                  "    if not isinstance(m, nn.Linear):\n        return\n    remove_weight_norm(m)",
+                                  "    if type(m) is nn.Linear:\n        remove_weight_norm(m)"])
+def test_an_apply_callback_kept_to_some_layer_types_folds_no_tree(pick):
+    """``codec.apply(strip)`` where ``strip`` removes the normalisation from linear layers only (in its
+    ``if``, after an early return, by ``type(m)``): the weight-normed convs stay, and so does GL212."""
+    codec = (FIXTURES / "wnloaders" / "applied.py").read_text()
+    loader = f'''
+from torch import nn
+from torch.nn.utils import remove_weight_norm
+from applied import AppliedCodec
+
+def strip(m):
+{pick}
+
+def load(dim):
+    codec = AppliedCodec(dim)
+    codec.apply(strip)
+    return codec
+'''
+    found = [(f.path, f.line) for f in analyze({"applied.py": codec, "loader.py": loader}) if f.rule == "GL212"]
+    assert found == [("applied.py", 28)]

@@ -44,3 +44,18 @@ def test_each_shape_reports_exactly_its_markers_with_their_severity(monkeypatch,
 ])
 def test_contiguous_converts_only_a_transposed_view(code, copies):
     assert converts(cst.parse_expression(code)) is copies
+
+
+@pytest.mark.parametrize("write, arms", [
+    ("self.inited.data.copy_(torch.Tensor([True]))", True),
+    ("self.inited.fill_(1)", True),
+    ("self.inited.data.copy_(torch.tensor([1]))", True),
+    ("self.inited.data.copy_(torch.Tensor([0]))", False),
+    ("self.inited.data.copy_(torch.zeros(1))", False),  # the size, not the value
+    ("self.inited.data.copy_(torch.empty(1))", False),
+])
+def test_only_a_true_value_written_into_the_flag_arms_it(write, arms):
+    from graphlint.static.runonce import armed_after
+
+    body = cst.parse_module(f"def f(self):\n    if self.inited:\n        return\n    {write}\n").body[0].body.body
+    assert armed_after(body[0], body[1:]) is arms
