@@ -9,7 +9,7 @@ import libcst as cst
 from graphlint.static.cputensors import is_cpu_tensor, on_host
 from graphlint.static.cstwalk import called_name, constant_name, preorder
 from graphlint.static.names import dotted_name, resolve
-from graphlint.static.oncebound import binding_counts
+from graphlint.static.oncebound import sole_assignments
 from graphlint.static.valueatoms import literal
 
 
@@ -128,11 +128,8 @@ def _device_constant(oracle, value: cst.BaseExpression) -> bool:
     defn = oracle.fn.defn
     if not (type(value) is cst.Name and constant_name(value) and defn is not None):
         return False
-    found = [node.value for node in preorder(defn) if type(node) is cst.Assign
-             for t in node.targets if type(t.target) is cst.Name and t.target.value == value.value]
-    if oracle.fn.bindings is None:
-        oracle.fn.bindings = binding_counts(defn)
-    return bool(found) and len(found) == oracle.fn.bindings.get(value.value, 0) and all(
+    found = sole_assignments(oracle.fn, value.value)
+    return bool(found) and all(
         type(v) is cst.Call and (resolve(v.func, oracle.imports) or "").startswith("torch.") and any(
             a.keyword is not None and a.keyword.value == "device" and not on_host(v, oracle) for a in v.args)
         for v in found)

@@ -29,7 +29,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, none_compared, preorder
-from graphlint.static.oncebound import binding_counts
+from graphlint.static.oncebound import counts
 
 
 def _owner(node: cst.BaseExpression, local: set[str]) -> bool:
@@ -144,9 +144,7 @@ def _local(fn) -> set[str] | None:
     """The names the function of ``fn`` (its tensor facts) binds; None at module level."""
     if fn.defn is None:
         return None
-    if fn.bindings is None:
-        fn.bindings = binding_counts(fn.defn)
-    return {name for name, count in fn.bindings.items() if count}
+    return {name for name, count in counts(fn).items() if count}
 
 
 def _steady(key: cst.BaseExpression | None, fn) -> bool:

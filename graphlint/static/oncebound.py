@@ -15,16 +15,36 @@ from collections import Counter
 
 import libcst as cst
 
-from graphlint.static.cstwalk import name_children
+from graphlint.static.cstwalk import name_children, preorder
 
 
 def bound_once(facts, name: str) -> bool:
     """Whether ``name`` has exactly one binding in the function ``facts`` walks (``facts.defn``)."""
-    if facts.defn is None:
-        return False
+    return facts.defn is not None and counts(facts)[name] == 1
+
+
+def counts(facts) -> Counter:
+    """How often the function ``facts`` walks binds each name: :func:`binding_counts` of ``facts.defn``,
+    counted the first time anyone asks and kept on ``facts``."""
     if facts.bindings is None:
         facts.bindings = binding_counts(facts.defn)
-    return facts.bindings[name] == 1
+    return facts.bindings
+
+
+def sole_assignments(facts, name: str) -> list[cst.BaseExpression]:
+    """The values of every ``name = value`` in the function ``facts`` walks, when those are all its
+    bindings of ``name`` (no parameter, loop target, augmented assignment...); else none. Collected
+    for every name on the first call and kept on ``facts``."""
+    if facts.assigned is None:
+        assigned: dict[str, list[cst.BaseExpression]] = {}
+        for node in preorder(facts.defn):
+            if type(node) is cst.Assign:
+                for target in node.targets:
+                    if type(target.target) is cst.Name:
+                        assigned.setdefault(target.target.value, []).append(node.value)
+        facts.assigned = assigned
+    values = facts.assigned.get(name, [])
+    return values if len(values) == counts(facts).get(name, 0) else []
 
 
 def binding_counts(defn: cst.CSTNode) -> Counter:

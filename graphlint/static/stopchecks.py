@@ -9,7 +9,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import called_name, names_in, preorder, top_small_statements
 from graphlint.static.loopexits import leaves_at_end
-from graphlint.static.oncebound import binding_counts
+from graphlint.static.oncebound import sole_assignments
 from graphlint.static.refresh import disjuncts
 
 
@@ -82,11 +82,11 @@ def finishes_rows(stmt: cst.CSTNode, fn=None) -> bool:
     ``is_eos = tok == eos; finished = ~retired & (is_eos | is_full)`` then ``if finished.any():``."""
     if type(stmt) is not cst.If or stops_loop(stmt):
         return False
-    binds = _Binds(fn) if fn is not None and getattr(fn, "defn", None) is not None else None
-    return all(_end_test(part, binds) for part in disjuncts(stmt.test))
+    fn = fn if fn is not None and getattr(fn, "defn", None) is not None else None
+    return all(_end_test(part, fn) for part in disjuncts(stmt.test))
 
 
-def _end_test(test: cst.BaseExpression, binds: "_Binds | None" = None) -> bool:
+def _end_test(test: cst.BaseExpression, fn=None) -> bool:
     """``end in x`` or ``any``/``.any()`` of ``x == end``, ``end`` a value named for ending."""
     if type(test) is cst.Comparison:
         return len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.In \
@@ -94,8 +94,8 @@ def _end_test(test: cst.BaseExpression, binds: "_Binds | None" = None) -> bool:
     if type(test) is not cst.Call or called_name(test.func) != "any":
         return False
     operand = test.func.value if type(test.func) is cst.Attribute else test.args[0].value if test.args else None
-    if binds is not None:
-        return operand is not None and _ends(operand, binds, frozenset())
+    if fn is not None:
+        return operand is not None and _ends(operand, fn, frozenset())
     return type(operand) is cst.Comparison and len(operand.comparisons) == 1 \
         and type(operand.comparisons[0].operator) is cst.Equal \
         and (_names_end(operand.left) or _names_end(operand.comparisons[0].comparator))
@@ -107,7 +107,7 @@ LENGTH_BOUND = re.compile(r"(^|_)max(_|$)|limit", re.IGNORECASE)
 ROW_LENGTH = re.compile(r"len|pos|step|count", re.IGNORECASE)
 
 
-def _ends(node: cst.BaseExpression, binds: "_Binds", seen: frozenset) -> bool:
+def _ends(node: cst.BaseExpression, fn, seen: frozenset) -> bool:
     """Whether an element-wise mask is true only for rows ending on this step: ``x == end``, a
     length or position at its bound (``lengths >= max_len``), ``a & b`` with either side such a mask, ``a | b`` with
     both, a name every binding of the function makes such a mask (not a flag kept across steps:
@@ -127,34 +127,14 @@ def _ends(node: cst.BaseExpression, binds: "_Binds", seen: frozenset) -> bool:
         return type(op) in (cst.LessThan, cst.LessThanEqual) and _names_bound(left) and _counts_length(right)
     if kind is cst.BinaryOperation:
         if type(node.operator) is cst.BitAnd:
-            return _ends(node.left, binds, seen) or _ends(node.right, binds, seen)
-        return type(node.operator) is cst.BitOr and _ends(node.left, binds, seen) and _ends(node.right, binds, seen)
+            return _ends(node.left, fn, seen) or _ends(node.right, fn, seen)
+        return type(node.operator) is cst.BitOr and _ends(node.left, fn, seen) and _ends(node.right, fn, seen)
     if kind is cst.Name and node.value not in seen:
         if not seen and not STOP_FLAG.search(node.value):
             return False
-        values = binds.values(node.value)
-        return bool(values) and all(_ends(v, binds, seen | {node.value}) for v in values)
+        values = sole_assignments(fn, node.value)
+        return bool(values) and all(_ends(v, fn, seen | {node.value}) for v in values)
     return False
-
-
-class _Binds:
-    """A function's plain bindings, ``name = value``, and whether they are all it binds the name by."""
-
-    def __init__(self, fn):
-        self.fn, self.assigned = fn, None
-
-    def values(self, name: str) -> list:
-        if self.assigned is None:
-            self.assigned = {}
-            for node in preorder(self.fn.defn):
-                if type(node) is cst.Assign:
-                    for target in node.targets:
-                        if type(target.target) is cst.Name:
-                            self.assigned.setdefault(target.target.value, []).append(node.value)
-            if self.fn.bindings is None:
-                self.fn.bindings = binding_counts(self.fn.defn)
-        values = self.assigned.get(name, [])
-        return values if len(values) == self.fn.bindings.get(name, 0) else []
 
 
 def _names_end(node: cst.BaseExpression) -> bool:

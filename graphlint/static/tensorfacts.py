@@ -83,9 +83,11 @@ class FunctionFacts:
     #: Python numbers: what ``for i in range(n)`` or ``BLOCK_N = 16`` binds, while not rebound, or a
     #: local the function binds once, to a number literal (:mod:`.oncebound`)
     ints: set[str] = field(default_factory=set)
-    #: the function's def, and how often it binds each name (counted when first asked: :mod:`.oncebound`)
+    #: the function's def, how often it binds each name and its plain ``name = value`` assignments
+    #: (collected when first asked: :mod:`.oncebound`)
     defn: object = None
     bindings: object = None
+    assigned: object = None
     #: local -> the ``self`` field it holds a host read of; fields converted to that read (:mod:`.hostconversions`)
     host_reads: dict[str, str] = field(default_factory=dict)
     converted: set[str] = field(default_factory=set)
