@@ -32,9 +32,11 @@ TREE_METHODS = frozenset(("modules", "named_modules"))
 FLAG = "weight-normed:"  # a GL212 report's flag: the wrapping class it enters
 
 
-def _removes(call: cst.BaseExpression, name: str) -> bool:
-    return (type(call) is cst.Call and called_name(call.func) in REMOVERS and bool(call.args)
-            and type(call.args[0].value) is cst.Name and call.args[0].value.value == name)
+def _removed(call: cst.BaseExpression) -> str | None:
+    """The name a removal (``remove_weight_norm(m)``, ``remove_parametrizations(m, "weight")``) applies to."""
+    if type(call) is cst.Call and called_name(call.func) in REMOVERS and call.args and type(call.args[0].value) is cst.Name:
+        return call.args[0].value.value
+    return None
 
 
 def _picks_types(node: cst.CSTNode, name: str) -> bool:
@@ -63,8 +65,8 @@ def _tree_root(name: str, loops: list[cst.CSTNode]) -> cst.BaseExpression | None
 def note_call(at, call: cst.Call) -> None:
     """The walker's call ``call`` (in ``at.func``): a removal, or ``root.apply(callback)``."""
     func, info, qual = call.func, at.info, at.func.qualname
-    if called_name(func) in REMOVERS and call.args and type(call.args[0].value) is cst.Name:
-        name = call.args[0].value.value
+    name = _removed(call)
+    if name is not None:
         root = _tree_root(name, at.loop_nodes)
         ir = at.flows.ir.expr(root) if root is not None else None
         if ir is not None:
@@ -80,7 +82,7 @@ def note_call(at, call: cst.Call) -> None:
         return
     if type(callback) is cst.Lambda:
         params = callback.params.params
-        if params and any(_removes(node, params[0].name.value) for node in _calls_in(callback.body)) \
+        if params and any(_removed(node) == params[0].name.value for node in _calls_in(callback.body)) \
                 and not _picks_types(callback.body, params[0].name.value):
             info.denorm.append((qual, "tree", root, None))
         return
