@@ -34,9 +34,10 @@ FLAG = "weight-normed:"  # a GL212 report's flag: the wrapping class it enters
 
 def _removed(call: cst.BaseExpression) -> str | None:
     """The name a removal (``remove_weight_norm(m)``, ``remove_parametrizations(m, "weight")``) applies to."""
-    if type(call) is cst.Call and called_name(call.func) in REMOVERS and call.args and type(call.args[0].value) is cst.Name:
-        return call.args[0].value.value
-    return None
+    if type(call) is not cst.Call or called_name(call.func) not in REMOVERS or not call.args:
+        return None
+    first = call.args[0].value
+    return first.value if type(first) is cst.Name else None
 
 
 def _picks_types(node: cst.CSTNode, name: str) -> bool:
