@@ -6,7 +6,8 @@ An eager engine's decode step is whatever its per-token loop runs: DeepSeek-styl
 tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, statically:
 
 - it is a ``while`` loop or a ``for`` over ``range(...)`` (loops over layers, experts, batches or
-  devices iterate a collection);
+  devices iterate a collection; ``range`` up to a layer count, its index read, is a layer loop too:
+  :mod:`.layerloops`);
 - a call in its body feeds its own output back: what the call returns (the names its statement
   binds or the container it mutates) flows, through the body's assignments and container stores,
   into a value the call reads on the next iteration (``x = f(x)``; ``logits = model(tokens[:,
