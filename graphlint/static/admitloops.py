@@ -8,8 +8,9 @@ loop ends when the queue is empty (or the batch full), so what the body does -- 
 state slot, its penalty row, its prompt -- runs once per element: a continuous-batching engine's
 admission, called from its per-token loop but costing nothing per token while no request arrives.
 The mirror of :mod:`.retiring` (a request's clean-up as it leaves), handled the same way: its call
-sites are sites of their own (``FunctionInfo.retire_loops``), what only they call and reaches no
-model step is not hot, and a candidate in its body carries ``per-element:<loop>`` and counts only
+sites are sites of their own (``FunctionInfo.retire_loops``; what only they call and reaches no
+model step is no part of a host step's round, :func:`.retiring.retired_only` -- the eager spread still
+reaches it), and a candidate in its body carries ``per-element:<loop>`` and counts only
 where that loop is itself a per-token or serving loop of its function (one that runs the model
 step on each message it takes: :func:`.fixedcounters.off_the_step`). A loop that puts elements
 back into the queue it takes from (a work list, a search frontier) is no admission.

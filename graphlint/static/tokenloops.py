@@ -204,8 +204,8 @@ class TokenLoops:
         its own (a request loop around ``generate()``: :mod:`.outerloops`), nor one with a nested
         loop that calls the model (a request loop around a token stream: the inner loop is the
         step), nor one in a module's own method (:meth:`module_method`). The model is a module's
-        ``forward``/``__call__`` or captured code, not a ``*decode*``-named helper. A loop that never reaches the model (a health check, a start-up
-        wait) is nothing."""
+        ``forward``/``__call__`` or captured code, not a ``*decode*``-named helper. A loop that never
+        reaches the model (a health check, a start-up wait) is nothing."""
         self.serving: dict[FuncId, frozenset[int]] = {}
         inside = set(bfs([(s, (s,)) for s in steps], self.calls))
         # the model a serving loop runs is a module's forward (or captured code), not any
