@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.admitloops import FLAG as PER_ELEMENT
 from graphlint.static.cstwalk import preorder
 
 
@@ -78,9 +79,14 @@ def tag_counter(candidate, loop: tuple[int, bool] | None) -> None:
 def off_the_step(loop_bodies: dict, fid, flags) -> bool:
     """A candidate flagged on a fixed counter of a loop of ``fid`` that is no per-token loop there
     (no eager decode loop and no host step loop, :attr:`.contexts.Placement.loop_bodies`): the loop
-    runs whole inside each step, with the same counter values at every step."""
-    loops = [int(f[len(FLAG):]) for f in flags if f.startswith(FLAG)]
-    return bool(loops) and not any(loops[0] in loop_bodies[kind].get(fid, ()) for kind in ("eager", "host"))
+    runs whole inside each step, with the same counter values at every step. So is one flagged in
+    a loop admitting the element it takes (:mod:`.admitloops`) that is no per-token loop there: its
+    body runs once per element, a request's set-up."""
+    for flag in (FLAG, PER_ELEMENT):
+        loops = [int(f[len(flag):]) for f in flags if f.startswith(flag)]
+        if loops and not any(loops[0] in loop_bodies[kind].get(fid, ()) for kind in ("eager", "host")):
+            return True
+    return False
 
 
 FLAG = "fixed-counter:"

@@ -6,7 +6,8 @@ An eager engine's decode step is whatever its per-token loop runs: DeepSeek-styl
 tok, input_pos); input_pos += 1``. What makes such a loop a *decode* loop, statically:
 
 - it is a ``while`` loop or a ``for`` over ``range(...)`` (loops over layers, experts, batches or
-  devices iterate a collection);
+  devices iterate a collection; ``range`` up to a layer count, its index read, is a layer loop too:
+  :mod:`.layerloops`);
 - a call in its body feeds its own output back: what the call returns (the names its statement
   binds or the container it mutates) flows, through the body's assignments and container stores,
   into a value the call reads on the next iteration (``x = f(x)``; ``logits = model(tokens[:,
@@ -86,6 +87,7 @@ from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_
 from graphlint.static.genloops import handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
                                         names_read, pool_task, self_attr, yields)
+from graphlint.static.layerloops import layer_loop
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, sampled_calls, used_modules
 from graphlint.static.solverloops import note_update, solver_loop
@@ -218,7 +220,8 @@ class LoopTracker(LoopTargets):
         self.field_loops: list[FieldLoop] = []  # loops carrying through fields methods store (:mod:`.fieldcarry`)
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
-        ok = eligible(stmt)
+        layers = isinstance(stmt, cst.For) and layer_loop(stmt)  # a forward's layers: no step loop (:mod:`.layerloops`)
+        ok = eligible(stmt) and not layers
         targets = names_read(stmt.target) if isinstance(stmt, cst.For) else set()
         picked = names_read(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
         for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
@@ -236,7 +239,7 @@ class LoopTracker(LoopTargets):
             self.func.range_loops.append(loop_id)
             if isinstance(stmt, cst.While):
                 self.func.while_loops += (loop_id,)
-        elif isinstance(stmt, cst.For):  # ``for tok in self.stream(...)``: a generator's consumer?
+        elif isinstance(stmt, cst.For) and not layers:  # ``for tok in self.stream(...)``: a generator's consumer?
             iterated(self.func, loop_id, self.loop_frames[-1].where, self.flows.ir, stmt.iter)
 
     def note_handover(self, stmt: cst.Expr | cst.Return) -> None:

@@ -203,9 +203,9 @@ class TokenLoops:
         step itself (a ``while`` in a ``forward``), nor one whose every model call runs a decoder of
         its own (a request loop around ``generate()``: :mod:`.outerloops`), nor one with a nested
         loop that calls the model (a request loop around a token stream: the inner loop is the
-        step). The model is a module's ``forward``/``__call__`` or captured code, not a
-        ``*decode*``-named helper. A loop that never reaches the model (a health check, a start-up
-        wait) is nothing."""
+        step), nor one in a module's own method (:meth:`module_method`). The model is a module's
+        ``forward``/``__call__`` or captured code, not a ``*decode*``-named helper. A loop that never
+        reaches the model (a health check, a start-up wait) is nothing."""
         self.serving: dict[FuncId, frozenset[int]] = {}
         inside = set(bfs([(s, (s,)) for s in steps], self.calls))
         # the model a serving loop runs is a module's forward (or captured code), not any
@@ -216,7 +216,7 @@ class TokenLoops:
             for qual, fn in sorted(info.functions.items()):
                 fid = (info.path, qual)
                 if not fn.serve_loops or fid in graph or fid in inside or fn.captures or fn.device_code \
-                        or self.not_hot(fn.name, fid):
+                        or self.not_hot(fn.name, fid) or self.module_method(info, fn):
                     continue
                 fed = {loop.id for loop in fn.loops} | self.loop_bodies["host"].get(fid, frozenset())
                 for loop in fn.serve_loops:
@@ -235,6 +235,12 @@ class TokenLoops:
                         self.serving[fid] = self.serving.get(fid, frozenset()) | {loop.id}
                         self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
                                  (info.path, loop.where), loops=frozenset((loop.id,)))
+
+    def module_method(self, info: ModuleInfo, fn) -> bool:
+        """A method of a module (its class has a ``forward``): a ``while`` loop there is the model's
+        own (a prompt fed in rounds of equal lengths), part of whatever step calls it, no loop of a
+        server -- as a loop inside a module is no decode loop (:mod:`.loopsteps`)."""
+        return bool(fn.cls) and fn.cls in info.classes and self.index.find_method((info, fn.cls), "forward") is not None
 
     def steps_inside(self, fid: FuncId, loop_id: int, reach: set[FuncId]) -> bool:
         """Whether a loop nested in the loop ``loop_id`` of ``fid`` calls the model: then the step is

@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
+from graphlint.static.admitloops import FLAG as PER_ELEMENT, admits_element
 from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
 from graphlint.static.defaultdevice import device_context
@@ -66,6 +67,8 @@ class RawCandidate:
 
 class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, MatcherDispatch, BranchWalker):
     """Also the ``MatchContext`` the matchers see."""
+
+    admitting: tuple[int, ...] = ()  # the loops admitting the element they take around here (:mod:`.admitloops`)
 
     def __init__(self, path: str, matchers: Sequence[Matcher], options: StaticOptions):
         self.info = ModuleInfo(path=path)
@@ -165,6 +168,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         flags = [f"once:{self.once}"] if self.once else []
         flags.extend((LAZY,) if lazy else ())
         flags.extend(f"first-iter:{loop_id}" for loop_id in self.first_iters)
+        flags.extend(f"{PER_ELEMENT}{loop_id}" for loop_id in self.admitting)
         operand = self.first_operands.get(id(anchor)) if self.first_operands else None
         if operand is not None and operand not in self.first_iters:  # ``if i == 0 and done.any():``
             flags.append(f"first-iter:{operand}")
@@ -325,7 +329,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.values.stored(stmt.target)
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
-        if isinstance(stmt, cst.For) and retires_element(stmt):
+        admits = isinstance(stmt, cst.While) and admits_element(stmt)  # once per element taken (:mod:`.admitloops`)
+        if admits or isinstance(stmt, cst.For) and retires_element(stmt):
             self.func.retire_loops += (loop_id,)
         self.loop_ids.append(loop_id)
         advanced = self.oracle.fn.advanced
@@ -333,6 +338,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         if is_step_loop(stmt):
             advanced.update(dict.fromkeys(advanced_names(stmt), loop_id))
         counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
+        admitting, self.admitting = self.admitting, self.admitting + ((loop_id,) if admits else ())
         self.enter_loop(stmt)
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
@@ -361,7 +367,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.item_loops -= over_items
             self.item_names, self.module_loops = outer_names, outer_modules
             self.loop_target = outer_target
-            self.counters = counters
+            self.counters, self.admitting = counters, admitting
             self.exit_loop(stmt)
             self.loop_ids.pop()
             self.pop_loop()

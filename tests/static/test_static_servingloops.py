@@ -1,0 +1,59 @@
+"""rwkv-lightning's serving loops (fresh24), each a mechanism with fixtures of its own (branch ``servingloops``).
+
+- A loop over a model's layers written over its per-layer weights (``for i in range(self.n_layer)``
+  indexing the layer's weights and state slot) is no per-token loop (:mod:`graphlint.static.layerloops`):
+  taken for one, it made the engine's loops that call the model once per token outer loops, unchecked.
+- A ``while`` loop in a module's own method (prompts fed in rounds) is no serving loop
+  (:meth:`graphlint.static.tokenloops.TokenLoops.module_method`).
+- A loop that takes one queued element per iteration and never puts one back admits it: its body
+  runs once per request (:mod:`graphlint.static.admitloops`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from static_helpers import assert_marked, check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "servingloops"
+
+
+def test_the_engine_loops_are_checked_and_the_model_layer_loop_is_not_one(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "rnnserver")
+    assert_marked(result, FIXTURES, "rnnserver")
+
+
+def _loop(src: str):
+    return cst.parse_module(src).body[0]
+
+
+@pytest.mark.parametrize(("src", "layers"), [
+    ("for i in range(self.n_layer):\n    x = f(x, w[f'b.{i}.k'])\n", True),
+    ("for i in range(self.config.num_hidden_layers):\n    x = f(x, state[i])\n", True),
+    ("for j in range(0, len(self.layers)):\n    x = self.step(x, j)\n", True),
+    ("for _ in range(n_layers):\n    x = block(x)\n", False),  # nothing per layer is read: a shared block, or not layers
+    ("for t in range(max_new_tokens):\n    x = model(x, t)\n", False),
+    ("for i in range(n):\n    x = f(x, layers[i])\n", False),  # the count says nothing of layers
+])
+def test_a_layer_loop(src, layers):
+    from graphlint.static.layerloops import layer_loop
+
+    assert layer_loop(_loop(src)) is layers
+
+
+@pytest.mark.parametrize(("src", "admits"), [
+    ("while pending and len(rows) < 8:\n    req = pending.popleft()\n    rows.append(req)\n", True),
+    ("while not self.inbox.empty():\n    msg = self.inbox.get_nowait()\n    handle(msg)\n", True),
+    ("while len(heap) > 0:\n    item = heapq.heappop(heap)\n    use(item)\n", True),
+    ("while frontier:\n    node = frontier.pop()\n    frontier.extend(children(node))\n", False),  # puts back: a work list
+    ("while True:\n    msg = queue.get()\n    run(msg)\n", False),  # the test asks no queue: a server's loop
+    ("while pending:\n    if ready():\n        req = pending.popleft()\n", False),  # not taken on every pass
+    ("while rows:\n    req = pending.popleft()\n", False),  # taken from another queue than the test's
+])
+def test_an_admission_loop(src, admits):
+    from graphlint.static.admitloops import admits_element
+
+    assert admits_element(_loop(src)) is admits
