@@ -356,6 +356,7 @@ class ModuleInfo(Compact):
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
     none_resets: set[str] = field(default_factory=set)  # fields set back to None outside __init__ (:mod:`.lazyfields`)
+    flag_resets: set[str] = field(default_factory=set)  # fields given anything but True outside __init__ (:mod:`.lazyfields`)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
     #: field name -> the :mod:`.valuefacts` values this file stores into it (``obj.x = v``, ``self.x = param``);

@@ -165,6 +165,8 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
         _own(info, target.attr.value, _self_owner(walker, target.value), stored)
         if type(value) is cst.Name and value.value == "None" and walker.func.name not in CONSTRUCTORS:
             info.none_resets.add(target.attr.value)
+        if not (type(value) is cst.Name and value.value == "True") and walker.func.name not in CONSTRUCTORS:
+            info.flag_resets.add(target.attr.value)  # a one-time flag armed again (:func:`.lazyfields.armed_flag`)
     elif type(target) is cst.Name and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
         stored = ("k", walker.class_stack[-1].qualname, const[1]) if const else None

@@ -10,7 +10,15 @@ object that outlives the call; a local built in the function would be fresh ever
 body stores ``p.x``, and (3) no analysed code stores ``None`` into a field named ``x`` outside a
 constructor (by name, over every object: a ``reset()`` that clears the cache makes the branch
 per-step again). Then what the branch calls and reports is set-up, as for ``self``. Not
-covered: a caller that builds the object anew every step (the same hole as ``self``'s)."""
+covered: a caller that builds the object anew every step (the same hole as ``self``'s).
+
+The same for a one-time flag on a handed object (tag "armed:<flag>"): ``for req in requests: if not
+req.prefilled: ...; req.prefilled = True`` -- a request's admission (its reference audio encoded, its
+prompt built) runs once per request, before its first step, not per token. The owner is a parameter
+or an element a loop over items binds (a request of the batch, which outlives the step), the body
+stores ``True`` into the flag, and no analysed code gives a field of that name anything but ``True``
+outside a constructor (:attr:`.facts.ModuleInfo.flag_resets`; a step that clears the flag makes the
+branch per-step again)."""
 
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ import libcst as cst
 from graphlint.static.cstwalk import none_compared, preorder
 
 LAZY = "lazy:"
+ARMED = "armed:"
 
 
 def lazy_field(stmt: cst.If, params) -> str | None:
@@ -35,11 +44,46 @@ def lazy_field(stmt: cst.If, params) -> str | None:
     return LAZY + attr if stored else None
 
 
+def armed_flag(stmt: cst.If, owners, body: cst.CSTNode | None) -> str | None:
+    """"armed:x" for ``if not o.x: ...; o.x = True`` (``o.x == False``, ``o.x is False``) with ``o`` one
+    of ``owners`` (the parameters and the loop items in scope), neither self nor cls, that no
+    assignment of the function's ``body`` rebinds (``req = Request(...)`` is fresh every call)."""
+    test = stmt.test
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        left = test.expression
+    elif (type(test) is cst.Comparison and len(test.comparisons) == 1
+          and type(test.comparisons[0].operator) in (cst.Equal, cst.Is)
+          and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "False"):
+        left = test.left
+    else:
+        return None
+    if type(left) is not cst.Attribute or type(left.value) is not cst.Name:
+        return None
+    owner, attr = left.value.value, left.attr.value
+    if owner in ("self", "cls") or owner not in owners or body is None or _rebinds(body, owner):
+        return None
+    armed = any(type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value == "True"
+                and any(type(t.target) is cst.Attribute and type(t.target.value) is cst.Name
+                        and t.target.value.value == owner and t.target.attr.value == attr for t in node.targets)
+                for node in preorder(stmt.body))
+    return ARMED + attr if armed else None
+
+
+def _rebinds(body: cst.CSTNode, name: str) -> bool:
+    return any(type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign) and type(node.target) is cst.Name
+               and node.target.value == name for node in preorder(body))
+
+
 def settled(infos: list) -> frozenset[str]:
-    """The "lazy:x" tags of the analysed files whose field ``x`` nothing sets back to ``None``."""
-    tags = {c.once for info in infos for fn in info.functions.values() for c in fn.calls if c.once.startswith(LAZY)}
-    tags |= {f[5:] for info in infos for cand in info.candidates for f in cand.flags if f.startswith("once:" + LAZY)}
+    """The "lazy:x" tags of the analysed files whose field ``x`` nothing sets back to ``None``, and the
+    "armed:x" tags whose flag ``x`` nothing gives another value than ``True``."""
+    prefixes = ("once:" + LAZY, "once:" + ARMED)
+    tags = {c.once for info in infos for fn in info.functions.values() for c in fn.calls
+            if c.once.startswith((LAZY, ARMED))}
+    tags |= {f[5:] for info in infos for cand in info.candidates for f in cand.flags if f.startswith(prefixes)}
     if not tags:
         return frozenset()
     resets = set().union(*(info.none_resets for info in infos))
-    return frozenset(tag for tag in tags if tag[len(LAZY):] not in resets)
+    rearmed = set().union(*(info.flag_resets for info in infos))
+    return frozenset(tag for tag in tags if tag.startswith(LAZY) and tag[len(LAZY):] not in resets) | frozenset(
+        tag for tag in tags if tag.startswith(ARMED) and tag[len(ARMED):] not in rearmed)
