@@ -28,6 +28,7 @@ from graphlint.static.cstwalk import none_compared, preorder
 
 LAZY = "lazy:"
 ARMED = "armed:"
+JUMPS = (cst.Return, cst.Continue, cst.Break, cst.Raise, cst.Yield)
 
 
 def lazy_field(stmt: cst.If, params) -> str | None:
@@ -47,7 +48,8 @@ def lazy_field(stmt: cst.If, params) -> str | None:
 def armed_flag(stmt: cst.If, owners, body: cst.CSTNode | None) -> str | None:
     """"armed:x" for ``if not o.x: ...; o.x = True`` (``o.x == False``, ``o.x is False``) with ``o`` one
     of ``owners`` (the parameters and the loop items in scope), neither self nor cls, that no
-    assignment of the function's ``body`` rebinds (``req = Request(...)`` is fresh every call)."""
+    assignment of the function's ``body`` rebinds (``req = Request(...)`` is fresh every call); the
+    arming a statement of the branch's own block, with no jump in the branch that could skip it."""
     test = stmt.test
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         left = test.expression
@@ -62,11 +64,14 @@ def armed_flag(stmt: cst.If, owners, body: cst.CSTNode | None) -> str | None:
     owner, attr = left.value.value, left.attr.value
     if owner in ("self", "cls") or owner not in owners or body is None or _rebinds(body, owner):
         return None
-    armed = any(type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value == "True"
-                and any(type(t.target) is cst.Attribute and type(t.target.value) is cst.Name
-                        and t.target.value.value == owner and t.target.attr.value == attr for t in node.targets)
-                for node in preorder(stmt.body))
-    return ARMED + attr if armed else None
+    if any(type(node) in JUMPS for node in preorder(stmt.body)):
+        return None  # ``if tok != eos: continue`` before the arming: the branch may run again
+    armed = any(type(line) is cst.SimpleStatementLine and any(
+        type(small) is cst.Assign and type(small.value) is cst.Name and small.value.value == "True"
+        and any(type(t.target) is cst.Attribute and type(t.target.value) is cst.Name
+                and t.target.value.value == owner and t.target.attr.value == attr for t in small.targets)
+        for small in line.body) for line in stmt.body.body)
+    return ARMED + attr if armed else None  # armed in an inner ``if tok == eos:``: every step until then
 
 
 def _rebinds(body: cst.CSTNode, name: str) -> bool:

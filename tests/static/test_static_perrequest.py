@@ -56,3 +56,18 @@ def test_a_flag_on_an_object_built_in_the_step_is_no_request_state():
     files = _per_step(_edit(b"            if not req.prefilled:",
                             b"            req = Request(req.audio)\n            if not req.prefilled:"))
     assert_marked(analyze(files), files)
+
+
+def test_a_flag_armed_only_under_a_stop_test_runs_every_step_until_then():
+    """``if not req.prefilled: ...; if stop: req.prefilled = True`` runs on every step the test fails."""
+    files = _per_step(_edit(b"                req.prefilled = True\n",
+                            b"                if req.last_id == 0:\n                    req.prefilled = True\n"))
+    assert_marked(analyze(files), files)
+
+
+def test_a_jump_in_the_branch_may_skip_the_arming():
+    """``continue`` before the arming: the branch runs again on the next step."""
+    files = _per_step(_edit(b"                prompts.append(self.model.preprocess(req.audio))\n",
+                            b"                prompts.append(self.model.preprocess(req.audio))\n"
+                            b"                if req.last_id:\n                    continue\n"))
+    assert_marked(analyze(files), files)
