@@ -1,6 +1,6 @@
-"""Lazy initialisation of a field of an object the function is handed: ``if model.freqs is None:
-model.freqs = build(...)`` in a functional forward taking ``model``. :mod:`.runonce` makes
-``if self.x is None: self.x = ...`` set-up in the walker, where the class is at hand; for another
+"""One-time state of an object the function is handed. Lazy initialisation of its field: ``if
+model.freqs is None: model.freqs = build(...)`` in a functional forward taking ``model``.
+:mod:`.runonce` makes ``if self.x is None: self.x = ...`` set-up in the walker, where the class is at hand; for another
 object's field the walker cannot know whether anything sets the field back to ``None``, so it tags
 the branch (its calls' ``once`` and its reports' ``once:`` flag: "lazy:<field>") and the linker
 decides with every file's stores (:attr:`.facts.ModuleInfo.none_resets`).
@@ -15,10 +15,11 @@ covered: a caller that builds the object anew every step (the same hole as ``sel
 The same for a one-time flag on a handed object (tag "armed:<flag>"): ``for req in requests: if not
 req.prefilled: ...; req.prefilled = True`` -- a request's admission (its reference audio encoded, its
 prompt built) runs once per request, before its first step, not per token. The owner is a parameter
-or an element a loop over items binds (a request of the batch, which outlives the step), the body
-stores ``True`` into the flag, and no analysed code gives a field of that name anything but ``True``
-outside a constructor (:attr:`.facts.ModuleInfo.flag_resets`; a step that clears the flag makes the
-branch per-step again)."""
+or an element a loop over items binds (a request of the batch, which outlives the step), not
+rebound; the branch's own block stores ``True`` into the flag with no jump that could skip it (an
+arming under ``if tok == eos:`` runs the branch every step until then); and no analysed code
+gives a field of that name anything but ``True`` outside a constructor
+(:attr:`.facts.ModuleInfo.flag_resets`; a step that clears the flag makes the branch per-step again)."""
 
 from __future__ import annotations
 
