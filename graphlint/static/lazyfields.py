@@ -3,7 +3,7 @@ model.freqs is None: model.freqs = build(...)`` in a functional forward taking `
 :mod:`.runonce` makes ``if self.x is None: self.x = ...`` set-up in the walker, where the class is at hand; for another
 object's field the walker cannot know whether anything sets the field back to ``None``, so it tags
 the branch (its calls' ``once`` and its reports' ``once:`` flag: "lazy:<field>") and the linker
-decides with every file's stores (:attr:`.facts.ModuleInfo.none_resets`).
+decides with every file's stores (:attr:`.facts.ModuleInfo.field_resets`).
 
 The branch runs once per object when (1) its test is ``p.x is None`` for a parameter ``p`` (an
 object that outlives the call; a local built in the function would be fresh every call), (2) its
@@ -19,7 +19,7 @@ or an element a loop over items binds (a request of the batch, which outlives th
 rebound; the branch's own block stores ``True`` into the flag with no jump that could skip it (an
 arming under ``if tok == eos:`` runs the branch every step until then); and no analysed code
 gives a field of that name anything but ``True`` outside a constructor
-(:attr:`.facts.ModuleInfo.flag_resets`; a step that clears the flag makes the branch per-step again)."""
+(:attr:`.facts.ModuleInfo.field_resets`; a step that clears the flag makes the branch per-step again)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,6 @@ def settled(infos: list) -> frozenset[str]:
     tags |= {f[5:] for info in infos for cand in info.candidates for f in cand.flags if f.startswith(prefixes)}
     if not tags:
         return frozenset()
-    resets = set().union(*(info.none_resets for info in infos))
-    rearmed = set().union(*(info.flag_resets for info in infos))
+    resets = set().union(*(info.field_resets for info in infos))
     return frozenset(tag for tag in tags if tag.startswith(LAZY) and tag[len(LAZY):] not in resets) | frozenset(
-        tag for tag in tags if tag.startswith(ARMED) and tag[len(ARMED):] not in rearmed)
+        tag for tag in tags if tag.startswith(ARMED) and "!" + tag[len(ARMED):] not in resets)
