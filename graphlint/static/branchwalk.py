@@ -120,9 +120,8 @@ class BranchWalker:
                 self.lazy_at = lazy_at
         elif guarded != "body":
             outer = (self.once, self.needs, self.first_iters, self.opt_in)
-            params = self.oracle.fn.params
-            self.once, self.needs = once_flag(stmt) or lazy_field(stmt, params) or armed_flag(
-                stmt, params | self.item_names, self.values.body) or self.once, self.needs + needed_attrs(stmt.test)
+            self.once, self.needs = once_flag(stmt) or lazy_field(stmt, self.oracle.fn.params) or armed_flag(
+                stmt, self.item_names, self.values.body) or self.once, self.needs + needed_attrs(stmt.test)
             switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults)
             self.opt_in += (switch,) if switch else ()
             first = (first_iteration_loop(stmt.test, self.counters) or flag_loop(stmt, self.counters)) \

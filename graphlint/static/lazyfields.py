@@ -14,9 +14,9 @@ covered: a caller that builds the object anew every step (the same hole as ``sel
 
 The same for a one-time flag on a handed object (tag "armed:<flag>"): ``for req in requests: if not
 req.prefilled: ...; req.prefilled = True`` -- a request's admission (its reference audio encoded, its
-prompt built) runs once per request, before its first step, not per token. The owner is a parameter
-or an element a loop over items binds (a request of the batch, which outlives the step), not
-rebound; the branch's own block stores ``True`` into the flag with no jump that could skip it (an
+prompt built) runs once per request, before its first step, not per token. The owner is an element
+a loop over items binds (a request of the batch, which outlives the step; not a handed object
+itself, which may be the step's own batch, built anew every step), not rebound; the branch's own block stores ``True`` into the flag with no jump that could skip it (an
 arming under ``if tok == eos:`` runs the branch every step until then); and no analysed code
 gives a field of that name anything but ``True`` outside a constructor
 (:attr:`.facts.ModuleInfo.field_resets`; a step that clears the flag makes the branch per-step again)."""
@@ -48,7 +48,7 @@ def lazy_field(stmt: cst.If, params) -> str | None:
 
 def armed_flag(stmt: cst.If, owners, body: cst.CSTNode | None) -> str | None:
     """"armed:x" for ``if not o.x: ...; o.x = True`` (``o.x == False``, ``o.x is False``) with ``o`` one
-    of ``owners`` (the parameters and the loop items in scope), neither self nor cls, that no
+    of ``owners`` (the loop items in scope), neither self nor cls, that no
     assignment of the function's ``body`` rebinds (``req = Request(...)`` is fresh every call); the
     arming a statement of the branch's own block, with no jump in the branch that could skip it."""
     test = stmt.test

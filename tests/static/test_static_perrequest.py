@@ -71,3 +71,15 @@ def test_a_jump_in_the_branch_may_skip_the_arming():
                             b"                prompts.append(self.model.preprocess(req.audio))\n"
                             b"                if req.last_id:\n                    continue\n"))
     assert_marked(analyze(files), files)
+
+
+def test_a_flag_on_the_handed_batch_is_no_request_state():
+    """``if not batch.prepared:`` on the object the step is handed: the step's own batch may be built
+    anew every step, so only a loop's item (a request of the batch) owns a per-request flag."""
+    files = _per_step(_edit(b"        for req in requests:\n            if not req.prefilled:\n"
+                            b"                prompts.append(self.model.preprocess(req.audio))\n"
+                            b"                req.prefilled = True\n",
+                            b"        req = requests[0]\n        if not requests.prefilled:\n"
+                            b"            prompts.append(self.model.preprocess(req.audio))\n"
+                            b"            requests.prefilled = True\n"))
+    assert_marked(analyze(files), files)
