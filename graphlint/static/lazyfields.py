@@ -29,7 +29,7 @@ from graphlint.static.cstwalk import none_compared, preorder
 
 LAZY = "lazy:"
 ARMED = "armed:"
-JUMPS = (cst.Return, cst.Continue, cst.Break, cst.Raise, cst.Yield)
+JUMPS = (cst.Return, cst.Continue, cst.Break)  # a raise ends the step; a yield resumes after itself
 
 
 def lazy_field(stmt: cst.If, params) -> str | None:
