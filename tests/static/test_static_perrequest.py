@@ -83,3 +83,11 @@ def test_a_flag_on_the_handed_batch_is_no_request_state():
                             b"            prompts.append(self.model.preprocess(req.audio))\n"
                             b"            requests.prefilled = True\n"))
     assert_marked(analyze(files), files)
+
+
+def test_a_raise_in_the_admission_skips_no_arming():
+    """``raise`` on a request the model cannot take ends the step; the branch stays once per request."""
+    files = _edit(b"            if not req.prefilled:\n",
+                  b"            if not req.prefilled:\n                if req.audio is None:\n"
+                  b"                    raise ValueError(\"no reference audio\")\n")
+    assert_marked(analyze(files), files)
