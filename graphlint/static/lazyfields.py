@@ -1,25 +1,26 @@
-"""One-time state of an object the function is handed. Lazy initialisation of its field: ``if
-model.freqs is None: model.freqs = build(...)`` in a functional forward taking ``model``.
-:mod:`.runonce` makes ``if self.x is None: self.x = ...`` set-up in the walker, where the class is at hand; for another
-object's field the walker cannot know whether anything sets the field back to ``None``, so it tags
-the branch (its calls' ``once`` and its reports' ``once:`` flag: "lazy:<field>") and the linker
-decides with every file's stores (:attr:`.facts.ModuleInfo.field_resets`).
+"""One-time state of an object the function is handed. Lazy initialisation of its field: ``if model.freqs
+is None: model.freqs = build(...)`` in a functional forward taking ``model``. :mod:`.runonce` makes ``if
+self.x is None: self.x = ...`` set-up in the walker, where the class is at hand; for another object's
+field the walker cannot know whether anything sets the field back to ``None``, so it tags the branch
+(its calls' ``once`` and its reports' ``once:`` flag: "lazy:<field>") and the linker decides with every
+file's stores (:attr:`.facts.ModuleInfo.field_resets`).
 
-The branch runs once per object when (1) its test is ``p.x is None`` for a parameter ``p`` (an
-object that outlives the call; a local built in the function would be fresh every call), (2) its
-body stores ``p.x``, and (3) no analysed code stores ``None`` into a field named ``x`` outside a
-constructor (by name, over every object: a ``reset()`` that clears the cache makes the branch
-per-step again). Then what the branch calls and reports is set-up, as for ``self``. Not
-covered: a caller that builds the object anew every step (the same hole as ``self``'s).
+The branch runs once per object when (1) its test is ``p.x is None`` for a parameter ``p`` (an object
+that outlives the call; a local built in the function would be fresh every call), (2) its body stores
+``p.x``, and (3) no analysed code stores ``None`` into a field named ``x`` outside a constructor (by
+name, over every object: a ``reset()`` that clears the cache makes the branch per-step again). Then what
+the branch calls and reports is set-up, as for ``self``. Not covered: a caller that builds the object
+anew every step (the same hole as ``self``'s).
 
 The same for a one-time flag on a handed object (tag "armed:<flag>"): ``for req in requests: if not
 req.prefilled: ...; req.prefilled = True`` -- a request's admission (its reference audio encoded, its
-prompt built) runs once per request, before its first step, not per token. The owner is an element
-a loop over items binds (a request of the batch, which outlives the step; not a handed object
-itself, which may be the step's own batch, built anew every step), not rebound; the branch's own block stores ``True`` into the flag with no jump that could skip it (an
-arming under ``if tok == eos:`` runs the branch every step until then); and no analysed code
-gives a field of that name anything but ``True`` outside a constructor
-(:attr:`.facts.ModuleInfo.field_resets`; a step that clears the flag makes the branch per-step again)."""
+prompt built) runs once per request, before its first step, not per token. The owner is an element a
+loop over items binds (a request of the batch, which outlives the step; not a handed object itself,
+which may be the step's own batch, built anew every step), not rebound; the branch's own block stores
+``True`` into the flag with no jump that could skip it (an arming under ``if tok == eos:`` runs the
+branch every step until then); and no analysed code gives a field of that name anything but ``True``
+outside a constructor (:attr:`.facts.ModuleInfo.field_resets`; a step that clears the flag makes the
+branch per-step again)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,10 @@ def lazy_field(stmt: cst.If, params) -> str | None:
 
 
 def armed_flag(stmt: cst.If, owners, body: cst.CSTNode | None) -> str | None:
-    """"armed:x" for ``if not o.x: ...; o.x = True`` (``o.x == False``, ``o.x is False``) with ``o`` one
-    of ``owners`` (the loop items in scope), neither self nor cls, that no
-    assignment of the function's ``body`` rebinds (``req = Request(...)`` is fresh every call); the
-    arming a statement of the branch's own block, with no jump in the branch that could skip it."""
+    """"armed:x" for ``if not o.x: ...; o.x = True`` (``o.x == False``, ``o.x is False``) with ``o`` one of
+    ``owners`` (the loop items in scope), neither self nor cls, that no assignment of the function's
+    ``body`` rebinds (``req = Request(...)`` is fresh every call); the arming a statement of the
+    branch's own block, with no jump in the branch that could skip it."""
     test = stmt.test
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         left = test.expression
