@@ -20,7 +20,7 @@ from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
-from graphlint.static.lazyfields import lazy_field
+from graphlint.static.lazyfields import armed_flag, lazy_field
 from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
@@ -120,8 +120,8 @@ class BranchWalker:
                 self.lazy_at = lazy_at
         elif guarded != "body":
             outer = (self.once, self.needs, self.first_iters, self.opt_in)
-            self.once, self.needs = once_flag(stmt) or lazy_field(stmt, self.oracle.fn.params) or self.once, \
-                self.needs + needed_attrs(stmt.test)
+            self.once, self.needs = once_flag(stmt) or lazy_field(stmt, self.oracle.fn.params) or armed_flag(
+                stmt, self.item_names, self.values.body) or self.once, self.needs + needed_attrs(stmt.test)
             switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults)
             self.opt_in += (switch,) if switch else ()
             first = (first_iteration_loop(stmt.test, self.counters) or flag_loop(stmt, self.counters)) \

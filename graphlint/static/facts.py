@@ -355,7 +355,7 @@ class ModuleInfo(Compact):
     #: attributes this file gives a value other than None: "x" (``obj.x = v``, ``setattr(obj, "x", v)``),
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
-    none_resets: set[str] = field(default_factory=set)  # fields set back to None outside __init__ (:mod:`.lazyfields`)
+    field_resets: set[str] = field(default_factory=set)  # stores outside __init__: "x" None, "!x" not True (lazyfields)
     #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
     flows: dict[str, ScopeFlow] = field(default_factory=dict)
     #: field name -> the :mod:`.valuefacts` values this file stores into it (``obj.x = v``, ``self.x = param``);

@@ -163,8 +163,10 @@ def record_stores(walker, target: cst.BaseExpression, value: cst.BaseExpression 
         stored = _hosted(walker, target.attr.value, value) or _qualified(walker, value)
         _store(info, target.attr.value, stored)
         _own(info, target.attr.value, _self_owner(walker, target.value), stored)
-        if type(value) is cst.Name and value.value == "None" and walker.func.name not in CONSTRUCTORS:
-            info.none_resets.add(target.attr.value)
+        if walker.func.name not in CONSTRUCTORS and not (type(value) is cst.Name and value.value == "True"):
+            info.field_resets.add("!" + target.attr.value)  # a flag armed again (:mod:`.lazyfields`)
+            if type(value) is cst.Name and value.value == "None":
+                info.field_resets.add(target.attr.value)
     elif type(target) is cst.Name and walker.class_stack and walker.func.qualname == "<module>":
         const = literal(value) if value is not None else None
         stored = ("k", walker.class_stack[-1].qualname, const[1]) if const else None
