@@ -200,7 +200,7 @@ class ScopeWalker:
             # only an annotation a truth test or an index reads is ever overruled (:mod:`.overrules`):
             # kept whole, they were a set for most functions of the project in the planning's memory
             self.func.annotated_tensors &= self.func.test_names
-            self.func.annotated_lists &= self.func.index_names
+            self.func.annotated_lists &= self.func.index_names | self.func.read_names
         finally:
             if protocol:
                 self.loop_ids.pop()
