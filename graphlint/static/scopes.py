@@ -197,7 +197,7 @@ class ScopeWalker:
             finish_function(self.func, self.raw, first_raw, stmt)
             mark_restaged_calls(pending, self.raw, first_raw, stmt, self.oracle, self.steady)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
-            # only an annotation a truth test or an index reads is ever overruled (:mod:`.overrules`):
+            # only an annotation a truth test, an index or a read-back reads is ever overruled (:mod:`.overrules`):
             # kept whole, they were a set for most functions of the project in the planning's memory
             self.func.annotated_tensors &= self.func.test_names
             self.func.annotated_lists &= self.func.index_names | self.func.read_names
