@@ -19,7 +19,7 @@ from graphlint.static.compound import guarded_operands
 from graphlint.static.cstwalk import preorder
 from graphlint.static.lambdabodies import body_calls
 from graphlint.static.matchers.base import Matcher
-from graphlint.static.readbacks import is_readback
+from graphlint.static.readbacks import READBACK_METHODS, is_readback
 from graphlint.static.scalars import reduced_name
 from graphlint.static.stepflow import record_slice_reads
 from graphlint.static.weightargs import cast_root
@@ -124,6 +124,9 @@ class MatcherDispatch:
                 self.func.step_uses.update(used)
                 if self.oracle.fn.calls:
                     self.oracle.slice_names(used)
+            elif name == "Call" and type(node.func) is cst.Attribute and node.func.attr.value in READBACK_METHODS \
+                    and type(node.func.value) is cst.Name:
+                self.func.read_names.add(node.func.value.value)  # ``ids.item()``: no list's method (:mod:`.overrules`)
             elif name == "IfExp" or name == "CompIf":
                 self.tested(node.test)
             if name == "Name":

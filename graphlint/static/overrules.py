@@ -95,14 +95,15 @@ def _last(decorator) -> str:
 
 def overruling_facts(infos: list[ModuleInfo], agreed, spelled_alike) -> dict[str, set[str]]:
     """{path: ``param:`` facts} that overrule an annotation where it matters -- numbers for a tensor
-    a truth test reads, a tensor for a list that indexes -- from what every resolved call passes
+    a truth test reads, a tensor for a list that indexes or is read back (``ids.item()``: no list has
+    the method) -- from what every resolved call passes
     (``agreed``) or, where some call under the name is not resolved, every call spelled with the
     function's name (``spelled_alike``: whatever such a call runs, this function gets that if it
     is the one), for functions no code uses as a value."""
     wanted: list[tuple[str, str, str, str]] = []
     for info in infos:
         for fn in info.functions.values():
-            names = (fn.annotated_tensors & fn.test_names) | (fn.annotated_lists & fn.index_names)
+            names = (fn.annotated_tensors & fn.test_names) | (fn.annotated_lists & (fn.index_names | fn.read_names))
             for name in sorted(names):
                 target = (info.path, fn.qualname)
                 kind = agreed.of(target).get(name) or spelled_alike.of(target).get(name, "")

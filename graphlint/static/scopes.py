@@ -13,6 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from graphlint.static.classtests import false_members
+from graphlint.static.closurefacts import inherit
 from graphlint.static.modetests import enum_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
@@ -23,7 +24,7 @@ from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.distchecks import turns_validation_off
 from graphlint.static.kindfacts import parse_facts, seed_params
-from graphlint.static.valuekinds import learn_returns
+from graphlint.static.valuekinds import TENSOR, UNKNOWN, learn_returns
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
@@ -166,6 +167,8 @@ class ScopeWalker:
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
         self.oracle.fn = FunctionFacts(defn=stmt)
+        if saved[0].qualname != "<module>":
+            inherit(saved[1], self.oracle.fn)  # a closure's free names: what the enclosing function holds
         self.loop_depth, self.loop_target, self.in_capture, self.setup_depth = 0, None, False, 0
         self.order, self.loop_ids, self.loop_frames, self.tracking = 0, [], [], 0
         self.loop_nodes, self.loop_bound, self.device_loops, self.device_contexts = [], [], 0, 0
@@ -187,14 +190,17 @@ class ScopeWalker:
         depth = self.steady.begin()
         try:
             self.suite(stmt.body)
+            if self.func.returns == UNKNOWN and stmt.asynchronous is None and stmt.returns is not None \
+                    and self.annotates_tensor(stmt.returns.annotation):
+                self.func.returns = TENSOR  # returns that disagree (a library's result): the annotation's word
             pending = self.steady.end(stmt, self.oracle, depth)
             finish_function(self.func, self.raw, first_raw, stmt)
             mark_restaged_calls(pending, self.raw, first_raw, stmt, self.oracle, self.steady)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
-            # only an annotation a truth test or an index reads is ever overruled (:mod:`.overrules`):
+            # only an annotation a truth test, an index or a read-back reads is ever overruled (:mod:`.overrules`):
             # kept whole, they were a set for most functions of the project in the planning's memory
             self.func.annotated_tensors &= self.func.test_names
-            self.func.annotated_lists &= self.func.index_names
+            self.func.annotated_lists &= self.func.index_names | self.func.read_names
         finally:
             if protocol:
                 self.loop_ids.pop()

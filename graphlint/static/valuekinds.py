@@ -291,7 +291,7 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
         if arg.star:
             return None
         kind = WEIGHT if type(arg.value) is not cst.Name and oracle.is_weight(arg.value) else \
-            kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) else
+            kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) or _listed(arg.value) else
                                            NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle)
                                            or (NUMBER if type(arg.value) is cst.Name
                                                and arg.value.value in oracle.fn.numbers else UNKNOWN))
@@ -313,6 +313,12 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
     if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
         return None
     return tuple(positional), tuple(named)
+
+
+def _listed(value: cst.BaseExpression) -> bool:
+    """``ids[i].tolist()``: the host copy of a row, a Python list (only an argument's kind)."""
+    return type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "tolist" \
+        and not value.args
 
 
 def _slices_own_param(value: cst.BaseExpression, call: cst.Call, own: str, oracle: TensorOracle) -> bool:

@@ -78,7 +78,21 @@ def is_python_data(node: cst.BaseExpression, ctx: Any) -> bool:
         return is_python_data(node.value, ctx) or is_host_value(node, ctx)
     if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and python_number(node, ctx):
         return True
+    if isinstance(node, cst.BinaryOperation) and python_sequence(node, ctx):
+        return True
     return is_host_value(node, ctx)
+
+
+def python_sequence(node: cst.BinaryOperation, ctx: Any) -> bool:
+    """``[0, 1] * bs``, ``[pad] * n``, ``ids + [eos]``: a list display repeated by a count no tensor
+    is known to hold, or lists joined, is a Python list (a tensor operand would broadcast instead)."""
+    sides = (node.left, node.right)
+    if isinstance(node.operator, cst.Multiply):
+        return any(isinstance(side, (cst.List, cst.Tuple)) and not ctx.oracle.is_tensor(other)
+                   for side, other in (sides, sides[::-1]))
+    return isinstance(node.operator, cst.Add) and all(
+        isinstance(side, (cst.List, cst.Tuple)) or isinstance(side, cst.BinaryOperation) and python_sequence(side, ctx)
+        for side in sides)
 
 
 def python_number(node: cst.BaseExpression, ctx: Any) -> bool:
