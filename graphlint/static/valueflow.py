@@ -130,6 +130,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     for target in called:
                         by_instance[target].append((site, info, fn))
                     continue
+                if not hits and _library_field(info, fn, site.expr, fields):
+                    followed[last] += 1  # ``self.attn.plan(...)`` of a library object: no project function's call
+                    continue
                 if not hits:
                     if site.kinds is not None and site.expr[0] == "n":
                         for hit, shift in _called_value(info, fn, site.expr[1], index, fields):
@@ -269,6 +272,11 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
     if hit is None and expr[0] == "a" and fn.cls:  # ``self.run(...)``, ``self.run = kernel_fwd``
         return fields.functions_of(info, fn.cls, expr[2])
     return [hit] if hit is not None else []
+
+
+def _library_field(info: ModuleInfo, fn: FunctionInfo, expr: tuple, fields: FieldClasses) -> bool:
+    return expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == ("n", "self") and bool(fn.cls) \
+        and fields.library_only(info, fn.cls, expr[1][2])
 
 
 def _received(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, receivers: Receivers) -> list[Target]:
