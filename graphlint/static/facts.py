@@ -185,9 +185,8 @@ class FunctionInfo(Compact):
     #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a
     #: predicate such as ``can_use_graphs()``
     class_tests: tuple = ()
-    #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is
-    #: called on (``f(x).to(dev)``): only there does
-    #: a return fact from another walk pay for walking this file again (:mod:`.valueflow`)
+    #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is called
+    #: on (``f(x).to(dev)``): only there does a return fact from another walk pay for walking this file again
     bound_calls: set[str] = field(default_factory=set)
     #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
     #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
@@ -204,9 +203,10 @@ class FunctionInfo(Compact):
     #: there does a parameter's holding a weight matter (:mod:`.valueflow` learns weight parameters for these alone)
     cast_names: set[str] = field(default_factory=set)
     #: names not known as tensors reduced whole (``lens.max()``, ``torch.sum(n)``): only there does a
-    #: parameter's being a device tensor matter -- the 0-dim result read back as a size or a test
-    #: (:mod:`.valueflow` learns tensor parameters for these alone)
+    #: parameter's being a device tensor matter -- the 0-dim result read back as a size or a test --
+    #: and names a type test asks about (``torch.is_tensor(p)``: :mod:`.typetests`), ``type_tested``
     reduced_names: set[str] = field(default_factory=set)
+    type_tested: set[str] = field(default_factory=set)
     #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
     #: their number facts can change what the walk decides
     presumed_tensors: set[str] = field(default_factory=set)

@@ -66,7 +66,7 @@ ROUNDS = 3
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
 PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "reduced_names",
-                 "presumed_tensors", "annotated_tensors", "annotated_lists")
+                 "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists")
 
 
 def release_planning_facts(summaries) -> None:
@@ -177,6 +177,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 out[path].add(f"param:{qualname}:{name}={kind}")
             elif kind in (TENSOR, MASK) and name in fn.reduced_names:
                 out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
+            elif kind in (TENSOR, MASK, WEIGHT) and name in fn.type_tested:  # a buffer is a tensor too
+                out[path].add(f"param:{qualname}:{name}={TENSOR}")  # ``torch.is_tensor(p)`` (:mod:`.typetests`)
         for name in agreed.steady((path, qualname)) if (path, qualname) not in by_instance else ():  # as above
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
