@@ -132,11 +132,27 @@ def on_host(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
 
 
 def host_reads_only(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
-    """Every read-back in ``value`` reads a host tensor (``int(lens.sum().item())`` with ``lens`` one),
-    and no name it uses holds a device read-back: the result is host data, not device data read."""
+    """Every read-back in ``value`` reads a host tensor built from host data (``int(lens.sum().item())``
+    with ``lens`` made from CPU tensors every caller builds), and no name it uses holds a device read-back:
+    the result is host data, not device data read (``t.cpu().item()`` still is: the copy brought it over)."""
     reads = [node for node in preorder(value) if is_readback(node, oracle)]
     return bool(reads) and not oracle.uses(value, oracle.fn.readbacks) and all(
-        _read_of(node) is not None and is_cpu_tensor(_read_of(node), oracle) for node in reads)
+        (read := _read_of(node)) is not None and is_cpu_tensor(read, oracle) and host_made(read, oracle)
+        for node in reads)
+
+
+def host_made(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """No copy from elsewhere in ``value`` (``.cpu()``, a placing ``.to(...)``, ``.numpy()``), and every
+    tensor name in it built in host memory (``FunctionFacts.pageable``) or from such alone (``host_made``)."""
+    fn = oracle.fn
+    for node in preorder(value):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and (
+                node.func.attr.value in ("cpu", "numpy") or node.func.attr.value == "to" and not _cast(node, oracle)):
+            return False
+        if type(node) is cst.Name and (node.value in fn.cpu or node.value in fn.tensors) \
+                and node.value not in fn.pageable and node.value not in fn.host_made:
+            return False
+    return True
 
 
 def _read_of(call: cst.Call) -> cst.BaseExpression | None:
@@ -153,5 +169,7 @@ def note_cpu_binding(target: cst.BaseExpression, value: cst.BaseExpression, orac
             oracle.fn.readbacks.discard(target.value)  # a host tensor read: no device data (:mod:`.hosttaint`)
         if is_cpu_tensor(value, oracle):
             oracle.fn.cpu.add(target.value)
+            (oracle.fn.host_made.add if host_made(value, oracle) else oracle.fn.host_made.discard)(target.value)
         else:
             oracle.fn.cpu.discard(target.value)
+            oracle.fn.host_made.discard(target.value)
