@@ -30,6 +30,7 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     #: skip a factory placed on a host tensor's device (``device=lens.device``, ``lens`` a CPU tensor):
     #: host bookkeeping beside the host tensors it is made for, no device memory
     "host_placed": bool,
+    "host_tensor_ok": bool,  # skip a ``tensor_arg`` known to be a host tensor (:mod:`.cputensors`)
     #: skip a ``host_arg`` that is a number (``torch.tensor(d ** 0.5, dtype=x.dtype)`` with no device): a 0-dim
     #: CPU scalar, which CUDA ops take as a plain operand (no device allocation, no copy)
     "scalar_ok": bool,
@@ -173,6 +174,7 @@ class CallConditions:
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
         self.host_placed = params.get("host_placed", False)
+        self.host_tensor_ok = params.get("host_tensor_ok", False)
         self.scalar_ok = params.get("scalar_ok", False)
         self.signature = params.get("signature")
         self.equal_bounds = params.get("equal_bounds")
@@ -237,8 +239,10 @@ class CallConditions:
             if type(value) in COMPREHENSIONS and self.iterating and _callee_name(call) in self.iterating:
                 ctx.oracle.iterated(value.for_in)  # ``all(r.done for r in rows)``: each element is read
                 value = value.elt
-            if value is None or not ctx.oracle.is_tensor(value) or is_cpu_tensor(value, ctx.oracle):
-                return False  # a host tensor's values are read without a device sync
+            if value is None or not ctx.oracle.is_tensor(value):
+                return False
+            if self.host_tensor_ok and is_cpu_tensor(value, ctx.oracle):
+                return False  # ``repeat_interleave(x, lens)`` of host ``lens``: its sum is read without a sync
         return True
 
 
