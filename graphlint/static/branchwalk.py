@@ -26,6 +26,7 @@ from graphlint.static.iterations import first_iteration_loop, first_operands, fl
 from graphlint.static.loopexits import left_loops
 from graphlint.static.optin import COMPILE_SWITCHES
 from graphlint.static.timingswitch import switch_name, timing_switches
+from graphlint.static.typetests import type_test
 
 
 class BranchWalker:
@@ -38,7 +39,7 @@ class BranchWalker:
         guarded = self.guards.branch(stmt.test)
         if guarded is None and self.func.qualname != "<module>" and main_test(stmt.test):
             guarded = "body"
-        fallback = guarded is None and given_none_test(stmt, self.oracle.fn) is not None
+        fallback = guarded is None and given_none_test(stmt, self.oracle.fn, self.oracle.imports) is not None
         guarded = "body" if fallback else guarded
         if self.counters and type(stmt.test) is cst.BooleanOperation:
             self.note_first_operands(stmt.test)
@@ -207,12 +208,17 @@ class BranchWalker:
         return self.constant_locals.get((self.func.qualname, name), False)
 
 
-def given_none_test(stmt: cst.If, fn) -> str | None:
+def given_none_test(stmt: cst.If, fn, imports: dict[str, str]) -> str | None:
     """``if p is None:`` on a parameter every caller passes a value of a known kind, not rebound yet
     (``FunctionFacts.given``), whose body only binds ``p`` (a fallback): the body never runs on the
     decode path ("body"), so what it would bind (``pad = torch.any(...)``) never makes ``p`` a tensor
-    (its flows stay: :meth:`BranchWalker._fallback_body`)."""
+    (its flows stay: :meth:`BranchWalker._fallback_body`). The same for a type test a tensor fails
+    (``if not torch.is_tensor(p):``) on a parameter every caller passes a tensor (:mod:`.typetests`)."""
     test = stmt.test
+    typed = type_test(test, imports) if fn.given_tensors else None
+    if typed is not None:  # ``if not torch.is_tensor(p): p = torch.tensor(...)``, every caller passing a tensor
+        name, verdict = typed
+        return "body" if not verdict and name in fn.given_tensors and name in fn.params and _fills(stmt, name) else None
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
         return None
     op, right = test.comparisons[0].operator, test.comparisons[0].comparator

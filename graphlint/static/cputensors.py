@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import self_attr
+from graphlint.static.cstwalk import preorder, self_attr
 from graphlint.static.names import resolve
+from graphlint.static.readbacks import is_readback
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.tensors import TensorOracle
@@ -34,7 +35,10 @@ PLACING_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_e
 #: methods that keep a tensor where it is
 SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int", "long", "float", "clone",
                                  "logical_or", "logical_and", "logical_not", "view", "reshape", "flatten",
-                                 "nonzero", "argwhere"))
+                                 "nonzero", "argwhere", "cumsum", "repeat_interleave", "div"))
+#: ``torch.<name>`` dtypes: ``t.to(torch.int32)`` casts where ``t`` is
+DTYPES = frozenset(f"torch.{n}" for n in ("float16 float32 float64 bfloat16 half float double int8 int16 int32 "
+                                          "int64 int long uint8 bool").split())
 
 
 def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
@@ -52,7 +56,7 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             return True
         if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
             return True
-        if type(func) is cst.Attribute and func.attr.value in SAME_DEVICE_METHODS:
+        if type(func) is cst.Attribute and (func.attr.value in SAME_DEVICE_METHODS or _cast(node, oracle)):
             return is_cpu_tensor(func.value, oracle)
         name = resolve(func, oracle.imports)
         if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: no device to give, always the CPU
@@ -80,6 +84,22 @@ def _kept_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
     return all(is_cpu_tensor(a.value, oracle) for a in node.args[1:] if oracle.is_tensor(a.value))
 
 
+def _cast(node: cst.Call, oracle: TensorOracle) -> bool:
+    """``t.to(torch.int32)``, ``t.to(dtype=x.dtype)``: a cast, which keeps the tensor where it is."""
+    if type(node.func) is not cst.Attribute or node.func.attr.value != "to" or not node.args:
+        return False
+    for arg in node.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword in ("non_blocking", "copy"):
+            continue
+        value = arg.value
+        if keyword not in (None, "dtype") or arg.star or not (
+                resolve(value, oracle.imports) in DTYPES
+                or type(value) is cst.Attribute and value.attr.value == "dtype"):
+            return False
+    return True
+
+
 def _placed_on_cpu(node: cst.Call, oracle: TensorOracle) -> bool:
     """``torch.zeros(n, device="cpu")``, ``x.to("cpu")``, ``x.new_empty(n, device=torch.device("cpu"))``,
     ``torch.from_numpy(a)``: made on the host whatever the default device is."""
@@ -98,7 +118,9 @@ def _placed_on_cpu(node: cst.Call, oracle: TensorOracle) -> bool:
 
 
 def _names_cpu(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
-    """``"cpu"`` or ``torch.device("cpu")``."""
+    """``"cpu"``, ``torch.device("cpu")`` or the device of a host tensor (``device=lens.device``)."""
+    if type(value) is cst.Attribute and value.attr.value == "device":
+        return is_cpu_tensor(value.value, oracle)
     if isinstance(value, cst.Call) and resolve(value.func, oracle.imports) == "torch.device" and value.args:
         value = value.args[0].value
     return isinstance(value, cst.SimpleString) and str(value.evaluated_value).split(":")[0] == "cpu"
@@ -109,10 +131,45 @@ def on_host(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     return is_cpu_tensor(node, oracle) or is_pinned_value(node, oracle)
 
 
+def host_reads_only(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """Every read-back in ``value`` reads a host tensor built from host data (``int(lens.sum().item())``
+    with ``lens`` made from CPU tensors every caller builds), and no name it uses holds a device read-back:
+    the result is host data, not device data read (``t.cpu().item()`` still is: the copy brought it over)."""
+    reads = [node for node in preorder(value) if is_readback(node, oracle)]
+    return bool(reads) and not oracle.uses(value, oracle.fn.readbacks) and all(
+        (read := _read_of(node)) is not None and is_cpu_tensor(read, oracle) and host_made(read, oracle)
+        for node in reads)
+
+
+def host_made(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """No copy from elsewhere in ``value`` (``.cpu()``, a placing ``.to(...)``, ``.numpy()``), and every
+    tensor name in it built in host memory (``FunctionFacts.pageable``) or from such alone (``host_made``)."""
+    fn = oracle.fn
+    for node in preorder(value):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and (
+                node.func.attr.value in ("cpu", "numpy") or node.func.attr.value == "to" and not _cast(node, oracle)):
+            return False
+        if type(node) is cst.Name and (node.value in fn.cpu or node.value in fn.tensors) \
+                and node.value not in fn.pageable and node.value not in fn.host_made:
+            return False
+    return True
+
+
+def _read_of(call: cst.Call) -> cst.BaseExpression | None:
+    """What ``t.item()`` / ``int(t)`` reads: ``t``."""
+    if type(call.func) is cst.Attribute:
+        return call.func.value
+    return call.args[0].value if call.args else None
+
+
 def note_cpu_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
     if isinstance(target, cst.Name):
         oracle.fn.off_cuda.discard(target.value)  # a device test's verdict (:mod:`.devicenarrow`) is on the old value
+        if target.value in oracle.fn.readbacks and host_reads_only(value, oracle):
+            oracle.fn.readbacks.discard(target.value)  # a host tensor read: no device data (:mod:`.hosttaint`)
         if is_cpu_tensor(value, oracle):
             oracle.fn.cpu.add(target.value)
+            (oracle.fn.host_made.add if host_made(value, oracle) else oracle.fn.host_made.discard)(target.value)
         else:
             oracle.fn.cpu.discard(target.value)
+            oracle.fn.host_made.discard(target.value)

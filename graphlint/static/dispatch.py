@@ -21,6 +21,7 @@ from graphlint.static.lambdabodies import body_calls
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.readbacks import READBACK_METHODS, is_readback
 from graphlint.static.scalars import reduced_name
+from graphlint.static.typetests import type_test
 from graphlint.static.stepflow import record_slice_reads
 from graphlint.static.weightargs import cast_root
 
@@ -82,6 +83,9 @@ class MatcherDispatch:
     def tested(self, test: cst.BaseExpression) -> None:
         """Note the names a truth test reads (:attr:`.facts.FunctionInfo.test_names`)."""
         self.func.test_names.update(node.value for node in preorder(test) if type(node) is cst.Name)
+        typed = type_test(test, self.oracle.imports)
+        if typed is not None:
+            self.func.type_tested.add(typed[0])
 
     def expr(self, root: cst.CSTNode) -> None:
         """Every node of ``root`` to its matchers; an operand that runs only when an earlier one

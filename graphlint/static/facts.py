@@ -204,9 +204,10 @@ class FunctionInfo(Compact):
     cast_names: set[str] = field(default_factory=set)
     read_names: set[str] = field(default_factory=set)  # ``ids.item()``: no list's method (:mod:`.overrules`)
     #: names not known as tensors reduced whole (``lens.max()``, ``torch.sum(n)``): only there does a
-    #: parameter's being a device tensor matter -- the 0-dim result read back as a size or a test
-    #: (:mod:`.valueflow` learns tensor parameters for these alone)
+    #: parameter's being a device tensor matter -- the 0-dim result read back as a size or a test --
+    #: and names a type test asks about (``torch.is_tensor(p)``: :mod:`.typetests`), ``type_tested``
     reduced_names: set[str] = field(default_factory=set)
+    type_tested: set[str] = field(default_factory=set)
     #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
     #: their number facts can change what the walk decides
     presumed_tensors: set[str] = field(default_factory=set)

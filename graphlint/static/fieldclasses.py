@@ -87,6 +87,33 @@ class FieldClasses:
                     out[(hit[0].path, hit[1])] = hit
         return [out[k] for k in sorted(out)]
 
+    def library_only(self, info: ModuleInfo, cls: str, field: str) -> bool:
+        """Every store of ``self.<field>`` in ``cls``, its bases and its subclasses builds an object
+        of an imported library (``self.attn = flashinfer.Wrapper(...)``), and no code stores the field
+        on another object: a call of its method runs library code, never a project function of the name."""
+        if self._written is None:
+            self._written = {w for i in self.index.infos for w in i.attr_writes if ":" not in w}
+        if field in self._written:
+            return False
+        stores = [(owner_info, value) for owner_info, owner in [*self.index.mro((info, cls)),
+                                                                *self.index.subclasses((info, cls))]
+                  for _, _, by_field in self._class_stores(owner_info).get(owner, ())
+                  for value in by_field.get(field, ())]
+        return bool(stores) and all(self._library_call(owner_info, value) for owner_info, value in stores)
+
+    def _library_call(self, info: ModuleInfo, ir) -> bool:
+        """``mod.Cls(...)`` with ``mod`` an import no project module answers."""
+        if type(ir) is not tuple or ir[0] != "c" or ir[1][0] != "a":
+            return False
+        root = ir[1]
+        while root[0] == "a":
+            root = root[1]
+        if root[0] != "n" or root[1] not in info.imports or root[1] in info.classes:
+            return False
+        dotted = info.imports[root[1]]
+        return not dotted.startswith(".") and dotted.partition(".")[0] not in self.index.tops \
+            and self.index.find_module(dotted) is None and self.index.resolve(info, dotted) is None
+
     def kept_as(self) -> dict[tuple[str, str], set[str]]:
         """(path, function) -> the field names some code stores the module function into
         (``self.run = kernel_fwd``, ``obj.run = kernel_fwd``): it is called under those names too, so
@@ -115,10 +142,11 @@ class FieldClasses:
         return (hit[1], hit[2]) if hit is not None and hit[0] == "function" else None
 
     def elements_of(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
-        """[(class, False)] the elements of a list field may be: what ``append``/``insert`` put in
+        """[(class, False)] the elements of a list or dict field may be: what ``append``/``insert`` put in
         it, directly (``self.layers.append(Block())``) or into the local it is then given
         (``layers = []; layers.append(Embed()); ...; self.layers = layers``) -- a layer list an
-        offloading engine indexes per layer (``self.layers[j].forward(...)``)."""
+        offloading engine indexes per layer (``self.layers[j].forward(...)``) -- and what a keyed store
+        puts in it (``self.wrappers[bs] = Wrapper(...)``, one object per captured batch size)."""
         return self._memoized((info.path, cls, "[]" + field), self._find_elements, info, cls, field)
 
     def _find_elements(self, info: ModuleInfo, cls: str, field: str) -> list[tuple[ClassRef, bool]]:
@@ -128,6 +156,9 @@ class FieldClasses:
             # the field, and the locals a method stores into it (``self.layers = layers``)
             holders = {target} | {v for v in by_field.get(field, ()) if v is not None and v[0] == "n"}
             for st in flow.stmts:
+                if st[0] == "=" and type(st[1]) is tuple and st[1][0] == "s" and st[1][1] in holders:
+                    self.classes_in(st[2], owner_info, {}, out, 0)  # ``self.wrappers[bs] = Wrapper(...)``
+                    continue
                 call = st[1] if st[0] == "e" else None
                 if call is None or call[0] != "c" or call[1][0] != "a" or call[1][1] not in holders \
                         or call[1][2] not in ("append", "insert") or not call[2]:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuekinds import AGREED, set_kind
+from graphlint.static.valuekinds import AGREED, HOST, MASK, SCALAR, TENSOR, set_kind
+
+#: parameter facts that say every caller passes a tensor
+GIVEN_TENSORS = (TENSOR, MASK, SCALAR, HOST)
 
 
 def encode(shape) -> str:
@@ -48,3 +51,5 @@ def seed_params(params: list[tuple[str, str]], oracle: TensorOracle) -> None:
             set_kind(cst.Name(name), kind, oracle)
             if kind in AGREED:  # what every caller passes (STEP and WEIGHT are what some caller does)
                 oracle.fn.given.add(name)
+            if kind in GIVEN_TENSORS:  # every caller passes a tensor (:mod:`.typetests`)
+                oracle.fn.given_tensors.add(name)

@@ -109,6 +109,11 @@ class FunctionFacts:
     #: parameters every caller passes a value of a known kind (a ``param:`` fact of :mod:`.valueflow`,
     #: never None): ``if p is None:`` does not run while ``p`` is not rebound (:mod:`.branchwalk`)
     given: set[str] = field(default_factory=set)
+    #: parameters every caller passes a tensor of some kind: ``if not torch.is_tensor(p):`` does not
+    #: run while ``p`` is not rebound (:mod:`.typetests`)
+    given_tensors: set[str] = field(default_factory=set)
+    #: host tensors built from host data alone, no device copy among their sources (:mod:`.cputensors`)
+    host_made: set[str] = field(default_factory=set)
     #: parameters rebound only to slices of themselves (``key = key[n:]``): a tensor's kind stays
     sliced_params: set[str] = field(default_factory=set)
     #: parameters some caller hands a parameter or buffer of its module, while not rebound (:mod:`.weightargs`)

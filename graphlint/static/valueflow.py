@@ -66,7 +66,7 @@ ROUNDS = 3
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
 PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
-                 "presumed_tensors", "annotated_tensors", "annotated_lists")
+                 "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists")
 
 
 def release_planning_facts(summaries) -> None:
@@ -130,6 +130,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     for target in called:
                         by_instance[target].append((site, info, fn))
                     continue
+                if not hits and _library_field(info, fn, site.expr, fields):
+                    followed[last] += 1  # ``self.attn.plan(...)`` of a library object: no project function's call
+                    continue
                 if not hits:
                     if site.kinds is not None and site.expr[0] == "n":
                         for hit, shift in _called_value(info, fn, site.expr[1], index, fields):
@@ -174,6 +177,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 out[path].add(f"param:{qualname}:{name}={kind}")
             elif kind in (TENSOR, MASK) and name in fn.reduced_names:
                 out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
+            elif kind in (TENSOR, MASK, WEIGHT) and name in fn.type_tested:  # a buffer is a tensor too
+                out[path].add(f"param:{qualname}:{name}={TENSOR}")  # ``torch.is_tensor(p)`` (:mod:`.typetests`)
         for name in agreed.steady((path, qualname)) if (path, qualname) not in by_instance else ():  # as above
             if any(fnmatchcase(name, p) for p in POSITION_NAMES):  # only a position's fact changes anything
                 out[path].add(f"param:{qualname}:{name}={STEADY}")
@@ -269,6 +274,11 @@ def _targets(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, fiel
     if hit is None and expr[0] == "a" and fn.cls:  # ``self.run(...)``, ``self.run = kernel_fwd``
         return fields.functions_of(info, fn.cls, expr[2])
     return [hit] if hit is not None else []
+
+
+def _library_field(info: ModuleInfo, fn: FunctionInfo, expr: tuple, fields: FieldClasses) -> bool:
+    return expr[0] == "a" and expr[1][0] == "a" and expr[1][1] == ("n", "self") and bool(fn.cls) \
+        and fields.library_only(info, fn.cls, expr[1][2])
 
 
 def _received(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index, receivers: Receivers) -> list[Target]:

@@ -27,6 +27,10 @@ CALL_PARAMS: dict[str, type | tuple[type, ...]] = {
     "position_args": bool,  # true: only when an argument uses the per-step position; false: only when none does
     "readback_args": bool,  # the same for host copies of device data (``n = t.item()``)
     "sized": bool,  # skip a zero-size placeholder (a literal 0 among the sizes) and a 0-dim CPU scalar
+    #: skip a factory placed on a host tensor's device (``device=lens.device``, ``lens`` a CPU tensor):
+    #: host bookkeeping beside the host tensors it is made for, no device memory
+    "host_placed": bool,
+    "host_tensor_ok": bool,  # skip a ``tensor_arg`` known to be a host tensor (:mod:`.cputensors`)
     #: skip a ``host_arg`` that is a number (``torch.tensor(d ** 0.5, dtype=x.dtype)`` with no device): a 0-dim
     #: CPU scalar, which CUDA ops take as a plain operand (no device allocation, no copy)
     "scalar_ok": bool,
@@ -183,6 +187,8 @@ class CallConditions:
         self.position_args = params.get("position_args")
         self.readback_args = params.get("readback_args")
         self.sized = params.get("sized", False)
+        self.host_placed = params.get("host_placed", False)
+        self.host_tensor_ok = params.get("host_tensor_ok", False)
         self.scalar_ok = params.get("scalar_ok", False)
         self.signature = params.get("signature")
         self.equal_bounds = params.get("equal_bounds")
@@ -201,6 +207,8 @@ class CallConditions:
         if any(a.star == "**" for a in call.args) and self.by_keyword:
             return False  # **kwargs: cannot tell
         if self.sized and zero_size(call):
+            return False
+        if self.host_placed and _on_host_device(call, ctx.oracle):
             return False
         if self.signature is not None and (len(args) > len(self.signature) or any(
                 a.keyword is not None and a.keyword.value not in self.signature for a in call.args)):
@@ -247,7 +255,15 @@ class CallConditions:
                 value = value.elt
             if value is None or not ctx.oracle.is_tensor(value):
                 return False
+            if self.host_tensor_ok and is_cpu_tensor(value, ctx.oracle):
+                return False  # ``repeat_interleave(x, lens)`` of host ``lens``: its sum is read without a sync
         return True
+
+
+def _on_host_device(call: cst.Call, oracle) -> bool:
+    """``torch.arange(n, device=lens.device)`` with ``lens`` a host tensor (:mod:`.cputensors`)."""
+    device = keyword(call, "device")
+    return type(device) is cst.Attribute and device.attr.value == "device" and is_cpu_tensor(device.value, oracle)
 
 
 def _callee_name(call: cst.Call) -> str:
