@@ -24,8 +24,10 @@ runs it (:func:`fed_runners`): a loop (:mod:`.loops`) whose call feeds the ids a
 from the previous iteration's output (``LoopInfo.picked``: ``argmax``, ``topk``, ``multinomial``, a
 ``*sample*`` helper) runs it, directly or through project calls, and no call of that loop reaches a
 model step already. A loop over layers or experts feeds hidden states, not sampled ids; a training
-loop feeds nothing it sampled; a loop over prompts calling ``generate`` once each samples nothing
-itself -- none of them is taken. A loop inside a module's own class is a model's (its layers)."""
+step calls ``.backward()`` (set-up and training code are never entered); a loop over prompts calling
+``generate`` once each samples nothing itself -- none of them is taken. A loop inside a module's own
+class is a model's (its layers). Left: a model's own non-module attributes called (``model.config.get(k)``)
+count as running it; only the loop's sampled carry keeps them off the decode path."""
 
 from __future__ import annotations
 
