@@ -60,6 +60,7 @@ from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
 from graphlint.static.loopsteps import fed_model_methods
+from graphlint.static.libmodels import fed_runners
 from graphlint.static.mathroots import MathRoots
 from graphlint.static.restaged import same_params
 from graphlint.static.hoststeps import HostSteps
@@ -186,15 +187,14 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         setup -= self.graph.record_inits() if self.graph is not None else set()  # records are built per step too
         steps = {(i.path, q) for i in self.infos for q, fn in i.functions.items()
                  if fn.device_work and (fn.name in ("forward", "__call__") or "decode" in fn.name.lower())}
-        # whatever their names: a function installed as a library module's forward (:mod:`.installed`), a captured
-        # method of an object holding tensors and its overrides (:mod:`.objectsteps`), a model's method a loop feeds
-        # its own output (:mod:`.loopsteps`)
+        # whatever their names: a library module's installed forward (:mod:`.installed`), a captured method of an object
+        # holding tensors (:mod:`.objectsteps`), a model's fed step (:mod:`.loopsteps`), a library model's runner (:mod:`.libmodels`)
         steps |= {fid for fid in self.graph.installed.targets() if self.fn(fid).device_work}
         steps |= {fid for fid in object_steps(self.index, self.by_path, self.recorded_roots()) if self.fn(fid).device_work}
         steps |= fed_model_methods(self, steps, callers)
-        steps -= self.calibrating  # a calibration model's forward runs no decode step (:mod:`.calibration`)
-        # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up)
-        # runs once: a loop reaching the model only through such code runs no model step per iteration
+        steps = (steps | fed_runners(self, steps, callers, setup)) - self.calibrating  # (:mod:`.calibration`)
+        # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up) runs
+        # once: a loop reaching the model only through such code runs no model step per iteration
         self.model_reach = reach = reaching((steps - setup) | (graph_roots - self.math_roots(graph_roots, graph, steps)),
                                             callers, setup)
         replayers = self.host_steps(compiled_graph, graph, callers)

@@ -285,9 +285,8 @@ PROTOCOL_LOOP = 0
 
 @dataclass(slots=True)
 class LoopInfo(Compact):
-    """A ``for ... in range(...)`` or ``while`` loop whose ``calls`` take a value the loop body
-    rebinds after the call (``logits = model(tokens[:, prev:cur]); ...; prev = cur``): the shape of
-    a per-token decode loop, if a call reaches device work (decided when linking)."""
+    """A ``for ... in range(...)`` or ``while`` loop whose ``calls`` take a value the body rebinds after the call
+    (``logits = model(tokens[:, prev:cur]); ...; prev = cur``): a per-token loop's shape, if a call reaches a model."""
 
     id: int  # the loop statement's ordinal in its function
     where: tuple
@@ -297,6 +296,7 @@ class LoopInfo(Compact):
     fields: list[tuple] = field(default_factory=list)
     #: those of ``exprs`` that call a ``self`` field's callable with ids sampled the iteration before (:mod:`.sampledcarry`)
     sampled: list[tuple] = field(default_factory=list)
+    picked: list[tuple] = field(default_factory=list)  # those of ``exprs`` fed ids sampled the iteration before
     #: its output comes back only through an integrator's update (``x = x + dt * v``), nothing sampled:
     #: a solver's steps, per token only where its caller is (:mod:`.solverloops`)
     solver: bool = False

@@ -89,7 +89,7 @@ from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targe
                                         names_read, pool_task, self_attr, yields)
 from graphlint.static.layerloops import layer_loop
 from graphlint.static.looptargets import LoopTargets
-from graphlint.static.sampledcarry import is_sampler, sampled_calls, used_modules
+from graphlint.static.sampledcarry import is_sampler, picked_calls, sampled_calls, used_modules
 from graphlint.static.solverloops import note_update, solver_loop
 from graphlint.static.stepflow import note_assignment, note_call
 from graphlint.static.timingloops import timing_loop
@@ -275,7 +275,7 @@ class LoopTracker(LoopTargets):
             tensors = self.oracle.cls.tensor_attrs if self.oracle.cls is not None else frozenset()
             sampled = sampled_calls(frame, feeding, params, self.oracle.fn.param_classes, modules, tensors) \
                 if frame.sampled or modules else []
-            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled,
+            self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled, picked=picked_calls(frame, feeding),
                                             solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a

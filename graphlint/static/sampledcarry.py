@@ -125,6 +125,20 @@ def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set
     return found
 
 
+def picked_calls(frame, feeding: list[tuple[int, tuple, set[str]]]) -> list[tuple]:
+    """The feeding calls of ``frame`` that read, from an earlier iteration, what a sampling call of
+    the body produced, whatever their callee (:mod:`.libmodels` judges what they run)."""
+    if not frame.sampled:
+        return []
+    found: list[tuple] = []
+    for order, expr, reads in feeding:
+        if expr not in found:
+            carried = frame.exposed(order, reads)
+            if any(frame.derived(s) & carried for s in frame.sampled):
+                found.append(expr)
+    return found
+
+
 def _stored(frame, order: int, carried: set[str]) -> bool:
     """Whether the body stores what the call at ``order`` produced into a container the call reads
     from an earlier iteration (``x[picked] = x0[picked]``, ``ids.append(tok)``)."""
