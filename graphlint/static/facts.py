@@ -208,8 +208,7 @@ class FunctionInfo(Compact):
     #: and names a type test asks about (``torch.is_tensor(p)``: :mod:`.typetests`), ``type_tested``
     reduced_names: set[str] = field(default_factory=set)
     type_tested: set[str] = field(default_factory=set)
-    #: parameters taken for tensors for want of an annotation (:func:`.params.param_is_tensor`): only
-    #: their number facts can change what the walk decides
+    #: parameters presumed tensors, unannotated (:func:`.params.param_is_tensor`): only their number facts matter
     presumed_tensors: set[str] = field(default_factory=set)
     #: parameters whose annotation says what they are -- a tensor (``n: Tensor``) or a Python list
     #: (``ids: list[int]``) -- the kind callers pass can overrule (:mod:`.valueflow`): only their
