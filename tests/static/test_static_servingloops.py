@@ -57,3 +57,44 @@ def test_an_admission_loop(src, admits):
     from graphlint.static.admitloops import admits_element
 
     assert admits_element(_loop(src)) is admits
+
+
+NESTED_STEP = '''
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def serve(model, waiting, ids):
+    {loop}
+        def step(tok):
+            nxt = torch.argmax(model(tok), -1)
+            if nxt.item() == 0:
+                nxt = nxt + 1
+            return nxt
+
+        for _ in range(req.max_new):
+            ids = step(ids)
+    return ids
+
+
+def main(waiting):
+    serve(Net(), waiting, torch.zeros(1, dtype=torch.long))
+'''
+
+
+@pytest.mark.parametrize("loop", ["while waiting:\n        req = waiting.popleft()", "for req in list(waiting):"])
+def test_a_function_defined_in_an_admission_loop_is_not_admission(loop):
+    """The admission loop is the enclosing function's: a step defined in its body and run per token by
+    an inner loop keeps its read-back (the nested function's loop ids are its own)."""
+    from static_helpers import analyze
+
+    findings = analyze({"eng.py": NESTED_STEP.format(loop=loop)})
+    assert [f.rule for f in findings] == ["GL101"]  # ``nxt.item()``
