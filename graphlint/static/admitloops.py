@@ -13,7 +13,9 @@ model step is no part of a host step's round, :func:`.retiring.retired_only` -- 
 reaches it), and a candidate in its body carries ``per-element:<loop>`` and counts only
 where that loop is itself a per-token or serving loop of its function (one that runs the model
 step on each message it takes: :func:`.fixedcounters.off_the_step`). A loop that puts elements
-back into the queue it takes from (a work list, a search frontier) is no admission.
+back into the queue it takes from (a work list, a search frontier) is no admission; nor is one whose
+own function builds the queue (``pending = deque(self.requests)``) or fills it again (``keep.append(req)``
+in the loop, ``self.running = keep`` after it): every element comes round again on every call.
 """
 
 from __future__ import annotations
@@ -27,14 +29,36 @@ PUTTERS = frozenset(("append", "appendleft", "extend", "extendleft", "insert", "
 FLAG = "per-element:"
 
 
-def admits_element(stmt: cst.While) -> bool:
-    """See the module docstring: the test reads a queue the body's own level takes one element from."""
+def admits_element(stmt: cst.While, body: cst.CSTNode | None = None) -> bool:
+    """See the module docstring: the test reads a queue the body's own level takes one element from,
+    which neither the loop nor the rest of its function's ``body`` fills."""
     queues = {q for part in _conjuncts(stmt.test) if (q := _tested_queue(part)) is not None}
     if not queues or not isinstance(stmt.body, cst.IndentedBlock):
         return False
     taken = {q for line in stmt.body.body if isinstance(line, cst.SimpleStatementLine)
              for small in line.body if (q := _taken(small)) is not None} & queues
-    return bool(taken) and not any(_puts(node, taken) for node in preorder(stmt.body))
+    return bool(taken) and not any(_puts(node, taken) for node in preorder(stmt.body)) \
+        and not (body is not None and _refilled(body, stmt, taken))
+
+
+def _refilled(body: cst.CSTNode, loop: cst.While, queues: set[str]) -> bool:
+    """Outside ``loop``, ``body`` puts into one of ``queues``, binds it after the loop, or builds it
+    before (a bare name or field bound before is an alias of a queue that outlives the call)."""
+    inside = {id(node) for node in preorder(loop)}
+    after = False
+    for node in preorder(body):
+        if node is loop:
+            after = True
+        if id(node) in inside:
+            continue
+        if _puts(node, queues):
+            return True
+        if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and getattr(node, "value", None) is not None:
+            targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+            alias = type(node) is not cst.AugAssign and type(node.value) in (cst.Name, cst.Attribute)
+            if any(_key(t) in queues for t in targets) and (after or not alias):
+                return True
+    return False
 
 
 def _key(node: cst.BaseExpression | None) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import none_compared, preorder
+from graphlint.static.cstwalk import bound_names, none_compared, preorder
 
 LAZY = "lazy:"
 ARMED = "armed:"
@@ -77,8 +77,9 @@ def armed_flag(stmt: cst.If, owners, body: cst.CSTNode | None) -> str | None:
 
 
 def _rebinds(body: cst.CSTNode, name: str) -> bool:
-    return any(type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign) and type(node.target) is cst.Name
-               and node.target.value == name for node in preorder(body))
+    """``name = ...`` / ``name, x = ...`` / ``(name := ...)`` anywhere in ``body``."""
+    return any(type(node) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)
+               and name in bound_names(node.target) for node in preorder(body))
 
 
 def settled(infos: list) -> frozenset[str]:

@@ -120,7 +120,7 @@ def fed_runners(disc, steps: set[FuncId], callers: dict[FuncId, list[FuncId]], s
     reach = None
     for info in disc.infos:
         for qual, fn in info.functions.items():
-            if fn.cls and fn.cls in info.classes and disc.index.find_method((info, fn.cls), "forward") is not None:
+            if disc.module_method(info, fn):
                 continue  # a loop inside a module (its layers)
             for loop in fn.loops:
                 if not loop.picked:

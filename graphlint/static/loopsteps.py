@@ -25,7 +25,7 @@ def fed_model_methods(disc, steps: set[FuncId], callers: dict[FuncId, list[FuncI
     reach = None
     for info in disc.infos:
         for qual, fn in info.functions.items():
-            if fn.cls and fn.cls in info.classes and disc.index.find_method((info, fn.cls), "forward") is not None:
+            if disc.module_method(info, fn):
                 continue  # a loop inside a module (its layers, a position table built over segments)
             for loop in fn.loops:
                 targets = disc.loop_targets(info, qual, loop)

@@ -159,7 +159,7 @@ class ScopeWalker:
         saved = (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
                  self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
                  self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops,
-                 self.counters, self.first_iters, self.branching, self.lazy_at, self.arms)
+                 self.counters, self.first_iters, self.branching, self.lazy_at, self.arms, self.admitting)
         self.flows.function(stmt, qualname, self.class_name)
         self.func = self._new_function(qualname, name, self.class_name)
         saved_values = self.values.begin(stmt, self.func)
@@ -175,6 +175,7 @@ class ScopeWalker:
         self.item_loops, self.item_names, self.module_loops = 0, set(), 0
         self.counters, self.first_iters, self.branching, self.lazy_at = (), (), 0, 0
         self.arms = ()  # its ``if`` ordinals restart: the enclosing function's arms are not its own
+        self.admitting = ()  # nor are the enclosing function's admission loops (:mod:`.admitloops`)
         hot_named = any(fnmatchcase(name, p) for p in self.options.hot_names)
         implicit = name == "forward" or (name != "__call__" and hot_named)
         params = stmt.params
@@ -212,7 +213,7 @@ class ScopeWalker:
             (self.func, self.oracle.fn, self.loop_depth, self.loop_target, self.in_capture, self.setup_depth,
              self.order, self.loop_ids, self.loop_frames, self.tracking, self.loop_nodes, self.loop_bound,
              self.device_loops, self.device_contexts, self.item_loops, self.item_names, self.module_loops,
-             self.counters, self.first_iters, self.branching, self.lazy_at, self.arms) = saved
+             self.counters, self.first_iters, self.branching, self.lazy_at, self.arms, self.admitting) = saved
 
     def declare_parameter(self, param: cst.Param, implicit: bool) -> None:
         """What a parameter is: a tensor, a position, an object of a known class, or host data."""

@@ -329,7 +329,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.values.stored(stmt.target)
             self.flows.loop_target(stmt.target, stmt.iter)
         self.push_loop(stmt, loop_id)
-        admits = isinstance(stmt, cst.While) and admits_element(stmt)  # once per element taken (:mod:`.admitloops`)
+        admits = isinstance(stmt, cst.While) and admits_element(stmt, self.values.body)  # once per element (:mod:`.admitloops`)
         if admits or isinstance(stmt, cst.For) and retires_element(stmt):
             self.func.retire_loops += (loop_id,)
         self.loop_ids.append(loop_id)

@@ -91,3 +91,10 @@ def test_a_raise_in_the_admission_skips_no_arming():
                   b"            if not req.prefilled:\n                if req.audio is None:\n"
                   b"                    raise ValueError(\"no reference audio\")\n")
     assert_marked(analyze(files), files)
+
+
+def test_a_flag_on_an_object_unpacked_in_the_step_is_no_request_state():
+    """``req, _ = Request(req.audio), 0`` rebinds the owner as ``req = ...`` does: fresh every call."""
+    files = _per_step(_edit(b"            if not req.prefilled:",
+                            b"            req, _ = Request(req.audio), 0\n            if not req.prefilled:"))
+    assert_marked(analyze(files), files)
