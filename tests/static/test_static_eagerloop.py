@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_static_fixture import expected, markers
+from test_static_fixture import assert_marker_severities, expected
 from static_helpers import analyze, check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,11 +29,7 @@ def test_each_engine_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
     assert {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"} == expected(files)
-    severities = {(f.path, f.line, f.rule): f.severity for f in result.findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (line, rule)
+    assert_marker_severities(result.findings, files)
     assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
 
 

@@ -32,11 +32,7 @@ def expected(files: dict[str, bytes]) -> set[tuple[str, int, str]]:
 def assert_marked(findings, files: dict[str, bytes]) -> None:
     """The findings are exactly the ``# expect:`` markers of ``files``, at the severities they name."""
     assert {(f.path, f.line, f.rule) for f in findings if f.category != "meta"} == expected(files)
-    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (path, line, rule)
+    assert_marker_severities(findings, files)
 
 
 def markers(files: dict[str, bytes]) -> set[tuple[str, int, str]]:
@@ -50,6 +46,15 @@ def markers(files: dict[str, bytes]) -> set[tuple[str, int, str]]:
     return out
 
 
+def assert_marker_severities(findings, files: dict[str, bytes]) -> None:
+    """Each ``# expect: GLxxx/severity`` marker names the severity its finding must have."""
+    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
+    for path, line, code in markers(files):
+        if "/" in code:
+            rule, severity = code.split("/")
+            assert severities[(path, line, rule)] == severity, (path, line, rule)
+
+
 @pytest.mark.parametrize("engine", sorted(p.name for p in ENGINES.iterdir() if p.is_dir()))
 def test_engine_look_alikes_report_exactly_the_planted_hazards_with_their_severity(engine):
     """Regression fixtures for real-engine patterns (issue 8): captured engines, eager references,
@@ -59,11 +64,7 @@ def test_engine_look_alikes_report_exactly_the_planted_hazards_with_their_severi
     findings = analyze(files)
     assert sorted({(f.path, f.line, f.rule) for f in findings} - expected(files)) == [], "unexpected findings"
     assert sorted(expected(files) - {(f.path, f.line, f.rule) for f in findings}) == [], "missed hazards"
-    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (path, line, rule)
+    assert_marker_severities(findings, files)
 
 
 def test_fixture_reports_exactly_the_planted_hazards():

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 from static_helpers import analyze, builtin_rules, host_steps, options, summarize
-from test_static_fixture import expected, load, markers
+from test_static_fixture import assert_marker_severities, expected, load
 
 from graphlint.static.link import link
 
@@ -72,11 +72,7 @@ def test_each_shape_reports_exactly_its_markers_with_their_severity(shape):
     found = {(f.path, f.line, f.rule) for f in findings}
     assert sorted(found - expected(files)) == [], "unexpected findings"
     assert sorted(expected(files) - found) == [], "missed hazards"
-    severities = {(f.path, f.line, f.rule): f.severity for f in findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (path, line, rule)
+    assert_marker_severities(findings, files)
 
 
 @pytest.mark.parametrize("shape", sorted(HOST))

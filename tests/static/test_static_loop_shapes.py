@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_static_fixture import expected, markers
+from test_static_fixture import assert_marker_severities, expected
 from static_helpers import check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,11 +45,7 @@ def test_each_shape_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     found = {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"}
     files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
     assert found == expected(files)
-    severities = {(f.path, f.line, f.rule): f.severity for f in result.findings}
-    for path, line, code in markers(files):
-        if "/" in code:
-            rule, severity = code.split("/")
-            assert severities[(path, line, rule)] == severity, (line, rule)
+    assert_marker_severities(result.findings, files)
     assert {(e.context, e.function[1]) for e in result.entries} == ENTRIES[name]
 
 
