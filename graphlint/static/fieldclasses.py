@@ -69,9 +69,7 @@ class FieldClasses:
         return self._memoized((info.path, cls, "()" + field), self._find_functions, info, cls, field)
 
     def _find_functions(self, info: ModuleInfo, cls: str, field: str) -> list[ClassRef]:
-        if self._written is None:
-            self._written = {w for i in self.index.infos for w in i.attr_writes if ":" not in w}
-        if field in self._written:
+        if self._stored_elsewhere(field):
             return []
         out: dict[tuple[str, str], ClassRef] = {}
         family = [*self.index.mro((info, cls)), *self.index.subclasses((info, cls))]
@@ -87,13 +85,17 @@ class FieldClasses:
                     out[(hit[0].path, hit[1])] = hit
         return [out[k] for k in sorted(out)]
 
+    def _stored_elsewhere(self, field: str) -> bool:
+        """Some code stores ``field`` on an object not ``self`` (``obj.<field> = v``): its stores in the class say not all."""
+        if self._written is None:
+            self._written = {w for i in self.index.infos for w in i.attr_writes if ":" not in w}
+        return field in self._written
+
     def library_only(self, info: ModuleInfo, cls: str, field: str) -> bool:
         """Every store of ``self.<field>`` in ``cls``, its bases and its subclasses builds an object
         of an imported library (``self.attn = flashinfer.Wrapper(...)``), and no code stores the field
         on another object: a call of its method runs library code, never a project function of the name."""
-        if self._written is None:
-            self._written = {w for i in self.index.infos for w in i.attr_writes if ":" not in w}
-        if field in self._written:
+        if self._stored_elsewhere(field):
             return False
         stores = [(owner_info, value) for owner_info, owner in [*self.index.mro((info, cls)),
                                                                 *self.index.subclasses((info, cls))]
