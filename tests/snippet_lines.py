@@ -260,6 +260,13 @@ LINES: dict[str, int | str] = {
         "scores the engines the line above clones (network)",
     'python bench/realcode_entries.py /tmp/fresh25 --manifest bench/realcode/fresh25.toml --note "..." > bench/realcode/fresh25/entries.md':
         "lists the entries of the engines the first line clones (network)",
+    "python bench/realcode_fetch.py /tmp/fresh26 --manifest bench/realcode/fresh26.toml": "clones engines from GitHub (network)",
+    "python bench/realcode_score.py /tmp/fresh26 --manifest bench/realcode/fresh26.toml --markdown":
+        "scores the engines the line above clones (network)",
+    "python bench/realcode_score.py /tmp/fresh26 --manifest bench/realcode/fresh26.toml --plants --markdown":
+        "scores the engines the line above clones (network)",
+    'python bench/realcode_entries.py /tmp/fresh26 --manifest bench/realcode/fresh26.toml --note "..." > bench/realcode/fresh26/entries.md':
+        "lists the entries of the engines the first line clones (network)",
 }
 #: What a line must also print (stdout and stderr together).
 SAYS = {
