@@ -114,9 +114,21 @@ def _first_body_statement(body: list[ast.stmt]) -> ast.stmt:
     return body[1] if is_docstring and len(body) > 1 else first
 
 
-def insertion_point(plant: Plant, source: str) -> tuple[int, int]:
-    """(0-based line index to insert before, indentation in columns) for ``plant`` in ``source``."""
+def _indentation(source_lines: list[str], node: ast.stmt) -> str:
+    """The whitespace before ``node`` on its first line, as written (tabs stay tabs).
+
+    A statement after a colon on its opener's line (``if x: y = 1``) has no indentation of its own:
+    a plant there would silently become conditional, so it is refused."""
+    prefix = source_lines[node.lineno - 1][:node.col_offset]
+    if prefix.strip():
+        raise PlantError(f"line {node.lineno} shares its line with `{prefix.strip()}`: plant after a statement of its own")
+    return prefix
+
+
+def insertion_point(plant: Plant, source: str) -> tuple[int, str]:
+    """(0-based line index to insert before, its indentation as written) for ``plant`` in ``source``."""
     tree = ast.parse(source)
+    lines = source.splitlines()
     if plant.function:
         function = _functions(tree).get(plant.function)
         if function is None:
@@ -124,8 +136,7 @@ def insertion_point(plant: Plant, source: str) -> tuple[int, int]:
         target = _first_body_statement(function.body)
         if target.lineno == function.lineno:
             raise PlantError(f"{plant.engine}/{plant.name}: {plant.function} is a one-line function")
-        return target.lineno - 1, target.col_offset
-    lines = source.splitlines()
+        return target.lineno - 1, _indentation(lines, target)
     matches = [index for index, line in enumerate(lines, 1) if line.strip() == plant.after.strip()]
     if len(matches) != 1:
         raise PlantError(f"{plant.engine}/{plant.name}: `{plant.after.strip()}` is on {len(matches)} lines of "
@@ -137,15 +148,15 @@ def insertion_point(plant: Plant, source: str) -> tuple[int, int]:
     body = getattr(statement, "body", None)
     if isinstance(body, list) and body and not isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
         target = body[0]  # a block opener: the code goes first in its body
-        return target.lineno - 1, target.col_offset
-    return statement.end_lineno, statement.col_offset
+        return target.lineno - 1, _indentation(lines, target)
+    return statement.end_lineno, _indentation(lines, statement)
 
 
 def apply(plant: Plant, source: str) -> tuple[str, int]:
     """The planted source and the 1-based line of its first inserted line."""
     index, indent = insertion_point(plant, source)
     lines = source.splitlines(keepends=True)
-    block = textwrap.indent(textwrap.dedent(plant.code).strip("\n") + "\n", " " * indent)
+    block = textwrap.indent(textwrap.dedent(plant.code).strip("\n") + "\n", indent)
     planted = "".join(lines[:index]) + block + "".join(lines[index:])
     try:
         ast.parse(planted)

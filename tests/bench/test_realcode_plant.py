@@ -89,6 +89,22 @@ def test_after_anchor_follows_the_whole_statement_or_enters_a_block():
     assert planted.splitlines()[line] == "        x = x + i"
 
 
+def test_a_tab_indented_engine_gets_its_plant_indented_with_tabs():
+    """tdmpc2 (fresh26) is indented with tabs: a plant indented with spaces would not parse there."""
+    source = "def act(obs):\n\tif obs:\n\t\tobs = obs.cuda()\n\treturn obs\n"
+    planted, line = plant_mod.apply(plant(after="obs = obs.cuda()", code="_planted = obs.item()"), source)
+    assert planted.splitlines()[line - 1] == "\t\t_planted = obs.item()"
+    planted, line = plant_mod.apply(plant(function="act", code="_planted = obs.item()"), source)
+    assert planted.splitlines()[line - 1] == "\t_planted = obs.item()"
+
+
+def test_a_statement_sharing_its_openers_line_is_refused():
+    """`if x: y = 1`: a plant given that line's prefix would silently run only when x holds."""
+    source = "def step(x):\n    if x: y = 1\n    return x\n"
+    with pytest.raises(plant_mod.PlantError, match="shares its line"):
+        plant_mod.apply(plant(after="if x: y = 1"), source)
+
+
 @pytest.mark.parametrize(("table", "message"), [
     ({"after": "return x"}, "not exactly one"),
     ({"function": "Block.backward"}, "no function Block.backward"),
