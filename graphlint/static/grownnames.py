@@ -6,8 +6,9 @@ The loop's body answers the question: ``ids = torch.cat([ids, nxt[:, None]], dim
 to a concatenation, which takes tensors alone (a list or an array there raises), and binds it to the
 concatenation's result -- so whatever ``ids`` holds when an iteration starts, first or later, is a
 tensor. Only a name still unknown at the loop's head takes the fact (a host list, a number, a CPU
-tensor known as one keeps what the oracle knows); the concatenation must name it among its tensors
-(:data:`.matchers.growing_concat.CONCATS`), and a nested function's binding is its own.
+tensor known as one keeps what the oracle knows); the concatenation (:data:`CONCATS`: GL207's joins that
+take a sequence of tensors, and ``torch.stack``) must name it among its tensors, and a nested function's
+binding is its own.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ ids.copy_(...); g.replay()``):
   one in a branch of an ``if`` whose other branch captures is the replay of every later step;
 - the loop sits in a branch (a script's ``if __name__ == "__main__":``), and a branch that captures
   and replays was taken for a capture replayed once, its statements forgotten for the step
-  (:meth:`.regions.RegionRecorder.capture_branch`); one holding a loop that feeds a call back and
-  replays runs the steps.
+  (:meth:`.regions.RegionRecorder.capture_branch`); one in which a replay the walk recorded (not a
+  warm-up: see the first item) sits in a loop inside the branch runs the steps.
 """
 
 from __future__ import annotations
