@@ -48,6 +48,7 @@ from graphlint.static.symbolic import dynamic_compile
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, name_matcher, resolve
 from graphlint.static.positions import anchor_rank
+from graphlint.static.replaybranches import replays, replays_in_loop, replays_instead
 
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 #: ``torch.get_device_module(device)``: ``torch.cuda`` for a CUDA device (its ``graph`` captures)
@@ -141,12 +142,6 @@ def _attr_names(node: cst.CSTNode) -> set[str]:
         elif type(n) is cst.Attribute:
             out.add(n.attr.value)
     return out
-
-
-def replays(node: cst.CSTNode) -> bool:
-    """A ``g.replay()`` anywhere inside ``node`` (a branch, the statements after an ``if``)."""
-    return any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "replay"
-               and not n.args for n in preorder(node))
 
 
 def loops_over_devices(stmt: cst.For) -> bool:
@@ -251,7 +246,10 @@ class RegionRecorder:
     def capture_loop(self) -> bool:
         """Inside a loop (of this function) whose body also captures: ``set_device`` there switches
         the device the next capture runs on."""
-        return any(contains_capture(loop, self.imports, self.device_modules) for loop in self.loop_nodes)
+        return any(map(self.holds_capture, self.loop_nodes))
+
+    def holds_capture(self, node: cst.CSTNode) -> bool:
+        return contains_capture(node, self.imports, self.device_modules)
 
     # -- statements ----------------------------------------------------------------------
     def enter_loop(self, stmt: cst.For | cst.While) -> None:
@@ -346,7 +344,8 @@ class RegionRecorder:
         # a branch that also replays is the step itself (``if use_graphs: [if bs not in graphs:
         # capture]; replay``), not the capture's -- unless the step replays elsewhere
         mine = [s.kind for s in sites[n_sites:] if s.function == fn.qualname]
-        if "capture" not in mine or ("replay" in mine and not any(replays(n) for n in instead)):
+        if "capture" not in mine or ("replay" in mine and not any(replays(n) for n in instead)) \
+                or replays_in_loop(fn.replay_loops[len(replayed[1]):], self.loop_ids):
             return
         qual = fn.qualname
         if "replay" in mine:  # the first call's replay of its fresh graph: the step's replay is elsewhere
@@ -366,7 +365,8 @@ class RegionRecorder:
                 del seen[key]
 
     def replay_call(self, call: cst.Call) -> None:
-        if not call.args and not (self.loop_nodes and self.capture_loop()):
+        capturing = [loop for loop in self.loop_nodes if self.holds_capture(loop)]
+        if not call.args and not (capturing and not replays_instead(capturing[-1], call, self.holds_capture)):
             self.func.replay_order = self.func.replay_order or self.order
             self.func.replay_loops += ((tuple(self.loop_ids), self.arms),)
             self.func.replay_conds += ((self.order, self.values.cond),)

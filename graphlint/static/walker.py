@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from graphlint.rules import Rule
+from graphlint.static.grownnames import note_grown
 from graphlint.static.admitloops import FLAG as PER_ELEMENT, admits_element
 from graphlint.static.calls import CallRecorder
 from graphlint.static.branchwalk import BranchWalker
@@ -340,6 +341,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         admitting, self.admitting = self.admitting, self.admitting + ((loop_id,) if admits else ())
         self.enter_loop(stmt)
+        note_grown(stmt, self.oracle)  # ``ids = torch.cat([ids, tok])`` in it: a tensor from the head on
         if isinstance(stmt, cst.While):
             self.expr(stmt.test)  # evaluated every iteration: part of the loop
             self.tested(stmt.test)
