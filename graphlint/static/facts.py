@@ -168,6 +168,7 @@ class FunctionInfo(Compact):
     #: ``while`` loops that feed nothing back, with every call of their body: serving loops when a
     #: call reaches the model step (see :mod:`.loops`); a tuple, empty for almost every function
     serve_loops: tuple = ()
+    samples: bool = False  # calls a token picker (``argmax``, ``multinomial``, ``sample``): see :mod:`.tokenless`
     #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
     defaults: dict[str, tuple | None] = field(default_factory=dict)
     #: how names derive from names, and what each call passes (see :mod:`.stepflow`)

@@ -10,6 +10,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.sampledcarry import field_callable, field_method
+from graphlint.static.tokenless import picks_no_tokens
 
 
 class TokenLoops:
@@ -70,6 +71,8 @@ class TokenLoops:
                         continue
                     if model is not None and loop.solver:  # an integrator's steps (:mod:`.solverloops`):
                         continue  # per token only where its caller is, which the call graph decides
+                    if model is not None and picks_no_tokens(self, info, fn, loop, reach | replay_reach):
+                        continue  # an encoder's request loop: once per request (:mod:`.tokenless`)
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"
