@@ -148,8 +148,7 @@ class FunctionInfo(Compact):
     while_loops: tuple[int, ...] = ()
     #: ids of the loops that retire the element they visit (:mod:`.retiring`)
     retire_loops: tuple[int, ...] = ()
-    #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
-    device_work: bool = False
+    device_work: bool = False  # runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
     trains: bool = False
     #: its always-run calls named like a loss (``self.decoder.compute_loss(...)``), in flow IR: it
