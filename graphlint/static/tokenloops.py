@@ -71,14 +71,15 @@ class TokenLoops:
                         continue
                     if model is not None and loop.solver:  # an integrator's steps (:mod:`.solverloops`):
                         continue  # per token only where its caller is, which the call graph decides
-                    if model is not None and picks_no_tokens(self, info, fn, loop, reach | replay_reach):
-                        continue  # an encoder's request loop: once per request (:mod:`.tokenless`)
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"
                         if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
-                        found.append((fid, f"{kind} calling {model[1]}", where, loops))
+                        # an encoder's request loop runs once per request (:mod:`.tokenless`): no entry, but
+                        # still the loop a loop around it wraps (``runs``), so that one is no step loop either
+                        if not picks_no_tokens(self, info, fn, loop, reach | replay_reach):
+                            found.append((fid, f"{kind} calling {model[1]}", where, loops))
                         steps = frozenset(e for e in loop.exprs if any(
                             t in reach or t in replay_reach for t in self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [e]))))
                         runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs), steps,
