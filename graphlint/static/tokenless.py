@@ -7,14 +7,16 @@ through ``self`` fields (:mod:`.fieldcarry`) -- its connection bookkeeping (``_d
 stores the peer's address, ``_send`` reads it, a reconnect on a failed write stores it again).
 Such a carry is weak evidence (a serving loop's pending transfers carry through fields too), and
 a token step has one thing an encoder's request never does: it picks tokens. So a ``while`` loop
-that has the serving shape (:mod:`.loops`: work from outside each iteration, nothing fed back
-locally), whose every model-running call carries only through fields, and from whose calls no
-function reachable calls a token picker (``argmax``, ``multinomial``, ``topk``, ``*sample*``, a
-greedy ``max(dim)``: :func:`.sampledcarry.is_sampler`, the fact ``FunctionInfo.samples``) runs
+that has the serving shape (:mod:`.loops`' ``serve_loops``: nothing fed back locally; whether work
+arrives from outside is not checked), whose every model-running call carries only through fields,
+and from whose calls no function reachable outside a module's ``forward`` / ``__call__`` calls a
+token picker (``argmax``, ``multinomial``, ``topk``, ``*sample*``, a greedy ``max(dim)``:
+:func:`.sampledcarry.is_sampler`, the fact ``FunctionInfo.samples``; a MoE router's ``topk`` is the
+model's, and a shared layer reaches it from a vision tower too) runs
 requests of another kind -- encoding an image, embedding a prompt -- once each: no per-token
 loop, and no step loop of a server either (:meth:`.tokenloops.TokenLoops.serving_loops` skips a
-loop already judged here). A loop whose calls reach a sampler anywhere (an LM worker's
-``execute_model``, or a MoE router's ``topk`` inside the model) stays what it was, and so does one
+loop already judged here). A loop whose calls reach a sampler outside a forward (an LM worker's
+``execute_model``) stays what it was, and so does one
 that carries a local (``ids = model(ids)``), that is a ``for`` loop, or that can stop (a ``break``
 or ``return`` of its own: a drain of what arrived, ``while True: p = recv(); if p is None: break``,
 which its caller runs once a tick: that caller decides).
