@@ -148,8 +148,7 @@ class FunctionInfo(Compact):
     while_loops: tuple[int, ...] = ()
     #: ids of the loops that retire the element they visit (:mod:`.retiring`)
     retire_loops: tuple[int, ...] = ()
-    #: runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
-    device_work: bool = False
+    device_work: bool = False  # runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
     #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
     trains: bool = False
     #: its always-run calls named like a loss (``self.decoder.compute_loss(...)``), in flow IR: it
@@ -168,6 +167,7 @@ class FunctionInfo(Compact):
     #: ``while`` loops that feed nothing back, with every call of their body: serving loops when a
     #: call reaches the model step (see :mod:`.loops`); a tuple, empty for almost every function
     serve_loops: tuple = ()
+    samples: bool = False  # calls a token picker (``argmax``, ``multinomial``, ``sample``): see :mod:`.tokenless`
     #: parameter -> its default as a :mod:`.valuefacts` value (None: not a literal)
     defaults: dict[str, tuple | None] = field(default_factory=dict)
     #: how names derive from names, and what each call passes (see :mod:`.stepflow`)

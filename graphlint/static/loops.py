@@ -344,9 +344,11 @@ class LoopTracker(LoopTargets):
 
     def note_call(self, call: cst.Call, expr: tuple | None) -> None:
         note_call(self.func, self.order, self.path, self.loop_ids, call, expr, self.stmt, self.oracle.is_tensor)
+        sampler = is_sampler(call)
+        self.func.samples |= sampler  # picks tokens: what a token step does (:mod:`.tokenless`)
         if not self.tracking:
             return
-        if is_sampler(call):
+        if sampler:
             for frame in self.loop_frames:
                 frame.sampled.append(self.order)
         func = call.func

@@ -10,6 +10,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.sampledcarry import field_callable, field_method
+from graphlint.static.tokenless import picks_no_tokens
 
 
 class TokenLoops:
@@ -75,7 +76,10 @@ class TokenLoops:
                             else "per-token loop"
                         if fn.name == "forward" and self.fields_only(info, fn, loop, reach | replay_reach):
                             weak.add(fid)
-                        found.append((fid, f"{kind} calling {model[1]}", where, loops))
+                        # an encoder's request loop runs once per request (:mod:`.tokenless`): no entry, but
+                        # still the loop a loop around it wraps (``runs``), so that one is no step loop either
+                        if not picks_no_tokens(self, info, fn, loop, reach | replay_reach):
+                            found.append((fid, f"{kind} calling {model[1]}", where, loops))
                         steps = frozenset(e for e in loop.exprs if any(
                             t in reach or t in replay_reach for t in self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [e]))))
                         runs[(fid, loop.id)] = (loop.where, frozenset(models), frozenset(loop.exprs), steps,
