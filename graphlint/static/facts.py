@@ -296,8 +296,8 @@ class LoopInfo(Compact):
     #: those of ``exprs`` that call a ``self`` field's callable with ids sampled the iteration before (:mod:`.sampledcarry`)
     sampled: list[tuple] = field(default_factory=list)
     picked: list[tuple] = field(default_factory=list)  # those of ``exprs`` fed ids sampled the iteration before
-    #: its output comes back only through an integrator's update (``x = x + dt * v``), nothing sampled:
-    #: a solver's steps, per token only where its caller is (:mod:`.solverloops`)
+    forever: bool = False  # a serving ``while`` whose test calls nothing (``while True``, a flag)
+    #: fed back only through an integrator's update (``x = x + dt * v``): a solver's steps (:mod:`.solverloops`)
     solver: bool = False
 
 

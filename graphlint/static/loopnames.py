@@ -141,3 +141,11 @@ def pool_task(call: cst.Call, sites) -> tuple[tuple, cst.BaseExpression, list[cs
     ir = ("n", handed.value) if type(handed) is cst.Name else ("a", ("n", "self"), attr[5:]) if attr else None
     expr = next((s.expr for s in reversed(sites) if s.reference and s.expr == ir), None) if ir else None
     return (expr, handed, [a.value for a in call.args[at + 1:]]) if expr is not None else None
+
+
+
+def condition_calls_nothing(test: cst.BaseExpression) -> bool:
+    """``while True:`` / ``while self.running:``: the loop runs until a flag set elsewhere (or a ``break``)
+    stops it. A test that calls (``while self.step(): pass``, an interpreter's loop) is itself the
+    step whose result ends the loop: no server's loop."""
+    return not any(isinstance(node, cst.Call) for node in preorder(test))

@@ -86,7 +86,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
-                                        names_read, pool_task, self_attr, yields)
+                                        names_read, pool_task, self_attr, condition_calls_nothing, yields)
 from graphlint.static.layerloops import layer_loop
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, picked_calls, sampled_calls, used_modules
@@ -281,7 +281,8 @@ class LoopTracker(LoopTargets):
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
             calls = list(dict.fromkeys(expr for _, expr, _ in frame.calls))
-            self.func.serve_loops = (*self.func.serve_loops, LoopInfo(frame.id, frame.where, calls))
+            forever = frame.stmt is not None and condition_calls_nothing(frame.stmt.test)
+            self.func.serve_loops = (*self.func.serve_loops, LoopInfo(frame.id, frame.where, calls, forever=forever))
         for order, expr, method, _ in frame.self_calls:
             state = {n[5:] for n in frame.derived(order) if n.startswith("self.")} if expr not in exprs else None
             if state:

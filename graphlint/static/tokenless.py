@@ -19,7 +19,8 @@ loop already judged here). A loop whose calls reach a sampler outside a forward 
 ``execute_model``) stays what it was, and so does one
 that carries a local (``ids = model(ids)``), that is a ``for`` loop, or that can stop (a ``break``
 or ``return`` of its own: a drain of what arrived, ``while True: p = recv(); if p is None: break``,
-which its caller runs once a tick: that caller decides).
+which its caller runs once a tick: that caller decides; or a test that calls:
+``while self.step(): pass``, an interpreter's loop whose every pass is the step).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def picks_no_tokens(discovery, info, fn, loop, runs: set[FuncId]) -> bool:
     """Whether ``loop`` of ``fn`` (in ``info``) is a server loop whose model calls carry only through
     fields, that never stops, and whose calls reach no token picker outside a module's ``forward``
     (``runs``: what runs the model step)."""
-    if loop.id not in {served.id for served in fn.serve_loops} or loop.id in fn.loop_exits \
+    if not any(served.id == loop.id and served.forever for served in fn.serve_loops) or loop.id in fn.loop_exits \
             or not discovery.fields_only(info, fn, loop, runs):
         return False
     seen: set[FuncId] = set()

@@ -61,3 +61,18 @@ def test_a_per_step_image_stream_reports_the_tower():
     files = _per_token(load(SERVER), server=False)
     files.update({p: d for p, d in load(STREAM).items()})
     assert_marked(analyze(files), files)
+
+
+def test_a_loop_whose_test_calls_is_no_server():
+    """``while self.step(): pass`` (an interpreter's loop, torch's own Dynamo has one): the call in the
+    test is the step and its result ends the loop, so the loop is judged as before -- per token here."""
+    files = _per_token(_edit("server.py", b"        while True:\n            self._poll_peers()",
+                             b"        while self._poll_peers():"))
+    assert_marked(analyze(files), files)
+
+
+def test_a_server_loop_run_until_a_flag_says_stop_is_still_a_server():
+    """``while self.running:``: a flag set elsewhere stops it, not the pass's work: once per request."""
+    files = _edit("server.py", b"        while True:\n            self._poll_peers()",
+                  b"        while self.running:\n            self._poll_peers()")
+    assert_marked(analyze(files), files)
