@@ -1,7 +1,8 @@
 """Branches that never run in a captured decode step.
 
 - ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:`` (and ``a if DEBUG else b``):
-  the last name of the test (or the variable of ``os.environ.get("DEBUG")``) matches a guard
+  the last name of the test (the key of ``cfg["debug"]``, the variable of ``os.environ.get("DEBUG")``;
+  a count or size above zero stands for its own truth, ``if results["profiler_buf_size"] > 0:``) matches a guard
   pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
   ``not`` moves the guard to the ``else`` branch, and ``or`` with a side always true there guards
   the ``else`` branch (``if not x.requires_grad or ...: return``: the rest trains);
