@@ -213,12 +213,16 @@ def given_none_test(stmt: cst.If, fn, imports: dict[str, str]) -> str | None:
     (``FunctionFacts.given``), whose body only binds ``p`` (a fallback): the body never runs on the
     decode path ("body"), so what it would bind (``pad = torch.any(...)``) never makes ``p`` a tensor
     (its flows stay: :meth:`BranchWalker._fallback_body`). The same for a type test a tensor fails
-    (``if not torch.is_tensor(p):``) on a parameter every caller passes a tensor (:mod:`.typetests`)."""
+    (``if not torch.is_tensor(p):``) on a parameter every caller passes a tensor (:mod:`.typetests`),
+    and for one only a tensor passes (``if isinstance(f, torch.Tensor): f = f.item()``) on a local the
+    walk holds as Python data (``f = 1.0 + 1.0 * (x.shape[2] > 1)``): its conversion reads nothing back."""
     test = stmt.test
-    typed = type_test(test, imports) if fn.given_tensors else None
+    typed = type_test(test, imports)
     if typed is not None:  # ``if not torch.is_tensor(p): p = torch.tensor(...)``, every caller passing a tensor
         name, verdict = typed
-        return "body" if not verdict and name in fn.given_tensors and name in fn.params and _fills(stmt, name) else None
+        local_host = verdict and name in fn.hosts and name not in fn.tensors and name not in fn.params
+        given = not verdict and name in fn.given_tensors and name in fn.params
+        return "body" if (given or local_host) and _fills(stmt, name) else None
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
         return None
     op, right = test.comparisons[0].operator, test.comparisons[0].comparator

@@ -210,12 +210,12 @@ class FunctionInfo(Compact):
     type_tested: set[str] = field(default_factory=set)
     #: parameters presumed tensors, unannotated (:func:`.params.param_is_tensor`): only their number facts matter
     presumed_tensors: set[str] = field(default_factory=set)
-    #: parameters whose annotation says what they are -- a tensor (``n: Tensor``) or a Python list
-    #: (``ids: list[int]``) -- the kind callers pass can overrule (:mod:`.valueflow`): only their
-    #: facts against the annotation change what the walk decides. Only those a truth test (a tensor's)
-    #: or an index (a list's) reads are kept: no other is ever overruled (:mod:`.overrules`)
+    #: parameters whose annotation says what they are -- a tensor (``n: Tensor``), a Python list (``ids: list[int]``), a
+    #: position (``pos: int``) -- the kind callers pass can overrule (:mod:`.valueflow`): only their facts against it
+    #: matter, and only those a truth test (a tensor's) or an index (a list's, a position's) reads are kept (:mod:`.overrules`)
     annotated_tensors: set[str] = field(default_factory=set)
     annotated_lists: set[str] = field(default_factory=set)
+    annotated_ints: set[str] = field(default_factory=set)
     #: ``obj.f`` / ``self.x.f`` the walk asked about (is it a tensor?): only there does a fact about
     #: the field of ``obj``'s class matter (:mod:`.fieldkinds`); a sorted tuple, () when none: the
     #: linking process holds one per function of the project (11 MB of its peak on all of torch as sets)

@@ -1,7 +1,8 @@
 """Branches that never run in a captured decode step.
 
 - ``if VERBOSE:`` / ``if self.debug:`` / ``if self._profile_detail:`` (and ``a if DEBUG else b``):
-  the last name of the test (or the variable of ``os.environ.get("DEBUG")``) matches a guard
+  the last name of the test (the key of ``cfg["debug"]``, the variable of ``os.environ.get("DEBUG")``;
+  a count or size above zero stands for its own truth, ``if results["profiler_buf_size"] > 0:``) matches a guard
   pattern (``[tool.graphlint] guards``, case-insensitively); ``and`` with a guard guards too,
   ``not`` moves the guard to the ``else`` branch, and ``or`` with a side always true there guards
   the ``else`` branch (``if not x.requires_grad or ...: return``: the rest trains);
@@ -184,8 +185,14 @@ def _last_name(node: cst.BaseExpression) -> str | None:
 
 def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None:
     """What guard patterns are matched against (case-insensitively, so ``DEBUG_MODE`` is a
-    ``*debug*`` guard): the last name of ``VERBOSE`` / ``self.debug``, or the variable read by
-    ``os.environ.get("DEBUG")`` / ``os.getenv("DEBUG")``."""
+    ``*debug*`` guard): the last name of ``VERBOSE`` / ``self.debug``, the key of
+    ``cfg["debug"]``, or the variable read by ``os.environ.get("DEBUG")`` / ``os.getenv("DEBUG")``;
+    a count or size above zero is its switch's truth (``if results["profiler_buf_size"] > 0:``,
+    ``if self.debug_level >= 1:``: the buffer or level exists only when profiling or debugging is on)."""
+    test = _above_zero(test)
+    if type(test) is cst.Subscript and len(test.slice) == 1 and type(test.slice[0].slice) is cst.Index \
+            and type(test.slice[0].slice.value) is cst.SimpleString:
+        return test.slice[0].slice.value.evaluated_value
     if type(test) is cst.Attribute:
         return test.attr.value
     if type(test) is cst.Name:
@@ -321,3 +328,16 @@ class Guards:
 
     def ends_block(self, stmt: cst.CSTNode) -> bool:
         return returns_when_capturing(stmt, self.imports, self.guards, self.prefill)
+
+
+def _above_zero(test: cst.BaseExpression) -> cst.BaseExpression:
+    """``n > 0`` / ``n != 0`` / ``n >= 1`` / ``0 < n`` -> ``n``, the value whose truth the test is; else ``test``."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return test
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if type(left) is cst.Integer and type(op) is cst.LessThan and left.value == "0":
+        return right
+    if type(right) is cst.Integer and (type(op) in (cst.GreaterThan, cst.NotEqual) and right.value == "0"
+                                       or type(op) is cst.GreaterThanEqual and right.value == "1"):
+        return left
+    return test

@@ -67,7 +67,8 @@ and runs the model step once per message; the linker makes it a step loop when a
 model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
 process serves (``while True:``, ``while self.running:``, ``while queue.has_work():``): not a loop
 whose test reads a local its body rebinds (a retry or convergence loop: ``while batch is None:
-offload(); batch = schedule()``), nor one that yields (see :func:`yields`).
+offload(); batch = schedule()``), nor one that drains a work list its own function made
+(:mod:`.worklists`), nor one that yields (see :func:`yields`).
 
 The walker records such loops with the calls that feed back (:class:`LoopInfo`); the linker
 keeps those whose call reaches device work (:mod:`.entries`). Names read by a call and
@@ -93,6 +94,7 @@ from graphlint.static.sampledcarry import is_sampler, picked_calls, sampled_call
 from graphlint.static.solverloops import note_update, solver_loop
 from graphlint.static.stepflow import note_assignment, note_call
 from graphlint.static.timingloops import timing_loop
+from graphlint.static.worklists import drains_local_list
 
 if TYPE_CHECKING:
     from graphlint.static.tensors import TensorOracle
@@ -277,7 +279,8 @@ class LoopTracker(LoopTargets):
                 if frame.sampled or modules else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled, picked=picked_calls(frame, feeding),
                                             solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
-        elif frame.serves and frame.calls and not frame.tested & frame.writes.keys():
+        elif frame.serves and frame.calls and not frame.tested & frame.writes.keys() \
+                and not drains_local_list(frame.stmt, self.values.body):
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)
             calls = list(dict.fromkeys(expr for _, expr, _ in frame.calls))

@@ -43,7 +43,7 @@ class StaticOptions:
     ``entries`` are ``"path/to/file.py:Qual.name"`` with POSIX paths relative to the
     working directory. Empty means: use ``hot_names`` (fnmatch patterns on the bare
     function name). ``guards`` are fnmatch patterns on the last name of an ``if`` test
-    (``if VERBOSE:``, ``if self._profile_detail:``) whose body is never hot; ``prefill_guards``
+    (``if VERBOSE:``, ``if self._profile_detail:``, ``if res["profiler_size"] > 0:``) whose body is never hot; ``prefill_guards``
     the same for prefill/training-only branches (``if is_prefill:``, ``if seqlen > 1:``).
     ``enabled`` is the set of rule codes to report. ``recorded`` (a decode-path file) adds
     entries with the context of each role and replaces the ``hot_names`` guess.

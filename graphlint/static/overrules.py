@@ -1,7 +1,8 @@
 """Parameter facts that overrule an annotation, and the one extra proof they need.
 
-``n: Tensor`` that every caller passes a Python int, ``ids: list[int]`` that every caller passes
-a device tensor (:mod:`.valueflow`): what callers pass is what the parameter holds, and the
+``n: Tensor`` that every caller passes a Python int, ``ids: list[int]`` or an indexing position
+``input_pos: int`` that every caller passes a device tensor (:mod:`.valueflow`; a gather by a device
+index freezes no Python int): what callers pass is what the parameter holds, and the
 annotation is only the author's word for the callers graphlint cannot see. So the annotation
 gives way only when every caller is seen: the call sites under the function's name all resolve
 (:class:`.paramkinds.ParamKinds`), and no code uses the function as a value (handed to a call,
@@ -22,32 +23,37 @@ PASS_THROUGH = frozenset(("abstractmethod", "lru_cache", "cache", "no_grad", "in
 
 def overrules(fn: FunctionInfo, name: str, kind: str) -> bool:
     """The fact says the parameter is what its annotation says it is not."""
-    return (kind == NUMBER and name in fn.annotated_tensors) or (kind in (TENSOR, MASK) and name in fn.annotated_lists)
+    return (kind == NUMBER and name in fn.annotated_tensors) or (kind in (TENSOR, MASK) and name in fn.annotated_lists) \
+        or (kind == TENSOR and name in fn.annotated_ints)
 
 
-def used_as_values(infos: list[ModuleInfo], names: set[str]) -> set[str]:
+def used_as_values(infos: list[ModuleInfo], names: set[str], methods: frozenset[str] | set[str] = frozenset()) -> set[str]:
     """Those of ``names`` some scope's flow (:mod:`.flows`) uses other than by calling them: a name or
     an attribute spelled so (``hooks.add(pad)``, ``{"pad": self.pad}``, ``return pad``) or an
     identifier string (``getattr(self, "pad")``). A spelling matches whatever it names: a miss costs
-    a fact, never a finding."""
+    a fact, never a finding. Of ``methods`` (names only methods bear) a bare name counts only in a
+    class body: elsewhere ``apply_pos_emb`` is a local flag spelled like the method (``Config(apply_pos_emb=
+    apply_pos_emb)``), and the method itself is reached only through an attribute or a string."""
     found: set[str] = set()
     if not names:
         return found
+    functions = names - methods
     for info in infos:
-        for flow in info.flows.values():
+        for scope, flow in info.flows.items():
+            bare = names if scope in info.classes else functions
             for stmt in flow.stmts:
                 if stmt[0] == "=":
-                    _scan(stmt[2], names, found)
+                    _scan(stmt[2], names, bare, found)
                     if stmt[1][0] in ("a", "s"):
-                        _scan(stmt[1][1], names, found)
+                        _scan(stmt[1][1], names, bare, found)
                 elif stmt[0] in ("e", "r", "in"):
-                    _scan(stmt[1], names, found)
+                    _scan(stmt[1], names, bare, found)
                 elif stmt[0] != "*":
-                    _scan(stmt[1:], names, found)
+                    _scan(stmt[1:], names, bare, found)
     return found
 
 
-def _scan(node, names: set[str], found: set[str]) -> None:
+def _scan(node, names: set[str], bare: set[str], found: set[str]) -> None:
     stack = [node]
     while stack:
         node = stack.pop()
@@ -59,7 +65,7 @@ def _scan(node, names: set[str], found: set[str]) -> None:
         if type(tag) is not str:
             stack.extend(node)
             continue
-        if tag in ("n", "str") and len(node) == 2 and node[1] in names:
+        if len(node) == 2 and (tag == "str" and node[1] in names or tag == "n" and node[1] in bare):
             found.add(node[1])
         elif tag == "a" and len(node) == 3:
             if node[2] in names:
@@ -103,15 +109,17 @@ def overruling_facts(infos: list[ModuleInfo], agreed, spelled_alike) -> dict[str
     wanted: list[tuple[str, str, str, str]] = []
     for info in infos:
         for fn in info.functions.values():
-            names = (fn.annotated_tensors & fn.test_names) | (fn.annotated_lists & (fn.index_names | fn.read_names))
+            names = (fn.annotated_tensors & fn.test_names) | (fn.annotated_lists & (fn.index_names | fn.read_names)) \
+                | fn.annotated_ints
             for name in sorted(names):
                 target = (info.path, fn.qualname)
                 kind = agreed.of(target).get(name) or spelled_alike.of(target).get(name, "")
                 if overrules(fn, name, kind):
-                    wanted.append((info.path, fn.qualname, fn.name, f"{name}={kind}"))
-    handed = used_as_values(infos, {name for _, _, name, _ in wanted})
+                    wanted.append((info.path, fn.qualname, fn.name, f"{name}={kind}", bool(fn.cls)))
+    methods = {name for *_, name, _, method in wanted if method} - {name for *_, name, _, method in wanted if not method}
+    handed = used_as_values(infos, {name for _, _, name, _, _ in wanted}, methods)
     out: dict[str, set[str]] = {}
-    for path, qualname, name, fact in wanted:
+    for path, qualname, name, fact, _ in wanted:
         if name not in handed:
             out.setdefault(path, set()).add(f"param:{qualname}:{fact}")
     return out

@@ -202,6 +202,7 @@ class ScopeWalker:
             # kept whole, they were a set for most functions of the project in the planning's memory
             self.func.annotated_tensors &= self.func.test_names
             self.func.annotated_lists &= self.func.index_names | self.func.read_names
+            self.func.annotated_ints &= self.func.index_names
         finally:
             if protocol:
                 self.loop_ids.pop()
@@ -233,6 +234,8 @@ class ScopeWalker:
             return
         if is_int_param(param) and any(fnmatchcase(name, pat) for pat in POSITION_NAMES):
             facts.positions.add(name)
+            if param.annotation is not None:
+                self.func.annotated_ints.add(name)
         elif param.annotation is not None or param.default is not None:
             facts.hosts.add(name)
         if param.annotation is not None and _annotates_list(param.annotation.annotation):

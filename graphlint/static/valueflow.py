@@ -66,7 +66,8 @@ ROUNDS = 3
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
 PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
-                 "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists")
+                 "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists",
+                 "annotated_ints")
 
 
 def release_planning_facts(summaries) -> None:
