@@ -68,8 +68,7 @@ REPLACED_NOTE = (" (reached only through the forward of a module the project may
 POLICY_NOTE = (" (reached only through a method replacement a load-time policy describes as data for a class"
                " outside the project: which policy applies to which model is not read, so any library model call"
                " may run it; at most a warning)")
-OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
-               " at most a warning)")
+OPT_IN_NOTE = " (only under `{}`, a measurement switch off by default: not on the default decode path; at most a warning)"
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
 
