@@ -6,9 +6,11 @@ synchronize), and nothing extra when a blocking read follows it with no launch b
 module decides both for a function's own code, at the end of its walk, and flags the candidate:
 
 - ``sync-idle:<loop>``: on every path that reaches the synchronize through the back edge of the
-  innermost loop around it, the last device event is a wait. The loop's entry path is ignored:
-  the linker trusts the flag only when that loop is a per-token (or step) loop of the function
-  itself, whose first iteration is the prompt's, not a step (:meth:`.contexts.Placement.place`).
+  one loop of its function around it, the last device event is a wait. The loop's entry path is
+  ignored: the linker trusts the flag only when that loop is a per-token (or step) loop of the
+  function itself, whose first iteration is the prompt's, not a step (:func:`idle_placed`). A
+  loop inside another is never flagged: its entry may run once per step of the outer one (a
+  speculative round's draft loop).
 - ``sync-waited``: in its own block, the next device event after it is a wait.
 
 A forward flow over the function's statements with two states, idle and pending (None where no
@@ -50,7 +52,7 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
         flags = set()
         loops = _loops_around(body, raw.anchor)
         ids = [loop for loop in raw.loops if loop != PROTOCOL_LOOP]
-        if loops and len(loops) == len(ids) and _Flow(events, raw.anchor, loops[-1]).idle():
+        if len(loops) == len(ids) == 1 and _Flow(events, raw.anchor, loops[0]).idle():
             flags.add(f"sync-idle:{ids[-1]}")
         if _waited(events, body, raw.anchor):
             flags.add("sync-waited")
