@@ -141,14 +141,21 @@ class _Flow:
             for item in stmt.items:
                 state = self.expr(item.item, state)
             state = self.suite(stmt.body, state)
-            host = all(type(i.item) is cst.Call and self.events.host_call(i.item) for i in stmt.items)
-            return state if host or state is None else PENDING  # a context manager's exit may launch
+            if all(type(i.item) is cst.Call and self.events.host_call(i.item) for i in stmt.items):
+                return state
+            self._jumps_pending(stmt)  # a context manager's exit may launch, on a jump out too
+            return None if state is None else PENDING
         if kind in (cst.FunctionDef, cst.ClassDef):
             return state
-        for _ in self.events.of(stmt, self.target):  # try, match: not modelled
-            pass
+        self._jumps_pending(stmt)  # try, match: not modelled
         self.before = PENDING if self._contains(stmt) else self.before
         return PENDING
+
+    def _jumps_pending(self, stmt) -> None:
+        """A ``continue`` or ``break`` under ``stmt`` goes round or out with work pending."""
+        if self.exits and any(type(n) in (cst.Continue, cst.Break) for n in walk(stmt)):
+            self.exits[-1][0].append(PENDING)
+            self.exits[-1][1].append(PENDING)
 
     def _contains(self, node) -> bool:
         return any(n is self.target for n in walk(node))

@@ -48,6 +48,8 @@ READ_TAIL = """\
     ("        try:\n            pass\n        except ValueError:\n            pass\n", False),  # not modelled
     ("        with model.profile():\n            pass\n", False),  # its exit may launch
     ("        with torch.no_grad():\n            pass\n", True),
+    ("        try:\n            ids = ids + 1\n            continue\n        except ValueError:\n            pass\n"
+     "        out.append(ids.item())\n", False),  # the continue goes round pending
     ("        if len(out) % 2:\n            continue\n        ids = ids * 2\n", False),
 ])
 def test_nothing_pending_round_the_loop_only_when_every_way_back_ends_in_a_wait(tail, idle):
