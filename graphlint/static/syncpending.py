@@ -11,7 +11,8 @@ module decides both for a function's own code, at the end of its walk, and flags
   function itself, whose first iteration is the prompt's, not a step (:func:`idle_placed`). A
   loop inside another is never flagged: its entry may run once per step of the outer one (a
   speculative round's draft loop).
-- ``sync-waited``: in its own block, the next device event after it is a wait.
+- ``sync-waited``: in its own block, the next device event after it is a blocking read (not
+  another synchronize: of two with nothing launched between, the first carries the cost).
 
 A forward flow over the function's statements with two states, idle and pending (None where no
 path runs), over the device events :mod:`.deviceevents` finds. Waits are the function's own
@@ -47,6 +48,10 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
     waits = {id(r.anchor) for r in raws[start:] if r.rule.code in WAIT_CODES and not _non_blocking(r.anchor)}
     events = DeviceEvents(waits, oracle, imports, containers(body))
     events.learn(body)
+    # waited for anyway only by a read: of two synchronizes with nothing launched between, the first carries the cost
+    reads = DeviceEvents({w for w in waits if w not in {id(raws[i].anchor) for i in targets}}, oracle, imports,
+                         events.containers)
+    reads.suspects = events.suspects
     for i in targets:
         raw = raws[i]
         flags = set()
@@ -54,7 +59,7 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
         ids = [loop for loop in raw.loops if loop != PROTOCOL_LOOP]
         if len(loops) == len(ids) == 1 and _Flow(events, raw.anchor, loops[0]).idle():
             flags.add(f"sync-idle:{ids[-1]}")
-        if _waited(events, body, raw.anchor):
+        if _waited(reads, body, raw.anchor):
             flags.add("sync-waited")
         if flags:
             raw.flags = raw.flags | flags
