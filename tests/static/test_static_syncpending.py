@@ -41,6 +41,7 @@ READ_TAIL = """\
 @pytest.mark.parametrize(("tail", "idle"), [
     ("", True),
     ("        print(tokenizer.decode(out), time.time())\n", True),
+    ("        prompt = list(tokenizer('a b')['input_ids'])\n        print(prompt[1:])\n", True),
     ("        if len(out) > 8:\n            break\n", True),
     ("        ids = ids + 1\n", False),  # a launch on the device after the read
     ("        model.cache.advance()\n", False),  # a call the flow cannot see into
