@@ -110,6 +110,9 @@ class DeviceEvents:
             elif type(current) is cst.Call:
                 if not self.host_call(current):
                     yield "launch"
+            elif type(current) is cst.Subscript and type(current.value) is cst.Name and \
+                    current.value.value in self.containers:
+                continue  # a local list's or dict's element or slice: host code, whatever it holds
             elif type(current) in (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Subscript):
                 if any(self.tensor(c) for c in current.children if isinstance(c, cst.BaseExpression)) or \
                         any(self.tensor(e) for e in getattr(current, "comparisons", getattr(current, "slice", ()))):

@@ -42,6 +42,8 @@ READ_TAIL = """\
     ("", True),
     ("        print(tokenizer.decode(out), time.time())\n", True),
     ("        prompt = list(tokenizer('a b')['input_ids'])\n        print(prompt[1:])\n", True),
+    ("        rows = list(ids)\n        print(rows[1:])\n", True),  # slicing a list launches nothing
+    ("        rows = list(ids)\n        print(rows[0] + 1)\n", False),  # adding to its tensor element does
     ("        if len(out) > 8:\n            break\n", True),
     ("        ids = ids + 1\n", False),  # a launch on the device after the read
     ("        model.cache.advance()\n", False),  # a call the flow cannot see into
