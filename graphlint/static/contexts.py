@@ -40,6 +40,7 @@ from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
 from graphlint.static.symbolic import SYMBOLIC_NOTE
+from graphlint.static.syncpending import idle_placed
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
@@ -58,8 +59,7 @@ EAGER_RESULT_NOTE = (" (the per-token loop's first read of the step's result: by
                      " a second read of it in the step would be reported)")
 GUESSED_NOTE = " (on a decode path guessed from function names: at most a warning)"
 UNUSED_NOTE = (" (on a per-token loop that ranks below the decode path -- no entry point of the checked paths runs"
-               " it, or its carry goes through fields alone in a model's forward: at most a"
-               " warning)")
+               " it, or its carry goes through fields alone in a model's forward: at most a warning)")
 UNCALLED_NOTE = (" (captured only by a function nothing in the checked paths calls, while other captures are called:"
                  " not on the decode path they show; at most a warning)")
 REPLACED_NOTE = (" (reached only through the forward of a module the project may swap at load time for a subclass,"
@@ -68,8 +68,7 @@ REPLACED_NOTE = (" (reached only through the forward of a module the project may
 POLICY_NOTE = (" (reached only through a method replacement a load-time policy describes as data for a class"
                " outside the project: which policy applies to which model is not read, so any library model call"
                " may run it; at most a warning)")
-OPT_IN_NOTE = (" (only under `{}`, a measurement switch off by default: not on the default decode path;"
-               " at most a warning)")
+OPT_IN_NOTE = " (only under `{}`, a measurement switch off by default: not on the default decode path; at most a warning)"
 SHAPE_NOTE = (" (in captured code only under a branch on tensor shapes: in the graph only if it was captured"
               " for such shapes; at most a warning)")
 
@@ -189,8 +188,7 @@ class Placement:
                  compiled_only: dict[str, set[FuncId]], points: dict[FuncId, int], after_replay: set[FuncId], *,
                  multi_device: set[FuncId] | frozenset = frozenset(), eager_host: set[FuncId] | frozenset = frozenset(),
                  guessed: set[FuncId] | frozenset = frozenset(), unused: set[FuncId] | frozenset = frozenset(),
-                 eager_results: set | frozenset = frozenset(),
-                 advanced_attrs: set[str] | frozenset = frozenset(),
+                 eager_results: set | frozenset = frozenset(), advanced_attrs: set[str] | frozenset = frozenset(),
                  host_results: tuple[set, set, set, set] = (frozenset(),) * 4,
                  uncalled: set[FuncId] | frozenset = frozenset(), optional: dict[FuncId, str] | None = None):
         self.chains, self.loop_bodies, self.compiled_only = chains, loop_bodies, compiled_only
@@ -246,6 +244,8 @@ class Placement:
         if "op-output" in cand.flags:  # a custom kernel's output buffer (:func:`.stepflow.mark_step_data`)
             return None
         placed = self._place(rule, fid, cand, captured, severity, scope, eager)
+        if placed and placed[1] != "info" and params.get("idle_sync"):  # nothing pending (:mod:`.syncpending`)
+            placed = idle_placed(placed, fid, cand, self.loop_bodies, self.chains)
         switch = next((f[7:] for f in cand.flags if f.startswith("opt-in:")), None) if placed else None
         if switch is not None and placed[1] == "error":  # ``if benchmark:`` runs only when asked for
             return placed[0], "warning", placed[2] + OPT_IN_NOTE.format(switch)

@@ -89,6 +89,7 @@ def test_a_position_slice_under_capture_is_an_error():
 
 
 def test_a_timed_loop_that_stops_on_its_tokens_decodes():
-    """``latency`` decodes until the end-of-text token: its sampling and sync are per token."""
+    """``latency`` decodes until the end-of-text token: its sampling and sync are per token (the
+    sync ``info``: the stop test's read just before it left nothing pending, :mod:`.syncpending`)."""
     found = _found(_fx(), "bench.py")
-    assert (55, "GL109", "error") in found and (59, "GL106", "error") in found
+    assert (55, "GL109", "error") in found and (59, "GL106", "info") in found

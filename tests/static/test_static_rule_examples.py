@@ -44,7 +44,9 @@ def test_bad_example_raises_exactly_its_rule_where_it_is_marked(code, example):
 
 @pytest.mark.parametrize(("code", "example"), GOOD)
 def test_good_example_raises_nothing(code, example):
-    assert [(f.rule, f.line_text) for f in analyze({"example.py": example})] == []
+    """Nothing above ``info``: an info finding says why a by-design read or a free synchronize
+    costs nothing (GL106's loop reads its token), and fails no gate."""
+    assert [(f.rule, f.line_text) for f in analyze({"example.py": example}) if f.severity != "info"] == []
 
 
 def test_the_rule_pack_guide_example_works(tmp_path):

@@ -46,13 +46,15 @@ SCOPES = ("hot", "capture", "anywhere")
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value;
 #: ``restaged: true`` -- reported in the host step on pinned staging of data the same on every step
-#: (:mod:`graphlint.static.restaged`): a constant rebuilt every token.
+#: (:mod:`graphlint.static.restaged`): a constant rebuilt every token;
+#: ``idle_sync: true`` -- a device-wide synchronize with nothing pending, or one the next read waits
+#: for anyway (:mod:`graphlint.static.syncpending`), is ``info``.
 LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_only": bool,
                                 "result_readback": bool, "eager_result": bool,
                                 "step_data": bool, "in_compiled": bool,
                                 "in_graph": bool, "in_graph_locals": bool, "in_graph_handed": bool, "eager_host": bool,
                                 "eager_pinned": bool, "multi_device_severity": str,
-                                "selected_device_severity": str, "eager_severity": str, "restaged": bool,
+                                "selected_device_severity": str, "eager_severity": str, "restaged": bool, "idle_sync": bool,
                                 "symbolic_severity": str}
 
 

@@ -1,0 +1,127 @@
+"""A synchronize with nothing pending, or one the next read waits for anyway, is ``info``
+(:mod:`graphlint.static.syncpending`, the README's synchronize rule); its twins stay reported."""
+
+from pathlib import Path
+
+import pytest
+
+from test_static_fixture import assert_marker_severities, expected
+from static_helpers import check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "syncpending"
+
+
+@pytest.mark.parametrize("name", ["timed_stream.py", "pending_tail.py", "waited.py"])
+def test_each_synchronize_has_the_severity_its_marker_says(monkeypatch, tmp_path, name):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
+    assert {(f.path, f.line, f.rule) for f in result.findings if f.category != "meta"} == expected(files)
+    assert_marker_severities(result.findings, files)
+
+
+def sync_flags(body: str) -> list[set[str]]:
+    """The ``sync-*`` flags of each synchronize of ``def f(model, ids, n, tokenizer):`` + ``body``."""
+    from static_helpers import summarize
+
+    source = "import time\nimport torch\n\n\ndef f(model, ids, n, tokenizer):\n" + body
+    (summary,) = summarize({"m.py": source})
+    return [{f for f in c.flags if f.startswith("sync-")} for c in summary.data.candidates if c.code == "GL106"]
+
+
+READ_TAIL = """\
+    out = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        ids = model(ids).argmax(-1)
+        out.append(ids.item())
+{tail}"""
+
+
+@pytest.mark.parametrize(("tail", "idle"), [
+    ("", True),
+    ("        print(tokenizer.decode(out), time.time())\n", True),
+    ("        prompt = list(tokenizer('a b')['input_ids'])\n        print(prompt[1:])\n", True),
+    ("        rows = list(ids)\n        print(rows[1:])\n", True),  # slicing a list launches nothing
+    ("        rows = list(ids)\n        print(rows[0] + 1)\n", False),  # adding to its tensor element does
+    ("        if len(out) > 8:\n            break\n", True),
+    ("        ids = ids + 1\n", False),  # a launch on the device after the read
+    ("        model.cache.advance()\n", False),  # a call the flow cannot see into
+    ("        for x in model.cache:\n            pass\n", False),  # an iterator's next() may launch
+    ("        try:\n            pass\n        except ValueError:\n            pass\n", False),  # not modelled
+    ("        with model.profile():\n            pass\n", False),  # its exit may launch
+    ("        with torch.no_grad():\n            pass\n", True),
+    ("        try:\n            ids = ids + 1\n            continue\n        except ValueError:\n            pass\n"
+     "        out.append(ids.item())\n", False),  # the continue goes round pending
+    ("        if len(out) % 2:\n            continue\n        ids = ids * 2\n", False),
+])
+def test_nothing_pending_round_the_loop_only_when_every_way_back_ends_in_a_wait(tail, idle):
+    flags = sync_flags(READ_TAIL.format(tail=tail))
+    assert [any(f.startswith("sync-idle:") for f in fl) for fl in flags] == [idle]
+
+
+def test_a_continue_before_the_read_leaves_the_step_pending():
+    body = """\
+    out = []
+    for i in range(n):
+        torch.cuda.synchronize()
+        ids = model(ids).argmax(-1)
+        if i % 2:
+            continue
+        out.append(ids.item())
+"""
+    assert sync_flags(body) == [set()]
+
+
+def test_the_entry_of_a_loop_inside_another_may_be_on_the_step():
+    """A synchronize in an inner loop: its first pass may follow what an outer step launched."""
+    body = """\
+    for _ in range(n):
+        ids = model(ids)
+        for _ in range(2):
+            torch.cuda.synchronize()
+            t = ids.sum().item()
+"""
+    assert sync_flags(body) == [set()]
+
+
+def test_a_while_loop_test_runs_every_pass():
+    body = """\
+    while ids.sum().item() < n:
+        torch.cuda.synchronize()
+        ids = model(ids)
+"""
+    assert [bool(f) for f in sync_flags(body)] == [True]
+    body = """\
+    while len(ids) < n:
+        torch.cuda.synchronize()
+        ids = model(ids)
+"""
+    assert sync_flags(body) == [set()]
+
+
+@pytest.mark.parametrize(("after", "waited"), [
+    ("    return ids.cpu()\n", True),
+    ("    t = int(ids[0])\n", False),  # the subscript of a device value comes first
+    ("    return ids.to('cpu', non_blocking=True)\n", False),
+    ("    ids = ids.argmax(-1)\n    return ids.cpu()\n", False),
+    ("    print('synced')\n    return ids.tolist()\n", True),
+    ("    t = time.time()\n    torch.cuda.synchronize()\n    return ids.cpu()\n", False),  # the first sync pays
+    ("    if ids.numel():\n        return ids.cpu()\n", False),  # a compound statement ends the search
+])
+def test_waited_for_anyway_only_when_the_next_device_event_is_a_blocking_read(after, waited):
+    flags = sync_flags("    ids = model(ids)\n    torch.cuda.synchronize()\n" + after)
+    assert [("sync-waited" in f) for f in flags][0] == waited
+
+
+def test_a_yield_of_device_data_hands_the_consumer_pending_work():
+    body = """\
+    for _ in range(n):
+        torch.cuda.synchronize()
+        logits = model(ids)
+        ids = logits.argmax(-1)
+        tok = ids.item()
+        yield tok, {tail}
+"""
+    assert [bool(f) for f in sync_flags(body.format(tail="tokenizer.decode([tok])"))] == [True]
+    assert sync_flags(body.format(tail="logits")) == [set()]
