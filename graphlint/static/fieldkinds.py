@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.carried import CARRY, stored_from_outside
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields, tensor_fields
+from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, computed_elsewhere, number_fields, tensor_fields
 from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
@@ -89,6 +89,7 @@ class FieldKinds:
         self._hosted: dict[str, bool] = {}
         self._stores: dict[str, list] | None = None
         self._numbered: set[str] | None = None
+        self._project: set[str] | None = None
         self.outside: dict[str, bool] = {}  # field name -> stored on another object somewhere (static.carried)
         self.tensored = tensor_fields(infos)  # stored a tensor not known on the host, wherever stored
 
@@ -127,7 +128,12 @@ class FieldKinds:
             # ``params.seqlen_offset`` of a parameter no annotation types: the one class that has the
             # field, when the project advances it from outside (:meth:`advanced`)
             owner = self.advanced.get(attr) if "." not in receiver and receiver != "self" else None
-            return STEP if owner is not None else UNKNOWN
+            if owner is not None:
+                return STEP
+            # ``self.runner.host_ids[i]`` of a receiver no store types: a host tensor when every
+            # store of the name anywhere is one (a staging slot another class fills) -- a miss at
+            # worst, should a library object carry a device field of the same name
+            return HOST if self.host_everywhere(attr) else UNKNOWN
         return _agree(self.field(ref, attr) for ref in classes)
 
     @property
@@ -208,10 +214,18 @@ class FieldKinds:
                                       and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases)
 
     @property
+    def project(self) -> set[str]:
+        """The project's class names (a computed ``setattr`` into a parameter of another class
+        stores into no project object: :func:`.fieldstores.computed_elsewhere`)."""
+        if self._project is None:
+            self._project = {c.rpartition(".")[2] for i in self.infos for c in i.classes}
+        return self._project
+
+    @property
     def numbered(self) -> set[str]:
         """Fields every store of which is a number (:func:`.fieldstores.number_fields`)."""
         if self._numbered is None:
-            self._numbered = number_fields(self.stores, {c.rpartition(".")[2] for i in self.infos for c in i.classes})
+            self._numbered = number_fields(self.stores, self.project)
         return self._numbered
 
     @property
@@ -237,7 +251,7 @@ class FieldKinds:
         return self._hosted[attr]
 
     def _all_host(self, attr: str) -> bool:
-        if "*" in self.stores:
+        if not computed_elsewhere(self.stores, self.project, copies=True):
             return False  # a ``setattr`` with a computed name (``Cls(**kw)`` runs the class's own stores)
         host = False
         for info, value in self.stores.get(attr, ()):
