@@ -89,7 +89,7 @@ class FieldKinds:
         self._hosted: dict[str, bool] = {}
         self._stores: dict[str, list] | None = None
         self._numbered: set[str] | None = None
-        self._project: set[str] | None = None
+        self.project = {c.rpartition(".")[2] for i in infos for c in i.classes}  # the project's class names
         self.outside: dict[str, bool] = {}  # field name -> stored on another object somewhere (static.carried)
         self.tensored = tensor_fields(infos)  # stored a tensor not known on the host, wherever stored
 
@@ -125,15 +125,10 @@ class FieldKinds:
         receiver, _, attr = spelled.rpartition(".")
         classes = self._receiver(info, fn, receiver)
         if not classes:
-            # ``params.seqlen_offset`` of a parameter no annotation types: the one class that has the
-            # field, when the project advances it from outside (:meth:`advanced`)
+            # an untyped parameter's ``params.seqlen_offset``: the one class advancing it (:meth:`advanced`);
+            # else a host tensor if every store of the name anywhere is one (``self.runner.host_ids[i]``)
             owner = self.advanced.get(attr) if "." not in receiver and receiver != "self" else None
-            if owner is not None:
-                return STEP
-            # ``self.runner.host_ids[i]`` of a receiver no store types: a host tensor when every
-            # store of the name anywhere is one (a staging slot another class fills) -- a miss at
-            # worst, should a library object carry a device field of the same name
-            return HOST if self.host_everywhere(attr) else UNKNOWN
+            return STEP if owner is not None else HOST if self.host_everywhere(attr) else UNKNOWN
         return _agree(self.field(ref, attr) for ref in classes)
 
     @property
@@ -212,14 +207,6 @@ class FieldKinds:
         klass = ref[0].classes[ref[1]]
         return klass.dataclass or any(type(b) is tuple and len(b) > 1 and isinstance(b[1], str)
                                       and b[1].rpartition(".")[2] in RECORD_BASES for b in klass.bases)
-
-    @property
-    def project(self) -> set[str]:
-        """The project's class names (a computed ``setattr`` into a parameter of another class
-        stores into no project object: :func:`.fieldstores.computed_elsewhere`)."""
-        if self._project is None:
-            self._project = {c.rpartition(".")[2] for i in self.infos for c in i.classes}
-        return self._project
 
     @property
     def numbered(self) -> set[str]:
