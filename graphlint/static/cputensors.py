@@ -15,7 +15,9 @@ An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default 
 factory, ``.new_*`` or ``.to(...)`` given one is a host tensor too (a prefix cache's keys built with
 ``torch.tensor(ids, device="cpu")`` and read with ``key[0].item()``); ``torch.from_numpy`` always is.
 A field (``self.key``, ``node.key``) is one when the value rounds say every store of it anywhere is
-(:meth:`.fieldkinds.FieldKinds.host_everywhere`).
+(:meth:`.fieldkinds.FieldKinds.host_everywhere`); so is an element of a list or tuple display (or a
+list comprehension) of host tensors only (``self.bufs = [torch.zeros(n, device="cpu", pin_memory=True)
+for _ in range(2)]``, a double-buffered staging slot read as ``bufs[i][:n].tolist()``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return bool(tensors) and all(is_cpu_tensor(p, oracle) for p in tensors)
     if type(node) is cst.UnaryOperation:
         return is_cpu_tensor(node.expression, oracle)
+    if type(node) in (cst.List, cst.Tuple):  # ``[torch.zeros(n, device="cpu"), ...]``: indexed, a host tensor
+        return bool(node.elements) and all(
+            type(el) is cst.Element and is_cpu_tensor(el.value, oracle) for el in node.elements)
+    if type(node) is cst.ListComp:  # ``[torch.zeros(n, device="cpu") for _ in range(2)]``
+        return is_cpu_tensor(node.elt, oracle)
     return False
 
 

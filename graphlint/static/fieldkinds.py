@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from graphlint.static.carried import CARRY, stored_from_outside
 from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
-from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, number_fields, tensor_fields
+from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, computed_elsewhere, number_fields, tensor_fields
 from graphlint.static.flowir import last_name
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
@@ -89,6 +89,7 @@ class FieldKinds:
         self._hosted: dict[str, bool] = {}
         self._stores: dict[str, list] | None = None
         self._numbered: set[str] | None = None
+        self.project = {c.rpartition(".")[2] for i in infos for c in i.classes}  # the project's class names
         self.outside: dict[str, bool] = {}  # field name -> stored on another object somewhere (static.carried)
         self.tensored = tensor_fields(infos)  # stored a tensor not known on the host, wherever stored
 
@@ -124,10 +125,10 @@ class FieldKinds:
         receiver, _, attr = spelled.rpartition(".")
         classes = self._receiver(info, fn, receiver)
         if not classes:
-            # ``params.seqlen_offset`` of a parameter no annotation types: the one class that has the
-            # field, when the project advances it from outside (:meth:`advanced`)
+            # an untyped parameter's ``params.seqlen_offset``: the one class advancing it (:meth:`advanced`);
+            # else a host tensor if every store of the name anywhere is one (``self.runner.host_ids[i]``)
             owner = self.advanced.get(attr) if "." not in receiver and receiver != "self" else None
-            return STEP if owner is not None else UNKNOWN
+            return STEP if owner is not None else HOST if self.host_everywhere(attr) else UNKNOWN
         return _agree(self.field(ref, attr) for ref in classes)
 
     @property
@@ -211,7 +212,7 @@ class FieldKinds:
     def numbered(self) -> set[str]:
         """Fields every store of which is a number (:func:`.fieldstores.number_fields`)."""
         if self._numbered is None:
-            self._numbered = number_fields(self.stores, {c.rpartition(".")[2] for i in self.infos for c in i.classes})
+            self._numbered = number_fields(self.stores, self.project)
         return self._numbered
 
     @property
@@ -237,7 +238,7 @@ class FieldKinds:
         return self._hosted[attr]
 
     def _all_host(self, attr: str) -> bool:
-        if "*" in self.stores:
+        if not computed_elsewhere(self.stores, self.project, copies=True):
             return False  # a ``setattr`` with a computed name (``Cls(**kw)`` runs the class's own stores)
         host = False
         for info, value in self.stores.get(attr, ()):

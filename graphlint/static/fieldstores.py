@@ -199,7 +199,7 @@ def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.B
     """``setattr(obj, "x", v)`` stores into ``x``; ``setattr(obj, name, v)`` with a computed name
     (key "*") into any field: every field is unknown then (:mod:`.argvalues`). What :mod:`.fieldkinds`
     may still say of such a store is :func:`computed_store`'s."""
-    stored = _qualified(walker, value) if key != "*" else computed_store(walker, value, owner)
+    stored = _qualified(walker, value) if key != "*" else computed_store(walker, value, owner, name)
     if key != "*":
         _tensor_store(walker, key, value)
     else:  # ``setattr(self, name, v)`` in class C stores into C's objects only
@@ -212,11 +212,19 @@ def store_field(walker, key: str, value: cst.BaseExpression | None, owner: cst.B
 
 #: a computed-name ``setattr`` (key "*"): ``("o", "setattr", "")`` stores a literal (``[]``, ``0``:
 #: no tensor, no object); ``("o", "setattr", name)`` stores into a parameter annotated with class
-#: ``name`` (``layer: nn.Module``) or a tensor one (``weight: Tensor``: ``"Tensor"``)
-def computed_store(walker, value: cst.BaseExpression | None, owner: cst.BaseExpression | None) -> tuple | None:
+#: ``name`` (``layer: nn.Module``) or a tensor one (``weight: Tensor``: ``"Tensor"``); ``COPIED``
+#: copies each field from the same-named field of another object (``setattr(self, f, getattr(src, f,
+#: None))``: a clone by field name, as ``self.key = src.key`` is :data:`SAME_STORE`)
+COPIED = ("o", "setattr", "=")
+
+
+def computed_store(walker, value: cst.BaseExpression | None, owner: cst.BaseExpression | None,
+                   name: cst.BaseExpression | None = None) -> tuple | None:
     if value is not None and (literal(value) is not None or (
             type(value) in (cst.List, cst.Dict, cst.Set, cst.Tuple) and not value.elements)):
         return ("o", "setattr", "")
+    if _same_named(value, name):
+        return COPIED
     if type(owner) is not cst.Name:
         return None
     facts = walker.oracle.fn
@@ -234,11 +242,30 @@ def number_fields(stores: dict[str, list], project: set[str]) -> set[str]:
     whatever else the receiver may be (:mod:`.fieldkinds`). A computed-name ``setattr`` may store
     into any field, unless it stores a literal or into a parameter annotated with a class no project
     class (``project``: their names) is named as -- the annotation trusted, as receivers' are."""
-    if not all(type(v) is tuple and len(v) == 3 and v[:2] == ("o", "setattr") and v[2] not in project
-               for _, v in stores.get("*", ())):
+    if not computed_elsewhere(stores, project):
         return set()
     return {attr for attr, values in stores.items()
             if all(_number(v) or v == ("c", None) for _, v in values) and any(_number(v) for _, v in values)}
+
+
+def _same_named(value: cst.BaseExpression | None, name: cst.BaseExpression | None) -> bool:
+    """``getattr(src, f)`` / ``getattr(src, f, <literal>)`` read under the name ``f`` stores into."""
+    if type(value) is not cst.Call or type(name) is not cst.Name or not (
+            type(value.func) is cst.Name and value.func.value == "getattr" and len(value.args) in (2, 3)):
+        return False
+    args = [a.value for a in value.args]
+    return not any(a.keyword or a.star for a in value.args) and type(args[1]) is cst.Name \
+        and args[1].value == name.value and (len(args) == 2 or literal(args[2]) is not None)
+
+
+def computed_elsewhere(stores: dict[str, list], project: set[str], copies: bool = False) -> bool:
+    """Every computed-name ``setattr`` stores a literal or into a parameter annotated with a class
+    no project class is named as (``weight: Tensor``): none stores into a project object's field
+    anything new; with ``copies``, a field-by-field copy between objects (:data:`COPIED`) is none
+    either (for a question every same-named store answers alike: a host tensor everywhere)."""
+    return all(type(v) is tuple and len(v) == 3 and v[:2] == ("o", "setattr")
+               and (v[2] == "=" if v == COPIED else v[2] not in project) and (copies or v != COPIED)
+               for _, v in stores.get("*", ()))
 
 
 def _number(value) -> bool:

@@ -178,9 +178,52 @@ def _prefill_member(left: cst.BaseExpression, right: cst.BaseExpression, op: cst
 
 
 def _last_name(node: cst.BaseExpression) -> str | None:
+    """``x.name`` / ``name``, or ``getattr(x, "name")`` / ``getattr(x, "name", default)``."""
     if type(node) is cst.Attribute:
         return node.attr.value
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr" \
+            and len(node.args) in (2, 3) and type(node.args[1].value) is cst.SimpleString:
+        return str(node.args[1].value.evaluated_value)
     return node.value if type(node) is cst.Name else None
+
+
+def predicates(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """Function name -> the test it returns, for each name the module defines once (a method or a
+    function) with a body that is one ``return <test>`` (a docstring aside): ``def _is_decode(self,
+    batch): return batch.max_query_len == 1``. A branch on a call of one is a branch on its test
+    (:meth:`Guards.branch`): the batch's mode tested through a helper, as written inline."""
+    found: dict[str, list] = {}
+    for node in preorder(module):
+        if type(node) is not cst.FunctionDef:
+            continue
+        body = [st for st in getattr(node.body, "body", ()) if not _docstring(st)]
+        one = body[0].body[0] if len(body) == 1 and type(body[0]) is cst.SimpleStatementLine \
+            and len(body[0].body) == 1 else None
+        found.setdefault(node.name.value, []).append(one.value if type(one) is cst.Return else None)
+    return {name: tests[0] for name, tests in found.items() if len(tests) == 1 and tests[0] is not None}
+
+
+def _docstring(stmt: cst.CSTNode) -> bool:
+    return type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Expr \
+        and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
+
+
+def inline(test: cst.BaseExpression, tests: dict[str, cst.BaseExpression], depth: int = 0) -> cst.BaseExpression:
+    """``test`` with each call of a predicate (``self.is_decode(b)``, ``is_decode(b)``) replaced by
+    the test it returns (under ``not``/``and``/``or`` too; a predicate calling another, twice over)."""
+    if depth > 2 or not tests:
+        return test
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return test.with_changes(expression=inline(test.expression, tests, depth))
+    if type(test) is cst.BooleanOperation:
+        return test.with_changes(left=inline(test.left, tests, depth), right=inline(test.right, tests, depth))
+    if type(test) is cst.Call:
+        func = test.func
+        name = func.value if type(func) is cst.Name else \
+            func.attr.value if type(func) is cst.Attribute and self_attr(func) is not None else None
+        if name in tests and not any(a.star for a in test.args):
+            return inline(tests[name], tests, depth + 1)
+    return test
 
 
 def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None:
@@ -205,13 +248,6 @@ def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None
     ):
         return test.args[0].value.raw_value
     return None
-
-
-def guarded_ifexp(node: cst.IfExp, imports: dict[str, str], guards: Sequence[str],
-                  prefill: Sequence[str] = ()) -> Iterator[cst.CSTNode]:
-    """``x.item() if DEBUG else 0``: the nodes of the branch that never runs in a captured step."""
-    branch = guarded_branch(node.test, imports, guards, prefill)
-    return preorder(node.body if branch == "body" else node.orelse) if branch else iter(())
 
 
 def needed_attrs(test: cst.BaseExpression) -> tuple[str, ...]:
@@ -308,9 +344,10 @@ class Guards:
 
     def __init__(self, imports: dict[str, str], guards: Sequence[str], prefill: Sequence[str]):
         self.imports, self.guards, self.prefill = imports, tuple(guards), tuple(prefill)
+        self.tests: dict[str, cst.BaseExpression] = {}  # the module's :func:`predicates`
 
     def branch(self, test: cst.BaseExpression) -> str | None:
-        return guarded_branch(test, self.imports, self.guards, self.prefill)
+        return guarded_branch(inline(test, self.tests), self.imports, self.guards, self.prefill)
 
     def compiling(self, test: cst.BaseExpression) -> tuple | None:
         return compile_condition(test, self.imports)
@@ -324,9 +361,13 @@ class Guards:
                 or one_step(stmt.test, fn.tensors, self.prefill) or refreshes_own_bound(stmt) or finishes_rows(stmt, fn))
 
     def skipped_ifexp(self, node: cst.IfExp) -> Iterator[cst.CSTNode]:
-        return guarded_ifexp(node, self.imports, self.guards, self.prefill)
+        """``x.item() if DEBUG else 0``: the nodes of the branch that never runs in a captured step."""
+        branch = self.branch(node.test)
+        return preorder(node.body if branch == "body" else node.orelse) if branch else iter(())
 
     def ends_block(self, stmt: cst.CSTNode) -> bool:
+        if type(stmt) is cst.If and self.tests:
+            stmt = stmt.with_changes(test=inline(stmt.test, self.tests))
         return returns_when_capturing(stmt, self.imports, self.guards, self.prefill)
 
 

@@ -15,7 +15,7 @@ DEFAULT_GUARDS: tuple[str, ...] = ("VERBOSE", "DEBUG", "*debug*", "*verbose*", "
 #: Names whose truth (``if is_prefill:``, ``if self.training:``, ``if x.requires_grad:``) or comparison
 #: with one token (``if seqlen > 1:``) selects a branch the decode step never takes.
 DEFAULT_PREFILL_GUARDS: tuple[str, ...] = ("*prefill", "is_extend", "training", "is_training", "requires_grad",
-                                           "seqlen", "seq_len", "q_len")
+                                           "seqlen", "seq_len", "q_len", "*query_len")
 #: Names of functions that only prefill runs (``_prefill``, ``prepare_prefill_inputs``): not hot,
 #: like the branches ``DEFAULT_PREFILL_GUARDS`` select, when reached from a decode path.
 DEFAULT_PREFILL_NAMES: tuple[str, ...] = ("*prefill*",)

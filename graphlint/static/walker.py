@@ -26,7 +26,7 @@ from graphlint.static.devicenarrow import narrow, widen
 from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
-from graphlint.static.guards import Guards
+from graphlint.static.guards import Guards, predicates
 from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
@@ -201,6 +201,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         inherit from their bases (``Cls.weight:gate``, see :mod:`graphlint.static.inherited`)."""
         self.inherited = inherited_by_class(imported_tensor_functions)
         self.switches = OptInFlags(module, self.imports)
+        self.guards.tests = predicates(module)
         self.module_facts(module.body, imported_tensor_functions)
         self.body(module.body, "body")
         finish_module(self.func, self.raw, 0, module)  # a script's per-token loop at module level

@@ -28,15 +28,25 @@ def test_an_element_of_a_dict_field_annotated_with_a_class_is_one():
     assert "field:Trie._add:child.key=host" in _facts("radixtree")
 
 
-def test_without_the_annotation_the_element_is_unknown():
-    def bare(path: str, text: str) -> str:
-        if not path.endswith("tree.py"):
-            return text
-        edited = text.replace("self.kids: Dict[int, Node] = {}", "self.kids = {}")
-        assert edited != text
-        return edited
+def _bare(path: str, text: str, device: bool = False) -> str:
+    if not path.endswith("tree.py"):
+        return text
+    edited = text.replace("self.kids: Dict[int, Node] = {}", "self.kids = {}")
+    if device:
+        edited = edited.replace('torch.zeros(0, dtype=torch.long, device="cpu")', 'torch.zeros(0, dtype=torch.long, device="cuda")')
+    assert edited.count("device=") == text.count("device=") and edited != text
+    return edited
 
-    assert not any(f.startswith("field:Trie._add:child.") for f in _facts("radixtree", bare))
+
+def test_without_the_annotation_the_element_is_known_by_the_name_alone():
+    """No class for ``child``: its ``key`` is what every store of ``key`` anywhere is (a host tensor
+    here; branch ``prefillsplit``: a staging slot read through an untyped receiver)."""
+    assert "field:Trie._add:child.key=host" in _facts("radixtree", _bare)
+
+
+def test_without_the_annotation_one_device_store_of_the_name_leaves_the_element_unknown():
+    facts = _facts("radixtree", lambda path, text: _bare(path, text, device=True))
+    assert not any(f.startswith("field:Trie._add:child.") for f in facts)
 
 
 def test_the_trie_reports_only_what_it_is_handed_from_the_device(monkeypatch, tmp_path):

@@ -84,11 +84,21 @@ def str_test(test: cst.BaseExpression) -> bool:
 
 
 def searches_tensor(test: cst.BaseExpression, ctx: MatchContext) -> bool:
-    """``x in t`` / ``x not in t`` with ``t`` a device tensor: ``Tensor.__contains__`` reads back."""
+    """``x in t`` / ``x not in t`` with ``t`` a device tensor: ``Tensor.__contains__`` reads back.
+    A string sought (``f"layer_{i}" in embeds``) reads nothing whatever holds it: a dict's
+    ``__contains__`` hashes the key, and ``Tensor.__contains__`` refuses a ``str`` before any read."""
     if not isinstance(test, cst.Comparison):
         return False
-    return any(isinstance(c.operator, (cst.In, cst.NotIn)) and ctx.oracle.is_tensor(c.comparator)
-               and not is_cpu_tensor(c.comparator, ctx.oracle) for c in test.comparisons)
+    sought = [test.left] + [c.comparator for c in test.comparisons]
+    return any(isinstance(c.operator, (cst.In, cst.NotIn)) and not _is_text(key) and ctx.oracle.is_tensor(c.comparator)
+               and not is_cpu_tensor(c.comparator, ctx.oracle) for key, c in zip(sought, test.comparisons))
+
+
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string literal, an f-string or a ``+`` of them: a ``str`` at run time."""
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
+        return _is_text(node.left) and _is_text(node.right)
+    return type(node) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def sought_in_list(test: cst.BaseExpression, ctx: MatchContext) -> bool:
