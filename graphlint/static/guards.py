@@ -235,7 +235,8 @@ def _guard_name(test: cst.BaseExpression, imports: dict[str, str]) -> str | None
     test = _above_zero(test)
     if type(test) is cst.Subscript and len(test.slice) == 1 and type(test.slice[0].slice) is cst.Index \
             and type(test.slice[0].slice.value) is cst.SimpleString:
-        return test.slice[0].slice.value.evaluated_value
+        key = test.slice[0].slice.value.evaluated_value
+        return key if isinstance(key, str) else None  # ``msg[b"debug"]``: bytes match no pattern
     if type(test) is cst.Attribute:
         return test.attr.value
     if type(test) is cst.Name:

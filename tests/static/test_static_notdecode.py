@@ -57,3 +57,14 @@ def test_a_local_work_list(src, drains):
     fn = cst.parse_module("def f(q, xs, gs):\n" + "".join(f"    {line}\n" for line in src.splitlines())).body[0]
     loop = next(s for s in fn.body.body if isinstance(s, cst.While))
     assert drains_local_list(loop, fn.body) is drains
+
+
+@pytest.mark.parametrize(("test", "branch"), [
+    ('cfg["debug"]', "body"),
+    ('msg[b"debug"]', None),  # a bytes key (a msgpack message's) is no guard's name, and no crash
+    ('msg[b"size"] > 0', None),
+])
+def test_a_subscript_key_names_a_guard_only_when_it_is_text(test, branch):
+    from graphlint.static.guards import guarded_branch
+
+    assert guarded_branch(cst.parse_expression(test), {}, ("*debug*", "*size*")) == branch
