@@ -7,7 +7,8 @@ a tokenizer's methods (host ids and strings), a local list's or dict's own metho
 of the name is a display), a string literal's. An operator, a subscript, an augmented assignment,
 a store into an element, or a ``yield`` launches (or hands the consumer device data) when an
 operand may live on the device: the tensor facts say so, or it derives from a call that is
-neither a read nor host code, or from a name some binding in the function gives such a value.
+neither a read nor host code, or from a name some binding in the function gives such a value;
+so does a builtin that calls the tensor's own method (``abs(t)``, ``round(t)``, ``reversed(t)``).
 An ``await`` launches (other tasks run). Unknown expressions count as the device's.
 """
 
@@ -29,6 +30,8 @@ CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "ke
                                "update", "pop", "index", "count"})
 STRING_METHODS = frozenset({"join", "format", "split", "strip", "startswith", "endswith", "replace", "lower",
                             "upper"})
+#: builtins that call a tensor operand's own method (``__abs__``, ``__round__``, ``__reversed__``): a kernel
+TENSOR_BUILTINS = frozenset({"abs", "round", "reversed"})
 LOG_METHODS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
@@ -199,7 +202,8 @@ class DeviceEvents:
         if (dotted_name(func) or "").lower().rsplit(".", 1)[-1].endswith("tokenizer"):
             return True  # a tokenizer called on text: host ids
         if type(func) is cst.Name:
-            return func.value in HOST_BUILTINS
+            return func.value in HOST_BUILTINS and not (
+                func.value in TENSOR_BUILTINS and any(self.tensor(a.value) for a in call.args))
         name = resolve(func, self.imports) or ""
         if name in HOST_TORCH or name.startswith(HOST_MODULES):
             return True

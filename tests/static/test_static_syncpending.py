@@ -54,6 +54,9 @@ READ_TAIL = """\
     ("        try:\n            ids = ids + 1\n            continue\n        except ValueError:\n            pass\n"
      "        out.append(ids.item())\n", False),  # the continue goes round pending
     ("        if len(out) % 2:\n            continue\n        ids = ids * 2\n", False),
+    ("        d = abs(ids)\n", False),  # Tensor.__abs__ launches a kernel
+    ("        d = round(ids)\n", False),
+    ("        d = abs(len(out))\n", True),  # a Python number's: host code
 ])
 def test_nothing_pending_round_the_loop_only_when_every_way_back_ends_in_a_wait(tail, idle):
     flags = sync_flags(READ_TAIL.format(tail=tail))
