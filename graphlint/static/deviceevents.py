@@ -2,7 +2,8 @@
 a blocking wait, a launch, or nothing the device sees (:mod:`.syncpending` walks them).
 
 Waits are the function's read-back candidates the caller names (their matchers know a tensor
-from a host value). A call launches unless it is known host code: builtins, the clock, logging,
+from a host value), where they surely run: not in a branch of ``a if c else b``, the right of
+``and`` / ``or`` or a comprehension, which a step may skip. A call launches unless it is known host code: builtins, the clock, logging,
 a tokenizer's methods (host ids and strings), a local list's or dict's own methods (every binding
 of the name is a display), a string literal's. An operator, a subscript, an augmented assignment,
 a store into an element, or a ``yield`` launches (or hands the consumer device data) when an
@@ -96,20 +97,22 @@ class DeviceEvents:
     def of(self, node: cst.CSTNode | None, target: cst.CSTNode | None = None):
         if node is None:
             return
-        stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+        stack: list[tuple[cst.CSTNode, bool, bool]] = [(node, False, False)]
         while stack:
-            current, done = stack.pop()
+            current, done, maybe = stack.pop()
             if type(current) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 continue
             if not done:
-                stack.append((current, True))
-                stack.extend((child, False) for child in reversed(current.children))
+                stack.append((current, True, maybe))
+                stack.extend((child, False, maybe or _conditional(current, child))
+                             for child in reversed(current.children))
                 continue
             if current is target:
                 yield "target"
                 yield "wait"
             elif id(current) in self.waits:
-                yield "wait"
+                if not maybe:  # a read that may not run waits for nothing on the path that skips it
+                    yield "wait"
             elif type(current) is cst.Call:
                 if not self.host_call(current):
                     yield "launch"
@@ -218,6 +221,16 @@ class DeviceEvents:
         if spelled.rsplit(".", 1)[-1] in ("logger", "logging", "log") and method in LOG_METHODS:
             return True
         return type(receiver) is cst.Name and receiver.value in self.containers and method in CONTAINER_METHODS
+
+
+def _conditional(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """``child`` may not run when ``parent`` does: a branch of ``a if c else b``, the right side of
+    ``and`` / ``or``, any part of a comprehension (its iterable may be empty)."""
+    if type(parent) is cst.IfExp:
+        return child is parent.body or child is parent.orelse
+    if type(parent) is cst.BooleanOperation:
+        return child is parent.right
+    return type(parent) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def is_range(node) -> bool:

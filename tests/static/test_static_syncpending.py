@@ -128,3 +128,21 @@ def test_a_yield_of_device_data_hands_the_consumer_pending_work():
 """
     assert [bool(f) for f in sync_flags(body.format(tail="tokenizer.decode([tok])"))] == [True]
     assert sync_flags(body.format(tail="logits")) == [set()]
+
+
+@pytest.mark.parametrize(("read", "idle"), [
+    ("last = ids.item()", True),
+    ("last = ids.item() if len(out) % 2 else None", False),  # read on odd steps only: pending on the others
+    ("last = len(out) % 2 and ids.item()", False),  # ``and`` reads only when its left side is true
+    ("rows = list(ids); last = [t.item() for t in rows[:len(out) % 2]]", False),  # a comprehension reads once per element, maybe never
+])
+def test_a_read_that_may_not_run_leaves_the_launch_before_it_pending(read, idle):
+    body = f"""\
+    out = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        ids = model(ids).argmax(-1)
+        out.append(len(out))
+        {read}
+"""
+    assert [any(f.startswith("sync-idle:") for f in fl) for fl in sync_flags(body)] == [idle]
