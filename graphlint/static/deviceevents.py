@@ -3,9 +3,10 @@ a blocking wait, a launch, or nothing the device sees (:mod:`.syncpending` walks
 
 Waits are the function's read-back candidates the caller names (their matchers know a tensor
 from a host value), where they surely run: not in a branch of ``a if c else b``, the right of
-``and`` / ``or`` or a comprehension, which a step may skip. A call launches unless it is known host code: builtins, the clock, logging,
-a tokenizer's methods (host ids and strings), a local list's or dict's own methods (every binding
-of the name is a display), a string literal's. An operator, a subscript, an augmented assignment,
+``and`` / ``or`` or a comprehension, which a step may skip. A call launches unless it is known
+host code: builtins, the clock, logging, a tokenizer's methods (host ids and strings), a local
+list's or dict's own methods (every binding of the name is a display), a string literal's. An
+operator, a subscript, an augmented assignment,
 a store into an element, or a ``yield`` launches (or hands the consumer device data) when an
 operand may live on the device: the tensor facts say so, or it derives from a call that is
 neither a read nor host code, or from a name some binding in the function gives such a value;
