@@ -1,0 +1,91 @@
+"""Layers installed into a captured library model by the spellings binding helpers and kernel
+patchers use (:mod:`graphlint.static.installed`): a ``.item()`` planted in the installed forward is a
+captured error, each shape alone; the counter-cases install nothing. Call graph edges:
+``fixtures/static/callgraph/installed_rebound``."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from static_helpers import analyze
+
+PLANT = "_planted = x.sum().item()"
+
+CAPTURE = """
+import torch
+from transformers import AutoModelForCausalLM
+from patch import patch
+
+def capture(x, path):
+    model = AutoModelForCausalLM.from_pretrained(path)
+    patch(model)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = model(x)
+    return g, out
+"""
+
+PATCH = """
+import torch.nn as nn
+
+import registry
+
+
+class Fast(nn.Module):
+    def forward(self, x):
+        {forward}
+        return x
+
+    def extra_repr(self):
+        {extra}
+        return "fast"
+
+
+def bind(module, name, fn):
+    module.__dict__[name] = fn.__get__(module, module.__class__)
+
+
+def patch(model):
+    {body}
+"""
+
+INSTALLS = {
+    "dict-literal": 'model.layers[0].attn.__dict__["forward"] = Fast.forward.__get__(model.layers[0].attn)',
+    "dict-computed-helper": 'bind(model.layers[0].attn, "forward", Fast.forward)',
+    "setattr-computed-forward": "setattr(model.layers[0].attn, model.name, Fast.forward.__get__(model))",
+    "library-class-replaced": ("from transformers.models.llama import modeling_llama\n"
+                               "    modeling_llama.LlamaAttention = Fast"),
+}
+
+NOT_INSTALLED = {
+    "helper-binds-another-method": 'bind(model.layers[0].attn, "extra_repr", Fast.extra_repr)',
+    "project-module-attribute": "registry.Block = Fast",
+    "dict-element-of-a-plain-dict": 'table = {}\n    table["forward"] = Fast.forward',
+}
+
+
+def findings(body: str, forward: str, extra: str) -> list[tuple[str, int, str]]:
+    patch = textwrap.dedent(PATCH).format(body=body, forward=forward, extra=extra)
+    files = {"patch.py": patch, "run.py": textwrap.dedent(CAPTURE), "registry.py": "Block = None\n"}
+    return [(f.path, f.line, f.severity) for f in analyze(files) if f.rule == "GL101"]
+
+
+@pytest.mark.parametrize("shape", sorted(INSTALLS))
+def test_a_forward_installed_by_each_spelling_is_captured(shape):
+    found = findings(INSTALLS[shape], PLANT, "pass")
+    assert found == [("patch.py", 9, "error")]
+
+
+@pytest.mark.parametrize("shape", sorted(NOT_INSTALLED))
+def test_what_installs_no_forward_into_a_library_model_is_not_captured(shape):
+    """The forward stays what it is without the store: a module no decode code reaches, reported
+    as a warning (by its name), never a captured error."""
+    assert findings(NOT_INSTALLED[shape], PLANT, PLANT) == findings("pass", PLANT, PLANT) == [("patch.py", 9, "warning")]
+
+
+def test_a_helpers_other_binding_does_not_make_that_method_captured():
+    """The helper binds ``forward`` and ``extra_repr`` alike: only the forward runs in the graph."""
+    body = INSTALLS["dict-computed-helper"] + "\n    " + NOT_INSTALLED["helper-binds-another-method"]
+    assert findings(body, "pass", PLANT) == []
