@@ -89,3 +89,45 @@ def test_a_helpers_other_binding_does_not_make_that_method_captured():
     """The helper binds ``forward`` and ``extra_repr`` alike: only the forward runs in the graph."""
     body = INSTALLS["dict-computed-helper"] + "\n    " + NOT_INSTALLED["helper-binds-another-method"]
     assert findings(body, "pass", PLANT) == []
+
+
+WRAPPED = """
+import torch
+from torch import nn
+from transformers import AutoModelForCausalLM
+from patch import patch
+
+
+class Outer(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)
+
+
+class Other(Outer):
+    pass
+
+
+def capture(x, path, tensor_parallel):
+    model = AutoModelForCausalLM.from_pretrained(path)
+    patch(model)
+    if tensor_parallel:
+        model = Outer(model)
+    else:
+        model = Other(model)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = model(x)
+    return g, out
+"""
+
+
+def test_a_library_model_rebound_to_a_wrapper_per_option_still_runs_the_installed_forward():
+    """``model = Outer(model)`` in one branch, ``model = Other(model)`` in the next: the wrappers'
+    ``self.model`` holds the library model beside a wrapper, and calling it runs the installed layer."""
+    patch = textwrap.dedent(PATCH).format(body="model.layers[0].attn = Fast()", forward=PLANT, extra="pass")
+    files = {"patch.py": patch, "run.py": textwrap.dedent(WRAPPED), "registry.py": "Block = None\n"}
+    assert [(f.path, f.line, f.severity) for f in analyze(files) if f.rule == "GL101"] == [("patch.py", 9, "error")]
