@@ -26,7 +26,8 @@ The same stores spelled otherwise: ``obj.__dict__["forward"] = fn.__get__(obj)``
 ``forward`` (``Fi.forward.__get__(module)``: a module's forward bound onto another module -- the helper's
 ``extra_repr`` binding installs nothing that runs). And a project module *class* stored as an
 attribute of a library object (``modeling_llama.LlamaAttention = FiAttention``): the library builds its
-layers from it, so its ``forward`` is installed.
+layers from it, so its ``forward`` is installed (not an autograd ``Function``'s: a patched
+``checkpoint.CheckpointFunction`` is no layer a model call runs).
 
 Stores on project objects are excluded: those already flow through their fields
 (``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
@@ -78,6 +79,8 @@ class Installed:
                     continue
                 for v in values(value):
                     if v[0] == "C":  # a library's layer class replaced: the layers it builds run this forward
+                        if self.o.ctors.is_apply(self.o.ref(v), "apply", False):
+                            continue  # an autograd Function (``checkpoint.CheckpointFunction = Ours``): no layer
                         hit = self.o.index.find_method(self.o.ref(v), "forward")
                         if hit is not None:
                             found[(hit[0].path, hit[1])] = None

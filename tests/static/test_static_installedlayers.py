@@ -28,6 +28,7 @@ def capture(x, path):
 """
 
 PATCH = """
+import torch
 import torch.nn as nn
 
 import registry
@@ -41,6 +42,13 @@ class Fast(nn.Module):
     def extra_repr(self):
         {extra}
         return "fast"
+
+
+class Recompute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        {recompute}
+        return x
 
 
 def bind(module, name, fn):
@@ -63,26 +71,36 @@ NOT_INSTALLED = {
     "helper-binds-another-method": 'bind(model.layers[0].attn, "extra_repr", Fast.extra_repr)',
     "project-module-attribute": "registry.Block = Fast",
     "dict-element-of-a-plain-dict": 'table = {}\n    table["forward"] = Fast.forward',
+    "autograd-function-replaced": ("import torch.utils.checkpoint\n"
+                                   "    torch.utils.checkpoint.CheckpointFunction = Recompute"),
 }
 
 
-def findings(body: str, forward: str, extra: str) -> list[tuple[str, int, str]]:
-    patch = textwrap.dedent(PATCH).format(body=body, forward=forward, extra=extra)
+def findings(body: str, forward: str, extra: str = "pass", recompute: str = "pass") -> list[tuple[str, int, str]]:
+    patch = textwrap.dedent(PATCH).format(body=body, forward=forward, extra=extra, recompute=recompute)
     files = {"patch.py": patch, "run.py": textwrap.dedent(CAPTURE), "registry.py": "Block = None\n"}
     return [(f.path, f.line, f.severity) for f in analyze(files) if f.rule == "GL101"]
 
 
+def planted(method: str) -> int:
+    """The line of the plant in ``Fast.forward`` (``"forward"``) or ``Recompute.forward``."""
+    lines = textwrap.dedent(PATCH).splitlines()
+    slot = "{" + method + "}"
+    return next(i + 1 for i, text in enumerate(lines) if text.strip() == slot)
+
+
 @pytest.mark.parametrize("shape", sorted(INSTALLS))
 def test_a_forward_installed_by_each_spelling_is_captured(shape):
-    found = findings(INSTALLS[shape], PLANT, "pass")
-    assert found == [("patch.py", 9, "error")]
+    assert findings(INSTALLS[shape], PLANT) == [("patch.py", planted("forward"), "error")]
 
 
 @pytest.mark.parametrize("shape", sorted(NOT_INSTALLED))
 def test_what_installs_no_forward_into_a_library_model_is_not_captured(shape):
-    """The forward stays what it is without the store: a module no decode code reaches, reported
-    as a warning (by its name), never a captured error."""
-    assert findings(NOT_INSTALLED[shape], PLANT, PLANT) == findings("pass", PLANT, PLANT) == [("patch.py", 9, "warning")]
+    """The forwards stay what they are without the store: modules and functions no decode code
+    reaches, at most a warning (by their names), never a captured error."""
+    alone = findings("pass", PLANT, PLANT, PLANT)
+    assert findings(NOT_INSTALLED[shape], PLANT, PLANT, PLANT) == alone
+    assert all(severity != "error" for _, _, severity in alone)
 
 
 def test_a_helpers_other_binding_does_not_make_that_method_captured():
@@ -128,6 +146,8 @@ def capture(x, path, tensor_parallel):
 def test_a_library_model_rebound_to_a_wrapper_per_option_still_runs_the_installed_forward():
     """``model = Outer(model)`` in one branch, ``model = Other(model)`` in the next: the wrappers'
     ``self.model`` holds the library model beside a wrapper, and calling it runs the installed layer."""
-    patch = textwrap.dedent(PATCH).format(body="model.layers[0].attn = Fast()", forward=PLANT, extra="pass")
+    patch = textwrap.dedent(PATCH).format(body="model.layers[0].attn = Fast()", forward=PLANT, extra="pass",
+                                          recompute="pass")
     files = {"patch.py": patch, "run.py": textwrap.dedent(WRAPPED), "registry.py": "Block = None\n"}
-    assert [(f.path, f.line, f.severity) for f in analyze(files) if f.rule == "GL101"] == [("patch.py", 9, "error")]
+    assert [(f.path, f.line, f.severity) for f in analyze(files) if f.rule == "GL101"] == [
+        ("patch.py", planted("forward"), "error")]
