@@ -197,11 +197,9 @@ class CallGraph:
         # a builtin that takes a table (``len(COMMANDS)``, ``sorted(self.hooks)``) calls none of it
         tables = site.reference and not (site.via is not None and site.via[0] == "n" and site.via[1] in BUILTIN_NAMES)
         found = self.callees(node, classes=not site.reference, tables=tables)
-        if not site.reference and self.installed.runs(self.solver.values(node), site.expr, mixed=bool(found)) \
+        if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
                 and self.pool() and not self.external(path, qual, site.expr) \
                 and not self.builds(path, qual, site.expr):
-            if found:  # a library model or a project one (``unet = Wrapper(unet)``): the project's, and what was installed
-                return sorted(set(found) | set(self.pool()))
             self.guessed.add(((path, qual), id(site.expr)))
             return self.pool()  # a library or unknown module: what was installed into one
         wrapped = self.linker.wrapped.get((path, qual))

@@ -96,18 +96,16 @@ class Installed:
         return hit is not None
 
     @staticmethod
-    def runs(values: list, expr: tuple, mixed: bool = False) -> bool:
+    def runs(values: list, expr: tuple) -> bool:
         """Whether a call whose callee ``expr`` holds ``values`` may run installed code: it holds
         nothing of the project, and it calls an object directly -- a field of ``self`` holding a
         library object or nothing known (``self.model(x)``: a model handed to the constructor), a
         name or element holding a library object (``model(x)`` after ``from_pretrained``); a method
         of another object (``self.tokenizer.decode(x)``) is not the module's ``__call__``, and a
         name holding nothing known is a helper's callback parameter far more often than a model
-        (measured on the whole of torch: such names made optimizer and guard loops per-token).
-        ``mixed``: a callee that also holds project values (a name rebound to a wrapper of what it held,
-        ``unet = Wrapper(unet)``, flow-insensitively holds both) may still be the library object."""
+        (measured on the whole of torch: such names made optimizer and guard loops per-token)."""
         values = [v for v in values if v[0] != "G"]  # compiled with CUDA graphs: what it wraps runs
-        if any(v[0] != "X" for v in values) and not (mixed and any(v[0] == "X" for v in values)):
+        if any(v[0] != "X" for v in values):
             return False
         if expr[0] == "a" and expr[1] == ("n", "self"):
             return True  # a field of ``self`` holding a library model or one never given (``self.model``)
