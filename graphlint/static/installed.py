@@ -24,10 +24,9 @@ The same stores spelled otherwise: ``obj.__dict__["forward"] = fn.__get__(obj)``
 ``setattr(obj, "forward", ...)`` (:func:`dict_store`); under a computed name (``obj.__dict__[name]``,
 ``setattr(obj, name, fn)`` in a binding helper) a callable counts when what it binds is itself a
 ``forward`` (``Fi.forward.__get__(module)``: a module's forward bound onto another module -- the helper's
-``extra_repr`` binding installs nothing that runs). And a project module *class* stored as an
-attribute of a library object (``modeling_llama.LlamaAttention = FiAttention``): the library builds its
-layers from it, so its ``forward`` is installed (not an autograd ``Function``'s: a patched
-``checkpoint.CheckpointFunction`` is no layer a model call runs).
+``extra_repr`` binding installs nothing that runs). Not a project module *class* stored on a library
+module (``modeling_llama.LlamaRMSNorm = Ours``): measured on chattts (fresh13), its forward in the pool
+made every library call -- a weight-normed head in the sampler -- "run the model" (two false warnings).
 
 Stores on project objects are excluded: those already flow through their fields
 (``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
@@ -78,13 +77,7 @@ class Installed:
                 if any(v[0] in PROJECT for v in held):
                     continue
                 for v in values(value):
-                    if v[0] == "C":  # a library's layer class replaced: the layers it builds run this forward
-                        if self.o.ctors.is_apply(self.o.ref(v), "apply", False):
-                            continue  # an autograd Function (``checkpoint.CheckpointFunction = Ours``): no layer
-                        hit = self.o.index.find_method(self.o.ref(v), "forward")
-                        if hit is not None:
-                            found[(hit[0].path, hit[1])] = None
-                    elif (v[0] in CALLABLE and (attr == "forward" or attr == ANY_ATTR and binds_forward(v))) \
+                    if (v[0] in CALLABLE and (attr == "forward" or attr == ANY_ATTR and binds_forward(v))) \
                             or (v[0] == "I" and self.is_module(v)):
                         found.update(dict.fromkeys(fid for fid, _, _ in self.o.callees(v) if fid is not None))
             self._targets = sorted(found)

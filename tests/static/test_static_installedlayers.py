@@ -1,5 +1,4 @@
-"""Layers installed into a captured library model by the spellings binding helpers and kernel
-patchers use (:mod:`graphlint.static.installed`): a ``.item()`` planted in the installed forward is a
+"""Layers installed into a captured library model by the spellings binding helpers use (:mod:`graphlint.static.installed`): a ``.item()`` planted in the installed forward is a
 captured error, each shape alone; the counter-cases install nothing. Call graph edges:
 ``fixtures/static/callgraph/installed_rebound``."""
 
@@ -63,14 +62,15 @@ INSTALLS = {
     "dict-literal": 'model.layers[0].attn.__dict__["forward"] = Fast.forward.__get__(model.layers[0].attn)',
     "dict-computed-helper": 'bind(model.layers[0].attn, "forward", Fast.forward)',
     "setattr-computed-forward": "setattr(model.layers[0].attn, model.name, Fast.forward.__get__(model))",
-    "library-class-replaced": ("from transformers.models.llama import modeling_llama\n"
-                               "    modeling_llama.LlamaAttention = Fast"),
 }
 
 NOT_INSTALLED = {
     "helper-binds-another-method": 'bind(model.layers[0].attn, "extra_repr", Fast.extra_repr)',
     "project-module-attribute": "registry.Block = Fast",
     "dict-element-of-a-plain-dict": 'table = {}\n    table["forward"] = Fast.forward',
+    # a library's layer class replaced: left out (the pool reaches every library call: chattts, fresh13)
+    "library-class-replaced": ("from transformers.models.llama import modeling_llama\n"
+                               "    modeling_llama.LlamaAttention = Fast"),
     "autograd-function-replaced": ("import torch.utils.checkpoint\n"
                                    "    torch.utils.checkpoint.CheckpointFunction = Recompute"),
 }
