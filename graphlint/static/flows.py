@@ -9,10 +9,9 @@ here -- a name may be bound by another file; :mod:`.pointsto` solves all files t
 
 Statements (``ScopeFlow.stmts``): ``("=", target, value)`` with a target ``("n", name)``,
 ``("a", base, attr)`` or ``("s", base)`` (a store into a container); ``("e", call)`` (a call whose
-result is not bound: its arguments still flow into the callee); ``("r", value)`` (``return`` and
-``yield``); ``("*", dotted)`` (``from x import *``); ``("in", container)`` (``k in container``:
-its ``__contains__`` runs); ``("set", target)`` (a store of nothing tracked: the object's
-``__setattr__``/``__setitem__`` runs).
+result is not bound: its arguments still flow into the callee); ``("r", value)`` (``return`` and ``yield``);
+``("*", dotted)`` (``from x import *``); ``("in", container)`` (``k in container``: its ``__contains__``
+runs); ``("set", target)`` (a store of nothing tracked: the object's ``__setattr__``/``__setitem__`` runs).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import libcst as cst
 
 from graphlint.static.facts import ScopeFlow
 from graphlint.static.flowir import ANY_ATTR, EXTERNAL_ROOTS, IR, IRBuilder
+from graphlint.static.installed import dict_store
 from graphlint.static.keyedreturns import bound_in, handed_on, keyed_test
 from graphlint.static.lambdabodies import lambda_callees
 from graphlint.static import policies
@@ -254,8 +254,8 @@ class FlowRecorder:
                 self.add(("=", ("a", base, target.attr.value), value))
         elif value is not None and kind is cst.Subscript:
             base = self.ir.expr(target.value)
-            if base is not None:
-                self.add(("=", ("s", base), value))
+            if base is not None:  # ``obj.__dict__[k] = v`` stores the attribute ``k`` (:mod:`.installed`)
+                self.add(("=", dict_store(base, target.slice) or ("s", base), value))
 
     def _store_nothing(self, target: cst.Attribute | cst.Subscript) -> None:
         """``out["k"] = 0``, ``out.step = 1``: no value the analysis tracks, but the object's

@@ -20,6 +20,14 @@ are final):
   on (``state.model = self``: a back-reference, and a value flow-insensitive sets spread widely --
   measured on lightllm, it took a model's ``forward`` for a layer installed into its own inputs).
 
+The same stores spelled otherwise: ``obj.__dict__["forward"] = fn.__get__(obj)`` is
+``setattr(obj, "forward", ...)`` (:func:`dict_store`); under a computed name (``obj.__dict__[name]``,
+``setattr(obj, name, fn)`` in a binding helper) a callable counts when what it binds is itself a
+``forward`` (``Fi.forward.__get__(module)``: a module's forward bound onto another module -- the helper's
+``extra_repr`` binding installs nothing that runs). Not a project module *class* stored on a library
+module (``modeling_llama.LlamaRMSNorm = Ours``): measured on chattts (fresh13), its forward in the pool
+made every library call -- a weight-normed head in the sampler -- "run the model" (two false warnings).
+
 Stores on project objects are excluded: those already flow through their fields
 (``self.forward = self.fast`` is a target of that class's calls only). *Calls that may run it*:
 a call that resolves to no project code and calls an object directly -- a library object or an
@@ -35,6 +43,10 @@ read once after the solve; an engine that installs nothing pays one empty list.
 """
 
 from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.flowir import ANY_ATTR
 
 
 FuncId = tuple[str, str]
@@ -65,7 +77,8 @@ class Installed:
                 if any(v[0] in PROJECT for v in held):
                     continue
                 for v in values(value):
-                    if (attr == "forward" and v[0] in CALLABLE) or (v[0] == "I" and self.is_module(v)):
+                    if (v[0] in CALLABLE and (attr == "forward" or attr == ANY_ATTR and binds_forward(v))) \
+                            or (v[0] == "I" and self.is_module(v)):
                         found.update(dict.fromkeys(fid for fid, _, _ in self.o.callees(v) if fid is not None))
             self._targets = sorted(found)
             self.stores = []
@@ -90,6 +103,23 @@ class Installed:
         if expr[0] == "a" and expr[1] == ("n", "self"):
             return True  # a field of ``self`` holding a library model or one never given (``self.model``)
         return expr[0] in ("n", "s") and bool(values)  # a name or element holding a library object
+
+
+def binds_forward(v: tuple) -> bool:
+    """Whether a callable is, or binds, a function named ``forward`` (``Fi.forward``, its
+    ``__get__``/``MethodType``/``partial`` binding, a decorated one)."""
+    while v[0] in ("Pa", "W"):
+        v = v[1] if v[0] == "Pa" else v[3]
+    return v[0] in ("F", "M") and v[2].rsplit(".", 1)[-1] == "forward"
+
+
+def dict_store(base: tuple, index) -> tuple | None:
+    """``obj.__dict__[k] = v``: the store target ``("a", obj, k)`` -- an attribute of ``obj`` by the
+    instance dictionary, ``k`` a literal or computed (:data:`ANY_ATTR`); None for any other subscript."""
+    if base[0] != "a" or base[2] != "__dict__" or len(index) != 1 or type(index[0].slice) is not cst.Index:
+        return None
+    key = index[0].slice.value
+    return ("a", base[1], key.raw_value if type(key) is cst.SimpleString else ANY_ATTR)
 
 
 def own_field(flow, obj: tuple) -> tuple[str, str] | None:
