@@ -188,6 +188,9 @@ class FunctionInfo(Compact):
     #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is called
     #: on (``f(x).to(dev)``): only there does a return fact from another walk pay for walking this file again
     bound_calls: set[str] = field(default_factory=set)
+    #: callee keys whose result it returns as is (``return f(x)``): a return fact that says a host
+    #: tensor pays there (:func:`.valuekinds.shape_of` hands it on to this function's callers)
+    passed_back: set[str] = field(default_factory=set)
     #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
     #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
     index_names: set[str] = field(default_factory=set)

@@ -1,0 +1,31 @@
+"""Tensors that live on the host by construction stay there (branch ``cpuvalues``).
+
+A verifier moves the target's probabilities to the host once and walks them: a row
+(``host[i].squeeze(0)``), its ``argmax`` / ``multinomial`` / ``topk``, a comparison, a
+``torch.cat`` onto an accumulator made with ``device="cpu"`` are host tensors, and so is what the
+verifier returns -- through a helper that only hands the call on (``return accept(...)``). Reading
+them (``.item()``) is no sync and joining them is no device allocation. The same walk over the
+device probabilities still reads the device and grows a device tensor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_static_fixture import assert_marked, load
+from static_helpers import check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "cpuvalues"
+
+
+def test_host_rows_joins_and_returns_are_not_reported(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "treespec")
+    assert_marked(result.findings, load(FIXTURES / "treespec"))
+
+
+def test_the_device_twin_still_reads_and_grows(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "treespec")
+    lines = {(f.path.rsplit("/", 1)[-1], f.line, f.rule) for f in result.findings}
+    assert {("check.py", 28, "GL207"), ("check.py", 29, "GL101")} <= lines
+    assert not {("check.py", 14, "GL207"), ("check.py", 15, "GL101"), ("check.py", 18, "GL101"),
+                ("engine.py", 23, "GL101")} & lines
