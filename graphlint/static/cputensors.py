@@ -114,7 +114,8 @@ def _kept_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
     """``torch.nonzero(diff)``, ``torch.flatten(key)``: the function form of a method that keeps a
     tensor where it is, every tensor it is given a host one (the first always a tensor)."""
     name = resolve(node.func, oracle.imports) or ""
-    if not name.startswith("torch.") or name[6:] not in SAME_DEVICE_METHODS or not node.args \
+    if not name.startswith("torch.") or name[6:] not in SAME_DEVICE_METHODS and not name.startswith(
+            "torch.special.") or not node.args \
             or node.args[0].keyword is not None or not is_cpu_tensor(node.args[0].value, oracle):
         return False
     return all(is_cpu_tensor(a.value, oracle) for a in node.args[1:] if oracle.is_tensor(a.value))

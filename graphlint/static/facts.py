@@ -191,6 +191,9 @@ class FunctionInfo(Compact):
     #: callee keys whose result it returns as is (``return f(x)``): a return fact that says a host
     #: tensor pays there (:func:`.valuekinds.shape_of` hands it on to this function's callers)
     passed_back: set[str] = field(default_factory=set)
+    #: nested defs of it used as values (passed, returned, stored), not only called by name: a call of
+    #: one elsewhere is unknown to :mod:`.valueflow`, so its parameters learn nothing
+    handed_defs: set[str] = field(default_factory=set)
     #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
     #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
     index_names: set[str] = field(default_factory=set)

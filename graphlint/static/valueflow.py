@@ -65,7 +65,7 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "passed_back", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
+PLANNING_ONLY = ("bound_calls", "passed_back", "handed_defs", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
                  "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists",
                  "annotated_ints")
 
@@ -114,6 +114,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     continue
                 if site.reference and _rewrapped(info, fn, site.expr):
                     continue  # ``self.step = torch.compile(self.step)``: called under its own name still
+                if site.reference and site.expr[0] == "n" and site.expr[1] not in fn.handed_defs \
+                        and f"{fn.qualname}.{site.expr[1]}" in info.functions:
+                    continue  # a nested def only called by its name (``rows(p)``): those calls are its sites
                 by_name[last] += 1
                 if site.reference or site.kinds is None:
                     opaque.add(last)  # :mod:`.overrules`: a call under the name passing nothing known
