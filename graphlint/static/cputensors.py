@@ -5,10 +5,10 @@
 host memory; ``.tolist()``/``.numpy()``/``.item()`` of one (or of pinned memory) copies nothing from
 the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results,
 the legacy typed constructors (``torch.LongTensor(ids)``), and ``torch.tensor``/``torch.as_tensor`` of
-host data without a ``device`` argument (the usual way to
-hold host flags; sized factories such as ``torch.zeros(n)`` are left out, as code that sets a default
-device, ``with torch.device("cuda"):``, uses them; under such a default even ``torch.tensor`` lands on
-the GPU and its branch goes unreported: a miss, never a false alarm), names bound to them in the
+host data or a sized factory (``torch.ones(n, dtype=torch.bool)``, a page allocator's free mask)
+without a ``device`` argument, where no default device is set (:mod:`.defaultdevice`: the project's
+setter, the file's, a ``with torch.device("cuda"):`` block; under one they land on the GPU and a
+branch on them goes unreported: a miss, never a false alarm), names bound to them in the
 function, and what element-wise operators, comparisons, indexing and reductions make of them alone
 (in either spelling: ``diff.nonzero()``, ``torch.nonzero(diff)``).
 An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default device, so any torch
@@ -32,6 +32,9 @@ from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.tensors import TensorOracle
 
 HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
+#: sized factories: given no device (and no ``**kwargs`` that may name one) they build on the CPU,
+#: where no default device is set (``oracle.default_device``, :mod:`.defaultdevice`)
+SIZED_FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange rand randn randint eye linspace".split())
 #: methods that make a tensor on the ``device=`` they are given (``to`` also positionally)
 PLACING_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"))
 #: methods that keep a tensor where it is
@@ -78,9 +81,10 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             return _joined_on_host(node, oracle)
         if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: no device to give, always the CPU
             return True
-        return (not oracle.default_device and name in HOST_FACTORIES
-                and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
-                and len([a for a in node.args if a.keyword is None]) <= 1)
+        if oracle.default_device or any(a.keyword is not None and a.keyword.value == "device" or a.star == "**"
+                                        for a in node.args):
+            return False
+        return name in SIZED_FACTORIES or name in HOST_FACTORIES and len([a for a in node.args if a.keyword is None]) <= 1
     if type(node) in (cst.BinaryOperation, cst.Comparison):
         parts = ([node.left, node.right] if type(node) is cst.BinaryOperation
                  else [node.left, *(c.comparator for c in node.comparisons)])

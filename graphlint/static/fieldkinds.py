@@ -267,11 +267,17 @@ class FieldKinds:
         target = ("a", ("n", "self"), attr)
         owners: dict[tuple[str, str], ClassRef] = {}
         for info in self.infos:
+            # the flow IR leaves out a store of a library call's result (``self.free = torch.ones(n)``):
+            # the walk's own record of the store into ``self`` (:func:`.fieldstores._own`) names the class
+            stored = {owner[1] for owner, _ in info.owned_stores.get(attr, ())
+                      if owner is not None and owner[0] == "self" and owner[1] in info.classes}
             for flow in info.flows.values():
                 if flow.kind == "function" and flow.cls and flow.cls in info.classes and any(
                         st[0] in ("=", "set") and st[1] == target for st in flow.stmts):
-                    for ref in ((info, flow.cls), *self.index.subclasses((info, flow.cls))):
-                        owners[(ref[0].path, ref[1])] = ref
+                    stored.add(flow.cls)
+            for cls in sorted(stored):
+                for ref in ((info, cls), *self.index.subclasses((info, cls))):
+                    owners[(ref[0].path, ref[1])] = ref
         out = []
         for key in sorted(owners):
             ref = owners[key]

@@ -31,3 +31,15 @@ def test_the_device_twin_still_reads_and_grows(monkeypatch, tmp_path):
     assert {("check.py", 35, "GL102"), ("check.py", 41, "GL207"), ("check.py", 42, "GL101")} <= lines
     assert not {("check.py", 14, "GL207"), ("check.py", 15, "GL101"), ("check.py", 19, "GL102"),
                 ("check.py", 25, "GL101"), ("engine.py", 23, "GL101")} & lines
+
+
+def test_a_host_field_made_by_a_sized_factory_is_host_bookkeeping(monkeypatch, tmp_path):
+    """``self.free = torch.ones(n, dtype=torch.bool)`` (no device, none set by default): its
+    ``nonzero()``, the ``.tolist()`` of the pages found and the index-put releasing them touch no
+    device; an element of a host tensor handed in (``int(drafted[i])``) is no read either. The
+    twin's mask made on the device is still read back."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "treespec")
+    lines = {(f.path.rsplit("/", 1)[-1], f.line, f.rule) for f in result.findings}
+    assert not {("pool.py", 12, "GL302"), ("pool.py", 15, "GL102"), ("pool.py", 18, "GL208"),
+                ("check.py", 15, "GL104")} & lines
+    assert {("pool.py", 26, "GL302"), ("pool.py", 29, "GL102")} <= lines
