@@ -262,25 +262,19 @@ class FieldKinds:
         return True
 
     def host_methods(self, attr: str) -> list[tuple[ModuleInfo, str]]:
-        """The methods of the classes storing ``self.<attr>`` (and of their subclasses), when the
-        field is a host tensor there: where a ``self.<attr>`` read is a host read."""
+        """The methods of the classes storing ``self.<attr>`` (and their subclasses') where it is a host tensor."""
         target = ("a", ("n", "self"), attr)
         owners: dict[tuple[str, str], ClassRef] = {}
         for info in self.infos:
-            # the flow IR leaves out a store of a library call's result (``self.free = torch.ones(n)``):
-            # the walk's own record of the store into ``self`` (:func:`.fieldstores._own`) names the class
-            stored = {owner[1] for owner, _ in info.owned_stores.get(attr, ())
-                      if owner is not None and owner[0] == "self" and owner[1] in info.classes}
-            for flow in info.flows.values():
-                if flow.kind == "function" and flow.cls and flow.cls in info.classes and any(
-                        st[0] in ("=", "set") and st[1] == target for st in flow.stmts):
-                    stored.add(flow.cls)
+            stored = {owner[1] for owner, _ in info.owned_stores.get(attr, ())  # ``self.free = torch.ones(n)``:
+                      if owner is not None and owner[0] == "self" and owner[1] in info.classes}  # not in the flow IR
+            stored |= {flow.cls for flow in info.flows.values() if flow.kind == "function" and flow.cls in info.classes
+                       and any(st[0] in ("=", "set") and st[1] == target for st in flow.stmts)}
             for cls in sorted(stored):
                 for ref in ((info, cls), *self.index.subclasses((info, cls))):
                     owners[(ref[0].path, ref[1])] = ref
         out = []
-        for key in sorted(owners):
-            ref = owners[key]
+        for ref in (owners[key] for key in sorted(owners)):
             if self.field(ref, attr) == HOST:
                 klass = ref[0].classes[ref[1]]
                 out.extend((ref[0], f"{ref[1]}.{m}") for m in sorted(klass.methods) if f"{ref[1]}.{m}" in ref[0].functions)
