@@ -38,6 +38,7 @@ from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, computed_elsewhere, number_fields, tensor_fields
 from graphlint.static.flowir import last_name
+from graphlint.static.hostfields import handed_host
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
 from graphlint.static.receivers import Receivers
@@ -55,11 +56,10 @@ TENSORS = frozenset((TENSOR, SCALAR, HOST))
 def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
                 receivers: Receivers) -> dict[str, set[str]]:
     """{path: {``field:...`` facts}} for the field reads the walks noted."""
-    if not any(fn.field_reads for info in infos for fn in info.functions.values()) and \
-            not any(HOST_STORE in values for info in infos for values in info.field_stores.values()):
+    hosted = {a for info in infos for a, values in info.field_stores.items() if HOST_STORE in values} | handed_host(infos)
+    if not hosted and not any(fn.field_reads for info in infos for fn in info.functions.values()):
         return {}
     kinds = FieldKinds(infos, index, fields, agreed, receivers)
-    hosted = {attr for info in infos for attr, values in info.field_stores.items() if HOST_STORE in values}
     names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered | kinds.tensored[0]
     out: dict[str, set[str]] = defaultdict(set)
     for attr in sorted(hosted):

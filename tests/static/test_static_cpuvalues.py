@@ -43,3 +43,12 @@ def test_a_host_field_made_by_a_sized_factory_is_host_bookkeeping(monkeypatch, t
     assert not {("pool.py", 12, "GL302"), ("pool.py", 15, "GL102"), ("pool.py", 18, "GL208"),
                 ("check.py", 15, "GL104")} & lines
     assert {("pool.py", 26, "GL302"), ("pool.py", 29, "GL102")} <= lines
+
+
+def test_a_field_handed_a_host_row_by_every_construction_is_host(monkeypatch, tmp_path):
+    """``Slot(data[i], lengths[i])`` with ``lengths`` made on the CPU: ``self.length.item()`` reads host
+    memory (a cache whose lengths live on the host by design); the device twin's still syncs."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "treespec")
+    lines = {(f.path.rsplit("/", 1)[-1], f.line, f.rule) for f in result.findings}
+    assert ("slots.py", 13, "GL101") not in lines
+    assert ("slots.py", 22, "GL101") in lines
