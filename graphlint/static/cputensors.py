@@ -49,6 +49,9 @@ SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int
                                  "abs", "neg", "exp", "log", "sqrt", "softmax", "log_softmax", "clamp", "round",
                                  "mean", "prod", "argmax", "argmin", "multinomial", "eq", "ne", "lt", "le", "gt",
                                  "ge", "double", "half", "short", "char", "byte", "sub", "add", "mul"))
+#: element-wise methods of two operands: ``t.add(x)`` with a 0-dim host ``t`` and a device ``x`` is a device
+#: tensor (as ``t + x`` is), so the other operand must be known host data too (:func:`_host_operand`)
+BINARY_METHODS = frozenset("add sub mul div eq ne lt le gt ge logical_or logical_and".split())
 #: methods returning a tuple of tensors where the tensor is (``vals, idx = probs.topk(k)``; ``max`` /
 #: ``min`` / ``sort`` given a ``dim``)
 TUPLE_METHODS = frozenset(("topk", "sort", "max", "min", "aminmax", "kthvalue", "mode", "median"))
@@ -75,7 +78,9 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
             return True
         if type(func) is cst.Attribute and (func.attr.value in SAME_DEVICE_METHODS or _cast(node, oracle)):
-            return is_cpu_tensor(func.value, oracle)
+            return is_cpu_tensor(func.value, oracle) and all(_host_operand(a.value, oracle) for a in node.args) \
+                if func.attr.value in BINARY_METHODS else is_cpu_tensor(func.value, oracle) and all(
+                    is_cpu_tensor(a.value, oracle) for a in node.args if oracle.is_tensor(a.value))
         name = resolve(func, oracle.imports)
         if name in JOINS:
             return _joined_on_host(node, oracle)
@@ -100,6 +105,12 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) is cst.ListComp:  # ``[torch.zeros(n, device="cpu") for _ in range(2)]``
         return is_cpu_tensor(node.elt, oracle)
     return False
+
+
+def _host_operand(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A host tensor, a number literal, or a name holding host data (no tensor)."""
+    return type(value) in (cst.Integer, cst.Float) or is_cpu_tensor(value, oracle) or (
+        type(value) is cst.Name and value.value in oracle.fn.hosts and value.value not in oracle.fn.tensors)
 
 
 def _joined_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
