@@ -50,8 +50,9 @@ SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int
                                  "mean", "prod", "argmax", "argmin", "multinomial", "eq", "ne", "lt", "le", "gt",
                                  "ge", "double", "half", "short", "char", "byte", "sub", "add", "mul"))
 #: element-wise methods of two operands: ``t.add(x)`` with a 0-dim host ``t`` and a device ``x`` is a device
-#: tensor (as ``t + x`` is), so the other operand must be known host data too (:func:`_host_operand`)
-BINARY_METHODS = frozenset("add sub mul div eq ne lt le gt ge logical_or logical_and".split())
+#: tensor (as ``t + x`` is), so the other operand must be known host data too (:func:`_host_operand`);
+#: ``div`` / ``logical_or`` / ``logical_and`` keep the receiver-only reading they had before this list
+BINARY_METHODS = frozenset("add sub mul eq ne lt le gt ge".split())
 #: methods returning a tuple of tensors where the tensor is (``vals, idx = probs.topk(k)``; ``max`` /
 #: ``min`` / ``sort`` given a ``dim``)
 TUPLE_METHODS = frozenset(("topk", "sort", "max", "min", "aminmax", "kthvalue", "mode", "median"))
