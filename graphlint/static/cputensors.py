@@ -5,10 +5,10 @@
 host memory; ``.tolist()``/``.numpy()``/``.item()`` of one (or of pinned memory) copies nothing from
 the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results,
 the legacy typed constructors (``torch.LongTensor(ids)``), and ``torch.tensor``/``torch.as_tensor`` of
-host data or a sized factory (``torch.ones(n, dtype=torch.bool)``, a page allocator's free mask)
-without a ``device`` argument, where no default device is set (:mod:`.defaultdevice`: the project's
-setter, the file's, a ``with torch.device("cuda"):`` block; under one they land on the GPU and a
-branch on them goes unreported: a miss, never a false alarm), names bound to them in the
+host data without a ``device`` argument, where no default device is set (:mod:`.defaultdevice`; under
+one they land on the GPU and a branch on them goes unreported: a miss, never a false alarm). Sized
+factories (``torch.zeros(n)``) are left out: a module's buffers are made so and moved with the module
+(``model.cuda()``), and the rules' own examples hold device buffers that way. Names bound to them in the
 function, and what element-wise operators, comparisons, indexing and reductions make of them alone
 (in either spelling: ``diff.nonzero()``, ``torch.nonzero(diff)``).
 An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default device, so any torch
@@ -32,9 +32,6 @@ from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.tensors import TensorOracle
 
 HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
-#: sized factories: given no device (and no ``**kwargs`` that may name one) they build on the CPU,
-#: where no default device is set (``oracle.default_device``, :mod:`.defaultdevice`)
-SIZED_FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange rand randn randint eye linspace".split())
 #: methods that make a tensor on the ``device=`` they are given (``to`` also positionally)
 PLACING_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"))
 #: methods that keep a tensor where it is
@@ -90,7 +87,7 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         if oracle.default_device or any(a.keyword is not None and a.keyword.value == "device" or a.star == "**"
                                         for a in node.args):
             return False
-        return name in SIZED_FACTORIES or name in HOST_FACTORIES and len([a for a in node.args if a.keyword is None]) <= 1
+        return name in HOST_FACTORIES and len([a for a in node.args if a.keyword is None]) <= 1
     if type(node) in (cst.BinaryOperation, cst.Comparison):
         parts = ([node.left, node.right] if type(node) is cst.BinaryOperation
                  else [node.left, *(c.comparator for c in node.comparisons)])

@@ -34,8 +34,8 @@ def test_the_device_twin_still_reads_and_grows(monkeypatch, tmp_path):
                 ("check.py", 25, "GL101"), ("engine.py", 23, "GL101")} & lines
 
 
-def test_a_host_field_made_by_a_sized_factory_is_host_bookkeeping(monkeypatch, tmp_path):
-    """``self.free = torch.ones(n, dtype=torch.bool)`` (no device, none set by default): its
+def test_a_host_field_made_by_a_library_factory_is_host_bookkeeping(monkeypatch, tmp_path):
+    """``self.free = torch.ones(n, dtype=torch.bool, device="cpu")`` (the flow IR leaves the store out): its
     ``nonzero()``, the ``.tolist()`` of the pages found and the index-put releasing them touch no
     device; an element of a host tensor handed in (``int(drafted[i])``) is no read either. The
     twin's mask made on the device is still read back."""
