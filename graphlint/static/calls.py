@@ -160,11 +160,15 @@ class CallRecorder:
         return None
 
     # -- call sites --------------------------------------------------------------------
-    def name_reference(self, node: cst.Name) -> None:
-        """A nested def used as a value (returned, passed, stored) will be called by whoever gets it."""
+    def name_reference(self, node: cst.Name, called: bool = False) -> None:
+        """A nested def used as a value (returned, passed, stored) will be called by whoever gets it;
+        one only called (``called``: the callee of a call) is noted so as well, for the call graph, and
+        :mod:`.valueflow` sees its calls' arguments (``FunctionInfo.handed_defs`` lacks it)."""
         for scope in reversed(self.local_defs):
             if node.value in scope:
                 self.add_call(("n", node.value), reference=True)
+                if not called:
+                    self.at.func.handed_defs.add(node.value)
                 return
 
     def argument_references(self, call: cst.Call) -> None:

@@ -5,10 +5,10 @@
 host memory; ``.tolist()``/``.numpy()``/``.item()`` of one (or of pinned memory) copies nothing from
 the device. Decided narrowly, since a miss is the price of a wrong guess: only ``.cpu()`` results,
 the legacy typed constructors (``torch.LongTensor(ids)``), and ``torch.tensor``/``torch.as_tensor`` of
-host data without a ``device`` argument (the usual way to
-hold host flags; sized factories such as ``torch.zeros(n)`` are left out, as code that sets a default
-device, ``with torch.device("cuda"):``, uses them; under such a default even ``torch.tensor`` lands on
-the GPU and its branch goes unreported: a miss, never a false alarm), names bound to them in the
+host data without a ``device`` argument, where no default device is set (:mod:`.defaultdevice`; under
+one they land on the GPU and a branch on them goes unreported: a miss, never a false alarm). Sized
+factories (``torch.zeros(n)``) are left out: a module's buffers are made so and moved with the module
+(``model.cuda()``), and the rules' own examples hold device buffers that way. Names bound to them in the
 function, and what element-wise operators, comparisons, indexing and reductions make of them alone
 (in either spelling: ``diff.nonzero()``, ``torch.nonzero(diff)``).
 An explicit ``device="cpu"`` (or ``torch.device("cpu")``) overrides any default device, so any torch
@@ -37,7 +37,24 @@ PLACING_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_e
 #: methods that keep a tensor where it is
 SAME_DEVICE_METHODS = frozenset(("all", "any", "sum", "max", "min", "bool", "int", "long", "float", "clone",
                                  "logical_or", "logical_and", "logical_not", "view", "reshape", "flatten",
-                                 "nonzero", "argwhere", "cumsum", "repeat_interleave", "div"))
+                                 "nonzero", "argwhere", "cumsum", "repeat_interleave", "div",
+                                 # rows, reshapes, casts and element-wise maths of a tensor stay with it;
+                                 # so do a sample or a pick of its entries (``probs.argmax()``,
+                                 # ``row.multinomial(1)``: on the tensor's device, labels' "host tensor")
+                                 "squeeze", "unsqueeze", "detach", "contiguous", "t", "transpose", "permute",
+                                 "flip", "expand", "narrow", "select", "index_select", "gather", "masked_select",
+                                 "abs", "neg", "exp", "log", "sqrt", "softmax", "log_softmax", "clamp", "round",
+                                 "mean", "prod", "argmax", "argmin", "multinomial", "eq", "ne", "lt", "le", "gt",
+                                 "ge", "double", "half", "short", "char", "byte", "sub", "add", "mul"))
+#: element-wise methods of two operands: ``t.add(x)`` with a 0-dim host ``t`` and a device ``x`` is a device
+#: tensor (as ``t + x`` is), so the other operand must be known host data too (:func:`_host_operand`);
+#: ``div`` / ``logical_or`` / ``logical_and`` keep the receiver-only reading they had before this list
+BINARY_METHODS = frozenset("add sub mul eq ne lt le gt ge".split())
+#: methods returning a tuple of tensors where the tensor is (``vals, idx = probs.topk(k)``; ``max`` /
+#: ``min`` / ``sort`` given a ``dim``)
+TUPLE_METHODS = frozenset(("topk", "sort", "max", "min", "aminmax", "kthvalue", "mode", "median"))
+#: joins whose inputs must all be on one device (torch raises otherwise): one host input makes it a host tensor
+JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
 #: ``torch.<name>`` dtypes: ``t.to(torch.int32)`` casts where ``t`` is
 DTYPES = frozenset(f"torch.{n}" for n in ("float16 float32 float64 bfloat16 half float double int8 int16 int32 "
                                           "int64 int long uint8 bool").split())
@@ -59,13 +76,18 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
             return True
         if type(func) is cst.Attribute and (func.attr.value in SAME_DEVICE_METHODS or _cast(node, oracle)):
-            return is_cpu_tensor(func.value, oracle)
+            return is_cpu_tensor(func.value, oracle) and all(_host_operand(a.value, oracle) for a in node.args) \
+                if func.attr.value in BINARY_METHODS else is_cpu_tensor(func.value, oracle) and all(
+                    is_cpu_tensor(a.value, oracle) for a in node.args if oracle.is_tensor(a.value))
         name = resolve(func, oracle.imports)
+        if name in JOINS:
+            return _joined_on_host(node, oracle)
         if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: no device to give, always the CPU
             return True
-        return (not oracle.default_device and name in HOST_FACTORIES
-                and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
-                and len([a for a in node.args if a.keyword is None]) <= 1)
+        if oracle.default_device or any(a.keyword is not None and a.keyword.value == "device" or a.star == "**"
+                                        for a in node.args):
+            return False
+        return name in HOST_FACTORIES and len([a for a in node.args if a.keyword is None]) <= 1
     if type(node) in (cst.BinaryOperation, cst.Comparison):
         parts = ([node.left, node.right] if type(node) is cst.BinaryOperation
                  else [node.left, *(c.comparator for c in node.comparisons)])
@@ -73,6 +95,8 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return bool(tensors) and all(is_cpu_tensor(p, oracle) for p in tensors)
     if type(node) is cst.UnaryOperation:
         return is_cpu_tensor(node.expression, oracle)
+    if type(node) is cst.IfExp:  # ``row.multinomial(1) if sample else row.argmax()``
+        return is_cpu_tensor(node.body, oracle) and is_cpu_tensor(node.orelse, oracle)
     if type(node) in (cst.List, cst.Tuple):  # ``[torch.zeros(n, device="cpu"), ...]``: indexed, a host tensor
         return bool(node.elements) and all(
             type(el) is cst.Element and is_cpu_tensor(el.value, oracle) for el in node.elements)
@@ -81,11 +105,30 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     return False
 
 
+def _host_operand(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A host tensor, a number literal, or a name holding host data (no tensor)."""
+    return type(value) in (cst.Integer, cst.Float) or is_cpu_tensor(value, oracle) or (
+        type(value) is cst.Name and value.value in oracle.fn.hosts and value.value not in oracle.fn.tensors)
+
+
+def _joined_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
+    """``torch.cat([accepted, tok[None]])``: a join's inputs share one device (torch refuses a CPU
+    and a CUDA input alike), so one host tensor among them -- the accumulator built with
+    ``device="cpu"`` -- puts the result on the host, whatever the others are known as."""
+    if not node.args or node.args[0].keyword not in (None,) and node.args[0].keyword.value != "tensors":
+        return False
+    seq = node.args[0].value
+    if type(seq) not in (cst.List, cst.Tuple):
+        return False
+    return any(type(el) is cst.Element and is_cpu_tensor(el.value, oracle) for el in seq.elements)
+
+
 def _kept_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
     """``torch.nonzero(diff)``, ``torch.flatten(key)``: the function form of a method that keeps a
     tensor where it is, every tensor it is given a host one (the first always a tensor)."""
     name = resolve(node.func, oracle.imports) or ""
-    if not name.startswith("torch.") or name[6:] not in SAME_DEVICE_METHODS or not node.args \
+    if not name.startswith("torch.") or name[6:] not in SAME_DEVICE_METHODS and not name.startswith(
+            "torch.special.") or not node.args \
             or node.args[0].keyword is not None or not is_cpu_tensor(node.args[0].value, oracle):
         return False
     return all(is_cpu_tensor(a.value, oracle) for a in node.args[1:] if oracle.is_tensor(a.value))
@@ -169,7 +212,28 @@ def _read_of(call: cst.Call) -> cst.BaseExpression | None:
     return call.args[0].value if call.args else None
 
 
+def host_tuple(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """``host.topk(k)``, ``torch.sort(host)``, ``host.max(dim=0)``: a tuple of host tensors."""
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    if type(func) is cst.Attribute and func.attr.value in TUPLE_METHODS:
+        return is_cpu_tensor(func.value, oracle)
+    name = resolve(func, oracle.imports) or ""
+    return name.startswith("torch.") and name[6:] in TUPLE_METHODS and bool(value.args) \
+        and value.args[0].keyword is None and is_cpu_tensor(value.args[0].value, oracle)
+
+
 def note_cpu_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
+    if type(target) in (cst.Tuple, cst.List):  # ``vals, idx = host.topk(k)``: each element a host tensor
+        host = host_tuple(value, oracle)
+        made = host and host_made(value, oracle)
+        for el in target.elements:
+            if type(el) is cst.Element and type(el.value) is cst.Name:
+                name = el.value.value
+                (oracle.fn.cpu.add if host else oracle.fn.cpu.discard)(name)
+                (oracle.fn.host_made.add if made else oracle.fn.host_made.discard)(name)
+        return
     if isinstance(target, cst.Name):
         oracle.fn.off_cuda.discard(target.value)  # a device test's verdict (:mod:`.devicenarrow`) is on the old value
         if target.value in oracle.fn.readbacks and host_reads_only(value, oracle):

@@ -7,7 +7,7 @@ Code that sets a default device makes them device tensors: ``torch.set_default_d
 a ``with torch.device(d):`` block (any ``d`` but a literal ``"cpu"``). Three extents, each cheap:
 
 - the ``with`` block's own statements (:attr:`.TensorOracle.default_device` raised while walking it);
-- the whole file that calls a setter (a text search first: most files never name the setters);
+- the whole file whose last setter call names a device (a text search first: most files never name the setters);
 - the whole project when a file outside its tests sets one and never sets the CPU back: a fact of
   the cross-file round (:data:`FACT`), given to every file, which is then summarized again. Code
   that sets ``"cuda"`` and later ``"cpu"`` (a loader that builds its model under the GPU default and
@@ -32,21 +32,20 @@ TEST_DIRS = frozenset(("test", "tests", "testing", "unit_tests", "benchmark", "b
 
 def sets_default_device(text: str, module: cst.Module) -> bool:
     """Whether the file calls a setter with a device other than the CPU and never sets the CPU
-    back (a text search first; then the calls themselves, not a docstring or a ``def``)."""
+    back after it (a text search first; then the calls themselves, in source order, not a docstring
+    or a ``def``): a CPU tensor type set *before* the device (``set_default_tensor_type(torch.
+    BFloat16Tensor)`` in one loader branch, ``set_default_device(device)`` after) restores nothing."""
     if "set_default_" not in text:
         return False
-    device = cpu = False
+    device = False
     for node in preorder(module):
         if type(node) is not cst.Call:
             continue
         func = node.func
         name = called_name(func)
         if name in SETTERS and node.args:
-            if _names_cpu(node.args[0].value):
-                cpu = True
-            else:
-                device = True
-    return device and not cpu
+            device = not _names_cpu(node.args[0].value)  # the last setter in the file decides
+    return device
 
 
 def _names_cpu(arg: cst.BaseExpression) -> bool:

@@ -91,7 +91,7 @@ class MatcherDispatch:
         """Every node of ``root`` to its matchers; an operand that runs only when an earlier one
         decides so (``b`` in ``a and b``, the sides of ``x if c else y``) is walked with that
         conjunct added to the branch conditions (:mod:`.compound`)."""
-        dispatch, skip, pending = self.dispatch, set(), {}
+        dispatch, skip, pending, called = self.dispatch, set(), {}, set()
         for node in preorder(root):
             if skip and id(node) in skip:
                 continue  # inside ``... if DEBUG else ...``'s guarded branch, or a guarded operand
@@ -134,7 +134,7 @@ class MatcherDispatch:
             elif name == "IfExp" or name == "CompIf":
                 self.tested(node.test)
             if name == "Name":
-                self.calls.name_reference(node)
+                self.calls.name_reference(node, id(node) in called)
             elif name in COMPREHENSIONS:
                 self.oracle.taint_comprehension(node.for_in)
                 self.oracle.iterated(node.for_in)
@@ -145,6 +145,8 @@ class MatcherDispatch:
                     self.calls.deferred.setdefault(id(call), None)
             elif name == "Call":
                 func = node.func
+                if type(func) is cst.Name:
+                    called.add(id(func))  # its callee, visited next: no value handed on (:meth:`.calls.CallRecorder.name_reference`)
                 cast = cast_root(node)
                 if cast is not None:
                     self.func.cast_names.add(cast)

@@ -154,8 +154,7 @@ class FunctionInfo(Compact):
     #: its always-run calls named like a loss (``self.decoder.compute_loss(...)``), in flow IR: it
     #: trains when one resolves to training code (:mod:`.losscode`)
     loss_calls: tuple = ()
-    #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``):
-    #: a call of it runs one of its overrides
+    #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``): overridden
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)
     loops: list["LoopInfo"] = field(default_factory=list)
@@ -182,12 +181,13 @@ class FunctionInfo(Compact):
     hands_back: tuple = ()
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
-    #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a
-    #: predicate such as ``can_use_graphs()``
+    #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): ``can_use_graphs()``
     class_tests: tuple = ()
     #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is called
     #: on (``f(x).to(dev)``): only there does a return fact from another walk pay for walking this file again
     bound_calls: set[str] = field(default_factory=set)
+    passed_back: set[str] = field(default_factory=set)  #: callee keys it returns as is (``return f(x)``, .valuekinds)
+    handed_defs: set[str] = field(default_factory=set)  #: nested defs used as values, not only called (.valueflow)
     #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
     #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
     index_names: set[str] = field(default_factory=set)

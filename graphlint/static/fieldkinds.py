@@ -38,6 +38,7 @@ from graphlint.static.facts import FunctionInfo, ModuleInfo
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.fieldstores import HOST_STORE, SAME_STORE, computed_elsewhere, number_fields, tensor_fields
 from graphlint.static.flowir import last_name
+from graphlint.static.hostfields import handed_host
 from graphlint.static.index import Index
 from graphlint.static.paramkinds import ParamKinds, origin_kind
 from graphlint.static.receivers import Receivers
@@ -55,11 +56,10 @@ TENSORS = frozenset((TENSOR, SCALAR, HOST))
 def field_facts(infos: list[ModuleInfo], index: Index, fields: FieldClasses, agreed: ParamKinds,
                 receivers: Receivers) -> dict[str, set[str]]:
     """{path: {``field:...`` facts}} for the field reads the walks noted."""
-    if not any(fn.field_reads for info in infos for fn in info.functions.values()) and \
-            not any(HOST_STORE in values for info in infos for values in info.field_stores.values()):
+    hosted = {a for info in infos for a, values in info.field_stores.items() if HOST_STORE in values} | handed_host(infos)
+    if not hosted and not any(fn.field_reads for info in infos for fn in info.functions.values()):
         return {}
     kinds = FieldKinds(infos, index, fields, agreed, receivers)
-    hosted = {attr for info in infos for attr, values in info.field_stores.items() if HOST_STORE in values}
     names = _field_names(infos) | hosted | kinds.advanced.keys() | kinds.numbered | kinds.tensored[0]
     out: dict[str, set[str]] = defaultdict(set)
     for attr in sorted(hosted):
@@ -262,19 +262,19 @@ class FieldKinds:
         return True
 
     def host_methods(self, attr: str) -> list[tuple[ModuleInfo, str]]:
-        """The methods of the classes storing ``self.<attr>`` (and of their subclasses), when the
-        field is a host tensor there: where a ``self.<attr>`` read is a host read."""
+        """The methods of the classes storing ``self.<attr>`` (and their subclasses') where it is a host tensor."""
         target = ("a", ("n", "self"), attr)
         owners: dict[tuple[str, str], ClassRef] = {}
         for info in self.infos:
-            for flow in info.flows.values():
-                if flow.kind == "function" and flow.cls and flow.cls in info.classes and any(
-                        st[0] in ("=", "set") and st[1] == target for st in flow.stmts):
-                    for ref in ((info, flow.cls), *self.index.subclasses((info, flow.cls))):
-                        owners[(ref[0].path, ref[1])] = ref
+            stored = {owner[1] for owner, _ in info.owned_stores.get(attr, ())  # ``self.free = torch.ones(n)``:
+                      if owner is not None and owner[0] == "self" and owner[1] in info.classes}  # not in the flow IR
+            stored |= {flow.cls for flow in info.flows.values() if flow.kind == "function" and flow.cls in info.classes
+                       and any(st[0] in ("=", "set") and st[1] == target for st in flow.stmts)}
+            for cls in sorted(stored):
+                for ref in ((info, cls), *self.index.subclasses((info, cls))):
+                    owners[(ref[0].path, ref[1])] = ref
         out = []
-        for key in sorted(owners):
-            ref = owners[key]
+        for ref in (owners[key] for key in sorted(owners)):
             if self.field(ref, attr) == HOST:
                 klass = ref[0].classes[ref[1]]
                 out.extend((ref[0], f"{ref[1]}.{m}") for m in sorted(klass.methods) if f"{ref[1]}.{m}" in ref[0].functions)

@@ -205,6 +205,9 @@ def origin_kind(kind: str, info: ModuleInfo, fn: FunctionInfo, index: Index, res
 def resolve_function(info: ModuleInfo, fn: FunctionInfo, expr: tuple, index: Index) -> Target | None:
     if expr[0] == "n":
         name = expr[1]
+        nested = f"{fn.qualname}.{name}"  # ``def _rows(p): ...`` inside the caller, called by its name
+        if nested in info.functions and fn.qualname != "<module>":
+            return (info, nested)
         if name in info.imports:
             return _function(index.resolve(info, info.imports[name]))
         if name in info.functions and not info.functions[name].cls:

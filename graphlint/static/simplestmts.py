@@ -16,9 +16,9 @@ from graphlint.static.fieldstores import record_stores
 from graphlint.static.guards import written_attrs
 from graphlint.static.runonce import note_constant
 from graphlint.static.listrows import note_rows
-from graphlint.static.names import record_import
+from graphlint.static.names import callee_key, record_import
 from graphlint.static.params import is_host_list_annotation
-from graphlint.static.valuekinds import UNKNOWN, join, shape_of
+from graphlint.static.valuekinds import UNKNOWN, join, may_be_ours, shape_of
 
 
 class SimpleStatements:
@@ -121,6 +121,10 @@ class SimpleStatements:
                 self.flows.returns(inner if type(inner) in EXPRESSIONS else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
             elif type(stmt) is cst.Return:
+                if type(stmt.value) is cst.Call:  # ``return f(x)``: what ``f`` returns, if a host tensor
+                    key = callee_key(stmt.value.func, self.oracle.cls_name)
+                    if key is not None and may_be_ours(key, self.oracle):
+                        self.func.passed_back.add(key)
                 self.flows.returns(stmt.value, keyed=True)
                 self.values.returned(stmt.value)
                 if self.func.returns != UNKNOWN:

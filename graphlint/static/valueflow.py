@@ -52,7 +52,7 @@ from graphlint.static.receivers import Receivers
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.kindfacts import encode
 from graphlint.static.valuekinds import (HOST, LIST, MASK, NUMBER, SCALAR, STEADY, STEP, TENSOR, UNKNOWN, WEIGHT, informative,
-                                         join_dispatch)
+                                         join_dispatch, says_host)
 
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
@@ -65,7 +65,7 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
+PLANNING_ONLY = ("bound_calls", "passed_back", "handed_defs", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
                  "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists",
                  "annotated_ints")
 
@@ -114,6 +114,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     continue
                 if site.reference and _rewrapped(info, fn, site.expr):
                     continue  # ``self.step = torch.compile(self.step)``: called under its own name still
+                if site.reference and site.expr[0] == "n" and site.expr[1] not in fn.handed_defs \
+                        and f"{fn.qualname}.{site.expr[1]}" in info.functions:
+                    continue  # a nested def only called by its name (``rows(p)``): those calls are its sites
                 by_name[last] += 1
                 if site.reference or site.kinds is None:
                     opaque.add(last)  # :mod:`.overrules`: a call under the name passing nothing known
@@ -122,7 +125,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if site.reference:
                     continue  # passed as a value: called elsewhere with who knows what
                 key = _key(fn, site.expr)
-                if site.kinds is None and key not in fn.bound_calls:
+                if site.kinds is None and key not in fn.bound_calls and key not in fn.passed_back:
                     continue  # passes nothing known (its callee's parameters learn nothing: the count
                     # of sites under the name then differs) and leaves the result alone
                 hits = _targets(info, fn, site.expr, index, fields, receivers)
@@ -143,10 +146,11 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 for hit in hits:
                     target = (hit[0].path, hit[1])
                     callers[target].append((site, info, fn))
-                if key is None or key not in fn.bound_calls or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)):
+                if key is None or key not in fn.bound_calls and key not in fn.passed_back \
+                        or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)):
                     continue
                 shape = _dispatched(hits, index)
-                if informative(shape):
+                if informative(shape) and (key in fn.bound_calls or says_host(shape)):
                     # a field's method is never known on the first walk, even from this file
                     rides = all(h[0] is info for h in hits) and key.count(".") < 2
                     (later if rides else out)[info.path].add(f"ret:{key}={encode(shape)}")

@@ -82,6 +82,9 @@ def test_a_launcher_that_sets_the_cpu_back_keeps_the_host_reading(monkeypatch, t
     ("torch.set_default_tensor_type(torch.cuda.HalfTensor)", True),
     ("torch.set_default_tensor_type(torch.FloatTensor)", False),
     ('torch.set_default_device("cuda")\nbuild()\ntorch.set_default_device("cpu")', False),
+    # a CPU tensor type set in one loader branch before the device is set (cpuvalues): the device stays
+    ("if q:\n    torch.set_default_tensor_type(torch.BFloat16Tensor)\n    torch.set_default_device(device)\n"
+     "else:\n    torch.set_default_device(device)", True),
     ("x = torch.zeros(4)", False),
     ('"""call `torch.set_default_device(\'cuda\')` first"""', False),
     ("def set_default_device(device):\n    _set_default_device(device)", False),

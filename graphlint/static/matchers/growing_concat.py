@@ -42,6 +42,10 @@ A parameter's state grown into another name and handed back in the return value 
 cache: ``k = torch.cat([past[0], k]); return out, (k, v)``) grows too, and a tensor split and
 joined again (partial rotary: ``q = torch.cat((rope(q_rot), q_pass))``) does not
 (:mod:`graphlint.static.grownstate`).
+
+A join that stays on the host (``accepted = torch.cat([accepted, tok[None]])`` with ``accepted``
+made with ``device="cpu"``: :func:`.cputensors.is_cpu_tensor`) is host bookkeeping -- a verifier's
+accepted ids -- no device allocation and nothing a graph records.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.grownstate import GrownState
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import dotted_name, resolve
@@ -177,7 +182,8 @@ class GrowingConcat(Matcher):
                     self.grows(target.target, value, ctx, "F.pad")
                 break
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
-                if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)):
+                if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)) \
+                        and not is_cpu_tensor(node.value, ctx.oracle):
                     self.grows(target.target, value, ctx)
                 break
         else:
