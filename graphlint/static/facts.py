@@ -182,6 +182,9 @@ class FunctionInfo(Compact):
     hands_back: tuple = ()
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
+    #: every ``return`` hands on a project call's result (``return verify_tree(...)``: the callees are
+    #: ``delegates``); None before any return (:mod:`.forwardedreturns`)
+    forwards: bool | None = None
     #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a
     #: predicate such as ``can_use_graphs()``
     class_tests: tuple = ()
