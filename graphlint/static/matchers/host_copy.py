@@ -43,9 +43,9 @@ from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
 from graphlint.static.loadedfields import LoadedFields, binding, strip
-from graphlint.static.names import resolve
+from graphlint.static.names import dotted_name, resolve
 from graphlint.static.cputensors import on_host
-from graphlint.static.pageable import is_factory_call, is_pageable
+from graphlint.static.pageable import KEEP_DEVICE, is_factory_call, is_pageable
 
 #: the key of :attr:`HostCopy.uses` for copies whose source is built in the call (always pageable)
 PAGEABLE_SOURCE = ""
@@ -155,7 +155,7 @@ class HostCopy(Matcher):
                 root = root.value if isinstance(root, cst.Attribute) else root
             name = root.value if isinstance(root, cst.Name) else resolve(root.func, ctx.imports) + "(...)" \
                 if isinstance(root, cst.Call) else "a host tensor"
-            ctx.report(self.rule, call, name)
+            ctx.report(self.rule, call, _source_name(func.value, name, ctx.imports))
             return
         blocking = keyword(call, "non_blocking")
         if keyword(call, "device") is None and (blocking is None or (isinstance(blocking, cst.Name)
@@ -198,3 +198,17 @@ class HostCopy(Matcher):
                     if destination not in host_attrs:  # host to host is no transfer
                         ctx.emit(report)
         self.uses = defaultdict(list)
+
+
+def _source_name(source: cst.BaseExpression, root: str, imports: dict[str, str]) -> str:
+    """What the message names: the root tensor, or the call or item that gave it when that is no
+    view or cast of it (``tree.ancestors(...)``, ``data["tokens"]``)."""
+    node = source
+    while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in KEEP_DEVICE:
+        node = node.func.value
+    if type(node) is cst.Subscript and type(node.value) is cst.Name and len(node.slice) == 1 \
+            and type(node.slice[0].slice) is cst.Index and type(node.slice[0].slice.value) is cst.SimpleString:
+        return f"{node.value.value}[{node.slice[0].slice.value.value}]"
+    if type(node) is cst.Call and not (resolve(node.func, imports) or "torch.").startswith("torch."):
+        return f"{dotted_name(node.func)}(...)"
+    return root
