@@ -5,7 +5,7 @@
 ``_verify`` cannot know the tuple (the callee is summarized elsewhere), so its own return shape is
 unknown, and a caller of ``self._verify`` in a third file (a subclass's step loop uploading the
 accepted ids with ``.to(device)``) learns nothing. The linker knows both summaries: it composes
-the shape along the forwarding chain (:func:`forwarded_shape`, a few links deep) before it sends
+the shape along the forwarding chain (:func:`forwarded_returns`, a few links deep) before it sends
 return facts (:mod:`.valueflow`), so no extra round of walking is needed.
 
 Only where every return is such a call (``FunctionInfo.forwards``; its callees are the function's
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graphlint.static.facts import FunctionInfo
+from graphlint.static.facts import FunctionInfo, ModuleInfo
 
 #: links followed from a call to the function that builds the value (``a`` -> ``b`` -> ``c``)
 DEPTH = 3
@@ -29,17 +29,30 @@ def note_forward(func: FunctionInfo, delegated: bool) -> None:
     func.forwards = delegated and func.forwards is not False
 
 
-def forwarded_shape(fn: FunctionInfo, shape_of_call: Callable[[tuple, int], object], depth: int = 0):
-    """What ``fn`` returns through its forwarded calls (each resolved by ``shape_of_call(expr, depth)``),
-    joined strictly; None when it does not forward or a link says nothing."""
+def forwarded_returns(infos, shape_of_call: Callable[[ModuleInfo, FunctionInfo, tuple], object], found: dict) -> None:
+    """Fills ``found``, (path, qualname) -> what each forwarding function returns through its calls,
+    each resolved by ``shape_of_call(info, fn, expr)`` (which reads ``found`` as it grows: a chain of
+    wrappers is one link longer each pass, :data:`DEPTH` passes); joined strictly, only where every
+    link says something."""
     from graphlint.static.valuekinds import informative, join
 
-    if not fn.forwards or not fn.delegates or depth >= DEPTH:
-        return None
-    shape = None
-    for expr in fn.delegates:
-        got = shape_of_call(expr, depth + 1)
-        if not informative(got):
-            return None
-        shape = got if shape is None else join(shape, got)
-    return shape if informative(shape) else None
+    forwarding = [(info, fn) for info in infos for fn in info.functions.values()
+                  if fn.forwards and fn.delegates and not informative(fn.returns)]
+    for _ in range(DEPTH if forwarding else 0):
+        grew = False
+        for info, fn in forwarding:
+            key = (info.path, fn.qualname)
+            if key in found:
+                continue
+            shape = None
+            for expr in fn.delegates:
+                got = shape_of_call(info, fn, expr)
+                if not informative(got):
+                    break
+                shape = got if shape is None else join(shape, got)
+            else:
+                if informative(shape):
+                    found[key] = shape
+                    grew = True
+        if not grew:
+            break

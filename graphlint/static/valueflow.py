@@ -45,7 +45,7 @@ from graphlint.static.instancecalls import InstanceCalls, field_calls
 from graphlint.static.libflows import PARTIAL, library_partial
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
-from graphlint.static.forwardedreturns import forwarded_shape
+from graphlint.static.forwardedreturns import forwarded_returns
 from graphlint.static.fieldkinds import field_facts
 from graphlint.static.overrules import overruling_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
@@ -106,14 +106,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     #: a callee's last name -> its sites passing something known, flat (:attr:`.paramkinds.ParamKinds.spelled`)
     spelled: dict[str, list] = defaultdict(list)
     opaque: set[str] = set()  # last names some call site of passes nothing known (or hands on as a value)
-
-    def forwarded(hit: Target, depth: int):
-        """What ``hit`` returns through the calls it only hands on (:mod:`.forwardedreturns`)."""
-        owner, qualname = hit
-        fn = owner.functions[qualname]
-        return forwarded_shape(fn, lambda expr, d: _dispatched(
-            _targets(owner, fn, expr, index, fields, receivers), index, forwarded, d), depth)
-
+    index.forwarded = {}  # before any return is read: ``return helper(...)`` gives what the helper does
+    forwarded_returns(infos, lambda info, fn, expr: _dispatched(
+        _targets(info, fn, expr, index, fields, receivers), index), index.forwarded)
     for info in infos:
         order = {q: i for i, q in enumerate(info.functions)}
         for fn in info.functions.values():
@@ -155,7 +150,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if key is None or key not in fn.bound_calls or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)
                                                                 and not hits[0][0].functions[hits[0][1]].forwards):
                     continue
-                shape = _dispatched(hits, index, forwarded)
+                shape = _dispatched(hits, index)
                 if informative(shape):
                     # a field's method is never known on the first walk, even from this file
                     rides = all(h[0] is info for h in hits) and key.count(".") < 2
@@ -394,17 +389,13 @@ def _shifted(site: CallSite, shift: int):
     return _Shifted(((UNKNOWN,) * shift + site.kinds[0], site.kinds[1]))
 
 
-def _dispatched(hits: list[Target], index: Index, forwarded=None, depth: int = 0):
+def _dispatched(hits: list[Target], index: Index):
     """What a call that may run any of ``hits`` gives: what they return, joined as dispatch
     (:func:`.valuekinds.join_dispatch`: one target's device tensor is what the caller gets when
-    that one runs); a target that only hands on another call's result gives that one's
-    (``forwarded``, :mod:`.forwardedreturns`)."""
+    that one runs)."""
     shape = None
     for hit in hits:
-        got = returns_of(hit, index)
-        if forwarded is not None and not informative(got):
-            got = forwarded(hit, depth) or got
-        shape = join_dispatch(shape, got)
+        shape = join_dispatch(shape, returns_of(hit, index))
     return shape
 
 
