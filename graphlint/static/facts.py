@@ -182,11 +182,8 @@ class FunctionInfo(Compact):
     hands_back: tuple = ()
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
-    #: every ``return`` hands on a project call's result (``return verify_tree(...)``: the callees are
-    #: ``delegates``); None before any return (:mod:`.forwardedreturns`)
-    forwards: bool | None = None
-    #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): a
-    #: predicate such as ``can_use_graphs()``
+    forwards: bool | None = None  # every return hands on a call's result, its ``delegates`` (:mod:`.forwardedreturns`)
+    #: the tests of a ``self`` field's class a truthy result implies (a ``can_use_graphs()``, :mod:`.classtests`)
     class_tests: tuple = ()
     #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is called
     #: on (``f(x).to(dev)``): only there does a return fact from another walk pay for walking this file again

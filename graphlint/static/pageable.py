@@ -5,9 +5,12 @@ device every step (``matchers.host_copy``, GL420: a synchronous copy, refused in
 indexed with a Python list without a copy (``matchers.list_index``), returned by a helper to its
 caller (:mod:`.valuekinds`). ``torch.tensor(ids)``, ``torch.zeros(n)``, ``torch.arange(a, b)``, the
 legacy typed constructors (``torch.LongTensor(ids)``: always on the CPU), a local bound to one in
-the function (``FunctionFacts.pageable``), a view, cast or arithmetic of one, what a ``device=None``
-builder returns when called without a device (:mod:`.hostbuilders`) and what a function returns
-that built one (:mod:`.valuekinds`). A tensor of no elements (``torch.Tensor()``, ``torch.zeros(0, n)``,
+the function (``FunctionFacts.pageable``), a view, cast or arithmetic of one, a new tensor an op
+makes of a host tensor (``torch.cat`` with one in it, :mod:`.hostconcat`; ``p.argmax()``,
+``p.multinomial(1)`` of one, :data:`FRESH`), a conditional both of whose arms are one, what a
+``device=None`` builder returns when called without a device (:mod:`.hostbuilders`) and what a
+function returns that built one, alone, in a tuple or as every value of a dict display
+(:mod:`.valuekinds`), also through wrappers that only hand its result on (:mod:`.forwardedreturns`). A tensor of no elements (``torch.Tensor()``, ``torch.zeros(0, n)``,
 a view of one to a shape with a literal 0) holds nothing to copy: not pageable data. A factory under a default device (``with
 torch.device("cuda"):``) builds on the GPU: a false alarm for the copy rule, a miss for the others.
 ``self`` attributes bound to a factory call are ``ClassFacts.pageable_attrs`` (a staging buffer

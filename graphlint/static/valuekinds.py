@@ -52,9 +52,8 @@ WEIGHT = "weight"
 #: ``dtype=torch.bool`` factory): only a return's kind, so that the caller's ``x[picked]`` is a mask
 #: gather in another file; a tensor wherever a kind is joined or compared (:func:`join`)
 MASK = "mask"
-#: a dict display whose every value is a host tensor (``return {"ids": torch.tensor(ids, device="cpu"),
-#: ...}``, a CPU tree's node data): only a return's kind, so that the caller's ``data["ids"]`` is a
-#: host tensor (:mod:`.pageable`); the dict itself is no tensor
+#: a dict display of host tensors only (a CPU tree's node data): only a return's kind, so that the
+#: caller's ``data["ids"]`` is a host tensor (:mod:`.pageable`); the dict itself is no tensor
 HOST_MAP = "hostmap"
 KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP, WEIGHT)
 #: parameter facts every caller agrees on (:mod:`.valueflow`): such a parameter is never None

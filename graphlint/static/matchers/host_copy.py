@@ -19,8 +19,10 @@ object's attribute is never assumed pageable.
 ``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same
 way (Phi-MoE's rotary embedding on an H200). Only what the step itself builds counts: a factory
 call inline, or a local bound in the function to a host factory, to arithmetic over such locals
-(views and dtype casts keep a tensor on the host) or to what a ``device=None`` builder returns
-when called without a device (:mod:`graphlint.static.hostbuilders`). A ``self`` attribute is often
+(views and dtype casts keep a tensor on the host), to a concatenation or a fresh op of a host
+tensor, to what a ``device=None`` builder returns when called without a device
+(:mod:`graphlint.static.hostbuilders`), or to what a helper returns that builds one (a CPU tree's
+node data, a verifier's accepted ids: :mod:`graphlint.static.pageable`). A ``self`` attribute is often
 moved once and kept (``self.cos = self.cos.to(x.device)``): only a pageable one moved with
 ``non_blocking=`` or ``device=`` (``self.ids_cpu.to(dev, non_blocking=True)``, a staging copy that
 is meant to overlap and does not) counts, once the class is read to its end.
