@@ -8,6 +8,9 @@ user would and reports exactly its ``# expect:`` markers, at their severities:
   probabilities, returned through a wrapper that only hands the verifier's result on, in another
   file): GL420 in the host step. Silent twins: device tensors returned the same way, a wrapper
   that also returns a device tensor of its own, a dict holding a device tensor, pinned staging.
+- ``lazy_table``: a positional table joined by ``torch.cat`` on the host and uploaded into ``self.table``
+  only when an early return on ``self.table`` does not take (grown on a miss) is silent; the twin that
+  rebuilds and uploads it every step is reported.
 """
 
 from __future__ import annotations
@@ -56,3 +59,16 @@ def test_a_wrapper_forwards_only_when_every_return_hands_on_a_call():
     assert functions["a"].forwards is True
     assert functions["c"].forwards is False
     assert functions["d"].forwards is False
+
+
+@pytest.mark.parametrize("code, fields", [
+    ("if self.pe is not None:\n    if self.pe.size(1) >= n:\n        return\n", {"pe"}),
+    ("if self.pe is not None and self.pe.size(1) >= n:\n    return\n", {"pe"}),
+    ("if self.pe is None:\n    self.pe = build(n)\n", set()),
+    ("if self.pe is None:\n    def f():\n        return 1\n", set()),
+    ("if n > self.limit:\n    return\n", {"limit"}),
+])
+def test_a_guard_is_an_if_on_a_field_whose_body_returns(code, fields):
+    from graphlint.static.lazygrowth import guarded_fields
+
+    assert guarded_fields(cst.parse_module(code).body[0]) == fields

@@ -44,6 +44,7 @@ import libcst as cst
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
+from graphlint.static.lazygrowth import guarded_fields
 from graphlint.static.loadedfields import LoadedFields, binding, strip
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.cputensors import on_host
@@ -55,7 +56,7 @@ PAGEABLE_SOURCE = ""
 
 class HostCopy(Matcher):
     kind = "host-copy"
-    node_types = ("Assign", "AnnAssign", "Call")
+    node_types = ("Assign", "AnnAssign", "Call", "If")
 
     def setup(self, params: dict) -> None:
         self.uses: dict[str, list] = defaultdict(list)
@@ -64,8 +65,15 @@ class HostCopy(Matcher):
         #: copies from another object's field, waiting for both classes: (report, source class, field,
         #: destination class, destination field)
         self.field_uses: list[tuple] = []
+        #: (class, function) -> ``self`` fields an ``if`` that returns tests (:func:`.lazygrowth.guarded_fields`)
+        self.guarded: dict[tuple[str, str], set[str]] = {}
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
+        if type(node) is cst.If:
+            fields = guarded_fields(node)
+            if fields:
+                self.guarded.setdefault((ctx.class_name, ctx.function_name), set()).update(fields)
+            return
         if type(node) is cst.AnnAssign:
             if node.value is not None:
                 self.note_field(node.target, node.value, ctx)
@@ -75,7 +83,8 @@ class HostCopy(Matcher):
                 self.note_field(target.target, node.value, ctx)
             value = node.value
             if type(value) is cst.Call:  # ``ids = ids.to(dev, non_blocking=True)``: before the rebinding
-                self.device_copy(value, ctx)
+                if not self.kept_on_a_miss(node, ctx):
+                    self.device_copy(value, ctx)
                 self.seen = id(value)
             return
         func = node.func
@@ -99,6 +108,12 @@ class HostCopy(Matcher):
             self.inline_copy(node, source, ctx)
             return
         self.other_field(node, ctx)
+
+    def kept_on_a_miss(self, node: cst.Assign, ctx: MatchContext) -> bool:
+        """``self.pe = pe.to(x.device)`` after ``if self.pe is not None and <long enough>: return``: the
+        table is rebuilt and uploaded only when the cached one misses (:mod:`.lazygrowth`)."""
+        guarded = self.guarded.get((ctx.class_name, ctx.function_name))
+        return bool(guarded) and any(ctx.oracle.is_self_attr(t.target) in guarded for t in node.targets)
 
     def inline_copy(self, call: cst.Call, source: cst.Call, ctx: MatchContext) -> None:
         """``buf.copy_(torch.from_numpy(arr))``: the host tensor is built in the call itself. Not into
