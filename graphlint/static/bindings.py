@@ -16,7 +16,7 @@ import libcst as cst
 from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import ClassInfo
 from graphlint.static.names import dotted_name
-from graphlint.static.pageable import note_pageable_binding
+from graphlint.static.pageable import note_pageable_binding, pageable_verdict
 from graphlint.static.carried import note_carried
 from graphlint.static.scalars import note_scalar_binding, number_tensor
 from graphlint.static.statelength import reads_state_length
@@ -76,9 +76,10 @@ class BindingRecorder:
         if type(target) is cst.Name and reads_state_length(value, oracle):
             oracle.fn.positions.add(target.value)  # a cache's length: a position (static.statelength)
             oracle.fn.tensors.discard(target.value)  # not the receiver's tensor-ness (``past_key_values=None``)
+        pageable = pageable_verdict(target, value, oracle)  # before the host facts of its names change
         note_cpu_binding(target, value, oracle)
         note_scalar_binding(target, value, oracle, number)
-        note_pageable_binding(target, value, oracle)
+        note_pageable_binding(target, value, oracle, pageable)
         note_origin(target, value, oracle, bound)
         note_carried(target, value, oracle)
         if oracle.returns:

@@ -181,6 +181,7 @@ class FunctionInfo(Compact):
     hands_back: tuple = ()
     #: what it returns (:mod:`.valuekinds`): a kind, a tuple of kinds, "" unknown, None no value seen
     returns: object = None
+    forwards: bool | None = None  # every return hands on a call's result, its ``delegates`` (:mod:`.forwardedreturns`)
     #: the tests of a ``self`` field's class a truthy result implies (:mod:`.classtests`): ``can_use_graphs()``
     class_tests: tuple = ()
     #: callee keys (``names.callee_key``) whose results a name binds (``a, b = f(x)``) or a method is called

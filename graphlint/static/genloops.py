@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.forwardedreturns import note_forward
+
 from graphlint.static.contexts import FuncId
 from graphlint.static.facts import FunctionInfo, LoopInfo
 
@@ -58,6 +60,9 @@ def handover(func: FunctionInfo, loop_ids: list[int], ir, stmt: cst.Expr | cst.R
         return
     if type(value) is cst.Call and not ir.opaque(value.func) and (expr := ir.expr(value.func)) is not None:
         func.delegates += (expr,)  # ``return torch.cat(...)``: opaque, no generator (see :func:`iterated`)
+        note_forward(func, type(stmt) is cst.Return)
+    elif type(stmt) is cst.Return:
+        note_forward(func, False)  # a return of its own (:mod:`.forwardedreturns`)
 
 
 # -- linked (:class:`.entries.Discovery`) ------------------------------------------------------

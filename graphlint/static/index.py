@@ -34,6 +34,9 @@ class Index:
         self._overrides: dict[tuple[str, str, str], list[tuple[ModuleInfo, str]]] = {}
         self._absolute: dict[tuple[int, str], str] = {}
         self._stars: dict[int, tuple[str, ...]] = {}
+        #: (path, qualname) -> what a function that only hands on calls returns through them
+        #: (:mod:`.forwardedreturns`, filled by :mod:`.valueflow`)
+        self.forwarded: dict[tuple[str, str], object] = {}
         for info in sorted(infos, key=lambda i: i.path):
             name = module_name(info.path)
             self.name_of[id(info)] = name

@@ -5,9 +5,12 @@ device every step (``matchers.host_copy``, GL420: a synchronous copy, refused in
 indexed with a Python list without a copy (``matchers.list_index``), returned by a helper to its
 caller (:mod:`.valuekinds`). ``torch.tensor(ids)``, ``torch.zeros(n)``, ``torch.arange(a, b)``, the
 legacy typed constructors (``torch.LongTensor(ids)``: always on the CPU), a local bound to one in
-the function (``FunctionFacts.pageable``), a view, cast or arithmetic of one, what a ``device=None``
-builder returns when called without a device (:mod:`.hostbuilders`) and what a function returns
-that built one (:mod:`.valuekinds`). A tensor of no elements (``torch.Tensor()``, ``torch.zeros(0, n)``,
+the function (``FunctionFacts.pageable``), a view, cast or arithmetic of one, a new tensor an op
+makes of a host tensor (``torch.cat`` with one in it, :mod:`.hostconcat`; ``p.argmax()``,
+``p.multinomial(1)`` of one, :data:`FRESH`), a conditional both of whose arms are one, what a
+``device=None`` builder returns when called without a device (:mod:`.hostbuilders`) and what a
+function returns that built one, alone, in a tuple or as every value of a dict display
+(:mod:`.valuekinds`), also through wrappers that only hand its result on (:mod:`.forwardedreturns`). A tensor of no elements (``torch.Tensor()``, ``torch.zeros(0, n)``,
 a view of one to a shape with a literal 0) holds nothing to copy: not pageable data. A factory under a default device (``with
 torch.device("cuda"):``) builds on the GPU: a false alarm for the copy rule, a miss for the others.
 ``self`` attributes bound to a factory call are ``ClassFacts.pageable_attrs`` (a staging buffer
@@ -18,7 +21,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import called_name, operands
+from graphlint.static.hostconcat import host_concat
 from graphlint.static.hostbuilders import builder_call
 from graphlint.static.matchers.call_args import keyword
 from graphlint.static.names import resolve
@@ -31,6 +36,8 @@ FACTORIES = frozenset(f"torch.{n}" for n in "zeros ones empty full arange tensor
 #: ``torch.LongTensor(ids)``: the legacy constructors take no device and build on the CPU
 TYPED = LEGACY_TENSORS
 SHORT_NAMES = frozenset(n.rsplit(".", 1)[1] for n in FACTORIES | TYPED)
+#: methods that make a new tensor where their input is (a host input: a new pageable one)
+FRESH = frozenset("argmax argmin multinomial softmax log_softmax cumsum cumprod sum mean prod abs".split())
 #: methods whose result stays where the tensor is (a view, a cast, a copy on the same device)
 KEEP_DEVICE = frozenset("float double half bfloat16 long int bool expand expand_as view reshape unsqueeze squeeze "
                         "contiguous clone repeat flatten t transpose permute flip neg exp log sqrt rsqrt pow".split())
@@ -82,12 +89,20 @@ def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             break
     if kind is cst.Name:
         return node.value in oracle.fn.pageable
+    if kind is cst.IfExp:  # ``p.multinomial(1) if do_sample else p.argmax()``
+        return is_pageable(node.body, oracle) and is_pageable(node.orelse, oracle)
     if kind is cst.BinaryOperation:
         return host_arithmetic(operands(node), oracle)
     if kind is not cst.Call:
         return False
     if is_factory_call(node, oracle.imports, oracle.default_device):
         return not _empty_factory(node, oracle.imports)
+    if host_concat(node, oracle, lambda part: is_pageable(part, oracle) or is_cpu_tensor(part, oracle)):
+        return True  # a fresh host tensor (:mod:`.hostconcat`)
+    if type(node.func) is cst.Attribute and node.func.attr.value in FRESH and not any(
+            a.keyword is not None and a.keyword.value == "out" for a in node.args):
+        base = node.func.value  # ``p.argmax()`` of a host tensor: a new one beside it, never pinned
+        return is_pageable(base, oracle) or is_cpu_tensor(base, oracle)
     if builder_call(node, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
         return True
     return oracle.returned(node) == "host"  # a helper that built one (static.valuekinds)
@@ -127,21 +142,32 @@ def host_arithmetic(leaves: list[cst.BaseExpression], oracle: TensorOracle) -> b
                         or oracle.is_host_data(leaf) for leaf, on in zip(leaves, host))
 
 
-def note_pageable_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> None:
-    """After an assignment: names bound to a pageable tensor (``inv_freq, scale = rope_init(config)``
-    binds both), ``self`` attributes bound to a factory call."""
-    names = oracle.fn.pageable
+def pageable_verdict(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """Whether an assignment binds its names to a pageable tensor, asked before the binding changes any
+    fact of them (``acc = torch.cat([acc, tok[None]])``: ``acc`` is a host tensor until rebound)."""
     if type(target) is cst.Name:
-        if is_pageable(value, oracle):
+        return is_pageable(value, oracle)
+    return isinstance(target, (cst.Tuple, cst.List)) and type(value) is cst.Call and is_pageable(value, oracle)
+
+
+def note_pageable_binding(target: cst.BaseExpression, value: cst.BaseExpression, oracle: TensorOracle,
+                          pageable: bool | None = None) -> None:
+    """After an assignment: names bound to a pageable tensor (``inv_freq, scale = rope_init(config)``
+    binds both), ``self`` attributes bound to a factory call; ``pageable``: :func:`pageable_verdict`,
+    when the caller asked it before the binding."""
+    names = oracle.fn.pageable
+    if pageable is None and isinstance(target, (cst.Name, cst.Tuple, cst.List)):
+        pageable = pageable_verdict(target, value, oracle)
+    if type(target) is cst.Name:
+        if pageable:
             names.add(target.value)
         elif names:
             names.discard(target.value)
         return
     if isinstance(target, (cst.Tuple, cst.List)):
-        built = is_pageable(value, oracle) if type(value) is cst.Call else False
         for el in target.elements:
             if type(el.value) is cst.Name:
-                (names.add if built else names.discard)(el.value.value)
+                (names.add if pageable else names.discard)(el.value.value)
         return
     attr = oracle.is_self_attr(target)
     if attr is not None and oracle.cls is not None and is_factory_call(value, oracle.imports, oracle.default_device):

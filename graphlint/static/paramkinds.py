@@ -236,6 +236,8 @@ def returns_of(target: Target, index: Index):
     info, qualname = target
     fn = info.functions[qualname]
     shape = fn.returns
+    if fn.forwards and index.forwarded:  # ``return helper(...)``: what the helper returns (:mod:`.forwardedreturns`)
+        shape = index.forwarded.get((info.path, qualname), shape)
     if fn.cls and shape is not None:
         for other, name in index.overrides((info, fn.cls), fn.name):
             shape = join_dispatch(shape, other.functions[name].returns)

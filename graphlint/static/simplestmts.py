@@ -120,6 +120,7 @@ class SimpleStatements:
                     self.values.hands_back.items = {}  # a generator: its call returns no tuple
                 self.flows.returns(inner if type(inner) in EXPRESSIONS else None)
                 self.func.returns = UNKNOWN  # a generator: its caller gets the generator
+                self.func.forwards = False
             elif type(stmt) is cst.Return:
                 if type(stmt.value) is cst.Call:  # ``return f(x)``: what ``f`` returns, if a host tensor
                     key = callee_key(stmt.value.func, self.oracle.cls_name)

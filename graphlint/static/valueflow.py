@@ -45,6 +45,7 @@ from graphlint.static.instancecalls import InstanceCalls, field_calls
 from graphlint.static.libflows import PARTIAL, library_partial
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
+from graphlint.static.forwardedreturns import forwarded_returns
 from graphlint.static.fieldkinds import field_facts
 from graphlint.static.overrules import overruling_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
@@ -105,6 +106,9 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     #: a callee's last name -> its sites passing something known, flat (:attr:`.paramkinds.ParamKinds.spelled`)
     spelled: dict[str, list] = defaultdict(list)
     opaque: set[str] = set()  # last names some call site of passes nothing known (or hands on as a value)
+    index.forwarded = {}  # before any return is read: ``return helper(...)`` gives what the helper does
+    forwarded_returns(infos, lambda info, fn, expr: _dispatched(
+        _targets(info, fn, expr, index, fields, receivers), index), index.forwarded)
     for info in infos:
         order = {q: i for i, q in enumerate(info.functions)}
         for fn in info.functions.values():
@@ -147,7 +151,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     target = (hit[0].path, hit[1])
                     callers[target].append((site, info, fn))
                 if key is None or key not in fn.bound_calls and key not in fn.passed_back \
-                        or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)):
+                        or (len(hits) == 1 and _seen_first(info, fn, hits[0], order)
+                            and not hits[0][0].functions[hits[0][1]].forwards):
                     continue
                 shape = _dispatched(hits, index)
                 if informative(shape) and (key in fn.bound_calls or says_host(shape)):

@@ -52,6 +52,9 @@ WEIGHT = "weight"
 #: ``dtype=torch.bool`` factory): only a return's kind, so that the caller's ``x[picked]`` is a mask
 #: gather in another file; a tensor wherever a kind is joined or compared (:func:`join`)
 MASK = "mask"
+#: a dict display of host tensors only (a CPU tree's node data): only a return's kind, so that the
+#: caller's ``data["ids"]`` is a host tensor (:mod:`.pageable`); the dict itself is no tensor
+HOST_MAP = "hostmap"
 KINDS = (TENSOR, SCALAR, HOST, NUMBER, LIST, STEP, WEIGHT)
 #: parameter facts every caller agrees on (:mod:`.valueflow`): such a parameter is never None
 AGREED = (SCALAR, HOST, NUMBER, LIST)
@@ -132,6 +135,9 @@ def shape_of(value: cst.BaseExpression | None, oracle: TensorOracle):
     if isinstance(value, cst.Tuple):
         return tuple(UNKNOWN if isinstance(el, cst.StarredElement) else NONE if _is_none(el.value)
                      else _returned_kind(el.value, oracle) for el in value.elements)
+    if isinstance(value, cst.Dict):
+        return HOST_MAP if value.elements and all(
+            type(el) is cst.DictElement and kind_of(el.value, oracle) == HOST for el in value.elements) else UNKNOWN
     return _returned_kind(value, oracle)
 
 
@@ -271,6 +277,10 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
         return
     if kind == STEADY:
         fn.positions.discard(name)
+        return
+    if kind == HOST_MAP:  # not a tensor: its values are (``data["ids"]``, :mod:`.pageable`)
+        fn.cpu.add(name)
+        fn.pageable.add(name)
         return
     fn.tensors.add(name)
     fn.hosts.discard(name)

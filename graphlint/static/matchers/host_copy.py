@@ -19,8 +19,10 @@ object's attribute is never assumed pageable.
 ``inv_freq[None, :, None].to(x.device)``; ``torch.tensor(0).to(device)``) fails capture the same
 way (Phi-MoE's rotary embedding on an H200). Only what the step itself builds counts: a factory
 call inline, or a local bound in the function to a host factory, to arithmetic over such locals
-(views and dtype casts keep a tensor on the host) or to what a ``device=None`` builder returns
-when called without a device (:mod:`graphlint.static.hostbuilders`). A ``self`` attribute is often
+(views and dtype casts keep a tensor on the host), to a concatenation or a fresh op of a host
+tensor, to what a ``device=None`` builder returns when called without a device
+(:mod:`graphlint.static.hostbuilders`), or to what a helper returns that builds one (a CPU tree's
+node data, a verifier's accepted ids: :mod:`graphlint.static.pageable`). A ``self`` attribute is often
 moved once and kept (``self.cos = self.cos.to(x.device)``): only a pageable one moved with
 ``non_blocking=`` or ``device=`` (``self.ids_cpu.to(dev, non_blocking=True)``, a staging copy that
 is meant to overlap and does not) counts, once the class is read to its end.
@@ -42,10 +44,11 @@ import libcst as cst
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.matchers.device_copy import device_kind
+from graphlint.static.lazygrowth import guarded_fields
 from graphlint.static.loadedfields import LoadedFields, binding, strip
-from graphlint.static.names import resolve
+from graphlint.static.names import dotted_name, resolve
 from graphlint.static.cputensors import on_host
-from graphlint.static.pageable import is_factory_call, is_pageable
+from graphlint.static.pageable import KEEP_DEVICE, is_factory_call, is_pageable
 
 #: the key of :attr:`HostCopy.uses` for copies whose source is built in the call (always pageable)
 PAGEABLE_SOURCE = ""
@@ -53,7 +56,7 @@ PAGEABLE_SOURCE = ""
 
 class HostCopy(Matcher):
     kind = "host-copy"
-    node_types = ("Assign", "AnnAssign", "Call")
+    node_types = ("Assign", "AnnAssign", "Call", "If")
 
     def setup(self, params: dict) -> None:
         self.uses: dict[str, list] = defaultdict(list)
@@ -62,8 +65,15 @@ class HostCopy(Matcher):
         #: copies from another object's field, waiting for both classes: (report, source class, field,
         #: destination class, destination field)
         self.field_uses: list[tuple] = []
+        #: (class, function) -> ``self`` fields an ``if`` that returns tests (:func:`.lazygrowth.guarded_fields`)
+        self.guarded: dict[tuple[str, str], set[str]] = {}
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
+        if type(node) is cst.If:
+            fields = guarded_fields(node)
+            if fields:
+                self.guarded.setdefault((ctx.class_name, ctx.function_name), set()).update(fields)
+            return
         if type(node) is cst.AnnAssign:
             if node.value is not None:
                 self.note_field(node.target, node.value, ctx)
@@ -73,7 +83,8 @@ class HostCopy(Matcher):
                 self.note_field(target.target, node.value, ctx)
             value = node.value
             if type(value) is cst.Call:  # ``ids = ids.to(dev, non_blocking=True)``: before the rebinding
-                self.device_copy(value, ctx)
+                if not self.kept_on_a_miss(node, ctx):
+                    self.device_copy(value, ctx)
                 self.seen = id(value)
             return
         func = node.func
@@ -97,6 +108,12 @@ class HostCopy(Matcher):
             self.inline_copy(node, source, ctx)
             return
         self.other_field(node, ctx)
+
+    def kept_on_a_miss(self, node: cst.Assign, ctx: MatchContext) -> bool:
+        """``self.pe = pe.to(x.device)`` after ``if self.pe is not None and <long enough>: return``: the
+        table is rebuilt and uploaded only when the cached one misses (:mod:`.lazygrowth`)."""
+        guarded = self.guarded.get((ctx.class_name, ctx.function_name))
+        return bool(guarded) and any(ctx.oracle.is_self_attr(t.target) in guarded for t in node.targets)
 
     def inline_copy(self, call: cst.Call, source: cst.Call, ctx: MatchContext) -> None:
         """``buf.copy_(torch.from_numpy(arr))``: the host tensor is built in the call itself. Not into
@@ -155,7 +172,7 @@ class HostCopy(Matcher):
                 root = root.value if isinstance(root, cst.Attribute) else root
             name = root.value if isinstance(root, cst.Name) else resolve(root.func, ctx.imports) + "(...)" \
                 if isinstance(root, cst.Call) else "a host tensor"
-            ctx.report(self.rule, call, name)
+            ctx.report(self.rule, call, _source_name(func.value, name, ctx.imports))
             return
         blocking = keyword(call, "non_blocking")
         if keyword(call, "device") is None and (blocking is None or (isinstance(blocking, cst.Name)
@@ -198,3 +215,17 @@ class HostCopy(Matcher):
                     if destination not in host_attrs:  # host to host is no transfer
                         ctx.emit(report)
         self.uses = defaultdict(list)
+
+
+def _source_name(source: cst.BaseExpression, root: str, imports: dict[str, str]) -> str:
+    """What the message names: the root tensor, or the call or item that gave it when that is no
+    view or cast of it (``tree.ancestors(...)``, ``data["tokens"]``)."""
+    node = source
+    while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in KEEP_DEVICE:
+        node = node.func.value
+    if type(node) is cst.Subscript and type(node.value) is cst.Name and len(node.slice) == 1 \
+            and type(node.slice[0].slice) is cst.Index and type(node.slice[0].slice.value) is cst.SimpleString:
+        return f"{node.value.value}[{node.slice[0].slice.value.value}]"
+    if type(node) is cst.Call and not (resolve(node.func, imports) or "torch.").startswith("torch."):
+        return f"{dotted_name(node.func)}(...)"
+    return root

@@ -1,0 +1,31 @@
+"""A concatenation with a host tensor in it is a new tensor in pageable host memory.
+
+``torch.cat`` and ``torch.stack`` need every input on one device (no 0-dim exception, unlike
+arithmetic), so one input known to be on the host (:mod:`.pageable`, :mod:`.cputensors`) puts the
+result there; and the result is a fresh allocation, never pinned, whatever its inputs were. A
+verifier that walks a tree on the CPU grows its accepted ids this way
+(``acc = torch.empty(0, dtype=torch.long, device="cpu")``, then ``acc = torch.cat([acc, tok[None]])``
+per accepted node), and the step uploads them with ``.to(device)``: a pageable copy every step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from graphlint.static.names import resolve
+from graphlint.static.tensors import TensorOracle
+
+CONCATS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
+
+
+def host_concat(node: cst.Call, oracle: TensorOracle, on_host: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``torch.cat([a, b], dim=...)`` with ``a`` or ``b`` a host tensor (``on_host``)."""
+    if resolve(node.func, oracle.imports) not in CONCATS:
+        return False
+    first = next((a.value for a in node.args if a.keyword is None and not a.star
+                  or a.keyword is not None and a.keyword.value == "tensors"), None)
+    if type(first) not in (cst.List, cst.Tuple):
+        return False
+    return any(type(el) is cst.Element and on_host(el.value) for el in first.elements)
