@@ -8,8 +8,7 @@ function it names may live in a file summarized by another worker. The one thing
 is a class's bases (``ClassInfo.bases``), which name resolution (:class:`.index.Index`) makes the hierarchy:
 
 - ``("name", "Base")``: a bare name that is not an import (a class of this module);
-- ``("dotted", "pkg.mod.Base")`` / ``("dotted", "..mod.Base")``: through the file's imports,
-  relative imports keep their leading dots.
+- ``("dotted", "pkg.mod.Base")`` / ``("dotted", "..mod.Base")``: through the file's imports (relative: leading dots).
 """
 
 from __future__ import annotations
