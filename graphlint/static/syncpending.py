@@ -19,7 +19,9 @@ path runs), over the device events :mod:`.deviceevents` finds. Waits are the fun
 read-back candidates of the host-sync rules that block (their matchers know a tensor from a host
 value) and the synchronizes themselves; a non-blocking copy is none. Anything the flow does not
 model (``try``, ``match``, a ``with`` of a context manager that is not known host code, an
-iterator's ``next()``) leaves work pending: when in doubt the synchronize stays reported. The
+iterator's ``next()``) leaves work pending: when in doubt the synchronize stays reported. An
+``if`` on the same test as one around the synchronize, a test the loop cannot change (a timer's
+``if device.type == "cuda":``), goes the synchronize's way only (:mod:`.syncguards`). The
 call graph is not followed: a call of a project function between the read and the synchronize
 keeps it reported.
 """
@@ -30,6 +32,7 @@ import libcst as cst
 
 from graphlint.static.facts import PROTOCOL_LOOP
 from graphlint.static.deviceevents import DeviceEvents, containers, is_range, walk
+from graphlint.static.syncguards import assumed_tests, decided
 
 #: the host-sync rules whose candidates block the host until the device is done (not GL107: a
 #: stream's or an event's wait is not the device's; not GL109/GL110/GL113, whose anchors are calls
@@ -95,6 +98,7 @@ class _Flow:
 
     def __init__(self, events: DeviceEvents, target: cst.CSTNode, loop: cst.CSTNode):
         self.events, self.target, self.loop = events, target, loop
+        self.assumed = assumed_tests(loop, target)  # the tests of its own ``if``\ s the loop cannot change
         self.before: bool | None = None
         self.exits: list[tuple[list, list]] = []  # per loop walked: (continue states, break states)
 
@@ -136,8 +140,9 @@ class _Flow:
             return state
         if kind is cst.If:
             test = self.expr(stmt.test, state)
-            body = self.suite(stmt.body, test)
-            other = test if stmt.orelse is None else (
+            known = decided(stmt.test, self.assumed)  # the synchronize's own switch: one way only
+            body = None if known is False else self.suite(stmt.body, test)
+            other = None if known is True else test if stmt.orelse is None else (
                 self.stmt(stmt.orelse, test) if type(stmt.orelse) is cst.If else self.suite(stmt.orelse.body, test))
             return _join(body, other)
         if kind in LOOPS:
