@@ -21,9 +21,10 @@ value) and the synchronizes themselves; a non-blocking copy is none. Anything th
 model (``try``, ``match``, a ``with`` of a context manager that is not known host code, an
 iterator's ``next()``) leaves work pending: when in doubt the synchronize stays reported. An
 ``if`` on the same test as one around the synchronize, a test the loop cannot change (a timer's
-``if device.type == "cuda":``), goes the synchronize's way only (:mod:`.syncguards`). The
-call graph is not followed: a call of a project function between the read and the synchronize
-keeps it reported.
+``if device.type == "cuda":``), goes the synchronize's way only (:mod:`.syncguards`). A
+call of a project function between them is set aside only by a second flag,
+``sync-idle-if:<loop>:<k>`` / ``sync-waited-if:<k>``, which holds at link time when every such
+call launches nothing (:mod:`.quietcalls`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import libcst as cst
 from graphlint.static.facts import PROTOCOL_LOOP
 from graphlint.static.deviceevents import DeviceEvents, containers, is_range, walk
 from graphlint.static.syncguards import assumed_tests, decided
+from graphlint.static.quietcalls import QuietCalls, add_condition, set_aside  # noqa: F401 (the linker's, by contexts)
 
 #: the host-sync rules whose candidates block the host until the device is done (not GL107: a
 #: stream's or an event's wait is not the device's; not GL109/GL110/GL113, whose anchors are calls
@@ -43,8 +45,10 @@ SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 IDLE, PENDING = False, True
 
 
-def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: dict[str, str]) -> None:
-    """Flag the function's synchronize candidates (rules with ``idle_sync``) that cost nothing."""
+def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: dict[str, str], func=None,
+                    project: dict[int, tuple] | None = None) -> None:
+    """Flag the function's synchronize candidates (rules with ``idle_sync``) that cost nothing, or
+    that cost nothing if the project calls around them launch nothing (:mod:`.quietcalls`)."""
     targets = [i for i in range(start, len(raws)) if raws[i].rule.params.get("idle_sync")]
     if not targets:
         return
@@ -60,10 +64,17 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
         flags = set()
         loops = _loops_around(body, raw.anchor)
         ids = [loop for loop in raw.loops if loop != PROTOCOL_LOOP]
-        if len(loops) == len(ids) == 1 and _Flow(events, raw.anchor, loops[0]).idle():
-            flags.add(f"sync-idle:{ids[-1]}")
-        if _waited(reads, body, raw.anchor):
+        if len(loops) == len(ids) == 1:
+            idle = lambda: _Flow(events, raw.anchor, loops[0]).idle()  # noqa: E731
+            if idle():
+                flags.add(f"sync-idle:{ids[-1]}")
+            elif project and func is not None and (calls := set_aside(events, project, idle)) is not None:
+                flags.add(f"sync-idle-if:{ids[-1]}:{add_condition(func, calls, project)}")
+        waited = lambda: _waited(reads, body, raw.anchor)  # noqa: E731
+        if waited():
             flags.add("sync-waited")
+        elif project and func is not None and (calls := set_aside(reads, project, waited)) is not None:
+            flags.add(f"sync-waited-if:{add_condition(func, calls, project)}")
         if flags:
             raw.flags = raw.flags | flags
 
@@ -247,17 +258,21 @@ WAITED_NOTE = (" (the next device event after it is a blocking read, which waits
                " it costs nothing extra)")
 
 
-def idle_placed(placed: tuple, fid, cand, loop_bodies: dict, chains: dict) -> tuple:
+def idle_placed(placed: tuple, fid, cand, loop_bodies: dict, chains: dict, quiet=None) -> tuple:
     """``info`` for a synchronize flagged by :func:`mark_idle_syncs` that costs nothing: waited
     for anyway, or idle through the back edge of a per-token or step loop of its own function
     that no other hot function reaches it through (a loop run once per outer step has its entry
-    on the step's path); never in captured code, where any synchronize breaks the capture."""
+    on the step's path); never in captured code, where any synchronize breaks the capture. A
+    conditional flag counts when ``quiet`` (:class:`.quietcalls.QuietCalls`) finds its project
+    calls launch nothing."""
     flags = cand.flags
     if cand.in_capture or fid in chains.get("graph", ()):
         return placed
-    if "sync-waited" in flags:
+    holds = (lambda k: quiet.holds(fid, int(k))) if quiet is not None else (lambda k: False)
+    if "sync-waited" in flags or any(f.startswith("sync-waited-if:") and holds(f[15:]) for f in flags):
         return placed[0], "info", WAITED_NOTE
     loops = {int(f[10:]) for f in flags if f.startswith("sync-idle:")}
+    loops |= {int(f.split(":")[1]) for f in flags if f.startswith("sync-idle-if:") and holds(f.split(":")[2])}
     own = set().union(*(loop_bodies[c].get(fid, ()) for c in ("eager", "host")))
     if loops and loops <= own and not any(fid in chains[c] and chains[c][fid] != (fid,) for c in chains):
         return placed[0], "info", IDLE_NOTE
