@@ -94,8 +94,10 @@ class DeviceEvents:
     def __init__(self, waits: set[int], oracle, imports: dict[str, str], containers: frozenset[str]):
         self.waits, self.oracle, self.imports, self.containers = waits, oracle, imports, containers
         self.suspects: set[str] = set()
-        #: calls set aside (id -> callee): no event; the ones met land in ``skipped`` (:mod:`.quietcalls`)
+        #: project calls on trial (id -> callee; the ones met land in ``skipped``) and what each is taken
+        #: to do: "quiet" (nothing), "wait" (launch, then block: it ends in a read), else a launch (:mod:`.quietcalls`)
         self.deferred: dict[int, tuple] = {}
+        self.modes: dict[int, str] = {}
         self.skipped: set[int] = set()
 
     def of(self, node: cst.CSTNode | None, target: cst.CSTNode | None = None):
@@ -120,6 +122,11 @@ class DeviceEvents:
             elif type(current) is cst.Call:
                 if id(current) in self.deferred:
                     self.skipped.add(id(current))
+                    mode = self.modes.get(id(current), "quiet")
+                    if mode != "quiet":
+                        yield "launch"
+                    if mode == "wait":
+                        yield "wait"
                 elif not self.host_call(current):
                     yield "launch"
             elif type(current) is cst.Subscript and type(current.value) is cst.Name and \

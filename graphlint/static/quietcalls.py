@@ -27,9 +27,9 @@ DEPTH = 6
 
 def note_launches(func, body, oracle, imports: dict[str, str], project: dict[int, tuple]) -> None:
     """Keep what ``func``'s own code launches, with the project calls it made set aside."""
-    conds = func.quiet[2] if func.quiet else ()
+    _, _, conds, ends = _parts(func)
     if func.device_work:
-        func.quiet = (True, (), conds) if conds else ()
+        func.quiet = (True, (), conds, ends) if conds or ends else ()
         return
     events = DeviceEvents(set(), oracle, imports, containers(body))
     events.deferred = project
@@ -39,37 +39,52 @@ def note_launches(func, body, oracle, imports: dict[str, str], project: dict[int
         events.skipped = set()
         own = any(e == "launch" for e in events.of(body))
     calls = () if own else _exprs(events.skipped, project)
-    func.quiet = (own, calls, conds)
+    func.quiet = (own, calls, conds, ends)
 
 
-def set_aside(events: DeviceEvents, project: dict[int, tuple], check) -> set[int] | None:
-    """The project calls ``check()`` needs set aside to hold (None when it fails even with every one
-    of them set aside): each call it stepped over is put back, one at a time, and stays a launch
-    where ``check()`` still holds without it (the model's call before the step's read)."""
-    events.deferred, events.skipped = dict(project), set()
+def set_aside(events: DeviceEvents, project: dict[int, tuple], check, waits: bool = True) -> tuple | None:
+    """The project calls ``check()`` needs taken as launching nothing, and those it needs taken as
+    ending in a wait (``waits``: may one), as ids; None when it fails even so. First every call is
+    taken as quiet, then (``waits``) as ending in a wait; from there each call it met is tried as
+    quiet, then each quiet one as a launch, keeping the least it needs (the model's call before the
+    step's read stays a launch)."""
     try:
-        if not check():
-            return None
-        needed = set(events.skipped)
-        for call in sorted(needed, key=lambda c: repr(project[c])):
-            del events.deferred[call]
-            if check():
-                needed.discard(call)
-            else:
-                events.deferred[call] = project[call]
-        return needed
+        for top in ("quiet", "wait") if waits else ("quiet",):
+            events.deferred, events.skipped, events.modes = dict(project), set(), {c: top for c in project}
+            if not check():
+                continue
+            met = sorted(events.skipped, key=lambda c: repr(project[c]))
+            for weaker in ("quiet", "launch"):
+                for call in met:
+                    if events.modes[call] != weaker:
+                        before, events.modes[call] = events.modes[call], weaker
+                        if not check():
+                            events.modes[call] = before
+            return ({c for c in met if events.modes[c] == "quiet"}, {c for c in met if events.modes[c] == "wait"})
+        return None
     finally:
-        events.deferred, events.skipped = {}, set()
+        events.deferred, events.skipped, events.modes = {}, set(), {}
 
 
-def add_condition(func, calls: set[int], project: dict[int, tuple]) -> int:
-    """Index of the callees ``calls`` make among ``func``'s conditions (added when new)."""
-    own, launched, conds = func.quiet if func.quiet else (True, (), ())
-    exprs = _exprs(calls, project)
-    if exprs not in conds:
-        conds = (*conds, exprs)
-    func.quiet = (own, launched, conds)
-    return conds.index(exprs)
+def add_condition(func, calls: tuple, project: dict[int, tuple]) -> int:
+    """Index of the condition ``calls`` (ids to launch nothing, ids to end in a wait) among ``func``'s
+    (added when new)."""
+    own, launched, conds, ends = _parts(func)
+    cond = (_exprs(calls[0], project), _exprs(calls[1], project))
+    if cond not in conds:
+        conds = (*conds, cond)
+    func.quiet = (own, launched, conds, ends)
+    return conds.index(cond)
+
+
+def note_ends(func, calls: tuple, project: dict[int, tuple]) -> None:
+    """``func`` ends in a wait on every way out, if ``calls`` do as :func:`set_aside` found."""
+    own, launched, conds, _ = _parts(func)
+    func.quiet = (own, launched, conds, (_exprs(calls[0], project), _exprs(calls[1], project)))
+
+
+def _parts(func) -> tuple:
+    return func.quiet if func.quiet else (True, (), (), None)
 
 
 def _exprs(calls, project: dict[int, tuple]) -> tuple:
@@ -89,9 +104,30 @@ class QuietCalls:
         self.known: dict = {}
 
     def holds(self, fid, k: int) -> bool:
-        """Every project call of ``fid``'s ``k``-th condition launches nothing."""
+        """``fid``'s ``k``-th condition holds: its quiet calls launch nothing, its waiting ones end in a wait."""
         quiet = self.fn(fid).quiet
-        return bool(quiet) and k < len(quiet[2]) and all(self._call(fid, e, 0) for e in quiet[2][k])
+        return bool(quiet) and k < len(quiet[2]) and self._holds(fid, quiet[2][k], 0)
+
+    def _holds(self, fid, cond: tuple, depth: int) -> bool:
+        return all(self._call(fid, e, depth) for e in cond[0]) and \
+            all(self._call(fid, e, depth, self.ends_waiting) for e in cond[1])
+
+    def ends_waiting(self, fid, depth: int = 0) -> bool:
+        """Every way out of ``fid`` (a return, its end) comes after a wait, with nothing launched since."""
+        key = ("ends", fid)
+        known = self.known.get(key)
+        if known is not None:
+            return known
+        if depth > DEPTH:
+            return False
+        self.known[key] = False  # a cycle back here: to be safe
+        quiet = self.fn(fid).quiet
+        verdict = bool(quiet) and quiet[3] is not None and self._holds(fid, quiet[3], depth)
+        if verdict or depth == 0:
+            self.known[key] = verdict
+        else:
+            del self.known[key]
+        return verdict
 
     def launches_nothing(self, fid, depth: int = 0) -> bool:
         known = self.known.get(fid)
@@ -108,9 +144,11 @@ class QuietCalls:
             del self.known[fid]  # false only because the chain ran deep: ask again from nearer the top
         return verdict
 
-    def _call(self, fid, expr: tuple, depth: int) -> bool:
+    def _call(self, fid, expr: tuple, depth: int, each=None) -> bool:
+        """Every function the call of ``expr`` in ``fid`` may run launches nothing (``each``: passes that test)."""
         node = self.graph.node(fid[0], fid[1], expr)
         if node is None or self.graph.foreign(fid[0], fid[1], expr):
             return False  # not compiled, or it may hold a library's object
         callees = self.graph.callees(node)
-        return bool(callees) and all(self.launches_nothing(c, depth + 1) for c in callees)
+        each = each or self.launches_nothing
+        return bool(callees) and all(each(c, depth + 1) for c in callees)

@@ -34,7 +34,7 @@ import libcst as cst
 from graphlint.static.facts import PROTOCOL_LOOP
 from graphlint.static.deviceevents import DeviceEvents, containers, is_range, walk
 from graphlint.static.syncguards import assumed_tests, decided
-from graphlint.static.quietcalls import QuietCalls, add_condition, set_aside  # noqa: F401 (the linker's, by contexts)
+from graphlint.static.quietcalls import QuietCalls, add_condition, note_ends, set_aside  # noqa: F401 (the linker's, by contexts)
 
 #: the host-sync rules whose candidates block the host until the device is done (not GL107: a
 #: stream's or an event's wait is not the device's; not GL109/GL110/GL113, whose anchors are calls
@@ -50,11 +50,15 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
     """Flag the function's synchronize candidates (rules with ``idle_sync``) that cost nothing, or
     that cost nothing if the project calls around them launch nothing (:mod:`.quietcalls`)."""
     targets = [i for i in range(start, len(raws)) if raws[i].rule.params.get("idle_sync")]
-    if not targets:
-        return
     waits = {id(r.anchor) for r in raws[start:] if r.rule.code in WAIT_CODES and not _non_blocking(r.anchor)}
+    follow = bool(project) and func is not None
+    ends = follow and _may_end_waiting(body, waits, project)
+    if not targets and not ends:
+        return
     events = DeviceEvents(waits, oracle, imports, containers(body))
     events.learn(body)
+    if ends and (calls := set_aside(events, project, lambda: _Flow(events, None, None).exits_idle(body))):
+        note_ends(func, calls, project)
     # waited for anyway only by a read: of two synchronizes with nothing launched between, the first carries the cost
     reads = DeviceEvents({w for w in waits if w not in {id(raws[i].anchor) for i in targets}}, oracle, imports,
                          events.containers)
@@ -68,15 +72,41 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
             idle = lambda: _Flow(events, raw.anchor, loops[0]).idle()  # noqa: E731
             if idle():
                 flags.add(f"sync-idle:{ids[-1]}")
-            elif project and func is not None and (calls := set_aside(events, project, idle)) is not None:
+            elif follow and (calls := set_aside(events, project, idle)) is not None:
                 flags.add(f"sync-idle-if:{ids[-1]}:{add_condition(func, calls, project)}")
+        after = lambda: _Flow(events, raw.anchor, None).from_entry(body)  # noqa: E731
+        if after():
+            flags.add("sync-after-wait")
+        elif follow and (calls := set_aside(events, project, after)) is not None:
+            flags.add(f"sync-after-wait-if:{add_condition(func, calls, project)}")
         waited = lambda: _waited(reads, body, raw.anchor)  # noqa: E731
         if waited():
             flags.add("sync-waited")
-        elif project and func is not None and (calls := set_aside(reads, project, waited)) is not None:
+        elif follow and (calls := set_aside(reads, project, waited, waits=False)) is not None:
             flags.add(f"sync-waited-if:{add_condition(func, calls, project)}")
         if flags:
             raw.flags = raw.flags | flags
+
+
+def _may_end_waiting(body: cst.CSTNode, waits: set[int], project: dict[int, tuple]) -> bool:
+    """Worth asking whether every way out of the function comes after a wait: it has a wait of its
+    own, or its last statement or a ``return`` calls into the project; never a generator's or a
+    coroutine's body (a call of it runs none of the body)."""
+    if any(type(n) in (cst.Yield, cst.Await) for n in _own(body)):
+        return False
+    if waits:
+        return True
+    tails = [n for n in _own(body) if type(n) is cst.Return] + list(body.body[-1:])
+    return any(id(n) in project for tail in tails for n in walk(tail))
+
+
+def _own(body: cst.CSTNode):
+    """The function's own nodes (not those of a nested def, class or lambda)."""
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in node.children if type(c) not in SCOPES)
 
 
 def _non_blocking(anchor: cst.CSTNode) -> bool:
@@ -109,13 +139,29 @@ class _Flow:
 
     def __init__(self, events: DeviceEvents, target: cst.CSTNode, loop: cst.CSTNode):
         self.events, self.target, self.loop = events, target, loop
-        self.assumed = assumed_tests(loop, target)  # the tests of its own ``if``\ s the loop cannot change
+        # the tests of its own ``if``\ s the loop cannot change
+        self.assumed = assumed_tests(loop, target) if loop is not None else {}
         self.before: bool | None = None
+        self.returns: list | None = None  # the states at each ``return`` (:meth:`exits_idle`)
         self.exits: list[tuple[list, list]] = []  # per loop walked: (continue states, break states)
 
     def idle(self) -> bool:
         """The synchronize runs with nothing pending on every path through the loop's back edge."""
         return self._idle(self.loop)
+
+    def from_entry(self, body) -> bool:
+        """Nothing pending at the synchronize on every path from the function's entry (whatever the
+        caller left pending): the host's last device event before it is a wait of the function's own."""
+        self.before = None
+        self.block(body.body, PENDING)
+        return self.before is IDLE
+
+    def exits_idle(self, body) -> bool:
+        """Every way out of the function (a ``return``, its end) comes after a wait with nothing launched since."""
+        self.returns = []
+        end = self.block(body.body, PENDING)
+        live = [s for s in (*self.returns, end) if s is not None]
+        return bool(live) and not any(live)
 
     def _idle(self, loop: cst.CSTNode) -> bool:
         self.before = None
@@ -173,10 +219,12 @@ class _Flow:
         return PENDING
 
     def _jumps_pending(self, stmt) -> None:
-        """A ``continue`` or ``break`` under ``stmt`` goes round or out with work pending."""
+        """A ``continue``, ``break`` or ``return`` under ``stmt`` goes round or out with work pending."""
         if self.exits and any(type(n) in (cst.Continue, cst.Break) for n in walk(stmt)):
             self.exits[-1][0].append(PENDING)
             self.exits[-1][1].append(PENDING)
+        if self.returns is not None and any(type(n) is cst.Return for n in walk(stmt)):
+            self.returns.append(PENDING)
 
     def _contains(self, node) -> bool:
         return any(n is self.target for n in walk(node))
@@ -190,6 +238,8 @@ class _Flow:
             self.exits[-1][0].append(state) if self.exits else None
             return None
         state = self.expr(small, state)
+        if kind is cst.Return and self.returns is not None:
+            self.returns.append(state)
         return None if kind in (cst.Return, cst.Raise) else state
 
     def loop_stmt(self, loop, state):
@@ -254,6 +304,8 @@ def _next_is_wait(events: DeviceEvents, line, anchor, rest) -> bool:
 
 IDLE_NOTE = (" (nothing pending: on every way round the per-token loop the host's last device event before it is"
              " a blocking read or synchronize, so the device is idle; by the README's synchronize rule it costs nothing)")
+AFTER_NOTE = (" (nothing pending: on every path through its function the host's last device event before it is"
+              " a blocking read or synchronize, so the device is idle; by the README's synchronize rule it costs nothing)")
 WAITED_NOTE = (" (the next device event after it is a blocking read, which waits for the same work:"
                " it costs nothing extra)")
 
@@ -269,6 +321,8 @@ def idle_placed(placed: tuple, fid, cand, loop_bodies: dict, chains: dict, quiet
     if cand.in_capture or fid in chains.get("graph", ()):
         return placed
     holds = (lambda k: quiet.holds(fid, int(k))) if quiet is not None else (lambda k: False)
+    if "sync-after-wait" in flags or any(f.startswith("sync-after-wait-if:") and holds(f[19:]) for f in flags):
+        return placed[0], "info", AFTER_NOTE
     if "sync-waited" in flags or any(f.startswith("sync-waited-if:") and holds(f[15:]) for f in flags):
         return placed[0], "info", WAITED_NOTE
     loops = {int(f[10:]) for f in flags if f.startswith("sync-idle:")}
