@@ -1,21 +1,25 @@
-"""Project calls a synchronize's flow may step over: those whose callees launch nothing.
+"""Project calls a synchronize's flow may step over: callees that launch nothing, or end in a wait.
 
 The flow of :mod:`.syncpending` sees one function; a call into the project between the host's
 last wait and a synchronize (a stop-string check, a scheduler's bookkeeping, a metrics hook)
-counts as a launch, because the walk cannot see the callee. Whether it launches is known only
-when the whole project is linked. So the walk keeps two things per function (``FunctionInfo.quiet``):
+counts as a launch, because the walk cannot see the callee, and a runner that synchronizes
+after its replay is no wait to its caller. What a callee does is known only when the whole
+project is linked. So the walk keeps, per function (``FunctionInfo.quiet``):
 
 - what its own code launches, by the same events (:mod:`.deviceevents`), with the calls that look
   like the project's set aside, and those calls' callees (flow IR). A function with device work of
-  its own (a torch op, a sub-module call, a tensor method) launches without asking.
-- for a synchronize the flow finds free only once the project calls are set aside, the callees it
-  set aside, and the flag ``sync-idle-if:<loop>:<k>`` / ``sync-waited-if:<k>`` (``k`` indexes them).
+  its own (a torch op, a sub-module call, a tensor method) launches without asking;
+- whether every way out of it (a ``return``, its end) comes after a wait with nothing launched
+  since, and under which of its project calls' summaries (not a generator's or a coroutine's);
+- for a synchronize the flow finds free only once some project calls are taken as quiet (no
+  device event) or as ending in a wait (a launch, then a block), those calls, and a conditional
+  flag (``sync-idle-if:<loop>:<k>``, ``sync-after-wait-if:<k>``, ``sync-waited-if:<k>``; ``k``
+  indexes them). :func:`set_aside` finds the least it needs: every call it met is tried as a launch.
 
-At link time (:class:`QuietCalls`) a function launches nothing when its own code launches nothing
-and every callee it set aside resolves, and each function it resolves to launches nothing, at any
-depth; an unresolved callee, one that may hold a library's object, a cycle or a chain deeper
-than :data:`DEPTH` launches. A conditional
-flag holds when every call it set aside launches nothing.
+At link time (:class:`QuietCalls`) a call is quiet when every function it resolves to launches
+nothing, at any depth, and ends in a wait when every one of them does; an unresolved callee, one
+that may hold a library's object, a cycle or a chain deeper than :data:`DEPTH` fails. A
+conditional flag holds when each of its calls is what it needs.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 from graphlint.static.deviceevents import DeviceEvents, containers
 
 DEPTH = 6
+#: the most project calls one synchronize's trial puts back one by one (two flows each): past it, reported
+TRIALS = 24
 
 
 def note_launches(func, body, oracle, imports: dict[str, str], project: dict[int, tuple]) -> None:
@@ -54,6 +60,8 @@ def set_aside(events: DeviceEvents, project: dict[int, tuple], check, waits: boo
             if not check():
                 continue
             met = sorted(events.skipped, key=lambda c: repr(project[c]))
+            if len(met) > TRIALS:
+                return None
             for weaker in ("quiet", "launch"):
                 for call in met:
                     if events.modes[call] != weaker:

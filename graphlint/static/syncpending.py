@@ -11,6 +11,8 @@ module decides both for a function's own code, at the end of its walk, and flags
   function itself, whose first iteration is the prompt's, not a step (:func:`idle_placed`). A
   loop inside another is never flagged: its entry may run once per step of the outer one (a
   speculative round's draft loop).
+- ``sync-after-wait``: on every path from the function's entry, the last device event before it
+  is a wait of the function's own (whatever its caller left pending): free wherever it is called.
 - ``sync-waited``: in its own block, the next device event after it is a blocking read (not
   another synchronize: of two with nothing launched between, the first carries the cost).
 

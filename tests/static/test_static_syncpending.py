@@ -176,3 +176,16 @@ SWITCHED = """\
 def test_a_switch_the_loop_cannot_change_runs_both_synchronizes_or_neither(switch, test, closing, tail, idle):
     flags = sync_flags(SWITCHED.format(switch=switch, test=test, closing=closing, tail=tail))
     assert [any(f.startswith("sync-idle:") for f in fl) for fl in flags][0] == idle
+
+
+@pytest.mark.parametrize(("body", "after"), [
+    ("    t = model(ids).argmax(-1).item()\n    print(t)\n    torch.cuda.synchronize()\n", True),
+    ("    ids = model(ids)\n    torch.cuda.synchronize()\n    torch.cuda.synchronize()\n", True),  # the second is free
+    ("    ids = model(ids)\n    if n:\n        t = ids.item()\n    torch.cuda.synchronize()\n", False),
+    ("    t = ids.item()\n    ids = ids + 1\n    torch.cuda.synchronize()\n", False),
+    ("    t = ids.item()\n    for _ in range(n):\n        torch.cuda.synchronize()\n        ids = model(ids)\n", False),
+    ("    t = ids.item()\n    try:\n        pass\n    finally:\n        torch.cuda.synchronize()\n", False),
+])
+def test_after_the_functions_own_wait_on_every_path_from_its_entry(body, after):
+    flags = sync_flags(body)
+    assert ("sync-after-wait" in flags[-1]) == after
