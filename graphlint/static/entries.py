@@ -256,7 +256,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               host_results=host_results,
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
-        placement.eager_rounds, placement.quiet = rounds, QuietCalls(self.graph, self.fn) if self.graph else None
+        placement.eager_rounds, placement.quiet = rounds, QuietCalls(self.graph, self.fn, self.calls) if self.graph else None
         walk = lambda roots: bfs(roots, self.graph_calls, prefill | replaying)  # noqa: E731
         placement.symbolic = symbolic_only(self.roots["graph"], graph, self.dynamic_chains, walk)
         placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],

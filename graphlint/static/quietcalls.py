@@ -33,9 +33,8 @@ TRIALS = 24
 
 def note_launches(func, body, oracle, imports: dict[str, str], project: dict[int, tuple]) -> None:
     """Keep what ``func``'s own code launches, with the project calls it made set aside."""
-    _, _, conds, ends = _parts(func)
     if func.device_work:
-        func.quiet = (True, (), conds, ends) if conds or ends else ()
+        func.quiet = _with(func, 0, True) if func.quiet else ()
         return
     events = DeviceEvents(set(), oracle, imports, containers(body))
     events.deferred = project
@@ -45,7 +44,7 @@ def note_launches(func, body, oracle, imports: dict[str, str], project: dict[int
         events.skipped = set()
         own = any(e == "launch" for e in events.of(body))
     calls = () if own else _exprs(events.skipped, project)
-    func.quiet = (own, calls, conds, ends)
+    func.quiet = _with(func, 0, own, calls)
 
 
 def set_aside(events: DeviceEvents, project: dict[int, tuple], check, waits: bool = True) -> tuple | None:
@@ -77,22 +76,38 @@ def set_aside(events: DeviceEvents, project: dict[int, tuple], check, waits: boo
 def add_condition(func, calls: tuple, project: dict[int, tuple]) -> int:
     """Index of the condition ``calls`` (ids to launch nothing, ids to end in a wait) among ``func``'s
     (added when new)."""
-    own, launched, conds, ends = _parts(func)
+    conds = _parts(func)[2]
     cond = (_exprs(calls[0], project), _exprs(calls[1], project))
     if cond not in conds:
-        conds = (*conds, cond)
-    func.quiet = (own, launched, conds, ends)
+        func.quiet = _with(func, 2, conds := (*conds, cond))
     return conds.index(cond)
 
 
 def note_ends(func, calls: tuple, project: dict[int, tuple]) -> None:
     """``func`` ends in a wait on every way out, if ``calls`` do as :func:`set_aside` found."""
-    own, launched, conds, _ = _parts(func)
-    func.quiet = (own, launched, conds, (_exprs(calls[0], project), _exprs(calls[1], project)))
+    func.quiet = _with(func, 3, (_exprs(calls[0], project), _exprs(calls[1], project)))
+
+
+def note_entries(func, entries: dict) -> None:
+    """Keep, per callee of its calls in its one loop, under which condition (an index, None: none)
+    nothing is pending when the call is made, through the loop's back edge."""
+    func.quiet = _with(func, 4, tuple(entries.items()))
+
+
+#: ``FunctionInfo.quiet`` when nothing is known: (own code launches, its project calls, the
+#: conditions of its synchronizes, how it ends in a wait, its calls entered with nothing pending)
+UNKNOWN = (True, (), (), None, ())
 
 
 def _parts(func) -> tuple:
-    return func.quiet if func.quiet else (True, (), (), None)
+    return func.quiet if func.quiet else UNKNOWN
+
+
+def _with(func, index: int, *values) -> tuple:
+    """``func.quiet`` with ``values`` from ``index`` on."""
+    parts = list(_parts(func))
+    parts[index:index + len(values)] = values
+    return tuple(parts)
 
 
 def _exprs(calls, project: dict[int, tuple]) -> tuple:
@@ -107,9 +122,30 @@ def _exprs(calls, project: dict[int, tuple]) -> tuple:
 class QuietCalls:
     """Which functions launch nothing, at any depth, once the call graph is linked."""
 
-    def __init__(self, graph, fn):
-        self.graph, self.fn = graph, fn
+    def __init__(self, graph, fn, calls: dict | None = None):
+        self.graph, self.fn, self.calls = graph, fn, calls or {}
         self.known: dict = {}
+        self.callers: dict | None = None
+
+    def entered_idle(self, fid, per_token) -> bool:
+        """``fid`` is called only from per-token loops (``per_token(caller, loop id)``), each call made
+        with nothing pending through its loop's back edge (the caller's condition holds, and what the
+        call runs ends in a wait: the previous step's call was the last device event)."""
+        if self.callers is None:
+            self.callers = {}
+            for caller, edges in self.calls.items():
+                for callee, site in edges:
+                    self.callers.setdefault(callee, []).append((caller, site))
+        sites = self.callers.get(fid, ())
+        return bool(sites) and all(self._entered(caller, site, per_token) for caller, site in sites)
+
+    def _entered(self, caller, site, per_token) -> bool:
+        if site.reference or len(site.loops) != 1 or not per_token(caller, next(iter(site.loops))):
+            return False
+        quiet = self.fn(caller).quiet
+        k = dict(quiet[4]).get(site.expr) if quiet else None
+        return k is not None and self._holds(caller, quiet[2][k], 0) and \
+            self._call(caller, site.expr, 0, self.ends_waiting)
 
     def holds(self, fid, k: int) -> bool:
         """``fid``'s ``k``-th condition holds: its quiet calls launch nothing, its waiting ones end in a wait."""

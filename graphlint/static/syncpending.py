@@ -36,7 +36,7 @@ import libcst as cst
 from graphlint.static.facts import PROTOCOL_LOOP
 from graphlint.static.deviceevents import DeviceEvents, containers, is_range, walk
 from graphlint.static.syncguards import assumed_tests, decided
-from graphlint.static.quietcalls import QuietCalls, add_condition, note_ends, set_aside  # noqa: F401 (the linker's, by contexts)
+from graphlint.static.quietcalls import QuietCalls, add_condition, note_ends, note_entries, set_aside  # noqa: F401 (the linker's, by contexts)
 
 #: the host-sync rules whose candidates block the host until the device is done (not GL107: a
 #: stream's or an event's wait is not the device's; not GL109/GL110/GL113, whose anchors are calls
@@ -55,12 +55,15 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
     waits = {id(r.anchor) for r in raws[start:] if r.rule.code in WAIT_CODES and not _non_blocking(r.anchor)}
     follow = bool(project) and func is not None
     ends = follow and _may_end_waiting(body, waits, project)
-    if not targets and not ends:
+    entries = _loop_calls(body, project) if follow else []
+    if not targets and not ends and not entries:
         return
     events = DeviceEvents(waits, oracle, imports, containers(body))
     events.learn(body)
     if ends and (calls := set_aside(events, project, lambda: _Flow(events, None, None).exits_idle(body))):
         note_ends(func, calls, project)
+    if entries:
+        _note_entries(events, func, project, entries)
     # waited for anyway only by a read: of two synchronizes with nothing launched between, the first carries the cost
     reads = DeviceEvents({w for w in waits if w not in {id(raws[i].anchor) for i in targets}}, oracle, imports,
                          events.containers)
@@ -77,10 +80,15 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
             elif follow and (calls := set_aside(events, project, idle)) is not None:
                 flags.add(f"sync-idle-if:{ids[-1]}:{add_condition(func, calls, project)}")
         after = lambda: _Flow(events, raw.anchor, None).from_entry(body)  # noqa: E731
+        first = lambda: _Flow(events, raw.anchor, None).from_entry(body, IDLE)  # noqa: E731
         if after():
             flags.add("sync-after-wait")
         elif follow and (calls := set_aside(events, project, after)) is not None:
             flags.add(f"sync-after-wait-if:{add_condition(func, calls, project)}")
+        elif first():
+            flags.add("sync-first")  # nothing launched before it: free when every caller enters idle
+        elif follow and (calls := set_aside(events, project, first)) is not None:
+            flags.add(f"sync-first-if:{add_condition(func, calls, project)}")
         waited = lambda: _waited(reads, body, raw.anchor)  # noqa: E731
         if waited():
             flags.add("sync-waited")
@@ -88,6 +96,45 @@ def mark_idle_syncs(raws: list, start: int, body: cst.CSTNode, oracle, imports: 
             flags.add(f"sync-waited-if:{add_condition(func, calls, project)}")
         if flags:
             raw.flags = raw.flags | flags
+
+
+#: the most project calls of one loop whose entry state is worked out (one flow, or a trial, each)
+ENTRY_CALLS = 8
+
+
+def _loop_calls(body: cst.CSTNode, project: dict[int, tuple]) -> list[tuple]:
+    """(call, loop) for each project call in exactly one loop of the function's own code (not its
+    head), in loops with at most :data:`ENTRY_CALLS` of them."""
+    per_loop: dict = {}
+    stack: list[tuple] = [(body, None, 0)]
+    while stack:
+        node, loop, depth = stack.pop()
+        if type(node) in SCOPES:
+            continue
+        if type(node) is cst.Call and id(node) in project and depth == 1:
+            per_loop.setdefault(loop, []).append(node)
+        if type(node) in LOOPS:
+            stack.extend((c, node, depth + 1) for c in node.children if c is node.body)
+            stack.extend((c, loop, depth) for c in node.children if c is not node.body and c is not node.orelse)
+            stack.extend((c, loop, depth) for c in node.children if c is node.orelse)
+        else:
+            stack.extend((c, loop, depth) for c in node.children)
+    return [(c, loop) for loop, calls in per_loop.items() if len(calls) <= ENTRY_CALLS for c in calls]
+
+
+def _note_entries(events: DeviceEvents, func, project: dict[int, tuple], entries: list[tuple]) -> None:
+    """Under which condition each loop call's callee is entered with nothing pending through the
+    loop's back edge (the call itself taken as ending in a wait: checked at link time)."""
+    verdict: dict = {}
+    for call, loop in entries:
+        expr = project[id(call)]
+        if expr in verdict and verdict[expr] is None:
+            continue
+        idle = lambda: _Flow(events, call, loop).idle()  # noqa: E731, B023
+        calls = (set(), set()) if idle() else set_aside(events, project, idle)
+        k = None if calls is None else add_condition(func, calls, project)
+        verdict[expr] = k if verdict.get(expr, k) == k else None
+    note_entries(func, verdict)
 
 
 def _may_end_waiting(body: cst.CSTNode, waits: set[int], project: dict[int, tuple]) -> bool:
@@ -151,11 +198,11 @@ class _Flow:
         """The synchronize runs with nothing pending on every path through the loop's back edge."""
         return self._idle(self.loop)
 
-    def from_entry(self, body) -> bool:
+    def from_entry(self, body, start: bool = PENDING) -> bool:
         """Nothing pending at the synchronize on every path from the function's entry (whatever the
-        caller left pending): the host's last device event before it is a wait of the function's own."""
+        caller left pending; ``start`` IDLE: nothing launched before it in the function)."""
         self.before = None
-        self.block(body.body, PENDING)
+        self.block(body.body, start)
         return self.before is IDLE
 
     def exits_idle(self, body) -> bool:
@@ -308,6 +355,9 @@ IDLE_NOTE = (" (nothing pending: on every way round the per-token loop the host'
              " a blocking read or synchronize, so the device is idle; by the README's synchronize rule it costs nothing)")
 AFTER_NOTE = (" (nothing pending: on every path through its function the host's last device event before it is"
               " a blocking read or synchronize, so the device is idle; by the README's synchronize rule it costs nothing)")
+ENTRY_NOTE = (" (nothing pending: it is its function's first device event, and every call of the function is made"
+              " in a per-token loop after the previous step's call ended in a wait; by the README's synchronize"
+              " rule it costs nothing)")
 WAITED_NOTE = (" (the next device event after it is a blocking read, which waits for the same work:"
                " it costs nothing extra)")
 
@@ -327,6 +377,11 @@ def idle_placed(placed: tuple, fid, cand, loop_bodies: dict, chains: dict, quiet
         return placed[0], "info", AFTER_NOTE
     if "sync-waited" in flags or any(f.startswith("sync-waited-if:") and holds(f[15:]) for f in flags):
         return placed[0], "info", WAITED_NOTE
+    own_loop = lambda f, loop: loop in set().union(*(loop_bodies[c].get(f, ()) for c in ("eager", "host"))) and \
+        not any(f in chains[c] and chains[c][f] != (f,) for c in chains)  # noqa: E731
+    if quiet is not None and ("sync-first" in flags or any(f.startswith("sync-first-if:") and holds(f[14:])
+                                                           for f in flags)) and quiet.entered_idle(fid, own_loop):
+        return placed[0], "info", ENTRY_NOTE
     loops = {int(f[10:]) for f in flags if f.startswith("sync-idle:")}
     loops |= {int(f.split(":")[1]) for f in flags if f.startswith("sync-idle-if:") and holds(f.split(":")[2])}
     own = set().union(*(loop_bodies[c].get(fid, ()) for c in ("eager", "host")))

@@ -13,7 +13,7 @@ FIXTURES = ROOT / "fixtures" / "static" / "syncpending"
 
 
 @pytest.mark.parametrize("name", ["timed_stream.py", "pending_tail.py", "waited.py", "switched_timer.py",
-                                  "host_helpers.py", "runner_waits.py"])
+                                  "host_helpers.py", "runner_waits.py", "timer_helpers.py"])
 def test_each_synchronize_has_the_severity_its_marker_says(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
