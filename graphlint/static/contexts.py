@@ -40,7 +40,7 @@ from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
 from graphlint.static.symbolic import SYMBOLIC_NOTE
-from graphlint.static.syncpending import QuietCalls, idle_placed  # noqa: F401 (QuietCalls: the placement's)
+from graphlint.static.syncplaced import QuietCalls, idle_placed  # noqa: F401 (QuietCalls: the placement's)
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
