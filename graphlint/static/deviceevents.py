@@ -16,8 +16,6 @@ An ``await`` launches (other tasks run). Unknown expressions count as the device
 
 from __future__ import annotations
 
-import builtins
-
 import libcst as cst
 
 from graphlint.static.names import dotted_name, resolve
@@ -34,8 +32,6 @@ CONTAINER_METHODS = frozenset({"append", "extend", "insert", "get", "items", "ke
                                "update", "pop", "index", "count"})
 STRING_METHODS = frozenset({"join", "format", "split", "strip", "startswith", "endswith", "replace", "lower",
                             "upper"})
-#: the builtin exceptions: constructing one (``raise ValueError(...)``) is host code
-EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
 #: builtins that call a tensor operand's own method (``__abs__``, ``__round__``, ``__reversed__``): a kernel
 TENSOR_BUILTINS = frozenset({"abs", "round", "reversed"})
 LOG_METHODS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
@@ -221,8 +217,6 @@ class DeviceEvents:
         func = call.func
         if (dotted_name(func) or "").lower().rsplit(".", 1)[-1].endswith("tokenizer"):
             return True  # a tokenizer called on text: host ids
-        if type(func) is cst.Name and func.value in EXCEPTIONS and func.value not in self.imports:
-            return True
         if type(func) is cst.Name:
             return func.value in HOST_BUILTINS and not (
                 func.value in TENSOR_BUILTINS and any(self.tensor(a.value) for a in call.args))

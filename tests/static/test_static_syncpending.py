@@ -189,16 +189,3 @@ def test_a_switch_the_loop_cannot_change_runs_both_synchronizes_or_neither(switc
 def test_after_the_functions_own_wait_on_every_path_from_its_entry(body, after):
     flags = sync_flags(body)
     assert ("sync-after-wait" in flags[-1]) == after
-
-
-def test_a_builtin_exception_is_host_code():
-    body = """\
-    out = []
-    for _ in range(n):
-        torch.cuda.synchronize()
-        out.append(model(ids).argmax(-1).item())
-        if len(out) > n:
-            err = ValueError("too long")
-            print(err)
-"""
-    assert [any(f.startswith("sync-idle:") for f in fl) for fl in sync_flags(body)] == [True]
