@@ -114,6 +114,7 @@ class CallRecorder:
         #: body runs when the lambda is called, not here -- a reference, like a callback (the call is
         #: the lambda's own function's: :meth:`.flows.FlowRecorder.lambda_scope`)
         self.deferred: dict[int, tuple | None] = {}
+        self.project: dict[int, tuple] = {}  # id of a call that looks like the project's -> its callee (flow IR)
 
     def begin_function(self, qualname: str) -> None:
         self.keys[qualname] = {}
@@ -298,7 +299,10 @@ class CallRecorder:
             if id(call) in self.deferred:
                 self.add_call(expr, reference=True, via=self.deferred.pop(id(call)))
             else:
-                self.add_call(expr, self.looks_like_project_call(func), args=args, kinds=kinds,
+                plain = self.looks_like_project_call(func)
+                if plain:  # what a synchronize's flow may follow at link time (:mod:`.quietcalls`)
+                    self.project[id(call)] = expr
+                self.add_call(expr, plain, args=args, kinds=kinds,
                               later=self.at.values.later_args(call, args), steady=steady)
         if call.args:
             record_construction(self.at, call)

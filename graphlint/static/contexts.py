@@ -40,7 +40,7 @@ from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
 from graphlint.static.symbolic import SYMBOLIC_NOTE
-from graphlint.static.syncpending import idle_placed
+from graphlint.static.syncplaced import QuietCalls, idle_placed  # noqa: F401 (QuietCalls: the placement's)
 
 FuncId = tuple[str, str]
 Chain = tuple[FuncId, ...]
@@ -245,7 +245,7 @@ class Placement:
             return None
         placed = self._place(rule, fid, cand, captured, severity, scope, eager)
         if placed and placed[1] != "info" and params.get("idle_sync"):  # nothing pending (:mod:`.syncpending`)
-            placed = idle_placed(placed, fid, cand, self.loop_bodies, self.chains)
+            placed = idle_placed(placed, fid, cand, self.loop_bodies, self.chains, getattr(self, "quiet", None))
         switch = next((f[7:] for f in cand.flags if f.startswith("opt-in:")), None) if placed else None
         if switch is not None and placed[1] == "error":  # ``if benchmark:`` runs only when asked for
             return placed[0], "warning", placed[2] + OPT_IN_NOTE.format(switch)

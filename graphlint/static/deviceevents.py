@@ -94,6 +94,11 @@ class DeviceEvents:
     def __init__(self, waits: set[int], oracle, imports: dict[str, str], containers: frozenset[str]):
         self.waits, self.oracle, self.imports, self.containers = waits, oracle, imports, containers
         self.suspects: set[str] = set()
+        #: project calls on trial (id -> callee; the ones met land in ``skipped``) and what each is taken
+        #: to do: "quiet" (nothing), "wait" (launch, then block: it ends in a read), else a launch (:mod:`.quietcalls`)
+        self.deferred: dict[int, tuple] = {}
+        self.modes: dict[int, str] = {}
+        self.skipped: set[int] = set()
 
     def of(self, node: cst.CSTNode | None, target: cst.CSTNode | None = None):
         if node is None:
@@ -115,7 +120,14 @@ class DeviceEvents:
                 if not maybe:  # a read that may not run waits for nothing on the path that skips it
                     yield "wait"
             elif type(current) is cst.Call:
-                if not self.host_call(current):
+                if id(current) in self.deferred:
+                    self.skipped.add(id(current))
+                    mode = self.modes.get(id(current), "quiet")
+                    if mode != "quiet":
+                        yield "launch"
+                    if mode == "wait":
+                        yield "wait"
+                elif not self.host_call(current):
                     yield "launch"
             elif type(current) is cst.Subscript and type(current.value) is cst.Name and \
                     current.value.value in self.containers:

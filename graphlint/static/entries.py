@@ -54,7 +54,7 @@ from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
-                                       post_replay)
+                                       post_replay, QuietCalls)
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
@@ -256,7 +256,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                               host_results=host_results,
                               uncalled=uncalled_graph(self.roots["graph"], self.graph_calls, self.fn, prefill | replaying),
                               optional=optional)
-        placement.eager_rounds = rounds
+        placement.eager_rounds, placement.quiet = rounds, QuietCalls(self.graph, self.fn, self.calls) if self.graph else None
         walk = lambda roots: bfs(roots, self.graph_calls, prefill | replaying)  # noqa: E731
         placement.symbolic = symbolic_only(self.roots["graph"], graph, self.dynamic_chains, walk)
         placement.restaged = same_params(self.calls, host, self.loop_bodies["host"],

@@ -216,10 +216,10 @@ class FunctionInfo(Compact):
     annotated_tensors: set[str] = field(default_factory=set)
     annotated_lists: set[str] = field(default_factory=set)
     annotated_ints: set[str] = field(default_factory=set)
-    #: ``obj.f`` / ``self.x.f`` the walk asked about (is it a tensor?): only there does a fact about
-    #: the field of ``obj``'s class matter (:mod:`.fieldkinds`); a sorted tuple, () when none: the
-    #: linking process holds one per function of the project (11 MB of its peak on all of torch as sets)
+    #: ``obj.f`` / ``self.x.f`` the walk asked about (is it a tensor?): only there does a fact about the field of ``obj``'s
+    #: class matter (:mod:`.fieldkinds`); a sorted tuple, () when none: the link holds one per function (11 MB on torch)
     field_reads: tuple[str, ...] = ()
+    quiet: tuple = ()  # what it launches, and its synchronizes' project calls (:mod:`.quietcalls`); () unknown
 
 
 @dataclass(slots=True)

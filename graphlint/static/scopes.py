@@ -32,6 +32,7 @@ from graphlint.static.scalars import arith_helpers
 from graphlint.static.restaged import mark_restaged_calls
 from graphlint.static.stepflow import finish_function
 from graphlint.static.syncpending import mark_idle_syncs
+from graphlint.static.quietcalls import note_launches
 from graphlint.static.tensors import ClassFacts, FunctionFacts
 from graphlint.static.typealiases import ALIAS, imported_spellings, module_aliases, own_aliases
 
@@ -197,7 +198,8 @@ class ScopeWalker:
                 self.func.returns = TENSOR  # returns that disagree (a library's result): the annotation's word
             pending = self.steady.end(stmt, self.oracle, depth)
             finish_function(self.func, self.raw, first_raw, stmt)
-            mark_idle_syncs(self.raw, first_raw, stmt.body, self.oracle, self.imports)  # before the oracle leaves it
+            mark_idle_syncs(self.raw, first_raw, stmt.body, self.oracle, self.imports, self.func, self.calls.project)
+            note_launches(self.func, stmt.body, self.oracle, self.imports, self.calls.project)  # before the oracle leaves
             mark_restaged_calls(pending, self.raw, first_raw, stmt, self.oracle, self.steady)
             self.func.field_reads = tuple(sorted(self.oracle.fn.reads)) if self.oracle.fn.reads else ()
             # only an annotation a truth test, an index or a read-back reads is ever overruled (:mod:`.overrules`):

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "syncpending"
 
 
-@pytest.mark.parametrize("name", ["timed_stream.py", "pending_tail.py", "waited.py"])
+@pytest.mark.parametrize("name", ["timed_stream.py", "pending_tail.py", "waited.py", "switched_timer.py",
+                                  "host_helpers.py", "runner_waits.py", "timer_helpers.py"])
 def test_each_synchronize_has_the_severity_its_marker_says(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     files = {(FIXTURES / name).relative_to(ROOT).as_posix(): (FIXTURES / name).read_bytes()}
@@ -21,12 +22,13 @@ def test_each_synchronize_has_the_severity_its_marker_says(monkeypatch, tmp_path
 
 
 def sync_flags(body: str) -> list[set[str]]:
-    """The ``sync-*`` flags of each synchronize of ``def f(model, ids, n, tokenizer):`` + ``body``."""
+    """The unconditional ``sync-*`` flags of each synchronize of ``def f(model, ids, n, tokenizer):`` + ``body``."""
     from static_helpers import summarize
 
     source = "import time\nimport torch\n\n\ndef f(model, ids, n, tokenizer):\n" + body
     (summary,) = summarize({"m.py": source})
-    return [{f for f in c.flags if f.startswith("sync-")} for c in summary.data.candidates if c.code == "GL106"]
+    return [{f for f in c.flags if f.startswith("sync-") and "-if:" not in f}  # conditional ones: at link time
+            for c in summary.data.candidates if c.code == "GL106"]
 
 
 READ_TAIL = """\
@@ -146,3 +148,44 @@ def test_a_read_that_may_not_run_leaves_the_launch_before_it_pending(read, idle)
         {read}
 """
     assert [any(f.startswith("sync-idle:") for f in fl) for fl in sync_flags(body)] == [idle]
+
+
+SWITCHED = """\
+    on = {switch}
+    for i in range(n):
+        if {test}:
+            torch.cuda.synchronize()
+        ids = torch.cat((ids, model(ids)[:, -1:]), dim=1)
+        if {closing}:
+            torch.cuda.synchronize()
+{tail}"""
+
+
+@pytest.mark.parametrize(("switch", "test", "closing", "tail", "idle"), [
+    ("ids.device.type == 'cuda'", "on", "on", "", True),
+    ("True", "not on", "not on", "", True),
+    ("True", "on", "not (not on)", "", True),
+    ("True", "on", "on and n", "", False),  # another test: the closing synchronize may be skipped
+    ("True", "on", "on", "        on = i % 2 == 0\n", False),  # the loop rebinds the switch
+    ("True", "on", "on", "        ids.on = 1\n", True),  # a store to another name's attribute
+    ("model.cfg", "on.sync", "on.sync", "        on.sync = i > 2\n", False),  # a store to the switch itself
+    ("model.cfg", "on.sync", "on.sync", "        on = model\n", False),  # a store to its root
+    ("{}", "on['sync']", "on['sync']", "        on[i] = 1\n", False),  # a store to some element
+    ("model", "on.ready()", "on.ready()", "", False),  # a call may answer differently each time
+])
+def test_a_switch_the_loop_cannot_change_runs_both_synchronizes_or_neither(switch, test, closing, tail, idle):
+    flags = sync_flags(SWITCHED.format(switch=switch, test=test, closing=closing, tail=tail))
+    assert [any(f.startswith("sync-idle:") for f in fl) for fl in flags][0] == idle
+
+
+@pytest.mark.parametrize(("body", "after"), [
+    ("    t = model(ids).argmax(-1).item()\n    print(t)\n    torch.cuda.synchronize()\n", True),
+    ("    ids = model(ids)\n    torch.cuda.synchronize()\n    torch.cuda.synchronize()\n", True),  # the second is free
+    ("    ids = model(ids)\n    if n:\n        t = ids.item()\n    torch.cuda.synchronize()\n", False),
+    ("    t = ids.item()\n    ids = ids + 1\n    torch.cuda.synchronize()\n", False),
+    ("    t = ids.item()\n    for _ in range(n):\n        torch.cuda.synchronize()\n        ids = model(ids)\n", False),
+    ("    t = ids.item()\n    try:\n        pass\n    finally:\n        torch.cuda.synchronize()\n", False),
+])
+def test_after_the_functions_own_wait_on_every_path_from_its_entry(body, after):
+    flags = sync_flags(body)
+    assert ("sync-after-wait" in flags[-1]) == after
