@@ -90,8 +90,8 @@ def _targets(why: Provenance, fid: FuncId, site: CallSite, methods, built=None) 
                 picked.append((path, qual))
         if picked:
             break  # ``forward`` found: ``__call__`` is nn.Module's
-    if len(picked) > MAX_CLASSES and names is INSTANCE_CALLS and built is not None:
-        picked = list(roots(tuple(picked), built()[0]))  # a model, not one of its parts (:mod:`.modelroots`)
+    if len(picked) > 1 and names is INSTANCE_CALLS and built is not None:
+        picked = list(roots(tuple(picked), built()[0]) or picked)  # a model, not its parts (:mod:`.modelroots`)
     return tuple(picked) if len(picked) <= MAX_CLASSES else ()
 
 
