@@ -85,3 +85,49 @@ def decode_step(q, k, past):
 def test_a_cast_of_the_state_handed_in_grows_when_handed_back():
     assert [f.line for f in analyze({"attn.py": CAST_STATE}) if f.rule == "GL207"] == [6]
     assert [f.line for f in analyze({"attn.py": CAST_CONSUMED}) if f.rule == "GL207"] == []
+
+
+def test_a_stream_consumed_through_a_name_and_a_row_retired_once(monkeypatch, tmp_path):
+    """``stream = token_stream(...)`` then ``for i, ids in enumerate(stream):`` is a per-token loop
+    over the generator's tokens (:mod:`graphlint.static.genloops`); in it, the branch that sets a
+    row's flag, which the row loop skips on, runs once per row (:mod:`graphlint.static.retiredrows`)."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "streamrows")
+    assert_marked(result.findings, load(FIXTURES / "streamrows"))
+
+
+STREAM = """
+import torch
+
+class Tiny(torch.nn.Module):
+    def forward(self, ids):
+        return ids.float()
+
+def steps(model, ids, n):
+    for _ in range(n):
+        nxt = torch.argmax(model(ids), dim=-1)
+        ids = nxt
+        yield ids
+
+def complete(ids, n, eos):
+    model = Tiny()
+    done = [False] * 4
+    stream = steps(model, ids, n)
+    {rebind}
+    for i, out in enumerate(stream):
+        for j in range(4):
+            {skip}
+            if out[j].cpu()[-1] == eos:
+                done[j] = True
+                print(out[j].cpu().tolist())
+"""
+
+
+def _reads(**parts) -> list[int]:
+    src = STREAM.format(**{"rebind": "pass", "skip": "pass", **parts})
+    return sorted(f.line for f in analyze({"gen.py": src}) if f.rule == "GL103")
+
+
+def test_a_name_bound_twice_is_no_stream_and_a_row_loop_without_its_skip_retires_nothing():
+    assert _reads(skip="if done[j]: continue") == [22]
+    assert _reads(skip="if done[j]: continue", rebind="stream = list(stream)") == []
+    assert _reads() == [22, 24]  # no skip on the flag: the branch may run every token
