@@ -74,6 +74,17 @@ def takes_keywords(flow, spelling: tuple) -> bool:
     return bool(flow.kwarg) or all(key in accepted for key, _ in spelling[1])
 
 
+def fills_twice(flow, spelling: tuple) -> bool:
+    """Whether a spelling passes a keyword for a parameter its positions already fill (``TypeError:
+    got multiple values for argument``): ``m(h, q, mask, layer_past=p)`` into ``forward(self, h,
+    mask, layer_past=None)``. A ``*`` splat fills positions nobody can count: never."""
+    positional, keywords, star = spelling[0], spelling[1], spelling[2]
+    if star is not False or (positional[:1] == (("self",),)):
+        return False
+    filled = set(flow.call_params()[:len(positional)])
+    return any(key in filled for key, _ in keywords)
+
+
 def leaves_out(flow, fn, spelling: tuple) -> bool:
     """Whether a spelling leaves a parameter without a default unfilled (``TypeError: missing a
     required argument``): no ``*``/``**`` splat in the call, and the function has no ``*args``

@@ -21,6 +21,7 @@ from graphlint.static.cstwalk import ends_in_jump, preorder
 from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
 from graphlint.static.lazyfields import armed_flag, lazy_field
+from graphlint.static.retiredrows import retires_row
 from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
@@ -109,7 +110,7 @@ class BranchWalker:
             test, filled = (GIVEN, test), False
         if guarded != "body" and (filled or self.guards.runs_once(stmt, self.oracle.fn)
                                   or fills_field_default(stmt, test) or counts_down(stmt, self.is_constant_local)
-                                  or self.timing_switch(stmt)):
+                                  or self.timing_switch(stmt) or self.loop_frames and retires_row(stmt, self.loop_frames[-1].stmt)):
             self.setup_depth += 1
             lazy_at = self.lazy_at
             if self.setup_depth == 1 and self.func.cls and own_lazy_field(stmt):

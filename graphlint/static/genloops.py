@@ -31,13 +31,30 @@ PASS_ON = frozenset(("enumerate", "tqdm", "iter"))
 
 
 # -- recorded while walking (:class:`.loops.LoopTracker`) --------------------------------------
-def iterated(func: FunctionInfo, loop_id: int, where: tuple, ir, it: cst.BaseExpression) -> None:
+def bind_stream(streams: dict[str, cst.Call | None], targets: list, value, again: bool) -> None:
+    """``stream = get_token_stream(...)``: a name bound once, outside any loop, to a call -- what a
+    later ``for x in stream`` iterates. Bound again (or in a loop, ``again``): no single call."""
+    for target in targets:
+        if type(target) is cst.Name:
+            name = target.value
+            streams[name] = None if again or name in streams or type(value) is not cst.Call else value
+        else:
+            for node in (el.value for el in getattr(target, "elements", ())):
+                if type(node) is cst.Name:
+                    streams[node.value] = None
+
+
+def iterated(func: FunctionInfo, loop_id: int, where: tuple, ir, it: cst.BaseExpression,
+             streams: dict[str, cst.Call | None] | None = None) -> None:
     """``for x in <it>``: the call whose items it iterates (``self.stream(...)``, also through a
-    wrapper that passes them on), in flow IR (``ir``: the walk's :class:`.flowir.IRBuilder`)."""
-    for _ in range(3):
+    wrapper that passes them on, or a name bound once to it, ``streams``), in flow IR (``ir``: the
+    walk's :class:`.flowir.IRBuilder`)."""
+    for _ in range(4):
+        if type(it) is cst.Name and streams and streams.get(it.value) is not None:
+            it = streams[it.value]  # ``stream = self.stream(...)`` before ``for tok in stream:``
         if type(it) is not cst.Call:
             return
-        if type(it.func) is cst.Name and it.func.value in PASS_ON and it.args and type(it.args[0].value) is cst.Call:
+        if type(it.func) is cst.Name and it.func.value in PASS_ON and it.args and type(it.args[0].value) in (cst.Call, cst.Name):
             it = it.args[0].value
             continue
         # ``range(n)``, ``torch.unbind(x)``, ``t.tolist()``: no project generator comes out of an opaque

@@ -34,6 +34,9 @@ import libcst as cst
 from graphlint.static.cstwalk import name_children
 from graphlint.static.loopnames import base_name
 
+#: methods that return a tensor's values whole, in another dtype, device or layout
+CASTS = frozenset(("type_as", "to", "type", "float", "half", "bfloat16", "double", "contiguous", "cuda"))
+
 
 def _names(node: cst.CSTNode) -> set[str]:
     """Every plain name ``node`` reads."""
@@ -73,7 +76,10 @@ class GrownState:
         self.done: set[int] = set()  # ids of reports emitted
 
     def is_state(self, first: cst.BaseExpression, params: set[str]) -> bool:
-        """Whether ``first`` is a parameter's state as the caller handed it over."""
+        """Whether ``first`` is a parameter's state as the caller handed it over -- cast or moved
+        first (``past_key.type_as(k)``, ``.to(dtype)``, ``.float()``): the same cache's values, whole."""
+        while type(first) is cst.Call and type(first.func) is cst.Attribute and first.func.attr.value in CASTS:
+            first = first.func.value
         root = base_name(first)  # ``p`` of ``p[0]`` / ``p.key``; ``self.x`` of a field: never a parameter's
         return root is not None and root != "self" and (root in params or root in self.state)
 

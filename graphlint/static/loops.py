@@ -85,7 +85,7 @@ import libcst as cst
 from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
-from graphlint.static.genloops import handover, iterated
+from graphlint.static.genloops import bind_stream, handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
                                         names_read, pool_task, self_attr, condition_calls_nothing, yields)
 from graphlint.static.layerloops import layer_loop
@@ -220,6 +220,7 @@ class LoopTracker(LoopTargets):
         #: ends (``m`` may be defined later): (function, loop id, where, callee, method, attributes)
         self.state_calls: list[tuple[FunctionInfo, int, tuple, tuple, str, set[str]]] = []
         self.field_loops: list[FieldLoop] = []  # loops carrying through fields methods store (:mod:`.fieldcarry`)
+        self.streams: dict[int, dict[str, cst.Call | None]] = {}  # per function: names bound once to a call (:mod:`.genloops`)
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         layers = isinstance(stmt, cst.For) and layer_loop(stmt)  # a forward's layers: no step loop (:mod:`.layerloops`)
@@ -242,7 +243,8 @@ class LoopTracker(LoopTargets):
             if isinstance(stmt, cst.While):
                 self.func.while_loops += (loop_id,)
         elif isinstance(stmt, cst.For) and not layers:  # ``for tok in self.stream(...)``: a generator's consumer?
-            iterated(self.func, loop_id, self.loop_frames[-1].where, self.flows.ir, stmt.iter)
+            iterated(self.func, loop_id, self.loop_frames[-1].where, self.flows.ir, stmt.iter,
+                     self.streams.get(id(self.func)))
 
     def note_handover(self, stmt: cst.Expr | cst.Return) -> None:
         handover(self.func, self.loop_ids, self.flows.ir, stmt)
@@ -317,6 +319,7 @@ class LoopTracker(LoopTargets):
                         augmented: bool = False) -> None:
         note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs,
                         bool(self.loop_ids))
+        bind_stream(self.streams.setdefault(id(self.func), {}), targets, value, augmented or bool(self.loop_ids))
         if self.devices_set:  # a rebound device name selects another device (:func:`.calls.note_device_selection`)
             self.devices_set.difference_update((self.func.qualname, t.value) for t in targets if type(t) is cst.Name)
         if not self.tracking:

@@ -28,8 +28,9 @@ implementations live elsewhere matches none, or too many).
 
 from __future__ import annotations
 
-from graphlint.static.arity import INSTANCE_CALLS, leaves_out, takes_keywords
+from graphlint.static.arity import INSTANCE_CALLS, fills_twice, leaves_out, takes_keywords
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.modelroots import built_by_modules, roots
 from graphlint.static.unresolved import KNOWN_METHODS
 from graphlint.static.unresolvedkinds import CALLBACK, DEPTH, Provenance
 
@@ -51,9 +52,10 @@ def resolve_open(graph, raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos:
         return []
     why = Provenance(graph, raw)
     methods = _methods(infos)
+    built: list[set] = []  # the classes another module builds, computed once when first asked
     out = []
     for fid, site in found:
-        picked = _targets(why, fid, site, methods)
+        picked = _targets(why, fid, site, methods, lambda: built or built.append(built_by_modules(raw, graph.index)) or built)
         if not picked:
             continue
         sites = [s for s in graph.unresolved.get(fid, ()) if s.expr == site.expr]
@@ -65,7 +67,7 @@ def resolve_open(graph, raw: dict[FuncId, list[tuple[FuncId, CallSite]]], infos:
     return out
 
 
-def _targets(why: Provenance, fid: FuncId, site: CallSite, methods) -> tuple[FuncId, ...]:
+def _targets(why: Provenance, fid: FuncId, site: CallSite, methods, built=None) -> tuple[FuncId, ...]:
     expr = site.expr
     if site.reference or not site.args or not (expr[0] == "a" or _loop_model(why, fid, expr)):
         return ()
@@ -88,6 +90,8 @@ def _targets(why: Provenance, fid: FuncId, site: CallSite, methods) -> tuple[Fun
                 picked.append((path, qual))
         if picked:
             break  # ``forward`` found: ``__call__`` is nn.Module's
+    if len(picked) > 1 and names is INSTANCE_CALLS and built is not None:
+        picked = list(roots(tuple(picked), built()[0]) or picked)  # a model, not its parts (:mod:`.modelroots`)
     return tuple(picked) if len(picked) <= MAX_CLASSES else ()
 
 
@@ -125,4 +129,4 @@ def _binds(flow, fn, spelling: tuple) -> bool:
     positions than it has, and :mod:`.arity`'s keyword and required-parameter tests."""
     if len(spelling[0]) > len(flow.params[1:]) and not flow.vararg:
         return False
-    return takes_keywords(flow, spelling) and not leaves_out(flow, fn, spelling)
+    return takes_keywords(flow, spelling) and not fills_twice(flow, spelling) and not leaves_out(flow, fn, spelling)

@@ -62,7 +62,10 @@ class TokenLoops:
                             self.shaped_models.add((fid, unresolved))
                             by_class = getattr(self.graph, "by_class", {}).get((fid, unresolved))
                             how = f"resolved by class to {', '.join(q for _, q in by_class)}" if by_class else "unresolved"
-                            if not field_callable(unresolved) and not field_method(unresolved):
+                            # resolved by class in an engine that captures nothing: the package's own model, and
+                            # the loop its decode path (:mod:`.modelroots`); beside a capture, a parity fallback
+                            if (not by_class or graph or replay_reach) and not field_callable(unresolved) \
+                                    and not field_method(unresolved):
                                 handed.add(fid)
                             runs[(fid, loop.id)] = (loop.where, frozenset((unresolved,)), None, None,
                                                     loop.id in fn.while_loops, frozenset())
