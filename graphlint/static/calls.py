@@ -248,7 +248,7 @@ class CallRecorder:
                 at.graph_call(call, at.call_name)
         func = call.func
         if at.call_name in SIZED_FACTORIES:  # ``torch.arange(offset, offset + n)``: a position's use (valueflow._stepped)
-            at.func.step_uses.update(n.value for a in call.args for n in preorder(a.value) if type(n) is cst.Name)
+            at.func.sized_uses.update(n.value for a in call.args for n in preorder(a.value) if type(n) is cst.Name)
         if at.call_name in SET_DEVICE:
             at.selecting.add(at.func.qualname)
             note_device_selection(at, call)

@@ -97,9 +97,14 @@ def _guards(body: cst.CSTNode, call: cst.Call) -> list[cst.If] | None:
             return list(ifs)
         if isinstance(node, SCOPES):
             continue
-        inner = (*ifs, node) if type(node) is cst.If else ifs
+        inner = (*ifs, node) if type(node) is cst.If and not _always(node.test) else ifs
         stack.extend((child, inner) for child in node.children)
     return None
+
+
+def _always(test: cst.BaseExpression) -> bool:
+    """``if True:``: no branch, the block runs every iteration."""
+    return type(test) is cst.Name and test.value == "True"
 
 
 def _keyed(loop: cst.For | cst.While, guards: list[cst.If]) -> set[str]:

@@ -65,9 +65,8 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
-                 "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists",
-                 "annotated_ints")
+PLANNING_ONLY = ("bound_calls", "index_names", "step_uses", "sized_uses", "test_names", "cast_names", "reduced_names",
+                 "read_names", "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists", "annotated_ints")
 
 
 def release_planning_facts(summaries) -> None:
@@ -204,7 +203,8 @@ def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]
     (a prefill call that leaves the parameter at its default runs too, once). Whether the slice is
     a hazard is the hot-code question the linker answers (graph code: a new graph per length;
     eager code: nothing to record), not this one."""
-    return _some_pass(info, fn, sites, STEP, fn.step_uses)
+    captured = [site for site in sites if site[0].in_capture]  # a factory sized by it: frozen (:mod:`.frozenargs`)
+    return _some_pass(info, fn, sites, STEP, fn.step_uses) | _some_pass(info, fn, captured, STEP, fn.sized_uses)
 
 
 def _weighted(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:
