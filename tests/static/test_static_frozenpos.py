@@ -128,3 +128,105 @@ def test_the_same_step_run_eagerly_is_no_frozen_number(tmp_path, monkeypatch):
                                    .replace("{key}", SHAPE_KEY).replace("{guard}", GUARD))
     settings = resolve(load_config(cwd=tmp_path), paths=["eager"], jobs=1, use_cache=False)
     assert not any(f.rule == "GL310" for f in run(settings).findings)
+
+
+NET = """
+import torch
+from torch import nn
+
+
+class Attn(nn.Module):
+    def __init__(self, n: int, max_len: int):
+        super().__init__()
+        self.qkv = nn.Linear(n, 3 * n)
+        self.register_buffer("k", torch.zeros(1, max_len, n))
+        self.register_buffer("v", torch.zeros(1, max_len, n))
+
+    def forward(self, x: torch.Tensor, where: torch.Tensor, upto: int | None = None) -> torch.Tensor:
+        q, k, v = self.qkv(x).chunk(3, -1)
+        self.k.index_copy_(1, where, k)
+        self.v.index_copy_(1, where, v)
+        keys, values = self.k, self.v
+        if upto is not None:
+            keys = keys[:, :upto]  # SLICE
+            values = values[:, :upto]  # SLICE
+        return (q @ keys.transpose(1, 2)).softmax(-1) @ values
+
+
+class Block(nn.Module):
+    def __init__(self, n: int, max_len: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(n)
+        self.attn = Attn(n, max_len)
+
+    def forward(self, x: torch.Tensor, where: torch.Tensor, upto: int | None = None) -> torch.Tensor:
+        return x + self.attn(self.norm(x), where, upto)
+
+
+class Net(nn.Module):
+    def __init__(self, vocab: int, n: int, layers: int, max_len: int):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, n)
+        self.trunk = nn.ModuleDict(dict(h=nn.ModuleList(Block(n, max_len) for _ in range(layers))))
+        self.head = nn.Linear(n, vocab)
+
+    def forward(self, ids: torch.Tensor, where: torch.Tensor, upto: int | None = None) -> torch.Tensor:
+        if ids.size(1) > 1:
+            upto = None  # the prompt's pass: the whole cache
+        x = self.emb(ids)
+        for _, block in enumerate(self.trunk.h):
+            x = block(x, where, upto)
+        return self.head(x)
+"""
+
+GEN = """
+import torch
+
+from pkg.net import Net
+
+
+def next_token(model: Net, where: torch.Tensor, ids: torch.Tensor, upto: int | None = None) -> torch.Tensor:
+    logits = model(ids, where, upto=upto)
+    return logits[:, -1].argmax(-1, keepdim=True)
+
+
+def run(model: Net, prompt: torch.Tensor, budget: int, max_len: int) -> list[int]:
+    step = torch.compile(next_token, mode="reduce-overhead")
+    filled = prompt.size(0)
+    where = torch.arange(0, filled, device=prompt.device)
+    tok = prompt
+    out = []
+    for _ in range(budget):
+        tok = step(model, where, tok.view(1, -1), upto={upto})
+        out.append(tok.item())
+        where = where[-1:] + 1
+        filled += 1
+    return out
+"""
+
+SLICES = [i + 1 for i, line in enumerate(textwrap.dedent(NET).splitlines()) if "# SLICE" in line]
+
+
+def chain_findings(tmp_path: Path, monkeypatch, upto: str) -> dict[tuple[str, int], str]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "net.py").write_text(textwrap.dedent(NET))
+    (pkg / "gen.py").write_text(textwrap.dedent(GEN).replace("{upto}", upto))
+    (tmp_path / "pyproject.toml").write_text("[tool.graphlint]\n")
+    monkeypatch.chdir(tmp_path)
+    settings = resolve(load_config(cwd=tmp_path), paths=["pkg"], jobs=1, use_cache=False)
+    return {(Path(f.path).name, f.line): f.rule for f in run(settings).findings}
+
+
+def test_a_counter_reaches_the_layer_that_slices_three_forwards_down(tmp_path, monkeypatch):
+    """litgpt's shape: the compiled step hands the count to the model, the model to each block of a
+    ``ModuleList`` inside a ``ModuleDict`` (rebinding it to None for the prompt), the block to its
+    attention, which slices by it: a new recording every token, however deep."""
+    found = chain_findings(tmp_path, monkeypatch, "filled")
+    assert {line for (path, line), rule in found.items() if path == "net.py" and rule == "GL308"} == set(SLICES)
+
+
+def test_a_fixed_length_down_the_same_chain_is_quiet(tmp_path, monkeypatch):
+    found = chain_findings(tmp_path, monkeypatch, "max_len")
+    assert not any(rule in ("GL308", "GL309", "GL310") for rule in found.values())
