@@ -154,7 +154,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
     reached = {t: callers.get(t, []) + may_callers.get(t, []) + by_instance.get(t, [])
                for t in callers.keys() | may_callers.keys() | by_instance.keys()}
     for (path, qualname), names in step_chains(infos_by_path, reached, _stepped, fields).items():  # (:mod:`.stepchains`)
-        out[path].update(f"param:{qualname}:{name}={STEP}" for name in names)
+        if names:  # ``out[path]`` itself sends the file round again
+            out[path].update(f"param:{qualname}:{name}={STEP}" for name in names)
     for (path, qualname) in callers.keys() | may_callers.keys():
         sites = callers.get((path, qualname), []) + may_callers.get((path, qualname), [])
         fn = infos_by_path[path].functions[qualname]
