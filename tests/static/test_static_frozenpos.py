@@ -10,6 +10,7 @@ the same step run eagerly."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -230,3 +231,13 @@ def test_a_counter_reaches_the_layer_that_slices_three_forwards_down(tmp_path, m
 def test_a_fixed_length_down_the_same_chain_is_quiet(tmp_path, monkeypatch):
     found = chain_findings(tmp_path, monkeypatch, "max_len")
     assert not any(rule in ("GL308", "GL309", "GL310") for rule in found.values())
+
+
+def test_a_type_test_of_the_per_step_number_is_no_per_step_branch(tmp_path, monkeypatch):
+    """``isinstance(offset, int)``: the number's type, the same answer every step (flash-attn's rotary)."""
+    engine = ENGINE.replace("        n = ids.size(1)\n", "        n = ids.size(1)\n        if isinstance(offset, int):\n"
+                            "            n = n + 0\n")
+    monkeypatch.setattr(sys.modules[__name__], "ENGINE", engine)
+    found = findings(tmp_path, monkeypatch, "ids.size(1) - 1")
+    assert not any(rule == "GL309" for _, rule in found)
+    assert any(rule == "GL310" for _, rule in found)
