@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import libcst as cst
 
 from graphlint.static.bindings import BindingRecorder
-from graphlint.static.cstwalk import called_name, self_attr
+from graphlint.static.cstwalk import called_name, preorder, self_attr
 from graphlint.static.facts import CallSite, ClassInfo, Descriptor, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.losscode import library_loss
 from graphlint.static.names import callee_key, is_imported_root, resolve
@@ -29,6 +29,7 @@ from graphlint.static.fieldstores import record_construction, store_field
 from graphlint.static.hostconversions import note_conversion
 from graphlint.static.lambdabodies import body_calls
 from graphlint.static.denorm import note_call as note_denorm
+from graphlint.static.frozenargs import SIZED_FACTORIES, captured_step_kinds
 from graphlint.static.valuekinds import arg_kinds, join_args, may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -251,6 +252,8 @@ class CallRecorder:
             elif at.call_name in GRAPH_CALLS:
                 at.graph_call(call, at.call_name)
         func = call.func
+        if at.call_name in SIZED_FACTORIES:  # ``torch.arange(offset, offset + n)``: a position's use (valueflow._stepped)
+            at.func.sized_uses.update(n.value for a in call.args for n in preorder(a.value) if type(n) is cst.Name)
         if at.call_name in SET_DEVICE:
             at.selecting.add(at.func.qualname)
             note_device_selection(at, call)
@@ -294,6 +297,8 @@ class CallRecorder:
                     and self_attr(func.value.value) is not None):  # what valueflow resolves (``self.layers[j].f``;
                 # ``obj.m``, ``self.a.b.m``, ``g_ctx.cache.m`` through :mod:`.receivers`)
                 kinds, steady = arg_kinds(call, self.oracle, at.func.name), call
+                if at.in_capture and at.loop_frames:  # a per-step number frozen into the recording (:mod:`.frozenargs`)
+                    kinds = captured_step_kinds(call, kinds, at)
                 at.func.step_uses.update(a.value.value for a in call.args if type(a.value) is cst.Name)
             args = self.at.values.args(call)
             if id(call) in self.deferred:

@@ -191,10 +191,10 @@ class FunctionInfo(Compact):
     #: names used as an index (``x[rows]``, ``x[:, rows]``): only there does a parameter's being a
     #: Python list matter (GL208; :mod:`.valueflow` learns list parameters for these alone)
     index_names: set[str] = field(default_factory=set)
-    #: names in a subscript's index or slice bounds (``mask[..., :upto]``) or passed to a call the
-    #: value flow follows: only there does a parameter's holding a per-step int matter
-    #: (:data:`.valuekinds.STEP`; :mod:`.valueflow` learns step parameters for these alone)
+    #: names in a subscript's index or slice bounds (``mask[..., :upto]``) or passed to a call the value flow
+    #: follows: only there does a per-step int matter (:data:`.valuekinds.STEP`, learned for these alone)
     step_uses: set[str] = field(default_factory=set)
+    sized_uses: set[str] = field(default_factory=set)  # a factory's arguments: the same, from a capture alone (.frozenargs)
     #: names read in a truth test (``if``/``while``/``assert``/``x if c else y``/a comprehension's
     #: ``if``): only there does a parameter's holding Python numbers matter (GL105: ``if
     #: input_shape[-1] > 1:`` reads nothing back; :mod:`.valueflow` learns number parameters for these alone)

@@ -214,6 +214,7 @@ class RegionRecorder:
         self.loop_nodes: list[cst.CSTNode] = []  # enclosing loops, for :meth:`capture_loop`
         self.loop_bound: list[set[str]] = []  # names the enclosing ``for`` loops bind
         self.lazy_captures: set[int] = set()  # capture sites inside capture branches (:meth:`capture_branch`)
+        self.frozen_loops: set[int] = set()  # loops whose per-step numbers a capture in them takes (:mod:`.frozenargs`)
         #: function -> its locals bound to CUDA-graph compile options (:func:`compile_kind`)
         self.graph_option_names: dict[str, set[str]] = {}
         self.device_modules: dict[str, cst.BaseExpression] = {}  # :func:`device_modules`, set before the walk

@@ -46,6 +46,7 @@ from graphlint.static.fieldkinds import field_facts
 from graphlint.static.overrules import overruling_facts
 from graphlint.static.paramkinds import ParamKinds, resolve_function, returns_of
 from graphlint.static.receivers import Receivers
+from graphlint.static.stepchains import step_chains
 from graphlint.static.params import POSITION_NAMES
 from graphlint.static.kindfacts import encode
 from graphlint.static.valuekinds import (HOST, LIST, MASK, NUMBER, SCALAR, STEADY, STEP, TENSOR, UNKNOWN, WEIGHT, informative,
@@ -62,9 +63,9 @@ ROUNDS = 3
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)
-PLANNING_ONLY = ("bound_calls", "passed_back", "handed_defs", "index_names", "step_uses", "test_names", "cast_names", "reduced_names", "read_names",
-                 "type_tested", "presumed_tensors", "annotated_tensors", "annotated_lists",
-                 "annotated_ints")
+PLANNING_ONLY = ("bound_calls", "passed_back", "handed_defs", "index_names", "step_uses", "sized_uses", "test_names",
+                 "cast_names", "reduced_names", "read_names", "type_tested", "presumed_tensors", "annotated_tensors",
+                 "annotated_lists", "annotated_ints")
 
 
 def release_planning_facts(summaries) -> None:
@@ -156,11 +157,14 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     rides = all(h[0] is info for h in hits) and key.count(".") < 2
                     (later if rides else out)[info.path].add(f"ret:{key}={encode(shape)}")
     infos_by_path = {info.path: info for info in infos}
+    reached = {t: callers.get(t, []) + may_callers.get(t, []) + by_instance.get(t, [])
+               for t in callers.keys() | may_callers.keys() | by_instance.keys()}
+    for (path, qualname), names in step_chains(infos_by_path, reached, _stepped, fields).items():  # (:mod:`.stepchains`)
+        if names:  # ``out[path]`` itself sends the file round again
+            out[path].update(f"param:{qualname}:{name}={STEP}" for name in names)
     for (path, qualname) in callers.keys() | may_callers.keys():
         sites = callers.get((path, qualname), []) + may_callers.get((path, qualname), [])
         fn = infos_by_path[path].functions[qualname]
-        for name in _stepped(infos_by_path[path], fn, sites):
-            out[path].add(f"param:{qualname}:{name}={STEP}")
         for name in _weighted(infos_by_path[path], fn, sites):
             out[path].add(f"param:{qualname}:{name}={WEIGHT}")
     kept = fields.kept_as()
@@ -209,7 +213,8 @@ def _stepped(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]
     (a prefill call that leaves the parameter at its default runs too, once). Whether the slice is
     a hazard is the hot-code question the linker answers (graph code: a new graph per length;
     eager code: nothing to record), not this one."""
-    return _some_pass(info, fn, sites, STEP, fn.step_uses)
+    captured = [site for site in sites if getattr(site[0], "in_capture", False)]  # a factory sized by it: frozen (:mod:`.frozenargs`)
+    return _some_pass(info, fn, sites, STEP, fn.step_uses) | _some_pass(info, fn, captured, STEP, fn.sized_uses)
 
 
 def _weighted(info: ModuleInfo, fn: FunctionInfo, sites: list[tuple]) -> set[str]:

@@ -376,7 +376,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             self.pop_loop()
             if feeds_back_a_call(self.func.loops, loop_id):
                 self.steady.per_token.add(id(stmt))
-            if outer_advanced != advanced:
+            if outer_advanced != advanced or loop_id in self.frozen_loops:
                 settle_advanced(self.func.calls, loop_id, feeds_back_a_call(self.func.loops, loop_id))
                 advanced.clear()
                 advanced.update(outer_advanced)

@@ -74,8 +74,8 @@ class PositionDependent(Matcher):
             if isinstance(node, cst.If) and _only_raises(node.body):
                 return  # a bounds check: raising is the eager path's business
             for operand in operands(node.test):
-                if _none_test(operand):
-                    continue  # ``if upto is not None:``: the same answer on every step
+                if _none_test(operand) or _type_test(operand):
+                    continue  # ``if upto is not None:``, ``isinstance(offset, int)``: the same answer on every step
                 if not oracle.is_tensor(operand) and oracle.uses(operand, names):
                     self._report(ctx, operand, "", [operand])
                     return
@@ -94,6 +94,13 @@ def _none_test(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Comparison) and all(
         isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)) and isinstance(c.comparator, cst.Name)
         and c.comparator.value == "None" for c in node.comparisons)
+
+
+def _type_test(node: cst.BaseExpression) -> bool:
+    """``isinstance(x, int)`` (or ``not`` it): a value's type, which a per-step int keeps from step to step."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        node = node.expression
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "isinstance"
 
 
 def _only_raises(body: cst.BaseSuite) -> bool:
