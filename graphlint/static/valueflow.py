@@ -1,33 +1,31 @@
 """What values are, carried along resolved calls: returns to callers, arguments to parameters.
 
-Every summary says what each function returns and what each call site passes
-(:mod:`.valuekinds`). After every file is summarized, this resolves the call sites whose callee
-is named plainly -- ``helper(...)`` (a function of the file, an import, a star import),
-``ops.helper(...)`` (an imported module), ``self.helper(...)`` (the class and its bases) -- and
-finds, per file, the facts its walk did not have:
+Every summary says what each function returns and what each call site passes (:mod:`.valuekinds`). After every file
+is summarized, this resolves the call sites whose callee is named plainly -- ``helper(...)`` (a function of the file,
+an import, a star import), ``ops.helper(...)`` (an imported module), ``self.helper(...)`` (the class and its bases)
+-- and finds, per file, the facts its walk did not have:
 
-- ``ret:<callee key>=<shape>``: what a called function returns, for a caller in another file, or above the
-  callee in its own (a helper defined first is known on the first walk already), that binds the result to names
-  or calls a method on it (``a, b = f(x)``, ``f(x).to(dev)``: walking a file again costs as much as the first
-  walk, and a result only passed on, ``return f(x)``, rarely decides a finding). A fact from the file itself (a
-  helper defined below its caller) rides along when the file is walked again for another fact, and never sends
-  it round alone: on torch's own files that alone cost a sixth of the first walk, for no finding. A method that
-  subclasses override returns what every override agrees on.
-- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor, a pageable host tensor, a Python list (an index
-  that copies, GL208) or Python numbers -- an int, a size read from a shape, a tuple of them (``(batch_size,
-  seq_len)``, ``x.shape``: sizes are not tensors, so ``if input_shape[-1] > 1:`` reads nothing back) -- that
-  every caller passes to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is still read
-  back); a plain tensor is left to the oracle's own presumptions (on torch's own files that fact alone sent
-  large files round again, for no finding), except for a parameter the function reduces whole (``x_lens.max()``,
-  ``FunctionInfo.reduced_names``): a device tensor there makes the 0-dim value a size or a test reads back.
-  Unknown wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot follow
-  anywhere in the project under the function's name (``obj.helper(...)``, a callback), or a parameter a caller
-  leaves at its default, and the parameter says nothing. Numbers for a parameter annotated a tensor, and a
-  tensor for one annotated a list, overrule the annotation: those take every call spelled with the function's
-  name and no use of it as a value (:mod:`.overrules`).
+- ``ret:<callee key>=<shape>``: what a called function returns, for a caller in another file, or above the callee in
+  its own (a helper defined first is known on the first walk already), that binds the result to names or calls a
+  method on it (``a, b = f(x)``, ``f(x).to(dev)``: walking a file again costs as much as the first walk, and a result
+  only passed on, ``return f(x)``, rarely decides a finding). A fact from the file itself (a helper defined below its
+  caller) rides along when the file is walked again for another fact, and never sends it round alone: on torch's own
+  files that alone cost a sixth of the first walk, for no finding. A method that subclasses override returns what
+  every override agrees on.
+- ``param:<qualname>:<name>=<kind>``: a 0-dim device tensor, a pageable host tensor, a Python list (an index that
+  copies, GL208) or Python numbers -- an int, a size read from a shape, a tuple of them (``(batch_size, seq_len)``,
+  ``x.shape``: sizes are not tensors, so ``if input_shape[-1] > 1:`` reads nothing back) -- that every caller passes
+  to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is still read back); a plain tensor is
+  left to the oracle's own presumptions (on torch's own files that fact alone sent large files round again, for no
+  finding), except for a parameter the function reduces whole (``x_lens.max()``, ``FunctionInfo.reduced_names``): a
+  device tensor there makes the 0-dim value a size or a test reads back. Unknown wins: one caller passing something
+  unknown, a ``*args`` call, a call the resolution cannot follow anywhere in the project under the function's name
+  (``obj.helper(...)``, a callback), or a parameter a caller leaves at its default, and the parameter says nothing.
+  Numbers for a parameter annotated a tensor, and a tensor for one annotated a list, overrule the annotation: those
+  take every call spelled with the function's name and no use of it as a value (:mod:`.overrules`).
 
-Those files are summarized again with the facts (the second round of :mod:`.crossfile`, cached by
-them too). One round: a fact learned in the second round does not travel further.
+Those files are summarized again with the facts (the second round of :mod:`.crossfile`, cached by them too). One
+round: a fact learned in the second round does not travel further.
 """
 
 from __future__ import annotations
@@ -55,11 +53,9 @@ from graphlint.static.valuekinds import (HOST, LIST, MASK, NUMBER, SCALAR, STEAD
 Target = tuple[ModuleInfo, str]
 #: what a parameter fact may say (see the module docstring)
 PARAM_KINDS = (SCALAR, HOST, LIST, NUMBER)
-#: rounds of the cross-file pass for value facts: what a helper returns can depend on what its
-#: callers pass it (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is
-#: known one), and that on what another helper returns
+#: rounds of the cross-file pass for value facts: what a helper returns can depend on what its callers pass it
+#: (``commit(..., kept)`` returns ``kept + 1``, a 0-dim tensor once ``kept`` is known one), and that on another's return
 ROUNDS = 3
-
 
 #: what only this planning reads of a function (which names its value facts would matter for):
 #: nothing links on them, so the check lets them go before the link (:func:`release_planning_facts`)

@@ -43,7 +43,7 @@ STEP = "step"
 #: every call passes one is no per-step position -- only a parameter fact, never an argument's kind
 STEADY = "steady"
 #: the kind of an argument a loop advances, until the loop ends: ``~<loop id>`` becomes :data:`STEP`
-#: when that loop turns out a per-token loop (:func:`settle_advanced`), else unknown
+#: when that loop turns out a per-token loop (:func:`.callkinds.settle_advanced`), else unknown
 ADVANCED = "~"
 #: a parameter or buffer of the caller's module, handed to a helper that casts it: only an
 #: argument's kind and a parameter fact (:mod:`.weightargs`, :func:`.valueflow._weighted`)
@@ -380,18 +380,6 @@ def step_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:
     return f"{ADVANCED}{loop}" if loop is not None else UNKNOWN
 
 
-def settle_advanced(calls: list, loop_id: int, per_token: bool) -> None:
-    """The loop ``loop_id`` ended: its advanced counters passed to calls are per-step ints when it
-    is a per-token loop (it feeds a call's output back), and nothing known otherwise (a counter
-    over layers or chunks is the same on every step)."""
-    mark, settled = f"{ADVANCED}{loop_id}", STEP if per_token else UNKNOWN
-    for site in calls:
-        kinds = site.kinds
-        if kinds is None or (mark not in kinds[0] and all(k != mark for _, k in kinds[1])):
-            continue
-        site.kinds = (tuple(settled if k == mark else k for k in kinds[0]),
-                      tuple((n, settled if k == mark else k) for n, k in kinds[1]), *kinds[2:])
-
 
 def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     """Python sizes, never a tensor: ``x.shape`` / ``x.size()``, or a tuple display of numbers and
@@ -408,12 +396,3 @@ def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
                         or (type(el.value) is cst.Name and el.value.value in oracle.fn.shapes))
                    for el in node.elements)
     return False
-
-
-def join_args(a: tuple | None, b: tuple | None) -> tuple | None:
-    """The same callee called twice from one function: what both calls pass, per argument."""
-    if a is None or b is None or len(a[0]) != len(b[0]) or {k for k, _ in a[1]} != {k for k, _ in b[1]}:
-        return None
-    named = dict(b[1])
-    return (tuple(x if x == y else UNKNOWN for x, y in zip(a[0], b[0])),
-            tuple((k, v if v == named[k] else UNKNOWN) for k, v in a[1]))

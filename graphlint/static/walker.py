@@ -48,7 +48,7 @@ from graphlint.static.tensors import TensorOracle
 from graphlint.static.valueatoms import literal
 from graphlint.static.valuefacts import ValueFacts
 from graphlint.static.steadyargs import SteadyArgs
-from graphlint.static.valuekinds import settle_advanced
+from graphlint.static.callkinds import settle_advanced
 from graphlint.static.stepflow import finish_module
 
 @dataclass
