@@ -202,7 +202,7 @@ def check_plant(plant: Plant, root: Path, paths: tuple[str, ...],
     source_file = root / plant.file
     if not source_file.is_file():
         raise PlantError(f"{plant.engine}/{plant.name}: {source_file} does not exist")
-    planted, line = apply(plant, source_file.read_text(encoding="utf-8"))
+    planted, line = apply(plant, source_file.read_text(encoding="utf-8-sig"))
     with tempfile.TemporaryDirectory(prefix="graphlint-plant-") as tmp:
         copy_dir = Path(tmp)
         copy_paths(root, paths, copy_dir)
