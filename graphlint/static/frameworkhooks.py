@@ -16,7 +16,9 @@ warnings: it is the host code around the framework's captured or eager forward) 
 code's version of it belongs to
 
 - a class deriving from a table class (its MRO's bases include one), imported from the framework's
-  package and not defined in the checked paths (``class B(AttentionMetadataBuilder[M])``: ``build``);
+  package and not defined in the checked paths (``class B(AttentionMetadataBuilder[M])``: ``build``),
+  that the checked code uses -- it or a subclass is built, passed, returned or imported outside its
+  own body (a class nothing uses is an API for users, as an uncalled function is no entry);
 - a patch of one: a class whose base is a patching class of the project -- one defining its own
   ``__class_getitem__`` (``typing.Generic`` parameters are no patch) -- subscripted with a table
   class (``class P(ArcticPatch[GPUModelRunner])``: its ``execute_model``);
@@ -71,10 +73,12 @@ def subscript_args(stmt: cst.ClassDef, descriptor) -> tuple:
 
 def framework_hooks(discovery) -> list[tuple[FuncId, str]]:
     """(method, reason) of every per-step method the checked code gives a framework class."""
-    index, found = discovery.index, {}
+    index, found, used = discovery.index, {}, Uses(discovery.infos)
     for info in discovery.infos:
         for qual, cls in sorted(info.classes.items()):
             for target, how in framework_bases(index, info, qual):
+                if how == "subclass of" and not any(used(i, q) for i, q in [(info, qual), *index.subclasses((info, qual))]):
+                    continue  # nothing hands it to the framework: an API for users, as an uncalled function
                 for method in sorted(hooked_methods(target)):
                     if method in cls.methods and f"{qual}.{method}" in info.functions:
                         found.setdefault((info.path, f"{qual}.{method}"), f"{how} {target.rpartition('.')[2]}: "
@@ -82,6 +86,42 @@ def framework_hooks(discovery) -> list[tuple[FuncId, str]]:
         for fid, reason in stored_hooks(discovery, info):
             found.setdefault(fid, reason)
     return sorted(found.items())
+
+
+class Uses:
+    """Whether the checked code uses a class (builds, passes, returns or imports it) outside its own body."""
+
+    def __init__(self, infos):
+        self.infos, self._names = infos, None
+
+    def __call__(self, info, qual: str) -> bool:
+        if self._names is None:
+            self._names = {}
+            for other in self.infos:
+                for dotted in other.imports.values():
+                    self._names.setdefault(dotted.rpartition(".")[2], set()).add((other.path, "<import>"))
+                for scope, flow in other.flows.items():
+                    for st in flow.stmts:
+                        if not (st[0] == "=" and st[2] and st[2][0] == "k"):  # not the class statement itself
+                            for name in named(st):
+                                self._names.setdefault(name, set()).add((other.path, scope))
+        name = qual.rpartition(".")[2]
+        return any(path != info.path or not (scope == qual or scope.startswith(qual + "."))
+                   for path, scope in self._names.get(name, ()))
+
+
+def named(ir) -> set[str]:
+    """The names and attributes a statement's :mod:`.flowir` expressions mention."""
+    out, stack = set(), [ir]
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple and node:
+            if node[0] == "n" and len(node) == 2 and type(node[1]) is str:
+                out.add(node[1])
+            elif node[0] == "a" and len(node) == 3 and type(node[2]) is str:
+                out.add(node[2])
+            stack.extend(x for x in node if type(x) is tuple)
+    return out
 
 
 def framework_bases(index, info, qual: str) -> list[tuple[str, str]]:

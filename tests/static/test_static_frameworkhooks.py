@@ -39,6 +39,8 @@ from {module} import {base}
 class Hook({base}):
     def {method}(self, x):
         return x.sum().item()
+
+HOOKS = [Hook()]
 """
 
 
@@ -58,6 +60,13 @@ def test_a_generic_base_subscripted_with_a_framework_class_is_no_patch():
     generic = source.replace("class Hook(GPUModelRunner)", "class Hook(Generic[GPUModelRunner])")
     assert not analyze({"hook.py": "from typing import Generic\n" + generic})
     assert analyze({"hook.py": source})
+
+
+def test_a_subclass_nothing_uses_is_no_entry():
+    source = PLUGIN.format(module="transformers", base="LogitsProcessor", method="__call__")
+    assert not analyze({"hook.py": source.replace("HOOKS = [Hook()]", "")})
+    sub = "class Used(Hook):\n    pass\n\nHOOKS = [Used()]\n"  # a used subclass runs the inherited hook
+    assert analyze({"hook.py": source.replace("HOOKS = [Hook()]", sub)})
 
 
 def test_configured_entries_replace_the_stubs():
