@@ -56,6 +56,7 @@ from graphlint.static.options import StaticOptions
 from graphlint.static.contexts import (Chain, FuncId, Placement, bfs, called_per_device, callers_of, reaching, spread,
                                        post_replay, QuietCalls)
 from graphlint.static.facts import CallSite, ModuleInfo
+from graphlint.static.frameworkhooks import add_framework_hooks
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
@@ -103,8 +104,7 @@ class Contexts:
     captures: bool = False  # a captured callable was found
     #: a capture, a replay or a per-token loop was found: the hot-names guess is then off
     evidence: bool = False
-    #: branches decided by the values reaching them (:mod:`.argvalues`): no hot caller or stored
-    #: configuration value takes them
+    #: branches decided by the values reaching them (:mod:`.argvalues`): no hot caller or stored value takes them
     decided: int = 0
     #: loops that look per-token but run whole decodes (:mod:`.outerloops`): cold
     outer_loops: list[OuterLoop] = field(default_factory=list)
@@ -166,6 +166,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
     # -- the three contexts ------------------------------------------------------------------
     def run(self) -> Contexts:
         add_recorded(self)  # --decode-path: what a recorded run executed, each in its role's context
+        add_framework_hooks(self)  # what a framework's own loop calls every step (:mod:`.frameworkhooks`)
         graph_roots, compiled_graph = self.graph_regions()
         prefill = {(i.path, q) for i in self.infos for q, fn in i.functions.items() if self.not_hot.prefill(fn.name)}
         # a replaying function never replays inside a capture: captured code reaching one reaches its callable
@@ -404,7 +405,6 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         info = self.by_path[fid[0]]
         where = next((s.where for s in info.sites if s.kind == "capture" and s.function == fid[1]), ())
         return (fid[0], where)
-
 
     def loop_targets(self, info: ModuleInfo, qual: str, loop) -> list[FuncId]:
         return self.graph.loop_targets(info, qual, loop)

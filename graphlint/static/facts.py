@@ -27,7 +27,6 @@ class Compact:
     a dataclass's instance dict, and every warm run loads every summary from the cache. Subclasses
     are slotted dataclasses: the linking process holds every file's facts at once (on all of torch,
     instance dicts were 12 MB of its peak)."""
-
     __slots__ = ()
 
     def __reduce__(self):
@@ -246,6 +245,7 @@ class ClassInfo(Compact):
     false_members: tuple = ()
     members: tuple[str, ...] = ()  # an enum body's members, each with its own value (:mod:`.modetests`)
     late_writes: tuple[str, ...] = ()  # ``self`` fields a method other than ``__init__`` assigns (:mod:`.modetests`)
+    base_args: tuple = ()  # imported classes a base is subscripted with, ``P(Patch[Runner])`` (:mod:`.frameworkhooks`)
 
 
 @dataclass(slots=True)

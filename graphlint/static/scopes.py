@@ -20,6 +20,7 @@ from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
+from graphlint.static.frameworkhooks import subscript_args
 from graphlint.static.hostbuilders import host_builders
 from graphlint.static.inherited import seed_inherited
 from graphlint.static.distchecks import turns_validation_off
@@ -261,6 +262,7 @@ class ScopeWalker:
             desc = self.calls.base_descriptor(arg.value)
             if desc is not None:
                 info.bases.append(desc)
+        info.base_args = subscript_args(stmt, self.calls.base_descriptor)
         for arg in stmt.keywords:
             if arg.keyword is not None and arg.keyword.value == "metaclass":
                 info.metaclass = self.calls.base_descriptor(arg.value)
