@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import last_statement
+
 
 def retry_loop(stmt: cst.For | cst.While) -> bool:
     """Whether the loop's body ends in a bare ``break`` statement (see the module docstring)."""
-    body = getattr(stmt.body, "body", ())
-    if not body or type(body[-1]) is not cst.SimpleStatementLine:
-        return False
-    last = body[-1].body
-    return len(last) >= 1 and type(last[-1]) is cst.Break
+    return type(last_statement(stmt.body)) is cst.Break
