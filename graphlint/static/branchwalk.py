@@ -6,7 +6,9 @@ runs once -- a flag the class sets, a field default filled, a countdown over a l
 guard the body disarms (:mod:`.guards`). Otherwise the body is walked under the branch's facts: the
 one-time flag and needed attributes it tests, the first iteration its test picks (a loop counter,
 or a value the loop carries: :mod:`.iterations`, :class:`.valuefacts.ValueFacts`), and its condition
-for the value facts of what follows. A mixin of :class:`.walker.Walker`, which owns the state.
+for the value facts of what follows. An ``except`` handler that ends in ``raise`` is set-up too: it
+runs only on a step that fails (:meth:`BranchWalker.handler`). A mixin of :class:`.walker.Walker`,
+which owns the state.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import libcst as cst
 
 from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
-from graphlint.static.cstwalk import ends_in_jump, preorder
+from graphlint.static.cstwalk import ends_in_jump, last_statement, preorder
 from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
 from graphlint.static.lazyfields import armed_flag, lazy_field
@@ -35,6 +37,18 @@ class BranchWalker:
     timing_cache: tuple | None = None
     #: inside ``if not hasattr(obj, name):``: (obj, name) pairs (:func:`.fieldstores.lacked_attrs`)
     lacking: tuple[tuple[str, str], ...] = ()
+
+    def handler(self, suite: cst.BaseSuite, field: str) -> None:
+        """An ``except`` handler's body. One that ends in ``raise`` (a debug dump of a failed kernel launch,
+        then ``raise``) runs only on a step that fails, and the failure goes on up: no working step runs
+        it, so it is walked as set-up -- its findings and calls dropped. A handler that recovers (a
+        fallback, a retry) may run on every step where the first way always fails, and stays hot."""
+        failing = type(last_statement(suite)) is cst.Raise
+        self.setup_depth += failing
+        try:
+            self.suite(suite, field)
+        finally:
+            self.setup_depth -= failing
 
     def if_(self, stmt: cst.If) -> None:
         guarded = self.guards.branch(stmt.test)

@@ -89,6 +89,7 @@ from graphlint.static.genloops import bind_stream, handover, iterated
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
                                         names_read, pool_task, self_attr, condition_calls_nothing, yields)
 from graphlint.static.layerloops import layer_loop
+from graphlint.static.retryloops import retry_loop
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, picked_calls, sampled_calls, used_modules
 from graphlint.static.solverloops import note_update, solver_loop
@@ -262,8 +263,8 @@ class LoopTracker(LoopTargets):
     def pop_loop(self) -> None:
         frame = self.loop_frames.pop()
         self.tracking -= frame.eligible
-        if not frame.eligible:
-            return
+        if not frame.eligible or (frame.stmt is not None and retry_loop(frame.stmt)):
+            return  # not tracked, or a retry loop (:mod:`.retryloops`): no decode or serving loop
         exprs: list[tuple] = []
         feeding = [(order, expr, reads) for order, expr, reads in frame.calls if frame.feeds_back(order, reads)]
         for _, expr, _ in feeding:

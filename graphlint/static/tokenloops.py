@@ -10,6 +10,7 @@ from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.sampledcarry import field_callable, field_method
+from graphlint.static.scriptloops import tool_loops
 from graphlint.static.tokenless import picks_no_tokens
 
 
@@ -192,12 +193,14 @@ class TokenLoops:
         entries`` lists it, saying why it ranks lower); what only it reaches is at most a warning,
         as for a guess: the gate fails on the decode path the engine runs. Code with no entry point
         that runs a loop (a library: ``generate()`` is its users' to call) keeps every loop at full
-        severity, and so does an iterator's ``__next__``, which a ``for`` runs with no call written."""
+        severity, and so does an iterator's ``__next__``, which a ``for`` runs with no call written --
+        but for the loops of its command-line tools beside its own (:mod:`.scriptloops`)."""
         roots = [(fid, (fid,)) for fid in self.calls if fid[1] == "<module>"]
         run = bfs(roots, self.calls) if roots else {}
         loops = {fid for fid, _, _, _ in found} | set(self.loop_bodies["host"])
-        if not any(fid in run for fid in loops):
-            return set()
+        if not any(fid in run for fid in loops):  # a library: its tools' loops rank below its own (:mod:`.scriptloops`)
+            return tool_loops({fid for fid, _, _, ids in found if PROTOCOL_LOOP not in ids},
+                              set(self.loop_bodies["host"]), self.infos)
         return {fid for fid, _, _, loop_ids in found if fid not in run and PROTOCOL_LOOP not in loop_ids}
 
     def serving_loops(self, replay_reach: set[FuncId], reach: set[FuncId], graph, steps: set[FuncId]) -> None:

@@ -292,7 +292,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                 self.branching += 1
                 try:
                     for i, handler in enumerate(stmt.handlers):
-                        self.suite(handler.body, f"handlers.{i}")
+                        self.handler(handler.body, f"handlers.{i}")
                 finally:
                     self.branching -= 1
                 if stmt.orelse is not None:

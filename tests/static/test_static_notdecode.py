@@ -68,3 +68,10 @@ def test_a_subscript_key_names_a_guard_only_when_it_is_text(test, branch):
     from graphlint.static.guards import guarded_branch
 
     assert guarded_branch(cst.parse_expression(test), {}, ("*debug*", "*size*")) == branch
+
+
+def test_a_handler_that_re_raises_runs_on_no_working_step(monkeypatch, tmp_path):
+    """``except RuntimeError: torch.cuda.synchronize(); print(...); raise`` is a failed step's debug dump; a
+    handler that recovers stays on the step (:meth:`graphlint.static.branchwalk.BranchWalker.handler`)."""
+    name = "failed_launch.py"
+    assert_marked(check_fixture(monkeypatch, tmp_path, FIXTURES, name), FIXTURES, name)

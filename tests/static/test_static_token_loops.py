@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from test_static_fixture import assert_marker_severities, expected
-from static_helpers import check_fixture
+from static_helpers import assert_marked, check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "tokenloops"
@@ -99,3 +99,22 @@ def test_a_speculative_step_with_its_own_draft_loop_is_no_whole_decode(monkeypat
     per step is the per-token loop, not an outer loop."""
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "speculative_step.py")
     assert not result.decode_path.outer_loops
+
+
+@pytest.mark.parametrize("name", ["tool_beside_library", "tool_only"])
+def test_a_command_line_tool_inside_a_library_ranks_below_the_library_loop(monkeypatch, tmp_path, name):
+    """A module that builds its argument parser at import is a tool a launcher runs: beside the
+    library's own decode loop its loop ranks lower (at most a warning); alone, it is the engine
+    (:mod:`graphlint.static.scriptloops`)."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    assert_marked(result, FIXTURES, name)
+    reasons = {e.function[1]: e.reason for e in result.entries if e.context == "eager"}
+    assert ("no entry point" in reasons["main"]) == (name == "tool_beside_library")
+
+
+def test_a_retry_loop_ending_in_break_is_no_token_loop(monkeypatch, tmp_path):
+    """``while True: try: ...; except: continue; break`` goes round only after a failure: the
+    loader's weight reads are not checked, the decode loop is (:mod:`graphlint.static.retryloops`)."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "retry_load.py")
+    assert {e.function[1] for e in result.entries} == {"generate"}
+    assert_marked(result, FIXTURES, "retry_load.py")
