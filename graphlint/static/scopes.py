@@ -17,6 +17,7 @@ from graphlint.static.closurefacts import inherit
 from graphlint.static.modetests import enum_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
+from graphlint.static.armedcalls import arms_first
 from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
@@ -168,6 +169,8 @@ class ScopeWalker:
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
+        if self.class_stack and saved[0].qualname == "<module>":  # a method: the flags it sets first (:mod:`.armedcalls`)
+            self.info.armed_first.setdefault(name, []).append(frozenset(arms_first(stmt)))
         self.oracle.fn = FunctionFacts(defn=stmt)
         if saved[0].qualname != "<module>":
             inherit(saved[1], self.oracle.fn)  # a closure's free names: what the enclosing function holds
