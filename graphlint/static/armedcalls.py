@@ -10,6 +10,14 @@ anything in its body could return -- the first call arms the guard, every later 
 method that sets another flag, sets it under a condition or after a ``return`` leaves the branch per
 step, and so does a method no analysed file defines (an extension's). Not covered, as for ``self``'s
 flags: a step that clears the flag again.
+
+The same for a predicate an object answers for a key (an extension's graph slots, whose methods have
+no Python body): ``if self.bc.needs_configure(b, s): self._configure(b, s)`` where ``_configure``
+(a method of the class, or the branch itself) ends ``self.bc.configure_slot(b, s, ...)``. The branch
+asks the object whether it still needs <verb> and hands it what <verb> takes -- the object answers
+no from then on: once per key (tag "asks:self.bc.configure@_configure", decided when the class ends,
+:func:`answered`). A branch that configures another object, or does another verb than the predicate
+asks, stays per step.
 """
 
 from __future__ import annotations
@@ -18,14 +26,20 @@ import libcst as cst
 
 from graphlint.static.classtests import conjuncts
 from graphlint.static.cstwalk import preorder
+from graphlint.static.names import dotted_name
 
 ARMED_BY = "armedby:"
+ASKS = "asks:"
+NEEDS = "needs_"
 
 
 def armed_call(stmt: cst.If) -> str | None:
     """"armedby:<flag>@<m1+m2>" for ``if not R.flag:`` (or one conjunct of an ``and``), ``R`` a
     field or a name other than ``self`` / ``cls``, whose body calls ``R.m1(...)``, ``R.m2(...)``."""
     for part in conjuncts(stmt.test):
+        asked = _asks(part, stmt.body)
+        if asked is not None:
+            return asked
         if type(part) is not cst.UnaryOperation or type(part.operator) is not cst.Not \
                 or type(part.expression) is not cst.Attribute:
             continue
@@ -72,3 +86,43 @@ def settled_armed(infos: list) -> frozenset[str]:
         if any(arming.get(m) and all(flag in flags for flags in arming[m]) for m in methods.split("+")):
             out.add(tag)
     return frozenset(out)
+
+
+def _asks(test: cst.BaseExpression, body: cst.BaseSuite) -> str | None:
+    """"asks:R.verb@m1+m2" for ``R.needs_verb(...)`` whose branch calls ``R.verb...(...)`` itself
+    (no methods: settled) or calls ``self.m1(...)``, ``self.m2(...)`` (decided when the class ends)."""
+    if type(test) is not cst.Call or type(test.func) is not cst.Attribute or not test.func.attr.value.startswith(NEEDS):
+        return None
+    owner = dotted_name(test.func.value)
+    verb = test.func.attr.value[len(NEEDS):]
+    if not owner or owner in ("self", "cls") or not verb:
+        return None
+    if _does(body, owner, verb):
+        return f"{ASKS}{owner}.{verb}@"
+    methods = sorted({n.func.attr.value for n in preorder(body) if type(n) is cst.Call and type(n.func) is cst.Attribute
+                      and type(n.func.value) is cst.Name and n.func.value.value == "self"})
+    return f"{ASKS}{owner}.{verb}@{'+'.join(methods)}" if methods else None
+
+
+def _does(node: cst.CSTNode, owner: str, verb: str) -> bool:
+    """A call ``owner.<verb>...(...)`` in ``node``."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value.startswith(verb)
+               and dotted_name(n.func.value) == owner for n in preorder(node))
+
+
+def answered(raw: list, functions: dict, cls: str, classdef: cst.ClassDef) -> set[str]:
+    """The "asks:" tags of ``cls``'s reports and calls whose branch does the verb itself or through a
+    method of the class that does it to the object asked."""
+    mine = {q for q, fn in functions.items() if fn.cls == cls}
+    tags = {f[5:] for r in raw if r.function in mine for f in r.flags if f.startswith("once:" + ASKS)}
+    tags |= {c.once for q in mine for c in functions[q].calls if c.once.startswith(ASKS)}
+    if not tags:
+        return set()
+    defs = {s.name.value: s for s in classdef.body.body if type(s) is cst.FunctionDef}
+    out = set()
+    for tag in tags:
+        asked, _, methods = tag[len(ASKS):].partition("@")
+        owner, _, verb = asked.rpartition(".")
+        if not methods or any(m in defs and _does(defs[m], owner, verb) for m in methods.split("+")):
+            out.add(tag)
+    return out

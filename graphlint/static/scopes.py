@@ -17,7 +17,7 @@ from graphlint.static.closurefacts import inherit
 from graphlint.static.modetests import enum_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
-from graphlint.static.armedcalls import arms_first
+from graphlint.static.armedcalls import answered, arms_first
 from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
@@ -305,6 +305,7 @@ class ScopeWalker:
                                              if m not in ("__init__", "__post_init__") for a in attrs}))
             self.once_flags[qualname] = flags
             flags = flags | disarmed(self.raw, self.info.functions, qualname, writes)
+            flags |= answered(self.raw, self.info.functions, qualname, stmt)  # ``if R.needs_x(k): self._x(k)``
             self.drop_one_time_steps(qualname, flags)
         finally:
             self.flows.end()

@@ -12,15 +12,26 @@ reports exactly its ``# expect:`` markers, at their severities (every folder fai
 - ``armed_callee``: ``if not self.comp.ready: self.comp.build()`` where ``build`` sets ``self.ready
   = True`` first (:mod:`.armedcalls`): what ``build`` does is set-up. A build that sets another
   flag, or the flag only on one path, stays per step.
+- ``needs_slot``: ``if self.bc.needs_configure(b, s): self._configure(b, s)`` where ``_configure``
+  hands the object the slot (``self.bc.configure_slot(b, s, ...)``) runs once per slot
+  (:func:`.armedcalls.answered`). A branch that sets up another object, or does another verb than
+  the predicate asks, stays per step.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
+import libcst as cst
 import pytest
 from static_helpers import analyze
 from test_static_fixture import assert_marked, load
+
+from graphlint.static.armedcalls import armed_call, arms_first
+from graphlint.static.memoguards import object_miss
+from graphlint.static.runonce import once_flag
+from graphlint.static.tensorfacts import FunctionFacts
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = ROOT / "fixtures" / "static" / "setuponce"
@@ -30,3 +41,79 @@ SHAPES = ROOT / "fixtures" / "static" / "setuponce"
 def test_each_shape_reports_exactly_its_markers_with_their_severity(shape):
     files = load(SHAPES / shape)
     assert_marked(analyze(files), files)
+
+
+def _function(code: str) -> tuple[cst.FunctionDef, FunctionFacts]:
+    defn = cst.parse_module(textwrap.dedent(code)).body[0]
+    return defn, FunctionFacts(defn=defn)
+
+
+def _miss(code: str, positions: tuple = ()) -> bool:
+    """:func:`object_miss` of the function's last ``if``, with the statement before it."""
+    defn, facts = _function(code)
+    facts.params = {p.name.value for p in defn.params.params}
+    facts.positions = set(positions)
+    body = defn.body.body
+    at = max(i for i, s in enumerate(body) if type(s) is cst.If)
+    return object_miss(body[at], body[at - 1] if at else None, facts)
+
+
+@pytest.mark.parametrize("code", [
+    "def f(self, k):\n    v = self.d.get(k)\n    if v is None:\n        v = build()\n        self.d[k] = v\n    return v\n",
+    "def f(self, k):\n    v = self.d.get(k)\n    if not v:\n        v = build()\n        self.d[k] = v\n",
+    "def f(self, a, b):\n    key = (a, b)\n    if key not in self.d:\n        self.d[key] = build()\n",
+    "def f(self, rows):\n    k = tuple(r.slot for r in rows)\n    if self.d.get(k) is None:\n        self.d[k] = build()\n",
+])
+def test_a_miss_of_the_objects_own_dict_that_stores_under_the_key_is_set_up(code):
+    assert _miss(code)
+
+
+@pytest.mark.parametrize("code", [
+    # the store is missing, under another key, into another dict
+    "def f(self, k):\n    v = self.d.get(k)\n    if v is None:\n        v = build()\n    return v\n",
+    "def f(self, k, j):\n    v = self.d.get(k)\n    if v is None:\n        self.d[j] = build()\n",
+    "def f(self, k):\n    v = self.d.get(k)\n    if v is None:\n        self.e[k] = build()\n",
+    # a dict of the function's own, or a name the lookup did not bind just before
+    "def f(self, k):\n    d = {}\n    v = d.get(k)\n    if v is None:\n        d[k] = build()\n",
+    "def f(self, k, v):\n    w = self.d.get(k)\n    if v is None:\n        self.d[k] = build()\n",
+    # a key read from the step's data: a size, a loop variable
+    "def f(self, x):\n    n = x.shape[1]\n    if n not in self.d:\n        self.d[n] = build()\n",
+    "def f(self, xs):\n    for n in xs:\n        pass\n    if n not in self.d:\n        self.d[n] = build()\n",
+])
+def test_anything_else_is_no_per_object_memo(code):
+    assert not _miss(code)
+
+
+def test_a_key_naming_the_steps_position_is_no_memo():
+    code = "def f(self, pos):\n    v = self.d.get(pos)\n    if v is None:\n        self.d[pos] = build()\n"
+    assert _miss(code) and not _miss(code, positions=("pos",))
+
+
+def _if(code: str) -> cst.If:
+    return cst.parse_module(textwrap.dedent(code)).body[0]
+
+
+def test_a_flag_in_one_conjunct_is_the_guards_flag():
+    assert once_flag(_if("if self.split and not self.filled:\n    pass\n")) == "filled"
+    assert once_flag(_if("if self.filled == False and n > 2:\n    pass\n")) == "filled"
+    assert once_flag(_if("if self.split or not self.filled:\n    pass\n")) is None
+
+
+def test_a_guard_on_another_objects_flag_names_the_methods_it_calls_there():
+    assert armed_call(_if("if not self.comp.ready:\n    self.comp.build()\n")) == "armedby:ready@build"
+    assert armed_call(_if("if a and not model.ready:\n    model.prep(1)\n    model.go()\n")) == "armedby:ready@go+prep"
+    assert armed_call(_if("if not self.comp.ready:\n    self.other.build()\n")) is None
+    assert armed_call(_if("if not self.ready:\n    self.build()\n")) is None  # self's own: runonce
+
+
+def test_asking_an_object_whether_it_needs_a_verb():
+    assert armed_call(_if("if self.bc.needs_configure(b):\n    self.bc.configure_slot(b)\n")) == "asks:self.bc.configure@"
+    assert armed_call(_if("if self.bc.needs_configure(b):\n    self._setup(b)\n")) == "asks:self.bc.configure@_setup"
+    assert armed_call(_if("if self.bc.needs_configure(b):\n    run(b)\n")) is None
+
+
+def test_a_method_arms_the_flags_it_sets_before_anything_could_return():
+    defn, _ = _function("def build(self):\n    self.ready = True\n    if x:\n        return\n    self.late = True\n")
+    assert arms_first(defn) == {"ready"}
+    defn, _ = _function("def build(self, n):\n    if n > 4:\n        self.ready = True\n")
+    assert arms_first(defn) == set()
