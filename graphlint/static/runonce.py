@@ -10,8 +10,9 @@ arms elsewhere, what the class's methods write (decided when the class ends).
   inside it are still checked);
 - ``if self._first_pass: ...; self._first_pass = False``: a branch that clears its own flag;
 - ``skip = 1`` ... ``if skip: ...; skip -= 1``: a countdown of a local bound only to literals;
-- ``if not self._prepared:``: a one-time flag the class sets elsewhere, and a guard the branch
-  disarms through a method of its object (lazy growth, ``if n > self.cached: self._grow(n)``);
+- ``if not self._prepared:`` (also as one conjunct, ``if self.split and not self._filled:``): a one-time
+  flag the class sets elsewhere, and a guard the branch disarms through a method of its object (lazy
+  growth, ``if n > self.cached: self._grow(n)``; another object's flag: :mod:`.armedcalls`);
 - ``if self.inited: return`` and the rest of the block sets the flag buffer ``self.inited`` in place
   (a codebook's lazy k-means init, ``self.inited.data.copy_(torch.Tensor([True]))``): the same,
   spelled as an exit.
