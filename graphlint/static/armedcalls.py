@@ -25,7 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.classtests import conjuncts
-from graphlint.static.cstwalk import preorder
+from graphlint.static.cstwalk import preorder, returns_value
 from graphlint.static.names import dotted_name
 
 ARMED_BY = "armedby:"
@@ -35,7 +35,11 @@ NEEDS = "needs_"
 
 def armed_call(stmt: cst.If) -> str | None:
     """"armedby:<flag>@<m1+m2>" for ``if not R.flag:`` (or one conjunct of an ``and``), ``R`` a
-    field or a name other than ``self`` / ``cls``, whose body calls ``R.m1(...)``, ``R.m2(...)``."""
+    field or a name other than ``self`` / ``cls``, whose body calls ``R.m1(...)``, ``R.m2(...)``.
+    Not a branch that returns a value (``if g.needs_capture(n): return g.capture(step, x)``): it
+    computes that call's result, the step itself on the first call -- and a capture's evidence."""
+    if returns_value(stmt.body):
+        return None
     for part in conjuncts(stmt.test):
         asked = _asks(part, stmt.body)
         if asked is not None:

@@ -36,7 +36,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, none_compared, preorder
+from graphlint.static.cstwalk import bound_names, none_compared, preorder, returns_value
 from graphlint.static.oncebound import counts, sole_assignments
 
 
@@ -191,8 +191,8 @@ def object_miss(stmt: cst.If, before: cst.CSTNode | None, fn) -> bool:
     """A miss of a dict of the object's own that stores under the key tested: ``if k not in self.d:``,
     ``if self.d.get(k) is None:``, or ``v = self.d.get(k)`` (``before``, the statement just before
     the ``if``) and ``if v is None:`` -- its body ``self.d[k] = ...``. Set-up once per object and key."""
-    if fn.defn is None or type(stmt.test) not in _TESTS:
-        return False
+    if fn.defn is None or type(stmt.test) not in _TESTS or returns_value(stmt.body):
+        return False  # a miss that returns computes the call's result (:func:`.armedcalls.armed_call`)
     found = _miss_test(stmt.test) or _bound_miss(stmt.test, before)
     if found is None or not _object_dict(found[0]) or not _key_ok(found[1]):
         return False

@@ -117,3 +117,11 @@ def test_a_method_arms_the_flags_it_sets_before_anything_could_return():
     assert arms_first(defn) == {"ready"}
     defn, _ = _function("def build(self, n):\n    if n > 4:\n        self.ready = True\n")
     assert arms_first(defn) == set()
+
+
+def test_a_branch_that_returns_the_calls_result_is_the_step_itself():
+    """``if g.needs_capture(n): return g.capture(step, x)`` runs the step on that call (and is the
+    capture's evidence): not set-up (fixtures/static/engines/passedcapture)."""
+    assert armed_call(_if("if self.g.needs_capture(n):\n    return self.g.capture(f, x)\n")) is None
+    assert armed_call(_if("if not self.g.ready:\n    return self.g.build(x)\n")) is None
+    assert not _miss("def f(self, k):\n    v = self.d.get(k)\n    if v is None:\n        self.d[k] = v = build()\n        return run(v)\n")
