@@ -22,8 +22,10 @@ from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, last_statement, preorder
 from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
+from graphlint.static.armedcalls import armed_call
 from graphlint.static.lazyfields import armed_flag, lazy_field
 from graphlint.static.retiredrows import retires_row
+from graphlint.static.memoguards import object_miss
 from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
 from graphlint.static.iterations import first_iteration_loop, first_operands, flag_loop
 from graphlint.static.loopexits import left_loops
@@ -122,12 +124,13 @@ class BranchWalker:
         filled = guarded != "body" and fills_default(stmt, self.oracle.fn.optional)
         if filled and test[:1] == ("is",):  # decided when linking, by what hot callers pass (:data:`.guards.GIVEN`)
             test, filled = (GIVEN, test), False
-        if guarded != "body" and (filled or self.guards.runs_once(stmt, self.oracle.fn)
+        per_object = guarded != "body" and bool(self.func.cls) and object_miss(stmt, self.preceding, self.oracle.fn)
+        if guarded != "body" and (filled or per_object or self.guards.runs_once(stmt, self.oracle.fn)
                                   or fills_field_default(stmt, test) or counts_down(stmt, self.is_constant_local)
                                   or self.timing_switch(stmt) or self.loop_frames and retires_row(stmt, self.loop_frames[-1].stmt)):
             self.setup_depth += 1
             lazy_at = self.lazy_at
-            if self.setup_depth == 1 and self.func.cls and own_lazy_field(stmt):
+            if self.setup_depth == 1 and self.func.cls and (per_object or own_lazy_field(stmt)):
                 self.lazy_at = 1  # once per object: per step for an object built every step (:mod:`.perstep`)
             try:
                 self.capture_branch(lambda: self.suite(stmt.body), stmt.body, instead)
@@ -137,7 +140,7 @@ class BranchWalker:
         elif guarded != "body":
             outer = (self.once, self.needs, self.first_iters, self.opt_in)
             self.once, self.needs = once_flag(stmt) or lazy_field(stmt, self.oracle.fn.params) or armed_flag(
-                stmt, self.item_names, self.values.body) or self.once, self.needs + needed_attrs(stmt.test)
+                stmt, self.item_names, self.values.body) or armed_call(stmt) or self.once, self.needs + needed_attrs(stmt.test)
             switch = self.switches.guard(stmt.test, self.class_name, self.func.defaults)
             self.opt_in += (switch,) if switch else ()
             first = (first_iteration_loop(stmt.test, self.counters) or flag_loop(stmt, self.counters)) \
@@ -179,7 +182,7 @@ class BranchWalker:
             if isinstance(stmt.orelse, cst.If):
                 self.path.append(("orelse", 0))
                 try:
-                    self.stmt, self.following = stmt.orelse, after
+                    self.stmt, self.following, self.preceding = stmt.orelse, after, None
                     self.if_(stmt.orelse)
                 finally:
                     self.path.pop()

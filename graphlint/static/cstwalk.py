@@ -392,3 +392,15 @@ def bool_literal(node: cst.BaseExpression | None) -> bool:
     if type(node) is cst.IfExp:
         return bool_literal(node.body) and bool_literal(node.orelse)
     return type(node) is cst.Name and node.value in ("True", "False")
+
+
+def returns_value(suite: cst.CSTNode) -> bool:
+    """A ``return <value>`` in ``suite``, nested functions aside: the block computes its caller's result."""
+    stack = [suite]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Return and node.value is not None:
+            return True
+        if type(node) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+            stack.extend(node.children)
+    return False

@@ -356,8 +356,8 @@ class ModuleInfo(Compact):
     #: "Cls:x" / "Cls:*" (``self.x = v`` / ``setattr(self, name, v)`` in class Cls); see ``guards.needed_attrs``
     attr_writes: set[str] = field(default_factory=set)
     field_resets: set[str] = field(default_factory=set)  # stores outside __init__: "x" None, "!x" not True (lazyfields)
-    #: per scope (``<module>``, class and function qualnames): what the points-to analysis reads
-    flows: dict[str, ScopeFlow] = field(default_factory=dict)
+    armed_first: dict[str, list[frozenset]] = field(default_factory=dict)  # method -> flags each def sets first (armedcalls)
+    flows: dict[str, ScopeFlow] = field(default_factory=dict)  # per scope (module, class, function): what points-to reads
     #: field name -> the :mod:`.valuefacts` values this file stores into it (``obj.x = v``, ``self.x = param``);
     #: ``owned_stores``: the same, each with the object it stores into where known (:mod:`.selffields`)
     field_stores: dict[str, list] = field(default_factory=dict)

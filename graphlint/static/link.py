@@ -19,6 +19,7 @@ from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.guards import COMPILING
 from graphlint.static.hotreceivers import HotReceivers
 from graphlint.static.index import Index
+from graphlint.static.armedcalls import settled_armed
 from graphlint.static.lazyfields import settled
 from graphlint.static.names import norm_path
 from graphlint.static.options import StaticOptions
@@ -68,6 +69,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     graph = CallGraph(infos, index)
     raw: dict[FuncId, list[tuple[FuncId, CallSite]]] = {}
     once = settled(infos)  # lazy initialisation of a handed object's field: set-up (:mod:`.lazyfields`)
+    once |= settled_armed(infos)  # a guard on another object's flag its called method sets first (:mod:`.armedcalls`)
     for info in infos:
         for qual in sorted(info.functions):
             fn = info.functions[qual]

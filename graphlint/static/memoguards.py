@@ -20,6 +20,14 @@ call), the value is stored under the very key tested (the same expression, no na
 in between), and the key is a name, a constant, an attribute or a tuple of them (no call to
 re-evaluate). A key naming a per-step position or a read-back would miss every step: no memo
 (:func:`_steady`).
+
+A dict of the object's own (``self._tables``, :func:`object_miss`) is a memo once per object and
+key: a layer's per-slot block tables, scratch and state, looked up under the batch's slot tuple or
+row count, often through the local the lookup binds (``bt = self.cache.get(k)`` / ``if bt is None:
+...; self.cache[k] = bt``). The walker treats its body as a ``self`` field's lazy initialisation
+(per step only for an object built every step, :mod:`.perstep`). Its key, and what a local key was
+bound to, must name no position, no read-back and no size of the step's data (``x.shape[1]``, which
+grows every step in a loop that re-runs the whole sequence).
 """
 
 from __future__ import annotations
@@ -28,8 +36,8 @@ from typing import Sequence
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, none_compared, preorder
-from graphlint.static.oncebound import counts
+from graphlint.static.cstwalk import bound_names, none_compared, preorder, returns_value
+from graphlint.static.oncebound import counts, sole_assignments
 
 
 def _owner(node: cst.BaseExpression, local: set[str]) -> bool:
@@ -138,6 +146,57 @@ def memo_rest(stmt: cst.If, rest: Sequence[cst.CSTNode], local: set[str]) -> cst
     found = _hit_test(stmt.test)
     key = _checked(found, local)
     return key if key is not None and _stores(rest, found[0], key) else None
+
+
+def _object_dict(node: cst.BaseExpression) -> bool:
+    """``self.x``: a dict of the object's own, kept across its calls."""
+    return type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self"
+
+
+def _bound_miss(test: cst.BaseExpression, before: cst.CSTNode | None) -> tuple | None:
+    """``v is None`` / ``not v`` right after ``v = d.get(k)`` -> (d, k)."""
+    held = none_compared(test)
+    if held is None and type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        held = test.expression
+    if type(held) is not cst.Name or type(before) is not cst.SimpleStatementLine or len(before.body) != 1:
+        return None
+    bind = before.body[0]
+    if type(bind) is not cst.Assign or len(bind.targets) != 1 or type(bind.targets[0].target) is not cst.Name \
+            or bind.targets[0].target.value != held.value or type(bind.value) is not cst.Call:
+        return None
+    return _lookup(bind.value)
+
+
+#: what a size of the step's data is read with: a key bound from one may change every step
+_SIZES = frozenset(("shape", "size", "len", "numel"))
+
+
+def _steady_local(key: cst.BaseExpression, fn) -> bool:
+    """:func:`_steady`, and every value a local name of the key is bound to too (``key = (tag, seq)``,
+    ``slots = tuple(r.slot for r in rows)``), none of them a size of data (``n = x.shape[1]``)."""
+    if not _steady(key, fn):
+        return False
+    for name in {n.value for n in preorder(key) if type(n) is cst.Name}:
+        for value in sole_assignments(fn, name) if counts(fn)[name] else ():
+            if not _steady(value, fn) or any(
+                    (type(n) is cst.Attribute and n.attr.value in _SIZES) or (type(n) is cst.Name and n.value in _SIZES)
+                    for n in preorder(value)):
+                return False
+        if counts(fn)[name] and not sole_assignments(fn, name) and name not in fn.params:
+            return False  # bound by a loop, an augmented assignment...: may change every step
+    return True
+
+
+def object_miss(stmt: cst.If, before: cst.CSTNode | None, fn) -> bool:
+    """A miss of a dict of the object's own that stores under the key tested: ``if k not in self.d:``,
+    ``if self.d.get(k) is None:``, or ``v = self.d.get(k)`` (``before``, the statement just before
+    the ``if``) and ``if v is None:`` -- its body ``self.d[k] = ...``. Set-up once per object and key."""
+    if fn.defn is None or type(stmt.test) not in _TESTS or returns_value(stmt.body):
+        return False  # a miss that returns computes the call's result (:func:`.armedcalls.armed_call`)
+    found = _miss_test(stmt.test) or _bound_miss(stmt.test, before)
+    if found is None or not _object_dict(found[0]) or not _key_ok(found[1]):
+        return False
+    return _stores(stmt.body.body, found[0], found[1]) and _steady_local(found[1], fn)
 
 
 def _local(fn) -> set[str] | None:

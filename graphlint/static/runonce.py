@@ -10,8 +10,9 @@ arms elsewhere, what the class's methods write (decided when the class ends).
   inside it are still checked);
 - ``if self._first_pass: ...; self._first_pass = False``: a branch that clears its own flag;
 - ``skip = 1`` ... ``if skip: ...; skip -= 1``: a countdown of a local bound only to literals;
-- ``if not self._prepared:``: a one-time flag the class sets elsewhere, and a guard the branch
-  disarms through a method of its object (lazy growth, ``if n > self.cached: self._grow(n)``);
+- ``if not self._prepared:`` (also as one conjunct, ``if self.split and not self._filled:``): a one-time
+  flag the class sets elsewhere, and a guard the branch disarms through a method of its object (lazy
+  growth, ``if n > self.cached: self._grow(n)``; another object's flag: :mod:`.armedcalls`);
 - ``if self.inited: return`` and the rest of the block sets the flag buffer ``self.inited`` in place
   (a codebook's lazy k-means init, ``self.inited.data.copy_(torch.Tensor([True]))``): the same,
   spelled as an exit.
@@ -23,6 +24,7 @@ from typing import Callable
 
 import libcst as cst
 
+from graphlint.static.classtests import conjuncts
 from graphlint.static.cstwalk import called_name, none_compared, preorder, self_attr
 from graphlint.static.growtables import grows_after
 from graphlint.static.memoguards import miss_follows
@@ -151,12 +153,12 @@ def once_flag(stmt: cst.If) -> str | None:
     sequence outgrows the cache again: set-up amortised over a generation, not a per-step cost
     (:func:`disarmed` decides it when the class ends, from what its methods assign)."""
     test = stmt.test
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        return self_attr(test.expression)
-    if (type(test) is cst.Comparison and len(test.comparisons) == 1
-            and type(test.comparisons[0].operator) in (cst.Equal, cst.Is)
-            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "False"):
-        return self_attr(test.left)
+    # ``if not self._prepared:``, or one conjunct of ``if self.split and not self._filled:``: the
+    # conjunction runs only while the flag is unset, so setting it disarms the whole test
+    for part in conjuncts(test):
+        flag = _unset(part)
+        if flag is not None:
+            return flag
     # one attribute every disjunct tests (``self.cached is None or n > self.cached``), else none
     attrs = {_armed(part) for part in disjuncts(test)}
     attr = attrs.pop() if len(attrs) == 1 else None
@@ -165,6 +167,17 @@ def once_flag(stmt: cst.If) -> str | None:
     methods = sorted({node.func.attr.value for node in preorder(stmt.body) if type(node) is cst.Call
                       and type(node.func) is cst.Attribute and self_attr(node.func) is not None})
     return f"{attr}@{'+'.join(methods)}" if methods else None
+
+
+def _unset(test: cst.BaseExpression) -> str | None:
+    """``not self.x`` / ``self.x == False`` / ``self.x is False`` -> "x"."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return self_attr(test.expression)
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) in (cst.Equal, cst.Is)
+            and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "False"):
+        return self_attr(test.left)
+    return None
 
 
 def _armed(test: cst.BaseExpression) -> str | None:

@@ -17,6 +17,7 @@ from graphlint.static.closurefacts import inherit
 from graphlint.static.modetests import enum_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
+from graphlint.static.armedcalls import answered, arms_first
 from graphlint.static.runonce import disarmed
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
@@ -169,6 +170,8 @@ class ScopeWalker:
         self.func.device_code = is_device_code(stmt.decorators, self.imports)
         self.func.compiled = self.compiled_decorator(stmt)
         self.func.abstract = bool(self.class_stack) and is_abstract(stmt, self.imports)
+        if self.class_stack and saved[0].qualname == "<module>":  # a method: the flags it sets first (:mod:`.armedcalls`)
+            self.info.armed_first.setdefault(name, []).append(frozenset(arms_first(stmt)))
         self.oracle.fn = FunctionFacts(defn=stmt)
         if saved[0].qualname != "<module>":
             inherit(saved[1], self.oracle.fn)  # a closure's free names: what the enclosing function holds
@@ -304,6 +307,7 @@ class ScopeWalker:
                                              if m not in ("__init__", "__post_init__") for a in attrs}))
             self.once_flags[qualname] = flags
             flags = flags | disarmed(self.raw, self.info.functions, qualname, writes)
+            flags |= answered(self.raw, self.info.functions, qualname, stmt)  # ``if R.needs_x(k): self._x(k)``
             self.drop_one_time_steps(qualname, flags)
         finally:
             self.flows.end()

@@ -112,7 +112,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         self.values.is_tensor = lambda node: self.oracle.is_tensor(node)
         self.values.shapes = lambda: self.oracle.fn.shapes
         self.order = 0  # statement ordinal within the current function
-        self.following: tuple = ()  # the statements after the compound statement being walked
+        self.following, self.preceding = (), None  # the statements after the compound statement walked, the one before
         #: (function, local) -> every assignment so far binds it to a literal (:func:`.runonce.counts_down`)
         self.constant_locals: dict[tuple[str, str], bool] = {}
         self.loop_ids: list[int] = []  # ordinals of the enclosing loop statements
@@ -237,7 +237,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
                             self.small(small)
                             self.values.cond += tuple(c for c in derefs if c not in self.values.cond)
                         else:
-                            self.following = stmts[position + 1:]  # what runs after an ``if`` (:meth:`capture_branch`)
+                            # what runs after an ``if`` (:meth:`capture_branch`), what ran before (:func:`.memoguards.object_miss`)
+                            self.following, self.preceding = stmts[position + 1:], stmts[position - 1] if position else None
                             self.compound(small)
                     finally:
                         self.path.pop()
