@@ -24,13 +24,12 @@ import builtins
 import libcst as cst
 
 from graphlint.static.carried import carried_kind
-from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import called_name, self_attr
 from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
-from graphlint.static.pageable import is_pageable
+from graphlint.static.pageable import host_tensor
 from graphlint.static.scalars import is_scalar_tensor
 from graphlint.static.tensors import TensorOracle
 
@@ -73,7 +72,7 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return UNKNOWN
     if is_scalar_tensor(node, oracle):
         return SCALAR
-    if is_pageable(node, oracle) or is_cpu_tensor(node, oracle):
+    if host_tensor(node, oracle):
         return HOST
     if oracle.is_tensor(node):
         return TENSOR
