@@ -27,6 +27,7 @@ import libcst as cst
 from graphlint.static.cstwalk import preorder, self_attr
 from graphlint.static.hostconcat import CONCATS, host_concat
 from graphlint.static.names import resolve
+from graphlint.static.placedreturns import argument, fallbacks_absent, is_placed
 from graphlint.static.readbacks import is_readback
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensornames import LEGACY_TENSORS
@@ -72,12 +73,16 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         func = node.func
         if type(func) is cst.Attribute and func.attr.value == "cpu":
             return True
+        if is_pinned_value(node, oracle):  # ``pin_memory=True`` / ``.pin_memory()``: page-locked host memory
+            return True
         if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
             return True
         if type(func) is cst.Attribute and (func.attr.value in SAME_DEVICE_METHODS or _cast(node, oracle)):
             return is_cpu_tensor(func.value, oracle) and all(_host_operand(a.value, oracle) for a in node.args) \
                 if func.attr.value in BINARY_METHODS else is_cpu_tensor(func.value, oracle) and all(
                     is_cpu_tensor(a.value, oracle) for a in node.args if oracle.is_tensor(a.value))
+        if oracle.returns and is_placed(shape := oracle.returned(node)):  # ``fetch(d, k, "cpu")`` (:mod:`.placedreturns`)
+            return _names_cpu(argument(node, shape), oracle) and fallbacks_absent(node, shape)
         name = resolve(func, oracle.imports)
         if name in CONCATS:  # one host input puts the join on the host (:mod:`.hostconcat`)
             return host_concat(node, oracle, lambda part: is_cpu_tensor(part, oracle))

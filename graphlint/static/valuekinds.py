@@ -229,6 +229,9 @@ def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: T
     key = callee_key(value.func, oracle.cls_name) if type(value) is cst.Call else None
     if key is not None and isinstance(target, (cst.Name, cst.Tuple, cst.List)) and may_be_ours(key, oracle):
         bound.add(key)
+    if type(value) is cst.IfExp and type(target) is cst.Name:  # ``x = f(d, "cpu") if a else g(n, "cpu")``
+        bound.update(arm_key for arm in (value.body, value.orelse) if type(arm) is cst.Call and (
+            arm_key := callee_key(arm.func, oracle.cls_name)) is not None and may_be_ours(arm_key, oracle))
     if type(target) is cst.Name:
         if key is not None and skips_validation(value):
             oracle.fn.unvalidated.add(target.value)
