@@ -20,6 +20,7 @@ import libcst as cst
 from graphlint.static.argvalues import never_true
 from graphlint.static.compileswitch import FIELD, field_switch
 from graphlint.static.cstwalk import ends_in_jump, last_statement, preorder
+from graphlint.static.devicenarrow import narrow_body, widen
 from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
 from graphlint.static.armedcalls import armed_call
@@ -115,10 +116,12 @@ class BranchWalker:
     def _if_body(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         lacking = self.lacking  # ``if not hasattr(obj, name):``: a ``setattr`` there only adds (:mod:`.fieldstores`)
         self.lacking += lacked_attrs(stmt.test)
+        narrowed = narrow_body(self.oracle.fn, stmt.test)  # ``if x.device.type == "cpu":`` (:mod:`.devicenarrow`)
         try:
             self._if_suite(stmt, guarded, test, outer_cond, instead)
         finally:
             self.lacking = lacking
+            widen(self.oracle.fn, narrowed & self.oracle.fn.off_cuda)
 
     def _if_suite(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         filled = guarded != "body" and fills_default(stmt, self.oracle.fn.optional)

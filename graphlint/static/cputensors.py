@@ -25,7 +25,9 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder, self_attr
+from graphlint.static.hostconcat import CONCATS, host_concat
 from graphlint.static.names import resolve
+from graphlint.static.placedreturns import argument, fallbacks_absent, is_placed
 from graphlint.static.readbacks import is_readback
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensornames import LEGACY_TENSORS
@@ -53,8 +55,6 @@ BINARY_METHODS = frozenset("add sub mul eq ne lt le gt ge".split())
 #: methods returning a tuple of tensors where the tensor is (``vals, idx = probs.topk(k)``; ``max`` /
 #: ``min`` / ``sort`` given a ``dim``)
 TUPLE_METHODS = frozenset(("topk", "sort", "max", "min", "aminmax", "kthvalue", "mode", "median"))
-#: joins whose inputs must all be on one device (torch raises otherwise): one host input makes it a host tensor
-JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
 #: ``torch.<name>`` dtypes: ``t.to(torch.int32)`` casts where ``t`` is
 DTYPES = frozenset(f"torch.{n}" for n in ("float16 float32 float64 bfloat16 half float double int8 int16 int32 "
                                           "int64 int long uint8 bool").split())
@@ -73,15 +73,19 @@ def is_cpu_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         func = node.func
         if type(func) is cst.Attribute and func.attr.value == "cpu":
             return True
+        if is_pinned_value(node, oracle):  # ``pin_memory=True`` / ``.pin_memory()``: page-locked host memory
+            return True
         if _placed_on_cpu(node, oracle) or _kept_on_host(node, oracle):
             return True
         if type(func) is cst.Attribute and (func.attr.value in SAME_DEVICE_METHODS or _cast(node, oracle)):
             return is_cpu_tensor(func.value, oracle) and all(_host_operand(a.value, oracle) for a in node.args) \
                 if func.attr.value in BINARY_METHODS else is_cpu_tensor(func.value, oracle) and all(
                     is_cpu_tensor(a.value, oracle) for a in node.args if oracle.is_tensor(a.value))
+        if oracle.returns and is_placed(shape := oracle.returned(node)):  # ``fetch(d, k, "cpu")`` (:mod:`.placedreturns`)
+            return _names_cpu(argument(node, shape), oracle) and fallbacks_absent(node, shape)
         name = resolve(func, oracle.imports)
-        if name in JOINS:
-            return _joined_on_host(node, oracle)
+        if name in CONCATS:  # one host input puts the join on the host (:mod:`.hostconcat`)
+            return host_concat(node, oracle, lambda part: is_cpu_tensor(part, oracle))
         if name in LEGACY_TENSORS:  # ``torch.LongTensor(ids)``: no device to give, always the CPU
             return True
         if oracle.default_device or any(a.keyword is not None and a.keyword.value == "device" or a.star == "**"
@@ -109,18 +113,6 @@ def _host_operand(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
     """A host tensor, a number literal, or a name holding host data (no tensor)."""
     return type(value) in (cst.Integer, cst.Float) or is_cpu_tensor(value, oracle) or (
         type(value) is cst.Name and value.value in oracle.fn.hosts and value.value not in oracle.fn.tensors)
-
-
-def _joined_on_host(node: cst.Call, oracle: TensorOracle) -> bool:
-    """``torch.cat([accepted, tok[None]])``: a join's inputs share one device (torch refuses a CPU
-    and a CUDA input alike), so one host tensor among them -- the accumulator built with
-    ``device="cpu"`` -- puts the result on the host, whatever the others are known as."""
-    if not node.args or node.args[0].keyword not in (None,) and node.args[0].keyword.value != "tensors":
-        return False
-    seq = node.args[0].value
-    if type(seq) not in (cst.List, cst.Tuple):
-        return False
-    return any(type(el) is cst.Element and is_cpu_tensor(el.value, oracle) for el in seq.elements)
 
 
 def _kept_on_host(node: cst.Call, oracle: TensorOracle) -> bool:

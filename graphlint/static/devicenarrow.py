@@ -16,6 +16,10 @@ and not rebound anywhere in the rest of the block (a tuple target, ``:=``, ``wit
 the test spoke of the old value), which the walker forgets when the block ends (the narrowing holds for
 the rest of that block only). The branch must
 leave the block (``return`` / ``raise`` / ``continue`` / ``break``) and have no ``else``.
+
+The body of an ``if`` one of whose conjuncts asks for the CPU (``if staging and x.device.type ==
+"cpu":``, ``not x.is_cuda``) holds no CUDA tensor in ``x`` either (:func:`narrow_body`): copying
+it into a pinned buffer there is host to host, not a read-back.
 """
 
 from __future__ import annotations
@@ -49,6 +53,39 @@ def _on_cuda(test: cst.BaseExpression) -> str | None:
         if (op is cst.Equal and text == "cuda") or (op is cst.NotEqual and text == "cpu"):
             return name
     return None
+
+
+def _on_cpu(test: cst.BaseExpression) -> str | None:
+    """The name ``test`` asks to be off CUDA: ``t.device.type == "cpu"``, ``t.device.type != "cuda"``,
+    ``not t.is_cuda``, ``t.is_cpu``."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = test.expression
+        return inner.value.value if type(inner) is cst.Attribute and inner.attr.value == "is_cuda" \
+            and type(inner.value) is cst.Name else None
+    if type(test) is cst.Attribute and test.attr.value == "is_cpu" and type(test.value) is cst.Name:
+        return test.value.value
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        name, op = _device_type(test.left), type(test.comparisons[0].operator)
+        other = test.comparisons[0].comparator
+        if name is not None and type(other) is cst.SimpleString and (
+                op is cst.Equal and other.evaluated_value == "cpu" or op is cst.NotEqual and other.evaluated_value == "cuda"):
+            return name
+    return None
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
+
+
+def narrow_body(fn, test: cst.BaseExpression) -> set[str]:
+    """``if staging and x.device.type == "cpu":``: in the body ``x`` is no CUDA tensor (until rebound:
+    a binding there decides afresh, :func:`.cputensors.note_cpu_binding`); :func:`widen` when it ends."""
+    names = {name for part in _conjuncts(test) if (name := _on_cpu(part)) is not None} - fn.cpu
+    fn.cpu |= names
+    fn.off_cuda |= names
+    return names
 
 
 def left_for_cuda(stmt: cst.CSTNode) -> set[str]:

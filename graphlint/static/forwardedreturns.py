@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from graphlint.static.facts import FunctionInfo, ModuleInfo
+from graphlint.static.placedreturns import is_placed
 
 #: links followed from a call to the function that builds the value (``a`` -> ``b`` -> ``c``)
 DEPTH = 3
@@ -47,7 +48,7 @@ def forwarded_returns(infos, shape_of_call: Callable[[ModuleInfo, FunctionInfo, 
             shape = None
             for expr in fn.delegates:
                 got = shape_of_call(info, fn, expr)
-                if not informative(got):
+                if not informative(got) or is_placed(got):  # a parameter's position is the callee's own
                     break
                 shape = got if shape is None else join(shape, got)
             else:

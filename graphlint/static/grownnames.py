@@ -6,8 +6,8 @@ The loop's body answers the question: ``ids = torch.cat([ids, nxt[:, None]], dim
 to a concatenation, which takes tensors alone (a list or an array there raises), and binds it to the
 concatenation's result -- so whatever ``ids`` holds when an iteration starts, first or later, is a
 tensor. Only a name still unknown at the loop's head takes the fact (a host list, a number, a CPU
-tensor known as one keeps what the oracle knows); the concatenation (:data:`CONCATS`: GL207's joins that
-take a sequence of tensors, and ``torch.stack``) must name it among its tensors, and a nested function's
+tensor known as one keeps what the oracle knows); the concatenation (:data:`.hostconcat.CONCATS`: the joins
+that take a sequence of tensors alone, on one device) must name it among its tensors, and a nested function's
 binding is its own.
 """
 
@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.hostconcat import CONCATS
 from graphlint.static.names import resolve
 
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-#: what a concatenation takes: tensors alone (``torch.cat([a_list, t])`` raises a TypeError)
-CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
-                     "torch.stack"))
 
 
 def grown_names(loop: cst.For | cst.While, imports: dict[str, str]) -> set[str]:

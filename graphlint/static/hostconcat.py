@@ -17,6 +17,8 @@ import libcst as cst
 from graphlint.static.names import resolve
 from graphlint.static.tensors import TensorOracle
 
+#: joins of a sequence of tensors alone, all on one device (torch raises otherwise); also
+#: :mod:`.cputensors`' and :mod:`.grownnames`' joins
 CONCATS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.cputensors import is_cpu_tensor, on_host
 from graphlint.static.cstwalk import called_name, operands
 from graphlint.static.hostconcat import host_concat
 from graphlint.static.hostbuilders import builder_call
@@ -97,15 +97,26 @@ def is_pageable(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return False
     if is_factory_call(node, oracle.imports, oracle.default_device):
         return not _empty_factory(node, oracle.imports)
-    if host_concat(node, oracle, lambda part: is_pageable(part, oracle) or is_cpu_tensor(part, oracle)):
+    if host_concat(node, oracle, lambda part: host_tensor(part, oracle)):
         return True  # a fresh host tensor (:mod:`.hostconcat`)
     if type(node.func) is cst.Attribute and node.func.attr.value in FRESH and not any(
             a.keyword is not None and a.keyword.value == "out" for a in node.args):
         base = node.func.value  # ``p.argmax()`` of a host tensor: a new one beside it, never pinned
-        return is_pageable(base, oracle) or is_cpu_tensor(base, oracle)
+        return host_tensor(base, oracle)
     if builder_call(node, oracle.host_builders, oracle.cls.host_builders if oracle.cls else {}, oracle.is_tensor):
         return True
     return oracle.returned(node) == "host"  # a helper that built one (static.valuekinds)
+
+
+def host_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """A tensor in host memory by either account: built pageable here, or known CPU (:mod:`.cputensors`:
+    a ``.cpu()``, ``device="cpu"``, pinned memory, a field or a parameter every store or caller agrees on)."""
+    return is_pageable(node, oracle) or is_cpu_tensor(node, oracle)
+
+
+def in_host_memory(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """:func:`host_tensor`, or a name or field bound to pinned memory (:func:`.cputensors.on_host`)."""
+    return on_host(node, oracle) or is_pageable(node, oracle)
 
 
 #: factories whose positional arguments are the sizes

@@ -30,6 +30,7 @@ from graphlint.static.valuekinds import TENSOR, UNKNOWN, learn_returns
 from graphlint.static.names import dotted_name, is_device_code, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.params import POSITION_NAMES, is_int_param, is_tensor_annotation, param_is_tensor
+from graphlint.static.placedreturns import placed_shape
 from graphlint.static.scalars import arith_helpers
 from graphlint.static.restaged import mark_restaged_calls
 from graphlint.static.stepflow import finish_function
@@ -197,7 +198,10 @@ class ScopeWalker:
         depth = self.steady.begin()
         try:
             self.suite(stmt.body)
-            if self.func.returns == UNKNOWN and stmt.asynchronous is None and stmt.returns is not None \
+            if self.func.returns in (None, UNKNOWN, TENSOR) and stmt.asynchronous is None and \
+                    (placed := placed_shape(stmt, bool(self.func.cls), self.oracle.returned)):
+                self.func.returns = placed  # on the device a parameter names (:mod:`.placedreturns`)
+            elif self.func.returns == UNKNOWN and stmt.asynchronous is None and stmt.returns is not None \
                     and self.annotates_tensor(stmt.returns.annotation):
                 self.func.returns = TENSOR  # returns that disagree (a library's result): the annotation's word
             pending = self.steady.end(stmt, self.oracle, depth)

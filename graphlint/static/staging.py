@@ -33,7 +33,8 @@ class PinnedFacts(Protocol):
 
 
 def is_pinned_value(node: cst.BaseExpression, oracle: PinnedFacts) -> bool:
-    """``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``, a name or ``self.attr`` bound from one."""
+    """``torch.empty(n, pin_memory=True)``, ``x.pin_memory()``, a name or ``self.attr`` bound from one,
+    a row of a list of them."""
     if type(node) is cst.Call:
         if _keyword_true(node, "pin_memory"):
             return True
@@ -45,6 +46,11 @@ def is_pinned_value(node: cst.BaseExpression, oracle: PinnedFacts) -> bool:
         return oracle.cls is not None and attr in oracle.cls.pinned_attrs
     if type(node) is cst.Subscript:  # ``self.staging[:n]``: a view of pinned memory
         return is_pinned_value(node.value, oracle)
+    if type(node) in (cst.List, cst.Tuple):  # a ring of pinned buffers: each row is one (``self.pins[i]``)
+        return bool(node.elements) and all(type(el) is cst.Element and is_pinned_value(el.value, oracle)
+                                           for el in node.elements)
+    if type(node) is cst.ListComp:  # ``[torch.empty(n, pin_memory=True) for _ in range(8)]``
+        return is_pinned_value(node.elt, oracle)
     return False
 
 

@@ -35,6 +35,7 @@ from graphlint.static.masks import compares, made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
 from graphlint.static.oncebound import bound_once
+from graphlint.static.placedreturns import is_placed
 from graphlint.static.staging import is_pinned_value
 from graphlint.static.tensorfacts import ClassFacts, FunctionFacts  # noqa: F401 (re-exported)
 from graphlint.static.tensornames import (BOOL_METHODS, BOOL_TORCH_FUNCS, HOST_LIBRARIES, HOST_LITERALS, HOST_METHODS,
@@ -121,7 +122,7 @@ class TensorOracle(HostTaint):
             func = node.func
             if self.torch_call_kind(func) is not None or self.is_module_call(func):
                 return True
-            if self.returns and self.returned(node) in ("tensor", "scalar", "host"):
+            if self.returns and ((shape := self.returned(node)) in ("tensor", "scalar", "host") or is_placed(shape)):
                 return True
             if type(func) is cst.Name:
                 if func.value == "sum" and node.args:  # ``sum(t)`` adds a tensor's elements on the device

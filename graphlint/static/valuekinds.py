@@ -24,13 +24,12 @@ import builtins
 import libcst as cst
 
 from graphlint.static.carried import carried_kind
-from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import called_name, self_attr
 from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
-from graphlint.static.pageable import is_pageable
+from graphlint.static.pageable import host_tensor
 from graphlint.static.scalars import is_scalar_tensor
 from graphlint.static.tensors import TensorOracle
 
@@ -73,7 +72,7 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return UNKNOWN
     if is_scalar_tensor(node, oracle):
         return SCALAR
-    if is_pageable(node, oracle) or is_cpu_tensor(node, oracle):
+    if host_tensor(node, oracle):
         return HOST
     if oracle.is_tensor(node):
         return TENSOR
@@ -230,6 +229,9 @@ def note_origin(target: cst.BaseExpression, value: cst.BaseExpression, oracle: T
     key = callee_key(value.func, oracle.cls_name) if type(value) is cst.Call else None
     if key is not None and isinstance(target, (cst.Name, cst.Tuple, cst.List)) and may_be_ours(key, oracle):
         bound.add(key)
+    if type(value) is cst.IfExp and type(target) is cst.Name:  # ``x = f(d, "cpu") if a else g(n, "cpu")``
+        bound.update(arm_key for arm in (value.body, value.orelse) if type(arm) is cst.Call and (
+            arm_key := callee_key(arm.func, oracle.cls_name)) is not None and may_be_ours(arm_key, oracle))
     if type(target) is cst.Name:
         if key is not None and skips_validation(value):
             oracle.fn.unvalidated.add(target.value)

@@ -44,8 +44,9 @@ joined again (partial rotary: ``q = torch.cat((rope(q_rot), q_pass))``) does not
 (:mod:`graphlint.static.grownstate`).
 
 A join that stays on the host (``accepted = torch.cat([accepted, tok[None]])`` with ``accepted``
-made with ``device="cpu"``: :func:`.cputensors.is_cpu_tensor`) is host bookkeeping -- a verifier's
-accepted ids -- no device allocation and nothing a graph records.
+made with ``device="cpu"``, or ``x = torch.cat((x, pad))`` with ``pad`` a factory given no device:
+:func:`.pageable.host_tensor`) is host bookkeeping -- a verifier's accepted ids, a draft's ids padded
+with mask tokens -- no device allocation and nothing a graph records.
 """
 
 from __future__ import annotations
@@ -54,10 +55,10 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.grownstate import GrownState
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import dotted_name, resolve
+from graphlint.static.pageable import host_tensor
 
 CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
                      "torch.column_stack", "torch.row_stack"))
@@ -183,7 +184,7 @@ class GrowingConcat(Matcher):
                 break
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)) \
-                        and not is_cpu_tensor(node.value, ctx.oracle):
+                        and not host_tensor(node.value, ctx.oracle):
                     self.grows(target.target, value, ctx)
                 break
         else:

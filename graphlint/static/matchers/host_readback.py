@@ -25,7 +25,7 @@ import libcst as cst
 from graphlint.static.cputensors import is_cpu_tensor, on_host
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
-from graphlint.static.pageable import is_pageable
+from graphlint.static.pageable import in_host_memory
 
 
 def _blocking(call: cst.Call) -> bool:
@@ -60,7 +60,7 @@ class HostReadback(Matcher):
         if type(func) is not cst.Attribute or func.attr.value != "copy_" or not node.args or not _blocking(node):
             return
         source = node.args[0].value
-        if not ctx.oracle.is_tensor(source) or on_host(source, ctx.oracle) or is_pageable(source, ctx.oracle) \
+        if not ctx.oracle.is_tensor(source) or in_host_memory(source, ctx.oracle) \
                 or ctx.oracle.is_host_data(source):
             return
         dest = func.value

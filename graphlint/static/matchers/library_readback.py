@@ -19,11 +19,10 @@ from collections import defaultdict
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.cputensors import on_host
 from graphlint.static.cstwalk import called_name
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.names import resolve
-from graphlint.static.pageable import is_pageable
+from graphlint.static.pageable import in_host_memory
 
 
 def _key(name: str | None) -> tuple[str, str] | None:
@@ -96,7 +95,7 @@ class LibraryReadback(Matcher):
         args = [a.value for a in call.args if a.keyword is None and not a.star][: self.tensor_args]
         args += [a.value for a in call.args if a.keyword is not None and a.keyword.value in self.keywords]
         oracle = ctx.oracle
-        return any(oracle.is_tensor(a) and not on_host(a, oracle) and not is_pageable(a, oracle) for a in args)
+        return any(oracle.is_tensor(a) and not in_host_memory(a, oracle) for a in args)
 
     def end_class(self, ctx: MatchContext) -> None:
         for attr, uses in self.pending.items():
