@@ -1,0 +1,44 @@
+"""Branch ``compiledmode``: what a ``torch.compile`` region means for the code around it.
+
+- A CUDA-graph compile made only under a configuration key read with an off default of its own
+  (``if self.config.get("compile", False):``) that no code sets is not made by default
+  (:func:`graphlint.static.compileswitch.eager_default`): the compiled callable is no replay, the
+  loop around it an eager per-token loop and the block that calls it eager model code -- not a
+  host step around a capture. Read with an on default, it is the capture it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_static_fixture import assert_marked, load
+from static_helpers import check_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "static" / "compiledmode"
+
+
+@pytest.mark.parametrize("name", ["offkey", "onkey"])
+def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
+    assert_marked(result.findings, load(FIXTURES / name))
+
+
+def test_a_compile_under_a_key_off_by_default_leaves_the_block_eager(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "offkey")
+    rated = {(f.path.rpartition("/")[2], f.line, f.rule): f.severity for f in result.findings}
+    assert rated[("model.py", 23, "GL101")] == "error"  # eager model code, every token
+    assert rated[("engine.py", 15, "GL207")] == "error"  # an eager loop's growing ids
+
+
+def test_a_key_read_with_an_off_default_is_a_field_switch():
+    import libcst as cst
+
+    from graphlint.static.compileswitch import field_off, field_switch, shown
+
+    test = lambda src: field_switch(cst.parse_expression(src))  # noqa: E731
+    assert shown(test('self.config.get("compile", False)')) == "compile"
+    assert field_off(test('cfg.get("compile")'), lambda attr: [])
+    assert not field_off(test('cfg.get("compile")'), lambda attr: [("c", True)])  # some code sets it on
+    assert test('cfg.get("compile", True)') == "" and test('os.environ.get("COMPILE", "")') == ""
