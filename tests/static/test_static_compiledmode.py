@@ -4,7 +4,12 @@
   (``if self.config.get("compile", False):``) that no code sets is not made by default
   (:func:`graphlint.static.compileswitch.eager_default`): the compiled callable is no replay, the
   loop around it an eager per-token loop and the block that calls it eager model code -- not a
-  host step around a capture. Read with an on default, it is the capture it was."""
+  host step around a capture. Read with an on default, it is the capture it was.
+- Inside a ``torch.compile`` region, ``torch.tensor`` of a Python constant (literals, a mask list
+  built from literals and shapes, a setting's default, a configuration field) is lifted into the
+  graph, made once (:mod:`graphlint.static.liftedconst`): no GL204. A per-step value passed in
+  (a position, a parameter without a default) still is one, and so is any constant inside a graph
+  recorded by hand with ``torch.cuda.graph``."""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "compiledmode"
 
 
-@pytest.mark.parametrize("name", ["offkey", "onkey"])
+@pytest.mark.parametrize("name", ["offkey", "onkey", "lifted"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
@@ -42,3 +47,9 @@ def test_a_key_read_with_an_off_default_is_a_field_switch():
     assert field_off(test('cfg.get("compile")'), lambda attr: [])
     assert not field_off(test('cfg.get("compile")'), lambda attr: [("c", True)])  # some code sets it on
     assert test('cfg.get("compile", True)') == "" and test('os.environ.get("COMPILE", "")') == ""
+
+
+def test_only_per_step_data_or_a_recorded_graph_keeps_an_upload(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "lifted")
+    lines = {f.line for f in result.findings if f.rule == "GL204"}
+    assert lines == {38, 39, 51}  # the position, the offset, the recorded step's constant; not 29, 35-37
