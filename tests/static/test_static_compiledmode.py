@@ -9,7 +9,11 @@
   built from literals and shapes, a setting's default, a configuration field) is lifted into the
   graph, made once (:mod:`graphlint.static.liftedconst`): no GL204. A per-step value passed in
   (a position, a parameter without a default) still is one, and so is any constant inside a graph
-  recorded by hand with ``torch.cuda.graph``."""
+  recorded by hand with ``torch.cuda.graph``.
+- The host step around a compiled call uploads each observation field with
+  ``torch.from_numpy(...).to(self._torch_device)``: a field named as a device is one, as a local of
+  that name is (:func:`graphlint.static.matchers.host_copy.device_field`); one named for the host
+  (``self._cpu_device``) is not."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "compiledmode"
 
 
-@pytest.mark.parametrize("name", ["offkey", "onkey", "lifted"])
+@pytest.mark.parametrize("name", ["offkey", "onkey", "lifted", "hoststep"])
 def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, name)
     assert_marked(result.findings, load(FIXTURES / name))
