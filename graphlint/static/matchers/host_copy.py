@@ -193,13 +193,6 @@ class HostCopy(Matcher):
             return False  # a builder's own ``device=None``: ``.to(None)`` when the step leaves it out
         return device is not None and (device_kind(device, ctx) == "other" or device_field(device))
 
-
-def device_field(node: cst.BaseExpression) -> bool:
-    """``self._pytorch_device``, ``cfg.model_device``: a field named as a device is, as a local of that
-    name is (:data:`.device_copy.DEVICE_NAMES`); not one named for the host (``self.cpu_device``)."""
-    name = node.attr.value.lower() if isinstance(node, cst.Attribute) else ""
-    return any(fnmatchcase(name, p) for p in DEVICE_NAMES) and "cpu" not in name and "host" not in name
-
     def end_class(self, ctx: MatchContext) -> None:
         host_attrs = ctx.oracle.cls.pageable_attrs if ctx.oracle.cls is not None else set()
         if ctx.oracle.cls is not None and ctx.class_name:
@@ -237,3 +230,10 @@ def _source_name(source: cst.BaseExpression, root: str, imports: dict[str, str])
     if type(node) is cst.Call and not (resolve(node.func, imports) or "torch.").startswith("torch."):
         return f"{dotted_name(node.func)}(...)"
     return root
+
+
+def device_field(node: cst.BaseExpression) -> bool:
+    """``self._pytorch_device``, ``cfg.model_device``: a field named as a device is, as a local of that
+    name is (:data:`.device_copy.DEVICE_NAMES`); not one named for the host (``self.cpu_device``)."""
+    name = node.attr.value.lower() if isinstance(node, cst.Attribute) else ""
+    return any(fnmatchcase(name, p) for p in DEVICE_NAMES) and "cpu" not in name and "host" not in name
