@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 
+from graphlint.static.compileswitch import eager_default
 from graphlint.static.regions import CUDAGRAPH_MODES
 
 
@@ -139,11 +140,14 @@ def mark_compiled(infos, linker, solver) -> set[int]:
     """Before the solve: the ``torch.compile`` regions that capture (a CUDA-graph mode, a literal or
     read from settings: :func:`graph_mode`), their result nodes given :data:`COMPILED_GRAPH`.
     Returns the regions' ids."""
+    stored = lambda attr: [v for info in infos for v in info.field_stores.get(attr, ())]  # noqa: E731
     modes = {n for info in infos for n in info.graph_modes}
     positional = {a for info in infos for a in info.graph_mode_args}
     found: set[int] = set()
     for info in infos:
         for region in info.regions:
+            if eager_default(region.opt_in, stored):
+                continue  # not made by default: no replay (:mod:`.compileswitch`)
             if region.kind == "compiled-graph" or (
                     region.kind == "compiled" and graph_mode(region, info.flows.get(region.function), modes, positional)):
                 found.add(id(region))

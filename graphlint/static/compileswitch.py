@@ -43,6 +43,8 @@ from graphlint.static.valueatoms import literal
 FIELD = "field:"
 #: the prefix of a switch that is a method the user calls to compile (:func:`method_switch`)
 METHOD = "method:"
+#: the end of a :data:`FIELD` switch read with an off default at the read (``cfg.get("compile", False)``)
+READ_OFF = "|off"
 #: the switch of ``disable=True``: never compiled
 ALWAYS = "disable=True"
 _OFF = (None, False, 0, "")
@@ -69,10 +71,31 @@ def disabled_by(call: cst.Call, defaults: dict) -> str:
 
 
 def field_switch(test: cst.BaseExpression) -> str:
-    """``if cfg.compile_step:`` / ``if self.args.use_compile:``: the field it reads, as a switch."""
+    """``if cfg.compile_step:`` / ``if self.args.use_compile:``: the field it reads, as a switch;
+    ``if self.config.get("compile", False):`` reads a configuration key with an off default of its
+    own (:data:`READ_OFF`): what the key holds when no configuration sets it."""
     if type(test) is cst.Attribute and not (type(test.value) is cst.Name and test.value.value == "self"):
         return FIELD + test.attr.value
-    return ""
+    key = _read_off(test)
+    return FIELD + key + READ_OFF if key else ""
+
+
+def _environ(node: cst.BaseExpression) -> bool:
+    return (type(node) is cst.Attribute and node.attr.value == "environ") or (type(node) is cst.Name
+                                                                             and node.value == "environ")
+
+
+def _read_off(test: cst.BaseExpression) -> str:
+    """The key of ``obj.get("key")`` / ``obj.get("key", <off literal>)``, or ""."""
+    if not (type(test) is cst.Call and type(test.func) is cst.Attribute and test.func.attr.value == "get"
+            and 1 <= len(test.args) <= 2 and all(a.keyword is None and not a.star for a in test.args)) \
+            or _environ(test.func.value):  # an environment variable: the operator's per-run choice
+        return ""
+    key = literal(test.args[0].value)
+    if key is None or type(key[1]) is not str or not key[1].isidentifier():
+        return ""
+    default = literal(test.args[1].value) if len(test.args) == 2 else (None, None)
+    return key[1] if default is not None and default[1] in _OFF else ""
 
 
 def field_off(switch: str, stored) -> bool:
@@ -85,8 +108,9 @@ def field_off(switch: str, stored) -> bool:
     switches were decided per file."""
     if not switch.startswith(FIELD):
         return bool(switch)
-    stores = stored(switch[len(FIELD):])
-    if not any(v is not None and v[0] == "k" for v in stores):
+    name = switch[len(FIELD):]
+    stores = stored(name.removesuffix(READ_OFF))
+    if not name.endswith(READ_OFF) and not any(v is not None and v[0] == "k" for v in stores):
         return False
     return all(v is not None and ((v[0] == "k" and v[2] in _OFF) or (v[0] == "c" and v[1] in _OFF))
                for v in stores)
@@ -128,6 +152,16 @@ def _runs(calls, root) -> set:
     return seen
 
 
+def eager_default(switch: str, stored) -> bool:
+    """Whether a compile under ``switch`` is simply not made by default: ``disable=True``, or a
+    configuration field off by default (:func:`field_off`). Decided before the points-to solve (a
+    :data:`METHOD` switch needs the call graph), so the compiled callable is no replay anywhere and
+    what calls it runs eagerly -- the default configuration captures nothing through it; a loop
+    around it is an eager loop, not a host step (README: "judged as the default configuration
+    runs it")."""
+    return (switch == ALWAYS or switch.startswith(FIELD)) and field_off(switch, stored)
+
+
 def api_default(switch: str) -> bool:
     """A switch every caller of the step loop gets unless it asks: a field's default, a method to
     call, or none at all."""
@@ -138,4 +172,4 @@ def shown(switch: str) -> str:
     """The switch as a message names it: a field by its name, a method as a call."""
     if switch.startswith(METHOD):
         return switch[len(METHOD):] + "()"
-    return switch[len(FIELD):] if switch.startswith(FIELD) else switch
+    return switch[len(FIELD):].removesuffix(READ_OFF) if switch.startswith(FIELD) else switch

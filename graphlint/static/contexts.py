@@ -1,31 +1,28 @@
 """From entries to contexts, and from a candidate's contexts to its finding.
 
-:mod:`.entries` finds the roots; this module spreads them along the call graph and decides, per
-candidate, whether and how it is reported:
+:mod:`.entries` finds the roots; this module spreads them along the call graph and decides, per candidate, whether
+and how it is reported:
 
-- **graph** spreads through everything captured code calls. Every rule applies, except the
-  allocation rules marked ``in_graph: false``: a factory inside a captured graph allocates once,
-  at capture, from the graph's private pool, and replay allocates nothing.
-- **eager** spreads through everything, setup/warm-up functions and constructors excepted (an
-  object built in the step is built once per cache or per generation); a ``torch.compile``\\ d
-  function it enters is *compiled* there (rules with ``in_compiled: false`` skip it: inductor
-  plans its memory); its host logic (the per-token loops' own code and what it calls outside the
-  model step) is skipped by rules with ``eager_host: false``: a value read back there only costs
-  its read-back, capture would never freeze it.
-- **host** spreads like eager but stops at graph roots: calling the captured callable from the
-  host step (a replay of a compiled function, or an eager fallback for batch sizes no graph was
-  captured for) runs graph code, whose hazards are graph's to report. In each host function, a
-  read-back made once the step has replayed -- directly, or in a function called after the replay
-  (an overlap scheduler processing the previous step's sampled ids) -- reads the step's result:
-  ``info``; in a host step loop, only the read the eager loop's definition takes for the step's
-  first (:func:`.hostreads.host_result_reads`), and never a read there of what the step did not
-  produce (the loop's device position, read after the replay, is a sync of its own).
+- **graph** spreads through everything captured code calls. Every rule applies, except the allocation rules marked
+  ``in_graph: false``: a factory inside a captured graph allocates once, at capture, from the graph's private pool,
+  and replay allocates nothing; nor a Python constant a ``torch.compile`` lifts (``lifted_ok``: :mod:`.liftedconst`).
+- **eager** spreads through everything, setup/warm-up functions and constructors excepted (an object built in the
+  step is built once per cache or per generation); a ``torch.compile``\\ d function it enters is *compiled* there
+  (rules with ``in_compiled: false`` skip it: inductor plans its memory); its host logic (the per-token loops' own
+  code and what it calls outside the model step) is skipped by rules with ``eager_host: false``: a value read back
+  there only costs its read-back, capture would never freeze it.
+- **host** spreads like eager but stops at graph roots: calling the captured callable from the host step (a replay
+  of a compiled function, or an eager fallback for batch sizes no graph was captured for) runs graph code, whose
+  hazards are graph's to report. In each host function, a read-back made once the step has replayed -- directly, or
+  in a function called after the replay (an overlap scheduler processing the previous step's sampled ids) -- reads
+  the step's result: ``info``; in a host step loop, only the read the eager loop's definition takes for the step's
+  first (:func:`.hostreads.host_result_reads`), and never a read there of what the step did not produce (the loop's
+  device position, read after the replay, is a sync of its own).
 
-A candidate in several contexts takes the strictest that applies to its rule: eager or graph
-(the rule's severity), else host (at most a warning; ``info`` for the result read-back). A
-candidate eager only through entries chosen by their name (``hot-names``, no evidence) is at most
-a warning: a guess never fails the gate; so is one eager only through a per-token loop no
-entry point runs, beside a decode path an entry point runs (:meth:`.entries.Discovery.unused`).
+A candidate in several contexts takes the strictest that applies to its rule: eager or graph (the rule's severity),
+else host (at most a warning; ``info`` for the result read-back). A candidate eager only through entries chosen by
+their name (``hot-names``, no evidence) is at most a warning: a guess never fails the gate; so is one eager only
+through a per-token loop no entry point runs, beside one an entry point runs (:meth:`.entries.Discovery.unused`).
 """
 
 from __future__ import annotations
@@ -39,6 +36,7 @@ from graphlint.static.fixedcounters import off_the_step
 from graphlint.static.restaged import restaged_params
 from graphlint.static.shapetests import varies_at_capture
 from graphlint.static.backendflags import BACKEND_CAND_NOTE, BACKEND_NOTE, backend_flag
+from graphlint.static.liftedconst import lifted
 from graphlint.static.symbolic import SYMBOLIC_NOTE
 from graphlint.static.syncplaced import QuietCalls, idle_placed  # noqa: F401 (QuietCalls: the placement's)
 
@@ -308,6 +306,8 @@ class Placement:
             if not captured or (fid not in self.guessed and fid not in self.unused):
                 return eager, severity, ""
         if (graph or cand.in_capture) and in_graph(params, cand):
+            if lifted(self, params, fid, cand):  # a constant the compile lifts into its graph: made once
+                return None
             if symbolic:  # a dynamic compile's int is recorded per value, not frozen
                 return graph or (fid,), params["symbolic_severity"], SYMBOLIC_NOTE
             if severity == "error" and (fid in self.shaped or any(varies_at_capture(c) for c in cand.cond)):

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from graphlint.static.calibration import calibrating
 from graphlint.static.callgraph import CallGraph, capturing_functions
-from graphlint.static.compileswitch import api_default, field_off, method_switch, shown
+from graphlint.static.compileswitch import api_default, eager_default, field_off, method_switch, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
 from graphlint.static.options import StaticOptions
@@ -355,8 +355,8 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
                         self.add("graph", fid, f"Region declared (capturable) in {region.function}", where, chain)
                     elif region.kind == "graphed":
                         self.add("graph", fid, f"torch.cuda.make_graphed_callables in {region.function}", where, chain)
-                    elif fid in self.calibrating:
-                        continue  # a calibration model's compile captures no decode step (:mod:`.calibration`)
+                    elif fid in self.calibrating or eager_default(region.opt_in, self.field_stores):
+                        continue  # a calibration model's compile (:mod:`.calibration`), or none made by default
                     else:
                         switch = region.opt_in or method_switch(self.infos, self.graph, self.calls, caller, fid)
                         off = bool(switch) and field_off(switch, self.field_stores)

@@ -1,9 +1,8 @@
 """One pass over a libcst module: functions, classes, call sites, hazard candidates.
 
-Statements are walked explicitly (so we know the enclosing function, class, loop, guard and
-capture region; simple statements in :mod:`.simplestmts`); expressions with a flat pre-order walk that hands each node to the matchers
-that asked for its type (:mod:`.dispatch`). Tensor facts are updated in source order as
-assignments are passed.
+Statements are walked explicitly (so we know the enclosing function, class, loop, guard and capture region; simple
+statements in :mod:`.simplestmts`); expressions with a flat pre-order walk that hands each node to the matchers that
+asked for its type (:mod:`.dispatch`). Tensor facts are updated in source order as assignments are passed.
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ from graphlint.static.runonce import rest_is_setup
 from graphlint.static.scopes import ScopeWalker
 from graphlint.static.simplestmts import SimpleStatements
 from graphlint.static.staging import is_pinned_staging
+from graphlint.static.liftedconst import LIFTED, lifted_call
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valueatoms import literal
 from graphlint.static.valuefacts import ValueFacts
@@ -178,6 +178,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         flags.extend(self.device_flags())
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
+        flags.extend((LIFTED,) if rule.params.get("lifted_ok") and lifted_call(anchor, self.func, self.oracle) else ())
         return RawCandidate(rule, tuple(self.path), self.stmt, anchor, name, self.func.qualname, in_capture,
                             self.order, tuple(self.loop_ids), frozenset(flags), self.values.cond)
 

@@ -38,10 +38,10 @@ def test_each_flow_reports_what_its_markers_say(monkeypatch, tmp_path, name):
 def test_a_step_disabled_by_default_is_no_replay(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "offswitch")
     rated = {(f.line, f.rule): (f.severity, f.message) for f in result.findings if f.path.endswith("engine.py")}
-    assert rated[(28, "GL105")][0] == "warning"  # the eager loop's stop test: a sync
+    assert rated[(28, "GL105")][0] == "error"  # the eager loop's stop test: a sync (no compile by default)
     assert rated[(46, "GL105")][0] == "info"  # the replaying loop's one read
     note = next(f.message for f in result.findings if f.path.endswith("model.py"))
-    assert "`use_graphs`" in note
+    assert "captured" not in note  # branch compiledmode: the step compiled only under a field off by default is eager
 
 
 def test_only_the_off_compile_leaves_its_model_eager(monkeypatch, tmp_path):

@@ -43,6 +43,8 @@ SCOPES = ("hot", "capture", "anywhere")
 #: a Python position frozen at capture costs nothing while nothing captures it);
 #: ``symbolic_severity`` -- the severity in code only a ``torch.compile(..., dynamic=True)`` CUDA-graph
 #: compile captures: its Python ints are symbolic, recorded per value, not frozen (:mod:`..symbolic`);
+#: ``lifted_ok: true`` -- not reported in code only a ``torch.compile`` captures when its host data is
+#: a Python constant there: the compile lifts it into its graph, made once (:mod:`..liftedconst`);
 #: ``multi_device_severity`` -- the severity when one process captures on several devices;
 #: ``selected_device_severity`` -- when the capture's function selects its device from a value;
 #: ``restaged: true`` -- reported in the host step on pinned staging of data the same on every step
@@ -55,7 +57,7 @@ LINK_PARAMS: dict[str, type] = {"scope": str, "host_step": bool, "host_carried_o
                                 "in_graph": bool, "in_graph_locals": bool, "in_graph_handed": bool, "eager_host": bool,
                                 "eager_pinned": bool, "multi_device_severity": str,
                                 "selected_device_severity": str, "eager_severity": str, "restaged": bool, "idle_sync": bool,
-                                "symbolic_severity": str}
+                                "symbolic_severity": str, "lifted_ok": bool}
 
 
 class MatchContext(Protocol):

@@ -38,12 +38,13 @@ destination is a field the class puts on a device (:mod:`graphlint.static.loaded
 from __future__ import annotations
 
 from collections import defaultdict
+from fnmatch import fnmatchcase
 
 import libcst as cst
 
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.matchers.call_args import keyword, positional
-from graphlint.static.matchers.device_copy import device_kind
+from graphlint.static.matchers.device_copy import DEVICE_NAMES, device_kind
 from graphlint.static.lazygrowth import guarded_fields
 from graphlint.static.loadedfields import LoadedFields, binding, strip
 from graphlint.static.names import dotted_name, resolve
@@ -190,7 +191,7 @@ class HostCopy(Matcher):
         device = keyword(call, "device") or (args[0] if args else None)
         if isinstance(device, cst.Name) and device.value in ctx.oracle.fn.optional:
             return False  # a builder's own ``device=None``: ``.to(None)`` when the step leaves it out
-        return device is not None and device_kind(device, ctx) == "other"
+        return device is not None and (device_kind(device, ctx) == "other" or device_field(device))
 
     def end_class(self, ctx: MatchContext) -> None:
         host_attrs = ctx.oracle.cls.pageable_attrs if ctx.oracle.cls is not None else set()
@@ -229,3 +230,10 @@ def _source_name(source: cst.BaseExpression, root: str, imports: dict[str, str])
     if type(node) is cst.Call and not (resolve(node.func, imports) or "torch.").startswith("torch."):
         return f"{dotted_name(node.func)}(...)"
     return root
+
+
+def device_field(node: cst.BaseExpression) -> bool:
+    """``self._pytorch_device``, ``cfg.model_device``: a field named as a device is, as a local of that
+    name is (:data:`.device_copy.DEVICE_NAMES`); not one named for the host (``self.cpu_device``)."""
+    name = node.attr.value.lower() if isinstance(node, cst.Attribute) else ""
+    return any(fnmatchcase(name, p) for p in DEVICE_NAMES) and "cpu" not in name and "host" not in name
