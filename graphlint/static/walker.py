@@ -92,9 +92,8 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         #: the innermost ``for``'s target and the read-backs before it, for :func:`iterations_chosen`
         self.loop_target: tuple | None = None
         self.setup_depth = 0  # inside ``if self.x is None: self.x = ...`` (lazy initialisation)
-        #: inside a branch of the function (an ``if``'s arms, after an early exit, a handler, a case), and the
-        #: calls of conditional operands (``b`` of ``a and b``, an ``IfExp``'s arms, a lambda): what
-        #: :attr:`.facts.CallSite.always` says (:mod:`.calibration`)
+        #: inside a branch of the function (an ``if``'s arms, after an early exit, a handler, a case), and the calls
+        #: of conditional operands (``b`` of ``a and b``, an ``IfExp``'s arms, a lambda): :attr:`.facts.CallSite.always`
         self.branching, self.cond_calls, self.always_call = 0, set(), False
         self.lazy_at = 0  # the set-up depth of a ``self`` field's lazy initialisation (:mod:`.perstep`)
         self.once = ""  # inside ``if not self.<flag>:`` (a one-time step if the class sets the flag True)
