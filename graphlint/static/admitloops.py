@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.classtests import conjuncts
 from graphlint.static.cstwalk import preorder, self_attr
 
 TAKERS = frozenset(("popleft", "pop", "get", "get_nowait"))
@@ -32,7 +33,7 @@ FLAG = "per-element:"
 def admits_element(stmt: cst.While, body: cst.CSTNode | None = None) -> bool:
     """See the module docstring: the test reads a queue the body's own level takes one element from,
     which neither the loop nor the rest of its function's ``body`` fills."""
-    queues = {q for part in _conjuncts(stmt.test) if (q := _tested_queue(part)) is not None}
+    queues = {q for part in conjuncts(stmt.test) if (q := _tested_queue(part)) is not None}
     if not queues or not isinstance(stmt.body, cst.IndentedBlock):
         return False
     taken = {q for line in stmt.body.body if isinstance(line, cst.SimpleStatementLine)
@@ -66,12 +67,6 @@ def _key(node: cst.BaseExpression | None) -> str | None:
     if type(node) is cst.Name:
         return node.value
     return self_attr(node)
-
-
-def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        return _conjuncts(test.left) + _conjuncts(test.right)
-    return [test]
 
 
 def _tested_queue(part: cst.BaseExpression) -> str | None:

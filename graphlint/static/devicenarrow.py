@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.classtests import conjuncts
 from graphlint.static.cstwalk import ends_in_jump
 from graphlint.static.oncebound import binding_counts
 from graphlint.static.refresh import disjuncts
@@ -73,16 +74,10 @@ def _on_cpu(test: cst.BaseExpression) -> str | None:
     return None
 
 
-def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        return _conjuncts(test.left) + _conjuncts(test.right)
-    return [test]
-
-
 def narrow_body(fn, test: cst.BaseExpression) -> set[str]:
     """``if staging and x.device.type == "cpu":``: in the body ``x`` is no CUDA tensor (until rebound:
     a binding there decides afresh, :func:`.cputensors.note_cpu_binding`); :func:`widen` when it ends."""
-    names = {name for part in _conjuncts(test) if (name := _on_cpu(part)) is not None} - fn.cpu
+    names = {name for part in conjuncts(test) if (name := _on_cpu(part)) is not None} - fn.cpu
     fn.cpu |= names
     fn.off_cuda |= names
     return names

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.classtests import conjuncts
 from graphlint.static.cstwalk import bound_names, called_name, every_child, preorder
 from graphlint.static.facts import CallSite
 from graphlint.static.loopexits import leaves_at_end
@@ -149,18 +150,12 @@ def flag_loop(stmt: cst.If, counters: list[Counter]) -> int | None:
     flags = {c[1]: c for c in counters if c[2][0] == "flag"}
     if not flags:
         return None
-    tested = [t.value for t in _conjuncts(stmt.test) if type(t) is cst.Name and t.value in flags]
+    tested = [t.value for t in conjuncts(stmt.test) if type(t) is cst.Name and t.value in flags]
     every = next((flags[name][0] for name in tested if flags[name][2][1]), None)
     if every is not None:
         return every
     body = stmt.body.body if type(stmt.body) is cst.IndentedBlock else [stmt.body]
     return next((flags[name][0] for name in _cleared_at_level(body) if name in tested), None)
-
-
-def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        return _conjuncts(test.left) + _conjuncts(test.right)
-    return [test]
 
 
 def _advanced(small: cst.BaseSmallStatement, counter: Counter | None) -> str | None:
