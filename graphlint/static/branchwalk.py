@@ -121,7 +121,7 @@ class BranchWalker:
             self._if_suite(stmt, guarded, test, outer_cond, instead)
         finally:
             self.lacking = lacking
-            widen(self.oracle.fn, narrowed & self.oracle.fn.off_cuda)
+            widen(self.oracle.fn, narrowed)  # also a name rebound in the body from the narrowed one
 
     def _if_suite(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         filled = guarded != "body" and fills_default(stmt, self.oracle.fn.optional)

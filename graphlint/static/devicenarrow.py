@@ -76,7 +76,8 @@ def _on_cpu(test: cst.BaseExpression) -> str | None:
 
 def narrow_body(fn, test: cst.BaseExpression) -> set[str]:
     """``if staging and x.device.type == "cpu":``: in the body ``x`` is no CUDA tensor (until rebound:
-    a binding there decides afresh, :func:`.cputensors.note_cpu_binding`); :func:`widen` when it ends."""
+    a binding there decides afresh, :func:`.cputensors.note_cpu_binding`); :func:`widen` when it ends,
+    whatever the body bound (``x = x.float()`` there is a CPU tensor only on that path)."""
     names = {name for part in conjuncts(test) if (name := _on_cpu(part)) is not None} - fn.cpu
     fn.cpu |= names
     fn.off_cuda |= names
