@@ -19,15 +19,13 @@ from collections.abc import Sequence
 import libcst as cst
 
 from graphlint.static.cstwalk import self_attr
+from graphlint.static.placedreturns import positional_params
 
 
 def _device_position(fn: cst.FunctionDef, in_class: bool) -> int | None:
     """Where ``device=None`` is among the positional parameters a caller passes (``self`` left out of
     a method's); 1,000 for a keyword-only one; None without it."""
-    positional = [p.name.value for p in fn.params.params]
-    is_static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators)
-    if in_class and not is_static and positional[:1] in (["self"], ["cls"]):
-        positional = positional[1:]
+    positional = positional_params(fn, in_class)
     for i, p in enumerate((*fn.params.params, *fn.params.kwonly_params)):
         if p.name.value == "device" and isinstance(p.default, cst.Name) and p.default.value == "None":
             return positional.index("device") if "device" in positional else 1000
