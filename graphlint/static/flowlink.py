@@ -24,6 +24,7 @@ from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS
                                       TASK_METHODS, LibraryFlows, library_partial)
 from graphlint.static.moduleflows import ModuleFlows
 from graphlint.static.names import module_name
+from graphlint.static.patched import PATCHED, patched_names
 from graphlint.static.objects import FOREIGN, Objects
 from graphlint.static.pkgscan import PackageScans
 from graphlint.static.pointsto import CAP, Value
@@ -88,6 +89,9 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
             if name:
                 container = ("L", path, (star, qual), 0)
                 self.s.add_values(self.s.node(("v", path, qual, name)), (container,))
+        for name in patched_names(flow):  # an outside object this scope patches (:mod:`.patched`)
+            if not self.names_import(path, qual, ("n", name)):
+                self.s.add_values(self.s.node(("v", path, qual, name)), ((PATCHED, path, qual, name),))
         for stmt in flow.stmts:
             kind = stmt[0]
             if kind == "=" and stmt[2][0] == "da":

@@ -125,8 +125,10 @@ class HostSteps:
         loop, even if another of its calls leads to some replay (a draft model's generate); beside a
         call of a compiled CUDA-graph value, only a module's own forward is such a call (a
         ``*decode*`` helper unpacking the replay's output is the host step's). An installed guess
-        (:mod:`.installed`) is no evidence that the loop replays."""
-        replay_reach, reach, compiled_graph = sets
+        (:mod:`.installed`) is no evidence that the loop replays. Beside its replay, a call of the
+        captured code itself (``graph``) is the replay's eager fallback (a bucket not captured, a
+        failed replay): the same step, so no eager decode path of its own."""
+        replay_reach, reach, compiled_graph, graph = sets
         fid = (info.path, fn.qualname)
         guessed = [e for e in loop.exprs if (fid, id(e)) in self.graph.guessed]
         sure = self.loop_targets(info, fn.qualname, type(loop)(loop.id, loop.where, [
@@ -138,9 +140,13 @@ class HostSteps:
         # images: model.vision(images)``, :mod:`.iterations`), which runs once per decode
         once = compiled is not None or any(loop.id in site.first_iter for site in fn.calls)
         model = next((t for t in (self.later_targets(info, fn, loop) if once else targets)
-                      if t in reach and t not in replaying
+                      if t in reach and t not in replaying and not (t in graph and self.replays_in(fid, loop.id, replay_reach))
                       and (compiled is None or t[1].rpartition(".")[2] in ("forward", "__call__"))), None)
         return (stepped[1] if stepped is not None else compiled), model
+
+    def replays_in(self, fid: FuncId, loop: int, replay_reach: set[FuncId]) -> bool:
+        """Whether a call of ``fid`` in its loop ``loop`` leads to a replay, fed by the loop or not."""
+        return any(loop in site.loops and callee in replay_reach for callee, site in self.calls.get(fid, ()))
 
     def later_targets(self, info, fn, loop) -> list[FuncId]:
         """What the loop's eager calls run from its second iteration on: not the compiled step's

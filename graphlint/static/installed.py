@@ -47,6 +47,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.flowir import ANY_ATTR
+from graphlint.static.patched import OUTSIDE
 
 
 FuncId = tuple[str, str]
@@ -98,11 +99,11 @@ class Installed:
         name holding nothing known is a helper's callback parameter far more often than a model
         (measured on the whole of torch: such names made optimizer and guard loops per-token)."""
         values = [v for v in values if v[0] != "G"]  # compiled with CUDA graphs: what it wraps runs
-        if any(v[0] != "X" for v in values):
+        if any(v[0] not in OUTSIDE for v in values):  # a library object the project patched is one too
             return False
         if expr[0] == "a" and expr[1] == ("n", "self"):
             return True  # a field of ``self`` holding a library model or one never given (``self.model``)
-        return expr[0] in ("n", "s") and bool(values)  # a name or element holding a library object
+        return expr[0] in ("n", "s") and any(v[0] == "X" for v in values)  # a name or element holding a library object
 
 
 def binds_forward(v: tuple) -> bool:

@@ -40,6 +40,7 @@ from graphlint.static.generated import Generated
 from graphlint.static.index import Index
 from graphlint.static.libctors import LibraryCtors
 from graphlint.static.libflows import DICT_METHODS, KEYED
+from graphlint.static.patched import PATCHED, field_key
 from graphlint.static.pointsto import Solver, Value
 from graphlint.static.valuecalls import FOREIGN, ValueCalls
 
@@ -175,6 +176,8 @@ class Objects(ValueCalls):
             self.s.add_values(dst, (v,))
         elif tag == "X":  # an attribute of a library object is the library's too
             self.s.add_values(dst, (FOREIGN,))
+        elif tag == PATCHED:  # what the project stored on an outside object (:mod:`.patched`)
+            self.s.edge(self.s.node(field_key(v, attr)), dst)
         elif tag == "L" and type(v[2]) is tuple and v[2][0] == KEYED and attr not in DICT_METHODS:
             self.s.edge(self.elems(v), dst)  # ``self.transformer.h`` of an ``nn.ModuleDict``: an entry
 
@@ -291,6 +294,8 @@ class Objects(ValueCalls):
                     self.s.edge(src, self.cattr(v[1], v[2], attr))
                 elif v[0] == "Mod":
                     self.s.edge(src, self.s.node(("v", v[1], "<module>", attr)))
+                elif v[0] == PATCHED:
+                    self.s.edge(src, self.s.node(field_key(v, attr)))
         self.s.watch(obj, on)
 
     def elements(self, src: int, dst: int) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from graphlint.static.classguards import pruned_edges
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.index import Index
+from graphlint.static.patched import OUTSIDE
 from graphlint.static.selfdispatch import instance_runs
 
 FuncId = tuple[str, str]
@@ -298,12 +299,12 @@ class ReceiverClasses:
         return callee in self.graph.linker.implicit.edges.get(caller, ())
 
     def _instances(self, values: list) -> frozenset | None:
-        """The concrete classes of ``values`` (library objects add none); None if any is no instance."""
+        """The concrete classes of ``values`` (library objects, patched or not, add none); None if any is no instance."""
         out: set[ClassKey] = set()
         for v in values:
             if v[0] in ("I", "S"):
                 out |= self._cone(v)
-            elif v[0] != "X":
+            elif v[0] not in OUTSIDE:
                 return None
         return frozenset(out)
 

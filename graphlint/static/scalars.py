@@ -43,6 +43,24 @@ def _reduces_all(call: cst.Call, positional_tensor: int) -> bool:
     return len(positional) == positional_tensor and not named & {"dim", "axis"}
 
 
+def _reduces_only_dim(call: cst.Call, positional_tensor: int) -> bool:
+    """A reduction over dimension 0 or -1 only (``dim=0``, ``dim=-1``, or that one positional
+    argument after ``positional_tensor``, no ``keepdim``): of a 1-D tensor, a 0-dim one."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if set(named) - {"dim", "axis", "dtype"} or any(a.star for a in call.args):
+        return False
+    dims = positional[positional_tensor:] + [v for k, v in named.items() if k in ("dim", "axis")]
+    return len(positional) <= positional_tensor + 1 and len(dims) == 1 and _first_or_last(dims[0])
+
+
+def _first_or_last(node: cst.BaseExpression) -> bool:
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
+        node = node.expression
+        return type(node) is cst.Integer and node.value == "1"
+    return type(node) is cst.Integer and node.value == "0"
+
+
 def reduced_name(call: cst.Call) -> str | None:
     """The name ``n.max()`` / ``torch.sum(n)`` reduces whole (no ``dim``), whatever it holds: a
     parameter callers give a device tensor there makes a 0-dim one (:mod:`.valueflow`)."""
@@ -70,6 +88,8 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
             method = func.attr.value
             if method in REDUCTIONS and _reduces_all(node, 0):
                 return oracle.is_tensor(func.value) and not is_cpu_tensor(func.value, oracle)
+            if method in REDUCTIONS and _reduces_only_dim(node, 0):  # ``v.sum(0)`` of a 1-D tensor
+                return is_vector(func.value, oracle)
             if method in KEEPS_SCALAR:
                 return is_scalar_tensor(func.value, oracle)
         if type(func) is cst.Name and func.value in oracle.arith_helpers:
@@ -80,6 +100,8 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         if name.startswith("torch.") and name[6:] in REDUCTIONS and _reduces_all(node, 1):
             arg = node.args[0].value
             return oracle.is_tensor(arg) and not is_cpu_tensor(arg, oracle)
+        if name.startswith("torch.") and name[6:] in REDUCTIONS and _reduces_only_dim(node, 1):
+            return is_vector(node.args[0].value, oracle)  # ``torch.sum(v[:k], dim=0)``
         return False
     if kind is cst.BinaryOperation:
         leaves = operands(node)
@@ -200,7 +222,12 @@ def is_vector(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         flat = method in ("flatten", "ravel") and not args or method in ("view", "reshape") and len(args) == 1 \
             and type(args[0].value) is cst.UnaryOperation and type(args[0].value.expression) is cst.Integer \
             and args[0].value.expression.value == "1"
-        return flat and oracle.is_tensor(node.func.value) and not is_cpu_tensor(node.func.value, oracle)
+        if flat:
+            return oracle.is_tensor(node.func.value) and not is_cpu_tensor(node.func.value, oracle)
+    if type(node) is cst.Call:
+        return _vector_factory(node, oracle)
+    if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Slice:
+        return is_vector(node.value, oracle)  # ``v[:k]``: a slice of a 1-D tensor is one
     if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         mask, source = node.slice[0].slice.value, node.value  # ``t[t.ge(k)]``, ``t[t > 0]``: its own shape
         root = mask.left if type(mask) is cst.Comparison else \
@@ -208,6 +235,31 @@ def is_vector(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return type(source) is cst.Name and type(root) is cst.Name and root.value == source.value \
             and oracle.is_bool_tensor(mask) and oracle.is_tensor(source) and not is_cpu_tensor(source, oracle)
     return False
+
+
+#: factories whose first positional argument is the whole size (``torch.zeros((n,))``, ``torch.zeros(n)``)
+SIZED_FACTORIES = frozenset(("torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn"))
+
+
+def _vector_factory(call: cst.Call, oracle: TensorOracle) -> bool:
+    """``torch.zeros((rows,), device=d)`` / ``torch.zeros(rows, device=d)``: one size, a literal
+    one-element tuple or list, an int literal or a name holding a Python number; ``torch.arange(...,
+    device=d)``. On a device the call names (not the literal "cpu"): a factory given none is a host tensor."""
+    name = resolve(call.func, oracle.imports) or ""
+    device = device_of(call, oracle)
+    if device is None or (type(device) is cst.SimpleString and "cpu" in device.value):
+        return False
+    if name == "torch.arange":
+        return True
+    args = [a for a in call.args if a.keyword is None]
+    if name not in SIZED_FACTORIES or not args or args[0].star or (len(args) > 1 and name != "torch.full") \
+            or len(args) > 2 or keyword(call, "size") is not None:
+        return False
+    size = args[0].value
+    if type(size) in (cst.Tuple, cst.List):
+        return len(size.elements) == 1 and type(size.elements[0]) is cst.Element
+    return type(size) is cst.Integer or (type(size) is cst.Name and size.value in oracle.fn.hosts
+                                         and size.value not in oracle.fn.lists and not oracle.is_list_value(size))
 
 
 def number_tensor(value: cst.BaseExpression, oracle: TensorOracle) -> bool:

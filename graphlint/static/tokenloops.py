@@ -53,7 +53,7 @@ class TokenLoops:
                         outer.found.append(OuterLoop(fid, loop.where, decoder))  # (see :mod:`.outerloops`)
                         continue
                     where, loops = (info.path, loop.where), frozenset((loop.id,))
-                    what, model = self.loop_step(info, fn, loop, targets, (replay_reach, reach, compiled_graph))
+                    what, model = self.loop_step(info, fn, loop, targets, (replay_reach, reach, compiled_graph, graph))
                     if what is not None and model is None:
                         self.add("host", fid, f"per-token loop calling {what}, which replays", where, loops=loops)
                         continue

@@ -18,9 +18,9 @@ an import, a star import), ``ops.helper(...)`` (an imported module), ``self.help
   to a parameter, whatever its annotation says (``n: int`` given ``t.max()`` is still read back); a plain tensor is
   left to the oracle's own presumptions (on torch's own files that fact alone sent large files round again, for no
   finding), except for a parameter the function reduces whole (``x_lens.max()``, ``FunctionInfo.reduced_names``): a
-  device tensor there makes the 0-dim value a size or a test reads back. Unknown wins: one caller passing something
-  unknown, a ``*args`` call, a call the resolution cannot follow anywhere in the project under the function's name
-  (``obj.helper(...)``, a callback), or a parameter a caller leaves at its default, and the parameter says nothing.
+  device tensor there makes the 0-dim value a size or a test reads back; or tests (``if counts[row] == 0:``, not presumed
+  a tensor already). Unknown wins: one caller passing something unknown, a ``*args`` call, a call the resolution cannot
+  follow anywhere under the function's name (``obj.helper(...)``, a callback), or a parameter left at its default.
   Numbers for a parameter annotated a tensor, and a tensor for one annotated a list, overrule the annotation: those
   take every call spelled with the function's name and no use of it as a value (:mod:`.overrules`).
 
@@ -173,16 +173,16 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
         for name, kind in agreed.of((path, qualname)).items():
             if kind == NUMBER and (path, qualname) in by_instance and any(fnmatchcase(name, p) for p in POSITION_NAMES):
                 continue  # a length a module is handed (``seq_len``): a shape sum grows every step, "number" hides it
-            # a list matters as an index only, numbers only in a truth test of a parameter presumed a
-            # tensor or defaulting to a literal (``pad=True`` then ``if pad is None: pad = torch.any(...)``:
-            # :func:`.branchwalk.given_none_test`; elsewhere the fact would send files round again for
-            # nothing: on all of torch, 134 more)
+            # a list matters as an index only, numbers only in a truth test of a parameter presumed a tensor or defaulting
+            # to a literal (``pad=True`` then ``if pad is None: pad = torch.any(...)``: :func:`.branchwalk.given_none_test`;
+            # elsewhere the fact would send files round again for nothing: on all of torch, 134 more)
             if kind in PARAM_KINDS and (kind != LIST or name in fn.index_names) \
                     and (kind != NUMBER or name in fn.test_names and (
                         name in fn.presumed_tensors or _literal_default(fn, name))):
                 out[path].add(f"param:{qualname}:{name}={kind}")
-            elif kind in (TENSOR, MASK) and name in fn.reduced_names:
-                out[path].add(f"param:{qualname}:{name}={kind}")  # ``lens.max()``: a 0-dim device tensor
+            elif kind in (TENSOR, MASK) and name in fn.reduced_names or kind == TENSOR and name in fn.test_names \
+                    and name not in fn.presumed_tensors:  # ``lens.max()``: a 0-dim device tensor; ``if counts[r]:``
+                out[path].add(f"param:{qualname}:{name}={kind}")
             elif kind in (TENSOR, MASK, WEIGHT) and name in fn.type_tested:  # a buffer is a tensor too
                 out[path].add(f"param:{qualname}:{name}={TENSOR}")  # ``torch.is_tensor(p)`` (:mod:`.typetests`)
         for name in agreed.steady((path, qualname)) if (path, qualname) not in by_instance else ():  # as above

@@ -300,15 +300,19 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
 
 # -- parameters ----------------------------------------------------------------------------
 def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | None:
-    """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args``/``**kw``
-    and when no argument is known (a parameter learns nothing from that call either way, and most
-    calls pass nothing known: the summaries stay small). A Python list is a kind only here, for a
+    """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args`` and when
+    no argument is known (a parameter learns nothing from that call either way, and most calls pass
+    nothing known: the summaries stay small). A ``**kw`` splat is left out: it can fill no argument
+    the call names or passes by position (Python refuses a second value), and a parameter only it
+    may fill is missing, so unknown. A Python list is a kind only here, for a
     parameter indexing a tensor (GL208): as a return kind it sent a fifth of torch's files round
     again (measured), for no finding."""
     if forwards_own_stars(call, oracle):
         return FORWARDED
     positional, named = [], []
     for arg in call.args:
+        if arg.star == "**":
+            continue
         if arg.star:
             return None
         kind = WEIGHT if type(arg.value) is not cst.Name and oracle.is_weight(arg.value) else \

@@ -34,7 +34,8 @@ def _facts(name: str, extra: dict[str, str] | None = None) -> set[str]:
 def test_record_fields_reach_the_readers_through_generators_and_comprehensions():
     facts = _facts("records")
     assert "field:main:row.done=tensor" in facts  # rows[0] of what complete() yields of generate()
-    assert "field:main:step.done=tensor" in facts  # a BaseModel record
+    # a BaseModel record: ``done[0]`` of ``torch.zeros(1, device="cuda")``, an element of a 1-D device tensor (0-dim)
+    assert "field:main:step.done=scalar" in facts
     assert "field:Engine.complete:rows[].done=tensor" in facts  # all(r.done for r in rows)
     assert not any("item.done" in f for f in facts)  # Mixed: one store is a Python bool
     assert not any("token" in f for f in facts)  # ints everywhere: no fact

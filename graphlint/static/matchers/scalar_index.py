@@ -47,6 +47,19 @@ METHODS: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
 }
 
 
+#: methods of Python's sequences whose first argument is a position: ``tokens.insert(at, x)`` calls
+#: ``at.__index__()`` (a tensor has no such method, so the receiver is a list, a deque or alike)
+POSITIONS = frozenset(("insert",))
+
+
+def list_position(call: cst.Call, oracle) -> bool:
+    """``seq.insert(at, x)`` with ``at`` a 0-dim device tensor: Python reads it back as an int."""
+    if type(call.func) is not cst.Attribute or call.func.attr.value not in POSITIONS:
+        return False
+    args = positional(call)
+    return len(args) == 2 and is_scalar_tensor(args[0], oracle)
+
+
 def size_arguments(call: cst.Call, ctx: MatchContext) -> list[cst.BaseExpression]:
     """The arguments of ``call`` that torch reads as Python ints (a tuple's elements one by one)."""
     func = call.func
@@ -79,7 +92,7 @@ class ScalarIndex(Matcher):
 
     def call_index(self) -> dict[str, frozenset[str]]:
         return {"callee": frozenset(("range",)),
-                "method": frozenset((*SIZES, *FACTORIES, *METHODS, *(n.rsplit(".", 1)[1] for n in FUNCTIONS)))}
+                "method": frozenset((*SIZES, *FACTORIES, *METHODS, *POSITIONS, *(n.rsplit(".", 1)[1] for n in FUNCTIONS)))}
 
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         oracle = ctx.oracle
@@ -90,6 +103,8 @@ class ScalarIndex(Matcher):
                     ctx.report(self.rule, node, "range()")
             elif any(is_scalar_tensor(arg, oracle) for arg in size_arguments(node, ctx)):
                 ctx.report(self.rule, node, f"a size of {node.func.attr.value}()")
+            elif list_position(node, oracle):  # anchored on the position: what it reads is that alone
+                ctx.report(self.rule, positional(node)[0], f"the position of {node.func.attr.value}()")
             return
         for element in node.slice:
             part = element.slice
