@@ -65,6 +65,12 @@ class InstanceCalls:
             return None  # ``self`` used as a value in its own methods: handed somewhere
         return frozenset(fields | {ELEMENT + f for f in lists if self._lists[2].get(f)})
 
+    def call_names(self, info, fn, expr: tuple, last: str) -> tuple[str, ...]:
+        """The names a call site counts under: its callee's last name, and for a list element's local
+        the field's (:data:`ELEMENT`)."""
+        field = self.element_field(info, fn, last) if expr[0] == "n" else None
+        return (last, ELEMENT + field) if field else (last,)
+
     def element_field(self, info, fn, name: str) -> str | None:
         """The field whose list elements ``name`` is bound to in ``fn``, if only to those: its calls are
         counted under that field (:data:`ELEMENT`), not with every other call of a ``block``."""
@@ -202,6 +208,11 @@ def _walk(ir, ctx: str, reads: set[str], escaped: set[str], values: set[str]) ->
             reads.update(node[1].replace(":", ".").split("."))
         else:
             stack.extend((part, "value") for part in node[1:])
+
+
+def instance_calls(info, fn, expr: tuple, fields, index: Index, instances: InstanceCalls) -> list[tuple[str, str]]:
+    """The ``forward`` s a call of an instance runs: of a field (``self.f(...)``) or a list's element."""
+    return field_calls(info, fn, expr, fields, index, instances) or element_calls(info, fn, expr, fields, index, instances)
 
 
 def field_calls(info, fn, expr: tuple, fields, index: Index, instances: InstanceCalls) -> list[tuple[str, str]]:
