@@ -47,6 +47,8 @@ class FunctionFacts:
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
     #: see :mod:`.readbacks`)
     readbacks: set[str] = field(default_factory=set)
+    #: of those, the ones made only from reads of parameters -> those parameters (:mod:`.hostparams`)
+    readback_roots: dict[str, frozenset] = field(default_factory=dict)
     #: names known to hold Python data: parameters with a non-tensor annotation or a literal
     #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
     hosts: set[str] = field(default_factory=set)
