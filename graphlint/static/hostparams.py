@@ -16,7 +16,8 @@ rules :data:`RULES`); the linker drops it when every hot call edge into the func
 them a host tensor (:attr:`.facts.CallSite.kinds`: ``host``), or passes on a parameter of its own that
 every hot call edge into the caller passes one, and so on. An entry point (called from outside), a
 function no hot edge calls, an edge whose arguments are unknown, a parameter an edge leaves to its
-default: unknown, and the report stays.
+default, an edge spelled with another name than the function's (a ``partial``, a stored bound method:
+its arguments may not sit where the function's parameters do): unknown, and the report stays.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import children
+from graphlint.static.flowir import last_name
 from graphlint.static.readbacks import is_readback
 
 #: the rules whose hazard is the read-back itself, or a host value computed from one
@@ -117,7 +119,10 @@ class HostParams:
         params = self._params(fid)
         if not edges or fid in self.open or params is None or param not in (*params[0], *params[1]):
             return False
+        name = fid[1].rpartition(".")[2]
         for caller, site in edges:
+            if last_name(site.expr) != name and name not in ("forward", "__call__"):
+                return False  # ``f = partial(g, a)``, a stored bound method: its arguments may sit elsewhere
             kind = _passed(site, params, param)
             if kind == "host":
                 continue
