@@ -15,7 +15,7 @@ from graphlint.static.cstwalk import called_name
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.splatkinds import splat_kinds
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuekinds import LIST, NUMBER, TENSOR, UNKNOWN, WEIGHT, _is_number, kind_of, step_kind
+from graphlint.static.valuekinds import LIST, NUMBER, TENSOR, UNKNOWN, WEIGHT, is_number, kind_of, step_kind
 
 
 def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | None:
@@ -98,7 +98,7 @@ def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return type(node.func) is cst.Attribute and node.func.attr.value == "size" and not node.args
     if type(node) is cst.Tuple and node.elements:
         return all(type(el) is not cst.StarredElement and not oracle.is_tensor(el.value)
-                   and (_is_number(el.value, oracle) or oracle.is_host_data(el.value)
+                   and (is_number(el.value, oracle) or oracle.is_host_data(el.value)
                         or (type(el.value) is cst.Name and el.value.value in oracle.fn.shapes))
                    for el in node.elements)
     return False

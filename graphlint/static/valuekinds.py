@@ -74,7 +74,7 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return HOST
     if oracle.is_tensor(node):
         return TENSOR
-    if _is_number(node, oracle):
+    if is_number(node, oracle):
         return NUMBER
     if _reads_counter(node, oracle):
         return STEP
@@ -93,7 +93,7 @@ def _reads_counter(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         and node.attr.value in cls.counters and node.attr.value not in cls.tensor_attrs
 
 
-def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+def is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) in (cst.Integer, cst.Float):
         return True
     if type(node) is cst.Name:  # ``return True``: a Python bool
@@ -110,11 +110,11 @@ def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) is cst.Attribute:  # ``batch.max_splits``: every store of the field is a number (.fieldkinds)
         return oracle.field_kind(node) == NUMBER or self_attr(node) in oracle.fn.converted
     if type(node) is cst.BinaryOperation:
-        return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+        return is_number(node.left, oracle) and is_number(node.right, oracle)
     if type(node) is cst.Comparison:  # of Python numbers: a Python bool (``len(xs) > 0``)
-        return _is_number(node.left, oracle) and all(_is_number(c.comparator, oracle) for c in node.comparisons)
+        return is_number(node.left, oracle) and all(is_number(c.comparator, oracle) for c in node.comparisons)
     if type(node) is cst.BooleanOperation:
-        return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+        return is_number(node.left, oracle) and is_number(node.right, oracle)
     if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
         return True  # ``not x`` is a Python bool whatever ``x`` is (its read-back, if any, is ``x``'s)
     return False
