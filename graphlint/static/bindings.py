@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.argkinds import passed_kind
 from graphlint.static.cputensors import note_cpu_binding
 from graphlint.static.facts import ClassInfo
 from graphlint.static.names import dotted_name
 from graphlint.static.pageable import note_pageable_binding, pageable_verdict
 from graphlint.static.carried import note_carried
 from graphlint.static.scalars import note_scalar_binding, number_tensor
+from graphlint.static.splatkinds import note_splat_dict
 from graphlint.static.statelength import reads_state_length
 from graphlint.static.tensornames import MODULE_CONTAINERS
 from graphlint.static.tensors import TensorOracle
@@ -82,6 +84,7 @@ class BindingRecorder:
         note_pageable_binding(target, value, oracle, pageable)
         note_origin(target, value, oracle, bound)
         note_carried(target, value, oracle)
+        note_splat_dict(target, value, oracle, passed_kind)
         if oracle.returns:
             bind_returned(target, value, oracle)
         if oracle.fn.fields and type(value) is cst.Attribute:

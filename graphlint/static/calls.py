@@ -31,7 +31,8 @@ from graphlint.static.lambdabodies import body_calls
 from graphlint.static.denorm import note_call as note_denorm
 from graphlint.static.frozenargs import SIZED_FACTORIES, captured_step_kinds
 from graphlint.static.callkinds import join_args
-from graphlint.static.valuekinds import arg_kinds, may_be_ours
+from graphlint.static.argkinds import arg_kinds
+from graphlint.static.valuekinds import may_be_ours
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 REGION_CLASS = "graphlint.dynamic.target.Region"

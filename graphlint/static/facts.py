@@ -89,7 +89,7 @@ class CallSite(Compact):
     #: (spelling, loop id, the spelling from that loop's second iteration on): arguments that pass a
     #: name the loop's body rebinds to a literal (:func:`.iterations.carried_literals`)
     later: tuple = ()
-    #: what its arguments are (:func:`.valuekinds.arg_kinds`: positional kinds, keyword pairs), joined
+    #: what its arguments are (:func:`.argkinds.arg_kinds`: positional kinds, keyword pairs), joined
     #: over every call of this spelling; None: not known (``*args``, or not recorded)
     kinds: tuple | None = None
     #: argument slots the same on every iteration of the loops around the call (:mod:`.restaged`)

@@ -42,7 +42,7 @@ APPENDS = frozenset(("append", "extend", "insert"))
 
 
 def captured_step_kinds(call: cst.Call, kinds: tuple | None, at) -> tuple | None:
-    """``kinds`` (:func:`.valuekinds.arg_kinds`) of a call made inside a capture, with each argument
+    """``kinds`` (:func:`.argkinds.arg_kinds`) of a call made inside a capture, with each argument
     the enclosing loop changes every step and the capture's key does not hold marked
     ``~<loop id>``; ``at``: the walker, inside a capture."""
     frames = at.loop_frames

@@ -6,6 +6,8 @@ result there; and the result is a fresh allocation, never pinned, whatever its i
 verifier that walks a tree on the CPU grows its accepted ids this way
 (``acc = torch.empty(0, dtype=torch.long, device="cpu")``, then ``acc = torch.cat([acc, tok[None]])``
 per accepted node), and the step uploads them with ``.to(device)``: a pageable copy every step.
+A comprehension joins its element, each one of them: ``torch.stack([torch.tensor(u.shape[2:]) for u
+in xs])`` (a grid of sizes read from shapes) is a host tensor.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ def host_concat(node: cst.Call, oracle: TensorOracle, on_host: Callable[[cst.Bas
         return False
     first = next((a.value for a in node.args if a.keyword is None and not a.star
                   or a.keyword is not None and a.keyword.value == "tensors"), None)
+    if type(first) in (cst.ListComp, cst.GeneratorExp):  # ``torch.stack([torch.tensor(u.shape) for u in xs])``
+        return on_host(first.elt)
     if type(first) not in (cst.List, cst.Tuple):
         return False
     return any(type(el) is cst.Element and on_host(el.value) for el in first.elements)

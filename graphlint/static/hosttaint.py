@@ -14,6 +14,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, constant_name, preorder
 from graphlint.static.fixedcounters import derived
+from graphlint.static.hostparams import note_roots
 from graphlint.static.readbacks import is_readback
 
 
@@ -93,6 +94,8 @@ class HostTaint:
                 (names.add if tainted else names.discard)(name)
             if names is fn.positions and fn.fixed_counters:
                 derived(self, bound_names(target), value if tainted else None)
+        if fn.readbacks or fn.readback_roots:  # which parameters' reads they come from (:mod:`.hostparams`)
+            note_roots(bound_names(target), value, self)
 
     def read_back(self, name: str) -> None:
         """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a
@@ -147,3 +150,4 @@ class HostTaint:
             self.fn.positions.add(target.value)
         if (self.fn.readbacks or self.readback_seen) and self.derives_from_readback(value):
             self.fn.readbacks.add(target.value)
+            self.fn.readback_roots.pop(target.value, None)  # what it held joins: its sources unknown

@@ -3,7 +3,8 @@
 Its own unit beside :mod:`.loops` (which decides whether a loop carries the step's output back)
 because it answers another question of the same statement: what kind each bound name holds --
 a position (``for cur_pos in range(...)``), a Python int, a sub-module alias, a list row
-(:mod:`.listrows`), a tensor -- and forgets what the names held before.
+(:mod:`.listrows`), a tensor -- and forgets what the names held before. What a loop walks of a host
+tensor's ``.tolist()`` (:func:`.cputensors.host_reads_only`) is host data, no read-back.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from graphlint.static.cputensors import host_reads_only
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.devicenarrow import widen
 from graphlint.static.facts import FunctionInfo
@@ -38,6 +40,8 @@ class LoopTargets:
         """What ``for target in iterable`` makes of its names: positions, sub-modules, objects, tensors
         (``loop``: the statement and its id, whose counter may be a fixed one, :mod:`.fixedcounters`)."""
         self.oracle.taint(target, iterable)
+        if self.oracle.fn.readbacks and host_reads_only(iterable, self.oracle):  # ``for f, h in grid.tolist()``
+            self.oracle.fn.readbacks.difference_update(bound_names(target))  # of a host tensor: host data
         note_assignment(self.func, self.order, [target], iterable)
         for name in bound_names(target):
             self.oracle.fn.ints.discard(name)

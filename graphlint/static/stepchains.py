@@ -5,7 +5,7 @@ litgpt's compiled ``next_token(..., input_pos_maxp1=n)`` hands the count its loo
 ``GPT.forward``, which hands it to each ``Block.forward``, which hands it to
 ``CausalSelfAttention.forward``, where ``k[..., :input_pos_maxp1, :]`` makes a new shape -- a new
 CUDA-graph recording -- every token. Each call passes the caller's own parameter on
-(``^input_pos_maxp1``, :func:`.valuekinds.arg_kinds`); the value flow's rounds learn one hop
+(``^input_pos_maxp1``, :func:`.argkinds.arg_kinds`); the value flow's rounds learn one hop
 each, so a slice three forwards down was never reached. Here the hops are followed to a fixed
 point in one pass: a caller's parameter passed on is a per-step int where that parameter is one
 (:data:`.valuekinds.STEP`, a may-fact as :func:`.valueflow._stepped`'s), over the call sites the

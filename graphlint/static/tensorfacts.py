@@ -47,6 +47,8 @@ class FunctionFacts:
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;
     #: see :mod:`.readbacks`)
     readbacks: set[str] = field(default_factory=set)
+    #: of those, the ones made only from reads of parameters -> those parameters (:mod:`.hostparams`)
+    readback_roots: dict[str, frozenset] = field(default_factory=dict)
     #: names known to hold Python data: parameters with a non-tensor annotation or a literal
     #: default, locals bound to literals, comprehensions, ``len()``/``int()``/``.item()``...
     hosts: set[str] = field(default_factory=set)
@@ -70,6 +72,8 @@ class FunctionFacts:
     #: names last bound to a dict display naming a device (``kw = dict(device=d, dtype=t)``): a
     #: factory's ``**kw`` puts it there (:func:`.scalars.device_of`)
     device_kwargs: set[str] = field(default_factory=set)
+    #: local dict -> ((key, kind), ...) of the display it was bound to, once: what ``**d`` passes (:mod:`.splatkinds`)
+    splat_kinds: dict[str, tuple] = field(default_factory=dict)
     #: local -> the ``obj.f`` field spelling it was bound to (:mod:`.carried`)
     carried: dict[str, str] = field(default_factory=dict)
     lists: set[str] = field(default_factory=set)  # names last bound to a Python list (see is_list_value)
@@ -92,7 +96,7 @@ class FunctionFacts:
     host_reads: dict[str, str] = field(default_factory=dict)
     converted: set[str] = field(default_factory=set)
     #: names last bound to ``int(...)``, ``len(...)``...: a Python number whatever its operand, only an
-    #: argument's kind (:func:`.valuekinds.arg_kinds`: ``n = int(k - 1)`` then ``pad(x, n)``)
+    #: argument's kind (:func:`.argkinds.arg_kinds`: ``n = int(k - 1)`` then ``pad(x, n)``)
     numbers: set[str] = field(default_factory=set)
     #: names last bound to an element-wise comparison of values the oracle cannot place (``m = ids ==
     #: tok`` with ``ids`` an untyped parameter): a boolean mask wherever it indexes a tensor (:mod:`.masks`)
@@ -101,7 +105,7 @@ class FunctionFacts:
     uniform: set[str] = field(default_factory=set)
     accepts: set[str] = field(default_factory=set)
     #: parameters never rebound (yet): an argument naming one passes on what the caller was given
-    #: (:func:`.valuekinds.arg_kinds`, ``^name``)
+    #: (:func:`.argkinds.arg_kinds`, ``^name``)
     params: set[str] = field(default_factory=set)
     #: the ``*args`` and ``**kwargs`` parameter names (None where absent): a call handing both on
     #: unchanged (``return self.step(*args, **kwargs)``) forwards what its own callers pass

@@ -35,7 +35,7 @@ from fnmatch import fnmatchcase
 
 from graphlint.static.facts import SHARED_EMPTY, CallSite, FileSummary, FunctionInfo, ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.instancecalls import InstanceCalls, field_calls
+from graphlint.static.instancecalls import InstanceCalls, instance_calls
 from graphlint.static.libflows import PARTIAL, library_partial
 from graphlint.static.fieldclasses import FieldClasses
 from graphlint.static.flowir import last_name
@@ -114,7 +114,7 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                 if site.reference and site.expr[0] == "n" and site.expr[1] not in fn.handed_defs \
                         and f"{fn.qualname}.{site.expr[1]}" in info.functions:
                     continue  # a nested def only called by its name (``rows(p)``): those calls are its sites
-                by_name[last] += 1
+                by_name.update(names := instances.call_names(info, fn, site.expr, last))  # (:mod:`.instancecalls`)
                 if site.reference or site.kinds is None:
                     opaque.add(last)  # :mod:`.overrules`: a call under the name passing nothing known
                 else:
@@ -126,8 +126,8 @@ def value_facts(infos: list[ModuleInfo], index: Index) -> dict[str, frozenset[st
                     continue  # passes nothing known (its callee's parameters learn nothing: the count
                     # of sites under the name then differs) and leaves the result alone
                 hits = _targets(info, fn, site.expr, index, fields, receivers)
-                if not hits and site.kinds is not None and (called := field_calls(info, fn, site.expr, fields, index, instances)):
-                    followed[last] += 1  # counted only where every instance is called so (:mod:`.instancecalls`)
+                if not hits and site.kinds is not None and (called := instance_calls(info, fn, site.expr, fields, index, instances)):
+                    followed.update(names)  # counted only where every instance is called so (:mod:`.instancecalls`)
                     for target in called:
                         by_instance[target].append((site, info, fn))
                     continue

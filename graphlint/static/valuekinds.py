@@ -6,7 +6,7 @@ function. Values cross functions through returns (``best, n = evaluate(...)``, w
 ``t.max()`` computed there), parameters (``update(ids, n)``) and fields; a rule that only sees
 its own function misses the slice bound, the ``in`` test or the pageable copy on the far side.
 So each function's summary says what each return value (and each element of a returned tuple)
-is, and each call site what each argument is (:func:`arg_kinds`); :mod:`.valueflow` matches them
+is, and each call site what each argument is (:func:`.argkinds.arg_kinds`); :mod:`.valueflow` matches them
 along resolved calls after every file is summarized and sends the facts back into the walk of the
 files that use them (the same second round as :mod:`.crossfile`), where :func:`bind_returned`
 and :func:`.kindfacts.seed_params` hand them to the oracle. Within one file a function already walked is
@@ -23,11 +23,9 @@ import builtins
 
 import libcst as cst
 
-from graphlint.static.carried import carried_kind
-from graphlint.static.cstwalk import called_name, self_attr
+from graphlint.static.cstwalk import self_attr
 from graphlint.static.distchecks import skips_validation
 from graphlint.static.flowir import EXTERNAL_ROOTS
-from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.names import callee_key
 from graphlint.static.pageable import host_tensor
 from graphlint.static.scalars import is_scalar_tensor
@@ -76,7 +74,7 @@ def kind_of(node: cst.BaseExpression | None, oracle: TensorOracle) -> str:
         return HOST
     if oracle.is_tensor(node):
         return TENSOR
-    if _is_number(node, oracle):
+    if is_number(node, oracle):
         return NUMBER
     if _reads_counter(node, oracle):
         return STEP
@@ -95,7 +93,7 @@ def _reads_counter(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         and node.attr.value in cls.counters and node.attr.value not in cls.tensor_attrs
 
 
-def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
+def is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) in (cst.Integer, cst.Float):
         return True
     if type(node) is cst.Name:  # ``return True``: a Python bool
@@ -112,11 +110,11 @@ def _is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) is cst.Attribute:  # ``batch.max_splits``: every store of the field is a number (.fieldkinds)
         return oracle.field_kind(node) == NUMBER or self_attr(node) in oracle.fn.converted
     if type(node) is cst.BinaryOperation:
-        return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+        return is_number(node.left, oracle) and is_number(node.right, oracle)
     if type(node) is cst.Comparison:  # of Python numbers: a Python bool (``len(xs) > 0``)
-        return _is_number(node.left, oracle) and all(_is_number(c.comparator, oracle) for c in node.comparisons)
+        return is_number(node.left, oracle) and all(is_number(c.comparator, oracle) for c in node.comparisons)
     if type(node) is cst.BooleanOperation:
-        return _is_number(node.left, oracle) and _is_number(node.right, oracle)
+        return is_number(node.left, oracle) and is_number(node.right, oracle)
     if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
         return True  # ``not x`` is a Python bool whatever ``x`` is (its read-back, if any, is ``x``'s)
     return False
@@ -298,66 +296,6 @@ def set_kind(target: cst.BaseExpression, kind: str, oracle: TensorOracle) -> Non
         fn.pageable.add(name)
 
 
-# -- parameters ----------------------------------------------------------------------------
-def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | None:
-    """(positional kinds, ((keyword, kind), ...)) of a call's arguments; None with ``*args`` and when
-    no argument is known (a parameter learns nothing from that call either way, and most calls pass
-    nothing known: the summaries stay small). A ``**kw`` splat is left out: it can fill no argument
-    the call names or passes by position (Python refuses a second value), and a parameter only it
-    may fill is missing, so unknown. A Python list is a kind only here, for a
-    parameter indexing a tensor (GL208): as a return kind it sent a fifth of torch's files round
-    again (measured), for no finding."""
-    if forwards_own_stars(call, oracle):
-        return FORWARDED
-    positional, named = [], []
-    for arg in call.args:
-        if arg.star == "**":
-            continue
-        if arg.star:
-            return None
-        kind = WEIGHT if type(arg.value) is not cst.Name and oracle.is_weight(arg.value) else \
-            kind_of(arg.value, oracle) or (LIST if oracle.is_list_value(arg.value) or _listed(arg.value) else
-                                           NUMBER if _sizes(arg.value, oracle) else step_kind(arg.value, oracle)
-                                           or (NUMBER if type(arg.value) is cst.Name
-                                               and arg.value.value in oracle.fn.numbers else UNKNOWN))
-        if type(arg.value) is cst.Name and arg.value.value in oracle.fn.params and (
-                not kind or arg.value.value in oracle.fn.tensors and kind == TENSOR):
-            # the caller's own parameter, passed on: what its callers pass; "!": else a tensor, as its
-            # annotation says (an entry point's ``x_lens: Tensor`` that no analysed code calls)
-            kind = "^" + arg.value.value + ("!" if kind and arg.value.value not in oracle.fn.presumed else "")
-        if not kind and own and _slices_own_param(arg.value, call, own, oracle):
-            kind = "^" + arg.value.value.value + "["  # ``walk(node, key[n:])`` inside ``walk``: a recursion
-        if not kind and arg.keyword is not None and called_name(call.func)[:1].isupper():
-            kind = carried_kind(arg, oracle)  # ``State(step=step + 1)``: the old record's field (static.carried)
-        if not kind and type(arg.value) is cst.Name:
-            kind = "@" + oracle.fn.origins.get(arg.value.value, "")  # "@": nothing known
-        if arg.keyword is None:
-            positional.append(kind)
-        else:
-            named.append((arg.keyword.value, kind))
-    if not any(k and k != "@" for k in positional) and not any(k and k != "@" for _, k in named):
-        return None
-    return tuple(positional), tuple(named)
-
-
-def _listed(value: cst.BaseExpression) -> bool:
-    """``ids[i].tolist()``: the host copy of a row, a Python list (only an argument's kind)."""
-    return type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "tolist" \
-        and not value.args
-
-
-def _slices_own_param(value: cst.BaseExpression, call: cst.Call, own: str, oracle: TensorOracle) -> bool:
-    """``key[n:]`` of the caller's parameter, passed to a call of the caller's own name (only
-    recursions: marking every slice would grow every summary)."""
-    if type(value) is not cst.Subscript or type(value.value) is not cst.Name:
-        return False
-    if value.value.value not in oracle.fn.params and value.value.value not in oracle.fn.sliced_params:
-        return False
-    func = call.func
-    called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
-    return called == own
-
-
 def step_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:
     """:data:`STEP` for a per-step Python int (a name, or arithmetic of one with Python numbers:
     ``upto``, ``pos + 1``); ``~<loop id>`` for a counter an enclosing loop advances; else unknown.
@@ -384,21 +322,3 @@ def step_kind(node: cst.BaseExpression, oracle: TensorOracle) -> str:
         return STEP  # not a call's result: the taint says a position went in, not that one came out
     loop = next((fn.advanced[n] for n in names if n in fn.advanced), None)
     return f"{ADVANCED}{loop}" if loop is not None else UNKNOWN
-
-
-
-def _sizes(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
-    """Python sizes, never a tensor: ``x.shape`` / ``x.size()``, or a tuple display of numbers and
-    names bound from shapes (``(batch_size, seq_len)`` after ``batch_size, seq_len = ids.shape``).
-    Only an argument's kind: as a parameter fact it keeps ``if input_shape[-1] > 1:`` from being
-    taken for a device read."""
-    if type(node) is cst.Attribute:
-        return node.attr.value == "shape"
-    if type(node) is cst.Call:
-        return type(node.func) is cst.Attribute and node.func.attr.value == "size" and not node.args
-    if type(node) is cst.Tuple and node.elements:
-        return all(type(el) is not cst.StarredElement and not oracle.is_tensor(el.value)
-                   and (_is_number(el.value, oracle) or oracle.is_host_data(el.value)
-                        or (type(el.value) is cst.Name and el.value.value in oracle.fn.shapes))
-                   for el in node.elements)
-    return False

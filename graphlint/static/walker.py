@@ -2,8 +2,7 @@
 
 Statements are walked explicitly (so we know the enclosing function, class, loop, guard and capture region; simple
 statements in :mod:`.simplestmts`); expressions with a flat pre-order walk that hands each node to the matchers that
-asked for its type (:mod:`.dispatch`). Tensor facts are updated in source order as assignments are passed.
-"""
+asked for its type (:mod:`.dispatch`). Tensor facts are updated in source order as assignments are passed."""
 
 from __future__ import annotations
 
@@ -26,6 +25,7 @@ from graphlint.static.dispatch import MatcherDispatch
 from graphlint.static.facts import ClassInfo, ModuleInfo
 from graphlint.static.flows import FlowRecorder, catches_import_error
 from graphlint.static.guards import Guards, predicates
+from graphlint.static.hostparams import param_flags
 from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
 from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
@@ -174,7 +174,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
             flags.append(f"first-iter:{operand}")
         flags.extend(f"needs:{attr}" for attr in self.needs)
         flags.extend(f"opt-in:{name}" for name in self.opt_in)
-        flags.extend(self.device_flags())
+        flags.extend((*self.device_flags(), *param_flags(rule.code, anchor, self.oracle)))  # (:mod:`.hostparams`)
         if isinstance(anchor, cst.Call) and is_pinned_staging(anchor, self.oracle):
             flags.append("pinned")
         flags.extend((LIFTED,) if rule.params.get("lifted_ok") and lifted_call(anchor, self.func, self.oracle) else ())
