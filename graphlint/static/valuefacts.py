@@ -10,7 +10,8 @@ in a tiny IR of plain tuples (cached with the summary):
   made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
   configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
   of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("hb", k)`` what
-  the same call returned at position ``k`` last time (:mod:`.handback`); ``("o",)`` some object that is not None (an
+  the same call returned at position ``k`` last time (:mod:`.handback`); ``("pf",)`` a loop counter from 0 on its loop's
+  later iterations, an int other than 0 (:func:`.iterations.past_first`); ``("o",)`` some object that is not None (an
   arithmetic result, a container display, a class built, a tensor op's result); ``("r", callee)``
   what a call returns (the callee in flow IR: not None when every function the call graph gives
   it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
@@ -211,10 +212,11 @@ class ValueFacts:
         """``compute()`` with the names ``loop_id`` carries bound to their literal: what a branch
         or a call sees from that loop's second iteration on (a result handed back only in the
         arguments of the ``call`` that returns it; its ``counters`` past their first value)."""
-        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, v) in self.carried.items()
-                   if lid == loop_id and (v[0] != "hb" or v[2] == call)}
-        for name in swapped:
-            self.assigns[name] = ((self.carried[name][1][:2], ()),)
+        values = {name: v[:2] for name, (lid, v) in self.carried.items() if lid == loop_id and (v[0] != "hb" or v[2] == call)}
+        values.update((c[1], ("pf",)) for c in counters if c[0] == loop_id and c[2] == ("int", 0) and c[1] not in values)
+        swapped = {name: self.assigns.get(name, _ABSENT) for name in values}
+        for name, value in values.items():
+            self.assigns[name] = ((value, ()),)
         past, self.past = self.past, {c[1]: c[2] for c in counters if c[0] == loop_id}
         try:
             return compute()

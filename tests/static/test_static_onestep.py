@@ -153,3 +153,40 @@ def test_the_first_layer_of_every_step_is_no_first_step():
         return out
     """)})
     assert SPLICE in {(f.path, f.line, f.rule) for f in result if f.severity in ("error", "warning")}
+
+
+STEPPED = MODEL.replace("def forward(self, tok, images=None, where=None):",
+                        "def forward(self, tok, images=None, where=None, step=None):").replace(
+    "if images is not None:", "if images is not None and {test}:")
+
+
+def stepped(test: str, call: str = "model(tok, images=images, where=where, step=step)", loop: str = "range(steps)"):
+    run = textwrap.dedent(f"""
+    from model import Decoder
+
+    def generate(model: Decoder, tok, images, where, steps: int):
+        out = []
+        for step in {loop}:
+            tok = {call}.argmax(-1)
+            out.append(tok)
+        return out
+    """)
+    findings = analyze({"model.py": STEPPED.format(test=test), "run.py": run})
+    return {(f.path, f.line, f.rule) for f in findings if f.severity in ("error", "warning")}
+
+
+def test_a_callee_handed_the_counter_tests_it_against_the_first_step():
+    """``step == 0`` in the model, ``step`` the loop's counter: false from the loop's second step on."""
+    assert SPLICE not in stepped("step == 0")
+    assert SPLICE not in stepped("not step")
+    assert SPLICE not in stepped("step is None")
+    assert SPLICE not in stepped("step == 0", call="model(tok, images=images, where=where, step=step)",
+                                 loop="range(0, steps)")
+
+
+def test_a_callee_test_the_later_steps_can_take_stays_per_token():
+    for test in ("step == 3", "step > 0", "step != 0", "step in (0, 1)", "step is not None"):
+        assert SPLICE in stepped(test), test
+    # a loop counting from 1: its later steps are not known to differ from 0 (nor is an offset counter)
+    assert SPLICE in stepped("step == 0", loop="range(1, steps)")
+    assert SPLICE in stepped("step == 0", call="model(tok, images=images, where=where, step=step - 1)")
