@@ -42,7 +42,7 @@ from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.guards import GIVEN
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
 from graphlint.static.iterations import later_args
-from graphlint.static.literalops import OBJECT, OBJECTS, compare, equal, member
+from graphlint.static.literalops import NONZERO, OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.modenarrow import narrowing
 from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
 from graphlint.static.selffields import SelfFields
@@ -217,6 +217,8 @@ class ArgValues:
             return frozenset((v[1],))
         if kind == "o":
             return OBJECTS
+        if kind == "pf":  # a counter on its loop's later iterations (:func:`.iterations.past_first`)
+            return frozenset((NONZERO,))
         if kind == "p":
             return TOP if env is TOP else env.get(v[1], frozenset())
         if kind == "l":  # a rebound name: every binding whose branch the values can take
@@ -287,7 +289,8 @@ class ArgValues:
                 return frozenset(bool(x) for x in found)
             if kind == "is":
                 return frozenset(x is not OBJECT and x == c[2] and type(x) is type(c[2]) for x in found)
-            return frozenset(equal(x, c[2]) for x in found)
+            out = {equal(x, c[2]) for x in found}
+            return BOTH if None in out else frozenset(out)
         if kind in ("cmp", "in"):
             found = self.value(c[1], fid, env)
             if found is TOP or OBJECT in found or not found.isdisjoint(MARKS):

@@ -175,14 +175,13 @@ class CallGraph:
             for fid, _, _ in hits:
                 if fid is not None:
                     found[fid] = None
-            if not hits and classes:  # a library block's forward: the project modules it holds (:mod:`.libblocks`)
-                found.update(dict.fromkeys(self.blocks.runs(value)))
             called = self.objects._views.get(("called", value)) if value[0] in ("I", "S") else (
                 self.objects.generated.hook_of(value) if value[0] == "C" and classes else None)
-            for method in self.solver.values(called) if called is not None else ():
-                for fid, _, _ in self.objects.callees(method):
-                    if fid is not None:
-                        found[fid] = None
+            own = [fid for method in (self.solver.values(called) if called is not None else ())
+                   for fid, _, _ in self.objects.callees(method) if fid is not None]
+            found.update(dict.fromkeys(own))  # ``self.forward = self.gated_forward``: the method it picked
+            if not hits and classes and not own:  # a library block's forward: the project modules it holds (:mod:`.libblocks`)
+                found.update(dict.fromkeys(self.blocks.runs(value)))
         return sorted(found)
 
     def targets(self, path: str, qual: str, site: CallSite) -> list[FuncId]:

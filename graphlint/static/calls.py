@@ -310,7 +310,7 @@ class CallRecorder:
                 if plain:  # what a synchronize's flow may follow at link time (:mod:`.quietcalls`)
                     self.project[id(call)] = expr
                 self.add_call(expr, plain, args=args, kinds=kinds,
-                              later=self.at.values.later_args(call, args), steady=steady)
+                              later=self.at.values.later_args(call, args, self.at.counters), steady=steady)
         if call.args:
             record_construction(self.at, call)
             note_denorm(at, call)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.iterations import ALWAYS, NEVER
+
 UNKNOWN = ("?",)
 _MAX_REPR = 400  # a larger compound value is unknown (as a large binding list is)
 
@@ -59,6 +61,8 @@ def compound_value(values, node: cst.IfExp | cst.BooleanOperation) -> tuple | No
     """The value of ``a or b`` / ``a and b`` / ``x if c else y`` as a binding list, or None."""
     if isinstance(node, cst.IfExp):
         c = values.condition(node.test, values.shapes())
+        if c in (NEVER, ALWAYS):  # a loop counter's test on a later iteration (:func:`.iterations.past_first`)
+            return values.value(node.body if c == ALWAYS else node.orelse)
         sides = ((values.value(node.body), (c,) if c != UNKNOWN else ()),
                  (values.value(node.orelse), (("not", c),) if c != UNKNOWN else ()))
     else:

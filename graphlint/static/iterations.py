@@ -248,6 +248,31 @@ def first_iteration_loop(test: cst.BaseExpression, counters: list[Counter]) -> i
     return None
 
 
+#: conditions (:mod:`.valuefacts`) a counter's test takes from its loop's second iteration on
+NEVER, ALWAYS = ("t", ("c", False)), ("t", ("c", True))
+
+
+def past_first(test: cst.BaseExpression, past: dict[str, tuple]) -> tuple | None:
+    """What ``test`` is from the second iteration on of the loop whose counters ``past`` maps to
+    their first value (a :data:`Counter`'s key): ``step == 0`` (``!=``, either side) never holds
+    again, ``step`` itself is true for a first value of 0, a flag every iteration clears
+    (:func:`cleared_flags`) false. A call passing ``images if step == 0 else None`` hands the
+    callee ``None`` on every later step, so what only ``images`` selects runs once per decode, as
+    ``if step == 0:`` in the loop does (:func:`first_iteration_loop`). None: not such a test."""
+    if type(test) is cst.Name:
+        first = past.get(test.value)
+        return ALWAYS if first == ("int", 0) else NEVER if first == ("flag", True) else None
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) in (cst.Equal, cst.NotEqual)):
+        return None
+    sides = (test.left, test.comparisons[0].comparator)
+    for name, other in (sides, sides[::-1]):
+        if type(name) is cst.Name and name.value in past and past[name.value][0] != "flag" \
+                and _first_key(other) == past[name.value]:
+            return NEVER if type(test.comparisons[0].operator) is cst.Equal else ALWAYS
+    return None
+
+
 def first_operands(test: cst.BooleanOperation, counters: list[Counter]) -> list[tuple[cst.BaseExpression, int]]:
     """(``b``, loop) for each ``a and b`` in ``test`` whose ``a`` holds on ``loop``'s first iteration
     alone (:func:`first_iteration_loop`): ``b`` is evaluated only there (``if i == 0 and done.any():``).

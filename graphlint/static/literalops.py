@@ -16,6 +16,17 @@ OBJECT = SomeObject()
 OBJECTS = frozenset((OBJECT,))
 
 
+class NonZero:
+    """A loop counter from its loop's second iteration on, the loop counting from 0 (:mod:`.iterations`):
+    some int other than 0 -- true, not None, ``== 0`` false; anything else about it unknown."""
+
+    def __repr__(self) -> str:
+        return "<nonzero>"
+
+
+NONZERO = NonZero()
+
+
 #: what ``x <op> literal`` is, for the ordered comparisons :mod:`.valuefacts` keeps
 _ORDER = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}
 
@@ -33,12 +44,15 @@ def compare(x, op: str, y) -> bool | None:
 
 def member(x, options: tuple) -> bool | None:
     """``x in (a, b)``: equality as Python's ``in`` has it, for literals (never raises)."""
-    if x is OBJECT:
+    if x is OBJECT or x is NONZERO:
         return None
     return any(equal(x, o) for o in options)
 
 
-def equal(x, y) -> bool:
+def equal(x, y) -> bool | None:
+    """``x == y``; None (undecided) for :data:`NONZERO` against anything but 0."""
+    if x is NONZERO:
+        return False if y == 0 and y is not None else None
     try:
         return bool(x == y)
     except Exception:

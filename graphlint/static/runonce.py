@@ -194,18 +194,46 @@ def _armed(test: cst.BaseExpression) -> str | None:
     return None
 
 
-def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]]) -> set[str]:
+def disarmed(raw: list, functions: dict, cls: str, writes: dict[str, set[str]],
+             aliases: dict[str, str] | None = None) -> set[str]:
     """The "attr@methods" flags (:func:`once_flag`) of ``cls``'s reports and calls whose branch
-    calls a method of the class (or of a base in its file) that assigns ``self.attr``."""
+    calls a method of the class (or of a base in its file) that assigns ``self.attr`` -- or the
+    field a property of that name reads (``aliases``, :func:`property_fields`: ``if self.step_index
+    is None: self._init_step_index(t)`` where ``step_index`` returns ``self._step_index`` and
+    ``_init_step_index`` assigns it)."""
     mine = {q for q, fn in functions.items() if fn.cls == cls}
     flags = {f[5:] for r in raw if r.function in mine for f in r.flags if f.startswith("once:") and "@" in f}
     flags |= {c.once for q in mine for c in functions[q].calls if "@" in c.once}
     out = set()
     for flag in flags:
         attr, _, methods = flag.partition("@")
-        if any(attr in writes.get(m, ()) for m in methods.split("+")):
+        field = (aliases or {}).get(attr, attr)
+        if any(attr in writes.get(m, ()) or field in writes.get(m, ()) for m in methods.split("+")):
             out.add(flag)
     return out
+
+
+def property_fields(body: cst.BaseSuite) -> dict[str, str]:
+    """``{"step_index": "_step_index"}`` for each ``@property`` of a class body whose getter only
+    returns a field of ``self`` (a docstring aside): reading the property reads that field, so a
+    method that assigns the field sets what a test of the property sees."""
+    out: dict[str, str] = {}
+    for stmt in body.body:
+        if type(stmt) is not cst.FunctionDef or len(stmt.decorators) != 1 \
+                or called_name(stmt.decorators[0].decorator) != "property":
+            continue
+        lines = [s for s in stmt.body.body if not _docstring(s)] if type(stmt.body) is cst.IndentedBlock else []
+        if len(lines) == 1 and type(lines[0]) is cst.SimpleStatementLine and len(lines[0].body) == 1 \
+                and type(lines[0].body[0]) is cst.Return:
+            field = self_attr(lines[0].body[0].value)
+            if field is not None and field != stmt.name.value:
+                out[stmt.name.value] = field
+    return out
+
+
+def _docstring(stmt: cst.BaseStatement) -> bool:
+    return type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Expr \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def rest_is_setup(stmt: cst.If, rest: tuple, fn) -> str:

@@ -18,7 +18,7 @@ from graphlint.static.modetests import enum_members
 from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.armedcalls import answered, arms_first
-from graphlint.static.runonce import disarmed
+from graphlint.static.runonce import disarmed, property_fields
 from graphlint.static.losscode import top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.frameworkhooks import subscript_args
@@ -310,7 +310,7 @@ class ScopeWalker:
             info.late_writes = tuple(sorted({a for m, attrs in facts.method_writes.items()
                                              if m not in ("__init__", "__post_init__") for a in attrs}))
             self.once_flags[qualname] = flags
-            flags = flags | disarmed(self.raw, self.info.functions, qualname, writes)
+            flags = flags | disarmed(self.raw, self.info.functions, qualname, writes, property_fields(stmt.body))
             flags |= answered(self.raw, self.info.functions, qualname, stmt)  # ``if R.needs_x(k): self._x(k)``
             self.drop_one_time_steps(qualname, flags)
         finally:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.static.cstwalk import shape_only
+
 SHAPE = ("shape",)
 NONEMPTY = ("nonempty",)
 EMPTY = ("not", NONEMPTY)
@@ -52,3 +54,17 @@ def varies_at_capture(c: tuple) -> bool:
     """A condition a real capture may find either way (a shape test, or its negation), or one it
     never finds true (a batch is empty): code under it is in the graph only for some captures."""
     return c in (SHAPE, ("not", SHAPE), EMPTY)
+
+
+def has_shape(c: tuple) -> bool:
+    """Whether a condition (:mod:`.valuefacts`) has a shape test among its parts."""
+    return c in (SHAPE, NONEMPTY) or any(
+        isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), SHAPE, NONEMPTY) and has_shape(part)
+        for part in c[1:])
+
+
+def shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:
+    """``x.shape[-1] > 64``, ``q.size(1) == 1``: only shapes and integer constants."""
+    sides = (left, right)
+    return any(shape_only(s, shapes) for s in sides) and all(
+        isinstance(s, cst.Integer) or shape_only(s, shapes) for s in sides)

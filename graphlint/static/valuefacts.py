@@ -10,7 +10,8 @@ in a tiny IR of plain tuples (cached with the summary):
   made under: ``padding_mask = None`` then ``elif ...: padding_mask = attention_mask``); ``("f", attr)`` a
   configuration field (``config.attr``, ``self.config.attr``, ``self.attr``: every object's field
   of that name); ``("g", attr, v)`` ``getattr(obj, "attr", v)``; ``("self",)``; ``("hb", k)`` what
-  the same call returned at position ``k`` last time (:mod:`.handback`); ``("o",)`` some object that is not None (an
+  the same call returned at position ``k`` last time (:mod:`.handback`); ``("pf",)`` a loop counter from 0 on its loop's
+  later iterations, an int other than 0 (:func:`.iterations.past_first`); ``("o",)`` some object that is not None (an
   arithmetic result, a container display, a class built, a tensor op's result); ``("r", callee)``
   what a call returns (the callee in flow IR: not None when every function the call graph gives
   it returns an object on every path, ``FunctionInfo.returns_object``); ``None``: unknown;
@@ -43,12 +44,13 @@ from graphlint.static import dictkeys
 from graphlint.static.backendflags import backend_value
 from graphlint.static.classtests import returned_tests, tested_class
 from graphlint.static.compound import compound_condition, compound_value
-from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, shape_only, statement_binders
+from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
+from graphlint.static.iterations import past_first
 from graphlint.static.valueatoms import config_field, literal
 from graphlint.static.modetests import (built, closure_values, member, member_const, member_literal, member_test,
                                        receiver, returns_test)
-from graphlint.static.shapetests import EMPTY, NONEMPTY, SHAPE, emptiness, size_read
+from graphlint.static.shapetests import EMPTY, NONEMPTY, SHAPE, emptiness, has_shape, shape_test, size_read
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
 UNKNOWN = ("?",)
@@ -89,6 +91,7 @@ class ValueFacts:
         #: name -> (loop id, literal): what the enclosing loops' bodies leave it bound to for their
         #: next iteration, while this iteration has not rebound it (:func:`.iterations.carried_literals`)
         self.carried: dict[str, tuple[int, tuple]] = {}
+        self.past: dict[str, tuple] = {}  # counter -> its first value, while :meth:`later` computes
         #: the class tests every ``return`` so far implies when its result is truthy (None: no return
         #: yet; :mod:`.classtests`): ``FunctionInfo.class_tests``
         self.class_tests: frozenset | None = None
@@ -104,7 +107,7 @@ class ValueFacts:
         value (``if x.shape[-1] > 64: return self.prefill(x)``: the rest is the decode path, never
         weakened to "only for some shapes")."""
         inner, self.exits = self.exits, ()
-        if test[0] == "?" or _has_shape(test) or not ends_in_jump(stmt.body):
+        if test[0] == "?" or has_shape(test) or not ends_in_jump(stmt.body):
             return
         self.exits = (("not", test), *(inner if isinstance(stmt.orelse, cst.If) else ()))
 
@@ -205,30 +208,34 @@ class ValueFacts:
     def end_loop(self, loop_id: int) -> None:
         self.carried = {name: c for name, c in self.carried.items() if c[0] != loop_id}
 
-    def later(self, loop_id: int, compute, call: int = 0):
+    def later(self, loop_id: int, compute, call: int = 0, counters: tuple = ()):
         """``compute()`` with the names ``loop_id`` carries bound to their literal: what a branch
         or a call sees from that loop's second iteration on (a result handed back only in the
-        arguments of the ``call`` that returns it)."""
-        swapped = {name: self.assigns.get(name, _ABSENT) for name, (lid, v) in self.carried.items()
-                   if lid == loop_id and (v[0] != "hb" or v[2] == call)}
-        for name in swapped:
-            self.assigns[name] = ((self.carried[name][1][:2], ()),)
+        arguments of the ``call`` that returns it; its ``counters`` past their first value)."""
+        values = {name: v[:2] for name, (lid, v) in self.carried.items() if lid == loop_id and (v[0] != "hb" or v[2] == call)}
+        values.update((c[1], ("pf",)) for c in counters if c[0] == loop_id and c[2] == ("int", 0) and c[1] not in values)
+        swapped = {name: self.assigns.get(name, _ABSENT) for name in values}
+        for name, value in values.items():
+            self.assigns[name] = ((value, ()),)
+        past, self.past = self.past, {c[1]: c[2] for c in counters if c[0] == loop_id}
         try:
             return compute()
         finally:
+            self.past = past
             for name, old in swapped.items():
                 if old is _ABSENT:
                     self.assigns.pop(name, None)
                 else:
                     self.assigns[name] = old
 
-    def later_args(self, call: cst.Call, args: tuple) -> tuple | None:
+    def later_args(self, call: cst.Call, args: tuple, counters: tuple = ()) -> tuple | None:
         """(loop id, the arguments from the outermost carrying loop's second iteration on), when
-        they differ from ``args``."""
-        if not self.carried:
+        they differ from ``args``; without carried names, the outermost loop with a counter
+        (:func:`.iterations.past_first`: ``images if step == 0 else None`` is ``None`` there)."""
+        if not self.carried and not counters:
             return None
-        loop_id = min(lid for lid, _ in self.carried.values())  # loop ids are ordinals: outer first
-        later = self.later(loop_id, lambda: self.args(call), id(call))
+        loop_id = min(lid for lid, _ in self.carried.values()) if self.carried else min(c[0] for c in counters)
+        later = self.later(loop_id, lambda: self.args(call), id(call), counters)
         return (loop_id, later) if later != args else None
 
     def first_iteration(self, test: cst.BaseExpression, shapes: set[str], never_true) -> int | None:
@@ -303,6 +310,9 @@ class ValueFacts:
         return backend_value(node) or member(node)  # ``utils.USE_NPU``; ``Mode.DECODE`` (:mod:`.modetests`)
 
     def condition(self, test: cst.BaseExpression, shapes: set[str]) -> tuple:
+        decided = past_first(test, self.past) if self.past else None  # a counter on a later iteration
+        if decided is not None:
+            return decided
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             inner = self.condition(test.expression, shapes)
             return UNKNOWN if inner == UNKNOWN else NONEMPTY if inner == EMPTY else ("not", inner)
@@ -319,7 +329,7 @@ class ValueFacts:
             empty = emptiness(test.left, op, other)
             if empty is not None:
                 return empty
-            if _shape_test(test.left, other, shapes):
+            if shape_test(test.left, other, shapes):
                 return SHAPE
             value, const = self.value(test.left), literal(other)
             if const is None or value is None:
@@ -394,17 +404,4 @@ def _constructs(func: cst.BaseExpression) -> bool:
     """``Config(...)``, ``mod.Cache(...)``: a class built, never None (a capitalised callee)."""
     name = called_name(func)
     return name[:1].isupper() and not name.isupper()
-
-
-def _has_shape(c: tuple) -> bool:
-    return c in (SHAPE, NONEMPTY) or any(
-        isinstance(part, tuple) and part[:1] in (("not",), ("and",), ("or",), SHAPE, NONEMPTY) and _has_shape(part)
-        for part in c[1:])
-
-
-def _shape_test(left: cst.BaseExpression, right: cst.BaseExpression, shapes: set[str]) -> bool:
-    """``x.shape[-1] > 64``, ``q.size(1) == 1``: only shapes and integer constants."""
-    sides = (left, right)
-    return any(shape_only(s, shapes) for s in sides) and all(
-        isinstance(s, cst.Integer) or shape_only(s, shapes) for s in sides)
 

@@ -104,3 +104,53 @@ def test_a_flag_or_a_field_a_helper_sets_disarms_its_guard():
 def test_a_guard_nothing_disarms_stays_hot():
     assert run(FLAG.format(mark="pass", test="self.ready == False")) != []
     assert run(FLAG.format(mark="pass", test="x.shape[0] > 2")) != []
+
+
+PROPERTY = """
+import torch
+
+class Scheduler(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._index = None
+        self._other = None
+
+    @property
+    def index(self):
+        \"\"\"Where the first step found itself in the schedule.\"\"\"
+        return {field}
+
+    def _init_index(self, x):
+        if x.dim() > 1:
+            self._index = x.sum().item()
+        else:
+            self._index = 0
+
+    def forward(self, x):
+        if self.index is None:
+            self._init_index(x)
+        self._index += 1
+        return x + 1
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sched = Scheduler()
+
+    def forward(self, x):
+        return self.sched(x)
+""" + decode_loop() + """
+def main():
+    loop(M(), torch.zeros(3), 4)
+"""
+
+
+def test_a_property_reading_the_field_a_helper_sets_disarms_its_guard():
+    """``if self.index is None: self._init_index(x)`` with ``index`` a property returning
+    ``self._index``, which ``_init_index`` assigns: the first step's lookup, once per run."""
+    assert run(PROPERTY.format(field="self._index")) == []
+
+
+def test_a_property_reading_another_field_keeps_its_guard_hot():
+    assert [f.line for f in run(PROPERTY.format(field="self._other"))] == [17]

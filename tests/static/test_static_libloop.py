@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from test_static_fixture import assert_marked, load
-from static_helpers import analyze, check_fixture
+from static_helpers import analyze, check_fixture, decode_loop
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "libloop"
@@ -81,3 +81,56 @@ def test_a_call_site_records_the_arguments_its_loops_leave_unchanged():
     (summary,) = summarize({"m.py": source})
     (site,) = [s for s in summary.data.functions["step"].calls if s.expr == ("n", "f")]
     assert site.same == (0, 1, 3)
+
+
+PICKED = """
+import torch
+from torch import nn
+
+
+class Spare(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, h):
+        return self.proj(h) * h.sum().item()
+
+
+class Picked(nn.Module):
+    def __init__(self, gated: bool):
+        super().__init__()
+        self.up = nn.Linear(8, 8)
+        self.spare = Spare()
+{pick}
+    def gated_forward(self, h):
+        return self.up(h) * 2
+
+    def plain_forward(self, h):
+        return self.up(h)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = Picked(True)
+
+    def forward(self, x):
+        return self.mlp(x)
+""" + decode_loop() + """
+def main():
+    loop(Model(), torch.zeros(3), 4)
+"""
+PICK = "        self.forward = self.gated_forward if gated else self.plain_forward\n"
+
+
+def test_a_module_that_picks_its_forward_per_instance_runs_that_forward_only():
+    """``self.forward = self.gated_forward`` in ``__init__``: calling the module runs the picked
+    method, not every module its fields hold, as a library base's forward would (``Spare``)."""
+    reads = [f for f in analyze({"m.py": PICKED.format(pick=PICK)}) if f.rule == "GL101"]
+    assert reads == []
+
+
+def test_a_module_with_no_forward_of_its_own_runs_what_it_holds():
+    reads = [f for f in analyze({"m.py": PICKED.format(pick="")}) if f.rule == "GL101"]
+    assert [f.line for f in reads] == [12]
