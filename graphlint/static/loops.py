@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from graphlint.static.advancedstate import advanced_receiver
 from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
@@ -370,6 +371,12 @@ class LoopTracker(LoopTargets):
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.fill(self.order, receiver, args)
+        advanced = advanced_receiver(call, self.stmt, self.imports) if receiver is not None else None
+        if advanced is not None:  # ``strategy.advance(log_probs)``: the step's output kept on the object
+            args = set().union(*(names_read(a.value) for a in call.args))  # (:mod:`.advancedstate`)
+            for frame in self.loop_frames:
+                if frame.eligible and advanced not in frame.targets | frame.picked:
+                    frame.fill(self.order, advanced, args)
         task = pool_task(call, self.func.calls)
         if task is not None:  # the step an async loop awaits from a thread: a call of what it hands over
             expr, func, inputs = task
@@ -378,7 +385,7 @@ class LoopTracker(LoopTargets):
         else:
             inputs = [a.value for a in call.args]
         callee = names_read(func)
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Attribute) and advanced is None:
             inputs.append(func.value)  # ``model.forward(...)``: the receiver is an input too
         reads = set().union(*(names_read(i) for i in inputs)) - {"self"} if inputs else set()
         method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \

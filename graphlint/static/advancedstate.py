@@ -1,0 +1,43 @@
+"""A loop's carry through an object its step advances: ``strategy.advance(log_probs)``.
+
+A generate loop that keeps its sequences in a decode-strategy object (beam search, sampling) hands
+each step's output to that object and reads the next step's input back from it::
+
+    for step in range(strategy.max_length):
+        inp = src if step == 0 else strategy.current_predictions.view(-1, 1)
+        log_probs = self.decode(inp, src_len=strategy.src_len)
+        strategy.advance(log_probs)
+
+No local goes round the loop: ``advance`` stores the picked ids on the strategy, and the property
+the next iteration reads returns them. A call made as a statement of its own, for its effect -- its
+result is dropped -- on an object's method with arguments, puts what it is passed into that object,
+as ``ids.append(tok)`` puts ``tok`` into ``ids`` (:data:`.loopnames.MUTATING_METHODS`); the loop
+carries when the step's call reads the object again (:class:`.loops.LoopFrame`). What the advancing
+call itself reads is its arguments: the object's old state is not its input, so a server's
+``engine.step(batch)`` on a batch fresh from a queue stays a loop that feeds nothing back.
+
+Not ``self`` (its methods' stores are :mod:`.fieldcarry`'s), not a module (``np.save(out)``,
+``logging.info(x)``), and not a call whose result is used (``y = obj.f(x)`` is a value, not an
+effect)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.static.loopnames import MUTATING_METHODS, self_attr
+
+
+def advanced_receiver(call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str]) -> str | None:
+    """The object ``call`` advances (a local's name, or ``self.x``), when the call is a statement of
+    its own calling a method of it with arguments; else None."""
+    func = call.func
+    if type(stmt) is not cst.Expr or stmt.value is not call or type(func) is not cst.Attribute or not call.args:
+        return None
+    method = func.attr.value
+    if method in MUTATING_METHODS or method.startswith("__") or (method.endswith("_") and not method.startswith("_")):
+        return None  # a container's own method, or an in-place tensor op: filled already
+    value = func.value
+    if type(value) is cst.Name:
+        name = value.value
+        return None if name == "self" or name in imports else name
+    return self_attr(value)
