@@ -38,6 +38,7 @@ ENTRIES = {
     "solver_after_decode.py": {("eager", "decode_tokens")},
     "solver_per_patch.py": {("eager", "PatchDecoder.generate")},
     "shifted_carry.py": {("eager", "generate")},
+    "strategy_state.py": {("eager", "Runner.decode_batch")},
 }
 
 
