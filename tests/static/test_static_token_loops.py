@@ -39,6 +39,8 @@ ENTRIES = {
     "solver_per_patch.py": {("eager", "PatchDecoder.generate")},
     "shifted_carry.py": {("eager", "generate")},
     "strategy_state.py": {("eager", "Runner.decode_batch")},
+    "denoise_steps.py": {("eager", "Sampler.progressive"), ("eager", "Sampler.sample")},
+    "schedule_experts.py": {("eager", "Pipeline.generate")},
 }
 
 
