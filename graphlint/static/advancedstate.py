@@ -16,6 +16,11 @@ carries when the step's call reads the object again (:class:`.loops.LoopFrame`).
 call itself reads is its arguments: the object's old state is not its input, so a server's
 ``engine.step(batch)`` on a batch fresh from a queue stays a loop that feeds nothing back.
 
+The loop must read the object's data back (``strategy.last``, ``strategy.src_len``: an attribute
+that is not a method it calls, :func:`reads_state`): an object the loop only calls methods of --
+a server's ``engine.add_request(req)`` then ``out = engine.step()`` -- hands its work over, and what
+that object keeps is its own business, no carry of the loop's.
+
 Not ``self`` (its methods' stores are :mod:`.fieldcarry`'s), not a module (``np.save(out)``,
 ``logging.info(x)``), and not a call whose result is used (``y = obj.f(x)`` is a value, not an
 effect)."""
@@ -24,7 +29,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.loopnames import MUTATING_METHODS, self_attr
+from graphlint.static.cstwalk import preorder
+from graphlint.static.loopnames import MUTATING_METHODS, names_read, self_attr
 
 
 def advanced_receiver(call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str]) -> str | None:
@@ -41,3 +47,34 @@ def advanced_receiver(call: cst.Call, stmt: cst.CSTNode | None, imports: dict[st
         name = value.value
         return None if name == "self" or name in imports else name
     return self_attr(value)
+
+
+def reads_state(body: cst.CSTNode, receiver: str, memo: dict) -> bool:
+    """Whether ``body`` (a loop statement) reads a data attribute of ``receiver`` (a name, or
+    ``self.x``): ``receiver.attr`` that is not the callee of a call. ``memo``: per loop, per receiver."""
+    found = memo.get(receiver)
+    if found is None:
+        callees = {id(n.func) for n in preorder(body) if type(n) is cst.Call}
+        found = memo[receiver] = any(
+            type(n) is cst.Attribute and id(n) not in callees and _spelled(n.value) == receiver for n in preorder(body))
+    return found
+
+
+def _spelled(node: cst.BaseExpression) -> str | None:
+    if type(node) is cst.Name:
+        return node.value
+    return self_attr(node)
+
+
+def note_advance(frames: list, order: int, call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str]) -> str | None:
+    """Fill the object ``call`` advances with its arguments in each tracked loop of ``frames``
+    (:class:`.loops.LoopFrame`) whose body reads that object's data; returns the object, or None."""
+    advanced = advanced_receiver(call, stmt, imports)
+    if advanced is None:
+        return None
+    args = set().union(*(names_read(a.value) for a in call.args))
+    for frame in frames:
+        if frame.eligible and advanced not in frame.targets | frame.picked and frame.stmt is not None \
+                and reads_state(frame.stmt, advanced, frame.state_reads):
+            frame.fill(order, advanced, args)
+    return advanced

@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.advancedstate import advanced_receiver
+from graphlint.static.advancedstate import note_advance
 from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
@@ -143,6 +143,7 @@ class LoopFrame:
     rebound: set[str] = field(default_factory=set)
     stmt: cst.For | cst.While | None = None  # the loop statement, while it is walked (:mod:`.timingloops`)
     schedule: bool = False  # a ``for`` over a sampler's schedule (:mod:`.scheduleloops`): no callee is picked
+    state_reads: dict = field(default_factory=dict)  # receiver -> whether the body reads its data (:mod:`.advancedstate`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -242,9 +243,8 @@ class LoopTracker(LoopTargets):
                     frame.elements |= targets
         serves = isinstance(stmt, cst.While) and not yields(stmt.body)
         tested = frozenset(n for n in names_read(stmt.test) if not n.startswith("self.")) if serves else frozenset()
-        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets),
-                                          depth=len(self.path), serves=serves, tested=tested, stmt=stmt,
-                                          schedule=schedule))
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets), depth=len(self.path),
+                                          serves=serves, tested=tested, stmt=stmt, schedule=schedule))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -378,12 +378,7 @@ class LoopTracker(LoopTargets):
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.fill(self.order, receiver, args)
-        advanced = advanced_receiver(call, self.stmt, self.imports) if receiver is not None else None
-        if advanced is not None:  # ``strategy.advance(log_probs)``: the step's output kept on the object
-            args = set().union(*(names_read(a.value) for a in call.args))  # (:mod:`.advancedstate`)
-            for frame in self.loop_frames:
-                if frame.eligible and advanced not in frame.targets | frame.picked:
-                    frame.fill(self.order, advanced, args)
+        advanced = note_advance(self.loop_frames, self.order, call, self.stmt, self.imports) if receiver else None  # (:mod:`.advancedstate`)
         task = pool_task(call, self.func.calls)
         if task is not None:  # the step an async loop awaits from a thread: a call of what it hands over
             expr, func, inputs = task
