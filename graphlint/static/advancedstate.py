@@ -21,7 +21,9 @@ that is not a method it calls, :func:`reads_state`): an object the loop only cal
 a server's ``engine.add_request(req)`` then ``out = engine.step()`` -- hands its work over, and what
 that object keeps is its own business, no carry of the loop's.
 
-Not ``self`` (its methods' stores are :mod:`.fieldcarry`'s), not a module (``np.save(out)``,
+Only an object the function holds in a local or a parameter -- the decode's own state, built for it
+or handed to it -- not an engine's component in a ``self`` field (a scheduler told of each result:
+what it keeps is the engine's, and :mod:`.fieldcarry` follows ``self``'s own stores), not a module (``np.save(out)``,
 ``logging.info(x)``), and not a call whose result is used (``y = obj.f(x)`` is a value, not an
 effect)."""
 
@@ -30,12 +32,12 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.static.cstwalk import preorder
-from graphlint.static.loopnames import MUTATING_METHODS, names_read, self_attr
+from graphlint.static.loopnames import MUTATING_METHODS, names_read
 
 
 def advanced_receiver(call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str]) -> str | None:
-    """The object ``call`` advances (a local's name, or ``self.x``), when the call is a statement of
-    its own calling a method of it with arguments; else None."""
+    """The object ``call`` advances (a local's or a parameter's name), when the call is a statement
+    of its own calling a method of it with arguments; else None."""
     func = call.func
     if type(stmt) is not cst.Expr or stmt.value is not call or type(func) is not cst.Attribute or not call.args:
         return None
@@ -43,27 +45,21 @@ def advanced_receiver(call: cst.Call, stmt: cst.CSTNode | None, imports: dict[st
     if method in MUTATING_METHODS or method.startswith("__") or (method.endswith("_") and not method.startswith("_")):
         return None  # a container's own method, or an in-place tensor op: filled already
     value = func.value
-    if type(value) is cst.Name:
-        name = value.value
-        return None if name == "self" or name in imports else name
-    return self_attr(value)
+    if type(value) is not cst.Name or value.value == "self" or value.value in imports:
+        return None
+    return value.value
 
 
 def reads_state(body: cst.CSTNode, receiver: str, memo: dict) -> bool:
-    """Whether ``body`` (a loop statement) reads a data attribute of ``receiver`` (a name, or
-    ``self.x``): ``receiver.attr`` that is not the callee of a call. ``memo``: per loop, per receiver."""
+    """Whether ``body`` (a loop statement) reads a data attribute of the local ``receiver``:
+    ``receiver.attr`` that is not the callee of a call. ``memo``: per loop, per receiver."""
     found = memo.get(receiver)
     if found is None:
         callees = {id(n.func) for n in preorder(body) if type(n) is cst.Call}
         found = memo[receiver] = any(
-            type(n) is cst.Attribute and id(n) not in callees and _spelled(n.value) == receiver for n in preorder(body))
+            type(n) is cst.Attribute and id(n) not in callees and type(n.value) is cst.Name and n.value.value == receiver
+            for n in preorder(body))
     return found
-
-
-def _spelled(node: cst.BaseExpression) -> str | None:
-    if type(node) is cst.Name:
-        return node.value
-    return self_attr(node)
 
 
 def note_advance(frames: list, order: int, call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str]) -> str | None:
