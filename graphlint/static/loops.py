@@ -288,7 +288,8 @@ class LoopTracker(LoopTargets):
             sampled = sampled_calls(frame, feeding, params, self.oracle.fn.param_classes, modules, tensors) \
                 if frame.sampled or modules else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled, picked=picked_calls(frame, feeding),
-                                            solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
+                                            solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])]),
+                                            schedule=frame.schedule))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys() \
                 and not drains_local_list(frame.stmt, self.values.body):
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a

@@ -17,7 +17,15 @@ then decided as for any loop: its call must feed its output back and reach a mod
 
 In such a loop a callee chosen from the element is a model switch -- the high- and low-noise
 experts of a mixture picked by the timestep -- not a layer the loop walks: the call stays the
-loop's model call (:attr:`.loops.LoopFrame.picked` is not filled)."""
+loop's model call (:attr:`.loops.LoopFrame.picked` is not filled).
+
+Where the engine captures its step (a captured region, or a replay the call graph reaches), an eager
+schedule loop is no entry of its own (:meth:`.tokenloops.TokenLoops.token_loops`): such an engine's
+decode step is the captured one, and its eager denoising stage -- a diffusion decoder turning the
+generated tokens into video, once per chunk after the decode -- runs once per request, as the
+labelled capturing engines read it; a schedule loop the call graph makes a host step (a compiled
+denoiser replayed per step) stays one. Where nothing is captured, the denoising loop is the engine's
+step loop."""
 
 from __future__ import annotations
 

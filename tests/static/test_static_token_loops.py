@@ -41,6 +41,7 @@ ENTRIES = {
     "strategy_state.py": {("eager", "Runner.decode_batch")},
     "denoise_steps.py": {("eager", "Sampler.progressive"), ("eager", "Sampler.sample")},
     "schedule_experts.py": {("eager", "Pipeline.generate")},
+    "schedule_beside_capture.py": {("graph", "TokenNet.forward"), ("host", "Engine.generate")},
 }
 
 
