@@ -297,8 +297,8 @@ class LoopInfo(Compact):
     sampled: list[tuple] = field(default_factory=list)
     picked: list[tuple] = field(default_factory=list)  # those of ``exprs`` fed ids sampled the iteration before
     forever: bool = False  # a serving ``while`` whose test calls nothing (``while True``, a flag)
-    #: fed back only through an integrator's update (``x = x + dt * v``): a solver's steps (:mod:`.solverloops`)
-    solver: bool = False
+    solver: bool = False  # fed back only through an integrator's update (``x = x + dt * v``): :mod:`.solverloops`
+    schedule: bool = False  # a ``for`` over a sampler's schedule, no ``range`` (:mod:`.scheduleloops`)
 
 
 @dataclass(slots=True)

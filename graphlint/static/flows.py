@@ -206,15 +206,15 @@ class FlowRecorder:
         self.ir.clear()
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart). ``__all__``
-        binds nothing a call could run (only names, which would bloat the facts)."""
+        """One pair of an assignment (the call recorder takes ``a, b = x, y`` apart); a name holds an identifier-like
+        string (what ``getattr(self, name)`` looks up). ``__all__`` binds nothing a call could run (only names)."""
         if isinstance(target, cst.Name) and target.value == "__all__":
             self.scope.locals.add("__all__")
             return
         if type(target) is cst.Subscript and type(value) is cst.Call and len(target.slice) == 1 \
                 and type(target.slice[0].slice) is cst.Index:  # ``policy[Cls] = Desc(method_replacement={...})``
             self.described(value, target.slice[0].slice.value)
-        self._bind(target, self.ir.expr(value) if value is not None else None)
+        self._bind(target, None if value is None else self.ir.element(value) if type(target) is cst.Name else self.ir.expr(value))
 
     def described(self, call: cst.Call, key: cst.BaseExpression | None = None) -> None:
         """Methods a record replaces (:mod:`.policies`): ``("rep", method, value, classes)``."""

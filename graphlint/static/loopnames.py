@@ -86,23 +86,46 @@ def is_range(node: cst.BaseExpression) -> bool:
 STEP_ITERABLES = frozenset(("range", "count", "trange"))
 
 
-def eligible(stmt: cst.For | cst.While) -> bool:
+def eligible(stmt: cst.For | cst.While, steps: set[str] | frozenset = frozenset()) -> bool:
     """A ``while`` loop, or a ``for`` over steps: ``range(...)``, ``itertools.count()``, or such an
-    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``)."""
+    iterable wrapped by a call that passes its items on (``tqdm(range(n))``, ``enumerate(range(n))``),
+    sliced (``list(range(n))[::-1]``: a diffusion sampler's steps counted down) or first bound to a
+    local of ``steps`` (``indices = list(range(n))[::-1]; for i in tqdm(indices):``)."""
     if isinstance(stmt, cst.While):
         return True
-    return _counts_steps(stmt.iter)
+    return counts_steps(stmt.iter, steps)
 
 
-def _counts_steps(it: cst.BaseExpression, depth: int = 0) -> bool:
-    if not isinstance(it, cst.Call) or depth > 3:
+def counts_steps(it: cst.BaseExpression, steps: set[str] | frozenset = frozenset(), depth: int = 0) -> bool:
+    """Whether ``it`` iterates steps (see :func:`eligible`); ``steps``: the locals bound to such an iterable."""
+    if depth > 3:
+        return False
+    if type(it) is cst.Subscript:  # ``list(range(n))[::-1]``: the same steps, reordered or cut
+        return counts_steps(it.value, steps, depth + 1)
+    if type(it) is cst.Name:
+        return it.value in steps
+    if not isinstance(it, cst.Call):
         return False
     func = it.func
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
     if name in STEP_ITERABLES:
         return True
     first = next((a.value for a in it.args if a.keyword is None and not a.star), None)
-    return first is not None and _counts_steps(first, depth + 1)
+    return first is not None and counts_steps(first, steps, depth + 1)
+
+
+def bind_steps(step_locals: dict[int, set[str]], key: int, targets: list[cst.BaseExpression],
+               value: cst.BaseExpression | None, augmented: bool) -> None:
+    """Keep ``step_locals[key]`` (a function's locals bound to steps, :func:`counts_steps`) up to date
+    with one assignment: a name bound to steps joins it, any other binding of it leaves it."""
+    names = [t.value for t in targets if type(t) is cst.Name]
+    if not names:
+        return
+    steps = step_locals.setdefault(key, set())
+    if value is not None and not augmented and counts_steps(value, steps):
+        steps.update(names)
+    else:
+        steps.difference_update(names)
 
 
 #: a container's own methods: ``out.append(tok)`` read later feeds back, but says nothing of a model step

@@ -82,14 +82,16 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from graphlint.static.advancedstate import note_advance
 from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import bind_stream, handover, iterated
-from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bound_targets, container_call, eligible,
+from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bind_steps, bound_targets, container_call, eligible,
                                         names_read, pool_task, self_attr, condition_calls_nothing, yields)
 from graphlint.static.layerloops import layer_loop
 from graphlint.static.retryloops import retry_loop
+from graphlint.static.scheduleloops import schedule_loop
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, picked_calls, sampled_calls, used_modules
 from graphlint.static.solverloops import note_update, solver_loop
@@ -140,6 +142,8 @@ class LoopFrame:
     accumulated: set[str] = field(default_factory=set)
     rebound: set[str] = field(default_factory=set)
     stmt: cst.For | cst.While | None = None  # the loop statement, while it is walked (:mod:`.timingloops`)
+    schedule: bool = False  # a ``for`` over a sampler's schedule (:mod:`.scheduleloops`): no callee is picked
+    state_reads: dict = field(default_factory=dict)  # receiver -> whether the body reads its data (:mod:`.advancedstate`)
 
     def feeds_back(self, order: int, reads: set[str]) -> bool:
         """Whether the output of the call at ``order`` reaches what it reads in the next iteration."""
@@ -222,10 +226,13 @@ class LoopTracker(LoopTargets):
         self.state_calls: list[tuple[FunctionInfo, int, tuple, tuple, str, set[str]]] = []
         self.field_loops: list[FieldLoop] = []  # loops carrying through fields methods store (:mod:`.fieldcarry`)
         self.streams: dict[int, dict[str, cst.Call | None]] = {}  # per function: names bound once to a call (:mod:`.genloops`)
+        self.step_locals: dict[int, set[str]] = {}  # per function: locals bound to steps (``indices = list(range(n))[::-1]``)
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         layers = isinstance(stmt, cst.For) and layer_loop(stmt)  # a forward's layers: no step loop (:mod:`.layerloops`)
-        ok = eligible(stmt) and not layers
+        ok = eligible(stmt, self.step_locals.get(id(self.func), frozenset())) and not layers
+        schedule = not ok and not layers and isinstance(stmt, cst.For) and schedule_loop(stmt)  # (:mod:`.scheduleloops`)
+        ok = ok or schedule
         targets = names_read(stmt.target) if isinstance(stmt, cst.For) else set()
         picked = names_read(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
         for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
@@ -236,8 +243,8 @@ class LoopTracker(LoopTargets):
                     frame.elements |= targets
         serves = isinstance(stmt, cst.While) and not yields(stmt.body)
         tested = frozenset(n for n in names_read(stmt.test) if not n.startswith("self.")) if serves else frozenset()
-        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets),
-                                          depth=len(self.path), serves=serves, tested=tested, stmt=stmt))
+        self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets), depth=len(self.path),
+                                          serves=serves, tested=tested, stmt=stmt, schedule=schedule))
         self.tracking += ok
         if ok:
             self.func.range_loops.append(loop_id)
@@ -281,7 +288,8 @@ class LoopTracker(LoopTargets):
             sampled = sampled_calls(frame, feeding, params, self.oracle.fn.param_classes, modules, tensors) \
                 if frame.sampled or modules else []
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled, picked=picked_calls(frame, feeding),
-                                            solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])])))
+                                            solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])]),
+                                            schedule=frame.schedule))
         elif frame.serves and frame.calls and not frame.tested & frame.writes.keys() \
                 and not drains_local_list(frame.stmt, self.values.body):
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
@@ -321,6 +329,7 @@ class LoopTracker(LoopTargets):
         note_assignment(self.func, self.order, targets, value, augmented, self.info.advanced_attrs,
                         bool(self.loop_ids))
         bind_stream(self.streams.setdefault(id(self.func), {}), targets, value, augmented or bool(self.loop_ids))
+        bind_steps(self.step_locals, id(self.func), targets, value, augmented)
         if self.devices_set:  # a rebound device name selects another device (:func:`.calls.note_device_selection`)
             self.devices_set.difference_update((self.func.qualname, t.value) for t in targets if type(t) is cst.Name)
         if not self.tracking:
@@ -341,7 +350,7 @@ class LoopTracker(LoopTargets):
                     for name in [base] if base else names:
                         frame.fill(self.order, name, mine | ({name} if augmented else set()), ordered=not augmented)
                 top = not augmented and len(self.path) == frame.depth + 1
-                if names and not augmented and frame.elements & reads:
+                if names and not augmented and frame.elements & reads and not frame.schedule:
                     frame.picked.update(names)
                 note_update(frame, names, value, augmented)
                 for name in names:
@@ -370,6 +379,7 @@ class LoopTracker(LoopTargets):
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.fill(self.order, receiver, args)
+        advanced = note_advance(self.loop_frames, self.order, call, self.stmt, self.imports) if receiver else None  # (:mod:`.advancedstate`)
         task = pool_task(call, self.func.calls)
         if task is not None:  # the step an async loop awaits from a thread: a call of what it hands over
             expr, func, inputs = task
@@ -378,7 +388,7 @@ class LoopTracker(LoopTargets):
         else:
             inputs = [a.value for a in call.args]
         callee = names_read(func)
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Attribute) and advanced is None:
             inputs.append(func.value)  # ``model.forward(...)``: the receiver is an input too
         reads = set().union(*(names_read(i) for i in inputs)) - {"self"} if inputs else set()
         method = func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name \

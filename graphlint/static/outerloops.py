@@ -134,12 +134,14 @@ class OuterLoops:
         it, it runs the model on what the loop produced (a speculative step whose draft loop proposes
         ``k`` tokens and whose target model then verifies them, both in one function). The loop that
         calls it once per step is the per-token loop, as when the draft loop is a function of its own
-        (:meth:`verifies`)."""
+        (:meth:`verifies`). A verification runs on every step; a model call after the loop only under a
+        branch (``if self.add_estimator:`` scoring the finished sequences) is an option's
+        post-processing of a whole decode, once per decode (:attr:`.facts.CallSite.always`)."""
         fn = self.fn(fid)
         loops = {loop.id for loop in fn.loops}
         first = min(loops, default=None)
         return first is not None and any(  # every call site (the call graph keeps one per callee)
-            site.order > first and not site.loops & loops and not site.reference
+            site.order > first and not site.loops & loops and not site.reference and site.always
             and any(callee in self.reach and callee not in self.runs_decoder
                     for callee in self.graph.targets(fid[0], fid[1], site))
             for site in fn.calls)

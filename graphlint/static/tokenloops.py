@@ -75,6 +75,8 @@ class TokenLoops:
                         continue
                     if model is not None and loop.solver:  # an integrator's steps (:mod:`.solverloops`):
                         continue  # per token only where its caller is, which the call graph decides
+                    if model is not None and loop.schedule and (graph or replay_reach):
+                        continue  # an eager denoising stage beside a captured step (:mod:`.scheduleloops`)
                     if model is not None and not self.options.entries:
                         kind = "per-token iterator step (one next() per token)" if loop.id == PROTOCOL_LOOP \
                             else "per-token loop"

@@ -38,6 +38,10 @@ ENTRIES = {
     "solver_after_decode.py": {("eager", "decode_tokens")},
     "solver_per_patch.py": {("eager", "PatchDecoder.generate")},
     "shifted_carry.py": {("eager", "generate")},
+    "strategy_state.py": {("eager", "Runner.decode_batch")},
+    "denoise_steps.py": {("eager", "Sampler.progressive"), ("eager", "Sampler.sample")},
+    "schedule_experts.py": {("eager", "Pipeline.generate")},
+    "schedule_beside_capture.py": {("graph", "TokenNet.forward"), ("host", "Engine.generate")},
 }
 
 
