@@ -21,8 +21,10 @@ that is not a method it calls, :func:`reads_state`): an object the loop only cal
 a server's ``engine.add_request(req)`` then ``out = engine.step()`` -- hands its work over, and what
 that object keeps is its own business, no carry of the loop's.
 
-Only an object the function holds in a local or a parameter -- the decode's own state, built for it
-or handed to it -- not an engine's component in a ``self`` field (a scheduler told of each result:
+Only an object the function builds (``strategy = BeamSearch(...)``) or is handed as a parameter -- the
+decode's own state -- not one it gets from another call (``batch = self.scheduler.schedule()``: the
+engine's batch, which a host step loop around a replay advances with each step's tokens), nor an
+engine's component in a ``self`` field (a scheduler told of each result:
 what it keeps is the engine's, and :mod:`.fieldcarry` follows ``self``'s own stores), not a module (``np.save(out)``,
 ``logging.info(x)``), and not a call whose result is used (``y = obj.f(x)`` is a value, not an
 effect)."""
@@ -62,11 +64,13 @@ def reads_state(body: cst.CSTNode, receiver: str, memo: dict) -> bool:
     return found
 
 
-def note_advance(frames: list, order: int, call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str]) -> str | None:
+def note_advance(frames: list, order: int, call: cst.Call, stmt: cst.CSTNode | None, imports: dict[str, str],
+                 own: set[str] | frozenset) -> str | None:
     """Fill the object ``call`` advances with its arguments in each tracked loop of ``frames``
-    (:class:`.loops.LoopFrame`) whose body reads that object's data; returns the object, or None."""
+    (:class:`.loops.LoopFrame`) whose body reads that object's data; returns the object, or None.
+    ``own``: the function's parameters and the locals it builds (:func:`bind_built`)."""
     advanced = advanced_receiver(call, stmt, imports)
-    if advanced is None:
+    if advanced is None or advanced not in own:
         return None
     args = set().union(*(names_read(a.value) for a in call.args))
     for frame in frames:
@@ -74,3 +78,12 @@ def note_advance(frames: list, order: int, call: cst.Call, stmt: cst.CSTNode | N
                 and reads_state(frame.stmt, advanced, frame.state_reads):
             frame.fill(order, advanced, args)
     return advanced
+
+
+def bind_built(built: dict[int, set[str]], key: int, targets: list[cst.BaseExpression], value: cst.BaseExpression | None) -> None:
+    """Keep ``built[key]`` (a function's locals bound to an object it builds: ``strategy = BeamSearch(...)``, a
+    class called by its capitalized name) up to date with one assignment."""
+    names = [t.value for t in targets if type(t) is cst.Name]
+    if names:
+        made = type(value) is cst.Call and type(value.func) is cst.Name and value.func.value[:1].isupper()
+        (built.setdefault(key, set()).update if made else built.setdefault(key, set()).difference_update)(names)

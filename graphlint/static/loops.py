@@ -60,11 +60,9 @@ loop.run_in_executor(None, self.step, ids)``, ``pool.submit(step, ids)``: :func:
 is a call of the callable handed over, with the arguments after it -- what the loop feeds back.
 A server loop that awaits a request and hands a whole decode to a thread feeds nothing back.
 
-A ``while`` loop that feeds nothing back is recorded too, with every call of its body
-(``FunctionInfo.serve_loops``): a worker's ``while True: msg = recv(); out =
-self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a scheduler)
-and runs the model step once per message; the linker makes it a step loop when a call reaches the
-model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
+A ``while`` loop that feeds nothing back is recorded too, with every call of its body (``FunctionInfo.serve_loops``): a worker's
+``while True: msg = recv(); out = self.execute_model(msg); send(out)`` gets its work from outside (a socket, a queue, a
+scheduler) and runs the model step once per message; the linker makes it a step loop when a call reaches the model step (:meth:`graphlint.static.entries.Discovery.serving_loops`). It runs as long as the
 process serves (``while True:``, ``while self.running:``, ``while queue.has_work():``): not a loop
 whose test reads a local its body rebinds (a retry or convergence loop: ``while batch is None:
 offload(); batch = schedule()``), nor one that drains a work list its own function made
@@ -82,7 +80,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.advancedstate import note_advance
+from graphlint.static.advancedstate import bind_built, note_advance
 from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
@@ -227,6 +225,7 @@ class LoopTracker(LoopTargets):
         self.field_loops: list[FieldLoop] = []  # loops carrying through fields methods store (:mod:`.fieldcarry`)
         self.streams: dict[int, dict[str, cst.Call | None]] = {}  # per function: names bound once to a call (:mod:`.genloops`)
         self.step_locals: dict[int, set[str]] = {}  # per function: locals bound to steps (``indices = list(range(n))[::-1]``)
+        self.built_locals: dict[int, set[str]] = {}  # per function: locals bound to an object it builds (:mod:`.advancedstate`)
 
     def push_loop(self, stmt: cst.For | cst.While, loop_id: int) -> None:
         layers = isinstance(stmt, cst.For) and layer_loop(stmt)  # a forward's layers: no step loop (:mod:`.layerloops`)
@@ -330,6 +329,7 @@ class LoopTracker(LoopTargets):
                         bool(self.loop_ids))
         bind_stream(self.streams.setdefault(id(self.func), {}), targets, value, augmented or bool(self.loop_ids))
         bind_steps(self.step_locals, id(self.func), targets, value, augmented)
+        bind_built(self.built_locals, id(self.func), targets, value)
         if self.devices_set:  # a rebound device name selects another device (:func:`.calls.note_device_selection`)
             self.devices_set.difference_update((self.func.qualname, t.value) for t in targets if type(t) is cst.Name)
         if not self.tracking:
@@ -379,7 +379,8 @@ class LoopTracker(LoopTargets):
                 for frame in self.loop_frames:
                     if frame.eligible:
                         frame.fill(self.order, receiver, args)
-        advanced = note_advance(self.loop_frames, self.order, call, self.stmt, self.imports) if receiver else None  # (:mod:`.advancedstate`)
+        own = set(self.oracle.fn.params) | self.built_locals.get(id(self.func), set()) if receiver else set()
+        advanced = note_advance(self.loop_frames, self.order, call, self.stmt, self.imports, own) if own else None  # (:mod:`.advancedstate`)
         task = pool_task(call, self.func.calls)
         if task is not None:  # the step an async loop awaits from a thread: a call of what it hands over
             expr, func, inputs = task
