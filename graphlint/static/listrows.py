@@ -48,3 +48,11 @@ def copied_list(value: cst.BaseExpression | None, fn) -> bool:
     return type(value) is cst.Call and not value.args and type(value.func) is cst.Attribute \
         and value.func.attr.value == "tolist" and type(value.func.value) is cst.Name \
         and value.func.value.value not in fn.scalars
+
+
+def list_indexed(node: cst.Subscript, oracle) -> bool:
+    """``lp[i, list(ids)]`` on a name not known a tensor: whether callers hand it a device tensor decides
+    an upload (GL208), so :mod:`.valueflow` learns it for such a parameter (``FunctionInfo.reduced_names``)."""
+    return type(node.value) is cst.Name and node.value.value not in oracle.fn.tensors and any(
+        type(el.slice) is cst.Index and (type(el.slice.value) in _DISPLAYS or oracle.is_list_value(el.slice.value))
+        for el in node.slice)

@@ -20,6 +20,9 @@ import pytest
 
 from test_static_fixture import assert_marked, load
 from static_helpers import analyze, check_fixture
+from graphlint.check import run
+from graphlint.check_settings import resolve
+from graphlint.config_file import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "static" / "pykinds"
@@ -63,3 +66,42 @@ def decode(x, mask):
 def test_a_host_copy_as_a_list_indexes_by_upload(listed, uploads):
     findings = analyze({"moe.py": textwrap.dedent(MOE.format(listed=listed))})
     assert any(f.rule == "GL208" for f in findings) == uploads
+
+
+STRATEGY = """
+import torch
+
+
+class Strategy:
+    def __init__(self):
+        self.forbidden = [dict()]
+
+    def block(self, log_probs):
+        for path in range(log_probs.shape[0]):
+            tokens = self.forbidden[path].get((1, 2), None)
+            if tokens is not None:
+                log_probs[path, list(tokens)] = -10e20
+
+    def advance(self, log_probs):
+        self.block(log_probs)
+        return log_probs.argmax(-1)
+
+
+def decode(model, ids, steps: int):
+    strategy = Strategy()
+    for _ in range(steps):
+        logits = model(ids)
+        ids = strategy.advance({scores})
+    return ids
+"""
+
+
+@pytest.mark.parametrize("scores, uploads", [("torch.log_softmax(logits, -1)", True), ("logits.tolist()", False)])
+def test_a_parameter_every_caller_hands_a_device_tensor_uploads_a_list_index(monkeypatch, tmp_path, scores, uploads):
+    """``log_probs[path, list(tokens)]`` in a helper: a device tensor by its callers (through a method
+    that hands its own parameter on, learned in the value rounds of a check), so the list index is an
+    upload; a host list handed instead is none."""
+    (tmp_path / "strategy.py").write_text(textwrap.dedent(STRATEGY.format(scores=scores)))
+    monkeypatch.chdir(tmp_path)
+    result = run(resolve(load_config(cwd=tmp_path), paths=["strategy.py"], jobs=1, use_cache=False))
+    assert any(f.rule == "GL208" for f in result.findings) == uploads
