@@ -25,6 +25,7 @@ from graphlint.static.fieldstores import lacked_attrs
 from graphlint.static.guards import GIVEN, fills_default, fills_field_default, main_test, needed_attrs
 from graphlint.static.armedcalls import armed_call
 from graphlint.static.lazyfields import armed_flag, lazy_field
+from graphlint.static.pynarrow import held_python, narrow as python_narrow, widen as python_widen
 from graphlint.static.retiredrows import retires_row
 from graphlint.static.memoguards import object_miss
 from graphlint.static.runonce import counts_down, once_flag, own_lazy_field
@@ -117,11 +118,13 @@ class BranchWalker:
         lacking = self.lacking  # ``if not hasattr(obj, name):``: a ``setattr`` there only adds (:mod:`.fieldstores`)
         self.lacking += lacked_attrs(stmt.test)
         narrowed = narrow_body(self.oracle.fn, stmt.test)  # ``if x.device.type == "cpu":`` (:mod:`.devicenarrow`)
+        typed = python_narrow(self.oracle.fn, held_python(stmt.test, self.oracle.imports))  # ``if isinstance(n, int):``
         try:
             self._if_suite(stmt, guarded, test, outer_cond, instead)
         finally:
             self.lacking = lacking
             widen(self.oracle.fn, narrowed)  # also a name rebound in the body from the narrowed one
+            python_widen(self.oracle.fn, typed)  # (:mod:`.pynarrow`)
 
     def _if_suite(self, stmt: cst.If, guarded: str | None, test: tuple, outer_cond: tuple, instead: tuple) -> None:
         filled = guarded != "body" and fills_default(stmt, self.oracle.fn.optional)

@@ -18,6 +18,7 @@ import libcst as cst
 from graphlint.static.compound import guarded_operands
 from graphlint.static.cstwalk import preorder
 from graphlint.static.lambdabodies import body_calls
+from graphlint.static.listrows import list_indexed
 from graphlint.static.matchers.base import Matcher
 from graphlint.static.readbacks import READBACK_METHODS, is_readback
 from graphlint.static.scalars import reduced_name
@@ -124,6 +125,8 @@ class MatcherDispatch:
                 record_slice_reads(self.func, self.order, self.path, self.loop_ids, node, self.oracle)
                 self.func.index_names.update(el.slice.value.value for el in node.slice if type(el.slice) is cst.Index
                                              and type(el.slice.value) is cst.Name)
+                if list_indexed(node, self.oracle):  # ``lp[i, list(ids)]``: an upload if callers pass a device tensor
+                    self.func.reduced_names.add(node.value.value)
                 used = [n.value for el in node.slice for n in preorder(el.slice) if type(n) is cst.Name]
                 self.func.step_uses.update(used)
                 if self.oracle.fn.calls:

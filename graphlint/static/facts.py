@@ -202,9 +202,9 @@ class FunctionInfo(Compact):
     #: there does a parameter's holding a weight matter (:mod:`.valueflow` learns weight parameters for these alone)
     cast_names: set[str] = field(default_factory=set)
     read_names: set[str] = field(default_factory=set)  # ``ids.item()``: no list's method (:mod:`.overrules`)
-    #: names not known as tensors reduced whole (``lens.max()``, ``torch.sum(n)``): only there does a
-    #: parameter's being a device tensor matter -- the 0-dim result read back as a size or a test --
-    #: and names a type test asks about (``torch.is_tensor(p)``: :mod:`.typetests`), ``type_tested``
+    #: names not known as tensors reduced whole (``lens.max()``, ``torch.sum(n)``) or indexed by a Python list (``lp[i, list(ids)]``:
+    #: an upload, GL208): only there does a parameter's being a device tensor matter -- the 0-dim result read back as a size
+    #: or a test, the list copied -- and names a type test asks about (``torch.is_tensor(p)``: :mod:`.typetests`), ``type_tested``
     reduced_names: set[str] = field(default_factory=set)
     type_tested: set[str] = field(default_factory=set)
     #: parameters presumed tensors, unannotated (:func:`.params.param_is_tensor`): only their number facts matter

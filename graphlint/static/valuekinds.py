@@ -108,7 +108,7 @@ def is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
         return type(node.value) is cst.Attribute and node.value.attr.value == "shape" and len(node.slice) == 1 \
             and type(node.slice[0].slice) is not cst.Slice
     if type(node) is cst.Attribute:  # ``batch.max_splits``: every store of the field is a number (.fieldkinds)
-        return oracle.field_kind(node) == NUMBER or self_attr(node) in oracle.fn.converted
+        return oracle.field_kind(node) == NUMBER or self_attr(node) in oracle.fn.converted or _module_flag(node, oracle)
     if type(node) is cst.BinaryOperation:
         return is_number(node.left, oracle) and is_number(node.right, oracle)
     if type(node) is cst.Comparison:  # of Python numbers: a Python bool (``len(xs) > 0``)
@@ -118,6 +118,17 @@ def is_number(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
     if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
         return True  # ``not x`` is a Python bool whatever ``x`` is (its read-back, if any, is ``x``'s)
     return False
+
+
+#: ``nn.Module``'s own Python bool attributes: ``self.training`` (``train()`` / ``eval()`` set it)
+MODULE_FLAGS = frozenset(("training",))
+
+
+def _module_flag(node: cst.Attribute, oracle: TensorOracle) -> bool:
+    """``self.training`` of a class that stores no tensor there: a module's mode, a Python bool
+    (``self.embed(c, self.training)`` hands a flag, not a tensor, to the callee's ``if train:``)."""
+    attr = self_attr(node)
+    return attr in MODULE_FLAGS and (oracle.cls is None or attr not in oracle.cls.tensor_attrs)
 
 
 # -- returns -----------------------------------------------------------------------------

@@ -11,7 +11,9 @@ call graph gives it returns a Python value (``any(...)``, ``len(...)``: see ``Ar
 stop_ids`` with ``tok`` a device tensor and ``stop_ids`` a Python list or tuple: ``list.__contains__``
 asks ``bool(tok == x)`` of each element in turn, one read per element until one matches (a set
 hashes the tensor by identity instead, reading nothing). A comparison with ``None`` or a string
-literal (``backend == "vllm"``, an unannotated setting presumed a tensor) reads nothing.
+literal (``backend == "vllm"``, an unannotated setting presumed a tensor) reads nothing, and neither
+does an operand run only where a type test said its name holds a Python value (``isinstance(m, int) and
+m < 0``: :mod:`graphlint.static.pynarrow`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from graphlint.static.acceptance import acceptance
 from graphlint.static.compound import tested_operands
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.pynarrow import narrow, operand_names, widen
 
 
 def operands(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -46,11 +49,11 @@ class TruthTest(Matcher):
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         values = getattr(ctx, "values", None)
         shapes = ctx.oracle.fn.shapes if values is not None else set()
+        typed = operand_names(node.test, ctx.imports)  # ``isinstance(m, int) and m < 0`` (:mod:`.pynarrow`)
         for operand, extra in tested_operands(values, node.test, shapes):
             if none_test(operand) or str_test(operand):
                 continue  # ``t == None`` / ``t == "vllm"``: no tensor answers these, Python answers a bool
-            if (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx) or sought_in_list(operand, ctx)) \
-                    and not is_cpu_tensor(operand, ctx.oracle):
+            if self._reads(operand, ctx, typed.get(id(operand), ())):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
                 if raw is not None and extra:  # a right operand runs only where the left lets it
                     raw.cond = raw.cond + extra
@@ -60,6 +63,17 @@ class TruthTest(Matcher):
                     raw.flags = raw.flags | {"acceptance"}  # a rejection sampler's by-design read
                 ctx.emit(raw)
                 return
+
+
+    @staticmethod
+    def _reads(operand: cst.BaseExpression, ctx: MatchContext, python: frozenset[str]) -> bool:
+        """Whether testing ``operand`` reads a device tensor, with ``python`` holding Python values."""
+        taken = narrow(ctx.oracle.fn, python) if python else {}
+        try:
+            return (ctx.oracle.is_tensor(operand) or searches_tensor(operand, ctx) or sought_in_list(operand, ctx)) \
+                and not is_cpu_tensor(operand, ctx.oracle)
+        finally:
+            widen(ctx.oracle.fn, taken)
 
 
 def none_test(test: cst.BaseExpression) -> bool:
