@@ -275,6 +275,8 @@ class CallRecorder:
                 at.func.trains = True
             elif at.call_expr is not None and at.call_expr not in at.func.loss_calls:
                 at.func.loss_calls = (*at.func.loss_calls, at.call_expr)
+        if at.call_expr is not None and at.call_expr not in at.func.spine_calls and at.on_spine(call):
+            at.func.spine_calls = (*at.func.spine_calls, at.call_expr)
         if not at.func.device_work and self.does_device_work(call):
             at.func.device_work = True
         if type(func) is cst.Attribute:

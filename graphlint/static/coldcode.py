@@ -16,7 +16,7 @@ from __future__ import annotations
 from graphlint.static.calibration import calibration_base
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.losscode import training_closure
+from graphlint.static.losscode import training_closure, trains_through
 from graphlint.static.names import name_matcher
 from graphlint.static.options import StaticOptions
 
@@ -75,10 +75,11 @@ def library_family(infos: list[ModuleInfo], index: Index, pred) -> set[FuncId]:
 
 def training_code(infos: list[ModuleInfo], index: Index, calls: dict | None = None) -> set[FuncId]:
     """Functions that train: they call ``.backward()``, always compute a loss (:mod:`.losscode`,
-    through ``calls``, the call graph's edges), or belong to a training class."""
+    through ``calls``, the call graph's edges), belong to a training class, or always call a function
+    that trains (a training loop: :func:`.losscode.trains_through`)."""
     found = library_family(infos, index, lambda dotted: dotted.startswith(TRAINING_BASES))
     found.update((info.path, qual) for info in infos for qual, fn in info.functions.items() if fn.trains)
-    return training_closure(found, infos, calls or {})
+    return training_closure(trains_through(found, infos, calls or {}), infos, calls or {})
 
 
 #: words that name the decode phase in a function's name, beside a prefill name (:meth:`ColdCode.both_phases`)

@@ -27,27 +27,53 @@ LOSS_FUNCTIONS = ("*_loss", "cross_entropy", "binary_cross_entropy*", "kl_div", 
 LOSS_MODULE = "torch.nn.functional."
 
 
-def top_level_loss_calls(body: cst.BaseSuite) -> set[int]:
-    """The ids of the calls named like a loss in the statements ``body`` always runs."""
-    found: set[int] = set()
+def always_run(body: cst.BaseSuite, loops: bool = False):
+    """The simple statements ``body`` always runs -- not under an ``if`` or a ``try``; a ``with``
+    block's body counts -- and with ``loops``, those each iteration of such a loop always runs."""
     stack = list(getattr(body, "body", ()))
     while stack:
         stmt = stack.pop()
-        if type(stmt) is cst.With:
-            stack.extend(stmt.body.body)
-            continue
-        if type(stmt) is not cst.SimpleStatementLine:
-            continue
-        for node in preorder(stmt):
-            if type(node) is cst.Call and "loss" in called_name(node.func).lower():
-                found.add(id(node))
-    return found
+        if type(stmt) is cst.With or (loops and type(stmt) in (cst.For, cst.While)):
+            stack.extend(getattr(stmt.body, "body", ()))
+        elif type(stmt) is cst.SimpleStatementLine:
+            yield stmt
+
+
+def top_level_loss_calls(body: cst.BaseSuite) -> set[int]:
+    """The ids of the calls named like a loss in the statements ``body`` always runs."""
+    return {id(node) for stmt in always_run(body) for node in preorder(stmt)
+            if type(node) is cst.Call and "loss" in called_name(node.func).lower()}
+
+
+def spine_calls(body: cst.BaseSuite) -> set[int]:
+    """The ids of the calls in the statements ``body`` always runs, and in those each iteration of
+    a loop it always runs always runs (``while True: loss = step(batch); backward_step(loss)``)."""
+    return {id(node) for stmt in always_run(body, loops=True) for node in preorder(stmt) if type(node) is cst.Call}
 
 
 def library_loss(name: str | None) -> bool:
     """``torch.nn.functional.mse_loss`` and its kin (``name`` resolved through the imports)."""
     return bool(name) and name.startswith(LOSS_MODULE) and any(
         fnmatchcase(name[len(LOSS_MODULE):], pat) for pat in LOSS_FUNCTIONS)
+
+
+def trains_through(found: set, infos, calls: dict) -> set:
+    """``found`` grown by the functions with a call they always run (:func:`spine_calls`) whose every
+    target trains: ``train()``'s loop calls ``train_step()`` each iteration, which calls
+    ``backward_step()``, which runs ``model.backward(loss)`` -- the loop trains, it serves nothing."""
+    spines = {(info.path, q): fn.spine_calls for info in infos for q, fn in info.functions.items() if fn.spine_calls}
+    changed = bool(found)
+    while changed:
+        changed = False
+        for fid, exprs in spines.items():
+            if fid in found:
+                continue
+            edges = [(callee, site.expr) for callee, site in calls.get(fid, ()) if site.expr in exprs and not site.reference]
+            if any(all(callee in found for callee, e in edges if e == expr) and any(e == expr for _, e in edges)
+                   for expr in exprs):
+                found.add(fid)
+                changed = True
+    return found
 
 
 def training_closure(found: set, infos, calls: dict) -> set:
