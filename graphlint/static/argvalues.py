@@ -38,6 +38,7 @@ for shapes static analysis does not know).
 
 from __future__ import annotations
 
+from graphlint.static.entryparams import outside_env
 from graphlint.static.facts import CallSite, ModuleInfo
 from graphlint.static.guards import GIVEN
 from graphlint.static.handback import HB, MARKS, ONLY_HANDED, HandBackFacts
@@ -88,8 +89,8 @@ class ArgValues:
         sites); ``open_`` functions are called from outside: every parameter unknown; of a caller in
         ``only_loops`` only the calls inside those loops count (a per-token loop's function)."""
         values: dict[FuncId, dict | None] = {f: {} for f in hot}
-        for f in open_:
-            values[f] = TOP
+        for f in open_:  # unknown, but for an option every analysed call leaves at None (:mod:`.entryparams`)
+            values[f] = outside_env(self, f)
         self.values, self._stamp, self._dead = values, {}, {}
         only_loops = only_loops or {}
         edges = [(caller, callee, site) for caller in sorted(callers | hot) for callee, site in self.raw.get(caller, ())

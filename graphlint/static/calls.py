@@ -269,12 +269,14 @@ class CallRecorder:
                 self.info.attr_writes.add(key)
         if (type(func) is cst.Attribute and func.attr.value == "backward") or (
                 at.call_name or "").startswith(("torch.autograd.backward", "torch.autograd.grad")):
-            at.func.trains = True
-        elif "loss" in called_name(func).lower() and at.always_runs_loss(call):  # (:mod:`.losscode`)
-            if library_loss(at.call_name):
-                at.func.trains = True
-            elif at.call_expr is not None and at.call_expr not in at.func.loss_calls:
+            at.func.trains = "backward"
+        elif "loss" in called_name(func).lower() or library_loss(at.call_name):  # (:mod:`.losscode`)
+            if at.always_runs_loss(call) and library_loss(at.call_name) or at.loss_on_every_path():
+                at.func.trains = at.func.trains or "loss"
+            elif at.always_runs_loss(call) and at.call_expr is not None and at.call_expr not in at.func.loss_calls:
                 at.func.loss_calls = (*at.func.loss_calls, at.call_expr)
+        if at.call_expr is not None and at.call_expr not in at.func.spine_calls and at.on_spine(call):
+            at.func.spine_calls = (*at.func.spine_calls, at.call_expr)
         if not at.func.device_work and self.does_device_work(call):
             at.func.device_work = True
         if type(func) is cst.Attribute:

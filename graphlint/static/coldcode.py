@@ -16,13 +16,14 @@ from __future__ import annotations
 from graphlint.static.calibration import calibration_base
 from graphlint.static.facts import ModuleInfo
 from graphlint.static.index import Index
-from graphlint.static.losscode import training_closure
+from graphlint.static.losscode import training_closure, trains_through
 from graphlint.static.names import name_matcher
 from graphlint.static.options import StaticOptions
 
 FuncId = tuple[str, str]
 #: bases that make a class training machinery, never decode code
 TRAINING_BASES = ("torch.optim.", "torch.utils.data.")
+OPTIMIZER_BASE = TRAINING_BASES[0]
 SETUP_NAMES = ("__init__", "*warm*", "*capture*", "*dummy*", "setup*", "_setup*", "*profile*",
                "*reinit*",  # re-initialisation: a rebuild of buffers, graphs or state for a new shape
                # tear-down, set-up's mirror: a worker's ``exit()`` after its serve loop, or the one a
@@ -75,8 +76,14 @@ def library_family(infos: list[ModuleInfo], index: Index, pred) -> set[FuncId]:
 
 def training_code(infos: list[ModuleInfo], index: Index, calls: dict | None = None) -> set[FuncId]:
     """Functions that train: they call ``.backward()``, always compute a loss (:mod:`.losscode`,
-    through ``calls``, the call graph's edges), or belong to a training class."""
-    found = library_family(infos, index, lambda dotted: dotted.startswith(TRAINING_BASES))
+    through ``calls``, the call graph's edges), belong to a training class, or always call a function
+    that trains (a training loop: :func:`.losscode.trains_through`)."""
+    # what runs a backward pass or an optimizer's step makes its callers training code; what computes a
+    # loss only, or reads a dataset, does not (a decode loop may call a forward that a wrong target trains)
+    found = trains_through(library_family(infos, index, lambda dotted: dotted.startswith(OPTIMIZER_BASE)) | {
+        (info.path, qual) for info in infos for qual, fn in info.functions.items() if fn.trains == "backward"},
+        infos, calls or {})
+    found |= library_family(infos, index, lambda dotted: dotted.startswith(TRAINING_BASES))
     found.update((info.path, qual) for info in infos for qual, fn in info.functions.items() if fn.trains)
     return training_closure(found, infos, calls or {})
 

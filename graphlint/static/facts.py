@@ -147,11 +147,11 @@ class FunctionInfo(Compact):
     #: ids of the loops that retire the element they visit (:mod:`.retiring`)
     retire_loops: tuple[int, ...] = ()
     device_work: bool = False  # runs device work itself: a torch op, a sub-module call, ``.cuda()``/``.to()``
-    #: calls ``.backward()`` or ``torch.autograd``: training code, never a decode step
-    trains: bool = False
-    #: its always-run calls named like a loss (``self.decoder.compute_loss(...)``), in flow IR: it
-    #: trains when one resolves to training code (:mod:`.losscode`)
+    #: training code, never a decode step: "backward" (calls ``.backward()``, ``torch.autograd``), "loss" (computes one)
+    trains: str = ""
+    #: always-run calls named like a loss (``self.compute_loss(...)``); calls it or its loops always run (:mod:`.losscode`)
     loss_calls: tuple = ()
+    spine_calls: tuple = ()
     #: an interface method (``@abstractmethod``, a body of ``...``/``pass``/``raise NotImplementedError``): overridden
     abstract: bool = False
     #: loops that feed a call's result back into its next call (see :mod:`.loops`)

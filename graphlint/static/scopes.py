@@ -19,7 +19,7 @@ from graphlint.static.cstwalk import COMPOUND_STATEMENTS
 from graphlint.static.bindings import annotated_class, annotates_object
 from graphlint.static.armedcalls import answered, arms_first
 from graphlint.static.runonce import disarmed, property_fields
-from graphlint.static.losscode import top_level_loss_calls
+from graphlint.static.losscode import every_path_loss, spine_calls, top_level_loss_calls
 from graphlint.static.facts import CallSite, ClassInfo, FunctionInfo
 from graphlint.static.frameworkhooks import subscript_args
 from graphlint.static.hostbuilders import host_builders
@@ -49,6 +49,8 @@ class ScopeWalker:
     #: (function body, the ids of the calls named like a loss it always runs): computed at the
     #: function's first loss-named call (:mod:`.losscode`)
     loss_cache: tuple | None = None
+    spine_cache: tuple | None = None  # the same for :meth:`on_spine`
+    every_loss: tuple | None = None  # (body, :meth:`loss_on_every_path`)
 
     def always_runs_loss(self, call: cst.Call) -> bool:
         """Whether ``call``, named like a loss, is in a statement the walked function always runs."""
@@ -56,6 +58,21 @@ class ScopeWalker:
         if self.loss_cache is None or self.loss_cache[0] is not body:
             self.loss_cache = (body, top_level_loss_calls(body) if body is not None else set())
         return id(call) in self.loss_cache[1]
+
+    def loss_on_every_path(self) -> bool:
+        """Whether every path through the walked function computes a library loss (:func:`.losscode.every_path_loss`)."""
+        body = self.values.body
+        if self.every_loss is None or self.every_loss[0] is not body:
+            self.every_loss = (body, body is not None and every_path_loss(body, self.imports))
+        return self.every_loss[1]
+
+    def on_spine(self, call: cst.Call) -> bool:
+        """Whether ``call`` is in a statement the walked function, or each iteration of a loop it
+        always runs, always runs (:func:`.losscode.spine_calls`)."""
+        body = self.values.body
+        if self.spine_cache is None or self.spine_cache[0] is not body:
+            self.spine_cache = (body, spine_calls(body) if body is not None else set())
+        return id(call) in self.spine_cache[1]
 
     def module_facts(self, body: Sequence[cst.CSTNode], imported_tensor_functions: frozenset[str]) -> None:
         """What the module's functions return, known before any call to them is walked."""

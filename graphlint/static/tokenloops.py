@@ -164,9 +164,11 @@ class TokenLoops:
     def unresolved_model(self, info: ModuleInfo, qual: str, loop) -> tuple | None:
         """The field's callable a loop calls with the ids it sampled the iteration before, when the
         call graph resolves it to nothing (an untyped model nothing checked constructs): the shape is
-        the evidence (:mod:`.sampledcarry`). A call that resolves is judged by what it runs."""
+        the evidence (:mod:`.sampledcarry`). A call that resolves is judged by what it runs; one that
+        resolves to training code alone (a wrapper's loss ``forward`` through a field of any class:
+        :mod:`.losscode`) resolves to no model a decode step runs, as if to nothing."""
         for expr in loop.sampled:
-            if not self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [expr])):
+            if all(t in self.not_hot.training for t in self.loop_targets(info, qual, type(loop)(loop.id, loop.where, [expr]))):
                 return expr
         return None
 

@@ -6,6 +6,8 @@ import libcst as cst
 
 #: attribute receivers whose fields are configuration (``config.x``, ``self.cfg.x``, ``args.x``)
 CONFIG_NAMES = ("config", "cfg", "conf", "args", "params", "options", "opts", "settings", "hparams")
+#: ``nn.Module``'s mode field: False wherever a decode step reads it (the model runs in eval mode)
+MODE_FLAG = "training"
 
 
 def literal(node: cst.BaseExpression | None) -> tuple | None:

@@ -47,7 +47,7 @@ from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.iterations import past_first
-from graphlint.static.valueatoms import config_field, literal
+from graphlint.static.valueatoms import MODE_FLAG, config_field, literal
 from graphlint.static.modetests import (built, closure_values, member, member_const, member_literal, member_test,
                                        receiver, returns_test)
 from graphlint.static.shapetests import EMPTY, NONEMPTY, SHAPE, emptiness, has_shape, shape_test, size_read
@@ -296,6 +296,8 @@ class ValueFacts:
                 return self.closure.get(node.value) or backend_value(node)
             known = self.assigns[node.value]
             return ("l", known) if known and len(repr(known)) < 400 else None
+        if type(node) is cst.Attribute and node.attr.value == MODE_FLAG:  # ``self.training``: a decode step's
+            return ("c", False)  # modules are in eval mode, as :mod:`.guards` reads ``if self.training:``
         attr = config_field(node)
         if attr is not None:  # ``self.x``: the reading method's class's field (:mod:`.selffields`)
             return ("f", attr, "self") if type(node.value) is cst.Name and node.value.value == "self" else ("f", attr)
