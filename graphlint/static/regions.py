@@ -49,7 +49,7 @@ from graphlint.static.symbolic import dynamic_compile
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, name_matcher, resolve
 from graphlint.static.positions import anchor_rank
-from graphlint.static.replaybranches import replays, replays_in_loop, replays_instead
+from graphlint.static.replaybranches import records_lazily, replays, replays_in_loop, replays_instead
 
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 #: ``torch.get_device_module(device)``: ``torch.cuda`` for a CUDA device (its ``graph`` captures)
@@ -371,7 +371,8 @@ class RegionRecorder:
 
     def replay_call(self, call: cst.Call) -> None:
         capturing = [loop for loop in self.loop_nodes if self.holds_capture(loop)]
-        if not call.args and not (capturing and not replays_instead(capturing[-1], call, self.holds_capture)):
+        if not call.args and not (capturing and not replays_instead(capturing[-1], call, self.holds_capture)
+                                  and not records_lazily(capturing[-1], call, self.holds_capture)):
             self.func.replay_order = self.func.replay_order or self.order
             self.func.replay_loops += ((tuple(self.loop_ids), self.arms),)
             self.func.replay_conds += ((self.order, self.values.cond),)
