@@ -37,6 +37,7 @@ from graphlint.static.stepflow import finish_function
 from graphlint.static.syncpending import mark_idle_syncs
 from graphlint.static.quietcalls import note_launches
 from graphlint.static.tensors import ClassFacts, FunctionFacts
+from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.typealiases import ALIAS, imported_spellings, module_aliases, own_aliases
 
 
@@ -114,7 +115,8 @@ class ScopeWalker:
                         and target.value.value == "self" and self.annotates_tensor(node.annotation.annotation):
                     found.add(target.attr.value)
             elif type(node) is cst.Assign and type(node.value) is cst.Call \
-                    and self.oracle.torch_call_kind(node.value.func) == "tensor":
+                    and self.oracle.torch_call_kind(node.value.func) == "tensor" \
+                    and resolve(node.value.func, self.imports) not in LEGACY_TENSORS:  # a host tensor: no field
                 found.update(t.target.attr.value for t in node.targets if type(t.target) is cst.Attribute
                              and type(t.target.value) is cst.Name and t.target.value.value == "self")
             elif type(node) is cst.AugAssign:
