@@ -21,7 +21,7 @@ from graphlint.static.pageable import note_pageable_binding, pageable_verdict
 from graphlint.static.carried import note_carried
 from graphlint.static.scalars import note_scalar_binding, number_tensor
 from graphlint.static.splatkinds import note_splat_dict
-from graphlint.static.statelength import reads_state_length
+from graphlint.static.statelength import note_device_cache, reads_state_length
 from graphlint.static.tensornames import MODULE_CONTAINERS
 from graphlint.static.tensors import TensorOracle
 from graphlint.static.valuekinds import STEP, bind_returned, note_origin, set_kind
@@ -75,6 +75,7 @@ class BindingRecorder:
         number = type(target) is cst.Name and number_tensor(value, oracle)  # before its names are rebound
         oracle.bind(target, value)
         oracle.taint(target, value)
+        note_device_cache(target, value, oracle)
         if type(target) is cst.Name and reads_state_length(value, oracle):
             oracle.fn.positions.add(target.value)  # a cache's length: a position (static.statelength)
             oracle.fn.tensors.discard(target.value)  # not the receiver's tensor-ness (``past_key_values=None``)

@@ -42,13 +42,14 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.compileconfigs import splat_captures
 from graphlint.static.compileswitch import disabled_by
 from graphlint.static.cstwalk import called_name, ends_in_jump, preorder
 from graphlint.static.symbolic import dynamic_compile
 from graphlint.static.facts import ClassInfo, FunctionInfo, ModuleInfo, RegionDecl, Site
 from graphlint.static.names import dotted_name, name_matcher, resolve
 from graphlint.static.positions import anchor_rank
-from graphlint.static.replaybranches import replays, replays_in_loop, replays_instead
+from graphlint.static.replaybranches import records_lazily, replays, replays_in_loop, replays_instead
 
 CAPTURE_CONTEXTS = ("torch.cuda.graph", "torch.cuda.graphs.graph")
 #: ``torch.get_device_module(device)``: ``torch.cuda`` for a CUDA device (its ``graph`` captures)
@@ -92,7 +93,8 @@ def graph_options(value: cst.BaseExpression, graph_names: frozenset[str] = froze
     return _graph_mode(value, graph_names)
 
 
-def compile_kind(call: cst.Call | None, graph_names: frozenset[str] = frozenset()) -> str:
+def compile_kind(call: cst.Call | None, graph_names: frozenset[str] = frozenset(),
+                 imports: dict[str, str] | None = None) -> str:
     """"graph" when ``torch.compile(...)``'s arguments ask for CUDA graphs, else "compile".
     ``graph_names``: the calling function's locals bound to CUDA-graph options (``kwargs =
     {"mode": "reduce-overhead"}`` on one branch, then ``torch.compile(f, **kwargs)``): any binding
@@ -103,6 +105,8 @@ def compile_kind(call: cst.Call | None, graph_names: frozenset[str] = frozenset(
     for arg in call.args:
         key = arg.keyword.value if arg.keyword is not None else ""
         if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in graph_names:
+            return "graph"
+        if arg.star == "**" and splat_captures(arg.value, imports or {}, lambda v: _graph_mode(v, graph_names)):
             return "graph"
         if key == "mode" and _graph_mode(arg.value, graph_names):
             return "graph"
@@ -290,7 +294,7 @@ class RegionRecorder:
             node = decorator.decorator
             call = node if isinstance(node, cst.Call) else None
             if resolve(call.func if call else node, self.imports) in COMPILE_CALLS:
-                if compile_kind(call) != "graph":
+                if compile_kind(call, imports=self.imports) != "graph":
                     return "compile"
                 return "graph-dynamic" if dynamic_compile(call) else "graph"
         return ""
@@ -303,7 +307,7 @@ class RegionRecorder:
         own, mode = None, ""
         if name in COMPILE_CALLS:
             graph_names = frozenset(self.graph_option_names.get(self.func.qualname, ()))
-            kind = "compiled-graph" if compile_kind(call, graph_names) == "graph" else "compiled"
+            kind = "compiled-graph" if compile_kind(call, graph_names, self.imports) == "graph" else "compiled"
             own = self.flows.ir.expr(call)  # the compiled callable: marked in the points-to when it captures
             mode = mode_name(call) if kind == "compiled" else ""
         else:
@@ -367,7 +371,8 @@ class RegionRecorder:
 
     def replay_call(self, call: cst.Call) -> None:
         capturing = [loop for loop in self.loop_nodes if self.holds_capture(loop)]
-        if not call.args and not (capturing and not replays_instead(capturing[-1], call, self.holds_capture)):
+        if not call.args and not (capturing and not replays_instead(capturing[-1], call, self.holds_capture)
+                                  and not records_lazily(capturing[-1], call, self.holds_capture)):
             self.func.replay_order = self.func.replay_order or self.order
             self.func.replay_loops += ((tuple(self.loop_ids), self.arms),)
             self.func.replay_conds += ((self.order, self.values.cond),)

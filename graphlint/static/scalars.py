@@ -26,6 +26,7 @@ import libcst as cst
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import keyword, operands
 from graphlint.static.names import resolve
+from graphlint.static.statelength import device_length
 from graphlint.static.tensors import TensorOracle
 
 #: reductions over every element when called without ``dim``
@@ -92,6 +93,8 @@ def is_scalar_tensor(node: cst.BaseExpression, oracle: TensorOracle) -> bool:
                 return is_vector(func.value, oracle)
             if method in KEEPS_SCALAR:
                 return is_scalar_tensor(func.value, oracle)
+        if device_length(node, oracle):  # ``cache.get_seq_length()`` of a static cache (:mod:`.statelength`)
+            return True
         if type(func) is cst.Name and func.value in oracle.arith_helpers:
             return _helper_keeps_scalar(node, oracle)
         name = resolve(func, oracle.imports) or ""

@@ -37,6 +37,7 @@ from graphlint.static.stepflow import finish_function
 from graphlint.static.syncpending import mark_idle_syncs
 from graphlint.static.quietcalls import note_launches
 from graphlint.static.tensors import ClassFacts, FunctionFacts
+from graphlint.static.tensornames import LEGACY_TENSORS
 from graphlint.static.typealiases import ALIAS, imported_spellings, module_aliases, own_aliases
 
 
@@ -114,7 +115,9 @@ class ScopeWalker:
     def prescan(self, stmts: Sequence[cst.CSTNode]) -> tuple[set[str], set[str]]:
         """Fields known before any method is walked (statements only, no expression is walked):
         ``self.x: torch.Tensor = ...`` in any method (a tensor field, also for a method above the
-        annotating one), and ``self.n += k`` in a method other than ``__init__`` (a counter; not one a
+        annotating one), ``self.x = torch.empty(...)`` (a torch call's tensor) in any method (a
+        placeholder a lazy set-up below the step makes: ``execute`` writes into it before
+        ``_record``, defined after it, is walked), and ``self.n += k`` in a method other than ``__init__`` (a counter; not one a
         method also decreases, ``self.size -= 1``: the size of a collection that shrinks, a batch's
         count of sequences, changes when requests come and go, not every step)."""
         found: set[str] = set()
@@ -128,6 +131,11 @@ class ScopeWalker:
                 if type(target) is cst.Attribute and type(target.value) is cst.Name \
                         and target.value.value == "self" and self.annotates_tensor(node.annotation.annotation):
                     found.add(target.attr.value)
+            elif type(node) is cst.Assign and type(node.value) is cst.Call \
+                    and self.oracle.torch_call_kind(node.value.func) == "tensor" \
+                    and resolve(node.value.func, self.imports) not in LEGACY_TENSORS:  # a host tensor: no field
+                found.update(t.target.attr.value for t in node.targets if type(t.target) is cst.Attribute
+                             and type(t.target.value) is cst.Name and t.target.value.value == "self")
             elif type(node) is cst.AugAssign:
                 target = node.target
                 if type(node.operator) in (cst.AddAssign, cst.SubtractAssign) \

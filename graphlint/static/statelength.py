@@ -19,13 +19,34 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.names import is_imported_root, name_matcher
+from graphlint.static.names import is_imported_root, name_matcher, resolve
 from graphlint.static.tensors import TensorOracle
 
 #: method names (``get_`` dropped) that report how long a growing sequence is now; ``max_length``,
 #: ``max_cache_len`` and other capacities are constants and do not match
 LENGTH_METHODS = ("seq_len", "seqlen", "seq_length", "*_seq_len", "*_seq_length", "cache_len", "cache_length",
                   "past_len", "past_length", "cur_len", "cur_length", "n_past", "num_tokens_seen")
+
+
+#: library caches that keep their length on the device, so that a capture can advance it: their
+#: ``get_seq_length()`` is a 0-dim device tensor (transformers' ``StaticCache``: ``keys[0, 0].any(-1).sum()``)
+DEVICE_LENGTH_CACHES = frozenset(f"transformers.{m}{c}" for m in ("", "cache_utils.")
+                                 for c in ("StaticCache", "SlidingWindowCache", "OffloadedStaticCache"))
+
+
+def note_device_cache(target: cst.BaseExpression, value: cst.BaseExpression | None, oracle: TensorOracle) -> None:
+    """``cache = StaticCache(...)`` anywhere in the function (any binding counts: a cache taken from
+    a pool or built when the pool has none is one of these)."""
+    if type(target) is cst.Name and type(value) is cst.Call \
+            and resolve(value.func, oracle.imports) in DEVICE_LENGTH_CACHES:
+        oracle.fn.device_caches.add(target.value)
+
+
+def device_length(value: cst.BaseExpression, oracle: TensorOracle) -> bool:
+    """``cache.get_seq_length()`` of a cache the function builds as one of :data:`DEVICE_LENGTH_CACHES`:
+    a 0-dim device tensor, read back wherever Python takes it for a number (a size, a range bound)."""
+    return type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name \
+        and value.func.value.value in oracle.fn.device_caches and is_length_method(value.func.attr.value)
 
 
 def is_length_method(name: str) -> bool:

@@ -68,6 +68,7 @@ class FunctionFacts:
     #: skips its argument checks, the host read of GL109): see :func:`.valuekinds.note_origin`
     unvalidated: set[str] = field(default_factory=set)
     scalars: set[str] = field(default_factory=set)  # 0-dim device tensors (see :mod:`.scalars`)
+    device_caches: set[str] = field(default_factory=set)  # ``cache = StaticCache(...)``: a length on the device (:mod:`.statelength`)
     vectors: set[str] = field(default_factory=set)  # 1-D device tensors (see :mod:`.scalars`)
     #: names last bound to a dict display naming a device (``kw = dict(device=d, dtype=t)``): a
     #: factory's ``**kw`` puts it there (:func:`.scalars.device_of`)
