@@ -34,6 +34,7 @@ import libcst as cst
 from graphlint.static.cstwalk import name_children
 from graphlint.static.joins import CONCAT_TAILS
 from graphlint.static.loopnames import base_name
+from graphlint.static.weightargs import viewed
 
 #: methods that return a tensor's values whole, in another dtype, device or layout
 CASTS = frozenset(("type_as", "to", "type", "float", "half", "bfloat16", "double", "contiguous", "cuda"))
@@ -52,6 +53,11 @@ def _names(node: cst.CSTNode) -> set[str]:
         else:
             stack.extend(name_children(cur))
     return found
+
+
+def view_base(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` of ``x.view(...).float()[0]``: what ``value`` keeps the elements of."""
+    return viewed(value, CASTS)
 
 
 def _tail(func: cst.BaseExpression) -> str:
@@ -128,8 +134,9 @@ class GrownState:
             self.slices[name] = base
         if grown:
             self.grown[name] = grown
-        elif type(value) in (cst.Subscript, cst.Attribute) and self.is_state(value, params):
-            self.state.add(name)  # ``past_key = layer_past[0]``
+        elif type(value) in (cst.Subscript, cst.Attribute) and self.is_state(value, params) \
+                or type(value) is cst.Call and self.is_state(view_base(value), params):
+            self.state.add(name)  # ``past_key = layer_past[0]``, ``mems = mems.expand(...)``
         elif kept:
             self.held[name] = kept
 

@@ -19,26 +19,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.grownstate import CASTS, _names
+from graphlint.static.grownstate import _names, view_base
 from graphlint.static.joins import CONCAT_TAILS
-from graphlint.static.weightargs import VIEW_METHODS
 
 #: calls that hand back something held elsewhere (a cache entry, the caller's state), not a result
 RETRIEVALS = frozenset(("get", "pop", "setdefault", "getattr", "next", "__getitem__", "item"))
 #: calls that add to what they are given: ``F.pad(x, ...)`` grows ``x`` as a concatenation does
 _GROWERS = CONCAT_TAILS | {"pad", "stack", "append"}
-
-
-def _view_base(value: cst.BaseExpression) -> cst.BaseExpression:
-    """``x`` of ``x.view(...).float()[0]``: what ``value`` keeps the elements of."""
-    while True:
-        if type(value) is cst.Subscript:
-            value = value.value
-        elif type(value) is cst.Call and type(value.func) is cst.Attribute \
-                and value.func.attr.value in VIEW_METHODS | CASTS:
-            value = value.func.value
-        else:
-            return value
 
 
 def _callee_tail(call: cst.Call) -> str:
@@ -64,7 +51,7 @@ class StepLocals:
 
     def computed(self, value: cst.BaseExpression, target: str, loop_depth: int) -> bool:
         """Whether binding ``target = value`` at ``loop_depth`` leaves ``target`` fresh."""
-        base = _view_base(value)
+        base = view_base(value)
         if type(base) is cst.Name:
             return self.is_fresh(base.value, loop_depth)
         if type(base) is cst.IfExp:
