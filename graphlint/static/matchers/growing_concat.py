@@ -135,6 +135,15 @@ def constant_window(target: cst.BaseExpression, value: cst.BaseExpression, ctx: 
     return True
 
 
+def fixed_cut(node: cst.BaseExpression, ctx: MatchContext) -> bool:
+    """``tokens[:, :1]``, ``x[..., 2:4]``: a slice of constant bounds, as long every step whatever
+    ``tokens`` holds -- joined onto, it rebuilds a tensor of one size, it grows nothing."""
+    return isinstance(node, cst.Subscript) and any(
+        isinstance(el.slice, cst.Slice) and el.slice.step is None and el.slice.upper is not None
+        and _constant(el.slice.upper, ctx) and (el.slice.lower is None or _constant(el.slice.lower, ctx))
+        for el in node.slice)
+
+
 def _constant(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
@@ -174,7 +183,7 @@ class GrowingConcat(Matcher):
             if node.value is not None:  # ``return torch.cat((past, new))``: the caller's state, grown and handed back
                 value = self.grown_arm(node.value, (), ctx)
                 first = self.concat_first(value, ctx)
-                if first is not None and self.state.is_state(first, ctx.oracle.fn.params) \
+                if first is not None and self.state.is_state(first, ctx.oracle.fn.params) and not fixed_cut(first, ctx) \
                         and not self.duplicated(value) and not host_tensor(node.value, ctx.oracle):
                     ctx.report(self.rule, value, "torch.cat")
             return
@@ -203,7 +212,8 @@ class GrowingConcat(Matcher):
                         self.grows(target.target, value, ctx)
                 break
         else:
-            if first is not None and len(node.targets) == 1 and self.state.is_state(first, params):
+            if first is not None and len(node.targets) == 1 and self.state.is_state(first, params) \
+                    and not fixed_cut(first, ctx):
                 raw = ctx.defer(self.rule, value, "torch.cat")  # emitted if the function hands it back
                 grown = [raw] if raw is not None else None
         for target in node.targets:
