@@ -59,6 +59,7 @@ from graphlint.static.grownlists import grown_list
 from graphlint.static.grownstate import GrownState
 from graphlint.static.joins import CONCATS
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.loopnames import names_read
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.pageable import host_tensor
 from graphlint.static.steplocals import StepLocals
@@ -164,6 +165,7 @@ class GrowingConcat(Matcher):
         self.scope: tuple[str, str] = ("", "")
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
+        self.handed: set[str] = set()  # parameters rebound from themselves (``k = F.pad(k, ...)``)
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
         self.outer: dict[str, int] = {}  # local name -> the shallowest loop depth it is bound at
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
@@ -174,7 +176,7 @@ class GrowingConcat(Matcher):
     def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
-            self.outer = {}
+            self.outer, self.handed = {}, set()
             self.state.reset()
             self.steps.reset()
         if type(node) is cst.Return:
@@ -205,7 +207,7 @@ class GrowingConcat(Matcher):
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)) \
                         and not host_tensor(node.value, ctx.oracle) and not self.activation(target.target, ctx):
-                    if self.handed_in(target.target, first, params, ctx):  # emitted if handed back or stored
+                    if self.handed_in(target.target, ctx):  # emitted if handed back or stored
                         raw = self.grows(target.target, value, ctx, handed=True)
                         grown = [raw] if raw is not None else None
                     else:
@@ -235,12 +237,16 @@ class GrowingConcat(Matcher):
                     raw.flags = raw.flags | {"loop-carried"}
                 ctx.emit(raw)
 
-    def handed_in(self, target: cst.BaseExpression, first: cst.BaseExpression, params: set[str],
-                  ctx: MatchContext) -> bool:
+    def handed_in(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
         """``k = torch.cat((k, extra))`` on the caller's ``k`` (a parameter), not round a loop of
         this function: it grows only what the function hands back or stores (:mod:`..grownstate`);
         joined and consumed (``k = cat((k, k_norm))`` fed to attention), it is this call's operand."""
-        return type(target) is cst.Name and target.value in params and self.outer.get(target.value, 0) >= ctx.loop_depth
+        return type(target) is cst.Name and self.is_handed(target.value, ctx) \
+            and self.outer.get(target.value, 0) >= ctx.loop_depth
+
+    def is_handed(self, name: str, ctx: MatchContext) -> bool:
+        """A parameter not rebound yet, or rebound only from itself (``k = repeat(k, ...)``)."""
+        return name in self.handed or name not in self.bound and name in ctx.oracle.fn.params
 
     def activation(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
         """A local this call computed in the loop it is joined in (:mod:`graphlint.static.steplocals`):
@@ -304,6 +310,10 @@ class GrowingConcat(Matcher):
                 self.note_binding(t.value, v.value, ctx)
         elif type(target) is cst.Name:
             first = 0 if target.value not in self.bound and target.value in ctx.oracle.fn.params else ctx.loop_depth
+            if self.is_handed(target.value, ctx) and target.value in names_read(value):
+                self.handed.add(target.value)
+            else:
+                self.handed.discard(target.value)
             self.bound.add(target.value)
             self.depth[target.value] = ctx.loop_depth
             self.outer[target.value] = min(self.outer.get(target.value, first), first)  # a parameter: at entry
