@@ -11,8 +11,9 @@ A local is **fresh** when its latest binding, in the loop where it is joined (no
 the result of a computation: a call of a layer or function, arithmetic -- and, where it reads
 the local itself, only while the local was fresh already (``q = q * scale``). A view, a cast or
 an element of another name (``k.view(...)``, ``k.float()``, ``x[:, -1]``) is as fresh as that
-name; a field (``self.k``, ``cache.keys``), a retrieval (``kwargs.get("past")``, ``next(it)``)
-and a parameter never are. Prefer reporting to a false silence: any other binding is not fresh.
+name, and a join or pad is as fresh as its parts (``q = torch.cat([rope(q[..., :r]), q[..., r:]])``);
+a field (``self.k``, ``cache.keys``), a retrieval (``kwargs.get("past")``, ``next(it)``) and a
+parameter never are. Prefer reporting to a false silence: any other binding is not fresh.
 """
 
 from __future__ import annotations
@@ -57,11 +58,22 @@ class StepLocals:
         if type(base) is cst.IfExp:
             return self.computed(base.body, target, loop_depth) and self.computed(base.orelse, target, loop_depth)
         if type(base) is cst.Call:
-            if _callee_tail(base) in RETRIEVALS | _GROWERS:
+            tail = _callee_tail(base)
+            if tail in _GROWERS and base.args and base.args[0].keyword is None:
+                return self.joined(base.args[0].value, target, loop_depth)
+            if tail in RETRIEVALS | _GROWERS:
                 return False
         elif type(base) not in (cst.BinaryOperation, cst.UnaryOperation):
             return False  # a field, a literal, a comprehension: not known to be this step's result
         return target not in _names(base) or self.is_fresh(target, loop_depth)
+
+    def joined(self, parts: cst.BaseExpression, target: str, loop_depth: int) -> bool:
+        """A join or pad of this step's tensors is one too (``q = torch.cat([rope(q[..., :r]), q[..., r:]])``
+        of a fresh ``q``); a part carried over (a parameter, a field, a list of them) makes it state."""
+        if type(parts) in (cst.List, cst.Tuple):
+            return bool(parts.elements) and all(
+                type(el) is cst.Element and self.computed(el.value, target, loop_depth) for el in parts.elements)
+        return self.computed(parts, target, loop_depth)
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression, loop_depth: int) -> None:
         """Record ``target = value``; ``a, b = f(x)`` binds each name to a part of a computation."""
