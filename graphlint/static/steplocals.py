@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.grownstate import _names, view_base
+from graphlint.static.grownstate import view_base
 from graphlint.static.joins import CONCAT_TAILS
+from graphlint.static.loopnames import names_read
 
 #: calls that hand back something held elsewhere (a cache entry, the caller's state), not a result
 RETRIEVALS = frozenset(("get", "pop", "setdefault", "getattr", "next", "__getitem__", "item"))
@@ -65,7 +66,7 @@ class StepLocals:
                 return False
         elif type(base) not in (cst.BinaryOperation, cst.UnaryOperation):
             return False  # a field, a literal, a comprehension: not known to be this step's result
-        return target not in _names(base) or self.is_fresh(target, loop_depth)
+        return target not in names_read(base) or self.is_fresh(target, loop_depth)
 
     def joined(self, parts: cst.BaseExpression, target: str, loop_depth: int) -> bool:
         """A join or pad of this step's tensors is one too (``q = torch.cat([rope(q[..., :r]), q[..., r:]])``
