@@ -6,8 +6,8 @@ A sampler that keeps the tokens it generated as a list (``generated = []`` befor
 growth as ``ids = torch.cat([ids, tok])``, with the state carried in the list. Reported
 (GL207, from :class:`.matchers.growing_concat.GrowingConcat`) when the joined list is a local bound
 before the innermost loop, not rebound in it, the loop counts steps (``while``, ``for`` over a range:
-:func:`.loopnames.eligible`; a loop over layers or items is no step) and its body appends to the
-list. Joined once after the loop (``out = torch.cat(generated)``), it is the result, made once.
+:func:`.loopnames.eligible`; a loop over layers or items is no step) and every iteration appends to
+the list (a statement of the loop's own body: appended under a test, once a frame, it grows per frame). Joined once after the loop (``out = torch.cat(generated)``), it is the result, made once.
 """
 
 from __future__ import annotations
@@ -30,8 +30,11 @@ def joined_list(value: cst.BaseExpression) -> str | None:
 
 
 def appended_in(loop: cst.For | cst.While, name: str) -> bool:
-    """Whether the loop's body appends to the list ``name`` (``name.append(x)``, ``name += [x]``)."""
-    for node in preorder(loop.body):
+    """Whether every iteration appends to the list ``name`` (``name.append(x)``, ``name += [x]``): a
+    statement of the loop's own body, not one under a test (once a frame, once a chunk)."""
+    stmts = [s for s in loop.body.body if isinstance(s, cst.SimpleStatementLine)] \
+        if isinstance(loop.body, cst.IndentedBlock) else [loop.body]
+    for node in (n for stmt in stmts for n in preorder(stmt)):
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in APPENDS \
                 and type(node.func.value) is cst.Name and node.func.value.value == name:
             return True

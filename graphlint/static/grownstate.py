@@ -155,8 +155,6 @@ class GrownState:
             return [r for el in value.elements for r in self.holding(el.value)]
         if type(value) is cst.IfExp:
             return self.holding(value.body) + self.holding(value.orelse)
-        if type(value) is cst.Dict:  # ``return {"mask": mask}``
-            return [r for el in value.elements if type(el) is cst.DictElement for r in self.holding(el.value)]
         if _slice_of(value) is not None:  # ``k[..., n:, :]``: the grown keys past a prefix (not ``outs[0]``)
             return self.holding(value.value)
         if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in CASTS:

@@ -66,3 +66,11 @@ def run(model: M, x, steps):
     return out
 '''
     assert _lines({"m.py": src}, "m.py") == _marked(src)
+
+
+def test_a_list_appended_under_a_test_grows_per_frame_not_per_step():
+    """Appended only on some steps (once a frame), the join is not a per-step growth."""
+    files = _files()
+    files["generate.py"] = files["generate.py"].replace(
+        "        generated.append(tok)", "        if steps > 4:\n            generated.append(tok)")
+    assert _lines(files, "generate.py") == []

@@ -182,12 +182,6 @@ class GrowingConcat(Matcher):
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
                 ctx.emit(raw)
-            if node.value is not None:  # ``return torch.cat((past, new))``: the caller's state, grown and handed back
-                value = self.grown_arm(node.value, (), ctx)
-                first = self.concat_first(value, ctx)
-                if first is not None and self.state.is_state(first, ctx.oracle.fn.params) and not fixed_cut(first, ctx) \
-                        and not self.duplicated(value) and not host_tensor(node.value, ctx.oracle):
-                    ctx.report(self.rule, value, "torch.cat")
             return
         if type(node) is cst.AugAssign:
             self.state.augment(node.target, node.value)
