@@ -32,7 +32,9 @@ from typing import Any
 import libcst as cst
 
 from graphlint.static.cstwalk import name_children
+from graphlint.static.joins import CONCAT_TAILS
 from graphlint.static.loopnames import base_name
+from graphlint.static.weightargs import viewed
 
 #: methods that return a tensor's values whole, in another dtype, device or layout
 CASTS = frozenset(("type_as", "to", "type", "float", "half", "bfloat16", "double", "contiguous", "cuda"))
@@ -51,6 +53,16 @@ def _names(node: cst.CSTNode) -> set[str]:
         else:
             stack.extend(name_children(cur))
     return found
+
+
+def view_base(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` of ``x.view(...).float()[0]``: what ``value`` keeps the elements of."""
+    return viewed(value, CASTS)
+
+
+def _tail(func: cst.BaseExpression) -> str:
+    """``cat`` of ``torch.cat`` / ``cat``."""
+    return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
 
 
 def _slice_of(value: cst.BaseExpression) -> str | None:
@@ -101,11 +113,19 @@ class GrownState:
                     if from_state:  # ``past_k, past_v = past``
                         self.state.add(el.value.value)
             return
+        if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value != "self":
+            held = self.holding(value)  # ``inter.cached_kv = cached_kv``: ``return out, inter`` hands it back
+            if held:
+                self.held[target.value.value] = self.held.get(target.value.value, []) + held
+            return
         if type(target) is not cst.Name:
             return
         name = target.value
         read = _names(value)
         rebuilt = any(self.slices.get(n) == name for n in read)  # ``q = rope(q_rot)``, ``q_rot = q[..., :r]``
+        kept = self.holding(value)  # ``k = torch.cat((mem_k, k))`` still holds the grown ``k``
+        if kept:  # bound to grown state in either branch (``cached = (k, v)`` in one, ``(lat, rope)`` in the other)
+            kept = list({id(r): r for r in self.held.get(name, []) + kept}.values())
         self._forget(name)
         if rebuilt:
             self.parts.add(name)
@@ -114,12 +134,11 @@ class GrownState:
             self.slices[name] = base
         if grown:
             self.grown[name] = grown
-        elif type(value) in (cst.Subscript, cst.Attribute) and self.is_state(value, params):
-            self.state.add(name)  # ``past_key = layer_past[0]``
-        else:
-            held = self.holding(value)
-            if held:
-                self.held[name] = held
+        elif type(value) in (cst.Subscript, cst.Attribute) and self.is_state(value, params) \
+                or type(value) is cst.Call and self.is_state(view_base(value), params):
+            self.state.add(name)  # ``past_key = layer_past[0]``, ``mems = mems.expand(...)``
+        elif kept:
+            self.held[name] = kept
 
     def _forget(self, name: str) -> None:
         for table in (self.grown, self.held, self.slices):
@@ -136,12 +155,27 @@ class GrownState:
             return [r for el in value.elements for r in self.holding(el.value)]
         if type(value) is cst.IfExp:
             return self.holding(value.body) + self.holding(value.orelse)
+        if _slice_of(value) is not None:  # ``k[..., n:, :]``: the grown keys past a prefix (not ``outs[0]``)
+            return self.holding(value.value)
+        if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in CASTS:
+            return self.holding(value.func.value)
+        if type(value) is cst.Call and value.args and type(value.args[0].value) in (cst.List, cst.Tuple) \
+                and value.args[0].keyword is None and _tail(value.func) in CONCAT_TAILS:
+            return self.holding(value.args[0].value)  # joined again: what it joins is in it whole
         return []
 
     def augment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``outputs += (weights,)`` keeps what ``outputs`` held."""
         if isinstance(target, cst.Name) and target.value in self.held:
             self.held[target.value] = self.held[target.value] + self.holding(value)
+
+    def kept_on(self, target: cst.BaseExpression, params: set[str]) -> bool:
+        """Whether storing into ``target`` carries a value past the call: a field (``self.k``), or an
+        element or field of what the caller handed in (``past.k``, ``cache[i]``)."""
+        if type(target) not in (cst.Attribute, cst.Subscript):
+            return False
+        root = base_name(target)
+        return root is not None and (root.startswith("self.") or root in params or root in self.state)
 
     def returned(self, value: cst.BaseExpression | None) -> list[Any]:
         """The reports a ``return value`` hands back, each once."""

@@ -16,12 +16,13 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from graphlint.static.joins import JOINS
 from graphlint.static.names import resolve
 from graphlint.static.tensors import TensorOracle
 
 #: joins of a sequence of tensors alone, all on one device (torch raises otherwise); also
 #: :mod:`.cputensors`' and :mod:`.grownnames`' joins
-CONCATS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
+CONCATS = JOINS
 
 
 def host_concat(node: cst.Call, oracle: TensorOracle, on_host: Callable[[cst.BaseExpression], bool]) -> bool:

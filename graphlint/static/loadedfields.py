@@ -29,6 +29,7 @@ from collections import defaultdict
 
 import libcst as cst
 
+from graphlint.static.joins import JOINS
 from graphlint.static.matchers.call_args import keyword, positional
 from graphlint.static.names import resolve
 from graphlint.static.pageable import KEEP_DEVICE, is_factory_call
@@ -38,7 +39,6 @@ from graphlint.static.staging import is_pinned_value
 PINNED, DEVICE, MOVED, LOADED, HOST = "pinned", "device", "moved", "loaded", "host"
 #: calls and attributes that keep a tensor where it is, besides :data:`.pageable.KEEP_DEVICE`
 _KEEP = KEEP_DEVICE | {"detach", "data", "t_", "requires_grad_"}
-_JOINS = frozenset(("torch.cat", "torch.concat", "torch.stack"))
 
 
 def strip(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -107,7 +107,7 @@ def binding(attr: str, value: cst.BaseExpression, params: set[str], oracle, impo
             return (MOVED if moved else DEVICE), None
         if is_factory_call(value, imports, oracle.default_device):
             return HOST, None
-        if resolve(value.func, imports) in _JOINS and value.args and type(value.args[0].value) in (cst.List, cst.Tuple):
+        if resolve(value.func, imports) in JOINS and value.args and type(value.args[0].value) in (cst.List, cst.Tuple):
             roots = {param_root(el.value, params) for el in value.args[0].value.elements}
             root = roots.pop() if len(roots) == 1 else None
             return (LOADED, root) if root is not None else None

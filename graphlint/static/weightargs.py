@@ -34,14 +34,16 @@ VIEW_METHODS = frozenset(("view", "reshape", "unsqueeze", "squeeze", "transpose"
 REORDERS = frozenset(("transpose", "permute", "t"))
 
 
-def viewed(node: cst.BaseExpression) -> cst.BaseExpression:
-    """What ``node`` is a view of: ``w.view(...).T[0]`` -> ``w``."""
+def viewed(node: cst.BaseExpression, also: frozenset = frozenset()) -> cst.BaseExpression:
+    """What ``node`` is a view of: ``w.view(...).T[0]`` -> ``w``; ``also``: methods to see through as
+    well (casts: ``w.float()[0]`` keeps ``w``'s values)."""
+    methods = VIEW_METHODS | also
     while True:
         if type(node) is cst.Subscript:
             node = node.value
         elif type(node) is cst.Attribute and node.attr.value in ("T", "mT"):
             node = node.value
-        elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in VIEW_METHODS:
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in methods:
             node = node.func.value
         else:
             return node

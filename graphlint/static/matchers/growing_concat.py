@@ -55,13 +55,15 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.static.grownlists import grown_list
 from graphlint.static.grownstate import GrownState
+from graphlint.static.joins import CONCATS
 from graphlint.static.matchers.base import Matcher, MatchContext
+from graphlint.static.loopnames import names_read
 from graphlint.static.names import dotted_name, resolve
 from graphlint.static.pageable import host_tensor
+from graphlint.static.steplocals import StepLocals
 
-CONCATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack",
-                     "torch.column_stack", "torch.row_stack"))
 #: pads: ``mask = F.pad(mask, (0, 1))`` grows ``mask`` by a column as ``torch.cat`` would
 PADS = frozenset(("torch.nn.functional.pad", "torch.constant_pad_nd"))
 #: methods whose result is the concatenation itself, as far as growing goes: a copy, a cast of its
@@ -134,6 +136,15 @@ def constant_window(target: cst.BaseExpression, value: cst.BaseExpression, ctx: 
     return True
 
 
+def fixed_cut(node: cst.BaseExpression, ctx: MatchContext) -> bool:
+    """``tokens[:, :1]``, ``x[..., 2:4]``: a slice of constant bounds, as long every step whatever
+    ``tokens`` holds -- joined onto, it rebuilds a tensor of one size, it grows nothing."""
+    return isinstance(node, cst.Subscript) and any(
+        isinstance(el.slice, cst.Slice) and el.slice.step is None and el.slice.upper is not None
+        and _constant(el.slice.upper, ctx) and (el.slice.lower is None or _constant(el.slice.lower, ctx))
+        for el in node.slice)
+
+
 def _constant(node: cst.BaseExpression, ctx: MatchContext) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
@@ -154,17 +165,20 @@ class GrowingConcat(Matcher):
         self.scope: tuple[str, str] = ("", "")
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
+        self.handed: set[str] = set()  # parameters rebound from themselves (``k = F.pad(k, ...)``)
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
         self.outer: dict[str, int] = {}  # local name -> the shallowest loop depth it is bound at
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
         self.pending: dict[str, list[tuple[str, Any]]] = {}  # class -> (attribute, deferred report)
         self.state = GrownState()  # a parameter's state grown and handed back, a tensor split and rejoined
+        self.steps = StepLocals()  # locals holding this step's activations
 
     def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
-            self.outer = {}
+            self.outer, self.handed = {}, set()
             self.state.reset()
+            self.steps.reset()
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
                 ctx.emit(raw)
@@ -177,6 +191,8 @@ class GrowingConcat(Matcher):
         params = ctx.oracle.fn.params
         grown = None
         padded = self.pad_first(value, ctx) if first is None else None
+        if first is None:
+            self.joins_list(value, ctx)
         for target in node.targets:
             if padded is not None and same_place(target.target, padded):
                 if self.carried(target.target, ctx):  # padded onto itself round a loop: a copy one step larger
@@ -184,16 +200,52 @@ class GrowingConcat(Matcher):
                 break
             if first is not None and same_place(target.target, first):  # appended to itself; a prefix is put once
                 if not self.duplicated(value) and not self.state.rejoined(target.target, self.parts(value)) \
-                        and not host_tensor(node.value, ctx.oracle):
-                    self.grows(target.target, value, ctx)
+                        and not host_tensor(node.value, ctx.oracle) and not self.activation(target.target, ctx):
+                    if self.handed_in(target.target, ctx):  # emitted if handed back or stored
+                        raw = self.grows(target.target, value, ctx, handed=True)
+                        grown = [raw] if raw is not None else None
+                    else:
+                        self.grows(target.target, value, ctx)
                 break
         else:
-            if first is not None and len(node.targets) == 1 and self.state.is_state(first, params):
+            if first is not None and len(node.targets) == 1 and self.state.is_state(first, params) \
+                    and not fixed_cut(first, ctx):
                 raw = ctx.defer(self.rule, value, "torch.cat")  # emitted if the function hands it back
                 grown = [raw] if raw is not None else None
         for target in node.targets:
             self.note_binding(target.target, value, ctx)
             self.state.bind(target.target, value, params, grown)
+            self.steps.bind(target.target, node.value, ctx.loop_depth)
+            if self.state.kept_on(target.target, params):  # ``self.k = k``, ``past.k = k``: carried on
+                for raw in self.state.returned(node.value):
+                    ctx.emit(raw)
+
+    def joins_list(self, value: cst.BaseExpression, ctx: MatchContext) -> None:
+        """``ids = torch.cat(generated)`` (either arm of a conditional) of the list the step loop appends
+        to: a copy one step longer every step (:mod:`graphlint.static.grownlists`)."""
+        for arm in (value.body, value.orelse) if type(value) is cst.IfExp else (value,):
+            if type(arm) is cst.Call and resolve(arm.func, ctx.imports) in self.callees \
+                    and grown_list(arm, getattr(ctx, "loop_nodes", []), self.depth, ctx.loop_depth):
+                raw = ctx.defer(self.rule, arm, "torch.cat")
+                if raw is not None:
+                    raw.flags = raw.flags | {"loop-carried"}
+                ctx.emit(raw)
+
+    def handed_in(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
+        """``k = torch.cat((k, extra))`` on the caller's ``k`` (a parameter), not round a loop of
+        this function: it grows only what the function hands back or stores (:mod:`..grownstate`);
+        joined and consumed (``k = cat((k, k_norm))`` fed to attention), it is this call's operand."""
+        return type(target) is cst.Name and self.is_handed(target.value, ctx) \
+            and self.outer.get(target.value, 0) >= ctx.loop_depth
+
+    def is_handed(self, name: str, ctx: MatchContext) -> bool:
+        """A parameter not rebound yet, or rebound only from itself (``k = repeat(k, ...)``)."""
+        return name in self.handed or name not in self.bound and name in ctx.oracle.fn.params
+
+    def activation(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
+        """A local this call computed in the loop it is joined in (:mod:`graphlint.static.steplocals`):
+        ``query = torch.cat([query, txt_query])`` joins two of this step's tensors, nothing grows."""
+        return type(target) is cst.Name and self.steps.is_fresh(target.value, ctx.loop_depth)
 
     def grown_arm(self, value: cst.BaseExpression, targets, ctx: MatchContext) -> cst.BaseExpression:
         """What may grow the target: ``torch.cat([x, new]).detach()`` grows ``x`` as well, and so does an
@@ -252,6 +304,10 @@ class GrowingConcat(Matcher):
                 self.note_binding(t.value, v.value, ctx)
         elif type(target) is cst.Name:
             first = 0 if target.value not in self.bound and target.value in ctx.oracle.fn.params else ctx.loop_depth
+            if self.is_handed(target.value, ctx) and target.value in names_read(value):
+                self.handed.add(target.value)
+            else:
+                self.handed.discard(target.value)
             self.bound.add(target.value)
             self.depth[target.value] = ctx.loop_depth
             self.outer[target.value] = min(self.outer.get(target.value, first), first)  # a parameter: at entry
@@ -262,7 +318,9 @@ class GrowingConcat(Matcher):
         elif ctx.class_name and front_consumed(target, value):
             self.consumed.setdefault(ctx.class_name, set()).add(dotted_name(target) or "")
 
-    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext, op: str = "torch.cat") -> None:
+    def grows(self, target: cst.BaseExpression, value: cst.Call, ctx: MatchContext, op: str = "torch.cat",
+              handed: bool = False) -> Any:
+        """Report the growth (or, ``handed``, return the report for when the value is handed on)."""
         if isinstance(target, cst.Name):
             if self.windows.get(target.value, -1) != ctx.loop_depth:  # a window rebuilt in this loop
                 raw = ctx.defer(self.rule, value, op)
@@ -270,8 +328,10 @@ class GrowingConcat(Matcher):
                     raw.flags = raw.flags | {"call-local"}
                 if raw is not None and self.depth.get(target.value, 0) < ctx.loop_depth:
                     raw.flags = raw.flags | {"loop-carried"}  # bound outside this loop: grows every iteration
+                if handed:
+                    return raw
                 ctx.emit(raw)
-            return
+            return None
         attr = dotted_name(target)
         if not ctx.class_name or attr is None:
             ctx.report(self.rule, value, op)
