@@ -68,8 +68,7 @@ class ScopeWalker:
         return self.every_loss[1]
 
     def on_spine(self, call: cst.Call) -> bool:
-        """Whether ``call`` is in a statement the walked function, or each iteration of a loop it
-        always runs, always runs (:func:`.losscode.spine_calls`)."""
+        """Whether ``call`` always runs with the walked function or a loop it always runs (:func:`.losscode.spine_calls`)."""
         body = self.values.body
         if self.spine_cache is None or self.spine_cache[0] is not body:
             self.spine_cache = (body, spine_calls(body) if body is not None else set())
@@ -115,9 +114,8 @@ class ScopeWalker:
     def prescan(self, stmts: Sequence[cst.CSTNode]) -> tuple[set[str], set[str]]:
         """Fields known before any method is walked (statements only, no expression is walked):
         ``self.x: torch.Tensor = ...`` in any method (a tensor field, also for a method above the
-        annotating one), ``self.x = torch.empty(...)`` (a torch call's tensor) in any method (a
-        placeholder a lazy set-up below the step makes: ``execute`` writes into it before
-        ``_record``, defined after it, is walked), and ``self.n += k`` in a method other than ``__init__`` (a counter; not one a
+        annotating one), ``self.x = torch.empty(...)`` in any method (a placeholder a lazy set-up below the step
+        makes, written before that set-up is walked), and ``self.n += k`` in a method other than ``__init__`` (a counter; not one a
         method also decreases, ``self.size -= 1``: the size of a collection that shrinks, a batch's
         count of sequences, changes when requests come and go, not every step)."""
         found: set[str] = set()
