@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 
 from graphlint.gate import EXIT_CLEAN, EXIT_ERROR
@@ -297,6 +298,9 @@ class _Progress:
         from graphlint.progress import wanted
 
         self.total, self.done, self.bar = total, 0, None
+        # Workers report from their own threads: one lock and one write per line, or two lines
+        # printed at once interleave ("...in 6 sgraphlint zoo [2/3]..." under --jobs 2).
+        self.lock = threading.Lock()
         if wanted(no_progress):
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -315,6 +319,10 @@ class _Progress:
             self.bar.stop()
 
     def event(self, arch: str, what: str, payload: dict) -> None:
+        with self.lock:
+            self._event(arch, what, payload)
+
+    def _event(self, arch: str, what: str, payload: dict) -> None:
         if what == "done":
             self.done += 1
             line = _done_line(self.done, self.total, payload)
@@ -324,7 +332,8 @@ class _Progress:
                 self.bar.update(self.overall, completed=self.done)
                 self.bar.console.print(line, highlight=False)
             else:
-                print(line, file=sys.stderr, flush=True)
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
         elif self.bar and what == "start":
             self.tasks[arch] = self.bar.add_task(f"  {arch}: starting", total=None)
         elif self.bar and what == "step" and arch in self.tasks:

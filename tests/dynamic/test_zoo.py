@@ -304,3 +304,28 @@ def test_a_stale_replay_located_only_at_its_region_is_pinned_on_the_growing_cach
     assert first_blocker(_run("other", [elsewhere, region_only])).where == "graphlint/targets/hf.py:220"  # another region
     tracer, graph = DeviceResult("cuda:0", findings=[grows]), DeviceResult("cuda:0", findings=[region_only])
     assert [(f.rule, f.line) for f in combine([tracer, graph]).findings] == [("GL391", 146), ("GL394", 146)]
+
+
+def test_done_lines_from_worker_threads_never_interleave(monkeypatch):
+    """Workers report from their own threads; each done line must reach stderr whole, on its own line."""
+    import io
+    import threading
+
+    from graphlint.dynamic import zoo_command
+
+    class SlowStream(io.StringIO):
+        def write(self, text: str) -> int:  # a pause inside each write invites the other thread in
+            time.sleep(0.001)
+            return super().write(text)
+
+    stream = SlowStream()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(zoo_command, "_done_line", lambda done, total, payload: f"graphlint zoo [{done}/{total}] {payload['arch']}")
+    progress = zoo_command._Progress(40, no_progress=True)
+    threads = [threading.Thread(target=progress.event, args=(f"a{i}", "done", {"arch": f"a{i}"})) for i in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 40 and all(line.startswith("graphlint zoo [") and line.count("graphlint zoo") == 1 for line in lines)
