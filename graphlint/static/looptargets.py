@@ -63,6 +63,10 @@ class LoopTargets:
                 self.oracle.taint(target.elements[0].value, None)
                 self.bind_loop_target(target.elements[1].value, iterable.args[0].value)
                 return
+        if zipped(target, iterable, self.oracle.imports):  # ``for s, nxt in zip(sig[:-1], sig[1:])``: each an
+            for element, arg in zip(target.elements, iterable.args):  # element of what it walks
+                self.bind_loop_target(element.value, arg.value)
+            return
         if bind_row(self.oracle, target, iterable):  # ``for row in rows`` of Python lists (:mod:`.listrows`)
             return
         source = self.oracle.module_source(iterable)
@@ -76,3 +80,14 @@ class LoopTargets:
             if isinstance(name, cst.Name):
                 (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
                 self.oracle.fn.module_aliases.pop(name.value, None)
+
+
+def zipped(target: cst.BaseExpression, iterable: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """``for a, b in zip(xs, ys)`` (builtin ``zip``, one plain argument per target name): ``a`` walks
+    ``xs`` as ``for a in xs`` would -- an element of a device tensor is a device tensor (a 0-dim one of a
+    row: ``sigma <= s_max`` reads it back), an element of a host tensor or a Python list is not."""
+    return type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "zip" \
+        and "zip" not in imports and type(target) in (cst.Tuple, cst.List) \
+        and len(target.elements) == len(iterable.args) >= 2 \
+        and all(type(el) is cst.Element for el in target.elements) \
+        and all(arg.keyword is None and not arg.star for arg in iterable.args)

@@ -1,0 +1,72 @@
+"""Device values and Python ones (issue 19, branch ``hostvalues``):
+
+- ``cache.get(i) if cache else None`` in a hot ``forward`` whose ``cache`` is unannotated: the arm the
+  test guards calls a method no tensor has on it, so it holds an object (the package's cache class) and
+  Python answers the test on the host (:func:`graphlint.static.matchers.truth_test.guarded_object`); a
+  tensor method there (``cache.view(-1)``) leaves it a tensor, and its test a read-back;
+- ``for sigma, nxt in zip(self.sigmas[:-1], self.sigmas[1:])``: each name walks its own argument as
+  ``for sigma in ...`` would (:func:`graphlint.static.looptargets.zipped`), so a chained comparison of a
+  0-dim device tensor (``lo <= sigma <= hi``) is a truth test that reads it back; a zip of Python lists
+  binds Python values, and its test reads nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from static_helpers import analyze, decode_loop
+
+CACHE = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+
+    def forward(self, x, cache=None):
+        for i, block in enumerate(self.blocks):
+            prev = {arm} if cache else None
+            x = block(x) if prev is None else block(x) + prev
+        return x
+"""
+
+
+@pytest.mark.parametrize("arm, reads", [("cache.get(i)", False), ("cache.view(-1)", True)])
+def test_a_test_guarding_an_object_method_reads_nothing(arm, reads):
+    findings = analyze({"model.py": CACHE.format(arm=arm) + decode_loop(", cache=x")})
+    assert any(f.rule == "GL105" for f in findings) == reads
+
+
+def test_a_statement_guarding_an_object_method_reads_nothing():
+    src = CACHE.replace("prev = {arm} if cache else None", "prev = None\n            if cache:\n"
+                        "                cache.update(i, x)")
+    findings = analyze({"model.py": src + decode_loop(", cache=x")})
+    assert not any(f.rule == "GL105" for f in findings)
+
+
+SIGMAS = """
+import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.sigmas = {sigmas}
+
+    def forward(self, x):
+        for sigma, nxt in zip(self.sigmas[:-1], self.sigmas[1:]):
+            gamma = 0.5 if 0.1 <= sigma <= 2.0 else 0.0
+            x = self.proj(x) * (gamma + 1)
+        return x
+"""
+
+
+@pytest.mark.parametrize("sigmas, reads", [("torch.linspace(0, 1, n, device='cuda')", True),
+                                           ("[0.5 * k for k in range(n)]", False)])
+def test_zip_binds_each_name_to_an_element_of_its_own_argument(sigmas, reads):
+    findings = analyze({"sampler.py": SIGMAS.format(sigmas=sigmas) + decode_loop()})
+    assert any(f.rule == "GL105" and f.line == 14 for f in findings) == reads
