@@ -70,3 +70,48 @@ class Sampler(nn.Module):
 def test_zip_binds_each_name_to_an_element_of_its_own_argument(sigmas, reads):
     findings = analyze({"sampler.py": SIGMAS.format(sigmas=sigmas) + decode_loop()})
     assert any(f.rule == "GL105" and f.line == 14 for f in findings) == reads
+
+
+GRAPH_MASK = """
+import torch
+from torch import nn
+
+
+def graph_params(params, mask):
+    starts = torch.sum(mask, dim=-1).tolist()
+    return torch.tensor(starts, device=mask.device)
+
+
+def pre_process(x, mask_for_graph, params):
+    if mask_for_graph is not None:
+        params = graph_params(params, mask_for_graph)
+    return x, params
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def embed(self, x):
+        h = self.proj(x)
+        mask_for_graph = {value}
+        if h.dim() > 3:
+            return h, {other}, 0
+        return (h, mask_for_graph, x.shape[0])
+
+    def forward(self, x, params):
+        h, mask_for_graph, n = self.embed(x)
+        h, params = pre_process(h, mask_for_graph, params)
+        return h
+"""
+
+
+@pytest.mark.parametrize("value, other, reads", [("None", "None", False), ("h > 0", "None", True),
+                                                 ("None", "h", True)])
+def test_a_position_every_return_leaves_none_decides_the_unpacking_callers_branch(value, other, reads):
+    """``a, mask, n = self.embed(x)`` where every return of ``embed`` puts ``None`` at the mask's position
+    (a literal, or a local bound only to one): the helper's ``if mask is not None:`` set-up never runs
+    (:mod:`graphlint.static.returnedconsts`); a return that may put a tensor there leaves it hot."""
+    findings = analyze({"model.py": GRAPH_MASK.format(value=value, other=other) + decode_loop(", x")})
+    assert any(f.rule == "GL102" for f in findings) == reads
