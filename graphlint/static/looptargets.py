@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.cputensors import host_reads_only
+from graphlint.static.cputensors import host_reads_only, is_cpu_tensor
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.devicenarrow import widen
 from graphlint.static.facts import FunctionInfo
@@ -76,9 +76,11 @@ class LoopTargets:
         if isinstance(target, cst.Name) and is_range(iterable):
             self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
         tensor = self.oracle.is_tensor(iterable)
+        host = tensor and is_cpu_tensor(iterable, self.oracle)  # ``for o in offsets`` of a CPU tensor: host rows
         for name in preorder(target):
             if isinstance(name, cst.Name):
                 (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
+                (self.oracle.fn.cpu.add if host else self.oracle.fn.cpu.discard)(name.value)
                 self.oracle.fn.module_aliases.pop(name.value, None)
 
 

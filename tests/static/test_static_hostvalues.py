@@ -115,3 +115,32 @@ def test_a_position_every_return_leaves_none_decides_the_unpacking_callers_branc
     (:mod:`graphlint.static.returnedconsts`); a return that may put a tensor there leaves it hot."""
     findings = analyze({"model.py": GRAPH_MASK.format(value=value, other=other) + decode_loop(", x")})
     assert any(f.rule == "GL102" for f in findings) == reads
+
+
+ROWS = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        ends = torch.tensor([3, 5, 8], dtype=torch.int32{device})
+        offs = torch.cat((torch.zeros(1, dtype=ends.dtype{device}), torch.cumsum(ends[:-1], dim=0)))
+        total = 0
+        for o in offs:
+            total += int(o)
+        return self.proj(x)[:, :8] * total
+"""
+
+
+@pytest.mark.parametrize("device, reads", [("", False), (", device=x.device", True)])
+def test_an_element_of_a_host_tensor_is_a_host_tensor(device, reads):
+    """``for o in offs`` of a CPU tensor (made with no device, joined from host parts): ``int(o)`` reads
+    host memory, no device (:meth:`graphlint.static.looptargets.LoopTargets.bind_loop_target`); the same
+    rows of a device tensor are read back one by one."""
+    findings = analyze({"model.py": ROWS.format(device=device) + decode_loop()})
+    assert any(f.rule == "GL104" for f in findings) == reads
