@@ -144,3 +144,30 @@ def test_an_element_of_a_host_tensor_is_a_host_tensor(device, reads):
     rows of a device tensor are read back one by one."""
     findings = analyze({"model.py": ROWS.format(device=device) + decode_loop()})
     assert any(f.rule == "GL104" for f in findings) == reads
+
+
+SKIPS = """
+import torch
+from torch import nn
+
+
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(16, 8) for _ in range(3)])
+
+    def forward(self, x, skips):
+        for {loop}:
+            x = torch.cat((x, skips[i]), dim=1)
+            x = self.blocks[i](x)
+        return x
+"""
+
+
+@pytest.mark.parametrize("loop, grows", [("i, block in enumerate(self.blocks)", False), ("i in range(len(skips))", True)])
+def test_a_join_in_a_loop_over_layers_grows_nothing_from_step_to_step(loop, grows):
+    """A U-Net's ``x = torch.cat((x, skips[i]))`` in a loop over its blocks runs as often every call: an
+    activation joined, handed back only once a block replaced it; the same join in a loop over data
+    (``range(len(skips))``) is a tensor carried round and grown."""
+    findings = analyze({"blocks.py": SKIPS.format(loop=loop) + decode_loop(", x")})
+    assert any(f.rule == "GL207" for f in findings) == grows
