@@ -171,3 +171,81 @@ def test_a_join_in_a_loop_over_layers_grows_nothing_from_step_to_step(loop, grow
     (``range(len(skips))``) is a tensor carried round and grown."""
     findings = analyze({"blocks.py": SKIPS.format(loop=loop) + decode_loop(", x")})
     assert any(f.rule == "GL207" for f in findings) == grows
+
+
+ROW_CACHES = """
+import torch
+from torch import nn
+
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, cache=None):
+        k = self.proj(x)
+        rows = []
+        for i in range(x.shape[0]):
+            prev = cache[i] if cache else None
+            rows.append(k[i:i + 1] if prev is None else prev + k[i:i + 1])
+        return torch.cat(rows), rows
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attn()
+
+    def forward(self, x, cache=None):
+        rows = [c for c in cache] if cache is not None else None
+        x, new = self.attn(x, cache={rows})
+        return x
+"""
+
+
+@pytest.mark.parametrize("rows, reads", [("rows", False), ("None", False), ("x * 2", True)])
+def test_a_parameter_every_hot_caller_passes_a_list_or_none_is_tested_on_the_host(rows, reads):
+    """``prev = cache[i] if cache else None`` on a parameter presumed a tensor: its one caller hands it the
+    per-row list or ``None`` (:mod:`graphlint.static.truthkinds`), so Python answers the test; a tensor
+    handed instead is read back."""
+    findings = analyze({"model.py": ROW_CACHES.format(rows=rows) + decode_loop(", cache=[]")})
+    assert any(f.rule == "GL105" and f.function == "Attn.forward" for f in findings) == reads
+
+
+OBJECT_CACHE = """
+import torch
+from torch import nn
+
+
+class KVCache:
+    def __init__(self, n):
+        self.layers = [None] * n
+{extra}
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, cache=None):
+        x = self.proj(x)
+        return x * 2 if cache else x
+
+
+def loop(x, n):
+    model, cache = Model(), KVCache(2)
+    for _ in range(n):
+        out = model(x, cache=cache)
+        x = out.argmax(-1)
+    return x
+"""
+
+
+@pytest.mark.parametrize("extra, reads", [("", False), ("    def __len__(self):\n        return len(self.layers)\n", True)])
+def test_an_instance_of_a_class_without_truth_methods_is_tested_on_the_host(extra, reads):
+    """Every hot call passes the package's ``KVCache()``, a class with neither ``__bool__`` nor ``__len__``:
+    ``if cache`` is Python's identity answer; a class that defines ``__len__`` is left to the report (its
+    length could be computed from anything)."""
+    findings = analyze({"model.py": OBJECT_CACHE.format(extra=extra)})
+    assert any(f.rule == "GL105" for f in findings) == reads

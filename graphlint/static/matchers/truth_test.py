@@ -26,6 +26,7 @@ from graphlint.static.acceptance import acceptance
 from graphlint.static.compound import tested_operands
 from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.cstwalk import preorder
+from graphlint.static.hostparams import py_flags
 from graphlint.static.params import object_method
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.pynarrow import narrow, operand_names, widen
@@ -63,6 +64,8 @@ class TruthTest(Matcher):
                     raw.cond = raw.cond + extra
                 if raw is not None and isinstance(operand, cst.Call) and ctx.oracle.is_module_call(operand.func):
                     raw.flags = raw.flags | {f"object-call:{ctx.callee_ir(operand)!r}"}
+                if raw is not None:  # a parameter presumed a tensor: what every hot caller passes (:mod:`..truthkinds`)
+                    raw.flags = raw.flags | set(py_flags(operand, ctx.oracle.fn))
                 if raw is not None and acceptance(operand, ctx.oracle.fn, ctx.imports, ctx.oracle.cls):
                     raw.flags = raw.flags | {"acceptance"}  # a rejection sampler's by-design read
                 ctx.emit(raw)
