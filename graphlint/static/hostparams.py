@@ -131,7 +131,7 @@ class HostParams:
         for caller, site in edges:
             if last_name(site.expr) != name and name not in ("forward", "__call__"):
                 return False  # ``f = partial(g, a)``, a stored bound method: its arguments may sit elsewhere
-            kind = _passed(site, params, param) or (left if site.kinds is not None and not site.reference else None)
+            kind = _passed(site, params, param) or (left if _unsplatted(site) else None)
             if kind == "host" if want == "host" else kind is not None and no_tensor(kind, self.infos.get(caller[0]), self.index):
                 continue
             if kind is None or kind[:1] != "^" or kind.endswith("["):
@@ -159,6 +159,13 @@ def _passed(site, params: tuple[list[str], tuple[str, ...]], param: str) -> str 
     passed = dict(zip(params[0], kinds[0]))
     passed.update(kinds[1])
     return passed.get(param) or None
+
+
+def _unsplatted(site) -> bool:
+    """Every call of the site's spelling names its arguments (no ``*args``, no ``**kw``): one it leaves out
+    takes its default."""
+    return site.kinds is not None and not site.reference and site.args is not None \
+        and all(spelling[2] is False and spelling[3] is False for spelling in site.args)
 
 
 def py_flags(operand: cst.BaseExpression, fn) -> tuple[str, ...]:

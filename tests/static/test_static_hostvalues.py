@@ -249,3 +249,12 @@ def test_an_instance_of_a_class_without_truth_methods_is_tested_on_the_host(extr
     length could be computed from anything)."""
     findings = analyze({"model.py": OBJECT_CACHE.format(extra=extra)})
     assert any(f.rule == "GL105" for f in findings) == reads
+
+
+def test_a_parameter_a_splat_may_fill_is_not_left_to_its_default():
+    """``self.attn(x, **extra)`` of the forward's own ``**extra``: it may hand ``cache`` a tensor (the loop passes a
+    ``mask`` through it), so the default ``None`` decides nothing."""
+    src = ROW_CACHES.format(rows="rows").replace("x, new = self.attn(x, cache=rows)", "x, new = self.attn(x, **extra)")
+    src = src.replace("def forward(self, x, cache=None):\n        rows", "def forward(self, x, cache=None, **extra):\n        rows")
+    findings = analyze({"model.py": src + decode_loop(", cache=[], mask=x")})
+    assert any(f.rule == "GL105" and f.function == "Attn.forward" for f in findings)

@@ -56,7 +56,7 @@ class TruthTest(Matcher):
         for operand, extra in tested_operands(values, node.test, shapes):
             if none_test(operand) or str_test(operand):
                 continue  # ``t == None`` / ``t == "vllm"``: no tensor answers these, Python answers a bool
-            if guarded_object(node, operand, ctx.oracle.fn.presumed):
+            if guarded_object(node, operand, ctx.oracle.fn):
                 continue  # ``cache.get(i) if cache else None``: the arm it guards says ``cache`` is an object
             if self._reads(operand, ctx, typed.get(id(operand), ())):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
@@ -83,12 +83,13 @@ class TruthTest(Matcher):
             widen(ctx.oracle.fn, taken)
 
 
-def guarded_object(node: cst.CSTNode, operand: cst.BaseExpression, presumed: set[str]) -> bool:
+def guarded_object(node: cst.CSTNode, operand: cst.BaseExpression, fn) -> bool:
     """``cache.get(i) if cache else None`` / ``if cache: cache.update(i, kv)``: the parameter tested is
     presumed a tensor only because a hot function left it unannotated, and the code the test guards
     calls a method no tensor has on it (:func:`.params.object_method`): it holds an object -- the
     package's cache class, a dict -- whose truth test Python answers on the host."""
-    if type(operand) is not cst.Name or operand.value not in presumed or type(node) not in (cst.IfExp, cst.If):
+    if type(operand) is not cst.Name or operand.value not in fn.presumed or operand.value not in fn.params \
+            or type(node) not in (cst.IfExp, cst.If):
         return False
     names = {operand.value}
     return any(type(n) is cst.Call and type(n.func) is cst.Attribute and object_method(n.func, names)
