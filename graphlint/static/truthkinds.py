@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from graphlint.static.tensornames import MODULE_CONTAINERS
+
 if TYPE_CHECKING:  # the walk imports this module through :mod:`.hostparams`, below the kinds' own
     from graphlint.static.facts import ModuleInfo
     from graphlint.static.index import Index
@@ -29,7 +31,7 @@ NONE, NO_TENSOR = "none", ("none", "list", "number")
 TRUTH_METHODS = ("__bool__", "__len__")
 #: external bases whose instances Python answers a truth test of on the host (``nn.Module`` has neither
 #: method; a ``ModuleList``'s ``__len__`` counts its modules)
-HOST_BASES = frozenset(("Module", "ModuleList", "ModuleDict", "Sequential"))
+HOST_BASES = MODULE_CONTAINERS | {"Module"}
 
 
 def no_tensor(kind: str, info: "ModuleInfo | None", index: "Index") -> bool:

@@ -258,3 +258,10 @@ def test_a_parameter_a_splat_may_fill_is_not_left_to_its_default():
     src = src.replace("def forward(self, x, cache=None):\n        rows", "def forward(self, x, cache=None, **extra):\n        rows")
     findings = analyze({"model.py": src + decode_loop(", cache=[], mask=x")})
     assert any(f.rule == "GL105" and f.function == "Attn.forward" for f in findings)
+
+
+def test_the_no_tensor_kinds_are_the_value_kinds():
+    """:mod:`graphlint.static.truthkinds` spells the kinds (it sits below :mod:`.valuekinds` in the imports)."""
+    from graphlint.static import truthkinds, valuekinds
+    assert truthkinds.NO_TENSOR == (valuekinds.NONE, valuekinds.LIST, valuekinds.NUMBER)
+    assert truthkinds.NONE == valuekinds.NONE
