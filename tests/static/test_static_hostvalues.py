@@ -265,3 +265,12 @@ def test_the_no_tensor_kinds_are_the_value_kinds():
     from graphlint.static import truthkinds, valuekinds
     assert truthkinds.NO_TENSOR == (valuekinds.NONE, valuekinds.LIST, valuekinds.NUMBER)
     assert truthkinds.NONE == valuekinds.NONE
+
+
+def test_a_zipped_row_of_a_host_copy_is_no_read_back_of_its_own():
+    """``for u, v in zip(x, grid.tolist())``: the zip binds tensor facts only -- ``v``'s use is no second
+    report of the ``.tolist()`` (a CPU grid built from shapes: neither is reported)."""
+    src = SIGMAS.replace("zip(self.sigmas[:-1], self.sigmas[1:])", "zip(x, grid.cuda().tolist())").replace(
+        "def forward(self, x):", "def forward(self, x, grid):").format(sigmas="[]")
+    findings = analyze({"sampler.py": src + decode_loop(", x")})
+    assert any(f.rule == "GL102" for f in findings) and not any(f.rule == "GL311" for f in findings)
