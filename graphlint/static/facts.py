@@ -171,8 +171,8 @@ class FunctionInfo(Compact):
     derives: list[tuple] = field(default_factory=list)
     arg_calls: list = field(default_factory=list)
     implicit_reads: list[tuple] = field(default_factory=list)
-    #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
-    returns_object: bool = False
+    returns_object: bool = False  # every ``return`` gives some object, and the body never falls off its end
+    returned_consts: tuple = ()  # (position, literals): what every ``return`` of a tuple holds there (:mod:`.returnedconsts`)
     returns_test: tuple | None = None  # one ``return`` testing ``self`` against enum members (:mod:`.modetests`)
     query: bool = False  # a method whose body is one ``return`` calling nothing but ``self``'s methods (:mod:`.modetests`)
     #: (parameter, its returned positions, bindings to check): every return hands it back (:mod:`.handback`)

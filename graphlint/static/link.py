@@ -139,7 +139,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     per_step = per_step_classes(calls, contexts.placement.chains, contexts.placement.loop_bodies)
     denormed = denormed_classes(infos, graph, calls)  # weight_norm removed over the tree (:mod:`.denorm`)
     hot, _, open_, _ = _hot(discovery, contexts)
-    hosted = HostParams(infos, raw, hot, open_)  # a parameter every hot caller hands a host tensor (:mod:`.hostparams`)
+    hosted = HostParams(infos, raw, hot, open_, index)  # a parameter every hot caller hands a host tensor (:mod:`.hostparams`)
     return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step, denormed, hosted)
             + stale_findings(infos, rules, options))
 

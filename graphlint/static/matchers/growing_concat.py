@@ -234,9 +234,11 @@ class GrowingConcat(Matcher):
     def handed_in(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
         """``k = torch.cat((k, extra))`` on the caller's ``k`` (a parameter), not round a loop of
         this function: it grows only what the function hands back or stores (:mod:`..grownstate`);
-        joined and consumed (``k = cat((k, k_norm))`` fed to attention), it is this call's operand."""
+        joined and consumed (``k = cat((k, k_norm))`` fed to attention), it is this call's operand. A loop
+        over the module's layers (``for i, block in enumerate(self.blocks)``: a U-Net joining each skip
+        onto its input) runs as often every call: it grows nothing from one step to the next either."""
         return type(target) is cst.Name and self.is_handed(target.value, ctx) \
-            and self.outer.get(target.value, 0) >= ctx.loop_depth
+            and (self.outer.get(target.value, 0) >= ctx.loop_depth or ctx.module_loops >= ctx.loop_depth)
 
     def is_handed(self, name: str, ctx: MatchContext) -> bool:
         """A parameter not rebound yet, or rebound only from itself (``k = repeat(k, ...)``)."""
