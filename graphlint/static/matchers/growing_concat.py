@@ -55,7 +55,8 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.grownlists import grown_list
+from graphlint.static.carriedparams import FLAG
+from graphlint.static.grownlists import APPENDS, grown_list
 from graphlint.static.grownstate import GrownState
 from graphlint.static.joins import CONCATS
 from graphlint.static.matchers.base import Matcher, MatchContext
@@ -158,7 +159,7 @@ _UNPACKED = cst.Element(cst.Name("_"))
 
 class GrowingConcat(Matcher):
     kind = "growing-concat"
-    node_types = ("Assign", "AugAssign", "Return")
+    node_types = ("Assign", "AugAssign", "Return", "Expr")
 
     def setup(self, params: dict[str, Any]) -> None:
         self.callees = CONCATS
@@ -173,15 +174,22 @@ class GrowingConcat(Matcher):
         self.state = GrownState()  # a parameter's state grown and handed back, a tensor split and rejoined
         self.steps = StepLocals()  # locals holding this step's activations
 
-    def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
+    def visit(self, node: cst.Assign | cst.AugAssign | cst.Return | cst.Expr, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
             self.outer, self.handed = {}, set()
             self.state.reset()
             self.steps.reset()
+        if type(node) is cst.Expr:  # ``caches.append((k, v))``
+            call = node.value
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in APPENDS \
+                    and call.args and call.args[0].keyword is None:
+                self.state.appended(call.func.value, call.args[0].value)
+            return
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
                 ctx.emit(raw)
+            self.returned_join(node.value, ctx)
             return
         if type(node) is cst.AugAssign:
             self.state.augment(node.target, node.value)
@@ -214,11 +222,31 @@ class GrowingConcat(Matcher):
                 grown = [raw] if raw is not None else None
         for target in node.targets:
             self.note_binding(target.target, value, ctx)
-            self.state.bind(target.target, value, params, grown)
+            self.state.bind(target.target, value, params, grown, tuple(getattr(ctx, "path", ())))
             self.steps.bind(target.target, node.value, ctx.loop_depth)
             if self.state.kept_on(target.target, params):  # ``self.k = k``, ``past.k = k``: carried on
                 for raw in self.state.returned(node.value):
                     ctx.emit(raw)
+
+    def returned_join(self, value: cst.BaseExpression | None, ctx: MatchContext) -> None:
+        """``return torch.cat((mems[:, :, -n:], new))`` (or an element or arm of what is returned) onto a
+        parameter's state: it grows only where a caller's step loop passes the result back in, which the
+        linker decides per call site (flag ``carried-param:p``, :mod:`graphlint.static.carriedparams`)."""
+        if value is None:
+            return
+        if type(value) in (cst.Tuple, cst.IfExp):
+            for part in (value.body, value.orelse) if type(value) is cst.IfExp else (el.value for el in value.elements):
+                self.returned_join(part, ctx)
+            return
+        join = self.grown_arm(value, (), ctx)
+        first = self.concat_first(join, ctx)
+        param = self.state.param_of(first, ctx.oracle.fn.params) if first is not None else None
+        if param is None or fixed_cut(first, ctx) or self.duplicated(join) or host_tensor(value, ctx.oracle):
+            return
+        raw = ctx.defer(self.rule, join, "torch.cat")
+        if raw is not None:
+            raw.flags = raw.flags | {FLAG + param}
+        ctx.emit(raw)
 
     def joins_list(self, value: cst.BaseExpression, ctx: MatchContext) -> None:
         """``ids = torch.cat(generated)`` (either arm of a conditional) of the list the step loop appends
