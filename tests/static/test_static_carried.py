@@ -1,7 +1,8 @@
 """GL207 on state a decode loop carries through parameters and returns (branch ``carried``, issue 19;
 ``fixtures/static/carried``): a cache joined in one branch and handed back from either, a per-row
 list of grown caches handed back, a returned join whose parameter the step loop passes back in
-(``mems = update(h, mems)``) are reported; the caller's keys joined and consumed, a join the loop
+(``mems = update(h, mems)``), a record's list field rebuilt one id longer every step and joined whole
+are reported; the caller's keys joined and consumed, a join the loop
 hands fresh tensors every call, one carried round a loop over blocks, are not."""
 
 from __future__ import annotations
@@ -57,3 +58,12 @@ def test_a_join_carried_round_a_loop_over_blocks_is_no_step_state():
     files["generate.py"] = files["generate.py"].replace("        for _ in range(3):\n            w = widen(w)",
                                                         "        w = widen(w)")
     assert _line_of(files["layers.py"], "return torch.cat([h, h.mean(") not in _lines(files, "layers.py")
+
+
+def test_a_record_rebuilt_one_id_longer_every_step_grows_its_join():
+    """``Request(ids=s.ids + [t])`` in the step loop, ``torch.cat(state.ids)`` in it: the history grows;
+    rebuilt from this step's id alone (``ids=[t]``), the join is as long every step."""
+    files = {"records.py": _files()["records.py"]}
+    assert _lines(files, "records.py") == _marked(files["records.py"])
+    files["records.py"] = files["records.py"].replace("ids=s.ids + [t]", "ids=[t]")
+    assert _lines(files, "records.py") == _marked(files["records.py"])[1:]

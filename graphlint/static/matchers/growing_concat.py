@@ -56,7 +56,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.static.carriedparams import FLAG
-from graphlint.static.grownlists import APPENDS, grown_list
+from graphlint.static.grownlists import APPENDS, grown_field, grown_list
 from graphlint.static.grownstate import GrownState
 from graphlint.static.joins import CONCATS
 from graphlint.static.matchers.base import Matcher, MatchContext
@@ -252,8 +252,9 @@ class GrowingConcat(Matcher):
         """``ids = torch.cat(generated)`` (either arm of a conditional) of the list the step loop appends
         to: a copy one step longer every step (:mod:`graphlint.static.grownlists`)."""
         for arm in (value.body, value.orelse) if type(value) is cst.IfExp else (value,):
+            loops = getattr(ctx, "loop_nodes", [])
             if type(arm) is cst.Call and resolve(arm.func, ctx.imports) in self.callees \
-                    and grown_list(arm, getattr(ctx, "loop_nodes", []), self.depth, ctx.loop_depth):
+                    and (grown_list(arm, loops, self.depth, ctx.loop_depth) or grown_field(arm, loops)):
                 raw = ctx.defer(self.rule, arm, "torch.cat")
                 if raw is not None:
                     raw.flags = raw.flags | {"loop-carried"}
