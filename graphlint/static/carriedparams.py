@@ -19,6 +19,7 @@ import libcst as cst
 
 from graphlint.static.flowir import last_name
 from graphlint.static.hostparams import passed_params
+from graphlint.static.names import dotted_name
 
 FLAG = "carried-param:"
 
@@ -26,7 +27,7 @@ FLAG = "carried-param:"
 # -- the walk ---------------------------------------------------------------------------------
 def carried_slots(call: cst.Call, at) -> tuple:
     """((slot, loop id), ...): the arguments of ``call`` -- a position or a keyword -- that pass a name the
-    statement binds from the call's result (``mems = f(h, mems)``, ``out, cache = f(x, cache)``) inside a
+    statement binds from the call's result (``mems = f(h, mems)``, ``out, self.cache = f(x, self.cache)``) in a
     step loop (the innermost, ``at.loop_frames``), not bound before in the same iteration (``w = g(h);
     w = f(w)`` hands ``f`` this step's ``w``): the next iteration hands the call what it returned."""
     stmt, frames = at.stmt, at.loop_frames
@@ -34,24 +35,26 @@ def carried_slots(call: cst.Call, at) -> tuple:
             or frames[-1].id != at.loop_ids[-1] or not frames[-1].eligible:
         return ()
     written = frames[-1].writes
-    bound = {n for t in stmt.targets for n in _names(t.target)}
+    bound = {n for t in stmt.targets for n in _places(t.target)}
     out = []
     for i, arg in enumerate(call.args):
         if arg.star:
             break  # the positions after a splat are not known
-        name = arg.value.value if type(arg.value) is cst.Name else None
-        if name in bound and written.get(name, at.order) >= at.order:
+        place = dotted_name(arg.value) if type(arg.value) in (cst.Name, cst.Attribute) else None
+        if place in bound and written.get(place, at.order) >= at.order:
             out.append((arg.keyword.value if arg.keyword is not None else i, at.loop_ids[-1]))
     return tuple(out)
 
 
-def _names(target: cst.BaseExpression) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]
+def _places(target: cst.BaseExpression) -> list[str]:
+    """The names and fields (``self.mems``) an assignment target binds."""
+    if type(target) in (cst.Name, cst.Attribute):
+        place = dotted_name(target)
+        return [place] if place else []
     if type(target) in (cst.Tuple, cst.List):
-        return [n for el in target.elements for n in _names(el.value)]
+        return [n for el in target.elements for n in _places(el.value)]
     if type(target) is cst.StarredElement:
-        return _names(target.value)
+        return _places(target.value)
     return []
 
 

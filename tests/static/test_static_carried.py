@@ -67,3 +67,18 @@ def test_a_record_rebuilt_one_id_longer_every_step_grows_its_join():
     assert _lines(files, "records.py") == _marked(files["records.py"])
     files["records.py"] = files["records.py"].replace("ids=s.ids + [t]", "ids=[t]")
     assert _lines(files, "records.py") == _marked(files["records.py"])[1:]
+
+
+def test_the_callers_tensor_joined_onto_itself_grows_where_the_loop_passes_it_back():
+    """``x = torch.cat([x, pad]); return x``: handed this step's tokens, nothing grows; handed what it
+    returned the step before (``history = pad_tokens(history, x)``), or storing it on a field, it does."""
+    files = _files()
+    pad = _line_of(files["layers.py"], "x = torch.cat([x, pad], dim=1)")
+    assert pad not in _lines(files, "layers.py")
+    carried = dict(files, **{"generate.py": files["generate.py"].replace(
+        "padded = pad_tokens(h, h2)", "padded = history = pad_tokens(history, x)")})
+    assert pad in _lines(carried, "layers.py")
+    stored = dict(files, **{"layers.py": files["layers.py"].replace(
+        "    x = torch.cat([x, pad], dim=1)  # this step: the loop hands it this step's tokens\n    return x",
+        "    x = torch.cat([x, pad], dim=1)\n    pad.kept = x\n    return x")})
+    assert pad in _lines(stored, "layers.py")

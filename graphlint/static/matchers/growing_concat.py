@@ -41,7 +41,10 @@ fixes its shapes and no replay carries it over to the next. Such a report carrie
 A parameter's state grown into another name and handed back in the return value (a "present"
 cache: ``k = torch.cat([past[0], k]); return out, (k, v)``) grows too, and a tensor split and
 joined again (partial rotary: ``q = torch.cat((rope(q_rot), q_pass))``) does not
-(:mod:`graphlint.static.grownstate`).
+(:mod:`graphlint.static.grownstate`). The caller's tensor joined onto itself and returned (``x =
+torch.cat([x, pad]); return x``), or a join of it returned (``return torch.cat((mems[:, -n:], new))``),
+grows only where a caller's step loop passes the result back in (``mems = update(h, mems)``): the
+linker decides per call site (:mod:`graphlint.static.carriedparams`); stored on a field, it grows.
 
 A join that stays on the host (``accepted = torch.cat([accepted, tok[None]])`` with ``accepted``
 made with ``device="cpu"``, or ``x = torch.cat((x, pad))`` with ``pad`` a factory given no device:
@@ -167,6 +170,7 @@ class GrowingConcat(Matcher):
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
         self.handed: set[str] = set()  # parameters rebound from themselves (``k = F.pad(k, ...)``)
+        self.handed_raws: dict[int, str] = {}  # id of a report of a parameter joined onto itself -> the parameter
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
         self.outer: dict[str, int] = {}  # local name -> the shallowest loop depth it is bound at
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
@@ -177,7 +181,7 @@ class GrowingConcat(Matcher):
     def visit(self, node: cst.Assign | cst.AugAssign | cst.Return | cst.Expr, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
-            self.outer, self.handed = {}, set()
+            self.outer, self.handed, self.handed_raws = {}, set(), {}
             self.state.reset()
             self.steps.reset()
         if type(node) is cst.Expr:  # ``caches.append((k, v))``
@@ -188,6 +192,8 @@ class GrowingConcat(Matcher):
             return
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
+                if raw is not None and id(raw) in self.handed_raws:  # the caller's tensor, joined and handed back
+                    raw.flags = raw.flags | {FLAG + self.handed_raws[id(raw)]}
                 ctx.emit(raw)
             self.returned_join(node.value, ctx)
             return
@@ -212,6 +218,8 @@ class GrowingConcat(Matcher):
                     if self.handed_in(target.target, ctx):  # emitted if handed back or stored
                         raw = self.grows(target.target, value, ctx, handed=True)
                         grown = [raw] if raw is not None else None
+                        if raw is not None:  # returned: grows where a step loop passes it back (not stored)
+                            self.handed_raws[id(raw)] = target.target.value
                     else:
                         self.grows(target.target, value, ctx)
                 break
