@@ -5,12 +5,15 @@ hiddens), dim=2)``) grows a cache only if the caller carries the result into its
 loop's ``mems = update_mems(hiddens, mems, n)``. The same join in a weight helper (``return
 torch.cat((w1, w2))``, called once) or in a step whose caller passes fresh operands each time is
 an ordinary op. Whether it grows is a fact of the call sites, not of the function: so the walk
-marks the return with the parameter whose state it joins (flag ``carried-param:p``, from
+marks the return with the parameter whose state it joins (flag ``carried-only:p``, from
 :class:`.matchers.growing_concat.GrowingConcat`), each call site records the arguments it passes
 back what the same call returned (:func:`carried_slots`: a name the assignment of the call's result
 rebinds, in a loop), and the linker keeps the report only where some call edge into the function
-passes ``p`` that way in a per-token loop of the caller (:class:`CarriedParams`). Carried round a
-loop over layers or items (``h = layer(h)``) is no step's state.
+passes ``p`` that way in a per-token loop of the caller (:class:`CarriedParams`). The parameter
+rebound to its own join and returned (``x = torch.cat([x, pad]); return x``, flag ``carried-param:p``,
+reported before this module whatever the callers did) is dropped only where the function's callers are
+known and none carries it: an entry point (``decode_step(ids, tok)``, called from outside) keeps it. Carried round a loop over layers or items
+(``h = layer(h)``) is no step's state.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from graphlint.static.flowir import last_name
 from graphlint.static.hostparams import passed_params
 from graphlint.static.names import dotted_name
 
+#: a parameter joined onto itself and returned: dropped where every known caller hands it fresh values
 FLAG = "carried-param:"
+#: a join returned whole (``return torch.cat((mems, new))``): kept only where a caller carries the parameter
+STRICT = "carried-only:"
 
 
 # -- the walk ---------------------------------------------------------------------------------
@@ -62,12 +68,15 @@ def _places(target: cst.BaseExpression) -> list[str]:
 class CarriedParams:
     """Which parameters some call edge passes back what the call returned, in a per-token loop."""
 
-    def __init__(self, infos, raw: dict, loop_bodies: dict[str, dict]):
+    def __init__(self, infos, raw: dict, loop_bodies: dict[str, dict], open_: set):
         self.callers: dict[tuple[str, str], list] = {}
+        self.called: set[tuple[str, str]] = set()  # functions some analysed code calls
         for caller, edges in raw.items():
             for callee, site in edges:
+                self.called.add(callee)
                 if site.carried and not site.reference:
                     self.callers.setdefault(callee, []).append((caller, site))
+        self.open = open_  # entry points: called from outside, with what is not known
         self.loops: dict[tuple[str, str], set[int]] = {}
         for bodies in loop_bodies.values():
             for fid, ids in bodies.items():
@@ -76,8 +85,14 @@ class CarriedParams:
 
     def dropped(self, path: str, cand) -> bool:
         """A join returned to callers of which none carries the parameter it grows."""
+        fid = (path, cand.function)
+        strict = [f[len(STRICT):] for f in cand.flags if f.startswith(STRICT)]
+        if strict:  # a join returned whole: only a carrying call site makes it state
+            return not any(self.carried(fid, p) for p in strict)
         params = [f[len(FLAG):] for f in cand.flags if f.startswith(FLAG)]
-        return bool(params) and not any(self.carried((path, cand.function), p) for p in params)
+        if not params or fid in self.open or fid not in self.called:
+            return False  # no caller known (an entry point, ``decode_step(ids, tok)``): what it is handed is not known
+        return not any(self.carried(fid, p) for p in params)
 
     def carried(self, fid: tuple[str, str], param: str) -> bool:
         params = passed_params(self.infos, fid)

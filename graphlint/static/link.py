@@ -141,7 +141,7 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     denormed = denormed_classes(infos, graph, calls)  # weight_norm removed over the tree (:mod:`.denorm`)
     hot, _, open_, _ = _hot(discovery, contexts)
     hosted = HostParams(infos, raw, hot, open_)  # a parameter every hot caller hands a host tensor (:mod:`.hostparams`)
-    carried = CarriedParams(infos, raw, contexts.placement.loop_bodies)  # state a step loop passes back (:mod:`.carriedparams`)
+    carried = CarriedParams(infos, raw, contexts.placement.loop_bodies, open_)  # state a step loop passes back (:mod:`.carriedparams`)
     return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step, denormed, hosted,
                       carried)
             + stale_findings(infos, rules, options))

@@ -58,7 +58,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.carriedparams import FLAG
+from graphlint.static.carriedparams import FLAG, STRICT
 from graphlint.static.grownlists import APPENDS, grown_field, grown_list
 from graphlint.static.grownstate import GrownState
 from graphlint.static.joins import CONCATS
@@ -239,7 +239,7 @@ class GrowingConcat(Matcher):
     def returned_join(self, value: cst.BaseExpression | None, ctx: MatchContext) -> None:
         """``return torch.cat((mems[:, :, -n:], new))`` (or an element or arm of what is returned) onto a
         parameter's state: it grows only where a caller's step loop passes the result back in, which the
-        linker decides per call site (flag ``carried-param:p``, :mod:`graphlint.static.carriedparams`)."""
+        linker decides per call site (flag ``carried-only:p``, :mod:`graphlint.static.carriedparams`)."""
         if value is None:
             return
         if type(value) in (cst.Tuple, cst.IfExp):
@@ -253,7 +253,7 @@ class GrowingConcat(Matcher):
             return
         raw = ctx.defer(self.rule, join, "torch.cat")
         if raw is not None:
-            raw.flags = raw.flags | {FLAG + param}
+            raw.flags = raw.flags | {STRICT + param}
         ctx.emit(raw)
 
     def joins_list(self, value: cst.BaseExpression, ctx: MatchContext) -> None:
