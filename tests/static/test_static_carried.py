@@ -1,84 +1,209 @@
-"""GL207 on state a decode loop carries through parameters and returns (branch ``carried``, issue 19;
-``fixtures/static/carried``): a cache joined in one branch and handed back from either, a per-row
-list of grown caches handed back, a returned join whose parameter the step loop passes back in
-(``mems = update(h, mems)``), a record's list field rebuilt one id longer every step and joined whole
-are reported; the caller's keys joined and consumed, a join the loop
-hands fresh tensors every call, one carried round a loop over blocks, are not."""
+"""Values a per-token loop carries into its later iterations (graphlint/static/iterations.py
+``carried_literals`` and ``later_args``).
+
+A generate loop that hands the prompt's images to the model and then rebinds them to ``None`` at
+the end of its body passes ``None`` from the second iteration on: the model's ``if images is not
+None:`` branch runs on the first iteration only -- once per decode, like ``if i == 0:`` -- and what
+only it runs is not reported. A rebinding that may not run (under a branch, skipped by
+``continue``), a loop that is not the per-token loop, or a value that is not a literal keeps the
+branch per token.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import textwrap
 
 from static_helpers import analyze
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "static"
+MODEL = """
+import torch
+from torch import nn
 
 
-def _files() -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted((FIXTURES / "carried").glob("*.py"))}
+class Vision(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, pixels):
+        return self.proj(pixels)
 
 
-def _lines(files: dict[str, str], path: str) -> list[int]:
-    return sorted(f.line for f in analyze(files) if f.path == path and f.rule == "GL207")
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(8, 8)
+        self.vision = Vision()
+        self.head = nn.Linear(8, 8)
+
+    def forward(self, tok, images=None, present=None):
+        h = self.embed(tok)
+        if images is not None:
+            h = self.merge(h, self.vision(images), present)
+        return self.head(h)
+
+    def merge(self, h, feats, present):
+        rows = torch.nonzero(present.flatten()).squeeze()
+        return h + feats.index_select(0, rows).sum(0)
+"""
 
 
-def _marked(text: str, mark: str = "# GROWS") -> list[int]:
-    return [i for i, line in enumerate(text.splitlines(), 1) if mark in line]
+def found(loop: str) -> set[tuple[str, int, str]]:
+    findings = analyze({"model.py": MODEL, "run.py": textwrap.dedent(loop)})
+    return {(f.path, f.line, f.rule) for f in findings if f.severity in ("error", "warning")}
 
 
-def _line_of(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+MERGE = ("model.py", 29, "GL302")  # the nonzero in ``merge``
 
 
-def test_carried_caches_grow_and_this_steps_joins_do_not():
-    files = _files()
-    assert _lines(files, "layers.py") == _marked(files["layers.py"])
-    assert _lines(files, "generate.py") == []
+def test_images_rebound_to_none_at_the_end_of_the_body_reach_the_model_once():
+    assert MERGE not in found("""
+    from model import Model
+
+    def generate(model: Model, tok, images, present, steps: int):
+        out = []
+        for _ in range(steps):
+            tok = model(tok, images=images, present=present).argmax(-1)
+            out.append(tok)
+            images = None
+            present = None
+        return out
+    """)
 
 
-def test_a_returned_join_grows_only_where_the_step_loop_passes_it_back():
-    """``update_memory``'s join is the caller's business: bound to another name, nothing grows."""
-    files = _files()
-    files["generate.py"] = files["generate.py"].replace("mems = update_memory(", "fresh = update_memory(")
-    grown = [n for n in _marked(files["layers.py"]) if "return" not in files["layers.py"].splitlines()[n - 1]]
-    assert _lines(files, "layers.py") == grown
+def test_without_the_rebinding_the_images_are_passed_every_token():
+    assert MERGE in found("""
+    from model import Model
+
+    def generate(model: Model, tok, images, present, steps: int):
+        out = []
+        for _ in range(steps):
+            tok = model(tok, images=images, present=present).argmax(-1)
+            out.append(tok)
+        return out
+    """)
 
 
-def test_the_ids_a_helper_extends_grow_once_the_loop_keeps_them():
-    files = _files()
-    files["generate.py"] = files["generate.py"].replace("seen = extend(ids, x)", "ids = seen = extend(ids, x)")
-    extend = _line_of(files["layers.py"], "return torch.cat([ids, tok]")
-    assert _lines(files, "layers.py") == sorted(_marked(files["layers.py"]) + [extend])
+def test_a_rebinding_under_a_branch_may_not_run():
+    assert MERGE in found("""
+    from model import Model
+
+    def generate(model: Model, tok, images, present, steps: int, keep: bool):
+        out = []
+        for _ in range(steps):
+            tok = model(tok, images=images, present=present).argmax(-1)
+            out.append(tok)
+            if not keep:
+                images = None
+        return out
+    """)
 
 
-def test_a_join_carried_round_a_loop_over_blocks_is_no_step_state():
-    """``w = widen(w)`` in the blocks loop inside the step loop: the innermost loop carries it, not the step's."""
-    files = _files()
-    assert _line_of(files["layers.py"], "return torch.cat([h, h.mean(") not in _lines(files, "layers.py")
-    files["generate.py"] = files["generate.py"].replace("        for _ in range(3):\n            w = widen(w)",
-                                                        "        w = widen(w)")
-    assert _line_of(files["layers.py"], "return torch.cat([h, h.mean(") not in _lines(files, "layers.py")
+def test_a_continue_can_skip_the_rebinding():
+    assert MERGE in found("""
+    from model import Model
+
+    def generate(model: Model, tok, images, present, steps: int):
+        out = []
+        for _ in range(steps):
+            tok = model(tok, images=images, present=present).argmax(-1)
+            if tok is None:
+                continue
+            out.append(tok)
+            images = None
+        return out
+    """)
 
 
-def test_a_record_rebuilt_one_id_longer_every_step_grows_its_join():
-    """``Request(ids=s.ids + [t])`` in the step loop, ``torch.cat(state.ids)`` in it: the history grows;
-    rebuilt from this step's id alone (``ids=[t]``), the join is as long every step."""
-    files = {"records.py": _files()["records.py"]}
-    assert _lines(files, "records.py") == _marked(files["records.py"])
-    files["records.py"] = files["records.py"].replace("ids=s.ids + [t]", "ids=[t]")
-    assert _lines(files, "records.py") == _marked(files["records.py"])[1:]
+def test_a_rebinding_to_a_computed_value_is_not_a_literal():
+    assert MERGE in found("""
+    from model import Model
+
+    def generate(model: Model, tok, images, present, steps: int):
+        out = []
+        for _ in range(steps):
+            tok = model(tok, images=images, present=present).argmax(-1)
+            out.append(tok)
+            images = images * 0.5
+        return out
+    """)
 
 
-def test_the_callers_tensor_joined_onto_itself_grows_where_the_loop_passes_it_back():
-    """``x = torch.cat([x, pad]); return x``: handed this step's tokens, nothing grows; handed what it
-    returned the step before (``history = pad_tokens(history, x)``), or storing it on a field, it does."""
-    files = _files()
-    pad = _line_of(files["layers.py"], "x = torch.cat([x, pad], dim=1)")
-    assert pad not in _lines(files, "layers.py")
-    carried = dict(files, **{"generate.py": files["generate.py"].replace(
-        "padded = pad_tokens(h, h2)", "padded = history = pad_tokens(history, x)")})
-    assert pad in _lines(carried, "layers.py")
-    stored = dict(files, **{"layers.py": files["layers.py"].replace(
-        "    x = torch.cat([x, pad], dim=1)  # this step: the loop hands it this step's tokens\n    return x",
-        "    x = torch.cat([x, pad], dim=1)\n    pad.kept = x\n    return x")})
-    assert pad in _lines(stored, "layers.py")
+def test_a_branch_in_the_loop_on_a_carried_name_runs_on_the_first_iteration_only():
+    result = found("""
+    import torch
+    from model import Model
+
+    def generate(model: Model, tok, images, steps: int):
+        out = []
+        for _ in range(steps):
+            if images is not None:
+                count = torch.nonzero(images).shape[0]
+                out.append(count)
+            tok = model(tok).argmax(-1)
+            out.append(tok)
+            images = None
+        return out
+    """)
+    assert ("run.py", 9, "GL302") not in result
+
+
+def test_the_same_branch_without_the_rebinding_is_per_token():
+    result = found("""
+    import torch
+    from model import Model
+
+    def generate(model: Model, tok, images, steps: int):
+        out = []
+        for _ in range(steps):
+            if images is not None:
+                count = torch.nonzero(images).shape[0]
+                out.append(count)
+            tok = model(tok).argmax(-1)
+            out.append(tok)
+        return out
+    """)
+    assert ("run.py", 9, "GL302") in result
+
+
+def test_a_loop_inside_the_step_runs_its_first_iteration_every_token():
+    """``mask = None`` after the first layer: the first layer gets the mask on every token."""
+    result = analyze({"model.py": textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, h, mask=None):
+            if mask is not None:
+                h = h[mask.bool()]
+            return self.proj(h)
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(8, 8)
+            self.blocks = nn.ModuleList([Block() for _ in range(2)])
+
+        def forward(self, tok, mask):
+            h = self.embed(tok)
+            for block in self.blocks:
+                h = block(h, mask)
+                mask = None
+            return h
+    """), "run.py": textwrap.dedent("""
+    from model import Model
+
+    def generate(model: Model, tok, mask, steps: int):
+        out = []
+        for _ in range(steps):
+            tok = model(tok, mask).argmax(-1)
+            out.append(tok)
+        return out
+    """)})
+    assert ("model.py", 13, "GL303") in {(f.path, f.line, f.rule) for f in result}
