@@ -34,20 +34,22 @@ STRICT = "carried-only:"
 def carried_slots(call: cst.Call, at) -> tuple:
     """((slot, loop id), ...): the arguments of ``call`` -- a position or a keyword -- that pass a name the
     statement binds from the call's result (``mems = f(h, mems)``, ``out, self.cache = f(x, self.cache)``) in a
-    step loop (the innermost, ``at.loop_frames``), not bound before in the same iteration (``w = g(h);
-    w = f(w)`` hands ``f`` this step's ``w``): the next iteration hands the call what it returned."""
+    step loop (the innermost, ``at.loop_frames``), not bound before in the same iteration to something else
+    (``w = g(h); w = f(w)`` hands ``f`` this step's ``w``; ``t = t.expand(n, -1); t = f(t)`` still the
+    carried ``t``): the next iteration hands the call what it returned."""
     stmt, frames = at.stmt, at.loop_frames
     if not at.loop_ids or type(stmt) is not cst.Assign or stmt.value is not call or not frames \
             or frames[-1].id != at.loop_ids[-1] or not frames[-1].eligible:
         return ()
-    written = frames[-1].writes
+    defs = frames[-1].defs
     bound = {n for t in stmt.targets for n in _places(t.target)}
     out = []
     for i, arg in enumerate(call.args):
         if arg.star:
             break  # the positions after a splat are not known
         place = dotted_name(arg.value) if type(arg.value) in (cst.Name, cst.Attribute) else None
-        if place in bound and written.get(place, at.order) >= at.order:
+        before = [d for d in defs.get(place, ()) if d[0] < at.order] if place in bound else None
+        if before is not None and (not before or place in before[-1][1]):  # ``t = t.expand(...)`` keeps it carried
             out.append((arg.keyword.value if arg.keyword is not None else i, at.loop_ids[-1]))
     return tuple(out)
 

@@ -82,3 +82,13 @@ def test_the_callers_tensor_joined_onto_itself_grows_where_the_loop_passes_it_ba
         "    x = torch.cat([x, pad], dim=1)  # this step: the loop hands it this step's tokens\n    return x",
         "    x = torch.cat([x, pad], dim=1)\n    pad.kept = x\n    return x")})
     assert pad in _lines(stored, "layers.py")
+
+
+def test_a_view_of_the_carried_value_taken_first_is_still_carried():
+    """``history = history.expand(...)`` before ``history = pad_tokens(history, x)``: the same carried ids."""
+    files = _files()
+    pad = _line_of(files["layers.py"], "x = torch.cat([x, pad], dim=1)")
+    viewed = dict(files, **{"generate.py": files["generate.py"].replace(
+        "padded = pad_tokens(h, h2)",
+        "history = history.expand(1, -1)\n        padded = history = pad_tokens(history, x)")})
+    assert pad in _lines(viewed, "layers.py")
