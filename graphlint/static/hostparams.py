@@ -141,14 +141,18 @@ class HostParams:
         return True
 
     def _params(self, fid: tuple[str, str]) -> tuple[list[str], tuple[str, ...]] | None:
-        """(its positional parameters after the receiver, its keyword-only ones)."""
-        info = self.infos.get(fid[0])
-        flow = info.flows.get(fid[1]) if info is not None else None
-        fn = info.functions.get(fid[1]) if info is not None else None
-        if flow is None or fn is None:
-            return None
-        params = list(flow.params)
-        return (params[1:] if fn.cls and flow.fkind in ("m", "c") and params else params), tuple(flow.kwonly)
+        return passed_params(self.infos, fid)
+
+
+def passed_params(infos: dict, fid: tuple[str, str]) -> tuple[list[str], tuple[str, ...]] | None:
+    """(its positional parameters after the receiver, its keyword-only ones); ``infos``: path -> module."""
+    info = infos.get(fid[0])
+    flow = info.flows.get(fid[1]) if info is not None else None
+    fn = info.functions.get(fid[1]) if info is not None else None
+    if flow is None or fn is None:
+        return None
+    params = list(flow.params)
+    return (params[1:] if fn.cls and flow.fkind in ("m", "c") and params else params), tuple(flow.kwonly)
 
 
 def _passed(site, params: tuple[list[str], tuple[str, ...]], param: str) -> str | None:
