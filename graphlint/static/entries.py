@@ -60,7 +60,6 @@ from graphlint.static.frameworkhooks import add_framework_hooks
 from graphlint.static.genloops import GeneratorLoops
 from graphlint.static.index import Index
 from graphlint.static.libloops import LibraryLoops
-from graphlint.static.libpipelines import add_pipeline_steps
 from graphlint.static.loopsteps import fed_model_methods
 from graphlint.static.libmodels import fed_runners
 from graphlint.static.mathroots import MathRoots
@@ -209,7 +208,6 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         self.evidence = bool(self.captures or replayers or self.loop_bodies["eager"] or self.loop_bodies["host"])
         # a project model a library's ``generate`` drives (:mod:`.libloops`): no evidence for the guess
         self.library_loops()
-        add_pipeline_steps(self)  # a project model a library pipeline's denoising loop runs (:mod:`.libpipelines`)
         self.eager_entries(graph_roots, compiled_graph, replayers, graph, callers)
         compiled_roots = set(self.compiled_roots)
         # evidence is per decode path: a function that replays, or calls a replay once per step, is a

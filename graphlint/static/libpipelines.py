@@ -25,7 +25,9 @@ pipelines must stay under the solver's cap on a node's values, so the evidence t
 called is program-wide. A project class deriving from a library pipeline and keeping the library's
 ``__init__`` gets the components as fields of the same names instead (the library registers each
 keyword component as an attribute), so its own loop's ``self.transformer(...)`` resolves. Nothing is
-added under configured entries or a recorded decode path.
+added under configured entries or a recorded decode path, nor where the engine captures its step: as
+:mod:`.scheduleloops` decides for an eager denoising loop, a diffusion stage beside a captured decode
+step runs once per request.
 """
 
 from __future__ import annotations
@@ -161,6 +163,8 @@ def add_pipeline_steps(discovery) -> None:
     """Adds the forwards library pipelines run every step as eager entries of ``discovery``."""
     if discovery.options.entries or discovery.options.recorded or discovery.graph is None:
         return
+    if discovery.roots["graph"] or discovery.roots["host"]:
+        return  # beside a captured step, an eager denoising stage runs once per request (:mod:`.scheduleloops`)
     for fid, builder, caller in pipeline_steps(discovery):
         if not discovery.fn(fid).abstract:
             discovery.add("eager", fid, f"run every step by a library pipeline's denoising loop: {builder[1]}() "

@@ -96,3 +96,19 @@ class Runner:
 """
     findings = analyze({"m.py": source})
     assert any(f.rule == "GL201" and f.line == 8 for f in findings)
+
+
+def test_no_entry_where_the_engine_captures_its_step():
+    """Beside a captured decode step, an eager denoising stage runs once per request (scheduleloops)."""
+    source = MODEL.format(imports="from diffusers import FluxPipeline",
+                          build="FluxPipeline.from_pretrained(path, transformer=Wrapper())", use="return pipe(prompt)")
+    source += """
+
+def capture(x):
+    model = Tagger()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = model(x)
+    return g, y
+"""
+    assert not any(f.rule == "GL201" and f.line == 8 for f in analyze({"m.py": source}))
