@@ -168,4 +168,4 @@ def add_pipeline_steps(discovery) -> None:
     for fid, builder, caller in pipeline_steps(discovery):
         if not discovery.fn(fid).abstract:
             discovery.add("eager", fid, f"run every step by a library pipeline's denoising loop: {builder[1]}() "
-                          f"hands its model to the pipeline, {caller[1]}() calls one", chain=(builder, fid))
+                          f"hands its model to the pipeline, {caller[1]}() calls one")  # called from outside: its parameters unknown
