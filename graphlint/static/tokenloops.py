@@ -8,6 +8,7 @@ from graphlint.static.coldcode import capture_setup_loop
 from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
+from graphlint.static.modelmodes import model_modes  # noqa: F401  (for :mod:`.entries`)
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.sampledcarry import field_callable, field_method
 from graphlint.static.scriptloops import tool_loops

@@ -45,6 +45,7 @@ ENTRIES = {
     "microbatch_states.py": {("eager", "decode_text")},
     "plain_parameter.py": {("eager", "generate")},
     "stop_flag.py": {("eager", "Game.run")},
+    "model_modes.py": {("eager", "Viewer.run")},
 }
 
 
