@@ -148,7 +148,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         if loops:
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
-            for callee, site in model_modes(self.calls.get(fid, ()), loops, self.model_reach):  # (:mod:`.modelmodes`)
+            for callee, site in model_modes(self.calls.get(fid, ()), loops, self.model_reach, self.module_class):
                 if (site.loops & loops).difference(site.first_iter):  # not ``if i == 0:`` (or an exit) only
                     self.roots[context].append((callee, (fid, callee)))
                     if fid in self.unused_loops:

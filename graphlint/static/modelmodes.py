@@ -9,7 +9,9 @@ model step on some of its classes and to no model on others, the others are anot
 program, one that runs no model: in that loop the receiver is one of the model's classes, and
 every call the loop makes on it runs only their methods. A call on the receiver none of whose
 alternatives reaches the model (a sampler picked by configuration, each variant model-free) prunes
-nothing, nor does a method a model class inherits (only the model-free classes' own are dropped).
+nothing, nor does a method a model class inherits (only the model-free classes' own are dropped),
+nor a module's (a class with a ``forward``: a model variant whose step runs through helpers
+the model step does not name is a model all the same).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from __future__ import annotations
 FuncId = tuple[str, str]
 
 
-def model_modes(edges: list, loops: frozenset[int], reach: set[FuncId]) -> list:
+def model_modes(edges: list, loops: frozenset[int], reach: set[FuncId], module=None) -> list:
     """``edges`` (a loop function's call edges) less those, on a receiver whose call in ``loops``
-    reaches the model (``reach``) on some classes and no model on others, into those others."""
+    reaches the model (``reach``) on some classes and no model on others, into those others --
+    never into a module's class (``module((path, class))``: it has a ``forward``), which is a
+    model whatever ``reach`` knows of what its forward runs (a variant's step through helpers)."""
     sites: dict[int, tuple] = {}
     for callee, site in edges:
         if site.loops & loops and site.expr and site.expr[0] == "a":
@@ -28,6 +32,7 @@ def model_modes(edges: list, loops: frozenset[int], reach: set[FuncId]) -> list:
     for site, callees in sites.values():
         runs = {_owner(c) for c in callees if c in reach}
         idle = {_owner(c) for c in callees if c not in reach} - runs
+        idle = {owner for owner in idle if module is None or not module(owner)}
         if runs and idle and all("." in c[1] for c in callees):
             dropped.setdefault(site.expr[1], set()).update(idle)
     if not dropped:

@@ -251,6 +251,11 @@ class TokenLoops:
                         self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
                                  (info.path, loop.where), loops=frozenset((loop.id,)))
 
+    def module_class(self, owner: tuple[str, str]) -> bool:
+        """Whether the class ``owner`` (path, qualname) is a module: it has a ``forward`` (:mod:`.modelmodes`)."""
+        info = self.by_path.get(owner[0])
+        return info is not None and owner[1] in info.classes and self.index.find_method((info, owner[1]), "forward") is not None
+
     def module_method(self, info: ModuleInfo, fn) -> bool:
         """A method of a module (its class has a ``forward``): a ``while`` loop there is the model's
         own (a prompt fed in rounds of equal lengths), part of whatever step calls it, no loop of a
