@@ -11,7 +11,9 @@ every call the loop makes on it runs only their methods. A call on the receiver 
 alternatives reaches the model (a sampler picked by configuration, each variant model-free) prunes
 nothing, nor does a method a model class inherits (only the model-free classes' own are dropped),
 nor a module's (a class with a ``forward``: a model variant whose step runs through helpers
-the model step does not name is a model all the same).
+the model step does not name is a model all the same). And only where that receiver is the loop's
+one way to a model: a loop that also calls a model on another receiver (an agent acting in a real
+environment or in the world model) runs a model in every mode, and keeps every alternative.
 """
 
 from __future__ import annotations
@@ -35,11 +37,16 @@ def model_modes(edges: list, loops: frozenset[int], reach: set[FuncId], module=N
         idle = {owner for owner in idle if module is None or not module(owner)}
         if runs and idle and all("." in c[1] for c in callees):
             dropped.setdefault(site.expr[1], set()).update(idle)
-    if not dropped:
-        return edges
+    if not dropped or any(callee in reach and _receiver(site) not in dropped for callee, site in edges if site.loops & loops):
+        return edges  # a model the loop runs whatever the receiver holds (an agent beside its environment)
     return [(callee, site) for callee, site in edges
             if not (site.loops & loops and site.expr and site.expr[0] == "a"
                     and _owner(callee) in dropped.get(site.expr[1], ()))]
+
+
+def _receiver(site) -> tuple | None:
+    """What a call is made on: ``self.env`` of ``self.env.step(a)``; the callee itself otherwise."""
+    return site.expr[1] if site.expr and site.expr[0] == "a" else site.expr
 
 
 def _owner(fid: FuncId) -> tuple[str, str]:

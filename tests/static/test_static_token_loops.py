@@ -46,6 +46,7 @@ ENTRIES = {
     "plain_parameter.py": {("eager", "generate")},
     "stop_flag.py": {("eager", "Game.run")},
     "model_modes.py": {("eager", "Viewer.run")},
+    "agent_modes.py": {("eager", "Collector.collect")},
 }
 
 
