@@ -76,7 +76,7 @@ from graphlint.static.handed import handed_functions
 from graphlint.static.hostreads import host_result_reads
 from graphlint.static.stepresult import result_reads
 from graphlint.static.symbolic import note_root, symbolic_only
-from graphlint.static.tokenloops import TokenLoops
+from graphlint.static.tokenloops import TokenLoops, model_modes
 from graphlint.static.uncalled import uncalled_graph
 
 CONTEXTS = ("graph", "eager", "host")
@@ -148,7 +148,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         if loops:
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
-            for callee, site in self.calls.get(fid, ()):
+            for callee, site in model_modes(self.calls.get(fid, ()), loops, self.model_reach, self.module_class):
                 if (site.loops & loops).difference(site.first_iter):  # not ``if i == 0:`` (or an exit) only
                     self.roots[context].append((callee, (fid, callee)))
                     if fid in self.unused_loops:
