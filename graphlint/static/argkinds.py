@@ -15,7 +15,7 @@ from graphlint.static.cstwalk import called_name
 from graphlint.static.forwarders import FORWARDED, forwards_own_stars
 from graphlint.static.splatkinds import splat_kinds
 from graphlint.static.tensors import TensorOracle
-from graphlint.static.valuekinds import LIST, NUMBER, TENSOR, UNKNOWN, WEIGHT, is_number, kind_of, step_kind
+from graphlint.static.valuekinds import LIST, NONE, NUMBER, TENSOR, UNKNOWN, WEIGHT, is_number, kind_of, step_kind
 
 
 def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | None:
@@ -56,6 +56,8 @@ def arg_kinds(call: cst.Call, oracle: TensorOracle, own: str = "") -> tuple | No
 
 def value_kind(value: cst.BaseExpression, oracle: TensorOracle) -> str:
     """An argument's kind, from its value alone (:func:`arg_kinds`)."""
+    if type(value) is cst.Name and value.value == "None":
+        return NONE  # no tensor: a truth test of the parameter reads nothing (:mod:`.truthkinds`)
     kind = WEIGHT if type(value) is not cst.Name and oracle.is_weight(value) else \
         kind_of(value, oracle) or (LIST if oracle.is_list_value(value) or _listed(value) else
                                    NUMBER if _sizes(value, oracle) else step_kind(value, oracle)

@@ -46,13 +46,13 @@ from graphlint.static.iterations import later_args
 from graphlint.static.literalops import NONZERO, OBJECT, OBJECTS, compare, equal, member
 from graphlint.static.modenarrow import narrowing
 from graphlint.static.modetests import MODE_KINDS, SELF, Modes, mode_truths, mode_value
+from graphlint.static.returnedconsts import RETURNED, unpacked
 from graphlint.static.selffields import SelfFields
 from graphlint.static.splats import ABSENT, extra_keywords, keys, kw_part, lookup, spelled, with_default
 from graphlint.static.valuekinds import NUMBER
 
 FuncId = tuple[str, str]
-CAP = 8  # more distinct values than this: unknown
-BOTH = frozenset((True, False))
+CAP, BOTH = 8, frozenset((True, False))  # more distinct values than CAP: unknown
 TOP = None  # an unknown set of values
 
 
@@ -232,8 +232,8 @@ class ArgValues:
                     return TOP
                 found |= part
             return frozenset(found)
-        if kind == "r":
-            return OBJECTS if self.returns_object(fid, v[1]) else TOP
+        if kind in ("r", RETURNED):  # a call's result; one position of it unpacked (:mod:`.returnedconsts`)
+            return (OBJECTS if self.returns_object(fid, v[1]) else TOP) if kind == "r" else unpacked(self, v, fid)
         if kind == "hb":  # what the same call returned last time, checked where it binds (:mod:`.handback`)
             return frozenset((HB[v[1]],)) if v[1] < len(HB) else TOP
         if kind in ("kw", "va"):  # the caller's own ``**kwargs`` / ``*args`` (:mod:`.splats`)

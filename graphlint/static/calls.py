@@ -31,6 +31,7 @@ from graphlint.static.lambdabodies import body_calls
 from graphlint.static.denorm import note_call as note_denorm
 from graphlint.static.frozenargs import SIZED_FACTORIES, captured_step_kinds
 from graphlint.static.callkinds import join_args
+from graphlint.static.carriedparams import carried_slots
 from graphlint.static.argkinds import arg_kinds
 from graphlint.static.valuekinds import may_be_ours
 
@@ -192,7 +193,7 @@ class CallRecorder:
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
                  args: tuple | None = None, kinds: tuple | None = None, later: tuple | None = None,
-                 steady: cst.Call | None = None) -> None:
+                 steady: cst.Call | None = None, carried: tuple = ()) -> None:
         """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``args``: its
         arguments as :mod:`.valuefacts` values; ``steady``: the call whose arguments
         :mod:`.steadyargs` settles when the function ends)."""
@@ -225,6 +226,8 @@ class CallRecorder:
         site.multi_device = site.multi_device or self.at.multi_device
         if self.at.loop_ids:
             site.loops = site.loops | frozenset(self.at.loop_ids)
+        if carried and not set(carried) <= set(site.carried):
+            site.carried = tuple(dict.fromkeys(site.carried + carried))
 
     def region_declaration(self, call: cst.Call) -> None:
         """``Region("embed", self._embed)``: the target protocol says ``fn`` runs every step."""
@@ -312,7 +315,8 @@ class CallRecorder:
                 if plain:  # what a synchronize's flow may follow at link time (:mod:`.quietcalls`)
                     self.project[id(call)] = expr
                 self.add_call(expr, plain, args=args, kinds=kinds,
-                              later=self.at.values.later_args(call, args, self.at.counters), steady=steady)
+                              later=self.at.values.later_args(call, args, self.at.counters), steady=steady,
+                              carried=carried_slots(call, at))
         if call.args:
             record_construction(self.at, call)
             note_denorm(at, call)

@@ -76,7 +76,7 @@ from graphlint.static.handed import handed_functions
 from graphlint.static.hostreads import host_result_reads
 from graphlint.static.stepresult import result_reads
 from graphlint.static.symbolic import note_root, symbolic_only
-from graphlint.static.tokenloops import TokenLoops
+from graphlint.static.tokenloops import TokenLoops, model_modes
 from graphlint.static.uncalled import uncalled_graph
 
 CONTEXTS = ("graph", "eager", "host")
@@ -129,7 +129,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         #: eager per-token loops no entry point runs, beside one an entry point runs (:meth:`unused`), and their calls
         self.unused_loops: set[FuncId] = set()
         self.unused_roots: list[tuple[FuncId, Chain]] = []
-        self.model_reach: set[FuncId] = set()  # functions that reach a model step (see :meth:`run`)
+        self.model_reach, self.mode_reach = set(), set()  # what reaches a model step (:meth:`run`), or a replay too
         self._hot = name_matcher(tuple(options.hot_names))
         self.requesters: dict[FuncId, tuple[FuncId, int]] = {}
         self.host_requesters: set[FuncId] = set()
@@ -148,7 +148,7 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         if loops:
             bodies = self.loop_bodies[context]
             bodies[fid] = bodies.get(fid, frozenset()) | loops
-            for callee, site in self.calls.get(fid, ()):
+            for callee, site in model_modes(self.calls.get(fid, ()), loops, self.mode_reach, self.module_class):
                 if (site.loops & loops).difference(site.first_iter):  # not ``if i == 0:`` (or an exit) only
                     self.roots[context].append((callee, (fid, callee)))
                     if fid in self.unused_loops:
@@ -194,13 +194,13 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         steps |= {fid for fid in object_steps(self.index, self.by_path, self.recorded_roots()) if self.fn(fid).device_work}
         steps |= fed_model_methods(self, steps, callers)
         steps = (steps | fed_runners(self, steps, callers, setup)) - self.calibrating  # (:mod:`.calibration`)
-        # a model run only inside set-up (a constructor that checks a layer with one forward, a warm-up) runs
-        # once: a loop reaching the model only through such code runs no model step per iteration
+        # a model run only inside set-up (a constructor's one-forward check, a warm-up) is no per-iteration step
         self.model_reach = reach = reaching((steps - setup) | (graph_roots - self.math_roots(graph_roots, graph, steps)),
                                             callers, setup)
         replayers = self.host_steps(compiled_graph, graph, callers)
-        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it
-        replay_reach = reaching(set(replayers), callers, set(graph))
+        # captured code never replays (see ``replaying``): the way up from a replay does not pass through it;
+        # a class whose step replays a graph runs the model too (``mode_reach``, :mod:`.modelmodes`)
+        self.mode_reach |= reach | (replay_reach := reaching(set(replayers), callers, set(graph)))
         self.token_loops(compiled_graph, replay_reach, reach, graph)
         self.generator_loops()
         self.serving_loops(replay_reach, reach, graph, steps)

@@ -6,9 +6,8 @@ Plain, picklable records. What a call site may run is decided when linking, by t
 analysis (:mod:`.callgraph`): a site records its callee as a :mod:`.flowir` expression, because the class or
 function it names may live in a file summarized by another worker. The one thing still named by *descriptor*
 is a class's bases (``ClassInfo.bases``), which name resolution (:class:`.index.Index`) makes the hierarchy:
-
-- ``("name", "Base")``: a bare name that is not an import (a class of this module);
-- ``("dotted", "pkg.mod.Base")`` / ``("dotted", "..mod.Base")``: through the file's imports (relative: leading dots).
+``("name", "Base")``, a bare name that is not an import (a class of this module), or ``("dotted", "pkg.mod.Base")`` /
+``("dotted", "..mod.Base")``, through the file's imports (relative: leading dots).
 """
 
 from __future__ import annotations
@@ -95,6 +94,7 @@ class CallSite(Compact):
     #: argument slots the same on every iteration of the loops around the call (:mod:`.restaged`)
     same: tuple = ()
     always: bool = False  # no branch, early exit, handler or conditional operand around it (:mod:`.calibration`)
+    carried: tuple = ()  # (slot, loop id): an argument given what the call returned before (:mod:`.carriedparams`)
 
 
 @dataclass(slots=True)
@@ -171,8 +171,8 @@ class FunctionInfo(Compact):
     derives: list[tuple] = field(default_factory=list)
     arg_calls: list = field(default_factory=list)
     implicit_reads: list[tuple] = field(default_factory=list)
-    #: every ``return`` gives some object and the body never falls off its end (:mod:`.valuefacts`)
-    returns_object: bool = False
+    returns_object: bool = False  # every ``return`` gives some object, and the body never falls off its end
+    returned_consts: tuple = ()  # (position, literals): what every ``return`` of a tuple holds there (:mod:`.returnedconsts`)
     returns_test: tuple | None = None  # one ``return`` testing ``self`` against enum members (:mod:`.modetests`)
     query: bool = False  # a method whose body is one ``return`` calling nothing but ``self``'s methods (:mod:`.modetests`)
     #: (parameter, its returned positions, bindings to check): every return hands it back (:mod:`.handback`)

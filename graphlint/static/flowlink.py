@@ -20,6 +20,7 @@ from graphlint.static.implicit import Implicit
 from graphlint.static.index import Index
 from graphlint.static.keyedreturns import call_keys, keyed_call
 from graphlint.static.installed import own_field
+from graphlint.static.libpipelines import PipelineNames, mark_pipeline
 from graphlint.static.libflows import (CONTAINER_METHODS, COPIES, MODULE_METHODS, PASS_THROUGH, PARTIAL, SELF_RETURNING,
                                       TASK_METHODS, LibraryFlows, library_partial)
 from graphlint.static.moduleflows import ModuleFlows
@@ -66,6 +67,7 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
         self.installed = None
         self.policies = None  # methods policy records replace (:mod:`.policies`), set by the call graph
         self.swaps = UnnamedStores(infos)  # field stores of methods nothing names (:mod:`.swapstores`)
+        self.pipelines = PipelineNames(self.by_path, self.index)  # library pipelines built (:mod:`.libpipelines`)
 
     # -- the whole program ---------------------------------------------------------------------
     def compile_all(self) -> None:
@@ -343,6 +345,9 @@ class Linker(LibraryFlows, ClassPaths, ModuleFlows, PackageScans):
             self.returns_receiver(self.eval(path, qual, func[1]), func[2], dst)
         if func[0] == "a" and func[2] in TASK_METHODS:
             self.task_method(self.eval(path, qual, func[1]), func[2], arg_nodes, kw_nodes)
+        built = self.pipelines.builds(path, qual, func) if func[0] in ("a", "n") else ""
+        if built:
+            mark_pipeline(self, built, kw_nodes, dst, (path, qual))
         return dst
 
     def foreign(self, name: str | None) -> bool:

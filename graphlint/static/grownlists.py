@@ -8,6 +8,11 @@ growth as ``ids = torch.cat([ids, tok])``, with the state carried in the list. R
 before the innermost loop, not rebound in it, the loop counts steps (``while``, ``for`` over a range:
 :func:`.loopnames.eligible`; a loop over layers or items is no step) and every iteration appends to
 the list (a statement of the loop's own body: appended under a test, once a frame, it grows per frame). Joined once after the loop (``out = torch.cat(generated)``), it is the result, made once.
+
+The same history kept in a field of a record the step loop rebuilds one element longer (``State(ids=
+state.ids + [tok])`` in the loop, ``torch.cat(state.ids)`` in it): :func:`grown_field` -- the field joined
+whole, and a constructor in an enclosing step loop passing that field the old record's same field
+plus a list display.
 """
 
 from __future__ import annotations
@@ -52,3 +57,25 @@ def grown_list(value: cst.BaseExpression, loops: list, bound_depth: dict[str, in
         return False
     loop = loops[-1]
     return eligible(loop) and appended_in(loop, name)
+
+
+def grown_field(value: cst.BaseExpression, loops: list) -> bool:
+    """Whether ``value`` joins a whole list field (``torch.cat(state.ids)``) that an enclosing step loop
+    rebuilds one element longer every iteration (``State(ids=state.ids + [tok])``, any depth of it)."""
+    if type(value) is not cst.Call or not value.args or value.args[0].keyword is not None or value.args[0].star:
+        return False
+    field = value.args[0].value
+    if type(field) is not cst.Attribute or type(field.value) is not cst.Name:
+        return False
+    name = field.attr.value
+    return any(eligible(loop) and any(_extends(node, name) for node in preorder(loop.body)) for loop in loops)
+
+
+def _extends(node: cst.CSTNode, name: str) -> bool:
+    """``name=<x>.name + [...]``: a keyword giving the field its old value one display longer."""
+    if type(node) is not cst.Arg or node.keyword is None or node.keyword.value != name:
+        return False
+    grown = node.value
+    return type(grown) is cst.BinaryOperation and isinstance(grown.operator, cst.Add) \
+        and type(grown.left) is cst.Attribute and grown.left.attr.value == name \
+        and type(grown.right) in (cst.List, cst.Tuple)

@@ -80,20 +80,30 @@ class GrownState:
         self.reset()
 
     def reset(self) -> None:
-        self.state: set[str] = set()  # locals bound only to a parameter's state (``past_k, past_v = past``)
+        self.state: dict[str, str] = {}  # local bound only to a parameter's state -> that parameter (``past_k, past_v = past``)
         self.grown: dict[str, list[Any]] = {}  # local -> deferred reports of the concatenation it holds
         self.held: dict[str, list[Any]] = {}  # local bound to a tuple holding grown ones (``present``)
         self.slices: dict[str, str] = {}  # local -> the name it is a slice of (``q_pass`` -> ``q``)
         self.parts: set[str] = set()  # names rebound from a slice of their earlier value (``q = rope(q_rot)``)
         self.done: set[int] = set()  # ids of reports emitted
+        self.where: dict[str, tuple] = {}  # local holding grown state -> the statement path that bound it
 
     def is_state(self, first: cst.BaseExpression, params: set[str]) -> bool:
         """Whether ``first`` is a parameter's state as the caller handed it over -- cast or moved
         first (``past_key.type_as(k)``, ``.to(dtype)``, ``.float()``): the same cache's values, whole."""
+        return self.param_of(first, params) is not None
+
+    def param_of(self, first: cst.BaseExpression, params: set[str]) -> str | None:
+        """The parameter whose state ``first`` is (:meth:`is_state`), else None."""
         while type(first) is cst.Call and type(first.func) is cst.Attribute and first.func.attr.value in CASTS:
             first = first.func.value
+        if type(first) is cst.IfExp:  # ``cache[i] if cache else None``: the caller's state, or nothing yet
+            arms = [a for a in (first.body, first.orelse) if not (type(a) is cst.Name and a.value == "None")]
+            return self.param_of(arms[0], params) if len(arms) == 1 else None
         root = base_name(first)  # ``p`` of ``p[0]`` / ``p.key``; ``self.x`` of a field: never a parameter's
-        return root is not None and root != "self" and (root in params or root in self.state)
+        if root is None or root == "self":
+            return None
+        return root if root in params else self.state.get(root)
 
     def rejoined(self, target: cst.BaseExpression, parts: list[cst.BaseExpression]) -> bool:
         """``q = torch.cat((q, q_pass))`` after ``q_pass = q[..., r:]`` and ``q = rope(q[..., :r])``."""
@@ -102,16 +112,17 @@ class GrownState:
         return all(isinstance(p, cst.Name) and self.slices.get(p.value) == target.value for p in parts[1:])
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression, params: set[str],
-             grown: list[Any] | None = None) -> None:
+             grown: list[Any] | None = None, path: tuple = ()) -> None:
         """Record what the assignment ``target = value`` binds; ``grown``: the reports of a concatenation
-        onto a parameter's state that ``value`` is."""
+        onto a parameter's state that ``value`` is; ``path``: the statement's (:func:`exclusive`)."""
         if type(target) in (cst.Tuple, cst.List):
-            from_state = self.is_state(value, params) and type(value) not in (cst.Tuple, cst.List)
+            from_state = self.param_of(value, params) if type(value) not in (cst.Tuple, cst.List) else None
             for el in target.elements:
                 if type(el.value) is cst.Name:
-                    self._forget(el.value.value)
+                    if not self._other_branch(el.value.value, path):
+                        self._forget(el.value.value)
                     if from_state:  # ``past_k, past_v = past``
-                        self.state.add(el.value.value)
+                        self.state[el.value.value] = from_state
             return
         if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value != "self":
             held = self.holding(value)  # ``inter.cached_kv = cached_kv``: ``return out, inter`` hands it back
@@ -126,7 +137,11 @@ class GrownState:
         kept = self.holding(value)  # ``k = torch.cat((mem_k, k))`` still holds the grown ``k``
         if kept:  # bound to grown state in either branch (``cached = (k, v)`` in one, ``(lat, rope)`` in the other)
             kept = list({id(r): r for r in self.held.get(name, []) + kept}.values())
+        elif not grown and self._other_branch(name, path):
+            return  # ``next_cache = (k, v)`` of the new keys in the ``else`` of the grown one: either may be returned
         self._forget(name)
+        if grown or kept:
+            self.where[name] = path
         if rebuilt:
             self.parts.add(name)
         base = _slice_of(value)
@@ -134,16 +149,27 @@ class GrownState:
             self.slices[name] = base
         if grown:
             self.grown[name] = grown
-        elif type(value) in (cst.Subscript, cst.Attribute) and self.is_state(value, params) \
-                or type(value) is cst.Call and self.is_state(view_base(value), params):
-            self.state.add(name)  # ``past_key = layer_past[0]``, ``mems = mems.expand(...)``
+        elif type(value) in (cst.Subscript, cst.Attribute, cst.IfExp) and self.is_state(value, params):
+            self.state[name] = self.param_of(value, params)  # ``past_key = layer_past[0]``
+        elif type(value) is cst.Call and self.is_state(view_base(value), params):
+            self.state[name] = self.param_of(view_base(value), params)  # ``mems = mems.expand(...)``
         elif kept:
             self.held[name] = kept
 
+    def _other_branch(self, name: str, path: tuple) -> bool:
+        """Whether ``name`` holds grown state bound in the other branch of an ``if`` than ``path``."""
+        return (name in self.grown or name in self.held) and exclusive(self.where.get(name, ()), path)
+
+    def appended(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``caches.append((k, v))`` of grown ones: the list holds them (``return out, caches``)."""
+        held = self.holding(value)
+        if held and type(target) is cst.Name:
+            self.held[target.value] = self.held.get(target.value, []) + held
+
     def _forget(self, name: str) -> None:
-        for table in (self.grown, self.held, self.slices):
+        for table in (self.grown, self.held, self.slices, self.where):
             table.pop(name, None)
-        self.state.discard(name)
+        self.state.pop(name, None)
         self.parts.discard(name)
 
     def holding(self, value: cst.BaseExpression | None) -> list[Any]:
@@ -185,3 +211,12 @@ class GrownState:
                 self.done.add(id(raw))
                 out.append(raw)
         return out
+
+
+def exclusive(a: tuple, b: tuple) -> bool:
+    """Whether the statements at paths ``a`` and ``b`` (the walker's ``(field, index)`` per block) sit in
+    the two branches of one ``if``: the first step where they part is its body against its ``orelse``."""
+    for (fa, ia), (fb, ib) in zip(a, b):
+        if (fa, ia) != (fb, ib):
+            return {fa, fb} == {"body", "orelse"}
+    return False

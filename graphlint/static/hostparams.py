@@ -27,6 +27,7 @@ import libcst as cst
 from graphlint.static.cstwalk import children
 from graphlint.static.flowir import last_name
 from graphlint.static.readbacks import is_readback
+from graphlint.static.truthkinds import FLAG as PY_FLAG, NONE, no_tensor
 
 #: the rules whose hazard is the read-back itself, or a host value computed from one
 RULES = frozenset(("GL101", "GL102", "GL311", "GL312", "GL313"))
@@ -92,9 +93,11 @@ def param_flags(code: str, anchor: cst.CSTNode, oracle) -> tuple[str, ...]:
 
 # -- the link ---------------------------------------------------------------------------------
 class HostParams:
-    """Which parameters every hot call edge into their function hands a host tensor."""
+    """Which parameters every hot call edge into their function hands a host tensor -- or, for a truth
+    test flagged ``py-param:`` (:mod:`.truthkinds`), a value that is no tensor at all."""
 
-    def __init__(self, infos, raw: dict, hot: set, open_: set):
+    def __init__(self, infos, raw: dict, hot: set, open_: set, index=None):
+        self.index = index
         self.callers: dict[tuple[str, str], list] = {}
         for caller, edges in raw.items():
             if caller in hot:
@@ -104,43 +107,52 @@ class HostParams:
         self.memo: dict[tuple, bool] = {}
 
     def dropped(self, path: str, cand) -> bool:
-        flags = [f for f in cand.flags if f.startswith(FLAG)]
-        return bool(flags) and all(self.host((path, cand.function), p) for f in flags for p in f[len(FLAG):].split(","))
+        for flag, want in ((FLAG, "host"), (PY_FLAG, "py")):
+            flags = [f for f in cand.flags if f.startswith(flag)]
+            if flags and all(self.host((path, cand.function), p, want) for f in flags for p in f[len(flag):].split(",")):
+                return True
+        return False
 
-    def host(self, fid: tuple[str, str], param: str) -> bool:
-        key = (fid, param)
+    def host(self, fid: tuple[str, str], param: str, want: str = "host") -> bool:
+        key = (fid, param, want)
         if key not in self.memo:
             self.memo[key] = False  # while computed: a cycle hands nothing known
-            self.memo[key] = self._host(fid, param)
+            self.memo[key] = self._host(fid, param, want)
         return self.memo[key]
 
-    def _host(self, fid: tuple[str, str], param: str) -> bool:
+    def _host(self, fid: tuple[str, str], param: str, want: str) -> bool:
         edges = self.callers.get(fid)
         params = self._params(fid)
         if not edges or fid in self.open or params is None or param not in (*params[0], *params[1]):
             return False
         name = fid[1].rpartition(".")[2]
+        info = self.infos.get(fid[0])
+        left = NONE if want == "py" and info.functions[fid[1]].defaults.get(param) == ("c", None) else None
         for caller, site in edges:
             if last_name(site.expr) != name and name not in ("forward", "__call__"):
                 return False  # ``f = partial(g, a)``, a stored bound method: its arguments may sit elsewhere
-            kind = _passed(site, params, param)
-            if kind == "host":
+            kind = _passed(site, params, param) or (left if _unsplatted(site) else None)
+            if kind == "host" if want == "host" else kind is not None and no_tensor(kind, self.infos.get(caller[0]), self.index):
                 continue
             if kind is None or kind[:1] != "^" or kind.endswith("["):
                 return False
-            if not self.host(caller, kind[1:].rstrip("!")):
+            if not self.host(caller, kind[1:].rstrip("!"), want):
                 return False
         return True
 
     def _params(self, fid: tuple[str, str]) -> tuple[list[str], tuple[str, ...]] | None:
-        """(its positional parameters after the receiver, its keyword-only ones)."""
-        info = self.infos.get(fid[0])
-        flow = info.flows.get(fid[1]) if info is not None else None
-        fn = info.functions.get(fid[1]) if info is not None else None
-        if flow is None or fn is None:
-            return None
-        params = list(flow.params)
-        return (params[1:] if fn.cls and flow.fkind in ("m", "c") and params else params), tuple(flow.kwonly)
+        return passed_params(self.infos, fid)
+
+
+def passed_params(infos: dict, fid: tuple[str, str]) -> tuple[list[str], tuple[str, ...]] | None:
+    """(its positional parameters after the receiver, its keyword-only ones); ``infos``: path -> module."""
+    info = infos.get(fid[0])
+    flow = info.flows.get(fid[1]) if info is not None else None
+    fn = info.functions.get(fid[1]) if info is not None else None
+    if flow is None or fn is None:
+        return None
+    params = list(flow.params)
+    return (params[1:] if fn.cls and flow.fkind in ("m", "c") and params else params), tuple(flow.kwonly)
 
 
 def _passed(site, params: tuple[list[str], tuple[str, ...]], param: str) -> str | None:
@@ -151,3 +163,17 @@ def _passed(site, params: tuple[list[str], tuple[str, ...]], param: str) -> str 
     passed = dict(zip(params[0], kinds[0]))
     passed.update(kinds[1])
     return passed.get(param) or None
+
+
+def _unsplatted(site) -> bool:
+    """Every call of the site's spelling names its arguments (no ``*args``, no ``**kw``): one it leaves out
+    takes its default."""
+    return site.kinds is not None and not site.reference and site.args is not None \
+        and all(spelling[2] is False and spelling[3] is False for spelling in site.args)
+
+
+def py_flags(operand: cst.BaseExpression, fn) -> tuple[str, ...]:
+    """``py-param:p`` for a truth test of ``p``, a parameter presumed a tensor, as it came in (:mod:`.truthkinds`)."""
+    if type(operand) is cst.Name and operand.value in fn.presumed and operand.value in fn.params:
+        return (PY_FLAG + operand.value,)
+    return ()

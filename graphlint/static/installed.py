@@ -48,6 +48,7 @@ import libcst as cst
 
 from graphlint.static.flowir import ANY_ATTR
 from graphlint.static.patched import OUTSIDE
+from graphlint.static.libpipelines import marker
 
 
 FuncId = tuple[str, str]
@@ -98,7 +99,8 @@ class Installed:
         of another object (``self.tokenizer.decode(x)``) is not the module's ``__call__``, and a
         name holding nothing known is a helper's callback parameter far more often than a model
         (measured on the whole of torch: such names made optimizer and guard loops per-token)."""
-        values = [v for v in values if v[0] != "G"]  # compiled with CUDA graphs: what it wraps runs
+        # compiled with CUDA graphs: what it wraps runs; a library pipeline's marker (:mod:`.libpipelines`) is outside
+        values = [v for v in values if v[0] != "G" and not marker(v)]
         if any(v[0] not in OUTSIDE for v in values):  # a library object the project patched is one too
             return False
         if expr[0] == "a" and expr[1] == ("n", "self"):

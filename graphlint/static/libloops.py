@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from graphlint.static.libpipelines import add_pipeline_steps
+
 GENERATE = "generate"
 #: the hooks a library generation loop calls on the model, each token
 HOOKS = ("prepare_inputs_for_generation", "forward")
@@ -45,6 +47,7 @@ class LibraryLoops:
     def library_loops(self) -> None:
         if self.options.entries or self.options.recorded or self.graph is None:
             return
+        add_pipeline_steps(self)  # a library pipeline's denoising loop (:mod:`.libpipelines`)
         driven: dict[tuple[str, str], tuple[str, str]] = {}  # the class -> the first caller of its generate
         for info in self.infos:
             for qual, fn in sorted(info.functions.items()):

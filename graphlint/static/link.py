@@ -19,6 +19,7 @@ from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.guards import COMPILING
 from graphlint.static.hotreceivers import HotReceivers
 from graphlint.static.hostparams import HostParams
+from graphlint.static.carriedparams import CarriedParams
 from graphlint.static.index import Index
 from graphlint.static.armedcalls import settled_armed
 from graphlint.static.lazyfields import settled
@@ -139,8 +140,10 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     per_step = per_step_classes(calls, contexts.placement.chains, contexts.placement.loop_bodies)
     denormed = denormed_classes(infos, graph, calls)  # weight_norm removed over the tree (:mod:`.denorm`)
     hot, _, open_, _ = _hot(discovery, contexts)
-    hosted = HostParams(infos, raw, hot, open_)  # a parameter every hot caller hands a host tensor (:mod:`.hostparams`)
-    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step, denormed, hosted)
+    hosted = HostParams(infos, raw, hot, open_, index)  # a parameter every hot caller hands a host tensor (:mod:`.hostparams`)
+    carried = CarriedParams(infos, raw, contexts.placement.loop_bodies, open_)  # state a step loop passes back (:mod:`.carriedparams`)
+    return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step, denormed, hosted,
+                      carried)
             + stale_findings(infos, rules, options))
 
 
@@ -244,7 +247,8 @@ def missing_entries(summaries: list[FileSummary], options: StaticOptions) -> lis
 def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOptions,
               contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None,
               once: frozenset[str] = frozenset(), eager: ArgValues | None = None,
-              per_step: set = frozenset(), denormed: set = frozenset(), hosted: HostParams | None = None) -> list[Finding]:
+              per_step: set = frozenset(), denormed: set = frozenset(), hosted: HostParams | None = None,
+              carried: CarriedParams | None = None) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     once_flags = {f"once:{tag}" for tag in once}  # reports in a one-time lazy initialisation
@@ -262,6 +266,8 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                 continue  # a layer class in a tree whose weight_norm some code removes
             if hosted is not None and hosted.dropped(info.path, cand):
                 continue  # a read of a parameter every hot caller hands a host tensor
+            if carried is not None and carried.dropped(info.path, cand):
+                continue  # a returned join of a parameter no per-token loop passes back in
             fn = info.functions.get(cand.function)
             if LAZY in cand.flags and (fn is None or (info.path, fn.cls) not in per_step):
                 continue  # lazy set-up of an object that lives across steps (:mod:`.perstep`)

@@ -50,6 +50,16 @@ def copied_list(value: cst.BaseExpression | None, fn) -> bool:
         and value.func.value.value not in fn.scalars
 
 
+def listed_value(value: cst.BaseExpression | None, oracle) -> bool:
+    """A name bound to ``value`` holds a Python list: ``idx.tolist()`` (:func:`copied_list`), or ``[...] if c
+    else None`` -- the per-row caches a model hands its blocks, or none: a list wherever it is anything."""
+    if type(value) is cst.IfExp:
+        arms = (value.body, value.orelse)
+        return any(map(oracle.is_list_value, arms)) and all(
+            oracle.is_list_value(arm) or type(arm) is cst.Name and arm.value == "None" for arm in arms)
+    return copied_list(value, oracle.fn)
+
+
 def list_indexed(node: cst.Subscript, oracle) -> bool:
     """``lp[i, list(ids)]`` on a name not known a tensor: whether callers hand it a device tensor decides
     an upload (GL208), so :mod:`.valueflow` learns it for such a parameter (``FunctionInfo.reduced_names``)."""

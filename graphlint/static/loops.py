@@ -85,6 +85,7 @@ from graphlint.static.cstwalk import preorder
 from graphlint.static.facts import PROTOCOL_LOOP, FunctionInfo, LoopInfo
 from graphlint.static.fieldcarry import FieldLoop, add_loop_call, resolve_field_loops, target_slots
 from graphlint.static.genloops import bind_stream, handover, iterated
+from graphlint.static.innerloops import bind_inner_targets
 from graphlint.static.loopnames import (MUTATING_METHODS, base_name, bind_steps, bound_targets, container_call, eligible,
                                         names_read, pool_task, self_attr, condition_calls_nothing, yields)
 from graphlint.static.layerloops import layer_loop
@@ -93,6 +94,7 @@ from graphlint.static.scheduleloops import schedule_loop
 from graphlint.static.looptargets import LoopTargets
 from graphlint.static.sampledcarry import is_sampler, picked_calls, sampled_calls, used_modules
 from graphlint.static.solverloops import note_update, solver_loop
+from graphlint.static.stopflags import stop_flags
 from graphlint.static.stepflow import note_assignment, note_call
 from graphlint.static.timingloops import timing_loop
 from graphlint.static.worklists import drains_local_list
@@ -233,13 +235,7 @@ class LoopTracker(LoopTargets):
         schedule = not ok and not layers and isinstance(stmt, cst.For) and schedule_loop(stmt)  # (:mod:`.scheduleloops`)
         ok = ok or schedule
         targets = names_read(stmt.target) if isinstance(stmt, cst.For) else set()
-        picked = names_read(stmt.iter) if isinstance(stmt, cst.For) and targets else set()
-        for frame in self.loop_frames:  # an inner ``for`` binds its target in every outer loop
-            if frame.eligible:
-                for name in targets:
-                    frame.writes[name] = self.order
-                if picked & frame.elements:  # an inner range the outer iteration chooses: its elements
-                    frame.elements |= targets
+        bind_inner_targets(self.loop_frames, stmt, targets, self.order)  # in every outer loop (:mod:`.innerloops`)
         serves = isinstance(stmt, cst.While) and not yields(stmt.body)
         tested = frozenset(n for n in names_read(stmt.test) if not n.startswith("self.")) if serves else frozenset()
         self.loop_frames.append(LoopFrame(loop_id, (tuple(self.path), "", 0), ok, targets, set(targets), depth=len(self.path),
@@ -289,7 +285,7 @@ class LoopTracker(LoopTargets):
             self.func.loops.append(LoopInfo(frame.id, frame.where, exprs, sampled=sampled, picked=picked_calls(frame, feeding),
                                             solver=solver_loop(frame, [f for f in feeding if not container_call(f[1])]),
                                             schedule=frame.schedule))
-        elif frame.serves and frame.calls and not frame.tested & frame.writes.keys() \
+        elif frame.serves and frame.calls and not (frame.tested & frame.writes.keys()) - stop_flags(frame) \
                 and not drains_local_list(frame.stmt, self.values.body):
             # ``while True: msg = recv(); out = self.execute_model(msg)``; not a loop that runs until a
             # local its body rebinds says so (``while batch is None: offload(); batch = schedule()``)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from graphlint.static.cputensors import host_reads_only
+from graphlint.static.cputensors import host_reads_only, is_cpu_tensor
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.devicenarrow import widen
 from graphlint.static.facts import FunctionInfo
@@ -71,8 +71,26 @@ class LoopTargets:
             return
         if isinstance(target, cst.Name) and is_range(iterable):
             self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
-        tensor = self.oracle.is_tensor(iterable)
-        for name in preorder(target):
-            if isinstance(name, cst.Name):
-                (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
-                self.oracle.fn.module_aliases.pop(name.value, None)
+        # ``for s, nxt in zip(sig[:-1], sig[1:])``: each name an element of what it walks (its tensor facts only)
+        pairs = zip(target.elements, iterable.args) if zipped(target, iterable, self.oracle.imports) else ()
+        for part, walked in [(el.value, arg.value) for el, arg in pairs] or [(target, iterable)]:
+            tensor = self.oracle.is_tensor(walked)
+            host = tensor and is_cpu_tensor(walked, self.oracle)  # ``for o in offsets`` of a CPU tensor: host rows
+            for name in preorder(part):
+                if isinstance(name, cst.Name):
+                    (self.oracle.fn.tensors.add if tensor else self.oracle.fn.tensors.discard)(name.value)
+                    (self.oracle.fn.cpu.add if host else self.oracle.fn.cpu.discard)(name.value)
+                    self.oracle.fn.module_aliases.pop(name.value, None)
+
+
+def zipped(target: cst.BaseExpression, iterable: cst.BaseExpression, imports: dict[str, str]) -> bool:
+    """``for a, b in zip(xs, ys)`` (builtin ``zip``, one plain argument per target name): ``a`` is a tensor
+    where ``for a in xs`` would make it one -- an element of a device tensor is a device tensor (a 0-dim
+    one of a row: ``sigma <= s_max`` reads it back), an element of a host tensor or a Python list is not.
+    Only the tensor facts: what the whole ``zip`` taints stays as it was (a row of ``grid.tolist()`` is no
+    read-back of its own where the ``.tolist()`` is reported)."""
+    return type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "zip" \
+        and "zip" not in imports and type(target) in (cst.Tuple, cst.List) \
+        and len(target.elements) == len(iterable.args) >= 2 \
+        and all(type(el) is cst.Element for el in target.elements) \
+        and all(arg.keyword is None and not arg.star for arg in iterable.args)

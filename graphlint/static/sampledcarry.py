@@ -116,13 +116,32 @@ def sampled_calls(frame, feeding: list[tuple[int, tuple, set[str]]], params: set
     found: list[tuple] = []
     for order, expr, reads in feeding:
         used = len(expr) == 2 and expr[0] == "n" and expr[1] in modules
-        if expr in found or not (used or field_callable(expr) or field_method(expr, tensors)
+        plain = not used and parameter_call(expr, params) and not parameter_module(expr, params, classes or {})
+        if expr in found or not (used or plain or field_callable(expr) or field_method(expr, tensors)
                                  or parameter_forward(expr, params) or parameter_module(expr, params, classes or {})):
             continue
         carried = frame.exposed(order, reads)
-        if any(frame.derived(s) & carried for s in frame.sampled) or used and _stored(frame, order, carried):
+        made = frame.derived(order) if plain else None
+        if any(frame.derived(s) & carried and (made is None or _samples(frame, s, made)) for s in frame.sampled) \
+                or used and _stored(frame, order, carried):
             found.append(expr)
     return found
+
+
+def parameter_call(expr: tuple, params: set[str]) -> bool:
+    """``model(ids)``: a parameter of the function, never rebound, called plainly -- a model handed
+    in, or a callback (``on_token(tok)``, ``step(x)``). :func:`sampled_calls` takes it for the loop's
+    model only when the loop *samples its output* and feeds the sample back into it (``logits =
+    model(idx); nxt = argmax(logits); idx = cat(idx, nxt)``): the issue's per-token loop, whatever
+    the parameter holds. A callback handed the ids (a streamer) or one whose output is not sampled
+    (an iterative ``x = step(x)``) is no model."""
+    return len(expr) == 2 and expr[0] == "n" and expr[1] in params
+
+
+def _samples(frame, sampler: int, made: set[str]) -> bool:
+    """Whether the sampling statement at ``sampler`` reads what a call made (``made``: what its
+    output flows into, :meth:`.loops.LoopFrame.derived`): the ids are picked from that call's scores."""
+    return bool(frame.made_at.get(sampler, set()) & made)
 
 
 def picked_calls(frame, feeding: list[tuple[int, tuple, set[str]]]) -> list[tuple]:

@@ -31,7 +31,7 @@ from graphlint.static.distchecks import draws
 from graphlint.static.cstwalk import bool_literal, constant_name, none_fallback, number, operands, self_attr, shape_only
 from graphlint.static.gathers import indexed_by_tensor, reduced_over_dim
 from graphlint.static.hosttaint import HostTaint
-from graphlint.static.listrows import copied_list
+from graphlint.static.listrows import listed_value
 from graphlint.static.masks import compares, made_bool
 from graphlint.static.names import callee_key, dotted_name, resolve
 from graphlint.static.nnlayers import layer_tensors
@@ -310,7 +310,7 @@ class TensorOracle(HostTaint):
         if attr is not None and self.cls is not None and not tensor and self.is_host_data(value):
             self.cls.host_attrs.add(attr)
         listed = value is not None and (self.is_list_value(value) or (type(value) is cst.List and not value.elements)  # ``ids = []``
-                                        or type(target) is cst.Name and copied_list(value, self.fn))  # (:mod:`.listrows`)
+                                        or type(target) is cst.Name and listed_value(value, self))  # (:mod:`.listrows`)
         if type(target) is cst.Name:
             (self.fn.lists.add if listed else self.fn.lists.discard)(target.value)
             self.fn.row_lists.discard(target.value)

@@ -8,6 +8,7 @@ from graphlint.static.coldcode import capture_setup_loop
 from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
 from graphlint.static.flowir import render
+from graphlint.static.modelmodes import model_modes  # noqa: F401  (for :mod:`.entries`)
 from graphlint.static.outerloops import OuterLoop, OuterLoops
 from graphlint.static.sampledcarry import field_callable, field_method
 from graphlint.static.scriptloops import tool_loops
@@ -249,6 +250,11 @@ class TokenLoops:
                         self.serving[fid] = self.serving.get(fid, frozenset()) | {loop.id}
                         self.add("eager", fid, f"serving loop calling {models[0][1]} (work arrives each iteration, nothing fed back)",
                                  (info.path, loop.where), loops=frozenset((loop.id,)))
+
+    def module_class(self, owner: tuple[str, str]) -> bool:
+        """Whether the class ``owner`` (path, qualname) is a module: it has a ``forward`` (:mod:`.modelmodes`)."""
+        info = self.by_path.get(owner[0])
+        return info is not None and owner[1] in info.classes and self.index.find_method((info, owner[1]), "forward") is not None
 
     def module_method(self, info: ModuleInfo, fn) -> bool:
         """A method of a module (its class has a ``forward``): a ``while`` loop there is the model's

@@ -47,9 +47,9 @@ from graphlint.static.compound import compound_condition, compound_value
 from graphlint.static.cstwalk import bound_names, called_name, ends_in_jump, last_returns, statement_binders
 from graphlint.static.handback import HandBacks, carried_results, objects_only
 from graphlint.static.iterations import past_first
+from graphlint.static.returnedconsts import note_return, result, unpack
 from graphlint.static.valueatoms import MODE_FLAG, config_field, literal
-from graphlint.static.modetests import (built, closure_values, member, member_const, member_literal, member_test,
-                                       receiver, returns_test)
+from graphlint.static.modetests import built, closure_values, member, member_const, member_literal, member_test, receiver, returns_test
 from graphlint.static.shapetests import EMPTY, NONEMPTY, SHAPE, emptiness, has_shape, shape_test, size_read
 from graphlint.static.splats import changed_in_place, splat_of, star_of
 
@@ -144,7 +144,7 @@ class ValueFacts:
             fn.returns_object = self.returns_object and last_returns(stmt.body)
             if self.class_tests and last_returns(stmt.body):
                 fn.class_tests = tuple(sorted(self.class_tests))
-            fn.hands_back = self.hands_back.result(stmt.body, self.hands_back_scan)
+            fn.hands_back, fn.returned_consts = self.hands_back.result(stmt.body, self.hands_back_scan), result(self, stmt)
             fn.returns_test, fn.query = returns_test(self, stmt) if fn.cls else (None, False)
         (self.params, self.assigns, self.cond, self.returns_object, self.carried, self.kwarg, self.vararg,
          self.body, self.unchanged, self.exit_conds, self.class_tests, self.hands_back, self.closure) = saved
@@ -157,6 +157,7 @@ class ValueFacts:
         if found is None or found[0] not in ("o", "k", "new", "e") and not objects_only(found):  # a class test is a bool
             self.returns_object = False
         self.hands_back.returned(value, self.params, self.assigns, self.call_exprs)
+        note_return(self, value)  # the literals a returned tuple holds (:mod:`.returnedconsts`)
 
     def stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """``name = value``: from here on the name holds this value, under the branches it was
@@ -172,7 +173,7 @@ class ValueFacts:
             dictkeys.bound(self, target.value, value)  # a dict display: its keys (:mod:`.dictkeys`)
         elif type(target) is cst.Subscript:
             dictkeys.stored(self, target, value)
-        elif type(target) in (cst.Tuple, cst.List):
+        elif type(target) in (cst.Tuple, cst.List) and not unpack(self, target, value):  # ``a, b = f(x)``
             for el in target.elements:
                 self.stored(el.value)
         elif type(target) is cst.StarredElement:

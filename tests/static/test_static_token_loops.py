@@ -42,6 +42,11 @@ ENTRIES = {
     "denoise_steps.py": {("eager", "Sampler.progressive"), ("eager", "Sampler.sample")},
     "schedule_experts.py": {("eager", "Pipeline.generate")},
     "schedule_beside_capture.py": {("graph", "TokenNet.forward"), ("host", "Engine.generate")},
+    "microbatch_states.py": {("eager", "decode_text")},
+    "plain_parameter.py": {("eager", "generate")},
+    "stop_flag.py": {("eager", "Game.run")},
+    "model_modes.py": {("eager", "Viewer.run")},
+    "agent_modes.py": {("eager", "Collector.collect")},
 }
 
 

@@ -41,7 +41,10 @@ fixes its shapes and no replay carries it over to the next. Such a report carrie
 A parameter's state grown into another name and handed back in the return value (a "present"
 cache: ``k = torch.cat([past[0], k]); return out, (k, v)``) grows too, and a tensor split and
 joined again (partial rotary: ``q = torch.cat((rope(q_rot), q_pass))``) does not
-(:mod:`graphlint.static.grownstate`).
+(:mod:`graphlint.static.grownstate`). The caller's tensor joined onto itself and returned (``x =
+torch.cat([x, pad]); return x``), or a join of it returned (``return torch.cat((mems[:, -n:], new))``),
+grows only where a caller's step loop passes the result back in (``mems = update(h, mems)``): the
+linker decides per call site (:mod:`graphlint.static.carriedparams`); stored on a field, it grows.
 
 A join that stays on the host (``accepted = torch.cat([accepted, tok[None]])`` with ``accepted``
 made with ``device="cpu"``, or ``x = torch.cat((x, pad))`` with ``pad`` a factory given no device:
@@ -55,7 +58,8 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.static.grownlists import grown_list
+from graphlint.static.carriedparams import FLAG, STRICT
+from graphlint.static.grownlists import APPENDS, grown_field, grown_list
 from graphlint.static.grownstate import GrownState
 from graphlint.static.joins import CONCATS
 from graphlint.static.matchers.base import Matcher, MatchContext
@@ -158,7 +162,7 @@ _UNPACKED = cst.Element(cst.Name("_"))
 
 class GrowingConcat(Matcher):
     kind = "growing-concat"
-    node_types = ("Assign", "AugAssign", "Return")
+    node_types = ("Assign", "AugAssign", "Return", "Expr")
 
     def setup(self, params: dict[str, Any]) -> None:
         self.callees = CONCATS
@@ -166,6 +170,7 @@ class GrowingConcat(Matcher):
         self.windows: dict[str, int] = {}  # local name -> loop depth where it was bound to a tail window
         self.bound: set[str] = set()  # local names an assignment of this function bound
         self.handed: set[str] = set()  # parameters rebound from themselves (``k = F.pad(k, ...)``)
+        self.handed_raws: dict[int, str] = {}  # id of a report of a parameter joined onto itself -> the parameter
         self.depth: dict[str, int] = {}  # local name -> loop depth of its latest binding
         self.outer: dict[str, int] = {}  # local name -> the shallowest loop depth it is bound at
         self.consumed: dict[str, set[str]] = {}  # class -> attributes it consumes from the front
@@ -173,15 +178,24 @@ class GrowingConcat(Matcher):
         self.state = GrownState()  # a parameter's state grown and handed back, a tensor split and rejoined
         self.steps = StepLocals()  # locals holding this step's activations
 
-    def visit(self, node: cst.Assign | cst.AugAssign | cst.Return, ctx: MatchContext) -> None:
+    def visit(self, node: cst.Assign | cst.AugAssign | cst.Return | cst.Expr, ctx: MatchContext) -> None:
         if self.scope != (ctx.class_name, ctx.function_name):
             self.scope, self.windows, self.bound, self.depth = (ctx.class_name, ctx.function_name), {}, set(), {}
-            self.outer, self.handed = {}, set()
+            self.outer, self.handed, self.handed_raws = {}, set(), {}
             self.state.reset()
             self.steps.reset()
+        if type(node) is cst.Expr:  # ``caches.append((k, v))``
+            call = node.value
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in APPENDS \
+                    and call.args and call.args[0].keyword is None:
+                self.state.appended(call.func.value, call.args[0].value)
+            return
         if type(node) is cst.Return:
             for raw in self.state.returned(node.value):
+                if raw is not None and id(raw) in self.handed_raws:  # the caller's tensor, joined and handed back
+                    raw.flags = raw.flags | {FLAG + self.handed_raws[id(raw)]}
                 ctx.emit(raw)
+            self.returned_join(node.value, ctx)
             return
         if type(node) is cst.AugAssign:
             self.state.augment(node.target, node.value)
@@ -204,6 +218,8 @@ class GrowingConcat(Matcher):
                     if self.handed_in(target.target, ctx):  # emitted if handed back or stored
                         raw = self.grows(target.target, value, ctx, handed=True)
                         grown = [raw] if raw is not None else None
+                        if raw is not None:  # returned: grows where a step loop passes it back (not stored)
+                            self.handed_raws[id(raw)] = target.target.value
                     else:
                         self.grows(target.target, value, ctx)
                 break
@@ -214,18 +230,39 @@ class GrowingConcat(Matcher):
                 grown = [raw] if raw is not None else None
         for target in node.targets:
             self.note_binding(target.target, value, ctx)
-            self.state.bind(target.target, value, params, grown)
+            self.state.bind(target.target, value, params, grown, tuple(getattr(ctx, "path", ())))
             self.steps.bind(target.target, node.value, ctx.loop_depth)
             if self.state.kept_on(target.target, params):  # ``self.k = k``, ``past.k = k``: carried on
                 for raw in self.state.returned(node.value):
                     ctx.emit(raw)
 
+    def returned_join(self, value: cst.BaseExpression | None, ctx: MatchContext) -> None:
+        """``return torch.cat((mems[:, :, -n:], new))`` (or an element or arm of what is returned) onto a
+        parameter's state: it grows only where a caller's step loop passes the result back in, which the
+        linker decides per call site (flag ``carried-only:p``, :mod:`graphlint.static.carriedparams`)."""
+        if value is None:
+            return
+        if type(value) in (cst.Tuple, cst.IfExp):
+            for part in (value.body, value.orelse) if type(value) is cst.IfExp else (el.value for el in value.elements):
+                self.returned_join(part, ctx)
+            return
+        join = self.grown_arm(value, (), ctx)
+        first = self.concat_first(join, ctx)
+        param = self.state.param_of(first, ctx.oracle.fn.params) if first is not None else None
+        if param is None or fixed_cut(first, ctx) or self.duplicated(join) or host_tensor(value, ctx.oracle):
+            return
+        raw = ctx.defer(self.rule, join, "torch.cat")
+        if raw is not None:
+            raw.flags = raw.flags | {STRICT + param}
+        ctx.emit(raw)
+
     def joins_list(self, value: cst.BaseExpression, ctx: MatchContext) -> None:
         """``ids = torch.cat(generated)`` (either arm of a conditional) of the list the step loop appends
         to: a copy one step longer every step (:mod:`graphlint.static.grownlists`)."""
         for arm in (value.body, value.orelse) if type(value) is cst.IfExp else (value,):
+            loops = getattr(ctx, "loop_nodes", [])
             if type(arm) is cst.Call and resolve(arm.func, ctx.imports) in self.callees \
-                    and grown_list(arm, getattr(ctx, "loop_nodes", []), self.depth, ctx.loop_depth):
+                    and (grown_list(arm, loops, self.depth, ctx.loop_depth) or grown_field(arm, loops)):
                 raw = ctx.defer(self.rule, arm, "torch.cat")
                 if raw is not None:
                     raw.flags = raw.flags | {"loop-carried"}
@@ -234,9 +271,11 @@ class GrowingConcat(Matcher):
     def handed_in(self, target: cst.BaseExpression, ctx: MatchContext) -> bool:
         """``k = torch.cat((k, extra))`` on the caller's ``k`` (a parameter), not round a loop of
         this function: it grows only what the function hands back or stores (:mod:`..grownstate`);
-        joined and consumed (``k = cat((k, k_norm))`` fed to attention), it is this call's operand."""
+        joined and consumed (``k = cat((k, k_norm))`` fed to attention), it is this call's operand. A loop
+        over the module's layers (``for i, block in enumerate(self.blocks)``: a U-Net joining each skip
+        onto its input) runs as often every call: it grows nothing from one step to the next either."""
         return type(target) is cst.Name and self.is_handed(target.value, ctx) \
-            and self.outer.get(target.value, 0) >= ctx.loop_depth
+            and (self.outer.get(target.value, 0) >= ctx.loop_depth or ctx.module_loops >= ctx.loop_depth)
 
     def is_handed(self, name: str, ctx: MatchContext) -> bool:
         """A parameter not rebound yet, or rebound only from itself (``k = repeat(k, ...)``)."""

@@ -25,6 +25,9 @@ import libcst as cst
 from graphlint.static.acceptance import acceptance
 from graphlint.static.compound import tested_operands
 from graphlint.static.cputensors import is_cpu_tensor
+from graphlint.static.cstwalk import preorder
+from graphlint.static.hostparams import py_flags
+from graphlint.static.params import object_method
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.pynarrow import narrow, operand_names, widen
 
@@ -53,12 +56,16 @@ class TruthTest(Matcher):
         for operand, extra in tested_operands(values, node.test, shapes):
             if none_test(operand) or str_test(operand):
                 continue  # ``t == None`` / ``t == "vllm"``: no tensor answers these, Python answers a bool
+            if guarded_object(node, operand, ctx.oracle.fn):
+                continue  # ``cache.get(i) if cache else None``: the arm it guards says ``cache`` is an object
             if self._reads(operand, ctx, typed.get(id(operand), ())):
                 raw = ctx.defer(self.rule, operand, WHERE[type(node).__name__])
                 if raw is not None and extra:  # a right operand runs only where the left lets it
                     raw.cond = raw.cond + extra
                 if raw is not None and isinstance(operand, cst.Call) and ctx.oracle.is_module_call(operand.func):
                     raw.flags = raw.flags | {f"object-call:{ctx.callee_ir(operand)!r}"}
+                if raw is not None:  # a parameter presumed a tensor: what every hot caller passes (:mod:`..truthkinds`)
+                    raw.flags = raw.flags | set(py_flags(operand, ctx.oracle.fn))
                 if raw is not None and acceptance(operand, ctx.oracle.fn, ctx.imports, ctx.oracle.cls):
                     raw.flags = raw.flags | {"acceptance"}  # a rejection sampler's by-design read
                 ctx.emit(raw)
@@ -74,6 +81,19 @@ class TruthTest(Matcher):
                 and not is_cpu_tensor(operand, ctx.oracle)
         finally:
             widen(ctx.oracle.fn, taken)
+
+
+def guarded_object(node: cst.CSTNode, operand: cst.BaseExpression, fn) -> bool:
+    """``cache.get(i) if cache else None`` / ``if cache: cache.update(i, kv)``: the parameter tested is
+    presumed a tensor only because a hot function left it unannotated, and the code the test guards
+    calls a method no tensor has on it (:func:`.params.object_method`): it holds an object -- the
+    package's cache class, a dict -- whose truth test Python answers on the host."""
+    if type(operand) is not cst.Name or operand.value not in fn.presumed or operand.value not in fn.params \
+            or type(node) not in (cst.IfExp, cst.If):
+        return False
+    names = {operand.value}
+    return any(type(n) is cst.Call and type(n.func) is cst.Attribute and object_method(n.func, names)
+               for n in preorder(node.body))
 
 
 def none_test(test: cst.BaseExpression) -> bool:
