@@ -28,26 +28,46 @@ import libcst as cst
 from graphlint.static.cstwalk import bound_names, preorder
 from graphlint.static.iterations import advanced_names
 from graphlint.static.loopnames import is_range
+from graphlint.static.losscode import always_run, library_loss
+from graphlint.static.names import resolve
+from graphlint.static.sampledcarry import is_sampler
 
 FLAG = "loop-pos:"
 _ADVANCES = (cst.AddAssign, cst.SubtractAssign)
 
 
 def enter_step_loop(oracle, stmt: cst.For | cst.While, loop_id: int) -> set[str]:
-    """At the head of a step loop: its counter and the ints it only advances become positions of it.
-    Returns :func:`.iterations.advanced_names` (what the walker's value flow hands calls)."""
+    """At the head of a step loop that picks tokens (:func:`token_loop`): its counter and the ints it
+    only advances become positions of it. Returns :func:`.iterations.advanced_names` (what the walker's
+    value flow hands calls)."""
     advanced = advanced_names(stmt)
     fn = oracle.fn
-    for name in advanced:
+    mine = frozenset((loop_id,)) if token_loop(stmt, oracle.imports) else frozenset()
+    for name in advanced if mine else ():
         if name not in fn.tensors and name not in fn.positions and _only_advanced(stmt, name):
-            fn.loop_positions[name] = fn.loop_positions.get(name, frozenset()) | {loop_id}
+            fn.loop_positions[name] = fn.loop_positions.get(name, frozenset()) | mine
     if type(stmt) is cst.For and type(stmt.target) is cst.Name and is_range(stmt.iter) \
             and stmt.target.value not in fn.positions:
         # ``range(a, b)`` counts from ``a``: what its start moves with, not its stop (``range(gamma)``)
         args = [a.value for a in stmt.iter.args if a.keyword is None and not a.star]
-        start = oracle.loop_sources(args[0]) if len(args) >= 2 else frozenset()
-        fn.loop_positions[stmt.target.value] = start | {loop_id}
+        counter = (oracle.loop_sources(args[0]) if len(args) >= 2 else frozenset()) | mine
+        if counter:
+            fn.loop_positions[stmt.target.value] = counter
+        else:
+            fn.loop_positions.pop(stmt.target.value, None)
     return advanced
+
+
+def token_loop(stmt: cst.For | cst.While, imports: dict[str, str]) -> bool:
+    """A loop that picks tokens in its body (``logits.argmax(-1)``, ``processor.sample(p)``, ``torch.topk``:
+    :func:`.sampledcarry.is_sampler`), and computes no loss on every iteration (``loss += F.mse_loss(...)``:
+    a training loop over a sequence, :mod:`.losscode`). A loop over attention chunks or layers that feeds
+    its output back picks no token: its counter is the same at every step (magi1's ring attention)."""
+    body = stmt.body
+    if not any(type(n) is cst.Call and is_sampler(n) for n in preorder(body)):
+        return False
+    return not any(type(n) is cst.Call and library_loss(resolve(n.func, imports))
+                   for small in always_run(body, loops=True) for n in preorder(small))
 
 
 def _only_advanced(stmt: cst.For | cst.While, name: str) -> bool:

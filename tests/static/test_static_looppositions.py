@@ -1,7 +1,8 @@
 """A per-token loop's positions, whatever their names (:mod:`graphlint.static.looppositions`): its own
 ``range`` counter, an int it carries and only advances, and what is computed from them index tensors
 every token (GL308, a warning in eager code). Quiet: an acceptance walk's count, a fixed loop's
-counter inside the step, an offset reset every step, a branch on the counter, a host tensor."""
+counter inside the step, an offset reset every step, a branch on the counter, loops that pick no
+token (over layers, a training loss over a sequence) and a loop unrolled into a capture."""
 
 from __future__ import annotations
 
@@ -102,3 +103,35 @@ def test_a_loop_unrolled_into_a_capture_holds_a_constant_per_copy(tmp_path, monk
     """The whole loop is recorded once: each copy slices at its own offset on every replay."""
     found = _findings(tmp_path, monkeypatch, UNROLLED)
     assert not [f for f in found if f[1] in ("GL308", "GL309", "GL310")]
+
+
+TRAINING = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+
+    def sample_sigma(self, n: int) -> torch.Tensor:
+        return torch.rand(n, 1, device="cuda")
+
+    def forward(self, frames: torch.Tensor, n: int):
+        loss = 0
+        for i in range(frames.size(1) - n):
+            obs = frames[:, i : n + i]
+            noisy = frames[:, n + i] + self.sample_sigma(frames.size(0))
+            denoised = self.net(obs.mean(1) + noisy)
+            loss += F.mse_loss(denoised, frames[:, n + i])
+            frames[:, n + i] = denoised
+        return loss
+"""
+
+
+def test_a_loop_computing_a_loss_every_iteration_trains(tmp_path, monkeypatch):
+    """Every iteration computes a training loss: a sequence walked for training, no decode loop."""
+    found = _findings(tmp_path, monkeypatch, TRAINING)
+    assert not [f for f in found if f[1] == "GL308"]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.rules import RuleError
-from graphlint.static.cputensors import is_cpu_tensor
 from graphlint.static.fixedcounters import counter_loop, tag_counter
 from graphlint.static.looppositions import loops_of, tag_loops
 from graphlint.static.matchers.base import Matcher, MatchContext
@@ -69,8 +68,6 @@ class PositionDependent(Matcher):
                 return  # ``list(graph.nodes)[idx]``: the same
             if oracle.is_host_attr(base):
                 return  # ``self.history[pos]``: the same, kept on the module
-            if self.source == "position" and is_cpu_tensor(base, oracle):
-                return  # ``noise[step]`` of a host tensor (``torch.rand(n)``): host work too, no graph records it
             if oracle.module_source(base) is not None:
                 return  # ``self.layers[i]`` picks a sub-module, not tensor data
             if any(_host_index(el.slice, oracle) and oracle.uses(el.slice, names) for el in node.slice):
