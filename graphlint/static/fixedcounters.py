@@ -83,7 +83,7 @@ def off_the_step(placement, fid, cand) -> bool:
     runs whole inside each step, with the same counter values at every step. So is one flagged in
     a loop admitting the element it takes (:mod:`.admitloops`) that is no per-token loop there: its
     body runs once per element, a request's set-up. So is one read only on loop positions (:mod:`.looppositions`)
-    none of whose loops is a per-token loop there."""
+    none of whose loops is a per-token loop there, or in a function a capture records."""
     loop_bodies, flags = placement.loop_bodies, cand.flags
     if off_loops(placement, fid, cand):
         return True

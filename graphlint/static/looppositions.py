@@ -9,12 +9,13 @@ iteration, and so does an int the loop carries and only advances (every binding 
 ``n += k`` / ``n -= k`` / ``n = n + k``: bound before the loop, never reset in it) -- and every host int
 computed from them (``drafted = step_draft + 1``, through :meth:`.hosttaint.HostTaint.taint`).
 
-Whether the loop runs per token is known only when linking, so such a name is a position *of its loops*
-(``FunctionFacts.loop_positions``): an index that reads no other position carries :data:`FLAG` with
-those loops, and the placement drops it unless one of them is a per-token loop of its function
-(:func:`off_loops`) -- a loop over layers, beams, chunks or an acceptance walk (``for i in range(gamma):
-if r[i] > f[i]: n = i; break``: ``n`` is the accepted count, gpt-fast's rollback rows are false) runs
-whole inside each step with the same values. Only the index rule reads them (GL308): a branch on the
+Only a loop that picks tokens makes them (:func:`token_loop`): a loop over layers, beams, attention chunks
+or an acceptance walk (``for i in range(gamma): if r[i] > f[i]: n = i; break``: ``n`` is the accepted
+count, gpt-fast's rollback rows are false) runs whole inside each step with the same values, and a loop
+computing a training loss every iteration serves nothing. Whether the loop runs per token is known only
+when linking, so such a name is a position *of its loops* (``FunctionFacts.loop_positions``): an index
+that reads no other position carries :data:`FLAG` with those loops, and the placement drops it unless one
+of them is a per-token loop of its function (:func:`off_loops`). Only the index rule reads them (GL308): a branch on the
 loop's own counter is the loop's control (``if step == 0:``, ``if curr >= limit: break``), no frozen
 value of an eager step. A function a capture records is judged as captured (the twenty-ninth session's
 rule): a loop inside it is unrolled into the graph, each copy at its own constant (phyai's pi0.5 Euler
