@@ -237,7 +237,7 @@ class Placement:
         elif params.get("selected_device_severity") and "device-selected" in cand.flags:
             severity = params["selected_device_severity"]
         scope = params.get("scope", "hot")
-        if scope == "hot" and cand.flags and (self.first_step_only(fid, cand) or off_the_step(self.loop_bodies, fid, cand.flags)):
+        if scope == "hot" and cand.flags and (self.first_step_only(fid, cand) or off_the_step(self, fid, cand)):
             return None  # once per decode, or on a fixed loop's counter inside the step (:mod:`.fixedcounters`)
         if "op-output" in cand.flags:  # a custom kernel's output buffer (:func:`.stepflow.mark_step_data`)
             return None

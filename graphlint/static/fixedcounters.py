@@ -26,6 +26,7 @@ import libcst as cst
 
 from graphlint.static.admitloops import FLAG as PER_ELEMENT
 from graphlint.static.cstwalk import preorder
+from graphlint.static.looppositions import off_loops
 
 
 def note_counter(oracle, name: str, iterable: cst.BaseExpression, loop: tuple, captured: bool) -> None:
@@ -76,12 +77,16 @@ def tag_counter(candidate, loop: tuple[int, bool] | None) -> None:
         candidate.flags = candidate.flags | {f"{FLAG}{loop[0]}"}
 
 
-def off_the_step(loop_bodies: dict, fid, flags) -> bool:
+def off_the_step(placement, fid, cand) -> bool:
     """A candidate flagged on a fixed counter of a loop of ``fid`` that is no per-token loop there
     (no eager decode loop and no host step loop, :attr:`.contexts.Placement.loop_bodies`): the loop
     runs whole inside each step, with the same counter values at every step. So is one flagged in
     a loop admitting the element it takes (:mod:`.admitloops`) that is no per-token loop there: its
-    body runs once per element, a request's set-up."""
+    body runs once per element, a request's set-up. So is one read only on loop positions (:mod:`.looppositions`)
+    none of whose loops is a per-token loop there, or in a function a capture records."""
+    loop_bodies, flags = placement.loop_bodies, cand.flags
+    if off_loops(placement, fid, cand):
+        return True
     for flag in (FLAG, PER_ELEMENT):
         loops = [int(f[len(flag):]) for f in flags if f.startswith(flag)]
         if loops and not any(loops[0] in loop_bodies[kind].get(fid, ()) for kind in ("eager", "host")):

@@ -15,6 +15,7 @@ import libcst as cst
 from graphlint.static.cstwalk import bound_names, children, constant_name, preorder
 from graphlint.static.fixedcounters import derived
 from graphlint.static.hostparams import note_roots
+from graphlint.static.looppositions import enter_step_loop
 from graphlint.static.readbacks import is_readback
 
 
@@ -44,14 +45,18 @@ class HostTaint:
         """A read-back call or name in ``node``; ``len()`` of one is its shape, known without a sync."""
         return self._derives(node, self.fn.readbacks, readbacks=True)
 
-    def _derives(self, node: cst.CSTNode, names: set[str], readbacks: bool) -> bool:
+    def _derives(self, node: cst.CSTNode, names, readbacks: bool, found: set | None = None) -> bool:
+        """``found``: collect every name of ``names`` it derives from instead of stopping at the first."""
         stack = [node]
-        steps = not readbacks and self.step_fields()
+        steps = not readbacks and found is None and self.step_fields()
         while stack:
             current = stack.pop()
             kind = type(current)
             if kind is cst.Name and current.value in names:
-                return True
+                if found is None:
+                    return True
+                found.add(current.value)
+                continue
             if steps and kind is cst.Attribute and self.field_kind(current) == "step":
                 return True  # ``self.cache.offset``: a counter another object advances (:mod:`.fieldkinds`)
             if kind is cst.Subscript:
@@ -94,8 +99,25 @@ class HostTaint:
                 (names.add if tainted else names.discard)(name)
             if names is fn.positions and fn.fixed_counters:
                 derived(self, bound_names(target), value if tainted else None)
+        if fn.loop_positions:  # ``drafted = step_draft + 1`` (:mod:`.looppositions`)
+            loops = self.loop_sources(value) if value is not None and not self.is_tensor(value) else frozenset()
+            for name in bound_names(target):
+                if loops:
+                    fn.loop_positions[name] = loops
+                else:
+                    fn.loop_positions.pop(name, None)
         if fn.readbacks or fn.readback_roots:  # which parameters' reads they come from (:mod:`.hostparams`)
             note_roots(bound_names(target), value, self)
+
+    def step_loop(self, stmt: cst.For | cst.While, loop_id: int) -> set[str]:
+        """At a step loop's head: the names it advances, and its loop positions (:mod:`.looppositions`)."""
+        return enter_step_loop(self, stmt, loop_id)
+
+    def loop_sources(self, node: cst.CSTNode) -> frozenset:
+        """The loops of the loop positions ``node`` derives from (:mod:`.looppositions`)."""
+        found: set[str] = set()
+        self._derives(node, self.fn.loop_positions, False, found)
+        return frozenset().union(*(self.fn.loop_positions[n] for n in found))
 
     def read_back(self, name: str) -> None:
         """``tok = x.item()``: ``x`` is a tensor (what the read-back rules took it for), also in a
@@ -145,7 +167,10 @@ class HostTaint:
     def taint_augmented(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``end += n``: the target keeps what it was and gains what the value brings."""
         if not isinstance(target, cst.Name) or self.is_tensor(value):
+            self.fn.loop_positions.pop(getattr(target, "value", ""), None)  # ``acc += t``: a tensor now
             return
+        if self.fn.loop_positions and target.value in self.fn.loop_positions:  # ``pos += n``: it keeps its loops
+            self.fn.loop_positions[target.value] |= self.loop_sources(value)
         if self.derives_from_position(value):
             self.fn.positions.add(target.value)
         if (self.fn.readbacks or self.readback_seen) and self.derives_from_readback(value):

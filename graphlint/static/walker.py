@@ -28,7 +28,7 @@ from graphlint.static.guards import Guards, predicates
 from graphlint.static.hostparams import param_flags
 from graphlint.static.handback import set_binding
 from graphlint.static.inherited import inherited_by_class
-from graphlint.static.iterations import EXITS, advanced_names, carried_literals, loop_counter, note_exit, stepped_counters
+from graphlint.static.iterations import EXITS, carried_literals, loop_counter, note_exit, stepped_counters
 from graphlint.static.loopnames import feeds_back_a_call
 from graphlint.static.loops import LoopTracker, eligible as is_step_loop
 from graphlint.static.matchers.base import Matcher
@@ -339,7 +339,7 @@ class Walker(SimpleStatements, ScopeWalker, RegionRecorder, LoopTracker, Matcher
         advanced = self.oracle.fn.advanced
         outer_advanced = dict(advanced)
         if is_step_loop(stmt):
-            advanced.update(dict.fromkeys(advanced_names(stmt), loop_id))
+            advanced.update(dict.fromkeys(self.oracle.step_loop(stmt, loop_id), loop_id))  # (:mod:`.looppositions`)
         counters, self.counters = self.counters, self.counters + ((counter,) if counter else ()) + tuple(stepped)
         admitting, self.admitting = self.admitting, self.admitting + ((loop_id,) if admits else ())
         self.enter_loop(stmt)

@@ -23,6 +23,7 @@ import libcst as cst
 
 from graphlint.rules import RuleError
 from graphlint.static.fixedcounters import counter_loop, tag_counter
+from graphlint.static.looppositions import loops_of, tag_loops
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.readbacks import READBACK_METHODS
 from graphlint.static.matchers.truth_test import operands
@@ -48,6 +49,8 @@ class PositionDependent(Matcher):
     def visit(self, node: cst.CSTNode, ctx: MatchContext) -> None:
         oracle = ctx.oracle
         names = oracle.fn.positions if self.source == "position" else oracle.fn.readbacks
+        if self.source == "position" and self.where == "index" and oracle.fn.loop_positions:
+            names = names | oracle.fn.loop_positions.keys()  # a step loop's own positions (:mod:`.looppositions`)
         if not names:
             return
         if isinstance(node, cst.Call):
@@ -85,6 +88,7 @@ class PositionDependent(Matcher):
         pending = ctx.defer(self.rule, anchor, name)
         if pending is not None and self.source == "position":
             tag_counter(pending, counter_loop(ctx.oracle, read))
+            tag_loops(pending, loops_of(ctx.oracle, read))
         ctx.emit(pending)
 
 
