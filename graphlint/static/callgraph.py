@@ -54,6 +54,13 @@ def capturing_functions(infos: list[ModuleInfo]) -> frozenset[tuple[str, str]]:
     return frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures)
 
 
+def recording_only(infos: list[ModuleInfo]) -> frozenset[tuple[str, str]]:
+    """Capturing functions that never replay: a call of one records a graph once (set-up), and reaches a
+    replay only where flow-insensitive values alias the wrapper it installs (``self._orig = model.forward``
+    kept before ``model.forward = self``, captured, then reaching the wrapper's replay): never a replay point."""
+    return frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures and not fn.replay_order)
+
+
 def captured_roots(infos: list[ModuleInfo]) -> dict[tuple[str, str], frozenset[str]]:
     """Per capturing function, the names a captured call is made through (``model`` of
     ``model.forward(...)``, ``_callable`` of ``_callable()``): what the capture runs, whose values
