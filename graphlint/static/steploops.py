@@ -132,8 +132,8 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
     whole = {fid for fid in set(loops_of) & set(outside) if solver_run(disc.fn(fid), loops_of[fid])}
     disc.solver_steps = frozenset(whole)
     for fid in sorted(whole):  # the whole function, no loop body of its own: its step is the call
-        disc.add("host", fid, f"calls {outside[fid][1]}, which leads to a replay, once per call, then replays"
-                 f" through {via[fid][1]} in a solver loop: each call is one inference")
+        disc.add("host", fid, f"calls {outside[fid][1]}, which leads to a replay, once per call, and replays"
+                 " in a solver loop: each call is one inference")
     for fid in sorted(set(loops_of) - whole):
         where = _loop_where(disc, fid, loops_of[fid])
         disc.add("host", fid, f"step loop calling {via[fid][1]}, which leads to a replay", where,
