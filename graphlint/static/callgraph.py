@@ -54,6 +54,13 @@ def capturing_functions(infos: list[ModuleInfo]) -> frozenset[tuple[str, str]]:
     return frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures)
 
 
+def recording_only(infos: list[ModuleInfo]) -> frozenset[tuple[str, str]]:
+    """Capturing functions that never replay: a call of one records a graph once (set-up), and reaches a
+    replay only where flow-insensitive values alias the wrapper it installs (``self._orig = model.forward``
+    kept before ``model.forward = self``, captured, then reaching the wrapper's replay): never a replay point."""
+    return frozenset((i.path, q) for i in infos for q, fn in i.functions.items() if fn.captures and not fn.replay_order)
+
+
 def captured_roots(infos: list[ModuleInfo]) -> dict[tuple[str, str], frozenset[str]]:
     """Per capturing function, the names a captured call is made through (``model`` of
     ``model.forward(...)``, ``_callable`` of ``_callable()``): what the capture runs, whose values
@@ -79,7 +86,7 @@ class CallGraph:
         self.infos, self.index = infos, index
         self.solver = Solver()
         self.solver.capture_roots = captured_roots(infos)
-        by_path = {info.path: info for info in infos}
+        self.by_path = by_path = {info.path: info for info in infos}
         self.objects = Objects(self.solver, index, by_path, _self_fields(infos))
         self.linker = Linker(infos, index, self.objects)
         #: functions that call a parameter (:mod:`.passedcalls`), and per caller what they run for it
@@ -195,8 +202,10 @@ class CallGraph:
             # to another thread
         # a builtin that takes a table (``len(COMMANDS)``, ``sorted(self.hooks)``) calls none of it
         tables = site.reference and not (site.via is not None and site.via[0] == "n" and site.via[1] in BUILTIN_NAMES)
-        found = self.callees(node, classes=not site.reference, tables=tables)
-        if not found and not site.reference and self.installed.runs(self.solver.values(node), site.expr) \
+        found, values = self.callees(node, classes=not site.reference, tables=tables), self.solver.values(node)
+        if site.in_capture and found and all(self.replays(f) for f in found):
+            found, values = [], [v for v in values if not all(map(self.replays, self.resolve_values([v])))]
+        if not found and not site.reference and self.installed.runs(values, site.expr) \
                 and self.pool() and not self.external(path, qual, site.expr) \
                 and not self.builds(path, qual, site.expr):
             self.guessed.add(((path, qual), id(site.expr)))
@@ -205,6 +214,15 @@ class CallGraph:
         if wrapped:  # a decorator's wrapper calling what it wraps: the wrapped value's call runs that
             found = [fid for fid in found if fid not in wrapped]
         return found
+
+    def replays(self, fid: FuncId) -> bool:
+        """Whether ``fid`` replays a graph. A capture never reaches one: where its call resolves only to
+        replaying functions, the callable it records is a wrapper's alias (``self._orig = model.forward``
+        kept before ``model.forward = self``, flow-insensitive): what the capture runs is the rest of
+        the values, a library model's forward -- and the code installed into it (:mod:`.installed`)."""
+        info = self.by_path.get(fid[0])
+        fn = info.functions.get(fid[1]) if info is not None else None
+        return fn is not None and bool(fn.replay_order)
 
     def pool(self) -> list[FuncId]:
         """What a call of a library or unknown module may run: the code installed into one, and the

@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graphlint.static.calibration import calibrating
-from graphlint.static.callgraph import CallGraph, capturing_functions
+from graphlint.static.callgraph import CallGraph, capturing_functions, recording_only
 from graphlint.static.compileswitch import api_default, eager_default, field_off, method_switch, shown
 from graphlint.static.classguards import ClassGuards, guarded_captures, without
 from graphlint.static.coldcode import ColdCode
@@ -235,18 +235,18 @@ class Discovery(NamedEntries, HostSteps, TokenLoops, GeneratorLoops, LibraryLoop
         eager_host = self.eager_host_logic(eager, steps, setup)
         results = result_reads(self.infos, self.graph, reach, self.loop_bodies["eager"], self.serving, steps,
                                self.shaped_models, set(self.loop_bodies["host"]))
-        # a capture routine the host step calls (``graph = trace(model, bs)`` on a new batch size) runs
-        # once per graph: its warm-up, its static buffers and its syncs are set-up, not the step's
-        # and a request's clean-up, run once per finished request (:mod:`.retiring`), which runs no step
+        # a capture routine the host step calls (``graph = trace(model, bs)``) runs once per graph: set-up, not the
+        # step's, no replay point; and a request's clean-up, run once per finished request (:mod:`.retiring`)
         host, host_compiled = spread(self.roots["host"], self.calls, cold, compiled_roots)
         conds = {f: self.fn(f).replay_conds for f in replayers}  # the branch each replay sits in
-        points, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers, cold, conds=conds)
+        steps_reach = replay_reach - recording_only(self.infos)
+        points, after = post_replay(host, self.loop_bodies["host"], self.calls, steps_reach, replayers, cold, conds=conds)
         # the host step functions' reads of what their replay produced, by the data (:mod:`.hostreads`)
         optional = self.optional_graph(graph, prefill | replaying)
-        host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.loop_bodies["host"],
+        host_results = host_result_reads(self.infos, self.graph, replay_reach | graph_roots, self.host_loops(),
                                          [f for f in points if f not in replayers], self.calls, set(optional))
         if host_results[3]:
-            _, after = post_replay(host, self.loop_bodies["host"], self.calls, replay_reach, replayers,
+            _, after = post_replay(host, self.loop_bodies["host"], self.calls, steps_reach, replayers,
                                    cold, host_results[3])
         placement = Placement({"graph": graph, "eager": eager, "host": host}, self.loop_bodies,
                               {"eager": eager_compiled, "host": host_compiled, "graph": spread(captured_roots,

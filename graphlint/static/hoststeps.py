@@ -19,6 +19,14 @@ from graphlint.static.steploops import find_step_loops, round_loop
 
 
 class HostSteps:
+    #: functions whose every call is one inference of a solver's fixed run of replays (:func:`.steploops.solver_run`)
+    solver_steps: frozenset = frozenset()
+
+    def host_loops(self) -> dict[FuncId, frozenset[int]]:
+        """The host step loops whose reads the step result's walk takes per iteration: not a solver
+        step's loop, whose call is the step (walked as a host step function, :mod:`.hostreads`)."""
+        return {f: ids for f, ids in self.loop_bodies["host"].items() if f not in self.solver_steps}
+
     def host_steps(self, compiled_graph: dict, graph: dict, callers: dict) -> dict[FuncId, int]:
         """Functions that replay, and the per-step functions that call them. Returns replayers."""
         replayers: dict[FuncId, int] = {}

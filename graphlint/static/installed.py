@@ -76,7 +76,7 @@ class Installed:
             values = self.s.values
             for obj, value, attr in self.stores:
                 held = values(obj)
-                if any(v[0] in PROJECT for v in held):
+                if self.project_held(held):
                     continue
                 for v in values(value):
                     if (v[0] in CALLABLE and (attr == "forward" or attr == ANY_ATTR and binds_forward(v))) \
@@ -85,6 +85,15 @@ class Installed:
             self._targets = sorted(found)
             self.stores = []
         return self._targets
+
+    def project_held(self, held: list) -> bool:
+        """Whether a store goes to a project object's field (followed there, not installed): one that
+        holds a project value -- unless it also holds a library module and its only project values
+        are instances of plain classes, no module (a graph wrapper stored on that model's ``forward``,
+        reaching the name through a computed ``getattr``): the library module is patched too."""
+        project = [v for v in held if v[0] in PROJECT]
+        return bool(project) and (not any(v[0] in OUTSIDE for v in held)
+                                  or any(v[0] != "I" or self.is_module(v) for v in project))
 
     def is_module(self, v) -> bool:
         hit = self.o.index.find_method(self.o.ref(v), "forward")

@@ -75,8 +75,8 @@ class ReceiverClasses:
             method = self._method_of(capturer, None)
             states: dict[FuncId, State] = {}
             for callee, site in edges if method is not None else ():
-                if not site.in_capture or site.expr[0] != "a":
-                    continue
+                if not site.in_capture or site.expr[0] != "a" or (capturer, id(site.expr)) in self.graph.guessed:
+                    continue  # (a guess: code installed into the library model the capture records, :mod:`.installed`)
                 if method not in states:
                     states[method] = self._running(capturer, method)
                 objects = self._chain(capturer, site.expr[1], states[method]) if states[method] else None

@@ -97,6 +97,7 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
     loops_of: dict[FuncId, frozenset[int]] = {}  # function -> its step loops that lead to a replay
     via: dict[FuncId, FuncId] = {}  # a step loop's function -> a callee of the loop on the way
     in_loop: dict[FuncId, dict[FuncId, None]] = {}  # a step loop's function -> the callees its step loops call
+    outside: dict[FuncId, FuncId] = {}  # a function -> a callee on the way it calls outside any step loop
     seen, queue = set(starts), deque(sorted(starts))
     while queue:
         callee = queue.popleft()
@@ -113,9 +114,11 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
                 loops_of[caller] = loops_of.get(caller, frozenset()) | step
                 via.setdefault(caller, callee)
                 in_loop.setdefault(caller, {})[callee] = None
-            elif caller not in seen:
-                seen.add(caller)
-                queue.append(caller)
+            else:
+                outside.setdefault(caller, callee)
+                if caller not in seen:
+                    seen.add(caller)
+                    queue.append(caller)
     on_way: dict[FuncId, FuncId] = {}  # a function between a step loop and the replay -> its callee on the way
     # from the step loops' own calls down: a worker's shutdown after its serve loop (``engine.exit()``,
     # which reaches the replay's helper by name) runs once, not per step
@@ -126,13 +129,29 @@ def find_step_loops(disc: Discovery, starts: set[FuncId], graph: dict, callers: 
             continue
         on_way[fid] = next(iter(below.get(fid, {None: None})))
         stack.extend(below.get(fid, ()))
-    for fid in sorted(loops_of):
+    whole = {fid for fid in set(loops_of) & set(outside) if solver_run(disc.fn(fid), loops_of[fid])}
+    disc.solver_steps = frozenset(whole)
+    for fid in sorted(whole):  # the whole function, no loop body of its own: its step is the call
+        disc.add("host", fid, f"calls {outside[fid][1]}, which leads to a replay, once per call, and replays"
+                 " in a solver loop: each call is one inference")
+    for fid in sorted(set(loops_of) - whole):
         where = _loop_where(disc, fid, loops_of[fid])
         disc.add("host", fid, f"step loop calling {via[fid][1]}, which leads to a replay", where,
                  loops=loops_of[fid])
     for fid in sorted(on_way):
         if on_way[fid] is not None:
             disc.add("host", fid, f"calls {on_way[fid][1]}, which leads to a replay, once per step")
+
+
+def solver_run(fn, loops: frozenset[int]) -> bool:
+    """Whether ``fn``'s step loops that replay are a solver's fixed refinement (``x = x + dt * v``, at
+    least one, :mod:`.solverloops`) and none a decode feeding a sampled value back: then a replay it
+    makes outside them (an encoder, a prompt's prefix) runs once per inference, as the solver loop
+    does, and each call of ``fn`` is one step of those graphs -- a policy's action chunk per control
+    step. Its code outside the loop is their host step, not a decode's once-per-request prompt pass
+    (:meth:`.hoststeps.HostSteps.prefills` keeps that for a decode loop)."""
+    fed = [loop for loop in fn.loops if loop.id in loops]
+    return any(loop.solver for loop in fed) and all(loop.solver for loop in fed)
 
 
 def _loop_where(disc: Discovery, fid: FuncId, loops: frozenset[int]) -> tuple[str, tuple]:

@@ -28,6 +28,14 @@ listed here for the host step.
   ``exit``. The upload of the unpickled input and the ``.cpu()`` that ships the step's hidden state
   back (the runner read the ids already) are per-step costs; the shut-down after the loop
   (``engine.exit()``, the runner's ``exit``) is not.
+- ``solver_request``: a policy's inference per request: encoder and prefix graphs replayed once per
+  call, then a solver loop (``x = x + dt * v``) replaying one Euler step of the expert: the whole
+  function is the host step (:func:`graphlint.static.steploops.solver_run`), so its per-request reads
+  and constants, and a planner it calls after the first replay, are warnings; ``decode_request`` is its
+  negative twin (a decode loop feeding the sampled token back: the code before it is the prompt's pass).
+- ``installed_wrapper``: a wrapper installed as a library model's ``forward`` that records the kept
+  original on first sight and replays after; the capture routine is no replay point, so a read
+  before the replay is a per-step cost (warning), not the step's result.
 - ``setup_only`` (GOOD): warm-up loops that replay, a loop over batch sizes capturing and checking
   each graph, a function capturing and replaying in one go: no host step, nothing reported; a
   benchmark loop timing replays is a host step whose findings are warnings only.
@@ -58,6 +66,11 @@ HOST = {  # shape -> the functions taken for the host step, "(loop)" when only a
                        "worker.py:run_worker (loop)"},
     "first_call": {"graphed.py:Graphed.__call__", "graphed.py:GraphedAfter.__call__", "decoder.py:Decoder.step",
                    "serve.py:serve (loop)"},
+    "solver_request": {"graphs.py:Graph.replay", "runners.py:EncoderRunner.forward", "runners.py:PrefixRunner.forward",
+                       "runners.py:ExpertRunner.forward", "policy.py:PolicyScheduler.step"},
+    "decode_request": {"graphs.py:Graph.replay", "runners.py:PrefillRunner.forward", "runners.py:DecodeRunner.forward",
+                       "generate.py:Generator.generate (loop)"},
+    "installed_wrapper": {"wrapper.py:GraphedForward.__call__"},
 }
 
 
