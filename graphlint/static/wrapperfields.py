@@ -15,8 +15,11 @@ in ``W``: stored from a parameter of the ``__init__`` the construction runs (``s
 result of calling one (``self.f = p(...)``, ``self.f = self.g(...)`` with ``self.g = p``). The
 argument that construction passes for ``p`` (its points-to values: the classes or functions a name
 holds) then says what the call runs: a class's ``forward`` / ``__call__`` (or ``g``) when the field
-holds an instance built from it, the class's ``__init__`` or the function itself when it holds it.
-Edges to other classes' methods are dropped, the decode path found again (as :mod:`.hotreceivers`).
+holds an instance built from it, the class's ``__init__`` or the function itself when it holds it
+(``Mlp(act=fast_gelu)``: ``self.act(h)`` runs ``fast_gelu``). Edges to other classes' methods and
+other module functions are dropped and the decode path found again (as :mod:`.hotreceivers`), up to
+:data:`ROUNDS` times: a layer only a pruned wrapper built holds its own handed functions, and its
+calls went cold only once it did.
 
 Nothing is pruned where a link is unknown: a caller that is an entry or a callback, a receiver that is
 a parameter, ``self``, an element read by index, a call's result or anything else; a field stored by
@@ -37,6 +40,8 @@ SELF = ("n", "self")
 CONTAINERS = frozenset(("ModuleList", "Sequential", "list", "tuple"))
 #: how far receivers and stores are followed
 DEPTH = 10
+#: how many times the decode path is found again after a pruning (the linker's loop)
+ROUNDS = 3
 
 
 class WrapperFields:
@@ -71,8 +76,15 @@ class WrapperFields:
                 if runs is None:
                     continue
                 out.update((fid, id(site), callee) for callee, s in edges
-                           if s is site and callee not in runs and self.r._method_of_class(callee))
+                           if s is site and callee not in runs and self._prunable(callee))
         return out
+
+    def _prunable(self, callee: FuncId) -> bool:
+        """A method of a class or a module's own function: what a field's known values name (never a
+        closure -- a decorator's wrapper -- or a lambda, whose calls the values do not spell)."""
+        info = self.by_path.get(callee[0])
+        return self.r._method_of_class(callee) or (info is not None and "." not in callee[1]
+                                                    and callee[1] in info.functions and not callee[1].startswith("<"))
 
     # -- which objects a hot method runs on: constructions ------------------------------------
     def objects(self, fid: FuncId) -> list | None:

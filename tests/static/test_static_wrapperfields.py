@@ -14,15 +14,20 @@ from static_helpers import analyze, assert_marked, check_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPERS = ROOT / "fixtures" / "static" / "wrapperfields"
-MASKED = [("stages/masked.py", 16, "GL302"), ("stages/masked.py", 17, "GL101"), ("stages/masked.py", 18, "GL311")]
+MASKED = [("stages/masked.py", 18, "GL302"), ("stages/masked.py", 19, "GL101"), ("stages/masked.py", 20, "GL311")]
+CHECKED = ("stages/mlp.py", 12, "GL104")  # ``checked_gelu``: the masked layers' activation
 
 
 def _files() -> dict[str, str]:
     return {p.relative_to(WRAPPERS).as_posix(): p.read_text() for p in sorted(WRAPPERS.rglob("*.py"))}
 
 
+def _all(files: dict[str, str]) -> list[tuple[str, int, str]]:
+    return sorted((f.path, f.line, f.rule) for f in analyze(files))
+
+
 def _masked(files: dict[str, str]) -> list[tuple[str, int, str]]:
-    return sorted((f.path, f.line, f.rule) for f in analyze(files) if f.path == "stages/masked.py")
+    return [found for found in _all(files) if found[0] == "stages/masked.py"]
 
 
 def test_only_the_hot_models_stages_run_their_layers(monkeypatch, tmp_path):
@@ -33,11 +38,23 @@ def test_only_the_hot_models_stages_run_their_layers(monkeypatch, tmp_path):
 
 
 def test_a_hot_masked_model_keeps_its_layers():
-    """Where the decode loop can run the masked model too (its forward takes ``positions``), its stages are hot."""
+    """Where the decode loop can run the masked model too (its forward takes ``positions``), its stages
+    are hot, and so is the activation its layers' ``Mlp`` was handed."""
     files = _files()
     files["stages/masked.py"] = files["stages/masked.py"].replace("def forward(self, ids, mask):",
                                                                   "def forward(self, ids, positions, mask=None):")
     assert _masked(files) == MASKED
+    assert CHECKED in _all(files)
+
+
+def test_a_function_handed_to_a_hot_layer_is_what_its_field_runs():
+    """``Mlp(width, act=fast_gelu)`` in the dense layer, ``act=checked_gelu`` in the masked one: the hot
+    ``Mlp.forward``'s ``self.act(...)`` runs ``fast_gelu`` only (found once the masked layers went cold)."""
+    files = _files()
+    assert CHECKED not in _all(files)
+    files["stages/dense.py"] = files["stages/dense.py"].replace("act=fast_gelu", "act=checked_gelu").replace(
+        "import Mlp, fast_gelu", "import Mlp, checked_gelu")
+    assert CHECKED in _all(files)
 
 
 def test_a_field_stored_from_outside_keeps_every_target():
