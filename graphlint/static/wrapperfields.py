@@ -50,6 +50,8 @@ class WrapperFields:
         self.infos = infos
         self.by_path, self.index, self.graph = receivers.by_path, receivers.index, receivers.graph
         self._objects: dict[FuncId, list | None] = {}
+        self._stores_of: dict[tuple, list | None] = {}
+        self._owners: dict[str, list] | None = None  # field -> who stores it, over every file
 
     def dropped(self) -> set[tuple[FuncId, int, FuncId]]:
         """(caller, id(site), callee) of a hot wrapper method's field calls that no hot object's construction runs."""
@@ -243,14 +245,24 @@ class WrapperFields:
     def _stores(self, classes: set[ClassKey], attr: str) -> list[tuple[FuncId, tuple]] | None:
         """(function, value IR) of every ``self.attr = value`` in a method of ``classes``; None where
         the field may also be stored otherwise (another object's ``obj.attr = v``, ``setattr(obj, "attr", v)``)."""
+        key = (frozenset(classes), attr)
+        if key not in self._stores_of:
+            self._stores_of[key] = self._stores_now(classes, attr)
+        return self._stores_of[key]
+
+    def _stores_now(self, classes: set[ClassKey], attr: str) -> list[tuple[FuncId, tuple]] | None:
+        if self._owners is None:  # a computed-name ``setattr`` is read back by no load of the solve either
+            self._owners = {}
+            for info in self.infos:
+                for name, owned in info.owned_stores.items():
+                    self._owners.setdefault(name, []).extend(owner for owner, _ in owned)
         names = {n.rpartition(".")[2] for _, n in classes}
-        for info in self.infos:  # a computed-name ``setattr`` is read back by no load of the solve either
-            for owner, _ in info.owned_stores.get(attr, ()):
-                if owner is not None and owner[0] == "self":
-                    continue  # a method's own store: read below (or another class's field)
-                if owner is not None and owner[0] == "new" and (owner[1] not in names or self._own_init(classes, owner[1])):
-                    continue  # a keyword of a construction: a parameter of an ``__init__`` of its own
-                return None
+        for owner in self._owners.get(attr, ()):
+            if owner is not None and owner[0] == "self":
+                continue  # a method's own store: read below (or another class's field)
+            if owner is not None and owner[0] == "new" and (owner[1] not in names or self._own_init(classes, owner[1])):
+                continue  # a keyword of a construction: a parameter of an ``__init__`` of its own
+            return None
         out = []
         for path, cls in sorted(classes):
             prefix = f"{cls}."
