@@ -32,7 +32,7 @@ method not found along a class's project MRO.
 from __future__ import annotations
 
 from graphlint.static.facts import ModuleInfo
-from graphlint.static.hotreceivers import _rebound
+from graphlint.static.hotreceivers import rebound
 
 FuncId = tuple[str, str]
 ClassKey = tuple[str, str]
@@ -229,10 +229,10 @@ class WrapperFields:
             alternatives = value[1] if value[:1] == ("o",) else (value,)
             for one in alternatives:
                 if one[:1] == ("n",) and where == init and one[1] in (*params.params[1:], *params.kwonly) \
-                        and not _rebound(params, one[1]):
+                        and not rebound(params, one[1]):
                     out.add((one[1], False))
                 elif one[:1] == ("c",) and one[1][:1] == ("n",) and where == init \
-                        and one[1][1] in (*params.params[1:], *params.kwonly) and not _rebound(params, one[1][1]):
+                        and one[1][1] in (*params.params[1:], *params.kwonly) and not rebound(params, one[1][1]):
                     out.add((one[1][1], True))
                 elif one[:1] == ("c",) and one[1][:1] == ("a",) and one[1][1] == SELF:
                     inner = self._origins(mro, init, one[1][2], depth - 1)
