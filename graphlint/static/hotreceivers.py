@@ -61,7 +61,7 @@ class HotReceivers:
             for site in {id(s): s for _, s in edges}.values():
                 expr = site.expr
                 if site.reference or expr[0] != "a" or expr[1][:1] != ("n",) or expr[1][1] not in params \
-                        or _rebound(flow, expr[1][1]):
+                        or rebound(flow, expr[1][1]):
                     continue
                 classes = self.passed(fid, expr[1][1], DEPTH)
                 if not classes:
@@ -145,7 +145,7 @@ class HotReceivers:
             return None
         caller_flow = self.by_path[caller[0]].flows.get(caller[1])
         if caller_flow is not None and value[1] in (*caller_flow.params, *caller_flow.kwonly):
-            if not _rebound(caller_flow, value[1]):
+            if not rebound(caller_flow, value[1]):
                 return self.passed(caller, value[1], depth - 1)
             narrowed = self._narrowed(caller, caller_flow, value[1], depth)
             if narrowed is not None:
@@ -165,7 +165,7 @@ class HotReceivers:
             return None
         name = value[1]
         if name in (*flow.params, *flow.kwonly):
-            if not _rebound(flow, name):
+            if not rebound(flow, name):
                 return self.passed(caller, name, depth - 1, strict=True)
             return self._narrowed(caller, flow, name, depth)
         binds = [stmt[2] for stmt in flow.stmts if stmt[:2] == ("=", ("n", name)) and (stmt[2] or ("",))[0] not in ANNOTATED]
@@ -318,7 +318,7 @@ def _spelled(imports: dict[str, str], via: tuple | None) -> str | None:
     return None
 
 
-def _rebound(flow, name: str) -> bool:
+def rebound(flow, name: str) -> bool:
     """Whether the function binds ``name`` (its annotation's instance, ``("t", ...)``, is no binding)."""
     return any(stmt[:1] == ("=",) and stmt[1] == ("n", name) and (stmt[2] or ("",))[0] not in ANNOTATED
                for stmt in flow.stmts)

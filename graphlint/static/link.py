@@ -18,6 +18,7 @@ from graphlint.static.entries import Contexts, Discovery, Entry
 from graphlint.static.facts import CallSite, FileSummary, ModuleInfo
 from graphlint.static.guards import COMPILING
 from graphlint.static.hotreceivers import HotReceivers
+from graphlint.static.wrapperfields import ROUNDS as WRAPPER_ROUNDS, WrapperFields
 from graphlint.static.hostparams import HostParams
 from graphlint.static.carriedparams import CarriedParams
 from graphlint.static.index import Index
@@ -95,13 +96,21 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
         calls = _merge(raw)
         discovery = Discovery(infos, index, calls, options, graph)
         contexts = discovery.run()
-    dropped = HotReceivers(infos, index, raw, graph, *_receiver_context(discovery, contexts)).dropped()
-    if dropped:  # a parameter's call runs only the classes its hot callers pass (:mod:`.hotreceivers`)
+    receivers = HotReceivers(infos, index, raw, graph, *_receiver_context(discovery, contexts))
+    # a parameter's call runs only the classes its hot callers pass (:mod:`.hotreceivers`); a wrapper's
+    # field call, what the constructions of the objects called hot handed it (:mod:`.wrapperfields`),
+    # asked again on the new decode path: an object built only by code that went cold is cold too
+    dropped = receivers.dropped() | WrapperFields(receivers, infos).dropped()
+    for _ in range(WRAPPER_ROUNDS):
+        if not dropped:
+            break
         for caller, edges in raw.items():
             raw[caller] = [(callee, site) for callee, site in edges if (caller, id(site), callee) not in dropped]
         calls = _merge(raw)
         discovery = Discovery(infos, index, calls, options, graph)
         contexts = discovery.run()
+        dropped = WrapperFields(HotReceivers(infos, index, raw, graph, *_receiver_context(discovery, contexts)),
+                                infos).dropped()
     stage[0] = "argument values"
     values = ArgValues(infos, raw, index)
     for _ in range(2):  # a branch decided dead takes its calls out of the hot code; decide again once
