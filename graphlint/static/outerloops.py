@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphlint.static.contexts import Calls, FuncId, bfs, reaching
+from graphlint.static.handedback import hands_back
 
 #: :class:`graphlint.static.entries.Discovery` (not imported: it imports this module)
 Discovery = Any
@@ -118,16 +119,21 @@ class OuterLoops:
     def verifies(self, fid: FuncId, direct: bool = False) -> bool:
         """Whether ``fid`` runs the model on what a decoder it calls produced: a model call after
         the call that leads to the decoder (a speculative step verifying the draft model's tokens
-        with the target model). A model call before it is the decode's input (an encoder, a
-        prefill), run once per decode like the decoder itself. ``direct``: the later call is a
+        with the target model), when what it returns may come back to the decode (:mod:`.handedback`:
+        a VAE decoding a sampled video section into a file is the section's post-processing). A model
+        call before it is the decode's input (an encoder, a prefill), run once per decode like the
+        decoder itself. ``direct``: the later call is a
         model's ``forward`` itself, not a helper that may reach one (a ``generate()`` dispatching
         to one of several decoders calls helpers after the dispatch, and drives a whole decode)."""
         edges = [(callee, site) for callee, site in self.calls.get(fid, ())
                  if not site.reference and not (direct and callee == fid)]  # (direct: a call of itself leads nowhere new)
         first = min((site.order for callee, site in edges if callee in self.runs_decoder), default=None)
-        return first is not None and any(site.order > first and callee in self.reach and callee not in
-                                         self.runs_decoder and (not direct or callee in self.forwards)
-                                         for callee, site in edges)
+        if first is None:
+            return False
+        later = [site for callee, site in edges if site.order > first and callee in self.reach and callee not in
+                 self.runs_decoder and (not direct or callee in self.forwards)]
+        # a call after the decode whose result never comes back to it is post-processing (:mod:`.handedback`)
+        return hands_back(self.fn(fid), later, [site for callee, site in edges if callee in self.runs_decoder])
 
     def _steps(self, fid: FuncId) -> bool:
         """Whether the decoder ``fid`` is one step of a decode, not a whole one: after its loop, outside

@@ -4,6 +4,7 @@ it once per message, and which rank below the engine's decode path (at most warn
 
 from __future__ import annotations
 
+from graphlint.static.chunkloops import inside as _inside, wraps_denoising
 from graphlint.static.coldcode import capture_setup_loop
 from graphlint.static.contexts import FuncId, bfs, callers_of, reaching
 from graphlint.static.facts import PROTOCOL_LOOP, ModuleInfo
@@ -93,6 +94,10 @@ class TokenLoops:
                                                 loop.id in fn.while_loops, frozenset(
                                                     c.loops for c in fn.calls if c.expr in steps and loop.id in c.loops))
         found = [row for row in found if not self.wraps_inner_loop(row, runs) and not self.wraps_block_loop(row, runs)]
+        entered = {(fid, i) for fid, _, _, ids in found for i in ids}
+        for row in [row for row in found if wraps_denoising(self.fn(row[0]), row[3], {i for f, i in entered if f == row[0]})]:
+            found.remove(row)  # a loop over clips around a denoising loop (:mod:`.chunkloops`)
+            outer.found.append(OuterLoop(row[0], row[2][1], row[0]))
         self.unused_loops = self.unused(found) | weak | handed
         for fid, reason, where, loops in found:
             if fid in weak:
@@ -267,8 +272,3 @@ class TokenLoops:
         that inner loop (a request loop around a token stream), not the outer loop's iteration."""
         return any(callee in reach and loop_id in site.loops and any(i > loop_id for i in site.loops)
                    for callee, site in self.calls.get(fid, ()))
-
-
-def _inside(inner: tuple, outer: tuple) -> bool:
-    """Whether the loop at ``inner`` is nested in the loop at ``outer`` (their positions as sites store them)."""
-    return len(inner[0]) > len(outer[0]) and inner[0][:len(outer[0])] == outer[0]

@@ -21,6 +21,10 @@ ENTRIES = {
     "window_generate.py": {("eager", "WindowTask._token_loop")},
     "fallback_decode.py": {("eager", "generate")},
     "request_serving.py": {("graph", "Net.forward"), ("host", "Engine.step"), ("host", "Engine.run_until_done")},
+    "section_jobs.py": {("eager", "sample_steps")},
+    "queue_verify.py": {("eager", "Jobs.loop"), ("eager", "draft_loop")},
+    "clip_denoise.py": {("eager", "Generator.generate")},
+    "token_flowhead.py": {("eager", "Speaker.speak")},
     "counter_cases.py": {("eager", "decode_n"), ("eager", "generate_direct"), ("eager", "generate_with_helper"),
                          ("eager", "search"), ("eager", "ping"), ("eager", "pong"),
                          # loops inside the model or a helper are loops of their own (not this module's business)
@@ -75,6 +79,28 @@ def test_graphlint_entries_ends_with_each_outer_loop_at_its_line(monkeypatch, tm
 def test_a_speculative_step_verifying_a_draft_decode_stays_per_token(monkeypatch, tmp_path):
     result = check_fixture(monkeypatch, tmp_path, FIXTURES, "eager_speculative.py")
     assert [(o.function[1], o.decoder[1]) for o in result.decode_path.outer_loops] == [("answer_all", "generate")]
+
+
+def test_a_job_queue_around_a_sampler_whose_result_is_only_post_processed_is_an_outer_loop(monkeypatch, tmp_path):
+    """The worker runs the VAE after the sampler, on what it sampled, but the pixels never come back
+    to the sampler and the worker returns nothing (:mod:`graphlint.static.handedback`): no verification."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "section_jobs.py")
+    assert [(o.function[1], o.decoder[1]) for o in result.decode_path.outer_loops] == [("Jobs.loop", "sample_steps")]
+
+
+def test_a_job_queue_whose_job_stores_the_verified_draft_stays_per_step(monkeypatch, tmp_path):
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "queue_verify.py")
+    assert not result.decode_path.outer_loops
+
+
+def test_a_clip_loop_around_a_denoising_loop_of_its_function_runs_chunks(monkeypatch, tmp_path):
+    """Only the denoising loop's body is the entry (:mod:`graphlint.static.chunkloops`); a token loop
+    around a flow head picks its token and stays the per-token loop."""
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "clip_denoise.py")
+    assert [(o.function[1], o.decoder[1]) for o in result.decode_path.outer_loops] == [("Generator.generate",) * 2]
+    assert len([e for e in result.entries if e.function[1] == "Generator.generate"]) == 1
+    result = check_fixture(monkeypatch, tmp_path, FIXTURES, "token_flowhead.py")
+    assert not result.decode_path.outer_loops
 
 
 def test_a_discovery_is_freed_without_the_collector(monkeypatch, tmp_path):
