@@ -85,7 +85,32 @@ def training_code(infos: list[ModuleInfo], index: Index, calls: dict | None = No
         infos, calls or {})
     found |= library_family(infos, index, lambda dotted: dotted.startswith(TRAINING_BASES))
     found.update((info.path, qual) for info in infos for qual, fn in info.functions.items() if fn.trains)
-    return training_closure(found, infos, calls or {})
+    return trained_only(training_closure(found, infos, calls or {}), calls or {})
+
+
+def trained_only(found: set[FuncId], calls: dict) -> set[FuncId]:
+    """``found`` grown by the functions that only training code calls: a sampler a distillation step
+    runs to make its targets (ARC's ``sample_flow_dpmpp_w_intermediates``, called from a step that
+    computes a loss) loops over a schedule, but each of its runs is part of one training step, and
+    what its loop calls -- a wide ``model(...)`` reaching the conditioners and autoencoders -- is
+    never a decode step's. Only functions with a caller in the checked paths, every one of them
+    training code (a function passed on as a value has callers no one sees: never so)."""
+    callers: dict[FuncId, set[FuncId]] = {}
+    passed: set[FuncId] = set()
+    for caller, edges in calls.items():
+        for callee, site in edges:
+            if site.reference:
+                passed.add(callee)
+            elif callee != caller:
+                callers.setdefault(callee, set()).add(caller)
+    changed = bool(found)
+    while changed:
+        changed = False
+        for fid, who in callers.items():
+            if fid not in found and fid not in passed and who <= found:
+                found.add(fid)
+                changed = True
+    return found
 
 
 #: words that name the decode phase in a function's name, beside a prefill name (:meth:`ColdCode.both_phases`)

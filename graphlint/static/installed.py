@@ -48,6 +48,7 @@ import libcst as cst
 
 from graphlint.static.flowir import ANY_ATTR
 from graphlint.static.patched import OUTSIDE
+from graphlint.static.libfields import library_fields
 from graphlint.static.libpipelines import marker
 
 
@@ -64,6 +65,7 @@ class Installed:
         #: (object node, value node, attribute) of every attribute store not on ``self``
         self.stores: list[tuple[int, int, str]] = []
         self._targets: list[FuncId] | None = None
+        self._library_fields: frozenset[str] | None = None
 
     def store(self, obj: int, value: int, attr: str) -> None:
         """Kept while compiling: ``obj.attr = value``, ``setattr(obj, name, value)``."""
@@ -99,8 +101,7 @@ class Installed:
         hit = self.o.index.find_method(self.o.ref(v), "forward")
         return hit is not None
 
-    @staticmethod
-    def runs(values: list, expr: tuple) -> bool:
+    def runs(self, values: list, expr: tuple) -> bool:
         """Whether a call whose callee ``expr`` holds ``values`` may run installed code: it holds
         nothing of the project, and it calls an object directly -- a field of ``self`` holding a
         library object or nothing known (``self.model(x)``: a model handed to the constructor), a
@@ -113,7 +114,11 @@ class Installed:
         if any(v[0] not in OUTSIDE for v in values):  # a library object the project patched is one too
             return False
         if expr[0] == "a" and expr[1] == ("n", "self"):
-            return True  # a field of ``self`` holding a library model or one never given (``self.model``)
+            # a field of ``self`` holding a library model or one never given (``self.model``), unless it only
+            # ever holds an imported module's attribute: a kernel binding (:mod:`.libfields`)
+            if self._library_fields is None:
+                self._library_fields = library_fields(self.o.by_path.values())
+            return expr[2] not in self._library_fields
         return expr[0] in ("n", "s") and any(v[0] == "X" for v in values)  # a name or element holding a library object
 
 
