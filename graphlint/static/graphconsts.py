@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.static.cstwalk import bound_names, preorder
+from graphlint.static.cstwalk import preorder
 from graphlint.static.flowir import last_name
 from graphlint.static.hostparams import passed_params
+from graphlint.static.oncebound import counts, sole_assignments
 
 FLAG = "pos-roots:"
 COUNTER = "#"  # a source that is a fixed loop's counter of the function itself (:mod:`.fixedcounters`)
@@ -56,11 +57,18 @@ def sources(oracle, node: cst.CSTNode) -> frozenset | None:
             if roots is None:
                 return None
             out |= roots
-        elif name in fn.params:
+        elif name in fn.params or _declared(fn, name):  # ``end_pos = int(end_pos)``: the walk forgot it a parameter
             out.add(name)
         else:
             return None
     return frozenset(out)
+
+
+def _declared(fn, name: str) -> bool:
+    """``name`` is a parameter of the function's def."""
+    params = getattr(fn.defn, "params", None)
+    return params is not None and any(
+        p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def note_roots(oracle, names, value: cst.BaseExpression | None, tainted: bool) -> None:
@@ -103,27 +111,60 @@ def flag(candidate, oracle, read: list[cst.CSTNode]) -> None:
 
 
 def arg_sources(call: cst.Call, oracle, in_capture: bool) -> tuple:
-    """((slot, sources), ...): the arguments passing positions made only of parameters and fixed counters;
-    at a capture site, the sources that key the graph are dropped (:func:`graph_keys`)."""
+    """((slot, sources), ...): the arguments passing ints made only of parameters the function never rebinds,
+    positions of those and fixed counters (``f(x, cur_pos + 1, K)``); at a capture site, the sources that key
+    the graph are dropped (:func:`graph_keys`)."""
     fn = oracle.fn
-    if not fn.positions:
+    if not call.args or not (fn.params or fn.fixed_counters):
         return ()
     keys = None
     out = []
     for i, arg in enumerate(call.args):
         if arg.star:
             break
-        if not oracle.derives_from_position(arg.value):
-            continue
-        got = sources(oracle, arg.value)
+        got = _int_sources(oracle, arg.value)
         if got is None:
             continue
-        if in_capture:
+        if in_capture:  # a literal handed to the capture is one value for every replay: not the graph's own
+            if not got:
+                continue
             if keys is None:
                 keys = graph_keys(fn.defn) if fn.defn is not None else set()
             got = frozenset(s for s in got if s.lstrip(COUNTER) not in keys)
         out.append((arg.keyword.value if arg.keyword is not None else i, got))
     return tuple(out)
+
+
+def _int_sources(oracle, node: cst.BaseExpression) -> frozenset | None:
+    """:func:`sources` of a position; of a parameter never rebound, itself; of literals and arithmetic on
+    those, their union; None for anything else (a field, a call, a local of another kind)."""
+    kind = type(node)
+    fn = oracle.fn
+    if kind is cst.Name:
+        name = node.value
+        if name in fn.positions or name in fn.fixed_counters:
+            return sources(oracle, node)
+        if name in fn.tensors or name in fn.modules:
+            return None  # a tensor or a module handed on is no int of the graph's
+        if name not in fn.params:  # ``chunk = 2048``: a local bound once to a literal
+            values = sole_assignments(fn, name) if fn.defn is not None else []
+            return frozenset() if len(values) == 1 and type(values[0]) is cst.Integer else None
+        return frozenset((name,)) if counts(fn)[name] == 1 else None
+    if kind is cst.Integer:
+        return frozenset()
+    if kind is cst.BinaryOperation:
+        parts = [_int_sources(oracle, node.left), _int_sources(oracle, node.right)]
+    elif kind is cst.Call and type(node.func) is cst.Name and node.func.value in _INT_BUILTINS and node.args \
+            and node.func.value not in fn.params and not any(a.star or a.keyword for a in node.args):
+        parts = [_int_sources(oracle, a.value) for a in node.args]  # ``min(ps + chunk, pos_end)``, ``int(k)``
+    else:
+        return None
+    if any(p is None for p in parts) or not any(parts):
+        return None
+    return frozenset().union(*parts)
+
+
+_INT_BUILTINS = frozenset(("min", "max", "int", "abs"))
 
 
 def join_sources(old: tuple, new: tuple) -> tuple:
@@ -152,7 +193,7 @@ def graph_keys(defn: cst.FunctionDef) -> set[str]:
         return set()
     keys: list[cst.BaseExpression] = []
     for node in preorder(defn.body):
-        if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in graphs:
+        if type(node) is cst.Assign and _holds(node.value, graphs):  # ``cache[key] = g`` / ``= (g, out)``
             keys.extend(el.slice.value for t in node.targets if type(t.target) is cst.Subscript
                         for el in t.target.slice if type(el.slice) is cst.Index)
         elif type(node) is cst.Call and any(type(a.value) is cst.Name and a.value.value in graphs for a in node.args):
@@ -166,6 +207,12 @@ def graph_keys(defn: cst.FunctionDef) -> set[str]:
                 for value in bound.get(n.value, ()):  # ``key = (cur_pos, K)``
                     out.update(m.value for m in preorder(value) if type(m) is cst.Name)
     return out
+
+
+def _holds(value: cst.BaseExpression, graphs: set[str]) -> bool:
+    if type(value) is cst.Tuple:
+        return any(_holds(el.value, graphs) for el in value.elements)
+    return type(value) is cst.Name and value.value in graphs
 
 
 def last_name_of(func: cst.BaseExpression) -> str:
