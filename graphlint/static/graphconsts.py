@@ -35,6 +35,7 @@ from graphlint.static.oncebound import counts, sole_assignments
 
 FLAG = "pos-roots:"
 COUNTER = "#"  # a source that is a fixed loop's counter of the function itself (:mod:`.fixedcounters`)
+UNROLLED = "="  # the same, of a loop begun inside a capture region: unrolled there whoever calls the function
 _GRAPH_CTORS = ("CUDAGraph",)
 
 
@@ -51,7 +52,7 @@ def sources(oracle, node: cst.CSTNode) -> frozenset | None:
     out: set[str] = set()
     for name in found:
         if name in fn.fixed_counters:
-            out.add(COUNTER + name)
+            out.add(_counter(fn, name))
         elif name in fn.position_roots:
             roots = fn.position_roots[name]
             if roots is None:
@@ -62,6 +63,10 @@ def sources(oracle, node: cst.CSTNode) -> frozenset | None:
         else:
             return None
     return frozenset(out)
+
+
+def _counter(fn, name: str) -> str:
+    return (UNROLLED if fn.fixed_counters[name][1] else COUNTER) + name
 
 
 def _declared(fn, name: str) -> bool:
@@ -130,7 +135,7 @@ def arg_sources(call: cst.Call, oracle, in_capture: bool) -> tuple:
                 continue
             if keys is None:
                 keys = graph_keys(fn.defn) if fn.defn is not None else set()
-            got = frozenset(s for s in got if s.lstrip(COUNTER) not in keys)
+            got = frozenset(s for s in got if s.lstrip(COUNTER + UNROLLED) not in keys)
         out.append((arg.keyword.value if arg.keyword is not None else i, got))
     return tuple(out)
 
@@ -142,7 +147,9 @@ def _int_sources(oracle, node: cst.BaseExpression) -> frozenset | None:
     fn = oracle.fn
     if kind is cst.Name:
         name = node.value
-        if name in fn.positions or name in fn.fixed_counters:
+        if name in fn.fixed_counters and counts(fn)[name] == 1:  # ``for i in range(n)``, whatever its name
+            return frozenset((_counter(fn, name),))
+        if name in fn.positions:
             return sources(oracle, node)
         if name in fn.tensors or name in fn.modules:
             return None  # a tensor or a module handed on is no int of the graph's
@@ -249,7 +256,7 @@ class GraphConsts:
         found = next((f[len(FLAG):] for f in cand.flags if f.startswith(FLAG)), None)
         if found is None:
             return False
-        return all(s.startswith(COUNTER) or self.param(fid, s) for s in found.split(","))
+        return all(s[0] in (COUNTER, UNROLLED) or self.param(fid, s) for s in found.split(","))
 
     def param(self, fid: tuple[str, str], name: str) -> bool:
         key = (fid, name)
@@ -272,6 +279,8 @@ class GraphConsts:
                 return False
             captured = caller in self.graph
             for s in got:
+                if s.startswith(UNROLLED):
+                    continue  # a loop the capture region itself unrolls
                 if s.startswith(COUNTER):
                     if not captured:
                         return False  # a host loop's counter: each capture freezes the last one

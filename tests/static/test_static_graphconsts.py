@@ -168,3 +168,38 @@ class Decoder:
 def test_a_field_read_inside_a_keyed_graph_is_still_frozen(tmp_path, monkeypatch):
     found = _findings(tmp_path, monkeypatch, FIELD)
     assert (13, "GL307", "error") in found, found  # self.start_pos: the same on every replay of the graph
+
+
+UNROLLED_REGION = """
+import torch
+
+
+class Head:
+    def __init__(self, table: torch.Tensor, n: int):
+        self.table = table
+        self.n = n
+        self.x = torch.zeros(1, 8, device="cuda")
+        self.graph = None
+
+    def one(self, x: torch.Tensor, pos_k: int) -> torch.Tensor:
+        return x * self.table[pos_k : pos_k + 1]
+
+    def capture(self):
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            for k in range(self.n):
+                self.x = self.one(self.x, k)
+
+    def run(self, steps: int, cur: int):
+        for _ in range(steps):
+            self.graph.replay()
+            tok = self.x.argmax(-1)
+            self.one(self.x, cur)
+            cur += 1
+        return tok
+"""
+
+
+def test_a_loop_the_capture_region_unrolls_hands_its_helpers_constants(tmp_path, monkeypatch):
+    found = _findings(tmp_path, monkeypatch, UNROLLED_REGION)
+    assert not _errors(found), found
