@@ -145,6 +145,8 @@ def _int_sources(oracle, node: cst.BaseExpression) -> frozenset | None:
     those, their union; None for anything else (a field, a call, a local of another kind)."""
     kind = type(node)
     fn = oracle.fn
+    if fn.defn is None:
+        return None  # a module's own code: no capture records it
     if kind is cst.Name:
         name = node.value
         if name in fn.fixed_counters and counts(fn)[name] == 1:  # ``for i in range(n)``, whatever its name
@@ -154,7 +156,7 @@ def _int_sources(oracle, node: cst.BaseExpression) -> frozenset | None:
         if name in fn.tensors or name in fn.modules:
             return None  # a tensor or a module handed on is no int of the graph's
         if name not in fn.params:  # ``chunk = 2048``: a local bound once to a literal
-            values = sole_assignments(fn, name) if fn.defn is not None else []
+            values = sole_assignments(fn, name)
             return frozenset() if len(values) == 1 and type(values[0]) is cst.Integer else None
         return frozenset((name,)) if counts(fn)[name] == 1 else None
     if kind is cst.Integer:
