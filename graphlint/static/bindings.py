@@ -24,6 +24,7 @@ from graphlint.static.splatkinds import note_splat_dict
 from graphlint.static.statelength import note_device_cache, reads_state_length
 from graphlint.static.tensornames import MODULE_CONTAINERS
 from graphlint.static.tensors import TensorOracle
+from graphlint.static.graphconsts import unknown_root
 from graphlint.static.valuekinds import STEP, bind_returned, note_origin, set_kind
 
 #: ``nn.Module`` methods that return the module itself
@@ -92,6 +93,8 @@ class BindingRecorder:
             set_kind(target, oracle.field_kind(value), oracle)  # ``start_pos = inp.pos`` (static.fieldkinds)
         if type(target) is cst.Name:
             oracle.bound_call(target.value, value)  # ``n = cache.usable_length(...)``: a per-step int?
+            if target.value in oracle.fn.positions and target.value not in oracle.fn.position_roots:
+                unknown_root(oracle.fn, target.value)  # a position from a return or a field (:mod:`.graphconsts`)
         if type(target) is cst.Name:
             if self.builds_module(value):  # ``layers = [Block() ...]``, ``attn = Attention()``
                 oracle.fn.modules.add(target.value)

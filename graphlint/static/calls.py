@@ -32,6 +32,7 @@ from graphlint.static.denorm import note_call as note_denorm
 from graphlint.static.frozenargs import SIZED_FACTORIES, captured_step_kinds
 from graphlint.static.callkinds import join_args
 from graphlint.static.carriedparams import carried_slots
+from graphlint.static.graphconsts import arg_sources, join_sources
 from graphlint.static.argkinds import arg_kinds
 from graphlint.static.valuekinds import may_be_ours
 
@@ -193,7 +194,7 @@ class CallRecorder:
 
     def add_call(self, expr: tuple, plain: bool = False, reference: bool = False, via: tuple | None = None,
                  args: tuple | None = None, kinds: tuple | None = None, later: tuple | None = None,
-                 steady: cst.Call | None = None, carried: tuple = ()) -> None:
+                 steady: cst.Call | None = None, carried: tuple = (), consts: tuple | None = None) -> None:
         """A call site (``expr``: the callee in flow IR, what the call graph resolves; ``args``: its
         arguments as :mod:`.valuefacts` values; ``steady``: the call whose arguments
         :mod:`.steadyargs` settles when the function ends)."""
@@ -226,6 +227,8 @@ class CallRecorder:
         site.multi_device = site.multi_device or self.at.multi_device
         if self.at.loop_ids:
             site.loops = site.loops | frozenset(self.at.loop_ids)
+        if consts is not None:  # every call of the spelling: the slots all pass known sources (:mod:`.graphconsts`)
+            site.consts = consts if fresh else join_sources(site.consts, consts)
         if carried and not set(carried) <= set(site.carried):
             site.carried = tuple(dict.fromkeys(site.carried + carried))
 
@@ -316,7 +319,7 @@ class CallRecorder:
                     self.project[id(call)] = expr
                 self.add_call(expr, plain, args=args, kinds=kinds,
                               later=self.at.values.later_args(call, args, self.at.counters), steady=steady,
-                              carried=carried_slots(call, at))
+                              carried=carried_slots(call, at), consts=arg_sources(call, self.oracle, at.in_capture))
         if call.args:
             record_construction(self.at, call)
             note_denorm(at, call)

@@ -74,9 +74,8 @@ class CallSite(Compact):
     #: looks like a call into the project (on ``self``, a local, a parameter, an attribute, a
     #: relative import): counted as *unresolved* when it resolves to nothing
     plain: bool = False
-    #: for a reference: the callee of the call it is passed to (flow IR, or ``("i", dotted)`` for a
-    #: library call). A callable handed to a project function is followed through that function's
-    #: parameter instead; only one handed to a library is a callback edge
+    #: for a reference: the callee of the call it is passed to (flow IR, or ``("i", dotted)`` for a library call). A callable
+    #: handed to a project function is followed through that function's parameter instead; only one handed to a library is a callback edge
     via: tuple | None = None
     #: the conditions of the branches it sits in (a conjunction, :mod:`.valuefacts` IR): the
     #: linker drops it where the values reaching it decide one false (:mod:`.argvalues`)
@@ -95,6 +94,7 @@ class CallSite(Compact):
     same: tuple = ()
     always: bool = False  # no branch, early exit, handler or conditional operand around it (:mod:`.calibration`)
     carried: tuple = ()  # (slot, loop id): an argument given what the call returned before (:mod:`.carriedparams`)
+    consts: tuple = ()  # (slot, sources): an argument passing a position of parameters and counters (:mod:`.graphconsts`)
 
 
 @dataclass(slots=True)

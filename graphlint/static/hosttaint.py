@@ -14,6 +14,7 @@ import libcst as cst
 
 from graphlint.static.cstwalk import bound_names, children, constant_name, preorder
 from graphlint.static.fixedcounters import derived
+from graphlint.static.graphconsts import note_roots as note_position_roots, unknown_root, widen_roots
 from graphlint.static.hostparams import note_roots
 from graphlint.static.looppositions import enter_step_loop
 from graphlint.static.readbacks import is_readback
@@ -99,6 +100,8 @@ class HostTaint:
                 (names.add if tainted else names.discard)(name)
             if names is fn.positions and fn.fixed_counters:
                 derived(self, bound_names(target), value if tainted else None)
+            if names is fn.positions:  # which parameters they come from (:mod:`.graphconsts`)
+                note_position_roots(self, bound_names(target), value, tainted)
         if fn.loop_positions:  # ``drafted = step_draft + 1`` (:mod:`.looppositions`)
             loops = self.loop_sources(value) if value is not None and not self.is_tensor(value) else frozenset()
             for name in bound_names(target):
@@ -140,6 +143,7 @@ class HostTaint:
         if fn.fields.get(spelled) == "step":
             fn.tensors.discard(name)
             fn.positions.add(name)
+            unknown_root(fn, name)
 
     def slice_names(self, names) -> None:
         """Names a subscript reads: a call's result among them is asked about (:meth:`bound_call`)."""
@@ -172,6 +176,7 @@ class HostTaint:
         if self.fn.loop_positions and target.value in self.fn.loop_positions:  # ``pos += n``: it keeps its loops
             self.fn.loop_positions[target.value] |= self.loop_sources(value)
         if self.derives_from_position(value):
+            widen_roots(self, target.value, value)  # before it joins: what it held (:mod:`.graphconsts`)
             self.fn.positions.add(target.value)
         if (self.fn.readbacks or self.readback_seen) and self.derives_from_readback(value):
             self.fn.readbacks.add(target.value)

@@ -12,6 +12,7 @@ from graphlint.static.typenarrow import outside_tests
 from graphlint.static.arity import drop_unbindable
 from graphlint.static.callgraph import CallGraph
 from graphlint.static.capturedvalues import captured_values, eager_values
+from graphlint.static.graphconsts import GraphConsts
 from graphlint.static.contexts import FuncId, bfs
 from graphlint.static.decode_path import DecodePath, decode_path, hot_map
 from graphlint.static.entries import Contexts, Discovery, Entry
@@ -151,8 +152,9 @@ def _link(summaries: list[FileSummary], rules: dict[str, Rule], options: StaticO
     hot, _, open_, _ = _hot(discovery, contexts)
     hosted = HostParams(infos, raw, hot, open_, index)  # a parameter every hot caller hands a host tensor (:mod:`.hostparams`)
     carried = CarriedParams(infos, raw, contexts.placement.loop_bodies, open_)  # state a step loop passes back (:mod:`.carriedparams`)
+    consts = GraphConsts(infos, raw, contexts.placement.chains["graph"])  # ints constant per graph (:mod:`.graphconsts`)
     return (_findings(infos, rules, options, contexts, index, values, captured, once, eager, per_step, denormed, hosted,
-                      carried)
+                      carried, consts)
             + stale_findings(infos, rules, options))
 
 
@@ -257,7 +259,7 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
               contexts: Contexts, index: Index, values: ArgValues, captured: ArgValues | None = None,
               once: frozenset[str] = frozenset(), eager: ArgValues | None = None,
               per_step: set = frozenset(), denormed: set = frozenset(), hosted: HostParams | None = None,
-              carried: CarriedParams | None = None) -> list[Finding]:
+              carried: CarriedParams | None = None, consts: GraphConsts | None = None) -> list[Finding]:
     findings: dict[tuple, Finding] = {}
     unset = Unset(infos, index)
     once_flags = {f"once:{tag}" for tag in once}  # reports in a one-time lazy initialisation
@@ -284,7 +286,8 @@ def _findings(infos: list[ModuleInfo], rules: dict[str, Rule], options: StaticOp
                 continue  # a kernel DSL compiles this function: its branches and shapes are device-side
             fid = (info.path, cand.function)
             compiled = uncompiled_only(fid, cand, contexts.placement.compiled_only)
-            graph_ok = "graph" not in compiled and (captured is None or not captured.dead_candidate(info.path, cand))
+            graph_ok = "graph" not in compiled and (captured is None or not captured.dead_candidate(info.path, cand)) \
+                and not (consts is not None and consts.constant(info.path, cand))  # frozen, but per graph
             eager_ok = "eager" not in compiled and (eager is None or not eager.dead_candidate(info.path, cand))
             placed = contexts.placement.place(rule, fid, cand, graph_ok, eager_ok)
             if placed is None:

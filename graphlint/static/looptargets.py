@@ -71,6 +71,8 @@ class LoopTargets:
             return
         if isinstance(target, cst.Name) and is_range(iterable):
             self.oracle.fn.ints.add(target.value)  # ``for i in range(n)``: a Python int
+            if loop is not None:  # a fixed counter whatever its name: constant per unrolled copy (:mod:`.graphconsts`)
+                note_counter(self.oracle, target.value, iterable, loop, self.in_capture)
         # ``for s, nxt in zip(sig[:-1], sig[1:])``: each name an element of what it walks (its tensor facts only)
         pairs = zip(target.elements, iterable.args) if zipped(target, iterable, self.oracle.imports) else ()
         for part, walked in [(el.value, arg.value) for el, arg in pairs] or [(target, iterable)]:

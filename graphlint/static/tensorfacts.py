@@ -44,6 +44,8 @@ class FunctionFacts:
     positions: set[str] = field(default_factory=set)
     #: positions that are the counter of a fixed-length loop -> (the loop, begun in a capture) (:mod:`.fixedcounters`)
     fixed_counters: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    #: positions bound in the function -> the parameters they come from, None: not only those (:mod:`.graphconsts`)
+    position_roots: dict[str, frozenset | None] = field(default_factory=dict)
     #: ints a step loop moves without a position's name -> the loops that move them (:mod:`.looppositions`)
     loop_positions: dict[str, frozenset] = field(default_factory=dict)
     #: host values copied from device data (``n = t.item()``, ``for c in t.tolist()``, ``off += c``;

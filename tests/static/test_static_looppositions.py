@@ -9,8 +9,6 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from graphlint.check import run
 from graphlint.check_settings import resolve
 from graphlint.config_file import load_config
@@ -184,10 +182,6 @@ class Runner:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="left (branch positions): the Euler loop's counter is recorded once per "
-                   "unrolled copy, but it reaches the table as a position-named parameter (`step: int`) handed on as a "
-                   "per-step int (valueflow's STEP may-fact); telling a counter born inside the capture from a position "
-                   "handed into it needs the capture in the value rounds (phyai modeling_pi05.py:689/692)")
 def test_a_counter_of_a_loop_unrolled_into_a_capture_handed_to_helpers_is_no_position(tmp_path, monkeypatch):
     found = _findings(tmp_path, monkeypatch, UNROLLED_HELPER)
     assert not [f for f in found if f[1] == "GL308"]

@@ -23,6 +23,7 @@ import libcst as cst
 
 from graphlint.rules import RuleError
 from graphlint.static.fixedcounters import counter_loop, tag_counter
+from graphlint.static.graphconsts import flag as flag_sources
 from graphlint.static.looppositions import loops_of, tag_loops
 from graphlint.static.matchers.base import Matcher, MatchContext
 from graphlint.static.readbacks import READBACK_METHODS
@@ -89,6 +90,7 @@ class PositionDependent(Matcher):
         if pending is not None and self.source == "position":
             tag_counter(pending, counter_loop(ctx.oracle, read))
             tag_loops(pending, loops_of(ctx.oracle, read))
+            flag_sources(pending, ctx.oracle, read)  # where its positions come from (:mod:`.graphconsts`)
         ctx.emit(pending)
 
 
